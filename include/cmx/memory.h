@@ -1,0 +1,41 @@
+/* cmx/memory.h: memory statistics and limits, as mlx.core's memory API.
+ *
+ *     cmx_set_memory_limit(1 << 30, &old);   // allocations past 1 GiB fail
+ *     size_t used = cmx_get_active_memory();
+ *
+ * Freed buffers go to a size-bucketed cache and are reused; the cache is
+ * bounded by the cache limit. Exceeding the memory limit is an error
+ * (CMX_ERR_MEMORY) from the op or eval that needed the memory, never a crash.
+ * The figures cover host buffers; device buffers are counted by the device.
+ */
+#ifndef CMX_MEMORY_H
+#define CMX_MEMORY_H
+
+#include <stddef.h>
+#include "cmx/error.h"
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+/* Bytes in buffers held by arrays now. */
+size_t cmx_get_active_memory(void);
+/* The largest active figure since start or the last reset. */
+size_t cmx_get_peak_memory(void);
+/* Sets the peak figure to the current active figure. */
+void cmx_reset_peak_memory(void);
+/* Bytes held in the buffer cache (freed, kept for reuse). */
+size_t cmx_get_cache_memory(void);
+/* Sets the memory limit in bytes (0 means no limit beyond the machine);
+ * writes the previous limit to *previous when it is not NULL. */
+cmx_status cmx_set_memory_limit(size_t limit, size_t* previous);
+size_t cmx_get_memory_limit(void);
+/* Sets the cache limit in bytes (0 disables caching); trims the cache. */
+cmx_status cmx_set_cache_limit(size_t limit, size_t* previous);
+/* Frees every cached buffer. */
+void cmx_clear_cache(void);
+
+#ifdef __cplusplus
+}
+#endif
+#endif

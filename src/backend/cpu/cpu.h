@@ -1,0 +1,87 @@
+/* CPU backend internals: dtype dispatch, 16-bit float conversion, and the
+ * elementwise driver that every elementwise kernel uses.
+ *
+ * Elementwise kernels supply a row function: it processes n elements of one
+ * row, given a pointer and a stride (in elements) per array, output first.
+ * The driver collapses the arrays' shared layout to the fewest dims, so
+ * contiguous data becomes one long row (stride 1), broadcast scalars get
+ * stride 0, and only genuinely strided data loops over outer dims. Large
+ * work is split over the thread pool.
+ */
+#ifndef CMX_BACKEND_CPU_H
+#define CMX_BACKEND_CPU_H
+
+#include <math.h>
+#include <string.h>
+#include "core/internal.h"
+
+/* ---- 16-bit floats, inline for kernels ---- */
+static inline float cmx__h2f(uint16_t h) {
+  uint32_t sign = (uint32_t)(h & 0x8000) << 16;
+  uint32_t exp = (h >> 10) & 0x1f, man = h & 0x3ff, u;
+  if (exp == 0x1f)
+    u = sign | 0x7f800000u | (man << 13);
+  else if (exp == 0) {
+    float v = (float)man * 5.9604644775390625e-8f;
+    return sign ? -v : v;
+  } else
+    u = sign | ((exp + 112) << 23) | (man << 13);
+  float f;
+  memcpy(&f, &u, 4);
+  return f;
+}
+static inline uint16_t cmx__f2h(float f) { return cmx_float_to_float16(f); }
+static inline float cmx__bf2f(uint16_t h) {
+  uint32_t u = (uint32_t)h << 16;
+  float f;
+  memcpy(&f, &u, 4);
+  return f;
+}
+static inline uint16_t cmx__f2bf(float f) {
+  uint32_t u;
+  memcpy(&u, &f, 4);
+  if ((u & 0x7fffffffu) > 0x7f800000u) return (uint16_t)((u >> 16) | 0x40);
+  u += 0x7fff + ((u >> 16) & 1);
+  return (uint16_t)(u >> 16);
+}
+
+/* Complex64 as a C complex. */
+typedef float _Complex cmx__c64;
+
+/* ---- dtype dispatch ----
+ * CMX__FOR_DTYPES(X) calls X(ENUM, ctype, suffix) for every dtype; half
+ * types use uint16_t storage. */
+#define CMX__FOR_DTYPES(X)                     \
+  X(CMX_BOOL, uint8_t, bool)                   \
+  X(CMX_UINT8, uint8_t, u8)                    \
+  X(CMX_UINT16, uint16_t, u16)                 \
+  X(CMX_UINT32, uint32_t, u32)                 \
+  X(CMX_UINT64, uint64_t, u64)                 \
+  X(CMX_INT8, int8_t, i8)                      \
+  X(CMX_INT16, int16_t, i16)                   \
+  X(CMX_INT32, int32_t, i32)                   \
+  X(CMX_INT64, int64_t, i64)                   \
+  X(CMX_FLOAT16, uint16_t, f16)                \
+  X(CMX_BFLOAT16, uint16_t, bf16)              \
+  X(CMX_FLOAT32, float, f32)                   \
+  X(CMX_FLOAT64, double, f64)                  \
+  X(CMX_COMPLEX64, cmx__c64, c64)
+
+/* ---- the elementwise driver ---- */
+typedef void (*cmx__row_fn)(char* const* ptrs, const int64_t* strides,
+                            int64_t n, const void* ctx);
+
+/* Runs fn over every element of out (already allocated) and the nin inputs
+ * (same shape as out, any strides). ptrs[0]/strides[0] are out's. */
+void cmx__cpu_ew_run(cmx_array out, const cmx_array* ins, int nin,
+                     cmx__row_fn fn, const void* ctx);
+
+/* Allocates out for an elementwise kernel, donating the buffer of an input
+ * of the same dtype size that nothing else holds. */
+cmx_status cmx__cpu_ew_alloc(cmx_array out, const cmx_array* ins, int nin);
+
+/* Strided copy (with optional conversion) of src into dst, same shape:
+ * the Copy/AsType kernel body, also used by other kernels. */
+cmx_status cmx__cpu_copy_convert(cmx_array dst, cmx_array src);
+
+#endif

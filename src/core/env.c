@@ -1,0 +1,40 @@
+/* The one place environment variables are read. */
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+#include "core/internal.h"
+
+static cmx__env g_env;
+static pthread_once_t g_env_once = PTHREAD_ONCE_INIT;
+
+static int env_int(const char* name, int dflt) {
+  const char* v = getenv(name);
+  if (!v || !*v) return dflt;
+  char* end;
+  long x = strtol(v, &end, 10);
+  return (*end || x < 0 || x > 1 << 20) ? dflt : (int)x;
+}
+
+static int env_flag(const char* name) {
+  const char* v = getenv(name);
+  return v && *v && strcmp(v, "0") != 0 && strcmp(v, "false") != 0;
+}
+
+static void env_load(void) {
+  long n = sysconf(_SC_NPROCESSORS_ONLN);
+  g_env.num_threads = env_int("CMX_NUM_THREADS", n > 0 ? (int)n : 1);
+  if (g_env.num_threads < 1) g_env.num_threads = 1;
+  const char* dev = getenv("CMX_DEFAULT_DEVICE");
+  g_env.default_gpu = dev && strcmp(dev, "gpu") == 0;
+  g_env.max_inflight_tasks = env_int("CMX_MAX_INFLIGHT", 1 << 16);
+  if (g_env.max_inflight_tasks < 16) g_env.max_inflight_tasks = 16;
+  g_env.cache_dir = getenv("CMX_CACHE_DIR");
+  g_env.disable_compile =
+      env_flag("CMX_DISABLE_COMPILE") || env_flag("MLX_DISABLE_COMPILE");
+  g_env.vmap_fallback = env_flag("CMX_VMAP_FALLBACK");
+}
+
+const cmx__env* cmx__env_get(void) {
+  pthread_once(&g_env_once, env_load);
+  return &g_env;
+}

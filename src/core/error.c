@@ -1,0 +1,83 @@
+/* Thread-local error state and the internal assert. */
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include "core/internal.h"
+
+#define CMX__MSG_CAP 4096
+
+static _Thread_local char tl_msg[CMX__MSG_CAP];
+static _Thread_local cmx_status tl_status = CMX_OK;
+static _Thread_local bool tl_pending = false;
+
+cmx_status cmx__verror(cmx_status status, const char* fmt, va_list ap) {
+  vsnprintf(tl_msg, sizeof tl_msg, fmt, ap);
+  tl_status = status;
+  tl_pending = true;
+  return status;
+}
+
+cmx_status cmx__error(cmx_status status, const char* fmt, ...) {
+  va_list ap;
+  va_start(ap, fmt);
+  cmx__verror(status, fmt, ap);
+  va_end(ap);
+  return status;
+}
+
+cmx_status cmx_kernel_error(cmx_status status, const char* fmt, ...) {
+  va_list ap;
+  va_start(ap, fmt);
+  cmx__verror(status, fmt, ap);
+  va_end(ap);
+  return status;
+}
+
+bool cmx__error_pending(void) { return tl_pending; }
+void cmx__error_reset_pending(void) { tl_pending = false; }
+
+const char* cmx_last_error(void) { return tl_msg; }
+cmx_status cmx_last_status(void) { return tl_status; }
+
+void cmx_clear_error(void) {
+  tl_msg[0] = 0;
+  tl_status = CMX_OK;
+  tl_pending = false;
+}
+
+const char* cmx_status_name(cmx_status s) {
+  switch (s) {
+    case CMX_OK: return "OK";
+    case CMX_ERR_VALUE: return "ValueError";
+    case CMX_ERR_TYPE: return "TypeError";
+    case CMX_ERR_INDEX: return "IndexError";
+    case CMX_ERR_MEMORY: return "MemoryError";
+    case CMX_ERR_RUNTIME: return "RuntimeError";
+    case CMX_ERR_NOT_IMPLEMENTED: return "NotImplementedError";
+    case CMX_ERR_IO: return "OSError";
+  }
+  return "UnknownError";
+}
+
+void cmx__assert_fail(const char* what, const char* file, int line) {
+  fprintf(stderr, "cmx internal error: %s (%s:%d)\n", what, file, line);
+  abort();
+}
+
+bool cmx__check_args(const char* op, int n, ...) {
+  va_list ap;
+  va_start(ap, n);
+  bool ok = true;
+  for (int i = 0; i < n; i++) {
+    cmx_array a = va_arg(ap, cmx_array);
+    if (!a) {
+      if (!cmx__error_pending())
+        cmx__error(CMX_ERR_VALUE, "[%s] argument %d is a null array", op,
+                   i + 1);
+      ok = false;
+      break;
+    }
+  }
+  va_end(ap);
+  return ok;
+}

@@ -1,0 +1,308 @@
+/* Internal core structures: array nodes, ops (a primitive applied to
+ * inputs), data buffers, streams and tasks, scopes and errors.
+ *
+ * Ownership model
+ * - A node (struct cmx_array_node) is refcounted. While lazy it holds a
+ *   reference to its op; the op holds references to its inputs and weak
+ *   pointers to its outputs (a dying sibling clears its slot under the op's
+ *   lock), so multi-output ops make no reference cycles.
+ * - Scheduling turns an op into a task holding references to inputs and
+ *   outputs, then detaches the outputs from the op (history is dropped as
+ *   soon as work is queued). The worker runs the kernel and drops the task.
+ * - Releases are iterative (a thread-local worklist), so dropping a chain of
+ *   a million lazy nodes does not recurse.
+ */
+#ifndef CMX_CORE_INTERNAL_H
+#define CMX_CORE_INTERNAL_H
+
+#include <pthread.h>
+#include <stdarg.h>
+#include <stdatomic.h>
+#include "cmx/array.h"
+#include "cmx/primitive.h"
+
+/* ---------------- errors ---------------- */
+/* Sets the thread's error (message printf-style) and returns status. */
+cmx_status cmx__error(cmx_status status, const char* fmt, ...)
+    __attribute__((format(printf, 2, 3)));
+cmx_status cmx__verror(cmx_status status, const char* fmt, va_list ap);
+/* True when an error was set since the outermost public call began. */
+bool cmx__error_pending(void);
+void cmx__error_reset_pending(void);
+/* Sets an error and evaluates to NULL, for expression-style internals. */
+#define CMX__FAIL(status, ...) (cmx__error((status), __VA_ARGS__), (void*)0)
+
+/* Internal invariant check: a broken invariant is a cmx bug, not user
+ * error; it reports and aborts in every build. */
+#define CMX__ASSERT(cond)                                             \
+  do {                                                                \
+    if (!(cond)) cmx__assert_fail(#cond, __FILE__, __LINE__);         \
+  } while (0)
+_Noreturn void cmx__assert_fail(const char* what, const char* file,
+                                int line);
+
+/* ---------------- scalars ---------------- */
+typedef union cmx__scalar_value {
+  int64_t i;
+  uint64_t u;
+  double f;
+  struct {
+    double re, im;
+  } c;
+} cmx__scalar_value;
+
+/* ---------------- buffers ---------------- */
+typedef struct cmx__buffer {
+  _Atomic int64_t refcount;
+  size_t size;     /* bytes asked for */
+  size_t capacity; /* bytes of the size class */
+  void* host;      /* host copy or NULL */
+  uint64_t dev;    /* device copy (CUdeviceptr) or 0 */
+  int dev_index;   /* device of dev, -1 when none */
+  bool host_valid; /* host copy holds the current data */
+  bool dev_valid;  /* device copy holds the current data */
+} cmx__buffer;
+
+/* Allocates a host buffer of at least `bytes` (64-byte aligned, from the
+ * cache when possible). NULL with CMX_ERR_MEMORY set on failure or when the
+ * memory limit would be exceeded. */
+cmx__buffer* cmx__buffer_alloc(size_t bytes);
+cmx__buffer* cmx__buffer_retain(cmx__buffer* b);
+void cmx__buffer_release(cmx__buffer* b);
+/* Makes the host copy valid (copies from the device if needed). */
+cmx_status cmx__buffer_to_host(cmx__buffer* b);
+
+/* Device memory hooks, installed by the GPU backend when it loads. */
+typedef struct cmx__device_memory_hooks {
+  /* Copies the device copy to the host copy (allocating it). */
+  cmx_status (*to_host)(cmx__buffer* b);
+  /* Makes the device copy valid on device index dev. */
+  cmx_status (*to_device)(cmx__buffer* b, int dev);
+  /* Frees the device copy (stream-ordered). */
+  void (*free_device)(cmx__buffer* b);
+  /* Allocates a device-only buffer of `bytes` on device dev. */
+  cmx__buffer* (*alloc_device)(size_t bytes, int dev);
+} cmx__device_memory_hooks;
+extern const cmx__device_memory_hooks* cmx__device_hooks;
+/* Host memory accounting, for device backends that keep host copies. */
+void* cmx__host_alloc_raw(size_t capacity);
+
+/* ---------------- ops and nodes ---------------- */
+struct cmx_primitive {
+  _Atomic int64_t refcount;
+  const cmx_primitive_vtable* vt;
+  cmx_stream stream; /* concrete */
+  size_t params_size;
+  _Alignas(16) unsigned char params[];
+};
+
+typedef struct cmx__op {
+  _Atomic int64_t refcount;
+  cmx_primitive* prim;
+  int nin, nout;
+  cmx_array* inputs;                     /* strong */
+  struct cmx_array_node** outputs;       /* weak */
+  const int64_t* const* out_shapes;      /* nout > 1: descriptors for */
+  const int* out_ndims;                  /*   outputs that died before */
+  const cmx_dtype* out_dtypes;           /*   the op ran */
+  atomic_flag lock;
+  uint32_t mark;
+} cmx__op;
+
+enum {
+  CMX__NODE_UNSCHEDULED = 0, /* has an op */
+  CMX__NODE_SCHEDULED = 1,   /* queued; available when its stream passes seq */
+  CMX__NODE_AVAILABLE = 2    /* data readable */
+};
+
+enum { CMX__FLAG_ROW_CONTIG = 1, CMX__FLAG_COL_CONTIG = 2 };
+
+struct cmx_array_node {
+  _Atomic int64_t refcount;
+  cmx_dtype dtype;
+  int ndim;
+  int64_t size;
+  uint8_t weak;  /* weakly typed scalar (value in weak_value) */
+  uint8_t flags; /* CMX__FLAG_* (valid once the data exists) */
+  _Atomic uint8_t status;
+  uint32_t mark;           /* graph walks */
+  int stream;              /* producer stream index, -1 for data */
+  uint64_t seq;            /* producer task number on that stream */
+  cmx__op* op;             /* while unscheduled */
+  int out_index;           /* position among the op's outputs */
+  cmx__buffer* buf;        /* data, NULL until evaluated */
+  int64_t offset;          /* elements from buf start to element 0 */
+  int64_t data_size;       /* elements reachable in buf from offset */
+  char* error;             /* set when its computation failed */
+  cmx__scalar_value weak_value;
+  int64_t dims[]; /* shape[ndim] then strides[ndim] */
+};
+
+#define CMX__SHAPE(a) ((a)->dims)
+#define CMX__STRIDES(a) ((a)->dims + (a)->ndim)
+
+/* Allocates a node with row-major strides, no data, no op. Shape is
+ * validated (non-negative, size fits). NULL with the error set (naming op)
+ * on failure. */
+cmx_array cmx__node_new(const char* op, const int64_t* shape, int ndim,
+                        cmx_dtype dtype);
+/* A node holding an available copy of data. */
+cmx_array cmx__node_from_data(const char* op, const void* data,
+                              const int64_t* shape, int ndim, cmx_dtype dt);
+/* Sets row-major strides and contiguity flags. */
+void cmx__node_set_row_major(cmx_array a);
+/* Recomputes contiguity flags from shape and strides. */
+void cmx__node_update_flags(cmx_array a);
+/* Host pointer to element 0 (assumes buf and host copy present). */
+static inline void* cmx__node_ptr(cmx_array a) {
+  return (char*)a->buf->host + a->offset * (int64_t)cmx_dtype_size(a->dtype);
+}
+/* A 0-d array of dt holding scalar s, where kind says which member of s
+ * holds the value (0 i, 1 u, 2 f, 3 c); weak marks weak typing. */
+cmx_array cmx__scalar_node(const char* op, cmx__scalar_value s, int kind,
+                           cmx_dtype dt, bool weak);
+/* A weak scalar re-created exactly as dtype dt (not weak). */
+cmx_array cmx__weak_cast(cmx_array a, cmx_dtype dt);
+/* A strong reference to output i of op, or NULL when it died. */
+cmx_array cmx__op_output(cmx__op* op, int i);
+/* Element p of dtype dt as a double. */
+double cmx__load_double(const void* p, cmx_dtype dt);
+/* Waits until a is available (evaluating it if lazy). Returns the failure
+ * of its computation if any. */
+cmx_status cmx__node_wait(cmx_array a);
+/* Host pointer after waiting and moving data to the host. */
+cmx_status cmx__node_host(cmx_array a, void** out);
+
+void cmx__op_release(cmx__op* op);
+/* True when a kernel may give in's buffer to out: only the running task
+ * holds in, nothing else shares its buffer, it is row-contiguous from the
+ * buffer's start, and the byte sizes match. */
+bool cmx__can_donate(cmx_array out, cmx_array in);
+
+/* ---------------- scopes ----------------
+ * Internal ops return borrowed handles owned by the innermost open scope
+ * (or NULL with the error set); NULL inputs propagate. Public wrappers:
+ *
+ *   cmx_status cmx_exp(cmx_array* out, cmx_array a, cmx_stream s) {
+ *     CMX__PUBLIC(out, "exp", cmx__exp(a, s));
+ *   }
+ */
+size_t cmx__scope_enter(void);
+/* Registers a new reference with the current scope; returns a. */
+cmx_array cmx__own(cmx_array a);
+/* Releases everything registered since mark; if keep is non-NULL it is
+ * retained into *out first. Returns CMX_OK, or the pending error's status
+ * when keep is NULL. */
+cmx_status cmx__scope_exit(size_t mark, cmx_array keep, cmx_array* out);
+/* Releases everything registered since mark, keeping n arrays. */
+cmx_status cmx__scope_exit_n(size_t mark, const cmx_array* keep,
+                             cmx_array* out, size_t n);
+/* Outermost public entry resets the "pending" error flag. */
+#define CMX__PUBLIC(out, opname, expr)                                      \
+  do {                                                                      \
+    if (!(out))                                                             \
+      return cmx__error(CMX_ERR_VALUE, "[%s] output pointer is NULL",       \
+                        (opname));                                          \
+    *(out) = NULL;                                                          \
+    size_t cmx__mark = cmx__scope_enter();                                  \
+    if (cmx__mark == 0) cmx__error_reset_pending();                         \
+    cmx_array cmx__r = (expr);                                              \
+    return cmx__scope_exit(cmx__mark, cmx__r, (out));                       \
+  } while (0)
+
+/* Checks array arguments: a NULL one fails with "[op] argument is a null
+ * array" unless an error is already pending (then it just propagates). */
+bool cmx__check_args(const char* op, int n, ...);
+#define CMX__ARGS(op, ...)                                                  \
+  cmx__check_args((op), (int)(sizeof((cmx_array[]){__VA_ARGS__}) /         \
+                              sizeof(cmx_array)),                           \
+                  __VA_ARGS__)
+
+/* ---------------- streams and scheduling ---------------- */
+typedef struct cmx__task {
+  cmx_primitive* prim;
+  int nin, nout, ndeps;
+  cmx_array* arrays; /* nin inputs then nout outputs, strong */
+  struct {
+    int stream;
+    uint64_t seq;
+  } * deps;
+  struct cmx__task* next;
+} cmx__task;
+
+typedef struct cmx__stream cmx__stream;
+typedef struct cmx__stream_ops {
+  /* Takes the task; assigns it the next seq (already set by the caller). */
+  void (*submit)(cmx__stream* s, cmx__task* t);
+  /* Blocks until task `seq` has finished. */
+  void (*wait)(cmx__stream* s, uint64_t seq);
+  /* Frees backend resources at exit. */
+  void (*shutdown)(cmx__stream* s);
+} cmx__stream_ops;
+
+struct cmx__stream {
+  int index;
+  cmx_device device;
+  const cmx__stream_ops* ops;
+  uint64_t next_seq;            /* guarded by the eval lock */
+  _Atomic uint64_t completed;   /* every task <= completed has finished */
+  void* backend;                /* backend state (cpu worker, cuda stream) */
+};
+
+#define CMX__MAX_STREAMS 256
+/* The stream with this index, or NULL. */
+cmx__stream* cmx__stream_get(int index);
+/* Resolves stream-or-device s to a concrete stream; NULL with error. */
+cmx__stream* cmx__stream_resolve(cmx_stream s, const char* op);
+/* Registers a new stream on dev with the given backend; returns it. */
+cmx__stream* cmx__stream_register(cmx_device dev, const cmx__stream_ops* ops,
+                                  void* backend);
+/* Waits until stream `index` has passed seq. */
+void cmx__stream_wait(int index, uint64_t seq);
+bool cmx__stream_done(int index, uint64_t seq);
+
+/* Runs one task: waits for cross-stream dependencies, propagates input
+ * failures, moves data for the device, calls the kernel, records a failure
+ * on the outputs. Used by every stream backend. Frees the task. */
+void cmx__task_run(cmx__task* t);
+void cmx__task_free(cmx__task* t);
+
+/* CPU stream backend (a worker thread with a FIFO queue). */
+extern const cmx__stream_ops cmx__cpu_stream_ops;
+void* cmx__cpu_worker_new(cmx__stream* s);
+
+/* GPU backend entry points (stubs when no driver). */
+bool cmx__gpu_available(void);
+int cmx__gpu_count(void);
+/* Creates the backend state of a new GPU stream; NULL with error. */
+cmx__stream* cmx__gpu_stream_new(int device_index);
+
+/* ---------------- thread pool ---------------- */
+/* Calls fn(ctx, begin, end) over [0, n) split into chunks of at least
+ * grain items across the pool (and the calling thread). Runs inline when
+ * n < 2 * grain or the pool has one thread. */
+void cmx__parallel_for(int64_t n, int64_t grain,
+                       void (*fn)(void* ctx, int64_t begin, int64_t end),
+                       void* ctx);
+int cmx__pool_threads(void);
+
+/* ---------------- environment ---------------- */
+/* All environment variables are read in env.c. */
+typedef struct cmx__env {
+  int num_threads;          /* CMX_NUM_THREADS, default nproc */
+  int default_gpu;          /* CMX_DEFAULT_DEVICE=gpu */
+  int max_inflight_tasks;   /* CMX_MAX_INFLIGHT, backpressure bound */
+  const char* cache_dir;    /* CMX_CACHE_DIR, kernel cache (GPU) */
+  int disable_compile;      /* CMX_DISABLE_COMPILE / MLX_DISABLE_COMPILE */
+  int vmap_fallback;        /* CMX_VMAP_FALLBACK */
+} cmx__env;
+const cmx__env* cmx__env_get(void);
+
+/* ---------------- misc ---------------- */
+/* Formats a shape as "(2,3)" into buf. */
+const char* cmx__shape_str(const int64_t* shape, int ndim, char* buf,
+                           size_t size);
+/* Product of dims with overflow check; -1 on overflow. */
+int64_t cmx__shape_size(const int64_t* shape, int ndim);
+
+#endif

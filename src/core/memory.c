@@ -1,0 +1,249 @@
+/* Host buffers: a size-class cache, memory statistics and limits.
+ *
+ * Sizes round up to a size class (16-byte steps below 4 KiB, then eight
+ * classes per power of two, so at most 12.5% is wasted). Freed buffers go to
+ * their class's free list while the cache is under its limit.
+ */
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+#include "core/internal.h"
+#include "cmx/memory.h"
+
+const cmx__device_memory_hooks* cmx__device_hooks = NULL;
+
+#define NUM_CLASSES 512
+
+typedef struct free_node {
+  struct free_node* next;
+} free_node;
+
+static struct {
+  pthread_mutex_t lock;
+  size_t active, peak, cache, limit, cache_limit;
+  bool init;
+  void* free_lists[NUM_CLASSES]; /* host blocks, linked through their start */
+} g_mem = {.lock = PTHREAD_MUTEX_INITIALIZER};
+
+static size_t phys_memory(void) {
+  long pages = sysconf(_SC_PHYS_PAGES), psize = sysconf(_SC_PAGESIZE);
+  return (pages > 0 && psize > 0) ? (size_t)pages * (size_t)psize
+                                  : ((size_t)1 << 34);
+}
+
+/* The default memory limit is the machine's physical memory, so absurd
+ * sizes fail cleanly instead of being overcommitted. */
+static void mem_init_locked(void) {
+  if (g_mem.init) return;
+  g_mem.limit = phys_memory();
+  g_mem.cache_limit = g_mem.limit;
+  g_mem.init = true;
+}
+
+/* Size classes: 64-byte steps up to 4 KiB (classes 0..63), then eight
+ * classes per power of two. Capacities are multiples of 64 (the alignment). */
+#define SMALL_CLASSES 64
+static size_t class_capacity(int idx) {
+  if (idx < SMALL_CLASSES) return (size_t)(idx + 1) * 64;
+  int p = (idx - SMALL_CLASSES) / 8 + 12, k = (idx - SMALL_CLASSES) % 8 + 1;
+  return ((size_t)1 << p) + (size_t)k * (((size_t)1 << p) / 8);
+}
+
+/* Size class index of a request (-1: too large to cache); *cap gets the
+ * capacity to allocate. */
+static int size_class(size_t bytes, size_t* cap) {
+  if (bytes <= 4096) {
+    size_t c = bytes ? (bytes + 63) & ~(size_t)63 : 64;
+    *cap = c;
+    return (int)(c / 64) - 1;
+  }
+  int p = 63 - __builtin_clzll((unsigned long long)(bytes - 1)); /* 2^p < b */
+  size_t base = (size_t)1 << p, step = base / 8;
+  size_t k = (bytes - base + step - 1) / step; /* 1..8 */
+  *cap = base + k * step;
+  int idx = SMALL_CLASSES + (p - 12) * 8 + (int)(k - 1);
+  return idx < NUM_CLASSES ? idx : -1;
+}
+
+static void trim_cache_locked(size_t target) {
+  for (int c = NUM_CLASSES - 1; c >= 0 && g_mem.cache > target; c--) {
+    while (g_mem.free_lists[c] && g_mem.cache > target) {
+      free_node* n = g_mem.free_lists[c];
+      g_mem.free_lists[c] = n->next;
+      g_mem.cache -= class_capacity(c);
+      free(n);
+    }
+  }
+}
+
+void* cmx__host_alloc_raw(size_t capacity) {
+  return aligned_alloc(64, capacity);
+}
+
+cmx__buffer* cmx__buffer_alloc(size_t bytes) {
+  size_t cap;
+  int cls = size_class(bytes, &cap);
+  if (cap < bytes) /* overflow of the rounding */
+    return CMX__FAIL(CMX_ERR_MEMORY, "[malloc] cannot allocate %zu bytes",
+                     bytes);
+  cmx__buffer* b = malloc(sizeof *b);
+  if (!b) return CMX__FAIL(CMX_ERR_MEMORY, "[malloc] out of host memory");
+  void* p = NULL;
+  pthread_mutex_lock(&g_mem.lock);
+  mem_init_locked();
+  if (cls >= 0 && g_mem.free_lists[cls]) {
+    free_node* n = g_mem.free_lists[cls];
+    g_mem.free_lists[cls] = n->next;
+    g_mem.cache -= cap;
+    p = n;
+  } else {
+    if (g_mem.active + cap > g_mem.limit && g_mem.cache > 0)
+      trim_cache_locked(0);
+    if (g_mem.active + cap > g_mem.limit) {
+      size_t active = g_mem.active, limit = g_mem.limit;
+      pthread_mutex_unlock(&g_mem.lock);
+      free(b);
+      return CMX__FAIL(CMX_ERR_MEMORY,
+                       "[malloc] allocating %zu bytes would exceed the memory "
+                       "limit of %zu bytes (%zu in use)",
+                       bytes, limit, active);
+    }
+  }
+  g_mem.active += cap;
+  if (g_mem.active > g_mem.peak) g_mem.peak = g_mem.active;
+  pthread_mutex_unlock(&g_mem.lock);
+  if (!p) {
+    p = cmx__host_alloc_raw(cap);
+    if (!p) {
+      pthread_mutex_lock(&g_mem.lock);
+      g_mem.active -= cap;
+      trim_cache_locked(0);
+      pthread_mutex_unlock(&g_mem.lock);
+      p = cmx__host_alloc_raw(cap);
+      if (!p) {
+        free(b);
+        return CMX__FAIL(CMX_ERR_MEMORY,
+                         "[malloc] out of host memory allocating %zu bytes",
+                         bytes);
+      }
+      pthread_mutex_lock(&g_mem.lock);
+      g_mem.active += cap;
+      if (g_mem.active > g_mem.peak) g_mem.peak = g_mem.active;
+      pthread_mutex_unlock(&g_mem.lock);
+    }
+  }
+  atomic_init(&b->refcount, 1);
+  b->size = bytes;
+  b->capacity = cap;
+  b->host = p;
+  b->dev = 0;
+  b->dev_index = -1;
+  b->host_valid = true;
+  b->dev_valid = false;
+  return b;
+}
+
+cmx__buffer* cmx__buffer_retain(cmx__buffer* b) {
+  if (b) atomic_fetch_add_explicit(&b->refcount, 1, memory_order_relaxed);
+  return b;
+}
+
+void cmx__buffer_release(cmx__buffer* b) {
+  if (!b) return;
+  if (atomic_fetch_sub_explicit(&b->refcount, 1, memory_order_acq_rel) != 1)
+    return;
+  if (b->dev && cmx__device_hooks) cmx__device_hooks->free_device(b);
+  if (b->host) {
+    size_t cap;
+    int cls = size_class(b->capacity, &cap);
+    pthread_mutex_lock(&g_mem.lock);
+    g_mem.active -= b->capacity;
+    if (cls >= 0 && cap == b->capacity &&
+        g_mem.cache + cap <= g_mem.cache_limit) {
+      free_node* n = b->host;
+      n->next = g_mem.free_lists[cls];
+      g_mem.free_lists[cls] = n;
+      g_mem.cache += cap;
+      b->host = NULL;
+    }
+    pthread_mutex_unlock(&g_mem.lock);
+    free(b->host);
+  }
+  free(b);
+}
+
+cmx_status cmx__buffer_to_host(cmx__buffer* b) {
+  if (b->host_valid) return CMX_OK;
+  if (!cmx__device_hooks)
+    return cmx__error(CMX_ERR_RUNTIME,
+                      "[eval] data is on a device but no device backend is "
+                      "loaded");
+  return cmx__device_hooks->to_host(b);
+}
+
+/* Device backends account the host copies they create through these. */
+void cmx__mem_account(size_t cap, int sign);
+void cmx__mem_account(size_t cap, int sign) {
+  pthread_mutex_lock(&g_mem.lock);
+  mem_init_locked();
+  if (sign > 0) {
+    g_mem.active += cap;
+    if (g_mem.active > g_mem.peak) g_mem.peak = g_mem.active;
+  } else {
+    g_mem.active -= cap;
+  }
+  pthread_mutex_unlock(&g_mem.lock);
+}
+
+size_t cmx_get_active_memory(void) {
+  pthread_mutex_lock(&g_mem.lock);
+  size_t v = g_mem.active;
+  pthread_mutex_unlock(&g_mem.lock);
+  return v;
+}
+size_t cmx_get_peak_memory(void) {
+  pthread_mutex_lock(&g_mem.lock);
+  size_t v = g_mem.peak;
+  pthread_mutex_unlock(&g_mem.lock);
+  return v;
+}
+void cmx_reset_peak_memory(void) {
+  pthread_mutex_lock(&g_mem.lock);
+  g_mem.peak = g_mem.active;
+  pthread_mutex_unlock(&g_mem.lock);
+}
+size_t cmx_get_cache_memory(void) {
+  pthread_mutex_lock(&g_mem.lock);
+  size_t v = g_mem.cache;
+  pthread_mutex_unlock(&g_mem.lock);
+  return v;
+}
+cmx_status cmx_set_memory_limit(size_t limit, size_t* previous) {
+  pthread_mutex_lock(&g_mem.lock);
+  mem_init_locked();
+  if (previous) *previous = g_mem.limit;
+  g_mem.limit = limit == 0 ? phys_memory() : limit;
+  pthread_mutex_unlock(&g_mem.lock);
+  return CMX_OK;
+}
+size_t cmx_get_memory_limit(void) {
+  pthread_mutex_lock(&g_mem.lock);
+  mem_init_locked();
+  size_t v = g_mem.limit;
+  pthread_mutex_unlock(&g_mem.lock);
+  return v;
+}
+cmx_status cmx_set_cache_limit(size_t limit, size_t* previous) {
+  pthread_mutex_lock(&g_mem.lock);
+  mem_init_locked();
+  if (previous) *previous = g_mem.cache_limit;
+  g_mem.cache_limit = limit;
+  trim_cache_locked(limit);
+  pthread_mutex_unlock(&g_mem.lock);
+  return CMX_OK;
+}
+void cmx_clear_cache(void) {
+  pthread_mutex_lock(&g_mem.lock);
+  trim_cache_locked(0);
+  pthread_mutex_unlock(&g_mem.lock);
+}

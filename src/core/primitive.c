@@ -1,0 +1,147 @@
+/* Primitive objects and applying them to make lazy graph nodes. */
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include "core/internal.h"
+
+cmx_primitive* cmx_primitive_new(const cmx_primitive_vtable* vt,
+                                 const void* params, size_t size,
+                                 cmx_stream s) {
+  if (!vt || !vt->name)
+    return CMX__FAIL(CMX_ERR_VALUE, "[primitive] vtable or name is NULL");
+  cmx__stream* st = cmx__stream_resolve(s, vt->name);
+  if (!st) return NULL;
+  cmx_primitive* p = malloc(sizeof *p + size);
+  if (!p) return CMX__FAIL(CMX_ERR_MEMORY, "[%s] out of host memory", vt->name);
+  atomic_init(&p->refcount, 1);
+  p->vt = vt;
+  p->stream = (cmx_stream){st->index, st->device};
+  p->params_size = size;
+  if (size) memcpy(p->params, params, size);
+  return p;
+}
+
+void cmx_primitive_retain(cmx_primitive* p) {
+  if (p) atomic_fetch_add_explicit(&p->refcount, 1, memory_order_relaxed);
+}
+
+void cmx_primitive_release(cmx_primitive* p) {
+  if (!p) return;
+  if (atomic_fetch_sub_explicit(&p->refcount, 1, memory_order_acq_rel) != 1)
+    return;
+  if (p->vt->destroy) p->vt->destroy(p->params);
+  free(p);
+}
+
+const cmx_primitive_vtable* cmx_primitive_vt(const cmx_primitive* p) {
+  return p->vt;
+}
+const void* cmx_primitive_params(const cmx_primitive* p) { return p->params; }
+size_t cmx_primitive_params_size(const cmx_primitive* p) {
+  return p->params_size;
+}
+const char* cmx_primitive_name(const cmx_primitive* p) { return p->vt->name; }
+cmx_stream cmx_primitive_stream(const cmx_primitive* p) { return p->stream; }
+
+bool cmx_primitive_equal(const cmx_primitive* a, const cmx_primitive* b) {
+  if (a->vt != b->vt) return false;
+  if (a->vt->equal) return a->vt->equal(a, b);
+  return a->params_size == b->params_size &&
+         memcmp(a->params, b->params, a->params_size) == 0;
+}
+
+uint64_t cmx_primitive_hash(const cmx_primitive* p) {
+  if (p->vt->hash) return p->vt->hash(p);
+  uint64_t h = 1469598103934665603ull ^ (uint64_t)(uintptr_t)p->vt;
+  for (size_t i = 0; i < p->params_size; i++)
+    h = (h ^ p->params[i]) * 1099511628211ull;
+  return h;
+}
+
+void cmx_primitive_describe(const cmx_primitive* p, char* buf, size_t size) {
+  if (!size) return;
+  if (p->vt->print)
+    p->vt->print(p, buf, size);
+  else
+    snprintf(buf, size, "%s", p->vt->name);
+}
+
+cmx_status cmx_primitive_apply(cmx_array* outs, int nout, cmx_primitive* p,
+                               const cmx_array* inputs, int nin,
+                               const int64_t* const* shapes, const int* ndims,
+                               const cmx_dtype* dtypes) {
+  const char* name = p ? p->vt->name : "apply";
+  if (!p || !outs || nout < 1 || nin < 0 || (nin && !inputs)) {
+    cmx_primitive_release(p);
+    return cmx__error(CMX_ERR_VALUE, "[%s] bad arguments to apply", name);
+  }
+  for (int i = 0; i < nin; i++)
+    if (!inputs[i]) {
+      cmx_primitive_release(p);
+      return cmx__error(CMX_ERR_VALUE, "[%s] input %d is a null array", name,
+                        i);
+    }
+  /* One block: op, inputs, outputs, and (nout > 1) output descriptors. */
+  size_t extra = 0;
+  if (nout > 1) {
+    extra = (size_t)nout * (sizeof(int64_t*) + sizeof(int) + sizeof(cmx_dtype));
+    for (int i = 0; i < nout; i++) extra += (size_t)ndims[i] * sizeof(int64_t);
+  }
+  size_t head = sizeof(cmx__op) + (size_t)nin * sizeof(cmx_array) +
+                (size_t)nout * sizeof(cmx_array);
+  cmx__op* op = calloc(1, head + extra + 16);
+  if (!op) {
+    cmx_primitive_release(p);
+    return cmx__error(CMX_ERR_MEMORY, "[%s] out of host memory", name);
+  }
+  for (int i = 0; i < nout; i++) outs[i] = NULL;
+  for (int i = 0; i < nout; i++) {
+    outs[i] = cmx__node_new(name, shapes[i], ndims[i], dtypes[i]);
+    if (!outs[i]) {
+      for (int j = 0; j < i; j++) {
+        cmx_array_release(outs[j]);
+        outs[j] = NULL;
+      }
+      free(op);
+      cmx_primitive_release(p);
+      return cmx_last_status();
+    }
+  }
+  atomic_init(&op->refcount, nout);
+  op->prim = p;
+  op->nin = nin;
+  op->nout = nout;
+  atomic_flag_clear(&op->lock);
+  op->inputs = (cmx_array*)(op + 1);
+  op->outputs = (struct cmx_array_node**)(op->inputs + nin);
+  for (int i = 0; i < nin; i++) op->inputs[i] = cmx_array_retain(inputs[i]);
+  if (nout > 1) {
+    char* q = (char*)(op->outputs + nout);
+    int64_t** sh = (int64_t**)q;
+    q += (size_t)nout * sizeof(int64_t*);
+    int* nd = (int*)q;
+    q += (size_t)nout * sizeof(int);
+    cmx_dtype* dt = (cmx_dtype*)q;
+    q += (size_t)nout * sizeof(cmx_dtype);
+    q = (char*)(((uintptr_t)q + 7) & ~(uintptr_t)7);
+    for (int i = 0; i < nout; i++) {
+      sh[i] = (int64_t*)q;
+      if (ndims[i]) memcpy(q, shapes[i], (size_t)ndims[i] * sizeof(int64_t));
+      q += (size_t)ndims[i] * sizeof(int64_t);
+      nd[i] = ndims[i];
+      dt[i] = dtypes[i];
+    }
+    op->out_shapes = (const int64_t* const*)sh;
+    op->out_ndims = nd;
+    op->out_dtypes = dt;
+  }
+  for (int i = 0; i < nout; i++) {
+    cmx_array a = outs[i];
+    op->outputs[i] = a;
+    a->op = op;
+    a->out_index = i;
+    a->stream = p->stream.index;
+    atomic_store(&a->status, CMX__NODE_UNSCHEDULED);
+  }
+  return CMX_OK;
+}

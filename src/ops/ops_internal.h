@@ -1,0 +1,162 @@
+/* Internal op functions: the expression-style twins of cmx/ops.h.
+ *
+ * cmx__<name>(args...) returns a borrowed handle owned by the current scope,
+ * or NULL with the error set; NULL array arguments propagate (see
+ * core/internal.h). Composite ops are written with these, e.g.
+ *
+ *   cmx_array d = cmx__subtract(a, cmx__max(a, axes, n, true, s), s);
+ *   return cmx__divide(cmx__exp(d, s), cmx__sum(cmx__exp(d, s), ...), s);
+ *
+ * The public function is a one-line wrapper: CMX__PUBLIC(out, "name", ...).
+ */
+#ifndef CMX_OPS_INTERNAL_H
+#define CMX_OPS_INTERNAL_H
+
+#include "cmx/ops.h"
+#include "core/internal.h"
+#include "primitives/registry.h"
+
+/* ---------------- helpers (ops/common.c) ---------------- */
+/* Applies primitive vt (params copied) to inputs, producing one lazy output
+ * of the given shape and dtype, owned by the scope. */
+cmx_array cmx__apply(const cmx_primitive_vtable* vt, const void* params,
+                     size_t psize, cmx_stream s, const cmx_array* inputs,
+                     int nin, const int64_t* shape, int ndim, cmx_dtype dt);
+/* Multi-output form; writes nout scope-owned outputs. */
+cmx_status cmx__apply_n(const cmx_primitive_vtable* vt, const void* params,
+                        size_t psize, cmx_stream s, const cmx_array* inputs,
+                        int nin, cmx_array* outs, int nout,
+                        const int64_t* const* shapes, const int* ndims,
+                        const cmx_dtype* dts);
+/* The dtype of combining arrays under MLX promotion, with weak scalars
+ * giving way to strongly typed arrays of a compatible kind. */
+cmx_dtype cmx__result_type(const cmx_array* arrays, int n);
+/* a converted to dt for use as an op input: a itself when it already has
+ * dt, an exact re-creation for weak scalars, else an AsType node. */
+cmx_array cmx__as_dtype(cmx_array a, cmx_dtype dt, cmx_stream s);
+/* Normalises axis into [0, ndim); false with "[op] axis X is out of
+ * bounds for array of dimension N" set otherwise. */
+bool cmx__norm_axis(const char* op, int* axis, int ndim);
+/* Normalises and sorts axes (NULL: all axes, naxes = ndim); duplicates
+ * are errors. Writes to out (CMX_MAX_NDIM entries); returns the count or
+ * -1 with the error set. */
+int cmx__norm_axes(const char* op, const int* axes, int naxes, int ndim,
+                   int* out);
+/* A 0-d constant of dtype dt holding v (scope-owned). */
+cmx_array cmx__scalar(double v, cmx_dtype dt);
+/* A scope-owned new reference to a. */
+cmx_array cmx__ref(cmx_array a);
+/* Broadcast shape of two shapes; false with "[op] shapes (..) and (..)
+ * cannot be broadcast." set otherwise. */
+bool cmx__broadcast_shape(const char* op, const int64_t* a, int na,
+                          const int64_t* b, int nb, int64_t* out, int* nout);
+
+/* ---------------- creation ---------------- */
+cmx_array cmx__arange(double start, double stop, double step, cmx_dtype dt,
+                      cmx_stream s);
+cmx_array cmx__linspace(double start, double stop, int64_t num, cmx_dtype dt,
+                        cmx_stream s);
+cmx_array cmx__full(const int64_t* shape, int ndim, cmx_array vals,
+                    cmx_dtype dt, cmx_stream s);
+cmx_array cmx__zeros(const int64_t* shape, int ndim, cmx_dtype dt,
+                     cmx_stream s);
+cmx_array cmx__ones(const int64_t* shape, int ndim, cmx_dtype dt,
+                    cmx_stream s);
+cmx_array cmx__zeros_like(cmx_array a, cmx_stream s);
+cmx_array cmx__ones_like(cmx_array a, cmx_stream s);
+cmx_array cmx__full_like(cmx_array a, cmx_array vals, cmx_dtype dt,
+                         cmx_stream s);
+cmx_array cmx__eye(int64_t n, int64_t m, int64_t k, cmx_dtype dt,
+                   cmx_stream s);
+cmx_array cmx__tri(int64_t n, int64_t m, int64_t k, cmx_dtype dt,
+                   cmx_stream s);
+cmx_array cmx__tril(cmx_array a, int64_t k, cmx_stream s);
+cmx_array cmx__triu(cmx_array a, int64_t k, cmx_stream s);
+
+/* ---------------- unary ---------------- */
+#define CMX__DECLARE_UNARY_INTERNAL(name) \
+  cmx_array cmx__##name(cmx_array a, cmx_stream s);
+CMX__UNARY_OPS(CMX__DECLARE_UNARY_INTERNAL)
+cmx_array cmx__round(cmx_array a, int decimals, cmx_stream s);
+cmx_array cmx__astype(cmx_array a, cmx_dtype dt, cmx_stream s);
+/* A row-major contiguous copy (Copy primitive). */
+cmx_array cmx__copy(cmx_array a, cmx_stream s);
+
+/* ---------------- binary ---------------- */
+#define CMX__DECLARE_BINARY_INTERNAL(name) \
+  cmx_array cmx__##name(cmx_array a, cmx_array b, cmx_stream s);
+CMX__BINARY_OPS(CMX__DECLARE_BINARY_INTERNAL)
+cmx_array cmx__where(cmx_array cond, cmx_array x, cmx_array y, cmx_stream s);
+cmx_array cmx__clip(cmx_array a, cmx_array lo, cmx_array hi, cmx_stream s);
+
+/* ---------------- reductions ---------------- */
+#define CMX__DECLARE_REDUCE_INTERNAL(name)                              \
+  cmx_array cmx__##name(cmx_array a, const int* axes, int naxes,       \
+                        bool keepdims, cmx_stream s);
+CMX__REDUCE_OPS(CMX__DECLARE_REDUCE_INTERNAL)
+cmx_array cmx__var(cmx_array a, const int* axes, int naxes, bool keepdims,
+                   int ddof, cmx_stream s);
+cmx_array cmx__std(cmx_array a, const int* axes, int naxes, bool keepdims,
+                   int ddof, cmx_stream s);
+cmx_array cmx__argmin(cmx_array a, const int* axis, bool keepdims,
+                      cmx_stream s);
+cmx_array cmx__argmax(cmx_array a, const int* axis, bool keepdims,
+                      cmx_stream s);
+cmx_array cmx__softmax(cmx_array a, const int* axes, int naxes, bool precise,
+                       cmx_stream s);
+
+/* ---------------- shape ---------------- */
+cmx_array cmx__reshape(cmx_array a, const int64_t* shape, int ndim,
+                       cmx_stream s);
+cmx_array cmx__flatten(cmx_array a, int start_axis, int end_axis,
+                       cmx_stream s);
+cmx_array cmx__unflatten(cmx_array a, int axis, const int64_t* shape,
+                         int ndim, cmx_stream s);
+cmx_array cmx__squeeze(cmx_array a, const int* axes, int naxes,
+                       cmx_stream s);
+cmx_array cmx__expand_dims(cmx_array a, const int* axes, int naxes,
+                           cmx_stream s);
+cmx_array cmx__transpose(cmx_array a, const int* axes, int naxes,
+                         cmx_stream s);
+cmx_array cmx__swapaxes(cmx_array a, int axis1, int axis2, cmx_stream s);
+cmx_array cmx__moveaxis(cmx_array a, int source, int destination,
+                        cmx_stream s);
+cmx_array cmx__broadcast_to(cmx_array a, const int64_t* shape, int ndim,
+                            cmx_stream s);
+/* Writes n scope-owned outputs; false on error. */
+bool cmx__broadcast_arrays(cmx_array* outs, const cmx_array* arrays, int n,
+                           cmx_stream s);
+cmx_array cmx__slice(cmx_array a, const int64_t* start, const int64_t* stop,
+                     const int64_t* strides, cmx_stream s);
+cmx_array cmx__slice_update(cmx_array src, cmx_array update,
+                            const int64_t* start, const int64_t* stop,
+                            const int64_t* strides, cmx_stream s);
+cmx_array cmx__concatenate(const cmx_array* arrays, int n, int axis,
+                           cmx_stream s);
+cmx_array cmx__stack(const cmx_array* arrays, int n, int axis, cmx_stream s);
+bool cmx__split_sections(cmx_array* outs, cmx_array a, int sections,
+                         int axis, cmx_stream s);
+bool cmx__split_indices(cmx_array* outs, cmx_array a, const int64_t* indices,
+                        int nindices, int axis, cmx_stream s);
+cmx_array cmx__pad(cmx_array a, const int* axes, const int64_t* low,
+                   const int64_t* high, int naxes, cmx_array value,
+                   cmx_pad_mode mode, cmx_stream s);
+cmx_array cmx__repeat(cmx_array a, int64_t repeats, const int* axis,
+                      cmx_stream s);
+cmx_array cmx__tile(cmx_array a, const int64_t* reps, int nreps,
+                    cmx_stream s);
+cmx_array cmx__flip(cmx_array a, const int* axes, int naxes, cmx_stream s);
+cmx_array cmx__roll(cmx_array a, const int64_t* shifts, int nshifts,
+                    const int* axes, int naxes, cmx_stream s);
+cmx_array cmx__as_strided(cmx_array a, const int64_t* shape, int ndim,
+                          const int64_t* strides, int64_t offset,
+                          cmx_stream s);
+cmx_array cmx__contiguous(cmx_array a, bool allow_col_major, cmx_stream s);
+cmx_array cmx__view(cmx_array a, cmx_dtype dt, cmx_stream s);
+
+/* ---------------- matmul ---------------- */
+cmx_array cmx__matmul(cmx_array a, cmx_array b, cmx_stream s);
+cmx_array cmx__addmm(cmx_array c, cmx_array a, cmx_array b, float alpha,
+                     float beta, cmx_stream s);
+
+#endif

@@ -1,0 +1,5 @@
+/* Binary elementwise primitives. */
+#include "backend/cpu/kernels.h"
+#include "primitives/registry.h"
+
+CMX__VTABLE(Add, .eval_cpu = cmx__cpu_binary);

@@ -1,0 +1,68 @@
+/* A small test harness for the C tests: CHECK macros that count and report
+ * failures, and a summary line ("N passed, M failed") at the end. */
+#ifndef CMX_TEST_H
+#define CMX_TEST_H
+
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include "cmx/cmx.h"
+
+static int t_passed, t_failed;
+
+#define CHECK(cond)                                                   \
+  do {                                                                \
+    if (cond)                                                         \
+      t_passed++;                                                     \
+    else {                                                            \
+      t_failed++;                                                     \
+      fprintf(stderr, "FAIL %s:%d: %s\n", __FILE__, __LINE__, #cond); \
+    }                                                                 \
+  } while (0)
+
+#define CHECK_MSG(cond, ...)                                   \
+  do {                                                         \
+    if (cond)                                                  \
+      t_passed++;                                              \
+    else {                                                     \
+      t_failed++;                                              \
+      fprintf(stderr, "FAIL %s:%d: %s: ", __FILE__, __LINE__, #cond); \
+      fprintf(stderr, __VA_ARGS__);                            \
+      fputc('\n', stderr);                                     \
+    }                                                          \
+  } while (0)
+
+/* A call that must succeed. */
+#define OK(call)                                                        \
+  do {                                                                  \
+    cmx_status st_ = (call);                                            \
+    CHECK_MSG(st_ == CMX_OK, "%s -> %s: %s", #call, cmx_status_name(st_), \
+              cmx_last_error());                                        \
+  } while (0)
+
+/* A call that must fail with status `want` and a message containing
+ * `needle`. */
+#define FAILS(call, want, needle)                                         \
+  do {                                                                    \
+    cmx_status st_ = (call);                                              \
+    CHECK_MSG(st_ == (want) && strstr(cmx_last_error(), (needle)),       \
+              "%s -> %s: '%s' (want %s containing '%s')", #call,          \
+              cmx_status_name(st_), cmx_last_error(), cmx_status_name(want), \
+              (needle));                                                  \
+  } while (0)
+
+#define RUN(fn)                          \
+  do {                                   \
+    int f0_ = t_failed;                  \
+    fn();                                \
+    if (t_failed != f0_)                 \
+      fprintf(stderr, "  in %s\n", #fn); \
+  } while (0)
+
+static inline int test_summary(const char* name) {
+  printf("%s: %d passed, %d failed\n", name, t_passed, t_failed);
+  return t_failed ? 1 : 0;
+}
+
+#endif
