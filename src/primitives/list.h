@@ -13,8 +13,14 @@
   /* ---- copy and conversion (unary.c) ---- */             \
   X(AsType, CMX__EW)                                        \
   X(Copy, CMX__EW)                                          \
+  /* ---- creation (creation.c) ---- */                    \
+  /* ---- unary elementwise (unary.c) ---- */               \
   /* ---- binary elementwise (binary.c) ---- */             \
   X(Add, CMX__EW)                                           \
+  /* ---- ternary elementwise (ternary.c) ---- */           \
+  /* ---- reductions (reduce.c) ---- */                     \
   /* ---- shape and views (shape.c) ---- */                 \
   X(Broadcast, CMX_PRIM_VIEW)                               \
+  /* ---- matrix products (matmul.c) ---- */                \
+  /* ---- gpu-only test primitives (gpu.c) ---- */          \
   /* end of list */

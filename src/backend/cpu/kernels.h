@@ -12,10 +12,20 @@
 /* ---- copy and conversion (copy.c) ---- */
 CMX__KERNEL(cmx__cpu_astype);
 
+/* ---- creation (creation.c) ---- */
+
+/* ---- unary (unary.c) ---- */
+
 /* ---- binary (binary.c) ---- */
 CMX__KERNEL(cmx__cpu_binary);
 
+/* ---- ternary (ternary.c) ---- */
+
+/* ---- reductions (reduce.c) ---- */
+
 /* ---- shape and views (shape.c) ---- */
 CMX__KERNEL(cmx__cpu_broadcast);
+
+/* ---- matrix products (matmul.c) ---- */
 
 #endif
