@@ -22,5 +22,7 @@
   /* ---- shape and views (shape.c) ---- */                 \
   X(Broadcast, CMX_PRIM_VIEW)                               \
   /* ---- matrix products (matmul.c) ---- */                \
+  X(Matmul, 0)                                              \
+  X(AddMM, 0)                                               \
   /* ---- gpu-only test primitives (gpu.c) ---- */          \
   /* end of list */

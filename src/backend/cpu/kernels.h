@@ -27,5 +27,8 @@ CMX__KERNEL(cmx__cpu_binary);
 CMX__KERNEL(cmx__cpu_broadcast);
 
 /* ---- matrix products (matmul.c) ---- */
+/* Matmul: in = {a, b}; AddMM: in = {a, b, c} with c of out's shape. */
+CMX__KERNEL(cmx__cpu_matmul);
+CMX__KERNEL(cmx__cpu_addmm);
 
 #endif
