@@ -581,6 +581,36 @@ static void test_addmm_special(void) {
   OK(cmx_array_copy_to(out, r, sizeof r));
   CHECK(r[0] == 7 && r[1] == 10 && r[2] == 15 && r[3] == 22);
   cmx_array_release(out);
+  /* gemv outputs (M x 1, 1 x N) land in recycled buffers full of NaN
+   * (the cache keeps its free-list link in a block's first 8 bytes) */
+  for (int round = 0; round < 2; round++) {
+    float nan8[8], m16[16], v2v[2] = {1, 2};
+    for (int i = 0; i < 8; i++) nan8[i] = NAN;
+    for (int i = 0; i < 16; i++) m16[i] = (float)i;
+    cmx_array junk, v2, c8, m, mv = NULL;
+    OK(cmx_array_from_data(&junk, nan8, SH(8), CMX_FLOAT32));
+    OK(cmx_array_from_data(&c8, nan8, SH(8), CMX_FLOAT32));
+    OK(cmx_array_from_data(&v2, v2v, SH(2), CMX_FLOAT32));
+    int64_t msh[2] = {round ? 2 : 8, round ? 8 : 2};
+    OK(cmx_array_from_data(&m, m16, msh, 2, CMX_FLOAT32));
+    OK(cmx_array_eval(junk));
+    cmx_array_release(junk); /* its buffer goes back to the cache */
+    if (round == 0)
+      OK(cmx_matmul(&mv, m, v2, S)); /* (8,2) @ (2) */
+    else
+      OK(cmx_addmm(&mv, c8, v2, m, 1, 0, S)); /* (2) @ (2,8) */
+    float g[8] = {0};
+    OK(cmx_array_copy_to(mv, g, sizeof g));
+    int bad = 0;
+    for (int i = 0; i < 8; i++) {
+      float want =
+          round ? m16[i] + 2 * m16[8 + i] : m16[2 * i] + 2 * m16[2 * i + 1];
+      bad += g[i] != want;
+    }
+    CHECK_MSG(bad == 0, "gemv round %d: %d wrong (g[7] = %g)", round, bad,
+              g[7]);
+    cmx_array_release_all((cmx_array[]){v2, c8, m, mv}, 4);
+  }
   /* c = a + a, held only by the addmm node: its buffer is reused */
   cmx_array c2 = NULL;
   OK(cmx_add(&c2, a, a, S));

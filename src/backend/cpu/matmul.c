@@ -155,6 +155,9 @@ static void blas_product(const job* j, int M, int N, int K, bmat A, bmat B,
     int sr = N == 1 ? (S.trans ? K : M) : (S.trans ? N : K);
     int sc = N == 1 ? (S.trans ? M : K) : (S.trans ? K : N);
     enum CBLAS_TRANSPOSE t = use_t ? T : NT;
+    /* BLAS says beta == 0 ignores y, but some OpenBLAS versions scale y by
+     * zero (NaN * 0 = NaN); y may be an uninitialised recycled buffer. */
+    if (j->beta == 0) memset(C, 0, (size_t)(N == 1 ? M : N) * j->csz);
     switch (j->ct) {
       case CMX_FLOAT32:
         cblas_sgemv(R, t, sr, sc, (float)j->alpha, S.p, S.ld, x, incx,
@@ -395,7 +398,7 @@ static cmx_status product(const char* name, const cmx_array* in, int nin,
     return cmx_kernel_error(CMX_ERR_MEMORY, "[%s] out of memory", name);
   }
   double mnk = (double)j.M * (double)j.N * (double)j.K;
-  if (j.nbatch > 1 && mnk < SMALL_MNK) {
+  if (j.nbatch > 1 && mnk <= SMALL_MNK) {
     int64_t grain = CHUNK_MNK / (int64_t)mnk;
     cmx__parallel_for(j.nbatch, grain > 1 ? grain : 1, run_chunk, &j);
   } else {
