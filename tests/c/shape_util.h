@@ -147,4 +147,20 @@ static inline bool su_layout_ok(int l, int nd) {
   return true;
 }
 
+/* Python's slice.indices(n) as CPython computes it. */
+static inline int64_t py_slice(int64_t n, int64_t* start, int64_t* stop,
+                        int64_t step) {
+  int64_t* p[2] = {start, stop};
+  for (int i = 0; i < 2; i++) {
+    if (*p[i] < 0) {
+      *p[i] += n;
+      if (*p[i] < 0) *p[i] = step < 0 ? -1 : 0;
+    } else if (*p[i] >= n) {
+      *p[i] = step < 0 ? n - 1 : n;
+    }
+  }
+  if (step < 0) return *stop < *start ? (*start - *stop - 1) / (-step) + 1 : 0;
+  return *start < *stop ? (*stop - *start - 1) / step + 1 : 0;
+}
+
 #endif

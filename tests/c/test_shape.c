@@ -474,22 +474,6 @@ static void test_broadcast(void) {
 
 /* ---------------- slice / flip ---------------- */
 
-/* Python's slice.indices(n) as CPython computes it. */
-static int64_t py_slice(int64_t n, int64_t* start, int64_t* stop,
-                        int64_t step) {
-  int64_t* p[2] = {start, stop};
-  for (int i = 0; i < 2; i++) {
-    if (*p[i] < 0) {
-      *p[i] += n;
-      if (*p[i] < 0) *p[i] = step < 0 ? -1 : 0;
-    } else if (*p[i] >= n) {
-      *p[i] = step < 0 ? n - 1 : n;
-    }
-  }
-  if (step < 0) return *stop < *start ? (*start - *stop - 1) / (-step) + 1 : 0;
-  return *start < *stop ? (*stop - *start - 1) / step + 1 : 0;
-}
-
 static void slice_case(const h_tensor* x, cmx_array a, int l) {
   int nd = x->ndim;
   uint64_t rng = (uint64_t)x->size * 13 + (uint64_t)l;
