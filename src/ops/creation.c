@@ -79,6 +79,7 @@ cmx_array cmx__zeros(const int64_t* shape, int ndim, cmx_dtype dt,
                      cmx_stream s) {
   dt = or_float32(dt);
   if (!check_dtype("zeros", dt)) return NULL;
+  if (!cmx__check_shape_arg("zeros", shape, ndim, false)) return NULL;
   return cmx__full(shape, ndim, cmx__scalar(0, dt), dt, s);
 }
 
@@ -86,6 +87,7 @@ cmx_array cmx__ones(const int64_t* shape, int ndim, cmx_dtype dt,
                     cmx_stream s) {
   dt = or_float32(dt);
   if (!check_dtype("ones", dt)) return NULL;
+  if (!cmx__check_shape_arg("ones", shape, ndim, false)) return NULL;
   return cmx__full(shape, ndim, cmx__scalar(1, dt), dt, s);
 }
 
