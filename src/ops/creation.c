@@ -1,8 +1,10 @@
 /* Creation ops: ranges, filled arrays and triangular matrices. */
+#include "primitives/creation.h"
+
 #include <math.h>
 #include <string.h>
+
 #include "ops/shape_internal.h"
-#include "primitives/creation.h"
 
 static cmx_dtype or_float32(cmx_dtype dt) {
   return dt == CMX_DTYPE_AUTO ? CMX_FLOAT32 : dt;
@@ -24,8 +26,7 @@ cmx_array cmx__arange(double start, double stop, double step, cmx_dtype dt,
   if (!check_dtype("arange", dt)) return NULL;
   if (dt == CMX_BOOL)
     return CMX__FAIL(CMX_ERR_TYPE, "[arange] bool not supported for arange.");
-  if (isnan(start) || isnan(stop) || isnan(step) || isinf(start) ||
-      isinf(stop))
+  if (isnan(start) || isnan(stop) || isnan(step) || isinf(start) || isinf(stop))
     return CMX__FAIL(CMX_ERR_VALUE, "[arange] Cannot compute length.");
   if (step == 0)
     return CMX__FAIL(CMX_ERR_VALUE,
@@ -94,8 +95,8 @@ cmx_array cmx__ones(const int64_t* shape, int ndim, cmx_dtype dt,
 cmx_array cmx__full_like(cmx_array a, cmx_array vals, cmx_dtype dt,
                          cmx_stream s) {
   if (!CMX__ARGS("full_like", a, vals)) return NULL;
-  return cmx__full(a->dims, a->ndim, vals,
-                   dt == CMX_DTYPE_AUTO ? a->dtype : dt, s);
+  return cmx__full(a->dims, a->ndim, vals, dt == CMX_DTYPE_AUTO ? a->dtype : dt,
+                   s);
 }
 
 cmx_array cmx__zeros_like(cmx_array a, cmx_stream s) {
@@ -116,8 +117,8 @@ cmx_array cmx__eye(int64_t n, int64_t m, int64_t k, cmx_dtype dt,
   if (n <= 0 || m <= 0)
     return CMX__FAIL(CMX_ERR_VALUE, "[eye] N and M must be positive integers.");
   cmx__diag_params q = {.k = k};
-  return cmx__apply(&cmx__vt_Eye, &q, sizeof q, s, NULL, 0,
-                    (int64_t[]){n, m}, 2, dt);
+  return cmx__apply(&cmx__vt_Eye, &q, sizeof q, s, NULL, 0, (int64_t[]){n, m},
+                    2, dt);
 }
 
 cmx_array cmx__tri(int64_t n, int64_t m, int64_t k, cmx_dtype dt,
@@ -129,8 +130,8 @@ cmx_array cmx__tri(int64_t n, int64_t m, int64_t k, cmx_dtype dt,
     return CMX__FAIL(CMX_ERR_VALUE, "[tri] N must be non-negative, got %lld.",
                      (long long)n);
   cmx__diag_params q = {.k = k};
-  return cmx__apply(&cmx__vt_Tri, &q, sizeof q, s, NULL, 0,
-                    (int64_t[]){n, m}, 2, dt);
+  return cmx__apply(&cmx__vt_Tri, &q, sizeof q, s, NULL, 0, (int64_t[]){n, m},
+                    2, dt);
 }
 
 static cmx_array tril_triu(const char* op, const cmx_primitive_vtable* vt,
@@ -156,8 +157,8 @@ cmx_status cmx_arange(cmx_array* out, double start, double stop, double step,
                       cmx_dtype dtype, cmx_stream s) {
   CMX__PUBLIC(out, "arange", cmx__arange(start, stop, step, dtype, s));
 }
-cmx_status cmx_linspace(cmx_array* out, double start, double stop,
-                        int64_t num, cmx_dtype dtype, cmx_stream s) {
+cmx_status cmx_linspace(cmx_array* out, double start, double stop, int64_t num,
+                        cmx_dtype dtype, cmx_stream s) {
   CMX__PUBLIC(out, "linspace", cmx__linspace(start, stop, num, dtype, s));
 }
 cmx_status cmx_full(cmx_array* out, const int64_t* shape, int ndim,

@@ -3,6 +3,7 @@
  * dtype views. Most are zero-copy views; reshape, contiguous and view copy
  * only when the input's layout (known at run time) requires it. */
 #include <string.h>
+
 #include "ops/shape_internal.h"
 
 bool cmx__check_shape_arg(const char* op, const int64_t* shape, int ndim,
@@ -51,8 +52,8 @@ static int infer_shape(const char* op, int64_t size, const int64_t* shape,
   if (overflow) return 2;
   if (infer >= 0) {
     if (known == 0) {
-      cmx__error(CMX_ERR_VALUE,
-                 "[%s] Cannot infer the shape of an empty array", op);
+      cmx__error(CMX_ERR_VALUE, "[%s] Cannot infer the shape of an empty array",
+                 op);
       return 1;
     }
     if (size % known != 0) return 2;
@@ -67,8 +68,7 @@ static cmx_array reshape_to(cmx_array a, const int64_t* shape, int ndim,
   if (ndim == a->ndim &&
       (ndim == 0 || !memcmp(shape, a->dims, (size_t)ndim * sizeof(int64_t))))
     return a;
-  return cmx__apply(&cmx__vt_Reshape, NULL, 0, s, &a, 1, shape, ndim,
-                    a->dtype);
+  return cmx__apply(&cmx__vt_Reshape, NULL, 0, s, &a, 1, shape, ndim, a->dtype);
 }
 
 cmx_array cmx__reshape(cmx_array a, const int64_t* shape, int ndim,
@@ -96,8 +96,9 @@ cmx_array cmx__flatten(cmx_array a, int start_axis, int end_axis,
   if (st < 0) st = 0;
   if (en > nd - 1) en = nd - 1;
   if (en < st)
-    return CMX__FAIL(CMX_ERR_VALUE, "[flatten] start_axis must be less than "
-                                    "or equal to end_axis");
+    return CMX__FAIL(CMX_ERR_VALUE,
+                     "[flatten] start_axis must be less than "
+                     "or equal to end_axis");
   if (st >= nd)
     return CMX__FAIL(CMX_ERR_VALUE,
                      "[flatten] Invalid start_axis %d for array with %d "
@@ -119,8 +120,8 @@ cmx_array cmx__flatten(cmx_array a, int start_axis, int end_axis,
   return reshape_to(a, shape, n, s);
 }
 
-cmx_array cmx__unflatten(cmx_array a, int axis, const int64_t* shape,
-                         int ndim, cmx_stream s) {
+cmx_array cmx__unflatten(cmx_array a, int axis, const int64_t* shape, int ndim,
+                         cmx_stream s) {
   if (!CMX__ARGS("unflatten", a)) return NULL;
   if (ndim == 0)
     return CMX__FAIL(CMX_ERR_VALUE,
@@ -157,8 +158,7 @@ cmx_array cmx__unflatten(cmx_array a, int axis, const int64_t* shape,
   return reshape_to(a, out, n, s);
 }
 
-cmx_array cmx__squeeze(cmx_array a, const int* axes, int naxes,
-                       cmx_stream s) {
+cmx_array cmx__squeeze(cmx_array a, const int* axes, int naxes, cmx_stream s) {
   if (!CMX__ARGS("squeeze", a)) return NULL;
   cmx__axes_params q;
   memset(&q, 0, sizeof q);
@@ -240,8 +240,8 @@ cmx_array cmx__expand_dims(cmx_array a, const int* axes, int naxes,
       shape[d] = a->dims[j++];
     }
   }
-  return cmx__apply(&cmx__vt_ExpandDims, &q, sizeof q, s, &a, 1, shape,
-                    out_nd, a->dtype);
+  return cmx__apply(&cmx__vt_ExpandDims, &q, sizeof q, s, &a, 1, shape, out_nd,
+                    a->dtype);
 }
 
 /* A Transpose with a validated permutation (identity: a itself). */
@@ -256,8 +256,8 @@ static cmx_array permute(cmx_array a, const int* perm, cmx_stream s) {
     identity &= perm[d] == d;
   }
   if (identity) return a;
-  return cmx__apply(&cmx__vt_Transpose, &q, sizeof q, s, &a, 1, shape,
-                    a->ndim, a->dtype);
+  return cmx__apply(&cmx__vt_Transpose, &q, sizeof q, s, &a, 1, shape, a->ndim,
+                    a->dtype);
 }
 
 cmx_array cmx__transpose(cmx_array a, const int* axes, int naxes,
@@ -292,8 +292,10 @@ cmx_array cmx__transpose(cmx_array a, const int* axes, int naxes,
 /* Normalises one axis for swapaxes/moveaxis (MLX's message). */
 static bool check_axis(const char* op, int* ax, int ndim) {
   if (*ax < -ndim || *ax >= ndim) {
-    cmx__error(CMX_ERR_VALUE, "[%s] Invalid axis %d for array with %d "
-               "dimensions.", op, *ax, ndim);
+    cmx__error(CMX_ERR_VALUE,
+               "[%s] Invalid axis %d for array with %d "
+               "dimensions.",
+               op, *ax, ndim);
     return false;
   }
   if (*ax < 0) *ax += ndim;
@@ -363,8 +365,10 @@ bool cmx__broadcast_arrays(cmx_array* outs, const cmx_array* arrays, int n,
   for (int i = 0; i < n; i++) {
     if (!arrays[i]) {
       if (!cmx__error_pending())
-        cmx__error(CMX_ERR_VALUE, "[broadcast_arrays] argument %d is a null "
-                   "array", i + 1);
+        cmx__error(CMX_ERR_VALUE,
+                   "[broadcast_arrays] argument %d is a null "
+                   "array",
+                   i + 1);
       return false;
     }
     int64_t next[CMX_MAX_NDIM];
@@ -532,8 +536,7 @@ cmx_array cmx__view(cmx_array a, cmx_dtype dt, cmx_stream s) {
 
 /* ---------------- public wrappers ---------------- */
 
-cmx_status cmx__scope_exit_multi(size_t mark, bool ok, cmx_array* outs,
-                                 int n) {
+cmx_status cmx__scope_exit_multi(size_t mark, bool ok, cmx_array* outs, int n) {
   if (!ok)
     for (int i = 0; i < n; i++) outs[i] = NULL;
   cmx_status st = cmx__scope_exit_n(mark, outs, outs, (size_t)(n > 0 ? n : 0));
@@ -552,8 +555,8 @@ cmx_status cmx_unflatten(cmx_array* out, cmx_array a, int axis,
                          const int64_t* shape, int ndim, cmx_stream s) {
   CMX__PUBLIC(out, "unflatten", cmx__unflatten(a, axis, shape, ndim, s));
 }
-cmx_status cmx_squeeze(cmx_array* out, cmx_array a, const int* axes,
-                       int naxes, cmx_stream s) {
+cmx_status cmx_squeeze(cmx_array* out, cmx_array a, const int* axes, int naxes,
+                       cmx_stream s) {
   CMX__PUBLIC(out, "squeeze", cmx__squeeze(a, axes, naxes, s));
 }
 cmx_status cmx_expand_dims(cmx_array* out, cmx_array a, const int* axes,
@@ -576,8 +579,8 @@ cmx_status cmx_broadcast_to(cmx_array* out, cmx_array a, const int64_t* shape,
                             int ndim, cmx_stream s) {
   CMX__PUBLIC(out, "broadcast_to", cmx__broadcast_to(a, shape, ndim, s));
 }
-cmx_status cmx_broadcast_arrays(cmx_array* outs, const cmx_array* arrays,
-                                int n, cmx_stream s) {
+cmx_status cmx_broadcast_arrays(cmx_array* outs, const cmx_array* arrays, int n,
+                                cmx_stream s) {
   if (!outs && n > 0)
     return cmx__error(CMX_ERR_VALUE,
                       "[broadcast_arrays] output pointer is NULL");

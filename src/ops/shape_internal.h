@@ -24,7 +24,6 @@ bool cmx__norm_slice(const char* op, const int64_t* shape, int ndim,
 /* Ends a public multi-output call: keeps outs[0..n) when ok (new
  * references), else sets them NULL; releases the scope and returns the
  * status. */
-cmx_status cmx__scope_exit_multi(size_t mark, bool ok, cmx_array* outs,
-                                 int n);
+cmx_status cmx__scope_exit_multi(size_t mark, bool ok, cmx_array* outs, int n);
 
 #endif

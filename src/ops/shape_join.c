@@ -5,6 +5,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+
 #include "ops/shape_internal.h"
 
 cmx_array cmx__slice_update(cmx_array src, cmx_array update,
@@ -20,12 +21,12 @@ cmx_array cmx__slice_update(cmx_array src, cmx_array update,
   if (!cmx__norm_slice("slice_update", src->dims, src->ndim, start, stop,
                        strides, &q, shape, &neg))
     return NULL;
-  cmx_array upd = cmx__broadcast_to(cmx__as_dtype(update, src->dtype, s),
-                                    shape, src->ndim, s);
+  cmx_array upd = cmx__broadcast_to(cmx__as_dtype(update, src->dtype, s), shape,
+                                    src->ndim, s);
   if (!upd) return NULL;
   /* The whole of src replaced: the result is the update itself. */
-  if (!neg && (src->ndim == 0 || !memcmp(shape, src->dims,
-                                         (size_t)src->ndim * sizeof(int64_t))))
+  if (!neg && (src->ndim == 0 ||
+               !memcmp(shape, src->dims, (size_t)src->ndim * sizeof(int64_t))))
     return upd;
   cmx_array in[2] = {src, upd};
   return cmx__apply(&cmx__vt_SliceUpdate, &q, sizeof q, s, in, 2, src->dims,
@@ -39,9 +40,9 @@ static void shapes_list(char* buf, size_t size, const cmx_array* arrays,
   buf[0] = 0;
   for (int i = 0; i < n && k + 1 < size; i++) {
     char sh[512];
-    int w = snprintf(buf + k, size - k, "%s, ",
-                     cmx__shape_str(arrays[i]->dims, arrays[i]->ndim, sh,
-                                    sizeof sh));
+    int w = snprintf(
+        buf + k, size - k, "%s, ",
+        cmx__shape_str(arrays[i]->dims, arrays[i]->ndim, sh, sizeof sh));
     if (w < 0) break;
     k += (size_t)w;
   }
@@ -55,8 +56,8 @@ cmx_array cmx__concatenate(const cmx_array* arrays, int n, int axis,
   for (int i = 0; i < n; i++)
     if (!arrays[i]) {
       if (!cmx__error_pending())
-        cmx__error(CMX_ERR_VALUE,
-                   "[concatenate] argument %d is a null array", i + 1);
+        cmx__error(CMX_ERR_VALUE, "[concatenate] argument %d is a null array",
+                   i + 1);
       return NULL;
     }
   if (n == 1) return arrays[0];
@@ -92,7 +93,8 @@ cmx_array cmx__concatenate(const cmx_array* arrays, int n, int axis,
   cmx_array* in = malloc((size_t)n * sizeof *in);
   if (!in) return CMX__FAIL(CMX_ERR_MEMORY, "[concatenate] out of memory");
   bool ok = true;
-  for (int i = 0; i < n && ok; i++) ok = (in[i] = cmx__as_dtype(arrays[i], dt, s));
+  for (int i = 0; i < n && ok; i++)
+    ok = (in[i] = cmx__as_dtype(arrays[i], dt, s));
   cmx__concat_params q = {.axis = ax};
   cmx_array r = ok ? cmx__apply(&cmx__vt_Concatenate, &q, sizeof q, s, in, n,
                                 shape, nd, dt)
@@ -153,8 +155,8 @@ bool cmx__split_indices(cmx_array* outs, cmx_array a, const int64_t* indices,
   return true;
 }
 
-bool cmx__split_sections(cmx_array* outs, cmx_array a, int sections,
-                         int axis, cmx_stream s) {
+bool cmx__split_sections(cmx_array* outs, cmx_array a, int sections, int axis,
+                         cmx_stream s) {
   if (!CMX__ARGS("split", a)) return false;
   int ax = axis;
   if (!cmx__norm_axis("split", &ax, a->ndim)) return false;
@@ -223,8 +225,10 @@ cmx_array cmx__pad(cmx_array a, const int* axes, const int64_t* low,
                    cmx_pad_mode mode, cmx_stream s) {
   if (!CMX__ARGS("pad", a)) return NULL;
   if (mode != CMX_PAD_CONSTANT && mode != CMX_PAD_EDGE)
-    return CMX__FAIL(CMX_ERR_VALUE, "[pad] Invalid padding mode (%d) passed "
-                     "to pad", (int)mode);
+    return CMX__FAIL(CMX_ERR_VALUE,
+                     "[pad] Invalid padding mode (%d) passed "
+                     "to pad",
+                     (int)mode);
   if (naxes < 0 || (naxes && (!low || !high)) || (!axes && naxes > a->ndim))
     return CMX__FAIL(CMX_ERR_VALUE,
                      "[pad] Invalid number of padding sizes (%d) for array "
@@ -268,7 +272,8 @@ cmx_array cmx__pad(cmx_array a, const int* axes, const int64_t* low,
   if (!any) return a;
   if (mode == CMX_PAD_EDGE) {
     cmx_array x = a;
-    for (int d = 0; d < a->ndim && x; d++) x = edge_pad_axis(x, d, lo[d], hi[d], s);
+    for (int d = 0; d < a->ndim && x; d++)
+      x = edge_pad_axis(x, d, lo[d], hi[d], s);
     return x;
   }
   cmx__pad_params q;
@@ -282,7 +287,8 @@ cmx_array cmx__pad(cmx_array a, const int* axes, const int64_t* low,
 cmx_array cmx__repeat(cmx_array a, int64_t repeats, const int* axis,
                       cmx_stream s) {
   if (!CMX__ARGS("repeat", a)) return NULL;
-  if (!axis) return cmx__repeat(cmx__flatten(a, 0, -1, s), repeats, &(int){0}, s);
+  if (!axis)
+    return cmx__repeat(cmx__flatten(a, 0, -1, s), repeats, &(int){0}, s);
   int ax = *axis;
   if (!cmx__norm_axis("repeat", &ax, a->ndim)) return NULL;
   if (repeats < 0)
@@ -311,13 +317,11 @@ cmx_array cmx__repeat(cmx_array a, int64_t repeats, const int* axis,
     if (d == xa) shape[n++] = repeats;
   }
   int ax1 = xa + 1;
-  cmx_array b =
-      cmx__broadcast_to(cmx__expand_dims(x, &ax1, 1, s), shape, n, s);
+  cmx_array b = cmx__broadcast_to(cmx__expand_dims(x, &ax1, 1, s), shape, n, s);
   return cmx__reshape(b, out, a->ndim, s);
 }
 
-cmx_array cmx__tile(cmx_array a, const int64_t* reps, int nreps,
-                    cmx_stream s) {
+cmx_array cmx__tile(cmx_array a, const int64_t* reps, int nreps, cmx_stream s) {
   if (!CMX__ARGS("tile", a)) return NULL;
   if (nreps < 0 || nreps > CMX_MAX_NDIM || (nreps && !reps))
     return CMX__FAIL(CMX_ERR_VALUE, "[tile] Invalid number of repetitions %d.",
@@ -460,15 +464,14 @@ cmx_status cmx_split_indices(cmx_array* outs, cmx_array a,
 cmx_status cmx_pad(cmx_array* out, cmx_array a, const int* axes,
                    const int64_t* low, const int64_t* high, int naxes,
                    cmx_array value, cmx_pad_mode mode, cmx_stream s) {
-  CMX__PUBLIC(out, "pad",
-              cmx__pad(a, axes, low, high, naxes, value, mode, s));
+  CMX__PUBLIC(out, "pad", cmx__pad(a, axes, low, high, naxes, value, mode, s));
 }
 cmx_status cmx_repeat(cmx_array* out, cmx_array a, int64_t repeats,
                       const int* axis, cmx_stream s) {
   CMX__PUBLIC(out, "repeat", cmx__repeat(a, repeats, axis, s));
 }
-cmx_status cmx_tile(cmx_array* out, cmx_array a, const int64_t* reps,
-                    int nreps, cmx_stream s) {
+cmx_status cmx_tile(cmx_array* out, cmx_array a, const int64_t* reps, int nreps,
+                    cmx_stream s) {
   CMX__PUBLIC(out, "tile", cmx__tile(a, reps, nreps, s));
 }
 cmx_status cmx_roll(cmx_array* out, cmx_array a, const int64_t* shifts,

@@ -17,7 +17,7 @@ enum {
   SU_CONTIG = H_CONTIG,
   SU_TRANSPOSED = H_TRANSPOSED,
   SU_STRIDED = H_STRIDED,
-  SU_FLIPPED, /* cmx_flip of reversed data: negative strides */
+  SU_FLIPPED,  /* cmx_flip of reversed data: negative strides */
   SU_VIEWVIEW, /* transpose of a slice of a strided buffer */
   SU_NUM_LAYOUTS
 };
@@ -25,11 +25,11 @@ static const char* const su_layout_names[] = {
     "contiguous", "transposed", "strided", "flipped", "view-of-view"};
 
 /* Dtypes covering every item size and kind. */
-static const cmx_dtype SU_DTYPES[] = {
-    CMX_BOOL,  CMX_UINT8,   CMX_INT16,   CMX_UINT32,  CMX_INT64,
-    CMX_FLOAT16, CMX_BFLOAT16, CMX_FLOAT32, CMX_FLOAT64, CMX_COMPLEX64,
-    CMX_NUM_DTYPES};
-static const cmx_dtype SU_FEW[] = {CMX_BOOL, CMX_INT16, CMX_INT64,
+static const cmx_dtype SU_DTYPES[] = {CMX_BOOL,      CMX_UINT8,     CMX_INT16,
+                                      CMX_UINT32,    CMX_INT64,     CMX_FLOAT16,
+                                      CMX_BFLOAT16,  CMX_FLOAT32,   CMX_FLOAT64,
+                                      CMX_COMPLEX64, CMX_NUM_DTYPES};
+static const cmx_dtype SU_FEW[] = {CMX_BOOL,    CMX_INT16,     CMX_INT64,
                                    CMX_FLOAT32, CMX_COMPLEX64, CMX_NUM_DTYPES};
 
 static inline void su_unravel(int64_t k, const int64_t* shape, int nd,
@@ -136,8 +136,8 @@ static inline void su_what(char* buf, size_t n, const char* op,
                            const h_tensor* x, int l, const char* extra) {
   char sh[256];
   snprintf(buf, n, "%s %s %s %s %s", op, cmx_dtype_name(x->dtype),
-           cmx__shape_str(x->shape, x->ndim, sh, sizeof sh),
-           su_layout_names[l], extra ? extra : "");
+           cmx__shape_str(x->shape, x->ndim, sh, sizeof sh), su_layout_names[l],
+           extra ? extra : "");
 }
 
 /* Whether layout l applies to rank nd (else it duplicates contiguous). */
@@ -149,7 +149,7 @@ static inline bool su_layout_ok(int l, int nd) {
 
 /* Python's slice.indices(n) as CPython computes it. */
 static inline int64_t py_slice(int64_t n, int64_t* start, int64_t* stop,
-                        int64_t step) {
+                               int64_t step) {
   int64_t* p[2] = {start, stop};
   for (int i = 0; i < 2; i++) {
     if (*p[i] < 0) {

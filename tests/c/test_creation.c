@@ -3,20 +3,22 @@
  * size and integer rules for arange), dtype defaults and weak-scalar rules,
  * layouts of tril/triu inputs, and error messages. */
 #include <float.h>
+
 #include "shape_util.h"
 
 /* ---------------- arange / linspace ---------------- */
 
-static void check_arange(double start, double stop, double step,
-                         cmx_dtype dt) {
+static void check_arange(double start, double stop, double step, cmx_dtype dt) {
   cmx_dtype odt = dt == CMX_DTYPE_AUTO ? CMX_FLOAT32 : dt;
   double real = ceil((stop - start) / step);
   int64_t n = isinf(step) ? ((step > 0) == (start < stop) && start != stop)
-              : real > 0 ? (int64_t)real : 0;
+              : real > 0  ? (int64_t)real
+                          : 0;
   h_tensor want = h_alloc(&n, 1, odt);
   for (int64_t i = 0; i < n; i++) {
     double v;
-    if (cmx_dtype_is_integer(odt)) { /* MLX: T(start) + i*(T(start+step)-T(start)) */
+    if (cmx_dtype_is_integer(
+            odt)) { /* MLX: T(start) + i*(T(start+step)-T(start)) */
       int64_t t0 = (int64_t)start, t1 = (int64_t)(start + step);
       v = (double)(t0 + i * (t1 - t0));
     } else {
@@ -36,14 +38,16 @@ static void check_arange(double start, double stop, double step,
 
 static void test_arange(void) {
   static const cmx_dtype dts[] = {
-      CMX_DTYPE_AUTO, CMX_UINT8,  CMX_UINT16, CMX_UINT32, CMX_UINT64,
-      CMX_INT8,       CMX_INT16,  CMX_INT32,  CMX_INT64,  CMX_FLOAT16,
+      CMX_DTYPE_AUTO, CMX_UINT8,   CMX_UINT16,  CMX_UINT32,   CMX_UINT64,
+      CMX_INT8,       CMX_INT16,   CMX_INT32,   CMX_INT64,    CMX_FLOAT16,
       CMX_BFLOAT16,   CMX_FLOAT32, CMX_FLOAT64, CMX_COMPLEX64};
   static const double cases[][3] = {
-      {0, 10, 1},    {0, 10, 3},   {10, 0, -3},   {-3, 3, 0.5}, {5, 5, 1},
-      {0, 1, -1},    {0, 100, 7},  {1, 2, 0.1},   {-50, 50, 25}, {0, 70001, 1},
-      {0.5, 5, 1.5}, {3, -7, -2.5}, {0, 10, INFINITY}, {0, -10, INFINITY},
-      {0, -10, -INFINITY}, {2, 2, INFINITY}};
+      {0, 10, 1},        {0, 10, 3},         {10, 0, -3},
+      {-3, 3, 0.5},      {5, 5, 1},          {0, 1, -1},
+      {0, 100, 7},       {1, 2, 0.1},        {-50, 50, 25},
+      {0, 70001, 1},     {0.5, 5, 1.5},      {3, -7, -2.5},
+      {0, 10, INFINITY}, {0, -10, INFINITY}, {0, -10, -INFINITY},
+      {2, 2, INFINITY}};
   for (size_t d = 0; d < sizeof dts / sizeof dts[0]; d++)
     for (size_t c = 0; c < sizeof cases / sizeof cases[0]; c++) {
       /* Negative values in unsigned dtypes wrap; keep those cases to
@@ -68,7 +72,8 @@ static void test_arange(void) {
   int64_t g64[8];
   OK(cmx_array_copy_to(r, g64, sizeof g64));
   bool ok = cmx_array_size(r) == 8;
-  for (int i = 0; i < 8 && ok; i++) ok = g64[i] == -4000000000000000LL + i * 1000000000000000LL;
+  for (int i = 0; i < 8 && ok; i++)
+    ok = g64[i] == -4000000000000000LL + i * 1000000000000000LL;
   CHECK(ok);
   cmx_array_release(r);
   FAILS(cmx_arange(&e, 0, 10, 1, CMX_BOOL, S), CMX_ERR_TYPE,
@@ -90,8 +95,8 @@ static void test_linspace(void) {
   static const cmx_dtype dts[] = {CMX_DTYPE_AUTO, CMX_FLOAT16, CMX_BFLOAT16,
                                   CMX_FLOAT64,    CMX_INT32,   CMX_UINT8,
                                   CMX_COMPLEX64,  CMX_BOOL};
-  static const double cases[][3] = {{0, 1, 5},   {1, 0, 4},  {2, 3, 1},
-                                    {0, 10, 4},  {5, 7, 0},  {0, 1, 50},
+  static const double cases[][3] = {{0, 1, 5},   {1, 0, 4},    {2, 3, 1},
+                                    {0, 10, 4},  {5, 7, 0},    {0, 1, 50},
                                     {0, 200, 2}, {-1, 1, 101}, {0, 255, 70001}};
   for (size_t d = 0; d < sizeof dts / sizeof dts[0]; d++)
     for (size_t c = 0; c < sizeof cases / sizeof cases[0]; c++) {
@@ -253,8 +258,8 @@ static void test_eye_tri(void) {
   static const cmx_dtype dts[] = {CMX_BOOL,    CMX_UINT8,   CMX_INT16,
                                   CMX_INT64,   CMX_FLOAT16, CMX_BFLOAT16,
                                   CMX_FLOAT32, CMX_FLOAT64, CMX_COMPLEX64};
-  int64_t nm[][2] = {{1, 1}, {3, 3}, {3, 5}, {5, 3}, {4, -1}, {0, 3}, {2, 0},
-                     {40, 70}};
+  int64_t nm[][2] = {{1, 1},  {3, 3}, {3, 5}, {5, 3},
+                     {4, -1}, {0, 3}, {2, 0}, {40, 70}};
   for (size_t d = 0; d < sizeof dts / sizeof dts[0]; d++)
     for (size_t c = 0; c < sizeof nm / sizeof nm[0]; c++)
       for (int64_t k = -6; k <= 6; k++) {
@@ -335,8 +340,8 @@ static void tril_case(const h_tensor* x, cmx_array a, int l) {
 }
 
 static void test_tril_triu(void) {
-  static const cmx_dtype dts[] = {CMX_BOOL,    CMX_UINT8, CMX_INT16,
-                                  CMX_FLOAT16, CMX_INT64, CMX_COMPLEX64,
+  static const cmx_dtype dts[] = {CMX_BOOL,      CMX_UINT8, CMX_INT16,
+                                  CMX_FLOAT16,   CMX_INT64, CMX_COMPLEX64,
                                   CMX_NUM_DTYPES};
   for (int di = 0; dts[di] != CMX_NUM_DTYPES; di++)
     for (int si = 0; si < H_NUM_SHAPES; si++) {
@@ -353,8 +358,10 @@ static void test_tril_triu(void) {
   int64_t n = 4;
   cmx_array a, e;
   OK(cmx_ones(&a, &n, 1, CMX_FLOAT32, S));
-  FAILS(cmx_tril(&e, a, 0, S), CMX_ERR_VALUE, "[tril] array must be at least 2-D");
-  FAILS(cmx_triu(&e, a, 0, S), CMX_ERR_VALUE, "[triu] array must be at least 2-D");
+  FAILS(cmx_tril(&e, a, 0, S), CMX_ERR_VALUE,
+        "[tril] array must be at least 2-D");
+  FAILS(cmx_triu(&e, a, 0, S), CMX_ERR_VALUE,
+        "[triu] array must be at least 2-D");
   cmx_array_release(a);
   /* Extreme k: all kept or all zeroed. */
   int64_t sh[2] = {3, 3};

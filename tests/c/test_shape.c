@@ -89,8 +89,8 @@ static void reshape_case(const h_tensor* x, cmx_array a, int l) {
   nds[nt] = nd; /* reversed dims */
   for (int d = 0; d < nd; d++) targets[nt][d] = x->shape[nd - 1 - d];
   nt++;
-  if (x->size && x->size % 2 == 0) nds[nt] = 2, targets[nt][0] = 2,
-                                    targets[nt++][1] = -1;
+  if (x->size && x->size % 2 == 0)
+    nds[nt] = 2, targets[nt][0] = 2, targets[nt++][1] = -1;
   if (nd >= 2) { /* merge the first two dims */
     nds[nt] = nd - 1;
     targets[nt][0] = x->shape[0] * x->shape[1];
@@ -221,9 +221,12 @@ static void test_unflatten(void) {
   struct {
     int axis, n;
     int64_t parts[3], want[3];
-  } cases[] = {{1, 2, {3, 4}, {3, 4}},     {-2, 2, {-1, 2}, {6, 2}},
-               {1, 3, {2, -1, 3}, {2, 2, 3}}, {0, 2, {1, 2}, {1, 2}},
-               {2, 1, {5}, {5}},            {-1, 2, {5, 1}, {5, 1}}};
+  } cases[] = {{1, 2, {3, 4}, {3, 4}},
+               {-2, 2, {-1, 2}, {6, 2}},
+               {1, 3, {2, -1, 3}, {2, 2, 3}},
+               {0, 2, {1, 2}, {1, 2}},
+               {2, 1, {5}, {5}},
+               {-1, 2, {5, 1}, {5, 1}}};
   for (int l = 0; l < SU_NUM_LAYOUTS; l++) {
     cmx_array a = su_input(&x, l);
     for (size_t c = 0; c < sizeof cases / sizeof cases[0]; c++) {
@@ -349,7 +352,8 @@ static void check_perm(const h_tensor* x, cmx_array a, int l, const int* perm,
   h_tensor want = su_map(x, oshape, nd, map_perm, &m, 0);
   char what[256], ps[128];
   int k = 0;
-  for (int d = 0; d < nd; d++) k += snprintf(ps + k, sizeof ps - (size_t)k, "%d", perm[d]);
+  for (int d = 0; d < nd; d++)
+    k += snprintf(ps + k, sizeof ps - (size_t)k, "%d", perm[d]);
   su_what(what, sizeof what, op, x, l, ps);
   su_check(r, &want, what);
   if (x->size) CHECK_MSG(su_shares(r, a), "%s: not a view", what);
@@ -486,7 +490,7 @@ static void slice_case(const h_tensor* x, cmx_array a, int l) {
       sp[d] = (int64_t)(h_rand_u64(&rng) % (uint64_t)(2 * n + 7)) - n - 3;
       step[d] = (int64_t)(h_rand_u64(&rng) % 7) - 3;
       if (step[d] == 0) step[d] = trial % 2 ? -1 : 1;
-      if (trial == 0) st[d] = 0, sp[d] = n, step[d] = 1; /* whole */
+      if (trial == 0) st[d] = 0, sp[d] = n, step[d] = 1;        /* whole */
       if (trial == 1) st[d] = -1, sp[d] = -n - 1, step[d] = -1; /* [::-1] */
       nst[d] = st[d];
       nsp[d] = sp[d];
@@ -537,8 +541,8 @@ static void flip_case(const h_tensor* x, cmx_array a, int l) {
       start[d] = f ? x->shape[d] - 1 : 0;
       step[d] = f ? -1 : 1;
     }
-    map_ctx m = {.in_shape = x->shape, .in_nd = nd, .start = start,
-                 .step = step};
+    map_ctx m = {
+        .in_shape = x->shape, .in_nd = nd, .start = start, .step = step};
     h_tensor want = su_map(x, x->shape, nd, map_slice, &m, 0);
     char what[256];
     su_what(what, sizeof what, "flip", x, l, "");
@@ -596,7 +600,8 @@ static void test_as_strided(void) {
     h_tensor got = h_read(r);
     bool ok = got.size == 12;
     for (int i = 0; i < 4 && ok; i++)
-      for (int j = 0; j < 3; j++) ok &= got.re[i * 3 + j] == x.re[1 + 2 * i + j];
+      for (int j = 0; j < 3; j++)
+        ok &= got.re[i * 3 + j] == x.re[1 + 2 * i + j];
     CHECK_MSG(ok, "as_strided windows %s", su_layout_names[l]);
     if (l == SU_CONTIG) CHECK(su_shares(r, a));
     h_free(&got);
@@ -617,17 +622,15 @@ static void test_as_strided(void) {
     h_free(&got);
     cmx_array_release(r);
     cmx_array e;
-    FAILS(cmx_as_strided(&e, a, (int64_t[]){4, 3}, 2, (int64_t[]){3, 1}, 0,
-                         S),
+    FAILS(cmx_as_strided(&e, a, (int64_t[]){4, 3}, 2, (int64_t[]){3, 1}, 0, S),
           CMX_ERR_VALUE, "[as_strided] The view reads outside the array's 10");
     FAILS(cmx_as_strided(&e, a, (int64_t[]){2}, 1, (int64_t[]){-1}, 0, S),
           CMX_ERR_VALUE, "reads outside");
-    FAILS(cmx_as_strided(&e, a, (int64_t[]){2}, 1, (int64_t[]){INT64_MAX}, 0,
-                         S),
-          CMX_ERR_VALUE, "reads outside");
+    FAILS(
+        cmx_as_strided(&e, a, (int64_t[]){2}, 1, (int64_t[]){INT64_MAX}, 0, S),
+        CMX_ERR_VALUE, "reads outside");
     /* An empty view reads nothing: any strides and offset. */
-    OK(cmx_as_strided(&e, a, (int64_t[]){0, 3}, 2, (int64_t[]){99, 99}, 50,
-                      S));
+    OK(cmx_as_strided(&e, a, (int64_t[]){0, 3}, 2, (int64_t[]){99, 99}, 50, S));
     OK(cmx_array_eval(e));
     cmx_array_release(e);
     cmx_array_release(a);
@@ -682,7 +685,10 @@ static void view_case(const h_tensor* x, cmx_array a, int l) {
   for (int dt = 0; dt < CMX_NUM_DTYPES; dt++) {
     size_t ib = cmx_dtype_size(x->dtype), ob = cmx_dtype_size((cmx_dtype)dt);
     int nd = x->ndim;
-    bool fits = ib == ob || (nd > 0 && (ib > ob || (x->shape[nd - 1] * (int64_t)ib) % (int64_t)ob == 0));
+    bool fits =
+        ib == ob ||
+        (nd > 0 &&
+         (ib > ob || (x->shape[nd - 1] * (int64_t)ib) % (int64_t)ob == 0));
     cmx_array r = NULL;
     char what[256];
     su_what(what, sizeof what, "view", x, l, cmx_dtype_name((cmx_dtype)dt));
@@ -692,7 +698,8 @@ static void view_case(const h_tensor* x, cmx_array a, int l) {
     CHECK(cmx_array_ndim(r) == nd);
     for (int d = 0; d + 1 < nd; d++) CHECK(cmx_array_dim(r, d) == x->shape[d]);
     if (nd)
-      CHECK(cmx_array_dim(r, -1) * (int64_t)ob == x->shape[nd - 1] * (int64_t)ib);
+      CHECK(cmx_array_dim(r, -1) * (int64_t)ob ==
+            x->shape[nd - 1] * (int64_t)ib);
     size_t nr;
     unsigned char* got = bytes_of(r, &nr);
     CHECK_MSG(nr == nx && memcmp(got, want, nx) == 0, "%s: bytes differ", what);
@@ -734,7 +741,8 @@ static void test_view(void) {
   FAILS(cmx_view(&e, a, CMX_FLOAT64, S), CMX_ERR_VALUE,
         "[view] When viewing as a larger dtype, the size in bytes of the last "
         "axis must be a multiple of the requested type size.");
-  FAILS(cmx_view(&e, a, (cmx_dtype)99, S), CMX_ERR_TYPE, "[view] invalid dtype");
+  FAILS(cmx_view(&e, a, (cmx_dtype)99, S), CMX_ERR_TYPE,
+        "[view] invalid dtype");
   cmx_array_release_all((cmx_array[]){a, s1, z}, 3);
 }
 

@@ -8,8 +8,8 @@
 /* A random (start, stop, step) per axis, and the Python-normalised start
  * and extent. */
 static void random_region(const int64_t* shape, int nd, uint64_t* rng,
-                          int64_t* st, int64_t* sp, int64_t* step,
-                          int64_t* nst, int64_t* ext) {
+                          int64_t* st, int64_t* sp, int64_t* step, int64_t* nst,
+                          int64_t* ext) {
   for (int d = 0; d < nd; d++) {
     int64_t n = shape[d];
     st[d] = (int64_t)(h_rand_u64(rng) % (uint64_t)(2 * n + 5)) - n - 2;
@@ -59,7 +59,8 @@ static void test_slice_update(void) {
             for (int d = 0; d < nd; d++) j[d] = nst[d] + idx[d] * step[d];
             for (int d = 0; d < und; d++)
               ui[d] = ush[d + off] == 1 ? 0 : idx[d + off];
-            int64_t dst = su_ravel(j, sh->dims, nd), src = su_ravel(ui, ush + off, und);
+            int64_t dst = su_ravel(j, sh->dims, nd),
+                    src = su_ravel(ui, ush + off, und);
             want.re[dst] = h_round_to(u.re[src], dt);
             if (want.im) want.im[dst] = u.im ? u.im[src] : 0;
           }
@@ -90,8 +91,7 @@ static void test_slice_update_donation(void) {
   const void* p;
   OK(cmx_array_data(src, &p));
   OK(cmx_array_weak_float(&upd, -1.0));
-  OK(cmx_slice_update(&r, src, upd, (int64_t[]){10}, (int64_t[]){20}, NULL,
-                      S));
+  OK(cmx_slice_update(&r, src, upd, (int64_t[]){10}, (int64_t[]){20}, NULL, S));
   cmx_array_release(src);
   const void* q;
   OK(cmx_array_data(r, &q));
@@ -139,10 +139,10 @@ static void test_slice_update_donation(void) {
   int64_t three = 3;
   cmx_array bad;
   OK(cmx_zeros(&bad, &three, 1, CMX_INT8, S));
-  FAILS(cmx_slice_update(&e, src, bad, (int64_t[]){0}, (int64_t[]){10}, NULL,
-                         S),
-        CMX_ERR_VALUE,
-        "[broadcast_to] Cannot broadcast array of shape (3) into shape (10).");
+  FAILS(
+      cmx_slice_update(&e, src, bad, (int64_t[]){0}, (int64_t[]){10}, NULL, S),
+      CMX_ERR_VALUE,
+      "[broadcast_to] Cannot broadcast array of shape (3) into shape (10).");
   FAILS(cmx_slice_update(&e, src, upd, (int64_t[]){0}, (int64_t[]){10},
                          (int64_t[]){0}, S),
         CMX_ERR_VALUE, "[slice_update] Slice step cannot be zero.");
@@ -152,13 +152,15 @@ static void test_slice_update_donation(void) {
 /* ---------------- concatenate / stack ---------------- */
 
 static void test_concatenate(void) {
-  static const cmx_dtype trio[][3] = {
-      {CMX_INT16, CMX_UINT8, CMX_INT16},   {CMX_BOOL, CMX_BOOL, CMX_BOOL},
-      {CMX_FLOAT16, CMX_INT64, CMX_FLOAT16}, {CMX_COMPLEX64, CMX_FLOAT32, CMX_INT8},
-      {CMX_UINT32, CMX_INT32, CMX_FLOAT64}, {CMX_BFLOAT16, CMX_BFLOAT16, CMX_UINT16}};
+  static const cmx_dtype trio[][3] = {{CMX_INT16, CMX_UINT8, CMX_INT16},
+                                      {CMX_BOOL, CMX_BOOL, CMX_BOOL},
+                                      {CMX_FLOAT16, CMX_INT64, CMX_FLOAT16},
+                                      {CMX_COMPLEX64, CMX_FLOAT32, CMX_INT8},
+                                      {CMX_UINT32, CMX_INT32, CMX_FLOAT64},
+                                      {CMX_BFLOAT16, CMX_BFLOAT16, CMX_UINT16}};
   for (size_t ti = 0; ti < sizeof trio / sizeof trio[0]; ti++) {
-    cmx_dtype odt = cmx_dtype_promote(cmx_dtype_promote(trio[ti][0], trio[ti][1]),
-                                      trio[ti][2]);
+    cmx_dtype odt = cmx_dtype_promote(
+        cmx_dtype_promote(trio[ti][0], trio[ti][1]), trio[ti][2]);
     for (int si = 0; si < H_NUM_SHAPES; si++) {
       const h_shape* sh = &h_shapes[si];
       int nd = sh->ndim;
@@ -173,7 +175,8 @@ static void test_concatenate(void) {
           int64_t s[4];
           memcpy(s, sh->dims, sizeof s);
           s[ax] = ext[i];
-          xs[i] = h_random(s, nd, trio[ti][i], -30, 30, (uint64_t)(ti * 10 + i));
+          xs[i] =
+              h_random(s, nd, trio[ti][i], -30, 30, (uint64_t)(ti * 10 + i));
         }
         h_tensor want = h_alloc(osh, nd, odt);
         int64_t idx[4];
@@ -188,7 +191,10 @@ static void test_concatenate(void) {
         for (int l = 0; l < SU_NUM_LAYOUTS; l++) {
           if (!su_layout_ok(l, nd)) continue;
           cmx_array in[3], r = NULL;
-          for (int i = 0; i < 3; i++) in[i] = su_input(&xs[i], (l + i) % SU_NUM_LAYOUTS * su_layout_ok((l + i) % SU_NUM_LAYOUTS, nd));
+          for (int i = 0; i < 3; i++)
+            in[i] = su_input(&xs[i],
+                             (l + i) % SU_NUM_LAYOUTS *
+                                 su_layout_ok((l + i) % SU_NUM_LAYOUTS, nd));
           char what[256], ex[32];
           snprintf(ex, sizeof ex, "axis %d", ax);
           su_what(what, sizeof what, "concatenate", &xs[0], l, ex);
@@ -244,11 +250,13 @@ static void test_stack(void) {
       if (sh->ndim && sh->dims[0] > 1000) continue;
       h_tensor xs[3];
       for (int i = 0; i < 3; i++)
-        xs[i] = h_random(sh->dims, nd, SU_FEW[di], -9, 9, (uint64_t)(si * 3 + i));
+        xs[i] =
+            h_random(sh->dims, nd, SU_FEW[di], -9, 9, (uint64_t)(si * 3 + i));
       for (int ax = -nd - 1; ax <= nd; ax++) {
         int a0 = ax < 0 ? ax + nd + 1 : ax;
         int64_t osh[5];
-        for (int d = 0, j = 0; d <= nd; d++) osh[d] = d == a0 ? 3 : sh->dims[j++];
+        for (int d = 0, j = 0; d <= nd; d++)
+          osh[d] = d == a0 ? 3 : sh->dims[j++];
         h_tensor want = h_alloc(osh, nd + 1, SU_FEW[di]);
         int64_t idx[5], jdx[4];
         for (int64_t k = 0; k < want.size; k++) {
@@ -327,8 +335,8 @@ static void test_split(void) {
         for (int ax = 0; ax < nd; ax++) {
           int64_t n = sh->dims[ax];
           /* Indices: sorted, unsorted, negative, out of range, none. */
-          int64_t sets[4][4] = {{1, n / 2, n - 1, n}, {n, 1, 2, 0},
-                                {-1, -n - 5, n + 5, 2}, {0}};
+          int64_t sets[4][4] = {
+              {1, n / 2, n - 1, n}, {n, 1, 2, 0}, {-1, -n - 5, n + 5, 2}, {0}};
           int counts[4] = {4, 4, 4, 0};
           for (int c = 0; c < 4; c++) {
             cmx_array outs[5];
@@ -427,9 +435,9 @@ static void test_pad(void) {
           cmx_status st = cmx_pad(&r, a, axes, lo, hi, na, v,
                                   mode ? CMX_PAD_EDGE : CMX_PAD_CONSTANT, S);
           if (empty_edge) {
-            CHECK_MSG(st == CMX_ERR_VALUE &&
-                          strstr(cmx_last_error(), "in edge mode"),
-                      "%s: %s", what, cmx_last_error());
+            CHECK_MSG(
+                st == CMX_ERR_VALUE && strstr(cmx_last_error(), "in edge mode"),
+                "%s: %s", what, cmx_last_error());
           } else {
             CHECK_MSG(st == CMX_OK, "%s: %s", what, cmx_last_error());
             su_check(r, &want, what);
@@ -447,23 +455,24 @@ static void test_pad(void) {
              CMX_PAD_CONSTANT, S));
   int32_t got[6];
   OK(cmx_array_copy_to(r, got, sizeof got));
-  CHECK(cmx_array_dim(r, 0) == 3 && got[0] == 0 && got[1] == 0 &&
-        got[2] == 1 && got[5] == 1);
+  CHECK(cmx_array_dim(r, 0) == 3 && got[0] == 0 && got[1] == 0 && got[2] == 1 &&
+        got[5] == 1);
   cmx_array_release(r);
   FAILS(cmx_pad(&e, a, NULL, (int64_t[]){-1}, (int64_t[]){0}, 1, NULL,
                 CMX_PAD_CONSTANT, S),
         CMX_ERR_VALUE,
         "[pad] Invalid low padding size (-1) passed to pad for axis 0. "
         "Padding sizes must be non-negative");
-  FAILS(cmx_pad(&e, a, (int[]){0, -2}, (int64_t[]){1, 1}, (int64_t[]){0, 0},
-                2, NULL, CMX_PAD_CONSTANT, S),
+  FAILS(cmx_pad(&e, a, (int[]){0, -2}, (int64_t[]){1, 1}, (int64_t[]){0, 0}, 2,
+                NULL, CMX_PAD_CONSTANT, S),
         CMX_ERR_VALUE, "[pad] Received duplicate axes.");
   FAILS(cmx_pad(&e, a, NULL, (int64_t[]){1}, (int64_t[]){1}, 1, NULL,
                 (cmx_pad_mode)5, S),
         CMX_ERR_VALUE, "[pad] Invalid padding mode (5) passed to pad");
   FAILS(cmx_pad(&e, a, (int[]){2}, (int64_t[]){1}, (int64_t[]){1}, 1, NULL,
                 CMX_PAD_CONSTANT, S),
-        CMX_ERR_VALUE, "[pad] axis 2 is out of bounds for array of dimension 2");
+        CMX_ERR_VALUE,
+        "[pad] axis 2 is out of bounds for array of dimension 2");
   OK(cmx_ones(&v2, sh, 2, CMX_INT32, S));
   FAILS(cmx_pad(&e, a, NULL, (int64_t[]){1}, (int64_t[]){1}, 1, v2,
                 CMX_PAD_CONSTANT, S),
@@ -490,7 +499,8 @@ static void test_repeat(void) {
             if (ax < 0)
               osh[0] = x.size * rep;
             else
-              for (int d = 0; d < nd; d++) osh[d] = sh->dims[d] * (d == ax ? rep : 1);
+              for (int d = 0; d < nd; d++)
+                osh[d] = sh->dims[d] * (d == ax ? rep : 1);
             h_tensor want = h_alloc(osh, ond, x.dtype);
             int64_t idx[4];
             for (int64_t k = 0; k < want.size; k++) {
@@ -570,14 +580,15 @@ static void check_tile(const h_tensor* x, cmx_array a, const int64_t* reps,
 }
 
 static void test_tile(void) {
-  static const int64_t repsets[][4] = {{2}, {1, 3}, {2, 1, 2}, {0, 2},
-                                       {1, 1, 1, 2}, {3, 2, 1, 1}};
+  static const int64_t repsets[][4] = {{2},    {1, 3},       {2, 1, 2},
+                                       {0, 2}, {1, 1, 1, 2}, {3, 2, 1, 1}};
   static const int nr[] = {1, 2, 3, 2, 4, 4};
   for (int di = 0; SU_FEW[di] != CMX_NUM_DTYPES; di++)
     for (int si = 0; si < H_NUM_SHAPES; si++) {
       const h_shape* sh = &h_shapes[si];
       if (sh->ndim && sh->dims[0] > 1000) continue;
-      h_tensor x = h_random(sh->dims, sh->ndim, SU_FEW[di], -9, 9, (uint64_t)si);
+      h_tensor x =
+          h_random(sh->dims, sh->ndim, SU_FEW[di], -9, 9, (uint64_t)si);
       for (int l = 0; l < SU_NUM_LAYOUTS; l++) {
         if (!su_layout_ok(l, sh->ndim)) continue;
         cmx_array a = su_input(&x, l);

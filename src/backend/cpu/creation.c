@@ -2,11 +2,13 @@
  * Values are computed in double and converted once (integers saturate, so
  * no conversion is undefined); integer aranges follow MLX's rule exactly
  * in wrapping unsigned arithmetic. */
+#include "primitives/creation.h"
+
 #include <complex.h>
+
 #include "backend/cpu/cpu.h"
 #include "backend/cpu/kernels.h"
 #include "backend/cpu/shape_copy.h"
-#include "primitives/creation.h"
 #include "primitives/registry.h"
 
 static inline int64_t sat_i64(double d) {
@@ -48,16 +50,24 @@ typedef struct {
 } range_ctx;
 
 /* start + i * step in double, rounded once. */
-#define RANGE_F(T, nm)                                                 \
-  static void rf_##nm(const range_ctx* c, int64_t b, int64_t e) {     \
-    T* o = (T*)c->out;                                                 \
-    for (int64_t i = b; i < e; i++) o[i] = CV_##nm(c->start + (double)i * c->step); \
+#define RANGE_F(T, nm)                                                  \
+  static void rf_##nm(const range_ctx* c, int64_t b, int64_t e) {       \
+    double start = c->start, step = c->step;                            \
+    /* Blocks with an int32 counter: int32 -> double vectorises. */     \
+    for (int64_t blk = b; blk < e; blk += 1 << 30) {                    \
+      T* o = (T*)c->out + blk;                                          \
+      int32_t n = (int32_t)(e - blk < (1 << 30) ? e - blk : (1 << 30)); \
+      double base = (double)blk;                                        \
+      for (int32_t j = 0; j < n; j++)                                   \
+        o[j] = CV_##nm(start + (base + (double)j) * step);              \
+    }                                                                   \
+    T* o = (T*)c->out;                                                  \
     if (c->linspace && e == c->n && e > 0) o[e - 1] = CV_##nm(c->stop); \
   }
 /* MLX's integer arange: T(start) + i * (T(start + step) - T(start)). */
-#define RANGE_I(T, nm)                                                 \
-  static void ri_##nm(const range_ctx* c, int64_t b, int64_t e) {     \
-    T* o = (T*)c->out;                                                 \
+#define RANGE_I(T, nm)                                                      \
+  static void ri_##nm(const range_ctx* c, int64_t b, int64_t e) {           \
+    T* o = (T*)c->out;                                                      \
     for (int64_t i = b; i < e; i++) o[i] = (T)(c->a0 + (uint64_t)i * c->d); \
   }
 #define RANGE_FI(T, nm) RANGE_F(T, nm) RANGE_I(T, nm)
@@ -78,7 +88,7 @@ RANGE_F(cmx__c64, c64)
 
 typedef void (*range_fn)(const range_ctx*, int64_t, int64_t);
 static const range_fn k_range_f[CMX_NUM_DTYPES] = {
-    rf_bool, rf_u8,  rf_u16,  rf_u32, rf_u64, rf_i8,  rf_i16,
+    rf_bool, rf_u8,  rf_u16, rf_u32,  rf_u64, rf_i8,  rf_i16,
     rf_i32,  rf_i64, rf_f16, rf_bf16, rf_f32, rf_f64, rf_c64};
 static const range_fn k_range_i[CMX_NUM_DTYPES] = {
     NULL,   ri_u8,  ri_u16, ri_u32, ri_u64, ri_i8, ri_i16,
@@ -86,8 +96,8 @@ static const range_fn k_range_i[CMX_NUM_DTYPES] = {
 
 static void range_chunk(void* ctx, int64_t b, int64_t e) {
   const range_ctx* c = ctx;
-  range_fn f = (!c->linspace && k_range_i[c->dt]) ? k_range_i[c->dt]
-                                                  : k_range_f[c->dt];
+  range_fn f =
+      (!c->linspace && k_range_i[c->dt]) ? k_range_i[c->dt] : k_range_f[c->dt];
   f(c, b, e);
 }
 
@@ -132,18 +142,36 @@ static void one_of(cmx_dtype dt, void* buf) {
   switch (dt) {
     case CMX_BOOL:
     case CMX_UINT8:
-    case CMX_INT8: *(uint8_t*)buf = 1; break;
+    case CMX_INT8:
+      *(uint8_t*)buf = 1;
+      break;
     case CMX_UINT16:
-    case CMX_INT16: *(uint16_t*)buf = 1; break;
+    case CMX_INT16:
+      *(uint16_t*)buf = 1;
+      break;
     case CMX_UINT32:
-    case CMX_INT32: *(uint32_t*)buf = 1; break;
+    case CMX_INT32:
+      *(uint32_t*)buf = 1;
+      break;
     case CMX_UINT64:
-    case CMX_INT64: *(uint64_t*)buf = 1; break;
-    case CMX_FLOAT16: *(uint16_t*)buf = cmx__f2h(1.0f); break;
-    case CMX_BFLOAT16: *(uint16_t*)buf = cmx__f2bf(1.0f); break;
-    case CMX_FLOAT32: *(float*)buf = 1.0f; break;
-    case CMX_FLOAT64: *(double*)buf = 1.0; break;
-    default: *(cmx__c64*)buf = 1.0f; break;
+    case CMX_INT64:
+      *(uint64_t*)buf = 1;
+      break;
+    case CMX_FLOAT16:
+      *(uint16_t*)buf = cmx__f2h(1.0f);
+      break;
+    case CMX_BFLOAT16:
+      *(uint16_t*)buf = cmx__f2bf(1.0f);
+      break;
+    case CMX_FLOAT32:
+      *(float*)buf = 1.0f;
+      break;
+    case CMX_FLOAT64:
+      *(double*)buf = 1.0;
+      break;
+    default:
+      *(cmx__c64*)buf = 1.0f;
+      break;
   }
 }
 

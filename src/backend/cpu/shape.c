@@ -5,10 +5,11 @@
  * and View are views when the input's layout allows and copies otherwise,
  * decided here because strides are only known once the input exists.
  * SliceUpdate, Concatenate and Pad write fresh buffers. */
+#include "primitives/shape.h"
+
 #include "backend/cpu/cpu.h"
 #include "backend/cpu/kernels.h"
 #include "backend/cpu/shape_copy.h"
-#include "primitives/shape.h"
 
 #define UNUSED_ARGS \
   (void)nin;        \
@@ -35,8 +36,8 @@ CMX__KERNEL(cmx__cpu_reshape) {
   UNUSED_ARGS;
   cmx_array a = in[0], o = out[0];
   int64_t st[CMX_MAX_NDIM];
-  if (cmx__reshape_strides(a->dims, CMX__STRIDES(a), a->ndim, o->dims,
-                           o->ndim, st))
+  if (cmx__reshape_strides(a->dims, CMX__STRIDES(a), a->ndim, o->dims, o->ndim,
+                           st))
     return cmx_kernel_set_view(o, a, 0, st);
   cmx_status s = cmx_kernel_alloc(o);
   if (s != CMX_OK) return s;
@@ -119,7 +120,8 @@ CMX__KERNEL(cmx__cpu_contiguous) {
     return cmx_kernel_set_view(o, a, 0, CMX__STRIDES(a));
   cmx_status s = cmx_kernel_alloc(o);
   if (s != CMX_OK) return s;
-  return cmx__cpu_copy_convert(o, a);
+  cmx__cpu_copy_rowmajor(cmx_kernel_data(o), a);
+  return CMX_OK;
 }
 
 /* View: reinterprets bytes. Shares the buffer when every output element

@@ -6,6 +6,7 @@
  * with three cases (both contiguous: memcpy; source stride 0: fill;
  * otherwise a strided loop), which gcc vectorises. */
 #include "backend/cpu/shape_copy.h"
+
 #include <string.h>
 
 #define GRAIN (1 << 15) /* elements per chunk worth a thread */
@@ -19,33 +20,41 @@ typedef struct {
   const char* src;
 } copy_plan;
 
-#define ROW_CASES(T)                                                    \
-  do {                                                                  \
-    T* o = (T*)dst;                                                     \
-    const T* a = (const T*)src;                                         \
-    if (ds == 1 && ss == 1) {                                           \
-      memcpy(o, a, (size_t)n * sizeof(T));                              \
-    } else if (ss == 0) {                                               \
-      T v = a[0];                                                       \
-      if (ds == 1)                                                      \
-        for (int64_t i = 0; i < n; i++) o[i] = v;                       \
-      else                                                              \
-        for (int64_t i = 0; i < n; i++) o[i * ds] = v;                  \
-    } else if (ds == 1) {                                               \
-      for (int64_t i = 0; i < n; i++) o[i] = a[i * ss];                 \
-    } else {                                                            \
-      for (int64_t i = 0; i < n; i++) o[i * ds] = a[i * ss];            \
-    }                                                                   \
+#define ROW_CASES(T)                                         \
+  do {                                                       \
+    T* o = (T*)dst;                                          \
+    const T* a = (const T*)src;                              \
+    if (ds == 1 && ss == 1) {                                \
+      memcpy(o, a, (size_t)n * sizeof(T));                   \
+    } else if (ss == 0) {                                    \
+      T v = a[0];                                            \
+      if (ds == 1)                                           \
+        for (int64_t i = 0; i < n; i++) o[i] = v;            \
+      else                                                   \
+        for (int64_t i = 0; i < n; i++) o[i * ds] = v;       \
+    } else if (ds == 1) {                                    \
+      for (int64_t i = 0; i < n; i++) o[i] = a[i * ss];      \
+    } else {                                                 \
+      for (int64_t i = 0; i < n; i++) o[i * ds] = a[i * ss]; \
+    }                                                        \
   } while (0)
 
 /* Moves n elements of one row. */
 static void copy_row(char* dst, int64_t ds, const char* src, int64_t ss,
                      int64_t n, size_t isz) {
   switch (isz) {
-    case 1: ROW_CASES(uint8_t); break;
-    case 2: ROW_CASES(uint16_t); break;
-    case 4: ROW_CASES(uint32_t); break;
-    default: ROW_CASES(uint64_t); break;
+    case 1:
+      ROW_CASES(uint8_t);
+      break;
+    case 2:
+      ROW_CASES(uint16_t);
+      break;
+    case 4:
+      ROW_CASES(uint32_t);
+      break;
+    default:
+      ROW_CASES(uint64_t);
+      break;
   }
 }
 
@@ -80,8 +89,7 @@ static void run_flat(void* ctx, int64_t b, int64_t e) {
   const copy_plan* p = ctx;
   int64_t ds = p->ndim ? p->dst_st[0] : 0, ss = p->ndim ? p->src_st[0] : 0;
   int64_t isz = (int64_t)p->isz;
-  copy_row(p->dst + b * ds * isz, ds, p->src + b * ss * isz, ss, e - b,
-           p->isz);
+  copy_row(p->dst + b * ds * isz, ds, p->src + b * ss * isz, ss, e - b, p->isz);
 }
 
 /* Rows [b, e) of the outer dims. */
@@ -114,6 +122,37 @@ static void run_rows(void* ctx, int64_t b, int64_t e) {
   }
 }
 
+/* Transposed pairs: the source walks the last dim with a long stride and
+ * the one before it contiguously. Copy square tiles so the source lines a
+ * tile touches stay in cache while the tile is written. Items are (outer
+ * index, tile row). */
+#define TILE 32
+static void run_tiles(void* ctx, int64_t b, int64_t e) {
+  const copy_plan* p = ctx;
+  int nd = p->ndim;
+  int64_t isz = (int64_t)p->isz;
+  int64_t R = p->shape[nd - 2], C = p->shape[nd - 1];
+  int64_t rt = (R + TILE - 1) / TILE;
+  int64_t dr = p->dst_st[nd - 2], dc = p->dst_st[nd - 1];
+  int64_t sr = p->src_st[nd - 2], sc = p->src_st[nd - 1];
+  for (int64_t it = b; it < e; it++) {
+    int64_t rem = it / rt, doff = 0, soff = 0;
+    for (int d = nd - 3; d >= 0; d--) {
+      int64_t i = rem % p->shape[d];
+      rem /= p->shape[d];
+      doff += i * p->dst_st[d];
+      soff += i * p->src_st[d];
+    }
+    int64_t r0 = (it % rt) * TILE, r1 = r0 + TILE < R ? r0 + TILE : R;
+    for (int64_t c0 = 0; c0 < C; c0 += TILE) {
+      int64_t n = c0 + TILE < C ? TILE : C - c0;
+      for (int64_t r = r0; r < r1; r++)
+        copy_row(p->dst + (doff + r * dr + c0 * dc) * isz, dc,
+                 p->src + (soff + r * sr + c0 * sc) * isz, sc, n, p->isz);
+    }
+  }
+}
+
 void cmx__cpu_strided_copy(char* dst, const int64_t* dst_strides,
                            const char* src, const int64_t* src_strides,
                            const int64_t* shape, int ndim, size_t isz) {
@@ -137,6 +176,15 @@ void cmx__cpu_strided_copy(char* dst, const int64_t* dst_strides,
   int64_t rows = 1;
   for (int d = 0; d < outer; d++) rows *= p.shape[d];
   int64_t inner = p.shape[outer];
+  int64_t sc = p.src_st[outer], sr = p.src_st[outer - 1];
+  if ((sr == 1 || sr == -1) && (sc > TILE || sc < -TILE) && inner >= TILE &&
+      p.shape[outer - 1] >= TILE) {
+    int64_t items =
+        rows / p.shape[outer - 1] * ((p.shape[outer - 1] + TILE - 1) / TILE);
+    int64_t per = TILE * inner;
+    cmx__parallel_for(items, per >= GRAIN ? 1 : GRAIN / per, run_tiles, &p);
+    return;
+  }
   cmx__parallel_for(rows, inner >= GRAIN ? 1 : GRAIN / inner, run_rows, &p);
 }
 
