@@ -737,6 +737,56 @@ static void test_in_graph(void) {
   drop(&a);
 }
 
+/* Views made by the shape ops (swapaxes, slice with a step) go to BLAS
+ * in place or packed, and match the reference. */
+static void test_shape_op_views(void) {
+  for (int t = 0; t < NDT; t++) {
+    cmx_dtype dt = k_dtypes[t];
+    /* x (2, 5, 7) @ swapaxes(w (2, 6, 7)) = x @ w^T: w^T is (2, 7, 6) */
+    operand x = make(dt, SH(2, 5, 7), CONTIG), w = make(dt, SH(2, 6, 7), LD);
+    cmx_array wt = NULL, out = NULL;
+    OK(cmx_swapaxes(&wt, w.arr, -1, -2, S));
+    OK(cmx_matmul(&out, x.arr, wt, S));
+    /* the reference operand: w transposed, as logical values */
+    operand r = w;
+    r.shape[1] = 7;
+    r.shape[2] = 6;
+    r.re = malloc(84 * sizeof(double));
+    r.im = w.im ? malloc(84 * sizeof(double)) : NULL;
+    for (int b = 0; b < 2; b++)
+      for (int i = 0; i < 6; i++)
+        for (int k = 0; k < 7; k++) {
+          r.re[b * 42 + k * 6 + i] = w.re[b * 42 + i * 7 + k];
+          if (r.im) r.im[b * 42 + k * 6 + i] = w.im[b * 42 + i * 7 + k];
+        }
+    if (out) check_product(out, &x, &r, NULL, 1, 0, dt, "swapaxes view");
+    cmx_array_release(out);
+    /* every other row of x: (2, 3, 7) with row stride 14 */
+    cmx_array xs = NULL;
+    OK(cmx_slice(&xs, x.arr, (const int64_t[]){0, 0, 0},
+                 (const int64_t[]){2, 5, 7}, (const int64_t[]){1, 2, 1}, S));
+    OK(cmx_matmul(&out, xs, wt, S));
+    operand xr = x;
+    xr.shape[1] = 3;
+    xr.re = malloc(42 * sizeof(double));
+    xr.im = x.im ? malloc(42 * sizeof(double)) : NULL;
+    for (int b = 0; b < 2; b++)
+      for (int i = 0; i < 3; i++)
+        for (int k = 0; k < 7; k++) {
+          xr.re[b * 21 + i * 7 + k] = x.re[b * 35 + 2 * i * 7 + k];
+          if (xr.im) xr.im[b * 21 + i * 7 + k] = x.im[b * 35 + 2 * i * 7 + k];
+        }
+    if (out) check_product(out, &xr, &r, NULL, 1, 0, dt, "strided slice");
+    cmx_array_release_all((cmx_array[]){out, xs, wt}, 3);
+    free(r.re);
+    free(r.im);
+    free(xr.re);
+    free(xr.im);
+    drop(&x);
+    drop(&w);
+  }
+}
+
 int main(void) {
   RUN(test_shapes);
   RUN(test_layouts);
@@ -748,5 +798,6 @@ int main(void) {
   RUN(test_addmm_special);
   RUN(test_errors);
   RUN(test_in_graph);
+  RUN(test_shape_op_views);
   return test_summary("test_matmul");
 }
