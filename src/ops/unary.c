@@ -37,6 +37,12 @@ static cmx_array unary(const cmx_primitive_vtable* vt, cmx_array a,
   return cmx__apply(vt, NULL, 0, s, &a, 1, a->dims, a->ndim, out_dt);
 }
 
+/* a itself as an op result: weak scalars become ordinary arrays, as an op
+ * on a Python scalar gives a typed array in MLX. */
+static cmx_array identity(cmx_array a) {
+  return a->weak ? cmx__own(cmx__weak_cast(a, a->dtype)) : a;
+}
+
 static void* no_complex(const char* op) {
   return CMX__FAIL(CMX_ERR_TYPE, "[%s] Not supported for complex64.", op);
 }
@@ -107,7 +113,7 @@ BOOL_UNARY(logical_not, LogicalNot)
   cmx_array cmx__##name(cmx_array a, cmx_stream s) {          \
     if (!CMX__ARGS(#name, a)) return NULL;                    \
     if (a->dtype == CMX_COMPLEX64) return no_complex(#name);  \
-    if (!cmx_dtype_is_floating(a->dtype)) return a;           \
+    if (!cmx_dtype_is_floating(a->dtype)) return identity(a);  \
     return unary(&cmx__vt_##prim, a, a->dtype, s);            \
   }
 ROUNDING_UNARY(floor, Floor)
@@ -118,7 +124,7 @@ cmx_array cmx__round(cmx_array a, int decimals, cmx_stream s) {
   if (!CMX__ARGS("round", a)) return NULL;
   if (a->dtype == CMX_COMPLEX64) return no_complex("round");
   /* Integers are already whole: only negative decimals change them. */
-  if (!cmx_dtype_is_floating(a->dtype) && decimals >= 0) return a;
+  if (!cmx_dtype_is_floating(a->dtype) && decimals >= 0) return identity(a);
   cmx__round_params p = {decimals};
   return cmx__apply(&cmx__vt_Round, &p, sizeof p, s, &a, 1, a->dims, a->ndim,
                     a->dtype);
@@ -147,7 +153,7 @@ cmx_array cmx__negative(cmx_array a, cmx_stream s) {
 /* +a is a itself (no computation), for every dtype. */
 cmx_array cmx__positive(cmx_array a, cmx_stream s) {
   (void)s;
-  return CMX__ARGS("positive", a) ? a : NULL;
+  return CMX__ARGS("positive", a) ? identity(a) : NULL;
 }
 
 /* 1 / a, with integers in float32 (MLX's reciprocal is this division). */
@@ -172,13 +178,13 @@ cmx_array cmx__radians(cmx_array a, cmx_stream s) {
  * imaginary part is zeros of their dtype. */
 cmx_array cmx__conjugate(cmx_array a, cmx_stream s) {
   if (!CMX__ARGS("conjugate", a)) return NULL;
-  if (a->dtype != CMX_COMPLEX64) return a;
+  if (a->dtype != CMX_COMPLEX64) return identity(a);
   return unary(&cmx__vt_Conjugate, a, CMX_COMPLEX64, s);
 }
 
 cmx_array cmx__real(cmx_array a, cmx_stream s) {
   if (!CMX__ARGS("real", a)) return NULL;
-  if (a->dtype != CMX_COMPLEX64) return a;
+  if (a->dtype != CMX_COMPLEX64) return identity(a);
   return unary(&cmx__vt_Real, a, CMX_FLOAT32, s);
 }
 

@@ -183,9 +183,6 @@ static const cmx_dtype NO_BOOL_ALL[] = {
     CMX_UINT8,   CMX_UINT16, CMX_UINT32,  CMX_UINT64,  CMX_INT8,
     CMX_INT16,   CMX_INT32,  CMX_INT64,   CMX_FLOAT16, CMX_BFLOAT16,
     CMX_FLOAT32, CMX_FLOAT64, CMX_COMPLEX64, CMX_NUM_DTYPES};
-static const cmx_dtype SIGNED_ALL[] = {
-    CMX_INT8,     CMX_INT16,   CMX_INT32,   CMX_INT64,     CMX_FLOAT16,
-    CMX_BFLOAT16, CMX_FLOAT32, CMX_FLOAT64, CMX_COMPLEX64, CMX_NUM_DTYPES};
 static const cmx_dtype FLOATS_C[] = {CMX_FLOAT16, CMX_BFLOAT16, CMX_FLOAT32,
                                      CMX_FLOAT64, CMX_COMPLEX64,
                                      CMX_NUM_DTYPES};
@@ -278,7 +275,6 @@ static void test_table(void) {
   static const cmx_dtype only_bool[] = {CMX_BOOL, CMX_NUM_DTYPES};
   h_check_unary("bitwise_invert", cmx_bitwise_invert, ref_not, only_bool,
                 h_same_dtype, 0, 1, 0);
-  (void)SIGNED_ALL;
 }
 
 /* ---------------- round ---------------- */
@@ -340,6 +336,12 @@ static void test_round(void) {
   OK(cmx_array_copy_to(r, ig, sizeof ig));
   for (int i = 0; i < 6; i++) CHECK(ig[i] == 0);
   cmx_array_release_all((cmx_array[]){a, r}, 2);
+  /* extreme decimals: everything rounds to 0 / stays */
+  OK(cmx_array_from_data(&a, iv, &n, 1, CMX_INT64));
+  OK(cmx_round(&r, a, INT32_MIN, S));
+  OK(cmx_array_copy_to(r, ig, sizeof ig));
+  for (int i = 0; i < 6; i++) CHECK(ig[i] == 0);
+  cmx_array_release_all((cmx_array[]){a, r}, 2);
   /* huge decimals leave floats unchanged */
   double d = 1.2345678901234;
   OK(cmx_array_from_data(&a, &d, NULL, 0, CMX_FLOAT64));
@@ -347,7 +349,20 @@ static void test_round(void) {
   double dg;
   OK(cmx_array_item_double(r, &dg));
   CHECK(dg == d);
+  cmx_array_release(r);
+  OK(cmx_round(&r, a, INT32_MIN, S));
+  OK(cmx_array_item_double(r, &dg));
+  CHECK(dg == 0);
   cmx_array_release_all((cmx_array[]){a, r}, 2);
+  /* identity results of weak scalars are ordinary (strong) arrays */
+  cmx_array w;
+  OK(cmx_array_weak_int(&w, 3));
+  OK(cmx_floor(&r, w, S));
+  CHECK(!cmx_array_is_weak(r) && cmx_array_dtype(r) == CMX_INT32);
+  cmx_array_release(r);
+  OK(cmx_positive(&r, w, S));
+  CHECK(!cmx_array_is_weak(r));
+  cmx_array_release_all((cmx_array[]){w, r}, 2);
 }
 
 /* ---------------- special values ---------------- */

@@ -423,7 +423,10 @@ CMX__KERNEL(cmx__cpu_round) {
   (void)nin;
   (void)nout;
   const cmx__round_params* rp = cmx_primitive_params(p);
-  round_ctx c = {rp->decimals, 0};
+  /* Beyond +-400 decimals every double is unchanged / rounds to 0; the
+   * clamp also keeps the negations below defined. */
+  int d = rp->decimals < -400 ? -400 : rp->decimals > 400 ? 400 : rp->decimals;
+  round_ctx c = {d, 0};
   if (c.decimals < 0) {
     /* 10^20 exceeds every 64-bit magnitude's rounding range: q = 0
      * stands for "everything rounds to 0". */
