@@ -8,6 +8,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <time.h>
+
 #include "cmx/cmx.h"
 
 #define S CMX_STREAM_DEFAULT

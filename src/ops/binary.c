@@ -17,8 +17,7 @@ static bool prepare(const char* op, cmx_array a, cmx_array b, cmx_dtype dt,
                     cmx_stream s, cmx_array* pa, cmx_array* pb) {
   int64_t shape[CMX_MAX_NDIM];
   int nd;
-  if (!cmx__broadcast_shape(op, a->dims, a->ndim, b->dims, b->ndim, shape,
-                            &nd))
+  if (!cmx__broadcast_shape(op, a->dims, a->ndim, b->dims, b->ndim, shape, &nd))
     return false;
   *pa = cmx__broadcast_to(cmx__as_dtype(a, dt, s), shape, nd, s);
   *pb = cmx__broadcast_to(cmx__as_dtype(b, dt, s), shape, nd, s);
@@ -52,16 +51,14 @@ typedef enum {
 } bin_kind;
 
 static cmx_array binary(const char* op, const cmx_primitive_vtable* vt,
-                        bin_kind kind, cmx_array a, cmx_array b,
-                        cmx_stream s) {
+                        bin_kind kind, cmx_array a, cmx_array b, cmx_stream s) {
   if (!CMX__ARGS(op, a, b)) return NULL;
   cmx_dtype dt = result_type(a, b), out;
   switch (kind) {
     case K_REAL:
     case K_FREAL:
       if (dt == CMX_COMPLEX64)
-        return CMX__FAIL(CMX_ERR_TYPE, "[%s] Not supported for complex64.",
-                         op);
+        return CMX__FAIL(CMX_ERR_TYPE, "[%s] Not supported for complex64.", op);
       break;
     case K_BITS:
     case K_SHIFT:
@@ -79,16 +76,17 @@ static cmx_array binary(const char* op, const cmx_primitive_vtable* vt,
        * zero on the way. */
       dt = a->dtype == b->dtype ? a->dtype : CMX_BOOL;
       break;
-    default: break;
+    default:
+      break;
   }
   if (kind == K_FLOAT || kind == K_FREAL) dt = at_least_float(dt);
   out = (kind == K_CMP || kind == K_LOGICAL) ? CMX_BOOL : dt;
   return apply2(op, vt, a, b, dt, out, s);
 }
 
-#define BINARY_OP(name, prim, kind)                                \
-  cmx_array cmx__##name(cmx_array a, cmx_array b, cmx_stream s) {  \
-    return binary(#name, &cmx__vt_##prim, kind, a, b, s);          \
+#define BINARY_OP(name, prim, kind)                               \
+  cmx_array cmx__##name(cmx_array a, cmx_array b, cmx_stream s) { \
+    return binary(#name, &cmx__vt_##prim, kind, a, b, s);         \
   }
 BINARY_OP(add, Add, K_SAME)
 BINARY_OP(subtract, Subtract, K_SAME)
@@ -116,9 +114,9 @@ BINARY_OP(bitwise_xor, BitwiseXor, K_BITS)
 BINARY_OP(left_shift, LeftShift, K_SHIFT)
 BINARY_OP(right_shift, RightShift, K_SHIFT)
 
-#define PUBLIC_BINARY(name)                                          \
-  cmx_status cmx_##name(cmx_array* out, cmx_array a, cmx_array b,    \
-                        cmx_stream s) {                              \
-    CMX__PUBLIC(out, #name, cmx__##name(a, b, s));                   \
+#define PUBLIC_BINARY(name)                                       \
+  cmx_status cmx_##name(cmx_array* out, cmx_array a, cmx_array b, \
+                        cmx_stream s) {                           \
+    CMX__PUBLIC(out, #name, cmx__##name(a, b, s));                \
   }
 CMX__BINARY_OPS(PUBLIC_BINARY)

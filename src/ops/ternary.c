@@ -3,15 +3,14 @@
 
 /* cond as bool, x and y promoted together (weak scalars give way), all
  * three broadcast to one shape. */
-cmx_array cmx__where(cmx_array cond, cmx_array x, cmx_array y,
-                     cmx_stream s) {
+cmx_array cmx__where(cmx_array cond, cmx_array x, cmx_array y, cmx_stream s) {
   if (!CMX__ARGS("where", cond, x, y)) return NULL;
   cmx_array xy[2] = {x, y};
   cmx_dtype dt = cmx__result_type(xy, 2);
   int64_t s1[CMX_MAX_NDIM], shape[CMX_MAX_NDIM];
   int n1, nd;
-  if (!cmx__broadcast_shape("where", cond->dims, cond->ndim, x->dims,
-                            x->ndim, s1, &n1) ||
+  if (!cmx__broadcast_shape("where", cond->dims, cond->ndim, x->dims, x->ndim,
+                            s1, &n1) ||
       !cmx__broadcast_shape("where", s1, n1, y->dims, y->ndim, shape, &nd))
     return NULL;
   cmx_array in[3] = {
@@ -22,8 +21,8 @@ cmx_array cmx__where(cmx_array cond, cmx_array x, cmx_array y,
   return cmx__apply(&cmx__vt_Select, NULL, 0, s, in, 3, shape, nd, dt);
 }
 
-cmx_status cmx_where(cmx_array* out, cmx_array cond, cmx_array x,
-                     cmx_array y, cmx_stream s) {
+cmx_status cmx_where(cmx_array* out, cmx_array cond, cmx_array x, cmx_array y,
+                     cmx_stream s) {
   CMX__PUBLIC(out, "where", cmx__where(cond, x, y, s));
 }
 

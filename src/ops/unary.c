@@ -1,5 +1,6 @@
 /* Unary elementwise ops and dtype conversion. */
 #include <math.h>
+
 #include "ops/ops_internal.h"
 #include "primitives/elementwise.h"
 
@@ -10,8 +11,7 @@ cmx_array cmx__astype(cmx_array a, cmx_dtype dt, cmx_stream s) {
   return cmx__apply(&cmx__vt_AsType, NULL, 0, s, &a, 1, a->dims, a->ndim, dt);
 }
 
-cmx_status cmx_astype(cmx_array* out, cmx_array a, cmx_dtype dt,
-                      cmx_stream s) {
+cmx_status cmx_astype(cmx_array* out, cmx_array a, cmx_dtype dt, cmx_stream s) {
   CMX__PUBLIC(out, "astype", cmx__astype(a, dt, s));
 }
 
@@ -86,20 +86,20 @@ FLOAT_UNARY(erf, Erf, false)
 FLOAT_UNARY(erfinv, ErfInv, false)
 
 /* Ops that keep the dtype (bool included). */
-#define SAME_UNARY(name, prim)                              \
-  cmx_array cmx__##name(cmx_array a, cmx_stream s) {        \
-    if (!CMX__ARGS(#name, a)) return NULL;                  \
-    return unary(&cmx__vt_##prim, a, a->dtype, s);          \
+#define SAME_UNARY(name, prim)                       \
+  cmx_array cmx__##name(cmx_array a, cmx_stream s) { \
+    if (!CMX__ARGS(#name, a)) return NULL;           \
+    return unary(&cmx__vt_##prim, a, a->dtype, s);   \
   }
 SAME_UNARY(sign, Sign)
 SAME_UNARY(square, Square)
 SAME_UNARY(stop_gradient, StopGradient)
 
 /* Predicates: bool results for every dtype. */
-#define BOOL_UNARY(name, prim)                              \
-  cmx_array cmx__##name(cmx_array a, cmx_stream s) {        \
-    if (!CMX__ARGS(#name, a)) return NULL;                  \
-    return unary(&cmx__vt_##prim, a, CMX_BOOL, s);          \
+#define BOOL_UNARY(name, prim)                       \
+  cmx_array cmx__##name(cmx_array a, cmx_stream s) { \
+    if (!CMX__ARGS(#name, a)) return NULL;           \
+    return unary(&cmx__vt_##prim, a, CMX_BOOL, s);   \
   }
 BOOL_UNARY(isnan, IsNan)
 BOOL_UNARY(isinf, IsInf)
@@ -113,7 +113,7 @@ BOOL_UNARY(logical_not, LogicalNot)
   cmx_array cmx__##name(cmx_array a, cmx_stream s) {          \
     if (!CMX__ARGS(#name, a)) return NULL;                    \
     if (a->dtype == CMX_COMPLEX64) return no_complex(#name);  \
-    if (!cmx_dtype_is_floating(a->dtype)) return identity(a);  \
+    if (!cmx_dtype_is_floating(a->dtype)) return identity(a); \
     return unary(&cmx__vt_##prim, a, a->dtype, s);            \
   }
 ROUNDING_UNARY(floor, Floor)
@@ -130,8 +130,7 @@ cmx_array cmx__round(cmx_array a, int decimals, cmx_stream s) {
                     a->dtype);
 }
 
-cmx_status cmx_round(cmx_array* out, cmx_array a, int decimals,
-                     cmx_stream s) {
+cmx_status cmx_round(cmx_array* out, cmx_array a, int decimals, cmx_stream s) {
   CMX__PUBLIC(out, "round", cmx__round(a, decimals, s));
 }
 
@@ -204,8 +203,8 @@ cmx_array cmx__bitwise_invert(cmx_array a, cmx_stream s) {
   return unary(&cmx__vt_BitwiseInvert, a, a->dtype, s);
 }
 
-#define PUBLIC_UNARY(name)                                             \
-  cmx_status cmx_##name(cmx_array* out, cmx_array a, cmx_stream s) {   \
-    CMX__PUBLIC(out, #name, cmx__##name(a, s));                        \
+#define PUBLIC_UNARY(name)                                           \
+  cmx_status cmx_##name(cmx_array* out, cmx_array a, cmx_stream s) { \
+    CMX__PUBLIC(out, #name, cmx__##name(a, s));                      \
   }
 CMX__UNARY_OPS(PUBLIC_UNARY)

@@ -16,12 +16,14 @@ static void put(dc z, double* o, double* oi) {
 /* The dtype of the case being checked, for references that depend on it
  * (bit widths, signedness). */
 static cmx_dtype g_dt;
-static int bits_of(cmx_dtype dt) { return (int)cmx_dtype_size(dt) * 8; }
+static int bits_of(cmx_dtype dt) {
+  return (int)cmx_dtype_size(dt) * 8;
+}
 static bool is_unsigned(cmx_dtype dt) {
   return dt >= CMX_UINT8 && dt <= CMX_UINT64;
 }
 
-#define REF2(name, ...)                                                    \
+#define REF2(name, ...)                                                   \
   static void name(double ar, double ai, double br, double bi, double* o, \
                    double* oi) {                                          \
     dc x = CMPLX(ar, ai), y = CMPLX(br, bi);                              \
@@ -33,7 +35,7 @@ static bool is_unsigned(cmx_dtype dt) {
 
 REF2(ref_sub, put(x - y, o, oi))
 REF2(ref_sub_bool, *o = (ar != 0) != (br != 0))
-REF2(ref_mul, put(CMPLX(ar * br - ai * bi, ar * bi + ai * br), o, oi))
+REF2(ref_mul, put(CMPLX(ar* br - ai * bi, ar* bi + ai * br), o, oi))
 REF2(ref_mul_bool, *o = ar != 0 && br != 0)
 /* Complex division from its definition. */
 REF2(ref_div, {
@@ -156,56 +158,51 @@ static void run_case(const binary_case* c) {
   for (int i = 0; c->dtypes[i] != CMX_NUM_DTYPES; i++) {
     cmx_dtype one[2] = {c->dtypes[i], CMX_NUM_DTYPES};
     g_dt = c->dtypes[i];
-    h_check_binary(c->name, c->fn, c->ref, one, c->out, c->alo, c->ahi,
-                   c->blo, c->bhi, c->tol);
+    h_check_binary(c->name, c->fn, c->ref, one, c->out, c->alo, c->ahi, c->blo,
+                   c->bhi, c->tol);
   }
 }
 
 static const cmx_dtype NO_BOOL[] = {
-    CMX_UINT8,   CMX_UINT16, CMX_UINT32,  CMX_UINT64,  CMX_INT8,
-    CMX_INT16,   CMX_INT32,  CMX_INT64,   CMX_FLOAT16, CMX_BFLOAT16,
+    CMX_UINT8,   CMX_UINT16,  CMX_UINT32,    CMX_UINT64,    CMX_INT8,
+    CMX_INT16,   CMX_INT32,   CMX_INT64,     CMX_FLOAT16,   CMX_BFLOAT16,
     CMX_FLOAT32, CMX_FLOAT64, CMX_COMPLEX64, CMX_NUM_DTYPES};
 static const cmx_dtype ONLY_BOOL[] = {CMX_BOOL, CMX_NUM_DTYPES};
 static const cmx_dtype INTS_BOOL[] = {
     CMX_BOOL, CMX_UINT8, CMX_UINT16, CMX_UINT32, CMX_UINT64,
     CMX_INT8, CMX_INT16, CMX_INT32,  CMX_INT64,  CMX_NUM_DTYPES};
-static const cmx_dtype INTS_32[] = {CMX_UINT8, CMX_UINT16, CMX_UINT32,
-                                    CMX_INT8,  CMX_INT16,  CMX_INT32,
+static const cmx_dtype INTS_32[] = {CMX_UINT8,     CMX_UINT16, CMX_UINT32,
+                                    CMX_INT8,      CMX_INT16,  CMX_INT32,
                                     CMX_NUM_DTYPES};
 static const cmx_dtype INTS_64[] = {CMX_UINT64, CMX_INT64, CMX_NUM_DTYPES};
-static const cmx_dtype FLOATS_C[] = {CMX_FLOAT16, CMX_BFLOAT16, CMX_FLOAT32,
-                                     CMX_FLOAT64, CMX_COMPLEX64,
-                                     CMX_NUM_DTYPES};
+static const cmx_dtype FLOATS_C[] = {CMX_FLOAT16,   CMX_BFLOAT16,
+                                     CMX_FLOAT32,   CMX_FLOAT64,
+                                     CMX_COMPLEX64, CMX_NUM_DTYPES};
 
 static void test_arith_table(void) {
   const binary_case cases[] = {
       /* integers wrap: the ranges overflow the narrow types */
       {"subtract", cmx_subtract, ref_sub, NO_BOOL, h_same_dtype, -200, 200,
        -200, 200, 1},
-      {"subtract", cmx_subtract, ref_sub_bool, ONLY_BOOL, h_same_dtype, 0, 1,
-       0, 1, 0},
+      {"subtract", cmx_subtract, ref_sub_bool, ONLY_BOOL, h_same_dtype, 0, 1, 0,
+       1, 0},
       {"multiply", cmx_multiply, ref_mul, NO_BOOL, h_same_dtype, -300, 300,
        -300, 300, 1},
-      {"multiply", cmx_multiply, ref_mul_bool, ONLY_BOOL, h_same_dtype, 0, 1,
-       0, 1, 0},
+      {"multiply", cmx_multiply, ref_mul_bool, ONLY_BOOL, h_same_dtype, 0, 1, 0,
+       1, 0},
       /* integers divide in float32; zero divisors give inf / nan */
       {"divide", cmx_divide, ref_div, H_ALL, float_dtype, -50, 50, -5, 5, 1},
       {"floor_divide", cmx_floor_divide, ref_floordiv, H_REAL, h_same_dtype,
        -130, 130, -6, 6, 1},
-      {"remainder", cmx_remainder, ref_rem, H_REAL, h_same_dtype, -130, 130,
-       -6, 6, 1},
-      {"power", cmx_power, ref_pow, INTS_BOOL, h_same_dtype, -12, 12, 0, 5,
-       0},
-      {"power", cmx_power, ref_pow, FLOATS_C, h_same_dtype, 0.1, 3, -3, 3,
-       4},
-      {"maximum", cmx_maximum, ref_max, H_ALL, h_same_dtype, -3, 3, -3, 3,
-       0},
-      {"minimum", cmx_minimum, ref_min, H_ALL, h_same_dtype, -3, 3, -3, 3,
-       0},
-      {"arctan2", cmx_arctan2, ref_atan2, H_REAL, float_dtype, -5, 5, -5, 5,
-       1},
-      {"logaddexp", cmx_logaddexp, ref_logaddexp, H_REAL, float_dtype, -10,
-       10, -10, 10, 1},
+      {"remainder", cmx_remainder, ref_rem, H_REAL, h_same_dtype, -130, 130, -6,
+       6, 1},
+      {"power", cmx_power, ref_pow, INTS_BOOL, h_same_dtype, -12, 12, 0, 5, 0},
+      {"power", cmx_power, ref_pow, FLOATS_C, h_same_dtype, 0.1, 3, -3, 3, 4},
+      {"maximum", cmx_maximum, ref_max, H_ALL, h_same_dtype, -3, 3, -3, 3, 0},
+      {"minimum", cmx_minimum, ref_min, H_ALL, h_same_dtype, -3, 3, -3, 3, 0},
+      {"arctan2", cmx_arctan2, ref_atan2, H_REAL, float_dtype, -5, 5, -5, 5, 1},
+      {"logaddexp", cmx_logaddexp, ref_logaddexp, H_REAL, float_dtype, -10, 10,
+       -10, 10, 1},
   };
   for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++)
     run_case(&cases[i]);
@@ -218,30 +215,30 @@ static void test_compare_table(void) {
       {"not_equal", cmx_not_equal, ref_ne, H_ALL, h_bool_dtype, -2, 2, -2, 2,
        0},
       {"less", cmx_less, ref_lt, H_ALL, h_bool_dtype, -2, 2, -2, 2, 0},
-      {"less_equal", cmx_less_equal, ref_le, H_ALL, h_bool_dtype, -2, 2, -2,
-       2, 0},
+      {"less_equal", cmx_less_equal, ref_le, H_ALL, h_bool_dtype, -2, 2, -2, 2,
+       0},
       {"greater", cmx_greater, ref_gt, H_ALL, h_bool_dtype, -2, 2, -2, 2, 0},
       {"greater_equal", cmx_greater_equal, ref_ge, H_ALL, h_bool_dtype, -2, 2,
        -2, 2, 0},
-      {"logical_and", cmx_logical_and, ref_land, H_ALL, h_bool_dtype, -1, 1,
-       -1, 1, 0},
-      {"logical_or", cmx_logical_or, ref_lor, H_ALL, h_bool_dtype, -1, 1, -1,
+      {"logical_and", cmx_logical_and, ref_land, H_ALL, h_bool_dtype, -1, 1, -1,
        1, 0},
-      {"logical_xor", cmx_logical_xor, ref_lxor, H_ALL, h_bool_dtype, -1, 1,
-       -1, 1, 0},
-      {"bitwise_and", cmx_bitwise_and, ref_band, INTS_BOOL, h_same_dtype,
-       -1000, 1000, -1000, 1000, 0},
+      {"logical_or", cmx_logical_or, ref_lor, H_ALL, h_bool_dtype, -1, 1, -1, 1,
+       0},
+      {"logical_xor", cmx_logical_xor, ref_lxor, H_ALL, h_bool_dtype, -1, 1, -1,
+       1, 0},
+      {"bitwise_and", cmx_bitwise_and, ref_band, INTS_BOOL, h_same_dtype, -1000,
+       1000, -1000, 1000, 0},
       {"bitwise_or", cmx_bitwise_or, ref_bor, INTS_BOOL, h_same_dtype, -1000,
        1000, -1000, 1000, 0},
-      {"bitwise_xor", cmx_bitwise_xor, ref_bxor, INTS_BOOL, h_same_dtype,
-       -1000, 1000, -1000, 1000, 0},
+      {"bitwise_xor", cmx_bitwise_xor, ref_bxor, INTS_BOOL, h_same_dtype, -1000,
+       1000, -1000, 1000, 0},
       /* counts from -2 to past the width; 64-bit values near +-2^63 do not
        * survive the harness's double round trip, so 64-bit counts stop at
        * 56 here and the edges are checked in test_shift_edges */
-      {"left_shift", cmx_left_shift, ref_lsh, INTS_32, h_same_dtype, -100,
-       100, -2, 40, 0},
-      {"left_shift", cmx_left_shift, ref_lsh, INTS_64, h_same_dtype, -100,
-       100, -2, 56, 0},
+      {"left_shift", cmx_left_shift, ref_lsh, INTS_32, h_same_dtype, -100, 100,
+       -2, 40, 0},
+      {"left_shift", cmx_left_shift, ref_lsh, INTS_64, h_same_dtype, -100, 100,
+       -2, 56, 0},
       {"right_shift", cmx_right_shift, ref_rsh, INTS_32, h_same_dtype, -1000,
        1000, -2, 40, 0},
       {"right_shift", cmx_right_shift, ref_rsh, INTS_64, h_same_dtype, -1000,
@@ -356,8 +353,8 @@ static void test_int_division(void) {
   for (int i = 0; i < 5; i++) {
     CHECK_MSG(h_value_close(dq[i], fq[i], 1e-15, 0), "%g // %g = %g", fa[i],
               fb[i], dq[i]);
-    CHECK_MSG(h_value_close(dr[i], fr[i], 1e-12, 0), "%g %% %g = %.17g",
-              fa[i], fb[i], dr[i]);
+    CHECK_MSG(h_value_close(dr[i], fr[i], 1e-12, 0), "%g %% %g = %.17g", fa[i],
+              fb[i], dr[i]);
   }
   cmx_array_release_all((cmx_array[]){x, y, q, r}, 4);
 }
@@ -437,8 +434,8 @@ static void test_nan_propagation(void) {
       x.re[i] = xv[i];
       y.re[i] = yv[i];
     }
-    cmx_array a = h_array(&x, H_CONTIG), b = h_array(&y, H_CONTIG), mx, mn,
-              eq, ne;
+    cmx_array a = h_array(&x, H_CONTIG), b = h_array(&y, H_CONTIG), mx, mn, eq,
+              ne;
     OK(cmx_maximum(&mx, a, b, S));
     OK(cmx_minimum(&mn, a, b, S));
     OK(cmx_equal(&eq, a, b, S));

@@ -73,8 +73,7 @@ static void check_where(cmx_dtype dt, cmx_dtype cdt) {
                 ay = h_array(&y, (h_layout)((l + 1) % H_NUM_LAYOUTS)), r;
       char what[128];
       snprintf(what, sizeof what, "where %s cond %s shapes %d layout %s",
-               cmx_dtype_name(dt), cmx_dtype_name(cdt), si,
-               h_layout_names[l]);
+               cmx_dtype_name(dt), cmx_dtype_name(cdt), si, h_layout_names[l]);
       cmx_status st = cmx_where(&r, ac, ax, ay, S);
       CHECK_MSG(st == CMX_OK, "%s: %s", what, cmx_last_error());
       if (st == CMX_OK) {
@@ -96,8 +95,7 @@ static void test_where_table(void) {
   for (int di = 0; H_ALL[di] != CMX_NUM_DTYPES; di++)
     check_where(H_ALL[di], CMX_BOOL);
   /* conditions of other dtypes are truth values (converted to bool) */
-  const cmx_dtype conds[4] = {CMX_INT32, CMX_FLOAT32, CMX_UINT8,
-                              CMX_COMPLEX64};
+  const cmx_dtype conds[4] = {CMX_INT32, CMX_FLOAT32, CMX_UINT8, CMX_COMPLEX64};
   for (int k = 0; k < 4; k++) check_where(CMX_FLOAT32, conds[k]);
 }
 
@@ -187,8 +185,8 @@ static void test_clip(void) {
   /* NaN propagates; weak bounds keep the dtype; float bounds promote */
   float fv[4] = {NAN, -5, 5, 0.5f};
   int8_t iv[4] = {-100, 0, 100, 7};
-  cmx_array f = arr(fv, 4, CMX_FLOAT32), i8 = arr(iv, 4, CMX_INT8), wl, wh,
-            fl, r;
+  cmx_array f = arr(fv, 4, CMX_FLOAT32), i8 = arr(iv, 4, CMX_INT8), wl, wh, fl,
+            r;
   OK(cmx_array_weak_int(&wl, -1));
   OK(cmx_array_weak_int(&wh, 1));
   OK(cmx_array_from_double(&fl, 0.5, CMX_FLOAT32));

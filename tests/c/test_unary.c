@@ -9,12 +9,16 @@
 #define S CMX_STREAM_DEFAULT
 typedef double _Complex dc;
 
-static dc cz(double re, double im) { return CMPLX(re, im); }
+static dc cz(double re, double im) {
+  return CMPLX(re, im);
+}
 static void put(dc z, double* o, double* oi) {
   *o = creal(z);
   *oi = cimag(z);
 }
-static double sgn(double x) { return x > 0 ? 1 : x < 0 ? -1 : x; }
+static double sgn(double x) {
+  return x > 0 ? 1 : x < 0 ? -1 : x;
+}
 
 /* ---------------- complex references from real formulas ---------------- */
 static dc r_cexp(dc z) {
@@ -49,11 +53,15 @@ static const dc I_ = CMPLX(0.0, 1.0);
 static dc r_casin(dc z) {
   return -I_ * r_clog(I_ * z + r_csqrt(1.0 - z * z));
 }
-static dc r_cacos(dc z) { return M_PI / 2 - r_casin(z); }
+static dc r_cacos(dc z) {
+  return M_PI / 2 - r_casin(z);
+}
 static dc r_catan(dc z) {
   return 0.5 * I_ * (r_clog(1.0 - I_ * z) - r_clog(1.0 + I_ * z));
 }
-static dc r_casinh(dc z) { return r_clog(z + r_csqrt(z * z + 1.0)); }
+static dc r_casinh(dc z) {
+  return r_clog(z + r_csqrt(z * z + 1.0));
+}
 static dc r_cacosh(dc z) {
   return r_clog(z + r_csqrt(z + 1.0) * r_csqrt(z - 1.0));
 }
@@ -62,20 +70,20 @@ static dc r_catanh(dc z) {
 }
 
 /* A reference pair: real function and complex function. */
-#define REF(name, REAL, CPLX)                                       \
-  static void name(double re, double im, double* o, double* oi) {   \
-    dc z = cz(re, im);                                              \
-    (void)z;                                                        \
-    *o = REAL;                                                      \
-    *oi = 0;                                                        \
-    if (im != 0) put(CPLX, o, oi);                                  \
+#define REF(name, REAL, CPLX)                                     \
+  static void name(double re, double im, double* o, double* oi) { \
+    dc z = cz(re, im);                                            \
+    (void)z;                                                      \
+    *o = REAL;                                                    \
+    *oi = 0;                                                      \
+    if (im != 0) put(CPLX, o, oi);                                \
   }
 /* Complex inputs always have a random nonzero imaginary part in these
  * tables, so `im != 0` selects the complex formula. */
 REF(ref_abs, fabs(re), cz(hypot(re, im), 0))
 REF(ref_sign, sgn(re), z / hypot(re, im))
 REF(ref_negative, -re, -z)
-REF(ref_square, re * re, z * z)
+REF(ref_square, re* re, z* z)
 REF(ref_sqrt, sqrt(re), r_csqrt(z))
 REF(ref_rsqrt, 1 / sqrt(re), 1.0 / r_csqrt(z))
 REF(ref_exp, exp(re), r_cexp(z))
@@ -102,8 +110,8 @@ REF(ref_floor, floor(re), 0)
 REF(ref_ceil, ceil(re), 0)
 REF(ref_trunc, trunc(re), 0)
 REF(ref_reciprocal, 1 / re, 1.0 / z)
-REF(ref_degrees, re * (180 / M_PI), z * (180 / M_PI))
-REF(ref_radians, re * (M_PI / 180), z * (M_PI / 180))
+REF(ref_degrees, re*(180 / M_PI), z*(180 / M_PI))
+REF(ref_radians, re*(M_PI / 180), z*(M_PI / 180))
 
 /* tanh overflows as sinh/cosh for large inputs; inputs stay small. */
 
@@ -180,12 +188,12 @@ static cmx_dtype abs_dtype(cmx_dtype d) {
 }
 
 static const cmx_dtype NO_BOOL_ALL[] = {
-    CMX_UINT8,   CMX_UINT16, CMX_UINT32,  CMX_UINT64,  CMX_INT8,
-    CMX_INT16,   CMX_INT32,  CMX_INT64,   CMX_FLOAT16, CMX_BFLOAT16,
+    CMX_UINT8,   CMX_UINT16,  CMX_UINT32,    CMX_UINT64,    CMX_INT8,
+    CMX_INT16,   CMX_INT32,   CMX_INT64,     CMX_FLOAT16,   CMX_BFLOAT16,
     CMX_FLOAT32, CMX_FLOAT64, CMX_COMPLEX64, CMX_NUM_DTYPES};
-static const cmx_dtype FLOATS_C[] = {CMX_FLOAT16, CMX_BFLOAT16, CMX_FLOAT32,
-                                     CMX_FLOAT64, CMX_COMPLEX64,
-                                     CMX_NUM_DTYPES};
+static const cmx_dtype FLOATS_C[] = {CMX_FLOAT16,   CMX_BFLOAT16,
+                                     CMX_FLOAT32,   CMX_FLOAT64,
+                                     CMX_COMPLEX64, CMX_NUM_DTYPES};
 static const cmx_dtype INTS_BOOL[] = {
     CMX_BOOL, CMX_UINT8, CMX_UINT16, CMX_UINT32, CMX_UINT64,
     CMX_INT8, CMX_INT16, CMX_INT32,  CMX_INT64,  CMX_NUM_DTYPES};
@@ -206,12 +214,12 @@ static void test_table(void) {
       /* arithmetic keeping the dtype; integers wrap */
       {"abs", cmx_abs, ref_abs, H_ALL, abs_dtype, -120, 120, 1},
       {"sign", cmx_sign, ref_sign, H_ALL, h_same_dtype, -3, 3, 1},
-      {"negative", cmx_negative, ref_negative, NO_BOOL_ALL, h_same_dtype,
-       -128, 127, 1},
+      {"negative", cmx_negative, ref_negative, NO_BOOL_ALL, h_same_dtype, -128,
+       127, 1},
       {"square", cmx_square, ref_square, H_ALL, h_same_dtype, -300, 300, 1},
       {"positive", cmx_positive, ref_id, H_ALL, h_same_dtype, -50, 50, 0},
-      {"stop_gradient", cmx_stop_gradient, ref_id, H_ALL, h_same_dtype, -50,
-       50, 0},
+      {"stop_gradient", cmx_stop_gradient, ref_id, H_ALL, h_same_dtype, -50, 50,
+       0},
       /* float functions: integers and bool computed in float32 */
       {"sqrt", cmx_sqrt, ref_sqrt, H_ALL, h_float_dtype, 0, 100, 1},
       {"sqrt<0", cmx_sqrt, ref_sqrt, H_FLOATS, h_float_dtype, -2, 2, 1},
@@ -233,19 +241,17 @@ static void test_table(void) {
       {"tanh", cmx_tanh, ref_tanh, H_ALL, h_float_dtype, -4, 4, 1},
       {"arcsinh", cmx_arcsinh, ref_arcsinh, H_ALL, h_float_dtype, -5, 5, 1},
       {"arccosh", cmx_arccosh, ref_arccosh, H_REAL, h_float_dtype, 1, 10, 1},
-      {"arccosh(c)", cmx_arccosh, ref_arccosh, FLOATS_C, h_float_dtype, 1.1,
-       10, 1},
-      {"arctanh", cmx_arctanh, ref_arctanh, H_ALL, h_float_dtype, -0.95,
-       0.95, 1},
-      {"sigmoid", cmx_sigmoid, ref_sigmoid, H_ALL, h_float_dtype, -20, 20,
+      {"arccosh(c)", cmx_arccosh, ref_arccosh, FLOATS_C, h_float_dtype, 1.1, 10,
        1},
+      {"arctanh", cmx_arctanh, ref_arctanh, H_ALL, h_float_dtype, -0.95, 0.95,
+       1},
+      {"sigmoid", cmx_sigmoid, ref_sigmoid, H_ALL, h_float_dtype, -20, 20, 1},
       {"erf", cmx_erf, ref_erf, H_REAL, h_float_dtype, -3, 3, 1},
       {"erfinv", cmx_erfinv, ref_erfinv, H_REAL, h_float_dtype, -1, 1, 4},
-      {"reciprocal", cmx_reciprocal, ref_reciprocal, H_ALL, h_float_dtype,
-       0.5, 5, 1},
+      {"reciprocal", cmx_reciprocal, ref_reciprocal, H_ALL, h_float_dtype, 0.5,
+       5, 1},
       {"degrees", cmx_degrees, ref_degrees, H_ALL, h_float_dtype, -4, 4, 1},
-      {"radians", cmx_radians, ref_radians, H_ALL, h_float_dtype, -400, 400,
-       1},
+      {"radians", cmx_radians, ref_radians, H_ALL, h_float_dtype, -400, 400, 1},
       /* rounding: the identity on integers */
       {"floor", cmx_floor, ref_floor, H_REAL, h_same_dtype, -50, 50, 0},
       {"ceil", cmx_ceil, ref_ceil, H_REAL, h_same_dtype, -50, 50, 0},
@@ -256,14 +262,14 @@ static void test_table(void) {
       {"isfinite", cmx_isfinite, ref_true, H_ALL, h_bool_dtype, -5, 5, 0},
       {"isposinf", cmx_isposinf, ref_false, H_ALL, h_bool_dtype, -5, 5, 0},
       {"isneginf", cmx_isneginf, ref_false, H_ALL, h_bool_dtype, -5, 5, 0},
-      {"logical_not", cmx_logical_not, ref_logical_not, H_ALL, h_bool_dtype,
-       -2, 2, 0},
+      {"logical_not", cmx_logical_not, ref_logical_not, H_ALL, h_bool_dtype, -2,
+       2, 0},
       /* complex parts and bits */
       {"conjugate", cmx_conjugate, ref_conj, H_ALL, h_same_dtype, -5, 5, 0},
       {"real", cmx_real, ref_real, H_ALL, abs_dtype, -5, 5, 0},
       {"imag", cmx_imag, ref_imag, H_ALL, abs_dtype, -5, 5, 0},
-      {"bitwise_invert", cmx_bitwise_invert, ref_invert, H_INTS,
-       h_same_dtype, -100, 100, 0},
+      {"bitwise_invert", cmx_bitwise_invert, ref_invert, H_INTS, h_same_dtype,
+       -100, 100, 0},
       {"bitwise_invert(u)", cmx_bitwise_invert, ref_invert, UNSIGNED,
        h_same_dtype, 0, 100, 0},
   };
@@ -303,11 +309,11 @@ static void test_round(void) {
     char name[32];
     snprintf(name, sizeof name, "round(%d)", decs[k]);
     /* floats: values with fractions; ties at .5 are exact at decimals 0 */
-    h_check_unary(name, round_g, ref_round, H_FLOATS, h_same_dtype, -300,
-                  300, 1);
+    h_check_unary(name, round_g, ref_round, H_FLOATS, h_same_dtype, -300, 300,
+                  1);
     /* integers and bool: identity for decimals >= 0 */
-    h_check_unary(name, round_g, ref_round, INTS_BOOL, h_same_dtype, -300,
-                  300, 0);
+    h_check_unary(name, round_g, ref_round, INTS_BOOL, h_same_dtype, -300, 300,
+                  0);
   }
   /* ties go to even */
   float v[8] = {0.5f, 1.5f, 2.5f, -0.5f, -1.5f, -2.5f, 3.5f, -3.49f};
@@ -323,7 +329,11 @@ static void test_round(void) {
   /* integers with negative decimals: half to even on the quotient, and
    * 10^-d beyond the range rounds everything to 0 */
   int64_t iv[6] = {150, 250, -150, 149, INT64_MAX, INT64_MIN};
-  int64_t iw[6] = {200, 200, -200, 100, INT64_C(9223372036854775800),
+  int64_t iw[6] = {200,
+                   200,
+                   -200,
+                   100,
+                   INT64_C(9223372036854775800),
                    -INT64_C(9223372036854775800)};
   n = 6;
   OK(cmx_array_from_data(&a, iv, &n, 1, CMX_INT64));
@@ -367,40 +377,64 @@ static void test_round(void) {
 
 /* ---------------- special values ---------------- */
 typedef double (*d_fn)(double);
-static double d_sigmoid(double x) { return 1 / (1 + exp(-x)); }
-static double d_rsqrt(double x) { return 1 / sqrt(x); }
-static double d_sign(double x) { return sgn(x); }
-static double d_neg(double x) { return -x; }
-static double d_square(double x) { return x * x; }
+static double d_sigmoid(double x) {
+  return 1 / (1 + exp(-x));
+}
+static double d_rsqrt(double x) {
+  return 1 / sqrt(x);
+}
+static double d_sign(double x) {
+  return sgn(x);
+}
+static double d_neg(double x) {
+  return -x;
+}
+static double d_square(double x) {
+  return x * x;
+}
 
 /* f32 and f64 specials through each op against the libm double function
  * (NaN propagation, infinities, signed zeros, domain errors). */
 static void test_special_values(void) {
-  static const double vals[] = {0.0,       -0.0,      1.0,  -1.0,
-                                INFINITY,  -INFINITY, NAN,  1e30,
-                                -1e30,     1e-40,     0.5,  -0.5,
-                                100.0,     -100.0,    88.0, -104.0};
+  static const double vals[] = {
+      0.0,   -0.0,  1.0, -1.0, INFINITY, -INFINITY, NAN,  1e30,
+      -1e30, 1e-40, 0.5, -0.5, 100.0,    -100.0,    88.0, -104.0};
   const int nv = (int)(sizeof vals / sizeof vals[0]);
   struct {
     const char* name;
     h_unary_fn fn;
     d_fn ref;
   } ops[] = {
-      {"abs", cmx_abs, fabs},        {"sign", cmx_sign, d_sign},
-      {"negative", cmx_negative, d_neg}, {"square", cmx_square, d_square},
-      {"sqrt", cmx_sqrt, sqrt},      {"rsqrt", cmx_rsqrt, d_rsqrt},
-      {"exp", cmx_exp, exp},         {"expm1", cmx_expm1, expm1},
-      {"log", cmx_log, log},         {"log2", cmx_log2, log2},
-      {"log10", cmx_log10, log10},   {"log1p", cmx_log1p, log1p},
-      {"sin", cmx_sin, sin},         {"cos", cmx_cos, cos},
-      {"tan", cmx_tan, tan},         {"arcsin", cmx_arcsin, asin},
-      {"arccos", cmx_arccos, acos},  {"arctan", cmx_arctan, atan},
-      {"sinh", cmx_sinh, sinh},      {"cosh", cmx_cosh, cosh},
-      {"tanh", cmx_tanh, tanh},      {"arcsinh", cmx_arcsinh, asinh},
-      {"arccosh", cmx_arccosh, acosh}, {"arctanh", cmx_arctanh, atanh},
-      {"sigmoid", cmx_sigmoid, d_sigmoid}, {"erf", cmx_erf, erf},
-      {"erfinv", cmx_erfinv, bisect_erfinv}, {"floor", cmx_floor, floor},
-      {"ceil", cmx_ceil, ceil},      {"trunc", cmx_trunc, trunc},
+      {"abs", cmx_abs, fabs},
+      {"sign", cmx_sign, d_sign},
+      {"negative", cmx_negative, d_neg},
+      {"square", cmx_square, d_square},
+      {"sqrt", cmx_sqrt, sqrt},
+      {"rsqrt", cmx_rsqrt, d_rsqrt},
+      {"exp", cmx_exp, exp},
+      {"expm1", cmx_expm1, expm1},
+      {"log", cmx_log, log},
+      {"log2", cmx_log2, log2},
+      {"log10", cmx_log10, log10},
+      {"log1p", cmx_log1p, log1p},
+      {"sin", cmx_sin, sin},
+      {"cos", cmx_cos, cos},
+      {"tan", cmx_tan, tan},
+      {"arcsin", cmx_arcsin, asin},
+      {"arccos", cmx_arccos, acos},
+      {"arctan", cmx_arctan, atan},
+      {"sinh", cmx_sinh, sinh},
+      {"cosh", cmx_cosh, cosh},
+      {"tanh", cmx_tanh, tanh},
+      {"arcsinh", cmx_arcsinh, asinh},
+      {"arccosh", cmx_arccosh, acosh},
+      {"arctanh", cmx_arctanh, atanh},
+      {"sigmoid", cmx_sigmoid, d_sigmoid},
+      {"erf", cmx_erf, erf},
+      {"erfinv", cmx_erfinv, bisect_erfinv},
+      {"floor", cmx_floor, floor},
+      {"ceil", cmx_ceil, ceil},
+      {"trunc", cmx_trunc, trunc},
   };
   const cmx_dtype dts[2] = {CMX_FLOAT32, CMX_FLOAT64};
   for (int t = 0; t < 2; t++) {
@@ -456,8 +490,8 @@ static void test_special_values(void) {
 
 /* Predicates and parts on complex specials, and half-precision specials. */
 static void test_special_complex_half(void) {
-  float cv[12] = {1, 2, NAN, 0, 0, NAN, INFINITY, 0, 0, -INFINITY,
-                  -INFINITY, 0};
+  float cv[12] = {1,        2, NAN, 0,         0,         NAN,
+                  INFINITY, 0, 0,   -INFINITY, -INFINITY, 0};
   int64_t n = 6;
   cmx_array a, r;
   OK(cmx_array_from_data(&a, cv, &n, 1, CMX_COMPLEX64));
@@ -474,7 +508,8 @@ static void test_special_complex_half(void) {
     OK(preds[k](&r, a, S));
     uint8_t got[6];
     OK(cmx_array_copy_to(r, got, sizeof got));
-    for (int i = 0; i < 6; i++) CHECK_MSG(got[i] == want[k][i], "pred %d elem %d", k, i);
+    for (int i = 0; i < 6; i++)
+      CHECK_MSG(got[i] == want[k][i], "pred %d elem %d", k, i);
     cmx_array_release(r);
   }
   cmx_array_release(a);
@@ -541,8 +576,8 @@ static void test_exp_accuracy(void) {
   cmx_array_release_all((cmx_array[]){a, r}, 2);
   free(v);
   /* edges: overflow, underflow, subnormals, infinities */
-  float ev[10] = {88.72f, 88.73f, 89.0f, -87.3f, -100.0f, -103.9f,
-                  -104.0f, -200.0f, INFINITY, -INFINITY};
+  float ev[10] = {88.72f,  88.73f,  89.0f,   -87.3f,   -100.0f,
+                  -103.9f, -104.0f, -200.0f, INFINITY, -INFINITY};
   int64_t m = 10;
   OK(cmx_array_from_data(&a, ev, &m, 1, CMX_FLOAT32));
   OK(cmx_exp(&r, a, S));
@@ -579,8 +614,7 @@ static void test_layouts(void) {
   cmx_array_release(t2);
   float mg[3];
   OK(cmx_array_copy_to(m, mg, sizeof mg));
-  for (int i = 0; i < 3; i++)
-    CHECK(fabs(mg[i] - exp(-exp(v[i]))) < 1e-6);
+  for (int i = 0; i < 3; i++) CHECK(fabs(mg[i] - exp(-exp(v[i]))) < 1e-6);
   cmx_array_release_all((cmx_array[]){a, b, e, m}, 4);
 }
 
@@ -598,17 +632,28 @@ static void test_dtypes_errors(void) {
     cmx_array in;
     cmx_dtype want;
   } dt_cases[] = {
-      {cmx_exp, i8, CMX_FLOAT32},   {cmx_exp, bl, CMX_FLOAT32},
-      {cmx_exp, f, CMX_FLOAT16},    {cmx_exp, c, CMX_COMPLEX64},
-      {cmx_abs, i8, CMX_INT8},      {cmx_abs, c, CMX_FLOAT32},
-      {cmx_sign, bl, CMX_BOOL},     {cmx_square, i8, CMX_INT8},
-      {cmx_floor, i8, CMX_INT8},    {cmx_ceil, f, CMX_FLOAT16},
-      {cmx_isnan, i8, CMX_BOOL},    {cmx_isinf, c, CMX_BOOL},
-      {cmx_real, c, CMX_FLOAT32},   {cmx_imag, c, CMX_FLOAT32},
-      {cmx_real, i8, CMX_INT8},     {cmx_imag, f, CMX_FLOAT16},
-      {cmx_conjugate, c, CMX_COMPLEX64}, {cmx_reciprocal, i8, CMX_FLOAT32},
-      {cmx_degrees, i8, CMX_FLOAT32}, {cmx_logical_not, f, CMX_BOOL},
-      {cmx_bitwise_invert, bl, CMX_BOOL}, {cmx_sigmoid, bl, CMX_FLOAT32},
+      {cmx_exp, i8, CMX_FLOAT32},
+      {cmx_exp, bl, CMX_FLOAT32},
+      {cmx_exp, f, CMX_FLOAT16},
+      {cmx_exp, c, CMX_COMPLEX64},
+      {cmx_abs, i8, CMX_INT8},
+      {cmx_abs, c, CMX_FLOAT32},
+      {cmx_sign, bl, CMX_BOOL},
+      {cmx_square, i8, CMX_INT8},
+      {cmx_floor, i8, CMX_INT8},
+      {cmx_ceil, f, CMX_FLOAT16},
+      {cmx_isnan, i8, CMX_BOOL},
+      {cmx_isinf, c, CMX_BOOL},
+      {cmx_real, c, CMX_FLOAT32},
+      {cmx_imag, c, CMX_FLOAT32},
+      {cmx_real, i8, CMX_INT8},
+      {cmx_imag, f, CMX_FLOAT16},
+      {cmx_conjugate, c, CMX_COMPLEX64},
+      {cmx_reciprocal, i8, CMX_FLOAT32},
+      {cmx_degrees, i8, CMX_FLOAT32},
+      {cmx_logical_not, f, CMX_BOOL},
+      {cmx_bitwise_invert, bl, CMX_BOOL},
+      {cmx_sigmoid, bl, CMX_FLOAT32},
   };
   for (size_t k = 0; k < sizeof dt_cases / sizeof dt_cases[0]; k++) {
     OK(dt_cases[k].fn(&r, dt_cases[k].in, S));
@@ -620,7 +665,8 @@ static void test_dtypes_errors(void) {
   FAILS(cmx_negative(&r, bl, S), CMX_ERR_TYPE,
         "[negative] Not supported for bool");
   CHECK(r == NULL);
-  FAILS(cmx_floor(&r, c, S), CMX_ERR_TYPE, "[floor] Not supported for complex64");
+  FAILS(cmx_floor(&r, c, S), CMX_ERR_TYPE,
+        "[floor] Not supported for complex64");
   FAILS(cmx_ceil(&r, c, S), CMX_ERR_TYPE, "[ceil]");
   FAILS(cmx_trunc(&r, c, S), CMX_ERR_TYPE, "[trunc]");
   FAILS(cmx_round(&r, c, 1, S), CMX_ERR_TYPE, "[round]");

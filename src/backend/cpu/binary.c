@@ -8,6 +8,7 @@
  * give 0 (as NumPy's result, without its warning), and INT_MIN / -1 wraps.
  */
 #include <math.h>
+
 #include "backend/cpu/ew_rows.h"
 #include "backend/cpu/kernels.h"
 #include "backend/cpu/vmath.h"
@@ -18,48 +19,48 @@
  * ones, which a product must widen to unsigned int: uint16 operands
  * promote to int, where 65535 * 65535 overflows), floats natively, halves
  * in float32. */
-#define ARITH_ROWS(nm, CT8, CT16, EXPR, BOOL_EXPR)                                \
-  BIN_ROW(nm##_bool, uint8_t, uint8_t, unsigned, LD_ID, ST_ID, BOOL_EXPR)   \
-  BIN_ROW(nm##_u8, uint8_t, uint8_t, CT8, LD_ID, ST_ID, EXPR)               \
-  BIN_ROW(nm##_u16, uint16_t, uint16_t, CT16, LD_ID, ST_ID, EXPR)           \
-  BIN_ROW(nm##_u32, uint32_t, uint32_t, uint32_t, LD_ID, ST_ID, EXPR)       \
-  BIN_ROW(nm##_u64, uint64_t, uint64_t, uint64_t, LD_ID, ST_ID, EXPR)       \
-  BIN_ROW(nm##_i8, int8_t, int8_t, CT8, LD_ID, ST_ID, EXPR)                 \
-  BIN_ROW(nm##_i16, int16_t, int16_t, CT16, LD_ID, ST_ID, EXPR)             \
-  BIN_ROW(nm##_i32, int32_t, int32_t, uint32_t, LD_ID, ST_ID, EXPR)         \
-  BIN_ROW(nm##_i64, int64_t, int64_t, uint64_t, LD_ID, ST_ID, EXPR)         \
-  BIN_ROW(nm##_f16, uint16_t, uint16_t, float, LD_H, ST_H, EXPR)            \
-  BIN_ROW(nm##_bf16, uint16_t, uint16_t, float, LD_BF, ST_BF, EXPR)         \
-  BIN_ROW(nm##_f32, float, float, float, LD_ID, ST_ID, EXPR)                \
+#define ARITH_ROWS(nm, CT8, CT16, EXPR, BOOL_EXPR)                        \
+  BIN_ROW(nm##_bool, uint8_t, uint8_t, unsigned, LD_ID, ST_ID, BOOL_EXPR) \
+  BIN_ROW(nm##_u8, uint8_t, uint8_t, CT8, LD_ID, ST_ID, EXPR)             \
+  BIN_ROW(nm##_u16, uint16_t, uint16_t, CT16, LD_ID, ST_ID, EXPR)         \
+  BIN_ROW(nm##_u32, uint32_t, uint32_t, uint32_t, LD_ID, ST_ID, EXPR)     \
+  BIN_ROW(nm##_u64, uint64_t, uint64_t, uint64_t, LD_ID, ST_ID, EXPR)     \
+  BIN_ROW(nm##_i8, int8_t, int8_t, CT8, LD_ID, ST_ID, EXPR)               \
+  BIN_ROW(nm##_i16, int16_t, int16_t, CT16, LD_ID, ST_ID, EXPR)           \
+  BIN_ROW(nm##_i32, int32_t, int32_t, uint32_t, LD_ID, ST_ID, EXPR)       \
+  BIN_ROW(nm##_i64, int64_t, int64_t, uint64_t, LD_ID, ST_ID, EXPR)       \
+  BIN_ROW(nm##_f16, uint16_t, uint16_t, float, LD_H, ST_H, EXPR)          \
+  BIN_ROW(nm##_bf16, uint16_t, uint16_t, float, LD_BF, ST_BF, EXPR)       \
+  BIN_ROW(nm##_f32, float, float, float, LD_ID, ST_ID, EXPR)              \
   BIN_ROW(nm##_f64, double, double, double, LD_ID, ST_ID, EXPR)
 
 /* Integer rows computing in the (signed or unsigned) type itself, through
  * helpers taking 64-bit values: UE for unsigned, SE for signed, BE bool. */
-#define INT_ROWS(nm, UE, SE, BE)                                            \
-  BIN_ROW(nm##_bool, uint8_t, uint8_t, uint8_t, LD_ID, ST_ID, BE)           \
-  BIN_ROW(nm##_u8, uint8_t, uint8_t, uint8_t, LD_ID, ST_ID, UE)             \
-  BIN_ROW(nm##_u16, uint16_t, uint16_t, uint16_t, LD_ID, ST_ID, UE)         \
-  BIN_ROW(nm##_u32, uint32_t, uint32_t, uint32_t, LD_ID, ST_ID, UE)         \
-  BIN_ROW(nm##_u64, uint64_t, uint64_t, uint64_t, LD_ID, ST_ID, UE)         \
-  BIN_ROW(nm##_i8, int8_t, int8_t, int8_t, LD_ID, ST_ID, SE)                \
-  BIN_ROW(nm##_i16, int16_t, int16_t, int16_t, LD_ID, ST_ID, SE)            \
-  BIN_ROW(nm##_i32, int32_t, int32_t, int32_t, LD_ID, ST_ID, SE)            \
+#define INT_ROWS(nm, UE, SE, BE)                                    \
+  BIN_ROW(nm##_bool, uint8_t, uint8_t, uint8_t, LD_ID, ST_ID, BE)   \
+  BIN_ROW(nm##_u8, uint8_t, uint8_t, uint8_t, LD_ID, ST_ID, UE)     \
+  BIN_ROW(nm##_u16, uint16_t, uint16_t, uint16_t, LD_ID, ST_ID, UE) \
+  BIN_ROW(nm##_u32, uint32_t, uint32_t, uint32_t, LD_ID, ST_ID, UE) \
+  BIN_ROW(nm##_u64, uint64_t, uint64_t, uint64_t, LD_ID, ST_ID, UE) \
+  BIN_ROW(nm##_i8, int8_t, int8_t, int8_t, LD_ID, ST_ID, SE)        \
+  BIN_ROW(nm##_i16, int16_t, int16_t, int16_t, LD_ID, ST_ID, SE)    \
+  BIN_ROW(nm##_i32, int32_t, int32_t, int32_t, LD_ID, ST_ID, SE)    \
   BIN_ROW(nm##_i64, int64_t, int64_t, int64_t, LD_ID, ST_ID, SE)
 /* Float rows: FE for float16/bfloat16/float32 (in float), DE for float64. */
-#define FLOAT_ROWS(nm, FE, DE)                                              \
-  BIN_ROW(nm##_f16, uint16_t, uint16_t, float, LD_H, ST_H, FE)              \
-  BIN_ROW(nm##_bf16, uint16_t, uint16_t, float, LD_BF, ST_BF, FE)           \
-  BIN_ROW(nm##_f32, float, float, float, LD_ID, ST_ID, FE)                  \
+#define FLOAT_ROWS(nm, FE, DE)                                    \
+  BIN_ROW(nm##_f16, uint16_t, uint16_t, float, LD_H, ST_H, FE)    \
+  BIN_ROW(nm##_bf16, uint16_t, uint16_t, float, LD_BF, ST_BF, FE) \
+  BIN_ROW(nm##_f32, float, float, float, LD_ID, ST_ID, FE)        \
   BIN_ROW(nm##_f64, double, double, double, LD_ID, ST_ID, DE)
 #define C64_ROW(nm, CE) \
   BIN_ROW(nm##_c64, cmx__c64, cmx__c64, cmx__c64, LD_ID, ST_ID, CE)
 
-#define INT_T(nm)                                                           \
-  [CMX_BOOL] = nm##_bool, [CMX_UINT8] = nm##_u8, [CMX_UINT16] = nm##_u16,   \
-  [CMX_UINT32] = nm##_u32, [CMX_UINT64] = nm##_u64, [CMX_INT8] = nm##_i8,   \
+#define INT_T(nm)                                                         \
+  [CMX_BOOL] = nm##_bool, [CMX_UINT8] = nm##_u8, [CMX_UINT16] = nm##_u16, \
+  [CMX_UINT32] = nm##_u32, [CMX_UINT64] = nm##_u64, [CMX_INT8] = nm##_i8, \
   [CMX_INT16] = nm##_i16, [CMX_INT32] = nm##_i32, [CMX_INT64] = nm##_i64
-#define FLOAT_T(nm)                                                         \
-  [CMX_FLOAT16] = nm##_f16, [CMX_BFLOAT16] = nm##_bf16,                     \
+#define FLOAT_T(nm)                                     \
+  [CMX_FLOAT16] = nm##_f16, [CMX_BFLOAT16] = nm##_bf16, \
   [CMX_FLOAT32] = nm##_f32, [CMX_FLOAT64] = nm##_f64
 #define C64_T(nm) [CMX_COMPLEX64] = nm##_c64
 #define ALL_T(nm) INT_T(nm), FLOAT_T(nm), C64_T(nm)
@@ -189,7 +190,7 @@ ARITH_ROWS(add, uint8_t, uint16_t, x + y, (x | y))
 C64_ROW(add, x + y)
 ARITH_ROWS(subtract, uint8_t, uint16_t, x - y, (x ^ y))
 C64_ROW(subtract, x - y)
-ARITH_ROWS(multiply, unsigned, unsigned, x * y, (x & y))
+ARITH_ROWS(multiply, unsigned, unsigned, x* y, (x & y))
 C64_ROW(multiply, cmul(x, y))
 
 FLOAT_ROWS(divide, x / y, x / y)
@@ -254,8 +255,8 @@ CMX__KERNEL(cmx__cpu_binary) {
       vt->id >= 0 && vt->id < CMX__NUM_PRIMITIVES ? k_rows[vt->id] : NULL;
   cmx__row_fn fn = t ? t[in[0]->dtype] : NULL;
   if (!fn)
-    return cmx_kernel_error(CMX_ERR_TYPE, "[%s] unsupported dtype %s",
-                            vt->name, cmx_dtype_name(in[0]->dtype));
+    return cmx_kernel_error(CMX_ERR_TYPE, "[%s] unsupported dtype %s", vt->name,
+                            cmx_dtype_name(in[0]->dtype));
   cmx_status st = cmx__cpu_ew_alloc(out[0], in, 2);
   if (st != CMX_OK) return st;
   cmx__cpu_ew_run(out[0], in, 2, fn, NULL);

@@ -12,42 +12,42 @@
 
 /* Rows writing bool for every input dtype: E over real values (compute
  * type the storage type, float for halves), CE over complex64. */
-#define TO_BOOL_ROWS(nm, E, CE)                                             \
-  BIN_ROW(nm##_bool, uint8_t, uint8_t, uint8_t, LD_ID, ST_B, E)             \
-  BIN_ROW(nm##_u8, uint8_t, uint8_t, uint8_t, LD_ID, ST_B, E)               \
-  BIN_ROW(nm##_u16, uint16_t, uint8_t, uint16_t, LD_ID, ST_B, E)            \
-  BIN_ROW(nm##_u32, uint32_t, uint8_t, uint32_t, LD_ID, ST_B, E)            \
-  BIN_ROW(nm##_u64, uint64_t, uint8_t, uint64_t, LD_ID, ST_B, E)            \
-  BIN_ROW(nm##_i8, int8_t, uint8_t, int8_t, LD_ID, ST_B, E)                 \
-  BIN_ROW(nm##_i16, int16_t, uint8_t, int16_t, LD_ID, ST_B, E)              \
-  BIN_ROW(nm##_i32, int32_t, uint8_t, int32_t, LD_ID, ST_B, E)              \
-  BIN_ROW(nm##_i64, int64_t, uint8_t, int64_t, LD_ID, ST_B, E)              \
-  BIN_ROW(nm##_f16, uint16_t, uint8_t, float, LD_H, ST_B, E)                \
-  BIN_ROW(nm##_bf16, uint16_t, uint8_t, float, LD_BF, ST_B, E)              \
-  BIN_ROW(nm##_f32, float, uint8_t, float, LD_ID, ST_B, E)                  \
-  BIN_ROW(nm##_f64, double, uint8_t, double, LD_ID, ST_B, E)                \
+#define TO_BOOL_ROWS(nm, E, CE)                                  \
+  BIN_ROW(nm##_bool, uint8_t, uint8_t, uint8_t, LD_ID, ST_B, E)  \
+  BIN_ROW(nm##_u8, uint8_t, uint8_t, uint8_t, LD_ID, ST_B, E)    \
+  BIN_ROW(nm##_u16, uint16_t, uint8_t, uint16_t, LD_ID, ST_B, E) \
+  BIN_ROW(nm##_u32, uint32_t, uint8_t, uint32_t, LD_ID, ST_B, E) \
+  BIN_ROW(nm##_u64, uint64_t, uint8_t, uint64_t, LD_ID, ST_B, E) \
+  BIN_ROW(nm##_i8, int8_t, uint8_t, int8_t, LD_ID, ST_B, E)      \
+  BIN_ROW(nm##_i16, int16_t, uint8_t, int16_t, LD_ID, ST_B, E)   \
+  BIN_ROW(nm##_i32, int32_t, uint8_t, int32_t, LD_ID, ST_B, E)   \
+  BIN_ROW(nm##_i64, int64_t, uint8_t, int64_t, LD_ID, ST_B, E)   \
+  BIN_ROW(nm##_f16, uint16_t, uint8_t, float, LD_H, ST_B, E)     \
+  BIN_ROW(nm##_bf16, uint16_t, uint8_t, float, LD_BF, ST_B, E)   \
+  BIN_ROW(nm##_f32, float, uint8_t, float, LD_ID, ST_B, E)       \
+  BIN_ROW(nm##_f64, double, uint8_t, double, LD_ID, ST_B, E)     \
   BIN_ROW(nm##_c64, cmx__c64, uint8_t, cmx__c64, LD_ID, ST_B, CE)
 
 /* Integer rows (bool included) keeping the dtype. */
-#define BITS_ROWS(nm, E)                                                    \
-  BIN_ROW(nm##_bool, uint8_t, uint8_t, uint8_t, LD_ID, ST_ID, E)            \
-  BIN_ROW(nm##_u8, uint8_t, uint8_t, uint8_t, LD_ID, ST_ID, E)              \
-  BIN_ROW(nm##_u16, uint16_t, uint16_t, uint16_t, LD_ID, ST_ID, E)          \
-  BIN_ROW(nm##_u32, uint32_t, uint32_t, uint32_t, LD_ID, ST_ID, E)          \
-  BIN_ROW(nm##_u64, uint64_t, uint64_t, uint64_t, LD_ID, ST_ID, E)          \
-  BIN_ROW(nm##_i8, int8_t, int8_t, int8_t, LD_ID, ST_ID, E)                 \
-  BIN_ROW(nm##_i16, int16_t, int16_t, int16_t, LD_ID, ST_ID, E)             \
-  BIN_ROW(nm##_i32, int32_t, int32_t, int32_t, LD_ID, ST_ID, E)             \
+#define BITS_ROWS(nm, E)                                           \
+  BIN_ROW(nm##_bool, uint8_t, uint8_t, uint8_t, LD_ID, ST_ID, E)   \
+  BIN_ROW(nm##_u8, uint8_t, uint8_t, uint8_t, LD_ID, ST_ID, E)     \
+  BIN_ROW(nm##_u16, uint16_t, uint16_t, uint16_t, LD_ID, ST_ID, E) \
+  BIN_ROW(nm##_u32, uint32_t, uint32_t, uint32_t, LD_ID, ST_ID, E) \
+  BIN_ROW(nm##_u64, uint64_t, uint64_t, uint64_t, LD_ID, ST_ID, E) \
+  BIN_ROW(nm##_i8, int8_t, int8_t, int8_t, LD_ID, ST_ID, E)        \
+  BIN_ROW(nm##_i16, int16_t, int16_t, int16_t, LD_ID, ST_ID, E)    \
+  BIN_ROW(nm##_i32, int32_t, int32_t, int32_t, LD_ID, ST_ID, E)    \
   BIN_ROW(nm##_i64, int64_t, int64_t, int64_t, LD_ID, ST_ID, E)
 
-#define INTS_T(nm)                                                          \
-  [CMX_UINT8] = nm##_u8, [CMX_UINT16] = nm##_u16, [CMX_UINT32] = nm##_u32,  \
-  [CMX_UINT64] = nm##_u64, [CMX_INT8] = nm##_i8, [CMX_INT16] = nm##_i16,    \
+#define INTS_T(nm)                                                         \
+  [CMX_UINT8] = nm##_u8, [CMX_UINT16] = nm##_u16, [CMX_UINT32] = nm##_u32, \
+  [CMX_UINT64] = nm##_u64, [CMX_INT8] = nm##_i8, [CMX_INT16] = nm##_i16,   \
   [CMX_INT32] = nm##_i32, [CMX_INT64] = nm##_i64
 #define BITS_T(nm) [CMX_BOOL] = nm##_bool, INTS_T(nm)
-#define ALL_T(nm)                                                           \
-  BITS_T(nm), [CMX_FLOAT16] = nm##_f16, [CMX_BFLOAT16] = nm##_bf16,         \
-              [CMX_FLOAT32] = nm##_f32, [CMX_FLOAT64] = nm##_f64,           \
+#define ALL_T(nm)                                                   \
+  BITS_T(nm), [CMX_FLOAT16] = nm##_f16, [CMX_BFLOAT16] = nm##_bf16, \
+              [CMX_FLOAT32] = nm##_f32, [CMX_FLOAT64] = nm##_f64,   \
               [CMX_COMPLEX64] = nm##_c64
 
 /* ---------------- complex order ---------------- */
@@ -62,7 +62,9 @@ static inline bool cle(cmx__c64 x, cmx__c64 y) {
   return crealf(x) < crealf(y) ||
          (crealf(x) == crealf(y) && cimagf(x) <= cimagf(y));
 }
-static inline bool cnz(cmx__c64 x) { return crealf(x) != 0 || cimagf(x) != 0; }
+static inline bool cnz(cmx__c64 x) {
+  return crealf(x) != 0 || cimagf(x) != 0;
+}
 
 TO_BOOL_ROWS(equal, x == y, ceq(x, y))
 TO_BOOL_ROWS(not_equal, x != y, !ceq(x, y))
@@ -74,7 +76,7 @@ TO_BOOL_ROWS(logical_and, x != 0 && y != 0, cnz(x) && cnz(y))
 TO_BOOL_ROWS(logical_or, x != 0 || y != 0, cnz(x) || cnz(y))
 TO_BOOL_ROWS(logical_xor, (x != 0) != (y != 0), cnz(x) != cnz(y))
 
-BITS_ROWS(bitwise_and, x & y)
+BITS_ROWS(bitwise_and, x& y)
 BITS_ROWS(bitwise_or, x | y)
 BITS_ROWS(bitwise_xor, x ^ y)
 
@@ -95,14 +97,14 @@ static inline int64_t rsh_s(int64_t x, int64_t y, unsigned bits) {
   if (y < 0 || y >= (int64_t)bits) return x < 0 ? -1 : 0;
   return x < 0 ? ~(~x >> y) : x >> y;
 }
-#define SHIFT_ROWS(nm, U, S)                                                \
-  BIN_ROW(nm##_u8, uint8_t, uint8_t, uint8_t, LD_ID, ST_ID, U(x, y, 8))     \
+#define SHIFT_ROWS(nm, U, S)                                                 \
+  BIN_ROW(nm##_u8, uint8_t, uint8_t, uint8_t, LD_ID, ST_ID, U(x, y, 8))      \
   BIN_ROW(nm##_u16, uint16_t, uint16_t, uint16_t, LD_ID, ST_ID, U(x, y, 16)) \
   BIN_ROW(nm##_u32, uint32_t, uint32_t, uint32_t, LD_ID, ST_ID, U(x, y, 32)) \
   BIN_ROW(nm##_u64, uint64_t, uint64_t, uint64_t, LD_ID, ST_ID, U(x, y, 64)) \
-  BIN_ROW(nm##_i8, int8_t, int8_t, int8_t, LD_ID, ST_ID, S(x, y, 8))        \
-  BIN_ROW(nm##_i16, int16_t, int16_t, int16_t, LD_ID, ST_ID, S(x, y, 16))   \
-  BIN_ROW(nm##_i32, int32_t, int32_t, int32_t, LD_ID, ST_ID, S(x, y, 32))   \
+  BIN_ROW(nm##_i8, int8_t, int8_t, int8_t, LD_ID, ST_ID, S(x, y, 8))         \
+  BIN_ROW(nm##_i16, int16_t, int16_t, int16_t, LD_ID, ST_ID, S(x, y, 16))    \
+  BIN_ROW(nm##_i32, int32_t, int32_t, int32_t, LD_ID, ST_ID, S(x, y, 32))    \
   BIN_ROW(nm##_i64, int64_t, int64_t, int64_t, LD_ID, ST_ID, S(x, y, 64))
 SHIFT_ROWS(left_shift, lsh_u, lsh_s)
 SHIFT_ROWS(right_shift, rsh_u, rsh_s)
@@ -150,8 +152,8 @@ CMX__KERNEL(cmx__cpu_compare) {
       vt->id >= 0 && vt->id < CMX__NUM_PRIMITIVES ? k_rows[vt->id] : NULL;
   cmx__row_fn fn = t ? t[in[0]->dtype] : NULL;
   if (!fn)
-    return cmx_kernel_error(CMX_ERR_TYPE, "[%s] unsupported dtype %s",
-                            vt->name, cmx_dtype_name(in[0]->dtype));
+    return cmx_kernel_error(CMX_ERR_TYPE, "[%s] unsupported dtype %s", vt->name,
+                            cmx_dtype_name(in[0]->dtype));
   cmx_status st = cmx__cpu_ew_alloc(out[0], in, 2);
   if (st != CMX_OK) return st;
   cmx__cpu_ew_run(out[0], in, 2, fn, NULL);

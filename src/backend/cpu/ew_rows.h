@@ -13,6 +13,7 @@
 #define CMX_BACKEND_CPU_EW_ROWS_H
 
 #include <complex.h>
+
 #include "backend/cpu/cpu.h"
 
 #define LD_ID(x) (x)
@@ -37,58 +38,58 @@
  * UN_ROW_A(attributes, fn, ...) the same with function attributes. */
 #define UN_ROW(fn, T, OT, CT, LD, ST, EXPR) \
   UN_ROW_A(, fn, T, OT, CT, LD, ST, EXPR)
-#define UN_ROW_A(ATTR, fn, T, OT, CT, LD, ST, EXPR)                          \
-  ATTR static void fn(char* const* p, const int64_t* st, int64_t n,         \
-                      const void* ctx) {                                    \
-    (void)ctx;                                                              \
-    OT* o = (OT*)p[0];                                                      \
-    const T* a = (const T*)p[1];                                            \
-    int64_t so = st[0], sa = st[1];                                         \
-    if (so == 1 && sa == 1) {                                               \
-      for (int64_t i = 0; i < n; i++) {                                     \
-        CT x = LD(a[i]);                                                    \
-        o[i] = ST(EXPR);                                                    \
-      }                                                                     \
-    } else {                                                                \
-      for (int64_t i = 0; i < n; i++) {                                     \
-        CT x = LD(a[i * sa]);                                               \
-        o[i * so] = ST(EXPR);                                               \
-      }                                                                     \
-    }                                                                       \
+#define UN_ROW_A(ATTR, fn, T, OT, CT, LD, ST, EXPR)                 \
+  ATTR static void fn(char* const* p, const int64_t* st, int64_t n, \
+                      const void* ctx) {                            \
+    (void)ctx;                                                      \
+    OT* o = (OT*)p[0];                                              \
+    const T* a = (const T*)p[1];                                    \
+    int64_t so = st[0], sa = st[1];                                 \
+    if (so == 1 && sa == 1) {                                       \
+      for (int64_t i = 0; i < n; i++) {                             \
+        CT x = LD(a[i]);                                            \
+        o[i] = ST(EXPR);                                            \
+      }                                                             \
+    } else {                                                        \
+      for (int64_t i = 0; i < n; i++) {                             \
+        CT x = LD(a[i * sa]);                                       \
+        o[i * so] = ST(EXPR);                                       \
+      }                                                             \
+    }                                                               \
   }
 
 /* BIN_ROW(fn, T in, OT out, CT compute, load, store, expr of x and y) */
-#define BIN_ROW(fn, T, OT, CT, LD, ST, EXPR)                                 \
-  static void fn(char* const* p, const int64_t* st, int64_t n,              \
-                 const void* ctx) {                                         \
-    (void)ctx;                                                              \
-    OT* o = (OT*)p[0];                                                      \
-    const T* a = (const T*)p[1];                                            \
-    const T* b = (const T*)p[2];                                            \
-    int64_t so = st[0], sa = st[1], sb = st[2];                             \
-    if (so == 1 && sa == 1 && sb == 1) {                                    \
-      for (int64_t i = 0; i < n; i++) {                                     \
-        CT x = LD(a[i]), y = LD(b[i]);                                      \
-        o[i] = ST(EXPR);                                                    \
-      }                                                                     \
-    } else if (so == 1 && sa == 0 && sb == 1) {                             \
-      CT x = LD(a[0]);                                                      \
-      for (int64_t i = 0; i < n; i++) {                                     \
-        CT y = LD(b[i]);                                                    \
-        o[i] = ST(EXPR);                                                    \
-      }                                                                     \
-    } else if (so == 1 && sa == 1 && sb == 0) {                             \
-      CT y = LD(b[0]);                                                      \
-      for (int64_t i = 0; i < n; i++) {                                     \
-        CT x = LD(a[i]);                                                    \
-        o[i] = ST(EXPR);                                                    \
-      }                                                                     \
-    } else {                                                                \
-      for (int64_t i = 0; i < n; i++) {                                     \
-        CT x = LD(a[i * sa]), y = LD(b[i * sb]);                            \
-        o[i * so] = ST(EXPR);                                               \
-      }                                                                     \
-    }                                                                       \
+#define BIN_ROW(fn, T, OT, CT, LD, ST, EXPR)                   \
+  static void fn(char* const* p, const int64_t* st, int64_t n, \
+                 const void* ctx) {                            \
+    (void)ctx;                                                 \
+    OT* o = (OT*)p[0];                                         \
+    const T* a = (const T*)p[1];                               \
+    const T* b = (const T*)p[2];                               \
+    int64_t so = st[0], sa = st[1], sb = st[2];                \
+    if (so == 1 && sa == 1 && sb == 1) {                       \
+      for (int64_t i = 0; i < n; i++) {                        \
+        CT x = LD(a[i]), y = LD(b[i]);                         \
+        o[i] = ST(EXPR);                                       \
+      }                                                        \
+    } else if (so == 1 && sa == 0 && sb == 1) {                \
+      CT x = LD(a[0]);                                         \
+      for (int64_t i = 0; i < n; i++) {                        \
+        CT y = LD(b[i]);                                       \
+        o[i] = ST(EXPR);                                       \
+      }                                                        \
+    } else if (so == 1 && sa == 1 && sb == 0) {                \
+      CT y = LD(b[0]);                                         \
+      for (int64_t i = 0; i < n; i++) {                        \
+        CT x = LD(a[i]);                                       \
+        o[i] = ST(EXPR);                                       \
+      }                                                        \
+    } else {                                                   \
+      for (int64_t i = 0; i < n; i++) {                        \
+        CT x = LD(a[i * sa]), y = LD(b[i * sb]);               \
+        o[i * so] = ST(EXPR);                                  \
+      }                                                        \
+    }                                                          \
   }
 
 /* Complex helpers: cmx__c64 values built from parts, parts of a double

@@ -13,6 +13,7 @@
  * unsigned 64-bit and wraps.
  */
 #include <math.h>
+
 #include "backend/cpu/ew_rows.h"
 #include "backend/cpu/kernels.h"
 #include "backend/cpu/vmath.h"
@@ -20,61 +21,60 @@
 #include "primitives/registry.h"
 
 /* ---------------- row generators by dtype group ---------------- */
-#define UINT_ROWS(nm, EXPR)                                              \
-  UN_ROW(nm##_u8, uint8_t, uint8_t, uint8_t, LD_ID, ST_ID, EXPR)         \
-  UN_ROW(nm##_u16, uint16_t, uint16_t, uint16_t, LD_ID, ST_ID, EXPR)     \
-  UN_ROW(nm##_u32, uint32_t, uint32_t, uint32_t, LD_ID, ST_ID, EXPR)     \
+#define UINT_ROWS(nm, EXPR)                                          \
+  UN_ROW(nm##_u8, uint8_t, uint8_t, uint8_t, LD_ID, ST_ID, EXPR)     \
+  UN_ROW(nm##_u16, uint16_t, uint16_t, uint16_t, LD_ID, ST_ID, EXPR) \
+  UN_ROW(nm##_u32, uint32_t, uint32_t, uint32_t, LD_ID, ST_ID, EXPR) \
   UN_ROW(nm##_u64, uint64_t, uint64_t, uint64_t, LD_ID, ST_ID, EXPR)
-#define SINT_ROWS(nm, EXPR)                                              \
-  UN_ROW(nm##_i8, int8_t, int8_t, int8_t, LD_ID, ST_ID, EXPR)            \
-  UN_ROW(nm##_i16, int16_t, int16_t, int16_t, LD_ID, ST_ID, EXPR)        \
-  UN_ROW(nm##_i32, int32_t, int32_t, int32_t, LD_ID, ST_ID, EXPR)        \
+#define SINT_ROWS(nm, EXPR)                                       \
+  UN_ROW(nm##_i8, int8_t, int8_t, int8_t, LD_ID, ST_ID, EXPR)     \
+  UN_ROW(nm##_i16, int16_t, int16_t, int16_t, LD_ID, ST_ID, EXPR) \
+  UN_ROW(nm##_i32, int32_t, int32_t, int32_t, LD_ID, ST_ID, EXPR) \
   UN_ROW(nm##_i64, int64_t, int64_t, int64_t, LD_ID, ST_ID, EXPR)
 #define BOOL_ROW(nm, EXPR) \
   UN_ROW(nm##_bool, uint8_t, uint8_t, uint8_t, LD_ID, ST_ID, EXPR)
 /* float16/bfloat16/float32 share the float expression FE; float64 uses
  * the double expression DE. */
-#define FLOAT_ROWS(nm, FE, DE)                                           \
-  UN_ROW(nm##_f16, uint16_t, uint16_t, float, LD_H, ST_H, FE)            \
-  UN_ROW(nm##_bf16, uint16_t, uint16_t, float, LD_BF, ST_BF, FE)         \
-  UN_ROW(nm##_f32, float, float, float, LD_ID, ST_ID, FE)                \
+#define FLOAT_ROWS(nm, FE, DE)                                   \
+  UN_ROW(nm##_f16, uint16_t, uint16_t, float, LD_H, ST_H, FE)    \
+  UN_ROW(nm##_bf16, uint16_t, uint16_t, float, LD_BF, ST_BF, FE) \
+  UN_ROW(nm##_f32, float, float, float, LD_ID, ST_ID, FE)        \
   UN_ROW(nm##_f64, double, double, double, LD_ID, ST_ID, DE)
 /* complex64 computed as double complex z (the input widened). */
-#define C64_ROW(nm, ZE)                                                  \
-  UN_ROW(nm##_c64, cmx__c64, cmx__c64, cmx__c64, LD_ID, ST_ID,           \
+#define C64_ROW(nm, ZE)                                        \
+  UN_ROW(nm##_c64, cmx__c64, cmx__c64, cmx__c64, LD_ID, ST_ID, \
          cmx__cfromd(ZE(CMPLX(crealf(x), cimagf(x)))))
 
 /* Rows with a bool output for every input dtype. */
-#define TO_BOOL_ROWS(nm, IE, FE, DE, CE)                                 \
-  UN_ROW(nm##_bool, uint8_t, uint8_t, uint8_t, LD_ID, ST_B, IE)          \
-  UN_ROW(nm##_u8, uint8_t, uint8_t, uint8_t, LD_ID, ST_B, IE)            \
-  UN_ROW(nm##_u16, uint16_t, uint8_t, uint16_t, LD_ID, ST_B, IE)         \
-  UN_ROW(nm##_u32, uint32_t, uint8_t, uint32_t, LD_ID, ST_B, IE)         \
-  UN_ROW(nm##_u64, uint64_t, uint8_t, uint64_t, LD_ID, ST_B, IE)         \
-  UN_ROW(nm##_i8, int8_t, uint8_t, int8_t, LD_ID, ST_B, IE)              \
-  UN_ROW(nm##_i16, int16_t, uint8_t, int16_t, LD_ID, ST_B, IE)           \
-  UN_ROW(nm##_i32, int32_t, uint8_t, int32_t, LD_ID, ST_B, IE)           \
-  UN_ROW(nm##_i64, int64_t, uint8_t, int64_t, LD_ID, ST_B, IE)           \
-  UN_ROW(nm##_f16, uint16_t, uint8_t, float, LD_H, ST_B, FE)             \
-  UN_ROW(nm##_bf16, uint16_t, uint8_t, float, LD_BF, ST_B, FE)           \
-  UN_ROW(nm##_f32, float, uint8_t, float, LD_ID, ST_B, FE)               \
-  UN_ROW(nm##_f64, double, uint8_t, double, LD_ID, ST_B, DE)             \
+#define TO_BOOL_ROWS(nm, IE, FE, DE, CE)                         \
+  UN_ROW(nm##_bool, uint8_t, uint8_t, uint8_t, LD_ID, ST_B, IE)  \
+  UN_ROW(nm##_u8, uint8_t, uint8_t, uint8_t, LD_ID, ST_B, IE)    \
+  UN_ROW(nm##_u16, uint16_t, uint8_t, uint16_t, LD_ID, ST_B, IE) \
+  UN_ROW(nm##_u32, uint32_t, uint8_t, uint32_t, LD_ID, ST_B, IE) \
+  UN_ROW(nm##_u64, uint64_t, uint8_t, uint64_t, LD_ID, ST_B, IE) \
+  UN_ROW(nm##_i8, int8_t, uint8_t, int8_t, LD_ID, ST_B, IE)      \
+  UN_ROW(nm##_i16, int16_t, uint8_t, int16_t, LD_ID, ST_B, IE)   \
+  UN_ROW(nm##_i32, int32_t, uint8_t, int32_t, LD_ID, ST_B, IE)   \
+  UN_ROW(nm##_i64, int64_t, uint8_t, int64_t, LD_ID, ST_B, IE)   \
+  UN_ROW(nm##_f16, uint16_t, uint8_t, float, LD_H, ST_B, FE)     \
+  UN_ROW(nm##_bf16, uint16_t, uint8_t, float, LD_BF, ST_B, FE)   \
+  UN_ROW(nm##_f32, float, uint8_t, float, LD_ID, ST_B, FE)       \
+  UN_ROW(nm##_f64, double, uint8_t, double, LD_ID, ST_B, DE)     \
   UN_ROW(nm##_c64, cmx__c64, uint8_t, cmx__c64, LD_ID, ST_B, CE)
 
 /* Table entries. */
-#define UINT_T(nm) \
+#define UINT_T(nm)                                                         \
   [CMX_UINT8] = nm##_u8, [CMX_UINT16] = nm##_u16, [CMX_UINT32] = nm##_u32, \
   [CMX_UINT64] = nm##_u64
-#define SINT_T(nm) \
+#define SINT_T(nm)                                                      \
   [CMX_INT8] = nm##_i8, [CMX_INT16] = nm##_i16, [CMX_INT32] = nm##_i32, \
   [CMX_INT64] = nm##_i64
 #define BOOL_T(nm) [CMX_BOOL] = nm##_bool
-#define FLOAT_T(nm)                                                        \
-  [CMX_FLOAT16] = nm##_f16, [CMX_BFLOAT16] = nm##_bf16,                    \
+#define FLOAT_T(nm)                                     \
+  [CMX_FLOAT16] = nm##_f16, [CMX_BFLOAT16] = nm##_bf16, \
   [CMX_FLOAT32] = nm##_f32, [CMX_FLOAT64] = nm##_f64
 #define C64_T(nm) [CMX_COMPLEX64] = nm##_c64
-#define ALL_T(nm) \
-  BOOL_T(nm), UINT_T(nm), SINT_T(nm), FLOAT_T(nm), C64_T(nm)
+#define ALL_T(nm) BOOL_T(nm), UINT_T(nm), SINT_T(nm), FLOAT_T(nm), C64_T(nm)
 
 /* Wrapping negation and product for signed integers (no overflow UB). */
 #define NEGW(x) (0ull - (uint64_t)(x))
@@ -101,8 +101,12 @@ static inline double sigmoid_(double x) {
   double e = exp(-fabs(x));
   return (x >= 0 ? 1.0 : e) / (1.0 + e);
 }
-static inline double _Complex csq_(double _Complex z) { return z * z; }
-static inline double _Complex cneg_(double _Complex z) { return -z; }
+static inline double _Complex csq_(double _Complex z) {
+  return z * z;
+}
+static inline double _Complex cneg_(double _Complex z) {
+  return -z;
+}
 static inline double _Complex crsqrt_(double _Complex z) {
   return 1.0 / csqrt(z);
 }
@@ -172,7 +176,7 @@ C64_ROW(negative, cneg_)
 BOOL_ROW(square, x)
 UINT_ROWS(square, MULW(x, x))
 SINT_ROWS(square, MULW(x, x))
-FLOAT_ROWS(square, x * x, x * x)
+FLOAT_ROWS(square, x* x, x* x)
 C64_ROW(square, csq_)
 
 /* ---------------- float functions ---------------- */
@@ -405,8 +409,8 @@ static cmx_status run_unary(const cmx_primitive* p, const cmx_array* in,
       vt->id >= 0 && vt->id < CMX__NUM_PRIMITIVES ? k_rows[vt->id] : NULL;
   cmx__row_fn fn = t ? t[in[0]->dtype] : NULL;
   if (!fn)
-    return cmx_kernel_error(CMX_ERR_TYPE, "[%s] unsupported dtype %s",
-                            vt->name, cmx_dtype_name(in[0]->dtype));
+    return cmx_kernel_error(CMX_ERR_TYPE, "[%s] unsupported dtype %s", vt->name,
+                            cmx_dtype_name(in[0]->dtype));
   cmx_status st = cmx__cpu_ew_alloc(out[0], in, 1);
   if (st != CMX_OK) return st;
   cmx__cpu_ew_run(out[0], in, 1, fn, ctx);

@@ -54,7 +54,7 @@ static inline float cmx__vexpf(float x) {
   /* 2^k = 2^k1 * 2^k2 with k1 = floor(k/2), both normal floats; computed
    * in unsigned arithmetic from the biased bits (kb = k + 512). */
   uint32_t kb = cmx__fbits(t) - 0x4B400000u + 512u;
-  uint32_t k1b = kb >> 1; /* k1 + 256 */
+  uint32_t k1b = kb >> 1;                         /* k1 + 256 */
   float s1 = cmx__bitsf((k1b - 129u) << 23);      /* 2^k1 */
   float s2 = cmx__bitsf((kb - k1b - 129u) << 23); /* 2^(k - k1) */
   return pr * s1 * s2;
