@@ -1,0 +1,2 @@
+#include <cmx/cmx.h>
+int main(void){return 0;}
