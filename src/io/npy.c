@@ -133,6 +133,7 @@ static cmx_status parse_header(const char* op, const char* s, size_t n,
     if (strcmp(key, "descr") == 0 && !have_descr) {
       if (!parse_str(&c, descr, sizeof descr)) {
         skip_ws(&c);
+        if (c.i >= c.n || c.s[c.i] == '\'' || c.s[c.i] == '"') goto bad;
         return cmx__error(CMX_ERR_VALUE,
                           "[%s] unsupported npy dtype description (structured "
                           "or unknown) at header byte %zu",
