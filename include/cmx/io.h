@@ -261,9 +261,14 @@ cmx_status cmx_load_safetensors(cmx_named_arrays** out,
  * MLX does: `name` becomes packed uint32 weights (shape (..., n*bits/32))
  * plus `prefix.scales` and `prefix.biases` (float16, one per group of 32),
  * where prefix is name without a trailing ".weight"; dequantized values are
- * weight * scale + bias. Q6_K is dequantized to float16 (as MLX does for
+ * weight * scale + bias (Q4_1's 4-bit values are read after both of its
+ * float16 fields, as ggml lays them out; MLX's reader starts two bytes
+ * early there). Q6_K is dequantized to float16 (as MLX does for
  * formats it cannot keep quantized). Other types fail with
- * "[load_gguf] unsupported tensor type Q5_K (tensor 'name')". */
+ * "[load_gguf] unsupported tensor type Q5_K (tensor 'name')". To bound the
+ * memory a hostile file can claim, a file may hold at most 2^20 tensors
+ * and 2^24 metadata values (array elements included), and metadata arrays
+ * nest at most 32 deep. */
 cmx_status cmx_load_gguf(cmx_named_arrays** out, cmx_metadata** metadata,
                          const char* path, cmx_stream s);
 

@@ -13,6 +13,12 @@
 static const char* OP = "load_gguf";
 #define MAX_DEPTH 32
 #define DEFAULT_ALIGNMENT 32
+/* Caps that bound the memory a hostile file can make the loader use per
+ * byte of file: each metadata value or tensor costs far more in memory than
+ * its few bytes on disk. Real models stay far below (a 256k-token vocab is
+ * ~1M values; large models have a few thousand tensors). */
+#define MAX_META_VALUES ((uint64_t)1 << 24)
+#define MAX_TENSORS ((uint64_t)1 << 20)
 
 static const char* const k_type_names[] = {
     "F32",     "F16",    "Q4_0",   "Q4_1",    "Q4_2",  "Q4_3",  "Q5_0",
@@ -75,8 +81,12 @@ static cmx_status read_string(cmx__rd* r, char** out, uint64_t* len,
 }
 
 static cmx_status read_value(cmx__rd* r, uint32_t type, cmx_meta_value** out,
-                             int depth) {
+                             int depth, uint64_t* count) {
   *out = NULL;
+  if (++*count > MAX_META_VALUES)
+    return cmx__error(CMX_ERR_VALUE,
+                      "[%s] metadata holds more than %llu values", OP,
+                      (unsigned long long)MAX_META_VALUES);
   uint8_t b[8];
   size_t sz = meta_size(type);
   if (!sz)
@@ -113,7 +123,7 @@ static cmx_status read_value(cmx__rd* r, uint32_t type, cmx_meta_value** out,
     st = cmx_meta_new_array(out, (cmx_meta_type)et);
     for (uint64_t i = 0; st == CMX_OK && i < n; i++) {
       cmx_meta_value* item;
-      st = read_value(r, et, &item, depth + 1);
+      st = read_value(r, et, &item, depth + 1, count);
       if (st == CMX_OK) st = cmx_meta_array_append(*out, item);
     }
     if (st != CMX_OK) {
@@ -157,7 +167,7 @@ static cmx_status read_value(cmx__rd* r, uint32_t type, cmx_meta_value** out,
 typedef struct tinfo {
   char* name;
   uint32_t ndim, type;
-  int64_t shape[CMX_MAX_NDIM]; /* cmx order (reversed ggml dims) */
+  int64_t* shape; /* ndim dims, cmx order (reversed ggml dims) */
   uint64_t offset;
 } tinfo;
 
@@ -174,6 +184,9 @@ static cmx_status read_tensor_info(cmx__rd* r, tinfo* t) {
     return cmx__error(CMX_ERR_VALUE,
                       "[%s] tensor '%s' has %u dimensions (at most %d)", OP,
                       t->name, t->ndim, CMX_MAX_NDIM);
+  t->shape = malloc(t->ndim * sizeof *t->shape + 1);
+  if (!t->shape)
+    return cmx__error(CMX_ERR_MEMORY, "[%s] out of host memory", OP);
   for (uint32_t i = 0; i < t->ndim; i++) {
     uint64_t d;
     st = cmx__rd_u64(r, &d, "tensor dimension");
@@ -259,7 +272,7 @@ cmx_named_arrays* cmx__load_gguf_src(const cmx__src* s,
   cmx_metadata* meta = NULL;
   cmx_named_arrays* out = NULL;
   tinfo* ts = NULL;
-  uint64_t nt = 0, nkv = 0, got = 0;
+  uint64_t nt = 0, nkv = 0, got = 0, nvalues = 0;
   cmx_status st = CMX_OK;
   if (s->size < 24)
     st = cmx__error(CMX_ERR_VALUE,
@@ -285,6 +298,10 @@ cmx_named_arrays* cmx__load_gguf_src(const cmx__src* s,
                       "metadata entries do not fit in %llu bytes",
                       OP, (unsigned long long)nt, (unsigned long long)nkv,
                       (unsigned long long)s->size);
+    else if (nt > MAX_TENSORS)
+      st = cmx__error(CMX_ERR_VALUE, "[%s] %llu tensors is more than the %llu "
+                      "supported", OP, (unsigned long long)nt,
+                      (unsigned long long)MAX_TENSORS);
   }
   if (st == CMX_OK) st = cmx_metadata_new(&meta);
   for (uint64_t i = 0; st == CMX_OK && i < nkv; i++) {
@@ -300,7 +317,7 @@ cmx_named_arrays* cmx__load_gguf_src(const cmx__src* s,
       st = cmx__error(CMX_ERR_VALUE, "[%s] duplicate metadata key '%s'", OP,
                       key);
     if (st == CMX_OK) st = cmx__rd_u32(r, &type, "metadata type");
-    if (st == CMX_OK) st = read_value(r, type, &v, 0);
+    if (st == CMX_OK) st = read_value(r, type, &v, 0, &nvalues);
     if (st == CMX_OK) st = cmx_metadata_set(meta, key, v);
     free(key);
   }
@@ -334,7 +351,10 @@ cmx_named_arrays* cmx__load_gguf_src(const cmx__src* s,
     else
       st = load_tensor(s, &ts[i], at, nbytes, out);
   }
-  for (uint64_t i = 0; ts && i < got; i++) free(ts[i].name);
+  for (uint64_t i = 0; ts && i < got; i++) {
+    free(ts[i].name);
+    free(ts[i].shape);
+  }
   free(ts);
   free(r);
   if (st != CMX_OK) {

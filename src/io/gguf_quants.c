@@ -151,7 +151,7 @@ cmx_status cmx__gguf_load_quantized(const cmx__src* s, const char* name,
                       "loading quantized tensors",
                       OP, name);
     if (st == CMX_OK) {
-      sh[ndim - 1] = shape[ndim - 1] * bits / 32;
+      sh[ndim - 1] = shape[ndim - 1] / 32 * bits; /* exact: a multiple of 32 */
       w = cmx__io_new_array(OP, sh, ndim, CMX_UINT32);
       sh[ndim - 1] = shape[ndim - 1] / 32;
       sc = w ? cmx__io_new_array(OP, sh, ndim, CMX_FLOAT16) : NULL;

@@ -7,6 +7,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/mman.h>
 #include <sys/stat.h>
 #include <unistd.h>
 #ifdef CMX_HAVE_ZLIB
@@ -421,12 +422,30 @@ cmx_status cmx__array_bytes(cmx_array a, bool as_col, cmx__sink_fn sink,
 
 cmx_array cmx__io_new_array(const char* op, const int64_t* shape, int ndim,
                             cmx_dtype dt) {
+  /* Strides are products of the dims (zeros counted as 1), so they must fit
+   * even when a zero dim makes the array empty (numpy refuses such shapes
+   * as "too big" as well). */
+  int64_t span = 1;
+  for (int i = 0; i < ndim; i++)
+    if (shape[i] < 0 ||
+        __builtin_mul_overflow(span, shape[i] > 0 ? shape[i] : 1, &span))
+      return CMX__FAIL(CMX_ERR_VALUE, "[%s] array shape is too large", op);
   cmx_array a = cmx__node_new(op, shape, ndim, dt);
   if (!a) return NULL;
-  a->buf = cmx__buffer_alloc((size_t)a->size * cmx_dtype_size(dt));
+  size_t bytes = (size_t)a->size * cmx_dtype_size(dt);
+  a->buf = cmx__buffer_alloc(bytes);
   if (!a->buf) {
     cmx_array_release(a);
     return NULL;
+  }
+  /* The loader writes every byte of a fresh buffer once: with 4 KiB pages
+   * the page faults cost more than the copy from the page cache, so ask
+   * for transparent huge pages on the 2 MiB-aligned interior (a hint; the
+   * kernel may ignore it). */
+  if (bytes >= ((size_t)8 << 20)) {
+    uintptr_t lo = ((uintptr_t)a->buf->host + ((1u << 21) - 1)) & ~(uintptr_t)((1u << 21) - 1);
+    uintptr_t hi = ((uintptr_t)a->buf->host + bytes) & ~(uintptr_t)((1u << 21) - 1);
+    if (hi > lo) madvise((void*)lo, hi - lo, MADV_HUGEPAGE);
   }
   return a;
 }

@@ -172,6 +172,9 @@ static void test_npy_hostile(void) {
   npy_case("{'descr': '<f4', 'fortran_order': False, 'shape': "
            "(99999999999999999999,), }",
            0, "Invalid npy header");
+  npy_case("{'descr': '<f4', 'fortran_order': False, 'shape': (0, "
+           "4611686018427387904, 4), }",
+           0, "array shape is too large"); /* empty, but strides overflow */
   npy_case("{'descr': '<f4', 'fortran_order': False, 'shape': (1000,), }", 16,
            "file is truncated");
   npy_case("{'descr': '<f4', 'fortran_order': False, 'shape': (-1,), }", 0,
@@ -344,6 +347,16 @@ static void test_gguf_hostile(void) {
               "big endian");
   gguf_header(&b, 3, 1ull << 60, 0);
   expect_fail("gguf", b.b, b.n, "do not fit", "tensor count");
+  { /* more tensors than supported, in a file large enough to hold them */
+    size_t big = 24 * ((1u << 20) + 2) + 24;
+    uint8_t* z = calloc(1, big);
+    memcpy(z, "GGUF\x03\0\0\0", 8);
+    uint64_t nt = (1u << 20) + 1;
+    memcpy(z + 8, &nt, 8);
+    expect_fail("gguf", z, big, "1048577 tensors is more than the 1048576",
+                "tensor cap");
+    free(z);
+  }
   gguf_header(&b, 3, 0, UINT64_MAX);
   expect_fail("gguf", b.b, b.n, "do not fit", "kv count");
   gguf_header(&b, 3, 0, 1);
