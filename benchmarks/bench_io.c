@@ -20,6 +20,7 @@
 #include <sys/stat.h>
 #include <time.h>
 #include <unistd.h>
+
 #include "cmx/cmx.h"
 
 static double now(void) {
@@ -59,8 +60,7 @@ int main(int argc, char** argv) {
   if (!data) die("malloc");
   for (int64_t i = 0; i < n; i++) data[i] = (float)(i % 1000) * 0.5f;
   cmx_array a;
-  if (cmx_array_from_data(&a, data, &n, 1, CMX_FLOAT32) != CMX_OK)
-    die("array");
+  if (cmx_array_from_data(&a, data, &n, 1, CMX_FLOAT32) != CMX_OK) die("array");
   free(data);
   cmx_named_arrays* m;
   cmx_named_arrays_new(&m);
@@ -75,7 +75,8 @@ int main(int argc, char** argv) {
   size_t size = (size_t)st.st_size;
   printf("file: %s, %.3f GB (%zu MiB of float32)\n", path, (double)size / 1e9,
          mib);
-  printf("save_safetensors:            %6.2f GB/s\n", (double)size / t_save / 1e9);
+  printf("save_safetensors:            %6.2f GB/s\n",
+         (double)size / t_save / 1e9);
 
   char* warm = malloc(size);
   if (!warm || read_all(path, warm, size) != 0) die("warm-up read");
@@ -100,8 +101,7 @@ int main(int argc, char** argv) {
     cmx_named_arrays* r = NULL;
     if (cmx_load_safetensors(&r, NULL, path, CMX_STREAM_DEFAULT) != CMX_OK)
       die("load");
-    if (cmx_eval((cmx_array[]){cmx_named_arrays_get(r, "weight")}, 1) !=
-        CMX_OK)
+    if (cmx_eval((cmx_array[]){cmx_named_arrays_get(r, "weight")}, 1) != CMX_OK)
       die("eval");
     t = now() - t0;
     if (cmx_get_peak_memory() > peak) peak = cmx_get_peak_memory();

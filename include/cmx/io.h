@@ -3,8 +3,8 @@
  *     cmx_named_arrays* w;
  *     cmx_named_arrays_new(&w);
  *     cmx_named_arrays_set(w, "weight", a);          // retains a
- *     cmx_save_safetensors("model", w, NULL);         // writes model.safetensors
- *     cmx_named_arrays_free(w);
+ *     cmx_save_safetensors("model", w, NULL);         // writes
+ * model.safetensors cmx_named_arrays_free(w);
  *
  *     cmx_loaded r;
  *     cmx_load(&r, "model.safetensors", NULL, true, CMX_STREAM_DEFAULT);
@@ -44,6 +44,7 @@
 #include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
+
 #include "cmx/array.h"
 #include "cmx/device.h"
 #include "cmx/error.h"
@@ -111,8 +112,7 @@ cmx_status cmx_meta_new_int(cmx_meta_value** out, cmx_meta_type t, int64_t v);
 /* A UINT64 value (the full unsigned range). */
 cmx_status cmx_meta_new_uint64(cmx_meta_value** out, uint64_t v);
 /* A FLOAT32 (v rounded to float) or FLOAT64 value. */
-cmx_status cmx_meta_new_float(cmx_meta_value** out, cmx_meta_type t,
-                              double v);
+cmx_status cmx_meta_new_float(cmx_meta_value** out, cmx_meta_type t, double v);
 cmx_status cmx_meta_new_bool(cmx_meta_value** out, bool v);
 /* A string holding a copy of the NUL-terminated s. */
 cmx_status cmx_meta_new_string(cmx_meta_value** out, const char* s);
@@ -180,8 +180,7 @@ size_t cmx_metadata_size(const cmx_metadata* m);
 const char* cmx_metadata_key(const cmx_metadata* m, size_t i);
 const cmx_meta_value* cmx_metadata_value(const cmx_metadata* m, size_t i);
 /* The value under key (borrowed), or NULL. */
-const cmx_meta_value* cmx_metadata_get(const cmx_metadata* m,
-                                       const char* key);
+const cmx_meta_value* cmx_metadata_get(const cmx_metadata* m, const char* key);
 
 /* ---------------- Saving ----------------
  * All save functions evaluate their arrays first. Strided and broadcast
@@ -250,12 +249,10 @@ void cmx_loaded_clear(cmx_loaded* r);
  * Errors name the op: "[load]" (npy), "[load_npz]", "[load_safetensors]",
  * "[load_gguf]". */
 cmx_status cmx_load_npy(cmx_array* out, const char* path, cmx_stream s);
-cmx_status cmx_load_npz(cmx_named_arrays** out, const char* path,
-                        cmx_stream s);
+cmx_status cmx_load_npz(cmx_named_arrays** out, const char* path, cmx_stream s);
 /* metadata may be NULL (not wanted). */
-cmx_status cmx_load_safetensors(cmx_named_arrays** out,
-                                cmx_metadata** metadata, const char* path,
-                                cmx_stream s);
+cmx_status cmx_load_safetensors(cmx_named_arrays** out, cmx_metadata** metadata,
+                                const char* path, cmx_stream s);
 /* GGUF v2/v3, little-endian. Tensor types: F32, F16, BF16, F64, I8, I16,
  * I32, I64 load as the matching dtype. Q4_0, Q4_1, Q4_K and Q8_0 load as
  * MLX does: `name` becomes packed uint32 weights (shape (..., n*bits/32))

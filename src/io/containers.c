@@ -4,6 +4,7 @@
  * files with many tensors load in linear time. */
 #include <stdlib.h>
 #include <string.h>
+
 #include "io/io_common.h"
 
 /* ---------------- ordered keys with a hash index ---------------- */
@@ -197,19 +198,36 @@ static cmx_status meta_alloc(cmx_meta_value** out, cmx_meta_type t) {
   return CMX_OK;
 }
 
-cmx_status cmx_meta_new_int(cmx_meta_value** out, cmx_meta_type t,
-                            int64_t v) {
+cmx_status cmx_meta_new_int(cmx_meta_value** out, cmx_meta_type t, int64_t v) {
   int64_t lo = 0, hi = 0;
   switch (t) {
-    case CMX_META_UINT8: hi = UINT8_MAX; break;
-    case CMX_META_INT8: lo = INT8_MIN, hi = INT8_MAX; break;
-    case CMX_META_UINT16: hi = UINT16_MAX; break;
-    case CMX_META_INT16: lo = INT16_MIN, hi = INT16_MAX; break;
-    case CMX_META_UINT32: hi = UINT32_MAX; break;
-    case CMX_META_INT32: lo = INT32_MIN, hi = INT32_MAX; break;
-    case CMX_META_BOOL: hi = 1; break;
-    case CMX_META_UINT64: hi = INT64_MAX; break;
-    case CMX_META_INT64: lo = INT64_MIN, hi = INT64_MAX; break;
+    case CMX_META_UINT8:
+      hi = UINT8_MAX;
+      break;
+    case CMX_META_INT8:
+      lo = INT8_MIN, hi = INT8_MAX;
+      break;
+    case CMX_META_UINT16:
+      hi = UINT16_MAX;
+      break;
+    case CMX_META_INT16:
+      lo = INT16_MIN, hi = INT16_MAX;
+      break;
+    case CMX_META_UINT32:
+      hi = UINT32_MAX;
+      break;
+    case CMX_META_INT32:
+      lo = INT32_MIN, hi = INT32_MAX;
+      break;
+    case CMX_META_BOOL:
+      hi = 1;
+      break;
+    case CMX_META_UINT64:
+      hi = INT64_MAX;
+      break;
+    case CMX_META_INT64:
+      lo = INT64_MIN, hi = INT64_MAX;
+      break;
     default:
       if (out) *out = NULL;
       return cmx__error(CMX_ERR_VALUE, "[meta] %s is not an integer type",
@@ -231,8 +249,7 @@ cmx_status cmx_meta_new_uint64(cmx_meta_value** out, uint64_t v) {
   return st;
 }
 
-cmx_status cmx_meta_new_float(cmx_meta_value** out, cmx_meta_type t,
-                              double v) {
+cmx_status cmx_meta_new_float(cmx_meta_value** out, cmx_meta_type t, double v) {
   if (t != CMX_META_FLOAT32 && t != CMX_META_FLOAT64) {
     if (out) *out = NULL;
     return cmx__error(CMX_ERR_VALUE, "[meta] %s is not a float type",
@@ -423,18 +440,30 @@ const cmx_meta_value* cmx_meta_array_item(const cmx_meta_value* v, size_t i) {
 /* The dtype of a numeric or bool meta type, or -1. */
 static int meta_dtype(cmx_meta_type t) {
   switch (t) {
-    case CMX_META_UINT8: return CMX_UINT8;
-    case CMX_META_INT8: return CMX_INT8;
-    case CMX_META_UINT16: return CMX_UINT16;
-    case CMX_META_INT16: return CMX_INT16;
-    case CMX_META_UINT32: return CMX_UINT32;
-    case CMX_META_INT32: return CMX_INT32;
-    case CMX_META_FLOAT32: return CMX_FLOAT32;
-    case CMX_META_BOOL: return CMX_BOOL;
-    case CMX_META_UINT64: return CMX_UINT64;
-    case CMX_META_INT64: return CMX_INT64;
-    case CMX_META_FLOAT64: return CMX_FLOAT64;
-    default: return -1;
+    case CMX_META_UINT8:
+      return CMX_UINT8;
+    case CMX_META_INT8:
+      return CMX_INT8;
+    case CMX_META_UINT16:
+      return CMX_UINT16;
+    case CMX_META_INT16:
+      return CMX_INT16;
+    case CMX_META_UINT32:
+      return CMX_UINT32;
+    case CMX_META_INT32:
+      return CMX_INT32;
+    case CMX_META_FLOAT32:
+      return CMX_FLOAT32;
+    case CMX_META_BOOL:
+      return CMX_BOOL;
+    case CMX_META_UINT64:
+      return CMX_UINT64;
+    case CMX_META_INT64:
+      return CMX_INT64;
+    case CMX_META_FLOAT64:
+      return CMX_FLOAT64;
+    default:
+      return -1;
   }
 }
 
@@ -446,7 +475,9 @@ static void meta_store(const cmx_meta_value* v, cmx_dtype dt, uint8_t* p) {
       memcpy(p, &f, 4);
       break;
     }
-    case CMX_FLOAT64: memcpy(p, &v->v.f, 8); break;
+    case CMX_FLOAT64:
+      memcpy(p, &v->v.f, 8);
+      break;
     default: {
       uint64_t u = v->v.u; /* integers: little-endian low bytes */
       memcpy(p, &u, cmx_dtype_size(dt));
@@ -470,8 +501,8 @@ cmx_status cmx_meta_to_array(cmx_array* out, const cmx_meta_value* v) {
   for (size_t i = 0; i < n; i++)
     meta_store(arr ? &v->items[i] : v, (cmx_dtype)dt, data + i * isz);
   int64_t shape[1] = {(int64_t)n};
-  cmx_status st = cmx_array_from_data(out, data, shape, arr ? 1 : 0,
-                                      (cmx_dtype)dt);
+  cmx_status st =
+      cmx_array_from_data(out, data, shape, arr ? 1 : 0, (cmx_dtype)dt);
   free(data);
   return st;
 }
@@ -490,14 +521,42 @@ static cmx_meta_value meta_load(cmx_meta_type t, cmx_dtype dt,
     memcpy(&m.v.f, p, 8);
   } else {
     switch (dt) { /* exact integer loads */
-      case CMX_BOOL: m.v.i = p[0] != 0; break;
-      case CMX_UINT8: m.v.u = p[0]; break;
-      case CMX_INT8: m.v.i = (int8_t)p[0]; break;
-      case CMX_UINT16: { uint16_t x; memcpy(&x, p, 2); m.v.u = x; break; }
-      case CMX_INT16: { int16_t x; memcpy(&x, p, 2); m.v.i = x; break; }
-      case CMX_UINT32: { uint32_t x; memcpy(&x, p, 4); m.v.u = x; break; }
-      case CMX_INT32: { int32_t x; memcpy(&x, p, 4); m.v.i = x; break; }
-      default: memcpy(&m.v.u, p, 8); break;
+      case CMX_BOOL:
+        m.v.i = p[0] != 0;
+        break;
+      case CMX_UINT8:
+        m.v.u = p[0];
+        break;
+      case CMX_INT8:
+        m.v.i = (int8_t)p[0];
+        break;
+      case CMX_UINT16: {
+        uint16_t x;
+        memcpy(&x, p, 2);
+        m.v.u = x;
+        break;
+      }
+      case CMX_INT16: {
+        int16_t x;
+        memcpy(&x, p, 2);
+        m.v.i = x;
+        break;
+      }
+      case CMX_UINT32: {
+        uint32_t x;
+        memcpy(&x, p, 4);
+        m.v.u = x;
+        break;
+      }
+      case CMX_INT32: {
+        int32_t x;
+        memcpy(&x, p, 4);
+        m.v.i = x;
+        break;
+      }
+      default:
+        memcpy(&m.v.u, p, 8);
+        break;
     }
   }
   return m;
@@ -560,8 +619,7 @@ cmx_status cmx_metadata_new(cmx_metadata** out) {
   if (!out)
     return cmx__error(CMX_ERR_VALUE, "[metadata] output pointer is NULL");
   *out = calloc(1, sizeof **out);
-  if (!*out)
-    return cmx__error(CMX_ERR_MEMORY, "[metadata] out of host memory");
+  if (!*out) return cmx__error(CMX_ERR_MEMORY, "[metadata] out of host memory");
   return CMX_OK;
 }
 
@@ -618,15 +676,16 @@ cmx_status cmx_metadata_set_string(cmx_metadata* m, const char* key,
   return cmx_metadata_set(m, key, v);
 }
 
-size_t cmx_metadata_size(const cmx_metadata* m) { return m ? m->k.n : 0; }
+size_t cmx_metadata_size(const cmx_metadata* m) {
+  return m ? m->k.n : 0;
+}
 const char* cmx_metadata_key(const cmx_metadata* m, size_t i) {
   return m && i < m->k.n ? m->k.keys[i] : NULL;
 }
 const cmx_meta_value* cmx_metadata_value(const cmx_metadata* m, size_t i) {
   return m && i < m->k.n ? m->values[i] : NULL;
 }
-const cmx_meta_value* cmx_metadata_get(const cmx_metadata* m,
-                                       const char* key) {
+const cmx_meta_value* cmx_metadata_get(const cmx_metadata* m, const char* key) {
   int64_t i = cmx__metadata_find(m, key);
   return i >= 0 ? m->values[i] : NULL;
 }

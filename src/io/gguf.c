@@ -8,6 +8,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+
 #include "io/gguf_internal.h"
 
 static const char* OP = "load_gguf";
@@ -21,30 +22,40 @@ static const char* OP = "load_gguf";
 #define MAX_TENSORS ((uint64_t)1 << 20)
 
 static const char* const k_type_names[] = {
-    "F32",     "F16",    "Q4_0",   "Q4_1",    "Q4_2",  "Q4_3",  "Q5_0",
-    "Q5_1",    "Q8_0",   "Q8_1",   "Q2_K",    "Q3_K",  "Q4_K",  "Q5_K",
-    "Q6_K",    "Q8_K",   "IQ2_XXS", "IQ2_XS", "IQ3_XXS", "IQ1_S", "IQ4_NL",
-    "IQ3_S",   "IQ2_S",  "IQ4_XS", "I8",      "I16",   "I32",   "I64",
-    "F64",     "IQ1_M",  "BF16",   "Q4_0_4_4", "Q4_0_4_8", "Q4_0_8_8",
-    "TQ1_0",   "TQ2_0",  "IQ4_NL_4_4", "IQ4_NL_4_8", "IQ4_NL_8_8", "MXFP4"};
+    "F32",        "F16",        "Q4_0",       "Q4_1",     "Q4_2",    "Q4_3",
+    "Q5_0",       "Q5_1",       "Q8_0",       "Q8_1",     "Q2_K",    "Q3_K",
+    "Q4_K",       "Q5_K",       "Q6_K",       "Q8_K",     "IQ2_XXS", "IQ2_XS",
+    "IQ3_XXS",    "IQ1_S",      "IQ4_NL",     "IQ3_S",    "IQ2_S",   "IQ4_XS",
+    "I8",         "I16",        "I32",        "I64",      "F64",     "IQ1_M",
+    "BF16",       "Q4_0_4_4",   "Q4_0_4_8",   "Q4_0_8_8", "TQ1_0",   "TQ2_0",
+    "IQ4_NL_4_4", "IQ4_NL_4_8", "IQ4_NL_8_8", "MXFP4"};
 
 const char* cmx__gguf_type_name(uint32_t t) {
   return t < sizeof k_type_names / sizeof *k_type_names ? k_type_names[t]
-                                                         : "unknown";
+                                                        : "unknown";
 }
 
 /* The dtype a ggml type loads as directly, or -1. */
 static int direct_dtype(uint32_t t) {
   switch (t) {
-    case GGML_F32: return CMX_FLOAT32;
-    case GGML_F16: return CMX_FLOAT16;
-    case GGML_BF16: return CMX_BFLOAT16;
-    case GGML_F64: return CMX_FLOAT64;
-    case GGML_I8: return CMX_INT8;
-    case GGML_I16: return CMX_INT16;
-    case GGML_I32: return CMX_INT32;
-    case GGML_I64: return CMX_INT64;
-    default: return -1;
+    case GGML_F32:
+      return CMX_FLOAT32;
+    case GGML_F16:
+      return CMX_FLOAT16;
+    case GGML_BF16:
+      return CMX_BFLOAT16;
+    case GGML_F64:
+      return CMX_FLOAT64;
+    case GGML_I8:
+      return CMX_INT8;
+    case GGML_I16:
+      return CMX_INT16;
+    case GGML_I32:
+      return CMX_INT32;
+    case GGML_I64:
+      return CMX_INT64;
+    default:
+      return -1;
   }
 }
 
@@ -135,16 +146,22 @@ static cmx_status read_value(cmx__rd* r, uint32_t type, cmx_meta_value** out,
   cmx_status st = cmx__rd_bytes(r, b, sz, "metadata value");
   if (st != CMX_OK) return st;
   switch (type) {
-    case CMX_META_UINT8: return cmx_meta_new_int(out, type, b[0]);
-    case CMX_META_INT8: return cmx_meta_new_int(out, type, (int8_t)b[0]);
-    case CMX_META_UINT16: return cmx_meta_new_int(out, type, cmx__le16(b));
+    case CMX_META_UINT8:
+      return cmx_meta_new_int(out, type, b[0]);
+    case CMX_META_INT8:
+      return cmx_meta_new_int(out, type, (int8_t)b[0]);
+    case CMX_META_UINT16:
+      return cmx_meta_new_int(out, type, cmx__le16(b));
     case CMX_META_INT16:
       return cmx_meta_new_int(out, type, (int16_t)cmx__le16(b));
-    case CMX_META_UINT32: return cmx_meta_new_int(out, type, cmx__le32(b));
+    case CMX_META_UINT32:
+      return cmx_meta_new_int(out, type, cmx__le32(b));
     case CMX_META_INT32:
       return cmx_meta_new_int(out, type, (int32_t)cmx__le32(b));
-    case CMX_META_BOOL: return cmx_meta_new_bool(out, b[0] != 0);
-    case CMX_META_UINT64: return cmx_meta_new_uint64(out, cmx__le64(b));
+    case CMX_META_BOOL:
+      return cmx_meta_new_bool(out, b[0] != 0);
+    case CMX_META_UINT64:
+      return cmx_meta_new_uint64(out, cmx__le64(b));
     case CMX_META_INT64:
       return cmx_meta_new_int(out, type, (int64_t)cmx__le64(b));
     case CMX_META_FLOAT32: {
@@ -192,8 +209,8 @@ static cmx_status read_tensor_info(cmx__rd* r, tinfo* t) {
     st = cmx__rd_u64(r, &d, "tensor dimension");
     if (st != CMX_OK) return st;
     if (d > (uint64_t)INT64_MAX)
-      return cmx__error(CMX_ERR_VALUE, "[%s] tensor '%s' dimension is too large",
-                        OP, t->name);
+      return cmx__error(CMX_ERR_VALUE,
+                        "[%s] tensor '%s' dimension is too large", OP, t->name);
     t->shape[t->ndim - 1 - i] = (int64_t)d;
   }
   st = cmx__rd_u32(r, &t->type, "tensor type");
@@ -236,8 +253,9 @@ static cmx_status tensor_bytes(const tinfo* t, uint64_t* out) {
 static cmx_status load_tensor(const cmx__src* s, const tinfo* t, uint64_t at,
                               uint64_t nbytes, cmx_named_arrays* out) {
   int dt = direct_dtype(t->type);
-  if (dt < 0) return cmx__gguf_load_quantized(s, t->name, t->type, t->shape,
-                                              (int)t->ndim, at, out);
+  if (dt < 0)
+    return cmx__gguf_load_quantized(s, t->name, t->type, t->shape, (int)t->ndim,
+                                    at, out);
   if (cmx__named_arrays_find(out, t->name) >= 0)
     return cmx__error(CMX_ERR_VALUE, "[%s] Duplicate parameter name %s", OP,
                       t->name);
@@ -299,8 +317,10 @@ cmx_named_arrays* cmx__load_gguf_src(const cmx__src* s,
                       OP, (unsigned long long)nt, (unsigned long long)nkv,
                       (unsigned long long)s->size);
     else if (nt > MAX_TENSORS)
-      st = cmx__error(CMX_ERR_VALUE, "[%s] %llu tensors is more than the %llu "
-                      "supported", OP, (unsigned long long)nt,
+      st = cmx__error(CMX_ERR_VALUE,
+                      "[%s] %llu tensors is more than the %llu "
+                      "supported",
+                      OP, (unsigned long long)nt,
                       (unsigned long long)MAX_TENSORS);
   }
   if (st == CMX_OK) st = cmx_metadata_new(&meta);
@@ -424,7 +444,9 @@ static cmx_status write_value(cmx__wr* w, const cmx_meta_value* v) {
       cmx_meta_get_double(v, &d);
       memcpy(&u, &d, 8);
       return write_u64(w, u);
-    case CMX_META_UINT64: cmx_meta_get_uint64(v, &u); return write_u64(w, u);
+    case CMX_META_UINT64:
+      cmx_meta_get_uint64(v, &u);
+      return write_u64(w, u);
     default: /* integers and bool: low bytes, little-endian */
       cmx_meta_get_int64(v, &i);
       cmx__put64(b, (uint64_t)i);

@@ -6,6 +6,7 @@
  * stays at the size of the outputs. */
 #include <stdlib.h>
 #include <string.h>
+
 #include "io/gguf_internal.h"
 
 static const char* OP = "load_gguf";
@@ -16,16 +17,24 @@ static const cmx__gguf_quant k_q4_0 = {32, 18}, k_q4_1 = {32, 20},
 
 const cmx__gguf_quant* cmx__gguf_quant_info(uint32_t type) {
   switch (type) {
-    case GGML_Q4_0: return &k_q4_0;
-    case GGML_Q4_1: return &k_q4_1;
-    case GGML_Q8_0: return &k_q8_0;
-    case GGML_Q4_K: return &k_q4_k;
-    case GGML_Q6_K: return &k_q6_k;
-    default: return NULL;
+    case GGML_Q4_0:
+      return &k_q4_0;
+    case GGML_Q4_1:
+      return &k_q4_1;
+    case GGML_Q8_0:
+      return &k_q8_0;
+    case GGML_Q4_K:
+      return &k_q4_k;
+    case GGML_Q6_K:
+      return &k_q6_k;
+    default:
+      return NULL;
   }
 }
 
-static float half(const uint8_t* p) { return cmx_float16_to_float(cmx__le16(p)); }
+static float half(const uint8_t* p) {
+  return cmx_float16_to_float(cmx__le16(p));
+}
 
 /* Packs 32 4-bit values given as low nibbles of lo[0..15] (values 0..15)
  * and high nibbles (values 16..31) into 16 bytes, value i at nibble i. */

@@ -2,6 +2,7 @@
  * atomic writer, row-major array streaming, CRC-32 and byte swapping. */
 #define _GNU_SOURCE
 #include "io/io_common.h"
+
 #include <errno.h>
 #include <fcntl.h>
 #include <stdio.h>
@@ -93,8 +94,8 @@ static void pread_range(void* ctx, int64_t b, int64_t e) {
   if (err) atomic_store(&j->err, err);
 }
 
-cmx_status cmx__src_read(const cmx__src* s, void* dst, uint64_t n,
-                         uint64_t off, const char* what) {
+cmx_status cmx__src_read(const cmx__src* s, void* dst, uint64_t n, uint64_t off,
+                         const char* what) {
   uint64_t end;
   if (__builtin_add_overflow(off, n, &end) || end > s->size) {
     if (off >= s->size || __builtin_add_overflow(off, n, &end))
@@ -137,8 +138,7 @@ void cmx__rd_init(cmx__rd* r, const cmx__src* src, uint64_t pos) {
   r->buf_len = 0;
 }
 
-cmx_status cmx__rd_bytes(cmx__rd* r, void* dst, uint64_t n,
-                         const char* what) {
+cmx_status cmx__rd_bytes(cmx__rd* r, void* dst, uint64_t n, const char* what) {
   const cmx__src* s = r->src;
   uint64_t end;
   if (__builtin_add_overflow(r->pos, n, &end) || end > s->size)
@@ -272,8 +272,8 @@ cmx_status cmx__wr_commit(cmx__wr* w) {
     int fd = w->fd;
     w->fd = -1;
     if (close(fd) != 0)
-      st = cmx__error(CMX_ERR_IO, "[%s] Failed to write %s: %s", w->op,
-                      w->path, strerror(errno));
+      st = cmx__error(CMX_ERR_IO, "[%s] Failed to write %s: %s", w->op, w->path,
+                      strerror(errno));
   }
   if (st == CMX_OK && rename(w->tmp, w->path) != 0)
     st = cmx__error(CMX_ERR_IO, "[%s] Failed to write %s: %s", w->op, w->path,
@@ -443,8 +443,10 @@ cmx_array cmx__io_new_array(const char* op, const int64_t* shape, int ndim,
    * for transparent huge pages on the 2 MiB-aligned interior (a hint; the
    * kernel may ignore it). */
   if (bytes >= ((size_t)8 << 20)) {
-    uintptr_t lo = ((uintptr_t)a->buf->host + ((1u << 21) - 1)) & ~(uintptr_t)((1u << 21) - 1);
-    uintptr_t hi = ((uintptr_t)a->buf->host + bytes) & ~(uintptr_t)((1u << 21) - 1);
+    uintptr_t lo = ((uintptr_t)a->buf->host + ((1u << 21) - 1)) &
+                   ~(uintptr_t)((1u << 21) - 1);
+    uintptr_t hi =
+        ((uintptr_t)a->buf->host + bytes) & ~(uintptr_t)((1u << 21) - 1);
     if (hi > lo) madvise((void*)lo, hi - lo, MADV_HUGEPAGE);
   }
   return a;

@@ -6,6 +6,7 @@
 #define CMX_IO_COMMON_H
 
 #include <stdint.h>
+
 #include "cmx/io.h"
 #include "core/internal.h"
 
@@ -22,15 +23,14 @@ typedef struct cmx__src {
  * (also for directories). */
 cmx_status cmx__src_open(cmx__src* s, const char* op, const char* path);
 /* A source over memory (not copied; must outlive s). */
-void cmx__src_mem(cmx__src* s, const char* op, const void* data,
-                  uint64_t size);
+void cmx__src_mem(cmx__src* s, const char* op, const void* data, uint64_t size);
 void cmx__src_close(cmx__src* s);
 /* Reads n bytes at off into dst. When [off, off + n) is not inside the
  * source fails with CMX_ERR_VALUE "[op] file is truncated: <what> needs
  * bytes [off, off+n) but the file has <size> bytes"; read errors are
  * CMX_ERR_IO. Large file reads run in parallel chunks. */
-cmx_status cmx__src_read(const cmx__src* s, void* dst, uint64_t n,
-                         uint64_t off, const char* what);
+cmx_status cmx__src_read(const cmx__src* s, void* dst, uint64_t n, uint64_t off,
+                         const char* what);
 
 /* ---------------- sequential reader ---------------- */
 /* Buffered sequential reads from a source (for headers made of many small
@@ -119,7 +119,9 @@ cmx_status cmx__array_bytes(cmx_array a, bool as_col, cmx__sink_fn sink,
 cmx_array cmx__io_new_array(const char* op, const int64_t* shape, int ndim,
                             cmx_dtype dt);
 /* Host pointer to the buffer of an array made by cmx__io_new_array. */
-static inline void* cmx__io_data(cmx_array a) { return a->buf->host; }
+static inline void* cmx__io_data(cmx_array a) {
+  return a->buf->host;
+}
 /* Reverses the bytes of each element (complex64: each float). */
 void cmx__byteswap(void* p, int64_t count, cmx_dtype dt);
 

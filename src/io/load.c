@@ -2,6 +2,7 @@
  * mlx.core.load), loading from files or memory, and the per-format
  * wrappers. */
 #include <string.h>
+
 #include "io/io_common.h"
 
 typedef enum { FMT_NPY, FMT_NPZ, FMT_SAFETENSORS, FMT_GGUF } fmt;
@@ -17,12 +18,18 @@ static cmx_status load_src(cmx_loaded* out, const cmx__src* src, fmt f,
                            bool return_metadata) {
   cmx_metadata** meta = return_metadata ? &out->metadata : NULL;
   switch (f) {
-    case FMT_NPY: out->array = cmx__load_npy_src(src); break;
-    case FMT_NPZ: out->arrays = cmx__load_npz_src(src); break;
+    case FMT_NPY:
+      out->array = cmx__load_npy_src(src);
+      break;
+    case FMT_NPZ:
+      out->arrays = cmx__load_npz_src(src);
+      break;
     case FMT_SAFETENSORS:
       out->arrays = cmx__load_safetensors_src(src, meta);
       break;
-    case FMT_GGUF: out->arrays = cmx__load_gguf_src(src, meta); break;
+    case FMT_GGUF:
+      out->arrays = cmx__load_gguf_src(src, meta);
+      break;
   }
   if (out->array || out->arrays) return CMX_OK;
   cmx_loaded_clear(out);
@@ -92,8 +99,7 @@ cmx_status cmx_load_bytes(cmx_loaded* out, const void* data, size_t size,
   memset(out, 0, sizeof *out);
   if (!format)
     return cmx__error(CMX_ERR_VALUE, "[load] a format is required for bytes");
-  if (!data && size)
-    return cmx__error(CMX_ERR_VALUE, "[load] data is NULL");
+  if (!data && size) return cmx__error(CMX_ERR_VALUE, "[load] data is NULL");
   fmt f = FMT_NPY;
   cmx_status st = pick_format(NULL, format, return_metadata, &f);
   if (st == CMX_OK) st = check_stream(s, "load");
@@ -134,9 +140,8 @@ cmx_status cmx_load_npz(cmx_named_arrays** out, const char* path,
   return st;
 }
 
-cmx_status cmx_load_safetensors(cmx_named_arrays** out,
-                                cmx_metadata** metadata, const char* path,
-                                cmx_stream s) {
+cmx_status cmx_load_safetensors(cmx_named_arrays** out, cmx_metadata** metadata,
+                                const char* path, cmx_stream s) {
   if (!out)
     return cmx__error(CMX_ERR_VALUE,
                       "[load_safetensors] output pointer is NULL");

@@ -6,6 +6,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+
 #include "io/io_common.h"
 
 static const uint8_t k_magic[6] = {0x93, 'N', 'U', 'M', 'P', 'Y'};
@@ -19,8 +20,8 @@ static const uint8_t k_magic[6] = {0x93, 'N', 'U', 'M', 'P', 'Y'};
 
 /* numpy type strings, in cmx_dtype order (byte order added on write). */
 static const char* const k_descr[CMX_NUM_DTYPES] = {
-    "b1", "u1", "u2", "u4", "u8", "i1", "i2", "i4",
-    "i8", "f2", "V2", "f4", "f8", "c8"};
+    "b1", "u1", "u2", "u4", "u8", "i1", "i2",
+    "i4", "i8", "f2", "V2", "f4", "f8", "c8"};
 
 /* ---------------- header parsing ---------------- */
 
@@ -181,8 +182,8 @@ static cmx_status parse_header(const char* op, const char* s, size_t n,
                       op);
   return CMX_OK;
 bad:
-  return cmx__error(CMX_ERR_VALUE, "[%s] Invalid npy header near byte %zu",
-                    op, c.i);
+  return cmx__error(CMX_ERR_VALUE, "[%s] Invalid npy header near byte %zu", op,
+                    c.i);
 }
 
 /* ---------------- reading ---------------- */
@@ -239,8 +240,8 @@ cmx_array cmx__npy_read(cmx__npy_in* in) {
   if (st != CMX_OK) return NULL;
   int64_t size = cmx__shape_size(h.shape, h.ndim);
   uint64_t nbytes;
-  if (size < 0 || __builtin_mul_overflow((uint64_t)size,
-                                         cmx_dtype_size(h.dtype), &nbytes))
+  if (size < 0 ||
+      __builtin_mul_overflow((uint64_t)size, cmx_dtype_size(h.dtype), &nbytes))
     return CMX__FAIL(CMX_ERR_VALUE, "[%s] npy shape is too large", op);
   if (nbytes > in->avail)
     return CMX__FAIL(CMX_ERR_VALUE,
@@ -295,8 +296,8 @@ cmx_status cmx__npy_header(const char* op, cmx_dtype dt, const int64_t* shape,
                    "{'descr': '%c%s', 'fortran_order': %s, 'shape': (", order,
                    k_descr[dt], col ? "True" : "False");
   for (int i = 0; i < ndim; i++)
-    k += snprintf(dict + k, sizeof dict - (size_t)k, "%s%lld",
-                  i ? ", " : "", (long long)shape[i]);
+    k += snprintf(dict + k, sizeof dict - (size_t)k, "%s%lld", i ? ", " : "",
+                  (long long)shape[i]);
   k += snprintf(dict + k, sizeof dict - (size_t)k, "%s), }",
                 ndim == 1 ? "," : "");
   /* Pad with spaces and a newline so the data starts 64-byte aligned, as

@@ -6,6 +6,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+
 #include "io/io_common.h"
 #ifdef CMX_HAVE_ZLIB
 #include <zlib.h>
@@ -123,8 +124,8 @@ typedef struct entry {
 } entry;
 
 /* Reads the zip64 extra field (id 1) for the saturated fields. */
-static bool zip64_extra(const uint8_t* x, size_t xlen, entry* e,
-                        bool need_u, bool need_c, bool need_off) {
+static bool zip64_extra(const uint8_t* x, size_t xlen, entry* e, bool need_u,
+                        bool need_c, bool need_off) {
   for (size_t i = 0; i + 4 <= xlen;) {
     uint16_t id = cmx__le16(x + i), sz = cmx__le16(x + i + 2);
     if (i + 4 + sz > xlen) return false;
@@ -202,10 +203,9 @@ static cmx_status find_directory(const cmx__src* s, dir_info* d) {
     return cmx__error(CMX_ERR_VALUE,
                       "[%s] zip central directory lies outside the file", OP);
   if (d->entries > d->cd_size / 46)
-    return cmx__error(CMX_ERR_VALUE,
-                      "[%s] zip directory claims %llu entries in %llu bytes",
-                      OP, (unsigned long long)d->entries,
-                      (unsigned long long)d->cd_size);
+    return cmx__error(
+        CMX_ERR_VALUE, "[%s] zip directory claims %llu entries in %llu bytes",
+        OP, (unsigned long long)d->entries, (unsigned long long)d->cd_size);
   return CMX_OK;
 }
 
@@ -228,8 +228,8 @@ static cmx_status read_entries(const cmx__src* s, const dir_info* d,
   size_t p = 0, i = 0;
   for (; st == CMX_OK && i < d->entries; i++) {
     if (d->cd_size - p < 46 || cmx__le32(cd + p) != SIG_CENTRAL) {
-      st = cmx__error(CMX_ERR_VALUE, "[%s] corrupt zip directory entry %zu",
-                      OP, i);
+      st = cmx__error(CMX_ERR_VALUE, "[%s] corrupt zip directory entry %zu", OP,
+                      i);
       break;
     }
     const uint8_t* h = cd + p;
@@ -243,8 +243,8 @@ static cmx_status read_entries(const cmx__src* s, const dir_info* d,
            clen = cmx__le16(h + 32);
     e->local = cmx__le32(h + 42);
     if (d->cd_size - p - 46 < nlen + xlen + clen) {
-      st = cmx__error(CMX_ERR_VALUE, "[%s] corrupt zip directory entry %zu",
-                      OP, i);
+      st = cmx__error(CMX_ERR_VALUE, "[%s] corrupt zip directory entry %zu", OP,
+                      i);
       break;
     }
     if (memchr(h + 46, 0, nlen)) {
@@ -258,8 +258,8 @@ static cmx_status read_entries(const cmx__src* s, const dir_info* d,
     }
     if (!zip64_extra(h + 46 + nlen, xlen, e, e->usize == U32_MAX,
                      e->csize == U32_MAX, e->local == U32_MAX))
-      st = cmx__error(CMX_ERR_VALUE, "[%s] bad zip64 field for member '%s'",
-                      OP, e->name);
+      st = cmx__error(CMX_ERR_VALUE, "[%s] bad zip64 field for member '%s'", OP,
+                      e->name);
     p += 46 + nlen + xlen + clen;
   }
   free(cd);
@@ -300,8 +300,8 @@ static cmx_array load_member(const cmx__src* s, const entry* e) {
   if (cmx__src_read(s, lh, 30, e->local, "zip local header") != CMX_OK)
     return NULL;
   if (cmx__le32(lh) != SIG_LOCAL)
-    return CMX__FAIL(CMX_ERR_VALUE, "[%s] bad local header for member '%s'",
-                     OP, e->name);
+    return CMX__FAIL(CMX_ERR_VALUE, "[%s] bad local header for member '%s'", OP,
+                     e->name);
   uint64_t data = e->local + 30 + cmx__le16(lh + 26) + cmx__le16(lh + 28), end;
   if (__builtin_add_overflow(data, e->csize, &end) || end > s->size)
     return CMX__FAIL(CMX_ERR_VALUE,
@@ -481,13 +481,13 @@ static bool non_ascii(const char* s) {
 
 /* Writes one member: local header, data (npy header + array), then patches
  * the CRC and compressed size into the local header. */
-static cmx_status write_member(cmx__wr* w, wentry* e, cmx_array a,
-                               bool deflate, const char* op) {
+static cmx_status write_member(cmx__wr* w, wentry* e, cmx_array a, bool deflate,
+                               const char* op) {
   bool col = cmx__array_col_only(a);
   uint8_t* hdr;
   size_t hlen;
-  cmx_status st = cmx__npy_header(op, a->dtype, a->dims, a->ndim, col, &hdr,
-                                  &hlen);
+  cmx_status st =
+      cmx__npy_header(op, a->dtype, a->dims, a->ndim, col, &hdr, &hlen);
   if (st != CMX_OK) return st;
   e->usize = hlen + (uint64_t)a->size * cmx_dtype_size(a->dtype);
   e->local = w->pos;
@@ -639,8 +639,7 @@ static cmx_status savez_impl(const char* op, const char* path,
   if (deflate)
     return cmx__error(CMX_ERR_NOT_IMPLEMENTED, "[%s] built without zlib", op);
 #endif
-  if (!arrays)
-    return cmx__error(CMX_ERR_VALUE, "[%s] arrays is NULL", op);
+  if (!arrays) return cmx__error(CMX_ERR_VALUE, "[%s] arrays is NULL", op);
   size_t n = cmx_named_arrays_size(arrays);
   cmx_array* list = malloc((n + 1) * sizeof *list);
   wentry* es = calloc(n + 1, sizeof *es);

@@ -7,6 +7,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+
 #include "io/io_common.h"
 #ifdef CMX_HAVE_CJSON
 #include <cjson/cJSON.h>
@@ -18,7 +19,7 @@ static const char* OP = "load_safetensors";
 
 /* safetensors dtype names in cmx_dtype order; C64 is MLX's extension. */
 static const char* const k_st_dtype[CMX_NUM_DTYPES] = {
-    "BOOL", "U8",  "U16", "U32", "U64", "I8",  "I16",
+    "BOOL", "U8",  "U16", "U32",  "U64", "I8",  "I16",
     "I32",  "I64", "F16", "BF16", "F32", "F64", "C64"};
 
 /* ---------------- loading ---------------- */
@@ -37,8 +38,7 @@ static bool json_uint(const cJSON* j, uint64_t* out) {
 static cmx_status parse_metadata(const cJSON* j, cmx_metadata** metadata) {
   if (cJSON_IsNull(j)) return CMX_OK; /* MLX writes null when empty */
   if (!cJSON_IsObject(j))
-    return cmx__error(CMX_ERR_VALUE, "[%s] __metadata__ must be an object",
-                      OP);
+    return cmx__error(CMX_ERR_VALUE, "[%s] __metadata__ must be an object", OP);
   for (const cJSON* it = j->child; it; it = it->next) {
     if (!cJSON_IsString(it) || !it->string)
       return cmx__error(CMX_ERR_VALUE,
@@ -46,9 +46,8 @@ static cmx_status parse_metadata(const cJSON* j, cmx_metadata** metadata) {
                         OP, it->string ? it->string : "");
     if (metadata) {
       if (cmx__metadata_find(*metadata, it->string) >= 0)
-        return cmx__error(CMX_ERR_VALUE,
-                          "[%s] duplicate __metadata__ key '%s'", OP,
-                          it->string);
+        return cmx__error(CMX_ERR_VALUE, "[%s] duplicate __metadata__ key '%s'",
+                          OP, it->string);
       cmx_status st =
           cmx_metadata_set_string(*metadata, it->string, it->valuestring);
       if (st != CMX_OK) return st;
@@ -84,8 +83,8 @@ static cmx_array load_tensor(const cmx__src* s, const cJSON* j,
     uint64_t v;
     if (ndim == CMX_MAX_NDIM)
       return CMX__FAIL(CMX_ERR_VALUE,
-                       "[%s] tensor '%s' has more than %d dimensions", OP,
-                       name, CMX_MAX_NDIM);
+                       "[%s] tensor '%s' has more than %d dimensions", OP, name,
+                       CMX_MAX_NDIM);
     if (!json_uint(d, &v))
       return CMX__FAIL(CMX_ERR_VALUE,
                        "[%s] tensor '%s' has an invalid dimension", OP, name);
@@ -94,13 +93,12 @@ static cmx_array load_tensor(const cmx__src* s, const cJSON* j,
   uint64_t off[2];
   if (cJSON_GetArraySize(jo) != 2 || !json_uint(jo->child, &off[0]) ||
       !json_uint(jo->child->next, &off[1]) || off[1] < off[0])
-    return CMX__FAIL(CMX_ERR_VALUE,
-                     "[%s] tensor '%s' has invalid data_offsets", OP, name);
+    return CMX__FAIL(CMX_ERR_VALUE, "[%s] tensor '%s' has invalid data_offsets",
+                     OP, name);
   int64_t size = cmx__shape_size(shape, ndim);
   uint64_t nbytes;
-  if (size < 0 || __builtin_mul_overflow((uint64_t)size,
-                                         cmx_dtype_size((cmx_dtype)dt),
-                                         &nbytes))
+  if (size < 0 || __builtin_mul_overflow(
+                      (uint64_t)size, cmx_dtype_size((cmx_dtype)dt), &nbytes))
     return CMX__FAIL(CMX_ERR_VALUE, "[%s] tensor '%s' shape is too large", OP,
                      name);
   if (off[1] - off[0] != nbytes)
@@ -151,8 +149,8 @@ cmx_named_arrays* cmx__load_safetensors_src(const cmx__src* s,
     size_t at = end && end >= text ? (size_t)(end - text) : 0;
     free(text);
     return CMX__FAIL(CMX_ERR_VALUE,
-                     "[%s] Invalid json header (parse error near byte %zu)",
-                     OP, at);
+                     "[%s] Invalid json header (parse error near byte %zu)", OP,
+                     at);
   }
   /* Only spaces may follow the JSON (the writer pads with them). */
   bool trailing = false;
@@ -173,9 +171,9 @@ cmx_named_arrays* cmx__load_safetensors_src(const cmx__src* s,
   for (const cJSON* it = root->child; st == CMX_OK && it; it = it->next) {
     if (!it->string) continue;
     if (strcmp(it->string, "__metadata__") == 0) {
-      st = seen_meta ? cmx__error(CMX_ERR_VALUE,
-                                  "[%s] duplicate __metadata__", OP)
-                     : parse_metadata(it, metadata);
+      st = seen_meta
+               ? cmx__error(CMX_ERR_VALUE, "[%s] duplicate __metadata__", OP)
+               : parse_metadata(it, metadata);
       seen_meta = true;
       continue;
     }
@@ -234,7 +232,9 @@ static void sb_add(sbuf* b, const char* p, size_t n) {
   b->s[b->n] = 0;
 }
 
-static void sb_str(sbuf* b, const char* s) { sb_add(b, s, strlen(s)); }
+static void sb_str(sbuf* b, const char* s) {
+  sb_add(b, s, strlen(s));
+}
 
 /* A JSON string literal: quotes, backslashes and control bytes escaped;
  * other bytes (UTF-8) are copied. */
@@ -320,8 +320,8 @@ cmx_status cmx_save_safetensors(const char* path,
   while (!b.oom && b.n % 8) sb_str(&b, " "); /* data block 8-byte aligned */
   if (st == CMX_OK && b.oom)
     st = cmx__error(CMX_ERR_MEMORY, "[%s] out of host memory", op);
-  char* file = st == CMX_OK ? cmx__path_with_ext(op, path, ".safetensors")
-                            : NULL;
+  char* file =
+      st == CMX_OK ? cmx__path_with_ext(op, path, ".safetensors") : NULL;
   if (st == CMX_OK && !file) st = cmx_last_status();
   cmx__wr w;
   if (st == CMX_OK && (st = cmx__wr_open(&w, op, file)) == CMX_OK) {

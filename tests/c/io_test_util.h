@@ -4,7 +4,9 @@
 #ifndef CMX_IO_TEST_UTIL_H
 #define CMX_IO_TEST_UTIL_H
 
-#define _GNU_SOURCE
+#ifndef _GNU_SOURCE
+#define _GNU_SOURCE /* nftw, memmem */
+#endif
 #include <dirent.h>
 #include <ftw.h>
 #include <stdint.h>
@@ -12,12 +14,13 @@
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
+
 #include "test.h"
 
 static char g_dir[256];
 
 static inline int rm_one(const char* p, const struct stat* sb, int flag,
-                  struct FTW* f) {
+                         struct FTW* f) {
   (void)sb, (void)flag, (void)f;
   return remove(p);
 }
@@ -30,7 +33,9 @@ static inline void tdir_init(void) {
     exit(1);
   }
 }
-static inline void tdir_cleanup(void) { nftw(g_dir, rm_one, 16, FTW_DEPTH | FTW_PHYS); }
+static inline void tdir_cleanup(void) {
+  nftw(g_dir, rm_one, 16, FTW_DEPTH | FTW_PHYS);
+}
 
 /* A path inside the scratch directory (static buffer rotation of 4). */
 static inline const char* tpath(const char* name) {
@@ -41,7 +46,9 @@ static inline const char* tpath(const char* name) {
   return b;
 }
 
-static inline bool file_exists(const char* p) { return access(p, F_OK) == 0; }
+static inline bool file_exists(const char* p) {
+  return access(p, F_OK) == 0;
+}
 
 /* Reads a whole file (malloc'd, *n bytes); NULL on failure. */
 static inline uint8_t* read_file(const char* p, size_t* n) {
@@ -99,8 +106,9 @@ static inline int64_t shape_size(const int64_t* s, int nd) {
 }
 
 /* True when a has dtype dt, the given shape, and row-major bytes `data`. */
-static inline bool array_matches(cmx_array a, cmx_dtype dt, const int64_t* shape,
-                          int nd, const uint8_t* data) {
+static inline bool array_matches(cmx_array a, cmx_dtype dt,
+                                 const int64_t* shape, int nd,
+                                 const uint8_t* data) {
   if (!a || cmx_array_dtype(a) != dt || cmx_array_ndim(a) != nd) return false;
   for (int i = 0; i < nd; i++)
     if (cmx_array_shape(a)[i] != shape[i]) return false;

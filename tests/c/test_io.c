@@ -4,8 +4,9 @@
  * hand (Fortran order, big-endian), quantized GGUF tensors against a plain
  * double-precision dequantizer, and the containers' API. The malformed-file
  * corpus is in test_io_malformed.c. */
-#include "io_test_util.h"
+#define _GNU_SOURCE /* nftw, memmem */
 #include "core/internal.h"
+#include "io_test_util.h"
 
 static const int64_t k_shapes[][3] = {{0}, {0}, {3, 0, 2}, {5}, {2, 3, 4}};
 static const int k_ndims[] = {0, 1, 3, 1, 3};
@@ -90,11 +91,11 @@ static void test_npy_strided_and_lazy(void) {
     int nd;
     int64_t shape[3], strides[3], offset;
   } views[] = {
-      {2, {4, 5}, {1, 4}, 0},         /* transposed: column-major */
-      {2, {3, 4}, {10, 2}, 3},        /* strided rows, step 2 */
-      {3, {2, 3, 4}, {1, 2, 6}, 0},   /* column-major 3-d */
-      {3, {2, 2, 3}, {40, 0, 5}, 1},  /* broadcast middle dim */
-      {2, {4, 3}, {-10, 1}, 100},     /* negative stride */
+      {2, {4, 5}, {1, 4}, 0},        /* transposed: column-major */
+      {2, {3, 4}, {10, 2}, 3},       /* strided rows, step 2 */
+      {3, {2, 3, 4}, {1, 2, 6}, 0},  /* column-major 3-d */
+      {3, {2, 2, 3}, {40, 0, 5}, 1}, /* broadcast middle dim */
+      {2, {4, 3}, {-10, 1}, 100},    /* negative stride */
   };
   for (size_t v = 0; v < sizeof views / sizeof *views; v++) {
     cmx_array a = make_view(b, views[v].shape, views[v].strides, views[v].nd,
@@ -234,10 +235,13 @@ static void test_npz_roundtrip(void) {
     int k = 0;
     for (int dt = 0; dt < CMX_NUM_DTYPES; dt++)
       for (int s = 0; s < NSHAPES; s++, k++) {
-        datas[k] = rand_data((cmx_dtype)dt, shape_size(k_shapes[s], k_ndims[s]));
-        cmx_array a = from_bytes(datas[k], k_shapes[s], k_ndims[s], (cmx_dtype)dt);
+        datas[k] =
+            rand_data((cmx_dtype)dt, shape_size(k_shapes[s], k_ndims[s]));
+        cmx_array a =
+            from_bytes(datas[k], k_shapes[s], k_ndims[s], (cmx_dtype)dt);
         char name[64];
-        snprintf(name, sizeof name, "x_%s_%d", cmx_dtype_name((cmx_dtype)dt), s);
+        snprintf(name, sizeof name, "x_%s_%d", cmx_dtype_name((cmx_dtype)dt),
+                 s);
         OK(cmx_named_arrays_set(m, name, a));
         cmx_array_release(a);
       }
@@ -258,11 +262,11 @@ static void test_npz_roundtrip(void) {
         CHECK_MSG(strcmp(cmx_named_arrays_name(r, (size_t)k),
                          cmx_named_arrays_name(m, (size_t)k)) == 0,
                   "order %d", k);
-        CHECK_MSG(array_matches(cmx_named_arrays_get(r,
-                                    cmx_named_arrays_name(m, (size_t)k)),
-                                (cmx_dtype)dt, k_shapes[s], k_ndims[s],
-                                datas[k]),
-                  "npz %d %s %d", compressed, cmx_dtype_name((cmx_dtype)dt), s);
+        CHECK_MSG(
+            array_matches(
+                cmx_named_arrays_get(r, cmx_named_arrays_name(m, (size_t)k)),
+                (cmx_dtype)dt, k_shapes[s], k_ndims[s], datas[k]),
+            "npz %d %s %d", compressed, cmx_dtype_name((cmx_dtype)dt), s);
         free(datas[k]);
       }
     /* Compressed members really are compressed: zeros shrink. */
@@ -300,13 +304,15 @@ static void test_safetensors_roundtrip(void) {
   OK(cmx_named_arrays_new(&m));
   OK(cmx_metadata_new(&meta));
   OK(cmx_metadata_set_string(meta, "format", "pt"));
-  OK(cmx_metadata_set_string(meta, "quote\"back\\slash\nnewline", "\x01\xc3\xa9"));
+  OK(cmx_metadata_set_string(meta, "quote\"back\\slash\nnewline",
+                             "\x01\xc3\xa9"));
   uint8_t* datas[CMX_NUM_DTYPES * NSHAPES];
   int k = 0;
   for (int dt = 0; dt < CMX_NUM_DTYPES; dt++)
     for (int s = 0; s < NSHAPES; s++, k++) {
       datas[k] = rand_data((cmx_dtype)dt, shape_size(k_shapes[s], k_ndims[s]));
-      cmx_array a = from_bytes(datas[k], k_shapes[s], k_ndims[s], (cmx_dtype)dt);
+      cmx_array a =
+          from_bytes(datas[k], k_shapes[s], k_ndims[s], (cmx_dtype)dt);
       char name[64];
       snprintf(name, sizeof name, "layer.%d/\"w\"", k);
       OK(cmx_named_arrays_set(m, name, a));
@@ -337,8 +343,8 @@ static void test_safetensors_roundtrip(void) {
     size_t vl;
     OK(cmx_meta_get_string(cmx_metadata_get(rm, "format"), &v, &vl));
     CHECK(strcmp(v, "pt") == 0);
-    OK(cmx_meta_get_string(
-        cmx_metadata_get(rm, "quote\"back\\slash\nnewline"), &v, &vl));
+    OK(cmx_meta_get_string(cmx_metadata_get(rm, "quote\"back\\slash\nnewline"),
+                           &v, &vl));
     CHECK(vl == 3 && strcmp(v, "\x01\xc3\xa9") == 0);
   }
   cmx_named_arrays_free(r);
@@ -411,7 +417,7 @@ static void build_all_metadata(cmx_metadata* m) {
   OK(cmx_meta_array_append(arr, inner));
   OK(cmx_metadata_set(m, "nested", arr));
   static const cmx_meta_type scalars[] = {
-      CMX_META_UINT8, CMX_META_INT8,  CMX_META_UINT16, CMX_META_INT16,
+      CMX_META_UINT8,  CMX_META_INT8,  CMX_META_UINT16, CMX_META_INT16,
       CMX_META_UINT32, CMX_META_INT32, CMX_META_BOOL,   CMX_META_INT64};
   for (size_t t = 0; t < sizeof scalars / sizeof *scalars; t++) {
     OK(cmx_meta_new_array(&arr, scalars[t]));
@@ -506,8 +512,9 @@ static void test_gguf_roundtrip(void) {
   for (size_t i = 0; i < cmx_metadata_size(meta); i++) {
     const char* key = cmx_metadata_key(meta, i);
     CHECK_MSG(strcmp(cmx_metadata_key(rm, i), key) == 0, "order %s", key);
-    CHECK_MSG(meta_equal(cmx_metadata_get(rm, key), cmx_metadata_value(meta, i)),
-              "metadata %s", key);
+    CHECK_MSG(
+        meta_equal(cmx_metadata_get(rm, key), cmx_metadata_value(meta, i)),
+        "metadata %s", key);
   }
   cmx_named_arrays_free(r);
   cmx_metadata_free(rm);
@@ -557,8 +564,12 @@ static void put(bytes* b, const void* p, size_t n) {
   memcpy(b->b + b->n, p, n);
   b->n += n;
 }
-static void put32(bytes* b, uint32_t v) { put(b, &v, 4); }
-static void put64(bytes* b, uint64_t v) { put(b, &v, 8); }
+static void put32(bytes* b, uint32_t v) {
+  put(b, &v, 4);
+}
+static void put64(bytes* b, uint64_t v) {
+  put(b, &v, 8);
+}
 static void put_str(bytes* b, const char* s) {
   put64(b, strlen(s));
   put(b, s, strlen(s));
@@ -616,8 +627,10 @@ static void test_gguf_quantized(void) {
   static const struct {
     uint32_t type, block, bytes;
     const char* name;
-  } qs[] = {{2, 32, 18, "q4_0.weight"}, {3, 32, 20, "q4_1.weight"},
-            {8, 32, 34, "q8_0"},        {12, 256, 144, "q4_k.weight"},
+  } qs[] = {{2, 32, 18, "q4_0.weight"},
+            {3, 32, 20, "q4_1.weight"},
+            {8, 32, 34, "q8_0"},
+            {12, 256, 144, "q4_k.weight"},
             {14, 256, 210, "q6_k.weight"}};
   const int nq = 5, rows = 3;
   bytes f = {0};
@@ -720,7 +733,8 @@ static void test_gguf_quantized(void) {
       if (bl > 7 && strcmp(base + bl - 7, ".weight") == 0) bl -= 7;
       snprintf(sn, sizeof sn, "%.*s.scales", (int)bl, base);
       snprintf(bn, sizeof bn, "%.*s.biases", (int)bl, base);
-      cmx_array sa = cmx_named_arrays_get(r, sn), ba = cmx_named_arrays_get(r, bn);
+      cmx_array sa = cmx_named_arrays_get(r, sn),
+                ba = cmx_named_arrays_get(r, bn);
       CHECK_MSG(w && sa && ba && cmx_array_dtype(w) == CMX_UINT32 &&
                     cmx_array_shape(w)[1] == (int64_t)(cols * bits / 32) &&
                     cmx_array_shape(sa)[1] == (int64_t)(cols / 32) &&
@@ -754,6 +768,33 @@ static void test_gguf_quantized(void) {
   cmx_named_arrays_free(r);
   free(f.b);
   free(g.b);
+}
+
+/* Files past the parallel-read and parallel-CRC thresholds (32 MiB). */
+static void test_large_files(void) {
+  int64_t n = (int64_t)10 << 20; /* 40 MiB of float32 */
+  uint8_t* d = rand_data(CMX_FLOAT32, n);
+  cmx_array a = from_bytes(d, &n, 1, CMX_FLOAT32);
+  cmx_named_arrays* m = NULL;
+  OK(cmx_named_arrays_new(&m));
+  OK(cmx_named_arrays_set(m, "big", a));
+  OK(cmx_save(tpath("big.npy"), a));
+  OK(cmx_savez(tpath("big.npz"), m));
+  OK(cmx_save_safetensors(tpath("big.safetensors"), m, NULL));
+  const char* files[3] = {"big.npy", "big.npz", "big.safetensors"};
+  for (int i = 0; i < 3; i++) {
+    cmx_loaded r;
+    cmx_status st = cmx_load(&r, tpath(files[i]), NULL, false,
+                             CMX_STREAM_DEFAULT);
+    if (missing_dep(st, "cJSON")) continue;
+    CHECK_MSG(st == CMX_OK, "%s: %s", files[i], cmx_last_error());
+    cmx_array b = r.array ? r.array : cmx_named_arrays_get(r.arrays, "big");
+    CHECK_MSG(array_matches(b, CMX_FLOAT32, &n, 1, d), "%s", files[i]);
+    cmx_loaded_clear(&r);
+  }
+  cmx_named_arrays_free(m);
+  cmx_array_release(a);
+  free(d);
 }
 
 /* ---------------- load dispatch and containers ---------------- */
@@ -836,7 +877,8 @@ static void test_containers(void) {
   CHECK(cmx_named_arrays_size(m) == 100);
   CHECK(cmx_named_arrays_at(m, 50) == b && cmx_named_arrays_get(m, "n50") == b);
   CHECK(strcmp(cmx_named_arrays_name(m, 99), "n99") == 0);
-  CHECK(cmx_named_arrays_get(m, "nope") == NULL && !cmx_named_arrays_at(m, 100));
+  CHECK(cmx_named_arrays_get(m, "nope") == NULL &&
+        !cmx_named_arrays_at(m, 100));
   FAILS(cmx_named_arrays_set(m, NULL, a), CMX_ERR_VALUE, "[named_arrays]");
   cmx_named_arrays_free(m);
   cmx_array_release(a);
@@ -893,7 +935,8 @@ static void test_containers(void) {
         "arrays of float16 cannot be metadata");
   cmx_array_release(t);
   OK(cmx_meta_new_string(&v, "s"));
-  FAILS(cmx_meta_to_array(&t, v), CMX_ERR_TYPE, "cannot make an array of string");
+  FAILS(cmx_meta_to_array(&t, v), CMX_ERR_TYPE,
+        "cannot make an array of string");
   cmx_metadata* md = NULL;
   OK(cmx_metadata_new(&md));
   OK(cmx_metadata_set(md, "k", v));
@@ -916,6 +959,7 @@ int main(void) {
   RUN(test_safetensors_roundtrip);
   RUN(test_gguf_roundtrip);
   RUN(test_gguf_quantized);
+  RUN(test_large_files);
   RUN(test_load_dispatch);
   RUN(test_containers);
   tdir_cleanup();

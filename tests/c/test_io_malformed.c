@@ -5,6 +5,7 @@
  * hostile headers (bad magic, offsets past the end, sizes that overflow,
  * bad JSON, zip bombs, deep nesting), and the fuzzers' regression inputs
  * under tests/c/regressions/<format>/. */
+#define _GNU_SOURCE /* nftw, memmem */
 #include "io_test_util.h"
 
 static const char* const k_fmt[] = {"npy", "npz", "safetensors", "gguf"};
@@ -110,7 +111,8 @@ static void test_mutations(void) {
       int flips = 1 + (int)(rnd() % 4);
       for (int f = 0; f < flips; f++) {
         size_t at = rnd() % g_seed[i].n;
-        d[at] = (rnd() % 3 == 0) ? (uint8_t)rnd() : (uint8_t)(d[at] ^ (1u << (rnd() % 8)));
+        d[at] = (rnd() % 3 == 0) ? (uint8_t)rnd()
+                                 : (uint8_t)(d[at] ^ (1u << (rnd() % 8)));
       }
       cmx_status st = load_copy(k_seed_fmt[i], d, g_seed[i].n);
       loaded += st == CMX_OK;
@@ -136,9 +138,15 @@ static void add(buf* b, const void* p, size_t n) {
   memcpy(b->b + b->n, p, n);
   b->n += n;
 }
-static void add16(buf* b, uint16_t v) { add(b, &v, 2); }
-static void add32(buf* b, uint32_t v) { add(b, &v, 4); }
-static void add64(buf* b, uint64_t v) { add(b, &v, 8); }
+static void add16(buf* b, uint16_t v) {
+  add(b, &v, 2);
+}
+static void add32(buf* b, uint32_t v) {
+  add(b, &v, 4);
+}
+static void add64(buf* b, uint64_t v) {
+  add(b, &v, 8);
+}
 static void addstr(buf* b, const char* s) {
   add64(b, strlen(s));
   add(b, s, strlen(s));
@@ -158,45 +166,51 @@ static void npy_case(const char* header, size_t data, const char* needle) {
 #define LIT(s) (const uint8_t*)(s), sizeof(s) - 1
 
 static void test_npy_hostile(void) {
-  expect_fail("npy", LIT("\x93NUMPZ\x01\x00\x10\x00{}      "),
-              "bad magic", "magic");
+  expect_fail("npy", LIT("\x93NUMPZ\x01\x00\x10\x00{}      "), "bad magic",
+              "magic");
   expect_fail("npy", LIT("\x93NUMPY\x07\x00\x10\x00{}      "),
               "Unsupported npy format version 7.0", "version");
   expect_fail("npy", LIT("\x93NUMPY\x01\x00\xff\xff{}      "),
               "header length 65535 is larger", "header length");
   expect_fail("npy", LIT("\x93NUMPY\x02\x00\xff\xff\xff\xff{}"),
               "header length", "v2 header length");
-  npy_case("{'descr': '<f4', 'fortran_order': False, 'shape': (4000000000, "
-           "4000000000, 4000000000), }",
-           0, "npy shape is too large");
-  npy_case("{'descr': '<f4', 'fortran_order': False, 'shape': "
-           "(99999999999999999999,), }",
-           0, "Invalid npy header");
-  npy_case("{'descr': '<f4', 'fortran_order': False, 'shape': (0, "
-           "4611686018427387904, 4), }",
-           0, "array shape is too large"); /* empty, but strides overflow */
+  npy_case(
+      "{'descr': '<f4', 'fortran_order': False, 'shape': (4000000000, "
+      "4000000000, 4000000000), }",
+      0, "npy shape is too large");
+  npy_case(
+      "{'descr': '<f4', 'fortran_order': False, 'shape': "
+      "(99999999999999999999,), }",
+      0, "Invalid npy header");
+  npy_case(
+      "{'descr': '<f4', 'fortran_order': False, 'shape': (0, "
+      "4611686018427387904, 4), }",
+      0, "array shape is too large"); /* empty, but strides overflow */
   npy_case("{'descr': '<f4', 'fortran_order': False, 'shape': (1000,), }", 16,
            "file is truncated");
   npy_case("{'descr': '<f4', 'fortran_order': False, 'shape': (-1,), }", 0,
            "Invalid npy header");
   npy_case("{'descr': '|O', 'fortran_order': False, 'shape': (1,), }", 8,
            "unsupported npy dtype '|O'");
-  npy_case("{'descr': [('a', '<f4')], 'fortran_order': False, 'shape': (1,), "
-           "}",
-           8, "unsupported npy dtype description");
+  npy_case(
+      "{'descr': [('a', '<f4')], 'fortran_order': False, 'shape': (1,), "
+      "}",
+      8, "unsupported npy dtype description");
   npy_case("{'descr': '<f4', 'fortran_order': Maybe, 'shape': (1,), }", 8,
            "Invalid npy header");
   npy_case("{'descr': '<f4', 'shape': (1,), }", 8, "lacks");
-  npy_case("{'descr': '<f4', 'descr': '<f4', 'fortran_order': False, "
-           "'shape': (1,), }",
-           8, "unexpected or repeated key 'descr'");
+  npy_case(
+      "{'descr': '<f4', 'descr': '<f4', 'fortran_order': False, "
+      "'shape': (1,), }",
+      8, "unexpected or repeated key 'descr'");
   npy_case("{'descr': '<f4', 'fortran_order': False, 'shape': (1,), } x", 8,
            "Invalid npy header");
-  npy_case("{'descr': '<f4', 'fortran_order': False, 'shape': (1,1,1,1,1,1,1,"
-           "1,1,1,1,1,1,1,1,1,1,1,1,1,1,1,1,1,1,1,1,1,1,1,1,1,1,1), }",
-           8, "more than 32 dimensions");
-  npy_case("{'descr': '<f4', 'fortran_order': False, 'shape': (1,), 'x': 1}",
-           8, "unexpected or repeated key 'x'");
+  npy_case(
+      "{'descr': '<f4', 'fortran_order': False, 'shape': (1,1,1,1,1,1,1,"
+      "1,1,1,1,1,1,1,1,1,1,1,1,1,1,1,1,1,1,1,1,1,1,1,1,1,1,1), }",
+      8, "more than 32 dimensions");
+  npy_case("{'descr': '<f4', 'fortran_order': False, 'shape': (1,), 'x': 1}", 8,
+           "unexpected or repeated key 'x'");
   npy_case("{'descr': '<f4", 0, "Invalid npy header");
 }
 
@@ -226,26 +240,32 @@ static void test_safetensors_hostile(void) {
           "invalid data_offsets");
   st_case("{\"a\":{\"dtype\":\"F32\",\"shape\":[2],\"data_offsets\":[0,4]}}", 8,
           "has 4 bytes of data but its shape and dtype need 8");
-  st_case("{\"a\":{\"dtype\":\"F32\",\"shape\":[2],\"data_offsets\":[0,1e300]}}",
-          8, "invalid data_offsets");
+  st_case(
+      "{\"a\":{\"dtype\":\"F32\",\"shape\":[2],\"data_offsets\":[0,1e300]}}", 8,
+      "invalid data_offsets");
   st_case("{\"a\":{\"dtype\":\"F32\",\"shape\":[2],\"data_offsets\":[0]}}", 8,
           "invalid data_offsets");
-  st_case("{\"a\":{\"dtype\":\"F8_E4M3\",\"shape\":[2],\"data_offsets\":[0,2]}}",
-          8, "unsupported dtype F8_E4M3 (tensor 'a')");
-  st_case("{\"a\":{\"dtype\":\"F32\",\"shape\":[-2],\"data_offsets\":[0,8]}}", 8,
-          "invalid dimension");
+  st_case(
+      "{\"a\":{\"dtype\":\"F8_E4M3\",\"shape\":[2],\"data_offsets\":[0,2]}}", 8,
+      "unsupported dtype F8_E4M3 (tensor 'a')");
+  st_case("{\"a\":{\"dtype\":\"F32\",\"shape\":[-2],\"data_offsets\":[0,8]}}",
+          8, "invalid dimension");
   st_case("{\"a\":{\"dtype\":\"F32\",\"shape\":[1.5],\"data_offsets\":[0,8]}}",
           8, "invalid dimension");
-  st_case("{\"a\":{\"dtype\":\"F32\",\"shape\":[4294967296,4294967296,"
-          "4294967296],\"data_offsets\":[0,8]}}",
-          8, "shape is too large");
-  st_case("{\"a\":{\"dtype\":\"F32\",\"shape\":[9007199254740992,"
-          "9007199254740992],\"data_offsets\":[0,0]}}",
-          8, "shape is too large");
-  st_case("{\"a\":{\"dtype\":\"F32\",\"shape\":[1],\"data_offsets\":[0,4]},"
-          "\"a\":{\"dtype\":\"F32\",\"shape\":[1],\"data_offsets\":[0,4]}}",
-          8, "duplicate tensor name 'a'");
-  st_case("{\"__metadata__\":{\"k\":3}}", 0, "__metadata__ values must be strings");
+  st_case(
+      "{\"a\":{\"dtype\":\"F32\",\"shape\":[4294967296,4294967296,"
+      "4294967296],\"data_offsets\":[0,8]}}",
+      8, "shape is too large");
+  st_case(
+      "{\"a\":{\"dtype\":\"F32\",\"shape\":[9007199254740992,"
+      "9007199254740992],\"data_offsets\":[0,0]}}",
+      8, "shape is too large");
+  st_case(
+      "{\"a\":{\"dtype\":\"F32\",\"shape\":[1],\"data_offsets\":[0,4]},"
+      "\"a\":{\"dtype\":\"F32\",\"shape\":[1],\"data_offsets\":[0,4]}}",
+      8, "duplicate tensor name 'a'");
+  st_case("{\"__metadata__\":{\"k\":3}}", 0,
+          "__metadata__ values must be strings");
   st_case("{\"__metadata__\":[1]}", 0, "__metadata__ must be an object");
   st_case("{\"a\":3}", 0, "entry 'a' is not an object");
   st_case("{\"a\":{\"dtype\":1,\"shape\":[1],\"data_offsets\":[0,4]}}", 8,
@@ -267,8 +287,7 @@ static void npz_case(uint16_t method, uint16_t flags, uint32_t csize,
   /* local header + 8 bytes of "data" */
   add32(&b, 0x04034b50);
   add16(&b, 20), add16(&b, flags), add16(&b, method), add32(&b, 0);
-  add32(&b, 0), add32(&b, csize), add32(&b, usize), add16(&b, 5),
-      add16(&b, 0);
+  add32(&b, 0), add32(&b, csize), add32(&b, usize), add16(&b, 5), add16(&b, 0);
   add(&b, "a.npy", 5);
   add(&b, "\x93NUMPY\x01\x00", 8);
   uint32_t cd_off = (uint32_t)b.n;
@@ -420,8 +439,9 @@ static void test_gguf_hostile(void) {
   gguf_tensor_case("t", 2, d2, 13, 0, 128, "unsupported tensor type Q5_K");
   gguf_tensor_case("t", 2, d2, 77, 0, 128, "unsupported tensor type unknown");
   uint64_t q[1] = {40};
-  gguf_tensor_case("t", 1, q, 2, 0, 128, "needs a last dimension that is a "
-                                         "multiple of 32");
+  gguf_tensor_case("t", 1, q, 2, 0, 128,
+                   "needs a last dimension that is a "
+                   "multiple of 32");
   gguf_tensor_case("t", 0, q, 12, 0, 128, "multiple of 256");
   /* Two tensors with one name; a quantized one whose scales collide. */
   gguf_header(&b, 3, 2, 0);

@@ -9,6 +9,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+
 #include "cmx/cmx.h"
 
 static void fuzz_check_array(cmx_array a) {
@@ -21,8 +22,8 @@ static void fuzz_check_array(cmx_array a) {
 static int fuzz_load(const char* format, bool meta, const uint8_t* data,
                      size_t size) {
   cmx_loaded r;
-  cmx_status st = cmx_load_bytes(&r, data, size, format, meta,
-                                 CMX_STREAM_DEFAULT);
+  cmx_status st =
+      cmx_load_bytes(&r, data, size, format, meta, CMX_STREAM_DEFAULT);
   if (st != CMX_OK) {
     bool clean = (st == CMX_ERR_VALUE || st == CMX_ERR_NOT_IMPLEMENTED ||
                   st == CMX_ERR_MEMORY) &&
