@@ -98,7 +98,7 @@ static cmx_status read_value(cmx__rd* r, uint32_t type, cmx_meta_value** out,
     return cmx__error(CMX_ERR_VALUE,
                       "[%s] metadata holds more than %llu values", OP,
                       (unsigned long long)MAX_META_VALUES);
-  uint8_t b[8];
+  uint8_t b[8] = {0};
   size_t sz = meta_size(type);
   if (!sz)
     return cmx__error(CMX_ERR_VALUE, "[%s] unknown metadata value type %u", OP,
@@ -286,7 +286,7 @@ cmx_named_arrays* cmx__load_gguf_src(const cmx__src* s,
   cmx__rd* r = malloc(sizeof *r);
   if (!r) return CMX__FAIL(CMX_ERR_MEMORY, "[%s] out of host memory", OP);
   cmx__rd_init(r, s, 0);
-  uint8_t h[24];
+  uint8_t h[24] = {0};
   cmx_metadata* meta = NULL;
   cmx_named_arrays* out = NULL;
   tinfo* ts = NULL;
@@ -398,12 +398,12 @@ static int ggml_type_of(cmx_dtype dt) {
 }
 
 static cmx_status write_u32(cmx__wr* w, uint32_t v) {
-  uint8_t b[4];
+  uint8_t b[4] = {0};
   cmx__put32(b, v);
   return cmx__wr_write(w, b, 4);
 }
 static cmx_status write_u64(cmx__wr* w, uint64_t v) {
-  uint8_t b[8];
+  uint8_t b[8] = {0};
   cmx__put64(b, v);
   return cmx__wr_write(w, b, 8);
 }
@@ -414,7 +414,7 @@ static cmx_status write_str(cmx__wr* w, const char* s, size_t n) {
 
 static cmx_status write_value(cmx__wr* w, const cmx_meta_value* v) {
   cmx_meta_type t = cmx_meta_get_type(v);
-  uint8_t b[8];
+  uint8_t b[8] = {0};
   int64_t i = 0;
   uint64_t u = 0;
   double d = 0;

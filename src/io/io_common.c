@@ -162,14 +162,14 @@ cmx_status cmx__rd_bytes(cmx__rd* r, void* dst, uint64_t n, const char* what) {
 }
 
 cmx_status cmx__rd_u32(cmx__rd* r, uint32_t* v, const char* what) {
-  uint8_t b[4];
+  uint8_t b[4] = {0};
   cmx_status st = cmx__rd_bytes(r, b, 4, what);
   if (st == CMX_OK) *v = cmx__le32(b);
   return st;
 }
 
 cmx_status cmx__rd_u64(cmx__rd* r, uint64_t* v, const char* what) {
-  uint8_t b[8];
+  uint8_t b[8] = {0};
   cmx_status st = cmx__rd_bytes(r, b, 8, what);
   if (st == CMX_OK) *v = cmx__le64(b);
   return st;

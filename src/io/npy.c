@@ -203,7 +203,7 @@ static cmx_status in_read(cmx__npy_in* in, void* dst, uint64_t n,
 
 cmx_array cmx__npy_read(cmx__npy_in* in) {
   const char* op = in->op;
-  uint8_t pre[12];
+  uint8_t pre[12] = {0};
   if (in->avail < 10)
     return CMX__FAIL(CMX_ERR_VALUE,
                      "[%s] Invalid header: %llu bytes is too short for a .npy "

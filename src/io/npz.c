@@ -296,7 +296,7 @@ static cmx_array load_member(const cmx__src* s, const entry* e) {
                      "'%s'",
                      OP, e->name);
 #endif
-  uint8_t lh[30];
+  uint8_t lh[30] = {0};
   if (cmx__src_read(s, lh, 30, e->local, "zip local header") != CMX_OK)
     return NULL;
   if (cmx__le32(lh) != SIG_LOCAL)

@@ -124,7 +124,7 @@ static cmx_array load_tensor(const cmx__src* s, const cJSON* j,
 
 cmx_named_arrays* cmx__load_safetensors_src(const cmx__src* s,
                                             cmx_metadata** metadata) {
-  uint8_t lenb[8];
+  uint8_t lenb[8] = {0};
   if (s->size < 8)
     return CMX__FAIL(CMX_ERR_VALUE,
                      "[%s] Invalid json header length: the file has only "
@@ -325,7 +325,7 @@ cmx_status cmx_save_safetensors(const char* path,
   if (st == CMX_OK && !file) st = cmx_last_status();
   cmx__wr w;
   if (st == CMX_OK && (st = cmx__wr_open(&w, op, file)) == CMX_OK) {
-    uint8_t lenb[8];
+    uint8_t lenb[8] = {0};
     cmx__put64(lenb, b.n);
     st = cmx__wr_write(&w, lenb, 8);
     if (st == CMX_OK) st = cmx__wr_write(&w, b.s, b.n);
