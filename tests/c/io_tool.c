@@ -4,6 +4,11 @@
  *   io_tool write <dir>           writes files of every dtype with known
  *                                 values (see value() below; the Python
  *                                 test computes the same formula)
+ *   io_tool many <file>           writes an .npz of 70000 int32 scalars
+ *                                 ("a<i>" = 3 * i - 7): zip64 records
+ *   io_tool sum <file>            loads an .npz of integer scalars named
+ *                                 "<letter><i>" and prints "n=<count>
+ *                                 sum=<sum of i * value>" then OK
  *   io_tool dump <file> <outdir>  loads <file> with cmx (format from the
  *                                 extension) and writes each array as
  *                                 <outdir>/<i>.npy plus manifest.json
@@ -239,6 +244,37 @@ static int cmd_write(const char* dir) {
   return 0;
 }
 
+static int cmd_many(const char* file) {
+  cmx_named_arrays* m;
+  TRY(cmx_named_arrays_new(&m));
+  for (int i = 0; i < 70000; i++) {
+    cmx_array a;
+    char name[32];
+    snprintf(name, sizeof name, "a%d", i);
+    TRY(cmx_array_from_int64(&a, 3 * i - 7, CMX_INT32));
+    TRY(cmx_named_arrays_set(m, name, a));
+    cmx_array_release(a);
+  }
+  TRY(cmx_savez(file, m));
+  cmx_named_arrays_free(m);
+  printf("OK\n");
+  return 0;
+}
+
+static int cmd_sum(const char* file) {
+  cmx_named_arrays* m;
+  TRY(cmx_load_npz(&m, file, CMX_STREAM_DEFAULT));
+  long long sum = 0;
+  for (size_t i = 0; i < cmx_named_arrays_size(m); i++) {
+    int64_t v;
+    TRY(cmx_array_item_int64(cmx_named_arrays_at(m, i), &v));
+    sum += atoll(cmx_named_arrays_name(m, i) + 1) * (long long)v;
+  }
+  printf("n=%zu sum=%lld\nOK\n", cmx_named_arrays_size(m), sum);
+  cmx_named_arrays_free(m);
+  return 0;
+}
+
 /* ---------------- dump ---------------- */
 
 /* Bytes as lowercase hex (strings may hold any bytes). */
@@ -326,6 +362,8 @@ static int cmd_dump(const char* file, const char* out) {
 
 int main(int argc, char** argv) {
   if (argc == 3 && strcmp(argv[1], "write") == 0) return cmd_write(argv[2]);
+  if (argc == 3 && strcmp(argv[1], "many") == 0) return cmd_many(argv[2]);
+  if (argc == 3 && strcmp(argv[1], "sum") == 0) return cmd_sum(argv[2]);
   if (argc == 4 && strcmp(argv[1], "dump") == 0)
     return cmd_dump(argv[2], argv[3]);
   fprintf(stderr,

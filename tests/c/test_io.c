@@ -784,8 +784,8 @@ static void test_large_files(void) {
   const char* files[3] = {"big.npy", "big.npz", "big.safetensors"};
   for (int i = 0; i < 3; i++) {
     cmx_loaded r;
-    cmx_status st = cmx_load(&r, tpath(files[i]), NULL, false,
-                             CMX_STREAM_DEFAULT);
+    cmx_status st =
+        cmx_load(&r, tpath(files[i]), NULL, false, CMX_STREAM_DEFAULT);
     if (missing_dep(st, "cJSON")) continue;
     CHECK_MSG(st == CMX_OK, "%s: %s", files[i], cmx_last_error());
     cmx_array b = r.array ? r.array : cmx_named_arrays_get(r.arrays, "big");
@@ -795,6 +795,41 @@ static void test_large_files(void) {
   cmx_named_arrays_free(m);
   cmx_array_release(a);
   free(d);
+}
+
+/* 70000 members need the zip64 end-of-directory records. */
+static void test_npz_many_members(void) {
+  const int n = 70000;
+  cmx_named_arrays* m = NULL;
+  OK(cmx_named_arrays_new(&m));
+  for (int i = 0; i < n; i++) {
+    cmx_array a = NULL;
+    char name[32];
+    snprintf(name, sizeof name, "a%d", i);
+    cmx_array_from_int64(&a, i * 3 - 7, CMX_INT32);
+    cmx_named_arrays_set(m, name, a);
+    cmx_array_release(a);
+  }
+  OK(cmx_savez(tpath("many.npz"), m));
+  cmx_named_arrays_free(m);
+  size_t len;
+  uint8_t* f = read_file(tpath("many.npz"), &len);
+  CHECK(f && len > 98 && memcmp(f + len - 98, "PK\x06\x06", 4) == 0);
+  free(f);
+  cmx_named_arrays* r = NULL;
+  OK(cmx_load_npz(&r, tpath("many.npz"), CMX_STREAM_DEFAULT));
+  CHECK(cmx_named_arrays_size(r) == (size_t)n);
+  int bad = 0;
+  for (int i = 0; i < n; i += 997) {
+    char name[32];
+    snprintf(name, sizeof name, "a%d", i);
+    int64_t v = 0;
+    if (cmx_array_item_int64(cmx_named_arrays_get(r, name), &v) != CMX_OK ||
+        v != i * 3 - 7)
+      bad++;
+  }
+  CHECK(bad == 0);
+  cmx_named_arrays_free(r);
 }
 
 /* ---------------- load dispatch and containers ---------------- */
@@ -960,6 +995,7 @@ int main(void) {
   RUN(test_gguf_roundtrip);
   RUN(test_gguf_quantized);
   RUN(test_large_files);
+  RUN(test_npz_many_members);
   RUN(test_load_dispatch);
   RUN(test_containers);
   tdir_cleanup();

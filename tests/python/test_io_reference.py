@@ -424,6 +424,19 @@ def test_cmx_loads_gguf(tmp_path):
         np.testing.assert_allclose(got, ref, rtol=0, atol=tol, err_msg=name)
 
 
+def test_numpy_loads_cmx_zip64_directory(tmp_path):
+    # More than 65535 members need zip64 end-of-directory records; cmx reads
+    # its own such files back in test_io.c (test_npz_many_members).
+    n = 70000
+    tool_ok("many", tmp_path / "many.npz")
+    with np.load(tmp_path / "many.npz") as f:
+        assert len(f.files) == n
+        for i in range(0, n, 6997):
+            assert f[f"a{i}"].dtype == np.int32 and f[f"a{i}"] == 3 * i - 7
+    assert run_tool("sum", tmp_path / "many.npz") == (
+        f"n={n} sum={sum(i * (3 * i - 7) for i in range(n))}\nOK")
+
+
 # ---------------- errors ----------------
 
 def test_cmx_reports_malformed_files(written, tmp_path):
