@@ -19,6 +19,11 @@
   X(Add, CMX__EW)                                           \
   /* ---- ternary elementwise (ternary.c) ---- */           \
   /* ---- reductions (reduce.c) ---- */                     \
+  X(Reduce, 0)                                              \
+  X(ArgReduce, 0)                                           \
+  X(LogSumExp, 0)                                           \
+  X(Softmax, 0)                                             \
+  X(Var, 0)                                                 \
   /* ---- shape and views (shape.c) ---- */                 \
   X(Broadcast, CMX_PRIM_VIEW)                               \
   /* ---- matrix products (matmul.c) ---- */                \

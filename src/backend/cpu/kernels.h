@@ -21,7 +21,12 @@ CMX__KERNEL(cmx__cpu_binary);
 
 /* ---- ternary (ternary.c) ---- */
 
-/* ---- reductions (reduce.c) ---- */
+/* ---- reductions (reduce.c, reduce_arg.c, softmax.c) ---- */
+CMX__KERNEL(cmx__cpu_reduce);
+CMX__KERNEL(cmx__cpu_arg_reduce);
+CMX__KERNEL(cmx__cpu_logsumexp);
+CMX__KERNEL(cmx__cpu_softmax);
+CMX__KERNEL(cmx__cpu_var);
 
 /* ---- shape and views (shape.c) ---- */
 CMX__KERNEL(cmx__cpu_broadcast);
