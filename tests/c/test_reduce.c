@@ -488,6 +488,19 @@ static void test_large(void) {
       h_free(&x);
     }
   }
+  /* narrow column blocks folded across a split of two reduced dims, the
+   * split falling inside a run of rows */
+  int64_t sh4[4] = {41, 3, 301, 7};
+  for (int ci = 0; ci < 3; ci++) {
+    kind_t k = ci == 0 ? K_SUM : ci == 1 ? K_MIN : K_PROD;
+    cmx_dtype dt = ci == 0 ? CMX_FLOAT32 : ci == 1 ? CMX_INT16 : CMX_INT64;
+    double lo, hi;
+    value_range(k, dt, &lo, &hi);
+    h_tensor x = h_random(sh4, 4, dt, lo, hi, 5);
+    check_case(k, &x, H_CONTIG, 0x5, false, true, 0);
+    check_case(k, &x, H_CONTIG, 0xd, false, false, 0);
+    h_free(&x);
+  }
   /* a float32 sum of 2^24 + 1000 ones is exact with blocked summation
    * (float32 accumulation alone stalls at 2^24) */
   int64_t n = (1 << 24) + 1000;

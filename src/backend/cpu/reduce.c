@@ -73,6 +73,7 @@ typedef struct {
   int parts;
   char* partials;
   int64_t njb; /* column blocks per output row (column case) */
+  bool fold;   /* column case with narrow contiguous rows (impl->fold) */
 } plan_t;
 
 /* Builds the plan of reducing `a` over axes into an output of row-major
@@ -158,6 +159,10 @@ static bool make_plan(plan_t* p, cmx_array a, const int32_t* axes,
       p->nk *= n[d];
     }
   }
+  /* narrow columns whose rows follow each other: fold several rows into
+   * one lane block */
+  p->fold = p->col && p->nro > 0 && p->ro_is[p->nro - 1] == p->inner &&
+            p->inner * 2 <= CMX__RED_COLW;
   return true;
 }
 
@@ -215,6 +220,21 @@ static void row_parts(void* ctx, int64_t b, int64_t e) {
  * in0) into acc (the block's first output). */
 static void col_block(const plan_t* p, char* acc, int64_t in0, int64_t j0,
                       int64_t r0, int64_t r1) {
+  if (p->fold) { /* runs of contiguous rows along the last reduced dim */
+    int64_t nl = p->ro_n[p->nro - 1], pos = r0 % nl;
+    int64_t chunk = (CMX__RED_COLW / p->inner) * CMX__RED_COLR;
+    red_iter ro;
+    it_init(&ro, p->nro - 1, p->ro_n, p->ro_is, NULL, r0 / nl);
+    for (int64_t r = r0; r < r1; pos = 0, it_next(&ro)) {
+      int64_t run = nl - pos < r1 - r ? nl - pos : r1 - r;
+      const char* x = p->x + (in0 + ro.in + pos * p->inner) * (int64_t)p->isz;
+      for (int64_t c = 0; c < run; c += chunk)
+        p->impl->fold(acc, x + c * p->inner * (int64_t)p->isz,
+                      run - c < chunk ? run - c : chunk, p->inner);
+      r += run;
+    }
+    return;
+  }
   int64_t w = p->inner - j0 < CMX__RED_COLW ? p->inner - j0 : CMX__RED_COLW;
   const char* rows[CMX__RED_COLR];
   red_iter ro;

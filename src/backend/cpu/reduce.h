@@ -8,9 +8,10 @@
 /* Work below this many elements runs on one thread. */
 #define CMX__RED_GRAIN (1 << 15)
 /* Column reductions: at most this many columns per block (the block's
- * lane accumulators stay in L1) and this many rows folded into them
- * before they merge into the accumulator array (blocked summation). */
-#define CMX__RED_COLW 512
+ * lane accumulators stay in L1, and rows of up to this width stream
+ * whole) and this many rows folded into them before they merge into the
+ * accumulator array (blocked summation). */
+#define CMX__RED_COLW 4096
 #define CMX__RED_COLR 128
 
 /* One (reduction kind, input dtype) instantiation. Reductions accumulate
@@ -30,6 +31,11 @@ typedef struct cmx__red_impl {
    * j < w <= CMX__RED_COLW, where row r starts at (T*)rows[r] + off. */
   void (*col)(void* acc, const char* const* rows, int nrows, int64_t off,
               int64_t w);
+  /* Narrow columns of contiguous rows: acc[j] = op(acc[j], reduction over
+   * r < nrows of x[r * w + j]), j < w, where w <= CMX__RED_COLW / 2 and
+   * nrows <= (CMX__RED_COLW / w) * CMX__RED_COLR. Several rows at once
+   * fill a full-width lane block, folded together at the end. */
+  void (*fold)(void* acc, const void* x, int64_t nrows, int64_t w);
   /* acc[i] = op(acc[i], part[i]), i < n. */
   void (*merge)(void* acc, const void* part, int64_t n);
   /* out[i] = final(acc[i]) as the output dtype; count is the number of

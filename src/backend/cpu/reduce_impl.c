@@ -20,6 +20,13 @@
 #define BLK 2048
 
 #define RED_IMPL(NAME, T, L, A, O, LD, OPL, L2A, OPA, IDL, IDA, ST, DIRECT)   \
+  RED_IMPL_U(NAME, T, L, A, O, LD, OPL, L2A, OPA, IDL, IDA, ST, DIRECT, )
+/* UNROLL goes before the lane loop: float min/max pass NO_UNROLL, since
+ * their NaN-aware selects vectorise as a loop over the lanes but not once
+ * the lanes are unrolled into scalars. */
+#define NO_UNROLL _Pragma("GCC unroll 1")
+#define RED_IMPL_U(NAME, T, L, A, O, LD, OPL, L2A, OPA, IDL, IDA, ST, DIRECT,  \
+                   UNROLL)                                                    \
   static void NAME##_fill(void* accp, int64_t n) {                            \
     A* acc = accp;                                                            \
     for (int64_t i = 0; i < n; i++) acc[i] = IDA;                             \
@@ -39,9 +46,10 @@
       L lane[LANES];                                                          \
       for (int k = 0; k < LANES; k++) lane[k] = IDL;                          \
       int64_t j = 0;                                                          \
-      for (; j + LANES <= m; j += LANES)                                      \
-        for (int k = 0; k < LANES; k++)                                       \
-          lane[k] = OPL(lane[k], LD(xb[j + k]));                              \
+      for (; j + LANES <= m; j += LANES) {                                    \
+        UNROLL for (int k = 0; k < LANES; k++)                                \
+            lane[k] = OPL(lane[k], LD(xb[j + k]));                            \
+      }                                                                       \
       for (int k = 0; j < m; j++, k++) lane[k] = OPL(lane[k], LD(xb[j]));     \
       for (int w = LANES / 2; w > 0; w /= 2)                                  \
         for (int k = 0; k < w; k++) lane[k] = OPL(lane[k], lane[k + w]);      \
@@ -60,6 +68,23 @@
     }                                                                         \
     for (int64_t j = 0; j < w; j++) acc[j] = OPA(acc[j], L2A(tmp[j]));        \
   }                                                                           \
+  static void NAME##_fold(void* accp, const void* xp, int64_t nrows,         \
+                          int64_t w) {                                        \
+    A* acc = accp;                                                            \
+    const T* x = xp;                                                          \
+    int64_t k = CMX__RED_COLW / w, kw = k * w, r = 0;                         \
+    L tmp[CMX__RED_COLW];                                                     \
+    for (int64_t j = 0; j < kw; j++) tmp[j] = IDL;                            \
+    for (; r + k <= nrows; r += k) {                                          \
+      const T* xr = x + r * w;                                                \
+      for (int64_t j = 0; j < kw; j++) tmp[j] = OPL(tmp[j], LD(xr[j]));       \
+    }                                                                         \
+    for (; r < nrows; r++)                                                    \
+      for (int64_t j = 0; j < w; j++) tmp[j] = OPL(tmp[j], LD(x[r * w + j])); \
+    for (int64_t i = 1; i < k; i++)                                           \
+      for (int64_t j = 0; j < w; j++) tmp[j] = OPL(tmp[j], tmp[i * w + j]);   \
+    for (int64_t j = 0; j < w; j++) acc[j] = OPA(acc[j], L2A(tmp[j]));        \
+  }                                                                           \
   static void NAME##_merge(void* accp, const void* pp, int64_t n) {           \
     A* acc = accp;                                                            \
     const A* p = pp;                                                          \
@@ -72,9 +97,9 @@
     (void)count;                                                              \
     for (int64_t i = 0; i < n; i++) o[i] = ST(a[i], count);                   \
   }                                                                           \
-  static const cmx__red_impl NAME = {sizeof(A),    DIRECT,      NAME##_fill,  \
-                                     NAME##_row,   NAME##_col,  NAME##_merge, \
-                                     NAME##_store};
+  static const cmx__red_impl NAME = {                                        \
+      sizeof(A),  DIRECT,       NAME##_fill,  NAME##_row,                     \
+      NAME##_col, NAME##_fold,  NAME##_merge, NAME##_store};
 
 /* ---- operations ---- */
 #define ADD(a, b) ((a) + (b))
@@ -82,8 +107,8 @@
 #define MAXI(a, b) ((b) > (a) ? (b) : (a))
 #define MINI(a, b) ((b) < (a) ? (b) : (a))
 /* A NaN in b replaces a; a NaN in a stays (no comparison is true). */
-#define MAXF(a, b) (((b) > (a) || (b) != (b)) ? (b) : (a))
-#define MINF(a, b) (((b) < (a) || (b) != (b)) ? (b) : (a))
+#define MAXF(a, b) ((((b) > (a)) | ((b) != (b))) ? (b) : (a))
+#define MINF(a, b) ((((b) < (a)) | ((b) != (b))) ? (b) : (a))
 #define AND(a, b) ((uint8_t)((a) & (b)))
 #define OR(a, b) ((uint8_t)((a) | (b)))
 
@@ -220,13 +245,16 @@ RED_IMPL(mean_c64, cmx__c64, cmx__c64, cmx__c64, cmx__c64, ID, ADD, ID, ADD,
   MINMAX_INT(K, OPI, i64, int64_t, IDX(INT64_MAX, INT64_MIN))                \
   RED_IMPL(K##_f16, uint16_t, float, float, uint16_t, LD_H, OPF, ID, OPF,    \
            IDX(INFINITY, -INFINITY), IDX(INFINITY, -INFINITY), ST_H, false)  \
-  RED_IMPL(K##_bf16, uint16_t, float, float, uint16_t, LD_BF, OPF, ID, OPF,  \
-           IDX(INFINITY, -INFINITY), IDX(INFINITY, -INFINITY), ST_BF, false) \
-  RED_IMPL(K##_f32, float, float, float, float, ID, OPF, ID, OPF,            \
-           IDX(INFINITY, -INFINITY), IDX(INFINITY, -INFINITY), ST_ID, true)  \
-  RED_IMPL(K##_f64, double, double, double, double, ID, OPF, ID, OPF,        \
-           IDX((double)INFINITY, -(double)INFINITY),                         \
-           IDX((double)INFINITY, -(double)INFINITY), ST_ID, true)            \
+  RED_IMPL_U(K##_bf16, uint16_t, float, float, uint16_t, LD_BF, OPF, ID,    \
+             OPF, IDX(INFINITY, -INFINITY), IDX(INFINITY, -INFINITY), ST_BF, \
+             false, NO_UNROLL)                                               \
+  RED_IMPL_U(K##_f32, float, float, float, float, ID, OPF, ID, OPF,          \
+             IDX(INFINITY, -INFINITY), IDX(INFINITY, -INFINITY), ST_ID, true, \
+             NO_UNROLL)                                                      \
+  RED_IMPL_U(K##_f64, double, double, double, double, ID, OPF, ID, OPF,      \
+             IDX((double)INFINITY, -(double)INFINITY),                       \
+             IDX((double)INFINITY, -(double)INFINITY), ST_ID, true,          \
+             NO_UNROLL)                                                      \
   RED_IMPL(K##_c64, cmx__c64, cmx__c64, cmx__c64, cmx__c64, ID, OPC, ID,     \
            OPC, IDX(C_PINF, C_NINF), IDX(C_PINF, C_NINF), ST_ID, true)
 #define FIRST(a, b) (a)
