@@ -910,6 +910,28 @@ static void test_softmax(void) {
   CHECK(isnan(o[3]) && isnan(o[5]));
   cmx_array_release(r);
   cmx_array_release(a);
+  /* an input only the softmax holds: its buffer is donated, the rows are
+   * computed in place */
+  for (int di = 0; di < 2; di++) {
+    cmx_dtype dt = di ? CMX_FLOAT16 : CMX_FLOAT32;
+    int64_t shd[2] = {5, 300};
+    h_tensor x = h_random(shd, 2, dt, -5, 5, 21 + di);
+    h_tensor want = h_alloc(shd, 2, dt);
+    ref_softmax(&x, 2, &want);
+    x.dtype = CMX_FLOAT64; /* the same values, converted by astype below */
+    cmx_array x64 = h_array(&x, H_CONTIG), t, sm;
+    OK(cmx_astype(&t, x64, dt, S));
+    int last = 1;
+    OK(cmx_softmax(&sm, t, &last, 1, false, S));
+    cmx_array_release(t); /* now held only by the softmax node */
+    h_tensor got = h_read(sm);
+    CHECK(h_close(&got, &want, 2 * h_tol(dt), 1e-6, "softmax donated"));
+    h_free(&got);
+    h_free(&want);
+    h_free(&x);
+    cmx_array_release(x64);
+    cmx_array_release(sm);
+  }
   /* a large softmax over rows that go through the parallel path */
   int64_t big[2] = {2000, 700};
   h_tensor x = h_random(big, 2, CMX_FLOAT32, -10, 10, 5);

@@ -280,15 +280,17 @@ static cmx_status run_kernel(const cmx_primitive* p, cmx_array a,
       (kind == 2 && !c.var))
     return cmx_kernel_error(CMX_ERR_TYPE, "[%s] unsupported dtype %s",
                             cmx_primitive_name(p), cmx_dtype_name(a->dtype));
-  cmx_status st = cmx_kernel_alloc(o);
+  int perm[CMX_MAX_NDIM];
+  bool direct = a->size == 0 || rows_perm(a, q, perm);
+  /* softmax on rows in place may take the input's buffer */
+  cmx_status st = kind == 1 && direct ? cmx_kernel_alloc_donate(o, a, NULL)
+                                      : cmx_kernel_alloc(o);
   if (st != CMX_OK || o->size == 0) return st;
   c.isz = (int64_t)cmx_dtype_size(a->dtype);
   c.len = 1;
   for (int i = 0; i < q->naxes; i++) c.len *= a->dims[q->axes[i]];
   int64_t rows = kind == 1 ? (c.len ? a->size / c.len : 0) : o->size;
-  int perm[CMX_MAX_NDIM];
   cmx_array tmp = NULL;
-  bool direct = a->size == 0 || rows_perm(a, q, perm);
   if (!direct) {
     tmp = cmx__cpu_permuted_copy(a, perm, a->dtype);
     if (!tmp) return cmx_last_status();
