@@ -4,7 +4,9 @@
  * Ties give the first index (only a strictly better value replaces the
  * best); NaN counts as better than everything, so the first NaN wins, as
  * NumPy. Complex values order lexicographically; float16/bfloat16 compare
- * as float32. Layouts: when the axis is not the innermost and the
+ * as float32. Contiguous rows take two passes: the vectorised min/max of
+ * the Reduce kernel, then a scan for the first element equal to it (or the
+ * first NaN when it is NaN), which gives the same index. Layouts: when the axis is not the innermost and the
  * remaining innermost dim is contiguous, whole rows are scanned against a
  * block of running best values (column case, vectorisable); otherwise
  * each output scans its strided lane (row case).
@@ -14,15 +16,28 @@
 #include "backend/cpu/reduce.h"
 #include "primitives/reduce.h"
 
+/* mm: the Reduce min/max implementation of the dtype (its accumulator type
+ * is the compare type C), for the two-pass scan of contiguous rows. */
 typedef void (*arg_row_fn)(uint32_t* o, const void* x, int64_t n,
-                           int64_t stride);
+                           int64_t stride, const cmx__red_impl* mm);
 typedef void (*arg_col_fn)(uint32_t* o, const void* x, int64_t n,
                            int64_t stride, int64_t w);
 
-#define ARG_IMPL(NAME, T, C, LD, BETTER)                                     \
-  static void NAME##_row(uint32_t* o, const void* xp, int64_t n,             \
-                         int64_t st) {                                       \
+#define ARG_IMPL(NAME, T, C, LD, BETTER, EQ)                                 \
+  static void NAME##_row(uint32_t* o, const void* xp, int64_t n, int64_t st, \
+                         const cmx__red_impl* mm) {                          \
     const T* x = xp;                                                         \
+    if (st == 1 && n >= 64) {                                                \
+      /* the vectorised min/max, then the first element equal to it */       \
+      C m;                                                                   \
+      mm->fill(&m, 1);                                                       \
+      mm->row(&m, x, n);                                                     \
+      for (int64_t i = 0; i < n; i++)                                        \
+        if (EQ(LD(x[i]), m)) {                                               \
+          *o = (uint32_t)i;                                                  \
+          return;                                                            \
+        }                                                                    \
+    }                                                                        \
     C best = LD(x[0]);                                                       \
     uint32_t bi = 0;                                                         \
     for (int64_t i = 1; i < n; i++) {                                        \
@@ -71,22 +86,27 @@ static inline bool c_less(cmx__c64 a, cmx__c64 b) {
 }
 #define GTC(v, b) (!c_isnan(b) && (c_isnan(v) || c_less((b), (v))))
 #define LTC(v, b) (!c_isnan(b) && (c_isnan(v) || c_less((v), (b))))
+/* v is the extremum m (any NaN matches a NaN m, which NaN won) */
+#define EQI(v, m) ((v) == (m))
+#define EQF(v, m) ((v) == (m) || ((m) != (m) && (v) != (v)))
+#define EQC(v, m) \
+  ((v) == (m) || (c_isnan(m) && c_isnan(v)))
 
 #define ARG_ALL(K, I, F, C)                                   \
-  ARG_IMPL(K##_bool, uint8_t, uint8_t, ID, I)                 \
-  ARG_IMPL(K##_u8, uint8_t, uint8_t, ID, I)                   \
-  ARG_IMPL(K##_u16, uint16_t, uint16_t, ID, I)                \
-  ARG_IMPL(K##_u32, uint32_t, uint32_t, ID, I)                \
-  ARG_IMPL(K##_u64, uint64_t, uint64_t, ID, I)                \
-  ARG_IMPL(K##_i8, int8_t, int8_t, ID, I)                     \
-  ARG_IMPL(K##_i16, int16_t, int16_t, ID, I)                  \
-  ARG_IMPL(K##_i32, int32_t, int32_t, ID, I)                  \
-  ARG_IMPL(K##_i64, int64_t, int64_t, ID, I)                  \
-  ARG_IMPL(K##_f16, uint16_t, float, LD_H, F)                 \
-  ARG_IMPL(K##_bf16, uint16_t, float, LD_BF, F)               \
-  ARG_IMPL(K##_f32, float, float, ID, F)                      \
-  ARG_IMPL(K##_f64, double, double, ID, F)                    \
-  ARG_IMPL(K##_c64, cmx__c64, cmx__c64, ID, C)
+  ARG_IMPL(K##_bool, uint8_t, uint8_t, ID, I, EQI)            \
+  ARG_IMPL(K##_u8, uint8_t, uint8_t, ID, I, EQI)              \
+  ARG_IMPL(K##_u16, uint16_t, uint16_t, ID, I, EQI)           \
+  ARG_IMPL(K##_u32, uint32_t, uint32_t, ID, I, EQI)           \
+  ARG_IMPL(K##_u64, uint64_t, uint64_t, ID, I, EQI)           \
+  ARG_IMPL(K##_i8, int8_t, int8_t, ID, I, EQI)                \
+  ARG_IMPL(K##_i16, int16_t, int16_t, ID, I, EQI)             \
+  ARG_IMPL(K##_i32, int32_t, int32_t, ID, I, EQI)             \
+  ARG_IMPL(K##_i64, int64_t, int64_t, ID, I, EQI)             \
+  ARG_IMPL(K##_f16, uint16_t, float, LD_H, F, EQF)            \
+  ARG_IMPL(K##_bf16, uint16_t, float, LD_BF, F, EQF)          \
+  ARG_IMPL(K##_f32, float, float, ID, F, EQF)                 \
+  ARG_IMPL(K##_f64, double, double, ID, F, EQF)               \
+  ARG_IMPL(K##_c64, cmx__c64, cmx__c64, ID, C, EQC)
 ARG_ALL(amin, LT, LTF, LTC)
 ARG_ALL(amax, GT, GTF, GTC)
 
@@ -102,6 +122,7 @@ static const arg_col_fn g_cols[2][CMX_NUM_DTYPES] = {TABLE(amin, _col),
 typedef struct {
   arg_row_fn row;
   arg_col_fn col;
+  const cmx__red_impl* mm;
   const char* x;
   int64_t isz;
   uint32_t* out;
@@ -116,7 +137,7 @@ static void arg_rows(void* ctx, int64_t b, int64_t e) {
   red_iter it;
   it_init(&it, p->nd, p->shape, p->is, p->os, b);
   for (int64_t k = b; k < e; k++, it_next(&it))
-    p->row(p->out + it.out, p->x + it.in * p->isz, p->n, p->stride);
+    p->row(p->out + it.out, p->x + it.in * p->isz, p->n, p->stride, p->mm);
 }
 
 static void arg_cols(void* ctx, int64_t b, int64_t e) {
@@ -148,6 +169,8 @@ CMX__KERNEL(cmx__cpu_arg_reduce) {
   memset(&pl, 0, sizeof pl);
   pl.row = g_rows[q->kind][a->dtype];
   pl.col = g_cols[q->kind][a->dtype];
+  pl.mm = cmx__reduce_impl(
+      q->kind == CMX__ARG_MIN ? CMX__RED_MIN : CMX__RED_MAX, a->dtype);
   pl.x = cmx__node_ptr(a);
   pl.isz = (int64_t)cmx_dtype_size(a->dtype);
   pl.out = cmx__node_ptr(o);

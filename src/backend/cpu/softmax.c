@@ -5,7 +5,7 @@
  * When the input is not laid out so, it is first copied with those axes
  * moved last (Softmax then copies its result back through a permuted view
  * of the output). float16/bfloat16/float32 compute in float32 (exp by
- * fast_expf, sums of exponentials in float lanes per batch of 256, the
+ * exp_nonpos, sums of exponentials in float lanes per batch of 256, the
  * batches in double); float64 in double with the C library's exp.
  *   logsumexp: m = max; m + log(sum(exp(x - m))), and m itself when m is
  *              infinite (an all -inf row gives -inf, not NaN) or NaN.
@@ -40,17 +40,15 @@ typedef void (*var_fn)(void* out, const void* x, int64_t n, int ddof,
 #define LANES 16
 #define CHUNK 256 /* exponentials computed per batch, summed in lanes */
 
-/* exp for float32 computation, branch-free so that loops over it
- * vectorise: x = n ln2 + r with |r| <= ln2 / 2, e^r by its Taylor
- * polynomial to degree 7 (truncation below 0.05 ulp), times 2^n built in
- * the exponent bits. Within 1.2 ulp of the exact value; results below the
- * smallest normal float (x < -87.34) flush to 0, x > 88.72 gives inf, NaN
- * stays NaN. */
-static inline float fast_expf(float x) {
-  const float hi = 88.72283935546875f, lo = -87.33654475f;
-  float xc = x == x ? x : 0.0f;
-  xc = xc > hi ? hi : xc;
-  xc = xc < lo ? lo : xc;
+/* exp(x) for x <= 0 (or NaN) in float32 arithmetic, branch-free so that
+ * loops over it vectorise; softmax and logsumexp only take exponentials of
+ * x - max. x = n ln2 + r with |r| <= ln2 / 2, e^r by its Taylor polynomial
+ * to degree 7 (truncation below 0.05 ulp), times 2^n built in the exponent
+ * bits: within 1.2 ulp of the exact value. Results below the smallest
+ * normal float (x < -87.34) flush to 0; NaN stays NaN. */
+static inline float exp_nonpos(float x) {
+  const float lo = -87.33654475f;
+  float xc = x >= lo ? x : lo; /* NaN and -inf become lo */
   /* round to nearest by adding 1.5 * 2^23 */
   float n = (xc * 1.44269504088896341f + 12582912.0f) - 12582912.0f;
   /* ln2 split in a head exact to 16 bits and a tail (Cody-Waite) */
@@ -64,15 +62,11 @@ static inline float fast_expf(float x) {
   p = p * r + 0.5f;
   p = p * r + 1.0f;
   p = p * r + 1.0f;
-  int32_t ni = (int32_t)n; /* in [-126, 128] */
-  int32_t big = ni > 127;  /* 2^128 as 2^127 * 2 */
-  uint32_t bits = (uint32_t)(ni - big + 127) << 23;
+  uint32_t bits = (uint32_t)((int32_t)n + 127) << 23; /* n in [-126, 0] */
   float scale;
   memcpy(&scale, &bits, sizeof scale);
-  float y = p * scale * (big ? 2.0f : 1.0f);
-  y = x > hi ? INFINITY : y;
-  y = x < lo ? 0.0f : y;
-  return x != x ? x : y;
+  float y = p * scale;
+  return x >= lo ? y : (x != x ? x : 0.0f);
 }
 
 /* Rows of T computed in C; SAME when T is C (softmax then keeps the
@@ -163,9 +157,9 @@ static inline float fast_expf(float x) {
 #define LD_BF(x) cmx__bf2f(x)
 #define ST_H(x) cmx__f2h(x)
 #define ST_BF(x) cmx__f2bf(x)
-FLOAT_ROWS(f16, uint16_t, float, LD_H, ST_H, fast_expf, INFINITY, 0)
-FLOAT_ROWS(bf16, uint16_t, float, LD_BF, ST_BF, fast_expf, INFINITY, 0)
-FLOAT_ROWS(f32, float, float, ID, ID, fast_expf, INFINITY, 1)
+FLOAT_ROWS(f16, uint16_t, float, LD_H, ST_H, exp_nonpos, INFINITY, 0)
+FLOAT_ROWS(bf16, uint16_t, float, LD_BF, ST_BF, exp_nonpos, INFINITY, 0)
+FLOAT_ROWS(f32, float, float, ID, ID, exp_nonpos, INFINITY, 1)
 FLOAT_ROWS(f64, double, double, ID, ID, exp, (double)INFINITY, 1)
 
 /* Complex variance (MLX): sum((x - mean)^2) / max(n - ddof, 0). */
