@@ -11,6 +11,11 @@
  * block of running best values (column case, vectorisable); otherwise
  * each output scans its strided lane (row case).
  */
+/* The compiler may assume float operations do not trap (cmx never enables
+ * floating-point exceptions), so NaN-aware selects vectorise. */
+#if defined(__GNUC__) && !defined(__clang__)
+#pragma GCC optimize("no-trapping-math", "no-loop-unroll-and-jam")
+#endif
 #include <complex.h>
 #include "backend/cpu/kernels.h"
 #include "backend/cpu/reduce.h"
@@ -74,8 +79,8 @@ typedef void (*arg_col_fn)(uint32_t* o, const void* x, int64_t n,
 #define GT(v, b) ((v) > (b))
 #define LT(v, b) ((v) < (b))
 /* A NaN best is never replaced; a NaN value replaces any other best. */
-#define GTF(v, b) ((b) == (b) && ((v) > (b) || (v) != (v)))
-#define LTF(v, b) ((b) == (b) && ((v) < (b) || (v) != (v)))
+#define GTF(v, b) (((b) == (b)) & (((v) > (b)) | ((v) != (v))))
+#define LTF(v, b) (((b) == (b)) & (((v) < (b)) | ((v) != (v))))
 
 static inline bool c_isnan(cmx__c64 z) {
   return crealf(z) != crealf(z) || cimagf(z) != cimagf(z);

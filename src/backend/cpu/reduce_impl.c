@@ -12,6 +12,11 @@
  * (wrapping is defined). float16/bfloat16 accumulate in float32. min/max
  * propagate NaN, as NumPy; complex values order lexicographically.
  */
+/* The compiler may assume float operations do not trap (cmx never enables
+ * floating-point exceptions), so NaN-aware selects vectorise. */
+#if defined(__GNUC__) && !defined(__clang__)
+#pragma GCC optimize("no-trapping-math", "no-loop-unroll-and-jam")
+#endif
 #include <complex.h>
 #include "backend/cpu/reduce.h"
 #include "primitives/reduce.h"
