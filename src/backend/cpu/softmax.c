@@ -134,17 +134,32 @@ static inline float exp_nonpos(float x) {
       for (int64_t k = 0; k < c; k++) y[i + k] = ST(e[k] * inv);             \
     }                                                                        \
   }                                                                          \
+  /* Lane sums in double: the mean, then the deviations d (their sum and
+   * their sum of squares). */                                               \
   static void NAME##_var(void* op, const void* xp, int64_t n, int ddof,      \
                          bool sq) {                                          \
     const T* x = xp;                                                         \
-    double s = 0;                                                            \
-    for (int64_t i = 0; i < n; i++) s += (double)LD(x[i]);                   \
-    double mu = s / (double)n, s1 = 0, ss = 0;                               \
-    for (int64_t i = 0; i < n; i++) {                                        \
+    double l1[8] = {0}, l2[8] = {0}, l3[8] = {0};                            \
+    int64_t i = 0;                                                           \
+    for (; i + 8 <= n; i += 8)                                               \
+      for (int k = 0; k < 8; k++) l1[k] += (double)LD(x[i + k]);             \
+    for (int k = 0; i < n; i++, k++) l1[k] += (double)LD(x[i]);              \
+    double s = ((l1[0] + l1[4]) + (l1[1] + l1[5])) +                         \
+               ((l1[2] + l1[6]) + (l1[3] + l1[7]));                          \
+    double mu = s / (double)n;                                               \
+    for (i = 0; i + 8 <= n; i += 8)                                          \
+      for (int k = 0; k < 8; k++) {                                          \
+        double d = (double)LD(x[i + k]) - mu;                                \
+        l2[k] += d;                                                          \
+        l3[k] += d * d;                                                      \
+      }                                                                      \
+    for (int k = 0; i < n; i++, k++) {                                       \
       double d = (double)LD(x[i]) - mu;                                      \
-      s1 += d;                                                               \
-      ss += d * d;                                                           \
+      l2[k] += d;                                                            \
+      l3[k] += d * d;                                                        \
     }                                                                        \
+    double s1 = 0, ss = 0;                                                   \
+    for (int k = 0; k < 8; k++) s1 += l2[k], ss += l3[k];                    \
     ss -= s1 * s1 / (double)n; /* cancels the error of mu */                 \
     ss = ss > 0 ? ss : 0.0;                                                  \
     double den = (double)n - (double)ddof;                                   \
