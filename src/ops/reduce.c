@@ -12,9 +12,11 @@
  * logsumexp of an empty array (MLX). An empty but non-NULL axes list
  * reduces nothing (the result is the input converted to the result dtype).
  */
-#include <string.h>
-#include "ops/ops_internal.h"
 #include "primitives/reduce.h"
+
+#include <string.h>
+
+#include "ops/ops_internal.h"
 
 /* MLX's accumulation dtype of sum and prod. */
 static cmx_dtype sum_dtype(cmx_dtype t) {
@@ -59,25 +61,38 @@ static bool reduce_shape(const char* op, cmx_array a, const int* axes,
   return true;
 }
 
+/* A weak scalar as a strongly typed array of its dtype: a reduction's
+ * result is an array, not a Python-scalar-like value (a itself
+ * otherwise). */
+static cmx_array strong(cmx_array a) {
+  return a && a->weak ? cmx__own(cmx__weak_cast(a, a->dtype)) : a;
+}
+
 static void fill_axes(int32_t* dst, int32_t* n, const red_shape* r) {
   *n = r->naxes;
   for (int i = 0; i < r->naxes; i++) dst[i] = r->axes[i];
 }
 
-static cmx_array reduce(const char* op, int kind, cmx_array a,
-                        const int* axes, int naxes, bool keepdims,
-                        cmx_stream s) {
-  if (!CMX__ARGS(op, a)) return NULL;
+static cmx_array reduce(const char* op, int kind, cmx_array a, const int* axes,
+                        int naxes, bool keepdims, cmx_stream s) {
+  if (!CMX__ARGS(op, a) || !(a = strong(a))) return NULL;
   red_shape r;
   if (!reduce_shape(op, a, axes, naxes, keepdims, &r)) return NULL;
   cmx_dtype dt;
   switch (kind) {
     case CMX__RED_SUM:
-    case CMX__RED_PROD: dt = sum_dtype(a->dtype); break;
-    case CMX__RED_MEAN: dt = at_least_float(a->dtype); break;
+    case CMX__RED_PROD:
+      dt = sum_dtype(a->dtype);
+      break;
+    case CMX__RED_MEAN:
+      dt = at_least_float(a->dtype);
+      break;
     case CMX__RED_AND:
-    case CMX__RED_OR: dt = CMX_BOOL; break;
-    default: dt = a->dtype;
+    case CMX__RED_OR:
+      dt = CMX_BOOL;
+      break;
+    default:
+      dt = a->dtype;
   }
   if (r.count == 0 && (kind == CMX__RED_MIN || kind == CMX__RED_MAX))
     return CMX__FAIL(CMX_ERR_VALUE, "[%s] Cannot %s reduce zero size array.",
@@ -91,14 +106,14 @@ static cmx_array reduce(const char* op, int kind, cmx_array a,
                     dt);
 }
 
-#define DEFINE_REDUCE(name, kind)                                            \
-  cmx_array cmx__##name(cmx_array a, const int* axes, int naxes,             \
-                        bool keepdims, cmx_stream s) {                       \
-    return reduce(#name, kind, a, axes, naxes, keepdims, s);                 \
-  }                                                                          \
-  cmx_status cmx_##name(cmx_array* out, cmx_array a, const int* axes,        \
-                        int naxes, bool keepdims, cmx_stream s) {            \
-    CMX__PUBLIC(out, #name, cmx__##name(a, axes, naxes, keepdims, s));       \
+#define DEFINE_REDUCE(name, kind)                                      \
+  cmx_array cmx__##name(cmx_array a, const int* axes, int naxes,       \
+                        bool keepdims, cmx_stream s) {                 \
+    return reduce(#name, kind, a, axes, naxes, keepdims, s);           \
+  }                                                                    \
+  cmx_status cmx_##name(cmx_array* out, cmx_array a, const int* axes,  \
+                        int naxes, bool keepdims, cmx_stream s) {      \
+    CMX__PUBLIC(out, #name, cmx__##name(a, axes, naxes, keepdims, s)); \
   }
 DEFINE_REDUCE(sum, CMX__RED_SUM)
 DEFINE_REDUCE(prod, CMX__RED_PROD)
@@ -120,9 +135,9 @@ static cmx_array float_input(const char* op, cmx_array a, bool allow_complex,
   return cmx__as_dtype(a, at_least_float(a->dtype), s);
 }
 
-cmx_array cmx__logsumexp(cmx_array a, const int* axes, int naxes,
-                         bool keepdims, cmx_stream s) {
-  if (!CMX__ARGS("logsumexp", a)) return NULL;
+cmx_array cmx__logsumexp(cmx_array a, const int* axes, int naxes, bool keepdims,
+                         cmx_stream s) {
+  if (!CMX__ARGS("logsumexp", a) || !(a = strong(a))) return NULL;
   red_shape r;
   if (!reduce_shape("logsumexp", a, axes, naxes, keepdims, &r)) return NULL;
   if (a->size == 0)
@@ -132,8 +147,8 @@ cmx_array cmx__logsumexp(cmx_array a, const int* axes, int naxes,
   cmx__axes_params q;
   memset(&q, 0, sizeof q);
   fill_axes(q.axes, &q.naxes, &r);
-  return cmx__apply(&cmx__vt_LogSumExp, &q, sizeof q, s, &x, 1, r.shape,
-                    r.ndim, x->dtype);
+  return cmx__apply(&cmx__vt_LogSumExp, &q, sizeof q, s, &x, 1, r.shape, r.ndim,
+                    x->dtype);
 }
 
 cmx_status cmx_logsumexp(cmx_array* out, cmx_array a, const int* axes,
@@ -144,7 +159,7 @@ cmx_status cmx_logsumexp(cmx_array* out, cmx_array a, const int* axes,
 static cmx_array var_std(const char* op, cmx_array a, const int* axes,
                          int naxes, bool keepdims, int ddof, bool sq,
                          cmx_stream s) {
-  if (!CMX__ARGS(op, a)) return NULL;
+  if (!CMX__ARGS(op, a) || !(a = strong(a))) return NULL;
   red_shape r;
   if (!reduce_shape(op, a, axes, naxes, keepdims, &r)) return NULL;
   cmx_array x = float_input(op, a, true, s);
@@ -180,7 +195,7 @@ cmx_status cmx_std(cmx_array* out, cmx_array a, const int* axes, int naxes,
 
 cmx_array cmx__softmax(cmx_array a, const int* axes, int naxes, bool precise,
                        cmx_stream s) {
-  if (!CMX__ARGS("softmax", a)) return NULL;
+  if (!CMX__ARGS("softmax", a) || !(a = strong(a))) return NULL;
   red_shape r;
   if (!reduce_shape("softmax", a, axes, naxes, true, &r)) return NULL;
   cmx_array x = float_input("softmax", a, false, s);
@@ -189,12 +204,12 @@ cmx_array cmx__softmax(cmx_array a, const int* axes, int naxes, bool precise,
   memset(&q, 0, sizeof q);
   fill_axes(q.axes, &q.naxes, &r);
   q.precise = precise;
-  return cmx__apply(&cmx__vt_Softmax, &q, sizeof q, s, &x, 1, x->dims,
-                    x->ndim, x->dtype);
+  return cmx__apply(&cmx__vt_Softmax, &q, sizeof q, s, &x, 1, x->dims, x->ndim,
+                    x->dtype);
 }
 
-cmx_status cmx_softmax(cmx_array* out, cmx_array a, const int* axes,
-                       int naxes, bool precise, cmx_stream s) {
+cmx_status cmx_softmax(cmx_array* out, cmx_array a, const int* axes, int naxes,
+                       bool precise, cmx_stream s) {
   CMX__PUBLIC(out, "softmax", cmx__softmax(a, axes, naxes, precise, s));
 }
 
@@ -202,7 +217,7 @@ cmx_status cmx_softmax(cmx_array* out, cmx_array a, const int* axes,
 
 static cmx_array arg_reduce(const char* op, int kind, cmx_array a,
                             const int* axis, bool keepdims, cmx_stream s) {
-  if (!CMX__ARGS(op, a)) return NULL;
+  if (!CMX__ARGS(op, a) || !(a = strong(a))) return NULL;
   int ax = -1;
   int64_t shape[CMX_MAX_NDIM], len;
   int nd = 0;

@@ -1,7 +1,9 @@
 /* Reduction primitives: Reduce, ArgReduce, LogSumExp, Softmax, Var. */
-#include <stdio.h>
-#include "backend/cpu/kernels.h"
 #include "primitives/reduce.h"
+
+#include <stdio.h>
+
+#include "backend/cpu/kernels.h"
 #include "primitives/registry.h"
 
 const char* cmx__reduce_kind_name(int kind) {

@@ -16,6 +16,7 @@
 #define CMX_PRIMITIVES_REDUCE_H
 
 #include <stdint.h>
+
 #include "cmx/array.h"
 
 typedef enum {

@@ -20,9 +20,9 @@ typedef enum {
   K_STD,
   K_NUM
 } kind_t;
-static const char* const k_names[K_NUM] = {"sum", "prod", "min",  "max",
-                                           "mean", "all", "any", "logsumexp",
-                                           "var", "std"};
+static const char* const k_names[K_NUM] = {"sum",  "prod", "min", "max",
+                                           "mean", "all",  "any", "logsumexp",
+                                           "var",  "std"};
 
 /* ---------------- expected dtypes (MLX's rules) ---------------- */
 static cmx_dtype want_dtype(kind_t k, cmx_dtype dt) {
@@ -33,17 +33,23 @@ static cmx_dtype want_dtype(kind_t k, cmx_dtype dt) {
         case CMX_BOOL:
         case CMX_INT8:
         case CMX_INT16:
-        case CMX_INT32: return CMX_INT32;
+        case CMX_INT32:
+          return CMX_INT32;
         case CMX_UINT8:
         case CMX_UINT16:
-        case CMX_UINT32: return CMX_UINT32;
-        default: return dt;
+        case CMX_UINT32:
+          return CMX_UINT32;
+        default:
+          return dt;
       }
     case K_MIN:
-    case K_MAX: return dt;
+    case K_MAX:
+      return dt;
     case K_ALL:
-    case K_ANY: return CMX_BOOL;
-    default: return cmx_dtype_is_inexact(dt) ? dt : CMX_FLOAT32;
+    case K_ANY:
+      return CMX_BOOL;
+    default:
+      return cmx_dtype_is_inexact(dt) ? dt : CMX_FLOAT32;
   }
 }
 
@@ -51,7 +57,8 @@ static cmx_dtype want_dtype(kind_t k, cmx_dtype dt) {
 enum { L_BCAST = H_NUM_LAYOUTS, L_FLIP, L_NUM };
 static const char* layout_name(int l) {
   return l < H_NUM_LAYOUTS ? h_layout_names[l]
-                           : l == L_BCAST ? "broadcast" : "flipped";
+         : l == L_BCAST    ? "broadcast"
+                           : "flipped";
 }
 
 /* Whether layout l applies to shape (ndim, dims). */
@@ -102,8 +109,8 @@ static cmx_array make_array(const h_tensor* x, int l) {
   }
   int64_t off = n0 > 0 ? (n0 - 1) * st[0] : 0;
   st[0] = -st[0];
-  cmx_array a = h_node_strided(buf, x->size ? x->size : 1, x->shape,
-                               x->ndim, st, off, x->dtype);
+  cmx_array a = h_node_strided(buf, x->size ? x->size : 1, x->shape, x->ndim,
+                               st, off, x->dtype);
   free(buf);
   return a;
 }
@@ -137,7 +144,9 @@ static int64_t* out_map(const h_tensor* x, unsigned mask) {
   return map;
 }
 
-static bool is_nan2(double re, double im) { return re != re || im != im; }
+static bool is_nan2(double re, double im) {
+  return re != re || im != im;
+}
 static bool less2(double ar, double ai, double br, double bi) {
   return ar < br || (ar == br && ai < bi);
 }
@@ -198,10 +207,10 @@ static ref_t reference(const h_tensor* x, kind_t k, unsigned mask,
       case K_MIN:
       case K_MAX:
       case K_LSE:
-        if (!seen[o] || (!is_nan2(m[o], mi[o]) &&
-                         (is_nan2(xr, xi) ||
-                          (k == K_MIN ? less2(xr, xi, m[o], mi[o])
-                                      : less2(m[o], mi[o], xr, xi))))) {
+        if (!seen[o] ||
+            (!is_nan2(m[o], mi[o]) &&
+             (is_nan2(xr, xi) || (k == K_MIN ? less2(xr, xi, m[o], mi[o])
+                                             : less2(m[o], mi[o], xr, xi))))) {
           m[o] = xr, mi[o] = xi;
         }
         seen[o] = true;
@@ -218,7 +227,8 @@ static ref_t reference(const h_tensor* x, kind_t k, unsigned mask,
         re[o] += xr, im[o] += xi;
         r.scale[o] += (fabs(xr) + fabs(xi)) / (double)cnt;
         break;
-      default: break;
+      default:
+        break;
     }
   }
   /* pass 2 */
@@ -267,10 +277,18 @@ static ref_t reference(const h_tensor* x, kind_t k, unsigned mask,
     if (k == K_MEAN) vr = (double)(re[o] / cnt), vi = (double)(im[o] / cnt);
     if ((k == K_SUM || k == K_PROD) && integer) {
       switch (odt) {
-        case CMX_INT32: vr = (int32_t)(uint32_t)u[o]; break;
-        case CMX_UINT32: vr = (uint32_t)u[o]; break;
-        case CMX_INT64: vr = (double)(int64_t)u[o]; break;
-        default: vr = (double)u[o]; break;
+        case CMX_INT32:
+          vr = (int32_t)(uint32_t)u[o];
+          break;
+        case CMX_UINT32:
+          vr = (uint32_t)u[o];
+          break;
+        case CMX_INT64:
+          vr = (double)(int64_t)u[o];
+          break;
+        default:
+          vr = (double)u[o];
+          break;
       }
     }
     if (k == K_PROD) r.scale[o] = 1;
@@ -310,16 +328,26 @@ static bool compare(const h_tensor* got, const ref_t* r, double rtol,
 static cmx_status call(kind_t k, cmx_array* out, cmx_array a, const int* ax,
                        int n, bool keep, int ddof) {
   switch (k) {
-    case K_SUM: return cmx_sum(out, a, ax, n, keep, S);
-    case K_PROD: return cmx_prod(out, a, ax, n, keep, S);
-    case K_MIN: return cmx_min(out, a, ax, n, keep, S);
-    case K_MAX: return cmx_max(out, a, ax, n, keep, S);
-    case K_MEAN: return cmx_mean(out, a, ax, n, keep, S);
-    case K_ALL: return cmx_all(out, a, ax, n, keep, S);
-    case K_ANY: return cmx_any(out, a, ax, n, keep, S);
-    case K_LSE: return cmx_logsumexp(out, a, ax, n, keep, S);
-    case K_VAR: return cmx_var(out, a, ax, n, keep, ddof, S);
-    default: return cmx_std(out, a, ax, n, keep, ddof, S);
+    case K_SUM:
+      return cmx_sum(out, a, ax, n, keep, S);
+    case K_PROD:
+      return cmx_prod(out, a, ax, n, keep, S);
+    case K_MIN:
+      return cmx_min(out, a, ax, n, keep, S);
+    case K_MAX:
+      return cmx_max(out, a, ax, n, keep, S);
+    case K_MEAN:
+      return cmx_mean(out, a, ax, n, keep, S);
+    case K_ALL:
+      return cmx_all(out, a, ax, n, keep, S);
+    case K_ANY:
+      return cmx_any(out, a, ax, n, keep, S);
+    case K_LSE:
+      return cmx_logsumexp(out, a, ax, n, keep, S);
+    case K_VAR:
+      return cmx_var(out, a, ax, n, keep, ddof, S);
+    default:
+      return cmx_std(out, a, ax, n, keep, ddof, S);
   }
 }
 
@@ -337,10 +365,15 @@ static void tolerances(kind_t k, cmx_dtype odt, double* rtol, double* atol) {
       *rtol = odt == CMX_COMPLEX64 ? 2e-3 : 2 * t;
       *atol = 1e-30;
       break;
-    case K_LSE: *rtol = *atol = 2 * t; break;
+    case K_LSE:
+      *rtol = *atol = 2 * t;
+      break;
     case K_VAR:
-    case K_STD: *rtol = *atol = 4 * t; break;
-    default: break;
+    case K_STD:
+      *rtol = *atol = 4 * t;
+      break;
+    default:
+      break;
   }
 }
 
@@ -440,16 +473,36 @@ done:
   fprintf(stderr, "too many failures in %s\n", k_names[k]);
 }
 
-static void test_sum(void) { test_table(K_SUM); }
-static void test_prod(void) { test_table(K_PROD); }
-static void test_min(void) { test_table(K_MIN); }
-static void test_max(void) { test_table(K_MAX); }
-static void test_mean(void) { test_table(K_MEAN); }
-static void test_all(void) { test_table(K_ALL); }
-static void test_any(void) { test_table(K_ANY); }
-static void test_logsumexp(void) { test_table(K_LSE); }
-static void test_var(void) { test_table(K_VAR); }
-static void test_std(void) { test_table(K_STD); }
+static void test_sum(void) {
+  test_table(K_SUM);
+}
+static void test_prod(void) {
+  test_table(K_PROD);
+}
+static void test_min(void) {
+  test_table(K_MIN);
+}
+static void test_max(void) {
+  test_table(K_MAX);
+}
+static void test_mean(void) {
+  test_table(K_MEAN);
+}
+static void test_all(void) {
+  test_table(K_ALL);
+}
+static void test_any(void) {
+  test_table(K_ANY);
+}
+static void test_logsumexp(void) {
+  test_table(K_LSE);
+}
+static void test_var(void) {
+  test_table(K_VAR);
+}
+static void test_std(void) {
+  test_table(K_STD);
+}
 
 /* Large arrays: the parallel paths (split outputs, split rows, split
  * columns) for a few dtypes. */
@@ -462,12 +515,11 @@ static void test_large(void) {
   static const struct {
     cmx_dtype dt;
     kind_t k;
-  } cases[] = {{CMX_FLOAT32, K_SUM},  {CMX_FLOAT32, K_MAX},
-               {CMX_FLOAT32, K_MEAN}, {CMX_FLOAT32, K_ANY},
-               {CMX_INT32, K_SUM},    {CMX_INT32, K_MAX},
-               {CMX_FLOAT16, K_SUM},  {CMX_BFLOAT16, K_MEAN},
-               {CMX_FLOAT64, K_SUM},  {CMX_FLOAT32, K_LSE},
-               {CMX_FLOAT32, K_VAR}};
+  } cases[] = {
+      {CMX_FLOAT32, K_SUM}, {CMX_FLOAT32, K_MAX},   {CMX_FLOAT32, K_MEAN},
+      {CMX_FLOAT32, K_ANY}, {CMX_INT32, K_SUM},     {CMX_INT32, K_MAX},
+      {CMX_FLOAT16, K_SUM}, {CMX_BFLOAT16, K_MEAN}, {CMX_FLOAT64, K_SUM},
+      {CMX_FLOAT32, K_LSE}, {CMX_FLOAT32, K_VAR}};
   for (int si = 0; si < 5; si++) {
     const h_shape* sh = &shapes[si];
     for (int ci = 0; ci < (int)(sizeof cases / sizeof cases[0]); ci++) {
@@ -482,8 +534,7 @@ static void test_large(void) {
         if (mask != nmask && (mask & (mask - 1))) continue;
         int l = (mask + (unsigned)ci) % 2 ? H_CONTIG : H_TRANSPOSED;
         if (sh->ndim < 2) l = H_CONTIG;
-        check_case(k, &x, l, mask == nmask ? 0 : mask, mask == nmask, false,
-                   0);
+        check_case(k, &x, l, mask == nmask ? 0 : mask, mask == nmask, false, 0);
       }
       h_free(&x);
     }
@@ -576,9 +627,9 @@ static void test_argreduce(void) {
                      cmx__shape_str(sh->dims, sh->ndim, shs, sizeof shs),
                      layout_name(l), ax);
             if (len == 0) {
-              CHECK_MSG(st == CMX_ERR_VALUE &&
-                            strstr(cmx_last_error(), "zero size"),
-                        "%s: want an error", what);
+              CHECK_MSG(
+                  st == CMX_ERR_VALUE && strstr(cmx_last_error(), "zero size"),
+                  "%s: want an error", what);
             } else if (st != CMX_OK) {
               CHECK_MSG(false, "%s: %s", what, cmx_last_error());
             } else {
@@ -638,7 +689,8 @@ static void test_arg_nan_ties(void) {
   int64_t sh[2] = {300, 1000};
   float* big = malloc(300 * 1000 * sizeof(float));
   for (int r0 = 0; r0 < 300; r0++)
-    for (int c = 0; c < 1000; c++) big[r0 * 1000 + c] = (float)((r0 * 7 + c) % 13);
+    for (int c = 0; c < 1000; c++)
+      big[r0 * 1000 + c] = (float)((r0 * 7 + c) % 13);
   big[250 * 1000 + 17] = NAN;
   big[260 * 1000 + 17] = NAN;
   OK(cmx_array_from_data(&a, big, sh, 2, CMX_FLOAT32));
@@ -759,6 +811,20 @@ static void test_dtypes_and_noop(void) {
   CHECK(cmx_array_dtype(r) == CMX_FLOAT32 && item(r) == 73.25);
   cmx_array_release(r);
   cmx_array_release(a);
+  /* a weak scalar reduces to a strongly typed array */
+  OK(cmx_array_weak_int(&a, 7));
+  OK(cmx_sum(&r, a, NULL, 0, false, S));
+  CHECK(!cmx_array_is_weak(r) && cmx_array_dtype(r) == CMX_INT32 &&
+        item(r) == 7);
+  cmx_array_release(r);
+  OK(cmx_max(&r, a, NULL, 0, false, S));
+  CHECK(!cmx_array_is_weak(r) && item(r) == 7);
+  cmx_array_release(r);
+  OK(cmx_softmax(&r, a, NULL, 0, false, S));
+  CHECK(!cmx_array_is_weak(r) && cmx_array_dtype(r) == CMX_FLOAT32 &&
+        item(r) == 1);
+  cmx_array_release(r);
+  cmx_array_release(a);
   /* 0-d */
   OK(cmx_array_from_double(&a, 2.5, CMX_FLOAT16));
   OK(cmx_sum(&r, a, NULL, 0, true, S));
@@ -784,16 +850,14 @@ static void test_errors(void) {
         "[sum] axis 2 is out of bounds for array of dimension 2");
   FAILS(cmx_mean(&r, a, neg, 1, false, S), CMX_ERR_VALUE, "[mean] axis -3");
   FAILS(cmx_var(&r, a, bad, 1, false, 0, S), CMX_ERR_VALUE, "[var]");
-  FAILS(cmx_logsumexp(&r, a, dup, 2, false, S), CMX_ERR_VALUE,
-        "[logsumexp]");
+  FAILS(cmx_logsumexp(&r, a, dup, 2, false, S), CMX_ERR_VALUE, "[logsumexp]");
   FAILS(cmx_softmax(&r, a, bad, 1, false, S), CMX_ERR_VALUE, "[softmax]");
   FAILS(cmx_argmax(&r, a, bad, false, S), CMX_ERR_VALUE, "[argmax] axis 2");
   FAILS(cmx_all(&r, NULL, NULL, 0, false, S), CMX_ERR_VALUE, "[all]");
   FAILS(cmx_sum(NULL, a, NULL, 0, false, S), CMX_ERR_VALUE, "[sum]");
   cmx_array c;
   OK(cmx_array_from_complex(&c, 1, 2));
-  FAILS(cmx_logsumexp(&r, c, NULL, 0, false, S), CMX_ERR_TYPE,
-        "[logsumexp]");
+  FAILS(cmx_logsumexp(&r, c, NULL, 0, false, S), CMX_ERR_TYPE, "[logsumexp]");
   FAILS(cmx_softmax(&r, c, NULL, 0, false, S), CMX_ERR_TYPE, "[softmax]");
   cmx_array_release(c);
   cmx_array_release(a);
@@ -851,7 +915,7 @@ static void ref_softmax(const h_tensor* x, unsigned mask, h_tensor* want) {
 
 static void test_softmax(void) {
   static const cmx_dtype dts[] = {CMX_FLOAT16, CMX_BFLOAT16, CMX_FLOAT32,
-                                  CMX_FLOAT64, CMX_INT32, CMX_BOOL};
+                                  CMX_FLOAT64, CMX_INT32,    CMX_BOOL};
   int fails = 0;
   for (int di = 0; di < 6 && fails < 10; di++) {
     cmx_dtype dt = dts[di], odt = cmx_dtype_is_inexact(dt) ? dt : CMX_FLOAT32;

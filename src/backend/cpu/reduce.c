@@ -17,9 +17,11 @@
  * long rows, a few wide columns) the reduced range splits into parts whose
  * partial results merge in a fixed order afterwards.
  */
-#include <stdlib.h>
-#include "backend/cpu/kernels.h"
 #include "backend/cpu/reduce.h"
+
+#include <stdlib.h>
+
+#include "backend/cpu/kernels.h"
 #include "primitives/reduce.h"
 
 cmx_array cmx__cpu_view(cmx_array base, const int64_t* shape,
@@ -34,8 +36,7 @@ cmx_array cmx__cpu_view(cmx_array base, const int64_t* shape,
   return v;
 }
 
-cmx_array cmx__cpu_permuted_copy(cmx_array in, const int* perm,
-                                 cmx_dtype dt) {
+cmx_array cmx__cpu_permuted_copy(cmx_array in, const int* perm, cmx_dtype dt) {
   int64_t shape[CMX_MAX_NDIM], strides[CMX_MAX_NDIM];
   for (int i = 0; i < in->ndim; i++) {
     int p = perm ? perm[i] : i;
@@ -78,8 +79,7 @@ typedef struct {
 
 /* Builds the plan of reducing `a` over axes into an output of row-major
  * layout. Returns false when the layout is neither case (copy first). */
-static bool make_plan(plan_t* p, cmx_array a, const int32_t* axes,
-                      int naxes) {
+static bool make_plan(plan_t* p, cmx_array a, const int32_t* axes, int naxes) {
   int nd = 0;
   int64_t n[CMX_MAX_NDIM + 1], is[CMX_MAX_NDIM + 1], os[CMX_MAX_NDIM + 1];
   bool red[CMX_MAX_NDIM + 1];
@@ -254,8 +254,7 @@ static void col_units(void* ctx, int64_t b, int64_t e) {
     int64_t k = u / p->njb, j0 = (u % p->njb) * CMX__RED_COLW;
     red_iter ko;
     it_init(&ko, p->nko, p->ko_n, p->ko_is, p->ko_os, k);
-    col_block(p, p->acc + (ko.out + j0) * (int64_t)p->asz, ko.in, j0, 0,
-              p->nr);
+    col_block(p, p->acc + (ko.out + j0) * (int64_t)p->asz, ko.in, j0, 0, p->nr);
   }
 }
 
@@ -271,8 +270,7 @@ static void col_parts(void* ctx, int64_t b, int64_t e) {
     it_init(&ko, p->nko, p->ko_n, p->ko_is, p->ko_os, 0);
     for (int64_t k = 0; k < p->nk; k++, it_next(&ko))
       for (int64_t j0 = 0; j0 < p->inner; j0 += CMX__RED_COLW)
-        col_block(p, base + (ko.out + j0) * (int64_t)p->asz, ko.in, j0, r0,
-                  r1);
+        col_block(p, base + (ko.out + j0) * (int64_t)p->asz, ko.in, j0, r0, r1);
   }
 }
 
@@ -363,10 +361,9 @@ CMX__KERNEL(cmx__cpu_reduce) {
   for (int i = 0; i < q->naxes; i++) count *= (double)a->dims[q->axes[i]];
   if (count == 0 && o->size > 0 &&
       (q->kind == CMX__RED_MIN || q->kind == CMX__RED_MAX))
-    return cmx_kernel_error(CMX_ERR_VALUE,
-                            "[%s] Cannot %s reduce zero size array.",
-                            cmx__reduce_kind_name(q->kind),
-                            cmx__reduce_kind_name(q->kind));
+    return cmx_kernel_error(
+        CMX_ERR_VALUE, "[%s] Cannot %s reduce zero size array.",
+        cmx__reduce_kind_name(q->kind), cmx__reduce_kind_name(q->kind));
   cmx_status st = cmx_kernel_alloc(o);
   if (st != CMX_OK || o->size == 0) return st;
   plan_t plan;
@@ -375,7 +372,8 @@ CMX__KERNEL(cmx__cpu_reduce) {
   plan.isz = cmx_dtype_size(a->dtype);
   plan.asz = impl->asz;
   plan.nout = o->size;
-  plan.acc = impl->direct ? cmx__node_ptr(o) : malloc((size_t)o->size * impl->asz);
+  plan.acc =
+      impl->direct ? cmx__node_ptr(o) : malloc((size_t)o->size * impl->asz);
   if (!plan.acc)
     return cmx_kernel_error(CMX_ERR_MEMORY, "[Reduce] out of host memory");
   impl->fill(plan.acc, o->size);
@@ -383,15 +381,17 @@ CMX__KERNEL(cmx__cpu_reduce) {
   if (a->size > 0) {
     if (!make_plan(&plan, a, q->axes, q->naxes)) {
       tmp = cmx__cpu_permuted_copy(a, NULL, a->dtype);
-      if (!tmp) st = cmx_last_status();
+      if (!tmp)
+        st = cmx_last_status();
       else
         CMX__ASSERT(make_plan(&plan, tmp, q->axes, q->naxes));
     }
     if (st == CMX_OK) st = run_plan(&plan);
   }
   if (st == CMX_OK && !impl->direct) {
-    store_ctx sc = {impl, cmx__node_ptr(o), plan.acc,
-                    cmx_dtype_size(o->dtype), impl->asz, count};
+    store_ctx sc = {impl,      cmx__node_ptr(o),
+                    plan.acc,  cmx_dtype_size(o->dtype),
+                    impl->asz, count};
     cmx__parallel_for(o->size, CMX__RED_GRAIN, store_range, &sc);
   }
   if (!impl->direct) free(plan.acc);

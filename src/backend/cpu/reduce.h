@@ -66,8 +66,9 @@ typedef struct {
   int64_t in, out;
 } red_iter;
 
-static inline void it_init(red_iter* it, int nd, const int64_t* n, const int64_t* is,
-                    const int64_t* os, int64_t start) {
+static inline void it_init(red_iter* it, int nd, const int64_t* n,
+                           const int64_t* is, const int64_t* os,
+                           int64_t start) {
   it->nd = nd, it->n = n, it->is = is, it->os = os;
   it->in = it->out = 0;
   for (int d = nd - 1; d >= 0; d--) {

@@ -6,10 +6,10 @@
  * NumPy. Complex values order lexicographically; float16/bfloat16 compare
  * as float32. Contiguous rows take two passes: the vectorised min/max of
  * the Reduce kernel, then a scan for the first element equal to it (or the
- * first NaN when it is NaN), which gives the same index. Layouts: when the axis is not the innermost and the
- * remaining innermost dim is contiguous, whole rows are scanned against a
- * block of running best values (column case, vectorisable); otherwise
- * each output scans its strided lane (row case).
+ * first NaN when it is NaN), which gives the same index. Layouts: when the axis
+ * is not the innermost and the remaining innermost dim is contiguous, whole
+ * rows are scanned against a block of running best values (column case,
+ * vectorisable); otherwise each output scans its strided lane (row case).
  */
 /* The compiler may assume float operations do not trap (cmx never enables
  * floating-point exceptions), so NaN-aware selects vectorise. */
@@ -17,6 +17,7 @@
 #pragma GCC optimize("no-trapping-math", "no-loop-unroll-and-jam")
 #endif
 #include <complex.h>
+
 #include "backend/cpu/kernels.h"
 #include "backend/cpu/reduce.h"
 #include "primitives/reduce.h"
@@ -94,31 +95,32 @@ static inline bool c_less(cmx__c64 a, cmx__c64 b) {
 /* v is the extremum m (any NaN matches a NaN m, which NaN won) */
 #define EQI(v, m) ((v) == (m))
 #define EQF(v, m) ((v) == (m) || ((m) != (m) && (v) != (v)))
-#define EQC(v, m) \
-  ((v) == (m) || (c_isnan(m) && c_isnan(v)))
+#define EQC(v, m) ((v) == (m) || (c_isnan(m) && c_isnan(v)))
 
-#define ARG_ALL(K, I, F, C)                                   \
-  ARG_IMPL(K##_bool, uint8_t, uint8_t, ID, I, EQI)            \
-  ARG_IMPL(K##_u8, uint8_t, uint8_t, ID, I, EQI)              \
-  ARG_IMPL(K##_u16, uint16_t, uint16_t, ID, I, EQI)           \
-  ARG_IMPL(K##_u32, uint32_t, uint32_t, ID, I, EQI)           \
-  ARG_IMPL(K##_u64, uint64_t, uint64_t, ID, I, EQI)           \
-  ARG_IMPL(K##_i8, int8_t, int8_t, ID, I, EQI)                \
-  ARG_IMPL(K##_i16, int16_t, int16_t, ID, I, EQI)             \
-  ARG_IMPL(K##_i32, int32_t, int32_t, ID, I, EQI)             \
-  ARG_IMPL(K##_i64, int64_t, int64_t, ID, I, EQI)             \
-  ARG_IMPL(K##_f16, uint16_t, float, LD_H, F, EQF)            \
-  ARG_IMPL(K##_bf16, uint16_t, float, LD_BF, F, EQF)          \
-  ARG_IMPL(K##_f32, float, float, ID, F, EQF)                 \
-  ARG_IMPL(K##_f64, double, double, ID, F, EQF)               \
+#define ARG_ALL(K, I, F, C)                          \
+  ARG_IMPL(K##_bool, uint8_t, uint8_t, ID, I, EQI)   \
+  ARG_IMPL(K##_u8, uint8_t, uint8_t, ID, I, EQI)     \
+  ARG_IMPL(K##_u16, uint16_t, uint16_t, ID, I, EQI)  \
+  ARG_IMPL(K##_u32, uint32_t, uint32_t, ID, I, EQI)  \
+  ARG_IMPL(K##_u64, uint64_t, uint64_t, ID, I, EQI)  \
+  ARG_IMPL(K##_i8, int8_t, int8_t, ID, I, EQI)       \
+  ARG_IMPL(K##_i16, int16_t, int16_t, ID, I, EQI)    \
+  ARG_IMPL(K##_i32, int32_t, int32_t, ID, I, EQI)    \
+  ARG_IMPL(K##_i64, int64_t, int64_t, ID, I, EQI)    \
+  ARG_IMPL(K##_f16, uint16_t, float, LD_H, F, EQF)   \
+  ARG_IMPL(K##_bf16, uint16_t, float, LD_BF, F, EQF) \
+  ARG_IMPL(K##_f32, float, float, ID, F, EQF)        \
+  ARG_IMPL(K##_f64, double, double, ID, F, EQF)      \
   ARG_IMPL(K##_c64, cmx__c64, cmx__c64, ID, C, EQC)
 ARG_ALL(amin, LT, LTF, LTC)
 ARG_ALL(amax, GT, GTF, GTC)
 
-#define TABLE(K, S)                                                     \
-  {K##_bool##S, K##_u8##S,  K##_u16##S, K##_u32##S, K##_u64##S,         \
-   K##_i8##S,   K##_i16##S, K##_i32##S, K##_i64##S, K##_f16##S,         \
-   K##_bf16##S, K##_f32##S, K##_f64##S, K##_c64##S}
+#define TABLE(K, S)                                                        \
+  {                                                                        \
+    K##_bool##S, K##_u8##S, K##_u16##S, K##_u32##S, K##_u64##S, K##_i8##S, \
+        K##_i16##S, K##_i32##S, K##_i64##S, K##_f16##S, K##_bf16##S,       \
+        K##_f32##S, K##_f64##S, K##_c64##S                                 \
+  }
 static const arg_row_fn g_rows[2][CMX_NUM_DTYPES] = {TABLE(amin, _row),
                                                      TABLE(amax, _row)};
 static const arg_col_fn g_cols[2][CMX_NUM_DTYPES] = {TABLE(amin, _col),
@@ -152,8 +154,8 @@ static void arg_cols(void* ctx, int64_t b, int64_t e) {
     int64_t w = p->width - j0 < CMX__RED_COLW ? p->width - j0 : CMX__RED_COLW;
     red_iter it;
     it_init(&it, p->nd, p->shape, p->is, p->os, k);
-    p->col(p->out + it.out + j0, p->x + (it.in + j0) * p->isz, p->n,
-           p->stride, w);
+    p->col(p->out + it.out + j0, p->x + (it.in + j0) * p->isz, p->n, p->stride,
+           w);
   }
 }
 

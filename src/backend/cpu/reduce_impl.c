@@ -18,19 +18,20 @@
 #pragma GCC optimize("no-trapping-math", "no-loop-unroll-and-jam")
 #endif
 #include <complex.h>
+
 #include "backend/cpu/reduce.h"
 #include "primitives/reduce.h"
 
 #define LANES 16
 #define BLK 2048
 
-#define RED_IMPL(NAME, T, L, A, O, LD, OPL, L2A, OPA, IDL, IDA, ST, DIRECT)   \
+#define RED_IMPL(NAME, T, L, A, O, LD, OPL, L2A, OPA, IDL, IDA, ST, DIRECT) \
   RED_IMPL_U(NAME, T, L, A, O, LD, OPL, L2A, OPA, IDL, IDA, ST, DIRECT, )
 /* UNROLL goes before the lane loop: float min/max pass NO_UNROLL, since
  * their NaN-aware selects vectorise as a loop over the lanes but not once
  * the lanes are unrolled into scalars. */
 #define NO_UNROLL _Pragma("GCC unroll 1")
-#define RED_IMPL_U(NAME, T, L, A, O, LD, OPL, L2A, OPA, IDL, IDA, ST, DIRECT,  \
+#define RED_IMPL_U(NAME, T, L, A, O, LD, OPL, L2A, OPA, IDL, IDA, ST, DIRECT, \
                    UNROLL)                                                    \
   static void NAME##_fill(void* accp, int64_t n) {                            \
     A* acc = accp;                                                            \
@@ -52,8 +53,8 @@
       for (int k = 0; k < LANES; k++) lane[k] = IDL;                          \
       int64_t j = 0;                                                          \
       for (; j + LANES <= m; j += LANES) {                                    \
-        UNROLL for (int k = 0; k < LANES; k++)                                \
-            lane[k] = OPL(lane[k], LD(xb[j + k]));                            \
+        UNROLL for (int k = 0; k < LANES; k++) lane[k] =                      \
+            OPL(lane[k], LD(xb[j + k]));                                      \
       }                                                                       \
       for (int k = 0; j < m; j++, k++) lane[k] = OPL(lane[k], LD(xb[j]));     \
       for (int w = LANES / 2; w > 0; w /= 2)                                  \
@@ -73,7 +74,7 @@
     }                                                                         \
     for (int64_t j = 0; j < w; j++) acc[j] = OPA(acc[j], L2A(tmp[j]));        \
   }                                                                           \
-  static void NAME##_fold(void* accp, const void* xp, int64_t nrows,         \
+  static void NAME##_fold(void* accp, const void* xp, int64_t nrows,          \
                           int64_t w) {                                        \
     A* acc = accp;                                                            \
     const T* x = xp;                                                          \
@@ -102,9 +103,9 @@
     (void)count;                                                              \
     for (int64_t i = 0; i < n; i++) o[i] = ST(a[i], count);                   \
   }                                                                           \
-  static const cmx__red_impl NAME = {                                        \
-      sizeof(A),  DIRECT,       NAME##_fill,  NAME##_row,                     \
-      NAME##_col, NAME##_fold,  NAME##_merge, NAME##_store};
+  static const cmx__red_impl NAME = {sizeof(A),    DIRECT,      NAME##_fill,  \
+                                     NAME##_row,   NAME##_col,  NAME##_fold,  \
+                                     NAME##_merge, NAME##_store};
 
 /* ---- operations ---- */
 #define ADD(a, b) ((a) + (b))
@@ -145,7 +146,7 @@ static inline cmx__c64 c_min(cmx__c64 a, cmx__c64 b) {
 #define LD_HD(x) ((double)cmx__h2f(x))
 #define LD_BFD(x) ((double)cmx__bf2f(x))
 #define NZ(x) ((uint8_t)((x) != 0))
-#define NZ_16F(x) ((uint8_t)(((x) & 0x7fff) != 0)) /* any bit but the sign */
+#define NZ_16F(x) ((uint8_t)(((x)&0x7fff) != 0)) /* any bit but the sign */
 #define NZ_C(x) ((uint8_t)(crealf(x) != 0 || cimagf(x) != 0))
 
 #define ST_ID(a, c) (a)
@@ -189,8 +190,8 @@ SUMPROD_INTS(sum, ADD, 0)
 SUMPROD_INTS(prod, MUL, 1)
 
 /* float sums: float lanes, double accumulators. */
-RED_IMPL(sum_f16, uint16_t, float, double, uint16_t, LD_H, ADD, TO_D, ADD,
-         0.0f, 0.0, ST_H, false)
+RED_IMPL(sum_f16, uint16_t, float, double, uint16_t, LD_H, ADD, TO_D, ADD, 0.0f,
+         0.0, ST_H, false)
 RED_IMPL(sum_bf16, uint16_t, float, double, uint16_t, LD_BF, ADD, TO_D, ADD,
          0.0f, 0.0, ST_BF, false)
 RED_IMPL(sum_f32, float, float, double, float, ID, ADD, TO_D, ADD, 0.0f, 0.0,
@@ -200,8 +201,8 @@ RED_IMPL(sum_f64, double, double, double, double, ID, ADD, ID, ADD, 0.0, 0.0,
 RED_IMPL(sum_c64, cmx__c64, cmx__c64, cmx__c64, cmx__c64, ID, ADD, ID, ADD,
          C_ZERO, C_ZERO, ST_ID, true)
 /* float products in double: no intermediate overflow a float would hit. */
-RED_IMPL(prod_f16, uint16_t, double, double, uint16_t, LD_HD, MUL, ID, MUL,
-         1.0, 1.0, ST_H, false)
+RED_IMPL(prod_f16, uint16_t, double, double, uint16_t, LD_HD, MUL, ID, MUL, 1.0,
+         1.0, ST_H, false)
 RED_IMPL(prod_bf16, uint16_t, double, double, uint16_t, LD_BFD, MUL, ID, MUL,
          1.0, 1.0, ST_BF, false)
 RED_IMPL(prod_f32, float, double, double, float, TO_D, MUL, ID, MUL, 1.0, 1.0,
@@ -212,8 +213,8 @@ RED_IMPL(prod_c64, cmx__c64, cmx__c64, cmx__c64, cmx__c64, ID, MUL, ID, MUL,
          C_ONE, C_ONE, ST_ID, true)
 
 /* ---- mean: integers and bool in double, giving float32 ---- */
-#define MEAN_INT(NAME, T)                                                   \
-  RED_IMPL(NAME, T, double, double, float, TO_D, ADD, ID, ADD, 0.0, 0.0,    \
+#define MEAN_INT(NAME, T)                                                \
+  RED_IMPL(NAME, T, double, double, float, TO_D, ADD, ID, ADD, 0.0, 0.0, \
            ST_MF, false)
 MEAN_INT(mean_bool, uint8_t)
 MEAN_INT(mean_u8, uint8_t)
@@ -236,85 +237,81 @@ RED_IMPL(mean_c64, cmx__c64, cmx__c64, cmx__c64, cmx__c64, ID, ADD, ID, ADD,
          C_ZERO, C_ZERO, ST_MC, false)
 
 /* ---- min and max keep the dtype ---- */
-#define MINMAX_INT(K, OP, NAME, T, IDV)                                     \
+#define MINMAX_INT(K, OP, NAME, T, IDV) \
   RED_IMPL(K##_##NAME, T, T, T, T, ID, OP, ID, OP, IDV, IDV, ST_ID, true)
-#define MINMAX(K, OPI, OPF, OPC, IDX)                                        \
-  MINMAX_INT(K, OPI, bool, uint8_t, IDX(1, 0))                               \
-  MINMAX_INT(K, OPI, u8, uint8_t, IDX(UINT8_MAX, 0))                         \
-  MINMAX_INT(K, OPI, u16, uint16_t, IDX(UINT16_MAX, 0))                      \
-  MINMAX_INT(K, OPI, u32, uint32_t, IDX(UINT32_MAX, 0))                      \
-  MINMAX_INT(K, OPI, u64, uint64_t, IDX(UINT64_MAX, 0))                      \
-  MINMAX_INT(K, OPI, i8, int8_t, IDX(INT8_MAX, INT8_MIN))                    \
-  MINMAX_INT(K, OPI, i16, int16_t, IDX(INT16_MAX, INT16_MIN))                \
-  MINMAX_INT(K, OPI, i32, int32_t, IDX(INT32_MAX, INT32_MIN))                \
-  MINMAX_INT(K, OPI, i64, int64_t, IDX(INT64_MAX, INT64_MIN))                \
-  RED_IMPL(K##_f16, uint16_t, float, float, uint16_t, LD_H, OPF, ID, OPF,    \
-           IDX(INFINITY, -INFINITY), IDX(INFINITY, -INFINITY), ST_H, false)  \
-  RED_IMPL_U(K##_bf16, uint16_t, float, float, uint16_t, LD_BF, OPF, ID,    \
-             OPF, IDX(INFINITY, -INFINITY), IDX(INFINITY, -INFINITY), ST_BF, \
-             false, NO_UNROLL)                                               \
-  RED_IMPL_U(K##_f32, float, float, float, float, ID, OPF, ID, OPF,          \
-             IDX(INFINITY, -INFINITY), IDX(INFINITY, -INFINITY), ST_ID, true, \
-             NO_UNROLL)                                                      \
-  RED_IMPL_U(K##_f64, double, double, double, double, ID, OPF, ID, OPF,      \
-             IDX((double)INFINITY, -(double)INFINITY),                       \
-             IDX((double)INFINITY, -(double)INFINITY), ST_ID, true,          \
-             NO_UNROLL)                                                      \
-  RED_IMPL(K##_c64, cmx__c64, cmx__c64, cmx__c64, cmx__c64, ID, OPC, ID,     \
-           OPC, IDX(C_PINF, C_NINF), IDX(C_PINF, C_NINF), ST_ID, true)
+#define MINMAX(K, OPI, OPF, OPC, IDX)                                          \
+  MINMAX_INT(K, OPI, bool, uint8_t, IDX(1, 0))                                 \
+  MINMAX_INT(K, OPI, u8, uint8_t, IDX(UINT8_MAX, 0))                           \
+  MINMAX_INT(K, OPI, u16, uint16_t, IDX(UINT16_MAX, 0))                        \
+  MINMAX_INT(K, OPI, u32, uint32_t, IDX(UINT32_MAX, 0))                        \
+  MINMAX_INT(K, OPI, u64, uint64_t, IDX(UINT64_MAX, 0))                        \
+  MINMAX_INT(K, OPI, i8, int8_t, IDX(INT8_MAX, INT8_MIN))                      \
+  MINMAX_INT(K, OPI, i16, int16_t, IDX(INT16_MAX, INT16_MIN))                  \
+  MINMAX_INT(K, OPI, i32, int32_t, IDX(INT32_MAX, INT32_MIN))                  \
+  MINMAX_INT(K, OPI, i64, int64_t, IDX(INT64_MAX, INT64_MIN))                  \
+  RED_IMPL(K##_f16, uint16_t, float, float, uint16_t, LD_H, OPF, ID, OPF,      \
+           IDX(INFINITY, -INFINITY), IDX(INFINITY, -INFINITY), ST_H, false)    \
+  RED_IMPL_U(K##_bf16, uint16_t, float, float, uint16_t, LD_BF, OPF, ID, OPF,  \
+             IDX(INFINITY, -INFINITY), IDX(INFINITY, -INFINITY), ST_BF, false, \
+             NO_UNROLL)                                                        \
+  RED_IMPL_U(K##_f32, float, float, float, float, ID, OPF, ID, OPF,            \
+             IDX(INFINITY, -INFINITY), IDX(INFINITY, -INFINITY), ST_ID, true,  \
+             NO_UNROLL)                                                        \
+  RED_IMPL_U(K##_f64, double, double, double, double, ID, OPF, ID, OPF,        \
+             IDX((double)INFINITY, -(double)INFINITY),                         \
+             IDX((double)INFINITY, -(double)INFINITY), ST_ID, true, NO_UNROLL) \
+  RED_IMPL(K##_c64, cmx__c64, cmx__c64, cmx__c64, cmx__c64, ID, OPC, ID, OPC,  \
+           IDX(C_PINF, C_NINF), IDX(C_PINF, C_NINF), ST_ID, true)
 #define FIRST(a, b) (a)
 #define SECOND(a, b) (b)
 MINMAX(min, MINI, MINF, CMIN, FIRST)
 MINMAX(max, MAXI, MAXF, CMAX, SECOND)
 
 /* ---- all and any: bool accumulators over a nonzero test ---- */
-#define LOGIC(K, OP, IDV)                                                      \
-  RED_IMPL(K##_bool, uint8_t, uint8_t, uint8_t, uint8_t, NZ, OP, ID, OP, IDV,  \
-           IDV, ST_ID, true)                                                   \
-  RED_IMPL(K##_u8, uint8_t, uint8_t, uint8_t, uint8_t, NZ, OP, ID, OP, IDV,    \
-           IDV, ST_ID, true)                                                   \
-  RED_IMPL(K##_u16, uint16_t, uint8_t, uint8_t, uint8_t, NZ, OP, ID, OP, IDV,  \
-           IDV, ST_ID, true)                                                   \
-  RED_IMPL(K##_u32, uint32_t, uint8_t, uint8_t, uint8_t, NZ, OP, ID, OP, IDV,  \
-           IDV, ST_ID, true)                                                   \
-  RED_IMPL(K##_u64, uint64_t, uint8_t, uint8_t, uint8_t, NZ, OP, ID, OP, IDV,  \
-           IDV, ST_ID, true)                                                   \
-  RED_IMPL(K##_i8, int8_t, uint8_t, uint8_t, uint8_t, NZ, OP, ID, OP, IDV,     \
-           IDV, ST_ID, true)                                                   \
-  RED_IMPL(K##_i16, int16_t, uint8_t, uint8_t, uint8_t, NZ, OP, ID, OP, IDV,   \
-           IDV, ST_ID, true)                                                   \
-  RED_IMPL(K##_i32, int32_t, uint8_t, uint8_t, uint8_t, NZ, OP, ID, OP, IDV,   \
-           IDV, ST_ID, true)                                                   \
-  RED_IMPL(K##_i64, int64_t, uint8_t, uint8_t, uint8_t, NZ, OP, ID, OP, IDV,   \
-           IDV, ST_ID, true)                                                   \
-  RED_IMPL(K##_f16, uint16_t, uint8_t, uint8_t, uint8_t, NZ_16F, OP, ID, OP,   \
-           IDV, IDV, ST_ID, true)                                              \
-  RED_IMPL(K##_bf16, uint16_t, uint8_t, uint8_t, uint8_t, NZ_16F, OP, ID, OP,  \
-           IDV, IDV, ST_ID, true)                                              \
-  RED_IMPL(K##_f32, float, uint8_t, uint8_t, uint8_t, NZ, OP, ID, OP, IDV,     \
-           IDV, ST_ID, true)                                                   \
-  RED_IMPL(K##_f64, double, uint8_t, uint8_t, uint8_t, NZ, OP, ID, OP, IDV,    \
-           IDV, ST_ID, true)                                                   \
-  RED_IMPL(K##_c64, cmx__c64, uint8_t, uint8_t, uint8_t, NZ_C, OP, ID, OP,     \
+#define LOGIC(K, OP, IDV)                                                     \
+  RED_IMPL(K##_bool, uint8_t, uint8_t, uint8_t, uint8_t, NZ, OP, ID, OP, IDV, \
+           IDV, ST_ID, true)                                                  \
+  RED_IMPL(K##_u8, uint8_t, uint8_t, uint8_t, uint8_t, NZ, OP, ID, OP, IDV,   \
+           IDV, ST_ID, true)                                                  \
+  RED_IMPL(K##_u16, uint16_t, uint8_t, uint8_t, uint8_t, NZ, OP, ID, OP, IDV, \
+           IDV, ST_ID, true)                                                  \
+  RED_IMPL(K##_u32, uint32_t, uint8_t, uint8_t, uint8_t, NZ, OP, ID, OP, IDV, \
+           IDV, ST_ID, true)                                                  \
+  RED_IMPL(K##_u64, uint64_t, uint8_t, uint8_t, uint8_t, NZ, OP, ID, OP, IDV, \
+           IDV, ST_ID, true)                                                  \
+  RED_IMPL(K##_i8, int8_t, uint8_t, uint8_t, uint8_t, NZ, OP, ID, OP, IDV,    \
+           IDV, ST_ID, true)                                                  \
+  RED_IMPL(K##_i16, int16_t, uint8_t, uint8_t, uint8_t, NZ, OP, ID, OP, IDV,  \
+           IDV, ST_ID, true)                                                  \
+  RED_IMPL(K##_i32, int32_t, uint8_t, uint8_t, uint8_t, NZ, OP, ID, OP, IDV,  \
+           IDV, ST_ID, true)                                                  \
+  RED_IMPL(K##_i64, int64_t, uint8_t, uint8_t, uint8_t, NZ, OP, ID, OP, IDV,  \
+           IDV, ST_ID, true)                                                  \
+  RED_IMPL(K##_f16, uint16_t, uint8_t, uint8_t, uint8_t, NZ_16F, OP, ID, OP,  \
+           IDV, IDV, ST_ID, true)                                             \
+  RED_IMPL(K##_bf16, uint16_t, uint8_t, uint8_t, uint8_t, NZ_16F, OP, ID, OP, \
+           IDV, IDV, ST_ID, true)                                             \
+  RED_IMPL(K##_f32, float, uint8_t, uint8_t, uint8_t, NZ, OP, ID, OP, IDV,    \
+           IDV, ST_ID, true)                                                  \
+  RED_IMPL(K##_f64, double, uint8_t, uint8_t, uint8_t, NZ, OP, ID, OP, IDV,   \
+           IDV, ST_ID, true)                                                  \
+  RED_IMPL(K##_c64, cmx__c64, uint8_t, uint8_t, uint8_t, NZ_C, OP, ID, OP,    \
            IDV, IDV, ST_ID, true)
 LOGIC(all, AND, 1)
 LOGIC(any, OR, 0)
 
-#define ROW_OF(K)                                                        \
-  {&K##_bool, &K##_u8,  &K##_u16,  &K##_u32, &K##_u64,                   \
-   &K##_i8,   &K##_i16, &K##_i32,  &K##_i64, &K##_f16,                   \
-   &K##_bf16, &K##_f32, &K##_f64,  &K##_c64}
+#define ROW_OF(K)                                                             \
+  {                                                                           \
+    &K##_bool, &K##_u8, &K##_u16, &K##_u32, &K##_u64, &K##_i8, &K##_i16,      \
+        &K##_i32, &K##_i64, &K##_f16, &K##_bf16, &K##_f32, &K##_f64, &K##_c64 \
+  }
 
 /* Every kind instantiates all 14 dtypes, listed in enum order. */
-static const cmx__red_impl* const g_impls[CMX__RED_NUM_KINDS]
-                                         [CMX_NUM_DTYPES] = {
-                                             [CMX__RED_SUM] = ROW_OF(sum),
-                                             [CMX__RED_PROD] = ROW_OF(prod),
-                                             [CMX__RED_MIN] = ROW_OF(min),
-                                             [CMX__RED_MAX] = ROW_OF(max),
-                                             [CMX__RED_MEAN] = ROW_OF(mean),
-                                             [CMX__RED_AND] = ROW_OF(all),
-                                             [CMX__RED_OR] = ROW_OF(any)};
+static const cmx__red_impl* const g_impls[CMX__RED_NUM_KINDS][CMX_NUM_DTYPES] =
+    {[CMX__RED_SUM] = ROW_OF(sum),   [CMX__RED_PROD] = ROW_OF(prod),
+     [CMX__RED_MIN] = ROW_OF(min),   [CMX__RED_MAX] = ROW_OF(max),
+     [CMX__RED_MEAN] = ROW_OF(mean), [CMX__RED_AND] = ROW_OF(all),
+     [CMX__RED_OR] = ROW_OF(any)};
 
 const cmx__red_impl* cmx__reduce_impl(int kind, cmx_dtype dt) {
   if (kind < 0 || kind >= CMX__RED_NUM_KINDS || (int)dt < 0 ||

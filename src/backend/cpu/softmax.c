@@ -13,9 +13,9 @@
  *              as MLX and NumPy.
  *   var:       two passes (mean, then the sum of squared deviations d,
  *              less (sum d)^2 / n which cancels the rounding error of
- *              the mean), divided by max(n - ddof, 0): n <= ddof gives inf, or NaN
- *              for a zero sum, as NumPy. Complex inputs follow MLX: the
- *              mean of (x - mean)^2 with the complex square.
+ *              the mean), divided by max(n - ddof, 0): n <= ddof gives inf, or
+ * NaN for a zero sum, as NumPy. Complex inputs follow MLX: the mean of (x -
+ * mean)^2 with the complex square.
  */
 /* The compiler may assume float operations do not trap (cmx never enables
  * floating-point exceptions): that lets the branch-free selects below
@@ -25,14 +25,14 @@
 #endif
 #include <complex.h>
 #include <stdlib.h>
+
 #include "backend/cpu/kernels.h"
 #include "backend/cpu/reduce.h"
 #include "primitives/reduce.h"
 
 typedef void (*lse_fn)(void* out, const void* x, int64_t n);
 typedef void (*softmax_fn)(void* y, const void* x, int64_t n);
-typedef void (*var_fn)(void* out, const void* x, int64_t n, int ddof,
-                       bool sq);
+typedef void (*var_fn)(void* out, const void* x, int64_t n, int ddof, bool sq);
 
 /* A NaN in b replaces a; a NaN in a stays. Written without short-circuit
  * operators so the lane loops vectorise. */
@@ -71,100 +71,100 @@ static inline float exp_nonpos(float x) {
 
 /* Rows of T computed in C; SAME when T is C (softmax then keeps the
  * exponentials in the output instead of computing them twice). */
-#define FLOAT_ROWS(NAME, T, C, LD, ST, EXP, INF, SAME)                        \
-  static C NAME##_max(const T* x, int64_t n) {                               \
-    C lane[LANES];                                                           \
-    for (int k = 0; k < LANES; k++) lane[k] = -INF;                          \
-    int64_t i = 0;                                                           \
-    for (; i + LANES <= n; i += LANES) {                                     \
-      _Pragma("GCC unroll 1") for (int k = 0; k < LANES; k++)                \
-          lane[k] = MAXF(lane[k], LD(x[i + k]));                             \
-    }                                                                        \
-    for (int k = 0; i < n; i++, k++) lane[k] = MAXF(lane[k], LD(x[i]));      \
-    for (int w = LANES / 2; w > 0; w /= 2)                                   \
-      for (int k = 0; k < w; k++) lane[k] = MAXF(lane[k], lane[k + w]);      \
-    return lane[0];                                                          \
-  }                                                                          \
-  /* e[k] = exp(x[k] - m), k < c <= CHUNK; returns their sum. */             \
-  static C NAME##_exps(C* e, const T* x, int64_t c, C m) {                   \
-    for (int64_t k = 0; k < c; k++) e[k] = EXP(LD(x[k]) - m);                \
-    C lane[LANES];                                                           \
-    for (int k = 0; k < LANES; k++) lane[k] = 0;                             \
-    int64_t k = 0;                                                           \
-    for (; k + LANES <= c; k += LANES)                                       \
-      for (int j = 0; j < LANES; j++) lane[j] += e[k + j];                   \
-    for (int j = 0; k < c; k++, j++) lane[j] += e[k];                        \
-    for (int w = LANES / 2; w > 0; w /= 2)                                   \
-      for (int j = 0; j < w; j++) lane[j] += lane[j + w];                    \
-    return lane[0];                                                          \
-  }                                                                          \
-  static void NAME##_lse(void* op, const void* xp, int64_t n) {              \
-    const T* x = xp;                                                         \
-    C m = NAME##_max(x, n);                                                  \
-    if (m != m || m == INF || m == -INF) {                                   \
-      *(T*)op = ST(m);                                                       \
-      return;                                                                \
-    }                                                                        \
-    double s = 0;                                                            \
-    C e[CHUNK];                                                              \
-    for (int64_t i = 0; i < n; i += CHUNK)                                   \
-      s += (double)NAME##_exps(e, x + i, n - i < CHUNK ? n - i : CHUNK, m);  \
-    *(T*)op = ST((C)((double)m + log(s)));                                   \
-  }                                                                          \
-  /* y may be x (in place): each chunk is read before it is written. */      \
-  static void NAME##_softmax(void* yp, const void* xp, int64_t n) {          \
-    const T* x = xp;                                                         \
-    T* y = yp;                                                               \
-    C m = NAME##_max(x, n);                                                  \
-    double s = 0;                                                            \
-    C e[CHUNK];                                                              \
-    for (int64_t i = 0; i < n; i += CHUNK) {                                 \
-      int64_t c = n - i < CHUNK ? n - i : CHUNK;                             \
-      s += (double)NAME##_exps(e, x + i, c, m);                              \
-      if (SAME) memcpy(y + i, e, (size_t)c * sizeof(C));                     \
-    }                                                                        \
-    C inv = (C)(1.0 / s);                                                    \
-    if (SAME) {                                                              \
-      for (int64_t i = 0; i < n; i++) y[i] = (T)(y[i] * inv);                \
-      return;                                                                \
-    }                                                                        \
-    for (int64_t i = 0; i < n; i += CHUNK) {                                 \
-      int64_t c = n - i < CHUNK ? n - i : CHUNK;                             \
-      for (int64_t k = 0; k < c; k++) e[k] = EXP(LD(x[i + k]) - m);          \
-      for (int64_t k = 0; k < c; k++) y[i + k] = ST(e[k] * inv);             \
-    }                                                                        \
-  }                                                                          \
-  /* Lane sums in double: the mean, then the deviations d (their sum and
-   * their sum of squares). */                                               \
-  static void NAME##_var(void* op, const void* xp, int64_t n, int ddof,      \
-                         bool sq) {                                          \
-    const T* x = xp;                                                         \
-    double l1[8] = {0}, l2[8] = {0}, l3[8] = {0};                            \
-    int64_t i = 0;                                                           \
-    for (; i + 8 <= n; i += 8)                                               \
-      for (int k = 0; k < 8; k++) l1[k] += (double)LD(x[i + k]);             \
-    for (int k = 0; i < n; i++, k++) l1[k] += (double)LD(x[i]);              \
-    double s = ((l1[0] + l1[4]) + (l1[1] + l1[5])) +                         \
-               ((l1[2] + l1[6]) + (l1[3] + l1[7]));                          \
-    double mu = s / (double)n;                                               \
-    for (i = 0; i + 8 <= n; i += 8)                                          \
-      for (int k = 0; k < 8; k++) {                                          \
-        double d = (double)LD(x[i + k]) - mu;                                \
-        l2[k] += d;                                                          \
-        l3[k] += d * d;                                                      \
-      }                                                                      \
-    for (int k = 0; i < n; i++, k++) {                                       \
-      double d = (double)LD(x[i]) - mu;                                      \
-      l2[k] += d;                                                            \
-      l3[k] += d * d;                                                        \
-    }                                                                        \
-    double s1 = 0, ss = 0;                                                   \
-    for (int k = 0; k < 8; k++) s1 += l2[k], ss += l3[k];                    \
-    ss -= s1 * s1 / (double)n; /* cancels the error of mu */                 \
-    ss = ss > 0 ? ss : 0.0;                                                  \
-    double den = (double)n - (double)ddof;                                   \
-    double v = ss / (den > 0 ? den : 0.0);                                   \
-    *(T*)op = ST((C)(sq ? sqrt(v) : v));                                     \
+#define FLOAT_ROWS(NAME, T, C, LD, ST, EXP, INF, SAME)                      \
+  static C NAME##_max(const T* x, int64_t n) {                              \
+    C lane[LANES];                                                          \
+    for (int k = 0; k < LANES; k++) lane[k] = -INF;                         \
+    int64_t i = 0;                                                          \
+    for (; i + LANES <= n; i += LANES) {                                    \
+      _Pragma("GCC unroll 1") for (int k = 0; k < LANES; k++) lane[k] =     \
+          MAXF(lane[k], LD(x[i + k]));                                      \
+    }                                                                       \
+    for (int k = 0; i < n; i++, k++) lane[k] = MAXF(lane[k], LD(x[i]));     \
+    for (int w = LANES / 2; w > 0; w /= 2)                                  \
+      for (int k = 0; k < w; k++) lane[k] = MAXF(lane[k], lane[k + w]);     \
+    return lane[0];                                                         \
+  }                                                                         \
+  /* e[k] = exp(x[k] - m), k < c <= CHUNK; returns their sum. */            \
+  static C NAME##_exps(C* e, const T* x, int64_t c, C m) {                  \
+    for (int64_t k = 0; k < c; k++) e[k] = EXP(LD(x[k]) - m);               \
+    C lane[LANES];                                                          \
+    for (int k = 0; k < LANES; k++) lane[k] = 0;                            \
+    int64_t k = 0;                                                          \
+    for (; k + LANES <= c; k += LANES)                                      \
+      for (int j = 0; j < LANES; j++) lane[j] += e[k + j];                  \
+    for (int j = 0; k < c; k++, j++) lane[j] += e[k];                       \
+    for (int w = LANES / 2; w > 0; w /= 2)                                  \
+      for (int j = 0; j < w; j++) lane[j] += lane[j + w];                   \
+    return lane[0];                                                         \
+  }                                                                         \
+  static void NAME##_lse(void* op, const void* xp, int64_t n) {             \
+    const T* x = xp;                                                        \
+    C m = NAME##_max(x, n);                                                 \
+    if (m != m || m == INF || m == -INF) {                                  \
+      *(T*)op = ST(m);                                                      \
+      return;                                                               \
+    }                                                                       \
+    double s = 0;                                                           \
+    C e[CHUNK];                                                             \
+    for (int64_t i = 0; i < n; i += CHUNK)                                  \
+      s += (double)NAME##_exps(e, x + i, n - i < CHUNK ? n - i : CHUNK, m); \
+    *(T*)op = ST((C)((double)m + log(s)));                                  \
+  }                                                                         \
+  /* y may be x (in place): each chunk is read before it is written. */     \
+  static void NAME##_softmax(void* yp, const void* xp, int64_t n) {         \
+    const T* x = xp;                                                        \
+    T* y = yp;                                                              \
+    C m = NAME##_max(x, n);                                                 \
+    double s = 0;                                                           \
+    C e[CHUNK];                                                             \
+    for (int64_t i = 0; i < n; i += CHUNK) {                                \
+      int64_t c = n - i < CHUNK ? n - i : CHUNK;                            \
+      s += (double)NAME##_exps(e, x + i, c, m);                             \
+      if (SAME) memcpy(y + i, e, (size_t)c * sizeof(C));                    \
+    }                                                                       \
+    C inv = (C)(1.0 / s);                                                   \
+    if (SAME) {                                                             \
+      for (int64_t i = 0; i < n; i++) y[i] = (T)(y[i] * inv);               \
+      return;                                                               \
+    }                                                                       \
+    for (int64_t i = 0; i < n; i += CHUNK) {                                \
+      int64_t c = n - i < CHUNK ? n - i : CHUNK;                            \
+      for (int64_t k = 0; k < c; k++) e[k] = EXP(LD(x[i + k]) - m);         \
+      for (int64_t k = 0; k < c; k++) y[i + k] = ST(e[k] * inv);            \
+    }                                                                       \
+  }                                                                         \
+  /* Lane sums in double: the mean, then the deviations d (their sum and    \
+   * their sum of squares). */                                              \
+  static void NAME##_var(void* op, const void* xp, int64_t n, int ddof,     \
+                         bool sq) {                                         \
+    const T* x = xp;                                                        \
+    double l1[8] = {0}, l2[8] = {0}, l3[8] = {0};                           \
+    int64_t i = 0;                                                          \
+    for (; i + 8 <= n; i += 8)                                              \
+      for (int k = 0; k < 8; k++) l1[k] += (double)LD(x[i + k]);            \
+    for (int k = 0; i < n; i++, k++) l1[k] += (double)LD(x[i]);             \
+    double s = ((l1[0] + l1[4]) + (l1[1] + l1[5])) +                        \
+               ((l1[2] + l1[6]) + (l1[3] + l1[7]));                         \
+    double mu = s / (double)n;                                              \
+    for (i = 0; i + 8 <= n; i += 8)                                         \
+      for (int k = 0; k < 8; k++) {                                         \
+        double d = (double)LD(x[i + k]) - mu;                               \
+        l2[k] += d;                                                         \
+        l3[k] += d * d;                                                     \
+      }                                                                     \
+    for (int k = 0; i < n; i++, k++) {                                      \
+      double d = (double)LD(x[i]) - mu;                                     \
+      l2[k] += d;                                                           \
+      l3[k] += d * d;                                                       \
+    }                                                                       \
+    double s1 = 0, ss = 0;                                                  \
+    for (int k = 0; k < 8; k++) s1 += l2[k], ss += l3[k];                   \
+    ss -= s1 * s1 / (double)n; /* cancels the error of mu */                \
+    ss = ss > 0 ? ss : 0.0;                                                 \
+    double den = (double)n - (double)ddof;                                  \
+    double v = ss / (den > 0 ? den : 0.0);                                  \
+    *(T*)op = ST((C)(sq ? sqrt(v) : v));                                    \
   }
 
 #define ID(x) (x)
@@ -207,30 +207,46 @@ static void c64_var(void* op, const void* xp, int64_t n, int ddof, bool sq) {
 
 static lse_fn lse_for(cmx_dtype dt) {
   switch (dt) {
-    case CMX_FLOAT16: return f16_lse;
-    case CMX_BFLOAT16: return bf16_lse;
-    case CMX_FLOAT32: return f32_lse;
-    case CMX_FLOAT64: return f64_lse;
-    default: return NULL;
+    case CMX_FLOAT16:
+      return f16_lse;
+    case CMX_BFLOAT16:
+      return bf16_lse;
+    case CMX_FLOAT32:
+      return f32_lse;
+    case CMX_FLOAT64:
+      return f64_lse;
+    default:
+      return NULL;
   }
 }
 static softmax_fn softmax_for(cmx_dtype dt) {
   switch (dt) {
-    case CMX_FLOAT16: return f16_softmax;
-    case CMX_BFLOAT16: return bf16_softmax;
-    case CMX_FLOAT32: return f32_softmax;
-    case CMX_FLOAT64: return f64_softmax;
-    default: return NULL;
+    case CMX_FLOAT16:
+      return f16_softmax;
+    case CMX_BFLOAT16:
+      return bf16_softmax;
+    case CMX_FLOAT32:
+      return f32_softmax;
+    case CMX_FLOAT64:
+      return f64_softmax;
+    default:
+      return NULL;
   }
 }
 static var_fn var_for(cmx_dtype dt) {
   switch (dt) {
-    case CMX_FLOAT16: return f16_var;
-    case CMX_BFLOAT16: return bf16_var;
-    case CMX_FLOAT32: return f32_var;
-    case CMX_FLOAT64: return f64_var;
-    case CMX_COMPLEX64: return c64_var;
-    default: return NULL;
+    case CMX_FLOAT16:
+      return f16_var;
+    case CMX_BFLOAT16:
+      return bf16_var;
+    case CMX_FLOAT32:
+      return f32_var;
+    case CMX_FLOAT64:
+      return f64_var;
+    case CMX_COMPLEX64:
+      return c64_var;
+    default:
+      return NULL;
   }
 }
 
@@ -253,9 +269,14 @@ static void run_rows(void* ctx, int64_t b, int64_t e) {
   for (int64_t r = b; r < e; r++) {
     const char* x = c->x + r * c->len * c->isz;
     switch (c->kind) {
-      case 0: c->lse(c->y + r * c->isz, x, c->len); break;
-      case 1: c->softmax(c->y + r * c->len * c->isz, x, c->len); break;
-      default: c->var(c->y + r * c->isz, x, c->len, c->ddof, c->sq);
+      case 0:
+        c->lse(c->y + r * c->isz, x, c->len);
+        break;
+      case 1:
+        c->softmax(c->y + r * c->len * c->isz, x, c->len);
+        break;
+      default:
+        c->var(c->y + r * c->isz, x, c->len, c->ddof, c->sq);
     }
   }
 }
@@ -274,8 +295,8 @@ static bool rows_perm(cmx_array a, const cmx__axes_params* q, int* perm) {
   return ident && (a->flags & CMX__FLAG_ROW_CONTIG);
 }
 
-static cmx_status run_kernel(const cmx_primitive* p, cmx_array a,
-                             cmx_array o, int kind) {
+static cmx_status run_kernel(const cmx_primitive* p, cmx_array a, cmx_array o,
+                             int kind) {
   const cmx__axes_params* q = cmx_primitive_params(p);
   rows_ctx c;
   memset(&c, 0, sizeof c);
@@ -318,7 +339,8 @@ static cmx_status run_kernel(const cmx_primitive* p, cmx_array a,
       strides[i] = ost[perm[i]];
     }
     cmx_array v = cmx__cpu_view(o, shape, strides, o->ndim);
-    if (!v) st = cmx_last_status();
+    if (!v)
+      st = cmx_last_status();
     else
       cmx__cpu_copy_convert(v, tmp);
     cmx_array_release(v);
