@@ -24,8 +24,8 @@
 #include "backend/cpu/kernels.h"
 #include "primitives/reduce.h"
 
-cmx_array cmx__cpu_view(cmx_array base, const int64_t* shape,
-                        const int64_t* strides, int ndim) {
+cmx_array cmx__cpu_strided_view(cmx_array base, const int64_t* shape,
+                                const int64_t* strides, int ndim) {
   cmx_array v = cmx__node_new("view", shape, ndim, base->dtype);
   if (!v) return NULL;
   v->buf = cmx__buffer_retain(base->buf);
@@ -43,7 +43,7 @@ cmx_array cmx__cpu_permuted_copy(cmx_array in, const int* perm, cmx_dtype dt) {
     shape[i] = in->dims[p];
     strides[i] = CMX__STRIDES(in)[p];
   }
-  cmx_array v = cmx__cpu_view(in, shape, strides, in->ndim);
+  cmx_array v = cmx__cpu_strided_view(in, shape, strides, in->ndim);
   cmx_array t = v ? cmx__node_new("reduce", shape, in->ndim, dt) : NULL;
   if (!t || cmx_kernel_alloc(t) != CMX_OK) {
     cmx_array_release(v);

@@ -55,8 +55,8 @@ cmx_array cmx__cpu_permuted_copy(cmx_array in, const int* perm, cmx_dtype dt);
 
 /* A node viewing base's buffer (from its first element) with the given
  * shape and strides (elements), for strided copies inside kernels. */
-cmx_array cmx__cpu_view(cmx_array base, const int64_t* shape,
-                        const int64_t* strides, int ndim);
+cmx_array cmx__cpu_strided_view(cmx_array base, const int64_t* shape,
+                                const int64_t* strides, int ndim);
 
 /* An odometer over nd dims giving the input offset (and output offset). */
 typedef struct {

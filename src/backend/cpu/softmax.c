@@ -338,7 +338,7 @@ static cmx_status run_kernel(const cmx_primitive* p, cmx_array a, cmx_array o,
       shape[i] = o->dims[perm[i]];
       strides[i] = ost[perm[i]];
     }
-    cmx_array v = cmx__cpu_view(o, shape, strides, o->ndim);
+    cmx_array v = cmx__cpu_strided_view(o, shape, strides, o->ndim);
     if (!v)
       st = cmx_last_status();
     else
