@@ -289,6 +289,46 @@ static void test_lazy_and_views(void) {
   cmx_array_release_all((cmx_array[]){a, b, c, e}, 4);
 }
 
+/* Transposed and stepped views (non-contiguous strides) print in logical
+ * order; the index examples of MLX's indexing page. */
+static void test_strided_views(void) {
+  cmx_array a, t, s, r;
+  OK(cmx_arange(&a, 0, 6, 1, CMX_INT32, S));
+  OK(cmx_reshape(&r, a, (int64_t[]){2, 3}, 2, S));
+  OK(cmx_transpose(&t, r, NULL, 0, S));
+  EXPECT(t, "array([[0, 3],\n       [1, 4],\n       [2, 5]], dtype=int32)",
+         "[[0, 3],\n [1, 4],\n [2, 5]]");
+  cmx_array_release_all((cmx_array[]){a, r}, 2);
+  OK(cmx_arange(&a, 0, 10, 1, CMX_INT32, S));
+  EXPECT(cmx_array_retain(a), "array([0, 1, 2, ..., 7, 8, 9], dtype=int32)",
+         NULL);
+  OK(cmx_slice(&s, a, (int64_t[]){2}, (int64_t[]){8}, (int64_t[]){2}, S));
+  EXPECT(s, "array([2, 4, 6], dtype=int32)", NULL);
+  cmx_array_release(a);
+  /* arange(8).reshape(2, 2, 2)[:, :, 0] */
+  OK(cmx_arange(&a, 0, 8, 1, CMX_INT32, S));
+  OK(cmx_reshape(&r, a, (int64_t[]){2, 2, 2}, 3, S));
+  OK(cmx_slice(&s, r, (int64_t[]){0, 0, 0}, (int64_t[]){2, 2, 1},
+               (int64_t[]){1, 1, 1}, S));
+  OK(cmx_reshape(&t, s, (int64_t[]){2, 2}, 2, S));
+  EXPECT(t, "array([[0, 2],\n       [4, 6]], dtype=int32)", NULL);
+  cmx_array_release_all((cmx_array[]){a, r, s}, 3);
+  /* a transposed 8x8: both axes summarised, read through the strides */
+  OK(cmx_arange(&a, 0, 64, 1, CMX_FLOAT32, S));
+  OK(cmx_reshape(&r, a, (int64_t[]){8, 8}, 2, S));
+  OK(cmx_transpose(&t, r, NULL, 0, S));
+  EXPECT(t,
+         "array([[0, 8, 16, ..., 40, 48, 56],\n"
+         "       [1, 9, 17, ..., 41, 49, 57],\n"
+         "       [2, 10, 18, ..., 42, 50, 58],\n"
+         "       ...,\n"
+         "       [5, 13, 21, ..., 45, 53, 61],\n"
+         "       [6, 14, 22, ..., 46, 54, 62],\n"
+         "       [7, 15, 23, ..., 47, 55, 63]], dtype=float32)",
+         NULL);
+  cmx_array_release_all((cmx_array[]){a, r}, 2);
+}
+
 static void test_precision(void) {
   CHECK(cmx_get_printoptions_precision() == -1);
   float f[3] = {0.5f, 1.0f, 2.36787944f};
@@ -351,6 +391,7 @@ int main(void) {
   RUN(test_empty);
   RUN(test_summarised);
   RUN(test_lazy_and_views);
+  RUN(test_strided_views);
   RUN(test_precision);
   RUN(test_errors);
   return test_summary("test_print");
