@@ -214,6 +214,18 @@ static bool parse(const char* op, cmx_array a, const cmx_index* index, int n,
   }
   P->consecutive = P->nadv > 0 && last - P->first_adv + 1 == P->nadv;
   if (!adv_shape(op, P)) return false;
+  /* Non-empty index arrays cannot index an empty axis (every value
+   * would be out of bounds; NumPy raises IndexError too). */
+  if (cmx__shape_size(P->B, P->nb) != 0)
+    for (int i = 0; i < P->n; i++) {
+      entry* x = &P->e[i];
+      if (x->kind == CMX_INDEX_ARRAY && a->dims[x->axis] == 0) {
+        cmx__error(CMX_ERR_INDEX,
+                   "[%s] Index arrays cannot index axis %d of size 0.", op,
+                   x->axis);
+        return false;
+      }
+    }
   P->place = 0;
   if (P->consecutive)
     for (int i = 0; i < P->first_adv; i++)
@@ -363,6 +375,8 @@ static cmx_array scatter_index(const char* op, cmx_array a, const parsed* P,
                                cmx_array vT, cmx__scatter_mode mode,
                                cmx_stream s) {
   if (!vT) return NULL;
+  /* Nothing is written: a itself (validation is done). */
+  if (vT->size == 0) return a;
   /* A trailing run of full slices stays in the update's slice. */
   int t = P->n;
   while (t > 0 && P->e[t - 1].kind == CMX_INDEX_SLICE && P->e[t - 1].full) t--;
