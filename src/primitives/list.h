@@ -46,5 +46,7 @@
   X(GatherAxis, 0)                                          \
   X(ScatterAxis, 0)                                         \
   /* ---- matrix products (matmul.c) ---- */                \
+  X(Matmul, 0)                                              \
+  X(AddMM, 0)                                               \
   /* ---- gpu-only test primitives (gpu.c) ---- */          \
   /* end of list */

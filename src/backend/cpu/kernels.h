@@ -48,5 +48,8 @@ CMX__KERNEL(cmx__cpu_scatter);
 CMX__KERNEL(cmx__cpu_scatter_axis);
 
 /* ---- matrix products (matmul.c) ---- */
+/* Matmul: in = {a, b}; AddMM: in = {a, b, c} with c of out's shape. */
+CMX__KERNEL(cmx__cpu_matmul);
+CMX__KERNEL(cmx__cpu_addmm);
 
 #endif
