@@ -14,8 +14,7 @@ static bool check_index_arrays(const char* op, const cmx_array* indices,
   for (int i = 0; i < n; i++) {
     if (!indices[i]) {
       if (!cmx__error_pending())
-        cmx__error(CMX_ERR_VALUE, "[%s] index array %d is a null array", op,
-                   i);
+        cmx__error(CMX_ERR_VALUE, "[%s] index array %d is a null array", op, i);
       return false;
     }
     if (!cmx_dtype_is_integer(indices[i]->dtype)) {
@@ -51,13 +50,12 @@ static bool norm_index_axes(const char* op, const int* axes, int naxes,
     int ax = axes[i] < 0 ? axes[i] + ndim : axes[i];
     if (ax < 0 || ax >= ndim) {
       cmx__error(CMX_ERR_VALUE,
-                 "[%s] Axis %d does not match an array with %d dimensions.",
-                 op, axes[i], ndim);
+                 "[%s] Axis %d does not match an array with %d dimensions.", op,
+                 axes[i], ndim);
       return false;
     }
     if (seen[ax]) {
-      cmx__error(CMX_ERR_VALUE, "[%s] Repeat axes not allowed in %s.", op,
-                 op);
+      cmx__error(CMX_ERR_VALUE, "[%s] Repeat axes not allowed in %s.", op, op);
       return false;
     }
     seen[ax] = true;
@@ -69,8 +67,7 @@ static bool norm_index_axes(const char* op, const int* axes, int naxes,
 /* Checks the counts common to gather and scatter. */
 static bool check_counts(const char* op, cmx_array a, const cmx_array* indices,
                          int nindices, const int* axes, int naxes) {
-  if (nindices < 0 || (nindices && !indices) || naxes < 0 ||
-      (naxes && !axes)) {
+  if (nindices < 0 || (nindices && !indices) || naxes < 0 || (naxes && !axes)) {
     cmx__error(CMX_ERR_VALUE, "[%s] Invalid index or axes list.", op);
     return false;
   }
@@ -117,8 +114,7 @@ cmx_array cmx__gather(cmx_array a, const cmx_array* indices, int nindices,
                      "[gather] If the input is empty, either the indices "
                      "must be empty or the total slice size must be 0.");
   for (int d = 0; d < a->ndim; d++) {
-    if (slice_sizes[d] < 0 ||
-        (a->size != 0 && slice_sizes[d] > a->dims[d])) {
+    if (slice_sizes[d] < 0 || (a->size != 0 && slice_sizes[d] > a->dims[d])) {
       char s1[512], s2[512];
       return CMX__FAIL(
           CMX_ERR_VALUE,
@@ -137,19 +133,17 @@ cmx_array cmx__gather(cmx_array a, const cmx_array* indices, int nindices,
   cmx_array in[CMX_MAX_NDIM + 1];
   in[0] = a;
   for (int i = 0; i < nindices; i++)
-    if (!(in[i + 1] = cmx__broadcast_to(indices[i], shape, nd, s)))
-      return NULL;
+    if (!(in[i + 1] = cmx__broadcast_to(indices[i], shape, nd, s))) return NULL;
   int64_t oshape[CMX_MAX_NDIM];
   memcpy(oshape, shape, (size_t)nd * sizeof(int64_t));
   memcpy(oshape + nd, slice_sizes, (size_t)a->ndim * sizeof(int64_t));
-  return cmx__apply(&cmx__vt_Gather, &q, sizeof q, s, in, nindices + 1,
-                    oshape, nd + a->ndim, a->dtype);
+  return cmx__apply(&cmx__vt_Gather, &q, sizeof q, s, in, nindices + 1, oshape,
+                    nd + a->ndim, a->dtype);
 }
 
-cmx_array cmx__scatter_op(const char* op, cmx_array a,
-                          const cmx_array* indices, int nindices,
-                          cmx_array updates, const int* axes, int naxes,
-                          cmx__scatter_mode mode, cmx_stream s) {
+cmx_array cmx__scatter_op(const char* op, cmx_array a, const cmx_array* indices,
+                          int nindices, cmx_array updates, const int* axes,
+                          int naxes, cmx__scatter_mode mode, cmx_stream s) {
   if (!CMX__ARGS(op, a, updates)) return NULL;
   if (!check_counts(op, a, indices, nindices, axes, naxes)) return NULL;
   cmx__scatter_params q;
@@ -183,26 +177,24 @@ cmx_array cmx__scatter_op(const char* op, cmx_array a,
   cmx_array in[CMX_MAX_NDIM + 2];
   in[0] = a;
   for (int i = 0; i < nindices; i++)
-    if (!(in[i + 1] = cmx__broadcast_to(indices[i], shape, nd, s)))
-      return NULL;
+    if (!(in[i + 1] = cmx__broadcast_to(indices[i], shape, nd, s))) return NULL;
   if (!(in[nindices + 1] = cmx__as_dtype(updates, a->dtype, s))) return NULL;
   return cmx__apply(&cmx__vt_Scatter, &q, sizeof q, s, in, nindices + 2,
                     a->dims, a->ndim, a->dtype);
 }
 
-#define SCATTER_VARIANT(name, mode)                                         \
-  cmx_array cmx__##name(cmx_array a, const cmx_array* indices,              \
-                        int nindices, cmx_array updates, const int* axes,   \
-                        int naxes, cmx_stream s) {                          \
-    return cmx__scatter_op(#name, a, indices, nindices, updates, axes,      \
-                           naxes, mode, s);                                 \
-  }                                                                         \
-  cmx_status cmx_##name(cmx_array* out, cmx_array a,                        \
-                        const cmx_array* indices, int nindices,             \
-                        cmx_array updates, const int* axes, int naxes,      \
-                        cmx_stream s) {                                     \
-    CMX__PUBLIC(out, #name,                                                 \
-                cmx__##name(a, indices, nindices, updates, axes, naxes, s)); \
+#define SCATTER_VARIANT(name, mode)                                            \
+  cmx_array cmx__##name(cmx_array a, const cmx_array* indices, int nindices,   \
+                        cmx_array updates, const int* axes, int naxes,         \
+                        cmx_stream s) {                                        \
+    return cmx__scatter_op(#name, a, indices, nindices, updates, axes, naxes,  \
+                           mode, s);                                           \
+  }                                                                            \
+  cmx_status cmx_##name(cmx_array* out, cmx_array a, const cmx_array* indices, \
+                        int nindices, cmx_array updates, const int* axes,      \
+                        int naxes, cmx_stream s) {                             \
+    CMX__PUBLIC(out, #name,                                                    \
+                cmx__##name(a, indices, nindices, updates, axes, naxes, s));   \
   }
 SCATTER_VARIANT(scatter, CMX__SCATTER_NONE)
 SCATTER_VARIANT(scatter_add, CMX__SCATTER_ADD)
@@ -248,8 +240,8 @@ cmx_array cmx__take(cmx_array a, cmx_array indices, const int* axis,
   /* gather gives indices.shape + a.shape (1 at axis): drop that 1, then
    * move the index dims to where the axis was. */
   int sq = ni + ax;
-  cmx_array g = cmx__squeeze(
-      cmx__gather(a, &indices, 1, &ax, 1, sizes, nd, s), &sq, 1, s);
+  cmx_array g = cmx__squeeze(cmx__gather(a, &indices, 1, &ax, 1, sizes, nd, s),
+                             &sq, 1, s);
   if (!g || ax == 0) return g;
   int perm[CMX_MAX_NDIM], k = 0;
   for (int d = 0; d < ax; d++) perm[k++] = ni + d;
@@ -260,8 +252,8 @@ cmx_array cmx__take(cmx_array a, cmx_array indices, const int* axis,
 
 /* Broadcasts arrays[0..n) against each other on every axis but `axis`
  * (all have rank nd), keeping each one's extent on the axis. */
-static bool broadcast_except(const char* op, cmx_array* arrays, int n,
-                             int axis, cmx_stream s) {
+static bool broadcast_except(const char* op, cmx_array* arrays, int n, int axis,
+                             cmx_stream s) {
   int nd = arrays[0]->ndim;
   int64_t shape[CMX_MAX_NDIM];
   for (int d = 0; d < nd; d++) {
@@ -274,8 +266,7 @@ static bool broadcast_except(const char* op, cmx_array* arrays, int n,
         cmx__error(CMX_ERR_VALUE,
                    "[%s] Shapes %s and %s cannot be broadcast (outside axis "
                    "%d).",
-                   op,
-                   cmx__shape_str(arrays[0]->dims, nd, s1, sizeof s1),
+                   op, cmx__shape_str(arrays[0]->dims, nd, s1, sizeof s1),
                    cmx__shape_str(arrays[i]->dims, nd, s2, sizeof s2), axis);
         return false;
       }
@@ -284,8 +275,7 @@ static bool broadcast_except(const char* op, cmx_array* arrays, int n,
   }
   for (int i = 0; i < n; i++) {
     shape[axis] = arrays[i]->dims[axis];
-    if (!(arrays[i] = cmx__broadcast_to(arrays[i], shape, nd, s)))
-      return false;
+    if (!(arrays[i] = cmx__broadcast_to(arrays[i], shape, nd, s))) return false;
   }
   return true;
 }
@@ -322,8 +312,8 @@ static bool along_axis_args(const char* op, cmx_array* a, cmx_array* indices,
   return true;
 }
 
-cmx_array cmx__take_along_axis(cmx_array a, cmx_array indices,
-                               const int* axis, cmx_stream s) {
+cmx_array cmx__take_along_axis(cmx_array a, cmx_array indices, const int* axis,
+                               cmx_stream s) {
   const char* op = "take_along_axis";
   if (!CMX__ARGS(op, a, indices)) return NULL;
   int ax;
@@ -353,12 +343,12 @@ cmx_array cmx__scatter_axis(const char* op, cmx_array a, cmx_array indices,
   while (v->ndim - lead > indices->ndim && v->dims[lead] == 1) lead++;
   if (v->ndim - lead > indices->ndim) {
     char s1[512], s2[512];
-    return CMX__FAIL(CMX_ERR_VALUE,
-                     "[%s] Values of shape %s do not broadcast to indices of "
-                     "shape %s.",
-                     op, cmx__shape_str(v->dims, v->ndim, s1, sizeof s1),
-                     cmx__shape_str(indices->dims, indices->ndim, s2,
-                                    sizeof s2));
+    return CMX__FAIL(
+        CMX_ERR_VALUE,
+        "[%s] Values of shape %s do not broadcast to indices of "
+        "shape %s.",
+        op, cmx__shape_str(v->dims, v->ndim, s1, sizeof s1),
+        cmx__shape_str(indices->dims, indices->ndim, s2, sizeof s2));
   }
   if (lead && !(v = cmx__reshape(v, v->dims + lead, v->ndim - lead, s)))
     return NULL;
@@ -380,9 +370,8 @@ cmx_array cmx__scatter_axis(const char* op, cmx_array a, cmx_array indices,
   return axis ? r : cmx__reshape(r, shape0, nd0, s);
 }
 
-cmx_array cmx__put_along_axis(cmx_array a, cmx_array indices,
-                              cmx_array values, const int* axis,
-                              cmx_stream s) {
+cmx_array cmx__put_along_axis(cmx_array a, cmx_array indices, cmx_array values,
+                              const int* axis, cmx_stream s) {
   return cmx__scatter_axis("put_along_axis", a, indices, values, axis,
                            CMX__SCATTER_NONE, s);
 }
@@ -397,15 +386,14 @@ cmx_status cmx_take_along_axis(cmx_array* out, cmx_array a, cmx_array indices,
               cmx__take_along_axis(a, indices, axis, s));
 }
 cmx_status cmx_put_along_axis(cmx_array* out, cmx_array a, cmx_array indices,
-                              cmx_array values, const int* axis,
-                              cmx_stream s) {
+                              cmx_array values, const int* axis, cmx_stream s) {
   CMX__PUBLIC(out, "put_along_axis",
               cmx__put_along_axis(a, indices, values, axis, s));
 }
 cmx_status cmx_gather(cmx_array* out, cmx_array a, const cmx_array* indices,
                       int nindices, const int* axes, int naxes,
                       const int64_t* slice_sizes, int nslice, cmx_stream s) {
-  CMX__PUBLIC(out, "gather",
-              cmx__gather(a, indices, nindices, axes, naxes, slice_sizes,
-                          nslice, s));
+  CMX__PUBLIC(
+      out, "gather",
+      cmx__gather(a, indices, nindices, axes, naxes, slice_sizes, nslice, s));
 }

@@ -16,13 +16,13 @@
 #define MAX_ENTRIES (3 * CMX_MAX_NDIM)
 
 typedef struct {
-  cmx_index_kind kind; /* INT, SLICE, NEWAXIS or ARRAY (no ELLIPSIS) */
-  int axis;            /* the axis consumed; -1 for NEWAXIS */
-  int64_t value;       /* INT: the index, wrapped */
+  cmx_index_kind kind;       /* INT, SLICE, NEWAXIS or ARRAY (no ELLIPSIS) */
+  int axis;                  /* the axis consumed; -1 for NEWAXIS */
+  int64_t value;             /* INT: the index, wrapped */
   int64_t start, stop, step; /* SLICE: Python values, omissions filled */
-  int64_t first, len;  /* SLICE: first element and element count */
-  bool full;           /* SLICE: the whole axis in order */
-  bool adv;            /* ARRAY, or INT when an array is present */
+  int64_t first, len;        /* SLICE: first element and element count */
+  bool full;                 /* SLICE: the whole axis in order */
+  bool adv;                  /* ARRAY, or INT when an array is present */
   cmx_array array;
 } entry;
 
@@ -70,12 +70,11 @@ static bool norm_entry(const char* op, cmx_array a, entry* x, int ax) {
       }
       x->step = step;
       if (x->start == CMX_SLICE_NONE) x->start = step > 0 ? 0 : INT64_MAX;
-      if (x->stop == CMX_SLICE_NONE)
-        x->stop = step > 0 ? INT64_MAX : INT64_MIN;
+      if (x->stop == CMX_SLICE_NONE) x->stop = step > 0 ? INT64_MAX : INT64_MIN;
       cmx__slice_params q;
       bool neg;
-      if (!cmx__norm_slice(op, &dim, 1, &x->start, &x->stop, &step, &q,
-                           &x->len, &neg))
+      if (!cmx__norm_slice(op, &dim, 1, &x->start, &x->stop, &step, &q, &x->len,
+                           &neg))
         return false;
       x->first = q.start[0];
       x->full = x->len == dim && (step == 1 || dim <= 1);
@@ -145,11 +144,16 @@ static bool parse(const char* op, cmx_array a, const cmx_index* index, int n,
   int nell = 0, ncons = 0;
   for (int i = 0; i < n; i++) {
     switch (index[i].kind) {
-      case CMX_INDEX_ELLIPSIS: nell++; break;
-      case CMX_INDEX_NEWAXIS: break;
+      case CMX_INDEX_ELLIPSIS:
+        nell++;
+        break;
+      case CMX_INDEX_NEWAXIS:
+        break;
       case CMX_INDEX_INT:
       case CMX_INDEX_SLICE:
-      case CMX_INDEX_ARRAY: ncons++; break;
+      case CMX_INDEX_ARRAY:
+        ncons++;
+        break;
       default:
         cmx__error(CMX_ERR_VALUE, "[%s] Unknown index kind %d.", op,
                    (int)index[i].kind);
@@ -229,8 +233,8 @@ static bool parse(const char* op, cmx_array a, const cmx_index* index, int n,
   P->place = 0;
   if (P->consecutive)
     for (int i = 0; i < P->first_adv; i++)
-      P->place += P->e[i].kind == CMX_INDEX_SLICE ||
-                  P->e[i].kind == CMX_INDEX_NEWAXIS;
+      P->place +=
+          P->e[i].kind == CMX_INDEX_SLICE || P->e[i].kind == CMX_INDEX_NEWAXIS;
   /* T = R[:place] + B + R[place:], R the slice and newaxis dims. */
   int64_t R[MAX_ENTRIES];
   int nr = 0;
@@ -248,9 +252,9 @@ static bool parse(const char* op, cmx_array a, const cmx_index* index, int n,
     return false;
   }
   for (int j = 0, k = 0; j < P->nt; j++)
-    P->T[j] = j < P->place                ? R[k++]
-              : j < P->place + P->nb      ? P->B[j - P->place]
-                                          : R[k++];
+    P->T[j] = j < P->place           ? R[k++]
+              : j < P->place + P->nb ? P->B[j - P->place]
+                                     : R[k++];
   return true;
 }
 
@@ -260,8 +264,7 @@ static int newaxis_positions(const parsed* P, int* pos) {
   for (int i = 0, j = 0; i < P->n; i++) {
     const entry* x = &P->e[i];
     if (x->kind != CMX_INDEX_SLICE && x->kind != CMX_INDEX_NEWAXIS) continue;
-    if (x->kind == CMX_INDEX_NEWAXIS)
-      pos[n++] = j < P->place ? j : j + P->nb;
+    if (x->kind == CMX_INDEX_NEWAXIS) pos[n++] = j < P->place ? j : j + P->nb;
     j++;
   }
   return n;
@@ -316,9 +319,9 @@ cmx_array cmx__index_get(cmx_array a, const cmx_index* index, int n,
     for (int i = 0; i < P.n; i++) {
       entry* x = &P.e[i];
       if (!x->adv) continue;
-      idx[k] = x->kind == CMX_INDEX_ARRAY ? x->array
-                                          : cmx__scalar((double)x->value,
-                                                        CMX_INT64);
+      idx[k] = x->kind == CMX_INDEX_ARRAY
+                   ? x->array
+                   : cmx__scalar((double)x->value, CMX_INT64);
       axes[k] = x->axis;
       sizes[x->axis] = 1;
       k++;
@@ -464,10 +467,18 @@ cmx_array cmx__index_update(cmx_array a, const cmx_index* index, int n,
   const char* op = "index_update";
   cmx__scatter_mode mode;
   switch (uop) {
-    case CMX_UPDATE_ADD: mode = CMX__SCATTER_ADD; break;
-    case CMX_UPDATE_MULTIPLY: mode = CMX__SCATTER_PROD; break;
-    case CMX_UPDATE_MAXIMUM: mode = CMX__SCATTER_MAX; break;
-    case CMX_UPDATE_MINIMUM: mode = CMX__SCATTER_MIN; break;
+    case CMX_UPDATE_ADD:
+      mode = CMX__SCATTER_ADD;
+      break;
+    case CMX_UPDATE_MULTIPLY:
+      mode = CMX__SCATTER_PROD;
+      break;
+    case CMX_UPDATE_MAXIMUM:
+      mode = CMX__SCATTER_MAX;
+      break;
+    case CMX_UPDATE_MINIMUM:
+      mode = CMX__SCATTER_MIN;
+      break;
     default:
       return CMX__FAIL(CMX_ERR_VALUE, "[%s] Unknown update op %d.", op,
                        (int)uop);
@@ -496,18 +507,18 @@ static cmx_array slice_update_mode(const char* op, cmx_array src,
   return index_update_mode(op, src, ix, src->ndim, update, mode, s);
 }
 
-#define SLICE_UPDATE_VARIANT(name, mode)                                      \
-  cmx_array cmx__##name(cmx_array src, cmx_array update,                     \
-                        const int64_t* start, const int64_t* stop,           \
-                        const int64_t* strides, cmx_stream s) {              \
-    return slice_update_mode(#name, src, update, start, stop, strides, mode, \
-                             s);                                             \
-  }                                                                          \
-  cmx_status cmx_##name(cmx_array* out, cmx_array src, cmx_array update,     \
-                        const int64_t* start, const int64_t* stop,           \
-                        const int64_t* strides, cmx_stream s) {              \
-    CMX__PUBLIC(out, #name,                                                  \
-                cmx__##name(src, update, start, stop, strides, s));          \
+#define SLICE_UPDATE_VARIANT(name, mode)                                       \
+  cmx_array cmx__##name(cmx_array src, cmx_array update, const int64_t* start, \
+                        const int64_t* stop, const int64_t* strides,           \
+                        cmx_stream s) {                                        \
+    return slice_update_mode(#name, src, update, start, stop, strides, mode,   \
+                             s);                                               \
+  }                                                                            \
+  cmx_status cmx_##name(cmx_array* out, cmx_array src, cmx_array update,       \
+                        const int64_t* start, const int64_t* stop,             \
+                        const int64_t* strides, cmx_stream s) {                \
+    CMX__PUBLIC(out, #name,                                                    \
+                cmx__##name(src, update, start, stop, strides, s));            \
   }
 SLICE_UPDATE_VARIANT(slice_update_add, CMX__SCATTER_ADD)
 SLICE_UPDATE_VARIANT(slice_update_prod, CMX__SCATTER_PROD)
@@ -522,9 +533,9 @@ cmx_status cmx_index_set(cmx_array* out, cmx_array a, const cmx_index* index,
                          int n, cmx_array value, cmx_stream s) {
   CMX__PUBLIC(out, "index_set", cmx__index_set(a, index, n, value, s));
 }
-cmx_status cmx_index_update(cmx_array* out, cmx_array a,
-                            const cmx_index* index, int n, cmx_array value,
-                            cmx_index_update_op op, cmx_stream s) {
+cmx_status cmx_index_update(cmx_array* out, cmx_array a, const cmx_index* index,
+                            int n, cmx_array value, cmx_index_update_op op,
+                            cmx_stream s) {
   CMX__PUBLIC(out, "index_update",
               cmx__index_update(a, index, n, value, op, s));
 }

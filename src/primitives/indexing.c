@@ -1,10 +1,11 @@
 /* Indexing primitives: Gather and Scatter (MLX's general forms) and the
  * one-axis forms GatherAxis / ScatterAxis behind take_along_axis and
  * put_along_axis. */
+#include "primitives/indexing.h"
+
 #include <stdio.h>
 
 #include "backend/cpu/kernels.h"
-#include "primitives/indexing.h"
 #include "primitives/registry.h"
 
 static const char* const mode_names[CMX__SCATTER_NUM_MODES] = {
@@ -40,17 +41,14 @@ static void scatter_print(const cmx_primitive* p, char* buf, size_t size) {
            int_list(axes, sizeof axes, q->axes, q->naxes));
 }
 
-static void gather_axis_print(const cmx_primitive* p, char* buf,
-                              size_t size) {
+static void gather_axis_print(const cmx_primitive* p, char* buf, size_t size) {
   const cmx__axis_params* q = cmx_primitive_params(p);
   snprintf(buf, size, "GatherAxis(axis=%d)", q->axis);
 }
 
-static void scatter_axis_print(const cmx_primitive* p, char* buf,
-                               size_t size) {
+static void scatter_axis_print(const cmx_primitive* p, char* buf, size_t size) {
   const cmx__axis_params* q = cmx_primitive_params(p);
-  snprintf(buf, size, "ScatterAxis(%s, axis=%d)", mode_name(q->mode),
-           q->axis);
+  snprintf(buf, size, "ScatterAxis(%s, axis=%d)", mode_name(q->mode), q->axis);
 }
 
 CMX__VTABLE(Gather, .eval_cpu = cmx__cpu_gather, .print = gather_print);

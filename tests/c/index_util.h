@@ -30,8 +30,7 @@ static inline int64_t iu_bload_pos(const h_tensor* t, const int64_t* pos,
   }
   return k;
 }
-static inline int64_t iu_bload(const h_tensor* t, const int64_t* pos,
-                               int bnd) {
+static inline int64_t iu_bload(const h_tensor* t, const int64_t* pos, int bnd) {
   return (int64_t)t->re[iu_bload_pos(t, pos, bnd)];
 }
 
@@ -45,17 +44,23 @@ static inline void iu_combine(int mode, cmx_dtype dt, double* xr, double* xi,
   bool cplx = dt == CMX_COMPLEX64, b = dt == CMX_BOOL;
   double r = *xr, i = cplx ? *xi : 0;
   switch (mode) {
-    case IU_NONE: r = yr, i = yi; break;
+    case IU_NONE:
+      r = yr, i = yi;
+      break;
     case IU_ADD:
-      if (b) r = (r != 0) || (yr != 0);
-      else r += yr, i += yi;
+      if (b)
+        r = (r != 0) || (yr != 0);
+      else
+        r += yr, i += yi;
       break;
     case IU_PROD:
-      if (b) r = (r != 0) && (yr != 0);
+      if (b)
+        r = (r != 0) && (yr != 0);
       else if (cplx) {
         double nr = r * yr - i * yi, ni = r * yi + i * yr;
         r = nr, i = ni;
-      } else r *= yr;
+      } else
+        r *= yr;
       break;
     case IU_MAX:
     case IU_MIN: {
@@ -81,7 +86,8 @@ static inline void iu_combine(int mode, cmx_dtype dt, double* xr, double* xi,
 static inline h_tensor iu_copy(const h_tensor* t) {
   h_tensor c = h_alloc(t->shape, t->ndim, t->dtype);
   memcpy(c.re, t->re, (size_t)(t->size ? t->size : 1) * sizeof(double));
-  if (t->im) memcpy(c.im, t->im, (size_t)(t->size ? t->size : 1) * sizeof(double));
+  if (t->im)
+    memcpy(c.im, t->im, (size_t)(t->size ? t->size : 1) * sizeof(double));
   return c;
 }
 
@@ -106,8 +112,8 @@ static inline double iu_atol(const h_tensor* want) {
 }
 
 /* Index dtypes the tests cycle through. */
-static const cmx_dtype IU_IDX_DTYPES[] = {CMX_INT32, CMX_INT64, CMX_INT16,
-                                          CMX_UINT8, CMX_INT8, CMX_UINT32,
+static const cmx_dtype IU_IDX_DTYPES[] = {CMX_INT32,  CMX_INT64, CMX_INT16,
+                                          CMX_UINT8,  CMX_INT8,  CMX_UINT32,
                                           CMX_UINT64, CMX_UINT16};
 #define IU_NUM_IDX_DTYPES 8
 

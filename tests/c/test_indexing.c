@@ -102,10 +102,9 @@ static cmx_array idx_array(const h_tensor* t, int k) {
 
 static void test_gather_random(void) {
   uint64_t rng = 12345;
-  static const cmx_dtype dts[] = {CMX_BOOL,  CMX_UINT8,   CMX_INT16,
-                                  CMX_INT32, CMX_INT64,   CMX_FLOAT16,
-                                  CMX_BFLOAT16, CMX_FLOAT32, CMX_FLOAT64,
-                                  CMX_COMPLEX64};
+  static const cmx_dtype dts[] = {
+      CMX_BOOL,    CMX_UINT8,    CMX_INT16,   CMX_INT32,   CMX_INT64,
+      CMX_FLOAT16, CMX_BFLOAT16, CMX_FLOAT32, CMX_FLOAT64, CMX_COMPLEX64};
   for (int trial = 0; trial < 600; trial++) {
     gcase c = random_case(&rng, true);
     cmx_dtype dt = dts[trial % 10];
@@ -201,8 +200,10 @@ static void test_gather_bounds(void) {
     int64_t size;
     const char* msg;
   } cases[] = {
-      {CMX_INT32, 5, 1, "[gather] Index 5 is out of bounds for axis 0 with size 5."},
-      {CMX_INT64, -6, 1, "[gather] Index -6 is out of bounds for axis 0 with size 5."},
+      {CMX_INT32, 5, 1,
+       "[gather] Index 5 is out of bounds for axis 0 with size 5."},
+      {CMX_INT64, -6, 1,
+       "[gather] Index -6 is out of bounds for axis 0 with size 5."},
       {CMX_UINT8, 200, 1, "Index 200 is out of bounds"},
       {CMX_INT32, 4, 2, "Index 4 is out of bounds for axis 0"}, /* 4 + 2 > 5 */
       {CMX_INT64, INT64_MIN, 1, "out of bounds for axis 0 with size 5"},
@@ -272,8 +273,8 @@ static void test_gather_errors(void) {
         "[gather] Got indices with invalid dtype float32");
   FAILS(cmx_gather(&r, a, &bi, 1, &ax0, 1, sz, 2, S), CMX_ERR_TYPE,
         "[gather] Got indices with invalid dtype bool");
-  FAILS(cmx_gather(&r, a, (cmx_array[]){ii, ii, ii}, 3, (int[]){0, 1, 0}, 3,
-                   sz, 2, S),
+  FAILS(cmx_gather(&r, a, (cmx_array[]){ii, ii, ii}, 3, (int[]){0, 1, 0}, 3, sz,
+                   2, S),
         CMX_ERR_VALUE, "[gather] Too many index arrays. Got 3");
   FAILS(cmx_gather(&r, a, &ii, 1, ax01, 2, sz, 2, S), CMX_ERR_VALUE,
         "[gather] Number of index arrays does not match number of axes.");
@@ -328,11 +329,10 @@ static h_tensor ref_scatter(const gcase* c, const h_tensor* x,
 
 static void test_scatter_random(void) {
   uint64_t rng = 777;
-  static const cmx_dtype dts[] = {CMX_BOOL,    CMX_UINT8,    CMX_INT8,
-                                  CMX_INT16,   CMX_UINT32,   CMX_INT32,
-                                  CMX_INT64,   CMX_UINT64,   CMX_FLOAT16,
-                                  CMX_BFLOAT16, CMX_FLOAT32, CMX_FLOAT64,
-                                  CMX_COMPLEX64};
+  static const cmx_dtype dts[] = {
+      CMX_BOOL,    CMX_UINT8,   CMX_INT8,     CMX_INT16,   CMX_UINT32,
+      CMX_INT32,   CMX_INT64,   CMX_UINT64,   CMX_FLOAT16, CMX_BFLOAT16,
+      CMX_FLOAT32, CMX_FLOAT64, CMX_COMPLEX64};
   for (int trial = 0; trial < 900; trial++) {
     gcase c = random_case(&rng, true);
     cmx_dtype dt = dts[trial % 13];
@@ -379,9 +379,9 @@ static void test_scatter_repeated(void) {
   int64_t n = 6, m = 8;
   int64_t iv[8] = {1, 3, 1, -5, 0, 1, 5, 3};
   double uv[8] = {2, 7, -4, 3, 9, 6, -1, 8};
-  static const cmx_dtype dts[] = {CMX_INT32,   CMX_UINT8,   CMX_FLOAT16,
-                                  CMX_BFLOAT16, CMX_FLOAT32, CMX_FLOAT64,
-                                  CMX_COMPLEX64, CMX_INT64,  CMX_BOOL};
+  static const cmx_dtype dts[] = {CMX_INT32,     CMX_UINT8,   CMX_FLOAT16,
+                                  CMX_BFLOAT16,  CMX_FLOAT32, CMX_FLOAT64,
+                                  CMX_COMPLEX64, CMX_INT64,   CMX_BOOL};
   for (int di = 0; di < 9; di++) {
     cmx_dtype dt = dts[di];
     for (int mode = 0; mode < IU_NUM_MODES; mode++) {
@@ -394,8 +394,8 @@ static void test_scatter_repeated(void) {
       h_tensor want = iu_copy(&x);
       for (int i = 0; i < m; i++) {
         int64_t o = iv[i] < 0 ? iv[i] + n : iv[i];
-        iu_combine(mode, dt, &want.re[o], want.im ? &want.im[o] : NULL,
-                   u.re[i], u.im ? u.im[i] : 0);
+        iu_combine(mode, dt, &want.re[o], want.im ? &want.im[o] : NULL, u.re[i],
+                   u.im ? u.im[i] : 0);
       }
       h_tensor it = iu_ints(&m, 1, CMX_INT64, iv);
       /* a is a lazy result held only by the graph: its buffer is donated. */
@@ -540,15 +540,17 @@ static void test_scatter_errors(void) {
 
 static void test_take(void) {
   uint64_t rng = 4242;
-  static const cmx_dtype dts[] = {CMX_BOOL, CMX_INT8, CMX_UINT16, CMX_INT64,
-                                  CMX_FLOAT16, CMX_FLOAT32, CMX_COMPLEX64};
+  static const cmx_dtype dts[] = {CMX_BOOL,     CMX_INT8,    CMX_UINT16,
+                                  CMX_INT64,    CMX_FLOAT16, CMX_FLOAT32,
+                                  CMX_COMPLEX64};
   for (int trial = 0; trial < 300; trial++) {
     cmx_dtype dt = dts[trial % 7];
     int nd = (int)iu_rand(&rng, 1, 4);
     int64_t shape[4];
     for (int d = 0; d < nd; d++) shape[d] = iu_rand(&rng, 1, 5);
     bool flat = trial % 5 == 0;
-    int axis = (int)iu_rand(&rng, -nd, nd - 1), ax = axis < 0 ? axis + nd : axis;
+    int axis = (int)iu_rand(&rng, -nd, nd - 1),
+        ax = axis < 0 ? axis + nd : axis;
     int64_t size = 1;
     for (int d = 0; d < nd; d++) size *= shape[d];
     int64_t dim = flat ? size : shape[ax];
@@ -627,16 +629,17 @@ static void test_take(void) {
 
 static void test_along_axis(void) {
   uint64_t rng = 5151;
-  static const cmx_dtype dts[] = {CMX_BOOL, CMX_UINT8, CMX_INT32, CMX_INT64,
-                                  CMX_FLOAT16, CMX_BFLOAT16, CMX_FLOAT64,
-                                  CMX_COMPLEX64};
+  static const cmx_dtype dts[] = {CMX_BOOL,    CMX_UINT8,    CMX_INT32,
+                                  CMX_INT64,   CMX_FLOAT16,  CMX_BFLOAT16,
+                                  CMX_FLOAT64, CMX_COMPLEX64};
   for (int trial = 0; trial < 400; trial++) {
     cmx_dtype dt = dts[trial % 8];
     bool put = trial % 2;
     bool flat = trial % 7 == 0;
     int nd = (int)iu_rand(&rng, 1, 4);
     int64_t ashape[4], ishape[4], bshape[4];
-    int axis = (int)iu_rand(&rng, -nd, nd - 1), ax = axis < 0 ? axis + nd : axis;
+    int axis = (int)iu_rand(&rng, -nd, nd - 1),
+        ax = axis < 0 ? axis + nd : axis;
     for (int d = 0; d < nd; d++) {
       bshape[d] = iu_rand(&rng, 1, 4);
       /* a and indices broadcast against each other off the axis. */
@@ -659,8 +662,7 @@ static void test_along_axis(void) {
     /* Output / iteration shape: broadcast off the axis. */
     int64_t osh[4];
     for (int d = 0; d < nd; d++)
-      osh[d] = d == ax ? ishape[ax]
-                       : (ashape[d] == 1 ? ishape[d] : ashape[d]);
+      osh[d] = d == ax ? ishape[ax] : (ashape[d] == 1 ? ishape[d] : ashape[d]);
     if (flat) {
       osh[0] = it.size;
     }
@@ -696,8 +698,7 @@ static void test_along_axis(void) {
     } else {
       /* Values: the iteration shape, or a broadcastable one. */
       int64_t vsh[4];
-      for (int d = 0; d < ond; d++)
-        vsh[d] = (trial % 3 == 0) ? 1 : osh[d];
+      for (int d = 0; d < ond; d++) vsh[d] = (trial % 3 == 0) ? 1 : osh[d];
       h_tensor v = h_random(vsh, ond, dt, -20, 20, (uint64_t)trial + 3);
       h_tensor want = iu_copy(&x);
       int64_t n = 1;
@@ -758,12 +759,16 @@ static void test_along_axis_errors(void) {
   cmx_array bi = NULL;
   cmx_array_from_data(&bi, bad, i2, 2, CMX_INT32);
   OK(cmx_take_along_axis(&r, a, bi, (int[]){0}, S));
-  iu_eval_fails(r, "[take_along_axis] Index 3 is out of bounds for axis 0 "
-                "with size 3.", "take_along_axis bounds");
+  iu_eval_fails(r,
+                "[take_along_axis] Index 3 is out of bounds for axis 0 "
+                "with size 3.",
+                "take_along_axis bounds");
   cmx_array_release(r);
   OK(cmx_put_along_axis(&r, a, bi, v, (int[]){0}, S));
-  iu_eval_fails(r, "[put_along_axis] Index 3 is out of bounds for axis 0 with "
-                "size 3.", "put_along_axis bounds");
+  iu_eval_fails(r,
+                "[put_along_axis] Index 3 is out of bounds for axis 0 with "
+                "size 3.",
+                "put_along_axis bounds");
   cmx_array_release(r);
   cmx_array_release_all((cmx_array[]){a, i1, ib, fi, v, bi}, 6);
 }

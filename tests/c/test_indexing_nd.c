@@ -37,8 +37,8 @@ typedef struct {
 } model;
 
 /* Python's slice.indices with None (CMX_SLICE_NONE) handled. */
-static int64_t model_slice(int64_t n, int64_t start, int64_t stop,
-                           int64_t step, int64_t* first) {
+static int64_t model_slice(int64_t n, int64_t start, int64_t stop, int64_t step,
+                           int64_t* first) {
   if (step == CMX_SLICE_NONE) step = 1;
   if (start == CMX_SLICE_NONE) start = step < 0 ? n - 1 : 0;
   if (stop == CMX_SLICE_NONE) stop = step < 0 ? -n - 1 : n;
@@ -80,8 +80,8 @@ static void build_model(const icase* c, model* m) {
       int64_t dim = c->shape[x->axis];
       x->value = q->value < 0 ? q->value + dim : q->value;
     } else if (q->kind == CMX_INDEX_SLICE) {
-      x->len = model_slice(c->shape[x->axis], q->start, q->stop, q->step,
-                           &x->first);
+      x->len =
+          model_slice(c->shape[x->axis], q->start, q->stop, q->step, &x->first);
       x->step = q->step == CMX_SLICE_NONE ? 1 : q->step;
     }
   }
@@ -146,8 +146,12 @@ static int64_t model_source(const icase* c, const model* m,
     if (x->axis < 0) continue;
     int64_t dim = c->shape[x->axis], v;
     switch (x->kind) {
-      case CMX_INDEX_SLICE: v = x->first + x->step * coord[i]; break;
-      case CMX_INDEX_INT: v = x->value; break;
+      case CMX_INDEX_SLICE:
+        v = x->first + x->step * coord[i];
+        break;
+      case CMX_INDEX_INT:
+        v = x->value;
+        break;
       default:
         v = iu_bload(&c->arr[x->src], bpos, m->nb);
         if (v < 0) v += dim;
@@ -174,8 +178,9 @@ static icase random_icase(uint64_t* rng) {
   int n = 0;
   for (int i = 0; i < ncons; i++) {
     int r = (int)iu_rand(rng, 0, 9);
-    kinds[n++] = r < 2 ? CMX_INDEX_INT : r < 6 ? CMX_INDEX_SLICE
-                                               : CMX_INDEX_ARRAY;
+    kinds[n++] = r < 2   ? CMX_INDEX_INT
+                 : r < 6 ? CMX_INDEX_SLICE
+                         : CMX_INDEX_ARRAY;
   }
   for (int i = 0; i < nnew + (ell ? 1 : 0); i++) {
     int at = (int)iu_rand(rng, 0, n);
@@ -209,7 +214,9 @@ static icase random_icase(uint64_t* rng) {
     if ((k == CMX_INDEX_INT || k == CMX_INDEX_ARRAY) && dim == 0)
       k = CMX_INDEX_SLICE;
     switch (k) {
-      case CMX_INDEX_INT: *q = cmx_index_int(iu_rand(rng, -dim, dim - 1)); break;
+      case CMX_INDEX_INT:
+        *q = cmx_index_int(iu_rand(rng, -dim, dim - 1));
+        break;
       case CMX_INDEX_SLICE: {
         int64_t st = iu_rand(rng, -dim - 2, dim + 2),
                 sp = iu_rand(rng, -dim - 2, dim + 2),
@@ -239,8 +246,12 @@ static icase random_icase(uint64_t* rng) {
         q->kind = CMX_INDEX_ARRAY; /* array set when converted */
         break;
       }
-      case CMX_INDEX_NEWAXIS: *q = cmx_index_newaxis(); break;
-      default: *q = cmx_index_ellipsis(); break;
+      case CMX_INDEX_NEWAXIS:
+        *q = cmx_index_newaxis();
+        break;
+      default:
+        *q = cmx_index_ellipsis();
+        break;
     }
   }
   c.n = n;
@@ -251,8 +262,8 @@ static icase random_icase(uint64_t* rng) {
 static void icase_arrays(icase* c) {
   for (int i = 0; i < c->n; i++)
     if (c->ix[i].kind == CMX_INDEX_ARRAY)
-      c->ix[i] = cmx_index_array(
-          h_array(&c->arr[i], i % 2 ? H_STRIDED : H_CONTIG));
+      c->ix[i] =
+          cmx_index_array(h_array(&c->arr[i], i % 2 ? H_STRIDED : H_CONTIG));
 }
 
 static void free_icase(icase* c) {
@@ -273,27 +284,33 @@ static void icase_str(char* buf, size_t size, const char* op, cmx_dtype dt,
     int w = 0;
 #define NONE_OR(v) ((v) == CMX_SLICE_NONE ? -999 : (long long)(v))
     switch (q->kind) {
-      case CMX_INDEX_INT: w = snprintf(buf + k, size - k, "%lld, ", (long long)q->value); break;
+      case CMX_INDEX_INT:
+        w = snprintf(buf + k, size - k, "%lld, ", (long long)q->value);
+        break;
       case CMX_INDEX_SLICE:
         w = snprintf(buf + k, size - k, "%lld:%lld:%lld, ", NONE_OR(q->start),
                      NONE_OR(q->stop), NONE_OR(q->step));
         break;
-      case CMX_INDEX_NEWAXIS: w = snprintf(buf + k, size - k, "None, "); break;
-      case CMX_INDEX_ELLIPSIS: w = snprintf(buf + k, size - k, "..., "); break;
+      case CMX_INDEX_NEWAXIS:
+        w = snprintf(buf + k, size - k, "None, ");
+        break;
+      case CMX_INDEX_ELLIPSIS:
+        w = snprintf(buf + k, size - k, "..., ");
+        break;
       default:
-        w = snprintf(buf + k, size - k, "arr%s, ",
-                     cmx__shape_str(c->arr[i].shape, c->arr[i].ndim, sh,
-                                    sizeof sh));
+        w = snprintf(
+            buf + k, size - k, "arr%s, ",
+            cmx__shape_str(c->arr[i].shape, c->arr[i].ndim, sh, sizeof sh));
     }
     if (w > 0) k += (size_t)w;
   }
   snprintf(buf + k, size - k, "]");
 }
 
-static const cmx_dtype ND_DTYPES[] = {CMX_BOOL,     CMX_UINT8,   CMX_INT16,
-                                      CMX_INT32,    CMX_INT64,   CMX_UINT64,
-                                      CMX_FLOAT16,  CMX_BFLOAT16, CMX_FLOAT32,
-                                      CMX_FLOAT64,  CMX_COMPLEX64};
+static const cmx_dtype ND_DTYPES[] = {CMX_BOOL,    CMX_UINT8,    CMX_INT16,
+                                      CMX_INT32,   CMX_INT64,    CMX_UINT64,
+                                      CMX_FLOAT16, CMX_BFLOAT16, CMX_FLOAT32,
+                                      CMX_FLOAT64, CMX_COMPLEX64};
 
 static void test_get_random(void) {
   uint64_t rng = 2024;
@@ -371,8 +388,7 @@ static void test_set_update_random(void) {
     h_tensor x = h_random(c.shape, c.nd, dt, lo, hi, (uint64_t)trial);
     /* Values of another dtype sometimes (not into unsigned arrays, whose
      * wrapped negatives the double model cannot multiply exactly). */
-    cmx_dtype vdt =
-        trial % 7 == 0 && cmx_dtype_is_signed(dt) ? CMX_INT32 : dt;
+    cmx_dtype vdt = trial % 7 == 0 && cmx_dtype_is_signed(dt) ? CMX_INT32 : dt;
     h_tensor v = random_value(&rng, &m, vdt, lo, hi, (uint64_t)trial + 1);
     h_tensor want = iu_copy(&x);
     int64_t pos[16], tsize = 1;
@@ -389,11 +405,11 @@ static void test_set_update_random(void) {
     if (!su_layout_ok(l, c.nd)) l = SU_CONTIG;
     cmx_array a = su_input(&x, l), va = h_array(&v, H_STRIDED), r = NULL;
     char what[512];
-    icase_str(what, sizeof what,
-              mode < 0 ? "index_set" : iu_mode_names[mode], dt, &c);
-    cmx_status s = mode < 0 ? cmx_index_set(&r, a, c.ix, c.n, va, S)
-                            : cmx_index_update(&r, a, c.ix, c.n, va,
-                                               ops[mode], S);
+    icase_str(what, sizeof what, mode < 0 ? "index_set" : iu_mode_names[mode],
+              dt, &c);
+    cmx_status s = mode < 0
+                       ? cmx_index_set(&r, a, c.ix, c.n, va, S)
+                       : cmx_index_update(&r, a, c.ix, c.n, va, ops[mode], S);
     CHECK_MSG(s == CMX_OK, "%s: %s", what, cmx_last_error());
     if (s == CMX_OK) {
       h_tensor got = h_read(r);
@@ -555,7 +571,8 @@ static void test_index_errors(void) {
         CMX_ERR_INDEX,
         "[index] Index -5 is out of bounds for axis 0 with size 4.");
   FAILS(cmx_index_get(&r, a, ((cmx_index[]){cmx_index_array(fi)}), 1, S),
-        CMX_ERR_TYPE, "[index] Index arrays must have an integer dtype, got "
+        CMX_ERR_TYPE,
+        "[index] Index arrays must have an integer dtype, got "
         "float32.");
   FAILS(cmx_index_get(&r, a, ((cmx_index[]){cmx_index_array(bi)}), 1, S),
         CMX_ERR_TYPE, "[index] Boolean index arrays are not supported");
@@ -569,14 +586,14 @@ static void test_index_errors(void) {
         CMX_ERR_VALUE, "[index] Slice step cannot be zero.");
   FAILS(cmx_index_get(&r, a, ((cmx_index[]){cmx_index_array(NULL)}), 1, S),
         CMX_ERR_VALUE, "[index] index array is a null array");
-  FAILS(cmx_index_get(&r, a, ((cmx_index[]){{.kind = (cmx_index_kind)9}}), 1,
-                      S),
-        CMX_ERR_VALUE, "[index] Unknown index kind 9.");
-  FAILS(cmx_index_set(&r, a, ((cmx_index[]){cmx_index_slice(0, 2, 1)}), 1, v,
-                      S),
-        CMX_ERR_VALUE,
-        "[index_set] Cannot broadcast value of shape (5) to the indexed "
-        "shape (2,3).");
+  FAILS(
+      cmx_index_get(&r, a, ((cmx_index[]){{.kind = (cmx_index_kind)9}}), 1, S),
+      CMX_ERR_VALUE, "[index] Unknown index kind 9.");
+  FAILS(
+      cmx_index_set(&r, a, ((cmx_index[]){cmx_index_slice(0, 2, 1)}), 1, v, S),
+      CMX_ERR_VALUE,
+      "[index_set] Cannot broadcast value of shape (5) to the indexed "
+      "shape (2,3).");
   FAILS(cmx_index_update(&r, a, ((cmx_index[]){cmx_index_array(i2)}), 1, v,
                          CMX_UPDATE_ADD, S),
         CMX_ERR_VALUE,
@@ -595,8 +612,7 @@ static void test_index_errors(void) {
   cmx_zeros(&empty, (int64_t[]){0, 3}, 2, CMX_FLOAT32, S);
   FAILS(cmx_index_get(&r, empty, ((cmx_index[]){cmx_index_array(i2)}), 1, S),
         CMX_ERR_INDEX, "[index] Index arrays cannot index axis 0 of size 0.");
-  FAILS(cmx_index_set(&r, empty, ((cmx_index[]){cmx_index_array(i2)}), 1, v,
-                      S),
+  FAILS(cmx_index_set(&r, empty, ((cmx_index[]){cmx_index_array(i2)}), 1, v, S),
         CMX_ERR_INDEX,
         "[index_set] Index arrays cannot index axis 0 of size 0.");
   cmx_array_release(empty);
@@ -621,9 +637,8 @@ static void test_index_errors(void) {
 
 /* ---------------- slice_update_add/prod/max/min ---------------- */
 
-typedef cmx_status (*su_op_fn)(cmx_array*, cmx_array, cmx_array,
-                               const int64_t*, const int64_t*, const int64_t*,
-                               cmx_stream);
+typedef cmx_status (*su_op_fn)(cmx_array*, cmx_array, cmx_array, const int64_t*,
+                               const int64_t*, const int64_t*, cmx_stream);
 
 static void test_slice_update_ops(void) {
   static const su_op_fn fns[IU_NUM_MODES] = {

@@ -16,17 +16,27 @@
 void cmx__cpu_offsets(const int64_t* sh, const int64_t* st, int nd,
                       int64_t begin, int64_t n, int64_t* dst) {
   if (n <= 0) return;
+  int64_t shape[CMX_MAX_NDIM], strides[CMX_MAX_NDIM];
+  memcpy(shape, sh, (size_t)nd * sizeof(int64_t));
+  memcpy(strides, st, (size_t)nd * sizeof(int64_t));
+  int64_t* sts[1] = {strides};
+  nd = cmx__cpu_collapse(shape, nd, sts, 1);
   if (nd == 0) {
     for (int64_t j = 0; j < n; j++) dst[j] = 0;
     return;
   }
+  if (nd == 1) {
+    int64_t s0 = strides[0];
+    for (int64_t j = 0; j < n; j++) dst[j] = (begin + j) * s0;
+    return;
+  }
   int64_t m[CMX_MAX_NDIM], k = begin, off = 0;
   for (int d = nd - 1; d >= 0; d--) {
-    m[d] = k % sh[d];
-    k /= sh[d];
-    off += m[d] * st[d];
+    m[d] = k % shape[d];
+    k /= shape[d];
+    off += m[d] * strides[d];
   }
-  int64_t inner = sh[nd - 1], ist = st[nd - 1];
+  int64_t inner = shape[nd - 1], ist = strides[nd - 1];
   for (int64_t j = 0;;) {
     int64_t run = inner - m[nd - 1];
     if (run > n - j) run = n - j;
@@ -37,21 +47,21 @@ void cmx__cpu_offsets(const int64_t* sh, const int64_t* st, int nd,
     off -= m[nd - 1] * ist;
     m[nd - 1] = 0;
     for (int d = nd - 2; d >= 0; d--) {
-      off += st[d];
-      if (++m[d] < sh[d]) break;
-      off -= sh[d] * st[d];
+      off += strides[d];
+      if (++m[d] < shape[d]) break;
+      off -= shape[d] * strides[d];
       m[d] = 0;
     }
   }
 }
 
-#define LOAD_IDX(T, CONV)                                          \
-  do {                                                             \
-    const T* p_ = (const T*)base;                                  \
-    if (contig)                                                    \
+#define LOAD_IDX(T, CONV)                                           \
+  do {                                                              \
+    const T* p_ = (const T*)base;                                   \
+    if (contig)                                                     \
       for (int64_t j = 0; j < n; j++) dst[j] = CONV(p_[begin + j]); \
-    else                                                           \
-      for (int64_t j = 0; j < n; j++) dst[j] = CONV(p_[dst[j]]);   \
+    else                                                            \
+      for (int64_t j = 0; j < n; j++) dst[j] = CONV(p_[dst[j]]);    \
   } while (0)
 #define AS_I64(x) ((int64_t)(x))
 #define U64_AS_I64(x) ((x) > (uint64_t)INT64_MAX ? INT64_MAX : (int64_t)(x))
@@ -69,35 +79,118 @@ void cmx__cpu_load_indices(cmx_array idx, int64_t begin, int64_t n,
     cmx__cpu_offsets(idx->dims, CMX__STRIDES(idx), idx->ndim, begin, n, dst);
   }
   switch (idx->dtype) {
-    case CMX_UINT8: LOAD_IDX(uint8_t, AS_I64); break;
-    case CMX_UINT16: LOAD_IDX(uint16_t, AS_I64); break;
-    case CMX_UINT32: LOAD_IDX(uint32_t, AS_I64); break;
-    case CMX_UINT64: LOAD_IDX(uint64_t, U64_AS_I64); break;
-    case CMX_INT8: LOAD_IDX(int8_t, AS_I64); break;
-    case CMX_INT16: LOAD_IDX(int16_t, AS_I64); break;
-    case CMX_INT32: LOAD_IDX(int32_t, AS_I64); break;
-    case CMX_INT64: LOAD_IDX(int64_t, AS_I64); break;
+    case CMX_UINT8:
+      LOAD_IDX(uint8_t, AS_I64);
+      break;
+    case CMX_UINT16:
+      LOAD_IDX(uint16_t, AS_I64);
+      break;
+    case CMX_UINT32:
+      LOAD_IDX(uint32_t, AS_I64);
+      break;
+    case CMX_UINT64:
+      LOAD_IDX(uint64_t, U64_AS_I64);
+      break;
+    case CMX_INT8:
+      LOAD_IDX(int8_t, AS_I64);
+      break;
+    case CMX_INT16:
+      LOAD_IDX(int16_t, AS_I64);
+      break;
+    case CMX_INT32:
+      LOAD_IDX(int32_t, AS_I64);
+      break;
+    case CMX_INT64:
+      LOAD_IDX(int64_t, AS_I64);
+      break;
     default: /* the op layer admits integer dtypes only */
       CMX__ASSERT(!"index array of a non-integer dtype");
   }
 }
 
-cmx_status cmx__idx_bad_error(const cmx__idx_bad* b, const char* op) {
-  return cmx_kernel_error(
-      CMX_ERR_INDEX, "[%s] Index %lld is out of bounds for axis %d with size %lld.",
-      op, (long long)b->value, b->axis, (long long)b->dim);
+/* One pass per batch: load (typed), wrap, check and scale. A negative x
+ * (or any x above lim) compares above lim as unsigned, so the check is
+ * branch-free; the bad index itself is looked up afterwards. */
+#define INDEX_OFFSETS(T, CONV)                                     \
+  do {                                                             \
+    const T* p_ = (const T*)base;                                  \
+    for (int64_t j = 0; j < n; j++) {                              \
+      int64_t x = CONV(p_[contig ? begin + j : tmp[j]]);           \
+      x += x < 0 ? dim : 0;                                        \
+      any_bad |= (uint64_t)x > lim;                                \
+      /* unsigned: a bad x may overflow; its batch is discarded */ \
+      offs[j] = (int64_t)((uint64_t)(first ? 0 : offs[j]) +        \
+                          (uint64_t)x * (uint64_t)stride);         \
+    }                                                              \
+  } while (0)
+
+bool cmx__cpu_index_offsets(cmx_array idx, int64_t begin, int64_t n,
+                            int64_t dim, int64_t ext, int64_t stride, int axis,
+                            bool first, int64_t* offs, int64_t* tmp,
+                            cmx__idx_bad* bad) {
+  if (n <= 0) return true;
+  const char* base = cmx_kernel_data(idx);
+  bool contig = idx->ndim > 0 && (idx->flags & CMX__FLAG_ROW_CONTIG);
+  if (!contig)
+    cmx__cpu_offsets(idx->dims, CMX__STRIDES(idx), idx->ndim, begin, n, tmp);
+  uint64_t lim = (uint64_t)(dim - ext), any_bad = 0;
+  switch (idx->dtype) {
+    case CMX_UINT8:
+      INDEX_OFFSETS(uint8_t, AS_I64);
+      break;
+    case CMX_UINT16:
+      INDEX_OFFSETS(uint16_t, AS_I64);
+      break;
+    case CMX_UINT32:
+      INDEX_OFFSETS(uint32_t, AS_I64);
+      break;
+    case CMX_UINT64:
+      INDEX_OFFSETS(uint64_t, U64_AS_I64);
+      break;
+    case CMX_INT8:
+      INDEX_OFFSETS(int8_t, AS_I64);
+      break;
+    case CMX_INT16:
+      INDEX_OFFSETS(int16_t, AS_I64);
+      break;
+    case CMX_INT32:
+      INDEX_OFFSETS(int32_t, AS_I64);
+      break;
+    case CMX_INT64:
+      INDEX_OFFSETS(int64_t, AS_I64);
+      break;
+    default:
+      CMX__ASSERT(!"index array of a non-integer dtype");
+  }
+  if (!any_bad) return true;
+  cmx__cpu_load_indices(idx, begin, n, tmp);
+  for (int64_t j = 0; j < n; j++) {
+    int64_t x = tmp[j];
+    if (!cmx__idx_wrap(&x, dim, ext)) {
+      cmx__idx_bad_set(bad, tmp[j], axis, dim);
+      break;
+    }
+  }
+  return false;
 }
 
-#define COPY_RUN(T)                                                 \
-  do {                                                              \
-    T* d_ = (T*)dst;                                                \
-    const T* s_ = (const T*)src;                                    \
-    if (ss == 0) {                                                  \
-      T v_ = s_[0];                                                 \
-      for (int64_t i = 0; i < n; i++) d_[i * ds] = v_;              \
-    } else {                                                        \
-      for (int64_t i = 0; i < n; i++) d_[i * ds] = s_[i * ss];      \
-    }                                                               \
+cmx_status cmx__idx_bad_error(const cmx__idx_bad* b, const char* op) {
+  return cmx_kernel_error(
+      CMX_ERR_INDEX,
+      "[%s] Index %lld is out of bounds for axis %d with size %lld.", op,
+      (long long)b->value, b->axis, (long long)b->dim);
+}
+
+#define COPY_RUN(T)                                            \
+  do {                                                         \
+    T* d_ = (T*)dst;                                           \
+    const T* s_ = (const T*)src;                               \
+    if (ss == 0) {                                             \
+      T v_ = s_[0];                                            \
+      for (int64_t i = 0; i < n; i++) d_[i * ds] = v_;         \
+    } else {                                                   \
+      for (int64_t i = 0; i < n; i++) d_[i * ds] = s_[i * ss]; \
+    }                                                          \
   } while (0)
 
 void cmx__cpu_copy_run(char* dst, int64_t ds, const char* src, int64_t ss,
@@ -107,10 +200,18 @@ void cmx__cpu_copy_run(char* dst, int64_t ds, const char* src, int64_t ss,
     return;
   }
   switch (isz) {
-    case 1: COPY_RUN(uint8_t); break;
-    case 2: COPY_RUN(uint16_t); break;
-    case 4: COPY_RUN(uint32_t); break;
-    default: COPY_RUN(uint64_t); break;
+    case 1:
+      COPY_RUN(uint8_t);
+      break;
+    case 2:
+      COPY_RUN(uint16_t);
+      break;
+    case 4:
+      COPY_RUN(uint32_t);
+      break;
+    default:
+      COPY_RUN(uint64_t);
+      break;
   }
 }
 
@@ -173,11 +274,11 @@ static void gather_slice(const gather_ctx* c, char* dst, const char* src) {
   }
 }
 
-#define GATHER_ELEMS(T)                                            \
-  do {                                                             \
-    T* d_ = (T*)c->dst + p0;                                       \
-    const T* s_ = (const T*)c->src;                                \
-    for (int64_t j = 0; j < n; j++) d_[j] = s_[offs[j]];           \
+#define GATHER_ELEMS(T)                                  \
+  do {                                                   \
+    T* d_ = (T*)c->dst + p0;                             \
+    const T* s_ = (const T*)c->src;                      \
+    for (int64_t j = 0; j < n; j++) d_[j] = s_[offs[j]]; \
   } while (0)
 
 static void gather_chunk(void* vc, int64_t b, int64_t e) {
@@ -186,25 +287,27 @@ static void gather_chunk(void* vc, int64_t b, int64_t e) {
   for (int64_t p0 = b; p0 < e; p0 += CMX__IDX_BATCH) {
     if (cmx__idx_bad_seen(&c->bad)) return;
     int64_t n = e - p0 < CMX__IDX_BATCH ? e - p0 : CMX__IDX_BATCH;
-    for (int64_t j = 0; j < n; j++) offs[j] = 0;
-    for (int k = 0; k < c->nidx; k++) {
-      cmx__cpu_load_indices(c->idx[k], p0, n, v);
-      int64_t dim = c->dim[k], ext = c->ext[k], st = c->ast[k];
-      for (int64_t j = 0; j < n; j++) {
-        int64_t x = v[j];
-        if (!cmx__idx_wrap(&x, dim, ext)) {
-          cmx__idx_bad_set(&c->bad, v[j], c->axis[k], dim);
-          return;
-        }
-        offs[j] += x * st;
-      }
-    }
+    if (c->nidx == 0)
+      for (int64_t j = 0; j < n; j++) offs[j] = 0;
+    for (int k = 0; k < c->nidx; k++)
+      if (!cmx__cpu_index_offsets(c->idx[k], p0, n, c->dim[k], c->ext[k],
+                                  c->ast[k], c->axis[k], k == 0, offs, v,
+                                  &c->bad))
+        return;
     if (c->S == 1) {
       switch (c->isz) {
-        case 1: GATHER_ELEMS(uint8_t); break;
-        case 2: GATHER_ELEMS(uint16_t); break;
-        case 4: GATHER_ELEMS(uint32_t); break;
-        default: GATHER_ELEMS(uint64_t); break;
+        case 1:
+          GATHER_ELEMS(uint8_t);
+          break;
+        case 2:
+          GATHER_ELEMS(uint16_t);
+          break;
+        case 4:
+          GATHER_ELEMS(uint32_t);
+          break;
+        default:
+          GATHER_ELEMS(uint64_t);
+          break;
       }
     } else {
       int64_t step = c->S * (int64_t)c->isz;
@@ -276,20 +379,22 @@ static void gather_axis_chunk(void* vc, int64_t b, int64_t e) {
     if (cmx__idx_bad_seen(&c->bad)) return;
     int64_t n = e - p0 < CMX__IDX_BATCH ? e - p0 : CMX__IDX_BATCH;
     cmx__cpu_offsets(c->shape, c->ast, c->nd, p0, n, offs);
-    cmx__cpu_load_indices(c->idx, p0, n, v);
-    for (int64_t j = 0; j < n; j++) {
-      int64_t x = v[j];
-      if (!cmx__idx_wrap(&x, c->dim, 1)) {
-        cmx__idx_bad_set(&c->bad, v[j], c->axis, c->dim);
-        return;
-      }
-      offs[j] += x * c->axis_stride;
-    }
+    if (!cmx__cpu_index_offsets(c->idx, p0, n, c->dim, 1, c->axis_stride,
+                                c->axis, false, offs, v, &c->bad))
+      return;
     switch (c->isz) {
-      case 1: GATHER_ELEMS(uint8_t); break;
-      case 2: GATHER_ELEMS(uint16_t); break;
-      case 4: GATHER_ELEMS(uint32_t); break;
-      default: GATHER_ELEMS(uint64_t); break;
+      case 1:
+        GATHER_ELEMS(uint8_t);
+        break;
+      case 2:
+        GATHER_ELEMS(uint16_t);
+        break;
+      case 4:
+        GATHER_ELEMS(uint32_t);
+        break;
+      default:
+        GATHER_ELEMS(uint64_t);
+        break;
     }
   }
 }

@@ -13,10 +13,12 @@
 #include "backend/cpu/cpu.h"
 
 /* Positions handled per batch (offset and index buffers on the stack). */
-#define CMX__IDX_BATCH 256
+#define CMX__IDX_BATCH 500
 
 /* Writes to dst the element offsets, under strides st, of the row-major
- * positions [begin, begin + n) of shape sh (nd dims). */
+ * positions [begin, begin + n) of shape sh (nd dims). Dims that are
+ * contiguous under st are merged first, so row-major layouts cost one
+ * multiply per position. */
 void cmx__cpu_offsets(const int64_t* sh, const int64_t* st, int nd,
                       int64_t begin, int64_t n, int64_t* dst);
 
@@ -57,6 +59,16 @@ static inline void cmx__idx_bad_set(cmx__idx_bad* b, int64_t value, int axis,
 static inline bool cmx__idx_bad_seen(cmx__idx_bad* b) {
   return atomic_load_explicit(&b->flag, memory_order_relaxed) != 0;
 }
+
+/* Loads the indices at positions [begin, begin + n) of idx, wraps
+ * negative ones by dim and stores index * stride into offs (first) or adds
+ * it. tmp is n entries of scratch. Returns false, recording the first bad
+ * index in bad (with axis and dim), when an index leaves no room for a
+ * slice of ext elements. */
+bool cmx__cpu_index_offsets(cmx_array idx, int64_t begin, int64_t n,
+                            int64_t dim, int64_t ext, int64_t stride, int axis,
+                            bool first, int64_t* offs, int64_t* tmp,
+                            cmx__idx_bad* bad);
 
 /* Sets the kernel error for a recorded bad index ("[op] Index 7 is out of
  * bounds for axis 0 with size 5.") and returns CMX_ERR_INDEX. */

@@ -5,9 +5,9 @@
  * index positions, so repeated indices behave deterministically: the last
  * write wins for plain scatter and the others accumulate. Each (mode,
  * dtype) pair has two update loops: a row form (o[i*os] op= u[i*us], for
- * the elements of one slice) and an indexed form (o[oo[i]] op= u[uo[i]],
- * for single-element slices, applied strictly in order). Integers wrap
- * (computed unsigned), float16/bfloat16 compute in float32, max/min
+ * the elements of one slice) and an indexed form (o[oo[i]] op= u[uo[i]]
+ * or u[i*us], for single-element slices, applied strictly in order). Integers
+ * wrap (computed unsigned), float16/bfloat16 compute in float32, max/min
  * propagate NaN, complex max/min compare real then imaginary parts. */
 #include <complex.h>
 
@@ -18,47 +18,56 @@
 
 typedef void (*upd_row_fn)(char* o, int64_t os, const char* u, int64_t us,
                            int64_t n);
+/* uo NULL: the updates are at u + i * us. */
 typedef void (*upd_idx_fn)(char* o, const int64_t* oo, const char* u,
-                           const int64_t* uo, int64_t n);
+                           const int64_t* uo, int64_t us, int64_t n);
 
 #define ID(x) (x)
 
 /* GEN(name, T storage, CT compute, LD, ST, EXPR of x (old) and y (update)) */
-#define GEN(name, T, CT, LD, ST, EXPR)                                      \
+#define GEN(name, T, CT, LD, ST, EXPR)                                       \
   static void row_##name(char* op_, int64_t os, const char* up_, int64_t us, \
-                         int64_t n) {                                       \
-    T* o = (T*)op_;                                                         \
-    const T* u = (const T*)up_;                                             \
-    if (os == 1 && us == 1) {                                               \
-      for (int64_t i = 0; i < n; i++) {                                     \
-        CT x = LD(o[i]), y = LD(u[i]);                                      \
-        (void)x;                                                            \
-        o[i] = ST(EXPR);                                                    \
-      }                                                                     \
-    } else if (us == 0) {                                                   \
-      CT y = LD(u[0]);                                                      \
-      for (int64_t i = 0; i < n; i++) {                                     \
-        CT x = LD(o[i * os]);                                               \
-        (void)x;                                                            \
-        o[i * os] = ST(EXPR);                                               \
-      }                                                                     \
-    } else {                                                                \
-      for (int64_t i = 0; i < n; i++) {                                     \
-        CT x = LD(o[i * os]), y = LD(u[i * us]);                            \
-        (void)x;                                                            \
-        o[i * os] = ST(EXPR);                                               \
-      }                                                                     \
-    }                                                                       \
-  }                                                                         \
-  static void idx_##name(char* op_, const int64_t* oo, const char* up_,     \
-                         const int64_t* uo, int64_t n) {                    \
-    T* o = (T*)op_;                                                         \
-    const T* u = (const T*)up_;                                             \
-    for (int64_t i = 0; i < n; i++) {                                       \
-      CT x = LD(o[oo[i]]), y = LD(u[uo[i]]);                                \
-      (void)x;                                                              \
-      o[oo[i]] = ST(EXPR);                                                  \
-    }                                                                       \
+                         int64_t n) {                                        \
+    T* o = (T*)op_;                                                          \
+    const T* u = (const T*)up_;                                              \
+    if (os == 1 && us == 1) {                                                \
+      for (int64_t i = 0; i < n; i++) {                                      \
+        CT x = LD(o[i]), y = LD(u[i]);                                       \
+        (void)x;                                                             \
+        o[i] = ST(EXPR);                                                     \
+      }                                                                      \
+    } else if (us == 0) {                                                    \
+      CT y = LD(u[0]);                                                       \
+      for (int64_t i = 0; i < n; i++) {                                      \
+        CT x = LD(o[i * os]);                                                \
+        (void)x;                                                             \
+        o[i * os] = ST(EXPR);                                                \
+      }                                                                      \
+    } else {                                                                 \
+      for (int64_t i = 0; i < n; i++) {                                      \
+        CT x = LD(o[i * os]), y = LD(u[i * us]);                             \
+        (void)x;                                                             \
+        o[i * os] = ST(EXPR);                                                \
+      }                                                                      \
+    }                                                                        \
+  }                                                                          \
+  static void idx_##name(char* op_, const int64_t* oo, const char* up_,      \
+                         const int64_t* uo, int64_t us, int64_t n) {         \
+    T* o = (T*)op_;                                                          \
+    const T* u = (const T*)up_;                                              \
+    if (uo) {                                                                \
+      for (int64_t i = 0; i < n; i++) {                                      \
+        CT x = LD(o[oo[i]]), y = LD(u[uo[i]]);                               \
+        (void)x;                                                             \
+        o[oo[i]] = ST(EXPR);                                                 \
+      }                                                                      \
+    } else {                                                                 \
+      for (int64_t i = 0; i < n; i++) {                                      \
+        CT x = LD(o[oo[i]]), y = LD(u[i * us]);                              \
+        (void)x;                                                             \
+        o[oo[i]] = ST(EXPR);                                                 \
+      }                                                                      \
+    }                                                                        \
   }
 
 #define FMAX(x, y) ((x) != (x) ? (x) : ((y) != (y) || (y) > (x)) ? (y) : (x))
@@ -85,11 +94,11 @@ static inline cmx__c64 c_min(cmx__c64 x, cmx__c64 y) {
 
 /* Integers: sums and products in an unsigned type of at least 32 bits
  * (no signed overflow, no promotion to int), max/min in the own type. */
-#define INT_MODES(sfx, T, UT)                            \
-  GEN(none_##sfx, T, T, ID, ID, y)                       \
-  GEN(add_##sfx, T, UT, ID, ID, x + y)                   \
-  GEN(prod_##sfx, T, UT, ID, ID, x * y)                  \
-  GEN(max_##sfx, T, T, ID, ID, (y > x ? y : x))          \
+#define INT_MODES(sfx, T, UT)                   \
+  GEN(none_##sfx, T, T, ID, ID, y)              \
+  GEN(add_##sfx, T, UT, ID, ID, (x + y))        \
+  GEN(prod_##sfx, T, UT, ID, ID, (x * y))       \
+  GEN(max_##sfx, T, T, ID, ID, (y > x ? y : x)) \
   GEN(min_##sfx, T, T, ID, ID, (y < x ? y : x))
 INT_MODES(u8, uint8_t, uint32_t)
 INT_MODES(u16, uint16_t, uint32_t)
@@ -107,11 +116,11 @@ GEN(prod_bool, uint8_t, uint8_t, ID, ID, (x & y))
 GEN(max_bool, uint8_t, uint8_t, ID, ID, (x | y))
 GEN(min_bool, uint8_t, uint8_t, ID, ID, (x & y))
 
-#define FLOAT_MODES(sfx, T, CT, LD, ST)          \
-  GEN(none_##sfx, T, T, ID, ID, y)               \
-  GEN(add_##sfx, T, CT, LD, ST, x + y)           \
-  GEN(prod_##sfx, T, CT, LD, ST, x * y)          \
-  GEN(max_##sfx, T, CT, LD, ST, FMAX(x, y))      \
+#define FLOAT_MODES(sfx, T, CT, LD, ST)     \
+  GEN(none_##sfx, T, T, ID, ID, y)          \
+  GEN(add_##sfx, T, CT, LD, ST, (x + y))    \
+  GEN(prod_##sfx, T, CT, LD, ST, (x * y))   \
+  GEN(max_##sfx, T, CT, LD, ST, FMAX(x, y)) \
   GEN(min_##sfx, T, CT, LD, ST, FMIN(x, y))
 FLOAT_MODES(f16, uint16_t, float, cmx__h2f, cmx__f2h)
 FLOAT_MODES(bf16, uint16_t, float, cmx__bf2f, cmx__f2bf)
@@ -119,8 +128,8 @@ FLOAT_MODES(f32, float, float, ID, ID)
 FLOAT_MODES(f64, double, double, ID, ID)
 
 GEN(none_c64, cmx__c64, cmx__c64, ID, ID, y)
-GEN(add_c64, cmx__c64, cmx__c64, ID, ID, x + y)
-GEN(prod_c64, cmx__c64, cmx__c64, ID, ID, x * y)
+GEN(add_c64, cmx__c64, cmx__c64, ID, ID, (x + y))
+GEN(prod_c64, cmx__c64, cmx__c64, ID, ID, (x * y))
 GEN(max_c64, cmx__c64, cmx__c64, ID, ID, c_max(x, y))
 GEN(min_c64, cmx__c64, cmx__c64, ID, ID, c_min(x, y))
 
@@ -129,12 +138,15 @@ typedef struct {
   upd_idx_fn idx;
 } upd_fns;
 
-#define FNS(mode, sfx) {row_##mode##_##sfx, idx_##mode##_##sfx}
-#define MODE_TABLE(mode)                                                   \
-  {FNS(mode, bool), FNS(mode, u8),  FNS(mode, u16),  FNS(mode, u32),       \
-   FNS(mode, u64),  FNS(mode, i8),  FNS(mode, i16),  FNS(mode, i32),       \
-   FNS(mode, i64),  FNS(mode, f16), FNS(mode, bf16), FNS(mode, f32),       \
-   FNS(mode, f64),  FNS(mode, c64)}
+#define FNS(mode, sfx) \
+  { row_##mode##_##sfx, idx_##mode##_##sfx }
+#define MODE_TABLE(mode)                                                 \
+  {                                                                      \
+    FNS(mode, bool), FNS(mode, u8), FNS(mode, u16), FNS(mode, u32),      \
+        FNS(mode, u64), FNS(mode, i8), FNS(mode, i16), FNS(mode, i32),   \
+        FNS(mode, i64), FNS(mode, f16), FNS(mode, bf16), FNS(mode, f32), \
+        FNS(mode, f64), FNS(mode, c64)                                   \
+  }
 
 static const upd_fns upd_table[CMX__SCATTER_NUM_MODES][CMX_NUM_DTYPES] = {
     MODE_TABLE(none), MODE_TABLE(add), MODE_TABLE(prod), MODE_TABLE(max),
@@ -181,8 +193,7 @@ static void apply_range(const scatter_ctx* c, char* o, const char* u,
     oo += m[d] * c->ost[d];
     uo += m[d] * c->ust[d];
   }
-  int64_t inner = c->ushape[nd - 1], ios = c->ost[nd - 1],
-          ius = c->ust[nd - 1];
+  int64_t inner = c->ushape[nd - 1], ios = c->ost[nd - 1], ius = c->ust[nd - 1];
   for (int64_t j = jb;;) {
     int64_t run = inner - m[nd - 1];
     if (run > je - j) run = je - j;
@@ -210,8 +221,7 @@ static void scatter_share(void* vc, int64_t jb, int64_t je) {
   const scatter_ctx* c = vc;
   int64_t isz = (int64_t)c->isz;
   for (int64_t j = 0; j < c->n; j++)
-    apply_range(c, c->o + c->obase[j] * isz, c->u + c->ubase[j] * isz, jb,
-                je);
+    apply_range(c, c->o + c->obase[j] * isz, c->u + c->ubase[j] * isz, jb, je);
 }
 
 /* Scatter: inputs a, the index arrays (one shape I), updates (I + U). */
@@ -257,30 +267,40 @@ CMX__KERNEL(cmx__cpu_scatter) {
   }
   bool threaded = disjoint && c.S >= 32768 && cmx__pool_threads() > 1;
 
+  /* Updates whose index dims collapse to one stride are read linearly. */
+  int64_t ish[CMX_MAX_NDIM], ist[CMX_MAX_NDIM];
+  memcpy(ish, upd->dims, (size_t)ind * sizeof(int64_t));
+  memcpy(ist, ust, (size_t)ind * sizeof(int64_t));
+  int64_t* ists[1] = {ist};
+  int ind_c = cmx__cpu_collapse(ish, ind, ists, 1);
+  bool ulinear = ind_c <= 1;
+  int64_t ulin_stride = ind_c == 1 ? ist[0] : 0;
+
   int64_t obase[CMX__IDX_BATCH], ubase[CMX__IDX_BATCH], v[CMX__IDX_BATCH];
+  cmx__idx_bad bad;
+  memset(&bad, 0, sizeof bad);
   c.obase = obase;
   c.ubase = ubase;
   for (int64_t p0 = 0; p0 < npos; p0 += CMX__IDX_BATCH) {
     int64_t n = npos - p0 < CMX__IDX_BATCH ? npos - p0 : CMX__IDX_BATCH;
-    for (int64_t j = 0; j < n; j++) obase[j] = 0;
-    for (int k = 0; k < nidx; k++) {
-      cmx__cpu_load_indices(idx[k], p0, n, v);
-      for (int64_t j = 0; j < n; j++) {
-        int64_t x = v[j];
-        if (!cmx__idx_wrap(&x, dim[k], ext[k])) {
-          cmx__idx_bad b = {.value = v[j], .axis = q->axes[k], .dim = dim[k]};
-          return cmx__idx_bad_error(&b, "scatter");
-        }
-        obase[j] += x * axst[k];
-      }
-    }
-    cmx__cpu_offsets(upd->dims, ust, ind, p0, n, ubase);
+    if (nidx == 0)
+      for (int64_t j = 0; j < n; j++) obase[j] = 0;
+    for (int k = 0; k < nidx; k++)
+      if (!cmx__cpu_index_offsets(idx[k], p0, n, dim[k], ext[k], axst[k],
+                                  q->axes[k], k == 0, obase, v, &bad))
+        return cmx__idx_bad_error(&bad, "scatter");
     c.n = n;
-    if (c.und == 0) {
-      c.fn.idx(c.o, obase, c.u, ubase, n);
+    if (c.und == 0 && ulinear) {
+      c.fn.idx(c.o, obase, c.u + p0 * ulin_stride * (int64_t)c.isz, NULL,
+               ulin_stride, n);
+    } else if (c.und == 0) {
+      cmx__cpu_offsets(upd->dims, ust, ind, p0, n, ubase);
+      c.fn.idx(c.o, obase, c.u, ubase, 0, n);
     } else if (threaded) {
+      cmx__cpu_offsets(upd->dims, ust, ind, p0, n, ubase);
       cmx__parallel_for(c.S, 8192, scatter_share, &c);
     } else {
+      cmx__cpu_offsets(upd->dims, ust, ind, p0, n, ubase);
       int64_t isz = (int64_t)c.isz;
       for (int64_t j = 0; j < n; j++)
         apply_range(&c, c.o + obase[j] * isz, c.u + ubase[j] * isz, 0, c.S);
@@ -315,16 +335,10 @@ static void scatter_axis_rows(void* vc, int64_t qb, int64_t qe) {
     int64_t n = e - p0 < CMX__IDX_BATCH ? e - p0 : CMX__IDX_BATCH;
     cmx__cpu_offsets(c->shape, c->ost, c->nd, p0, n, obase);
     cmx__cpu_offsets(c->shape, CMX__STRIDES(c->val), c->nd, p0, n, ubase);
-    cmx__cpu_load_indices(c->idx, p0, n, v);
-    for (int64_t j = 0; j < n; j++) {
-      int64_t x = v[j];
-      if (!cmx__idx_wrap(&x, c->dim, 1)) {
-        cmx__idx_bad_set(&c->bad, v[j], c->axis, c->dim);
-        return;
-      }
-      obase[j] += x * c->axis_stride;
-    }
-    c->fn.idx(c->o, obase, c->u, ubase, n);
+    if (!cmx__cpu_index_offsets(c->idx, p0, n, c->dim, 1, c->axis_stride,
+                                c->axis, false, obase, v, &c->bad))
+      return;
+    c->fn.idx(c->o, obase, c->u, ubase, 0, n);
   }
 }
 
