@@ -405,10 +405,13 @@ typedef enum cmx_index_update_op {
   CMX_UPDATE_MINIMUM
 } cmx_index_update_op;
 /* A copy of a with a[index] = a[index] OP value, value broadcast as in
- * cmx_index_set. Every occurrence of a repeated index applies its update
- * in order (as MLX's .at[]): add and subtract accumulate, multiply and
- * divide multiply the factors in, maximum/minimum keep the extreme. The
- * result keeps a's dtype (value is converted to it first). */
+ * cmx_index_set and converted to a's dtype (the result keeps a's dtype).
+ * As MLX's a.at[index]: every occurrence of a repeated index applies its
+ * update in order, so add/subtract accumulate, multiply multiplies the
+ * factors in, maximum/minimum keep the extreme. subtract adds the negated
+ * value (not for bool); divide multiplies by the reciprocal of the value,
+ * computed in floating point and converted to a's dtype (for integer
+ * arrays that truncates, as in MLX). */
 cmx_status cmx_index_update(cmx_array* out, cmx_array a,
                             const cmx_index* index, int n, cmx_array value,
                             cmx_index_update_op op, cmx_stream s);

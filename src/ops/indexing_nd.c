@@ -465,13 +465,27 @@ cmx_array cmx__index_update(cmx_array a, const cmx_index* index, int n,
                             cmx_array value, cmx_index_update_op uop,
                             cmx_stream s) {
   const char* op = "index_update";
+  if (!CMX__ARGS(op, a, value)) return NULL;
   cmx__scatter_mode mode;
   switch (uop) {
     case CMX_UPDATE_ADD:
       mode = CMX__SCATTER_ADD;
       break;
+    case CMX_UPDATE_SUBTRACT:
+      /* MLX: scatter_add of the negated values (in a's dtype). */
+      if (a->dtype == CMX_BOOL)
+        return CMX__FAIL(CMX_ERR_TYPE,
+                         "[%s] subtract is not supported for bool arrays.", op);
+      mode = CMX__SCATTER_ADD;
+      value = cmx__negative(cmx__as_dtype(value, a->dtype, s), s);
+      break;
     case CMX_UPDATE_MULTIPLY:
       mode = CMX__SCATTER_PROD;
+      break;
+    case CMX_UPDATE_DIVIDE:
+      /* MLX: scatter_prod of the reciprocals, converted to a's dtype. */
+      mode = CMX__SCATTER_PROD;
+      value = cmx__reciprocal(cmx__as_dtype(value, a->dtype, s), s);
       break;
     case CMX_UPDATE_MAXIMUM:
       mode = CMX__SCATTER_MAX;

@@ -370,26 +370,62 @@ static int64_t value_pos(const h_tensor* v, const model* m,
   return k;
 }
 
-/* index_set (mode < 0) and index_update (mode = IU_*) against the model:
- * updates applied in row-major order of a[index]. */
+/* The reciprocal index_update's divide multiplies by: 1/v computed in
+ * float32 (float64 for float64, complex in complex64) and converted to
+ * dt (integers truncate toward zero). */
+static void model_reciprocal(cmx_dtype dt, double vr, double vi, double* rr,
+                             double* ri) {
+  *ri = 0;
+  if (dt == CMX_COMPLEX64) {
+    double d = vr * vr + vi * vi;
+    *rr = h_round_to(vr / d, dt);
+    *ri = h_round_to(-vi / d, dt);
+  } else if (dt == CMX_FLOAT64) {
+    *rr = 1 / vr;
+  } else {
+    *rr = h_round_to(h_round_to(1 / vr, CMX_FLOAT32), dt);
+    if (cmx_dtype_is_integer(dt)) *rr = trunc(h_round_to(1 / vr, CMX_FLOAT32));
+  }
+}
+
+/* index_set and index_update (every op) against the model: updates
+ * applied in row-major order of a[index]. */
+enum { U_SET, U_ADD, U_MUL, U_MAX, U_MIN, U_SUB, U_DIV, U_NUM };
 static void test_set_update_random(void) {
   uint64_t rng = 4096;
-  static const cmx_index_update_op ops[IU_NUM_MODES] = {
-      0, CMX_UPDATE_ADD, CMX_UPDATE_MULTIPLY, CMX_UPDATE_MAXIMUM,
-      CMX_UPDATE_MINIMUM};
-  for (int trial = 0; trial < 3000; trial++) {
+  static const cmx_index_update_op ops[U_NUM] = {0,
+                                                 CMX_UPDATE_ADD,
+                                                 CMX_UPDATE_MULTIPLY,
+                                                 CMX_UPDATE_MAXIMUM,
+                                                 CMX_UPDATE_MINIMUM,
+                                                 CMX_UPDATE_SUBTRACT,
+                                                 CMX_UPDATE_DIVIDE};
+  static const int model_mode[U_NUM] = {IU_NONE, IU_ADD, IU_PROD, IU_MAX,
+                                        IU_MIN,  IU_ADD, IU_PROD};
+  static const char* const names[U_NUM] = {"index_set", "add",     "multiply",
+                                           "maximum",   "minimum", "subtract",
+                                           "divide"};
+  for (int trial = 0; trial < 4200; trial++) {
     icase c = random_icase(&rng);
     cmx_dtype dt = ND_DTYPES[trial % 11];
-    int mode = trial % 5 ? (trial / 11) % IU_NUM_MODES : -1;
-    if (mode == IU_NONE) mode = -1;
+    int u = (trial / 11) % U_NUM;
+    /* subtract: not for bool, nor uint64 (the double model cannot wrap
+     * it); divide: not bool. */
+    if ((u == U_SUB && (dt == CMX_BOOL || dt == CMX_UINT64)) ||
+        (u == U_DIV && dt == CMX_BOOL))
+      u = U_ADD;
     model m;
     build_model(&c, &m);
-    double lo = mode == IU_PROD ? -3 : -50, hi = mode == IU_PROD ? 3 : 50;
+    bool small = u == U_MUL || u == U_DIV;
+    double lo = small ? -3 : -50, hi = small ? 3 : 50;
     h_tensor x = h_random(c.shape, c.nd, dt, lo, hi, (uint64_t)trial);
     /* Values of another dtype sometimes (not into unsigned arrays, whose
      * wrapped negatives the double model cannot multiply exactly). */
     cmx_dtype vdt = trial % 7 == 0 && cmx_dtype_is_signed(dt) ? CMX_INT32 : dt;
     h_tensor v = random_value(&rng, &m, vdt, lo, hi, (uint64_t)trial + 1);
+    if (u == U_DIV)
+      for (int64_t k = 0; k < v.size; k++)
+        if (v.re[k] == 0 && (!v.im || v.im[k] == 0)) v.re[k] = 1;
     h_tensor want = iu_copy(&x);
     int64_t pos[16], tsize = 1;
     for (int d = 0; d < m.nt; d++) tsize *= m.T[d];
@@ -397,23 +433,29 @@ static void test_set_update_random(void) {
       su_unravel(k, m.T, m.nt, pos);
       int64_t j = model_source(&c, &m, pos), vk = value_pos(&v, &m, pos);
       double vr = h_round_to(v.re[vk], dt), vi = v.im ? v.im[vk] : 0;
-      iu_combine(mode < 0 ? IU_NONE : mode, dt, &want.re[j],
-                 want.im ? &want.im[j] : NULL, vr, vi);
+      if (u == U_SUB) {
+        vr = h_round_to(-vr, dt);
+        vi = -vi;
+      } else if (u == U_DIV) {
+        model_reciprocal(dt, vr, vi, &vr, &vi);
+      }
+      iu_combine(model_mode[u], dt, &want.re[j], want.im ? &want.im[j] : NULL,
+                 vr, vi);
     }
     icase_arrays(&c);
     int l = (int)iu_rand(&rng, 0, SU_NUM_LAYOUTS - 1);
     if (!su_layout_ok(l, c.nd)) l = SU_CONTIG;
     cmx_array a = su_input(&x, l), va = h_array(&v, H_STRIDED), r = NULL;
     char what[512];
-    icase_str(what, sizeof what, mode < 0 ? "index_set" : iu_mode_names[mode],
-              dt, &c);
-    cmx_status s = mode < 0
+    icase_str(what, sizeof what, names[u], dt, &c);
+    cmx_status s = u == U_SET
                        ? cmx_index_set(&r, a, c.ix, c.n, va, S)
-                       : cmx_index_update(&r, a, c.ix, c.n, va, ops[mode], S);
+                       : cmx_index_update(&r, a, c.ix, c.n, va, ops[u], S);
     CHECK_MSG(s == CMX_OK, "%s: %s", what, cmx_last_error());
     if (s == CMX_OK) {
       h_tensor got = h_read(r);
-      CHECK(h_close(&got, &want, 0, iu_atol(&want), what));
+      double rtol = u == U_DIV ? 4 * h_tol(dt) : 0;
+      CHECK(h_close(&got, &want, rtol, iu_atol(&want), what));
       h_free(&got);
       su_check(a, &x, "index_set input unchanged");
     }
@@ -605,6 +647,13 @@ static void test_index_errors(void) {
   FAILS(cmx_index_update(&r, a, ((cmx_index[]){cmx_index_int(7)}), 1, v,
                          CMX_UPDATE_ADD, S),
         CMX_ERR_INDEX, "[index_update] Index 7 is out of bounds");
+  cmx_array ba = NULL, bval = NULL;
+  cmx_zeros(&ba, (int64_t[]){3}, 1, CMX_BOOL, S);
+  cmx_array_from_double(&bval, 1, CMX_BOOL);
+  FAILS(cmx_index_update(&r, ba, ((cmx_index[]){cmx_index_int(0)}), 1, bval,
+                         CMX_UPDATE_SUBTRACT, S),
+        CMX_ERR_TYPE, "[index_update] subtract is not supported for bool");
+  cmx_array_release_all((cmx_array[]){ba, bval}, 2);
   FAILS(cmx_index_set(&r, a, ((cmx_index[]){cmx_index_int(0)}), 1, NULL, S),
         CMX_ERR_VALUE, "[index_set] argument");
   CHECK(r == NULL);
