@@ -773,6 +773,68 @@ static void test_along_axis_errors(void) {
   cmx_array_release_all((cmx_array[]){a, i1, ib, fi, v, bi}, 6);
 }
 
+/* Element k of a 1-d float32 or int32 array, as double. */
+static double elem(cmx_array a, int64_t k) {
+  const void* p = NULL;
+  if (cmx_array_data(a, &p) != CMX_OK) return NAN;
+  return cmx_array_dtype(a) == CMX_FLOAT32 ? ((const float*)p)[k]
+                                           : ((const int32_t*)p)[k];
+}
+
+/* A uniquely held contiguous input gives its buffer to the result of
+ * scatter, put_along_axis and index updates; a shared one does not. */
+static void test_donation(void) {
+  for (int which = 0; which < 4; which++) {
+    cmx_array src = NULL, idx = NULL, upd = NULL, r = NULL;
+    OK(cmx_arange(&src, 0, 1000, 1, CMX_FLOAT32, S));
+    OK(cmx_array_eval(src));
+    const void *p = NULL, *q = NULL;
+    OK(cmx_array_data(src, &p));
+    int64_t iv[3] = {5, -1, 5}, three = 3, ush[2] = {3, 1};
+    cmx_array_from_data(&idx, iv, &three, 1, CMX_INT64);
+    OK(cmx_ones(&upd, which == 0 ? ush : &three, which == 0 ? 2 : 1,
+                CMX_FLOAT32, S));
+    cmx_index ix = cmx_index_array(idx);
+    int ax = 0;
+    switch (which) {
+      case 0:
+        OK(cmx_scatter_add(&r, src, &idx, 1, upd, &ax, 1, S));
+        break;
+      case 1:
+        OK(cmx_put_along_axis(&r, src, idx, upd, NULL, S));
+        break;
+      case 2:
+        OK(cmx_index_update(&r, src, &ix, 1, upd, CMX_UPDATE_ADD, S));
+        break;
+      default:
+        OK(cmx_index_set(&r, src, &ix, 1, upd, S));
+        break;
+    }
+    cmx_array_release(src);
+    OK(cmx_array_data(r, &q));
+    CHECK_MSG(p == q, "donation case %d", which);
+    /* add cases: 5 + 1 + 1 and 999 + 1; put/set: 1 and 1. */
+    bool add = which == 0 || which == 2;
+    CHECK_MSG(elem(r, 5) == (add ? 7 : 1) && elem(r, 999) == (add ? 1000 : 1) &&
+                  elem(r, 6) == 6,
+              "donation case %d values", which);
+    cmx_array_release_all((cmx_array[]){idx, upd, r}, 3);
+  }
+  /* Shared: the input stays intact and the result has its own buffer. */
+  cmx_array src = NULL, idx = NULL, one = NULL, r = NULL;
+  OK(cmx_arange(&src, 0, 10, 1, CMX_INT32, S));
+  OK(cmx_array_eval(src));
+  cmx_array_from_int64(&idx, 3, CMX_INT32);
+  cmx_array_weak_int(&one, 100);
+  cmx_index ix = cmx_index_array(idx);
+  OK(cmx_index_update(&r, src, &ix, 1, one, CMX_UPDATE_ADD, S));
+  const void *p = NULL, *q = NULL;
+  OK(cmx_array_data(r, &q));
+  OK(cmx_array_data(src, &p));
+  CHECK(p != q && elem(src, 3) == 3 && elem(r, 3) == 103);
+  cmx_array_release_all((cmx_array[]){src, idx, one, r}, 4);
+}
+
 int main(void) {
   RUN(test_gather_random);
   RUN(test_gather_large);
@@ -786,5 +848,6 @@ int main(void) {
   RUN(test_take);
   RUN(test_along_axis);
   RUN(test_along_axis_errors);
+  RUN(test_donation);
   return test_summary("test_indexing");
 }
