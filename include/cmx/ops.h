@@ -236,10 +236,12 @@ cmx_status cmx_addmm(cmx_array* out, cmx_array c, cmx_array a, cmx_array b,
  *
  * Out-of-bounds indices: MLX does not bounds-check gathers and scatters
  * (out of bounds is undefined behaviour there). cmx never reads or writes
- * out of bounds: an index outside [-n, n) (after adding the slice extent
- * for gather/scatter) makes the computation fail when it is evaluated,
- * with "[gather] Index 7 is out of bounds for axis 0 with size 5." (the
- * primitive's name: gather, scatter, take_along_axis, put_along_axis).
+ * out of bounds: an index outside [-n, n) (for gather/scatter: one whose
+ * slice would reach past the axis) makes the computation fail when it is
+ * evaluated; cmx_eval (and anything that reads the result or depends on
+ * it) then fails with "[gather] Index 7 is out of bounds for axis 0 with
+ * size 5." (named after the kernel: gather, scatter, take_along_axis,
+ * put_along_axis). uint64 indices above INT64_MAX are out of bounds.
  * Integer indices given as plain C integers (cmx_index_int) are checked at
  * once (CMX_ERR_INDEX).
  *
