@@ -112,6 +112,11 @@
   X(SliceUpdate, 0)                                         \
   X(Concatenate, 0)                                         \
   X(Pad, 0)                                                 \
+  /* ---- indexing (indexing.c) ---- */                     \
+  X(Gather, 0)                                              \
+  X(Scatter, 0)                                             \
+  X(GatherAxis, 0)                                          \
+  X(ScatterAxis, 0)                                         \
   /* ---- matrix products (matmul.c) ---- */                \
   X(Matmul, 0)                                              \
   X(AddMM, 0)                                               \

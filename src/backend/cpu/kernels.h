@@ -56,6 +56,12 @@ CMX__KERNEL(cmx__cpu_slice_update);
 CMX__KERNEL(cmx__cpu_concatenate);
 CMX__KERNEL(cmx__cpu_pad);
 
+/* ---- indexing (indexing.c, scatter.c) ---- */
+CMX__KERNEL(cmx__cpu_gather);
+CMX__KERNEL(cmx__cpu_gather_axis);
+CMX__KERNEL(cmx__cpu_scatter);
+CMX__KERNEL(cmx__cpu_scatter_axis);
+
 /* ---- matrix products (matmul.c) ---- */
 /* Matmul: in = {a, b}; AddMM: in = {a, b, c} with c of out's shape. */
 CMX__KERNEL(cmx__cpu_matmul);
