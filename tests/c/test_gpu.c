@@ -672,6 +672,54 @@ static void test_index64(void) {
   cmx_array_release_all((cmx_array[]){a, v, c, d}, 4);
 }
 
+/* Shape ops on a GPU stream: views (transpose, slice) feed GPU kernels
+ * strided; reshape and contiguous copy on the device when they must. */
+static void test_shape_ops(void) {
+  int64_t sx[3] = {4, 5, 6};
+  float* x = rnd_floats(120);
+  cmx_array a = arr(x, sx, 3, CMX_FLOAT32);
+  /* t[i][j][k] = x[j][k][i], shape (6,4,5) */
+  cmx_array t = NULL, c = NULL, s = NULL, w = NULL, d = NULL;
+  OK(cmx_transpose(&t, a, (int[]){2, 0, 1}, 3, gpu()));
+  OK(cmx_add(&c, t, t, gpu()));
+  float rt[120], rc[120];
+  for (int i = 0; i < 6; i++)
+    for (int j = 0; j < 4; j++)
+      for (int k = 0; k < 5; k++) {
+        rt[(i * 4 + j) * 5 + k] = x[(j * 5 + k) * 6 + i];
+        rc[(i * 4 + j) * 5 + k] = rt[(i * 4 + j) * 5 + k] * 2;
+      }
+  CHECK(equal_f32(c, rc, 120));
+  /* s = x[1:4, ::2, ::3] + 0.5: shape (3,3,2) */
+  OK(cmx_slice(&s, a, (int64_t[]){1, 0, 0}, (int64_t[]){4, 5, 6},
+               (int64_t[]){1, 2, 3}, gpu()));
+  OK(cmx_array_weak_float(&w, 0.5));
+  OK(cmx_add(&d, s, w, gpu()));
+  float rs[18];
+  int k = 0;
+  for (int i = 1; i < 4; i++)
+    for (int j = 0; j < 5; j += 2)
+      for (int l = 0; l < 6; l += 3) rs[k++] = x[(i * 5 + j) * 6 + l] + 0.5f;
+  CHECK(k == 18 && equal_f32(d, rs, 18));
+  /* Reshaping the transposed view must copy (on the device)... */
+  cmx_array r = NULL, cc = NULL, r2 = NULL;
+  OK(cmx_reshape(&r, t, (int64_t[]){30, 4}, 2, gpu()));
+  OK(cmx_array_eval(r));
+  CHECK(device_only(r) && cmx_kernel_is_contiguous(r));
+  CHECK(equal_f32(r, rt, 120));
+  OK(cmx_contiguous(&cc, t, false, gpu()));
+  OK(cmx_array_eval(cc));
+  CHECK(device_only(cc) && cmx_kernel_is_contiguous(cc));
+  CHECK(equal_f32(cc, rt, 120));
+  /* ...while reshaping a contiguous GPU result is a view of it. */
+  OK(cmx_reshape(&r2, c, (int64_t[]){120}, 1, gpu()));
+  OK(cmx_array_eval(r2));
+  CHECK(r2->buf == c->buf);
+  CHECK(equal_f32(r2, rc, 120));
+  cmx_array_release_all((cmx_array[]){a, t, c, s, w, d, r, cc, r2}, 9);
+  free(x);
+}
+
 static cmx_status copy_op(cmx_array* out, cmx_array a, cmx_stream s) {
   CMX__PUBLIC(out, "copy", cmx__copy(a, s));
 }
@@ -1007,6 +1055,7 @@ int main(int argc, char** argv) {
     CASE(test_add_dtypes);
     CASE(test_layouts);
     CASE(test_index64);
+    CASE(test_shape_ops);
     CASE(test_copy);
     CASE(test_cross_device);
     CASE(test_chain);

@@ -1,8 +1,10 @@
-/* GPU kernels of Copy and AsType. Same-dtype copies move bytes with one
- * module per element size (kernels/copy.cu): contiguous sources with 16-byte
- * vectors, strided ones over collapsed dims. Conversions between dtypes are
- * not on the GPU yet and say so. */
+/* GPU kernels of Copy and AsType, and the row-major copy other GPU kernels
+ * use. Same-dtype copies move bytes with one module per element size
+ * (kernels/copy.cu): contiguous sources with 16-byte vectors, strided ones
+ * over collapsed dims. Conversions between dtypes are not on the GPU yet
+ * and say so. */
 #include <stdio.h>
+#include <string.h>
 
 #include "backend/cuda/gpu.h"
 #include "backend/cuda/kernels.h"
@@ -13,6 +15,40 @@ void cmx__gpu_copy_prelude(size_t itemsize, char* buf, size_t size) {
                   : itemsize == 4 ? "cmx_u32"
                                   : "cmx_u64";
   snprintf(buf, size, "#define CMX_T %s\n", t);
+}
+
+cmx_status cmx__gpu_copy_rowmajor(cmx_array dst, cmx_array src, int dev,
+                                  const char* op) {
+  if (src->size == 0) return CMX_OK;
+  CUdeviceptr pa, po;
+  cmx_status st = cmx__gpu_ptr(src, dev, &pa);
+  if (st == CMX_OK) st = cmx__gpu_ptr(dst, dev, &po);
+  if (st != CMX_OK) return st;
+  size_t isz = cmx_dtype_size(src->dtype);
+  char prelude[64];
+  cmx__gpu_copy_prelude(isz, prelude, sizeof prelude);
+  /* src's own layout, collapsed, as array 1 (the kernels' input). */
+  cmx__gpu_layout l;
+  cmx__gpu_collapse(&src, 1, &l);
+  memcpy(l.strides[1], l.strides[0], sizeof l.strides[0]);
+  long long n = src->size;
+  int n32 = (int)n;
+  char kernel[32] = "cmx_copy_v";
+  int64_t vec = 16 / (int64_t)isz;
+  int64_t work = (n + vec - 1) / vec;
+  void* args[4] = {&pa, &po, &n, &l};
+  if (!(l.ndim == 0 || (l.ndim == 1 && l.strides[1][0] == 1))) {
+    bool i32 = cmx__gpu_layout_fits_i32(&l, 2, n);
+    snprintf(kernel, sizeof kernel, "cmx_copy_g%d_%d", l.ndim <= 3 ? l.ndim : 0,
+             i32 ? 32 : 64);
+    if (i32) args[2] = &n32;
+    work = n;
+  }
+  CUfunction f = cmx__gpu_function(dev, "copy", prelude, kernel);
+  if (!f) return cmx_last_status();
+  st = cmx__gpu_launch(op, f, work, args);
+  if (st == CMX_OK) cmx_kernel_mark_device_written(dst);
+  return st;
 }
 
 cmx_status cmx__gpu_copy(const cmx_primitive* p, const cmx_array* in, int nin,
@@ -29,7 +65,7 @@ cmx_status cmx__gpu_copy(const cmx_primitive* p, const cmx_array* in, int nin,
                             cmx_dtype_name(o->dtype));
   if (o->size == 0) return cmx_kernel_alloc(o);
   int dev = cmx_primitive_stream(p).device.index;
-  CUdeviceptr pa, po;
+  CUdeviceptr pa;
   int donated;
   cmx_status st = cmx__gpu_ptr(a, dev, &pa);
   if (st == CMX_OK) st = cmx__gpu_alloc_out(o, in, 1, dev, &donated);
@@ -38,29 +74,5 @@ cmx_status cmx__gpu_copy(const cmx_primitive* p, const cmx_array* in, int nin,
     cmx_kernel_mark_device_written(o);
     return CMX_OK;
   }
-  st = cmx__gpu_ptr(o, dev, &po);
-  if (st != CMX_OK) return st;
-
-  size_t isz = cmx_dtype_size(a->dtype);
-  char prelude[64];
-  cmx__gpu_copy_prelude(isz, prelude, sizeof prelude);
-  cmx__gpu_layout l;
-  cmx__gpu_collapse((cmx_array[]){o, a}, 2, &l);
-  long long n = o->size;
-  int n32 = (int)n;
-  char kernel[32] = "cmx_copy_v";
-  int64_t work = (n + (int64_t)(16 / isz) - 1) / (int64_t)(16 / isz);
-  void* args[4] = {&pa, &po, &n, &l};
-  if (!(l.ndim == 0 || (l.ndim == 1 && l.strides[1][0] == 1))) {
-    bool i32 = cmx__gpu_layout_fits_i32(&l, 2, n);
-    snprintf(kernel, sizeof kernel, "cmx_copy_g%d_%d", l.ndim <= 3 ? l.ndim : 0,
-             i32 ? 32 : 64);
-    if (i32) args[2] = &n32;
-    work = n;
-  }
-  CUfunction f = cmx__gpu_function(dev, "copy", prelude, kernel);
-  if (!f) return cmx_last_status();
-  st = cmx__gpu_launch(name, f, work, args);
-  if (st == CMX_OK) cmx_kernel_mark_device_written(o);
-  return st;
+  return cmx__gpu_copy_rowmajor(o, a, dev, name);
 }

@@ -168,6 +168,11 @@ cmx_status cmx__gpu_launch(const char* op, CUfunction f, int64_t work,
 bool cmx__gpu_binary_prelude(int prim_id, cmx_dtype dt, char* buf, size_t size);
 /* The prelude of the copy kernels for elements of itemsize bytes (copy.c). */
 void cmx__gpu_copy_prelude(size_t itemsize, char* buf, size_t size);
+/* Copies src (any layout) into dst, a row-major device array of the same
+ * size and dtype (its shape may differ: a reshape), on device dev; op names
+ * errors (copy.c). */
+cmx_status cmx__gpu_copy_rowmajor(cmx_array dst, cmx_array src, int dev,
+                                  const char* op);
 
 /* A kernel variant, for precompiling and tests: the module (file,
  * prelude) and a readable name. */

@@ -13,6 +13,15 @@
 cmx_status cmx__gpu_copy(const cmx_primitive* p, const cmx_array* in, int nin,
                          const cmx_array* out, int nout);
 
+/* ---- shape and views (shape.c) ---- */
+/* Reshape and Contiguous: views when the layout allows, else row-major
+ * copies on the device. (The pure views use the CPU's view kernels, which
+ * only set strides and work for any device.) */
+cmx_status cmx__gpu_reshape(const cmx_primitive* p, const cmx_array* in,
+                            int nin, const cmx_array* out, int nout);
+cmx_status cmx__gpu_contiguous(const cmx_primitive* p, const cmx_array* in,
+                               int nin, const cmx_array* out, int nout);
+
 /* ---- binary (binary.c) ---- */
 /* Binary elementwise primitives (Add), every dtype, any input layout. */
 cmx_status cmx__gpu_binary(const cmx_primitive* p, const cmx_array* in, int nin,
