@@ -1,4 +1,5 @@
-/* GPU kernels of binary elementwise primitives.
+/* GPU kernels of binary elementwise primitives (Add, Subtract, Multiply
+ * so far).
  *
  * One CUDA source (kernels/binary.cu) serves every (op, dtype) pair: the
  * pair's prelude #defines the storage and compute types, the load/store
@@ -37,11 +38,18 @@ static const struct {
 };
 
 /* The operation of a primitive on dtype dt as an expression of x and y
- * (compute-type values), or NULL when it has no GPU kernel. */
+ * (compute-type values), or NULL when it has no GPU kernel. The results
+ * match the CPU backend's bit for bit: bool add/subtract/multiply are
+ * or/xor/and, integers wrap, complex products are formed in double. */
 static const char* op_expr(int id, cmx_dtype dt) {
+  bool b = dt == CMX_BOOL, c = dt == CMX_COMPLEX64;
   switch (id) {
     case CMX__P_Add:
-      return dt == CMX_BOOL ? "((x) | (y))" : "((x) + (y))";
+      return b ? "((x) | (y))" : "((x) + (y))";
+    case CMX__P_Subtract:
+      return b ? "((x) ^ (y))" : "((x) - (y))";
+    case CMX__P_Multiply:
+      return b ? "((x) & (y))" : c ? "cmx_cmul((x), (y))" : "((x) * (y))";
     default:
       return NULL;
   }

@@ -23,7 +23,8 @@ cmx_status cmx__gpu_contiguous(const cmx_primitive* p, const cmx_array* in,
                                int nin, const cmx_array* out, int nout);
 
 /* ---- binary (binary.c) ---- */
-/* Binary elementwise primitives (Add), every dtype, any input layout. */
+/* Binary elementwise primitives (Add, Subtract, Multiply), every dtype,
+ * any input layout. */
 cmx_status cmx__gpu_binary(const cmx_primitive* p, const cmx_array* in, int nin,
                            const cmx_array* out, int nout);
 

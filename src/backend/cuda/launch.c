@@ -129,18 +129,19 @@ cmx_status cmx__gpu_launch(const char* op, CUfunction f, int64_t work,
 
 int cmx__gpu_variants(cmx__gpu_variant* out, int cap) {
   int n = 0;
-  for (int dt = 0; dt < CMX_NUM_DTYPES; dt++) {
-    char pre[512];
-    if (!cmx__gpu_binary_prelude(CMX__P_Add, (cmx_dtype)dt, pre, sizeof pre))
-      continue;
-    if (n < cap) {
-      out[n].file = "binary";
-      snprintf(out[n].prelude, sizeof out[n].prelude, "%s", pre);
-      snprintf(out[n].name, sizeof out[n].name, "binary_add_%s",
-               cmx_dtype_name((cmx_dtype)dt));
+  for (int id = 0; id < CMX__NUM_PRIMITIVES; id++)
+    for (int dt = 0; dt < CMX_NUM_DTYPES; dt++) {
+      char pre[512];
+      if (!cmx__gpu_binary_prelude(id, (cmx_dtype)dt, pre, sizeof pre))
+        continue;
+      if (n < cap) {
+        out[n].file = "binary";
+        snprintf(out[n].prelude, sizeof out[n].prelude, "%s", pre);
+        snprintf(out[n].name, sizeof out[n].name, "binary_%s_%s",
+                 cmx__all_primitives[id]->name, cmx_dtype_name((cmx_dtype)dt));
+      }
+      n++;
     }
-    n++;
-  }
   for (size_t size = 1; size <= 8; size *= 2) {
     if (n < cap) {
       out[n].file = "copy";

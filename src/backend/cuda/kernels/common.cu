@@ -51,6 +51,22 @@ __device__ __forceinline__ cmx_c64 operator+(cmx_c64 a, cmx_c64 b) {
   r.im = a.im + b.im;
   return r;
 }
+__device__ __forceinline__ cmx_c64 operator-(cmx_c64 a, cmx_c64 b) {
+  cmx_c64 r;
+  r.re = a.re - b.re;
+  r.im = a.im - b.im;
+  return r;
+}
+// In double, as the CPU does: float products are exact there, so the real
+// part's cancellation costs no accuracy (and FMA contraction changes
+// nothing).
+__device__ __forceinline__ cmx_c64 cmx_cmul(cmx_c64 x, cmx_c64 y) {
+  double a = x.re, b = x.im, c = y.re, d = y.im;
+  cmx_c64 r;
+  r.re = (float)(a * c - b * d);
+  r.im = (float)(a * d + b * c);
+  return r;
+}
 
 // Sixteen bytes of elements, moved with one 128-bit access.
 template <typename T>
