@@ -145,8 +145,11 @@ fi
 # ---------------- build ----------------
 export BUILD JOBS
 CMAKE_ARGS_Q=$(printf '%q ' "${CMAKE_ARGS[@]}")
-if ! step build 240 "cmake -S . -B \"\$BUILD\" $CMAKE_ARGS_Q &&
-                      cmake --build \"\$BUILD\" -j \"\$JOBS\""; then
+step build 240 "cmake -S . -B \"\$BUILD\" $CMAKE_ARGS_Q &&
+                 cmake --build \"\$BUILD\" -j \"\$JOBS\""
+rc=$?
+[ "$rc" -eq 124 ] && finish # out of time: nothing more can run
+if [ "$rc" -ne 0 ]; then
   # A newer gcc may warn where the dev machine's does not: the build step
   # stays failed, but the GPU is still checked with warnings allowed.
   step build_no_werror 180 "cmake -S . -B \"\$BUILD\" $CMAKE_ARGS_Q \
@@ -164,7 +167,8 @@ step test_gpu 150 'CMX_TEST_REQUIRE_GPU=1 "$BUILD/test_gpu"'
 # ---------------- benchmarks ----------------
 benches() {
   local found=0 rc=0 b
-  for b in "$BUILD"/bench_*; do
+  # bench_gpu first: it is what this machine is for.
+  for b in "$BUILD"/bench_gpu $(ls "$BUILD"/bench_* | grep -v '/bench_gpu$'); do
     [ -x "$b" ] || continue
     found=1
     echo "--- $b"
@@ -174,7 +178,7 @@ benches() {
   return $rc
 }
 export -f benches
-step bench 120 benches
+step bench 150 benches
 
 if [ -d tests/python ]; then
   SUMMARY+=("python: tests/python exists but is not wired into gpu-check.sh yet")
