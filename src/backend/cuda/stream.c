@@ -123,7 +123,11 @@ static void gpu_submit(cmx__stream* s, cmx__task* t) {
   /* Hold the inputs' buffers and the outputs until the event is recorded:
    * a reference dropped meanwhile by another thread must not free memory
    * that this task's kernels may still use. Inputs are held through their
-   * buffers so that the input arrays themselves stay donatable. */
+   * buffers so that the input arrays themselves stay donatable. An input
+   * made on another stream has its buffer once that stream passes it, so
+   * the dependencies are waited for first (cmx__task_run finds them done). */
+  for (int i = 0; i < t->ndeps; i++)
+    cmx__stream_wait(t->deps[i].stream, t->deps[i].seq);
   int nin = t->nin, nout = t->nout;
   cmx__buffer* held_small[16];
   cmx_array outs_small[4];
