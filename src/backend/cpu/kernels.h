@@ -67,4 +67,8 @@ CMX__KERNEL(cmx__cpu_scatter_axis);
 CMX__KERNEL(cmx__cpu_matmul);
 CMX__KERNEL(cmx__cpu_addmm);
 
+/* ---- misc (misc.c) ---- */
+/* Depends: in = {inputs..., dependencies...}; out[i] views in[i]. */
+CMX__KERNEL(cmx__cpu_depends);
+
 #endif
