@@ -40,6 +40,13 @@
   X(SliceUpdate, 0)                                         \
   X(Concatenate, 0)                                         \
   X(Pad, 0)                                                 \
+  /* ---- sort and scan (sort.c, scan.c) ---- */            \
+  X(Sort, 0)                                                \
+  X(ArgSort, 0)                                             \
+  X(Partition, 0)                                           \
+  X(ArgPartition, 0)                                        \
+  X(SearchSorted, 0)                                        \
+  X(Scan, 0)                                                \
   /* ---- matrix products (matmul.c) ---- */                \
   X(Matmul, 0)                                              \
   X(AddMM, 0)                                               \
