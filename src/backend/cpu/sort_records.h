@@ -15,11 +15,11 @@
  *                                         position, smaller before, larger
  *                                         after
  *
- * Algorithm: a most-significant-digit radix sort (11-bit digits, stable
+ * Algorithm: a most-significant-digit radix sort (8-bit digits, stable
  * counting scatter) that skips the key bits all records share, splits
  * buckets until they fit in cache, then finishes each bucket with an LSD
  * radix sort of 8-bit digits, or a quicksort for small buckets. O(n) for
- * large inputs; memory traffic is one global scatter per 11 key bits that
+ * large inputs; memory traffic is one global scatter per 8 key bits that
  * vary, plus cache-local passes. Selection is a three-way quickselect with
  * a fallback to the radix sort when pivots keep failing.
  */
@@ -31,11 +31,21 @@
 
 #include "core/internal.h"
 
+#ifndef CMX__SORT_SMALL
 #define CMX__SORT_SMALL 32        /* insertion sort up to this size */
-#define CMX__SORT_QUICK 192       /* quicksort leaves up to this size */
+#endif
+#ifndef CMX__SORT_QUICK
+#define CMX__SORT_QUICK 64        /* quicksort leaves up to this size */
+#endif
+#ifndef CMX__SORT_LSD_MAX
 #define CMX__SORT_LSD_MAX 65536   /* LSD (in cache) up to this size */
-#define CMX__SORT_MSD_BITS 11     /* digit width of the MSD passes */
+#endif
+#ifndef CMX__SORT_MSD_BITS
+#define CMX__SORT_MSD_BITS 8      /* digit width of the MSD passes */
+#endif
+#ifndef CMX__SORT_PAR_MIN
 #define CMX__SORT_PAR_MIN (1 << 20) /* parallel top pass from this size */
+#endif
 #define CMX__SORT_MAX_THREADS 64
 
 /* Highest set bit + 1 of x (0 for x == 0). */
