@@ -77,11 +77,13 @@ cmx_array cmx__node_new(const char* op, const int64_t* shape, int ndim,
 }
 
 void cmx__node_set_row_major(cmx_array a) {
+  /* Unsigned products: an empty array may have huge other dims, whose
+   * strides never matter but must not overflow (UB) either. */
   int64_t* st = CMX__STRIDES(a);
-  int64_t s = 1;
+  uint64_t s = 1;
   for (int i = a->ndim - 1; i >= 0; i--) {
-    st[i] = s;
-    s *= a->dims[i] > 0 ? a->dims[i] : 1;
+    st[i] = (int64_t)s;
+    s *= a->dims[i] > 0 ? (uint64_t)a->dims[i] : 1u;
   }
   cmx__node_update_flags(a);
 }
@@ -90,15 +92,15 @@ void cmx__node_update_flags(cmx_array a) {
   const int64_t* sh = a->dims;
   const int64_t* st = CMX__STRIDES(a);
   bool row = true, col = true;
-  int64_t s = 1;
+  uint64_t s = 1; /* unsigned: see cmx__node_set_row_major */
   for (int i = a->ndim - 1; i >= 0; i--) {
-    if (sh[i] != 1 && st[i] != s) row = false;
-    s *= sh[i];
+    if (sh[i] != 1 && (uint64_t)st[i] != s) row = false;
+    s *= (uint64_t)sh[i];
   }
   s = 1;
   for (int i = 0; i < a->ndim; i++) {
-    if (sh[i] != 1 && st[i] != s) col = false;
-    s *= sh[i];
+    if (sh[i] != 1 && (uint64_t)st[i] != s) col = false;
+    s *= (uint64_t)sh[i];
   }
   if (a->size == 0) row = col = true;
   a->flags = (uint8_t)((row ? CMX__FLAG_ROW_CONTIG : 0) |
@@ -139,7 +141,7 @@ typedef struct {
   size_t n, cap;
   bool active;
 } release_list;
-static _Thread_local release_list tl_rel;
+static _Thread_local release_list tl_rel CMX__TLS_FAST;
 
 static void node_free(cmx_array a);
 
@@ -501,7 +503,7 @@ cmx_status cmx_array_copy_to(cmx_array a, void* dst, size_t capacity) {
     return cmx__error(CMX_ERR_VALUE,
                       "[copy_to] destination holds %zu bytes, need %zu",
                       capacity, need);
-  void* p;
+  void* p = NULL;
   cmx_status st = cmx__node_host(a, &p);
   if (st != CMX_OK) return st;
   if (!need) return CMX_OK;
@@ -544,7 +546,7 @@ double cmx__load_double(const void* p, cmx_dtype dt) {
 }
 
 cmx_status cmx_array_item_double(cmx_array a, double* out) {
-  void* p;
+  void* p = NULL;
   cmx_status st = item_ptr(a, "item", &p);
   if (st != CMX_OK) return st;
   if (out) *out = cmx__load_double(p, a->dtype);
@@ -552,7 +554,7 @@ cmx_status cmx_array_item_double(cmx_array a, double* out) {
 }
 
 cmx_status cmx_array_item_int64(cmx_array a, int64_t* out) {
-  void* p;
+  void* p = NULL;
   cmx_status st = item_ptr(a, "item", &p);
   if (st != CMX_OK) return st;
   if (!out) return CMX_OK;
@@ -567,7 +569,7 @@ cmx_status cmx_array_item_int64(cmx_array a, int64_t* out) {
 }
 
 cmx_status cmx_array_item_bool(cmx_array a, bool* out) {
-  void* p;
+  void* p = NULL;
   cmx_status st = item_ptr(a, "item", &p);
   if (st != CMX_OK) return st;
   if (!out) return CMX_OK;
@@ -581,7 +583,7 @@ cmx_status cmx_array_item_bool(cmx_array a, bool* out) {
 }
 
 cmx_status cmx_array_item_complex(cmx_array a, cmx_complex64_t* out) {
-  void* p;
+  void* p = NULL;
   cmx_status st = item_ptr(a, "item", &p);
   if (st != CMX_OK) return st;
   if (!out) return CMX_OK;

@@ -7,8 +7,8 @@
 #define CMX__MSG_CAP 4096
 
 static _Thread_local char tl_msg[CMX__MSG_CAP];
-static _Thread_local cmx_status tl_status = CMX_OK;
-static _Thread_local bool tl_pending = false;
+static _Thread_local cmx_status tl_status CMX__TLS_FAST = CMX_OK;
+static _Thread_local bool tl_pending CMX__TLS_FAST = false;
 
 cmx_status cmx__verror(cmx_status status, const char* fmt, va_list ap) {
   vsnprintf(tl_msg, sizeof tl_msg, fmt, ap);
