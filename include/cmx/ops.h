@@ -283,8 +283,9 @@ cmx_status cmx_diff(cmx_array* out, cmx_array a, int n, int axis,
                     cmx_stream s);
 /* The median over axes (NULL: all): the middle element of the sorted
  * values, or the mean of the two middle ones for even counts. Floating
- * result (float32 for integers and bool); NaN where a reduced slice holds
- * a NaN (as NumPy). Empty slices are errors. */
+ * result (float32 for integers and bool). A slice holding a NaN gives its
+ * last sorted element, as NumPy (NaN; for complex64 the NaN of NumPy's
+ * order). Empty slices are errors. */
 cmx_status cmx_median(cmx_array* out, cmx_array a, const int* axes,
                       int naxes, bool keepdims, cmx_stream s);
 /* The number of nonzero elements over axes (NULL: all), as int32. */

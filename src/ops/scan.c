@@ -49,3 +49,38 @@ SCAN_OP(cumprod, CMX__SCAN_PROD)
 SCAN_OP(cummax, CMX__SCAN_MAX)
 SCAN_OP(cummin, CMX__SCAN_MIN)
 SCAN_OP(logcumsumexp, CMX__SCAN_LOGADDEXP)
+
+/* NumPy's diff: a[1:] - a[:-1] along axis, n times (not_equal for bool,
+ * as NumPy). An axis that runs out stays empty. */
+cmx_array cmx__diff(cmx_array a, int n, int axis, cmx_stream s) {
+  if (!CMX__ARGS("diff", a)) return NULL;
+  if (a->ndim == 0)
+    return CMX__FAIL(CMX_ERR_VALUE,
+                     "[diff] diff requires input that is at least one "
+                     "dimensional.");
+  if (n < 0)
+    return CMX__FAIL(CMX_ERR_VALUE,
+                     "[diff] order must be non-negative but got %d.", n);
+  if (!cmx__norm_axis("diff", &axis, a->ndim)) return NULL;
+  int64_t start[CMX_MAX_NDIM], stop[CMX_MAX_NDIM];
+  for (int i = 0; i < n && a && a->dims[axis] > 0; i++) {
+    for (int d = 0; d < a->ndim; d++) {
+      start[d] = 0;
+      stop[d] = a->dims[d];
+    }
+    int64_t len = a->dims[axis];
+    start[axis] = 1;
+    cmx_array hi = cmx__slice(a, start, stop, NULL, s);
+    start[axis] = 0;
+    stop[axis] = len - 1;
+    cmx_array lo = cmx__slice(a, start, stop, NULL, s);
+    a = a->dtype == CMX_BOOL ? cmx__not_equal(hi, lo, s)
+                             : cmx__subtract(hi, lo, s);
+  }
+  return a;
+}
+
+cmx_status cmx_diff(cmx_array* out, cmx_array a, int n, int axis,
+                    cmx_stream s) {
+  CMX__PUBLIC(out, "diff", cmx__diff(a, n, axis, s));
+}

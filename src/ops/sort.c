@@ -1,6 +1,7 @@
 /* Sort and select ops: sort, argsort, partition, argpartition, topk,
  * searchsorted. Validation and messages follow MLX. */
 #include <stdint.h>
+#include <string.h>
 
 #include "ops/ops_internal.h"
 #include "primitives/sort.h"
@@ -162,4 +163,101 @@ cmx_status cmx_searchsorted(cmx_array* out, cmx_array sorted_sequence,
                             cmx_array values, bool right, cmx_stream s) {
   CMX__PUBLIC(out, "searchsorted",
               cmx__searchsorted(sorted_sequence, values, right, s));
+}
+
+/* ---------------- reductions over sorted values ---------------- */
+/* The reduced axes moved last and merged: a of shape (kept..., count);
+ * writes the kept shape, the keepdims shape and the count. */
+static cmx_array gather_axes(const char* op, cmx_array a, const int* axes,
+                             int naxes, int64_t* kept, int* nkept,
+                             int64_t* keep_shape, int64_t* count,
+                             cmx_stream s) {
+  int ax[CMX_MAX_NDIM], perm[CMX_MAX_NDIM];
+  int nax = cmx__norm_axes(op, axes, naxes, a->ndim, ax);
+  if (nax < 0) return NULL;
+  bool reduced[CMX_MAX_NDIM] = {false};
+  for (int i = 0; i < nax; i++) reduced[ax[i]] = true;
+  int k = 0;
+  *count = 1;
+  for (int d = 0; d < a->ndim; d++) {
+    keep_shape[d] = reduced[d] ? 1 : a->dims[d];
+    if (!reduced[d]) {
+      kept[k] = a->dims[d];
+      perm[k++] = d;
+    } else {
+      *count *= a->dims[d];
+    }
+  }
+  *nkept = k;
+  for (int i = 0; i < nax; i++) perm[k + i] = ax[i];
+  cmx_array t = cmx__transpose(a, perm, a->ndim, s);
+  kept[k] = *count;
+  return cmx__reshape(t, kept, k + 1, s);
+}
+
+cmx_array cmx__median(cmx_array a, const int* axes, int naxes,
+                      bool keepdims, cmx_stream s) {
+  if (!CMX__ARGS("median", a)) return NULL;
+  int64_t kept[CMX_MAX_NDIM + 1], keep_shape[CMX_MAX_NDIM], count;
+  int nkept;
+  cmx_array x = gather_axes("median", a, axes, naxes, kept, &nkept,
+                            keep_shape, &count, s);
+  if (!x) return NULL;
+  if (count == 0)
+    return CMX__FAIL(CMX_ERR_VALUE,
+                     "[median] Cannot compute the median of an empty "
+                     "slice.");
+  cmx_dtype odt = cmx_dtype_is_inexact(a->dtype) ? a->dtype : CMX_FLOAT32;
+  /* float16/bfloat16 average in float32, rounding once */
+  cmx_dtype cdt =
+      odt == CMX_FLOAT16 || odt == CMX_BFLOAT16 ? CMX_FLOAT32 : odt;
+  int last = nkept;
+  cmx_array sorted = cmx__sort(x, &last, s);
+  int64_t start[CMX_MAX_NDIM + 1] = {0}, stop[CMX_MAX_NDIM + 1];
+  memcpy(stop, kept, sizeof(int64_t) * (size_t)(nkept + 1));
+  start[nkept] = (count - 1) / 2;
+  stop[nkept] = start[nkept] + 1;
+  cmx_array mid = cmx__as_dtype(cmx__slice(sorted, start, stop, NULL, s),
+                                cdt, s);
+  if (count % 2 == 0) { /* halves first: no overflow near the maximum */
+    start[nkept] = count / 2;
+    stop[nkept] = count / 2 + 1;
+    cmx_array hi = cmx__as_dtype(cmx__slice(sorted, start, stop, NULL, s),
+                                 cdt, s);
+    cmx_array half = cmx__scalar(0.5, cdt);
+    mid = cmx__add(cmx__multiply(mid, half, s), cmx__multiply(hi, half, s),
+                   s);
+  }
+  if (cmx_dtype_is_inexact(a->dtype)) { /* NaNs sort last: any NaN wins */
+    start[nkept] = count - 1;
+    stop[nkept] = count;
+    cmx_array top = cmx__as_dtype(cmx__slice(sorted, start, stop, NULL, s),
+                                  cdt, s);
+    mid = cmx__where(cmx__isnan(top, s), top, mid, s);
+  }
+  mid = cmx__as_dtype(mid, odt, s);
+  return keepdims ? cmx__reshape(mid, keep_shape, a->ndim, s)
+                  : cmx__reshape(mid, kept, nkept, s);
+}
+
+/* sum(a != 0) over axes, as int32 (MLX). */
+cmx_array cmx__count_nonzero(cmx_array a, const int* axes, int naxes,
+                             bool keepdims, cmx_stream s) {
+  if (!CMX__ARGS("count_nonzero", a)) return NULL;
+  int ax[CMX_MAX_NDIM];
+  if (cmx__norm_axes("count_nonzero", axes, naxes, a->ndim, ax) < 0)
+    return NULL;
+  cmx_array nz = cmx__not_equal(a, cmx__scalar(0, a->dtype), s);
+  return cmx__as_dtype(cmx__sum(nz, axes, naxes, keepdims, s), CMX_INT32, s);
+}
+
+cmx_status cmx_median(cmx_array* out, cmx_array a, const int* axes,
+                      int naxes, bool keepdims, cmx_stream s) {
+  CMX__PUBLIC(out, "median", cmx__median(a, axes, naxes, keepdims, s));
+}
+
+cmx_status cmx_count_nonzero(cmx_array* out, cmx_array a, const int* axes,
+                             int naxes, bool keepdims, cmx_stream s) {
+  CMX__PUBLIC(out, "count_nonzero",
+              cmx__count_nonzero(a, axes, naxes, keepdims, s));
 }

@@ -10,7 +10,9 @@
  * max/min). Float sums, products and log-sum-exps must lie within
  * eps_out * |ref| + c * eps_acc * sqrt(k) * scale, where eps_acc is the
  * accumulator's epsilon (float32 for float16/bfloat16): a half-precision
- * accumulator would exceed it on long lines. */
+ * accumulator would exceed it on long lines. diff (n levels of a[1:] -
+ * a[:-1]) is checked exactly against differences rounded level by level.
+ */
 #include "harness.h"
 
 #define S CMX_STREAM_DEFAULT
@@ -366,9 +368,93 @@ static void test_errors(void) {
   cmx_array_release_all((cmx_array[]){a, c, z, r}, 4);
 }
 
+/* diff: levels of differences in double, each rounded to the dtype as the
+ * op's subtract rounds (not_equal for bool), so results match exactly. */
+static void test_diff(void) {
+  const h_shape shapes[] = {{1, {7}}, {1, {1}}, {1, {0}}, {2, {3, 5}},
+                            {3, {4, 1, 6}}, {3, {2, 0, 3}}, {2, {33, 65}}};
+  for (int di = 0; H_ALL[di] != CMX_NUM_DTYPES; di++) {
+    cmx_dtype dt = H_ALL[di];
+    for (int si = 0; si < (int)(sizeof shapes / sizeof shapes[0]); si++) {
+      const h_shape* sh = &shapes[si];
+      h_tensor x = h_random(sh->dims, sh->ndim, dt, -50, 50, 41 + si + di);
+      for (int axis = -sh->ndim; axis < sh->ndim; axis++) {
+        int ax = axis < 0 ? axis + sh->ndim : axis;
+        int64_t len = sh->dims[ax];
+        for (int n = 0; n <= len + 1 && n <= 4; n++) {
+          /* reference: apply n levels */
+          /* integers: exact wrapping differences in uint64 bits */
+          bool integer = cmx_dtype_is_integer(dt);
+          h_tensor cur = h_alloc(x.shape, x.ndim, dt);
+          uint64_t* u = malloc(sizeof(uint64_t) * (size_t)(x.size + 1));
+          for (int64_t i = 0; i < x.size; i++)
+            u[i] = (uint64_t)(int64_t)x.re[i];
+          memcpy(cur.re, x.re, sizeof(double) * (size_t)x.size);
+          if (cur.im) memcpy(cur.im, x.im, sizeof(double) * (size_t)x.size);
+          for (int lev = 0; lev < n && cur.shape[ax] > 0; lev++) {
+            int64_t osh[4];
+            memcpy(osh, cur.shape, sizeof osh);
+            osh[ax] -= 1;
+            h_tensor nx = h_alloc(osh, cur.ndim, dt);
+            lines_t lo = lines_of(osh, cur.ndim, ax);
+            lines_t li = lines_of(cur.shape, cur.ndim, ax);
+            for (int64_t L = 0; L < lo.lines; L++)
+              for (int64_t i = 0; i < lo.n; i++) {
+                int64_t o = flat(&lo, L, i), a = flat(&li, L, i + 1),
+                        b = flat(&li, L, i);
+                if (integer)
+                  u[o] = u[a] - u[b]; /* o < a: in place is safe */
+                if (dt == CMX_BOOL)
+                  nx.re[o] = cur.re[a] != cur.re[b];
+                else if (integer)
+                  nx.re[o] = wrap_to(u[o], dt);
+                else
+                  nx.re[o] = h_round_to(cur.re[a] - cur.re[b], dt);
+                if (nx.im) nx.im[o] = h_round_to(cur.im[a] - cur.im[b], dt);
+              }
+            h_free(&cur);
+            cur = nx;
+          }
+          free(u);
+          for (int lay = 0; lay < H_NUM_LAYOUTS; lay++) {
+            if (lay == H_TRANSPOSED && sh->ndim < 2) continue;
+            cmx_array a = h_array(&x, (h_layout)lay), r = NULL;
+            OK(cmx_diff(&r, a, n, axis, S));
+            h_tensor g = h_read(r);
+            char what[128], ss[64];
+            snprintf(what, sizeof what, "diff %s %s axis %d n %d %s",
+                     cmx_dtype_name(dt),
+                     cmx__shape_str(sh->dims, sh->ndim, ss, sizeof ss), axis,
+                     n, h_layout_names[lay]);
+            CHECK(h_close(&g, &cur, 0, 0, what));
+            h_free(&g);
+            cmx_array_release(a);
+            cmx_array_release(r);
+          }
+          h_free(&cur);
+        }
+      }
+      h_free(&x);
+    }
+  }
+  int64_t sh[2] = {2, 3};
+  cmx_array a, z, r = NULL;
+  OK(cmx_zeros(&a, sh, 2, CMX_FLOAT32, S));
+  OK(cmx_array_from_double(&z, 1.0, CMX_FLOAT32));
+  FAILS(cmx_diff(&r, z, 1, -1, S), CMX_ERR_VALUE,
+        "[diff] diff requires input that is at least one dimensional.");
+  FAILS(cmx_diff(&r, a, -1, -1, S), CMX_ERR_VALUE,
+        "[diff] order must be non-negative but got -1.");
+  FAILS(cmx_diff(&r, a, 1, 2, S), CMX_ERR_VALUE,
+        "[diff] axis 2 is out of bounds for array of dimension 2");
+  CHECK(r == NULL);
+  cmx_array_release_all((cmx_array[]){a, z}, 2);
+}
+
 int main(void) {
   RUN(test_scans);
   RUN(test_cases);
   RUN(test_errors);
+  RUN(test_diff);
   return test_summary("test_scan");
 }
