@@ -493,6 +493,68 @@ cmx_status cmx_kron(cmx_array* out, cmx_array a, cmx_array b, cmx_stream s);
  * has dtype; NULL: sum's dtype (integers widen to 32/64 bits, as MLX). */
 cmx_status cmx_trace(cmx_array* out, cmx_array a, int offset, int axis1,
                      int axis2, const cmx_dtype* dtype, cmx_stream s);
+/* ================= sort and scan ================= */
+/* Axis arguments are `const int* axis`: NULL works on the flattened array
+ * (MLX's axis=None), else *axis may be negative. */
+
+/* A sorted copy of a along *axis. Stable; NaNs sort last; -0.0 equals 0.0;
+ * complex64 orders by real part, then imaginary part (as NumPy). */
+cmx_status cmx_sort(cmx_array* out, cmx_array a, const int* axis,
+                    cmx_stream s);
+/* The uint32 indices that sort a along *axis (stable: equal keys keep their
+ * index order). */
+cmx_status cmx_argsort(cmx_array* out, cmx_array a, const int* axis,
+                       cmx_stream s);
+/* A copy of a where, along *axis, element kth (negative: from the end) is
+ * the one a sort would put there, no element before it is larger and none
+ * after it is smaller. The order within each side is unspecified. */
+cmx_status cmx_partition(cmx_array* out, cmx_array a, int kth,
+                         const int* axis, cmx_stream s);
+/* The uint32 indices that partition a along *axis around kth (ties are
+ * broken by index, so index kth is argsort's index kth). */
+cmx_status cmx_argpartition(cmx_array* out, cmx_array a, int kth,
+                            const int* axis, cmx_stream s);
+/* The k largest elements along *axis (0 <= k <= size of the axis), as MLX:
+ * the last k of partition(a, -k), in no particular order (k equal to the
+ * axis size gives a unchanged). */
+cmx_status cmx_topk(cmx_array* out, cmx_array a, int k, const int* axis,
+                    cmx_stream s);
+/* For each element of values, the uint32 index where it would be inserted
+ * into the 1-d ascending sorted_sequence to keep it sorted: the first such
+ * index (right == false, NumPy side='left') or the last (side='right').
+ * Dtypes are promoted together; NaNs order last as in sort. Shape of
+ * values. */
+cmx_status cmx_searchsorted(cmx_array* out, cmx_array sorted_sequence,
+                            cmx_array values, bool right, cmx_stream s);
+
+/* Cumulative sum/product/max/min/log-sum-exp along *axis (NULL: of the
+ * flattened array). reverse scans from the end; inclusive == false shifts
+ * by one, starting from the identity (0, 1, lowest, highest, -inf).
+ * cumsum of bool gives int32; integers wrap on overflow; float16/bfloat16
+ * accumulate in float32. logcumsumexp takes real inputs and gives float32
+ * for integers and bool. */
+#define CMX__SCAN_OPS(X) \
+  X(cumsum) X(cumprod) X(cummax) X(cummin) X(logcumsumexp)
+#define CMX__DECLARE_SCAN(name)                                        \
+  cmx_status cmx_##name(cmx_array* out, cmx_array a, const int* axis, \
+                        bool reverse, bool inclusive, cmx_stream s);
+CMX__SCAN_OPS(CMX__DECLARE_SCAN)
+/* The n-th discrete difference along axis (NumPy's diff: out[i] =
+ * a[i+1] - a[i] applied n times; bool uses not_equal). n >= 0; n == 0
+ * gives a; n at least the axis size gives an empty axis. a must be at
+ * least 1-d. */
+cmx_status cmx_diff(cmx_array* out, cmx_array a, int n, int axis,
+                    cmx_stream s);
+/* The median over axes (NULL: all): the middle element of the sorted
+ * values, or the mean of the two middle ones for even counts. Floating
+ * result (float32 for integers and bool). A slice holding a NaN gives its
+ * last sorted element, as NumPy (NaN; for complex64 the NaN of NumPy's
+ * order). Empty slices are errors. */
+cmx_status cmx_median(cmx_array* out, cmx_array a, const int* axes,
+                      int naxes, bool keepdims, cmx_stream s);
+/* The number of nonzero elements over axes (NULL: all), as int32. */
+cmx_status cmx_count_nonzero(cmx_array* out, cmx_array a, const int* axes,
+                             int naxes, bool keepdims, cmx_stream s);
 
 #ifdef __cplusplus
 }

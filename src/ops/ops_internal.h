@@ -250,4 +250,24 @@ cmx_array cmx__kron(cmx_array a, cmx_array b, cmx_stream s);
 cmx_array cmx__trace(cmx_array a, int offset, int axis1, int axis2,
                      const cmx_dtype* dtype, cmx_stream s);
 
+/* ---------------- sort and scan ---------------- */
+cmx_array cmx__sort(cmx_array a, const int* axis, cmx_stream s);
+cmx_array cmx__argsort(cmx_array a, const int* axis, cmx_stream s);
+cmx_array cmx__partition(cmx_array a, int kth, const int* axis,
+                         cmx_stream s);
+cmx_array cmx__argpartition(cmx_array a, int kth, const int* axis,
+                            cmx_stream s);
+cmx_array cmx__topk(cmx_array a, int k, const int* axis, cmx_stream s);
+cmx_array cmx__searchsorted(cmx_array sorted_sequence, cmx_array values,
+                            bool right, cmx_stream s);
+#define CMX__DECLARE_SCAN_INTERNAL(name)                            \
+  cmx_array cmx__##name(cmx_array a, const int* axis, bool reverse, \
+                        bool inclusive, cmx_stream s);
+CMX__SCAN_OPS(CMX__DECLARE_SCAN_INTERNAL)
+cmx_array cmx__diff(cmx_array a, int n, int axis, cmx_stream s);
+cmx_array cmx__median(cmx_array a, const int* axes, int naxes,
+                      bool keepdims, cmx_stream s);
+cmx_array cmx__count_nonzero(cmx_array a, const int* axes, int naxes,
+                             bool keepdims, cmx_stream s);
+
 #endif

@@ -117,6 +117,13 @@
   X(Scatter, 0)                                             \
   X(GatherAxis, 0)                                          \
   X(ScatterAxis, 0)                                         \
+  /* ---- sort and scan (sort.c, scan.c) ---- */            \
+  X(Sort, 0)                                                \
+  X(ArgSort, 0)                                             \
+  X(Partition, 0)                                           \
+  X(ArgPartition, 0)                                        \
+  X(SearchSorted, 0)                                        \
+  X(Scan, 0)                                                \
   /* ---- matrix products (matmul.c) ---- */                \
   X(Matmul, 0)                                              \
   X(AddMM, 0)                                               \

@@ -61,6 +61,16 @@ CMX__KERNEL(cmx__cpu_gather);
 CMX__KERNEL(cmx__cpu_gather_axis);
 CMX__KERNEL(cmx__cpu_scatter);
 CMX__KERNEL(cmx__cpu_scatter_axis);
+/* ---- sort and scan (sort.c, scan.c) ---- */
+/* Sort, ArgSort, Partition, ArgPartition: in = {a}; SearchSorted: in =
+ * {sorted_sequence (1-d), values} of one dtype; Scan: in = {a} of out's
+ * dtype. */
+CMX__KERNEL(cmx__cpu_sort);
+CMX__KERNEL(cmx__cpu_argsort);
+CMX__KERNEL(cmx__cpu_partition);
+CMX__KERNEL(cmx__cpu_argpartition);
+CMX__KERNEL(cmx__cpu_searchsorted);
+CMX__KERNEL(cmx__cpu_scan);
 
 /* ---- matrix products (matmul.c) ---- */
 /* Matmul: in = {a, b}; AddMM: in = {a, b, c} with c of out's shape. */
