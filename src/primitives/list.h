@@ -107,6 +107,9 @@
   X(SliceUpdate, 0)                                         \
   X(Concatenate, 0)                                         \
   X(Pad, 0)                                                 \
+  /* ---- random numbers (random.c) ---- */                 \
+  X(RandomBits, CMX_PRIM_RANDOM)                            \
+  X(CovSqrt, 0)                                             \
   /* ---- matrix products (matmul.c) ---- */                \
   X(Matmul, 0)                                              \
   X(AddMM, 0)                                               \
