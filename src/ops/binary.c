@@ -6,6 +6,7 @@
  * take integers and bool only. Integer floor division and remainder follow
  * NumPy (floor, sign of the divisor) and give 0 for a zero divisor.
  */
+#include <string.h>
 #include "ops/ops_internal.h"
 
 static cmx_dtype at_least_float(cmx_dtype d) {
@@ -15,6 +16,13 @@ static cmx_dtype at_least_float(cmx_dtype d) {
 /* Converts a and b to dt and broadcasts them to a common shape. */
 static bool prepare(const char* op, cmx_array a, cmx_array b, cmx_dtype dt,
                     cmx_stream s, cmx_array* pa, cmx_array* pb) {
+  /* Same shapes (the common case) need no broadcasting work. */
+  if (a->ndim == b->ndim &&
+      memcmp(a->dims, b->dims, (size_t)a->ndim * sizeof(int64_t)) == 0) {
+    *pa = cmx__as_dtype(a, dt, s);
+    *pb = cmx__as_dtype(b, dt, s);
+    return *pa && *pb;
+  }
   int64_t shape[CMX_MAX_NDIM];
   int nd;
   if (!cmx__broadcast_shape(op, a->dims, a->ndim, b->dims, b->ndim, shape, &nd))

@@ -93,6 +93,11 @@
   /* ---- ternary elementwise (ternary.c) ---- */           \
   X(Select, CMX__EW)                                        \
   /* ---- reductions (reduce.c) ---- */                     \
+  X(Reduce, 0)                                              \
+  X(ArgReduce, 0)                                           \
+  X(LogSumExp, 0)                                           \
+  X(Softmax, 0)                                             \
+  X(Var, 0)                                                 \
   /* ---- shape and views (shape.c) ---- */                 \
   X(Broadcast, CMX_PRIM_VIEW)                               \
   X(Transpose, CMX_PRIM_VIEW)                               \

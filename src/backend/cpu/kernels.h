@@ -35,7 +35,12 @@ CMX__KERNEL(cmx__cpu_compare);
 /* ---- ternary (ternary.c) ---- */
 CMX__KERNEL(cmx__cpu_select);
 
-/* ---- reductions (reduce.c) ---- */
+/* ---- reductions (reduce.c, reduce_arg.c, softmax.c) ---- */
+CMX__KERNEL(cmx__cpu_reduce);
+CMX__KERNEL(cmx__cpu_arg_reduce);
+CMX__KERNEL(cmx__cpu_logsumexp);
+CMX__KERNEL(cmx__cpu_softmax);
+CMX__KERNEL(cmx__cpu_var);
 
 /* ---- shape and views (shape.c) ---- */
 CMX__KERNEL(cmx__cpu_broadcast);
