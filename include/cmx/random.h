@@ -10,12 +10,14 @@
  *                       CMX_STREAM_DEFAULT);              // uses it
  *
  * Keys are counter-based threefry2x32 keys exactly as MLX and JAX use
- * them: a uint32 array of shape (2). Given the same key, bits, keys from
- * split and the samples match MLX's (and bits and split JAX's) bit for
- * bit. uniform, bernoulli, randint, gumbel, laplace and permutation use
- * only IEEE arithmetic and match exactly; normal and truncated_normal go
- * through erfinv, which cmx computes to within an ulp where MLX uses a
- * float32 polynomial, so they can differ from MLX in the last bits.
+ * them: a uint32 array of shape (2). Given the same key, bits and split
+ * match MLX's and JAX's bit for bit, and every sampler is built from those
+ * bits with the same sequence of ops as MLX's. uniform, bernoulli and
+ * randint use only basic IEEE arithmetic and match MLX exactly; samplers
+ * that go through transcendental functions (normal, truncated_normal,
+ * gumbel, laplace, categorical, multivariate_normal) can differ from MLX in
+ * the last bits where cmx's log/erfinv/... round differently (erfinv most:
+ * cmx's is accurate to about an ulp, MLX's is a float32 polynomial).
  *
  * Conventions (all functions):
  * - key NULL means "use the global key state": it is split (as MLX's
@@ -83,8 +85,10 @@ cmx_status cmx_random_multivariate_normal(cmx_array* out, cmx_array mean,
                                           int ndim, cmx_dtype dtype,
                                           cmx_array key, cmx_stream s);
 /* Integers in [low, high) (integer dtypes and bool; default int32). As
- * MLX: drawn as float32 uniforms, so bounds beyond 2^24 lose resolution;
- * an empty interval (high <= low) gives low, not an error. */
+ * MLX (with ml-explore/mlx#4012): the floor of a float32 uniform on
+ * [low, high), cast, clamped to [low, high - 1]; so bounds beyond 2^24
+ * lose resolution, and an empty interval (high <= low) gives low, not an
+ * error. */
 cmx_status cmx_random_randint(cmx_array* out, cmx_array low, cmx_array high,
                               const int64_t* shape, int ndim, cmx_dtype dtype,
                               cmx_array key, cmx_stream s);
@@ -106,6 +110,20 @@ cmx_status cmx_random_gumbel(cmx_array* out, const int64_t* shape, int ndim,
 cmx_status cmx_random_laplace(cmx_array* out, const int64_t* shape, int ndim,
                               cmx_dtype dtype, double loc, double scale,
                               cmx_array key, cmx_stream s);
+
+/* ---------------- selection ---------------- */
+/* Indices (uint32) drawn from the categorical distributions whose
+ * unnormalised log-probabilities lie along `axis` of logits (Gumbel-max).
+ * shape NULL: logits' shape without axis; otherwise shape must be that
+ * shape broadcast to (ValueError naming both shapes). */
+cmx_status cmx_random_categorical(cmx_array* out, cmx_array logits, int axis,
+                                  const int64_t* shape, int ndim, cmx_array key,
+                                  cmx_stream s);
+/* num_samples draws from each distribution: the result is logits' shape
+ * without axis, plus (num_samples). (MLX's num_samples argument.) */
+cmx_status cmx_random_categorical_n(cmx_array* out, cmx_array logits, int axis,
+                                    int64_t num_samples, cmx_array key,
+                                    cmx_stream s);
 
 #ifdef __cplusplus
 }

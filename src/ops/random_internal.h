@@ -8,6 +8,7 @@
 
 #include "cmx/random.h"
 #include "ops/ops_internal.h"
+#include "ops/shape_internal.h"
 
 /* A (2,) uint32 key from a seed (MLX's layout). */
 cmx_array cmx__random_key(uint64_t seed);
@@ -41,5 +42,11 @@ cmx_array cmx__random_gumbel(const int64_t* shape, int ndim, cmx_dtype dt,
 cmx_array cmx__random_laplace(const int64_t* shape, int ndim, cmx_dtype dt,
                               double loc, double scale, cmx_array key,
                               cmx_stream s);
+cmx_array cmx__random_categorical(cmx_array logits, int axis,
+                                  const int64_t* shape, int ndim, cmx_array key,
+                                  cmx_stream s);
+cmx_array cmx__random_categorical_n(cmx_array logits, int axis,
+                                    int64_t num_samples, cmx_array key,
+                                    cmx_stream s);
 
 #endif

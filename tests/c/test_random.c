@@ -1027,6 +1027,151 @@ static void test_multivariate_normal(void) {
   cmx_array_release_all(arr, sizeof arr / sizeof arr[0]);
 }
 
+/* ---------------- categorical ---------------- */
+/* Index of the first maximum of g[i] + l[i] (float sums) over n values
+ * with strides gs and ls. */
+static uint32_t ref_argmax(const float* g, int64_t gst, const float* l,
+                           int64_t lst, int64_t n) {
+  uint32_t best = 0;
+  float bv = g[0] + l[0];
+  for (int64_t i = 1; i < n; i++) {
+    float v = g[i * gst] + l[i * lst];
+    if (v > bv) {
+      bv = v;
+      best = (uint32_t)i;
+    }
+  }
+  return best;
+}
+
+static void test_categorical(void) {
+  float lg[20];
+  for (int i = 0; i < 20; i++) lg[i] = (float)((i * 7) % 5) * 0.5f - 1.0f;
+  cmx_array logits = NULL, k = mk_key(12, 34), c = NULL, g = NULL;
+  OK(cmx_array_from_data(&logits, lg, (int64_t[]){4, 5}, 2, CMX_FLOAT32));
+  /* axis -1: Gumbel noise of shape (4, 5) from the same key. */
+  OK(cmx_random_gumbel(&g, (int64_t[]){4, 5}, 2, CMX_FLOAT32, k, S));
+  float* gv = fetch(g);
+  OK(cmx_random_categorical(&c, logits, -1, NULL, 0, k, S));
+  CHECK(cmx_array_dtype(c) == CMX_UINT32 && cmx_array_ndim(c) == 1 &&
+        cmx_array_dim(c, 0) == 4);
+  uint32_t* cv = fetch(c);
+  bool ok = true;
+  for (int i = 0; i < 4; i++)
+    ok = ok && cv[i] == ref_argmax(gv + 5 * i, 1, lg + 5 * i, 1, 5);
+  CHECK(ok);
+  free(cv);
+  cmx_array_release(c);
+  /* axis 0: the same noise shape, reduced over rows. */
+  OK(cmx_random_categorical(&c, logits, 0, NULL, 0, k, S));
+  CHECK(cmx_array_ndim(c) == 1 && cmx_array_dim(c, 0) == 5);
+  cv = fetch(c);
+  ok = true;
+  for (int j = 0; j < 5; j++)
+    ok = ok && cv[j] == ref_argmax(gv + j, 5, lg + j, 5, 4);
+  CHECK(ok);
+  free(cv);
+  free(gv);
+  cmx_array_release(c);
+  cmx_array_release(g);
+  /* num_samples: (4, 5) axis 1, 7 samples -> (4, 7); noise (4, 5, 7). */
+  OK(cmx_random_categorical_n(&c, logits, 1, 7, k, S));
+  CHECK(cmx_array_ndim(c) == 2 && cmx_array_dim(c, 0) == 4 &&
+        cmx_array_dim(c, 1) == 7);
+  OK(cmx_random_gumbel(&g, (int64_t[]){4, 5, 7}, 3, CMX_FLOAT32, k, S));
+  gv = fetch(g);
+  cv = fetch(c);
+  ok = true;
+  for (int i = 0; i < 4; i++)
+    for (int t = 0; t < 7; t++)
+      ok = ok &&
+           cv[i * 7 + t] == ref_argmax(gv + i * 35 + t, 7, lg + 5 * i, 1, 5);
+  CHECK(ok);
+  free(cv);
+  free(gv);
+  cmx_array_release(c);
+  cmx_array_release(g);
+  OK(cmx_random_categorical_n(&c, logits, 0, 3, k, S));
+  CHECK(cmx_array_ndim(c) == 2 && cmx_array_dim(c, 0) == 5 &&
+        cmx_array_dim(c, 1) == 3);
+  cmx_array_release(c);
+  /* A requested shape: (6, 4) from logits (4, 5) along axis 1. */
+  OK(cmx_random_categorical(&c, logits, 1, (int64_t[]){6, 4}, 2, k, S));
+  CHECK(cmx_array_ndim(c) == 2 && cmx_array_dim(c, 0) == 6 &&
+        cmx_array_dim(c, 1) == 4);
+  OK(cmx_random_gumbel(&g, (int64_t[]){6, 4, 5}, 3, CMX_FLOAT32, k, S));
+  gv = fetch(g);
+  cv = fetch(c);
+  ok = true;
+  for (int r = 0; r < 6; r++)
+    for (int i = 0; i < 4; i++)
+      ok = ok && cv[r * 4 + i] ==
+                     ref_argmax(gv + r * 20 + i * 5, 1, lg + 5 * i, 1, 5);
+  CHECK(ok);
+  free(cv);
+  free(gv);
+  cmx_array_release(c);
+  cmx_array_release(g);
+
+  /* Frequencies against softmax(logits) over 1M draws (5 sigma). */
+  float l4[4] = {0, 1, 2, -1};
+  cmx_array l = NULL;
+  OK(cmx_array_from_data(&l, l4, (int64_t[]){4}, 1, CMX_FLOAT32));
+  int64_t n = NSTAT;
+  OK(cmx_random_categorical(&c, l, 0, &n, 1, k, S));
+  cv = fetch(c);
+  int64_t cnt[4] = {0};
+  ok = true;
+  for (int64_t i = 0; i < n; i++) {
+    ok = ok && cv[i] < 4;
+    if (cv[i] < 4) cnt[cv[i]]++;
+  }
+  double z = 0;
+  for (int j = 0; j < 4; j++) z += exp(l4[j]);
+  for (int j = 0; j < 4; j++) {
+    double pj = exp(l4[j]) / z, sd = sqrt(pj * (1 - pj) / (double)n);
+    ok = ok && fabs(cnt[j] / (double)n - pj) < 5 * sd;
+  }
+  CHECK_MSG(ok, "categorical counts %lld %lld %lld %lld", (long long)cnt[0],
+            (long long)cnt[1], (long long)cnt[2], (long long)cnt[3]);
+  free(cv);
+  cmx_array_release(c);
+  /* float16 and float64 logits are accepted. */
+  cmx_array l16 = NULL;
+  OK(cmx_astype(&l16, logits, CMX_FLOAT16, S));
+  OK(cmx_random_categorical(&c, l16, -1, NULL, 0, k, S));
+  CHECK(cmx_array_dtype(c) == CMX_UINT32);
+  OK(cmx_array_eval(c));
+  cmx_array_release(c);
+
+  /* Errors (MLX's cases). */
+  cmx_array z1020 = NULL;
+  OK(cmx_zeros(&z1020, (int64_t[]){10, 20}, 2, CMX_FLOAT32, S));
+  FAILS(cmx_random_categorical(&c, z1020, 2, NULL, 0, k, S), CMX_ERR_VALUE,
+        "[categorical] Invalid axis 2 for logits with 2 dimensions.");
+  FAILS(cmx_random_categorical(&c, z1020, -3, NULL, 0, k, S), CMX_ERR_VALUE,
+        "[categorical] Invalid axis -3 for logits with 2 dimensions.");
+  FAILS(cmx_random_categorical_n(&c, z1020, 5, 2, k, S), CMX_ERR_VALUE,
+        "[categorical] Invalid axis 5");
+  FAILS(cmx_random_categorical(&c, z1020, 1, (int64_t[]){1}, 1, k, S),
+        CMX_ERR_VALUE,
+        "[categorical] Requested shape (1) is not broadcast compatible with "
+        "reduced logits shape (10).");
+  FAILS(cmx_random_categorical(&c, z1020, 1, (int64_t[]){11}, 1, k, S),
+        CMX_ERR_VALUE, "[categorical] Requested shape (11)");
+  FAILS(cmx_random_categorical_n(&c, z1020, 1, -1, k, S), CMX_ERR_VALUE,
+        "[categorical] num_samples must be non-negative");
+  OK(cmx_random_categorical(&c, z1020, 0, (int64_t[]){5, 20}, 2, k, S));
+  uint32_t* mx = fetch(c);
+  ok = true;
+  for (int i = 0; i < 100; i++) ok = ok && mx[i] < 10;
+  CHECK(ok);
+  free(mx);
+  cmx_array_release(c);
+  cmx_array arr[] = {logits, k, l, l16, z1020};
+  cmx_array_release_all(arr, sizeof arr / sizeof arr[0]);
+}
+
 /* ---------------- errors ---------------- */
 static void test_errors(void) {
   cmx_array o = NULL, k = mk_key(0, 0);
@@ -1172,6 +1317,7 @@ int main(void) {
   RUN(test_dtypes);
   RUN(test_determinism);
   RUN(test_multivariate_normal);
+  RUN(test_categorical);
   RUN(test_errors);
   return test_summary("test_random");
 }
