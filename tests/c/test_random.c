@@ -23,6 +23,8 @@
 #include <pthread.h>
 
 #include "harness.h"
+#include "primitives/random.h"
+#include "primitives/registry.h"
 
 #define S CMX_STREAM_DEFAULT
 
@@ -287,6 +289,46 @@ static void test_bits_reference(void) {
   cmx_array_release(b);
   cmx_array_release(sk);
   cmx_array_release(base);
+}
+
+/* The RandomBits primitive with a batch of keys (K, 2) -> (K, M), the
+ * form vmap produces: each key's block as if drawn alone (MLX's vmap test
+ * values for keys (0, 0) and (1, 1)), also for widths whose blocks are not
+ * word-aligned. */
+static void test_bits_batched(void) {
+  static const int widths[] = {4, 2, 1};
+  static const int64_t ms[] = {3, 5, 1, 7, 0, 1001};
+  uint32_t kv[6] = {0, 0, 1, 1, 0xabcdef01u, 77};
+  cmx_array keys = NULL;
+  OK(cmx_array_from_data(&keys, kv, (int64_t[]){3, 2}, 2, CMX_UINT32));
+  for (int wi = 0; wi < 3; wi++)
+    for (size_t mi = 0; mi < sizeof ms / sizeof ms[0]; mi++) {
+      int w = widths[wi];
+      cmx__random_bits_params q = {.width = w};
+      cmx_primitive* p =
+          cmx_primitive_new(&cmx__vt_RandomBits, &q, sizeof q, S);
+      int64_t shape[2] = {3, ms[mi]};
+      const int64_t* shapes[1] = {shape};
+      int nd = 2;
+      cmx_dtype dt = w == 4 ? CMX_UINT32 : w == 2 ? CMX_UINT16 : CMX_UINT8;
+      cmx_array out = NULL;
+      OK(cmx_primitive_apply(&out, 1, p, &keys, 1, shapes, &nd, &dt));
+      uint8_t* got = fetch(out);
+      int64_t bpk = ms[mi] * w;
+      uint8_t* want = malloc((size_t)(3 * bpk + 4));
+      for (int k = 0; k < 3; k++) ref_bits(kv + 2 * k, bpk, want + k * bpk);
+      CHECK_MSG(memcmp(got, want, (size_t)(3 * bpk)) == 0,
+                "batched bits width %d, %lld per key", w, (long long)ms[mi]);
+      if (w == 4 && ms[mi] == 3) {
+        static const uint32_t mlx[6] = {4146024105u, 1351547692u, 2718843009u,
+                                        3725146706u, 1802982961u, 1349634643u};
+        CHECK(memcmp(got, mlx, sizeof mlx) == 0);
+      }
+      free(got);
+      free(want);
+      cmx_array_release(out);
+    }
+  cmx_array_release(keys);
 }
 
 static void test_split(void) {
@@ -1306,6 +1348,7 @@ int main(void) {
   RUN(test_key);
   RUN(test_bits_known);
   RUN(test_bits_reference);
+  RUN(test_bits_batched);
   RUN(test_split);
   RUN(test_global_state);
   RUN(test_threads);
