@@ -14,6 +14,7 @@
 
 #include "cmx/ops.h"
 #include "core/internal.h"
+#include "primitives/indexing.h"
 #include "primitives/registry.h"
 
 /* ---------------- helpers (ops/common.c) ---------------- */
@@ -158,5 +159,60 @@ cmx_array cmx__view(cmx_array a, cmx_dtype dt, cmx_stream s);
 cmx_array cmx__matmul(cmx_array a, cmx_array b, cmx_stream s);
 cmx_array cmx__addmm(cmx_array c, cmx_array a, cmx_array b, float alpha,
                      float beta, cmx_stream s);
+
+/* ---------------- indexing ---------------- */
+cmx_array cmx__gather(cmx_array a, const cmx_array* indices, int nindices,
+                      const int* axes, int naxes, const int64_t* slice_sizes,
+                      int nslice, cmx_stream s);
+/* Scatter with reduction mode; `op` names the caller in errors. */
+cmx_array cmx__scatter_op(const char* op, cmx_array a,
+                          const cmx_array* indices, int nindices,
+                          cmx_array updates, const int* axes, int naxes,
+                          cmx__scatter_mode mode, cmx_stream s);
+cmx_array cmx__scatter(cmx_array a, const cmx_array* indices, int nindices,
+                       cmx_array updates, const int* axes, int naxes,
+                       cmx_stream s);
+cmx_array cmx__scatter_add(cmx_array a, const cmx_array* indices,
+                           int nindices, cmx_array updates, const int* axes,
+                           int naxes, cmx_stream s);
+cmx_array cmx__scatter_prod(cmx_array a, const cmx_array* indices,
+                            int nindices, cmx_array updates, const int* axes,
+                            int naxes, cmx_stream s);
+cmx_array cmx__scatter_max(cmx_array a, const cmx_array* indices,
+                           int nindices, cmx_array updates, const int* axes,
+                           int naxes, cmx_stream s);
+cmx_array cmx__scatter_min(cmx_array a, const cmx_array* indices,
+                           int nindices, cmx_array updates, const int* axes,
+                           int naxes, cmx_stream s);
+cmx_array cmx__take(cmx_array a, cmx_array indices, const int* axis,
+                    cmx_stream s);
+cmx_array cmx__take_along_axis(cmx_array a, cmx_array indices,
+                               const int* axis, cmx_stream s);
+cmx_array cmx__put_along_axis(cmx_array a, cmx_array indices,
+                              cmx_array values, const int* axis,
+                              cmx_stream s);
+/* put_along_axis with a reduction (MLX's scatter_add_axis for ADD). */
+cmx_array cmx__scatter_axis(const char* op, cmx_array a, cmx_array indices,
+                            cmx_array values, const int* axis,
+                            cmx__scatter_mode mode, cmx_stream s);
+cmx_array cmx__slice_update_add(cmx_array src, cmx_array update,
+                                const int64_t* start, const int64_t* stop,
+                                const int64_t* strides, cmx_stream s);
+cmx_array cmx__slice_update_prod(cmx_array src, cmx_array update,
+                                 const int64_t* start, const int64_t* stop,
+                                 const int64_t* strides, cmx_stream s);
+cmx_array cmx__slice_update_max(cmx_array src, cmx_array update,
+                                const int64_t* start, const int64_t* stop,
+                                const int64_t* strides, cmx_stream s);
+cmx_array cmx__slice_update_min(cmx_array src, cmx_array update,
+                                const int64_t* start, const int64_t* stop,
+                                const int64_t* strides, cmx_stream s);
+cmx_array cmx__index_get(cmx_array a, const cmx_index* index, int n,
+                         cmx_stream s);
+cmx_array cmx__index_set(cmx_array a, const cmx_index* index, int n,
+                         cmx_array value, cmx_stream s);
+cmx_array cmx__index_update(cmx_array a, const cmx_index* index, int n,
+                            cmx_array value, cmx_index_update_op op,
+                            cmx_stream s);
 
 #endif

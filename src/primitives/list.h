@@ -112,6 +112,11 @@
   X(SliceUpdate, 0)                                         \
   X(Concatenate, 0)                                         \
   X(Pad, 0)                                                 \
+  /* ---- indexing (indexing.c) ---- */                     \
+  X(Gather, 0)                                              \
+  X(Scatter, 0)                                             \
+  X(GatherAxis, 0)                                          \
+  X(ScatterAxis, 0)                                         \
   /* ---- random numbers (random.c) ---- */                 \
   X(RandomBits, CMX_PRIM_RANDOM)                            \
   X(CovSqrt, 0)                                             \

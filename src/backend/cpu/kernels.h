@@ -56,6 +56,12 @@ CMX__KERNEL(cmx__cpu_slice_update);
 CMX__KERNEL(cmx__cpu_concatenate);
 CMX__KERNEL(cmx__cpu_pad);
 
+/* ---- indexing (indexing.c, scatter.c) ---- */
+CMX__KERNEL(cmx__cpu_gather);
+CMX__KERNEL(cmx__cpu_gather_axis);
+CMX__KERNEL(cmx__cpu_scatter);
+CMX__KERNEL(cmx__cpu_scatter_axis);
+
 /* ---- random numbers (random.c) ---- */
 /* RandomBits: in = {keys (K..., 2) uint32}, cmx__random_bits_params. */
 CMX__KERNEL(cmx__cpu_random_bits);
