@@ -418,6 +418,82 @@ cmx_status cmx_index_update(cmx_array* out, cmx_array a,
                             const cmx_index* index, int n, cmx_array value,
                             cmx_index_update_op op, cmx_stream s);
 
+/* ================= misc =================
+ * Composites of the ops above (MLX semantics). */
+/* Coordinate grids of n 1-D arrays (others are flattened first), written
+ * to outs[0..n). indexing "xy" (Cartesian, default for NULL) swaps the
+ * first two output axes; "ij" is matrix indexing. sparse gives shapes
+ * with size-1 dims broadcastable to the full grid instead of copies. */
+cmx_status cmx_meshgrid(cmx_array* outs, const cmx_array* arrays, int n,
+                        bool sparse, const char* indexing, cmx_stream s);
+/* NumPy's window functions of length m (m < 1: empty), float32. */
+cmx_status cmx_bartlett(cmx_array* out, int64_t m, cmx_stream s);
+cmx_status cmx_hanning(cmx_array* out, int64_t m, cmx_stream s);
+cmx_status cmx_hamming(cmx_array* out, int64_t m, cmx_stream s);
+cmx_status cmx_blackman(cmx_array* out, int64_t m, cmx_stream s);
+/* a with leading (1d, 2d) or leading and trailing (3d: (1,n,1), (m,n,1))
+ * size-1 dims added until it has at least that many; a itself otherwise. */
+cmx_status cmx_atleast_1d(cmx_array* out, cmx_array a, cmx_stream s);
+cmx_status cmx_atleast_2d(cmx_array* out, cmx_array a, cmx_stream s);
+cmx_status cmx_atleast_3d(cmx_array* out, cmx_array a, cmx_stream s);
+/* Splits a along axis into shape[axis] arrays with that axis removed,
+ * written to outs (room for shape[axis] entries). */
+cmx_status cmx_unstack(cmx_array* outs, cmx_array a, int axis, cmx_stream s);
+/* Replaces NaN by nan, +inf by *posinf and -inf by *neginf (NULL: the
+ * largest / lowest finite value of a's dtype). Integer and bool arrays
+ * come back unchanged; complex is a type error. */
+cmx_status cmx_nan_to_num(cmx_array* out, cmx_array a, double nan,
+                          const double* posinf, const double* neginf,
+                          cmx_stream s);
+/* |a - b| <= atol + rtol * |b| elementwise (broadcast), with equal
+ * infinities close and NaNs close only when equal_nan. */
+cmx_status cmx_isclose(cmx_array* out, cmx_array a, cmx_array b, double rtol,
+                       double atol, bool equal_nan, cmx_stream s);
+/* all(isclose(...)) as a 0-d bool array. */
+cmx_status cmx_allclose(cmx_array* out, cmx_array a, cmx_array b,
+                        double rtol, double atol, bool equal_nan,
+                        cmx_stream s);
+/* 0-d bool: same shape (no broadcasting; different shapes give false) and
+ * equal elements after promotion; NaNs equal when equal_nan. */
+cmx_status cmx_array_equal(cmx_array* out, cmx_array a, cmx_array b,
+                           bool equal_nan, cmx_stream s);
+/* outs[0] = floor_divide(a, b), outs[1] = remainder(a, b). */
+cmx_status cmx_divmod(cmx_array* outs, cmx_array a, cmx_array b,
+                      cmx_stream s);
+
+/* outs[i] = inputs[i] (same values, views) for i < n, whose computation
+ * waits for dependencies[0..m) to be evaluated (MLX's depends). */
+cmx_status cmx_depends(cmx_array* outs, const cmx_array* inputs, int n,
+                       const cmx_array* dependencies, int m, cmx_stream s);
+
+/* ================= linear-algebra ops =================
+ * Composites of matmul, transpose, reshape, multiply and sum; inputs are
+ * promoted as by multiply. */
+/* Sums products over the last `axes` axes of a and the first of b. Inexact
+ * dtypes use matmul; integers (which matmul does not take) and bool give
+ * the promoted dtype, wrapping on overflow. */
+cmx_status cmx_tensordot(cmx_array* out, cmx_array a, cmx_array b, int axes,
+                         cmx_stream s);
+/* Sums products over axes_a[i] of a paired with axes_b[i] of b (n pairs,
+ * equal sizes); the result has a's free axes then b's. */
+cmx_status cmx_tensordot_axes(cmx_array* out, cmx_array a, cmx_array b,
+                              const int* axes_a, const int* axes_b, int n,
+                              cmx_stream s);
+/* Inner product over the last axes (0-d operands: multiply). */
+cmx_status cmx_inner(cmx_array* out, cmx_array a, cmx_array b, cmx_stream s);
+/* Outer product of the flattened arrays: shape (a.size, b.size). */
+cmx_status cmx_outer(cmx_array* out, cmx_array a, cmx_array b, cmx_stream s);
+/* sum(conj(a) * b, axis) with a and b broadcast together. */
+cmx_status cmx_vecdot(cmx_array* out, cmx_array a, cmx_array b, int axis,
+                      cmx_stream s);
+/* Kronecker product (the lower-rank operand gets leading size-1 dims). */
+cmx_status cmx_kron(cmx_array* out, cmx_array a, cmx_array b, cmx_stream s);
+/* Sum of the offset diagonal (a[.., i, .., i + offset, ..]) of the
+ * (axis1, axis2) planes. With dtype, a is converted first and the result
+ * has dtype; NULL: sum's dtype (integers widen to 32/64 bits, as MLX). */
+cmx_status cmx_trace(cmx_array* out, cmx_array a, int offset, int axis1,
+                     int axis2, const cmx_dtype* dtype, cmx_stream s);
+
 #ifdef __cplusplus
 }
 #endif

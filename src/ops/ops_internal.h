@@ -215,4 +215,39 @@ cmx_array cmx__index_update(cmx_array a, const cmx_index* index, int n,
                             cmx_array value, cmx_index_update_op op,
                             cmx_stream s);
 
+/* ---------------- misc (ops/misc.c) ---------------- */
+bool cmx__meshgrid(cmx_array* outs, const cmx_array* arrays, int n,
+                   bool sparse, const char* indexing, cmx_stream s);
+cmx_array cmx__bartlett(int64_t m, cmx_stream s);
+cmx_array cmx__hanning(int64_t m, cmx_stream s);
+cmx_array cmx__hamming(int64_t m, cmx_stream s);
+cmx_array cmx__blackman(int64_t m, cmx_stream s);
+cmx_array cmx__atleast_1d(cmx_array a, cmx_stream s);
+cmx_array cmx__atleast_2d(cmx_array a, cmx_stream s);
+cmx_array cmx__atleast_3d(cmx_array a, cmx_stream s);
+bool cmx__unstack(cmx_array* outs, cmx_array a, int axis, cmx_stream s);
+cmx_array cmx__nan_to_num(cmx_array a, double nan, const double* posinf,
+                          const double* neginf, cmx_stream s);
+cmx_array cmx__isclose(cmx_array a, cmx_array b, double rtol, double atol,
+                       bool equal_nan, cmx_stream s);
+cmx_array cmx__allclose(cmx_array a, cmx_array b, double rtol, double atol,
+                        bool equal_nan, cmx_stream s);
+cmx_array cmx__array_equal(cmx_array a, cmx_array b, bool equal_nan,
+                           cmx_stream s);
+bool cmx__divmod(cmx_array* outs, cmx_array a, cmx_array b, cmx_stream s);
+
+bool cmx__depends(cmx_array* outs, const cmx_array* inputs, int n,
+                  const cmx_array* deps, int m, cmx_stream s);
+
+/* ---------------- linear-algebra ops (ops/linalg_ops.c) ---------------- */
+cmx_array cmx__tensordot(cmx_array a, cmx_array b, int axes, cmx_stream s);
+cmx_array cmx__tensordot_axes(cmx_array a, cmx_array b, const int* axes_a,
+                              const int* axes_b, int n, cmx_stream s);
+cmx_array cmx__inner(cmx_array a, cmx_array b, cmx_stream s);
+cmx_array cmx__outer(cmx_array a, cmx_array b, cmx_stream s);
+cmx_array cmx__vecdot(cmx_array a, cmx_array b, int axis, cmx_stream s);
+cmx_array cmx__kron(cmx_array a, cmx_array b, cmx_stream s);
+cmx_array cmx__trace(cmx_array a, int offset, int axis1, int axis2,
+                     const cmx_dtype* dtype, cmx_stream s);
+
 #endif

@@ -123,5 +123,7 @@
   /* ---- matrix products (matmul.c) ---- */                \
   X(Matmul, 0)                                              \
   X(AddMM, 0)                                               \
+  /* ---- misc (misc.c) ---- */                            \
+  X(Depends, 0)                                             \
   /* ---- gpu-only test primitives (gpu.c) ---- */          \
   /* end of list */

@@ -73,4 +73,8 @@ CMX__KERNEL(cmx__cpu_cov_sqrt);
 CMX__KERNEL(cmx__cpu_matmul);
 CMX__KERNEL(cmx__cpu_addmm);
 
+/* ---- misc (misc.c) ---- */
+/* Depends: in = {inputs..., dependencies...}; out[i] views in[i]. */
+CMX__KERNEL(cmx__cpu_depends);
+
 #endif

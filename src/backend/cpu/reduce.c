@@ -37,7 +37,7 @@ cmx_array cmx__cpu_strided_view(cmx_array base, const int64_t* shape,
 }
 
 cmx_array cmx__cpu_permuted_copy(cmx_array in, const int* perm, cmx_dtype dt) {
-  int64_t shape[CMX_MAX_NDIM], strides[CMX_MAX_NDIM];
+  int64_t shape[CMX_MAX_NDIM] = {0}, strides[CMX_MAX_NDIM] = {0};
   for (int i = 0; i < in->ndim; i++) {
     int p = perm ? perm[i] : i;
     shape[i] = in->dims[p];
