@@ -124,6 +124,9 @@
   X(ArgPartition, 0)                                        \
   X(SearchSorted, 0)                                        \
   X(Scan, 0)                                                \
+  /* ---- random numbers (random.c) ---- */                 \
+  X(RandomBits, CMX_PRIM_RANDOM)                            \
+  X(CovSqrt, 0)                                             \
   /* ---- matrix products (matmul.c) ---- */                \
   X(Matmul, 0)                                              \
   X(AddMM, 0)                                               \

@@ -72,6 +72,12 @@ CMX__KERNEL(cmx__cpu_argpartition);
 CMX__KERNEL(cmx__cpu_searchsorted);
 CMX__KERNEL(cmx__cpu_scan);
 
+/* ---- random numbers (random.c) ---- */
+/* RandomBits: in = {keys (K..., 2) uint32}, cmx__random_bits_params. */
+CMX__KERNEL(cmx__cpu_random_bits);
+/* CovSqrt: in = {row-contiguous float32 (..., n, n)}. */
+CMX__KERNEL(cmx__cpu_cov_sqrt);
+
 /* ---- matrix products (matmul.c) ---- */
 /* Matmul: in = {a, b}; AddMM: in = {a, b, c} with c of out's shape. */
 CMX__KERNEL(cmx__cpu_matmul);
