@@ -107,6 +107,8 @@
   X(SliceUpdate, 0)                                         \
   X(Concatenate, 0)                                         \
   X(Pad, 0)                                                 \
+  /* ---- convolution (conv.c) ---- */                     \
+  X(Convolution, 0)                                         \
   /* ---- matrix products (matmul.c) ---- */                \
   X(Matmul, 0)                                              \
   X(AddMM, 0)                                               \

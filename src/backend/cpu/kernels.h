@@ -51,6 +51,11 @@ CMX__KERNEL(cmx__cpu_slice_update);
 CMX__KERNEL(cmx__cpu_concatenate);
 CMX__KERNEL(cmx__cpu_pad);
 
+/* ---- convolution (conv.c) ---- */
+/* Convolution: in = {input, weight} of out's dtype, cmx__conv_params
+ * (primitives/conv.h). */
+CMX__KERNEL(cmx__cpu_conv);
+
 /* ---- matrix products (matmul.c) ---- */
 /* Matmul: in = {a, b}; AddMM: in = {a, b, c} with c of out's shape. */
 CMX__KERNEL(cmx__cpu_matmul);

@@ -1,0 +1,367 @@
+/* CPU kernel of the Convolution primitive: im2col + OpenBLAS gemm.
+ *
+ * The output (N, M_1..M_d, O) is a matrix of R = N * prod(M) rows and O
+ * columns. Row r of the unfolded input ("im2col") holds, for each group g,
+ * the input values under every kernel tap: [g][tap][channel of g], Kc =
+ * taps * C / groups values per group, in the compute type (float32 for the
+ * 16-bit floats). Then for each group one gemm
+ *     out[:, g*Og:(g+1)*Og] = A[:, g*Kc:(g+1)*Kc] @ W_g^T
+ * with W the weight as an (O, Kc) row-major matrix (read in place when it
+ * is contiguous, else packed once). Dilation, padding, flip and input
+ * dilation only change which input element (or zero) a tap reads, so every
+ * convolution, transposed ones included, is this one loop.
+ *
+ * Memory and threads: rows are unfolded in chunks of about CHUNK_BYTES so
+ * the scratch stays bounded (and warm in cache for the gemm that follows);
+ * each chunk is unfolded in parallel over cmx's pool, then multiplied by
+ * one BLAS call per group that OpenBLAS threads itself (the two never
+ * nest). A 1x1 kernel with stride 1 and no padding or dilation skips the
+ * unfolding: the contiguous input already is the matrix.
+ */
+#include "primitives/conv.h"
+
+#include <cblas.h>
+#include <limits.h>
+#include <stdlib.h>
+
+#include "backend/cpu/cpu.h"
+#include "backend/cpu/kernels.h"
+
+/* Scratch per chunk of unfolded rows. */
+#define CHUNK_BYTES ((int64_t)4 << 20)
+/* Values a pool task should unfold to outweigh the hand-off. */
+#define FILL_GRAIN 16384
+
+enum { T_F32, T_F64, T_F16, T_BF16 };
+
+typedef struct {
+  int kind;        /* T_* of the storage dtype */
+  int64_t esz;     /* storage element size */
+  int64_t csz;     /* compute element size */
+  int nsp;         /* spatial dims */
+  int64_t C, O, G, Cg, Og;
+  int64_t in[CMX__CONV_MAX_SPATIAL], out[CMX__CONV_MAX_SPATIAL];
+  int64_t k[CMX__CONV_MAX_SPATIAL];
+  int64_t stride[CMX__CONV_MAX_SPATIAL], lo[CMX__CONV_MAX_SPATIAL];
+  int64_t kd[CMX__CONV_MAX_SPATIAL], id[CMX__CONV_MAX_SPATIAL];
+  bool flip;
+  int64_t taps, Kc, rowlen; /* rowlen = G * Kc */
+  int64_t out_sp;           /* prod(M) */
+  const char* x;            /* input element 0 */
+  int64_t xs_n, xs[CMX__CONV_MAX_SPATIAL], xs_c;
+  bool run;      /* last-dim taps read consecutive input positions */
+  bool run_copy; /* ... whose channels are one contiguous span (G == 1) */
+  char* a;       /* unfolded rows of the current chunk */
+  int64_t row0;  /* first row of the current chunk */
+} job;
+
+/* Loads n elements (source stride st, in elements) into the compute type. */
+static inline void load(int kind, char* dst, const char* src, int64_t n,
+                        int64_t st) {
+  switch (kind) {
+    case T_F32: {
+      float* d = (float*)dst;
+      const float* s = (const float*)src;
+      if (st == 1)
+        for (int64_t i = 0; i < n; i++) d[i] = s[i];
+      else
+        for (int64_t i = 0; i < n; i++) d[i] = s[i * st];
+      return;
+    }
+    case T_F64: {
+      double* d = (double*)dst;
+      const double* s = (const double*)src;
+      if (st == 1)
+        for (int64_t i = 0; i < n; i++) d[i] = s[i];
+      else
+        for (int64_t i = 0; i < n; i++) d[i] = s[i * st];
+      return;
+    }
+    case T_F16: {
+      float* d = (float*)dst;
+      const uint16_t* s = (const uint16_t*)src;
+      for (int64_t i = 0; i < n; i++) d[i] = cmx__h2f(s[i * st]);
+      return;
+    }
+    default: {
+      float* d = (float*)dst;
+      const uint16_t* s = (const uint16_t*)src;
+      for (int64_t i = 0; i < n; i++) d[i] = cmx__bf2f(s[i * st]);
+      return;
+    }
+  }
+}
+
+/* The input position that output position o reads through tap k along
+ * spatial dim d, or false when it falls on padding or a dilation hole. */
+static inline bool src_index(const job* j, int d, int64_t o, int64_t k,
+                             int64_t* i) {
+  int64_t kk = j->flip ? j->k[d] - 1 - k : k;
+  int64_t v = o * j->stride[d] + kk * j->kd[d] - j->lo[d];
+  if (v < 0) return false;
+  if (j->id[d] != 1) {
+    if (v % j->id[d] != 0) return false;
+    v /= j->id[d];
+  }
+  if (v >= j->in[d]) return false;
+  *i = v;
+  return true;
+}
+
+/* Unfolds output row m (absolute) into dst (rowlen compute elements). */
+static void fill_row(const job* j, int64_t m, char* dst) {
+  const int L = j->nsp - 1;
+  const int64_t csz = j->csz, esz = j->esz, Cg = j->Cg, KL = j->k[L];
+  int64_t o[CMX__CONV_MAX_SPATIAL], rem = m % j->out_sp;
+  const int64_t n = m / j->out_sp;
+  for (int d = L; d >= 0; d--) {
+    o[d] = rem % j->out[d];
+    rem /= j->out[d];
+  }
+  /* Along the last dim, tap k reads input position base + k (run case);
+   * [klo, khi) are the taps inside the input. */
+  const int64_t base = o[L] * j->stride[L] - j->lo[L];
+  int64_t klo = 0, khi = KL;
+  if (j->run) {
+    klo = base < 0 ? -base : 0;
+    khi = j->in[L] - base < KL ? j->in[L] - base : KL;
+    if (klo > KL) klo = KL;
+    if (khi < klo) khi = klo;
+  }
+  int64_t ko[CMX__CONV_MAX_SPATIAL] = {0};
+  const int64_t touter = j->taps / KL;
+  for (int64_t to = 0; to < touter; to++) {
+    int64_t off = n * j->xs_n;
+    bool valid = true;
+    for (int d = 0; d < L && valid; d++) {
+      int64_t i;
+      valid = src_index(j, d, o[d], ko[d], &i);
+      if (valid) off += i * j->xs[d];
+    }
+    const int64_t t0 = to * KL;
+    for (int64_t g = 0; g < j->G; g++) {
+      char* dg = dst + (g * j->Kc + t0 * Cg) * csz;
+      if (!valid) {
+        memset(dg, 0, (size_t)(KL * Cg * csz));
+        continue;
+      }
+      int64_t goff = off + g * Cg * j->xs_c;
+      if (j->run) {
+        memset(dg, 0, (size_t)(klo * Cg * csz));
+        if (khi > klo) {
+          const char* s = j->x + (goff + (base + klo) * j->xs[L]) * esz;
+          if (j->run_copy)
+            load(j->kind, dg + klo * Cg * csz, s, (khi - klo) * Cg, 1);
+          else
+            for (int64_t k = klo; k < khi; k++)
+              load(j->kind, dg + k * Cg * csz,
+                   s + (k - klo) * j->xs[L] * esz, Cg, j->xs_c);
+        }
+        memset(dg + khi * Cg * csz, 0, (size_t)((KL - khi) * Cg * csz));
+      } else {
+        for (int64_t k = 0; k < KL; k++) {
+          int64_t i;
+          char* dk = dg + k * Cg * csz;
+          if (src_index(j, L, o[L], k, &i))
+            load(j->kind, dk, j->x + (goff + i * j->xs[L]) * esz, Cg,
+                 j->xs_c);
+          else
+            memset(dk, 0, (size_t)(Cg * csz));
+        }
+      }
+    }
+    for (int d = L - 1; d >= 0; d--) {
+      if (++ko[d] < j->k[d]) break;
+      ko[d] = 0;
+    }
+  }
+}
+
+/* Pool task: unfolds rows [b, e) of the current chunk. */
+static void fill_chunk(void* ctx, int64_t b, int64_t e) {
+  const job* j = ctx;
+  for (int64_t r = b; r < e; r++)
+    fill_row(j, j->row0 + r, j->a + r * j->rowlen * j->csz);
+}
+
+/* Copies array w (any strides) row-major into dst in the compute type. */
+static void pack_array(int kind, char* dst, int64_t csz, cmx_array w) {
+  const int nd = w->ndim;
+  const int64_t* st = CMX__STRIDES(w);
+  const int64_t inner = w->dims[nd - 1], esz = (int64_t)cmx_dtype_size(w->dtype);
+  const int64_t rows = w->size / inner;
+  const char* base = cmx__node_ptr(w);
+  int64_t idx[CMX_MAX_NDIM] = {0};
+  for (int64_t r = 0; r < rows; r++) {
+    int64_t off = 0;
+    for (int d = 0; d < nd - 1; d++) off += idx[d] * st[d];
+    load(kind, dst + r * inner * csz, base + off * esz, inner, st[nd - 1]);
+    for (int d = nd - 2; d >= 0; d--) {
+      if (++idx[d] < w->dims[d]) break;
+      idx[d] = 0;
+    }
+  }
+}
+
+/* C[:, g*Og..] = A_g @ W_g^T for every group: mc rows, A_g at A + g *
+ * astep elements with leading dimension lda, C with leading dimension O. */
+static void gemm_groups(const job* j, int64_t mc, const char* A,
+                        int64_t astep, int64_t lda, const char* W, char* C) {
+  const enum CBLAS_ORDER R = CblasRowMajor;
+  for (int64_t g = 0; g < j->G; g++) {
+    const char* Ag = A + g * astep * j->csz;
+    const char* Wg = W + g * j->Og * j->Kc * j->csz;
+    char* Cg = C + g * j->Og * j->csz;
+    if (j->kind == T_F64)
+      cblas_dgemm(R, CblasNoTrans, CblasTrans, (int)mc, (int)j->Og,
+                  (int)j->Kc, 1.0, (const double*)Ag, (int)lda,
+                  (const double*)Wg, (int)j->Kc, 0.0, (double*)Cg,
+                  (int)j->O);
+    else
+      cblas_sgemm(R, CblasNoTrans, CblasTrans, (int)mc, (int)j->Og,
+                  (int)j->Kc, 1.0f, (const float*)Ag, (int)lda,
+                  (const float*)Wg, (int)j->Kc, 0.0f, (float*)Cg,
+                  (int)j->O);
+  }
+}
+
+/* Rounds n float32 values to the 16-bit storage type. */
+static void narrow(int kind, uint16_t* d, const float* s, int64_t n) {
+  if (kind == T_F16)
+    for (int64_t i = 0; i < n; i++) d[i] = cmx__f2h(s[i]);
+  else
+    for (int64_t i = 0; i < n; i++) d[i] = cmx__f2bf(s[i]);
+}
+
+/* True when the convolution is a plain matrix product of the input rows:
+ * 1x1 kernel, stride 1, no padding or input dilation, input row-major in
+ * the compute type. */
+static bool is_pointwise(const job* j, const cmx__conv_params* q,
+                         cmx_array x) {
+  if (j->kind != T_F32 && j->kind != T_F64) return false;
+  if (!(x->flags & CMX__FLAG_ROW_CONTIG)) return false;
+  for (int d = 0; d < j->nsp; d++)
+    if (j->k[d] != 1 || q->stride[d] != 1 || q->pad_lo[d] != 0 ||
+        q->pad_hi[d] != 0 || q->input_dilation[d] != 1)
+      return false;
+  return true;
+}
+
+CMX__KERNEL(cmx__cpu_conv) {
+  (void)nin;
+  (void)nout;
+  const cmx__conv_params* q = cmx_primitive_params(p);
+  cmx_array x = in[0], w = in[1], y = out[0];
+  cmx_dtype dt = y->dtype;
+  if (!cmx_dtype_is_floating(dt) || x->dtype != dt || w->dtype != dt)
+    return cmx_kernel_error(CMX_ERR_TYPE, "[conv] unsupported dtype %s",
+                            cmx_dtype_name(dt));
+  cmx_status st = cmx_kernel_alloc(y);
+  if (st != CMX_OK || y->size == 0) return st;
+
+  job j;
+  memset(&j, 0, sizeof j);
+  j.kind = dt == CMX_FLOAT32   ? T_F32
+           : dt == CMX_FLOAT64 ? T_F64
+           : dt == CMX_FLOAT16 ? T_F16
+                               : T_BF16;
+  j.esz = (int64_t)cmx_dtype_size(dt);
+  j.csz = j.kind == T_F64 ? 8 : 4;
+  j.nsp = q->nsp;
+  j.C = x->dims[x->ndim - 1];
+  j.O = y->dims[y->ndim - 1];
+  j.G = q->groups;
+  j.Cg = j.C / j.G;
+  j.Og = j.O / j.G;
+  j.flip = q->flip != 0;
+  j.taps = 1;
+  j.out_sp = 1;
+  const int64_t* xs = CMX__STRIDES(x);
+  for (int d = 0; d < j.nsp; d++) {
+    j.in[d] = x->dims[d + 1];
+    j.out[d] = y->dims[d + 1];
+    j.k[d] = w->dims[d + 1];
+    j.stride[d] = q->stride[d];
+    j.lo[d] = q->pad_lo[d];
+    j.kd[d] = q->kernel_dilation[d];
+    j.id[d] = q->input_dilation[d];
+    j.xs[d] = xs[d + 1];
+    j.taps *= j.k[d];
+    j.out_sp *= j.out[d];
+  }
+  j.Kc = j.taps * j.Cg;
+  j.rowlen = j.G * j.Kc;
+  j.x = cmx__node_ptr(x);
+  j.xs_n = xs[0];
+  j.xs_c = xs[x->ndim - 1];
+  const int L = j.nsp - 1;
+  j.run = !j.flip && j.kd[L] == 1 && j.id[L] == 1;
+  j.run_copy = j.run && j.G == 1 && (j.xs_c == 1 || j.C == 1) &&
+               (j.xs[L] == j.C || j.k[L] == 1);
+  const int64_t rows = y->size / j.O;
+  char* yp = cmx__node_ptr(y);
+  if (j.Kc == 0) { /* no terms: every sum is empty */
+    memset(yp, 0, (size_t)(y->size * j.esz));
+    return CMX_OK;
+  }
+  if (j.rowlen > INT_MAX || j.O > INT_MAX || j.C > INT_MAX)
+    return cmx_kernel_error(CMX_ERR_VALUE,
+                            "[conv] matrix dimensions exceed the BLAS limit "
+                            "(2^31 - 1).");
+
+  /* The weight as (O, Kc) row-major in the compute type. */
+  char* wpack = NULL;
+  const char* W = cmx__node_ptr(w);
+  if (j.kind == T_F16 || j.kind == T_BF16 ||
+      !(w->flags & CMX__FLAG_ROW_CONTIG)) {
+    wpack = malloc((size_t)(w->size * j.csz));
+    if (!wpack)
+      return cmx_kernel_error(CMX_ERR_MEMORY, "[conv] out of memory");
+    pack_array(j.kind, wpack, j.csz, w);
+    W = wpack;
+  }
+
+  bool pointwise = is_pointwise(&j, q, x);
+  int64_t chunk = pointwise ? rows : CHUNK_BYTES / (j.rowlen * j.csz);
+  if (chunk < 1) chunk = 1;
+  if (chunk > rows) chunk = rows;
+  if (chunk > INT_MAX) chunk = INT_MAX;
+  char* abuf = NULL;
+  float* cbuf = NULL; /* float32 output rows for the 16-bit floats */
+  if (!pointwise) abuf = malloc((size_t)(chunk * j.rowlen * j.csz));
+  if (j.kind == T_F16 || j.kind == T_BF16)
+    cbuf = malloc((size_t)(chunk * j.O) * sizeof(float));
+  if ((!pointwise && !abuf) ||
+      ((j.kind == T_F16 || j.kind == T_BF16) && !cbuf)) {
+    free(wpack);
+    free(abuf);
+    free(cbuf);
+    return cmx_kernel_error(CMX_ERR_MEMORY, "[conv] out of memory");
+  }
+  j.a = abuf;
+  int64_t grain = FILL_GRAIN / j.rowlen;
+  if (grain < 1) grain = 1;
+  for (int64_t r0 = 0; r0 < rows; r0 += chunk) {
+    int64_t mc = rows - r0 < chunk ? rows - r0 : chunk;
+    const char* A;
+    int64_t astep, lda;
+    if (pointwise) {
+      A = j.x + r0 * j.C * j.esz;
+      astep = j.Cg;
+      lda = j.C;
+    } else {
+      j.row0 = r0;
+      cmx__parallel_for(mc, grain, fill_chunk, &j);
+      A = abuf;
+      astep = j.Kc;
+      lda = j.rowlen;
+    }
+    char* C = cbuf ? (char*)cbuf : yp + r0 * j.O * j.esz;
+    gemm_groups(&j, mc, A, astep, lda, W, C);
+    if (cbuf) narrow(j.kind, (uint16_t*)yp + r0 * j.O, cbuf, mc * j.O);
+  }
+  free(wpack);
+  free(abuf);
+  free(cbuf);
+  return CMX_OK;
+}
