@@ -28,7 +28,7 @@
 #include "backend/cpu/kernels.h"
 
 /* Scratch per chunk of unfolded rows. */
-#define CHUNK_BYTES ((int64_t)4 << 20)
+#define CHUNK_BYTES ((int64_t)2 << 20)
 /* Values a pool task should unfold to outweigh the hand-off. */
 #define FILL_GRAIN 16384
 
@@ -49,8 +49,8 @@ typedef struct {
   int64_t out_sp;           /* prod(M) */
   const char* x;            /* input element 0 */
   int64_t xs_n, xs[CMX__CONV_MAX_SPATIAL], xs_c;
-  bool run;      /* last-dim taps read consecutive input positions */
-  bool run_copy; /* ... whose channels are one contiguous span (G == 1) */
+  const int64_t* ab; /* per last-dim tap k: rows [ab[2k], ab[2k+1]) of a
+                        line read inside the input (unclamped) */
   char* a;       /* unfolded rows of the current chunk */
   int64_t row0;  /* first row of the current chunk */
 } job;
@@ -108,26 +108,58 @@ static inline bool src_index(const job* j, int d, int64_t o, int64_t k,
   return true;
 }
 
-/* Unfolds output row m (absolute) into dst (rowlen compute elements). */
-static void fill_row(const job* j, int64_t m, char* dst) {
+/* floor(a / b) and ceil(a / b) for b > 0. */
+static inline int64_t floor_div(int64_t a, int64_t b) {
+  return a >= 0 ? a / b : -((-a + b - 1) / b);
+}
+static inline int64_t ceil_div(int64_t a, int64_t b) {
+  return -floor_div(-a, b);
+}
+
+/* Copies `rows` runs of cg elements: run r from src + r * sstep storage
+ * elements (channel stride sc) to dst + r * dstep compute elements. */
+static void copy_block(const job* j, char* dst, int64_t dstep,
+                       const char* src, int64_t sstep, int64_t rows,
+                       int64_t cg, int64_t sc) {
+  if (cg == 1 && j->kind == T_F32) { /* one column: a strided gather */
+    float* d = (float*)dst;
+    const float* s = (const float*)src;
+    for (int64_t r = 0; r < rows; r++) d[r * dstep] = s[r * sstep];
+    return;
+  }
+  for (int64_t r = 0; r < rows; r++)
+    load(j->kind, dst + r * dstep * j->csz, src + r * sstep * j->esz, cg, sc);
+}
+
+/* Zeroes `rows` runs of cg compute elements, run r at dst + r * dstep. */
+static void zero_block(const job* j, char* dst, int64_t dstep, int64_t rows,
+                       int64_t cg) {
+  if (rows <= 0) return;
+  if (cg * j->csz == 4) {
+    float* d = (float*)dst;
+    for (int64_t r = 0; r < rows; r++) d[r * dstep] = 0;
+    return;
+  }
+  for (int64_t r = 0; r < rows; r++)
+    memset(dst + r * dstep * j->csz, 0, (size_t)(cg * j->csz));
+}
+
+/* Unfolds `count` consecutive output rows from row m (absolute), all in
+ * one line (the same n and outer spatial positions, last-dim positions
+ * o0 .. o0 + count - 1), into dst (count x rowlen compute elements).
+ * Working per line and per tap, the index arithmetic and the padding
+ * bounds are solved once per tap instead of once per element. */
+static void fill_segment(const job* j, int64_t m, int64_t count, char* dst) {
   const int L = j->nsp - 1;
-  const int64_t csz = j->csz, esz = j->esz, Cg = j->Cg, KL = j->k[L];
+  const int64_t Cg = j->Cg, KL = j->k[L], rl = j->rowlen;
   int64_t o[CMX__CONV_MAX_SPATIAL], rem = m % j->out_sp;
   const int64_t n = m / j->out_sp;
   for (int d = L; d >= 0; d--) {
     o[d] = rem % j->out[d];
     rem /= j->out[d];
   }
-  /* Along the last dim, tap k reads input position base + k (run case);
-   * [klo, khi) are the taps inside the input. */
-  const int64_t base = o[L] * j->stride[L] - j->lo[L];
-  int64_t klo = 0, khi = KL;
-  if (j->run) {
-    klo = base < 0 ? -base : 0;
-    khi = j->in[L] - base < KL ? j->in[L] - base : KL;
-    if (klo > KL) klo = KL;
-    if (khi < klo) khi = klo;
-  }
+  const int64_t o0 = o[L], o1 = o0 + count, sL = j->stride[L];
+  const int64_t idL = j->id[L], xsL = j->xs[L];
   int64_t ko[CMX__CONV_MAX_SPATIAL] = {0};
   const int64_t touter = j->taps / KL;
   for (int64_t to = 0; to < touter; to++) {
@@ -138,35 +170,38 @@ static void fill_row(const job* j, int64_t m, char* dst) {
       valid = src_index(j, d, o[d], ko[d], &i);
       if (valid) off += i * j->xs[d];
     }
-    const int64_t t0 = to * KL;
-    for (int64_t g = 0; g < j->G; g++) {
-      char* dg = dst + (g * j->Kc + t0 * Cg) * csz;
-      if (!valid) {
-        memset(dg, 0, (size_t)(KL * Cg * csz));
-        continue;
+    for (int64_t k = 0; k < KL; k++) {
+      const int64_t t = to * KL + k;
+      /* Last-dim input coordinate of row position p: (p*sL + c) / idL. */
+      const int64_t c = (j->flip ? KL - 1 - k : k) * j->kd[L] - j->lo[L];
+      /* Rows [a, b) read inside the (virtual) input. */
+      int64_t a = o1, b = o1;
+      if (valid) {
+        a = j->ab[2 * k];
+        b = j->ab[2 * k + 1];
+        a = a < o0 ? o0 : a > o1 ? o1 : a;
+        b = b < a ? a : b > o1 ? o1 : b;
       }
-      int64_t goff = off + g * Cg * j->xs_c;
-      if (j->run) {
-        memset(dg, 0, (size_t)(klo * Cg * csz));
-        if (khi > klo) {
-          const char* s = j->x + (goff + (base + klo) * j->xs[L]) * esz;
-          if (j->run_copy)
-            load(j->kind, dg + klo * Cg * csz, s, (khi - klo) * Cg, 1);
-          else
-            for (int64_t k = klo; k < khi; k++)
-              load(j->kind, dg + k * Cg * csz,
-                   s + (k - klo) * j->xs[L] * esz, Cg, j->xs_c);
-        }
-        memset(dg + khi * Cg * csz, 0, (size_t)((KL - khi) * Cg * csz));
-      } else {
-        for (int64_t k = 0; k < KL; k++) {
-          int64_t i;
-          char* dk = dg + k * Cg * csz;
-          if (src_index(j, L, o[L], k, &i))
-            load(j->kind, dk, j->x + (goff + i * j->xs[L]) * esz, Cg,
-                 j->xs_c);
-          else
-            memset(dk, 0, (size_t)(Cg * csz));
+      for (int64_t g = 0; g < j->G; g++) {
+        char* col = dst + (g * j->Kc + t * Cg) * j->csz;
+        zero_block(j, col, rl, a - o0, Cg);
+        zero_block(j, col + (b - o0) * rl * j->csz, rl, o1 - b, Cg);
+        if (b <= a) continue;
+        const int64_t goff = off + g * Cg * j->xs_c;
+        if (idL == 1) {
+          const char* src = j->x + (goff + (a * sL + c) * xsL) * j->esz;
+          copy_block(j, col + (a - o0) * rl * j->csz, rl, src, sL * xsL,
+                     b - a, Cg, j->xs_c);
+        } else { /* dilation holes read zeros */
+          for (int64_t p = a; p < b; p++) {
+            char* dp = col + (p - o0) * rl * j->csz;
+            int64_t v = p * sL + c;
+            if (v % idL != 0)
+              zero_block(j, dp, rl, 1, Cg);
+            else
+              load(j->kind, dp,
+                   j->x + (goff + (v / idL) * xsL) * j->esz, Cg, j->xs_c);
+          }
         }
       }
     }
@@ -177,11 +212,16 @@ static void fill_row(const job* j, int64_t m, char* dst) {
   }
 }
 
-/* Pool task: unfolds rows [b, e) of the current chunk. */
+/* Pool task: unfolds rows [b, e) of the current chunk, line by line. */
 static void fill_chunk(void* ctx, int64_t b, int64_t e) {
   const job* j = ctx;
-  for (int64_t r = b; r < e; r++)
-    fill_row(j, j->row0 + r, j->a + r * j->rowlen * j->csz);
+  const int64_t line = j->out[j->nsp - 1];
+  for (int64_t r = b; r < e;) {
+    int64_t m = j->row0 + r, pos = m % line;
+    int64_t cnt = line - pos < e - r ? line - pos : e - r;
+    fill_segment(j, m, cnt, j->a + r * j->rowlen * j->csz);
+    r += cnt;
+  }
 }
 
 /* Copies array w (any strides) row-major into dst in the compute type. */
@@ -294,10 +334,6 @@ CMX__KERNEL(cmx__cpu_conv) {
   j.x = cmx__node_ptr(x);
   j.xs_n = xs[0];
   j.xs_c = xs[x->ndim - 1];
-  const int L = j.nsp - 1;
-  j.run = !j.flip && j.kd[L] == 1 && j.id[L] == 1;
-  j.run_copy = j.run && j.G == 1 && (j.xs_c == 1 || j.C == 1) &&
-               (j.xs[L] == j.C || j.k[L] == 1);
   const int64_t rows = y->size / j.O;
   char* yp = cmx__node_ptr(y);
   if (j.Kc == 0) { /* no terms: every sum is empty */
@@ -322,6 +358,24 @@ CMX__KERNEL(cmx__cpu_conv) {
   }
 
   bool pointwise = is_pointwise(&j, q, x);
+  /* Per last-dim tap, the output positions whose virtual input coordinate
+   * p * stride + c lies in [0, (L - 1) * input_dilation]. */
+  int64_t* ab = NULL;
+  if (!pointwise) {
+    const int L = j.nsp - 1;
+    ab = malloc((size_t)(2 * j.k[L]) * sizeof(int64_t));
+    if (!ab) {
+      free(wpack);
+      return cmx_kernel_error(CMX_ERR_MEMORY, "[conv] out of memory");
+    }
+    for (int64_t k = 0; k < j.k[L]; k++) {
+      int64_t c = (j.flip ? j.k[L] - 1 - k : k) * j.kd[L] - j.lo[L];
+      ab[2 * k] = ceil_div(-c, j.stride[L]);
+      ab[2 * k + 1] =
+          floor_div((j.in[L] - 1) * j.id[L] - c, j.stride[L]) + 1;
+    }
+    j.ab = ab;
+  }
   int64_t chunk = pointwise ? rows : CHUNK_BYTES / (j.rowlen * j.csz);
   if (chunk < 1) chunk = 1;
   if (chunk > rows) chunk = rows;
@@ -333,6 +387,7 @@ CMX__KERNEL(cmx__cpu_conv) {
     cbuf = malloc((size_t)(chunk * j.O) * sizeof(float));
   if ((!pointwise && !abuf) ||
       ((j.kind == T_F16 || j.kind == T_BF16) && !cbuf)) {
+    free(ab);
     free(wpack);
     free(abuf);
     free(cbuf);
@@ -360,6 +415,7 @@ CMX__KERNEL(cmx__cpu_conv) {
     gemm_groups(&j, mc, A, astep, lda, W, C);
     if (cbuf) narrow(j.kind, (uint16_t*)yp + r0 * j.O, cbuf, mc * j.O);
   }
+  free(ab);
   free(wpack);
   free(abuf);
   free(cbuf);
