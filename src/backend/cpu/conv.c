@@ -11,6 +11,12 @@
  * dilation only change which input element (or zero) a tap reads, so every
  * convolution, transposed ones included, is this one loop.
  *
+ * The unfolding works a line at a time (rows that differ only in the last
+ * spatial position) and a tap at a time, so index arithmetic and padding
+ * bounds are solved per tap rather than per element; when a row's taps
+ * along the last dim are one contiguous input span (one group, unit
+ * dilations, channels-last input) each row is a single copy.
+ *
  * Memory and threads: rows are unfolded in chunks of about CHUNK_BYTES so
  * the scratch stays bounded (and warm in cache for the gemm that follows);
  * each chunk is unfolded in parallel over cmx's pool, then multiplied by
@@ -49,6 +55,8 @@ typedef struct {
   int64_t out_sp;           /* prod(M) */
   const char* x;            /* input element 0 */
   int64_t xs_n, xs[CMX__CONV_MAX_SPATIAL], xs_c;
+  bool span_copy;    /* a row's last-dim taps are one contiguous input
+                        span (one group, unit steps, channels-last) */
   const int64_t* ab; /* per last-dim tap k: rows [ab[2k], ab[2k+1]) of a
                         line read inside the input (unclamped) */
   char* a;       /* unfolded rows of the current chunk */
@@ -144,6 +152,103 @@ static void zero_block(const job* j, char* dst, int64_t dstep, int64_t rows,
     memset(dst + r * dstep * j->csz, 0, (size_t)(cg * j->csz));
 }
 
+/* One outer tap (all spatial dims but the last fixed) of rows o0 .. o1-1
+ * of a line, when a row's last-dim taps are one contiguous input span:
+ * rows whose span lies inside the input are plain copies (a tight loop for
+ * float32), border rows copy the part inside and zero the rest. blk: the
+ * outer tap's first column in the segment's first row; off: the input
+ * offset of the line at last-dim position 0; valid: false when the outer
+ * tap falls on padding (all zeros). */
+static void fill_span(const job* j, char* blk, int64_t off, bool valid,
+                      int64_t o0, int64_t o1) {
+  const int L = j->nsp - 1;
+  const int64_t KL = j->k[L], Cg = j->Cg, w = KL * Cg, rl = j->rowlen;
+  const int64_t sL = j->stride[L], xsL = j->xs[L], lo = j->lo[L];
+  const int64_t inL = j->in[L], csz = j->csz;
+  /* Interior rows: lo - p * sL <= 0 and inL + lo - p * sL >= KL. */
+  int64_t pa = o1, pb = o1;
+  if (valid) {
+    pa = ceil_div(lo, sL);
+    pb = floor_div(inL + lo - KL, sL) + 1;
+    pa = pa < o0 ? o0 : pa > o1 ? o1 : pa;
+    pb = pb < pa ? pa : pb > o1 ? o1 : pb;
+  }
+  if (pb > pa && j->kind == T_F32) {
+    float* d = (float*)(blk + (pa - o0) * rl * csz);
+    const float* sp = (const float*)j->x + off + (pa * sL - lo) * xsL;
+    for (int64_t p = pa; p < pb; p++, d += rl, sp += sL * xsL)
+      for (int64_t e = 0; e < w; e++) d[e] = sp[e];
+  } else {
+    for (int64_t p = pa; p < pb; p++)
+      load(j->kind, blk + (p - o0) * rl * csz,
+           j->x + (off + (p * sL - lo) * xsL) * j->esz, w, 1);
+  }
+  for (int64_t p = o0; p < o1; p++) {
+    if (p == pa && pb > pa) p = pb; /* interior rows are done */
+    if (p >= o1) break;
+    char* dr = blk + (p - o0) * rl * csz;
+    int64_t klo = 0, khi = 0;
+    if (valid) {
+      klo = lo - p * sL > 0 ? lo - p * sL : 0;
+      khi = inL + lo - p * sL < KL ? inL + lo - p * sL : KL;
+      if (klo > KL) klo = KL;
+      if (khi < klo) khi = klo;
+    }
+    memset(dr, 0, (size_t)(klo * Cg * csz));
+    if (khi > klo)
+      load(j->kind, dr + klo * Cg * csz,
+           j->x + (off + (p * sL + klo - lo) * xsL) * j->esz,
+           (khi - klo) * Cg, 1);
+    memset(dr + khi * Cg * csz, 0, (size_t)((KL - khi) * Cg * csz));
+  }
+}
+
+/* One outer tap of rows o0 .. o1-1 of a line, tap by tap along the last
+ * dim and group by group: each (tap, group) column block is a strided
+ * gather over the rows, with the rows on padding zeroed (bounds from
+ * j->ab) and input dilation holes read as zeros. t0: the outer tap's first
+ * tap index; off, valid as for fill_span. */
+static void fill_taps(const job* j, char* dst, int64_t t0, int64_t off,
+                      bool valid, int64_t o0, int64_t o1) {
+  const int L = j->nsp - 1;
+  const int64_t KL = j->k[L], Cg = j->Cg, rl = j->rowlen, csz = j->csz;
+  const int64_t sL = j->stride[L], xsL = j->xs[L], idL = j->id[L];
+  for (int64_t k = 0; k < KL; k++) {
+    /* Last-dim virtual coordinate of row position p: p * sL + c. */
+    const int64_t c = (j->flip ? KL - 1 - k : k) * j->kd[L] - j->lo[L];
+    /* Rows [a, b) read inside the (virtual) input. */
+    int64_t a = o1, b = o1;
+    if (valid) {
+      a = j->ab[2 * k];
+      b = j->ab[2 * k + 1];
+      a = a < o0 ? o0 : a > o1 ? o1 : a;
+      b = b < a ? a : b > o1 ? o1 : b;
+    }
+    for (int64_t g = 0; g < j->G; g++) {
+      char* col = dst + (g * j->Kc + (t0 + k) * Cg) * csz;
+      zero_block(j, col, rl, a - o0, Cg);
+      zero_block(j, col + (b - o0) * rl * csz, rl, o1 - b, Cg);
+      if (b <= a) continue;
+      const int64_t goff = off + g * Cg * j->xs_c;
+      if (idL == 1) {
+        const char* src = j->x + (goff + (a * sL + c) * xsL) * j->esz;
+        copy_block(j, col + (a - o0) * rl * csz, rl, src, sL * xsL, b - a,
+                   Cg, j->xs_c);
+        continue;
+      }
+      for (int64_t p = a; p < b; p++) { /* dilation holes read zeros */
+        char* dp = col + (p - o0) * rl * csz;
+        int64_t v = p * sL + c;
+        if (v % idL != 0)
+          zero_block(j, dp, rl, 1, Cg);
+        else
+          load(j->kind, dp, j->x + (goff + (v / idL) * xsL) * j->esz, Cg,
+               j->xs_c);
+      }
+    }
+  }
+}
+
 /* Unfolds `count` consecutive output rows from row m (absolute), all in
  * one line (the same n and outer spatial positions, last-dim positions
  * o0 .. o0 + count - 1), into dst (count x rowlen compute elements).
@@ -151,15 +256,13 @@ static void zero_block(const job* j, char* dst, int64_t dstep, int64_t rows,
  * bounds are solved once per tap instead of once per element. */
 static void fill_segment(const job* j, int64_t m, int64_t count, char* dst) {
   const int L = j->nsp - 1;
-  const int64_t Cg = j->Cg, KL = j->k[L], rl = j->rowlen;
+  const int64_t KL = j->k[L];
   int64_t o[CMX__CONV_MAX_SPATIAL], rem = m % j->out_sp;
   const int64_t n = m / j->out_sp;
   for (int d = L; d >= 0; d--) {
     o[d] = rem % j->out[d];
     rem /= j->out[d];
   }
-  const int64_t o0 = o[L], o1 = o0 + count, sL = j->stride[L];
-  const int64_t idL = j->id[L], xsL = j->xs[L];
   int64_t ko[CMX__CONV_MAX_SPATIAL] = {0};
   const int64_t touter = j->taps / KL;
   for (int64_t to = 0; to < touter; to++) {
@@ -170,41 +273,11 @@ static void fill_segment(const job* j, int64_t m, int64_t count, char* dst) {
       valid = src_index(j, d, o[d], ko[d], &i);
       if (valid) off += i * j->xs[d];
     }
-    for (int64_t k = 0; k < KL; k++) {
-      const int64_t t = to * KL + k;
-      /* Last-dim input coordinate of row position p: (p*sL + c) / idL. */
-      const int64_t c = (j->flip ? KL - 1 - k : k) * j->kd[L] - j->lo[L];
-      /* Rows [a, b) read inside the (virtual) input. */
-      int64_t a = o1, b = o1;
-      if (valid) {
-        a = j->ab[2 * k];
-        b = j->ab[2 * k + 1];
-        a = a < o0 ? o0 : a > o1 ? o1 : a;
-        b = b < a ? a : b > o1 ? o1 : b;
-      }
-      for (int64_t g = 0; g < j->G; g++) {
-        char* col = dst + (g * j->Kc + t * Cg) * j->csz;
-        zero_block(j, col, rl, a - o0, Cg);
-        zero_block(j, col + (b - o0) * rl * j->csz, rl, o1 - b, Cg);
-        if (b <= a) continue;
-        const int64_t goff = off + g * Cg * j->xs_c;
-        if (idL == 1) {
-          const char* src = j->x + (goff + (a * sL + c) * xsL) * j->esz;
-          copy_block(j, col + (a - o0) * rl * j->csz, rl, src, sL * xsL,
-                     b - a, Cg, j->xs_c);
-        } else { /* dilation holes read zeros */
-          for (int64_t p = a; p < b; p++) {
-            char* dp = col + (p - o0) * rl * j->csz;
-            int64_t v = p * sL + c;
-            if (v % idL != 0)
-              zero_block(j, dp, rl, 1, Cg);
-            else
-              load(j->kind, dp,
-                   j->x + (goff + (v / idL) * xsL) * j->esz, Cg, j->xs_c);
-          }
-        }
-      }
-    }
+    if (j->span_copy)
+      fill_span(j, dst + to * KL * j->Cg * j->csz, off, valid, o[L],
+                o[L] + count);
+    else
+      fill_taps(j, dst, to * KL, off, valid, o[L], o[L] + count);
     for (int d = L - 1; d >= 0; d--) {
       if (++ko[d] < j->k[d]) break;
       ko[d] = 0;
@@ -358,6 +431,11 @@ CMX__KERNEL(cmx__cpu_conv) {
   }
 
   bool pointwise = is_pointwise(&j, q, x);
+  {
+    const int L = j.nsp - 1;
+    j.span_copy = j.G == 1 && !j.flip && j.kd[L] == 1 && j.id[L] == 1 &&
+                  (j.xs_c == 1 || j.C == 1) && (j.xs[L] == j.C || j.k[L] == 1);
+  }
   /* Per last-dim tap, the output positions whose virtual input coordinate
    * p * stride + c lies in [0, (L - 1) * input_dilation]. */
   int64_t* ab = NULL;
