@@ -238,6 +238,10 @@ static const conv_case conv_cases[] = {
     {"1d all", 1, 3, 4, 6, {9}, {3}, {2}, {4}, {1}, {2}, {2}, 2, 1},
     {"1d neg pad + input dil", 1, 2, 2, 2, {7}, {2}, ONE, {-3}, {-2}, ONE,
      {2}, 1, 0},
+    {"1d empty length padded", 1, 2, 3, 2, {0}, {1}, ONE, {1}, {1}, ONE, ONE,
+     1, 0},
+    {"1d empty length depthwise", 1, 2, 3, 3, {0}, {2}, ONE, {2}, {1}, ONE,
+     ONE, 3, 0},
     /* 2-d */
     {"2d basic", 2, 3, 2, 5, {11, 9}, {3, 2}, ONE, ZERO, ZERO, ONE, ONE, 1, 0},
     {"2d batch1", 2, 1, 3, 4, {7, 8}, {3, 3}, ONE, {1, 1}, {1, 1}, ONE, ONE, 1,
@@ -275,6 +279,10 @@ static const conv_case conv_cases[] = {
      ONE, ONE, 2, 0},
     {"3d general", 3, 2, 2, 2, {3, 4, 3}, {2, 2, 3}, {1, 2, 1}, {1, 0, 2},
      {0, 1, 1}, {1, 1, 2}, {2, 1, 2}, 1, 1},
+    {"3d depthwise", 3, 2, 3, 3, {4, 3, 5}, {2, 3, 2}, {1, 1, 2}, {1, 1, 0},
+     {0, 1, 1}, {1, 1, 2}, ONE, 3, 0},
+    {"2d depthwise flip dil", 2, 2, 4, 4, {5, 6}, {3, 2}, {2, 1}, {2, 1},
+     {1, 2}, {1, 2}, {2, 1}, 4, 1},
 };
 #define N_CONV_CASES ((int)(sizeof conv_cases / sizeof conv_cases[0]))
 
@@ -427,25 +435,31 @@ static void test_param_broadcast(void) {
 }
 
 /* Large enough that the kernel unfolds in several chunks over the pool and
- * multiplies with threaded BLAS. */
+ * multiplies with threaded BLAS (groups 1 and 2), or runs the depthwise
+ * path over the pool (groups 16). */
 static void test_large(void) {
   static const cmx_dtype dts[] = {CMX_FLOAT32, CMX_BFLOAT16};
-  for (int di = 0; di < 2; di++) {
-    cmx_dtype dt = dts[di];
-    int64_t xs[4] = {9, 33, 31, 16}, ws[4] = {24, 3, 3, 16};
+  static const int groups[] = {1, 2, 16};
+  for (int ci = 0; ci < 6; ci++) {
+    cmx_dtype dt = dts[ci % 2];
+    int G = groups[ci / 2];
+    int64_t xs[4] = {9, 33, 31, 16}, ws[4] = {G == 16 ? 16 : 24, 3, 3, 16 / G};
     h_tensor x = h_random(xs, 4, dt, -1, 1, 81);
     h_tensor w = h_random(ws, 4, dt, -1, 1, 82);
     cfg f;
     memset(&f, 0, sizeof f);
     f.nsp = 2;
-    f.groups = 1;
+    f.groups = G;
     for (int d = 0; d < 2; d++) f.s[d] = f.kd[d] = f.id[d] = 1, f.lo[d] = 1,
                                 f.hi[d] = 1;
     double* sa;
     h_tensor want = ref_conv(&x, &w, &f, dt, &sa);
     cmx_array a = h_array(&x, H_CONTIG), b = h_array(&w, H_CONTIG), r = NULL;
-    OK(cmx_conv2d(&r, a, b, 1, 1, 1, 1, 1, 1, 1, S));
-    CHECK(r && compare(r, &want, sa, 144, "conv2d large"));
+    OK(cmx_conv2d(&r, a, b, 1, 1, 1, 1, 1, 1, G, S));
+    char what[64];
+    snprintf(what, sizeof what, "conv2d large %s groups %d",
+             cmx_dtype_name(dt), G);
+    CHECK_MSG(r && compare(r, &want, sa, 9 * 16 / G, what), "%s", what);
     cmx_array_release(r);
     cmx_array_release(a);
     cmx_array_release(b);

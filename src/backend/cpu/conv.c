@@ -22,7 +22,8 @@
  * each chunk is unfolded in parallel over cmx's pool, then multiplied by
  * one BLAS call per group that OpenBLAS threads itself (the two never
  * nest). A 1x1 kernel with stride 1 and no padding or dilation skips the
- * unfolding: the contiguous input already is the matrix.
+ * unfolding: the contiguous input already is the matrix. Depthwise
+ * convolutions (one channel per group) skip BLAS: see run_depthwise.
  */
 #include "primitives/conv.h"
 
@@ -122,6 +123,15 @@ static inline int64_t floor_div(int64_t a, int64_t b) {
 }
 static inline int64_t ceil_div(int64_t a, int64_t b) {
   return -floor_div(-a, b);
+}
+
+/* Whether a row's last-dim taps are one contiguous input span: one group,
+ * unit dilations, no flip, channels contiguous and adjacent positions
+ * adjacent. */
+static bool span_applies(const job* j) {
+  const int L = j->nsp - 1;
+  return j->G == 1 && !j->flip && j->kd[L] == 1 && j->id[L] == 1 &&
+         (j->xs_c == 1 || j->C == 1) && (j->xs[L] == j->C || j->k[L] == 1);
 }
 
 /* Copies `rows` runs of cg elements: run r from src + r * sstep storage
@@ -346,6 +356,160 @@ static void narrow(int kind, uint16_t* d, const float* s, int64_t n) {
     for (int64_t i = 0; i < n; i++) d[i] = cmx__f2bf(s[i]);
 }
 
+/* ---- depthwise convolutions: a direct product ----
+ * With one input and one output channel per group (groups == C_in ==
+ * C_out), im2col + gemm degenerates into G products with one column each,
+ * far too thin for BLAS. Instead every output row accumulates, tap by
+ * tap, the input row under the tap times that tap's weights: a
+ * multiply-add over all channels at once, read straight from the input
+ * (no unfolded copy). */
+typedef struct {
+  const job* j;
+  const char* wt; /* weight [tap][c] in the compute type */
+  char* y;        /* output, row-major (rows, C) */
+  _Atomic int failed;
+} dw_job;
+
+/* acc[c] += xr[c] * wr[c] over the channels, xr in the compute type. */
+#define DEFINE_DW_ROW(T, NAME)                                       \
+  static void NAME(T* restrict acc, const T* restrict xr,           \
+                   const T* restrict wr, int64_t C) {               \
+    for (int64_t c = 0; c < C; c++) acc[c] += xr[c] * wr[c];        \
+  }
+DEFINE_DW_ROW(float, dw_row_f32)
+DEFINE_DW_ROW(double, dw_row_f64)
+
+/* Pool task: output rows [b, e). */
+static void dw_task(void* ctx, int64_t b, int64_t e) {
+  dw_job* d = ctx;
+  const job* j = d->j;
+  const int nsp = j->nsp;
+  const int64_t C = j->C, csz = j->csz;
+  const bool half = j->kind == T_F16 || j->kind == T_BF16;
+  /* Reads in place when the channels are contiguous in the compute type;
+   * otherwise each input row is converted into tmp first. */
+  const bool direct = !half && j->xs_c == 1;
+  char* acc = malloc((size_t)(2 * C * csz));
+  if (!acc) {
+    atomic_store(&d->failed, 1);
+    return;
+  }
+  char* tmp = acc + C * csz;
+  for (int64_t r = b; r < e; r++) {
+    int64_t o[CMX__CONV_MAX_SPATIAL], k[CMX__CONV_MAX_SPATIAL] = {0};
+    int64_t rem = r % j->out_sp, n = r / j->out_sp;
+    for (int d = nsp - 1; d >= 0; d--) {
+      o[d] = rem % j->out[d];
+      rem /= j->out[d];
+    }
+    /* float32/float64 rows accumulate in the output itself. */
+    char* yr = d->y + r * C * j->esz;
+    char* ar = half ? acc : yr;
+    memset(ar, 0, (size_t)(C * csz));
+    for (int64_t t = 0; t < j->taps; t++) {
+      int64_t off = n * j->xs_n;
+      bool valid = true;
+      for (int dd = 0; dd < nsp && valid; dd++) {
+        int64_t i;
+        valid = src_index(j, dd, o[dd], k[dd], &i);
+        if (valid) off += i * j->xs[dd];
+      }
+      if (valid) {
+        const char* xr = j->x + off * j->esz;
+        if (!direct) {
+          load(j->kind, tmp, xr, C, j->xs_c);
+          xr = tmp;
+        }
+        if (j->kind == T_F64)
+          dw_row_f64((double*)ar, (const double*)xr,
+                     (const double*)d->wt + t * C, C);
+        else
+          dw_row_f32((float*)ar, (const float*)xr,
+                     (const float*)d->wt + t * C, C);
+      }
+      for (int dd = nsp - 1; dd >= 0; dd--) {
+        if (++k[dd] < j->k[dd]) break;
+        k[dd] = 0;
+      }
+    }
+    if (half) narrow(j->kind, (uint16_t*)yr, (const float*)acc, C);
+  }
+  free(acc);
+}
+
+/* The depthwise path over all rows; W is the weight (C, taps) in the
+ * compute type. */
+static cmx_status run_depthwise(const job* j, const char* W, char* y,
+                                int64_t rows) {
+  dw_job d;
+  memset(&d, 0, sizeof d);
+  d.j = j;
+  d.y = y;
+  char* wt = malloc((size_t)(j->C * j->taps * j->csz));
+  if (!wt) return cmx_kernel_error(CMX_ERR_MEMORY, "[conv] out of memory");
+  for (int64_t c = 0; c < j->C; c++) /* transpose to [tap][c] */
+    for (int64_t t = 0; t < j->taps; t++)
+      memcpy(wt + (t * j->C + c) * j->csz, W + (c * j->taps + t) * j->csz,
+             (size_t)j->csz);
+  d.wt = wt;
+  int64_t grain = FILL_GRAIN / (j->taps * j->C);
+  if (grain < 1) grain = 1;
+  cmx__parallel_for(rows, grain, dw_task, &d);
+  free(wt);
+  if (atomic_load(&d.failed))
+    return cmx_kernel_error(CMX_ERR_MEMORY, "[conv] out of memory");
+  return CMX_OK;
+}
+
+/* The im2col + gemm path over all rows, in chunks; W is the weight
+ * (O, Kc) in the compute type. j is modified (the chunk scratch). */
+static cmx_status run_gemm(job* j, const char* W, char* y, int64_t rows,
+                           bool pointwise) {
+  const bool half = j->kind == T_F16 || j->kind == T_BF16;
+  int64_t chunk = pointwise ? rows : CHUNK_BYTES / (j->rowlen * j->csz);
+  if (chunk < 1) chunk = 1;
+  if (chunk > rows) chunk = rows;
+  if (chunk > INT_MAX) chunk = INT_MAX;
+  char* abuf = pointwise ? NULL : malloc((size_t)(chunk * j->rowlen * j->csz));
+  /* float32 output rows for the 16-bit floats */
+  float* cbuf = half ? malloc((size_t)(chunk * j->O) * sizeof(float)) : NULL;
+  if ((!pointwise && !abuf) || (half && !cbuf)) {
+    free(abuf);
+    free(cbuf);
+    return cmx_kernel_error(CMX_ERR_MEMORY, "[conv] out of memory");
+  }
+  j->a = abuf;
+  int64_t grain = FILL_GRAIN / j->rowlen;
+  if (grain < 1) grain = 1;
+  for (int64_t r0 = 0; r0 < rows; r0 += chunk) {
+    int64_t mc = rows - r0 < chunk ? rows - r0 : chunk;
+    const char* A;
+    int64_t astep, lda;
+    if (pointwise) {
+      A = j->x + r0 * j->C * j->esz;
+      astep = j->Cg;
+      lda = j->C;
+    } else {
+      j->row0 = r0;
+      cmx__parallel_for(mc, grain, fill_chunk, j);
+      A = abuf;
+      astep = j->Kc;
+      lda = j->rowlen;
+    }
+    char* C = cbuf ? (char*)cbuf : y + r0 * j->O * j->esz;
+    gemm_groups(j, mc, A, astep, lda, W, C);
+    if (cbuf) narrow(j->kind, (uint16_t*)y + r0 * j->O, cbuf, mc * j->O);
+  }
+  free(abuf);
+  free(cbuf);
+  return CMX_OK;
+}
+
+/* Depthwise: one input and one output channel per group. */
+static bool is_depthwise(const job* j) {
+  return j->G > 1 && j->Cg == 1 && j->Og == 1;
+}
+
 /* True when the convolution is a plain matrix product of the input rows:
  * 1x1 kernel, stride 1, no padding or input dilation, input row-major in
  * the compute type. */
@@ -431,11 +595,7 @@ CMX__KERNEL(cmx__cpu_conv) {
   }
 
   bool pointwise = is_pointwise(&j, q, x);
-  {
-    const int L = j.nsp - 1;
-    j.span_copy = j.G == 1 && !j.flip && j.kd[L] == 1 && j.id[L] == 1 &&
-                  (j.xs_c == 1 || j.C == 1) && (j.xs[L] == j.C || j.k[L] == 1);
-  }
+  j.span_copy = span_applies(&j);
   /* Per last-dim tap, the output positions whose virtual input coordinate
    * p * stride + c lies in [0, (L - 1) * input_dilation]. */
   int64_t* ab = NULL;
@@ -454,48 +614,10 @@ CMX__KERNEL(cmx__cpu_conv) {
     }
     j.ab = ab;
   }
-  int64_t chunk = pointwise ? rows : CHUNK_BYTES / (j.rowlen * j.csz);
-  if (chunk < 1) chunk = 1;
-  if (chunk > rows) chunk = rows;
-  if (chunk > INT_MAX) chunk = INT_MAX;
-  char* abuf = NULL;
-  float* cbuf = NULL; /* float32 output rows for the 16-bit floats */
-  if (!pointwise) abuf = malloc((size_t)(chunk * j.rowlen * j.csz));
-  if (j.kind == T_F16 || j.kind == T_BF16)
-    cbuf = malloc((size_t)(chunk * j.O) * sizeof(float));
-  if ((!pointwise && !abuf) ||
-      ((j.kind == T_F16 || j.kind == T_BF16) && !cbuf)) {
-    free(ab);
-    free(wpack);
-    free(abuf);
-    free(cbuf);
-    return cmx_kernel_error(CMX_ERR_MEMORY, "[conv] out of memory");
-  }
-  j.a = abuf;
-  int64_t grain = FILL_GRAIN / j.rowlen;
-  if (grain < 1) grain = 1;
-  for (int64_t r0 = 0; r0 < rows; r0 += chunk) {
-    int64_t mc = rows - r0 < chunk ? rows - r0 : chunk;
-    const char* A;
-    int64_t astep, lda;
-    if (pointwise) {
-      A = j.x + r0 * j.C * j.esz;
-      astep = j.Cg;
-      lda = j.C;
-    } else {
-      j.row0 = r0;
-      cmx__parallel_for(mc, grain, fill_chunk, &j);
-      A = abuf;
-      astep = j.Kc;
-      lda = j.rowlen;
-    }
-    char* C = cbuf ? (char*)cbuf : yp + r0 * j.O * j.esz;
-    gemm_groups(&j, mc, A, astep, lda, W, C);
-    if (cbuf) narrow(j.kind, (uint16_t*)yp + r0 * j.O, cbuf, mc * j.O);
-  }
+  cmx_status rc = is_depthwise(&j) ? run_depthwise(&j, W, yp, rows)
+                                   : run_gemm(&j, W, yp, rows, pointwise);
   free(ab);
   free(wpack);
-  free(abuf);
-  free(cbuf);
-  return CMX_OK;
+  return rc;
 }
+
