@@ -556,6 +556,86 @@ cmx_status cmx_median(cmx_array* out, cmx_array a, const int* axes,
 cmx_status cmx_count_nonzero(cmx_array* out, cmx_array a, const int* axes,
                              int naxes, bool keepdims, cmx_stream s);
 
+/* ================= convolution =================
+ * Channels-last layouts, as MLX: input (N, spatial..., C_in), weight
+ * (C_out, kernel spatial..., C_in / groups), output (N, spatial...,
+ * C_out), with 1 to 3 spatial dims. The input must be floating (float16,
+ * bfloat16, float32, float64); the result has the promoted dtype of input
+ * and weight (16-bit floats are computed in float32). Input channel group
+ * g (of `groups`) feeds output channels [g * C_out / groups, (g + 1) *
+ * C_out / groups). Errors name "[conv]" as MLX's do: wrong ranks, channel
+ * mismatch, groups not dividing the channels, non-positive strides or
+ * dilations, an input smaller than the (dilated) kernel after padding.
+ */
+/* 1-d cross-correlation: input (N, L, C_in), weight (C_out, K, C_in/groups);
+ * out[n, o, co] = sum_{k, ci} xp[n, o * stride + k * dilation, ci] *
+ * weight[co, k, ci] with xp the input zero-padded by `padding` on both
+ * sides. Output length (L + 2 * padding - dilation * (K - 1) - 1) / stride
+ * + 1. */
+cmx_status cmx_conv1d(cmx_array* out, cmx_array input, cmx_array weight,
+                      int stride, int padding, int dilation, int groups,
+                      cmx_stream s);
+/* 2-d: input (N, H, W, C_in), weight (C_out, KH, KW, C_in/groups); the
+ * parameters per spatial dim (_0 for H, _1 for W). */
+cmx_status cmx_conv2d(cmx_array* out, cmx_array input, cmx_array weight,
+                      int stride_0, int stride_1, int padding_0,
+                      int padding_1, int dilation_0, int dilation_1,
+                      int groups, cmx_stream s);
+/* 3-d: input (N, D, H, W, C_in), weight (C_out, KD, KH, KW, C_in/groups). */
+cmx_status cmx_conv3d(cmx_array* out, cmx_array input, cmx_array weight,
+                      int stride_0, int stride_1, int stride_2, int padding_0,
+                      int padding_1, int padding_2, int dilation_0,
+                      int dilation_1, int dilation_2, int groups,
+                      cmx_stream s);
+/* Transposed convolutions (the gradient of convN with respect to its
+ * input), MLX's weight layout (C_out, K..., C_in/groups): every input
+ * element scatters input[n, i, ci] * weight[co, k, ci] into
+ * out[n, i * stride + k * dilation - padding, co]. Output length
+ * (L - 1) * stride - 2 * padding + dilation * (K - 1) + output_padding + 1;
+ * output_padding extends the high end. Computed as conv_general with
+ * input_dilation = stride and a flipped kernel. */
+cmx_status cmx_conv_transpose1d(cmx_array* out, cmx_array input,
+                                cmx_array weight, int stride, int padding,
+                                int dilation, int output_padding, int groups,
+                                cmx_stream s);
+cmx_status cmx_conv_transpose2d(cmx_array* out, cmx_array input,
+                                cmx_array weight, int stride_0, int stride_1,
+                                int padding_0, int padding_1, int dilation_0,
+                                int dilation_1, int output_padding_0,
+                                int output_padding_1, int groups,
+                                cmx_stream s);
+cmx_status cmx_conv_transpose3d(
+    cmx_array* out, cmx_array input, cmx_array weight, int stride_0,
+    int stride_1, int stride_2, int padding_0, int padding_1, int padding_2,
+    int dilation_0, int dilation_1, int dilation_2, int output_padding_0,
+    int output_padding_1, int output_padding_2, int groups, cmx_stream s);
+/* General convolution over 1 to 3 spatial dims (input.ndim - 2). Each
+ * parameter list has one entry per spatial dim, or one entry for all, or
+ * none (NULL/0: stride 1, padding 0, dilations 1). The input is dilated
+ * (input_dilation - 1 zeros between elements), then padded with
+ * padding_lo/padding_hi zeros (negative padding crops the dilated input),
+ * and correlated with the kernel dilated by kernel_dilation at the given
+ * stride; flip reverses the kernel's spatial dims (a true convolution).
+ * Output size per dim: ((L - 1) * input_dilation + 1 + lo + hi -
+ * ((K - 1) * kernel_dilation + 1)) / stride + 1. */
+cmx_status cmx_conv_general(cmx_array* out, cmx_array input, cmx_array weight,
+                            const int* stride, int nstride,
+                            const int* padding_lo, int npadding_lo,
+                            const int* padding_hi, int npadding_hi,
+                            const int* kernel_dilation, int nkernel_dilation,
+                            const int* input_dilation, int ninput_dilation,
+                            int groups, bool flip, cmx_stream s);
+/* numpy.convolve's modes. */
+typedef enum cmx_convolve_mode {
+  CMX_CONVOLVE_FULL = 0,  /* length N + M - 1 */
+  CMX_CONVOLVE_SAME = 1,  /* length max(N, M), centred on the full result */
+  CMX_CONVOLVE_VALID = 2  /* length max(N, M) - min(N, M) + 1 */
+} cmx_convolve_mode;
+/* Discrete linear convolution of two non-empty 1-d arrays (the shorter one
+ * is the kernel, flipped), as numpy.convolve and mlx.core.convolve. */
+cmx_status cmx_convolve(cmx_array* out, cmx_array a, cmx_array v,
+                        cmx_convolve_mode mode, cmx_stream s);
+
 #ifdef __cplusplus
 }
 #endif

@@ -269,5 +269,39 @@ cmx_array cmx__median(cmx_array a, const int* axes, int naxes,
                       bool keepdims, cmx_stream s);
 cmx_array cmx__count_nonzero(cmx_array a, const int* axes, int naxes,
                              bool keepdims, cmx_stream s);
+/* ---------------- convolution ---------------- */
+cmx_array cmx__conv1d(cmx_array in, cmx_array wt, int stride, int padding,
+                      int dilation, int groups, cmx_stream s);
+cmx_array cmx__conv2d(cmx_array in, cmx_array wt, int stride_0, int stride_1,
+                      int padding_0, int padding_1, int dilation_0,
+                      int dilation_1, int groups, cmx_stream s);
+cmx_array cmx__conv3d(cmx_array in, cmx_array wt, int stride_0, int stride_1,
+                      int stride_2, int padding_0, int padding_1,
+                      int padding_2, int dilation_0, int dilation_1,
+                      int dilation_2, int groups, cmx_stream s);
+cmx_array cmx__conv_transpose1d(cmx_array in, cmx_array wt, int stride,
+                                int padding, int dilation, int output_padding,
+                                int groups, cmx_stream s);
+cmx_array cmx__conv_transpose2d(cmx_array in, cmx_array wt, int stride_0,
+                                int stride_1, int padding_0, int padding_1,
+                                int dilation_0, int dilation_1,
+                                int output_padding_0, int output_padding_1,
+                                int groups, cmx_stream s);
+cmx_array cmx__conv_transpose3d(cmx_array in, cmx_array wt, int stride_0,
+                                int stride_1, int stride_2, int padding_0,
+                                int padding_1, int padding_2, int dilation_0,
+                                int dilation_1, int dilation_2,
+                                int output_padding_0, int output_padding_1,
+                                int output_padding_2, int groups,
+                                cmx_stream s);
+cmx_array cmx__conv_general(cmx_array in, cmx_array wt, const int* stride,
+                            int nstride, const int* padding_lo,
+                            int npadding_lo, const int* padding_hi,
+                            int npadding_hi, const int* kernel_dilation,
+                            int nkernel_dilation, const int* input_dilation,
+                            int ninput_dilation, int groups, bool flip,
+                            cmx_stream s);
+cmx_array cmx__convolve(cmx_array a, cmx_array v, cmx_convolve_mode mode,
+                        cmx_stream s);
 
 #endif

@@ -127,6 +127,8 @@
   /* ---- random numbers (random.c) ---- */                 \
   X(RandomBits, CMX_PRIM_RANDOM)                            \
   X(CovSqrt, 0)                                             \
+  /* ---- convolution (conv.c) ---- */                     \
+  X(Convolution, 0)                                         \
   /* ---- matrix products (matmul.c) ---- */                \
   X(Matmul, 0)                                              \
   X(AddMM, 0)                                               \

@@ -77,6 +77,10 @@ CMX__KERNEL(cmx__cpu_scan);
 CMX__KERNEL(cmx__cpu_random_bits);
 /* CovSqrt: in = {row-contiguous float32 (..., n, n)}. */
 CMX__KERNEL(cmx__cpu_cov_sqrt);
+/* ---- convolution (conv.c) ---- */
+/* Convolution: in = {input, weight} of out's dtype, cmx__conv_params
+ * (primitives/conv.h). */
+CMX__KERNEL(cmx__cpu_conv);
 
 /* ---- matrix products (matmul.c) ---- */
 /* Matmul: in = {a, b}; AddMM: in = {a, b, c} with c of out's shape. */
