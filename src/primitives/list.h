@@ -14,6 +14,13 @@
   X(AsType, CMX__EW)                                        \
   X(Copy, CMX__EW)                                          \
   /* ---- creation (creation.c) ---- */                    \
+  X(Arange, 0)                                              \
+  X(Linspace, 0)                                            \
+  X(Full, 0)                                                \
+  X(Eye, 0)                                                 \
+  X(Tri, 0)                                                 \
+  X(Tril, 0)                                                \
+  X(Triu, 0)                                                \
   /* ---- unary elementwise (unary.c) ---- */               \
   /* ---- binary elementwise (binary.c) ---- */             \
   X(Add, CMX__EW)                                           \
@@ -21,6 +28,18 @@
   /* ---- reductions (reduce.c) ---- */                     \
   /* ---- shape and views (shape.c) ---- */                 \
   X(Broadcast, CMX_PRIM_VIEW)                               \
+  X(Transpose, CMX_PRIM_VIEW)                               \
+  X(Squeeze, CMX_PRIM_VIEW)                                 \
+  X(ExpandDims, CMX_PRIM_VIEW)                              \
+  X(Slice, CMX_PRIM_VIEW)                                   \
+  X(AsStrided, CMX_PRIM_VIEW)                               \
+  /* views when the input's layout allows, else copies */   \
+  X(Reshape, CMX_PRIM_VIEW)                                 \
+  X(Contiguous, CMX_PRIM_VIEW)                              \
+  X(View, CMX_PRIM_VIEW)                                    \
+  X(SliceUpdate, 0)                                         \
+  X(Concatenate, 0)                                         \
+  X(Pad, 0)                                                 \
   /* ---- matrix products (matmul.c) ---- */                \
   /* ---- gpu-only test primitives (gpu.c) ---- */          \
   /* end of list */

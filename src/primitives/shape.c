@@ -3,3 +3,14 @@
 #include "primitives/registry.h"
 
 CMX__VTABLE(Broadcast, .eval_cpu = cmx__cpu_broadcast);
+CMX__VTABLE(Transpose, .eval_cpu = cmx__cpu_transpose);
+CMX__VTABLE(Squeeze, .eval_cpu = cmx__cpu_squeeze);
+CMX__VTABLE(ExpandDims, .eval_cpu = cmx__cpu_expand_dims);
+CMX__VTABLE(Slice, .eval_cpu = cmx__cpu_slice);
+CMX__VTABLE(AsStrided, .eval_cpu = cmx__cpu_as_strided);
+CMX__VTABLE(Reshape, .eval_cpu = cmx__cpu_reshape);
+CMX__VTABLE(Contiguous, .eval_cpu = cmx__cpu_contiguous);
+CMX__VTABLE(View, .eval_cpu = cmx__cpu_view);
+CMX__VTABLE(SliceUpdate, .eval_cpu = cmx__cpu_slice_update);
+CMX__VTABLE(Concatenate, .eval_cpu = cmx__cpu_concatenate);
+CMX__VTABLE(Pad, .eval_cpu = cmx__cpu_pad);

@@ -13,6 +13,10 @@
 CMX__KERNEL(cmx__cpu_astype);
 
 /* ---- creation (creation.c) ---- */
+CMX__KERNEL(cmx__cpu_range); /* Arange, Linspace */
+CMX__KERNEL(cmx__cpu_full);
+CMX__KERNEL(cmx__cpu_eye_tri);   /* Eye, Tri */
+CMX__KERNEL(cmx__cpu_tril_triu); /* Tril, Triu */
 
 /* ---- unary (unary.c) ---- */
 
@@ -25,6 +29,17 @@ CMX__KERNEL(cmx__cpu_binary);
 
 /* ---- shape and views (shape.c) ---- */
 CMX__KERNEL(cmx__cpu_broadcast);
+CMX__KERNEL(cmx__cpu_reshape);
+CMX__KERNEL(cmx__cpu_transpose);
+CMX__KERNEL(cmx__cpu_squeeze);
+CMX__KERNEL(cmx__cpu_expand_dims);
+CMX__KERNEL(cmx__cpu_slice);
+CMX__KERNEL(cmx__cpu_as_strided);
+CMX__KERNEL(cmx__cpu_contiguous);
+CMX__KERNEL(cmx__cpu_view);
+CMX__KERNEL(cmx__cpu_slice_update);
+CMX__KERNEL(cmx__cpu_concatenate);
+CMX__KERNEL(cmx__cpu_pad);
 
 /* ---- matrix products (matmul.c) ---- */
 

@@ -1,0 +1,251 @@
+/* Strided byte copies and fills for the shape kernels.
+ *
+ * A copy is planned like the elementwise driver does: size-1 dims are
+ * dropped and dims that are jointly contiguous in dst and src are merged,
+ * so most copies become a few long rows. Each row is moved by item size
+ * with three cases (both contiguous: memcpy; source stride 0: fill;
+ * otherwise a strided loop), which gcc vectorises. */
+#include "backend/cpu/shape_copy.h"
+
+#include <string.h>
+
+#define GRAIN (1 << 15) /* elements per chunk worth a thread */
+
+typedef struct {
+  int ndim;
+  size_t isz;
+  int64_t shape[CMX_MAX_NDIM];
+  int64_t dst_st[CMX_MAX_NDIM], src_st[CMX_MAX_NDIM];
+  char* dst;
+  const char* src;
+} copy_plan;
+
+#define ROW_CASES(T)                                         \
+  do {                                                       \
+    T* o = (T*)dst;                                          \
+    const T* a = (const T*)src;                              \
+    if (ds == 1 && ss == 1) {                                \
+      memcpy(o, a, (size_t)n * sizeof(T));                   \
+    } else if (ss == 0) {                                    \
+      T v = a[0];                                            \
+      if (ds == 1)                                           \
+        for (int64_t i = 0; i < n; i++) o[i] = v;            \
+      else                                                   \
+        for (int64_t i = 0; i < n; i++) o[i * ds] = v;       \
+    } else if (ds == 1) {                                    \
+      for (int64_t i = 0; i < n; i++) o[i] = a[i * ss];      \
+    } else {                                                 \
+      for (int64_t i = 0; i < n; i++) o[i * ds] = a[i * ss]; \
+    }                                                        \
+  } while (0)
+
+/* Moves n elements of one row. */
+static void copy_row(char* dst, int64_t ds, const char* src, int64_t ss,
+                     int64_t n, size_t isz) {
+  switch (isz) {
+    case 1:
+      ROW_CASES(uint8_t);
+      break;
+    case 2:
+      ROW_CASES(uint16_t);
+      break;
+    case 4:
+      ROW_CASES(uint32_t);
+      break;
+    default:
+      ROW_CASES(uint64_t);
+      break;
+  }
+}
+
+static void plan_collapse(copy_plan* p) {
+  int nd = 0;
+  for (int d = 0; d < p->ndim; d++) {
+    if (p->shape[d] == 1) continue;
+    p->shape[nd] = p->shape[d];
+    p->dst_st[nd] = p->dst_st[d];
+    p->src_st[nd] = p->src_st[d];
+    nd++;
+  }
+  p->ndim = nd;
+  if (nd <= 1) return;
+  int w = 0;
+  for (int d = 1; d < nd; d++) {
+    if (p->dst_st[w] == p->dst_st[d] * p->shape[d] &&
+        p->src_st[w] == p->src_st[d] * p->shape[d]) {
+      p->shape[w] *= p->shape[d];
+    } else {
+      w++;
+      p->shape[w] = p->shape[d];
+    }
+    p->dst_st[w] = p->dst_st[d];
+    p->src_st[w] = p->src_st[d];
+  }
+  p->ndim = w + 1;
+}
+
+/* Chunk [b, e) of a single row. */
+static void run_flat(void* ctx, int64_t b, int64_t e) {
+  const copy_plan* p = ctx;
+  int64_t ds = p->ndim ? p->dst_st[0] : 0, ss = p->ndim ? p->src_st[0] : 0;
+  int64_t isz = (int64_t)p->isz;
+  copy_row(p->dst + b * ds * isz, ds, p->src + b * ss * isz, ss, e - b, p->isz);
+}
+
+/* Rows [b, e) of the outer dims. */
+static void run_rows(void* ctx, int64_t b, int64_t e) {
+  const copy_plan* p = ctx;
+  int outer = p->ndim - 1;
+  int64_t isz = (int64_t)p->isz;
+  int64_t idx[CMX_MAX_NDIM];
+  int64_t rem = b, doff = 0, soff = 0;
+  for (int d = outer - 1; d >= 0; d--) {
+    idx[d] = rem % p->shape[d];
+    rem /= p->shape[d];
+    doff += idx[d] * p->dst_st[d];
+    soff += idx[d] * p->src_st[d];
+  }
+  int64_t inner = p->shape[outer];
+  for (int64_t r = b; r < e; r++) {
+    copy_row(p->dst + doff * isz, p->dst_st[outer], p->src + soff * isz,
+             p->src_st[outer], inner, p->isz);
+    for (int d = outer - 1; d >= 0; d--) {
+      if (++idx[d] < p->shape[d]) {
+        doff += p->dst_st[d];
+        soff += p->src_st[d];
+        break;
+      }
+      doff -= (p->shape[d] - 1) * p->dst_st[d];
+      soff -= (p->shape[d] - 1) * p->src_st[d];
+      idx[d] = 0;
+    }
+  }
+}
+
+/* Transposed pairs: the source walks the last dim with a long stride and
+ * the one before it contiguously. Copy square tiles so the source lines a
+ * tile touches stay in cache while the tile is written. Items are (outer
+ * index, tile row). */
+#define TILE 32
+static void run_tiles(void* ctx, int64_t b, int64_t e) {
+  const copy_plan* p = ctx;
+  int nd = p->ndim;
+  int64_t isz = (int64_t)p->isz;
+  int64_t R = p->shape[nd - 2], C = p->shape[nd - 1];
+  int64_t rt = (R + TILE - 1) / TILE;
+  int64_t dr = p->dst_st[nd - 2], dc = p->dst_st[nd - 1];
+  int64_t sr = p->src_st[nd - 2], sc = p->src_st[nd - 1];
+  for (int64_t it = b; it < e; it++) {
+    int64_t rem = it / rt, doff = 0, soff = 0;
+    for (int d = nd - 3; d >= 0; d--) {
+      int64_t i = rem % p->shape[d];
+      rem /= p->shape[d];
+      doff += i * p->dst_st[d];
+      soff += i * p->src_st[d];
+    }
+    int64_t r0 = (it % rt) * TILE, r1 = r0 + TILE < R ? r0 + TILE : R;
+    for (int64_t c0 = 0; c0 < C; c0 += TILE) {
+      int64_t n = c0 + TILE < C ? TILE : C - c0;
+      for (int64_t r = r0; r < r1; r++)
+        copy_row(p->dst + (doff + r * dr + c0 * dc) * isz, dc,
+                 p->src + (soff + r * sr + c0 * sc) * isz, sc, n, p->isz);
+    }
+  }
+}
+
+void cmx__cpu_strided_copy(char* dst, const int64_t* dst_strides,
+                           const char* src, const int64_t* src_strides,
+                           const int64_t* shape, int ndim, size_t isz) {
+  copy_plan p;
+  p.ndim = ndim;
+  p.isz = isz;
+  p.dst = dst;
+  p.src = src;
+  for (int d = 0; d < ndim; d++) {
+    if (shape[d] == 0) return;
+    p.shape[d] = shape[d];
+    p.dst_st[d] = dst_strides[d];
+    p.src_st[d] = src_strides[d];
+  }
+  plan_collapse(&p);
+  if (p.ndim <= 1) {
+    cmx__parallel_for(p.ndim ? p.shape[0] : 1, GRAIN, run_flat, &p);
+    return;
+  }
+  int outer = p.ndim - 1;
+  int64_t rows = 1;
+  for (int d = 0; d < outer; d++) rows *= p.shape[d];
+  int64_t inner = p.shape[outer];
+  int64_t sc = p.src_st[outer], sr = p.src_st[outer - 1];
+  if ((sr == 1 || sr == -1) && (sc > TILE || sc < -TILE) && inner >= TILE &&
+      p.shape[outer - 1] >= TILE) {
+    int64_t items =
+        rows / p.shape[outer - 1] * ((p.shape[outer - 1] + TILE - 1) / TILE);
+    int64_t per = TILE * inner;
+    cmx__parallel_for(items, per >= GRAIN ? 1 : GRAIN / per, run_tiles, &p);
+    return;
+  }
+  cmx__parallel_for(rows, inner >= GRAIN ? 1 : GRAIN / inner, run_rows, &p);
+}
+
+void cmx__cpu_fill(char* dst, int64_t n, const void* val, size_t isz) {
+  int64_t one = 1, zero = 0;
+  cmx__cpu_strided_copy(dst, &one, val, &zero, &n, 1, isz);
+}
+
+void cmx__row_major_strides(const int64_t* shape, int ndim, int64_t* out) {
+  int64_t s = 1;
+  for (int d = ndim - 1; d >= 0; d--) {
+    out[d] = s;
+    s *= shape[d] > 0 ? shape[d] : 1;
+  }
+}
+
+void cmx__cpu_copy_rowmajor(char* dst, cmx_array src) {
+  int64_t st[CMX_MAX_NDIM];
+  cmx__row_major_strides(src->dims, src->ndim, st);
+  cmx__cpu_strided_copy(dst, st, cmx__node_ptr(src), CMX__STRIDES(src),
+                        src->dims, src->ndim, cmx_dtype_size(src->dtype));
+}
+
+bool cmx__reshape_strides(const int64_t* in_shape, const int64_t* in_strides,
+                          int in_ndim, const int64_t* out_shape, int out_ndim,
+                          int64_t* out_strides) {
+  int64_t size = 1;
+  for (int d = 0; d < in_ndim; d++) size *= in_shape[d];
+  if (size == 0) {
+    cmx__row_major_strides(out_shape, out_ndim, out_strides);
+    return true;
+  }
+  /* Size-1 input dims carry no layout information: drop them. */
+  int64_t ish[CMX_MAX_NDIM], ist[CMX_MAX_NDIM];
+  int ni = 0;
+  for (int d = 0; d < in_ndim; d++)
+    if (in_shape[d] != 1) {
+      ish[ni] = in_shape[d];
+      ist[ni++] = in_strides[d];
+    }
+  /* Match runs of input dims and output dims with equal products; each
+   * input run must be contiguous in itself, then the output run takes
+   * strides counted up from the run's innermost input stride. */
+  int i = 0, o = 0;
+  while (i < ni && o < out_ndim) {
+    int i1 = i + 1, o1 = o + 1;
+    int64_t pi = ish[i], po = out_shape[o];
+    while (pi != po) {
+      if (pi < po)
+        pi *= ish[i1++];
+      else
+        po *= out_shape[o1++];
+    }
+    for (int k = i; k < i1 - 1; k++)
+      if (ist[k] != ist[k + 1] * ish[k + 1]) return false;
+    out_strides[o1 - 1] = ist[i1 - 1];
+    for (int k = o1 - 2; k >= o; k--)
+      out_strides[k] = out_strides[k + 1] * out_shape[k + 1];
+    i = i1;
+    o = o1;
+  }
+  for (; o < out_ndim; o++) out_strides[o] = 1; /* remaining size-1 dims */
+  return true;
+}
