@@ -6,7 +6,8 @@
 
 PyObject* cmxpy_wrap(cmx_array a) {
   if (!a) return NULL;
-  CmxArrayObject* o = (CmxArrayObject*)CmxArray_Type.tp_alloc(&CmxArray_Type, 0);
+  CmxArrayObject* o =
+      (CmxArrayObject*)CmxArray_Type.tp_alloc(&CmxArray_Type, 0);
   if (!o) {
     cmx_array_release(a);
     return NULL;
@@ -192,8 +193,9 @@ static PyObject* m_array_namespace(PyObject* self, PyObject* args,
                                    &v))
     return NULL;
   if (v != Py_None) {
-    PyErr_SetString(PyExc_ValueError,
-                    "Explicitly specifying api_version is not yet implemented.");
+    PyErr_SetString(
+        PyExc_ValueError,
+        "Explicitly specifying api_version is not yet implemented.");
     return NULL;
   }
   return PyImport_ImportModule("cmx.core");
@@ -209,8 +211,8 @@ static PyObject* m_copy(PyObject* self, PyObject* u) {
 static PyObject* m_deepcopy(PyObject* self, PyObject* memo) {
   (void)memo;
   cmx_array a = CMXPY_ARR(self), out = NULL;
-  return cmxpy_result(cmx_astype(&out, a, cmx_array_dtype(a), CMX_STREAM_DEFAULT),
-                      &out);
+  return cmxpy_result(
+      cmx_astype(&out, a, cmx_array_dtype(a), CMX_STREAM_DEFAULT), &out);
 }
 
 /* Pickles as (bytes, shape, dtype name); no NumPy needed on either side. */
@@ -258,9 +260,13 @@ static PyObject* py_array_from_bytes(PyObject* m, PyObject* args) {
     PyErr_Format(PyExc_ValueError, "[array] unknown dtype '%s'", dname);
   } else if (cmxpy_shape_arg(shape_o, shape, &nd, "array") == 0) {
     int64_t size = 1;
-    for (int i = 0; i < nd; i++) size *= shape[i];
-    if (size < 0 || (size_t)size * cmx_dtype_size((cmx_dtype)t) != (size_t)data.len) {
-      PyErr_SetString(PyExc_ValueError, "[array] pickled data has the wrong size");
+    bool bad = false;
+    for (int i = 0; i < nd; i++)
+      bad |= shape[i] < 0 || __builtin_mul_overflow(size, shape[i], &size);
+    if (bad ||
+        (size_t)size * cmx_dtype_size((cmx_dtype)t) != (size_t)data.len) {
+      PyErr_SetString(PyExc_ValueError,
+                      "[array] pickled data has the wrong size");
     } else {
       cmx_array out = NULL;
       r = cmxpy_result(cmx_array_from_data(&out, data.len ? data.buf : NULL,
@@ -428,13 +434,14 @@ PyTypeObject CmxArray_Type = {
     PyVarObject_HEAD_INIT(NULL, 0).tp_name = "cmx.core.array",
     .tp_basicsize = sizeof(CmxArrayObject),
     .tp_flags = Py_TPFLAGS_DEFAULT | Py_TPFLAGS_BASETYPE,
-    .tp_doc = "array(val, dtype=None)\n--\n\nAn N-dimensional array object.\n\n"
-              "Args:\n    val: a Python scalar, a (nested) list or tuple, a "
-              "NumPy array or any object with the buffer protocol, or an "
-              "array.\n    dtype (Dtype, optional): the element type. "
-              "Default: inferred (bool, int32, float32, complex64; int64 for "
-              "ints beyond int32; NumPy arrays keep their dtype except "
-              "float64 -> float32).",
+    .tp_doc =
+        "array(val, dtype=None)\n--\n\nAn N-dimensional array object.\n\n"
+        "Args:\n    val: a Python scalar, a (nested) list or tuple, a "
+        "NumPy array or any object with the buffer protocol, or an "
+        "array.\n    dtype (Dtype, optional): the element type. "
+        "Default: inferred (bool, int32, float32, complex64; int64 for "
+        "ints beyond int32; NumPy arrays keep their dtype except "
+        "float64 -> float32).",
     .tp_new = array_new,
     .tp_dealloc = array_dealloc,
     .tp_repr = array_repr,
@@ -473,8 +480,10 @@ int cmxpy_init_array(PyObject* m) {
   }
   size_t k = 0;
   for (getset_def* g = array_getset_all; g->def.name; g++) {
-    if (g->needs) gs[k++] = g->def;
-    else cmxpy_note_missing(g->def.name);
+    if (g->needs)
+      gs[k++] = g->def;
+    else
+      cmxpy_note_missing(g->def.name);
   }
   CmxArray_Type.tp_getset = gs;
   if (cmxpy_init_number(&CmxArray_Type) < 0) return -1;

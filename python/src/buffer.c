@@ -18,20 +18,34 @@ typedef struct {
 static const char* buffer_format(cmx_dtype t) {
   bool lp64 = sizeof(long) == 8;
   switch (t) {
-    case CMX_BOOL: return "?";
-    case CMX_UINT8: return "B";
-    case CMX_UINT16: return "H";
-    case CMX_UINT32: return "I";
-    case CMX_UINT64: return lp64 ? "L" : "Q";
-    case CMX_INT8: return "b";
-    case CMX_INT16: return "h";
-    case CMX_INT32: return "i";
-    case CMX_INT64: return lp64 ? "l" : "q";
-    case CMX_FLOAT16: return "e";
-    case CMX_FLOAT32: return "f";
-    case CMX_FLOAT64: return "d";
-    case CMX_COMPLEX64: return "Zf";
-    default: return NULL;
+    case CMX_BOOL:
+      return "?";
+    case CMX_UINT8:
+      return "B";
+    case CMX_UINT16:
+      return "H";
+    case CMX_UINT32:
+      return "I";
+    case CMX_UINT64:
+      return lp64 ? "L" : "Q";
+    case CMX_INT8:
+      return "b";
+    case CMX_INT16:
+      return "h";
+    case CMX_INT32:
+      return "i";
+    case CMX_INT64:
+      return lp64 ? "l" : "q";
+    case CMX_FLOAT16:
+      return "e";
+    case CMX_FLOAT32:
+      return "f";
+    case CMX_FLOAT64:
+      return "d";
+    case CMX_COMPLEX64:
+      return "Zf";
+    default:
+      return NULL;
   }
 }
 
@@ -68,8 +82,7 @@ static int getbuffer(PyObject* self, Py_buffer* view, int flags) {
     if (need_f && cmx_array_ndim(a) > 1) {
       cmx_array_release(info->arr);
       PyMem_RawFree(info);
-      PyErr_SetString(PyExc_BufferError,
-                      "array is not Fortran contiguous");
+      PyErr_SetString(PyExc_BufferError, "array is not Fortran contiguous");
       return -1;
     }
     if ((flags & PyBUF_WRITABLE) == PyBUF_WRITABLE) {
@@ -169,9 +182,9 @@ static PyObject* m_array(PyObject* self, PyObject* args, PyObject* kw) {
   if (r && (dtype != Py_None || copy == Py_True)) {
     PyObject* fn = PyObject_GetAttrString(np, "array");
     PyObject* pargs = Py_BuildValue("(O)", r);
-    PyObject* kwargs =
-        Py_BuildValue("{s:O,s:O}", "dtype", dtype, "copy", copy);
-    PyObject* c = fn && pargs && kwargs ? PyObject_Call(fn, pargs, kwargs) : NULL;
+    PyObject* kwargs = Py_BuildValue("{s:O,s:O}", "dtype", dtype, "copy", copy);
+    PyObject* c =
+        fn && pargs && kwargs ? PyObject_Call(fn, pargs, kwargs) : NULL;
     Py_XDECREF(fn);
     Py_XDECREF(pargs);
     Py_XDECREF(kwargs);
@@ -218,8 +231,14 @@ typedef struct DLManagedTensorVersioned {
   DLTensor dl_tensor;
 } DLManagedTensorVersioned;
 
-enum { kDLInt = 0, kDLUInt = 1, kDLFloat = 2, kDLBfloat = 4, kDLComplex = 5,
-       kDLBool = 6 };
+enum {
+  kDLInt = 0,
+  kDLUInt = 1,
+  kDLFloat = 2,
+  kDLBfloat = 4,
+  kDLComplex = 5,
+  kDLBool = 6
+};
 enum { kDLCPU = 1, kDLCUDAHost = 3 };
 
 /* What an exported tensor owns: the array and its shape/strides. */
@@ -258,11 +277,16 @@ static void capsule_destructor(PyObject* cap) {
 
 static DLDataType dl_dtype(cmx_dtype t) {
   DLDataType d = {kDLFloat, (uint8_t)(cmx_dtype_size(t) * 8), 1};
-  if (t == CMX_BOOL) d.code = kDLBool;
-  else if (t >= CMX_UINT8 && t <= CMX_UINT64) d.code = kDLUInt;
-  else if (t >= CMX_INT8 && t <= CMX_INT64) d.code = kDLInt;
-  else if (t == CMX_BFLOAT16) d.code = kDLBfloat;
-  else if (t == CMX_COMPLEX64) d.code = kDLComplex;
+  if (t == CMX_BOOL)
+    d.code = kDLBool;
+  else if (t >= CMX_UINT8 && t <= CMX_UINT64)
+    d.code = kDLUInt;
+  else if (t >= CMX_INT8 && t <= CMX_INT64)
+    d.code = kDLInt;
+  else if (t == CMX_BFLOAT16)
+    d.code = kDLBfloat;
+  else if (t == CMX_COMPLEX64)
+    d.code = kDLComplex;
   return d;
 }
 
@@ -291,9 +315,10 @@ static PyObject* m_dlpack(PyObject* self, PyObject* args, PyObject* kw) {
   if (!ctx) return PyErr_NoMemory();
   cmx_array a = CMXPY_ARR(self);
   cmx_status st = CMX_OK;
-  if (copy == Py_True) st = cmxpy_astype(&ctx->arr, a, cmx_array_dtype(a),
-                                       CMX_STREAM_DEFAULT);
-  else ctx->arr = cmx_array_retain(a);
+  if (copy == Py_True)
+    st = cmxpy_astype(&ctx->arr, a, cmx_array_dtype(a), CMX_STREAM_DEFAULT);
+  else
+    ctx->arr = cmx_array_retain(a);
   const void* data = NULL;
   if (st == CMX_OK) st = cmxpy_data(ctx->arr, &data);
   if (st != CMX_OK) {
@@ -304,9 +329,9 @@ static PyObject* m_dlpack(PyObject* self, PyObject* args, PyObject* kw) {
   memcpy(ctx->shape, cmx_array_shape(ctx->arr), (size_t)nd * sizeof(int64_t));
   memcpy(ctx->strides, cmx_array_strides(ctx->arr),
          (size_t)nd * sizeof(int64_t));
-  DLTensor tensor = {(void*)data, {kDLCPU, 0}, nd,
-                     dl_dtype(cmx_array_dtype(ctx->arr)), ctx->shape,
-                     ctx->strides, 0};
+  DLTensor tensor = {
+      (void*)data, {kDLCPU, 0},  nd, dl_dtype(cmx_array_dtype(ctx->arr)),
+      ctx->shape,  ctx->strides, 0};
   PyObject* cap;
   if (versioned) {
     DLManagedTensorVersioned* t = calloc(1, sizeof *t);
@@ -346,17 +371,27 @@ static int dtype_from_dl(DLDataType d, bool* c128) {
   *c128 = false;
   if (d.lanes != 1) return -1;
   switch (d.code) {
-    case kDLBool: return d.bits == 8 ? CMX_BOOL : -1;
+    case kDLBool:
+      return d.bits == 8 ? CMX_BOOL : -1;
     case kDLInt:
-      return d.bits == 8 ? CMX_INT8 : d.bits == 16 ? CMX_INT16
-             : d.bits == 32 ? CMX_INT32 : d.bits == 64 ? CMX_INT64 : -1;
+      return d.bits == 8    ? CMX_INT8
+             : d.bits == 16 ? CMX_INT16
+             : d.bits == 32 ? CMX_INT32
+             : d.bits == 64 ? CMX_INT64
+                            : -1;
     case kDLUInt:
-      return d.bits == 8 ? CMX_UINT8 : d.bits == 16 ? CMX_UINT16
-             : d.bits == 32 ? CMX_UINT32 : d.bits == 64 ? CMX_UINT64 : -1;
+      return d.bits == 8    ? CMX_UINT8
+             : d.bits == 16 ? CMX_UINT16
+             : d.bits == 32 ? CMX_UINT32
+             : d.bits == 64 ? CMX_UINT64
+                            : -1;
     case kDLFloat:
-      return d.bits == 16 ? CMX_FLOAT16 : d.bits == 32 ? CMX_FLOAT32
-             : d.bits == 64 ? CMX_FLOAT64 : -1;
-    case kDLBfloat: return d.bits == 16 ? CMX_BFLOAT16 : -1;
+      return d.bits == 16   ? CMX_FLOAT16
+             : d.bits == 32 ? CMX_FLOAT32
+             : d.bits == 64 ? CMX_FLOAT64
+                            : -1;
+    case kDLBfloat:
+      return d.bits == 16 ? CMX_BFLOAT16 : -1;
     case kDLComplex:
       if (d.bits == 128) *c128 = true;
       return d.bits == 64 || d.bits == 128 ? CMX_COMPLEX64 : -1;

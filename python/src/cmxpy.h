@@ -20,6 +20,7 @@
 #include <Python.h>
 #include <stdbool.h>
 #include <stdint.h>
+
 #include "cmx/cmx.h"
 #include "weak.h"
 
@@ -34,8 +35,7 @@ PyObject* cmxpy_missing(const char* cfunc);
 #define CMXPY_ERR_SET ((cmx_status)100)
 /* cmx_astype, or CMXPY_ERR_SET with NotImplementedError when libcmx lacks
  * it. */
-cmx_status cmxpy_astype(cmx_array* out, cmx_array a, cmx_dtype t,
-                        cmx_stream s);
+cmx_status cmxpy_astype(cmx_array* out, cmx_array a, cmx_dtype t, cmx_stream s);
 
 /* A method or function and the C symbol it needs: registered only when
  * `needs` is not NULL (CMXPY_ALWAYS for entries that need nothing optional,
@@ -146,8 +146,7 @@ typedef struct cmxpy_axes {
 /* None (all), an int, or a sequence of ints. */
 int cmxpy_axes_arg(PyObject* o, cmxpy_axes* out, const char* fname);
 /* An int or a sequence of ints (a shape); writes up to CMX_MAX_NDIM. */
-int cmxpy_shape_arg(PyObject* o, int64_t* shape, int* ndim,
-                    const char* fname);
+int cmxpy_shape_arg(PyObject* o, int64_t* shape, int* ndim, const char* fname);
 /* Python int -> C int with a ValueError naming fname on overflow. */
 int cmxpy_int_arg(PyObject* o, int* out, const char* fname, const char* arg);
 int cmxpy_int64_arg(PyObject* o, int64_t* out, const char* fname,
@@ -169,6 +168,7 @@ int cmxpy_ops_array_methods(cmxpy_deflist* l);
 extern const cmxpy_def cmxpy_index_methods[];
 int cmxpy_init_ops(PyObject* m);
 int cmxpy_init_ops_shape(PyObject* m);
+int cmxpy_init_ops_create(PyObject* m);
 int cmxpy_init_indexing(PyObject* m);
 PyObject* cmxpy_getitem(PyObject* self, PyObject* key);
 int cmxpy_setitem(PyObject* self, PyObject* key, PyObject* value);

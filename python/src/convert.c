@@ -8,6 +8,7 @@
  * complex128 buffers become float32 and complex64 unless a dtype is given.
  */
 #include <math.h>
+
 #include "cmxpy.h"
 
 /* ---------------- Python scalars ---------------- */
@@ -48,8 +49,8 @@ static int int_value(PyObject* o, int64_t* v, uint64_t* u, int* big) {
 }
 
 static PyObject* int_overflow(PyObject* o, const char* to) {
-  PyErr_Format(PyExc_ValueError, "Converting %S to %s would result in overflow.",
-               o, to);
+  PyErr_Format(PyExc_ValueError,
+               "Converting %S to %s would result in overflow.", o, to);
   return NULL;
 }
 
@@ -68,8 +69,8 @@ static uint64_t sat_u64(double d) {
 
 /* A scalar value in its widest form. */
 typedef struct {
-  int kind;   /* K_* */
-  int big;    /* for ints: 0 int64, 1 uint64, 2 beyond (use d) */
+  int kind; /* K_* */
+  int big;  /* for ints: 0 int64, 1 uint64, 2 beyond (use d) */
   int64_t i;
   uint64_t u;
   double d, im;
@@ -125,21 +126,40 @@ static void store_scalar(void* dst, cmx_dtype t, const scalar_val* s) {
       *(uint8_t*)dst = s->kind >= K_FLOAT ? (s->d != 0 || s->im != 0)
                                           : (s->big ? s->u != 0 : s->i != 0);
       break;
-    case CMX_UINT8: case CMX_INT8: *(uint8_t*)dst = (uint8_t)bits; break;
-    case CMX_UINT16: case CMX_INT16: *(uint16_t*)dst = (uint16_t)bits; break;
-    case CMX_UINT32: case CMX_INT32: *(uint32_t*)dst = (uint32_t)bits; break;
-    case CMX_UINT64: case CMX_INT64: *(uint64_t*)dst = bits; break;
-    case CMX_FLOAT16: *(uint16_t*)dst = cmx_float_to_float16((float)s->d); break;
+    case CMX_UINT8:
+    case CMX_INT8:
+      *(uint8_t*)dst = (uint8_t)bits;
+      break;
+    case CMX_UINT16:
+    case CMX_INT16:
+      *(uint16_t*)dst = (uint16_t)bits;
+      break;
+    case CMX_UINT32:
+    case CMX_INT32:
+      *(uint32_t*)dst = (uint32_t)bits;
+      break;
+    case CMX_UINT64:
+    case CMX_INT64:
+      *(uint64_t*)dst = bits;
+      break;
+    case CMX_FLOAT16:
+      *(uint16_t*)dst = cmx_float_to_float16((float)s->d);
+      break;
     case CMX_BFLOAT16:
       *(uint16_t*)dst = cmx_float_to_bfloat16((float)s->d);
       break;
-    case CMX_FLOAT32: *(float*)dst = (float)s->d; break;
-    case CMX_FLOAT64: *(double*)dst = s->d; break;
+    case CMX_FLOAT32:
+      *(float*)dst = (float)s->d;
+      break;
+    case CMX_FLOAT64:
+      *(double*)dst = s->d;
+      break;
     case CMX_COMPLEX64:
       ((float*)dst)[0] = (float)s->d;
       ((float*)dst)[1] = (float)s->im;
       break;
-    default: break;
+    default:
+      break;
   }
 }
 
@@ -150,7 +170,9 @@ static cmx_array scalar_array(PyObject* o, cmx_dtype dtype) {
   cmx_dtype t = dtype;
   if (t == CMX_DTYPE_AUTO) {
     switch (s.kind) {
-      case K_BOOL: t = CMX_BOOL; break;
+      case K_BOOL:
+        t = CMX_BOOL;
+        break;
       case K_INT:
         if (s.big) {
           int_overflow(o, "int64");
@@ -158,8 +180,12 @@ static cmx_array scalar_array(PyObject* o, cmx_dtype dtype) {
         }
         t = (s.i < INT32_MIN || s.i > INT32_MAX) ? CMX_INT64 : CMX_INT32;
         break;
-      case K_FLOAT: t = CMX_FLOAT32; break;
-      default: t = CMX_COMPLEX64; break;
+      case K_FLOAT:
+        t = CMX_FLOAT32;
+        break;
+      default:
+        t = CMX_COMPLEX64;
+        break;
     }
   } else if (s.kind == K_INT && !cmx_dtype_is_inexact(t) &&
              (s.big == 2 || (s.big == 1 && t != CMX_UINT64))) {
@@ -195,7 +221,9 @@ static int nonuniform(void) {
   return -1;
 }
 
-static bool is_seq(PyObject* o) { return PyList_Check(o) || PyTuple_Check(o); }
+static bool is_seq(PyObject* o) {
+  return PyList_Check(o) || PyTuple_Check(o);
+}
 
 static int list_validate(PyObject* o, int depth, list_info* info) {
   if (!is_seq(o)) return nonuniform();
@@ -228,7 +256,8 @@ static int list_validate(PyObject* o, int depth, list_info* info) {
     int k = scalar_kind(e);
     if (k == K_NONE) {
       /* NumPy scalars and other numbers: by their Python protocol. */
-      if (PyIndex_Check(e)) k = K_INT;
+      if (PyIndex_Check(e))
+        k = K_INT;
       else if (Py_TYPE(e)->tp_as_number && Py_TYPE(e)->tp_as_number->nb_float)
         k = K_FLOAT;
       else {
@@ -248,8 +277,10 @@ static int list_validate(PyObject* o, int depth, list_info* info) {
       int rc = int_value(idx, &v, &u, &big);
       Py_DECREF(idx);
       if (rc < 0) return -1;
-      if (big) info->int_big = true;
-      else if (v < INT32_MIN || v > INT32_MAX) info->int_wide = true;
+      if (big)
+        info->int_big = true;
+      else if (v < INT32_MIN || v > INT32_MAX)
+        info->int_wide = true;
     }
     if (k > info->kind) info->kind = k;
   }
@@ -266,8 +297,8 @@ static int read_leaf(PyObject* e, scalar_val* s) {
   return rc;
 }
 
-static int list_fill(PyObject* o, int depth, const list_info* info,
-                     cmx_dtype t, char** dst, size_t leaf_bytes) {
+static int list_fill(PyObject* o, int depth, const list_info* info, cmx_dtype t,
+                     char** dst, size_t leaf_bytes) {
   Py_ssize_t n = PySequence_Fast_GET_SIZE(o);
   size_t isz = cmx_dtype_size(t);
   for (Py_ssize_t i = 0; i < n; i++) {
@@ -277,8 +308,10 @@ static int list_fill(PyObject* o, int depth, const list_info* info,
     } else if (CmxArray_Check(e)) {
       cmx_array a = CMXPY_ARR(e), c = NULL;
       cmx_status st = CMX_OK;
-      if (cmx_array_dtype(a) != t) st = cmxpy_astype(&c, a, t, CMX_STREAM_DEFAULT);
-      else c = cmx_array_retain(a);
+      if (cmx_array_dtype(a) != t)
+        st = cmxpy_astype(&c, a, t, CMX_STREAM_DEFAULT);
+      else
+        c = cmx_array_retain(a);
       if (st == CMX_OK) st = cmxpy_eval(c);
       if (st == CMX_OK) st = cmx_array_copy_to(c, *dst, leaf_bytes);
       cmx_array_release(c);
@@ -373,8 +406,10 @@ static cmx_array array_from_list(PyObject* o, cmx_dtype dtype) {
 static int format_dtype(const char* f, Py_ssize_t itemsize, bool* c128) {
   *c128 = false;
   if (!f) f = "B";
-  if (*f == '@' || *f == '=' || *f == '<') f++;
-  else if (*f == '>' || *f == '!') return -1; /* big-endian */
+  if (*f == '@' || *f == '=' || *f == '<')
+    f++;
+  else if (*f == '>' || *f == '!')
+    return -1; /* big-endian */
   if (f[0] == 'Z' && f[1] && !f[2]) {
     if (f[1] == 'f' && itemsize == 8) return CMX_COMPLEX64;
     if (f[1] == 'd' && itemsize == 16) {
@@ -385,17 +420,32 @@ static int format_dtype(const char* f, Py_ssize_t itemsize, bool* c128) {
   }
   if (!f[0] || f[1]) return -1;
   switch (f[0]) {
-    case '?': return itemsize == 1 ? CMX_BOOL : -1;
-    case 'e': return itemsize == 2 ? CMX_FLOAT16 : -1;
-    case 'f': return itemsize == 4 ? CMX_FLOAT32 : -1;
-    case 'd': return itemsize == 8 ? CMX_FLOAT64 : -1;
-    case 'b': case 'h': case 'i': case 'l': case 'q': case 'n':
+    case '?':
+      return itemsize == 1 ? CMX_BOOL : -1;
+    case 'e':
+      return itemsize == 2 ? CMX_FLOAT16 : -1;
+    case 'f':
+      return itemsize == 4 ? CMX_FLOAT32 : -1;
+    case 'd':
+      return itemsize == 8 ? CMX_FLOAT64 : -1;
+    case 'b':
+    case 'h':
+    case 'i':
+    case 'l':
+    case 'q':
+    case 'n':
       return itemsize == 1   ? CMX_INT8
              : itemsize == 2 ? CMX_INT16
              : itemsize == 4 ? CMX_INT32
              : itemsize == 8 ? CMX_INT64
                              : -1;
-    case 'B': case 'c': case 'H': case 'I': case 'L': case 'Q': case 'N':
+    case 'B':
+    case 'c':
+    case 'H':
+    case 'I':
+    case 'L':
+    case 'Q':
+    case 'N':
       return itemsize == 1   ? CMX_UINT8
              : itemsize == 2 ? CMX_UINT16
              : itemsize == 4 ? CMX_UINT32
@@ -454,8 +504,10 @@ static cmx_array array_from_buffer(PyObject* o, cmx_dtype dtype) {
       PyErr_NoMemory();
       goto done;
     }
-    if (contig) memcpy(tmp, v.buf, (size_t)size * (size_t)v.itemsize);
-    else gather(&v, tmp);
+    if (contig)
+      memcpy(tmp, v.buf, (size_t)size * (size_t)v.itemsize);
+    else
+      gather(&v, tmp);
     if (c128) /* in place: element i of complex64 precedes element i */
       for (int64_t i = 0; i < size; i++) {
         double re = ((double*)tmp)[2 * i], im = ((double*)tmp)[2 * i + 1];
@@ -529,7 +581,8 @@ static cmx_array from_array_like(PyObject* o, cmx_dtype dtype, bool* handled) {
     Py_DECREF(r);
     return a;
   }
-  if (!is_text(o) && PyObject_CheckBuffer(o)) return array_from_buffer(o, dtype);
+  if (!is_text(o) && PyObject_CheckBuffer(o))
+    return array_from_buffer(o, dtype);
   if (!is_text(o) && PyObject_HasAttrString(o, "__array__")) {
     PyObject* r = PyObject_CallMethod(o, "__array__", NULL);
     if (!r) return NULL;
@@ -571,8 +624,8 @@ bool cmxpy_is_array_like(PyObject* o) {
 bool cmxpy_is_operand(PyObject* o) {
   if (CmxArray_Check(o) || scalar_kind(o) != K_NONE || is_seq(o)) return true;
   if (is_text(o)) return false;
-  return PyObject_HasAttrString(o, "__mlx_array__") || PyObject_CheckBuffer(o) ||
-         PyObject_HasAttrString(o, "__array__");
+  return PyObject_HasAttrString(o, "__mlx_array__") ||
+         PyObject_CheckBuffer(o) || PyObject_HasAttrString(o, "__array__");
 }
 
 cmx_array cmxpy_to_array(PyObject* o, const char* fname) {
@@ -600,7 +653,8 @@ cmx_array cmxpy_to_operand(PyObject* o, cmx_dtype partner, const char* fname) {
   if (partner == CMX_DTYPE_AUTO) return cmxpy_to_array(o, fname);
   cmx_array a = NULL;
   switch (scalar_kind(o)) {
-    case K_BOOL: return weak_result(cmx_array_weak_bool(&a, o == Py_True), &a);
+    case K_BOOL:
+      return weak_result(cmx_array_weak_bool(&a, o == Py_True), &a);
     case K_FLOAT:
       return weak_result(cmx_array_weak_float(&a, PyFloat_AS_DOUBLE(o)), &a);
     case K_COMPLEX:
@@ -617,16 +671,16 @@ cmx_array cmxpy_to_operand(PyObject* o, cmx_dtype partner, const char* fname) {
       if (big == 1 && cmx_dtype_is_inexact(partner))
         return weak_result(cmx_array_weak_float(&a, (double)u), &a);
       if (big) {
-        int_overflow(o, cmx_dtype_is_integer(partner)
-                            ? cmx_dtype_name(partner)
-                            : "int64");
+        int_overflow(o, cmx_dtype_is_integer(partner) ? cmx_dtype_name(partner)
+                                                      : "int64");
         return NULL;
       }
       /* MLX checks the value against integer partners narrower than 64
        * bits; bool partners promote to int32 (int64 when it does not fit). */
       if (cmx_dtype_is_integer(partner) && cmx_dtype_size(partner) < 8) {
         int bits = (int)cmx_dtype_size(partner) * 8;
-        int64_t lo = cmx_dtype_is_signed(partner) ? -((int64_t)1 << (bits - 1)) : 0;
+        int64_t lo =
+            cmx_dtype_is_signed(partner) ? -((int64_t)1 << (bits - 1)) : 0;
         int64_t hi = cmx_dtype_is_signed(partner)
                          ? ((int64_t)1 << (bits - 1)) - 1
                          : ((int64_t)1 << bits) - 1;
@@ -643,8 +697,9 @@ cmx_array cmxpy_to_operand(PyObject* o, cmx_dtype partner, const char* fname) {
   bool handled;
   a = from_array_like(o, partner, &handled);
   if (!handled)
-    PyErr_Format(PyExc_TypeError, "[%s] expected an array or a scalar, got %.100s",
-                 fname, Py_TYPE(o)->tp_name);
+    PyErr_Format(PyExc_TypeError,
+                 "[%s] expected an array or a scalar, got %.100s", fname,
+                 Py_TYPE(o)->tp_name);
   return a;
 }
 
@@ -683,26 +738,39 @@ int cmxpy_to_operands(PyObject* a, PyObject* b, cmx_array* pa, cmx_array* pb,
 /* ---------------- to Python ---------------- */
 PyObject* cmxpy_scalar_at(const void* p, cmx_dtype t) {
   switch (t) {
-    case CMX_BOOL: return PyBool_FromLong(*(const uint8_t*)p != 0);
-    case CMX_UINT8: return PyLong_FromUnsignedLong(*(const uint8_t*)p);
-    case CMX_UINT16: return PyLong_FromUnsignedLong(*(const uint16_t*)p);
-    case CMX_UINT32: return PyLong_FromUnsignedLong(*(const uint32_t*)p);
-    case CMX_UINT64: return PyLong_FromUnsignedLongLong(*(const uint64_t*)p);
-    case CMX_INT8: return PyLong_FromLong(*(const int8_t*)p);
-    case CMX_INT16: return PyLong_FromLong(*(const int16_t*)p);
-    case CMX_INT32: return PyLong_FromLong(*(const int32_t*)p);
-    case CMX_INT64: return PyLong_FromLongLong(*(const int64_t*)p);
+    case CMX_BOOL:
+      return PyBool_FromLong(*(const uint8_t*)p != 0);
+    case CMX_UINT8:
+      return PyLong_FromUnsignedLong(*(const uint8_t*)p);
+    case CMX_UINT16:
+      return PyLong_FromUnsignedLong(*(const uint16_t*)p);
+    case CMX_UINT32:
+      return PyLong_FromUnsignedLong(*(const uint32_t*)p);
+    case CMX_UINT64:
+      return PyLong_FromUnsignedLongLong(*(const uint64_t*)p);
+    case CMX_INT8:
+      return PyLong_FromLong(*(const int8_t*)p);
+    case CMX_INT16:
+      return PyLong_FromLong(*(const int16_t*)p);
+    case CMX_INT32:
+      return PyLong_FromLong(*(const int32_t*)p);
+    case CMX_INT64:
+      return PyLong_FromLongLong(*(const int64_t*)p);
     case CMX_FLOAT16:
       return PyFloat_FromDouble(cmx_float16_to_float(*(const uint16_t*)p));
     case CMX_BFLOAT16:
       return PyFloat_FromDouble(cmx_bfloat16_to_float(*(const uint16_t*)p));
-    case CMX_FLOAT32: return PyFloat_FromDouble(*(const float*)p);
-    case CMX_FLOAT64: return PyFloat_FromDouble(*(const double*)p);
+    case CMX_FLOAT32:
+      return PyFloat_FromDouble(*(const float*)p);
+    case CMX_FLOAT64:
+      return PyFloat_FromDouble(*(const double*)p);
     case CMX_COMPLEX64:
       return PyComplex_FromDoubles(((const float*)p)[0], ((const float*)p)[1]);
-    default: break;
+    default:
+      break;
   }
-  PyErr_SetString(PyExc_TypeError, "type cannot be converted to Python scalar.");
+  PyErr_SetString(PyExc_TypeError,
+                  "type cannot be converted to Python scalar.");
   return NULL;
 }
 
@@ -726,8 +794,9 @@ static PyObject* tolist_rec(const char* p, const int64_t* shape,
   if (!l) return NULL;
   for (int64_t i = 0; i < shape[0]; i++) {
     const char* q = p + i * strides[0] * (int64_t)isz;
-    PyObject* e = nd == 1 ? cmxpy_scalar_at(q, t)
-                          : tolist_rec(q, shape + 1, strides + 1, nd - 1, isz, t);
+    PyObject* e = nd == 1
+                      ? cmxpy_scalar_at(q, t)
+                      : tolist_rec(q, shape + 1, strides + 1, nd - 1, isz, t);
     if (!e) {
       Py_DECREF(l);
       return NULL;

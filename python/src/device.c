@@ -1,6 +1,7 @@
 /* Devices and streams: DeviceType (mx.cpu, mx.gpu), Device, Stream, the
  * `with mx.stream(...)` context, defaults, synchronize, device queries. */
 #include <unistd.h>
+
 #include "cmxpy.h"
 
 static PyObject* g_devtype_type;
@@ -87,7 +88,8 @@ static PyObject* device_new(PyTypeObject* type, PyObject* args, PyObject* kw) {
     return NULL;
   int dt = devtype_of(t);
   if (dt < 0) {
-    PyErr_Format(PyExc_TypeError, "[Device] type must be a DeviceType, got %.100s",
+    PyErr_Format(PyExc_TypeError,
+                 "[Device] type must be a DeviceType, got %.100s",
                  Py_TYPE(t)->tp_name);
     return NULL;
   }
@@ -152,9 +154,9 @@ static PyObject* stream_repr(PyObject* self) {
 
 static PyObject* stream_richcompare(PyObject* a, PyObject* b, int op) {
   if (op != Py_EQ && op != Py_NE) Py_RETURN_NOTIMPLEMENTED;
-  bool eq = PyObject_TypeCheck(b, &CmxStream_Type) &&
-            cmx_stream_equal(((CmxStreamObject*)a)->s,
-                             ((CmxStreamObject*)b)->s);
+  bool eq =
+      PyObject_TypeCheck(b, &CmxStream_Type) &&
+      cmx_stream_equal(((CmxStreamObject*)a)->s, ((CmxStreamObject*)b)->s);
   return PyBool_FromLong(op == Py_EQ ? eq : !eq);
 }
 
@@ -252,17 +254,17 @@ static PyObject* ctx_exit(PyObject* o, PyObject* args) {
   Py_RETURN_FALSE;
 }
 
-static PyMethodDef ctx_methods[] = {
-    {"__enter__", ctx_enter, METH_NOARGS, NULL},
-    {"__exit__", ctx_exit, METH_VARARGS, NULL},
-    {NULL, NULL, 0, NULL}};
+static PyMethodDef ctx_methods[] = {{"__enter__", ctx_enter, METH_NOARGS, NULL},
+                                    {"__exit__", ctx_exit, METH_VARARGS, NULL},
+                                    {NULL, NULL, 0, NULL}};
 
 static PyTypeObject CmxStreamContext_Type = {
     PyVarObject_HEAD_INIT(NULL, 0).tp_name = "cmx.core.StreamContext",
     .tp_basicsize = sizeof(CmxStreamContextObject),
     .tp_flags = Py_TPFLAGS_DEFAULT,
-    .tp_doc = "StreamContext(s)\n--\n\nA context manager for setting the "
-              "current device and stream.\n\nSee :func:`stream` for usage.",
+    .tp_doc =
+        "StreamContext(s)\n--\n\nA context manager for setting the "
+        "current device and stream.\n\nSee :func:`stream` for usage.",
     .tp_new = ctx_new,
     .tp_methods = ctx_methods,
 };
@@ -379,13 +381,16 @@ static PyObject* py_device_info(PyObject* m, PyObject* args, PyObject* kw) {
   cmx_device d = cmx_default_device();
   if (o != Py_None && device_arg(o, &d, "device_info") < 0) return NULL;
   if (!cmx_is_available(d)) {
-    PyErr_Format(PyExc_ValueError, "[device_info] device %s:%d is not available",
+    PyErr_Format(PyExc_ValueError,
+                 "[device_info] device %s:%d is not available",
                  type_name(d.type), d.index);
     return NULL;
   }
   long pages = sysconf(_SC_PHYS_PAGES), psize = sysconf(_SC_PAGESIZE);
   unsigned long long mem =
-      pages > 0 && psize > 0 ? (unsigned long long)pages * (unsigned long long)psize : 0;
+      pages > 0 && psize > 0
+          ? (unsigned long long)pages * (unsigned long long)psize
+          : 0;
   return Py_BuildValue("{s:s,s:i,s:K,s:l}", "device_name",
                        d.type == CMX_GPU ? "gpu" : "cpu", "device_index",
                        d.index, "memory_size", mem, "device_count",
@@ -460,6 +465,12 @@ int cmxpy_init_device(PyObject* m) {
   if (!modname) return -1;
   int rc = PyObject_SetAttrString(g_devtype_type, "__module__", modname);
   Py_DECREF(modname);
+  PyObject* doc = PyUnicode_FromString(
+      "The kind of a device: cpu or gpu (exported as mx.cpu and mx.gpu; "
+      "usable wherever a Device is, meaning index 0).");
+  if (!rc)
+    rc = doc ? PyObject_SetAttrString(g_devtype_type, "__doc__", doc) : -1;
+  Py_XDECREF(doc);
   if (rc < 0) return -1;
   static const char* names[2] = {"cpu", "gpu"};
   for (int i = 0; i < 2; i++) {

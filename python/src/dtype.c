@@ -1,6 +1,7 @@
 /* Dtype objects (mx.float32 ...), the DtypeCategory enum (mx.floating ...),
  * finfo / iinfo, and issubdtype, result_type, can_cast, isdtype. */
 #include <float.h>
+
 #include "cmxpy.h"
 #include "structmember.h"
 
@@ -24,8 +25,8 @@ static PyObject* dtype_repr(PyObject* self) {
 
 static PyObject* dtype_richcompare(PyObject* a, PyObject* b, int op) {
   if (op != Py_EQ && op != Py_NE) Py_RETURN_NOTIMPLEMENTED;
-  bool eq = cmxpy_is_dtype(b) &&
-            ((CmxDtypeObject*)a)->t == ((CmxDtypeObject*)b)->t;
+  bool eq =
+      cmxpy_is_dtype(b) && ((CmxDtypeObject*)a)->t == ((CmxDtypeObject*)b)->t;
   return PyBool_FromLong(op == Py_EQ ? eq : !eq);
 }
 
@@ -49,16 +50,16 @@ static PyGetSetDef dtype_getset[] = {
     {NULL, NULL, NULL, NULL, NULL}};
 
 static PyMethodDef dtype_methods[] = {
-    {"__reduce__", dtype_reduce, METH_NOARGS, NULL},
-    {NULL, NULL, 0, NULL}};
+    {"__reduce__", dtype_reduce, METH_NOARGS, NULL}, {NULL, NULL, 0, NULL}};
 
 PyTypeObject CmxDtype_Type = {
     PyVarObject_HEAD_INIT(NULL, 0).tp_name = "cmx.core.Dtype",
     .tp_basicsize = sizeof(CmxDtypeObject),
     .tp_flags = Py_TPFLAGS_DEFAULT,
-    .tp_doc = "An object to hold the type of a :class:`array`.\n\n"
-              "See the list of types (``cmx.core.float32`` ...) for the "
-              "available data types.",
+    .tp_doc =
+        "An object to hold the type of a :class:`array`.\n\n"
+        "See the list of types (``cmx.core.float32`` ...) for the "
+        "available data types.",
     .tp_repr = dtype_repr,
     .tp_richcompare = dtype_richcompare,
     .tp_hash = dtype_hash,
@@ -66,7 +67,9 @@ PyTypeObject CmxDtype_Type = {
     .tp_methods = dtype_methods,
 };
 
-bool cmxpy_is_dtype(PyObject* o) { return Py_TYPE(o) == &CmxDtype_Type; }
+bool cmxpy_is_dtype(PyObject* o) {
+  return Py_TYPE(o) == &CmxDtype_Type;
+}
 
 PyObject* cmxpy_dtype_object(cmx_dtype t) {
   if (!cmx_dtype_valid((int)t)) {
@@ -87,8 +90,9 @@ int cmxpy_dtype_arg(PyObject* o, cmx_dtype* out, bool allow_none,
     *out = ((CmxDtypeObject*)o)->t;
     return 0;
   }
-  PyErr_Format(PyExc_TypeError, "[%s] dtype must be a cmx.core.Dtype, got %.100s",
-               fname, Py_TYPE(o)->tp_name);
+  PyErr_Format(PyExc_TypeError,
+               "[%s] dtype must be a cmx.core.Dtype, got %.100s", fname,
+               Py_TYPE(o)->tp_name);
   return -1;
 }
 
@@ -135,10 +139,18 @@ static PyObject* finfo_new(PyTypeObject* type, PyObject* args, PyObject* kw) {
   if (t == CMX_COMPLEX64) t = CMX_FLOAT32; /* as NumPy: the parts' type */
   double mx, eps;
   switch (t) {
-    case CMX_FLOAT16: mx = 65504.0, eps = 0.0009765625; break;
-    case CMX_BFLOAT16: mx = 3.3895313892515355e38, eps = 0.0078125; break;
-    case CMX_FLOAT64: mx = DBL_MAX, eps = DBL_EPSILON; break;
-    default: mx = FLT_MAX, eps = FLT_EPSILON; break;
+    case CMX_FLOAT16:
+      mx = 65504.0, eps = 0.0009765625;
+      break;
+    case CMX_BFLOAT16:
+      mx = 3.3895313892515355e38, eps = 0.0078125;
+      break;
+    case CMX_FLOAT64:
+      mx = DBL_MAX, eps = DBL_EPSILON;
+      break;
+    default:
+      mx = FLT_MAX, eps = FLT_EPSILON;
+      break;
   }
   CmxInfoObject* self = (CmxInfoObject*)type->tp_alloc(type, 0);
   if (!self) return NULL;
@@ -170,8 +182,8 @@ static PyObject* iinfo_new(PyTypeObject* type, PyObject* args, PyObject* kw) {
     self->max = PyLong_FromLongLong(hi);
   } else {
     self->min = PyLong_FromLong(0);
-    self->max = PyLong_FromUnsignedLongLong(bits == 64 ? UINT64_MAX
-                                                       : ((uint64_t)1 << bits) - 1);
+    self->max = PyLong_FromUnsignedLongLong(
+        bits == 64 ? UINT64_MAX : ((uint64_t)1 << bits) - 1);
   }
   self->dtype = cmxpy_dtype_object(t);
   if (!self->min || !self->max || !self->dtype) {
@@ -196,8 +208,8 @@ static PyObject* finfo_repr(PyObject* self) {
            *c = short_float(i->eps);
   PyObject* r = NULL;
   if (a && b && c)
-    r = PyUnicode_FromFormat("finfo(min=%U, max=%U, eps=%U, dtype=%s)", a, b,
-                             c, cmx_dtype_name(((CmxDtypeObject*)i->dtype)->t));
+    r = PyUnicode_FromFormat("finfo(min=%U, max=%U, eps=%U, dtype=%s)", a, b, c,
+                             cmx_dtype_name(((CmxDtypeObject*)i->dtype)->t));
   Py_XDECREF(a);
   Py_XDECREF(b);
   Py_XDECREF(c);
@@ -206,8 +218,7 @@ static PyObject* finfo_repr(PyObject* self) {
 
 static PyObject* iinfo_repr(PyObject* self) {
   CmxInfoObject* i = (CmxInfoObject*)self;
-  return PyUnicode_FromFormat("iinfo(min=%S, max=%S, dtype=%s)", i->min,
-                              i->max,
+  return PyUnicode_FromFormat("iinfo(min=%S, max=%S, dtype=%s)", i->min, i->max,
                               cmx_dtype_name(((CmxDtypeObject*)i->dtype)->t));
 }
 
@@ -236,8 +247,9 @@ static PyTypeObject finfo_type = {
     PyVarObject_HEAD_INIT(NULL, 0).tp_name = "cmx.core.finfo",
     .tp_basicsize = sizeof(CmxInfoObject),
     .tp_flags = Py_TPFLAGS_DEFAULT,
-    .tp_doc = "finfo(dtype)\n--\n\nGet information on floating-point types "
-              "(min, max, eps, dtype).",
+    .tp_doc =
+        "finfo(dtype)\n--\n\nGet information on floating-point types "
+        "(min, max, eps, dtype).",
     .tp_new = finfo_new,
     .tp_dealloc = info_dealloc,
     .tp_repr = finfo_repr,
@@ -248,8 +260,9 @@ static PyTypeObject iinfo_type = {
     PyVarObject_HEAD_INIT(NULL, 0).tp_name = "cmx.core.iinfo",
     .tp_basicsize = sizeof(CmxInfoObject),
     .tp_flags = Py_TPFLAGS_DEFAULT,
-    .tp_doc = "iinfo(dtype)\n--\n\nGet information on integer types (min, max, "
-              "dtype).",
+    .tp_doc =
+        "iinfo(dtype)\n--\n\nGet information on integer types (min, max, "
+        "dtype).",
     .tp_new = iinfo_new,
     .tp_dealloc = info_dealloc,
     .tp_repr = iinfo_repr,
@@ -273,8 +286,8 @@ static PyObject* py_issubdtype(PyObject* m, PyObject* args, PyObject* kw) {
   if (da && db)
     return PyBool_FromLong(((CmxDtypeObject*)a)->t == ((CmxDtypeObject*)b)->t);
   if (da)
-    return PyBool_FromLong(cmx_dtype_issubdtype(((CmxDtypeObject*)a)->t,
-                                                (cmx_dtype_category)cb));
+    return PyBool_FromLong(
+        cmx_dtype_issubdtype(((CmxDtypeObject*)a)->t, (cmx_dtype_category)cb));
   if (db) Py_RETURN_FALSE;
   return PyBool_FromLong(cmx_category_issubcategory((cmx_dtype_category)ca,
                                                     (cmx_dtype_category)cb));
@@ -307,9 +320,8 @@ static int scalar_kind(PyObject* o) {
 
 static PyObject* py_result_type(PyObject* m, PyObject* args) {
   (void)m;
-  if (PyTuple_GET_SIZE(args) == 1 &&
-      (PyList_Check(PyTuple_GET_ITEM(args, 0)) ||
-       PyTuple_Check(PyTuple_GET_ITEM(args, 0))))
+  if (PyTuple_GET_SIZE(args) == 1 && (PyList_Check(PyTuple_GET_ITEM(args, 0)) ||
+                                      PyTuple_Check(PyTuple_GET_ITEM(args, 0))))
     args = PyTuple_GET_ITEM(args, 0);
   PyObject* seq = PySequence_Fast(args, "result_type");
   if (!seq) return NULL;
@@ -478,14 +490,15 @@ int cmxpy_init_dtype(PyObject* m) {
   PyObject* members = PyList_New(ncats);
   if (!members) return -1;
   for (int i = 0; i < ncats; i++)
-    PyList_SET_ITEM(members, i, Py_BuildValue("(si)", cats[i].name, (int)cats[i].c));
+    PyList_SET_ITEM(members, i,
+                    Py_BuildValue("(si)", cats[i].name, (int)cats[i].c));
   PyObject* enum_mod = PyImport_ImportModule("enum");
   if (!enum_mod) {
     Py_DECREF(members);
     return -1;
   }
-  g_category_type = PyObject_CallMethod(enum_mod, "Enum", "sO", "DtypeCategory",
-                                        members);
+  g_category_type =
+      PyObject_CallMethod(enum_mod, "Enum", "sO", "DtypeCategory", members);
   Py_DECREF(enum_mod);
   Py_DECREF(members);
   if (!g_category_type) return -1;

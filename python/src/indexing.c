@@ -14,11 +14,11 @@ typedef struct {
   int64_t start[CMX_MAX_NDIM]; /* per input axis, for cmx_slice */
   int64_t stop[CMX_MAX_NDIM];
   int64_t step[CMX_MAX_NDIM];
-  int64_t len[CMX_MAX_NDIM];   /* sliced length per input axis */
-  bool is_int[CMX_MAX_NDIM];   /* axis indexed by an integer (dropped) */
-  bool sliced;                 /* some axis is not the full range */
-  int nd_out;                  /* rank of a[key] */
-  int src[CMX_MAX_NDIM];       /* per output axis: input axis or -1 (None) */
+  int64_t len[CMX_MAX_NDIM]; /* sliced length per input axis */
+  bool is_int[CMX_MAX_NDIM]; /* axis indexed by an integer (dropped) */
+  bool sliced;               /* some axis is not the full range */
+  int nd_out;                /* rank of a[key] */
+  int src[CMX_MAX_NDIM];     /* per output axis: input axis or -1 (None) */
   int64_t out_shape[CMX_MAX_NDIM];
 } basic_index;
 
@@ -46,14 +46,17 @@ static int parse_index(PyObject* key, const int64_t* shape, int nd,
   int consumed = 0, ellipsis = 0;
   for (Py_ssize_t i = 0; i < n; i++) {
     PyObject* e = PyTuple_GET_ITEM(items, i);
-    if (e == Py_Ellipsis) ellipsis++;
-    else if (e == Py_None) continue;
+    if (e == Py_Ellipsis)
+      ellipsis++;
+    else if (e == Py_None)
+      continue;
     else if (PyBool_Check(e)) {
       Py_DECREF(items);
       PyErr_SetString(PyExc_ValueError,
                       "[getitem] boolean indices are not supported.");
       return IDX_ERROR;
-    } else if (PySlice_Check(e) || PyIndex_Check(e)) consumed++;
+    } else if (PySlice_Check(e) || PyIndex_Check(e))
+      consumed++;
     else if (is_advanced(e)) {
       Py_DECREF(items);
       return IDX_ADVANCED;
@@ -110,8 +113,8 @@ static int parse_index(PyObject* key, const int64_t* shape, int nd,
     if (PySlice_Check(e)) {
       Py_ssize_t start, stop, step;
       if (PySlice_Unpack(e, &start, &stop, &step) < 0) goto fail;
-      Py_ssize_t len = PySlice_AdjustIndices((Py_ssize_t)dim, &start, &stop,
-                                             step);
+      Py_ssize_t len =
+          PySlice_AdjustIndices((Py_ssize_t)dim, &start, &stop, step);
       if (len == 0) {
         start = stop = 0;
         step = 1;
@@ -134,8 +137,8 @@ static int parse_index(PyObject* key, const int64_t* shape, int nd,
       if (v == -1 && PyErr_Occurred()) goto fail;
       if (v < -dim || v >= dim) {
         PyErr_Format(PyExc_IndexError,
-                     "index %zd is out of bounds for axis %d with size %lld",
-                     v, axis, (long long)dim);
+                     "index %zd is out of bounds for axis %d with size %lld", v,
+                     axis, (long long)dim);
         goto fail;
       }
       if (v < 0) v += (Py_ssize_t)dim;
@@ -187,9 +190,8 @@ static cmx_array apply_basic(cmx_array a, const basic_index* ix) {
     cmx_array_release(cur);
     cur = next;
   }
-  if (st == CMX_OK &&
-      !same_shape(cmx_array_shape(cur), cmx_array_ndim(cur), ix->out_shape,
-                  ix->nd_out)) {
+  if (st == CMX_OK && !same_shape(cmx_array_shape(cur), cmx_array_ndim(cur),
+                                  ix->out_shape, ix->nd_out)) {
     if (!CMXPY_HAS(cmx_reshape)) {
       cmx_array_release(cur);
       cmxpy_missing("cmx_reshape");
@@ -276,7 +278,7 @@ static cmx_array update_basic(cmx_array src, const basic_index* ix,
     return NULL;
   }
   return out;
-bad_shape: {
+bad_shape : {
   PyObject* us = cmxpy_shape_tuple(ush, und);
   PyObject* ts = cmxpy_shape_tuple(ix->out_shape, ix->nd_out);
   if (us && ts)
@@ -352,8 +354,8 @@ static PyObject* at_apply(PyObject* self, PyObject* value, binary_fn f,
                           const char* name, const char* cname) {
   CmxArrayAtObject* at = (CmxArrayAtObject*)self;
   if (!at->key) {
-    PyErr_Format(PyExc_ValueError, "[at.%s] index the array first: a.at[idx].%s(v)",
-                 name, name);
+    PyErr_Format(PyExc_ValueError,
+                 "[at.%s] index the array first: a.at[idx].%s(v)", name, name);
     return NULL;
   }
   if (!f) return cmxpy_missing(cname);
@@ -387,9 +389,9 @@ static PyObject* at_apply(PyObject* self, PyObject* value, binary_fn f,
   return cmxpy_wrap(out);
 }
 
-#define AT_METHOD(name, cfn)                                      \
-  static PyObject* at_##name(PyObject* self, PyObject* value) {   \
-    return at_apply(self, value, cfn, #name, #cfn);               \
+#define AT_METHOD(name, cfn)                                    \
+  static PyObject* at_##name(PyObject* self, PyObject* value) { \
+    return at_apply(self, value, cfn, #name, #cfn);             \
   }
 AT_METHOD(add, cmx_add)
 AT_METHOD(subtract, cmx_subtract)
@@ -418,8 +420,9 @@ static PyTypeObject CmxArrayAt_Type = {
     PyVarObject_HEAD_INIT(NULL, 0).tp_name = "cmx.core.ArrayAt",
     .tp_basicsize = sizeof(CmxArrayAtObject),
     .tp_flags = Py_TPFLAGS_DEFAULT,
-    .tp_doc = "A helper object to apply updates at specific indices; each "
-              "method returns the updated array.",
+    .tp_doc =
+        "A helper object to apply updates at specific indices; each "
+        "method returns the updated array.",
     .tp_dealloc = at_dealloc,
     .tp_as_mapping = &at_mapping,
     .tp_methods = at_methods,

@@ -42,8 +42,10 @@ static int bytes_arg(PyObject* args, PyObject* kw, const char* fname,
   unsigned long long v = PyLong_AsUnsignedLongLong(o);
   if (PyErr_Occurred()) {
     PyErr_Clear();
-    PyErr_Format(PyExc_ValueError, "[%s] limit must be a non-negative number "
-                 "of bytes", fname);
+    PyErr_Format(PyExc_ValueError,
+                 "[%s] limit must be a non-negative number "
+                 "of bytes",
+                 fname);
     return -1;
   }
   *out = (size_t)v;
@@ -60,8 +62,7 @@ static PyObject* py_set_memory_limit(PyObject* m, PyObject* args,
   return PyLong_FromSize_t(prev);
 }
 
-static PyObject* py_set_cache_limit(PyObject* m, PyObject* args,
-                                    PyObject* kw) {
+static PyObject* py_set_cache_limit(PyObject* m, PyObject* args, PyObject* kw) {
   (void)m;
   size_t limit, prev = 0;
   if (bytes_arg(args, kw, "set_cache_limit", &limit) < 0) return NULL;
@@ -71,8 +72,7 @@ static PyObject* py_set_cache_limit(PyObject* m, PyObject* args,
 }
 
 /* Wired memory is a Metal notion; kept for source compatibility. */
-static PyObject* py_set_wired_limit(PyObject* m, PyObject* args,
-                                    PyObject* kw) {
+static PyObject* py_set_wired_limit(PyObject* m, PyObject* args, PyObject* kw) {
   (void)m;
   size_t limit;
   if (bytes_arg(args, kw, "set_wired_limit", &limit) < 0) return NULL;
@@ -169,12 +169,13 @@ static PyTypeObject CmxPrintOptions_Type = {
     PyVarObject_HEAD_INIT(NULL, 0).tp_name = "cmx.core.printoptions",
     .tp_basicsize = sizeof(CmxPrintOptionsObject),
     .tp_flags = Py_TPFLAGS_DEFAULT,
-    .tp_doc = "printoptions(*, precision=None)\n--\n\nA context manager that "
-              "sets print options (as :func:`set_printoptions`) and restores "
-              "them on exit.\n\n"
-              "Example:\n    >>> with mx.printoptions(precision=2):\n"
-              "    ...     print(mx.array([1.2345]))\n    array([1.23], "
-              "dtype=float32)",
+    .tp_doc =
+        "printoptions(*, precision=None)\n--\n\nA context manager that "
+        "sets print options (as :func:`set_printoptions`) and restores "
+        "them on exit.\n\n"
+        "Example:\n    >>> with mx.printoptions(precision=2):\n"
+        "    ...     print(mx.array([1.2345]))\n    array([1.23], "
+        "dtype=float32)",
     .tp_new = popts_new,
     .tp_methods = popts_methods,
 };

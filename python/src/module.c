@@ -1,6 +1,7 @@
 /* The cmx.core module: initialisation of every area, constants, and
  * eval / async_eval over trees of arrays. */
 #include <math.h>
+
 #include "cmxpy.h"
 
 /* Appends the arrays found in a tree (lists, tuples, dict values) to *out;
@@ -44,8 +45,8 @@ static PyObject* eval_impl(PyObject* args, bool async) {
     arrs[i] = cmx_array_retain(CMXPY_ARR(PyList_GET_ITEM(list, i)));
   Py_DECREF(list);
   cmx_status st;
-  Py_BEGIN_ALLOW_THREADS st = async ? cmx_async_eval(arrs, (size_t)n)
-                                    : cmx_eval(arrs, (size_t)n);
+  Py_BEGIN_ALLOW_THREADS st =
+      async ? cmx_async_eval(arrs, (size_t)n) : cmx_eval(arrs, (size_t)n);
   Py_END_ALLOW_THREADS cmx_array_release_all(arrs, (size_t)n);
   PyMem_RawFree(arrs);
   if (st != CMX_OK) return cmxpy_raise(st);
@@ -90,11 +91,12 @@ static PyMethodDef module_methods[] = {
 static struct PyModuleDef core_module = {
     PyModuleDef_HEAD_INIT,
     .m_name = "cmx.core",
-    .m_doc = "cmx.core: arrays, ops, devices and streams, as mlx.core.\n\n"
-             "    import cmx.core as mx\n"
-             "    a = mx.array([1.0, 2.0])\n"
-             "    b = a + 1        # lazy\n"
-             "    mx.eval(b)       # computed",
+    .m_doc =
+        "cmx.core: arrays, ops, devices and streams, as mlx.core.\n\n"
+        "    import cmx.core as mx\n"
+        "    a = mx.array([1.0, 2.0])\n"
+        "    b = a + 1        # lazy\n"
+        "    mx.eval(b)       # computed",
     .m_size = -1,
     .m_methods = module_methods,
 };
@@ -104,8 +106,9 @@ PyMODINIT_FUNC PyInit_core(void) {
   if (!m) return NULL;
   if (cmxpy_init_dtype(m) < 0 || cmxpy_init_device(m) < 0 ||
       cmxpy_init_memory(m) < 0 || cmxpy_init_ops(m) < 0 ||
-      cmxpy_init_ops_shape(m) < 0 || cmxpy_init_buffer(m) < 0 ||
-      cmxpy_init_indexing(m) < 0 || cmxpy_init_array(m) < 0)
+      cmxpy_init_ops_shape(m) < 0 || cmxpy_init_ops_create(m) < 0 ||
+      cmxpy_init_buffer(m) < 0 || cmxpy_init_indexing(m) < 0 ||
+      cmxpy_init_array(m) < 0)
     goto fail;
   if (PyModule_AddObject(m, "pi", PyFloat_FromDouble(3.14159265358979323846)) <
           0 ||

@@ -16,8 +16,9 @@ typedef struct {
 } op_desc;
 
 static PyObject* invalid_operation(const char* what, PyObject* other) {
-  PyErr_Format(PyExc_ValueError, "Cannot perform %s on an cmx.core.array and %.100s",
-               what, Py_TYPE(other)->tp_name);
+  PyErr_Format(PyExc_ValueError,
+               "Cannot perform %s on an cmx.core.array and %.100s", what,
+               Py_TYPE(other)->tp_name);
   return NULL;
 }
 
@@ -74,13 +75,13 @@ static PyObject* inplace(PyObject* self, PyObject* other, const op_desc* d) {
   return self;
 }
 
-#define BINOP(name, cfn, what, bitwise)                                     \
-  static const op_desc d_##name = {(binary_fn)cfn, #cfn, what, bitwise};    \
-  static PyObject* nb_##name(PyObject* x, PyObject* y) {                    \
-    return cmxpy_wrap(binary(x, y, &d_##name, false));                      \
-  }                                                                         \
-  static PyObject* nb_i##name(PyObject* x, PyObject* y) {                   \
-    return inplace(x, y, &d_##name);                                        \
+#define BINOP(name, cfn, what, bitwise)                                  \
+  static const op_desc d_##name = {(binary_fn)cfn, #cfn, what, bitwise}; \
+  static PyObject* nb_##name(PyObject* x, PyObject* y) {                 \
+    return cmxpy_wrap(binary(x, y, &d_##name, false));                   \
+  }                                                                      \
+  static PyObject* nb_i##name(PyObject* x, PyObject* y) {                \
+    return inplace(x, y, &d_##name);                                     \
   }
 
 BINOP(add, cmx_add, "addition", false)
@@ -101,9 +102,11 @@ static PyObject* nb_div(PyObject* x, PyObject* y) {
   return cmxpy_wrap(binary(x, y, &d_div, false));
 }
 static PyObject* nb_idiv(PyObject* x, PyObject* y) {
-  if (CmxArray_Check(x) && !cmx_dtype_is_inexact(cmx_array_dtype(CMXPY_ARR(x)))) {
-    PyErr_SetString(PyExc_ValueError,
-                    "In place division cannot cast to non-floating point type.");
+  if (CmxArray_Check(x) &&
+      !cmx_dtype_is_inexact(cmx_array_dtype(CMXPY_ARR(x)))) {
+    PyErr_SetString(
+        PyExc_ValueError,
+        "In place division cannot cast to non-floating point type.");
     return NULL;
   }
   return inplace(x, y, &d_div);
@@ -154,7 +157,9 @@ static PyObject* nb_neg(PyObject* s) {
 static PyObject* nb_pos(PyObject* s) {
   return unary(s, cmx_positive, "cmx_positive");
 }
-static PyObject* nb_abs(PyObject* s) { return unary(s, cmx_abs, "cmx_abs"); }
+static PyObject* nb_abs(PyObject* s) {
+  return unary(s, cmx_abs, "cmx_abs");
+}
 
 static PyObject* nb_invert(PyObject* s) {
   cmx_dtype t = cmx_array_dtype(CMXPY_ARR(s));

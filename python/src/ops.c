@@ -75,21 +75,21 @@ static PyObject* call_reduce(PyObject* self, PyObject* args, PyObject* kw,
 }
 
 /* ---------------- per-op wrappers ---------------- */
-#define UNARY_WRAP(name)                                                  \
+#define UNARY_WRAP(name)                                                    \
   static PyObject* f_##name(PyObject* self, PyObject* args, PyObject* kw) { \
-    return call_unary(self, args, kw, cmx_##name, #name);                 \
+    return call_unary(self, args, kw, cmx_##name, #name);                   \
   }
 CMX__UNARY_OPS(UNARY_WRAP)
 
-#define BINARY_WRAP(name)                                                 \
+#define BINARY_WRAP(name)                                                   \
   static PyObject* f_##name(PyObject* self, PyObject* args, PyObject* kw) { \
-    return call_binary(self, args, kw, cmx_##name, #name);                \
+    return call_binary(self, args, kw, cmx_##name, #name);                  \
   }
 CMX__BINARY_OPS(BINARY_WRAP)
 
-#define REDUCE_WRAP(name)                                                 \
+#define REDUCE_WRAP(name)                                                   \
   static PyObject* f_##name(PyObject* self, PyObject* args, PyObject* kw) { \
-    return call_reduce(self, args, kw, cmx_##name, #name);                \
+    return call_reduce(self, args, kw, cmx_##name, #name);                  \
   }
 CMX__REDUCE_OPS(REDUCE_WRAP)
 
@@ -151,8 +151,8 @@ static PyObject* call_moment(PyObject* self, PyObject* args, PyObject* kw,
   PyObject* r = NULL;
   if (ok && cmxpy_axes_arg(axo, &ax, name) == 0 &&
       cmxpy_stream_arg(so, &s) == 0 && (a = cmxpy_to_array(ao, name)))
-    r = cmxpy_result(
-        f(&out, a, ax.all ? NULL : ax.v, ax.n, keepdims, ddof, s), &out);
+    r = cmxpy_result(f(&out, a, ax.all ? NULL : ax.v, ax.n, keepdims, ddof, s),
+                     &out);
   cmx_array_release(a);
   Py_DECREF(full);
   return r;
@@ -277,7 +277,7 @@ static PyObject* f_divmod(PyObject* self, PyObject* args, PyObject* kw) {
       cmxpy_to_operands(ao, bo, &a, &b, "divmod") < 0)
     return NULL;
   cmx_status st = CMXPY_HAS(cmx_floor_divide) ? cmx_floor_divide(&q, a, b, s)
-                                               : CMXPY_ERR_SET;
+                                              : CMXPY_ERR_SET;
   if (st == CMXPY_ERR_SET) cmxpy_missing("cmx_floor_divide");
   if (st == CMX_OK) st = cmx_remainder(&m, a, b, s);
   cmx_array_release(a);
@@ -292,23 +292,28 @@ static PyObject* f_divmod(PyObject* self, PyObject* args, PyObject* kw) {
 
 /* ---------------- tables and docs ---------------- */
 typedef struct {
-  const char* name;     /* Python name */
+  const char* name; /* Python name */
   PyCFunction fn;
-  const void* needs;    /* C op (weak) */
-  const char* sig;      /* text signature after the name */
-  const char* summary;  /* first docstring paragraph */
-  bool method;          /* also an array method */
+  const void* needs;   /* C op (weak) */
+  const char* sig;     /* text signature after the name */
+  const char* summary; /* first docstring paragraph */
+  bool method;         /* also an array method */
 } op_entry;
 
 #define FN(f) ((PyCFunction)(void (*)(void))(f))
 #define SIG_UNARY "(a, /, *, stream=None)"
 #define SIG_BINARY "(a, b, /, *, stream=None)"
 #define SIG_REDUCE "(a, /, axis=None, keepdims=False, *, stream=None)"
-#define U(n, sum, m) {#n, FN(f_##n), (const void*)cmx_##n, SIG_UNARY, sum, m}
-#define UA(alias, n, sum) {#alias, FN(f_##n), (const void*)cmx_##n, SIG_UNARY, sum, false}
-#define B(n, sum) {#n, FN(f_##n), (const void*)cmx_##n, SIG_BINARY, sum, false}
-#define BA(alias, n, sum) {#alias, FN(f_##n), (const void*)cmx_##n, SIG_BINARY, sum, false}
-#define R(n, sum) {#n, FN(f_##n), (const void*)cmx_##n, SIG_REDUCE, sum, true}
+#define U(n, sum, m) \
+  { #n, FN(f_##n), (const void*)cmx_##n, SIG_UNARY, sum, m }
+#define UA(alias, n, sum) \
+  { #alias, FN(f_##n), (const void*)cmx_##n, SIG_UNARY, sum, false }
+#define B(n, sum) \
+  { #n, FN(f_##n), (const void*)cmx_##n, SIG_BINARY, sum, false }
+#define BA(alias, n, sum) \
+  { #alias, FN(f_##n), (const void*)cmx_##n, SIG_BINARY, sum, false }
+#define R(n, sum) \
+  { #n, FN(f_##n), (const void*)cmx_##n, SIG_REDUCE, sum, true }
 
 static const op_entry ops_table[] = {
     /* unary */
@@ -355,48 +360,61 @@ static const op_entry ops_table[] = {
     U(trunc, "Element-wise truncation toward zero.", false),
     U(isnan, "Return a boolean array indicating which elements are NaN.",
       false),
-    U(isinf, "Return a boolean array indicating which elements are +/- "
-             "infinity.", false),
-    U(isfinite, "Return a boolean array indicating which elements are "
-                "finite.", false),
-    U(isposinf, "Return a boolean array indicating which elements are "
-                "positive infinity.", false),
-    U(isneginf, "Return a boolean array indicating which elements are "
-                "negative infinity.", false),
+    U(isinf,
+      "Return a boolean array indicating which elements are +/- "
+      "infinity.",
+      false),
+    U(isfinite,
+      "Return a boolean array indicating which elements are "
+      "finite.",
+      false),
+    U(isposinf,
+      "Return a boolean array indicating which elements are "
+      "positive infinity.",
+      false),
+    U(isneginf,
+      "Return a boolean array indicating which elements are "
+      "negative infinity.",
+      false),
     U(logical_not, "Element-wise logical not.", false),
     U(conjugate, "Return the elementwise complex conjugate of the input.",
       false),
     {"conj", FN(f_conjugate), (const void*)cmx_conjugate, SIG_UNARY,
      "Return the elementwise complex conjugate of the input. Alias for "
-     "`mx.conjugate`.", true},
+     "`mx.conjugate`.",
+     true},
     U(real, "Returns the real part of a complex array.", false),
     U(imag, "Returns the imaginary part of a complex array.", false),
     U(bitwise_invert, "Element-wise bitwise inverse.", false),
-    U(stop_gradient, "Stop gradients from being computed: the identity in "
-                     "the forward pass.", false),
+    U(stop_gradient,
+      "Stop gradients from being computed: the identity in "
+      "the forward pass.",
+      false),
     {"round", FN(f_round), (const void*)cmx_round,
      "(a, /, decimals=0, *, stream=None)",
      "Round to the given number of decimals (half to even).", true},
     {"astype", FN(f_astype), (const void*)cmx_astype,
-     "(a, /, dtype, *, stream=None)", "Cast an array to a given dtype.",
-     false},
+     "(a, /, dtype, *, stream=None)", "Cast an array to a given dtype.", false},
     /* binary */
     B(add, "Element-wise addition with numpy-style broadcasting."),
     B(subtract, "Element-wise subtraction with numpy-style broadcasting."),
     B(multiply, "Element-wise multiplication with numpy-style broadcasting."),
     B(divide, "Element-wise division with numpy-style broadcasting."),
-    B(floor_divide, "Element-wise integer division (rounds toward negative "
-                    "infinity)."),
-    B(remainder, "Element-wise remainder of division (the sign of the "
-                 "divisor, as NumPy)."),
+    B(floor_divide,
+      "Element-wise integer division (rounds toward negative "
+      "infinity)."),
+    B(remainder,
+      "Element-wise remainder of division (the sign of the "
+      "divisor, as NumPy)."),
     B(power, "Element-wise power operation a ** b."),
     BA(pow, power, "Alias of :func:`power`."),
     B(maximum, "Element-wise maximum."),
     B(minimum, "Element-wise minimum."),
     B(arctan2, "Element-wise inverse tangent of the ratio a / b."),
     BA(atan2, arctan2, "Alias of :func:`arctan2`."),
-    B(logaddexp, "Element-wise log-add-exp: log(exp(a) + exp(b)), "
-                 "computed stably."),
+    B(logaddexp,
+      "Element-wise log-add-exp: log(exp(a) + exp(b)), "
+      "computed stably."),
     B(equal, "Element-wise equality."),
     B(not_equal, "Element-wise not equal."),
     B(less, "Element-wise less than."),
@@ -413,7 +431,8 @@ static const op_entry ops_table[] = {
     B(right_shift, "Element-wise right shift."),
     {"divmod", FN(f_divmod), (const void*)cmx_remainder, SIG_BINARY,
      "Element-wise quotient and remainder: (floor_divide(a, b), "
-     "remainder(a, b)).", false},
+     "remainder(a, b)).",
+     false},
     {"where", FN(f_where), (const void*)cmx_where,
      "(condition, x, y, /, *, stream=None)",
      "Select from x or y according to condition (all broadcast together).",
@@ -421,7 +440,8 @@ static const op_entry ops_table[] = {
     {"clip", FN(f_clip), (const void*)cmx_clip,
      "(a, /, a_min, a_max, *, stream=None)",
      "Clip the values of the array between the given minimum and maximum "
-     "(either may be None, not both).", false},
+     "(either may be None, not both).",
+     false},
     /* reductions */
     R(sum, "Sum reduce the array over the given axes."),
     R(prod, "A product reduction over the given axes."),
@@ -430,8 +450,9 @@ static const op_entry ops_table[] = {
     R(mean, "Compute the mean(s) over the given axes."),
     R(all, "An and reduction over the given axes."),
     R(any, "An or reduction over the given axes."),
-    R(logsumexp, "A log-sum-exp reduction over the given axes: "
-                 "log(sum(exp(a), axis)), computed stably."),
+    R(logsumexp,
+      "A log-sum-exp reduction over the given axes: "
+      "log(sum(exp(a), axis)), computed stably."),
     {"var", FN(f_var), (const void*)cmx_var,
      "(a, /, axis=None, keepdims=False, ddof=0, *, stream=None)",
      "Compute the variance(s) over the given axes (divisor N - ddof).", true},
@@ -441,15 +462,18 @@ static const op_entry ops_table[] = {
     {"argmin", FN(f_argmin), (const void*)cmx_argmin,
      "(a, /, axis=None, keepdims=False, *, stream=None)",
      "Indices of the minimum values along the axis (of the flattened array "
-     "when axis is None); uint32.", true},
+     "when axis is None); uint32.",
+     true},
     {"argmax", FN(f_argmax), (const void*)cmx_argmax,
      "(a, /, axis=None, keepdims=False, *, stream=None)",
      "Indices of the maximum values along the axis (of the flattened array "
-     "when axis is None); uint32.", true},
+     "when axis is None); uint32.",
+     true},
     {"softmax", FN(f_softmax), (const void*)cmx_softmax,
      "(a, /, axis=None, *, precise=False, stream=None)",
      "Perform the softmax along the given axis: exp(a) / sum(exp(a), "
-     "axis), computed stably.", false},
+     "axis), computed stably.",
+     false},
     {NULL, NULL, NULL, NULL, NULL, false}};
 
 /* Builds "name(sig)\n--\n\nsummary\n\n...": a docstring with a text

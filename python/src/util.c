@@ -6,13 +6,27 @@ PyObject* cmxpy_raise(cmx_status st) {
   if (st == CMXPY_ERR_SET) return NULL;
   PyObject* type;
   switch (st) {
-    case CMX_ERR_VALUE: type = PyExc_ValueError; break;
-    case CMX_ERR_TYPE: type = PyExc_TypeError; break;
-    case CMX_ERR_INDEX: type = PyExc_IndexError; break;
-    case CMX_ERR_MEMORY: type = PyExc_MemoryError; break;
-    case CMX_ERR_NOT_IMPLEMENTED: type = PyExc_NotImplementedError; break;
-    case CMX_ERR_IO: type = PyExc_OSError; break;
-    default: type = PyExc_RuntimeError; break;
+    case CMX_ERR_VALUE:
+      type = PyExc_ValueError;
+      break;
+    case CMX_ERR_TYPE:
+      type = PyExc_TypeError;
+      break;
+    case CMX_ERR_INDEX:
+      type = PyExc_IndexError;
+      break;
+    case CMX_ERR_MEMORY:
+      type = PyExc_MemoryError;
+      break;
+    case CMX_ERR_NOT_IMPLEMENTED:
+      type = PyExc_NotImplementedError;
+      break;
+    case CMX_ERR_IO:
+      type = PyExc_OSError;
+      break;
+    default:
+      type = PyExc_RuntimeError;
+      break;
   }
   const char* msg = cmx_last_error();
   PyErr_SetString(type, msg && *msg ? msg : cmx_status_name(st));
@@ -176,8 +190,7 @@ int cmxpy_axes_arg(PyObject* o, cmxpy_axes* out, const char* fname) {
   return 0;
 }
 
-int cmxpy_shape_arg(PyObject* o, int64_t* shape, int* ndim,
-                    const char* fname) {
+int cmxpy_shape_arg(PyObject* o, int64_t* shape, int* ndim, const char* fname) {
   if (PyIndex_Check(o) && !PyBool_Check(o)) {
     *ndim = 1;
     return cmxpy_int64_arg(o, &shape[0], fname, "shape");
