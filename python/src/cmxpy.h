@@ -169,6 +169,7 @@ extern const cmxpy_def cmxpy_index_methods[];
 int cmxpy_init_ops(PyObject* m);
 int cmxpy_init_ops_shape(PyObject* m);
 int cmxpy_init_ops_create(PyObject* m);
+int cmxpy_init_ops_compose(PyObject* m);
 int cmxpy_init_indexing(PyObject* m);
 PyObject* cmxpy_getitem(PyObject* self, PyObject* key);
 int cmxpy_setitem(PyObject* self, PyObject* key, PyObject* value);

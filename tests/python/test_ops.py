@@ -346,3 +346,83 @@ def test_every_public_function_has_a_docstring():
     for name in dir(mx.array):
         if not name.startswith("_"):
             assert getattr(mx.array, name).__doc__, name
+
+
+# ---------------- compositions done in the binding ----------------
+@need("atleast_1d", "atleast_2d", "atleast_3d")
+def test_atleast():
+    for fn, nfn in [(mx.atleast_1d, np.atleast_1d), (mx.atleast_2d, np.atleast_2d),
+                    (mx.atleast_3d, np.atleast_3d)]:
+        for x in [np.array(1.0), np.arange(3.0), np.ones((2, 3)), np.ones((1, 2, 3, 4))]:
+            close(fn(mx.array(x)), nfn(x))
+        outs = fn(mx.array(1.0), mx.array([1.0, 2.0]))
+        assert isinstance(outs, list) and len(outs) == 2
+        for o, r in zip(outs, nfn(np.array(1.0), np.array([1.0, 2.0]))):
+            close(o, r)
+
+
+@need("unstack")
+def test_unstack():
+    parts = mx.unstack(mx.array(X3), axis=1)
+    assert len(parts) == 3
+    for i, p in enumerate(parts):
+        close(p, X3[:, i])
+    assert [p.tolist() for p in mx.unstack(mx.array([1, 2]))] == [1, 2]
+    with pytest.raises(ValueError):
+        mx.unstack(mx.array(X3), axis=3)
+
+
+@need("meshgrid")
+def test_meshgrid():
+    x, y, z = np.arange(3), np.arange(2) * 10, np.arange(4) * 100
+    for kw in [{}, {"indexing": "ij"}, {"sparse": True}, {"sparse": True, "indexing": "ij"}]:
+        got = mx.meshgrid(mx.array(x), mx.array(y), mx.array(z), **kw)
+        for g, r in zip(got, np.meshgrid(x, y, z, **kw)):
+            close(g, r)
+    with pytest.raises(ValueError):
+        mx.meshgrid(mx.array(x), indexing="xx")
+
+
+@need("slice", "slice_update")
+def test_dynamic_slice_and_update():
+    x = np.arange(24, dtype=np.int32).reshape(4, 6)
+    a = mx.array(x)
+    close(mx.slice(a, mx.array([1, 2]), [0, 1], [2, 3]), x[1:3, 2:5])
+    close(mx.slice(a, mx.array([3]), [1], [2]), x[:, 3:5])
+    close(mx.slice(a, [1], (0,), (1,)), x[1:2])
+    ref = x.copy()
+    ref[2:4, 1:3] = -1
+    close(mx.slice_update(a, mx.full((2, 2), -1), mx.array([2, 1]), [0, 1]), ref)
+    ref = x.copy()
+    ref[:, 4:6] = [[7, 8]]
+    close(mx.slice_update(a, mx.array([[7, 8]] * 4), mx.array([4]), [1]), ref)
+    with pytest.raises(ValueError):
+        mx.slice(a, mx.array([1.5]), [0], [1])
+
+
+def test_asarray():
+    a = mx.array([1, 2])
+    assert mx.asarray(a) is a
+    assert mx.asarray([1, 2]).tolist() == [1, 2]
+    assert mx.asarray(np.ones(2), dtype=mx.int8).dtype == mx.int8
+
+
+def test_stubs_cover_the_module():
+    """python/cmx/core.pyi declares every public name of cmx.core."""
+    import ast
+    import os
+
+    import cmx
+
+    stub = os.path.join(os.path.dirname(cmx.__file__), "core.pyi")
+    tree = ast.parse(open(stub).read())
+    declared = set()
+    for node in tree.body:
+        if isinstance(node, (ast.FunctionDef, ast.ClassDef)):
+            declared.add(node.name)
+        elif isinstance(node, ast.AnnAssign):
+            declared.add(node.target.id)
+        elif isinstance(node, ast.Assign):
+            declared.update(t.id for t in node.targets)
+    public = {n for n in dir(mx) if not n.startswith("__")}
+    assert public - declared == set()
