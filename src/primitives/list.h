@@ -41,5 +41,7 @@
   X(Concatenate, 0)                                         \
   X(Pad, 0)                                                 \
   /* ---- matrix products (matmul.c) ---- */                \
+  X(Matmul, 0)                                              \
+  X(AddMM, 0)                                               \
   /* ---- gpu-only test primitives (gpu.c) ---- */          \
   /* end of list */

@@ -42,5 +42,8 @@ CMX__KERNEL(cmx__cpu_concatenate);
 CMX__KERNEL(cmx__cpu_pad);
 
 /* ---- matrix products (matmul.c) ---- */
+/* Matmul: in = {a, b}; AddMM: in = {a, b, c} with c of out's shape. */
+CMX__KERNEL(cmx__cpu_matmul);
+CMX__KERNEL(cmx__cpu_addmm);
 
 #endif

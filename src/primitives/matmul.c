@@ -1,0 +1,16 @@
+/* Matrix-product primitives. */
+#include "primitives/matmul.h"
+
+#include <stdio.h>
+
+#include "backend/cpu/kernels.h"
+#include "primitives/registry.h"
+
+static void addmm_print(const cmx_primitive* p, char* buf, size_t size) {
+  const cmx__addmm_params* q = cmx_primitive_params(p);
+  snprintf(buf, size, "AddMM(alpha=%g, beta=%g)", (double)q->alpha,
+           (double)q->beta);
+}
+
+CMX__VTABLE(Matmul, .eval_cpu = cmx__cpu_matmul);
+CMX__VTABLE(AddMM, .eval_cpu = cmx__cpu_addmm, .print = addmm_print);
