@@ -516,7 +516,8 @@ int cmxpy_ops_array_methods(cmxpy_deflist* l) {
 int cmxpy_init_ops(PyObject* m) {
   size_t n = 0;
   for (const op_entry* e = ops_table; e->name; e++) n++;
-  cmxpy_def* funcs = PyMem_RawCalloc(n + 1, sizeof *funcs);
+  static cmxpy_def* funcs; /* process lifetime, like the tables */
+  funcs = PyMem_RawCalloc(n + 1, sizeof *funcs);
   g_methods = PyMem_RawCalloc(n + 1, sizeof *g_methods);
   if (!funcs || !g_methods) {
     PyErr_NoMemory();

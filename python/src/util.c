@@ -73,6 +73,11 @@ int cmxpy_defs_add(cmxpy_deflist* l, const cmxpy_def* defs) {
   return 0;
 }
 
+/* Finished tables live for the whole process; keeping them here also
+ * keeps them reachable for leak checkers after the interpreter exits. */
+static PyMethodDef* g_tables[32];
+static int g_ntables;
+
 PyMethodDef* cmxpy_defs_finish(cmxpy_deflist* l) {
   if (!l->items) {
     l->items = PyMem_RawCalloc(1, sizeof(PyMethodDef));
@@ -80,9 +85,11 @@ PyMethodDef* cmxpy_defs_finish(cmxpy_deflist* l) {
       PyErr_NoMemory();
       return NULL;
     }
-    return l->items;
+  } else {
+    memset(&l->items[l->n], 0, sizeof(PyMethodDef));
   }
-  memset(&l->items[l->n], 0, sizeof(PyMethodDef));
+  if (g_ntables < (int)(sizeof g_tables / sizeof g_tables[0]))
+    g_tables[g_ntables++] = l->items;
   return l->items;
 }
 

@@ -21,19 +21,19 @@ CMX__UNARY_OPS(CMXPY_WEAK_OP)
 CMX__BINARY_OPS(CMXPY_WEAK_OP)
 CMX__REDUCE_OPS(CMXPY_WEAK_OP)
 
-#define CMXPY_OTHER_OPS(X)                                                    \
-  X(arange)                                                                   \
-  X(linspace)                                                                 \
-  X(full) X(zeros) X(ones) X(zeros_like) X(ones_like) X(full_like) X(eye)     \
-      X(identity) X(tri) X(tril) X(triu) X(round) X(astype) X(where) X(clip)  \
-          X(var) X(std) X(argmin) X(argmax) X(softmax) X(reshape) X(flatten)  \
-              X(unflatten) X(squeeze) X(expand_dims) X(transpose) X(swapaxes) \
-                  X(moveaxis) X(broadcast_to) X(broadcast_arrays)             \
-                      X(broadcast_shapes) X(slice) X(slice_update)            \
-                          X(concatenate) X(stack) X(split_sections)           \
-                              X(split_indices) X(pad) X(repeat) X(tile)       \
-                                  X(flip) X(roll) X(as_strided) X(contiguous) \
-                                      X(view) X(matmul) X(addmm)
+#define CMXPY_OTHER_OPS(X)                                                     \
+  X(arange)                                                                    \
+  X(linspace)                                                                  \
+  X(full)                                                                      \
+  X(zeros) X(ones) X(zeros_like) X(ones_like) X(full_like) X(eye) X(identity)  \
+      X(tri) X(tril) X(triu) X(round) X(astype) X(where) X(clip) X(var) X(std) \
+          X(argmin) X(argmax) X(softmax) X(reshape) X(flatten) X(unflatten)    \
+              X(squeeze) X(expand_dims) X(transpose) X(swapaxes) X(moveaxis)   \
+                  X(broadcast_to) X(broadcast_arrays) X(broadcast_shapes)      \
+                      X(slice) X(slice_update) X(concatenate) X(stack)         \
+                          X(split_sections) X(split_indices) X(pad) X(repeat)  \
+                              X(tile) X(flip) X(roll) X(as_strided)            \
+                                  X(contiguous) X(view) X(matmul) X(addmm)
 CMXPY_OTHER_OPS(CMXPY_WEAK_OP)
 
 /* Printing (a separate family). */
