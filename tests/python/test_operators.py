@@ -62,9 +62,14 @@ def check(got, ref):
 
 
 @pytest.mark.parametrize("op,name,floats", BINARY, ids=[b[1] for b in BINARY])
-def test_binary_operator(op, name, floats):
+def test_binary_operator(op, name, floats, device):
     if not has(name):
         pytest.skip(f"libcmx lacks {name}")
+    with mx.stream(device):
+        binary_operator_cases(op, floats)
+
+
+def binary_operator_cases(op, floats):
     for use_float in [True, False] if floats else [False]:
         x, y, s = operands(use_float)
         a, b = mx.array(x), mx.array(y)

@@ -73,10 +73,11 @@ def skip_unless(name):
 
 
 @pytest.mark.parametrize("name", sorted(UNARY))
-def test_unary(name):
+def test_unary(name, device):
     skip_unless(name)
     fn = getattr(mx, name)
-    close(fn(mx.array(XF)), UNARY[name](XF))
+    with mx.stream(device):
+        close(fn(mx.array(XF)), UNARY[name](XF))
     sig = inspect.signature(fn)
     assert list(sig.parameters) == ["a", "stream"]
     assert sig.parameters["stream"].kind == inspect.Parameter.KEYWORD_ONLY
@@ -84,29 +85,30 @@ def test_unary(name):
 
 
 @pytest.mark.parametrize("name", sorted(BINARY))
-def test_binary(name):
+def test_binary(name, device):
     skip_unless(name)
     fn = getattr(mx, name)
-    close(fn(mx.array(XF), mx.array(YF)), BINARY[name](XF, YF))
+    with mx.stream(device):
+        close(fn(mx.array(XF), mx.array(YF)), BINARY[name](XF, YF))
     close(fn(mx.array(XF), 0.5), BINARY[name](XF, np.float32(0.5)))
     close(fn(2.0, mx.array(YF)), BINARY[name](np.float32(2.0), YF))
     assert inspect.signature(fn).parameters["stream"].kind == inspect.Parameter.KEYWORD_ONLY
 
 
 @pytest.mark.parametrize("name", sorted(INT_BINARY))
-def test_integer_binary(name):
+def test_integer_binary(name, device):
     skip_unless(name)
     fn = getattr(mx, name)
-    close(fn(mx.array(XI), mx.array(YI)), INT_BINARY[name](XI, YI))
+    close(fn(mx.array(XI), mx.array(YI), stream=device), INT_BINARY[name](XI, YI))
 
 
 @pytest.mark.parametrize("name", sorted(REDUCE))
-def test_reduce(name):
+def test_reduce(name, device):
     skip_unless(name)
     fn = getattr(mx, name)
     a = mx.array(XF)
     ref = REDUCE[name]
-    close(fn(a), ref(XF), rtol=1e-5)
+    close(fn(a, stream=device), ref(XF), rtol=1e-5)
     for axis in [0, 1, -1, (0, 1), [1]]:
         npax = tuple(axis) if isinstance(axis, list) else axis
         close(fn(a, axis=axis), ref(XF, axis=npax), rtol=1e-5)
