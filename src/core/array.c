@@ -139,7 +139,7 @@ typedef struct {
   size_t n, cap;
   bool active;
 } release_list;
-static _Thread_local release_list tl_rel;
+static _Thread_local release_list tl_rel CMX__TLS_FAST;
 
 static void node_free(cmx_array a);
 
@@ -501,7 +501,7 @@ cmx_status cmx_array_copy_to(cmx_array a, void* dst, size_t capacity) {
     return cmx__error(CMX_ERR_VALUE,
                       "[copy_to] destination holds %zu bytes, need %zu",
                       capacity, need);
-  void* p;
+  void* p = NULL;
   cmx_status st = cmx__node_host(a, &p);
   if (st != CMX_OK) return st;
   if (!need) return CMX_OK;
@@ -544,7 +544,7 @@ double cmx__load_double(const void* p, cmx_dtype dt) {
 }
 
 cmx_status cmx_array_item_double(cmx_array a, double* out) {
-  void* p;
+  void* p = NULL;
   cmx_status st = item_ptr(a, "item", &p);
   if (st != CMX_OK) return st;
   if (out) *out = cmx__load_double(p, a->dtype);
@@ -552,7 +552,7 @@ cmx_status cmx_array_item_double(cmx_array a, double* out) {
 }
 
 cmx_status cmx_array_item_int64(cmx_array a, int64_t* out) {
-  void* p;
+  void* p = NULL;
   cmx_status st = item_ptr(a, "item", &p);
   if (st != CMX_OK) return st;
   if (!out) return CMX_OK;
@@ -567,7 +567,7 @@ cmx_status cmx_array_item_int64(cmx_array a, int64_t* out) {
 }
 
 cmx_status cmx_array_item_bool(cmx_array a, bool* out) {
-  void* p;
+  void* p = NULL;
   cmx_status st = item_ptr(a, "item", &p);
   if (st != CMX_OK) return st;
   if (!out) return CMX_OK;
@@ -581,7 +581,7 @@ cmx_status cmx_array_item_bool(cmx_array a, bool* out) {
 }
 
 cmx_status cmx_array_item_complex(cmx_array a, cmx_complex64_t* out) {
-  void* p;
+  void* p = NULL;
   cmx_status st = item_ptr(a, "item", &p);
   if (st != CMX_OK) return st;
   if (!out) return CMX_OK;

@@ -21,6 +21,11 @@
 #include "cmx/array.h"
 #include "cmx/primitive.h"
 
+/* Thread-locals touched on every op use the initial-exec TLS model (a
+ * direct offset instead of a __tls_get_addr call); keep them small, since a
+ * dlopen'ed library draws them from glibc's limited static TLS surplus. */
+#define CMX__TLS_FAST __attribute__((tls_model("initial-exec")))
+
 /* ---------------- errors ---------------- */
 /* Sets the thread's error (message printf-style) and returns status. */
 cmx_status cmx__error(cmx_status status, const char* fmt, ...)
@@ -61,6 +66,7 @@ typedef struct cmx__buffer {
   int dev_index;   /* device of dev, -1 when none */
   bool host_valid; /* host copy holds the current data */
   bool dev_valid;  /* device copy holds the current data */
+  struct cmx__buffer* next_free; /* cache free-list link */
 } cmx__buffer;
 
 /* Allocates a host buffer of at least `bytes` (64-byte aligned, from the

@@ -14,15 +14,13 @@ const cmx__device_memory_hooks* cmx__device_hooks = NULL;
 
 #define NUM_CLASSES 512
 
-typedef struct free_node {
-  struct free_node* next;
-} free_node;
-
 static struct {
   pthread_mutex_t lock;
   size_t active, peak, cache, limit, cache_limit;
   bool init;
-  void* free_lists[NUM_CLASSES]; /* host blocks, linked through their start */
+  /* Cached buffers (header and host block kept together), per size class,
+   * linked through next_free. */
+  cmx__buffer* free_lists[NUM_CLASSES];
 } g_mem = {.lock = PTHREAD_MUTEX_INITIALIZER};
 
 static size_t phys_memory(void) {
@@ -68,10 +66,11 @@ static int size_class(size_t bytes, size_t* cap) {
 static void trim_cache_locked(size_t target) {
   for (int c = NUM_CLASSES - 1; c >= 0 && g_mem.cache > target; c--) {
     while (g_mem.free_lists[c] && g_mem.cache > target) {
-      free_node* n = g_mem.free_lists[c];
-      g_mem.free_lists[c] = n->next;
+      cmx__buffer* b = g_mem.free_lists[c];
+      g_mem.free_lists[c] = b->next_free;
       g_mem.cache -= class_capacity(c);
-      free(n);
+      free(b->host);
+      free(b);
     }
   }
 }
@@ -80,58 +79,7 @@ void* cmx__host_alloc_raw(size_t capacity) {
   return aligned_alloc(64, capacity);
 }
 
-cmx__buffer* cmx__buffer_alloc(size_t bytes) {
-  size_t cap;
-  int cls = size_class(bytes, &cap);
-  if (cap < bytes) /* overflow of the rounding */
-    return CMX__FAIL(CMX_ERR_MEMORY, "[malloc] cannot allocate %zu bytes",
-                     bytes);
-  cmx__buffer* b = malloc(sizeof *b);
-  if (!b) return CMX__FAIL(CMX_ERR_MEMORY, "[malloc] out of host memory");
-  void* p = NULL;
-  pthread_mutex_lock(&g_mem.lock);
-  mem_init_locked();
-  if (cls >= 0 && g_mem.free_lists[cls]) {
-    free_node* n = g_mem.free_lists[cls];
-    g_mem.free_lists[cls] = n->next;
-    g_mem.cache -= cap;
-    p = n;
-  } else {
-    if (g_mem.active + cap > g_mem.limit && g_mem.cache > 0)
-      trim_cache_locked(0);
-    if (g_mem.active + cap > g_mem.limit) {
-      size_t active = g_mem.active, limit = g_mem.limit;
-      pthread_mutex_unlock(&g_mem.lock);
-      free(b);
-      return CMX__FAIL(CMX_ERR_MEMORY,
-                       "[malloc] allocating %zu bytes would exceed the memory "
-                       "limit of %zu bytes (%zu in use)",
-                       bytes, limit, active);
-    }
-  }
-  g_mem.active += cap;
-  if (g_mem.active > g_mem.peak) g_mem.peak = g_mem.active;
-  pthread_mutex_unlock(&g_mem.lock);
-  if (!p) {
-    p = cmx__host_alloc_raw(cap);
-    if (!p) {
-      pthread_mutex_lock(&g_mem.lock);
-      g_mem.active -= cap;
-      trim_cache_locked(0);
-      pthread_mutex_unlock(&g_mem.lock);
-      p = cmx__host_alloc_raw(cap);
-      if (!p) {
-        free(b);
-        return CMX__FAIL(CMX_ERR_MEMORY,
-                         "[malloc] out of host memory allocating %zu bytes",
-                         bytes);
-      }
-      pthread_mutex_lock(&g_mem.lock);
-      g_mem.active += cap;
-      if (g_mem.active > g_mem.peak) g_mem.peak = g_mem.active;
-      pthread_mutex_unlock(&g_mem.lock);
-    }
-  }
+static void buffer_init(cmx__buffer* b, size_t bytes, size_t cap, void* p) {
   atomic_init(&b->refcount, 1);
   b->size = bytes;
   b->capacity = cap;
@@ -140,6 +88,60 @@ cmx__buffer* cmx__buffer_alloc(size_t bytes) {
   b->dev_index = -1;
   b->host_valid = true;
   b->dev_valid = false;
+  b->next_free = NULL;
+}
+
+cmx__buffer* cmx__buffer_alloc(size_t bytes) {
+  size_t cap;
+  int cls = size_class(bytes, &cap);
+  if (cap < bytes) /* overflow of the rounding */
+    return CMX__FAIL(CMX_ERR_MEMORY, "[malloc] cannot allocate %zu bytes",
+                     bytes);
+  pthread_mutex_lock(&g_mem.lock);
+  mem_init_locked();
+  if (cls >= 0 && g_mem.free_lists[cls]) {
+    cmx__buffer* b = g_mem.free_lists[cls];
+    g_mem.free_lists[cls] = b->next_free;
+    g_mem.cache -= cap;
+    g_mem.active += cap;
+    if (g_mem.active > g_mem.peak) g_mem.peak = g_mem.active;
+    pthread_mutex_unlock(&g_mem.lock);
+    buffer_init(b, bytes, cap, b->host);
+    return b;
+  }
+  if (g_mem.active + cap > g_mem.limit && g_mem.cache > 0)
+    trim_cache_locked(0);
+  if (g_mem.active + cap > g_mem.limit) {
+    size_t active = g_mem.active, limit = g_mem.limit;
+    pthread_mutex_unlock(&g_mem.lock);
+    return CMX__FAIL(CMX_ERR_MEMORY,
+                     "[malloc] allocating %zu bytes would exceed the memory "
+                     "limit of %zu bytes (%zu in use)",
+                     bytes, limit, active);
+  }
+  g_mem.active += cap;
+  if (g_mem.active > g_mem.peak) g_mem.peak = g_mem.active;
+  pthread_mutex_unlock(&g_mem.lock);
+  cmx__buffer* b = malloc(sizeof *b);
+  void* p = b ? cmx__host_alloc_raw(cap) : NULL;
+  if (!p) {
+    /* Out of memory: give back the cache and try once more. */
+    pthread_mutex_lock(&g_mem.lock);
+    trim_cache_locked(0);
+    pthread_mutex_unlock(&g_mem.lock);
+    if (!b) b = malloc(sizeof *b);
+    if (b) p = cmx__host_alloc_raw(cap);
+    if (!p) {
+      free(b);
+      pthread_mutex_lock(&g_mem.lock);
+      g_mem.active -= cap;
+      pthread_mutex_unlock(&g_mem.lock);
+      return CMX__FAIL(CMX_ERR_MEMORY,
+                       "[malloc] out of host memory allocating %zu bytes",
+                       bytes);
+    }
+  }
+  buffer_init(b, bytes, cap, p);
   return b;
 }
 
@@ -160,11 +162,11 @@ void cmx__buffer_release(cmx__buffer* b) {
     g_mem.active -= b->capacity;
     if (cls >= 0 && cap == b->capacity &&
         g_mem.cache + cap <= g_mem.cache_limit) {
-      free_node* n = b->host;
-      n->next = g_mem.free_lists[cls];
-      g_mem.free_lists[cls] = n;
+      b->next_free = g_mem.free_lists[cls];
+      g_mem.free_lists[cls] = b;
       g_mem.cache += cap;
-      b->host = NULL;
+      pthread_mutex_unlock(&g_mem.lock);
+      return;
     }
     pthread_mutex_unlock(&g_mem.lock);
     free(b->host);

@@ -7,7 +7,7 @@
 static _Thread_local struct {
   cmx_array* items;
   size_t n, cap;
-} tl_scope;
+} tl_scope CMX__TLS_FAST;
 
 /* Frees a thread's scope storage when the thread exits. */
 static pthread_key_t g_scope_key;

@@ -5,8 +5,10 @@
 
 static struct {
   pthread_mutex_t lock;
-  cmx__stream* table[CMX__MAX_STREAMS];
-  int count;
+  /* Entries are written once, before count is published, and never freed,
+   * so lookups read them without the lock. */
+  _Atomic(cmx__stream*) table[CMX__MAX_STREAMS];
+  _Atomic int count;
   int default_index[2]; /* process-wide default stream per device type */
 } g_streams = {.lock = PTHREAD_MUTEX_INITIALIZER, .default_index = {-1, -1}};
 
@@ -64,18 +66,20 @@ cmx__stream* cmx__stream_register(cmx_device dev, const cmx__stream_ops* ops,
   cmx__stream* s = calloc(1, sizeof *s);
   if (!s) return CMX__FAIL(CMX_ERR_MEMORY, "[new_stream] out of host memory");
   pthread_mutex_lock(&g_streams.lock);
-  if (g_streams.count == CMX__MAX_STREAMS) {
+  if (atomic_load(&g_streams.count) == CMX__MAX_STREAMS) {
     pthread_mutex_unlock(&g_streams.lock);
     free(s);
     return CMX__FAIL(CMX_ERR_RUNTIME, "[new_stream] at most %d streams",
                      CMX__MAX_STREAMS);
   }
-  s->index = g_streams.count;
+  int idx = atomic_load(&g_streams.count);
+  s->index = idx;
   s->device = dev;
   s->ops = ops;
   s->backend = backend;
   atomic_init(&s->completed, 0);
-  g_streams.table[g_streams.count++] = s;
+  atomic_store(&g_streams.table[idx], s);
+  atomic_store(&g_streams.count, idx + 1);
   pthread_mutex_unlock(&g_streams.lock);
   return s;
 }
@@ -90,11 +94,10 @@ static cmx__stream* new_stream(cmx_device dev) {
 }
 
 cmx__stream* cmx__stream_get(int index) {
-  if (index < 0 || index >= CMX__MAX_STREAMS) return NULL;
-  pthread_mutex_lock(&g_streams.lock);
-  cmx__stream* s = index < g_streams.count ? g_streams.table[index] : NULL;
-  pthread_mutex_unlock(&g_streams.lock);
-  return s;
+  if (index < 0 || index >= atomic_load_explicit(&g_streams.count,
+                                                 memory_order_acquire))
+    return NULL;
+  return atomic_load_explicit(&g_streams.table[index], memory_order_acquire);
 }
 
 static cmx__stream* default_stream_of(cmx_device dev) {
