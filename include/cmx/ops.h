@@ -57,7 +57,14 @@ cmx_status cmx_tri(cmx_array* out, int64_t n, int64_t m, int64_t k,
 cmx_status cmx_tril(cmx_array* out, cmx_array a, int64_t k, cmx_stream s);
 cmx_status cmx_triu(cmx_array* out, cmx_array a, int64_t k, cmx_stream s);
 
-/* ================= unary elementwise ================= */
+/* ================= unary elementwise =================
+ * Dtypes as MLX: float functions (sqrt ... sigmoid, erf) compute integer
+ * and bool inputs in float32 and keep inexact dtypes; abs/sign/negative/
+ * square keep integer dtypes (wrapping); floor/ceil/trunc/round are the
+ * identity on integers; is* and logical_not give bool; abs, real and imag
+ * of complex64 give float32 (imag of a real array: zeros of its dtype).
+ * negative rejects bool; rounding and erf/erfinv reject complex64;
+ * bitwise_invert takes integers and bool only (TypeError otherwise). */
 #define CMX__UNARY_OPS(X)                                                 \
   X(abs) X(sign) X(negative) X(positive) X(square) X(sqrt) X(rsqrt)       \
   X(reciprocal) X(exp) X(expm1) X(log) X(log2) X(log10) X(log1p) X(erf)   \
@@ -75,7 +82,16 @@ cmx_status cmx_round(cmx_array* out, cmx_array a, int decimals, cmx_stream s);
 cmx_status cmx_astype(cmx_array* out, cmx_array a, cmx_dtype dtype,
                       cmx_stream s);
 
-/* ================= binary and ternary elementwise ================= */
+/* ================= binary and ternary elementwise =================
+ * divide, arctan2 and logaddexp compute integers in float32; comparisons
+ * and logical ops give bool (complex numbers order lexicographically);
+ * maximum/minimum propagate NaN. Integers never hit undefined behaviour:
+ * +, -, *, power wrap; floor_divide/remainder follow NumPy (floor, sign of
+ * the divisor) and give 0 for a zero divisor (INT_MIN // -1 wraps);
+ * x ** negative gives the truncated 1 / x^-e (1, +-1 for x = -1, else 0);
+ * shift counts < 0 or >= the bit width give 0 (left) or the sign fill
+ * (right). Bitwise ops and shifts take integers and bool only; shifts
+ * compute bool as uint8. */
 #define CMX__BINARY_OPS(X)                                                \
   X(add) X(subtract) X(multiply) X(divide) X(floor_divide) X(remainder)   \
   X(power) X(maximum) X(minimum) X(arctan2) X(logaddexp) X(equal)         \

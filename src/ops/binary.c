@@ -1,40 +1,130 @@
-/* Binary elementwise ops: promote, broadcast, build the node. */
+/* Binary elementwise ops: promote, broadcast, build the node.
+ *
+ * Dtype rules follow MLX: inputs promote to their result type (weak
+ * scalars give way); divide, arctan2 and logaddexp compute integers in
+ * float32; comparisons and logical ops give bool; bitwise ops and shifts
+ * take integers and bool only. Integer floor division and remainder follow
+ * NumPy (floor, sign of the divisor) and give 0 for a zero divisor.
+ */
+#include <string.h>
 #include "ops/ops_internal.h"
 
-/* Promotes a and b to their result dtype and broadcasts them to a common
- * shape; writes the prepared inputs. */
-static bool prepare(const char* op, cmx_array a, cmx_array b, cmx_stream s,
-                    cmx_array* pa, cmx_array* pb, cmx_dtype* dt) {
-  if (!CMX__ARGS(op, a, b)) return false;
-  cmx_array ab[2] = {a, b};
-  *dt = cmx__result_type(ab, 2);
+static cmx_dtype at_least_float(cmx_dtype d) {
+  return cmx_dtype_is_inexact(d) ? d : cmx_dtype_promote(d, CMX_FLOAT32);
+}
+
+/* Converts a and b to dt and broadcasts them to a common shape. */
+static bool prepare(const char* op, cmx_array a, cmx_array b, cmx_dtype dt,
+                    cmx_stream s, cmx_array* pa, cmx_array* pb) {
+  /* Same shapes (the common case) need no broadcasting work. */
+  if (a->ndim == b->ndim &&
+      memcmp(a->dims, b->dims, (size_t)a->ndim * sizeof(int64_t)) == 0) {
+    *pa = cmx__as_dtype(a, dt, s);
+    *pb = cmx__as_dtype(b, dt, s);
+    return *pa && *pb;
+  }
   int64_t shape[CMX_MAX_NDIM];
   int nd;
-  if (!cmx__broadcast_shape(op, a->dims, a->ndim, b->dims, b->ndim, shape,
-                            &nd))
+  if (!cmx__broadcast_shape(op, a->dims, a->ndim, b->dims, b->ndim, shape, &nd))
     return false;
-  *pa = cmx__broadcast_to(cmx__as_dtype(a, *dt, s), shape, nd, s);
-  *pb = cmx__broadcast_to(cmx__as_dtype(b, *dt, s), shape, nd, s);
+  *pa = cmx__broadcast_to(cmx__as_dtype(a, dt, s), shape, nd, s);
+  *pb = cmx__broadcast_to(cmx__as_dtype(b, dt, s), shape, nd, s);
   return *pa && *pb;
 }
 
-/* A binary primitive on prepared inputs with output dtype out_dt (or the
- * promoted dtype when out_dt is CMX_DTYPE_AUTO). */
+static cmx_dtype result_type(cmx_array a, cmx_array b) {
+  cmx_array ab[2] = {a, b};
+  return cmx__result_type(ab, 2);
+}
+
+/* Primitive vt on a and b converted to in_dt, giving out_dt. */
+static cmx_array apply2(const char* op, const cmx_primitive_vtable* vt,
+                        cmx_array a, cmx_array b, cmx_dtype in_dt,
+                        cmx_dtype out_dt, cmx_stream s) {
+  cmx_array in[2];
+  if (!prepare(op, a, b, in_dt, s, &in[0], &in[1])) return NULL;
+  return cmx__apply(vt, NULL, 0, s, in, 2, in[0]->dims, in[0]->ndim, out_dt);
+}
+
+/* Kinds of binary ops, by how they pick dtypes. */
+typedef enum {
+  K_SAME,    /* promoted dtype in and out */
+  K_REAL,    /* same, complex64 rejected */
+  K_FLOAT,   /* at least float in and out */
+  K_FREAL,   /* at least float, complex64 rejected */
+  K_CMP,     /* promoted in, bool out */
+  K_LOGICAL, /* one shared dtype (else both as bool) in, bool out */
+  K_BITS,    /* integer or bool only, promoted */
+  K_SHIFT    /* integer only (bool as uint8), promoted */
+} bin_kind;
+
 static cmx_array binary(const char* op, const cmx_primitive_vtable* vt,
-                        cmx_array a, cmx_array b, cmx_dtype out_dt,
-                        cmx_stream s) {
-  cmx_array pa, pb;
-  cmx_dtype dt;
-  if (!prepare(op, a, b, s, &pa, &pb, &dt)) return NULL;
-  cmx_array in[2] = {pa, pb};
-  return cmx__apply(vt, NULL, 0, s, in, 2, pa->dims, pa->ndim,
-                    out_dt == CMX_DTYPE_AUTO ? dt : out_dt);
+                        bin_kind kind, cmx_array a, cmx_array b, cmx_stream s) {
+  if (!CMX__ARGS(op, a, b)) return NULL;
+  cmx_dtype dt = result_type(a, b), out;
+  switch (kind) {
+    case K_REAL:
+    case K_FREAL:
+      if (dt == CMX_COMPLEX64)
+        return CMX__FAIL(CMX_ERR_TYPE, "[%s] Not supported for complex64.", op);
+      break;
+    case K_BITS:
+    case K_SHIFT:
+      if (!cmx_dtype_is_integer(dt) && dt != CMX_BOOL)
+        return CMX__FAIL(CMX_ERR_TYPE,
+                         "[%s] Only allowed on integer or boolean types but "
+                         "got types %s and %s.",
+                         op, cmx_dtype_name(a->dtype),
+                         cmx_dtype_name(b->dtype));
+      if (kind == K_SHIFT && dt == CMX_BOOL) dt = CMX_UINT8;
+      break;
+    case K_LOGICAL:
+      /* The kernel reads any dtype as truth values; mixed dtypes are
+       * converted to bool rather than promoted, so no value can round to
+       * zero on the way. */
+      dt = a->dtype == b->dtype ? a->dtype : CMX_BOOL;
+      break;
+    default:
+      break;
+  }
+  if (kind == K_FLOAT || kind == K_FREAL) dt = at_least_float(dt);
+  out = (kind == K_CMP || kind == K_LOGICAL) ? CMX_BOOL : dt;
+  return apply2(op, vt, a, b, dt, out, s);
 }
 
-cmx_array cmx__add(cmx_array a, cmx_array b, cmx_stream s) {
-  return binary("add", &cmx__vt_Add, a, b, CMX_DTYPE_AUTO, s);
-}
+#define BINARY_OP(name, prim, kind)                               \
+  cmx_array cmx__##name(cmx_array a, cmx_array b, cmx_stream s) { \
+    return binary(#name, &cmx__vt_##prim, kind, a, b, s);         \
+  }
+BINARY_OP(add, Add, K_SAME)
+BINARY_OP(subtract, Subtract, K_SAME)
+BINARY_OP(multiply, Multiply, K_SAME)
+BINARY_OP(divide, Divide, K_FLOAT)
+BINARY_OP(floor_divide, FloorDivide, K_REAL)
+BINARY_OP(remainder, Remainder, K_REAL)
+BINARY_OP(power, Power, K_SAME)
+BINARY_OP(maximum, Maximum, K_SAME)
+BINARY_OP(minimum, Minimum, K_SAME)
+BINARY_OP(arctan2, ArcTan2, K_FREAL)
+BINARY_OP(logaddexp, LogAddExp, K_FREAL)
+BINARY_OP(equal, Equal, K_CMP)
+BINARY_OP(not_equal, NotEqual, K_CMP)
+BINARY_OP(less, Less, K_CMP)
+BINARY_OP(less_equal, LessEqual, K_CMP)
+BINARY_OP(greater, Greater, K_CMP)
+BINARY_OP(greater_equal, GreaterEqual, K_CMP)
+BINARY_OP(logical_and, LogicalAnd, K_LOGICAL)
+BINARY_OP(logical_or, LogicalOr, K_LOGICAL)
+BINARY_OP(logical_xor, LogicalXor, K_LOGICAL)
+BINARY_OP(bitwise_and, BitwiseAnd, K_BITS)
+BINARY_OP(bitwise_or, BitwiseOr, K_BITS)
+BINARY_OP(bitwise_xor, BitwiseXor, K_BITS)
+BINARY_OP(left_shift, LeftShift, K_SHIFT)
+BINARY_OP(right_shift, RightShift, K_SHIFT)
 
-cmx_status cmx_add(cmx_array* out, cmx_array a, cmx_array b, cmx_stream s) {
-  CMX__PUBLIC(out, "add", cmx__add(a, b, s));
-}
+#define PUBLIC_BINARY(name)                                       \
+  cmx_status cmx_##name(cmx_array* out, cmx_array a, cmx_array b, \
+                        cmx_stream s) {                           \
+    CMX__PUBLIC(out, #name, cmx__##name(a, b, s));                \
+  }
+CMX__BINARY_OPS(PUBLIC_BINARY)

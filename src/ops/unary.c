@@ -1,5 +1,8 @@
 /* Unary elementwise ops and dtype conversion. */
+#include <math.h>
+
 #include "ops/ops_internal.h"
+#include "primitives/elementwise.h"
 
 cmx_array cmx__astype(cmx_array a, cmx_dtype dt, cmx_stream s) {
   if (!CMX__ARGS("astype", a)) return NULL;
@@ -8,8 +11,7 @@ cmx_array cmx__astype(cmx_array a, cmx_dtype dt, cmx_stream s) {
   return cmx__apply(&cmx__vt_AsType, NULL, 0, s, &a, 1, a->dims, a->ndim, dt);
 }
 
-cmx_status cmx_astype(cmx_array* out, cmx_array a, cmx_dtype dt,
-                      cmx_stream s) {
+cmx_status cmx_astype(cmx_array* out, cmx_array a, cmx_dtype dt, cmx_stream s) {
   CMX__PUBLIC(out, "astype", cmx__astype(a, dt, s));
 }
 
@@ -18,3 +20,191 @@ cmx_array cmx__copy(cmx_array a, cmx_stream s) {
   return cmx__apply(&cmx__vt_Copy, NULL, 0, s, &a, 1, a->dims, a->ndim,
                     a->dtype);
 }
+
+/* ---------------- unary elementwise ----------------
+ * Dtype rules follow MLX: transcendental ops compute integer and bool
+ * inputs in float32 (at_least_float); abs/sign/negative/square keep
+ * integer dtypes; rounding is the identity on integers; predicates give
+ * bool; real/imag/abs of complex64 give float32. */
+
+static cmx_dtype at_least_float(cmx_dtype d) {
+  return cmx_dtype_is_inexact(d) ? d : cmx_dtype_promote(d, CMX_FLOAT32);
+}
+
+/* Primitive vt applied to a, with output dtype out_dt. */
+static cmx_array unary(const cmx_primitive_vtable* vt, cmx_array a,
+                       cmx_dtype out_dt, cmx_stream s) {
+  return cmx__apply(vt, NULL, 0, s, &a, 1, a->dims, a->ndim, out_dt);
+}
+
+/* a itself as an op result: weak scalars become ordinary arrays, as an op
+ * on a Python scalar gives a typed array in MLX. */
+static cmx_array identity(cmx_array a) {
+  return a->weak ? cmx__own(cmx__weak_cast(a, a->dtype)) : a;
+}
+
+static void* no_complex(const char* op) {
+  return CMX__FAIL(CMX_ERR_TYPE, "[%s] Not supported for complex64.", op);
+}
+
+/* A float function: integer and bool inputs are converted to float32. */
+static cmx_array float_unary(const char* op, const cmx_primitive_vtable* vt,
+                             cmx_array a, bool complex_ok, cmx_stream s) {
+  if (!CMX__ARGS(op, a)) return NULL;
+  if (!complex_ok && a->dtype == CMX_COMPLEX64) return no_complex(op);
+  cmx_dtype dt = at_least_float(a->dtype);
+  cmx_array x = cmx__as_dtype(a, dt, s);
+  return x ? unary(vt, x, dt, s) : NULL;
+}
+
+#define FLOAT_UNARY(name, prim, complex_ok)                       \
+  cmx_array cmx__##name(cmx_array a, cmx_stream s) {              \
+    return float_unary(#name, &cmx__vt_##prim, a, complex_ok, s); \
+  }
+FLOAT_UNARY(sqrt, Sqrt, true)
+FLOAT_UNARY(rsqrt, Rsqrt, true)
+FLOAT_UNARY(exp, Exp, true)
+FLOAT_UNARY(expm1, Expm1, true)
+FLOAT_UNARY(log, Log, true)
+FLOAT_UNARY(log2, Log2, true)
+FLOAT_UNARY(log10, Log10, true)
+FLOAT_UNARY(log1p, Log1p, true)
+FLOAT_UNARY(sin, Sin, true)
+FLOAT_UNARY(cos, Cos, true)
+FLOAT_UNARY(tan, Tan, true)
+FLOAT_UNARY(arcsin, ArcSin, true)
+FLOAT_UNARY(arccos, ArcCos, true)
+FLOAT_UNARY(arctan, ArcTan, true)
+FLOAT_UNARY(sinh, Sinh, true)
+FLOAT_UNARY(cosh, Cosh, true)
+FLOAT_UNARY(tanh, Tanh, true)
+FLOAT_UNARY(arcsinh, ArcSinh, true)
+FLOAT_UNARY(arccosh, ArcCosh, true)
+FLOAT_UNARY(arctanh, ArcTanh, true)
+FLOAT_UNARY(sigmoid, Sigmoid, true)
+FLOAT_UNARY(erf, Erf, false)
+FLOAT_UNARY(erfinv, ErfInv, false)
+
+/* Ops that keep the dtype (bool included). */
+#define SAME_UNARY(name, prim)                       \
+  cmx_array cmx__##name(cmx_array a, cmx_stream s) { \
+    if (!CMX__ARGS(#name, a)) return NULL;           \
+    return unary(&cmx__vt_##prim, a, a->dtype, s);   \
+  }
+SAME_UNARY(sign, Sign)
+SAME_UNARY(square, Square)
+SAME_UNARY(stop_gradient, StopGradient)
+
+/* Predicates: bool results for every dtype. */
+#define BOOL_UNARY(name, prim)                       \
+  cmx_array cmx__##name(cmx_array a, cmx_stream s) { \
+    if (!CMX__ARGS(#name, a)) return NULL;           \
+    return unary(&cmx__vt_##prim, a, CMX_BOOL, s);   \
+  }
+BOOL_UNARY(isnan, IsNan)
+BOOL_UNARY(isinf, IsInf)
+BOOL_UNARY(isfinite, IsFinite)
+BOOL_UNARY(isposinf, IsPosInf)
+BOOL_UNARY(isneginf, IsNegInf)
+BOOL_UNARY(logical_not, LogicalNot)
+
+/* Rounding: the identity on integers and bool, an error on complex. */
+#define ROUNDING_UNARY(name, prim)                            \
+  cmx_array cmx__##name(cmx_array a, cmx_stream s) {          \
+    if (!CMX__ARGS(#name, a)) return NULL;                    \
+    if (a->dtype == CMX_COMPLEX64) return no_complex(#name);  \
+    if (!cmx_dtype_is_floating(a->dtype)) return identity(a); \
+    return unary(&cmx__vt_##prim, a, a->dtype, s);            \
+  }
+ROUNDING_UNARY(floor, Floor)
+ROUNDING_UNARY(ceil, Ceil)
+ROUNDING_UNARY(trunc, Trunc)
+
+cmx_array cmx__round(cmx_array a, int decimals, cmx_stream s) {
+  if (!CMX__ARGS("round", a)) return NULL;
+  if (a->dtype == CMX_COMPLEX64) return no_complex("round");
+  /* Integers are already whole: only negative decimals change them. */
+  if (!cmx_dtype_is_floating(a->dtype) && decimals >= 0) return identity(a);
+  cmx__round_params p = {decimals};
+  return cmx__apply(&cmx__vt_Round, &p, sizeof p, s, &a, 1, a->dims, a->ndim,
+                    a->dtype);
+}
+
+cmx_status cmx_round(cmx_array* out, cmx_array a, int decimals, cmx_stream s) {
+  CMX__PUBLIC(out, "round", cmx__round(a, decimals, s));
+}
+
+cmx_array cmx__abs(cmx_array a, cmx_stream s) {
+  if (!CMX__ARGS("abs", a)) return NULL;
+  return unary(&cmx__vt_Abs, a,
+               a->dtype == CMX_COMPLEX64 ? CMX_FLOAT32 : a->dtype, s);
+}
+
+cmx_array cmx__negative(cmx_array a, cmx_stream s) {
+  if (!CMX__ARGS("negative", a)) return NULL;
+  if (a->dtype == CMX_BOOL)
+    return CMX__FAIL(CMX_ERR_TYPE,
+                     "[negative] Not supported for bool, use logical_not "
+                     "instead.");
+  return unary(&cmx__vt_Negative, a, a->dtype, s);
+}
+
+/* +a is a itself (no computation), for every dtype. */
+cmx_array cmx__positive(cmx_array a, cmx_stream s) {
+  (void)s;
+  return CMX__ARGS("positive", a) ? identity(a) : NULL;
+}
+
+/* 1 / a, with integers in float32 (MLX's reciprocal is this division). */
+cmx_array cmx__reciprocal(cmx_array a, cmx_stream s) {
+  if (!CMX__ARGS("reciprocal", a)) return NULL;
+  return cmx__divide(cmx__scalar(1.0, at_least_float(a->dtype)), a, s);
+}
+
+cmx_array cmx__degrees(cmx_array a, cmx_stream s) {
+  if (!CMX__ARGS("degrees", a)) return NULL;
+  return cmx__multiply(a, cmx__scalar(180.0 / M_PI, at_least_float(a->dtype)),
+                       s);
+}
+
+cmx_array cmx__radians(cmx_array a, cmx_stream s) {
+  if (!CMX__ARGS("radians", a)) return NULL;
+  return cmx__multiply(a, cmx__scalar(M_PI / 180.0, at_least_float(a->dtype)),
+                       s);
+}
+
+/* Complex parts: real inputs are their own real part and conjugate; their
+ * imaginary part is zeros of their dtype. */
+cmx_array cmx__conjugate(cmx_array a, cmx_stream s) {
+  if (!CMX__ARGS("conjugate", a)) return NULL;
+  if (a->dtype != CMX_COMPLEX64) return identity(a);
+  return unary(&cmx__vt_Conjugate, a, CMX_COMPLEX64, s);
+}
+
+cmx_array cmx__real(cmx_array a, cmx_stream s) {
+  if (!CMX__ARGS("real", a)) return NULL;
+  if (a->dtype != CMX_COMPLEX64) return identity(a);
+  return unary(&cmx__vt_Real, a, CMX_FLOAT32, s);
+}
+
+cmx_array cmx__imag(cmx_array a, cmx_stream s) {
+  if (!CMX__ARGS("imag", a)) return NULL;
+  return unary(&cmx__vt_Imag, a,
+               a->dtype == CMX_COMPLEX64 ? CMX_FLOAT32 : a->dtype, s);
+}
+
+cmx_array cmx__bitwise_invert(cmx_array a, cmx_stream s) {
+  if (!CMX__ARGS("bitwise_invert", a)) return NULL;
+  if (cmx_dtype_is_inexact(a->dtype))
+    return CMX__FAIL(CMX_ERR_TYPE,
+                     "[bitwise_invert] Bitwise inverse only allowed on "
+                     "integer types but got %s.",
+                     cmx_dtype_name(a->dtype));
+  return unary(&cmx__vt_BitwiseInvert, a, a->dtype, s);
+}
+
+#define PUBLIC_UNARY(name)                                           \
+  cmx_status cmx_##name(cmx_array* out, cmx_array a, cmx_stream s) { \
+    CMX__PUBLIC(out, #name, cmx__##name(a, s));                      \
+  }
+CMX__UNARY_OPS(PUBLIC_UNARY)

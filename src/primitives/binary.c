@@ -3,3 +3,27 @@
 #include "primitives/registry.h"
 
 CMX__VTABLE(Add, .eval_cpu = cmx__cpu_binary);
+CMX__VTABLE(Subtract, .eval_cpu = cmx__cpu_binary);
+CMX__VTABLE(Multiply, .eval_cpu = cmx__cpu_binary);
+CMX__VTABLE(Divide, .eval_cpu = cmx__cpu_binary);
+CMX__VTABLE(FloorDivide, .eval_cpu = cmx__cpu_binary);
+CMX__VTABLE(Remainder, .eval_cpu = cmx__cpu_binary);
+CMX__VTABLE(Power, .eval_cpu = cmx__cpu_binary);
+CMX__VTABLE(Maximum, .eval_cpu = cmx__cpu_binary);
+CMX__VTABLE(Minimum, .eval_cpu = cmx__cpu_binary);
+CMX__VTABLE(ArcTan2, .eval_cpu = cmx__cpu_binary);
+CMX__VTABLE(LogAddExp, .eval_cpu = cmx__cpu_binary);
+CMX__VTABLE(Equal, .eval_cpu = cmx__cpu_compare);
+CMX__VTABLE(NotEqual, .eval_cpu = cmx__cpu_compare);
+CMX__VTABLE(Less, .eval_cpu = cmx__cpu_compare);
+CMX__VTABLE(LessEqual, .eval_cpu = cmx__cpu_compare);
+CMX__VTABLE(Greater, .eval_cpu = cmx__cpu_compare);
+CMX__VTABLE(GreaterEqual, .eval_cpu = cmx__cpu_compare);
+CMX__VTABLE(LogicalAnd, .eval_cpu = cmx__cpu_compare);
+CMX__VTABLE(LogicalOr, .eval_cpu = cmx__cpu_compare);
+CMX__VTABLE(LogicalXor, .eval_cpu = cmx__cpu_compare);
+CMX__VTABLE(BitwiseAnd, .eval_cpu = cmx__cpu_compare);
+CMX__VTABLE(BitwiseOr, .eval_cpu = cmx__cpu_compare);
+CMX__VTABLE(BitwiseXor, .eval_cpu = cmx__cpu_compare);
+CMX__VTABLE(LeftShift, .eval_cpu = cmx__cpu_compare);
+CMX__VTABLE(RightShift, .eval_cpu = cmx__cpu_compare);

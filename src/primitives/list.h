@@ -22,9 +22,76 @@
   X(Tril, 0)                                                \
   X(Triu, 0)                                                \
   /* ---- unary elementwise (unary.c) ---- */               \
+  X(Abs, CMX__EW)                                           \
+  X(Sign, CMX__EW)                                          \
+  X(Negative, CMX__EW)                                      \
+  X(Square, CMX__EW)                                        \
+  X(Sqrt, CMX__EW)                                          \
+  X(Rsqrt, CMX__EW)                                         \
+  X(Exp, CMX__EW)                                           \
+  X(Expm1, CMX__EW)                                         \
+  X(Log, CMX__EW)                                           \
+  X(Log2, CMX__EW)                                          \
+  X(Log10, CMX__EW)                                         \
+  X(Log1p, CMX__EW)                                         \
+  X(Erf, CMX__EW)                                           \
+  X(ErfInv, CMX__EW)                                        \
+  X(Sin, CMX__EW)                                           \
+  X(Cos, CMX__EW)                                           \
+  X(Tan, CMX__EW)                                           \
+  X(ArcSin, CMX__EW)                                        \
+  X(ArcCos, CMX__EW)                                        \
+  X(ArcTan, CMX__EW)                                        \
+  X(Sinh, CMX__EW)                                          \
+  X(Cosh, CMX__EW)                                          \
+  X(Tanh, CMX__EW)                                          \
+  X(ArcSinh, CMX__EW)                                       \
+  X(ArcCosh, CMX__EW)                                       \
+  X(ArcTanh, CMX__EW)                                       \
+  X(Sigmoid, CMX__EW)                                       \
+  X(Floor, CMX__EW)                                         \
+  X(Ceil, CMX__EW)                                          \
+  X(Trunc, CMX__EW)                                         \
+  X(Round, CMX__EW)                                         \
+  X(IsNan, CMX__EW)                                         \
+  X(IsInf, CMX__EW)                                         \
+  X(IsFinite, CMX__EW)                                      \
+  X(IsPosInf, CMX__EW)                                      \
+  X(IsNegInf, CMX__EW)                                      \
+  X(LogicalNot, CMX__EW)                                    \
+  X(Conjugate, CMX__EW)                                     \
+  X(Real, CMX__EW)                                          \
+  X(Imag, CMX__EW)                                          \
+  X(BitwiseInvert, CMX__EW)                                 \
+  X(StopGradient, CMX_PRIM_ELEMENTWISE | CMX_PRIM_VIEW)     \
   /* ---- binary elementwise (binary.c) ---- */             \
   X(Add, CMX__EW)                                           \
+  X(Subtract, CMX__EW)                                      \
+  X(Multiply, CMX__EW)                                      \
+  X(Divide, CMX__EW)                                        \
+  X(FloorDivide, CMX__EW)                                   \
+  X(Remainder, CMX__EW)                                     \
+  X(Power, CMX__EW)                                         \
+  X(Maximum, CMX__EW)                                       \
+  X(Minimum, CMX__EW)                                       \
+  X(ArcTan2, CMX__EW)                                       \
+  X(LogAddExp, CMX__EW)                                     \
+  X(Equal, CMX__EW)                                         \
+  X(NotEqual, CMX__EW)                                      \
+  X(Less, CMX__EW)                                          \
+  X(LessEqual, CMX__EW)                                     \
+  X(Greater, CMX__EW)                                       \
+  X(GreaterEqual, CMX__EW)                                  \
+  X(LogicalAnd, CMX__EW)                                    \
+  X(LogicalOr, CMX__EW)                                     \
+  X(LogicalXor, CMX__EW)                                    \
+  X(BitwiseAnd, CMX__EW)                                    \
+  X(BitwiseOr, CMX__EW)                                     \
+  X(BitwiseXor, CMX__EW)                                    \
+  X(LeftShift, CMX__EW)                                     \
+  X(RightShift, CMX__EW)                                    \
   /* ---- ternary elementwise (ternary.c) ---- */           \
+  X(Select, CMX__EW)                                        \
   /* ---- reductions (reduce.c) ---- */                     \
   /* ---- shape and views (shape.c) ---- */                 \
   X(Broadcast, CMX_PRIM_VIEW)                               \

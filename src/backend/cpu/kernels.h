@@ -19,11 +19,21 @@ CMX__KERNEL(cmx__cpu_eye_tri);   /* Eye, Tri */
 CMX__KERNEL(cmx__cpu_tril_triu); /* Tril, Triu */
 
 /* ---- unary (unary.c) ---- */
+/* Every unary elementwise primitive without parameters. */
+CMX__KERNEL(cmx__cpu_unary);
+/* Round, with cmx__round_params (primitives/elementwise.h). */
+CMX__KERNEL(cmx__cpu_round);
+/* StopGradient: a view of its input. */
+CMX__KERNEL(cmx__cpu_stop_gradient);
 
-/* ---- binary (binary.c) ---- */
+/* ---- binary (binary.c, binary_cmp.c) ---- */
+/* Arithmetic: Add ... LogAddExp. */
 CMX__KERNEL(cmx__cpu_binary);
+/* Comparisons, logical, bitwise and shift primitives. */
+CMX__KERNEL(cmx__cpu_compare);
 
 /* ---- ternary (ternary.c) ---- */
+CMX__KERNEL(cmx__cpu_select);
 
 /* ---- reductions (reduce.c) ---- */
 

@@ -1,0 +1,63 @@
+/* Vectorisable float32 math for the elementwise kernels.
+ *
+ * libm's expf is a call per element, which keeps loops scalar; exp is hot
+ * (softmax, sigmoid, silu), so it gets a branch-free version that gcc turns
+ * into SIMD code: range reduction x = k*ln2 + r (|r| <= ln2/2), a degree 7
+ * polynomial for e^r, and the scaling by 2^k done as two exact multiplies
+ * so that subnormal results round once. Accuracy: within 1.1 ulp over
+ * every float (1.03 with SSE2, 1.06 with FMA contraction; the sweep in
+ * tests/c/test_unary.c checks it).
+ */
+#ifndef CMX_BACKEND_CPU_VMATH_H
+#define CMX_BACKEND_CPU_VMATH_H
+
+#include <stdint.h>
+#include <string.h>
+
+static inline uint32_t cmx__fbits(float f) {
+  uint32_t u;
+  memcpy(&u, &f, 4);
+  return u;
+}
+static inline float cmx__bitsf(uint32_t u) {
+  float f;
+  memcpy(&f, &u, 4);
+  return f;
+}
+
+/* e^x for float32: inf for x > ~88.72, 0 below ~-103.97 (subnormals in
+ * between are rounded correctly to within 1 ulp), NaN stays NaN. */
+static inline float cmx__vexpf(float x) {
+  /* Clamp so k stays in [-150, 129]; comparisons are false for NaN, which
+   * therefore passes through to the polynomial and comes out NaN. The
+   * clamp is written with bit masks: as conditionals gcc turns it into
+   * branches and the loop no longer vectorises. */
+  uint32_t hi = 0u - (uint32_t)(x > 88.8f), lo = 0u - (uint32_t)(x < -104.0f);
+  x = cmx__bitsf((cmx__fbits(x) & ~(hi | lo)) | (cmx__fbits(88.8f) & hi) |
+                 (cmx__fbits(-104.0f) & lo));
+  /* k = round(x / ln2) with the 1.5 * 2^23 trick: the integer sits in the
+   * low mantissa bits of t (no float -> int conversion, so no UB). */
+  const float shifter = 12582912.0f; /* 0x1.8p23 */
+  float t = x * 1.44269504088896341f + shifter;
+  float kf = t - shifter;
+  /* r = x - k*ln2 in two pieces (Cody-Waite); k*LN2_HI is exact. */
+  float r = x - kf * 0.693145751953125f;
+  r = r - kf * 1.428606765330187045e-6f;
+  /* e^r = 1 + r + r^2 (1/2 + r/6 + ... + r^5/5040) */
+  float q = 1.98412698412698413e-4f;
+  q = q * r + 1.38888888888888889e-3f;
+  q = q * r + 8.33333333333333333e-3f;
+  q = q * r + 4.16666666666666667e-2f;
+  q = q * r + 1.66666666666666667e-1f;
+  q = q * r + 0.5f;
+  float pr = 1.0f + (r + r * r * q);
+  /* 2^k = 2^k1 * 2^k2 with k1 = floor(k/2), both normal floats; computed
+   * in unsigned arithmetic from the biased bits (kb = k + 512). */
+  uint32_t kb = cmx__fbits(t) - 0x4B400000u + 512u;
+  uint32_t k1b = kb >> 1;                         /* k1 + 256 */
+  float s1 = cmx__bitsf((k1b - 129u) << 23);      /* 2^k1 */
+  float s2 = cmx__bitsf((kb - k1b - 129u) << 23); /* 2^(k - k1) */
+  return pr * s1 * s2;
+}
+
+#endif
