@@ -348,6 +348,169 @@ static PyObject* f_asarray(PyObject* m, PyObject* args, PyObject* kw) {
   return cmxpy_wrap(cmxpy_array_from_object(ao, t));
 }
 
+/* ---------------- closeness and equality ---------------- */
+/* A chain of C ops: each step writes a temporary that `chain_end` releases
+ * (keeping the last one); the first failure stops the chain. */
+typedef struct {
+  cmx_array t[24];
+  int n;
+  cmx_status st;
+} chain;
+
+static cmx_array* chain_slot(chain* c) {
+  if (c->n == (int)(sizeof c->t / sizeof c->t[0])) {
+    c->st = CMX_ERR_RUNTIME;
+    return &c->t[c->n - 1];
+  }
+  return &c->t[c->n++];
+}
+#define STEP(c, call_with_out) \
+  ((c)->st == CMX_OK ? ((c)->st = call_with_out, (c)->t[(c)->n - 1]) : NULL)
+#define OUT(c) chain_slot(c)
+
+static PyObject* chain_end(chain* c, cmx_array result) {
+  cmx_array r = c->st == CMX_OK ? cmx_array_retain(result) : NULL;
+  cmx_array_release_all(c->t, (size_t)c->n);
+  return cmxpy_result(c->st, &r);
+}
+
+/* isclose as MLX: |a - b| <= atol + rtol * |b|, infinities close only to
+ * the same infinity, NaNs close to NaNs only with equal_nan. */
+static cmx_array isclose_chain(chain* c, cmx_array a, cmx_array b, double rtol,
+                               double atol, bool equal_nan, cmx_stream s) {
+  cmx_array rt = STEP(c, cmx_array_weak_float(OUT(c), rtol));
+  cmx_array at = STEP(c, cmx_array_weak_float(OUT(c), atol));
+  cmx_array absb = STEP(c, cmx_abs(OUT(c), b, s));
+  cmx_array scaled = STEP(c, cmx_multiply(OUT(c), rt, absb, s));
+  cmx_array rhs = STEP(c, cmx_add(OUT(c), at, scaled, s));
+  cmx_array diff = STEP(c, cmx_subtract(OUT(c), a, b, s));
+  cmx_array lhs = STEP(c, cmx_abs(OUT(c), diff, s));
+  cmx_array close = STEP(c, cmx_less_equal(OUT(c), lhs, rhs, s));
+  cmx_array ia = STEP(c, cmx_isinf(OUT(c), a, s));
+  cmx_array ib = STEP(c, cmx_isinf(OUT(c), b, s));
+  cmx_array any_inf = STEP(c, cmx_logical_or(OUT(c), ia, ib, s));
+  cmx_array both_inf = STEP(c, cmx_logical_and(OUT(c), ia, ib, s));
+  cmx_array finite = STEP(c, cmx_logical_not(OUT(c), any_inf, s));
+  cmx_array r = STEP(c, cmx_logical_and(OUT(c), close, finite, s));
+  cmx_array eq = STEP(c, cmx_equal(OUT(c), a, b, s));
+  cmx_array same_inf = STEP(c, cmx_logical_and(OUT(c), both_inf, eq, s));
+  r = STEP(c, cmx_logical_or(OUT(c), r, same_inf, s));
+  if (equal_nan) {
+    cmx_array na = STEP(c, cmx_isnan(OUT(c), a, s));
+    cmx_array nb = STEP(c, cmx_isnan(OUT(c), b, s));
+    cmx_array both_nan = STEP(c, cmx_logical_and(OUT(c), na, nb, s));
+    r = STEP(c, cmx_logical_or(OUT(c), r, both_nan, s));
+  }
+  return r;
+}
+
+static PyObject* call_close(PyObject* args, PyObject* kw, bool all,
+                            const char* fmt) {
+  static char* kwlist[] = {"a",         "b",      "rtol", "atol",
+                           "equal_nan", "stream", NULL};
+  PyObject *ao, *bo, *so = Py_None;
+  double rtol = 1e-5, atol = 1e-8;
+  int equal_nan = 0;
+  cmx_stream s;
+  if (!PyArg_ParseTupleAndKeywords(args, kw, fmt, kwlist, &ao, &bo, &rtol,
+                                   &atol, &equal_nan, &so) ||
+      cmxpy_stream_arg(so, &s) < 0)
+    return NULL;
+  cmx_array a, b;
+  if (cmxpy_to_operands(ao, bo, &a, &b, fmt + 9) < 0) return NULL;
+  chain c = {.st = CMX_OK};
+  cmx_array r = isclose_chain(&c, a, b, rtol, atol, equal_nan, s);
+  if (all) r = STEP(&c, cmx_all(OUT(&c), r, NULL, 0, false, s));
+  cmx_array_release(a);
+  cmx_array_release(b);
+  return chain_end(&c, r);
+}
+
+static PyObject* f_isclose(PyObject* m, PyObject* args, PyObject* kw) {
+  (void)m;
+  return call_close(args, kw, false, "OO|dd$pO:isclose");
+}
+static PyObject* f_allclose(PyObject* m, PyObject* args, PyObject* kw) {
+  (void)m;
+  return call_close(args, kw, true, "OO|dd$pO:allclose");
+}
+
+static PyObject* f_array_equal(PyObject* m, PyObject* args, PyObject* kw) {
+  (void)m;
+  static char* kwlist[] = {"a", "b", "equal_nan", "stream", NULL};
+  PyObject *ao, *bo, *so = Py_None;
+  int equal_nan = 0;
+  cmx_stream s;
+  if (!PyArg_ParseTupleAndKeywords(args, kw, "OO|p$O:array_equal", kwlist, &ao,
+                                   &bo, &equal_nan, &so) ||
+      cmxpy_stream_arg(so, &s) < 0)
+    return NULL;
+  cmx_array a, b;
+  if (cmxpy_to_operands(ao, bo, &a, &b, "array_equal") < 0) return NULL;
+  chain c = {.st = CMX_OK};
+  cmx_array r;
+  int nd = cmx_array_ndim(a);
+  bool same =
+      nd == cmx_array_ndim(b) && !memcmp(cmx_array_shape(a), cmx_array_shape(b),
+                                         (size_t)nd * sizeof(int64_t));
+  if (!same) { /* different shapes are simply not equal */
+    r = STEP(&c, cmx_array_from_int64(OUT(&c), 0, CMX_BOOL));
+  } else {
+    r = STEP(&c, cmx_equal(OUT(&c), a, b, s));
+    if (equal_nan) {
+      cmx_array na = STEP(&c, cmx_isnan(OUT(&c), a, s));
+      cmx_array nb = STEP(&c, cmx_isnan(OUT(&c), b, s));
+      cmx_array both = STEP(&c, cmx_logical_and(OUT(&c), na, nb, s));
+      r = STEP(&c, cmx_logical_or(OUT(&c), r, both, s));
+    }
+    r = STEP(&c, cmx_all(OUT(&c), r, NULL, 0, false, s));
+  }
+  cmx_array_release(a);
+  cmx_array_release(b);
+  return chain_end(&c, r);
+}
+
+/* nan_to_num as MLX: NaN -> nan, +inf -> posinf (default: the largest
+ * finite value of the dtype), -inf -> neginf (default: the lowest);
+ * non-floating arrays come back unchanged. */
+static PyObject* f_nan_to_num(PyObject* m, PyObject* args, PyObject* kw) {
+  (void)m;
+  static char* kwlist[] = {"a", "nan", "posinf", "neginf", "stream", NULL};
+  PyObject *ao, *po = Py_None, *no = Py_None, *so = Py_None;
+  double nan = 0.0;
+  cmx_stream s;
+  if (!PyArg_ParseTupleAndKeywords(args, kw, "O|dOO$O:nan_to_num", kwlist, &ao,
+                                   &nan, &po, &no, &so) ||
+      cmxpy_stream_arg(so, &s) < 0)
+    return NULL;
+  cmx_array a = cmxpy_to_array(ao, "nan_to_num");
+  if (!a) return NULL;
+  cmx_dtype t = cmx_array_dtype(a);
+  if (!cmx_dtype_is_floating(t)) return cmxpy_wrap(a);
+  double big = t == CMX_FLOAT16    ? 65504.0
+               : t == CMX_BFLOAT16 ? 3.3895313892515355e38
+               : t == CMX_FLOAT64  ? 1.7976931348623157e308
+                                   : 3.4028234663852886e38;
+  double pinf = po == Py_None ? big : PyFloat_AsDouble(po);
+  double ninf = no == Py_None ? -big : PyFloat_AsDouble(no);
+  if (PyErr_Occurred()) {
+    cmx_array_release(a);
+    return NULL;
+  }
+  chain c = {.st = CMX_OK};
+  cmx_array vn = STEP(&c, cmx_array_weak_float(OUT(&c), nan));
+  cmx_array vp = STEP(&c, cmx_array_weak_float(OUT(&c), pinf));
+  cmx_array vm = STEP(&c, cmx_array_weak_float(OUT(&c), ninf));
+  cmx_array isn = STEP(&c, cmx_isnan(OUT(&c), a, s));
+  cmx_array r = STEP(&c, cmx_where(OUT(&c), isn, vn, a, s));
+  cmx_array isp = STEP(&c, cmx_isposinf(OUT(&c), a, s));
+  r = STEP(&c, cmx_where(OUT(&c), isp, vp, r, s));
+  cmx_array ism = STEP(&c, cmx_isneginf(OUT(&c), a, s));
+  r = STEP(&c, cmx_where(OUT(&c), ism, vm, r, s));
+  cmx_array_release(a);
+  return chain_end(&c, r);
+}
+
 static const cmxpy_def compose_functions[] = {
     {{"atleast_1d", FN(f_atleast_1d), KW,
       "atleast_1d(*arys, stream=None)\n--\n\nConvert all arrays to have at "
@@ -389,6 +552,32 @@ static const cmxpy_def compose_functions[] = {
       "A copy of a with the window starting at start_indices along axes "
       "replaced by update.\n\nReturns:\n    array: The output array."},
      NEEDS(cmx_slice_update)},
+    {{"isclose", FN(f_isclose), KW,
+      "isclose(a, b, /, rtol=1e-05, atol=1e-08, *, equal_nan=False, "
+      "stream=None)\n--\n\nReturns a boolean array where two arrays are "
+      "element-wise equal within a tolerance: |a - b| <= atol + rtol * |b|. "
+      "Infinities are close only to the same infinity; NaNs are close to "
+      "NaNs only with equal_nan.\n\nReturns:\n    array: The boolean "
+      "output."},
+     NEEDS(cmx_logical_or)},
+    {{"allclose", FN(f_allclose), KW,
+      "allclose(a, b, /, rtol=1e-05, atol=1e-08, *, equal_nan=False, "
+      "stream=None)\n--\n\nApproximate comparison of two arrays: "
+      "all(isclose(a, b, ...)).\n\nReturns:\n    array: The boolean output "
+      "scalar."},
+     NEEDS(cmx_all)},
+    {{"array_equal", FN(f_array_equal), KW,
+      "array_equal(a, b, *, equal_nan=False, stream=None)\n--\n\nArray "
+      "equality check: true when the shapes are equal and all elements are "
+      "equal (the dtypes may differ). NaNs count as equal with "
+      "equal_nan.\n\nReturns:\n    array: A scalar boolean array."},
+     NEEDS(cmx_all)},
+    {{"nan_to_num", FN(f_nan_to_num), KW,
+      "nan_to_num(a, nan=0.0, posinf=None, neginf=None, *, stream=None)\n--\n"
+      "\nReplace NaN and infinities with finite numbers (posinf/neginf "
+      "default to the largest/lowest finite value of the dtype).\n\n"
+      "Returns:\n    array: The array with NaN and infinities replaced."},
+     NEEDS(cmx_where)},
     {{"asarray", FN(f_asarray), KW,
       "asarray(a, dtype=None)\n--\n\nConvert the input to an array (the "
       "input itself when it already is one of the requested dtype)."},

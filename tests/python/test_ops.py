@@ -428,3 +428,40 @@ def test_stubs_cover_the_module():
             declared.update(t.id for t in node.targets)
     public = {n for n in dir(mx) if not n.startswith("__")}
     assert public - declared == set()
+
+
+SPECIAL_A = np.array([1.0, np.inf, -np.inf, np.nan, 1e-9, 2.0, np.nan, -np.inf], np.float32)
+SPECIAL_B = np.array([1.0 + 1e-6, np.inf, np.inf, np.nan, 0.0, 2.1, 1.0, -np.inf], np.float32)
+
+
+@need("isclose")
+def test_isclose():
+    for kw in [{}, {"equal_nan": True}, {"rtol": 0.1}, {"atol": 0.2, "rtol": 0.0}]:
+        got = mx.isclose(mx.array(SPECIAL_A), mx.array(SPECIAL_B), **kw)
+        assert got.dtype == mx.bool_
+        np.testing.assert_array_equal(np.array(got), np.isclose(SPECIAL_A, SPECIAL_B, **kw))
+    np.testing.assert_array_equal(np.array(mx.isclose(mx.array(XF), 0.5, atol=0.2)),
+                                  np.isclose(XF, 0.5, atol=0.2))
+
+
+@need("allclose", "array_equal")
+def test_allclose_array_equal():
+    assert mx.allclose(mx.array(XF), mx.array(XF + 1e-7)).item()
+    assert not mx.allclose(mx.array(XF), mx.array(XF + 1e-3)).item()
+    assert mx.allclose(mx.array([np.nan]), mx.array([np.nan]), equal_nan=True).item()
+    assert mx.array_equal(mx.array([1, 2]), mx.array([1.0, 2.0])).item()
+    assert not mx.array_equal(mx.array([1, 2]), mx.array([1, 3])).item()
+    assert not mx.array_equal(mx.array([1, 2]), mx.array([[1, 2]])).item()
+    assert not mx.array_equal(mx.array([np.nan]), mx.array([np.nan])).item()
+    assert mx.array_equal(mx.array([np.nan]), mx.array([np.nan]), equal_nan=True).item()
+
+
+@need("nan_to_num")
+def test_nan_to_num():
+    close(mx.nan_to_num(mx.array(SPECIAL_A)), np.nan_to_num(SPECIAL_A))
+    close(mx.nan_to_num(mx.array(SPECIAL_A), nan=5.0, posinf=7.0, neginf=-7.0),
+          np.nan_to_num(SPECIAL_A, nan=5.0, posinf=7.0, neginf=-7.0))
+    h = mx.nan_to_num(mx.array(SPECIAL_A, dtype=mx.float16))
+    assert h.dtype == mx.float16
+    close(h, np.nan_to_num(SPECIAL_A.astype(np.float16)))
+    assert mx.nan_to_num(mx.array([1, 2])).tolist() == [1, 2]
