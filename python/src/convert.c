@@ -618,7 +618,9 @@ cmx_array cmxpy_array_from_object(PyObject* o, cmx_dtype dtype) {
 }
 
 bool cmxpy_is_array_like(PyObject* o) {
-  return CmxArray_Check(o) || PyObject_HasAttrString(o, "__mlx_array__");
+  if (CmxArray_Check(o)) return true;
+  if (scalar_kind(o) != K_NONE || is_seq(o)) return false; /* fast path */
+  return PyObject_HasAttrString(o, "__mlx_array__");
 }
 
 bool cmxpy_is_operand(PyObject* o) {

@@ -12,11 +12,20 @@ typedef cmx_status (*reduce_fn)(cmx_array*, cmx_array, const int*, int, bool,
                                 cmx_stream);
 
 /* ---------------- generic callers ---------------- */
+/* fmt is "O|$O:<name>" (a literal, built by the wrapper macros). */
 static PyObject* call_unary(PyObject* self, PyObject* args, PyObject* kw,
-                            unary_fn f, const char* name) {
+                            unary_fn f, const char* name, const char* fmt) {
   static char* kwlist[] = {"", "stream", NULL};
-  char fmt[64];
-  PyOS_snprintf(fmt, sizeof fmt, "O|$O:%s", name);
+  bool method = self && CmxArray_Check(self);
+  if ((!kw || !PyDict_GET_SIZE(kw)) && PyTuple_GET_SIZE(args) == !method) {
+    /* Fast path of f(a) / a.f(): no argument parsing. */
+    cmx_array a =
+        cmxpy_to_array(method ? self : PyTuple_GET_ITEM(args, 0), name);
+    cmx_array out = NULL;
+    PyObject* r = a ? cmxpy_result(f(&out, a, CMX_STREAM_DEFAULT), &out) : NULL;
+    cmx_array_release(a);
+    return r;
+  }
   PyObject* full = cmxpy_method_args(self, args);
   if (!full) return NULL;
   PyObject *ao, *so = Py_None;
@@ -32,14 +41,17 @@ static PyObject* call_unary(PyObject* self, PyObject* args, PyObject* kw,
 }
 
 static PyObject* call_binary(PyObject* self, PyObject* args, PyObject* kw,
-                             binary_fn f, const char* name) {
+                             binary_fn f, const char* name, const char* fmt) {
   static char* kwlist[] = {"a", "b", "stream", NULL};
-  char fmt[64];
-  PyOS_snprintf(fmt, sizeof fmt, "OO|$O:%s", name);
   (void)self;
   PyObject *ao, *bo, *so = Py_None;
-  if (!PyArg_ParseTupleAndKeywords(args, kw, fmt, kwlist, &ao, &bo, &so))
+  if ((!kw || !PyDict_GET_SIZE(kw)) && PyTuple_GET_SIZE(args) == 2) {
+    ao = PyTuple_GET_ITEM(args, 0); /* fast path: f(a, b) */
+    bo = PyTuple_GET_ITEM(args, 1);
+  } else if (!PyArg_ParseTupleAndKeywords(args, kw, fmt, kwlist, &ao, &bo,
+                                          &so)) {
     return NULL;
+  }
   cmx_stream s;
   cmx_array a, b, out = NULL;
   if (cmxpy_stream_arg(so, &s) < 0 ||
@@ -52,10 +64,8 @@ static PyObject* call_binary(PyObject* self, PyObject* args, PyObject* kw,
 }
 
 static PyObject* call_reduce(PyObject* self, PyObject* args, PyObject* kw,
-                             reduce_fn f, const char* name) {
+                             reduce_fn f, const char* name, const char* fmt) {
   static char* kwlist[] = {"", "axis", "keepdims", "stream", NULL};
-  char fmt[64];
-  PyOS_snprintf(fmt, sizeof fmt, "O|Op$O:%s", name);
   PyObject* full = cmxpy_method_args(self, args);
   if (!full) return NULL;
   PyObject *ao, *axo = Py_None, *so = Py_None;
@@ -77,19 +87,19 @@ static PyObject* call_reduce(PyObject* self, PyObject* args, PyObject* kw,
 /* ---------------- per-op wrappers ---------------- */
 #define UNARY_WRAP(name)                                                    \
   static PyObject* f_##name(PyObject* self, PyObject* args, PyObject* kw) { \
-    return call_unary(self, args, kw, cmx_##name, #name);                   \
+    return call_unary(self, args, kw, cmx_##name, #name, "O|$O:" #name);    \
   }
 CMX__UNARY_OPS(UNARY_WRAP)
 
 #define BINARY_WRAP(name)                                                   \
   static PyObject* f_##name(PyObject* self, PyObject* args, PyObject* kw) { \
-    return call_binary(self, args, kw, cmx_##name, #name);                  \
+    return call_binary(self, args, kw, cmx_##name, #name, "OO|$O:" #name);  \
   }
 CMX__BINARY_OPS(BINARY_WRAP)
 
 #define REDUCE_WRAP(name)                                                   \
   static PyObject* f_##name(PyObject* self, PyObject* args, PyObject* kw) { \
-    return call_reduce(self, args, kw, cmx_##name, #name);                  \
+    return call_reduce(self, args, kw, cmx_##name, #name, "O|Op$O:" #name); \
   }
 CMX__REDUCE_OPS(REDUCE_WRAP)
 
