@@ -5,6 +5,7 @@
 #                 and the Python tests (pytest, in the project venv .venv)
 #   make demo     the demo program
 #   make bench    the benchmarks
+#   make fuzz     the file-loader fuzzers (clang + libFuzzer), FUZZ_TIME s each
 BUILD ?= build
 ASAN_BUILD ?= build-asan
 JOBS ?= $(shell nproc 2>/dev/null || echo 2)
@@ -12,7 +13,7 @@ JOBS ?= $(shell nproc 2>/dev/null || echo 2)
 VENV ?= .venv
 VENV_PY := $(VENV)/bin/python
 
-.PHONY: all build bootstrap test test-c test-asan test-python demo bench clean
+.PHONY: all build bootstrap test test-c test-asan test-python demo bench fuzz clean
 
 all: build
 
@@ -50,6 +51,29 @@ demo: build
 
 bench: build
 	./$(BUILD)/bench_core
+
+# Builds tests/fuzz/fuzz_<format> with clang (-fsanitize=fuzzer,address,
+# undefined) and runs each for FUZZ_TIME seconds from the committed seed
+# corpus (new inputs go to $(FUZZ_BUILD)/corpus). A crash stops the run and
+# leaves the input in $(FUZZ_BUILD)/crash-*; add it to
+# tests/c/regressions/<format>/ once fixed.
+FUZZ_BUILD ?= build-fuzz
+FUZZ_TIME ?= 60
+fuzz:
+	@bash scripts/bootstrap.sh fuzz
+	@cmake -S . -B $(FUZZ_BUILD) -DCMAKE_C_COMPILER=clang -DCMX_FUZZ=ON \
+	  -DCMX_BUILD_TESTS=OFF -DCMAKE_BUILD_TYPE=Debug >/dev/null
+	@cmake --build $(FUZZ_BUILD) -j $(JOBS)
+	@for f in npy npz safetensors gguf; do \
+	  mkdir -p $(FUZZ_BUILD)/corpus/$$f; \
+	  echo "fuzz_$$f: $(FUZZ_TIME) s"; \
+	  ./$(FUZZ_BUILD)/fuzz_$$f -max_total_time=$(FUZZ_TIME) -max_len=8192 \
+	    -print_final_stats=1 -artifact_prefix=$(FUZZ_BUILD)/crash-$$f- \
+	    $(FUZZ_BUILD)/corpus/$$f tests/fuzz/corpus/$$f \
+	    > $(FUZZ_BUILD)/fuzz_$$f.log 2>&1; rc=$$?; \
+	  grep -E "number_of_executed_units" $(FUZZ_BUILD)/fuzz_$$f.log; \
+	  if [ $$rc -ne 0 ]; then tail -40 $(FUZZ_BUILD)/fuzz_$$f.log; exit 1; fi; \
+	done
 
 clean:
 	rm -rf $(BUILD) $(ASAN_BUILD)

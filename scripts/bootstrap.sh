@@ -2,10 +2,15 @@
 # Installs the Debian packages cmx needs to build and test, if missing.
 # Idempotent and quiet when everything is present. Needs root (or sudo) and
 # apt-get to install; otherwise it says what to install and fails.
+# `bootstrap.sh fuzz` installs what `make fuzz` needs instead (clang and
+# its libFuzzer runtime).
 set -euo pipefail
 
 PACKAGES=(cmake make gcc libc6-dev libopenblas-dev zlib1g-dev libcjson-dev
           dataset-fashion-mnist)
+if [ "${1:-}" = "fuzz" ]; then
+  PACKAGES=(cmake make clang libclang-rt-14-dev zlib1g-dev libcjson-dev)
+fi
 
 missing=()
 for p in "${PACKAGES[@]}"; do

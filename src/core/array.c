@@ -77,11 +77,13 @@ cmx_array cmx__node_new(const char* op, const int64_t* shape, int ndim,
 }
 
 void cmx__node_set_row_major(cmx_array a) {
+  /* Unsigned products: an empty array may have huge other dims, whose
+   * strides never matter but must not overflow (UB) either. */
   int64_t* st = CMX__STRIDES(a);
-  int64_t s = 1;
+  uint64_t s = 1;
   for (int i = a->ndim - 1; i >= 0; i--) {
-    st[i] = s;
-    s *= a->dims[i] > 0 ? a->dims[i] : 1;
+    st[i] = (int64_t)s;
+    s *= a->dims[i] > 0 ? (uint64_t)a->dims[i] : 1u;
   }
   cmx__node_update_flags(a);
 }
@@ -90,15 +92,15 @@ void cmx__node_update_flags(cmx_array a) {
   const int64_t* sh = a->dims;
   const int64_t* st = CMX__STRIDES(a);
   bool row = true, col = true;
-  int64_t s = 1;
+  uint64_t s = 1; /* unsigned: see cmx__node_set_row_major */
   for (int i = a->ndim - 1; i >= 0; i--) {
-    if (sh[i] != 1 && st[i] != s) row = false;
-    s *= sh[i];
+    if (sh[i] != 1 && (uint64_t)st[i] != s) row = false;
+    s *= (uint64_t)sh[i];
   }
   s = 1;
   for (int i = 0; i < a->ndim; i++) {
-    if (sh[i] != 1 && st[i] != s) col = false;
-    s *= sh[i];
+    if (sh[i] != 1 && (uint64_t)st[i] != s) col = false;
+    s *= (uint64_t)sh[i];
   }
   if (a->size == 0) row = col = true;
   a->flags = (uint8_t)((row ? CMX__FLAG_ROW_CONTIG : 0) |

@@ -146,6 +146,16 @@ static void test_errors(void) {
   cmx_array_release(a);
 }
 
+static void test_empty_huge_dims(void) {
+  /* size 0 with dims whose product would overflow: valid, no UB */
+  int64_t sh[3] = {0, 1LL << 62, 4};
+  cmx_array a;
+  OK(cmx_array_from_data(&a, NULL, sh, 3, CMX_FLOAT32));
+  CHECK(cmx_array_size(a) == 0 && cmx_array_nbytes(a) == 0);
+  CHECK(cmx_array_is_row_contiguous(a));
+  cmx_array_release(a);
+}
+
 static void test_memory_limit(void) {
   size_t old;
   OK(cmx_set_memory_limit(1 << 20, &old));
@@ -241,6 +251,7 @@ int main(void) {
   RUN(test_astype);
   RUN(test_long_chain);
   RUN(test_errors);
+  RUN(test_empty_huge_dims);
   RUN(test_memory_limit);
   RUN(test_streams);
   RUN(test_async);
