@@ -93,6 +93,11 @@
   /* ---- ternary elementwise (ternary.c) ---- */           \
   X(Select, CMX__EW)                                        \
   /* ---- reductions (reduce.c) ---- */                     \
+  X(Reduce, 0)                                              \
+  X(ArgReduce, 0)                                           \
+  X(LogSumExp, 0)                                           \
+  X(Softmax, 0)                                             \
+  X(Var, 0)                                                 \
   /* ---- shape and views (shape.c) ---- */                 \
   X(Broadcast, CMX_PRIM_VIEW)                               \
   X(Transpose, CMX_PRIM_VIEW)                               \
@@ -107,8 +112,15 @@
   X(SliceUpdate, 0)                                         \
   X(Concatenate, 0)                                         \
   X(Pad, 0)                                                 \
+  /* ---- indexing (indexing.c) ---- */                     \
+  X(Gather, 0)                                              \
+  X(Scatter, 0)                                             \
+  X(GatherAxis, 0)                                          \
+  X(ScatterAxis, 0)                                         \
   /* ---- matrix products (matmul.c) ---- */                \
   X(Matmul, 0)                                              \
   X(AddMM, 0)                                               \
+  /* ---- misc (misc.c) ---- */                            \
+  X(Depends, 0)                                             \
   /* ---- gpu-only test primitives (gpu.c) ---- */          \
   /* end of list */

@@ -35,7 +35,12 @@ CMX__KERNEL(cmx__cpu_compare);
 /* ---- ternary (ternary.c) ---- */
 CMX__KERNEL(cmx__cpu_select);
 
-/* ---- reductions (reduce.c) ---- */
+/* ---- reductions (reduce.c, reduce_arg.c, softmax.c) ---- */
+CMX__KERNEL(cmx__cpu_reduce);
+CMX__KERNEL(cmx__cpu_arg_reduce);
+CMX__KERNEL(cmx__cpu_logsumexp);
+CMX__KERNEL(cmx__cpu_softmax);
+CMX__KERNEL(cmx__cpu_var);
 
 /* ---- shape and views (shape.c) ---- */
 CMX__KERNEL(cmx__cpu_broadcast);
@@ -51,9 +56,19 @@ CMX__KERNEL(cmx__cpu_slice_update);
 CMX__KERNEL(cmx__cpu_concatenate);
 CMX__KERNEL(cmx__cpu_pad);
 
+/* ---- indexing (indexing.c, scatter.c) ---- */
+CMX__KERNEL(cmx__cpu_gather);
+CMX__KERNEL(cmx__cpu_gather_axis);
+CMX__KERNEL(cmx__cpu_scatter);
+CMX__KERNEL(cmx__cpu_scatter_axis);
+
 /* ---- matrix products (matmul.c) ---- */
 /* Matmul: in = {a, b}; AddMM: in = {a, b, c} with c of out's shape. */
 CMX__KERNEL(cmx__cpu_matmul);
 CMX__KERNEL(cmx__cpu_addmm);
+
+/* ---- misc (misc.c) ---- */
+/* Depends: in = {inputs..., dependencies...}; out[i] views in[i]. */
+CMX__KERNEL(cmx__cpu_depends);
 
 #endif
