@@ -1,7 +1,8 @@
 # cmx: the top-level commands. Each target sets up what it needs first
 # (scripts/bootstrap.sh installs missing Debian packages).
 #   make          build libcmx and the programs (build/)
-#   make test     C tests (ctest) in a release build and under ASan/UBSan
+#   make test     C tests (ctest) in a release build and under ASan/UBSan,
+#                 and the Python tests (pytest, in the project venv .venv)
 #   make demo     the demo program
 #   make bench    the benchmarks
 #   make fuzz     the file-loader fuzzers (clang + libFuzzer), FUZZ_TIME s each
@@ -9,7 +10,10 @@ BUILD ?= build
 ASAN_BUILD ?= build-asan
 JOBS ?= $(shell nproc 2>/dev/null || echo 2)
 
-.PHONY: all build bootstrap test test-c test-asan demo bench fuzz clean
+VENV ?= .venv
+VENV_PY := $(VENV)/bin/python
+
+.PHONY: all build bootstrap test test-c test-asan test-python demo bench fuzz clean
 
 all: build
 
@@ -28,7 +32,19 @@ test-asan: bootstrap
 	@cmake --build $(ASAN_BUILD) -j $(JOBS)
 	cd $(ASAN_BUILD) && ASAN_OPTIONS=detect_leaks=1 ctest --output-on-failure -j $(JOBS)
 
-test: test-c test-asan
+# Python tests: the extension is built in $(BUILD) against the venv's
+# Python and imported from $(BUILD)/python (pytest exit code 5, "no tests
+# collected", counts as a failure).
+test-python: build
+	@test -x $(VENV_PY) || python3 -m venv $(VENV)
+	@$(VENV_PY) -c "import numpy, pytest" 2>/dev/null || \
+	  $(VENV_PY) -m pip install -q numpy pytest
+	@cmake -S . -B $(BUILD) -DPython3_EXECUTABLE=$(abspath $(VENV_PY)) >/dev/null
+	@cmake --build $(BUILD) -j $(JOBS)
+	PYTHONPATH=$(abspath $(BUILD))/python $(VENV_PY) -m pytest -q tests/python; \
+	  rc=$$?; if [ $$rc -eq 5 ]; then echo "test-python: no tests collected"; exit 1; fi; exit $$rc
+
+test: test-c test-asan test-python
 
 demo: build
 	./$(BUILD)/demo

@@ -1,0 +1,539 @@
+/* Interop: the buffer protocol (zero-copy memoryview and NumPy views of
+ * evaluated arrays), __array__, and DLPack (__dlpack__, __dlpack_device__,
+ * mx.from_dlpack).
+ *
+ * bfloat16 has no PEP 3118 format: exporting it as a buffer fails, so NumPy
+ * falls back to __array__, which raises MLX's error unless a dtype is asked
+ * for (then the values are converted through float32). */
+#include "cmxpy.h"
+
+/* ---------------- buffer protocol ---------------- */
+typedef struct {
+  cmx_array arr; /* keeps the data alive while the view exists */
+  Py_ssize_t shape[CMX_MAX_NDIM];
+  Py_ssize_t strides[CMX_MAX_NDIM];
+  char format[4];
+} view_info;
+
+static const char* buffer_format(cmx_dtype t) {
+  bool lp64 = sizeof(long) == 8;
+  switch (t) {
+    case CMX_BOOL:
+      return "?";
+    case CMX_UINT8:
+      return "B";
+    case CMX_UINT16:
+      return "H";
+    case CMX_UINT32:
+      return "I";
+    case CMX_UINT64:
+      return lp64 ? "L" : "Q";
+    case CMX_INT8:
+      return "b";
+    case CMX_INT16:
+      return "h";
+    case CMX_INT32:
+      return "i";
+    case CMX_INT64:
+      return lp64 ? "l" : "q";
+    case CMX_FLOAT16:
+      return "e";
+    case CMX_FLOAT32:
+      return "f";
+    case CMX_FLOAT64:
+      return "d";
+    case CMX_COMPLEX64:
+      return "Zf";
+    default:
+      return NULL;
+  }
+}
+
+static int getbuffer(PyObject* self, Py_buffer* view, int flags) {
+  memset(view, 0, sizeof *view);
+  cmx_array a = CMXPY_ARR(self);
+  cmx_dtype t = cmx_array_dtype(a);
+  const char* fmt = buffer_format(t);
+  if (!fmt) {
+    PyErr_Format(PyExc_BufferError,
+                 "%s arrays cannot be exported through the buffer protocol; "
+                 "convert them first (a.astype(mx.float32)).",
+                 cmx_dtype_name(t));
+    return -1;
+  }
+  bool need_contig = (flags & PyBUF_STRIDES) != PyBUF_STRIDES ||
+                     (flags & PyBUF_C_CONTIGUOUS) == PyBUF_C_CONTIGUOUS ||
+                     (flags & PyBUF_ANY_CONTIGUOUS) == PyBUF_ANY_CONTIGUOUS;
+  bool need_f = (flags & PyBUF_F_CONTIGUOUS) == PyBUF_F_CONTIGUOUS &&
+                (flags & PyBUF_ANY_CONTIGUOUS) != PyBUF_ANY_CONTIGUOUS;
+  view_info* info = PyMem_RawCalloc(1, sizeof *info);
+  if (!info) {
+    PyErr_NoMemory();
+    return -1;
+  }
+  info->arr = cmx_array_retain(a);
+  const void* data;
+  cmx_status st = cmxpy_data(info->arr, &data);
+  bool readonly = false;
+  if (st == CMX_OK && (need_contig || need_f) &&
+      !cmx_array_is_row_contiguous(info->arr)) {
+    /* A consumer that cannot take strides gets a contiguous copy, read-only
+     * so that writes cannot silently miss the array. */
+    if (need_f && cmx_array_ndim(a) > 1) {
+      cmx_array_release(info->arr);
+      PyMem_RawFree(info);
+      PyErr_SetString(PyExc_BufferError, "array is not Fortran contiguous");
+      return -1;
+    }
+    if ((flags & PyBUF_WRITABLE) == PyBUF_WRITABLE) {
+      cmx_array_release(info->arr);
+      PyMem_RawFree(info);
+      PyErr_SetString(PyExc_BufferError,
+                      "array is not contiguous: cannot export a writable "
+                      "contiguous buffer");
+      return -1;
+    }
+    cmx_array c = NULL;
+    st = cmxpy_astype(&c, info->arr, t, CMX_STREAM_DEFAULT);
+    cmx_array_release(info->arr);
+    info->arr = c;
+    if (st == CMX_OK) st = cmxpy_data(info->arr, &data);
+    readonly = true;
+  }
+  if (st != CMX_OK) {
+    cmx_array_release(info->arr);
+    PyMem_RawFree(info);
+    cmxpy_raise(st);
+    return -1;
+  }
+  int nd = cmx_array_ndim(info->arr);
+  const int64_t* shape = cmx_array_shape(info->arr);
+  const int64_t* strides = cmx_array_strides(info->arr);
+  size_t isz = cmx_dtype_size(t);
+  for (int i = 0; i < nd; i++) {
+    info->shape[i] = (Py_ssize_t)shape[i];
+    info->strides[i] = (Py_ssize_t)(strides[i] * (int64_t)isz);
+    if (strides[i] == 0 && shape[i] > 1) readonly = true; /* broadcast */
+  }
+  if (readonly && (flags & PyBUF_WRITABLE) == PyBUF_WRITABLE) {
+    cmx_array_release(info->arr);
+    PyMem_RawFree(info);
+    PyErr_SetString(PyExc_BufferError,
+                    "a broadcast array cannot be exported as writable");
+    return -1;
+  }
+  strcpy(info->format, fmt);
+  view->obj = self;
+  Py_INCREF(self);
+  view->buf = (void*)data;
+  view->len = (Py_ssize_t)cmx_array_nbytes(info->arr);
+  view->itemsize = (Py_ssize_t)isz;
+  view->readonly = readonly;
+  view->ndim = nd;
+  view->internal = info;
+  if ((flags & PyBUF_FORMAT) == PyBUF_FORMAT) view->format = info->format;
+  if ((flags & PyBUF_ND) == PyBUF_ND) view->shape = info->shape;
+  if ((flags & PyBUF_STRIDES) == PyBUF_STRIDES) view->strides = info->strides;
+  return 0;
+}
+
+static void releasebuffer(PyObject* self, Py_buffer* view) {
+  (void)self;
+  view_info* info = view->internal;
+  if (info) {
+    cmx_array_release(info->arr);
+    PyMem_RawFree(info);
+  }
+}
+
+PyBufferProcs cmxpy_buffer_procs = {getbuffer, releasebuffer};
+
+/* ---------------- __array__ ---------------- */
+static PyObject* m_array(PyObject* self, PyObject* args, PyObject* kw) {
+  static char* kwlist[] = {"dtype", "copy", NULL};
+  PyObject *dtype = Py_None, *copy = Py_None;
+  if (!PyArg_ParseTupleAndKeywords(args, kw, "|OO:__array__", kwlist, &dtype,
+                                   &copy))
+    return NULL;
+  PyObject* np = PyImport_ImportModule("numpy");
+  if (!np) return NULL;
+  PyObject* src = self;
+  PyObject* tmp = NULL;
+  if (cmx_array_dtype(CMXPY_ARR(self)) == CMX_BFLOAT16) {
+    if (dtype == Py_None) {
+      Py_DECREF(np);
+      PyErr_SetString(PyExc_TypeError,
+                      "bfloat16 arrays cannot be converted to NumPy.");
+      return NULL;
+    }
+    cmx_array f = NULL;
+    tmp = cmxpy_result(
+        cmxpy_astype(&f, CMXPY_ARR(self), CMX_FLOAT32, CMX_STREAM_DEFAULT), &f);
+    if (!tmp) {
+      Py_DECREF(np);
+      return NULL;
+    }
+    src = tmp;
+  }
+  PyObject* mv = PyMemoryView_FromObject(src);
+  PyObject* r = mv ? PyObject_CallMethod(np, "asarray", "O", mv) : NULL;
+  Py_XDECREF(mv);
+  Py_XDECREF(tmp);
+  if (r && (dtype != Py_None || copy == Py_True)) {
+    PyObject* fn = PyObject_GetAttrString(np, "array");
+    PyObject* pargs = Py_BuildValue("(O)", r);
+    PyObject* kwargs = Py_BuildValue("{s:O,s:O}", "dtype", dtype, "copy", copy);
+    PyObject* c =
+        fn && pargs && kwargs ? PyObject_Call(fn, pargs, kwargs) : NULL;
+    Py_XDECREF(fn);
+    Py_XDECREF(pargs);
+    Py_XDECREF(kwargs);
+    Py_DECREF(r);
+    r = c;
+  }
+  Py_DECREF(np);
+  return r;
+}
+
+/* ---------------- DLPack ---------------- */
+/* The DLPack ABI (v1.0), declared from the published specification. */
+typedef struct {
+  int32_t device_type;
+  int32_t device_id;
+} DLDevice;
+typedef struct {
+  uint8_t code;
+  uint8_t bits;
+  uint16_t lanes;
+} DLDataType;
+typedef struct {
+  void* data;
+  DLDevice device;
+  int32_t ndim;
+  DLDataType dtype;
+  int64_t* shape;
+  int64_t* strides;
+  uint64_t byte_offset;
+} DLTensor;
+typedef struct DLManagedTensor {
+  DLTensor dl_tensor;
+  void* manager_ctx;
+  void (*deleter)(struct DLManagedTensor*);
+} DLManagedTensor;
+typedef struct {
+  uint32_t major, minor;
+} DLPackVersion;
+typedef struct DLManagedTensorVersioned {
+  DLPackVersion version;
+  void* manager_ctx;
+  void (*deleter)(struct DLManagedTensorVersioned*);
+  uint64_t flags;
+  DLTensor dl_tensor;
+} DLManagedTensorVersioned;
+
+enum {
+  kDLInt = 0,
+  kDLUInt = 1,
+  kDLFloat = 2,
+  kDLBfloat = 4,
+  kDLComplex = 5,
+  kDLBool = 6
+};
+enum { kDLCPU = 1, kDLCUDAHost = 3 };
+
+/* What an exported tensor owns: the array and its shape/strides. */
+typedef struct {
+  cmx_array arr;
+  int64_t shape[CMX_MAX_NDIM];
+  int64_t strides[CMX_MAX_NDIM];
+} dl_ctx;
+
+static void dl_free_ctx(void* p) {
+  dl_ctx* c = p;
+  if (!c) return;
+  cmx_array_release(c->arr); /* thread-safe; needs no GIL */
+  free(c);
+}
+static void dl_delete(DLManagedTensor* t) {
+  dl_free_ctx(t->manager_ctx);
+  free(t);
+}
+static void dl_delete_v(DLManagedTensorVersioned* t) {
+  dl_free_ctx(t->manager_ctx);
+  free(t);
+}
+
+static void capsule_destructor(PyObject* cap) {
+  if (PyCapsule_IsValid(cap, "dltensor")) {
+    DLManagedTensor* t = PyCapsule_GetPointer(cap, "dltensor");
+    if (t && t->deleter) t->deleter(t);
+  } else if (PyCapsule_IsValid(cap, "dltensor_versioned")) {
+    DLManagedTensorVersioned* t =
+        PyCapsule_GetPointer(cap, "dltensor_versioned");
+    if (t && t->deleter) t->deleter(t);
+  }
+  PyErr_Clear();
+}
+
+static DLDataType dl_dtype(cmx_dtype t) {
+  DLDataType d = {kDLFloat, (uint8_t)(cmx_dtype_size(t) * 8), 1};
+  if (t == CMX_BOOL)
+    d.code = kDLBool;
+  else if (t >= CMX_UINT8 && t <= CMX_UINT64)
+    d.code = kDLUInt;
+  else if (t >= CMX_INT8 && t <= CMX_INT64)
+    d.code = kDLInt;
+  else if (t == CMX_BFLOAT16)
+    d.code = kDLBfloat;
+  else if (t == CMX_COMPLEX64)
+    d.code = kDLComplex;
+  return d;
+}
+
+static PyObject* m_dlpack(PyObject* self, PyObject* args, PyObject* kw) {
+  static char* kwlist[] = {"stream", "max_version", "dl_device", "copy", NULL};
+  PyObject *stream = Py_None, *maxv = Py_None, *dev = Py_None, *copy = Py_None;
+  if (!PyArg_ParseTupleAndKeywords(args, kw, "|$OOOO:__dlpack__", kwlist,
+                                   &stream, &maxv, &dev, &copy))
+    return NULL;
+  if (dev != Py_None) {
+    int dt, di;
+    if (!PyArg_ParseTuple(dev, "ii", &dt, &di)) return NULL;
+    if (dt != kDLCPU || di != 0) {
+      PyErr_SetString(PyExc_BufferError,
+                      "[__dlpack__] arrays are exported on the CPU only");
+      return NULL;
+    }
+  }
+  bool versioned = false;
+  if (maxv != Py_None) {
+    int major = 0, minor = 0;
+    if (!PyArg_ParseTuple(maxv, "ii", &major, &minor)) return NULL;
+    versioned = major >= 1;
+  }
+  dl_ctx* ctx = calloc(1, sizeof *ctx);
+  if (!ctx) return PyErr_NoMemory();
+  cmx_array a = CMXPY_ARR(self);
+  cmx_status st = CMX_OK;
+  if (copy == Py_True)
+    st = cmxpy_astype(&ctx->arr, a, cmx_array_dtype(a), CMX_STREAM_DEFAULT);
+  else
+    ctx->arr = cmx_array_retain(a);
+  const void* data = NULL;
+  if (st == CMX_OK) st = cmxpy_data(ctx->arr, &data);
+  if (st != CMX_OK) {
+    dl_free_ctx(ctx);
+    return cmxpy_raise(st);
+  }
+  int nd = cmx_array_ndim(ctx->arr);
+  memcpy(ctx->shape, cmx_array_shape(ctx->arr), (size_t)nd * sizeof(int64_t));
+  memcpy(ctx->strides, cmx_array_strides(ctx->arr),
+         (size_t)nd * sizeof(int64_t));
+  DLTensor tensor = {
+      (void*)data, {kDLCPU, 0},  nd, dl_dtype(cmx_array_dtype(ctx->arr)),
+      ctx->shape,  ctx->strides, 0};
+  PyObject* cap;
+  if (versioned) {
+    DLManagedTensorVersioned* t = calloc(1, sizeof *t);
+    if (!t) {
+      dl_free_ctx(ctx);
+      return PyErr_NoMemory();
+    }
+    t->version = (DLPackVersion){1, 0};
+    t->manager_ctx = ctx;
+    t->deleter = dl_delete_v;
+    t->flags = copy == Py_True ? 2 /* IS_COPIED */ : 0;
+    t->dl_tensor = tensor;
+    cap = PyCapsule_New(t, "dltensor_versioned", capsule_destructor);
+    if (!cap) dl_delete_v(t);
+  } else {
+    DLManagedTensor* t = calloc(1, sizeof *t);
+    if (!t) {
+      dl_free_ctx(ctx);
+      return PyErr_NoMemory();
+    }
+    t->dl_tensor = tensor;
+    t->manager_ctx = ctx;
+    t->deleter = dl_delete;
+    cap = PyCapsule_New(t, "dltensor", capsule_destructor);
+    if (!cap) dl_delete(t);
+  }
+  return cap;
+}
+
+static PyObject* m_dlpack_device(PyObject* self, PyObject* u) {
+  (void)self, (void)u;
+  return Py_BuildValue("(ii)", kDLCPU, 0);
+}
+
+/* cmx dtype of a DLPack dtype; complex128 reported as COMPLEX64 + *c128. */
+static int dtype_from_dl(DLDataType d, bool* c128) {
+  *c128 = false;
+  if (d.lanes != 1) return -1;
+  switch (d.code) {
+    case kDLBool:
+      return d.bits == 8 ? CMX_BOOL : -1;
+    case kDLInt:
+      return d.bits == 8    ? CMX_INT8
+             : d.bits == 16 ? CMX_INT16
+             : d.bits == 32 ? CMX_INT32
+             : d.bits == 64 ? CMX_INT64
+                            : -1;
+    case kDLUInt:
+      return d.bits == 8    ? CMX_UINT8
+             : d.bits == 16 ? CMX_UINT16
+             : d.bits == 32 ? CMX_UINT32
+             : d.bits == 64 ? CMX_UINT64
+                            : -1;
+    case kDLFloat:
+      return d.bits == 16   ? CMX_FLOAT16
+             : d.bits == 32 ? CMX_FLOAT32
+             : d.bits == 64 ? CMX_FLOAT64
+                            : -1;
+    case kDLBfloat:
+      return d.bits == 16 ? CMX_BFLOAT16 : -1;
+    case kDLComplex:
+      if (d.bits == 128) *c128 = true;
+      return d.bits == 64 || d.bits == 128 ? CMX_COMPLEX64 : -1;
+  }
+  return -1;
+}
+
+/* Copies a DLTensor into a new array (row-major). */
+static cmx_array array_from_dl(const DLTensor* t) {
+  bool c128;
+  int dt = dtype_from_dl(t->dtype, &c128);
+  if (dt < 0 || t->ndim < 0 || t->ndim > CMX_MAX_NDIM) {
+    PyErr_SetString(PyExc_TypeError, "[from_dlpack] unsupported dtype or rank");
+    return NULL;
+  }
+  if (t->device.device_type != kDLCPU && t->device.device_type != kDLCUDAHost) {
+    PyErr_SetString(PyExc_ValueError,
+                    "[from_dlpack] only CPU (host) tensors can be imported");
+    return NULL;
+  }
+  int nd = t->ndim;
+  size_t src_isz = (size_t)(t->dtype.bits / 8);
+  int64_t size = 1;
+  for (int i = 0; i < nd; i++) size *= t->shape[i];
+  char* buf = PyMem_RawMalloc(size > 0 ? (size_t)size * src_isz : 1);
+  if (!buf) {
+    PyErr_NoMemory();
+    return NULL;
+  }
+  const char* base = (const char*)t->data + t->byte_offset;
+  if (size > 0) {
+    int64_t idx[CMX_MAX_NDIM] = {0};
+    int64_t rm[CMX_MAX_NDIM];
+    int64_t s = 1;
+    for (int i = nd - 1; i >= 0; i--) {
+      rm[i] = s;
+      s *= t->shape[i];
+    }
+    for (int64_t e = 0; e < size; e++) {
+      int64_t off = 0;
+      for (int i = 0; i < nd; i++)
+        off += idx[i] * (t->strides ? t->strides[i] : rm[i]);
+      memcpy(buf + (size_t)e * src_isz, base + off * (int64_t)src_isz, src_isz);
+      for (int i = nd - 1; i >= 0 && ++idx[i] == t->shape[i]; i--) idx[i] = 0;
+    }
+    if (c128)
+      for (int64_t i = 0; i < size; i++) {
+        double re = ((double*)buf)[2 * i], im = ((double*)buf)[2 * i + 1];
+        ((float*)buf)[2 * i] = (float)re;
+        ((float*)buf)[2 * i + 1] = (float)im;
+      }
+  }
+  cmx_array out = NULL;
+  cmx_status st = cmx_array_from_data(&out, buf, t->shape, nd, (cmx_dtype)dt);
+  PyMem_RawFree(buf);
+  if (st != CMX_OK) {
+    cmxpy_raise(st);
+    return NULL;
+  }
+  return out;
+}
+
+static PyObject* py_from_dlpack(PyObject* m, PyObject* args, PyObject* kw) {
+  (void)m;
+  static char* kwlist[] = {"x", "device", "copy", NULL};
+  PyObject *x, *device = Py_None, *copy = Py_None;
+  if (!PyArg_ParseTupleAndKeywords(args, kw, "O|$OO:from_dlpack", kwlist, &x,
+                                   &device, &copy))
+    return NULL;
+  PyObject* cap;
+  if (PyCapsule_CheckExact(x)) {
+    cap = x;
+    Py_INCREF(cap);
+  } else {
+    PyObject* f = PyObject_GetAttrString(x, "__dlpack__");
+    if (!f) return NULL;
+    PyObject* kwargs = Py_BuildValue("{s:(ii)}", "max_version", 1, 0);
+    PyObject* noargs = PyTuple_New(0);
+    cap = kwargs && noargs ? PyObject_Call(f, noargs, kwargs) : NULL;
+    Py_XDECREF(kwargs);
+    Py_XDECREF(noargs);
+    if (!cap && PyErr_ExceptionMatches(PyExc_TypeError)) {
+      PyErr_Clear(); /* a producer without max_version */
+      cap = PyObject_CallNoArgs(f);
+    }
+    Py_DECREF(f);
+    if (!cap) return NULL;
+  }
+  cmx_array a = NULL;
+  if (PyCapsule_IsValid(cap, "dltensor_versioned")) {
+    DLManagedTensorVersioned* t =
+        PyCapsule_GetPointer(cap, "dltensor_versioned");
+    if (t->version.major > 1) {
+      PyErr_SetString(PyExc_BufferError,
+                      "[from_dlpack] unsupported DLPack version");
+    } else {
+      a = array_from_dl(&t->dl_tensor);
+      PyCapsule_SetName(cap, "used_dltensor_versioned");
+      if (t->deleter) t->deleter(t);
+    }
+  } else if (PyCapsule_IsValid(cap, "dltensor")) {
+    DLManagedTensor* t = PyCapsule_GetPointer(cap, "dltensor");
+    a = array_from_dl(&t->dl_tensor);
+    PyCapsule_SetName(cap, "used_dltensor");
+    if (t->deleter) t->deleter(t);
+  } else {
+    PyErr_SetString(PyExc_TypeError,
+                    "[from_dlpack] expected an object with __dlpack__ or a "
+                    "DLPack capsule that was not consumed yet");
+  }
+  Py_DECREF(cap);
+  return cmxpy_wrap(a);
+}
+
+const cmxpy_def cmxpy_buffer_methods[] = {
+    {{"__array__", (PyCFunction)(void (*)(void))m_array,
+      METH_VARARGS | METH_KEYWORDS,
+      "__array__($self, dtype=None, copy=None)\n--\n\nA NumPy array of the "
+      "data (a view when possible)."},
+     CMXPY_ALWAYS},
+    {{"__dlpack__", (PyCFunction)(void (*)(void))m_dlpack,
+      METH_VARARGS | METH_KEYWORDS,
+      "__dlpack__($self, /, *, stream=None, max_version=None, "
+      "dl_device=None, copy=None)\n--\n\nExport the array as a DLPack "
+      "capsule (CPU memory, shared with the array)."},
+     CMXPY_ALWAYS},
+    {{"__dlpack_device__", m_dlpack_device, METH_NOARGS,
+      "__dlpack_device__($self, /)\n--\n\nThe DLPack device of the exported "
+      "data: (1, 0), the CPU."},
+     CMXPY_ALWAYS},
+    {{NULL, NULL, 0, NULL}, NULL}};
+
+static PyMethodDef buffer_functions[] = {
+    {"from_dlpack", (PyCFunction)(void (*)(void))py_from_dlpack,
+     METH_VARARGS | METH_KEYWORDS,
+     "from_dlpack($module, x, /, *, device=None, copy=None)\n--\n\nCreate an "
+     "array from an object supporting DLPack (or a DLPack capsule). The "
+     "data are copied.\n\n"
+     "Args:\n    x: An object with ``__dlpack__``.\n\n"
+     "Returns:\n    array: The new array."},
+    {NULL, NULL, 0, NULL}};
+
+int cmxpy_init_buffer(PyObject* m) {
+  return PyModule_AddFunctions(m, buffer_functions);
+}

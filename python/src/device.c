@@ -1,0 +1,492 @@
+/* Devices and streams: DeviceType (mx.cpu, mx.gpu), Device, Stream, the
+ * `with mx.stream(...)` context, defaults, synchronize, device queries. */
+#include <unistd.h>
+
+#include "cmxpy.h"
+
+static PyObject* g_devtype_type;
+static PyObject* g_devtype[2]; /* DeviceType.cpu, DeviceType.gpu */
+
+/* ---------------- Device ---------------- */
+typedef struct {
+  PyObject_HEAD cmx_device d;
+} CmxDeviceObject;
+
+typedef struct {
+  PyObject_HEAD cmx_stream s; /* concrete (index >= 0) */
+} CmxStreamObject;
+
+static PyTypeObject CmxDevice_Type;
+static PyTypeObject CmxStream_Type;
+
+static int devtype_of(PyObject* o) {
+  for (int i = 0; i < 2; i++)
+    if (o == g_devtype[i]) return i;
+  return -1;
+}
+
+static PyObject* device_object(cmx_device d) {
+  CmxDeviceObject* o = PyObject_New(CmxDeviceObject, &CmxDevice_Type);
+  if (o) o->d = d;
+  return (PyObject*)o;
+}
+
+static PyObject* stream_object(cmx_stream s) {
+  CmxStreamObject* o = PyObject_New(CmxStreamObject, &CmxStream_Type);
+  if (o) o->s = s;
+  return (PyObject*)o;
+}
+
+/* Device or DeviceType -> cmx_device. */
+static int device_arg(PyObject* o, cmx_device* out, const char* fname) {
+  if (PyObject_TypeCheck(o, &CmxDevice_Type)) {
+    *out = ((CmxDeviceObject*)o)->d;
+    return 0;
+  }
+  int t = devtype_of(o);
+  if (t >= 0) {
+    *out = (cmx_device){(cmx_device_type)t, 0};
+    return 0;
+  }
+  PyErr_Format(PyExc_TypeError,
+               "[%s] expected a Device or DeviceType, got %.100s", fname,
+               Py_TYPE(o)->tp_name);
+  return -1;
+}
+
+int cmxpy_stream_arg(PyObject* o, cmx_stream* out) {
+  if (!o || o == Py_None) {
+    *out = CMX_STREAM_DEFAULT;
+    return 0;
+  }
+  if (PyObject_TypeCheck(o, &CmxStream_Type)) {
+    *out = ((CmxStreamObject*)o)->s;
+    return 0;
+  }
+  cmx_device d;
+  if (PyObject_TypeCheck(o, &CmxDevice_Type) || devtype_of(o) >= 0) {
+    device_arg(o, &d, "stream");
+    *out = cmx_stream_on(d);
+    return 0;
+  }
+  PyErr_Format(PyExc_TypeError,
+               "stream must be a Stream, a Device or None, got %.100s",
+               Py_TYPE(o)->tp_name);
+  return -1;
+}
+
+static const char* type_name(cmx_device_type t) {
+  return t == CMX_GPU ? "gpu" : "cpu";
+}
+
+static PyObject* device_new(PyTypeObject* type, PyObject* args, PyObject* kw) {
+  (void)type;
+  static char* kwlist[] = {"type", "index", NULL};
+  PyObject* t;
+  int index = 0;
+  if (!PyArg_ParseTupleAndKeywords(args, kw, "O|i:Device", kwlist, &t, &index))
+    return NULL;
+  int dt = devtype_of(t);
+  if (dt < 0) {
+    PyErr_Format(PyExc_TypeError,
+                 "[Device] type must be a DeviceType, got %.100s",
+                 Py_TYPE(t)->tp_name);
+    return NULL;
+  }
+  if (index < 0) {
+    PyErr_SetString(PyExc_ValueError, "[Device] index must be non-negative");
+    return NULL;
+  }
+  return device_object((cmx_device){(cmx_device_type)dt, index});
+}
+
+static PyObject* device_repr(PyObject* self) {
+  cmx_device d = ((CmxDeviceObject*)self)->d;
+  return PyUnicode_FromFormat("Device(%s, %d)", type_name(d.type), d.index);
+}
+
+static PyObject* device_richcompare(PyObject* a, PyObject* b, int op) {
+  if (op != Py_EQ && op != Py_NE) Py_RETURN_NOTIMPLEMENTED;
+  cmx_device da = ((CmxDeviceObject*)a)->d, db;
+  bool eq = false;
+  if (PyObject_TypeCheck(b, &CmxDevice_Type) || devtype_of(b) >= 0) {
+    device_arg(b, &db, "Device");
+    eq = cmx_device_equal(da, db);
+  }
+  return PyBool_FromLong(op == Py_EQ ? eq : !eq);
+}
+
+static Py_hash_t device_hash(PyObject* self) {
+  cmx_device d = ((CmxDeviceObject*)self)->d;
+  return (Py_hash_t)d.type * 1000003 + d.index + 1;
+}
+
+static PyObject* device_get_type(PyObject* self, void* c) {
+  (void)c;
+  PyObject* t = g_devtype[((CmxDeviceObject*)self)->d.type];
+  Py_INCREF(t);
+  return t;
+}
+
+static PyGetSetDef device_getset[] = {
+    {"type", device_get_type, NULL, "The device's :obj:`DeviceType`.", NULL},
+    {NULL, NULL, NULL, NULL, NULL}};
+
+static PyTypeObject CmxDevice_Type = {
+    PyVarObject_HEAD_INIT(NULL, 0).tp_name = "cmx.core.Device",
+    .tp_basicsize = sizeof(CmxDeviceObject),
+    .tp_flags = Py_TPFLAGS_DEFAULT,
+    .tp_doc = "Device(type, index=0)\n--\n\nA device to run operations on.",
+    .tp_new = device_new,
+    .tp_repr = device_repr,
+    .tp_richcompare = device_richcompare,
+    .tp_hash = device_hash,
+    .tp_getset = device_getset,
+};
+
+/* ---------------- Stream ---------------- */
+static PyObject* stream_repr(PyObject* self) {
+  cmx_stream s = ((CmxStreamObject*)self)->s;
+  return PyUnicode_FromFormat("Stream(Device(%s, %d), %d)",
+                              type_name(s.device.type), s.device.index,
+                              s.index);
+}
+
+static PyObject* stream_richcompare(PyObject* a, PyObject* b, int op) {
+  if (op != Py_EQ && op != Py_NE) Py_RETURN_NOTIMPLEMENTED;
+  bool eq =
+      PyObject_TypeCheck(b, &CmxStream_Type) &&
+      cmx_stream_equal(((CmxStreamObject*)a)->s, ((CmxStreamObject*)b)->s);
+  return PyBool_FromLong(op == Py_EQ ? eq : !eq);
+}
+
+static Py_hash_t stream_hash(PyObject* self) {
+  return (Py_hash_t)((CmxStreamObject*)self)->s.index + 7;
+}
+
+static PyObject* stream_get_device(PyObject* self, void* c) {
+  (void)c;
+  return device_object(((CmxStreamObject*)self)->s.device);
+}
+
+static PyObject* stream_get_index(PyObject* self, void* c) {
+  (void)c;
+  return PyLong_FromLong(((CmxStreamObject*)self)->s.index);
+}
+
+static PyGetSetDef stream_getset[] = {
+    {"device", stream_get_device, NULL, "The stream's :obj:`Device`.", NULL},
+    {"index", stream_get_index, NULL, "The stream's index.", NULL},
+    {NULL, NULL, NULL, NULL, NULL}};
+
+static PyTypeObject CmxStream_Type = {
+    PyVarObject_HEAD_INIT(NULL, 0).tp_name = "cmx.core.Stream",
+    .tp_basicsize = sizeof(CmxStreamObject),
+    .tp_flags = Py_TPFLAGS_DEFAULT,
+    .tp_doc = "A stream for running operations on a given device.",
+    .tp_repr = stream_repr,
+    .tp_richcompare = stream_richcompare,
+    .tp_hash = stream_hash,
+    .tp_getset = stream_getset,
+};
+
+/* ---------------- StreamContext ---------------- */
+typedef struct {
+  PyObject_HEAD cmx_stream target; /* stream, or device's default */
+  int depth;                       /* entries not yet exited */
+  cmx_device saved_device[8];
+  cmx_stream saved_stream[8];
+} CmxStreamContextObject;
+
+static PyObject* ctx_new(PyTypeObject* type, PyObject* args, PyObject* kw) {
+  static char* kwlist[] = {"s", NULL};
+  PyObject* s;
+  if (!PyArg_ParseTupleAndKeywords(args, kw, "O:StreamContext", kwlist, &s))
+    return NULL;
+  if (s == Py_None) {
+    PyErr_SetString(PyExc_RuntimeError,
+                    "[StreamContext] Invalid argument, please specify a "
+                    "stream or device.");
+    return NULL;
+  }
+  cmx_stream st;
+  if (cmxpy_stream_arg(s, &st) < 0) return NULL;
+  CmxStreamContextObject* self =
+      (CmxStreamContextObject*)type->tp_alloc(type, 0);
+  if (self) self->target = st;
+  return (PyObject*)self;
+}
+
+static PyObject* ctx_enter(PyObject* o, PyObject* unused) {
+  (void)unused;
+  CmxStreamContextObject* self = (CmxStreamContextObject*)o;
+  if (self->depth >= 8) {
+    PyErr_SetString(PyExc_RuntimeError,
+                    "[StreamContext] the same context is entered too often");
+    return NULL;
+  }
+  cmx_stream target;
+  cmx_status st = cmx_stream_resolve(&target, self->target);
+  if (st != CMX_OK) return cmxpy_raise(st);
+  cmx_device prev_dev = cmx_default_device();
+  cmx_stream prev_stream;
+  st = cmx_default_stream(&prev_stream, target.device);
+  if (st == CMX_OK) st = cmx_set_default_device(target.device);
+  if (st == CMX_OK) st = cmx_set_default_stream(target);
+  if (st != CMX_OK) {
+    cmx_set_default_device(prev_dev);
+    return cmxpy_raise(st);
+  }
+  self->saved_device[self->depth] = prev_dev;
+  self->saved_stream[self->depth] = prev_stream;
+  self->depth++;
+  Py_RETURN_NONE;
+}
+
+static PyObject* ctx_exit(PyObject* o, PyObject* args) {
+  (void)args;
+  CmxStreamContextObject* self = (CmxStreamContextObject*)o;
+  if (self->depth > 0) {
+    self->depth--;
+    cmx_set_default_stream(self->saved_stream[self->depth]);
+    cmx_set_default_device(self->saved_device[self->depth]);
+  }
+  Py_RETURN_FALSE;
+}
+
+static PyMethodDef ctx_methods[] = {{"__enter__", ctx_enter, METH_NOARGS, NULL},
+                                    {"__exit__", ctx_exit, METH_VARARGS, NULL},
+                                    {NULL, NULL, 0, NULL}};
+
+static PyTypeObject CmxStreamContext_Type = {
+    PyVarObject_HEAD_INIT(NULL, 0).tp_name = "cmx.core.StreamContext",
+    .tp_basicsize = sizeof(CmxStreamContextObject),
+    .tp_flags = Py_TPFLAGS_DEFAULT,
+    .tp_doc =
+        "StreamContext(s)\n--\n\nA context manager for setting the "
+        "current device and stream.\n\nSee :func:`stream` for usage.",
+    .tp_new = ctx_new,
+    .tp_methods = ctx_methods,
+};
+
+/* ---------------- functions ---------------- */
+static PyObject* py_default_device(PyObject* m, PyObject* unused) {
+  (void)m, (void)unused;
+  return device_object(cmx_default_device());
+}
+
+static PyObject* py_set_default_device(PyObject* m, PyObject* args,
+                                       PyObject* kw) {
+  (void)m;
+  static char* kwlist[] = {"device", NULL};
+  PyObject* o;
+  cmx_device d;
+  if (!PyArg_ParseTupleAndKeywords(args, kw, "O:set_default_device", kwlist,
+                                   &o) ||
+      device_arg(o, &d, "set_default_device") < 0)
+    return NULL;
+  cmx_status st = cmx_set_default_device(d);
+  if (st != CMX_OK) return cmxpy_raise(st);
+  Py_RETURN_NONE;
+}
+
+static PyObject* py_default_stream(PyObject* m, PyObject* args, PyObject* kw) {
+  (void)m;
+  static char* kwlist[] = {"device", NULL};
+  PyObject* o;
+  cmx_device d;
+  if (!PyArg_ParseTupleAndKeywords(args, kw, "O:default_stream", kwlist, &o) ||
+      device_arg(o, &d, "default_stream") < 0)
+    return NULL;
+  cmx_stream s;
+  cmx_status st = cmx_default_stream(&s, d);
+  if (st != CMX_OK) return cmxpy_raise(st);
+  return stream_object(s);
+}
+
+static PyObject* py_set_default_stream(PyObject* m, PyObject* args,
+                                       PyObject* kw) {
+  (void)m;
+  static char* kwlist[] = {"stream", NULL};
+  PyObject* o;
+  if (!PyArg_ParseTupleAndKeywords(args, kw, "O!:set_default_stream", kwlist,
+                                   &CmxStream_Type, &o))
+    return NULL;
+  cmx_status st = cmx_set_default_stream(((CmxStreamObject*)o)->s);
+  if (st != CMX_OK) return cmxpy_raise(st);
+  Py_RETURN_NONE;
+}
+
+static PyObject* py_new_stream(PyObject* m, PyObject* args, PyObject* kw) {
+  (void)m;
+  static char* kwlist[] = {"device", NULL};
+  PyObject* o;
+  cmx_device d;
+  if (!PyArg_ParseTupleAndKeywords(args, kw, "O:new_stream", kwlist, &o) ||
+      device_arg(o, &d, "new_stream") < 0)
+    return NULL;
+  cmx_stream s;
+  cmx_status st = cmx_new_stream(&s, d);
+  if (st != CMX_OK) return cmxpy_raise(st);
+  return stream_object(s);
+}
+
+static PyObject* py_stream(PyObject* m, PyObject* args, PyObject* kw) {
+  (void)m;
+  return PyObject_Call((PyObject*)&CmxStreamContext_Type, args, kw);
+}
+
+static PyObject* py_synchronize(PyObject* m, PyObject* args, PyObject* kw) {
+  (void)m;
+  static char* kwlist[] = {"stream", NULL};
+  PyObject* o = Py_None;
+  if (!PyArg_ParseTupleAndKeywords(args, kw, "|O:synchronize", kwlist, &o))
+    return NULL;
+  cmx_stream s;
+  if (cmxpy_stream_arg(o, &s) < 0) return NULL;
+  cmx_status st;
+  Py_BEGIN_ALLOW_THREADS st = cmx_synchronize(s);
+  Py_END_ALLOW_THREADS if (st != CMX_OK) return cmxpy_raise(st);
+  Py_RETURN_NONE;
+}
+
+static PyObject* py_is_available(PyObject* m, PyObject* args, PyObject* kw) {
+  (void)m;
+  static char* kwlist[] = {"device", NULL};
+  PyObject* o;
+  cmx_device d;
+  if (!PyArg_ParseTupleAndKeywords(args, kw, "O:is_available", kwlist, &o) ||
+      device_arg(o, &d, "is_available") < 0)
+    return NULL;
+  return PyBool_FromLong(cmx_is_available(d));
+}
+
+static PyObject* py_device_count(PyObject* m, PyObject* args, PyObject* kw) {
+  (void)m;
+  static char* kwlist[] = {"device", NULL};
+  PyObject* o;
+  cmx_device d;
+  if (!PyArg_ParseTupleAndKeywords(args, kw, "O:device_count", kwlist, &o) ||
+      device_arg(o, &d, "device_count") < 0)
+    return NULL;
+  return PyLong_FromLong(cmx_device_count(d.type));
+}
+
+static PyObject* py_device_info(PyObject* m, PyObject* args, PyObject* kw) {
+  (void)m;
+  static char* kwlist[] = {"device", NULL};
+  PyObject* o = Py_None;
+  if (!PyArg_ParseTupleAndKeywords(args, kw, "|O:device_info", kwlist, &o))
+    return NULL;
+  cmx_device d = cmx_default_device();
+  if (o != Py_None && device_arg(o, &d, "device_info") < 0) return NULL;
+  if (!cmx_is_available(d)) {
+    PyErr_Format(PyExc_ValueError,
+                 "[device_info] device %s:%d is not available",
+                 type_name(d.type), d.index);
+    return NULL;
+  }
+  long pages = sysconf(_SC_PHYS_PAGES), psize = sysconf(_SC_PAGESIZE);
+  unsigned long long mem =
+      pages > 0 && psize > 0
+          ? (unsigned long long)pages * (unsigned long long)psize
+          : 0;
+  return Py_BuildValue("{s:s,s:i,s:K,s:l}", "device_name",
+                       d.type == CMX_GPU ? "gpu" : "cpu", "device_index",
+                       d.index, "memory_size", mem, "device_count",
+                       (long)cmx_device_count(d.type));
+}
+
+static PyMethodDef device_functions[] = {
+    {"default_device", py_default_device, METH_NOARGS,
+     "default_device($module, /)\n--\n\nGet the default device."},
+    {"set_default_device", (PyCFunction)(void (*)(void))py_set_default_device,
+     METH_VARARGS | METH_KEYWORDS,
+     "set_default_device($module, device)\n--\n\nSet the default device "
+     "(of the calling thread)."},
+    {"default_stream", (PyCFunction)(void (*)(void))py_default_stream,
+     METH_VARARGS | METH_KEYWORDS,
+     "default_stream($module, device)\n--\n\nGet the device's default "
+     "stream."},
+    {"set_default_stream", (PyCFunction)(void (*)(void))py_set_default_stream,
+     METH_VARARGS | METH_KEYWORDS,
+     "set_default_stream($module, stream)\n--\n\nSet the default stream.\n\n"
+     "This will make the given stream the default for the stream's device. "
+     "It will not change the default device.\n\n"
+     "Args:\n    stream (Stream): Stream to make the default."},
+    {"new_stream", (PyCFunction)(void (*)(void))py_new_stream,
+     METH_VARARGS | METH_KEYWORDS,
+     "new_stream($module, device)\n--\n\nMake a new stream on the given "
+     "device."},
+    {"stream", (PyCFunction)(void (*)(void))py_stream,
+     METH_VARARGS | METH_KEYWORDS,
+     "stream($module, s)\n--\n\nCreate a context manager to set the default "
+     "device and stream.\n\n"
+     "Args:\n    s: The :obj:`Stream` or :obj:`Device` to set as the "
+     "default.\n\n"
+     "Returns:\n    A context manager that sets the default device and "
+     "stream.\n\n"
+     "Example:\n\n    .. code-block::python\n\n      import cmx.core as mx\n\n"
+     "      with mx.stream(mx.cpu):\n          # Operations here use "
+     "mx.cpu by default.\n          pass"},
+    {"synchronize", (PyCFunction)(void (*)(void))py_synchronize,
+     METH_VARARGS | METH_KEYWORDS,
+     "synchronize($module, stream=None)\n--\n\nSynchronize with the given "
+     "stream.\n\n"
+     "Args:\n    stream (Stream, optional): The stream to synchronize with. "
+     "If ``None`` then the default stream of the default device is used. "
+     "Default: ``None``."},
+    {"is_available", (PyCFunction)(void (*)(void))py_is_available,
+     METH_VARARGS | METH_KEYWORDS,
+     "is_available($module, device)\n--\n\nWhether the device can run work "
+     "here (a GPU needs a CUDA driver and device)."},
+    {"device_count", (PyCFunction)(void (*)(void))py_device_count,
+     METH_VARARGS | METH_KEYWORDS,
+     "device_count($module, device)\n--\n\nThe number of devices of the "
+     "given type (a Device or DeviceType)."},
+    {"device_info", (PyCFunction)(void (*)(void))py_device_info,
+     METH_VARARGS | METH_KEYWORDS,
+     "device_info($module, device=None)\n--\n\nA dict describing the device "
+     "(default: the default device): device_name, device_index, "
+     "memory_size (bytes of host memory), device_count."},
+    {NULL, NULL, 0, NULL}};
+
+int cmxpy_init_device(PyObject* m) {
+  if (PyType_Ready(&CmxDevice_Type) < 0 || PyType_Ready(&CmxStream_Type) < 0 ||
+      PyType_Ready(&CmxStreamContext_Type) < 0)
+    return -1;
+  PyObject* enum_mod = PyImport_ImportModule("enum");
+  if (!enum_mod) return -1;
+  g_devtype_type = PyObject_CallMethod(enum_mod, "Enum", "s[(si)(si)]",
+                                       "DeviceType", "cpu", 0, "gpu", 1);
+  Py_DECREF(enum_mod);
+  if (!g_devtype_type) return -1;
+  PyObject* modname = PyModule_GetNameObject(m);
+  if (!modname) return -1;
+  int rc = PyObject_SetAttrString(g_devtype_type, "__module__", modname);
+  Py_DECREF(modname);
+  PyObject* doc = PyUnicode_FromString(
+      "The kind of a device: cpu or gpu (exported as mx.cpu and mx.gpu; "
+      "usable wherever a Device is, meaning index 0).");
+  if (!rc)
+    rc = doc ? PyObject_SetAttrString(g_devtype_type, "__doc__", doc) : -1;
+  Py_XDECREF(doc);
+  if (rc < 0) return -1;
+  static const char* names[2] = {"cpu", "gpu"};
+  for (int i = 0; i < 2; i++) {
+    g_devtype[i] = PyObject_GetAttrString(g_devtype_type, names[i]);
+    if (!g_devtype[i]) return -1;
+    Py_INCREF(g_devtype[i]);
+    if (PyModule_AddObject(m, names[i], g_devtype[i]) < 0) return -1;
+  }
+  Py_INCREF(g_devtype_type);
+  if (PyModule_AddObject(m, "DeviceType", g_devtype_type) < 0) return -1;
+  PyTypeObject* types[] = {&CmxDevice_Type, &CmxStream_Type,
+                           &CmxStreamContext_Type};
+  const char* tnames[] = {"Device", "Stream", "StreamContext"};
+  for (int i = 0; i < 3; i++) {
+    Py_INCREF(types[i]);
+    if (PyModule_AddObject(m, tnames[i], (PyObject*)types[i]) < 0) return -1;
+  }
+  return PyModule_AddFunctions(m, device_functions);
+}

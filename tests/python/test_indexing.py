@@ -1,0 +1,169 @@
+"""Indexing: a[key], a[key] = v, a.at[key].op(v), compared with NumPy."""
+import numpy as np
+import pytest
+
+import cmx.core as mx
+from conftest import need
+
+X = np.arange(60, dtype=np.int32).reshape(3, 4, 5)
+
+GET_KEYS = [
+    0, -1, 2, (1, 2), (1, 2, 3), (-1, -2, -3),
+    slice(None), slice(1, None), slice(None, 2), slice(None, None, -1),
+    slice(None, None, 2), slice(-10, None, -1), slice(5, 1, -1), slice(1, 1),
+    slice(-2, -1), slice(100, 200),
+    (slice(None), 0), (slice(None), slice(None, None, -2)),
+    (Ellipsis, 0), (0, Ellipsis), (Ellipsis,), (), (1, Ellipsis, None),
+    (None,), (0, None, slice(1, 3)), (None, Ellipsis, None),
+    (2, slice(None), slice(4, 0, -2)), (slice(None, None, -1), 1, slice(None, None, 3)),
+]
+
+
+@need("slice", "reshape")
+@pytest.mark.parametrize("key", GET_KEYS, ids=repr)
+def test_getitem_matches_numpy(key):
+    a = mx.array(X)
+    got = a[key]
+    ref = X[key]
+    assert got.shape == ref.shape
+    np.testing.assert_array_equal(np.array(got), ref)
+
+
+@need("slice", "reshape")
+def test_getitem_documented_examples():
+    arr = mx.arange(10)
+    assert arr[3].item() == 3 and arr[3].dtype == mx.int32 and arr[3].shape == ()
+    assert arr[-2].item() == 8
+    assert arr[2:8:2].tolist() == [2, 4, 6]
+    arr = mx.arange(8).reshape(2, 2, 2)
+    assert arr[:, :, 0].tolist() == [[0, 2], [4, 6]]
+    assert arr[..., 0].tolist() == [[0, 2], [4, 6]]
+    assert mx.arange(8)[None].shape == (1, 8)
+
+
+@need("slice", "reshape")
+def test_getitem_numpy_integer_keys():
+    a = mx.array(X)
+    np.testing.assert_array_equal(np.array(a[np.int64(1)]), X[1])
+    np.testing.assert_array_equal(np.array(a[:, np.int32(-1)]), X[:, -1])
+
+
+def test_getitem_errors():
+    a = mx.array(X)
+    with pytest.raises(IndexError, match="out of bounds"):
+        a[3]
+    with pytest.raises(IndexError, match="out of bounds"):
+        a[0, -5]
+    with pytest.raises(IndexError, match="too many indices"):
+        a[0, 0, 0, 0]
+    with pytest.raises(IndexError, match="single ellipsis"):
+        a[..., 0, ...]
+    with pytest.raises(IndexError):
+        a[1.5]
+    with pytest.raises(IndexError):
+        a["x"]
+    with pytest.raises(IndexError):
+        mx.array(1)[0]
+    with pytest.raises(ValueError, match="boolean"):
+        a[True]
+
+
+def test_getitem_without_slicing():
+    a = mx.array(7)
+    assert a[()].item() == 7
+    assert a[...].item() == 7
+    b = mx.array([1, 2])
+    assert b[:].tolist() == [1, 2]
+
+
+def test_array_indices_need_gather():
+    a = mx.array(X)
+    with pytest.raises(NotImplementedError, match="gather"):
+        a[mx.array([0, 1])]
+    with pytest.raises(NotImplementedError, match="gather"):
+        a[[0, 1]]
+    with pytest.raises(NotImplementedError, match="scatter"):
+        a[mx.array([0])] = 1
+
+
+SET_CASES = [
+    (2, 0),
+    (-1, 5),
+    ((0, 1), [1, 2, 3, 4, 5]),
+    ((slice(None), 0), 7),
+    ((slice(None), 0), [[1, 2, 3, 4, 5]]),
+    ((Ellipsis, 1), np.arange(12).reshape(3, 4)),
+    ((slice(None, None, -1), slice(1, 3)), np.arange(5)),
+    ((None, 1, slice(None, None, 2)), np.ones((1, 2, 5))),
+    ((1, None), 3),
+    ((slice(0, 3, 2), 2, slice(4, 0, -2)), [[10, 20], [30, 40]]),
+    ((), 1),
+]
+
+
+@need("slice_update", "reshape")
+@pytest.mark.parametrize("key,value", SET_CASES, ids=repr)
+def test_setitem_matches_numpy(key, value):
+    ref = X.copy()
+    ref[key] = value
+    a = mx.array(X)
+    v = mx.array(value) if isinstance(value, (list, np.ndarray)) else value
+    a[key] = v
+    assert a.dtype == mx.int32
+    np.testing.assert_array_equal(np.array(a), ref)
+
+
+@need("slice_update", "reshape")
+def test_setitem_visible_through_references():
+    a = mx.array([1, 2, 3])
+    b = a
+    b[2] = 0
+    assert b.tolist() == [1, 2, 0]
+    assert a.tolist() == [1, 2, 0]
+
+
+@need("slice_update", "reshape")
+def test_setitem_converts_to_the_array_dtype():
+    a = mx.zeros((3,), dtype=mx.int32)
+    a[1] = 2.7
+    assert a.dtype == mx.int32 and a.tolist() == [0, 2, 0]
+    f = mx.zeros((2,), dtype=mx.float16)
+    f[0] = mx.array(1.5, dtype=mx.float32)
+    assert f.dtype == mx.float16 and f.tolist() == [1.5, 0.0]
+
+
+@need("slice_update", "reshape")
+def test_setitem_errors():
+    a = mx.zeros((3, 4))
+    with pytest.raises(ValueError, match="broadcast"):
+        a[0] = mx.zeros((3,))
+    with pytest.raises(ValueError, match="broadcast"):
+        a[:, 1] = mx.zeros((4,))
+    with pytest.raises(IndexError):
+        a[5] = 1
+    with pytest.raises(ValueError, match="overflow"):
+        mx.zeros((2,), dtype=mx.int8)[0] = 1000
+    with pytest.raises(TypeError):
+        del a[0]
+
+
+@need("slice", "slice_update", "reshape", "add", "subtract", "multiply", "divide", "maximum", "minimum")
+def test_at_updates():
+    x = np.arange(6, dtype=np.float32).reshape(2, 3)
+    a = mx.array(x)
+    for name, fn in [
+        ("add", np.add), ("subtract", np.subtract), ("multiply", np.multiply),
+        ("divide", np.divide), ("maximum", np.maximum), ("minimum", np.minimum),
+    ]:
+        ref = x.copy()
+        ref[:, 1:] = fn(ref[:, 1:], 2.5)
+        got = getattr(a.at[:, 1:], name)(2.5)
+        np.testing.assert_allclose(np.array(got), ref)
+    np.testing.assert_array_equal(np.array(a), x)  # a itself is unchanged
+
+
+@need("slice", "slice_update", "reshape")
+def test_at_add_documented():
+    assert mx.array([0, 0]).at[1].add(2).tolist() == [0, 2]
+    with pytest.raises(NotImplementedError):
+        mx.array([0, 0]).at[mx.array([0, 1, 0])].add(1)

@@ -1,0 +1,108 @@
+"""Memory statistics and limits."""
+import gc
+
+import numpy as np
+import pytest
+
+import cmx.core as mx
+
+MB = 1 << 20
+
+
+def test_active_and_peak_memory():
+    gc.collect()
+    base = mx.get_active_memory()
+    a = mx.array(np.zeros(4 * MB // 4, np.float32))
+    mx.eval(a)
+    assert mx.get_active_memory() >= base + 4 * MB
+    assert mx.get_peak_memory() >= mx.get_active_memory()
+    del a
+    gc.collect()
+    assert mx.get_active_memory() < base + 4 * MB
+    mx.reset_peak_memory()
+    assert mx.get_peak_memory() == mx.get_active_memory()
+
+
+def test_cache():
+    a = mx.array(np.ones(MB // 4, np.float32)) + 1
+    mx.eval(a)
+    del a
+    old = mx.set_cache_limit(64 * MB)
+    try:
+        assert isinstance(old, int)
+        mx.clear_cache()
+        assert mx.get_cache_memory() == 0
+    finally:
+        mx.set_cache_limit(old)
+
+
+def test_memory_limit():
+    old = mx.set_memory_limit(64 * MB)
+    try:
+        assert mx.get_memory_limit() == 64 * MB
+        with pytest.raises((MemoryError, RuntimeError), match="memory limit"):
+            mx.eval(mx.broadcast_to(mx.array(1.0), (256 * MB // 4,)) + 1)
+        with pytest.raises(MemoryError, match="memory limit"):
+            mx.array(np.zeros(128 * MB // 4, np.float32))  # from_data allocates
+    finally:
+        assert mx.set_memory_limit(old) == 64 * MB
+    a = mx.array([1.0]) + 1
+    assert a.item() == 2.0
+
+
+@pytest.mark.xfail(reason="libcmx reports failures during evaluation as "
+                   "CMX_ERR_RUNTIME (a node keeps only the message)", strict=False)
+def test_memory_limit_during_eval_is_memory_error():
+    old = mx.set_memory_limit(64 * MB)
+    try:
+        with pytest.raises(MemoryError):
+            mx.eval(mx.broadcast_to(mx.array(1.0), (256 * MB // 4,)) + 1)
+    finally:
+        mx.set_memory_limit(old)
+
+
+def test_bad_limits():
+    with pytest.raises(ValueError):
+        mx.set_memory_limit(-1)
+    with pytest.raises(TypeError):
+        mx.set_cache_limit("1")
+    assert mx.set_wired_limit(0) == 0
+
+
+def test_no_leaked_buffers():
+    """Conversions, ops, indexing, exports and pickling release every
+    buffer they create: active memory returns to its starting value."""
+    import pickle
+
+    def work():
+        x = np.arange(256 * 1024, dtype=np.float32)
+        a = mx.array(x)
+        b = mx.array(x.tolist()[:1000])
+        c = (a + 1) + b.sum() if hasattr(mx, "sum") else (a + 1)
+        mx.eval(c)
+        np.asarray(c)
+        memoryview(c).tobytes()
+        np.from_dlpack(c)
+        mx.from_dlpack(x)
+        a.__dlpack__()
+        pickle.loads(pickle.dumps(a))
+        a.tolist()
+        if hasattr(mx, "reshape"):
+            d = a.reshape(512, 512)
+            d[1:3, ::2] = 5.0
+            d[0].tolist()
+            [r for r in d[:4]]
+        try:
+            a + "x"
+        except ValueError:
+            pass
+        mx.array([a[:10], a[10:20]]) if hasattr(mx, "slice") else None
+
+    work()  # warm caches (streams, thread pools)
+    gc.collect()
+    base = mx.get_active_memory()
+    for _ in range(5):
+        work()
+    gc.collect()
+    mx.synchronize()
+    assert mx.get_active_memory() <= base
