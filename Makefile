@@ -37,8 +37,8 @@ test-asan: bootstrap
 # collected", counts as a failure).
 test-python: build
 	@test -x $(VENV_PY) || python3 -m venv $(VENV)
-	@$(VENV_PY) -c "import numpy, pytest" 2>/dev/null || \
-	  $(VENV_PY) -m pip install -q numpy pytest
+	@$(VENV_PY) -c "import numpy, pytest, safetensors, gguf" 2>/dev/null || \
+	  $(VENV_PY) -m pip install -q numpy pytest safetensors gguf
 	@cmake -S . -B $(BUILD) -DPython3_EXECUTABLE=$(abspath $(VENV_PY)) >/dev/null
 	@cmake --build $(BUILD) -j $(JOBS)
 	PYTHONPATH=$(abspath $(BUILD))/python $(VENV_PY) -m pytest -q tests/python; \
