@@ -360,6 +360,60 @@ static void test_skewed_rows(void) {
     CHECK(exact(&g, &wi, "skewed argsort"));
     h_free(&g);
     cmx_array_release(r);
+    lines_t l = lines_of(&n, 1, 0);
+    int64_t kths[4] = {0, 5, n / 2, n - 1};
+    for (int ki = 0; ki < 4; ki++) {
+      OK(cmx_partition(&r, a, (int)kths[ki], NULL, S));
+      g = h_read(r);
+      CHECK(check_partition(&g, &wv, &l, kths[ki], "skewed partition"));
+      h_free(&g);
+      cmx_array_release(r);
+      OK(cmx_argpartition(&r, a, (int)kths[ki], NULL, S));
+      g = h_read(r);
+      CHECK(
+          check_argpartition(&g, &x, &wi, &l, kths[ki], "skewed argpartition"));
+      h_free(&g);
+      cmx_array_release(r);
+    }
+    cmx_array_release(a);
+    h_free(&x);
+    h_free(&wv);
+    h_free(&wi);
+  }
+}
+
+/* Partitions of ordered inputs (sorted, reversed, organ pipe, sawtooth,
+ * constant) large enough for the branch-free selection. */
+static void test_partition_patterns(void) {
+  int64_t n = 20011;
+  for (int pat = 0; pat < 5; pat++) {
+    h_tensor x = h_alloc(&n, 1, CMX_INT32);
+    for (int64_t i = 0; i < n; i++)
+      x.re[i] = pat == 0   ? (double)i
+                : pat == 1 ? (double)(n - i)
+                : pat == 2 ? (double)(i < n / 2 ? i : n - i)
+                : pat == 3 ? (double)(i % 97)
+                           : 7.0;
+    h_tensor wv, wi;
+    ref_sort(&x, 0, &wv, &wi);
+    lines_t l = lines_of(&n, 1, 0);
+    cmx_array a = h_array(&x, H_CONTIG), r = NULL;
+    int64_t kths[5] = {0, 1, n / 3, n - 2, n - 1};
+    for (int ki = 0; ki < 5; ki++) {
+      char what[64];
+      snprintf(what, sizeof what, "pattern %d kth %lld", pat,
+               (long long)kths[ki]);
+      OK(cmx_partition(&r, a, (int)kths[ki], NULL, S));
+      h_tensor g = h_read(r);
+      CHECK(check_partition(&g, &wv, &l, kths[ki], what));
+      h_free(&g);
+      cmx_array_release(r);
+      OK(cmx_argpartition(&r, a, (int)kths[ki], NULL, S));
+      g = h_read(r);
+      CHECK(check_argpartition(&g, &x, &wi, &l, kths[ki], what));
+      h_free(&g);
+      cmx_array_release(r);
+    }
     cmx_array_release(a);
     h_free(&x);
     h_free(&wv);
@@ -589,6 +643,7 @@ int main(void) {
   RUN(test_sort_all);
   RUN(test_large_rows);
   RUN(test_skewed_rows);
+  RUN(test_partition_patterns);
   RUN(test_stability);
   RUN(test_int64_extremes);
   RUN(test_topk);

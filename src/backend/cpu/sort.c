@@ -294,14 +294,14 @@ static char* scratch_get(scratch* w, size_t bytes) {
 }
 
 /* Sorts or selects the records of a (bits-wide keys shifted by sh). */
-#define DISPATCH(R, a, t)                         \
-  do {                                            \
-    if (part)                                     \
-      ok = select_##R(a, t, n, J->kth, sh, bits); \
-    else if (J->parallel_row)                     \
-      ok = psort_##R(a, t, n, sh, bits);          \
-    else                                          \
-      ok = sort_##R(a, t, n, sh, bits);           \
+#define DISPATCH(R, a, t)                \
+  do {                                   \
+    if (part)                            \
+      select_##R(a, t, n, J->kth);       \
+    else if (J->parallel_row)            \
+      ok = psort_##R(a, t, n, sh, bits); \
+    else                                 \
+      ok = sort_##R(a, t, n, sh, bits);  \
   } while (0)
 
 static bool do_row(job* J, scratch* w, const char* in, char* out) {
