@@ -408,6 +408,11 @@ static cmx_status run_sort(const cmx_primitive* p, const cmx_array* in,
   J->mode = mode;
   J->kth = q->kth;
   J->f = fns_of(a->dtype);
+  if (!J->f) {
+    free(J);
+    return cmx_kernel_error(CMX_ERR_TYPE, "[%s] unsupported dtype",
+                            cmx_primitive_name(p));
+  }
   J->isz = (int64_t)cmx_dtype_size(a->dtype);
   J->in = cmx__node_ptr(a);
   J->out = cmx__node_ptr(o);
@@ -435,11 +440,6 @@ static cmx_status run_sort(const cmx_primitive* p, const cmx_array* in,
   }
   int64_t rows = o->size / J->n;
   int threads = cmx__pool_threads();
-  if (!J->f) {
-    free(J);
-    return cmx_kernel_error(CMX_ERR_TYPE, "[%s] unsupported dtype",
-                            cmx_primitive_name(p));
-  }
   if (rows < threads && J->n >= CMX__SORT_PAR_MIN && mode != M_PART &&
       mode != M_ARGPART) {
     J->parallel_row = true;
