@@ -63,10 +63,18 @@ static void run_cmx(void* p) {
   cmx_array r = NULL;
   cmx_status st;
   switch (c->kind) {
-    case 0: st = cmx_sort(&r, c->a, &c->axis, S); break;
-    case 1: st = cmx_argsort(&r, c->a, &c->axis, S); break;
-    case 2: st = cmx_partition(&r, c->a, (int)(c->n / 2), &c->axis, S); break;
-    default: st = cmx_cumsum(&r, c->a, &c->axis, false, true, S); break;
+    case 0:
+      st = cmx_sort(&r, c->a, &c->axis, S);
+      break;
+    case 1:
+      st = cmx_argsort(&r, c->a, &c->axis, S);
+      break;
+    case 2:
+      st = cmx_partition(&r, c->a, (int)(c->n / 2), &c->axis, S);
+      break;
+    default:
+      st = cmx_cumsum(&r, c->a, &c->axis, false, true, S);
+      break;
   }
   if (st == CMX_OK) st = cmx_eval(&r, 1);
   if (st != CMX_OK) {
@@ -131,16 +139,18 @@ int main(void) {
   double t_memcpy = median_time(run_memcpy, &c, 1, 9);
   double t_sort = median_time(run_cmx, &c, 1, 7);
   double t_qsort = median_time(run_qsort, &c, 0, 3);
-  printf("sort 16M f32:      cmx %8.1f ms   qsort %8.1f ms   (%.1fx faster; "
-         "memcpy floor %.1f ms)\n",
-         1e3 * t_sort, 1e3 * t_qsort, t_qsort / t_sort, 1e3 * t_memcpy);
+  printf(
+      "sort 16M f32:      cmx %8.1f ms   qsort %8.1f ms   (%.1fx faster; "
+      "memcpy floor %.1f ms)\n",
+      1e3 * t_sort, 1e3 * t_qsort, t_qsort / t_sort, 1e3 * t_memcpy);
 
   c.kind = 1;
   double t_arg = median_time(run_cmx, &c, 1, 5);
   double t_qp = median_time(run_qsort_pairs, &c, 0, 3);
-  printf("argsort 16M f32:   cmx %8.1f ms   qsort pairs %8.1f ms   (%.1fx "
-         "faster)\n",
-         1e3 * t_arg, 1e3 * t_qp, t_qp / t_arg);
+  printf(
+      "argsort 16M f32:   cmx %8.1f ms   qsort pairs %8.1f ms   (%.1fx "
+      "faster)\n",
+      1e3 * t_arg, 1e3 * t_qp, t_qp / t_arg);
 
   ctx_t c2 = {a2, 1, 0, x, buf, 4096};
   double t_rows = median_time(run_cmx, &c2, 1, 5);

@@ -1,7 +1,8 @@
 /* Scan ops: cumsum, cumprod, cummax, cummin, logcumsumexp (the Scan
  * primitive), and diff. */
-#include "ops/ops_internal.h"
 #include "primitives/scan.h"
+
+#include "ops/ops_internal.h"
 
 static cmx_array scan(const char* op, cmx__scan_kind kind, cmx_array a,
                       const int* axis, bool reverse, bool inclusive,
@@ -25,8 +26,8 @@ static cmx_array scan(const char* op, cmx__scan_kind kind, cmx_array a,
   if (kind == CMX__SCAN_SUM && dt == CMX_BOOL) dt = CMX_INT32;
   if (kind == CMX__SCAN_LOGADDEXP) {
     if (cmx_dtype_is_complex(dt))
-      return CMX__FAIL(CMX_ERR_TYPE,
-                       "[%s] Not supported for complex inputs.", op);
+      return CMX__FAIL(CMX_ERR_TYPE, "[%s] Not supported for complex inputs.",
+                       op);
     if (!cmx_dtype_is_inexact(dt)) dt = CMX_FLOAT32;
   }
   a = cmx__as_dtype(a, dt, s);
@@ -35,14 +36,14 @@ static cmx_array scan(const char* op, cmx__scan_kind kind, cmx_array a,
                     dt);
 }
 
-#define SCAN_OP(name, kind)                                                 \
-  cmx_array cmx__##name(cmx_array a, const int* axis, bool reverse,        \
-                        bool inclusive, cmx_stream s) {                     \
-    return scan(#name, kind, a, axis, reverse, inclusive, s);               \
-  }                                                                         \
+#define SCAN_OP(name, kind)                                               \
+  cmx_array cmx__##name(cmx_array a, const int* axis, bool reverse,       \
+                        bool inclusive, cmx_stream s) {                   \
+    return scan(#name, kind, a, axis, reverse, inclusive, s);             \
+  }                                                                       \
   cmx_status cmx_##name(cmx_array* out, cmx_array a, const int* axis,     \
-                        bool reverse, bool inclusive, cmx_stream s) {       \
-    CMX__PUBLIC(out, #name, cmx__##name(a, axis, reverse, inclusive, s));   \
+                        bool reverse, bool inclusive, cmx_stream s) {     \
+    CMX__PUBLIC(out, #name, cmx__##name(a, axis, reverse, inclusive, s)); \
   }
 SCAN_OP(cumsum, CMX__SCAN_SUM)
 SCAN_OP(cumprod, CMX__SCAN_PROD)

@@ -1,10 +1,11 @@
 /* Sort and select ops: sort, argsort, partition, argpartition, topk,
  * searchsorted. Validation and messages follow MLX. */
+#include "primitives/sort.h"
+
 #include <stdint.h>
 #include <string.h>
 
 #include "ops/ops_internal.h"
-#include "primitives/sort.h"
 
 /* The array to work on and its axis: a with *axis normalised, or the
  * flattened a with axis 0 when axis is NULL. Axes longer than uint32
@@ -53,10 +54,9 @@ cmx_array cmx__argsort(cmx_array a, const int* axis, cmx_stream s) {
   return sort_like("argsort", &cmx__vt_ArgSort, a, axis, CMX_UINT32, s);
 }
 
-static cmx_array partition_like(const char* op,
-                                const cmx_primitive_vtable* vt, cmx_array a,
-                                int kth, const int* axis, cmx_dtype out_dt,
-                                cmx_stream s) {
+static cmx_array partition_like(const char* op, const cmx_primitive_vtable* vt,
+                                cmx_array a, int kth, const int* axis,
+                                cmx_dtype out_dt, cmx_stream s) {
   int ax;
   cmx_array x = along(op, a, axis, &ax, s);
   if (!x) return NULL;
@@ -74,8 +74,7 @@ static cmx_array partition_like(const char* op,
                     out_dt == CMX_DTYPE_AUTO ? x->dtype : out_dt);
 }
 
-cmx_array cmx__partition(cmx_array a, int kth, const int* axis,
-                         cmx_stream s) {
+cmx_array cmx__partition(cmx_array a, int kth, const int* axis, cmx_stream s) {
   return partition_like("partition", &cmx__vt_Partition, a, kth, axis,
                         CMX_DTYPE_AUTO, s);
 }
@@ -130,8 +129,8 @@ cmx_array cmx__searchsorted(cmx_array sorted_sequence, cmx_array values,
   cmx_array in[2] = {cmx__as_dtype(sorted_sequence, dt, s),
                      cmx__as_dtype(values, dt, s)};
   cmx__searchsorted_params q = {right ? 1 : 0};
-  return cmx__apply(&cmx__vt_SearchSorted, &q, sizeof q, s, in, 2,
-                    values->dims, values->ndim, CMX_UINT32);
+  return cmx__apply(&cmx__vt_SearchSorted, &q, sizeof q, s, in, 2, values->dims,
+                    values->ndim, CMX_UINT32);
 }
 
 cmx_status cmx_sort(cmx_array* out, cmx_array a, const int* axis,
@@ -144,8 +143,8 @@ cmx_status cmx_argsort(cmx_array* out, cmx_array a, const int* axis,
   CMX__PUBLIC(out, "argsort", cmx__argsort(a, axis, s));
 }
 
-cmx_status cmx_partition(cmx_array* out, cmx_array a, int kth,
-                         const int* axis, cmx_stream s) {
+cmx_status cmx_partition(cmx_array* out, cmx_array a, int kth, const int* axis,
+                         cmx_stream s) {
   CMX__PUBLIC(out, "partition", cmx__partition(a, kth, axis, s));
 }
 
@@ -195,13 +194,13 @@ static cmx_array gather_axes(const char* op, cmx_array a, const int* axes,
   return cmx__reshape(t, kept, k + 1, s);
 }
 
-cmx_array cmx__median(cmx_array a, const int* axes, int naxes,
-                      bool keepdims, cmx_stream s) {
+cmx_array cmx__median(cmx_array a, const int* axes, int naxes, bool keepdims,
+                      cmx_stream s) {
   if (!CMX__ARGS("median", a)) return NULL;
   int64_t kept[CMX_MAX_NDIM + 1], keep_shape[CMX_MAX_NDIM], count;
   int nkept;
-  cmx_array x = gather_axes("median", a, axes, naxes, kept, &nkept,
-                            keep_shape, &count, s);
+  cmx_array x = gather_axes("median", a, axes, naxes, kept, &nkept, keep_shape,
+                            &count, s);
   if (!x) return NULL;
   if (count == 0)
     return CMX__FAIL(CMX_ERR_VALUE,
@@ -209,30 +208,28 @@ cmx_array cmx__median(cmx_array a, const int* axes, int naxes,
                      "slice.");
   cmx_dtype odt = cmx_dtype_is_inexact(a->dtype) ? a->dtype : CMX_FLOAT32;
   /* float16/bfloat16 average in float32, rounding once */
-  cmx_dtype cdt =
-      odt == CMX_FLOAT16 || odt == CMX_BFLOAT16 ? CMX_FLOAT32 : odt;
+  cmx_dtype cdt = odt == CMX_FLOAT16 || odt == CMX_BFLOAT16 ? CMX_FLOAT32 : odt;
   int last = nkept;
   cmx_array sorted = cmx__sort(x, &last, s);
   int64_t start[CMX_MAX_NDIM + 1] = {0}, stop[CMX_MAX_NDIM + 1];
   memcpy(stop, kept, sizeof(int64_t) * (size_t)(nkept + 1));
   start[nkept] = (count - 1) / 2;
   stop[nkept] = start[nkept] + 1;
-  cmx_array mid = cmx__as_dtype(cmx__slice(sorted, start, stop, NULL, s),
-                                cdt, s);
+  cmx_array mid =
+      cmx__as_dtype(cmx__slice(sorted, start, stop, NULL, s), cdt, s);
   if (count % 2 == 0) { /* halves first: no overflow near the maximum */
     start[nkept] = count / 2;
     stop[nkept] = count / 2 + 1;
-    cmx_array hi = cmx__as_dtype(cmx__slice(sorted, start, stop, NULL, s),
-                                 cdt, s);
+    cmx_array hi =
+        cmx__as_dtype(cmx__slice(sorted, start, stop, NULL, s), cdt, s);
     cmx_array half = cmx__scalar(0.5, cdt);
-    mid = cmx__add(cmx__multiply(mid, half, s), cmx__multiply(hi, half, s),
-                   s);
+    mid = cmx__add(cmx__multiply(mid, half, s), cmx__multiply(hi, half, s), s);
   }
   if (cmx_dtype_is_inexact(a->dtype)) { /* NaNs sort last: any NaN wins */
     start[nkept] = count - 1;
     stop[nkept] = count;
-    cmx_array top = cmx__as_dtype(cmx__slice(sorted, start, stop, NULL, s),
-                                  cdt, s);
+    cmx_array top =
+        cmx__as_dtype(cmx__slice(sorted, start, stop, NULL, s), cdt, s);
     mid = cmx__where(cmx__isnan(top, s), top, mid, s);
   }
   mid = cmx__as_dtype(mid, odt, s);
@@ -251,8 +248,8 @@ cmx_array cmx__count_nonzero(cmx_array a, const int* axes, int naxes,
   return cmx__as_dtype(cmx__sum(nz, axes, naxes, keepdims, s), CMX_INT32, s);
 }
 
-cmx_status cmx_median(cmx_array* out, cmx_array a, const int* axes,
-                      int naxes, bool keepdims, cmx_stream s) {
+cmx_status cmx_median(cmx_array* out, cmx_array a, const int* axes, int naxes,
+                      bool keepdims, cmx_stream s) {
   CMX__PUBLIC(out, "median", cmx__median(a, axes, naxes, keepdims, s));
 }
 

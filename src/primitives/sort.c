@@ -17,8 +17,7 @@ static void partition_print(const cmx_primitive* p, char* buf, size_t size) {
            (long long)q->kth, (int)q->axis);
 }
 
-static void searchsorted_print(const cmx_primitive* p, char* buf,
-                               size_t size) {
+static void searchsorted_print(const cmx_primitive* p, char* buf, size_t size) {
   const cmx__searchsorted_params* q = cmx_primitive_params(p);
   snprintf(buf, size, "SearchSorted(side=%s)", q->right ? "right" : "left");
 }

@@ -2,9 +2,10 @@
  * all, an empty list), keepdims on and off, every dtype and three layouts.
  * median's reference gathers each reduced slice in double, sorts it, and
  * takes the middle element or the mean of the two middle ones (NaN when
- * the slice holds one: NumPy's last sorted element), rounded to the result dtype (float32 for
- * integers and bool). count_nonzero's reference counts elements with a
- * nonzero real or imaginary part (NaN counts, -0.0 does not). */
+ * the slice holds one: NumPy's last sorted element), rounded to the result
+ * dtype (float32 for integers and bool). count_nonzero's reference counts
+ * elements with a nonzero real or imaginary part (NaN counts, -0.0 does not).
+ */
 #include "harness.h"
 
 #define S CMX_STREAM_DEFAULT
@@ -45,11 +46,14 @@ static h_tensor reference(int which, const h_tensor* x, const axes_t* ax,
   for (int d = 0; d < x->ndim; d++) {
     ksh[d] = reduced[d] ? 1 : x->shape[d];
     if (!reduced[d]) osh[ond++] = x->shape[d];
-    if (reduced[d]) count *= x->shape[d];
-    else outs *= x->shape[d];
+    if (reduced[d])
+      count *= x->shape[d];
+    else
+      outs *= x->shape[d];
   }
-  cmx_dtype odt = which ? CMX_INT32
-                  : cmx_dtype_is_inexact(x->dtype) ? x->dtype : CMX_FLOAT32;
+  cmx_dtype odt = which                            ? CMX_INT32
+                  : cmx_dtype_is_inexact(x->dtype) ? x->dtype
+                                                   : CMX_FLOAT32;
   h_tensor w = keepdims ? h_alloc(ksh, x->ndim, odt) : h_alloc(osh, ond, odt);
   double* vals = malloc(sizeof(double) * 2 * (size_t)(count + 1));
   int64_t* fill = calloc((size_t)(outs + 1), sizeof(int64_t));
@@ -74,7 +78,8 @@ static h_tensor reference(int which, const h_tensor* x, const axes_t* ax,
     double* sl = slices[o];
     if (which) {
       int64_t c = 0;
-      for (int64_t k = 0; k < count; k++) c += sl[2 * k] != 0 || sl[2 * k + 1] != 0;
+      for (int64_t k = 0; k < count; k++)
+        c += sl[2 * k] != 0 || sl[2 * k + 1] != 0;
       w.re[o] = (double)c;
       continue;
     }
@@ -120,8 +125,8 @@ static h_tensor reference(int which, const h_tensor* x, const axes_t* ax,
   return w;
 }
 
-static const axes_t axes_list[] = {{-1, {0}},       {1, {0}},    {1, {-1}},
-                                   {2, {0, 2}},     {2, {-1, 1}}, {0, {0}},
+static const axes_t axes_list[] = {{-1, {0}},     {1, {0}},     {1, {-1}},
+                                   {2, {0, 2}},   {2, {-1, 1}}, {0, {0}},
                                    {3, {2, 0, 1}}};
 #define N_AXES ((int)(sizeof axes_list / sizeof axes_list[0]))
 
@@ -156,9 +161,8 @@ static void run(int which) {
             cmx_array a = h_array(&x, (h_layout)lay), r = NULL;
             const int* axp = ax->naxes < 0 ? NULL : ax->axes;
             int nax = ax->naxes < 0 ? 0 : ax->naxes;
-            cmx_status st =
-                which ? cmx_count_nonzero(&r, a, axp, nax, kd, S)
-                      : cmx_median(&r, a, axp, nax, kd, S);
+            cmx_status st = which ? cmx_count_nonzero(&r, a, axp, nax, kd, S)
+                                  : cmx_median(&r, a, axp, nax, kd, S);
             if (!which && count == 0) {
               CHECK_MSG(st == CMX_ERR_VALUE &&
                             strstr(cmx_last_error(), "[median] Cannot"),
@@ -182,8 +186,12 @@ static void run(int which) {
   }
 }
 
-static void test_median(void) { run(0); }
-static void test_count_nonzero(void) { run(1); }
+static void test_median(void) {
+  run(0);
+}
+static void test_count_nonzero(void) {
+  run(1);
+}
 
 static void test_cases(void) {
   /* huge values: the mean of the middle two must not overflow */

@@ -37,48 +37,75 @@ static double eps_acc(cmx_dtype dt) {
 }
 static double eps_out(cmx_dtype dt) {
   switch (dt) {
-    case CMX_FLOAT16: return 0x1p-10;
-    case CMX_BFLOAT16: return 0x1p-7;
-    case CMX_FLOAT64: return 0x1p-52;
-    default: return 0x1p-23;
+    case CMX_FLOAT16:
+      return 0x1p-10;
+    case CMX_BFLOAT16:
+      return 0x1p-7;
+    case CMX_FLOAT64:
+      return 0x1p-52;
+    default:
+      return 0x1p-23;
   }
 }
 
 /* v (uint64 bits of a wrapped integer result) as dtype dt's value. */
 static double wrap_to(uint64_t v, cmx_dtype dt) {
   switch (dt) {
-    case CMX_UINT8: return (uint8_t)v;
-    case CMX_UINT16: return (uint16_t)v;
-    case CMX_UINT32: return (uint32_t)v;
-    case CMX_UINT64: return (double)v;
-    case CMX_INT8: return (int8_t)(uint8_t)v;
-    case CMX_INT16: return (int16_t)(uint16_t)v;
-    case CMX_INT32: return (int32_t)(uint32_t)v;
-    default: return (double)(int64_t)v;
+    case CMX_UINT8:
+      return (uint8_t)v;
+    case CMX_UINT16:
+      return (uint16_t)v;
+    case CMX_UINT32:
+      return (uint32_t)v;
+    case CMX_UINT64:
+      return (double)v;
+    case CMX_INT8:
+      return (int8_t)(uint8_t)v;
+    case CMX_INT16:
+      return (int16_t)(uint16_t)v;
+    case CMX_INT32:
+      return (int32_t)(uint32_t)v;
+    default:
+      return (double)(int64_t)v;
   }
 }
 
 static double int_lowest(cmx_dtype dt) {
   switch (dt) {
-    case CMX_BOOL: return 0;
-    case CMX_INT8: return INT8_MIN;
-    case CMX_INT16: return INT16_MIN;
-    case CMX_INT32: return INT32_MIN;
-    case CMX_INT64: return (double)INT64_MIN;
-    default: return 0;
+    case CMX_BOOL:
+      return 0;
+    case CMX_INT8:
+      return INT8_MIN;
+    case CMX_INT16:
+      return INT16_MIN;
+    case CMX_INT32:
+      return INT32_MIN;
+    case CMX_INT64:
+      return (double)INT64_MIN;
+    default:
+      return 0;
   }
 }
 static double int_highest(cmx_dtype dt) {
   switch (dt) {
-    case CMX_BOOL: return 1;
-    case CMX_UINT8: return UINT8_MAX;
-    case CMX_UINT16: return UINT16_MAX;
-    case CMX_UINT32: return UINT32_MAX;
-    case CMX_UINT64: return (double)UINT64_MAX;
-    case CMX_INT8: return INT8_MAX;
-    case CMX_INT16: return INT16_MAX;
-    case CMX_INT32: return INT32_MAX;
-    default: return (double)INT64_MAX;
+    case CMX_BOOL:
+      return 1;
+    case CMX_UINT8:
+      return UINT8_MAX;
+    case CMX_UINT16:
+      return UINT16_MAX;
+    case CMX_UINT32:
+      return UINT32_MAX;
+    case CMX_UINT64:
+      return (double)UINT64_MAX;
+    case CMX_INT8:
+      return INT8_MAX;
+    case CMX_INT16:
+      return INT16_MAX;
+    case CMX_INT32:
+      return INT32_MAX;
+    default:
+      return (double)INT64_MAX;
   }
 }
 
@@ -104,14 +131,16 @@ static void reference(int kind, const h_tensor* x, int axis, bool reverse,
                       bool inclusive, h_tensor* want, double* tol) {
   cmx_dtype dt = x->dtype, odt = out_dtype(kind, dt);
   int64_t fshape[1] = {x->size};
-  lines_t l = axis < 0 ? lines_of(fshape, 1, 0)
-                       : lines_of(x->shape, x->ndim, axis);
+  lines_t l =
+      axis < 0 ? lines_of(fshape, 1, 0) : lines_of(x->shape, x->ndim, axis);
   *want = axis < 0 ? h_alloc(fshape, 1, odt) : h_alloc(x->shape, x->ndim, odt);
   bool fl = cmx_dtype_is_inexact(odt), cx = dt == CMX_COMPLEX64;
   for (int64_t L = 0; L < l.lines; L++) {
     uint64_t iacc = kind == PROD ? 1 : 0;
-    double facc = kind == PROD ? 1 : kind == MAX || kind == LAE ? -INFINITY
-                                   : kind == MIN ? INFINITY : 0;
+    double facc = kind == PROD                 ? 1
+                  : kind == MAX || kind == LAE ? -INFINITY
+                  : kind == MIN                ? INFINITY
+                                               : 0;
     double complex cacc = kind == PROD ? 1 : 0;
     double cre = kind == MAX ? -INFINITY : INFINITY, cim = cre; /* max/min */
     if (!fl && kind == MAX) facc = int_lowest(dt);
@@ -188,8 +217,8 @@ static void reference(int kind, const h_tensor* x, int axis, bool reverse,
 
 static bool compare(const h_tensor* got, const h_tensor* want,
                     const double* tol, const char* what) {
-  if (got->size < 0 || got->dtype != want->dtype ||
-      got->size != want->size || got->ndim != want->ndim) {
+  if (got->size < 0 || got->dtype != want->dtype || got->size != want->size ||
+      got->ndim != want->ndim) {
     fprintf(stderr, "FAIL %s: %s (dtype %s, want %s)\n", what,
             got->size < 0 ? cmx_last_error() : "wrong shape or dtype",
             cmx_dtype_name(got->dtype), cmx_dtype_name(want->dtype));
@@ -199,12 +228,13 @@ static bool compare(const h_tensor* got, const h_tensor* want,
     for (int part = 0; part < (got->im ? 2 : 1); part++) {
       double g = part ? got->im[i] : got->re[i];
       double w = part ? want->im[i] : want->re[i];
-      bool ok = (w != w) ? g != g
+      bool ok = (w != w)   ? g != g
                 : isinf(w) ? g == w
                            : g == g && fabs(g - w) <= tol[i];
       if (!ok) {
-        fprintf(stderr, "FAIL %s: element %lld part %d: got %.17g want "
-                        "%.17g (tol %g)\n",
+        fprintf(stderr,
+                "FAIL %s: element %lld part %d: got %.17g want "
+                "%.17g (tol %g)\n",
                 what, (long long)i, part, g, w, tol[i]);
         return false;
       }
@@ -215,12 +245,17 @@ static bool compare(const h_tensor* got, const h_tensor* want,
 
 /* Inputs per kind: ties and overflow for integers, values near 1 for
  * products, NaNs in some lines for max/min. */
-static h_tensor make_input(int kind, const int64_t* shape, int nd,
-                           cmx_dtype dt, uint64_t seed) {
+static h_tensor make_input(int kind, const int64_t* shape, int nd, cmx_dtype dt,
+                           uint64_t seed) {
   bool fl = cmx_dtype_is_inexact(dt);
   double lo = -4, hi = 4;
-  if (!fl) lo = kind == PROD ? -3 : kind == LAE ? -5 : -100,
-           hi = kind == PROD ? 3 : kind == LAE ? 5 : 100;
+  if (!fl)
+    lo = kind == PROD  ? -3
+         : kind == LAE ? -5
+                       : -100,
+    hi = kind == PROD  ? 3
+         : kind == LAE ? 5
+                       : 100;
   if (fl && kind == PROD) lo = 0.99, hi = 1.01;
   h_tensor x = h_random(shape, nd, dt, lo, hi, seed);
   if (x.im && kind == PROD)
@@ -371,8 +406,9 @@ static void test_errors(void) {
 /* diff: levels of differences in double, each rounded to the dtype as the
  * op's subtract rounds (not_equal for bool), so results match exactly. */
 static void test_diff(void) {
-  const h_shape shapes[] = {{1, {7}}, {1, {1}}, {1, {0}}, {2, {3, 5}},
-                            {3, {4, 1, 6}}, {3, {2, 0, 3}}, {2, {33, 65}}};
+  const h_shape shapes[] = {{1, {7}},     {1, {1}},       {1, {0}},
+                            {2, {3, 5}},  {3, {4, 1, 6}}, {3, {2, 0, 3}},
+                            {2, {33, 65}}};
   for (int di = 0; H_ALL[di] != CMX_NUM_DTYPES; di++) {
     cmx_dtype dt = H_ALL[di];
     for (int si = 0; si < (int)(sizeof shapes / sizeof shapes[0]); si++) {
@@ -402,8 +438,7 @@ static void test_diff(void) {
               for (int64_t i = 0; i < lo.n; i++) {
                 int64_t o = flat(&lo, L, i), a = flat(&li, L, i + 1),
                         b = flat(&li, L, i);
-                if (integer)
-                  u[o] = u[a] - u[b]; /* o < a: in place is safe */
+                if (integer) u[o] = u[a] - u[b]; /* o < a: in place is safe */
                 if (dt == CMX_BOOL)
                   nx.re[o] = cur.re[a] != cur.re[b];
                 else if (integer)
@@ -424,8 +459,8 @@ static void test_diff(void) {
             char what[128], ss[64];
             snprintf(what, sizeof what, "diff %s %s axis %d n %d %s",
                      cmx_dtype_name(dt),
-                     cmx__shape_str(sh->dims, sh->ndim, ss, sizeof ss), axis,
-                     n, h_layout_names[lay]);
+                     cmx__shape_str(sh->dims, sh->ndim, ss, sizeof ss), axis, n,
+                     h_layout_names[lay]);
             CHECK(h_close(&g, &cur, 0, 0, what));
             h_free(&g);
             cmx_array_release(a);

@@ -23,8 +23,7 @@ static int cmp_real(double a, double b) {
 
 /* NumPy's complex order: no NaN < imag NaN < real NaN < both NaN; within a
  * class by the parts that are numbers. Element i of ta against j of tb. */
-static int cmp2(const h_tensor* ta, int64_t i, const h_tensor* tb,
-                int64_t j) {
+static int cmp2(const h_tensor* ta, int64_t i, const h_tensor* tb, int64_t j) {
   if (!ta->im) return cmp_real(ta->re[i], tb->re[j]);
   double ar = ta->re[i], ai = ta->im[i], br = tb->re[j], bi = tb->im[j];
   int ca = (ar != ar) * 2 + (ai != ai), cb = (br != br) * 2 + (bi != bi);
@@ -149,10 +148,9 @@ static void ref_sort(const h_tensor* x, int axis, h_tensor* vals,
   free(tmp);
 }
 
-static bool exact(const h_tensor* got, const h_tensor* want,
-                  const char* what) {
-  if (got->size < 0 || got->dtype != want->dtype ||
-      got->ndim != want->ndim || got->size != want->size) {
+static bool exact(const h_tensor* got, const h_tensor* want, const char* what) {
+  if (got->size < 0 || got->dtype != want->dtype || got->ndim != want->ndim ||
+      got->size != want->size) {
     fprintf(stderr, "FAIL %s: result %s (dtype %s)\n", what,
             got->size < 0 ? cmx_last_error() : "of wrong shape or dtype",
             cmx_dtype_name(got->dtype));
@@ -161,8 +159,8 @@ static bool exact(const h_tensor* got, const h_tensor* want,
   for (int64_t i = 0; i < got->size; i++)
     if (!same_at(got, i, want, i)) {
       fprintf(stderr, "FAIL %s: element %lld got %g%+gj want %g%+gj\n", what,
-              (long long)i, got->re[i], got->im ? got->im[i] : 0.0,
-              want->re[i], want->im ? want->im[i] : 0.0);
+              (long long)i, got->re[i], got->im ? got->im[i] : 0.0, want->re[i],
+              want->im ? want->im[i] : 0.0);
       return false;
     }
   return true;
@@ -172,8 +170,7 @@ static bool exact(const h_tensor* got, const h_tensor* want,
  * got[kth] is the sorted element, and the elements before / after form the
  * same multisets as the sorted ones. */
 static bool check_partition(const h_tensor* got, const h_tensor* sorted,
-                            const lines_t* l, int64_t kth,
-                            const char* what) {
+                            const lines_t* l, int64_t kth, const char* what) {
   if (got->size != sorted->size || got->dtype != sorted->dtype) {
     fprintf(stderr, "FAIL %s: %s\n", what, cmx_last_error());
     return false;
@@ -196,8 +193,8 @@ static bool check_partition(const h_tensor* got, const h_tensor* sorted,
       }
     }
     if (!ok)
-      fprintf(stderr, "FAIL %s: line %lld is not partitioned at %lld\n",
-              what, (long long)L, (long long)kth);
+      fprintf(stderr, "FAIL %s: line %lld is not partitioned at %lld\n", what,
+              (long long)L, (long long)kth);
   }
   free(ix);
   free(tmp);
@@ -242,8 +239,8 @@ static void test_sort_all(void) {
     cmx_dtype dt = H_ALL[di];
     for (int si = 0; si < H_NUM_SHAPES + N_EXTRA; si++) {
       const shape_t* sh = shape_at(si);
-      h_tensor x = make_input(sh->dims, sh->nd, dt, (uint64_t)si * 13 + di,
-                              si % 2 == 0);
+      h_tensor x =
+          make_input(sh->dims, sh->nd, dt, (uint64_t)si * 13 + di, si % 2 == 0);
       for (int axi = -1; axi < 2 * sh->nd; axi++) {
         /* axi -1: flattened; then axes 0..nd-1 and -nd..-1 */
         int axis = axi < sh->nd ? axi : axi - 2 * sh->nd;
@@ -251,8 +248,8 @@ static void test_sort_all(void) {
         h_tensor wv, wi;
         ref_sort(&x, norm, &wv, &wi);
         int64_t fshape[1] = {x.size};
-        lines_t l = norm < 0 ? lines_of(fshape, 1, 0)
-                             : lines_of(x.shape, x.ndim, norm);
+        lines_t l =
+            norm < 0 ? lines_of(fshape, 1, 0) : lines_of(x.shape, x.ndim, norm);
         for (int lay = 0; lay < H_NUM_LAYOUTS; lay++) {
           if (lay == H_TRANSPOSED && sh->nd < 2) continue;
           if (lay == H_STRIDED && sh->nd < 1) continue;
@@ -339,10 +336,95 @@ static void test_large_rows(void) {
   }
 }
 
+/* Large rows with skewed keys: few distinct values (groups of equal keys
+ * far above the in-cache size), and two clusters whose top key bits agree
+ * (the multi-pass MSD path below the top pass). */
+static void test_skewed_rows(void) {
+  int64_t n = (1 << 20) + 3;
+  for (int kind = 0; kind < 2; kind++) {
+    cmx_dtype dt = kind ? CMX_INT64 : CMX_FLOAT32;
+    h_tensor x = h_random(&n, 1, dt, 0, 1048575, 21 + kind);
+    for (int64_t i = 0; i < n; i++)
+      x.re[i] = kind ? (double)((i % 2) << 40) + x.re[i]
+                     : (double)((int64_t)x.re[i] % 3);
+    h_tensor wv, wi;
+    ref_sort(&x, 0, &wv, &wi);
+    cmx_array a = h_array(&x, H_CONTIG), r = NULL;
+    OK(cmx_sort(&r, a, NULL, S));
+    h_tensor g = h_read(r);
+    CHECK(exact(&g, &wv, "skewed sort"));
+    h_free(&g);
+    cmx_array_release(r);
+    OK(cmx_argsort(&r, a, NULL, S));
+    g = h_read(r);
+    CHECK(exact(&g, &wi, "skewed argsort"));
+    h_free(&g);
+    cmx_array_release(r);
+    lines_t l = lines_of(&n, 1, 0);
+    int64_t kths[4] = {0, 5, n / 2, n - 1};
+    for (int ki = 0; ki < 4; ki++) {
+      OK(cmx_partition(&r, a, (int)kths[ki], NULL, S));
+      g = h_read(r);
+      CHECK(check_partition(&g, &wv, &l, kths[ki], "skewed partition"));
+      h_free(&g);
+      cmx_array_release(r);
+      OK(cmx_argpartition(&r, a, (int)kths[ki], NULL, S));
+      g = h_read(r);
+      CHECK(
+          check_argpartition(&g, &x, &wi, &l, kths[ki], "skewed argpartition"));
+      h_free(&g);
+      cmx_array_release(r);
+    }
+    cmx_array_release(a);
+    h_free(&x);
+    h_free(&wv);
+    h_free(&wi);
+  }
+}
+
+/* Partitions of ordered inputs (sorted, reversed, organ pipe, sawtooth,
+ * constant) large enough for the branch-free selection. */
+static void test_partition_patterns(void) {
+  int64_t n = 20011;
+  for (int pat = 0; pat < 5; pat++) {
+    h_tensor x = h_alloc(&n, 1, CMX_INT32);
+    for (int64_t i = 0; i < n; i++)
+      x.re[i] = pat == 0   ? (double)i
+                : pat == 1 ? (double)(n - i)
+                : pat == 2 ? (double)(i < n / 2 ? i : n - i)
+                : pat == 3 ? (double)(i % 97)
+                           : 7.0;
+    h_tensor wv, wi;
+    ref_sort(&x, 0, &wv, &wi);
+    lines_t l = lines_of(&n, 1, 0);
+    cmx_array a = h_array(&x, H_CONTIG), r = NULL;
+    int64_t kths[5] = {0, 1, n / 3, n - 2, n - 1};
+    for (int ki = 0; ki < 5; ki++) {
+      char what[64];
+      snprintf(what, sizeof what, "pattern %d kth %lld", pat,
+               (long long)kths[ki]);
+      OK(cmx_partition(&r, a, (int)kths[ki], NULL, S));
+      h_tensor g = h_read(r);
+      CHECK(check_partition(&g, &wv, &l, kths[ki], what));
+      h_free(&g);
+      cmx_array_release(r);
+      OK(cmx_argpartition(&r, a, (int)kths[ki], NULL, S));
+      g = h_read(r);
+      CHECK(check_argpartition(&g, &x, &wi, &l, kths[ki], what));
+      h_free(&g);
+      cmx_array_release(r);
+    }
+    cmx_array_release(a);
+    h_free(&x);
+    h_free(&wv);
+    h_free(&wi);
+  }
+}
+
 /* Stability with very many equal keys, all key widths. */
 static void test_stability(void) {
-  const cmx_dtype dts[] = {CMX_BOOL, CMX_INT16, CMX_UINT32, CMX_FLOAT64,
-                           CMX_COMPLEX64, CMX_BFLOAT16};
+  const cmx_dtype dts[] = {CMX_BOOL,    CMX_INT16,     CMX_UINT32,
+                           CMX_FLOAT64, CMX_COMPLEX64, CMX_BFLOAT16};
   for (int di = 0; di < 6; di++) {
     int64_t shape[2] = {3, 5000};
     h_tensor x = h_random(shape, 2, dts[di], 0, 1, 5 + di);
@@ -368,14 +450,15 @@ static void test_stability(void) {
 
 /* 64-bit integers at their extremes (beyond double precision). */
 static void test_int64_extremes(void) {
-  int64_t v[8] = {INT64_MAX, -1, INT64_MIN, 0, INT64_MAX - 1, 1,
-                  INT64_MIN + 1, -2};
-  int64_t want[8] = {INT64_MIN, INT64_MIN + 1, -2, -1, 0, 1, INT64_MAX - 1,
-                     INT64_MAX};
-  uint64_t u[6] = {UINT64_MAX, 0, (uint64_t)1 << 63, UINT64_MAX - 1, 1,
-                   ((uint64_t)1 << 63) - 1};
-  uint64_t uw[6] = {0, 1, ((uint64_t)1 << 63) - 1, (uint64_t)1 << 63,
-                    UINT64_MAX - 1, UINT64_MAX};
+  int64_t v[8] = {INT64_MAX,     -1, INT64_MIN,     0,
+                  INT64_MAX - 1, 1,  INT64_MIN + 1, -2};
+  int64_t want[8] = {INT64_MIN, INT64_MIN + 1, -2,       -1, 0,
+                     1,         INT64_MAX - 1, INT64_MAX};
+  uint64_t u[6] = {UINT64_MAX,     0, (uint64_t)1 << 63,
+                   UINT64_MAX - 1, 1, ((uint64_t)1 << 63) - 1};
+  uint64_t uw[6] = {
+      0,         1, ((uint64_t)1 << 63) - 1, (uint64_t)1 << 63, UINT64_MAX - 1,
+      UINT64_MAX};
   int64_t n = 8, m = 6;
   cmx_array a, b, r;
   OK(cmx_array_from_data(&a, v, &n, 1, CMX_INT64));
@@ -559,6 +642,8 @@ static void test_errors(void) {
 int main(void) {
   RUN(test_sort_all);
   RUN(test_large_rows);
+  RUN(test_skewed_rows);
+  RUN(test_partition_patterns);
   RUN(test_stability);
   RUN(test_int64_extremes);
   RUN(test_topk);

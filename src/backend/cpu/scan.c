@@ -12,11 +12,12 @@
  * float16/bfloat16 in float32, max/min propagate NaN (as NumPy's
  * maximum.accumulate), complex max/min order by (real, imag).
  */
+#include "primitives/scan.h"
+
 #include <complex.h>
 
 #include "backend/cpu/cpu.h"
 #include "backend/cpu/kernels.h"
-#include "primitives/scan.h"
 
 #define BLOCK 256
 
@@ -25,43 +26,43 @@ typedef void (*scan_fn)(char* p, int64_t n, int64_t inner, int64_t len,
 
 /* Scans `len` adjacent columns starting at p over n rows `inner` elements
  * apart. T: storage, A: accumulator. */
-#define SCAN_FN(NAME, T, A, LOAD, STORE, OP, IDENT)                         \
-  static void NAME(char* pv, int64_t n, int64_t inner, int64_t len,        \
-                   int reverse, int inclusive) {                            \
-    T* p = (T*)(void*)pv;                                                   \
-    if (len == 1) {                                                         \
-      A acc = IDENT;                                                        \
-      int64_t step = reverse ? -inner : inner;                              \
-      T* q = reverse ? p + (n - 1) * inner : p;                             \
-      if (inclusive)                                                        \
-        for (int64_t i = 0; i < n; i++, q += step) {                        \
-          acc = OP(acc, LOAD(*q));                                          \
-          *q = STORE(acc);                                                  \
-        }                                                                   \
-      else                                                                  \
-        for (int64_t i = 0; i < n; i++, q += step) {                        \
-          A x = LOAD(*q);                                                   \
-          *q = STORE(acc);                                                  \
-          acc = OP(acc, x);                                                 \
-        }                                                                   \
-      return;                                                               \
-    }                                                                       \
-    A acc[BLOCK];                                                           \
-    for (int64_t j = 0; j < len; j++) acc[j] = IDENT;                       \
-    for (int64_t r = 0; r < n; r++) {                                       \
-      T* q = p + (reverse ? n - 1 - r : r) * inner;                         \
-      if (inclusive)                                                        \
-        for (int64_t j = 0; j < len; j++) {                                 \
-          acc[j] = OP(acc[j], LOAD(q[j]));                                  \
-          q[j] = STORE(acc[j]);                                             \
-        }                                                                   \
-      else                                                                  \
-        for (int64_t j = 0; j < len; j++) {                                 \
-          A x = LOAD(q[j]);                                                 \
-          q[j] = STORE(acc[j]);                                             \
-          acc[j] = OP(acc[j], x);                                           \
-        }                                                                   \
-    }                                                                       \
+#define SCAN_FN(NAME, T, A, LOAD, STORE, OP, IDENT)                 \
+  static void NAME(char* pv, int64_t n, int64_t inner, int64_t len, \
+                   int reverse, int inclusive) {                    \
+    T* p = (T*)(void*)pv;                                           \
+    if (len == 1) {                                                 \
+      A acc = IDENT;                                                \
+      int64_t step = reverse ? -inner : inner;                      \
+      T* q = reverse ? p + (n - 1) * inner : p;                     \
+      if (inclusive)                                                \
+        for (int64_t i = 0; i < n; i++, q += step) {                \
+          acc = OP(acc, LOAD(*q));                                  \
+          *q = STORE(acc);                                          \
+        }                                                           \
+      else                                                          \
+        for (int64_t i = 0; i < n; i++, q += step) {                \
+          A x = LOAD(*q);                                           \
+          *q = STORE(acc);                                          \
+          acc = OP(acc, x);                                         \
+        }                                                           \
+      return;                                                       \
+    }                                                               \
+    A acc[BLOCK];                                                   \
+    for (int64_t j = 0; j < len; j++) acc[j] = IDENT;               \
+    for (int64_t r = 0; r < n; r++) {                               \
+      T* q = p + (reverse ? n - 1 - r : r) * inner;                 \
+      if (inclusive)                                                \
+        for (int64_t j = 0; j < len; j++) {                         \
+          acc[j] = OP(acc[j], LOAD(q[j]));                          \
+          q[j] = STORE(acc[j]);                                     \
+        }                                                           \
+      else                                                          \
+        for (int64_t j = 0; j < len; j++) {                         \
+          A x = LOAD(q[j]);                                         \
+          q[j] = STORE(acc[j]);                                     \
+          acc[j] = OP(acc[j], x);                                   \
+        }                                                           \
+    }                                                               \
   }
 
 /* ---- operations ---- */
@@ -114,8 +115,8 @@ static inline cmx__c64 c_make(float re, float im) {
 #define TO_U64(x) ((uint64_t)(x))
 
 /* ---- sum and product: integers in unsigned arithmetic ---- */
-#define INT_SUMPROD(S, T, A, CAST)                                       \
-  SCAN_FN(sum_##S, T, A, CAST, (T), ADD, (A)0)                           \
+#define INT_SUMPROD(S, T, A, CAST)             \
+  SCAN_FN(sum_##S, T, A, CAST, (T), ADD, (A)0) \
   SCAN_FN(prod_##S, T, A, CAST, (T), MUL, (A)1)
 INT_SUMPROD(u8, uint8_t, uint32_t, TO_U32)
 INT_SUMPROD(u16, uint16_t, uint32_t, TO_U32)
@@ -123,11 +124,11 @@ INT_SUMPROD(u32, uint32_t, uint32_t, TO_U32)
 INT_SUMPROD(u64, uint64_t, uint64_t, TO_U64)
 SCAN_FN(prod_b8, uint8_t, uint32_t, TO_U32, (uint8_t), MUL, 1u)
 
-#define FLOAT_OPS(S, T, A, LOAD, STORE, LAE)                             \
-  SCAN_FN(sum_##S, T, A, LOAD, STORE, ADD, (A)0)                         \
-  SCAN_FN(prod_##S, T, A, LOAD, STORE, MUL, (A)1)                        \
-  SCAN_FN(max_##S, T, A, LOAD, STORE, FMAX, (A)-INFINITY)                \
-  SCAN_FN(min_##S, T, A, LOAD, STORE, FMIN, (A)INFINITY)                 \
+#define FLOAT_OPS(S, T, A, LOAD, STORE, LAE)              \
+  SCAN_FN(sum_##S, T, A, LOAD, STORE, ADD, (A)0)          \
+  SCAN_FN(prod_##S, T, A, LOAD, STORE, MUL, (A)1)         \
+  SCAN_FN(max_##S, T, A, LOAD, STORE, FMAX, (A)-INFINITY) \
+  SCAN_FN(min_##S, T, A, LOAD, STORE, FMIN, (A)INFINITY)  \
   SCAN_FN(lae_##S, T, A, LOAD, STORE, LAE, (A)-INFINITY)
 FLOAT_OPS(f16, uint16_t, float, cmx__h2f, cmx__f2h, lae_f)
 FLOAT_OPS(bf16, uint16_t, float, cmx__bf2f, cmx__f2bf, lae_f)
@@ -138,12 +139,11 @@ SCAN_FN(sum_c64, cmx__c64, cmx__c64, ID, ID, ADD, c_make(0, 0))
 SCAN_FN(prod_c64, cmx__c64, cmx__c64, ID, ID, MUL, c_make(1, 0))
 SCAN_FN(max_c64, cmx__c64, cmx__c64, ID, ID, c_max,
         c_make(-INFINITY, -INFINITY))
-SCAN_FN(min_c64, cmx__c64, cmx__c64, ID, ID, c_min,
-        c_make(INFINITY, INFINITY))
+SCAN_FN(min_c64, cmx__c64, cmx__c64, ID, ID, c_min, c_make(INFINITY, INFINITY))
 
 /* ---- max and min: integers compare in their own type ---- */
-#define INT_MAXMIN(S, T, LO, HI)                                \
-  SCAN_FN(max_##S, T, T, ID, ID, IMAX, (T)(LO))                 \
+#define INT_MAXMIN(S, T, LO, HI)                \
+  SCAN_FN(max_##S, T, T, ID, ID, IMAX, (T)(LO)) \
   SCAN_FN(min_##S, T, T, ID, ID, IMIN, (T)(HI))
 INT_MAXMIN(b8, uint8_t, 0, 1)
 INT_MAXMIN(u8, uint8_t, 0, UINT8_MAX)
@@ -158,10 +158,10 @@ INT_MAXMIN(i64, int64_t, INT64_MIN, INT64_MAX)
 /* The scan function of (kind, dtype), NULL when unsupported. Signed
  * integer sums and products use the unsigned functions of their width. */
 static scan_fn lookup(int kind, cmx_dtype dt) {
-#define ROW(E, su, pr, mx, mn, la) \
-  case E: {                        \
+#define ROW(E, su, pr, mx, mn, la)       \
+  case E: {                              \
     scan_fn f[5] = {su, pr, mx, mn, la}; \
-    return f[kind];                \
+    return f[kind];                      \
   }
   if (kind < 0 || kind > 4) return NULL;
   switch (dt) {
@@ -179,7 +179,8 @@ static scan_fn lookup(int kind, cmx_dtype dt) {
     ROW(CMX_FLOAT32, sum_f32, prod_f32, max_f32, min_f32, lae_f32)
     ROW(CMX_FLOAT64, sum_f64, prod_f64, max_f64, min_f64, lae_f64)
     ROW(CMX_COMPLEX64, sum_c64, prod_c64, max_c64, min_c64, NULL)
-    default: return NULL;
+    default:
+      return NULL;
   }
 #undef ROW
 }

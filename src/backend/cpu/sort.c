@@ -13,47 +13,60 @@
  *   the original elements (keeping -0.0 and NaN payloads, stably).
  * Rows are spread over the thread pool; one large row sorts in parallel.
  */
+#include "primitives/sort.h"
+
 #include <stdlib.h>
 
 #include "backend/cpu/cpu.h"
 #include "backend/cpu/kernels.h"
 #include "backend/cpu/sort_records.h"
-#include "primitives/sort.h"
 
 /* ---------------- keys ----------------
  * Per dtype S with storage bits U: fk_S (key, exact when nb_S is false),
  * ck_S (canonical key, always right), nb_S (the value needs ck: NaN or
  * -0.0), inv_S (value bits of a key from fk). */
-#define UINT_KEYS(S, U)                                     \
-  static inline U fk_##S(U u) { return u; }                  \
-  static inline U ck_##S(U u) { return u; }                  \
-  static inline bool nb_##S(U u) {                           \
-    (void)u;                                                 \
-    return false;                                            \
-  }                                                          \
-  static inline U inv_##S(U k) { return k; }
-#define SINT_KEYS(S, U, SIGN)                                \
-  static inline U fk_##S(U u) { return (U)(u ^ SIGN); }      \
-  static inline U ck_##S(U u) { return (U)(u ^ SIGN); }      \
-  static inline bool nb_##S(U u) {                           \
-    (void)u;                                                 \
-    return false;                                            \
-  }                                                          \
-  static inline U inv_##S(U k) { return (U)(k ^ SIGN); }
-#define FLOAT_KEYS(S, U, SIGN, INF)                                    \
-  static inline U fk_##S(U u) {                                        \
-    U m = (U)((U)(0 - (U)(u >> (sizeof(U) * 8 - 1))) | SIGN);          \
-    return (U)(u ^ m);                                                 \
-  }                                                                    \
-  static inline bool nb_##S(U u) {                                     \
-    return (U)(u & (U)~SIGN) > INF || u == SIGN;                       \
-  }                                                                    \
-  static inline U ck_##S(U u) {                                        \
-    if ((U)(u & (U)~SIGN) > INF) return (U)~(U)0;                      \
-    return u == SIGN ? SIGN : fk_##S(u);                               \
-  }                                                                    \
-  static inline U inv_##S(U k) {                                       \
-    return (k & SIGN) ? (U)(k & (U)~SIGN) : (U)~k;                     \
+#define UINT_KEYS(S, U)            \
+  static inline U fk_##S(U u) {    \
+    return u;                      \
+  }                                \
+  static inline U ck_##S(U u) {    \
+    return u;                      \
+  }                                \
+  static inline bool nb_##S(U u) { \
+    (void)u;                       \
+    return false;                  \
+  }                                \
+  static inline U inv_##S(U k) {   \
+    return k;                      \
+  }
+#define SINT_KEYS(S, U, SIGN)      \
+  static inline U fk_##S(U u) {    \
+    return (U)(u ^ SIGN);          \
+  }                                \
+  static inline U ck_##S(U u) {    \
+    return (U)(u ^ SIGN);          \
+  }                                \
+  static inline bool nb_##S(U u) { \
+    (void)u;                       \
+    return false;                  \
+  }                                \
+  static inline U inv_##S(U k) {   \
+    return (U)(k ^ SIGN);          \
+  }
+#define FLOAT_KEYS(S, U, SIGN, INF)                           \
+  static inline U fk_##S(U u) {                               \
+    U m = (U)((U)(0 - (U)(u >> (sizeof(U) * 8 - 1))) | SIGN); \
+    return (U)(u ^ m);                                        \
+  }                                                           \
+  static inline bool nb_##S(U u) {                            \
+    return (U)(u & (U)~SIGN) > INF || u == SIGN;              \
+  }                                                           \
+  static inline U ck_##S(U u) {                               \
+    if ((U)(u & (U)~SIGN) > INF) return (U) ~(U)0;            \
+    return u == SIGN ? SIGN : fk_##S(u);                      \
+  }                                                           \
+  static inline U inv_##S(U k) {                              \
+    return (k & SIGN) ? (U)(k & (U)~SIGN) : (U)~k;            \
   }
 UINT_KEYS(b8, uint8_t)
 UINT_KEYS(u8, uint8_t)
@@ -89,8 +102,8 @@ static inline uint64_t ck_c64(uint64_t u) {
   return 0xffffffffull << 32;
 }
 static inline uint64_t inv_c64(uint64_t k) {
-  return (uint64_t)inv_f32((uint32_t)(k >> 32)) |
-         (uint64_t)inv_f32((uint32_t)k) << 32;
+  return (uint64_t)inv_f32((uint32_t)(k >> 32)) | (uint64_t)inv_f32((uint32_t)k)
+                                                      << 32;
 }
 
 /* ---------------- records ---------------- */
@@ -144,56 +157,53 @@ static inline int64_t ss_find(const ss_ctx* c, uint64_t v) {
  * needs the index path. load_recs: canonical index records into r (packed
  * uint64 for keys of <= 32 bits, else kidx). store_keys: values back from
  * fast keys. Elements move through memcpy (no aliasing assumptions). */
-#define ROW_FNS(S, U)                                                      \
-  static bool load_keys_##S(const char* p, int64_t st, int64_t n,         \
-                            void* kv) {                                    \
-    U* k = kv;                                                             \
-    bool nb = false;                                                       \
-    for (int64_t i = 0; i < n; i++) {                                      \
-      U u;                                                                 \
-      memcpy(&u, p + i * st * (int64_t)sizeof(U), sizeof(U));             \
-      nb |= nb_##S(u);                                                     \
-      k[i] = fk_##S(u);                                                    \
-    }                                                                      \
-    return nb;                                                             \
-  }                                                                        \
-  static void store_keys_##S(char* p, int64_t st, int64_t n,              \
-                             const void* kv) {                             \
-    const U* k = kv;                                                       \
-    for (int64_t i = 0; i < n; i++) {                                      \
-      U u = inv_##S(k[i]);                                                 \
-      memcpy(p + i * st * (int64_t)sizeof(U), &u, sizeof(U));              \
-    }                                                                      \
-  }                                                                        \
-  static void load_recs_##S(const char* p, int64_t st, int64_t n,         \
-                            void* rv) {                                    \
-    for (int64_t i = 0; i < n; i++) {                                      \
-      U u;                                                                 \
-      memcpy(&u, p + i * st * (int64_t)sizeof(U), sizeof(U));             \
-      if (sizeof(U) <= 4)                                                  \
-        ((uint64_t*)rv)[i] = (uint64_t)ck_##S(u) << 32 | (uint64_t)i;      \
-      else                                                                 \
-        ((kidx*)rv)[i] = (kidx){(uint64_t)ck_##S(u), (uint64_t)i};         \
-    }                                                                      \
-  }                                                                        \
-  static void load_ckeys_##S(const char* p, int64_t st, int64_t n,        \
-                             uint64_t* k) {                                \
-    for (int64_t i = 0; i < n; i++) {                                      \
-      U u;                                                                 \
-      memcpy(&u, p + i * st * (int64_t)sizeof(U), sizeof(U));             \
-      k[i] = ck_##S(u);                                                    \
-    }                                                                      \
-  }                                                                        \
-  /* searchsorted over a row of values: ptrs = {out (uint32), values} */   \
-  static void ss_row_##S(char* const* ptrs, const int64_t* strides,       \
-                         int64_t n, const void* ctx) {                     \
-    const ss_ctx* c = ctx;                                                 \
-    for (int64_t i = 0; i < n; i++) {                                      \
-      U u;                                                                 \
-      memcpy(&u, ptrs[1] + i * strides[1] * (int64_t)sizeof(U), sizeof(U)); \
-      uint32_t r = (uint32_t)ss_find(c, (uint64_t)ck_##S(u));              \
-      memcpy(ptrs[0] + i * strides[0] * 4, &r, 4);                         \
-    }                                                                      \
+#define ROW_FNS(S, U)                                                          \
+  static bool load_keys_##S(const char* p, int64_t st, int64_t n, void* kv) {  \
+    U* k = kv;                                                                 \
+    bool nb = false;                                                           \
+    for (int64_t i = 0; i < n; i++) {                                          \
+      U u;                                                                     \
+      memcpy(&u, p + i * st * (int64_t)sizeof(U), sizeof(U));                  \
+      nb |= nb_##S(u);                                                         \
+      k[i] = fk_##S(u);                                                        \
+    }                                                                          \
+    return nb;                                                                 \
+  }                                                                            \
+  static void store_keys_##S(char* p, int64_t st, int64_t n, const void* kv) { \
+    const U* k = kv;                                                           \
+    for (int64_t i = 0; i < n; i++) {                                          \
+      U u = inv_##S(k[i]);                                                     \
+      memcpy(p + i * st * (int64_t)sizeof(U), &u, sizeof(U));                  \
+    }                                                                          \
+  }                                                                            \
+  static void load_recs_##S(const char* p, int64_t st, int64_t n, void* rv) {  \
+    for (int64_t i = 0; i < n; i++) {                                          \
+      U u;                                                                     \
+      memcpy(&u, p + i * st * (int64_t)sizeof(U), sizeof(U));                  \
+      if (sizeof(U) <= 4)                                                      \
+        ((uint64_t*)rv)[i] = (uint64_t)ck_##S(u) << 32 | (uint64_t)i;          \
+      else                                                                     \
+        ((kidx*)rv)[i] = (kidx){(uint64_t)ck_##S(u), (uint64_t)i};             \
+    }                                                                          \
+  }                                                                            \
+  static void load_ckeys_##S(const char* p, int64_t st, int64_t n,             \
+                             uint64_t* k) {                                    \
+    for (int64_t i = 0; i < n; i++) {                                          \
+      U u;                                                                     \
+      memcpy(&u, p + i * st * (int64_t)sizeof(U), sizeof(U));                  \
+      k[i] = ck_##S(u);                                                        \
+    }                                                                          \
+  }                                                                            \
+  /* searchsorted over a row of values: ptrs = {out (uint32), values} */       \
+  static void ss_row_##S(char* const* ptrs, const int64_t* strides, int64_t n, \
+                         const void* ctx) {                                    \
+    const ss_ctx* c = ctx;                                                     \
+    for (int64_t i = 0; i < n; i++) {                                          \
+      U u;                                                                     \
+      memcpy(&u, ptrs[1] + i * strides[1] * (int64_t)sizeof(U), sizeof(U));    \
+      uint32_t r = (uint32_t)ss_find(c, (uint64_t)ck_##S(u));                  \
+      memcpy(ptrs[0] + i * strides[0] * 4, &r, 4);                             \
+    }                                                                          \
   }
 ROW_FNS(b8, uint8_t)
 ROW_FNS(u8, uint8_t)
@@ -220,11 +230,15 @@ typedef struct {
 } dtype_fns;
 
 static const dtype_fns* fns_of(cmx_dtype dt) {
-#define F(E, S, B)                                                    \
-  case E: {                                                           \
-    static const dtype_fns f = {B, load_keys_##S, store_keys_##S,   \
-                                load_recs_##S, load_ckeys_##S, ss_row_##S}; \
-    return &f;                                                        \
+#define F(E, S, B)                              \
+  case E: {                                     \
+    static const dtype_fns f = {B,              \
+                                load_keys_##S,  \
+                                store_keys_##S, \
+                                load_recs_##S,  \
+                                load_ckeys_##S, \
+                                ss_row_##S};    \
+    return &f;                                  \
   }
   switch (dt) {
     F(CMX_BOOL, b8, 8)
@@ -241,7 +255,8 @@ static const dtype_fns* fns_of(cmx_dtype dt) {
     F(CMX_FLOAT32, f32, 32)
     F(CMX_FLOAT64, f64, 64)
     F(CMX_COMPLEX64, c64, 64)
-    default: return NULL;
+    default:
+      return NULL;
   }
 #undef F
 }
@@ -279,14 +294,14 @@ static char* scratch_get(scratch* w, size_t bytes) {
 }
 
 /* Sorts or selects the records of a (bits-wide keys shifted by sh). */
-#define DISPATCH(R, a, t)                                                 \
-  do {                                                                    \
-    if (part)                                                             \
-      select_##R(a, t, n, J->kth, sh, bits);                              \
-    else if (J->parallel_row)                                             \
-      ok = psort_##R(a, t, n, sh, bits);                                  \
-    else                                                                  \
-      sort_##R(a, t, n, sh, bits);                                        \
+#define DISPATCH(R, a, t)                \
+  do {                                   \
+    if (part)                            \
+      select_##R(a, t, n, J->kth);       \
+    else if (J->parallel_row)            \
+      ok = psort_##R(a, t, n, sh, bits); \
+    else                                 \
+      ok = sort_##R(a, t, n, sh, bits);  \
   } while (0)
 
 static bool do_row(job* J, scratch* w, const char* in, char* out) {
@@ -303,10 +318,18 @@ static bool do_row(job* J, scratch* w, const char* in, char* out) {
     if (!J->f->load_keys(in, J->in_st, n, a)) {
       int sh = 0;
       switch (bits) {
-        case 8: DISPATCH(u8, (uint8_t*)a, (uint8_t*)t); break;
-        case 16: DISPATCH(u16, (uint16_t*)a, (uint16_t*)t); break;
-        case 32: DISPATCH(u32, (uint32_t*)a, (uint32_t*)t); break;
-        default: DISPATCH(u64, (uint64_t*)a, (uint64_t*)t); break;
+        case 8:
+          DISPATCH(u8, (uint8_t*)a, (uint8_t*)t);
+          break;
+        case 16:
+          DISPATCH(u16, (uint16_t*)a, (uint16_t*)t);
+          break;
+        case 32:
+          DISPATCH(u32, (uint32_t*)a, (uint32_t*)t);
+          break;
+        default:
+          DISPATCH(u64, (uint64_t*)a, (uint64_t*)t);
+          break;
       }
       J->f->store_keys(out, J->out_st, n, a);
       return ok;
@@ -335,8 +358,7 @@ static bool do_row(job* J, scratch* w, const char* in, char* out) {
     int64_t isz = J->isz;
     for (int64_t i = 0; i < n; i++) {
       int64_t src = bits <= 32 ? (int64_t)(uint32_t)pk[i] : (int64_t)ki[i].i;
-      memcpy(out + i * J->out_st * isz, in + src * J->in_st * isz,
-             (size_t)isz);
+      memcpy(out + i * J->out_st * isz, in + src * J->in_st * isz, (size_t)isz);
     }
   }
   return ok;
@@ -380,11 +402,17 @@ static cmx_status run_sort(const cmx_primitive* p, const cmx_array* in,
   if (cmx_kernel_alloc(o) != CMX_OK) return cmx_last_status();
   if (o->size == 0) return CMX_OK;
   job* J = calloc(1, sizeof *J);
-  if (!J) return cmx_kernel_error(CMX_ERR_MEMORY, "[%s] out of memory",
-                                  cmx_primitive_name(p));
+  if (!J)
+    return cmx_kernel_error(CMX_ERR_MEMORY, "[%s] out of memory",
+                            cmx_primitive_name(p));
   J->mode = mode;
   J->kth = q->kth;
   J->f = fns_of(a->dtype);
+  if (!J->f) {
+    free(J);
+    return cmx_kernel_error(CMX_ERR_TYPE, "[%s] unsupported dtype",
+                            cmx_primitive_name(p));
+  }
   J->isz = (int64_t)cmx_dtype_size(a->dtype);
   J->in = cmx__node_ptr(a);
   J->out = cmx__node_ptr(o);
@@ -393,8 +421,7 @@ static cmx_status run_sort(const cmx_primitive* p, const cmx_array* in,
   J->in_st = CMX__STRIDES(a)[axis];
   int64_t ost = 1;
   for (int d = a->ndim - 1; d >= 0; d--) {
-    if (d == axis)
-      J->out_st = ost;
+    if (d == axis) J->out_st = ost;
     ost *= a->dims[d];
   }
   ost = 1;
@@ -413,11 +440,6 @@ static cmx_status run_sort(const cmx_primitive* p, const cmx_array* in,
   }
   int64_t rows = o->size / J->n;
   int threads = cmx__pool_threads();
-  if (!J->f) {
-    free(J);
-    return cmx_kernel_error(CMX_ERR_TYPE, "[%s] unsupported dtype",
-                            cmx_primitive_name(p));
-  }
   if (rows < threads && J->n >= CMX__SORT_PAR_MIN && mode != M_PART &&
       mode != M_ARGPART) {
     J->parallel_row = true;
@@ -434,12 +456,12 @@ static cmx_status run_sort(const cmx_primitive* p, const cmx_array* in,
   return CMX_OK;
 }
 
-#define SORT_KERNEL(name, mode)                                             \
-  cmx_status name(const cmx_primitive* p, const cmx_array* in, int nin,    \
-                  const cmx_array* out, int nout) {                         \
-    (void)nin;                                                              \
-    (void)nout;                                                             \
-    return run_sort(p, in, out, mode);                                      \
+#define SORT_KERNEL(name, mode)                                         \
+  cmx_status name(const cmx_primitive* p, const cmx_array* in, int nin, \
+                  const cmx_array* out, int nout) {                     \
+    (void)nin;                                                          \
+    (void)nout;                                                         \
+    return run_sort(p, in, out, mode);                                  \
   }
 SORT_KERNEL(cmx__cpu_sort, M_SORT)
 SORT_KERNEL(cmx__cpu_argsort, M_ARGSORT)
