@@ -1214,6 +1214,111 @@ static void test_categorical(void) {
   cmx_array_release_all(arr, sizeof arr / sizeof arr[0]);
 }
 
+/* ---------------- permutation ---------------- */
+typedef struct {
+  uint32_t v;
+  uint32_t i;
+} vi_pair;
+static int cmp_vi(const void* a, const void* b) {
+  const vi_pair *x = a, *y = b;
+  if (x->v != y->v) return x->v < y->v ? -1 : 1;
+  return x->i < y->i ? -1 : x->i > y->i; /* stable */
+}
+
+/* The stable argsort of key's n words. */
+static uint32_t* ref_perm(const uint32_t key[2], int64_t n) {
+  uint32_t* w = key_words(key, n);
+  vi_pair* p = malloc((size_t)(n ? n : 1) * sizeof *p);
+  for (int64_t i = 0; i < n; i++) p[i] = (vi_pair){w[i], (uint32_t)i};
+  qsort(p, (size_t)n, sizeof *p, cmp_vi);
+  for (int64_t i = 0; i < n; i++) w[i] = p[i].i;
+  free(p);
+  return w;
+}
+
+static void test_permutation(void) {
+  uint32_t key[2] = {6, 28};
+  cmx_array k = mk_key(key[0], key[1]), o = NULL;
+  static const int64_t sizes[] = {0, 1, 2, 5, 100, 16384, 100001};
+  for (size_t si = 0; si < sizeof sizes / sizeof sizes[0]; si++) {
+    int64_t n = sizes[si];
+    OK(cmx_random_permutation_n(&o, n, k, S));
+    CHECK(cmx_array_dtype(o) == CMX_UINT32 && cmx_array_ndim(o) == 1 &&
+          cmx_array_dim(o, 0) == n);
+    uint32_t* g = fetch(o);
+    uint32_t* want = ref_perm(key, n);
+    char* seen = calloc((size_t)n + 1, 1);
+    bool perm = true, ident = true;
+    for (int64_t i = 0; i < n; i++) {
+      perm = perm && g[i] < n && !seen[g[i]];
+      if (g[i] < n) seen[g[i]] = 1;
+      ident = ident && g[i] == i;
+    }
+    CHECK_MSG(perm, "permutation(%lld) is a permutation", (long long)n);
+    CHECK_MSG(n == 0 || memcmp(g, want, (size_t)n * 4) == 0,
+              "permutation(%lld) = stable argsort of bits", (long long)n);
+    if (n >= 100) CHECK(!ident);
+    free(seen);
+    free(want);
+    free(g);
+    cmx_array_release(o);
+  }
+  /* Arrays: rows (axis 0) or columns (axis 1) shuffled by the permutation
+   * of the same key. */
+  float xv[20];
+  for (int i = 0; i < 20; i++) xv[i] = (float)i * 1.5f;
+  cmx_array x = NULL;
+  OK(cmx_array_from_data(&x, xv, (int64_t[]){4, 5}, 2, CMX_FLOAT32));
+  for (int axis = -2; axis < 2; axis++) {
+    int ax = axis < 0 ? axis + 2 : axis;
+    OK(cmx_random_permutation(&o, x, axis, k, S));
+    CHECK(cmx_array_dtype(o) == CMX_FLOAT32 && cmx_array_ndim(o) == 2 &&
+          cmx_array_dim(o, 0) == 4 && cmx_array_dim(o, 1) == 5);
+    float* g = fetch(o);
+    uint32_t* p = ref_perm(key, ax == 0 ? 4 : 5);
+    bool ok = true;
+    for (int i = 0; i < 4; i++)
+      for (int j = 0; j < 5; j++)
+        ok = ok &&
+             g[i * 5 + j] == (ax == 0 ? xv[p[i] * 5 + j] : xv[i * 5 + p[j]]);
+    CHECK_MSG(ok, "permutation axis %d", axis);
+    free(p);
+    free(g);
+    cmx_array_release(o);
+  }
+  /* Shape and dtype kept. */
+  cmx_array x11 = NULL;
+  int64_t one = 7;
+  OK(cmx_array_from_data(&x11, &one, (int64_t[]){1, 1}, 2, CMX_INT64));
+  OK(cmx_random_permutation(&o, x11, 0, k, S));
+  int64_t* g1 = fetch(o);
+  CHECK(cmx_array_ndim(o) == 2 && cmx_array_dtype(o) == CMX_INT64 &&
+        g1[0] == 7);
+  free(g1);
+  cmx_array_release(o);
+  /* The global key: two draws differ. */
+  cmx_array a = NULL, b = NULL;
+  OK(cmx_random_permutation_n(&a, 100, NULL, S));
+  OK(cmx_random_permutation_n(&b, 100, NULL, S));
+  uint32_t* pa = fetch(a);
+  uint32_t* pb = fetch(b);
+  CHECK(memcmp(pa, pb, 400) != 0);
+  free(pa);
+  free(pb);
+  cmx_array_release(a);
+  cmx_array_release(b);
+  /* Errors. */
+  cmx_array s0 = scal(1, CMX_FLOAT32);
+  FAILS(cmx_random_permutation(&o, s0, 0, k, S), CMX_ERR_VALUE,
+        "[permutation] axis 0 is out of bounds for array of dimension 0");
+  FAILS(cmx_random_permutation(&o, x, 2, k, S), CMX_ERR_VALUE,
+        "[permutation] axis 2 is out of bounds for array of dimension 2");
+  FAILS(cmx_random_permutation_n(&o, -1, k, S), CMX_ERR_VALUE,
+        "[permutation] Cannot permute -1 elements.");
+  cmx_array arr[] = {k, x, x11, s0};
+  cmx_array_release_all(arr, sizeof arr / sizeof arr[0]);
+}
+
 /* ---------------- errors ---------------- */
 static void test_errors(void) {
   cmx_array o = NULL, k = mk_key(0, 0);
@@ -1361,6 +1466,7 @@ int main(void) {
   RUN(test_determinism);
   RUN(test_multivariate_normal);
   RUN(test_categorical);
+  RUN(test_permutation);
   RUN(test_errors);
   return test_summary("test_random");
 }
