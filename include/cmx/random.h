@@ -12,12 +12,13 @@
  * Keys are counter-based threefry2x32 keys exactly as MLX and JAX use
  * them: a uint32 array of shape (2). Given the same key, bits and split
  * match MLX's and JAX's bit for bit, and every sampler is built from those
- * bits with the same sequence of ops as MLX's. uniform, bernoulli and
- * randint use only basic IEEE arithmetic and match MLX exactly; samplers
- * that go through transcendental functions (normal, truncated_normal,
- * gumbel, laplace, categorical, multivariate_normal) can differ from MLX in
- * the last bits where cmx's log/erfinv/... round differently (erfinv most:
- * cmx's is accurate to about an ulp, MLX's is a float32 polynomial).
+ * bits with the same sequence of ops as MLX's. uniform, bernoulli,
+ * randint and permutation use only basic IEEE arithmetic (and a stable
+ * argsort) and match MLX exactly; samplers that go through transcendental
+ * functions (normal, truncated_normal, gumbel, laplace, categorical,
+ * multivariate_normal) can differ from MLX in the last bits where cmx's
+ * log/erfinv/... round differently (erfinv most: cmx's is accurate to
+ * about an ulp, MLX's is a float32 polynomial).
  *
  * Conventions (all functions):
  * - key NULL means "use the global key state": it is split (as MLX's
@@ -124,6 +125,14 @@ cmx_status cmx_random_categorical(cmx_array* out, cmx_array logits, int axis,
 cmx_status cmx_random_categorical_n(cmx_array* out, cmx_array logits, int axis,
                                     int64_t num_samples, cmx_array key,
                                     cmx_stream s);
+/* A random permutation of 0 .. n-1 (uint32): the stable argsort of n
+ * random words, as MLX. */
+cmx_status cmx_random_permutation_n(cmx_array* out, int64_t n, cmx_array key,
+                                    cmx_stream s);
+/* x with its entries along axis randomly permuted (a shuffled copy; shape
+ * and dtype kept). */
+cmx_status cmx_random_permutation(cmx_array* out, cmx_array x, int axis,
+                                  cmx_array key, cmx_stream s);
 
 #ifdef __cplusplus
 }

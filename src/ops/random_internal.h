@@ -48,5 +48,8 @@ cmx_array cmx__random_categorical(cmx_array logits, int axis,
 cmx_array cmx__random_categorical_n(cmx_array logits, int axis,
                                     int64_t num_samples, cmx_array key,
                                     cmx_stream s);
+cmx_array cmx__random_permutation(cmx_array x, int axis, cmx_array key,
+                                  cmx_stream s);
+cmx_array cmx__random_permutation_n(int64_t n, cmx_array key, cmx_stream s);
 
 #endif

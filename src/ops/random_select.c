@@ -1,5 +1,6 @@
-/* Random selection: categorical (Gumbel-max over logits). Built on the
- * samplers of ops/random.c and argmax, as MLX's random.cpp builds it. */
+/* Random selection: categorical (Gumbel-max over logits) and permutation
+ * (argsort of random bits). Built on the samplers of ops/random.c, argmax,
+ * argsort and take, as MLX's random.cpp builds them. */
 #include "ops/random_internal.h"
 
 /* argmax(gumbel(g) + logits) along the axis of logits, where g has shape
@@ -97,4 +98,36 @@ cmx_status cmx_random_categorical_n(cmx_array* out, cmx_array logits, int axis,
                                     cmx_stream s) {
   CMX__PUBLIC(out, "categorical",
               cmx__random_categorical_n(logits, axis, num_samples, key, s));
+}
+
+/* ---------------- permutation ---------------- */
+
+/* argsort of n random words, as MLX: argsort is stable, so the (rare)
+ * equal words keep index order and the result is reproducible. */
+cmx_array cmx__random_permutation_n(int64_t n, cmx_array key, cmx_stream s) {
+  if (n < 0)
+    return CMX__FAIL(CMX_ERR_VALUE,
+                     "[permutation] Cannot permute %lld elements.",
+                     (long long)n);
+  cmx_array b =
+      cmx__random_bits(&n, 1, 4, cmx__random_use_key("permutation", key), s);
+  return cmx__argsort(b, (int[]){0}, s);
+}
+
+cmx_array cmx__random_permutation(cmx_array x, int axis, cmx_array key,
+                                  cmx_stream s) {
+  if (!CMX__ARGS("permutation", x)) return NULL;
+  if (!cmx__norm_axis("permutation", &axis, x->ndim)) return NULL;
+  cmx_array idx = cmx__random_permutation_n(x->dims[axis], key, s);
+  return cmx__take(x, idx, &axis, s);
+}
+
+cmx_status cmx_random_permutation(cmx_array* out, cmx_array x, int axis,
+                                  cmx_array key, cmx_stream s) {
+  CMX__PUBLIC(out, "permutation", cmx__random_permutation(x, axis, key, s));
+}
+
+cmx_status cmx_random_permutation_n(cmx_array* out, int64_t n, cmx_array key,
+                                    cmx_stream s) {
+  CMX__PUBLIC(out, "permutation", cmx__random_permutation_n(n, key, s));
 }
