@@ -434,32 +434,38 @@ static void test_param_broadcast(void) {
   h_free(&w);
 }
 
-/* Large enough that the kernel unfolds in several chunks over the pool and
- * multiplies with threaded BLAS (groups 1 and 2), or runs the depthwise
- * path over the pool (groups 16). */
+/* Large enough for every kernel path at scale: per-thread tiles (24
+ * output channels), chunks unfolded over the pool and multiplied with
+ * threaded BLAS (48 channels, and 128 in 2 groups), 1x1 kernels read in
+ * place (K = 1), and the depthwise path (16 groups). */
 static void test_large(void) {
   static const cmx_dtype dts[] = {CMX_FLOAT32, CMX_BFLOAT16};
-  static const int groups[] = {1, 2, 16};
-  for (int ci = 0; ci < 6; ci++) {
+  static const struct {
+    int groups;
+    int64_t O, K;
+  } cfgs[] = {{1, 24, 3}, {1, 48, 3}, {2, 128, 3}, {1, 300, 1}, {16, 16, 3}};
+  for (int ci = 0; ci < 10; ci++) {
     cmx_dtype dt = dts[ci % 2];
-    int G = groups[ci / 2];
-    int64_t xs[4] = {9, 33, 31, 16}, ws[4] = {G == 16 ? 16 : 24, 3, 3, 16 / G};
+    int G = cfgs[ci / 2].groups;
+    int64_t K = cfgs[ci / 2].K;
+    int64_t xs[4] = {9, 33, 31, 16}, ws[4] = {cfgs[ci / 2].O, K, K, 16 / G};
     h_tensor x = h_random(xs, 4, dt, -1, 1, 81);
     h_tensor w = h_random(ws, 4, dt, -1, 1, 82);
     cfg f;
     memset(&f, 0, sizeof f);
     f.nsp = 2;
     f.groups = G;
-    for (int d = 0; d < 2; d++) f.s[d] = f.kd[d] = f.id[d] = 1, f.lo[d] = 1,
-                                f.hi[d] = 1;
+    int pad = K == 3 ? 1 : 0;
+    for (int d = 0; d < 2; d++) f.s[d] = f.kd[d] = f.id[d] = 1, f.lo[d] = pad,
+                                f.hi[d] = pad;
     double* sa;
     h_tensor want = ref_conv(&x, &w, &f, dt, &sa);
     cmx_array a = h_array(&x, H_CONTIG), b = h_array(&w, H_CONTIG), r = NULL;
-    OK(cmx_conv2d(&r, a, b, 1, 1, 1, 1, 1, 1, G, S));
-    char what[64];
-    snprintf(what, sizeof what, "conv2d large %s groups %d",
-             cmx_dtype_name(dt), G);
-    CHECK_MSG(r && compare(r, &want, sa, 9 * 16 / G, what), "%s", what);
+    OK(cmx_conv2d(&r, a, b, 1, 1, pad, pad, 1, 1, G, S));
+    char what[96];
+    snprintf(what, sizeof what, "conv2d large %s O=%lld K=%lld groups %d",
+             cmx_dtype_name(dt), (long long)ws[0], (long long)K, G);
+    CHECK_MSG(r && compare(r, &want, sa, K * K * 16 / G, what), "%s", what);
     cmx_array_release(r);
     cmx_array_release(a);
     cmx_array_release(b);

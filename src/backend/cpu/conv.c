@@ -17,11 +17,14 @@
  * along the last dim are one contiguous input span (one group, unit
  * dilations, channels-last input) each row is a single copy.
  *
- * Memory and threads: rows are unfolded in chunks of about CHUNK_BYTES so
- * the scratch stays bounded (and warm in cache for the gemm that follows);
- * each chunk is unfolded in parallel over cmx's pool, then multiplied by
- * one BLAS call per group that OpenBLAS threads itself (the two never
- * nest). A 1x1 kernel with stride 1 and no padding or dilation skips the
+ * Memory and threads: when a tile of rows is a product small enough for
+ * OpenBLAS to run single-threaded (thin layers such as a CNN's first),
+ * each pool task unfolds and multiplies its own cache-sized tiles (see
+ * run_tiles). Otherwise rows are unfolded in chunks of about CHUNK_BYTES
+ * so the scratch stays bounded (and warm in cache for the gemm that
+ * follows); each chunk is unfolded in parallel over cmx's pool, then
+ * multiplied by one BLAS call per group that OpenBLAS threads itself (the
+ * two never nest). A 1x1 kernel with stride 1 and no padding or dilation skips the
  * unfolding: the contiguous input already is the matrix. Depthwise
  * convolutions (one channel per group) skip BLAS: see run_depthwise.
  */
@@ -295,16 +298,21 @@ static void fill_segment(const job* j, int64_t m, int64_t count, char* dst) {
   }
 }
 
-/* Pool task: unfolds rows [b, e) of the current chunk, line by line. */
+/* Unfolds rows [r0, r0 + cnt) (absolute) into dst, line by line. */
+static void fill_rows(const job* j, int64_t r0, int64_t cnt, char* dst) {
+  const int64_t line = j->out[j->nsp - 1];
+  for (int64_t r = r0; r < r0 + cnt;) {
+    int64_t pos = r % line, seg = line - pos;
+    if (seg > r0 + cnt - r) seg = r0 + cnt - r;
+    fill_segment(j, r, seg, dst + (r - r0) * j->rowlen * j->csz);
+    r += seg;
+  }
+}
+
+/* Pool task: unfolds rows [b, e) of the current chunk. */
 static void fill_chunk(void* ctx, int64_t b, int64_t e) {
   const job* j = ctx;
-  const int64_t line = j->out[j->nsp - 1];
-  for (int64_t r = b; r < e;) {
-    int64_t m = j->row0 + r, pos = m % line;
-    int64_t cnt = line - pos < e - r ? line - pos : e - r;
-    fill_segment(j, m, cnt, j->a + r * j->rowlen * j->csz);
-    r += cnt;
-  }
+  fill_rows(j, j->row0 + b, e - b, j->a + b * j->rowlen * j->csz);
 }
 
 /* Copies array w (any strides) row-major into dst in the compute type. */
@@ -461,10 +469,81 @@ static cmx_status run_depthwise(const job* j, const char* W, char* y,
   return CMX_OK;
 }
 
+/* ---- small products: tiles over the pool ----
+ * OpenBLAS runs a gemm single-threaded when M * N * K is at most
+ * SMALL_MNK (65536 * GEMM_MULTITHREAD_THRESHOLD, as in matmul.c), and it
+ * threads thin products (small K or N, e.g. the first layer of a CNN:
+ * K = 25, N = 32) poorly. When a tile of at least TILE_MIN rows fits under
+ * that threshold, each pool task unfolds a tile of rows into its own
+ * cache-resident buffer and multiplies it at once: one parallel loop, no
+ * hand-off between cmx's threads and OpenBLAS's. */
+#define SMALL_MNK 262144.0
+#define TILE_MIN 64
+
+typedef struct {
+  const job* j;
+  const char* W;  /* weight (O, Kc), compute type */
+  char* y;        /* output (rows, O) */
+  int64_t tile;   /* rows per product */
+  bool pointwise; /* the input rows are the matrix */
+  _Atomic int failed;
+} tile_job;
+
+static void tile_task(void* ctx, int64_t b, int64_t e) {
+  tile_job* t = ctx;
+  const job* j = t->j;
+  const bool half = j->kind == T_F16 || j->kind == T_BF16;
+  char* abuf =
+      t->pointwise ? NULL : malloc((size_t)(t->tile * j->rowlen * j->csz));
+  float* cbuf = half ? malloc((size_t)(t->tile * j->O) * sizeof(float)) : NULL;
+  if ((!t->pointwise && !abuf) || (half && !cbuf)) {
+    atomic_store(&t->failed, 1);
+  } else {
+    for (int64_t r = b; r < e; r += t->tile) {
+      int64_t cnt = e - r < t->tile ? e - r : t->tile;
+      char* C = half ? (char*)cbuf : t->y + r * j->O * j->esz;
+      if (t->pointwise) {
+        gemm_groups(j, cnt, j->x + r * j->C * j->esz, j->Cg, j->C, t->W, C);
+      } else {
+        fill_rows(j, r, cnt, abuf);
+        gemm_groups(j, cnt, abuf, j->Kc, j->rowlen, t->W, C);
+      }
+      if (half) narrow(j->kind, (uint16_t*)t->y + r * j->O, cbuf, cnt * j->O);
+    }
+  }
+  free(abuf);
+  free(cbuf);
+}
+
+/* Rows per tile when tiles of at least TILE_MIN rows stay below
+ * SMALL_MNK, else 0. */
+static int64_t tile_rows(const job* j) {
+  double per_row = (double)j->Og * (double)j->Kc;
+  int64_t t = (int64_t)(SMALL_MNK / per_row);
+  return t >= TILE_MIN ? (t > 4096 ? 4096 : t) : 0;
+}
+
+static cmx_status run_tiles(const job* j, const char* W, char* y,
+                            int64_t rows, int64_t tile, bool pointwise) {
+  tile_job t;
+  memset(&t, 0, sizeof t);
+  t.j = j;
+  t.W = W;
+  t.y = y;
+  t.tile = tile;
+  t.pointwise = pointwise;
+  cmx__parallel_for(rows, tile, tile_task, &t);
+  if (atomic_load(&t.failed))
+    return cmx_kernel_error(CMX_ERR_MEMORY, "[conv] out of memory");
+  return CMX_OK;
+}
+
 /* The im2col + gemm path over all rows, in chunks; W is the weight
  * (O, Kc) in the compute type. j is modified (the chunk scratch). */
 static cmx_status run_gemm(job* j, const char* W, char* y, int64_t rows,
                            bool pointwise) {
+  const int64_t tile = tile_rows(j);
+  if (tile) return run_tiles(j, W, y, rows, tile, pointwise);
   const bool half = j->kind == T_F16 || j->kind == T_BF16;
   int64_t chunk = pointwise ? rows : CHUNK_BYTES / (j->rowlen * j->csz);
   if (chunk < 1) chunk = 1;
