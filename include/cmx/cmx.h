@@ -19,5 +19,6 @@
 #include "cmx/memory.h"
 #include "cmx/ops.h"
 #include "cmx/primitive.h"
+#include "cmx/random.h"
 
 #endif

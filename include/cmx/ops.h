@@ -229,6 +229,332 @@ cmx_status cmx_matmul(cmx_array* out, cmx_array a, cmx_array b, cmx_stream s);
 cmx_status cmx_addmm(cmx_array* out, cmx_array c, cmx_array a, cmx_array b,
                      float alpha, float beta, cmx_stream s);
 
+/* ================= indexing =================
+ * Index arrays must have an integer dtype (bool, floating and complex
+ * indices are TypeErrors); several index arrays broadcast together.
+ * Negative indices count from the end of their axis.
+ *
+ * Out-of-bounds indices: MLX does not bounds-check gathers and scatters
+ * (out of bounds is undefined behaviour there). cmx never reads or writes
+ * out of bounds: an index outside [-n, n) (for gather/scatter: one whose
+ * slice would reach past the axis) makes the computation fail when it is
+ * evaluated; cmx_eval (and anything that reads the result or depends on
+ * it) then fails with "[gather] Index 7 is out of bounds for axis 0 with
+ * size 5." (named after the kernel: gather, scatter, take_along_axis,
+ * put_along_axis). uint64 indices above INT64_MAX are out of bounds.
+ * Integer indices given as plain C integers (cmx_index_int) are checked at
+ * once (CMX_ERR_INDEX).
+ *
+ * Indexing as Python does it (a[...], a[...] = v, a.at[...].add(v)):
+ *
+ *     // a[:, [0, 2], None, -1]
+ *     cmx_index ix[4] = {cmx_index_all(), cmx_index_array(idx),
+ *                        cmx_index_newaxis(), cmx_index_int(-1)};
+ *     cmx_index_get(&r, a, ix, 4, CMX_STREAM_DEFAULT);
+ */
+
+/* Gathers slices of a. The nindices index arrays (broadcast together to
+ * shape I) index axes[0..naxes) (naxes == nindices, no repeats);
+ * slice_sizes (nslice == a.ndim entries, each in [0, a.shape[d]]) is the
+ * extent of the slice taken at every position. The result has shape
+ * I + slice_sizes:
+ *   out[i..., j_0, ..., j_{n-1}] = a[s_0 + j_0, ..., s_{n-1} + j_{n-1}]
+ * where s_d = indices[k][i...] for d == axes[k] and 0 on other axes. An
+ * index is valid when s_d + slice_sizes[d] <= a.shape[d] after wrapping a
+ * negative s_d by a.shape[d]. As MLX's gather (C++). */
+cmx_status cmx_gather(cmx_array* out, cmx_array a, const cmx_array* indices,
+                      int nindices, const int* axes, int naxes,
+                      const int64_t* slice_sizes, int nslice, cmx_stream s);
+/* A copy of a with slices replaced from updates: the index arrays
+ * (broadcast to shape I) give the start of a slice on axes[k] (0 on other
+ * axes), and updates has shape I + U with U (a.ndim dims) no larger than
+ * a's shape; update block i... is written at the slice that starts there.
+ * updates is converted to a's dtype. Positions are applied in row-major
+ * order of I, so with repeated indices the last write wins (scatter) or
+ * the updates accumulate (add: sum, prod: product, max/min: running
+ * max/min; NaN propagates; complex max/min compare real then imaginary
+ * parts). bool accumulates as logical or (add, max) / and (prod, min);
+ * integers wrap; float16/bfloat16 compute in float32. */
+cmx_status cmx_scatter(cmx_array* out, cmx_array a, const cmx_array* indices,
+                       int nindices, cmx_array updates, const int* axes,
+                       int naxes, cmx_stream s);
+cmx_status cmx_scatter_add(cmx_array* out, cmx_array a,
+                           const cmx_array* indices, int nindices,
+                           cmx_array updates, const int* axes, int naxes,
+                           cmx_stream s);
+cmx_status cmx_scatter_prod(cmx_array* out, cmx_array a,
+                            const cmx_array* indices, int nindices,
+                            cmx_array updates, const int* axes, int naxes,
+                            cmx_stream s);
+cmx_status cmx_scatter_max(cmx_array* out, cmx_array a,
+                           const cmx_array* indices, int nindices,
+                           cmx_array updates, const int* axes, int naxes,
+                           cmx_stream s);
+cmx_status cmx_scatter_min(cmx_array* out, cmx_array a,
+                           const cmx_array* indices, int nindices,
+                           cmx_array updates, const int* axes, int naxes,
+                           cmx_stream s);
+/* Elements of a at indices along *axis: the result has shape
+ * a.shape[:axis] + indices.shape + a.shape[axis+1:] (a[:, indices] for
+ * axis 1). axis == NULL takes from the flattened a. A 0-d indices array
+ * removes the axis. */
+cmx_status cmx_take(cmx_array* out, cmx_array a, cmx_array indices,
+                    const int* axis, cmx_stream s);
+/* out[..., i, ...] = a[..., indices[..., i, ...], ...] along *axis:
+ * indices has a's rank and broadcasts with a on every other axis; the
+ * result has the broadcast shape with indices' extent on axis. axis ==
+ * NULL works on the flattened a and indices (1-d result). */
+cmx_status cmx_take_along_axis(cmx_array* out, cmx_array a, cmx_array indices,
+                               const int* axis, cmx_stream s);
+/* A copy of a with out[..., indices[..., i, ...], ...] = values[..., i, ...]
+ * along *axis (indices as take_along_axis; values broadcast to indices'
+ * shape and are converted to a's dtype; a repeated index keeps the last
+ * value). axis == NULL works on the flattened arrays and gives a's shape. */
+cmx_status cmx_put_along_axis(cmx_array* out, cmx_array a, cmx_array indices,
+                              cmx_array values, const int* axis,
+                              cmx_stream s);
+/* Slice updates that combine instead of replacing: a copy of src with
+ * src[start:stop:strides] = src[...] OP update (update broadcast to the
+ * region, converted to src's dtype); arguments as cmx_slice_update. */
+cmx_status cmx_slice_update_add(cmx_array* out, cmx_array src,
+                                cmx_array update, const int64_t* start,
+                                const int64_t* stop, const int64_t* strides,
+                                cmx_stream s);
+cmx_status cmx_slice_update_prod(cmx_array* out, cmx_array src,
+                                 cmx_array update, const int64_t* start,
+                                 const int64_t* stop, const int64_t* strides,
+                                 cmx_stream s);
+cmx_status cmx_slice_update_max(cmx_array* out, cmx_array src,
+                                cmx_array update, const int64_t* start,
+                                const int64_t* stop, const int64_t* strides,
+                                cmx_stream s);
+cmx_status cmx_slice_update_min(cmx_array* out, cmx_array src,
+                                cmx_array update, const int64_t* start,
+                                const int64_t* stop, const int64_t* strides,
+                                cmx_stream s);
+
+/* One entry of a NumPy-style index (an element of the tuple in a[...]). */
+typedef enum cmx_index_kind {
+  CMX_INDEX_INT = 0,      /* an integer: picks one element, drops the axis */
+  CMX_INDEX_SLICE = 1,    /* start:stop:step */
+  CMX_INDEX_NEWAXIS = 2,  /* None: inserts a size-1 axis */
+  CMX_INDEX_ELLIPSIS = 3, /* ...: full slices for the axes not indexed */
+  CMX_INDEX_ARRAY = 4     /* an integer array (advanced index) */
+} cmx_index_kind;
+
+/* An omitted slice start, stop or step (Python's None). */
+#define CMX_SLICE_NONE INT64_MIN
+
+typedef struct cmx_index {
+  cmx_index_kind kind;
+  int64_t value;             /* INT: the index (negative from the end) */
+  int64_t start, stop, step; /* SLICE: Python slice values, each may be
+                                CMX_SLICE_NONE; step must not be 0 */
+  cmx_array array;           /* ARRAY: the index array (borrowed) */
+} cmx_index;
+
+static inline cmx_index cmx_index_int(int64_t i) {
+  cmx_index x = {CMX_INDEX_INT, i, 0, 0, 0, NULL};
+  return x;
+}
+static inline cmx_index cmx_index_slice(int64_t start, int64_t stop,
+                                        int64_t step) {
+  cmx_index x = {CMX_INDEX_SLICE, 0, start, stop, step, NULL};
+  return x;
+}
+/* ":" */
+static inline cmx_index cmx_index_all(void) {
+  return cmx_index_slice(CMX_SLICE_NONE, CMX_SLICE_NONE, CMX_SLICE_NONE);
+}
+static inline cmx_index cmx_index_newaxis(void) {
+  cmx_index x = {CMX_INDEX_NEWAXIS, 0, 0, 0, 0, NULL};
+  return x;
+}
+static inline cmx_index cmx_index_ellipsis(void) {
+  cmx_index x = {CMX_INDEX_ELLIPSIS, 0, 0, 0, 0, NULL};
+  return x;
+}
+static inline cmx_index cmx_index_array(cmx_array a) {
+  cmx_index x = {CMX_INDEX_ARRAY, 0, 0, 0, 0, a};
+  return x;
+}
+
+/* a[index] with NumPy's rules for the n entries (n == 0: a itself).
+ * Ints, slices, newaxis and ellipsis give views; integer arrays are
+ * advanced indices: they (and the ints, when any array is present)
+ * broadcast together to a shape B that replaces the indexed axes, at the
+ * place of the first one when all advanced entries are adjacent, else in
+ * front (a[:, [0,1], :, [1,2]] has shape (2, a.shape[0], a.shape[2])).
+ * Errors: more than one ellipsis, more entries than axes, an int out of
+ * range (CMX_ERR_INDEX); a non-integer index array (CMX_ERR_TYPE); index
+ * arrays that do not broadcast (CMX_ERR_INDEX); a zero slice step
+ * (CMX_ERR_VALUE). Boolean masks are not accepted (the Python layer turns
+ * them into integer arrays). */
+cmx_status cmx_index_get(cmx_array* out, cmx_array a, const cmx_index* index,
+                         int n, cmx_stream s);
+/* A copy of a with a[index] = value: value (converted to a's dtype, with
+ * leading size-1 dims dropped) broadcasts to the shape of a[index]. With
+ * repeated array indices the last write wins. */
+cmx_status cmx_index_set(cmx_array* out, cmx_array a, const cmx_index* index,
+                         int n, cmx_array value, cmx_stream s);
+/* How cmx_index_update combines (as MLX's a.at[index].<op>(value)). */
+typedef enum cmx_index_update_op {
+  CMX_UPDATE_ADD = 0, /* repeated indices accumulate */
+  CMX_UPDATE_SUBTRACT,
+  CMX_UPDATE_MULTIPLY,
+  CMX_UPDATE_DIVIDE,
+  CMX_UPDATE_MAXIMUM,
+  CMX_UPDATE_MINIMUM
+} cmx_index_update_op;
+/* A copy of a with a[index] = a[index] OP value, value broadcast as in
+ * cmx_index_set and converted to a's dtype (the result keeps a's dtype).
+ * As MLX's a.at[index]: every occurrence of a repeated index applies its
+ * update in order, so add/subtract accumulate, multiply multiplies the
+ * factors in, maximum/minimum keep the extreme. subtract adds the negated
+ * value (not for bool); divide multiplies by the reciprocal of the value,
+ * computed in floating point and converted to a's dtype (for integer
+ * arrays that truncates, as in MLX). */
+cmx_status cmx_index_update(cmx_array* out, cmx_array a,
+                            const cmx_index* index, int n, cmx_array value,
+                            cmx_index_update_op op, cmx_stream s);
+
+/* ================= misc =================
+ * Composites of the ops above (MLX semantics). */
+/* Coordinate grids of n 1-D arrays (others are flattened first), written
+ * to outs[0..n). indexing "xy" (Cartesian, default for NULL) swaps the
+ * first two output axes; "ij" is matrix indexing. sparse gives shapes
+ * with size-1 dims broadcastable to the full grid instead of copies. */
+cmx_status cmx_meshgrid(cmx_array* outs, const cmx_array* arrays, int n,
+                        bool sparse, const char* indexing, cmx_stream s);
+/* NumPy's window functions of length m (m < 1: empty), float32. */
+cmx_status cmx_bartlett(cmx_array* out, int64_t m, cmx_stream s);
+cmx_status cmx_hanning(cmx_array* out, int64_t m, cmx_stream s);
+cmx_status cmx_hamming(cmx_array* out, int64_t m, cmx_stream s);
+cmx_status cmx_blackman(cmx_array* out, int64_t m, cmx_stream s);
+/* a with leading (1d, 2d) or leading and trailing (3d: (1,n,1), (m,n,1))
+ * size-1 dims added until it has at least that many; a itself otherwise. */
+cmx_status cmx_atleast_1d(cmx_array* out, cmx_array a, cmx_stream s);
+cmx_status cmx_atleast_2d(cmx_array* out, cmx_array a, cmx_stream s);
+cmx_status cmx_atleast_3d(cmx_array* out, cmx_array a, cmx_stream s);
+/* Splits a along axis into shape[axis] arrays with that axis removed,
+ * written to outs (room for shape[axis] entries). */
+cmx_status cmx_unstack(cmx_array* outs, cmx_array a, int axis, cmx_stream s);
+/* Replaces NaN by nan, +inf by *posinf and -inf by *neginf (NULL: the
+ * largest / lowest finite value of a's dtype). Integer and bool arrays
+ * come back unchanged; complex is a type error. */
+cmx_status cmx_nan_to_num(cmx_array* out, cmx_array a, double nan,
+                          const double* posinf, const double* neginf,
+                          cmx_stream s);
+/* |a - b| <= atol + rtol * |b| elementwise (broadcast), with equal
+ * infinities close and NaNs close only when equal_nan. */
+cmx_status cmx_isclose(cmx_array* out, cmx_array a, cmx_array b, double rtol,
+                       double atol, bool equal_nan, cmx_stream s);
+/* all(isclose(...)) as a 0-d bool array. */
+cmx_status cmx_allclose(cmx_array* out, cmx_array a, cmx_array b,
+                        double rtol, double atol, bool equal_nan,
+                        cmx_stream s);
+/* 0-d bool: same shape (no broadcasting; different shapes give false) and
+ * equal elements after promotion; NaNs equal when equal_nan. */
+cmx_status cmx_array_equal(cmx_array* out, cmx_array a, cmx_array b,
+                           bool equal_nan, cmx_stream s);
+/* outs[0] = floor_divide(a, b), outs[1] = remainder(a, b). */
+cmx_status cmx_divmod(cmx_array* outs, cmx_array a, cmx_array b,
+                      cmx_stream s);
+
+/* outs[i] = inputs[i] (same values, views) for i < n, whose computation
+ * waits for dependencies[0..m) to be evaluated (MLX's depends). */
+cmx_status cmx_depends(cmx_array* outs, const cmx_array* inputs, int n,
+                       const cmx_array* dependencies, int m, cmx_stream s);
+
+/* ================= linear-algebra ops =================
+ * Composites of matmul, transpose, reshape, multiply and sum; inputs are
+ * promoted as by multiply. */
+/* Sums products over the last `axes` axes of a and the first of b. Inexact
+ * dtypes use matmul; integers (which matmul does not take) and bool give
+ * the promoted dtype, wrapping on overflow. */
+cmx_status cmx_tensordot(cmx_array* out, cmx_array a, cmx_array b, int axes,
+                         cmx_stream s);
+/* Sums products over axes_a[i] of a paired with axes_b[i] of b (n pairs,
+ * equal sizes); the result has a's free axes then b's. */
+cmx_status cmx_tensordot_axes(cmx_array* out, cmx_array a, cmx_array b,
+                              const int* axes_a, const int* axes_b, int n,
+                              cmx_stream s);
+/* Inner product over the last axes (0-d operands: multiply). */
+cmx_status cmx_inner(cmx_array* out, cmx_array a, cmx_array b, cmx_stream s);
+/* Outer product of the flattened arrays: shape (a.size, b.size). */
+cmx_status cmx_outer(cmx_array* out, cmx_array a, cmx_array b, cmx_stream s);
+/* sum(conj(a) * b, axis) with a and b broadcast together. */
+cmx_status cmx_vecdot(cmx_array* out, cmx_array a, cmx_array b, int axis,
+                      cmx_stream s);
+/* Kronecker product (the lower-rank operand gets leading size-1 dims). */
+cmx_status cmx_kron(cmx_array* out, cmx_array a, cmx_array b, cmx_stream s);
+/* Sum of the offset diagonal (a[.., i, .., i + offset, ..]) of the
+ * (axis1, axis2) planes. With dtype, a is converted first and the result
+ * has dtype; NULL: sum's dtype (integers widen to 32/64 bits, as MLX). */
+cmx_status cmx_trace(cmx_array* out, cmx_array a, int offset, int axis1,
+                     int axis2, const cmx_dtype* dtype, cmx_stream s);
+/* ================= sort and scan ================= */
+/* Axis arguments are `const int* axis`: NULL works on the flattened array
+ * (MLX's axis=None), else *axis may be negative. */
+
+/* A sorted copy of a along *axis. Stable; NaNs sort last; -0.0 equals 0.0;
+ * complex64 orders by real part, then imaginary part (as NumPy). */
+cmx_status cmx_sort(cmx_array* out, cmx_array a, const int* axis,
+                    cmx_stream s);
+/* The uint32 indices that sort a along *axis (stable: equal keys keep their
+ * index order). */
+cmx_status cmx_argsort(cmx_array* out, cmx_array a, const int* axis,
+                       cmx_stream s);
+/* A copy of a where, along *axis, element kth (negative: from the end) is
+ * the one a sort would put there, no element before it is larger and none
+ * after it is smaller. The order within each side is unspecified. */
+cmx_status cmx_partition(cmx_array* out, cmx_array a, int kth,
+                         const int* axis, cmx_stream s);
+/* The uint32 indices that partition a along *axis around kth (ties are
+ * broken by index, so index kth is argsort's index kth). */
+cmx_status cmx_argpartition(cmx_array* out, cmx_array a, int kth,
+                            const int* axis, cmx_stream s);
+/* The k largest elements along *axis (0 <= k <= size of the axis), as MLX:
+ * the last k of partition(a, -k), in no particular order (k equal to the
+ * axis size gives a unchanged). */
+cmx_status cmx_topk(cmx_array* out, cmx_array a, int k, const int* axis,
+                    cmx_stream s);
+/* For each element of values, the uint32 index where it would be inserted
+ * into the 1-d ascending sorted_sequence to keep it sorted: the first such
+ * index (right == false, NumPy side='left') or the last (side='right').
+ * Dtypes are promoted together; NaNs order last as in sort. Shape of
+ * values. */
+cmx_status cmx_searchsorted(cmx_array* out, cmx_array sorted_sequence,
+                            cmx_array values, bool right, cmx_stream s);
+
+/* Cumulative sum/product/max/min/log-sum-exp along *axis (NULL: of the
+ * flattened array). reverse scans from the end; inclusive == false shifts
+ * by one, starting from the identity (0, 1, lowest, highest, -inf).
+ * cumsum of bool gives int32; integers wrap on overflow; float16/bfloat16
+ * accumulate in float32. logcumsumexp takes real inputs and gives float32
+ * for integers and bool. */
+#define CMX__SCAN_OPS(X) \
+  X(cumsum) X(cumprod) X(cummax) X(cummin) X(logcumsumexp)
+#define CMX__DECLARE_SCAN(name)                                        \
+  cmx_status cmx_##name(cmx_array* out, cmx_array a, const int* axis, \
+                        bool reverse, bool inclusive, cmx_stream s);
+CMX__SCAN_OPS(CMX__DECLARE_SCAN)
+/* The n-th discrete difference along axis (NumPy's diff: out[i] =
+ * a[i+1] - a[i] applied n times; bool uses not_equal). n >= 0; n == 0
+ * gives a; n at least the axis size gives an empty axis. a must be at
+ * least 1-d. */
+cmx_status cmx_diff(cmx_array* out, cmx_array a, int n, int axis,
+                    cmx_stream s);
+/* The median over axes (NULL: all): the middle element of the sorted
+ * values, or the mean of the two middle ones for even counts. Floating
+ * result (float32 for integers and bool). A slice holding a NaN gives its
+ * last sorted element, as NumPy (NaN; for complex64 the NaN of NumPy's
+ * order). Empty slices are errors. */
+cmx_status cmx_median(cmx_array* out, cmx_array a, const int* axes,
+                      int naxes, bool keepdims, cmx_stream s);
+/* The number of nonzero elements over axes (NULL: all), as int32. */
+cmx_status cmx_count_nonzero(cmx_array* out, cmx_array a, const int* axes,
+                             int naxes, bool keepdims, cmx_stream s);
 
 /* ================= convolution =================
  * Channels-last layouts, as MLX: input (N, spatial..., C_in), weight

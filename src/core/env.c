@@ -29,6 +29,11 @@ static void env_load(void) {
   g_env.max_inflight_tasks = env_int("CMX_MAX_INFLIGHT", 1 << 16);
   if (g_env.max_inflight_tasks < 16) g_env.max_inflight_tasks = 16;
   g_env.cache_dir = getenv("CMX_CACHE_DIR");
+  g_env.xdg_cache_home = getenv("XDG_CACHE_HOME");
+  g_env.home = getenv("HOME");
+  g_env.cuda_home = getenv("CUDA_HOME");
+  if (!g_env.cuda_home || !*g_env.cuda_home)
+    g_env.cuda_home = getenv("CUDA_PATH");
   g_env.disable_compile =
       env_flag("CMX_DISABLE_COMPILE") || env_flag("MLX_DISABLE_COMPILE");
   g_env.vmap_fallback = env_flag("CMX_VMAP_FALLBACK");

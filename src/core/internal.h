@@ -277,9 +277,12 @@ void cmx__task_free(cmx__task* t);
 extern const cmx__stream_ops cmx__cpu_stream_ops;
 void* cmx__cpu_worker_new(cmx__stream* s);
 
-/* GPU backend entry points (stubs when no driver). */
+/* GPU backend entry points. The CUDA driver is loaded on first use; with
+ * no driver or no device the GPU is unavailable (false, 0). */
 bool cmx__gpu_available(void);
 int cmx__gpu_count(void);
+/* Why the GPU is unavailable ("" when it is available), for messages. */
+const char* cmx__gpu_unavailable_reason(void);
 /* Creates the backend state of a new GPU stream; NULL with error. */
 cmx__stream* cmx__gpu_stream_new(int device_index);
 
@@ -299,6 +302,11 @@ typedef struct cmx__env {
   int default_gpu;          /* CMX_DEFAULT_DEVICE=gpu */
   int max_inflight_tasks;   /* CMX_MAX_INFLIGHT, backpressure bound */
   const char* cache_dir;    /* CMX_CACHE_DIR, kernel cache (GPU) */
+  const char* xdg_cache_home; /* XDG_CACHE_HOME: cache root when no
+                                 CMX_CACHE_DIR */
+  const char* home;         /* HOME: ~/.cache/cmx as the last resort */
+  const char* cuda_home;    /* CUDA_HOME or CUDA_PATH: where NVRTC is looked
+                               for after the loader's search path */
   int disable_compile;      /* CMX_DISABLE_COMPILE / MLX_DISABLE_COMPILE */
   int vmap_fallback;        /* CMX_VMAP_FALLBACK */
 } cmx__env;

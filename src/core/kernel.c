@@ -41,6 +41,8 @@ cmx_status cmx_kernel_alloc_donate(cmx_array out, cmx_array in,
   out->offset = 0;
   out->data_size = out->size;
   cmx__node_set_row_major(out);
+  /* A CPU kernel writes the host copy: a device copy goes stale. */
+  if (!on_gpu(out)) out->buf->dev_valid = false;
   if (donated) *donated = true;
   return CMX_OK;
 }

@@ -48,9 +48,12 @@ static cmx_status check_device(cmx_device dev, const char* op) {
   if (dev.type != CMX_CPU && dev.type != CMX_GPU)
     return cmx__error(CMX_ERR_VALUE, "[%s] unknown device type %d", op,
                       (int)dev.type);
-  if (!cmx_is_available(dev))
-    return cmx__error(CMX_ERR_VALUE, "[%s] device %s:%d is not available", op,
-                      dev.type == CMX_GPU ? "gpu" : "cpu", dev.index);
+  if (!cmx_is_available(dev)) {
+    const char* why = dev.type == CMX_GPU ? cmx__gpu_unavailable_reason() : "";
+    return cmx__error(CMX_ERR_VALUE, "[%s] device %s:%d is not available%s%s",
+                      op, dev.type == CMX_GPU ? "gpu" : "cpu", dev.index,
+                      *why ? ": " : "", why);
+  }
   return CMX_OK;
 }
 

@@ -14,6 +14,7 @@
 
 #include "cmx/ops.h"
 #include "core/internal.h"
+#include "primitives/indexing.h"
 #include "primitives/registry.h"
 
 /* ---------------- helpers (ops/common.c) ---------------- */
@@ -159,6 +160,115 @@ cmx_array cmx__matmul(cmx_array a, cmx_array b, cmx_stream s);
 cmx_array cmx__addmm(cmx_array c, cmx_array a, cmx_array b, float alpha,
                      float beta, cmx_stream s);
 
+/* ---------------- indexing ---------------- */
+cmx_array cmx__gather(cmx_array a, const cmx_array* indices, int nindices,
+                      const int* axes, int naxes, const int64_t* slice_sizes,
+                      int nslice, cmx_stream s);
+/* Scatter with reduction mode; `op` names the caller in errors. */
+cmx_array cmx__scatter_op(const char* op, cmx_array a,
+                          const cmx_array* indices, int nindices,
+                          cmx_array updates, const int* axes, int naxes,
+                          cmx__scatter_mode mode, cmx_stream s);
+cmx_array cmx__scatter(cmx_array a, const cmx_array* indices, int nindices,
+                       cmx_array updates, const int* axes, int naxes,
+                       cmx_stream s);
+cmx_array cmx__scatter_add(cmx_array a, const cmx_array* indices,
+                           int nindices, cmx_array updates, const int* axes,
+                           int naxes, cmx_stream s);
+cmx_array cmx__scatter_prod(cmx_array a, const cmx_array* indices,
+                            int nindices, cmx_array updates, const int* axes,
+                            int naxes, cmx_stream s);
+cmx_array cmx__scatter_max(cmx_array a, const cmx_array* indices,
+                           int nindices, cmx_array updates, const int* axes,
+                           int naxes, cmx_stream s);
+cmx_array cmx__scatter_min(cmx_array a, const cmx_array* indices,
+                           int nindices, cmx_array updates, const int* axes,
+                           int naxes, cmx_stream s);
+cmx_array cmx__take(cmx_array a, cmx_array indices, const int* axis,
+                    cmx_stream s);
+cmx_array cmx__take_along_axis(cmx_array a, cmx_array indices,
+                               const int* axis, cmx_stream s);
+cmx_array cmx__put_along_axis(cmx_array a, cmx_array indices,
+                              cmx_array values, const int* axis,
+                              cmx_stream s);
+/* put_along_axis with a reduction (MLX's scatter_add_axis for ADD). */
+cmx_array cmx__scatter_axis(const char* op, cmx_array a, cmx_array indices,
+                            cmx_array values, const int* axis,
+                            cmx__scatter_mode mode, cmx_stream s);
+cmx_array cmx__slice_update_add(cmx_array src, cmx_array update,
+                                const int64_t* start, const int64_t* stop,
+                                const int64_t* strides, cmx_stream s);
+cmx_array cmx__slice_update_prod(cmx_array src, cmx_array update,
+                                 const int64_t* start, const int64_t* stop,
+                                 const int64_t* strides, cmx_stream s);
+cmx_array cmx__slice_update_max(cmx_array src, cmx_array update,
+                                const int64_t* start, const int64_t* stop,
+                                const int64_t* strides, cmx_stream s);
+cmx_array cmx__slice_update_min(cmx_array src, cmx_array update,
+                                const int64_t* start, const int64_t* stop,
+                                const int64_t* strides, cmx_stream s);
+cmx_array cmx__index_get(cmx_array a, const cmx_index* index, int n,
+                         cmx_stream s);
+cmx_array cmx__index_set(cmx_array a, const cmx_index* index, int n,
+                         cmx_array value, cmx_stream s);
+cmx_array cmx__index_update(cmx_array a, const cmx_index* index, int n,
+                            cmx_array value, cmx_index_update_op op,
+                            cmx_stream s);
+
+/* ---------------- misc (ops/misc.c) ---------------- */
+bool cmx__meshgrid(cmx_array* outs, const cmx_array* arrays, int n,
+                   bool sparse, const char* indexing, cmx_stream s);
+cmx_array cmx__bartlett(int64_t m, cmx_stream s);
+cmx_array cmx__hanning(int64_t m, cmx_stream s);
+cmx_array cmx__hamming(int64_t m, cmx_stream s);
+cmx_array cmx__blackman(int64_t m, cmx_stream s);
+cmx_array cmx__atleast_1d(cmx_array a, cmx_stream s);
+cmx_array cmx__atleast_2d(cmx_array a, cmx_stream s);
+cmx_array cmx__atleast_3d(cmx_array a, cmx_stream s);
+bool cmx__unstack(cmx_array* outs, cmx_array a, int axis, cmx_stream s);
+cmx_array cmx__nan_to_num(cmx_array a, double nan, const double* posinf,
+                          const double* neginf, cmx_stream s);
+cmx_array cmx__isclose(cmx_array a, cmx_array b, double rtol, double atol,
+                       bool equal_nan, cmx_stream s);
+cmx_array cmx__allclose(cmx_array a, cmx_array b, double rtol, double atol,
+                        bool equal_nan, cmx_stream s);
+cmx_array cmx__array_equal(cmx_array a, cmx_array b, bool equal_nan,
+                           cmx_stream s);
+bool cmx__divmod(cmx_array* outs, cmx_array a, cmx_array b, cmx_stream s);
+
+bool cmx__depends(cmx_array* outs, const cmx_array* inputs, int n,
+                  const cmx_array* deps, int m, cmx_stream s);
+
+/* ---------------- linear-algebra ops (ops/linalg_ops.c) ---------------- */
+cmx_array cmx__tensordot(cmx_array a, cmx_array b, int axes, cmx_stream s);
+cmx_array cmx__tensordot_axes(cmx_array a, cmx_array b, const int* axes_a,
+                              const int* axes_b, int n, cmx_stream s);
+cmx_array cmx__inner(cmx_array a, cmx_array b, cmx_stream s);
+cmx_array cmx__outer(cmx_array a, cmx_array b, cmx_stream s);
+cmx_array cmx__vecdot(cmx_array a, cmx_array b, int axis, cmx_stream s);
+cmx_array cmx__kron(cmx_array a, cmx_array b, cmx_stream s);
+cmx_array cmx__trace(cmx_array a, int offset, int axis1, int axis2,
+                     const cmx_dtype* dtype, cmx_stream s);
+
+/* ---------------- sort and scan ---------------- */
+cmx_array cmx__sort(cmx_array a, const int* axis, cmx_stream s);
+cmx_array cmx__argsort(cmx_array a, const int* axis, cmx_stream s);
+cmx_array cmx__partition(cmx_array a, int kth, const int* axis,
+                         cmx_stream s);
+cmx_array cmx__argpartition(cmx_array a, int kth, const int* axis,
+                            cmx_stream s);
+cmx_array cmx__topk(cmx_array a, int k, const int* axis, cmx_stream s);
+cmx_array cmx__searchsorted(cmx_array sorted_sequence, cmx_array values,
+                            bool right, cmx_stream s);
+#define CMX__DECLARE_SCAN_INTERNAL(name)                            \
+  cmx_array cmx__##name(cmx_array a, const int* axis, bool reverse, \
+                        bool inclusive, cmx_stream s);
+CMX__SCAN_OPS(CMX__DECLARE_SCAN_INTERNAL)
+cmx_array cmx__diff(cmx_array a, int n, int axis, cmx_stream s);
+cmx_array cmx__median(cmx_array a, const int* axes, int naxes,
+                      bool keepdims, cmx_stream s);
+cmx_array cmx__count_nonzero(cmx_array a, const int* axes, int naxes,
+                             bool keepdims, cmx_stream s);
 /* ---------------- convolution ---------------- */
 cmx_array cmx__conv1d(cmx_array in, cmx_array wt, int stride, int padding,
                       int dilation, int groups, cmx_stream s);

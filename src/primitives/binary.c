@@ -1,10 +1,13 @@
 /* Binary elementwise primitives. */
 #include "backend/cpu/kernels.h"
+#include "backend/cuda/kernels.h"
 #include "primitives/registry.h"
 
-CMX__VTABLE(Add, .eval_cpu = cmx__cpu_binary);
-CMX__VTABLE(Subtract, .eval_cpu = cmx__cpu_binary);
-CMX__VTABLE(Multiply, .eval_cpu = cmx__cpu_binary);
+CMX__VTABLE(Add, .eval_cpu = cmx__cpu_binary, .eval_gpu = cmx__gpu_binary);
+CMX__VTABLE(Subtract, .eval_cpu = cmx__cpu_binary,
+            .eval_gpu = cmx__gpu_binary);
+CMX__VTABLE(Multiply, .eval_cpu = cmx__cpu_binary,
+            .eval_gpu = cmx__gpu_binary);
 CMX__VTABLE(Divide, .eval_cpu = cmx__cpu_binary);
 CMX__VTABLE(FloorDivide, .eval_cpu = cmx__cpu_binary);
 CMX__VTABLE(Remainder, .eval_cpu = cmx__cpu_binary);

@@ -93,6 +93,11 @@
   /* ---- ternary elementwise (ternary.c) ---- */           \
   X(Select, CMX__EW)                                        \
   /* ---- reductions (reduce.c) ---- */                     \
+  X(Reduce, 0)                                              \
+  X(ArgReduce, 0)                                           \
+  X(LogSumExp, 0)                                           \
+  X(Softmax, 0)                                             \
+  X(Var, 0)                                                 \
   /* ---- shape and views (shape.c) ---- */                 \
   X(Broadcast, CMX_PRIM_VIEW)                               \
   X(Transpose, CMX_PRIM_VIEW)                               \
@@ -107,10 +112,27 @@
   X(SliceUpdate, 0)                                         \
   X(Concatenate, 0)                                         \
   X(Pad, 0)                                                 \
+  /* ---- indexing (indexing.c) ---- */                     \
+  X(Gather, 0)                                              \
+  X(Scatter, 0)                                             \
+  X(GatherAxis, 0)                                          \
+  X(ScatterAxis, 0)                                         \
+  /* ---- sort and scan (sort.c, scan.c) ---- */            \
+  X(Sort, 0)                                                \
+  X(ArgSort, 0)                                             \
+  X(Partition, 0)                                           \
+  X(ArgPartition, 0)                                        \
+  X(SearchSorted, 0)                                        \
+  X(Scan, 0)                                                \
+  /* ---- random numbers (random.c) ---- */                 \
+  X(RandomBits, CMX_PRIM_RANDOM)                            \
+  X(CovSqrt, 0)                                             \
   /* ---- convolution (conv.c) ---- */                     \
   X(Convolution, 0)                                         \
   /* ---- matrix products (matmul.c) ---- */                \
   X(Matmul, 0)                                              \
   X(AddMM, 0)                                               \
+  /* ---- misc (misc.c) ---- */                            \
+  X(Depends, 0)                                             \
   /* ---- gpu-only test primitives (gpu.c) ---- */          \
   /* end of list */

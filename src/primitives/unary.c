@@ -1,10 +1,11 @@
 /* Unary primitives: conversion and copies, and the unary elementwise
  * family (one primitive per op, as MLX). */
 #include "backend/cpu/kernels.h"
+#include "backend/cuda/kernels.h"
 #include "primitives/registry.h"
 
-CMX__VTABLE(AsType, .eval_cpu = cmx__cpu_astype);
-CMX__VTABLE(Copy, .eval_cpu = cmx__cpu_astype);
+CMX__VTABLE(AsType, .eval_cpu = cmx__cpu_astype, .eval_gpu = cmx__gpu_copy);
+CMX__VTABLE(Copy, .eval_cpu = cmx__cpu_astype, .eval_gpu = cmx__gpu_copy);
 
 CMX__VTABLE(Abs, .eval_cpu = cmx__cpu_unary);
 CMX__VTABLE(Sign, .eval_cpu = cmx__cpu_unary);

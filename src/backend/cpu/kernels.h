@@ -35,7 +35,12 @@ CMX__KERNEL(cmx__cpu_compare);
 /* ---- ternary (ternary.c) ---- */
 CMX__KERNEL(cmx__cpu_select);
 
-/* ---- reductions (reduce.c) ---- */
+/* ---- reductions (reduce.c, reduce_arg.c, softmax.c) ---- */
+CMX__KERNEL(cmx__cpu_reduce);
+CMX__KERNEL(cmx__cpu_arg_reduce);
+CMX__KERNEL(cmx__cpu_logsumexp);
+CMX__KERNEL(cmx__cpu_softmax);
+CMX__KERNEL(cmx__cpu_var);
 
 /* ---- shape and views (shape.c) ---- */
 CMX__KERNEL(cmx__cpu_broadcast);
@@ -51,6 +56,27 @@ CMX__KERNEL(cmx__cpu_slice_update);
 CMX__KERNEL(cmx__cpu_concatenate);
 CMX__KERNEL(cmx__cpu_pad);
 
+/* ---- indexing (indexing.c, scatter.c) ---- */
+CMX__KERNEL(cmx__cpu_gather);
+CMX__KERNEL(cmx__cpu_gather_axis);
+CMX__KERNEL(cmx__cpu_scatter);
+CMX__KERNEL(cmx__cpu_scatter_axis);
+/* ---- sort and scan (sort.c, scan.c) ---- */
+/* Sort, ArgSort, Partition, ArgPartition: in = {a}; SearchSorted: in =
+ * {sorted_sequence (1-d), values} of one dtype; Scan: in = {a} of out's
+ * dtype. */
+CMX__KERNEL(cmx__cpu_sort);
+CMX__KERNEL(cmx__cpu_argsort);
+CMX__KERNEL(cmx__cpu_partition);
+CMX__KERNEL(cmx__cpu_argpartition);
+CMX__KERNEL(cmx__cpu_searchsorted);
+CMX__KERNEL(cmx__cpu_scan);
+
+/* ---- random numbers (random.c) ---- */
+/* RandomBits: in = {keys (K..., 2) uint32}, cmx__random_bits_params. */
+CMX__KERNEL(cmx__cpu_random_bits);
+/* CovSqrt: in = {row-contiguous float32 (..., n, n)}. */
+CMX__KERNEL(cmx__cpu_cov_sqrt);
 /* ---- convolution (conv.c) ---- */
 /* Convolution: in = {input, weight} of out's dtype, cmx__conv_params
  * (primitives/conv.h). */
@@ -60,5 +86,9 @@ CMX__KERNEL(cmx__cpu_conv);
 /* Matmul: in = {a, b}; AddMM: in = {a, b, c} with c of out's shape. */
 CMX__KERNEL(cmx__cpu_matmul);
 CMX__KERNEL(cmx__cpu_addmm);
+
+/* ---- misc (misc.c) ---- */
+/* Depends: in = {inputs..., dependencies...}; out[i] views in[i]. */
+CMX__KERNEL(cmx__cpu_depends);
 
 #endif

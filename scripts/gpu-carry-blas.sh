@@ -1,0 +1,52 @@
+#!/usr/bin/env bash
+# Packs this machine's OpenBLAS into .carry/blas.tar.gz for a GPU machine
+# that has none (scripts/gpu-check.sh unpacks it there). Run it on the dev
+# machine, then name `.carry` in the device run's carry list.
+#
+# What goes in: libopenblas.so.0 (BLAS, CBLAS and LAPACK), the Fortran
+# runtime it links (libgfortran.so.5, libquadmath.so.0), and the CBLAS
+# headers (cblas.h, openblas_config.h, f77blas.h). About 12 MB.
+#
+# Why not a wheel's OpenBLAS: numpy and scipy wheels bundle OpenBLAS with
+# renamed symbols (scipy_cblas_sgemm64_ ...), unusable as plain CBLAS.
+set -euo pipefail
+cd "$(dirname "$0")/.."
+
+lib=$(ldconfig -p | awk '/libopenblas\.so\.0 /{print $NF; exit}')
+if [ -z "$lib" ]; then
+  echo "gpu-carry-blas: no libopenblas.so.0 here (install libopenblas-dev)" >&2
+  exit 1
+fi
+lib=$(readlink -f "$lib")
+hdr=""
+for d in /usr/include/x86_64-linux-gnu/openblas-pthread /usr/include/openblas \
+         /usr/include/x86_64-linux-gnu /usr/include; do
+  if [ -f "$d/cblas.h" ]; then hdr=$d; break; fi
+done
+if [ -z "$hdr" ]; then
+  echo "gpu-carry-blas: no cblas.h here (install libopenblas-dev)" >&2
+  exit 1
+fi
+
+stage=$(mktemp -d)
+trap 'rm -rf "$stage"' EXIT
+mkdir -p "$stage/lib" "$stage/include"
+cp -L "$lib" "$stage/lib/libopenblas.so.0"
+ln -s libopenblas.so.0 "$stage/lib/libopenblas.so"
+# The Fortran runtime OpenBLAS's LAPACK needs (not on every image).
+for dep in $(ldd "$lib" | awk '/libgfortran|libquadmath/{print $3}'); do
+  cp -L "$dep" "$stage/lib/"
+done
+for h in cblas.h openblas_config.h f77blas.h; do
+  if [ -f "$hdr/$h" ]; then cp -L "$hdr/$h" "$stage/include/"; fi
+done
+# cblas.h includes openblas_config.h, which Debian keeps one level up.
+if [ ! -f "$stage/include/openblas_config.h" ] &&
+   [ -f /usr/include/x86_64-linux-gnu/openblas_config.h ]; then
+  cp -L /usr/include/x86_64-linux-gnu/openblas_config.h "$stage/include/"
+fi
+
+mkdir -p .carry
+tar -C "$stage" -czf .carry/blas.tar.gz .
+echo "gpu-carry-blas: wrote .carry/blas.tar.gz ($(du -h .carry/blas.tar.gz | cut -f1)) from $lib"
+echo "  carry it: name \".carry\" in the device run's carry list"

@@ -1,0 +1,186 @@
+#!/usr/bin/env bash
+# The GPU check, for the lent GPU machine (CUDA 13, cmake, gcc, 16 cores, no
+# network, no apt). In the repository root:
+#
+#   bash scripts/gpu-check.sh
+#
+# Steps, each with a time limit inside an overall budget of ~7.5 minutes:
+#   env      what the machine has: GPU, driver, CUDA, NVRTC, BLAS, tools
+#   build    cmake configure + build into build-gpu (Release, -Werror, -j16);
+#            should only -Werror fail it, the build is redone without it
+#            (step build_no_werror) so the GPU still gets checked
+#   ctest    the whole C suite (test_gpu runs the GPU cases when it sees one)
+#   test_gpu test_gpu again with CMX_TEST_REQUIRE_GPU=1: a missing GPU or
+#            NVRTC is a failure there
+#   bench    every build-gpu/bench_* program, if any
+# Logs go to build-gpu/gpu-logs/<step>.log and, when $OUT is set, to $OUT;
+# the last lines printed are a summary. Exit status 0 only if every step
+# passed.
+#
+# OpenBLAS: the system's is used when CMake can find it (the -dev package,
+# or the runtime's libopenblas.so.0 alone, plus cblas.h). A machine with
+# neither needs a copy carried from the dev machine: run
+# scripts/gpu-carry-blas.sh there and carry `.carry`; this script then
+# unpacks .carry/blas.tar.gz into /tmp/cmx-blas and points CMake
+# (CMX_BLAS_LIBRARY, CMX_BLAS_INCLUDE_DIR) and the loader at it. The OpenBLAS
+# inside numpy/scipy wheels is not usable (renamed symbols).
+set -uo pipefail
+cd "$(dirname "$0")/.."
+
+BUILD=${BUILD:-build-gpu}
+JOBS=${JOBS:-16}
+BUDGET=${BUDGET:-450} # seconds for all steps
+LOGS=$BUILD/gpu-logs
+mkdir -p "$LOGS"
+rm -f "$LOGS"/*.log
+T0=$(date +%s)
+FAILED=0
+SUMMARY=()
+
+left() { echo $((BUDGET - ($(date +%s) - T0))); }
+
+# step NAME CAP COMMAND: runs the shell command string COMMAND (functions
+# used in it are exported) with a time limit of min(CAP, time left),
+# output to the console and to LOGS/NAME.log.
+step() {
+  local name=$1 cap=$2 cmd=$3
+  local limit
+  limit=$(left)
+  [ "$limit" -gt "$cap" ] && limit=$cap
+  if [ "$limit" -le 5 ]; then
+    SUMMARY+=("$name: SKIPPED (time budget spent)")
+    FAILED=1
+    return 1
+  fi
+  echo "=== $name (limit ${limit}s)"
+  local t=$(date +%s)
+  timeout --kill-after=10 "$limit" bash -c "$cmd" 2>&1 | tee -a "$LOGS/$name.log"
+  local rc=${PIPESTATUS[0]}
+  local took=$(($(date +%s) - t))
+  if [ "$rc" -eq 0 ]; then
+    SUMMARY+=("$name: ok (${took}s)")
+  else
+    [ "$rc" -eq 124 ] && SUMMARY+=("$name: TIMED OUT after ${took}s") ||
+      SUMMARY+=("$name: FAILED rc=$rc (${took}s)")
+    FAILED=1
+  fi
+  return "$rc"
+}
+
+finish() {
+  {
+    echo "=== summary ($(($(date +%s) - T0))s)"
+    printf '%s\n' "${SUMMARY[@]}"
+    [ "$FAILED" -eq 0 ] && echo "gpu-check: PASS" || echo "gpu-check: FAIL"
+  } | tee "$LOGS/summary.log"
+  if [ -n "${OUT:-}" ] && [ -d "${OUT:-}" ]; then
+    cp "$LOGS"/*.log "$OUT"/ 2>/dev/null
+  fi
+  exit "$FAILED"
+}
+
+# ---------------- env ----------------
+have_system_blas() {
+  local lib=0 hdr=0 d
+  for d in /usr/lib/x86_64-linux-gnu /usr/lib/x86_64-linux-gnu/openblas-pthread \
+           /usr/lib/x86_64-linux-gnu/openblas-openmp /usr/lib64 /usr/lib \
+           /usr/local/lib; do
+    if ls "$d"/libopenblas.so "$d"/libopenblas.so.0 >/dev/null 2>&1; then
+      lib=1
+    fi
+  done
+  for d in /usr/include /usr/include/openblas /usr/include/x86_64-linux-gnu \
+           /usr/include/x86_64-linux-gnu/openblas-pthread /usr/local/include; do
+    [ -f "$d/cblas.h" ] && hdr=1
+  done
+  [ "$lib" -eq 1 ] && [ "$hdr" -eq 1 ]
+}
+
+env_report() {
+  echo "date: $(date -u)"
+  echo "host: $(uname -a)"
+  echo "cores: $(nproc)"
+  command -v nvidia-smi >/dev/null &&
+    nvidia-smi --query-gpu=name,driver_version,memory.total,compute_cap \
+      --format=csv,noheader
+  command -v nvcc >/dev/null && nvcc --version | tail -2
+  echo "cmake: $(cmake --version | head -1)"
+  echo "gcc: $(gcc --version | head -1)"
+  echo "libraries known to the loader:"
+  ldconfig -p | grep -E "libcuda\.so|libnvrtc\.so|openblas|libcblas|libblas\.so" |
+    sed 's/^/  /'
+  echo "CUDA_HOME=${CUDA_HOME:-} CUDA_PATH=${CUDA_PATH:-}"
+  ls -d /usr/local/cuda* 2>/dev/null | sed 's/^/  /'
+  if have_system_blas; then
+    echo "blas: system OpenBLAS with cblas.h found"
+  else
+    echo "blas: no system OpenBLAS (library + cblas.h); candidates:"
+    timeout 20 find / -xdev \( -name 'libopenblas*.so*' -o -name 'libcblas.so*' \
+      -o -name 'libblas.so*' -o -name 'libscipy_openblas*' -o -name cblas.h \) \
+      2>/dev/null | head -20 | sed 's/^/  /'
+  fi
+}
+export -f have_system_blas env_report
+step env 60 env_report
+
+CMAKE_ARGS=(-DCMAKE_BUILD_TYPE=Release -DCMX_WERROR=ON)
+# CMX_GPU_CHECK_CARRIED_BLAS=1 prefers the carried copy (to test that path).
+if [ "${CMX_GPU_CHECK_CARRIED_BLAS:-0}" = 1 ] || ! have_system_blas; then
+  if [ -f .carry/blas.tar.gz ]; then
+    rm -rf /tmp/cmx-blas && mkdir -p /tmp/cmx-blas &&
+      tar -xzf .carry/blas.tar.gz -C /tmp/cmx-blas
+    CMAKE_ARGS+=(-DCMX_BLAS_LIBRARY=/tmp/cmx-blas/lib/libopenblas.so.0
+                 -DCMX_BLAS_INCLUDE_DIR=/tmp/cmx-blas/include)
+    # The loader (and the linker, for libgfortran) find the carried copy.
+    export LD_LIBRARY_PATH=/tmp/cmx-blas/lib${LD_LIBRARY_PATH:+:$LD_LIBRARY_PATH}
+    echo "blas: using the carried OpenBLAS in /tmp/cmx-blas" |
+      tee -a "$LOGS/env.log"
+  else
+    echo "blas: NO OpenBLAS here and no .carry/blas.tar.gz: run" \
+         "scripts/gpu-carry-blas.sh on the dev machine and carry .carry." \
+         "Trying the build anyway." | tee -a "$LOGS/env.log"
+  fi
+fi
+
+# ---------------- build ----------------
+export BUILD JOBS
+CMAKE_ARGS_Q=$(printf '%q ' "${CMAKE_ARGS[@]}")
+step build 240 "cmake -S . -B \"\$BUILD\" $CMAKE_ARGS_Q &&
+                 cmake --build \"\$BUILD\" -j \"\$JOBS\""
+rc=$?
+[ "$rc" -eq 124 ] && finish # out of time: nothing more can run
+if [ "$rc" -ne 0 ]; then
+  # A newer gcc may warn where the dev machine's does not: the build step
+  # stays failed, but the GPU is still checked with warnings allowed.
+  step build_no_werror 180 "cmake -S . -B \"\$BUILD\" $CMAKE_ARGS_Q \
+      -DCMX_WERROR=OFF && cmake --build \"\$BUILD\" -j \"\$JOBS\"" || finish
+fi
+
+# Kernel cache of this run (test_gpu makes its own private ones).
+export CMX_CACHE_DIR=$PWD/$BUILD/kernel-cache
+export CMX_TEST_REQUIRE_GPU=0
+
+# ---------------- tests ----------------
+step ctest 200 'cd "$BUILD" && ctest --output-on-failure -j 8 --timeout 180'
+step test_gpu 150 'CMX_TEST_REQUIRE_GPU=1 "$BUILD/test_gpu"'
+
+# ---------------- benchmarks ----------------
+benches() {
+  local found=0 rc=0 b
+  # bench_gpu first: it is what this machine is for.
+  for b in "$BUILD"/bench_gpu $(ls "$BUILD"/bench_* | grep -v '/bench_gpu$'); do
+    [ -x "$b" ] || continue
+    found=1
+    echo "--- $b"
+    "$b" || rc=1
+  done
+  [ "$found" -eq 1 ] || echo "(no bench_* programs)"
+  return $rc
+}
+export -f benches
+step bench 150 benches
+
+if [ -d tests/python ]; then
+  SUMMARY+=("python: tests/python exists but is not wired into gpu-check.sh yet")
+fi
+finish

@@ -1,0 +1,238 @@
+/* The Scan kernel: cumulative sum, product, max, min and log-add-exp.
+ *
+ * The input is first copied into the row-major output (or donated to it),
+ * then scanned in place. With the output seen as (outer, n, inner) and the
+ * scan along n: inner == 1 scans each row sequentially; otherwise blocks
+ * of up to BLOCK adjacent columns are scanned together with one
+ * accumulator per column, so the inner loop runs over contiguous memory
+ * and vectorises. (outer, block) tasks run on the thread pool.
+ *
+ * Accumulators: integer sums and products in unsigned arithmetic (wrapping
+ * without undefined behaviour, the same bits as two's complement),
+ * float16/bfloat16 in float32, max/min propagate NaN (as NumPy's
+ * maximum.accumulate), complex max/min order by (real, imag).
+ */
+#include <complex.h>
+
+#include "backend/cpu/cpu.h"
+#include "backend/cpu/kernels.h"
+#include "primitives/scan.h"
+
+#define BLOCK 256
+
+typedef void (*scan_fn)(char* p, int64_t n, int64_t inner, int64_t len,
+                        int reverse, int inclusive);
+
+/* Scans `len` adjacent columns starting at p over n rows `inner` elements
+ * apart. T: storage, A: accumulator. */
+#define SCAN_FN(NAME, T, A, LOAD, STORE, OP, IDENT)                         \
+  static void NAME(char* pv, int64_t n, int64_t inner, int64_t len,        \
+                   int reverse, int inclusive) {                            \
+    T* p = (T*)(void*)pv;                                                   \
+    if (len == 1) {                                                         \
+      A acc = IDENT;                                                        \
+      int64_t step = reverse ? -inner : inner;                              \
+      T* q = reverse ? p + (n - 1) * inner : p;                             \
+      if (inclusive)                                                        \
+        for (int64_t i = 0; i < n; i++, q += step) {                        \
+          acc = OP(acc, LOAD(*q));                                          \
+          *q = STORE(acc);                                                  \
+        }                                                                   \
+      else                                                                  \
+        for (int64_t i = 0; i < n; i++, q += step) {                        \
+          A x = LOAD(*q);                                                   \
+          *q = STORE(acc);                                                  \
+          acc = OP(acc, x);                                                 \
+        }                                                                   \
+      return;                                                               \
+    }                                                                       \
+    A acc[BLOCK];                                                           \
+    for (int64_t j = 0; j < len; j++) acc[j] = IDENT;                       \
+    for (int64_t r = 0; r < n; r++) {                                       \
+      T* q = p + (reverse ? n - 1 - r : r) * inner;                         \
+      if (inclusive)                                                        \
+        for (int64_t j = 0; j < len; j++) {                                 \
+          acc[j] = OP(acc[j], LOAD(q[j]));                                  \
+          q[j] = STORE(acc[j]);                                             \
+        }                                                                   \
+      else                                                                  \
+        for (int64_t j = 0; j < len; j++) {                                 \
+          A x = LOAD(q[j]);                                                 \
+          q[j] = STORE(acc[j]);                                             \
+          acc[j] = OP(acc[j], x);                                           \
+        }                                                                   \
+    }                                                                       \
+  }
+
+/* ---- operations ---- */
+#define ADD(a, b) ((a) + (b))
+#define MUL(a, b) ((a) * (b))
+#define IMAX(a, b) ((b) > (a) ? (b) : (a))
+#define IMIN(a, b) ((b) < (a) ? (b) : (a))
+/* NaN in either operand wins (a NaN accumulator stays). */
+#define FMAX(a, b) ((b) > (a) || (b) != (b) ? (b) : (a))
+#define FMIN(a, b) ((b) < (a) || (b) != (b) ? (b) : (a))
+
+static inline float lae_f(float a, float b) {
+  if (a != a || b != b) return a + b;
+  float hi = a > b ? a : b, lo = a > b ? b : a;
+  if (isinf(hi)) return hi; /* +inf, or both -inf */
+  return hi + log1pf(expf(lo - hi));
+}
+static inline double lae_d(double a, double b) {
+  if (a != a || b != b) return a + b;
+  double hi = a > b ? a : b, lo = a > b ? b : a;
+  if (isinf(hi)) return hi;
+  return hi + log1p(exp(lo - hi));
+}
+
+static inline bool c_isnan(cmx__c64 z) {
+  return crealf(z) != crealf(z) || cimagf(z) != cimagf(z);
+}
+static inline cmx__c64 c_max(cmx__c64 a, cmx__c64 b) {
+  if (c_isnan(a)) return a;
+  if (c_isnan(b)) return b;
+  bool gt = crealf(b) > crealf(a) ||
+            (crealf(b) == crealf(a) && cimagf(b) > cimagf(a));
+  return gt ? b : a;
+}
+static inline cmx__c64 c_min(cmx__c64 a, cmx__c64 b) {
+  if (c_isnan(a)) return a;
+  if (c_isnan(b)) return b;
+  bool lt = crealf(b) < crealf(a) ||
+            (crealf(b) == crealf(a) && cimagf(b) < cimagf(a));
+  return lt ? b : a;
+}
+static inline cmx__c64 c_make(float re, float im) {
+  cmx__c64 z;
+  memcpy(&z, (float[2]){re, im}, sizeof z);
+  return z;
+}
+
+#define ID(x) (x)
+#define TO_U32(x) ((uint32_t)(x))
+#define TO_U64(x) ((uint64_t)(x))
+
+/* ---- sum and product: integers in unsigned arithmetic ---- */
+#define INT_SUMPROD(S, T, A, CAST)                                       \
+  SCAN_FN(sum_##S, T, A, CAST, (T), ADD, (A)0)                           \
+  SCAN_FN(prod_##S, T, A, CAST, (T), MUL, (A)1)
+INT_SUMPROD(u8, uint8_t, uint32_t, TO_U32)
+INT_SUMPROD(u16, uint16_t, uint32_t, TO_U32)
+INT_SUMPROD(u32, uint32_t, uint32_t, TO_U32)
+INT_SUMPROD(u64, uint64_t, uint64_t, TO_U64)
+SCAN_FN(prod_b8, uint8_t, uint32_t, TO_U32, (uint8_t), MUL, 1u)
+
+#define FLOAT_OPS(S, T, A, LOAD, STORE, LAE)                             \
+  SCAN_FN(sum_##S, T, A, LOAD, STORE, ADD, (A)0)                         \
+  SCAN_FN(prod_##S, T, A, LOAD, STORE, MUL, (A)1)                        \
+  SCAN_FN(max_##S, T, A, LOAD, STORE, FMAX, (A)-INFINITY)                \
+  SCAN_FN(min_##S, T, A, LOAD, STORE, FMIN, (A)INFINITY)                 \
+  SCAN_FN(lae_##S, T, A, LOAD, STORE, LAE, (A)-INFINITY)
+FLOAT_OPS(f16, uint16_t, float, cmx__h2f, cmx__f2h, lae_f)
+FLOAT_OPS(bf16, uint16_t, float, cmx__bf2f, cmx__f2bf, lae_f)
+FLOAT_OPS(f32, float, float, ID, ID, lae_f)
+FLOAT_OPS(f64, double, double, ID, ID, lae_d)
+
+SCAN_FN(sum_c64, cmx__c64, cmx__c64, ID, ID, ADD, c_make(0, 0))
+SCAN_FN(prod_c64, cmx__c64, cmx__c64, ID, ID, MUL, c_make(1, 0))
+SCAN_FN(max_c64, cmx__c64, cmx__c64, ID, ID, c_max,
+        c_make(-INFINITY, -INFINITY))
+SCAN_FN(min_c64, cmx__c64, cmx__c64, ID, ID, c_min,
+        c_make(INFINITY, INFINITY))
+
+/* ---- max and min: integers compare in their own type ---- */
+#define INT_MAXMIN(S, T, LO, HI)                                \
+  SCAN_FN(max_##S, T, T, ID, ID, IMAX, (T)(LO))                 \
+  SCAN_FN(min_##S, T, T, ID, ID, IMIN, (T)(HI))
+INT_MAXMIN(b8, uint8_t, 0, 1)
+INT_MAXMIN(u8, uint8_t, 0, UINT8_MAX)
+INT_MAXMIN(u16, uint16_t, 0, UINT16_MAX)
+INT_MAXMIN(u32, uint32_t, 0, UINT32_MAX)
+INT_MAXMIN(u64, uint64_t, 0, UINT64_MAX)
+INT_MAXMIN(i8, int8_t, INT8_MIN, INT8_MAX)
+INT_MAXMIN(i16, int16_t, INT16_MIN, INT16_MAX)
+INT_MAXMIN(i32, int32_t, INT32_MIN, INT32_MAX)
+INT_MAXMIN(i64, int64_t, INT64_MIN, INT64_MAX)
+
+/* The scan function of (kind, dtype), NULL when unsupported. Signed
+ * integer sums and products use the unsigned functions of their width. */
+static scan_fn lookup(int kind, cmx_dtype dt) {
+#define ROW(E, su, pr, mx, mn, la) \
+  case E: {                        \
+    scan_fn f[5] = {su, pr, mx, mn, la}; \
+    return f[kind];                \
+  }
+  if (kind < 0 || kind > 4) return NULL;
+  switch (dt) {
+    ROW(CMX_BOOL, NULL, prod_b8, max_b8, min_b8, NULL)
+    ROW(CMX_UINT8, sum_u8, prod_u8, max_u8, min_u8, NULL)
+    ROW(CMX_UINT16, sum_u16, prod_u16, max_u16, min_u16, NULL)
+    ROW(CMX_UINT32, sum_u32, prod_u32, max_u32, min_u32, NULL)
+    ROW(CMX_UINT64, sum_u64, prod_u64, max_u64, min_u64, NULL)
+    ROW(CMX_INT8, sum_u8, prod_u8, max_i8, min_i8, NULL)
+    ROW(CMX_INT16, sum_u16, prod_u16, max_i16, min_i16, NULL)
+    ROW(CMX_INT32, sum_u32, prod_u32, max_i32, min_i32, NULL)
+    ROW(CMX_INT64, sum_u64, prod_u64, max_i64, min_i64, NULL)
+    ROW(CMX_FLOAT16, sum_f16, prod_f16, max_f16, min_f16, lae_f16)
+    ROW(CMX_BFLOAT16, sum_bf16, prod_bf16, max_bf16, min_bf16, lae_bf16)
+    ROW(CMX_FLOAT32, sum_f32, prod_f32, max_f32, min_f32, lae_f32)
+    ROW(CMX_FLOAT64, sum_f64, prod_f64, max_f64, min_f64, lae_f64)
+    ROW(CMX_COMPLEX64, sum_c64, prod_c64, max_c64, min_c64, NULL)
+    default: return NULL;
+  }
+#undef ROW
+}
+
+typedef struct {
+  scan_fn fn;
+  char* base;
+  int64_t n, inner, nblocks, isz;
+  int reverse, inclusive;
+} scan_job;
+
+/* Tasks [b, e): (outer index, column block) pairs. */
+static void scan_tasks(void* ctx, int64_t b, int64_t e) {
+  const scan_job* J = ctx;
+  for (int64_t t = b; t < e; t++) {
+    int64_t o = t / J->nblocks, blk = t % J->nblocks;
+    int64_t col = blk * BLOCK;
+    int64_t len = J->inner - col < BLOCK ? J->inner - col : BLOCK;
+    J->fn(J->base + (o * J->n * J->inner + col) * J->isz, J->n, J->inner, len,
+          J->reverse, J->inclusive);
+  }
+}
+
+cmx_status cmx__cpu_scan(const cmx_primitive* p, const cmx_array* in, int nin,
+                         const cmx_array* out, int nout) {
+  (void)nin;
+  (void)nout;
+  const cmx__scan_params* q = cmx_primitive_params(p);
+  cmx_array a = in[0], o = out[0];
+  scan_fn fn = lookup(q->kind, o->dtype);
+  if (!fn || a->dtype != o->dtype)
+    return cmx_kernel_error(CMX_ERR_TYPE, "[Scan] unsupported dtype %s",
+                            cmx_dtype_name(o->dtype));
+  cmx_status st = cmx__cpu_ew_alloc(o, in, 1);
+  if (st != CMX_OK) return st;
+  if (o->size == 0) return CMX_OK;
+  if (o->buf != a->buf) cmx__cpu_copy_convert(o, a);
+  scan_job J;
+  J.fn = fn;
+  J.base = cmx__node_ptr(o);
+  J.isz = (int64_t)cmx_dtype_size(o->dtype);
+  J.reverse = q->reverse;
+  J.inclusive = q->inclusive;
+  int64_t outer = 1;
+  J.inner = 1;
+  for (int d = 0; d < o->ndim; d++) {
+    if (d < q->axis) outer *= o->dims[d];
+    if (d > q->axis) J.inner *= o->dims[d];
+  }
+  J.n = o->dims[q->axis];
+  J.nblocks = (J.inner + BLOCK - 1) / BLOCK;
+  int64_t per_task = J.n * (J.inner < BLOCK ? J.inner : BLOCK);
+  int64_t grain = per_task >= 32768 ? 1 : 32768 / per_task;
+  cmx__parallel_for(outer * J.nblocks, grain, scan_tasks, &J);
+  return CMX_OK;
+}

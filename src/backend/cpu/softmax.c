@@ -1,0 +1,368 @@
+/* Fused row kernels: LogSumExp, Softmax and Var (variance / standard
+ * deviation). Their inputs are floating (the op layer converts integers).
+ *
+ * Each works on rows: the reduced axes as the trailing contiguous dims.
+ * When the input is not laid out so, it is first copied with those axes
+ * moved last (Softmax then copies its result back through a permuted view
+ * of the output). float16/bfloat16/float32 compute in float32 (exp by
+ * exp_nonpos, sums of exponentials in float lanes per batch of 256, the
+ * batches in double); float64 in double with the C library's exp.
+ *   logsumexp: m = max; m + log(sum(exp(x - m))), and m itself when m is
+ *              infinite (an all -inf row gives -inf, not NaN) or NaN.
+ *   softmax:   exp(x - m) / sum(exp(x - m)); a row of all -inf gives NaN,
+ *              as MLX and NumPy.
+ *   var:       two passes (mean, then the sum of squared deviations d,
+ *              less (sum d)^2 / n which cancels the rounding error of
+ *              the mean), divided by max(n - ddof, 0): n <= ddof gives inf, or
+ * NaN for a zero sum, as NumPy. Complex inputs follow MLX: the mean of (x -
+ * mean)^2 with the complex square.
+ */
+/* The compiler may assume float operations do not trap (cmx never enables
+ * floating-point exceptions): that lets the branch-free selects below
+ * vectorise. Values are unchanged. */
+#if defined(__GNUC__) && !defined(__clang__)
+#pragma GCC optimize("no-trapping-math")
+#endif
+#include <complex.h>
+#include <stdlib.h>
+
+#include "backend/cpu/kernels.h"
+#include "backend/cpu/reduce.h"
+#include "primitives/reduce.h"
+
+typedef void (*lse_fn)(void* out, const void* x, int64_t n);
+typedef void (*softmax_fn)(void* y, const void* x, int64_t n);
+typedef void (*var_fn)(void* out, const void* x, int64_t n, int ddof, bool sq);
+
+/* A NaN in b replaces a; a NaN in a stays. Written without short-circuit
+ * operators so the lane loops vectorise. */
+#define MAXF(a, b) ((((b) > (a)) | ((b) != (b))) ? (b) : (a))
+#define LANES 16
+#define CHUNK 256 /* exponentials computed per batch, summed in lanes */
+
+/* exp(x) for x <= 0 (or NaN) in float32 arithmetic, branch-free so that
+ * loops over it vectorise; softmax and logsumexp only take exponentials of
+ * x - max. x = n ln2 + r with |r| <= ln2 / 2, e^r by its Taylor polynomial
+ * to degree 7 (truncation below 0.05 ulp), times 2^n built in the exponent
+ * bits: within 1.2 ulp of the exact value. Results below the smallest
+ * normal float (x < -87.34) flush to 0; NaN stays NaN. */
+static inline float exp_nonpos(float x) {
+  const float lo = -87.33654475f;
+  float xc = x >= lo ? x : lo; /* NaN and -inf become lo */
+  /* round to nearest by adding 1.5 * 2^23 */
+  float n = (xc * 1.44269504088896341f + 12582912.0f) - 12582912.0f;
+  /* ln2 split in a head exact to 16 bits and a tail (Cody-Waite) */
+  float r = xc - n * 0.693145751953125f;
+  r = r - n * 1.428606765330187045e-06f;
+  float p = 1.0f / 5040;
+  p = p * r + 1.0f / 720;
+  p = p * r + 1.0f / 120;
+  p = p * r + 1.0f / 24;
+  p = p * r + 1.0f / 6;
+  p = p * r + 0.5f;
+  p = p * r + 1.0f;
+  p = p * r + 1.0f;
+  uint32_t bits = (uint32_t)((int32_t)n + 127) << 23; /* n in [-126, 0] */
+  float scale;
+  memcpy(&scale, &bits, sizeof scale);
+  float y = p * scale;
+  return x >= lo ? y : (x != x ? x : 0.0f);
+}
+
+/* Rows of T computed in C; SAME when T is C (softmax then keeps the
+ * exponentials in the output instead of computing them twice). */
+#define FLOAT_ROWS(NAME, T, C, LD, ST, EXP, INF, SAME)                      \
+  static C NAME##_max(const T* x, int64_t n) {                              \
+    C lane[LANES];                                                          \
+    for (int k = 0; k < LANES; k++) lane[k] = -INF;                         \
+    int64_t i = 0;                                                          \
+    for (; i + LANES <= n; i += LANES) {                                    \
+      _Pragma("GCC unroll 1") for (int k = 0; k < LANES; k++) lane[k] =     \
+          MAXF(lane[k], LD(x[i + k]));                                      \
+    }                                                                       \
+    for (int k = 0; i < n; i++, k++) lane[k] = MAXF(lane[k], LD(x[i]));     \
+    for (int w = LANES / 2; w > 0; w /= 2)                                  \
+      for (int k = 0; k < w; k++) lane[k] = MAXF(lane[k], lane[k + w]);     \
+    return lane[0];                                                         \
+  }                                                                         \
+  /* e[k] = exp(x[k] - m), k < c <= CHUNK; returns their sum. */            \
+  static C NAME##_exps(C* e, const T* x, int64_t c, C m) {                  \
+    for (int64_t k = 0; k < c; k++) e[k] = EXP(LD(x[k]) - m);               \
+    C lane[LANES];                                                          \
+    for (int k = 0; k < LANES; k++) lane[k] = 0;                            \
+    int64_t k = 0;                                                          \
+    for (; k + LANES <= c; k += LANES)                                      \
+      for (int j = 0; j < LANES; j++) lane[j] += e[k + j];                  \
+    for (int j = 0; k < c; k++, j++) lane[j] += e[k];                       \
+    for (int w = LANES / 2; w > 0; w /= 2)                                  \
+      for (int j = 0; j < w; j++) lane[j] += lane[j + w];                   \
+    return lane[0];                                                         \
+  }                                                                         \
+  static void NAME##_lse(void* op, const void* xp, int64_t n) {             \
+    const T* x = xp;                                                        \
+    C m = NAME##_max(x, n);                                                 \
+    if (m != m || m == INF || m == -INF) {                                  \
+      *(T*)op = ST(m);                                                      \
+      return;                                                               \
+    }                                                                       \
+    double s = 0;                                                           \
+    C e[CHUNK];                                                             \
+    for (int64_t i = 0; i < n; i += CHUNK)                                  \
+      s += (double)NAME##_exps(e, x + i, n - i < CHUNK ? n - i : CHUNK, m); \
+    *(T*)op = ST((C)((double)m + log(s)));                                  \
+  }                                                                         \
+  /* y may be x (in place): each chunk is read before it is written. */     \
+  static void NAME##_softmax(void* yp, const void* xp, int64_t n) {         \
+    const T* x = xp;                                                        \
+    T* y = yp;                                                              \
+    C m = NAME##_max(x, n);                                                 \
+    double s = 0;                                                           \
+    C e[CHUNK];                                                             \
+    for (int64_t i = 0; i < n; i += CHUNK) {                                \
+      int64_t c = n - i < CHUNK ? n - i : CHUNK;                            \
+      s += (double)NAME##_exps(e, x + i, c, m);                             \
+      if (SAME) memcpy(y + i, e, (size_t)c * sizeof(C));                    \
+    }                                                                       \
+    C inv = (C)(1.0 / s);                                                   \
+    if (SAME) {                                                             \
+      for (int64_t i = 0; i < n; i++) y[i] = (T)(y[i] * inv);               \
+      return;                                                               \
+    }                                                                       \
+    for (int64_t i = 0; i < n; i += CHUNK) {                                \
+      int64_t c = n - i < CHUNK ? n - i : CHUNK;                            \
+      for (int64_t k = 0; k < c; k++) e[k] = EXP(LD(x[i + k]) - m);         \
+      for (int64_t k = 0; k < c; k++) y[i + k] = ST(e[k] * inv);            \
+    }                                                                       \
+  }                                                                         \
+  /* Lane sums in double: the mean, then the deviations d (their sum and    \
+   * their sum of squares). */                                              \
+  static void NAME##_var(void* op, const void* xp, int64_t n, int ddof,     \
+                         bool sq) {                                         \
+    const T* x = xp;                                                        \
+    double l1[8] = {0}, l2[8] = {0}, l3[8] = {0};                           \
+    int64_t i = 0;                                                          \
+    for (; i + 8 <= n; i += 8)                                              \
+      for (int k = 0; k < 8; k++) l1[k] += (double)LD(x[i + k]);            \
+    for (int k = 0; i < n; i++, k++) l1[k] += (double)LD(x[i]);             \
+    double s = ((l1[0] + l1[4]) + (l1[1] + l1[5])) +                        \
+               ((l1[2] + l1[6]) + (l1[3] + l1[7]));                         \
+    double mu = s / (double)n;                                              \
+    for (i = 0; i + 8 <= n; i += 8)                                         \
+      for (int k = 0; k < 8; k++) {                                         \
+        double d = (double)LD(x[i + k]) - mu;                               \
+        l2[k] += d;                                                         \
+        l3[k] += d * d;                                                     \
+      }                                                                     \
+    for (int k = 0; i < n; i++, k++) {                                      \
+      double d = (double)LD(x[i]) - mu;                                     \
+      l2[k] += d;                                                           \
+      l3[k] += d * d;                                                       \
+    }                                                                       \
+    double s1 = 0, ss = 0;                                                  \
+    for (int k = 0; k < 8; k++) s1 += l2[k], ss += l3[k];                   \
+    ss -= s1 * s1 / (double)n; /* cancels the error of mu */                \
+    ss = ss > 0 ? ss : 0.0;                                                 \
+    double den = (double)n - (double)ddof;                                  \
+    double v = ss / (den > 0 ? den : 0.0);                                  \
+    *(T*)op = ST((C)(sq ? sqrt(v) : v));                                    \
+  }
+
+#define ID(x) (x)
+#define LD_H(x) cmx__h2f(x)
+#define LD_BF(x) cmx__bf2f(x)
+#define ST_H(x) cmx__f2h(x)
+#define ST_BF(x) cmx__f2bf(x)
+FLOAT_ROWS(f16, uint16_t, float, LD_H, ST_H, exp_nonpos, INFINITY, 0)
+FLOAT_ROWS(bf16, uint16_t, float, LD_BF, ST_BF, exp_nonpos, INFINITY, 0)
+FLOAT_ROWS(f32, float, float, ID, ID, exp_nonpos, INFINITY, 1)
+FLOAT_ROWS(f64, double, double, ID, ID, exp, (double)INFINITY, 1)
+
+/* Complex variance (MLX): sum((x - mean)^2) / max(n - ddof, 0). */
+static void c64_var(void* op, const void* xp, int64_t n, int ddof, bool sq) {
+  const cmx__c64* x = xp;
+  double sr = 0, si = 0;
+  for (int64_t i = 0; i < n; i++) {
+    sr += crealf(x[i]);
+    si += cimagf(x[i]);
+  }
+  double mr = sr / (double)n, mi = si / (double)n, ar = 0, ai = 0, br = 0,
+         bi = 0;
+  for (int64_t i = 0; i < n; i++) {
+    double dr = crealf(x[i]) - mr, di = cimagf(x[i]) - mi;
+    br += dr, bi += di;
+    ar += dr * dr - di * di;
+    ai += 2 * dr * di;
+  }
+  /* the corrected two-pass: subtract (sum d)^2 / n */
+  if (n > 0) {
+    ar -= (br * br - bi * bi) / (double)n;
+    ai -= 2 * br * bi / (double)n;
+  }
+  double den = (double)n - (double)ddof;
+  den = den > 0 ? den : 0.0;
+  double _Complex v = CMPLX(ar / den, ai / den);
+  if (sq) v = csqrt(v);
+  *(cmx__c64*)op = CMPLXF((float)creal(v), (float)cimag(v));
+}
+
+static lse_fn lse_for(cmx_dtype dt) {
+  switch (dt) {
+    case CMX_FLOAT16:
+      return f16_lse;
+    case CMX_BFLOAT16:
+      return bf16_lse;
+    case CMX_FLOAT32:
+      return f32_lse;
+    case CMX_FLOAT64:
+      return f64_lse;
+    default:
+      return NULL;
+  }
+}
+static softmax_fn softmax_for(cmx_dtype dt) {
+  switch (dt) {
+    case CMX_FLOAT16:
+      return f16_softmax;
+    case CMX_BFLOAT16:
+      return bf16_softmax;
+    case CMX_FLOAT32:
+      return f32_softmax;
+    case CMX_FLOAT64:
+      return f64_softmax;
+    default:
+      return NULL;
+  }
+}
+static var_fn var_for(cmx_dtype dt) {
+  switch (dt) {
+    case CMX_FLOAT16:
+      return f16_var;
+    case CMX_BFLOAT16:
+      return bf16_var;
+    case CMX_FLOAT32:
+      return f32_var;
+    case CMX_FLOAT64:
+      return f64_var;
+    case CMX_COMPLEX64:
+      return c64_var;
+    default:
+      return NULL;
+  }
+}
+
+/* ---------------- rows ---------------- */
+
+typedef struct {
+  int kind; /* 0 logsumexp, 1 softmax, 2 var */
+  lse_fn lse;
+  softmax_fn softmax;
+  var_fn var;
+  int ddof;
+  bool sq;
+  const char* x;
+  char* y;
+  int64_t len, isz;
+} rows_ctx;
+
+static void run_rows(void* ctx, int64_t b, int64_t e) {
+  const rows_ctx* c = ctx;
+  for (int64_t r = b; r < e; r++) {
+    const char* x = c->x + r * c->len * c->isz;
+    switch (c->kind) {
+      case 0:
+        c->lse(c->y + r * c->isz, x, c->len);
+        break;
+      case 1:
+        c->softmax(c->y + r * c->len * c->isz, x, c->len);
+        break;
+      default:
+        c->var(c->y + r * c->isz, x, c->len, c->ddof, c->sq);
+    }
+  }
+}
+
+/* The permutation moving the axes last (kept dims first, in order); true
+ * when it is the identity and a is row-contiguous (no copy needed). */
+static bool rows_perm(cmx_array a, const cmx__axes_params* q, int* perm) {
+  bool isred[CMX_MAX_NDIM] = {false};
+  for (int i = 0; i < q->naxes; i++) isred[q->axes[i]] = true;
+  int k = 0;
+  bool ident = true;
+  for (int d = 0; d < a->ndim; d++)
+    if (!isred[d]) perm[k++] = d;
+  for (int i = 0; i < q->naxes; i++) perm[k++] = q->axes[i];
+  for (int d = 0; d < a->ndim; d++) ident = ident && perm[d] == d;
+  return ident && (a->flags & CMX__FLAG_ROW_CONTIG);
+}
+
+static cmx_status run_kernel(const cmx_primitive* p, cmx_array a, cmx_array o,
+                             int kind) {
+  const cmx__axes_params* q = cmx_primitive_params(p);
+  rows_ctx c;
+  memset(&c, 0, sizeof c);
+  c.kind = kind;
+  c.lse = lse_for(a->dtype);
+  c.softmax = softmax_for(a->dtype);
+  c.var = var_for(a->dtype);
+  c.ddof = q->ddof;
+  c.sq = q->sqrt != 0;
+  if ((kind == 0 && !c.lse) || (kind == 1 && !c.softmax) ||
+      (kind == 2 && !c.var))
+    return cmx_kernel_error(CMX_ERR_TYPE, "[%s] unsupported dtype %s",
+                            cmx_primitive_name(p), cmx_dtype_name(a->dtype));
+  int perm[CMX_MAX_NDIM];
+  bool direct = a->size == 0 || rows_perm(a, q, perm);
+  /* softmax on rows in place may take the input's buffer */
+  cmx_status st = kind == 1 && direct ? cmx_kernel_alloc_donate(o, a, NULL)
+                                      : cmx_kernel_alloc(o);
+  if (st != CMX_OK || o->size == 0) return st;
+  c.isz = (int64_t)cmx_dtype_size(a->dtype);
+  c.len = 1;
+  for (int i = 0; i < q->naxes; i++) c.len *= a->dims[q->axes[i]];
+  int64_t rows = kind == 1 ? (c.len ? a->size / c.len : 0) : o->size;
+  cmx_array tmp = NULL;
+  if (!direct) {
+    tmp = cmx__cpu_permuted_copy(a, perm, a->dtype);
+    if (!tmp) return cmx_last_status();
+  }
+  c.x = a->size == 0 ? NULL : cmx__node_ptr(direct ? a : tmp);
+  /* softmax through a copy computes in place, then scatters back */
+  c.y = (kind == 1 && !direct) ? cmx__node_ptr(tmp) : cmx__node_ptr(o);
+  int64_t per = c.len > 0 ? c.len : 1;
+  cmx__parallel_for(rows, per >= CMX__RED_GRAIN ? 1 : CMX__RED_GRAIN / per,
+                    run_rows, &c);
+  if (kind == 1 && !direct) {
+    int64_t shape[CMX_MAX_NDIM], strides[CMX_MAX_NDIM];
+    const int64_t* ost = CMX__STRIDES(o);
+    for (int i = 0; i < o->ndim; i++) {
+      shape[i] = o->dims[perm[i]];
+      strides[i] = ost[perm[i]];
+    }
+    cmx_array v = cmx__cpu_strided_view(o, shape, strides, o->ndim);
+    if (!v)
+      st = cmx_last_status();
+    else
+      cmx__cpu_copy_convert(v, tmp);
+    cmx_array_release(v);
+  }
+  cmx_array_release(tmp);
+  return st;
+}
+
+CMX__KERNEL(cmx__cpu_logsumexp) {
+  (void)nin;
+  (void)nout;
+  return run_kernel(p, in[0], out[0], 0);
+}
+
+CMX__KERNEL(cmx__cpu_softmax) {
+  (void)nin;
+  (void)nout;
+  return run_kernel(p, in[0], out[0], 1);
+}
+
+CMX__KERNEL(cmx__cpu_var) {
+  (void)nin;
+  (void)nout;
+  return run_kernel(p, in[0], out[0], 2);
+}

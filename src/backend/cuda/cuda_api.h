@@ -1,0 +1,124 @@
+/* The few CUDA driver API and NVRTC types, constants and entry points cmx
+ * uses, declared here so the library has no build- or link-time CUDA
+ * dependency. The driver (libcuda.so.1) and NVRTC are loaded with dlopen
+ * at run time (driver.c, nvrtc.c) and their functions are reached through
+ * the tables below.
+ *
+ * Versioned symbols: the driver keeps old ABIs under the plain names, so
+ * the current ones are resolved by their versioned names, as cuda.h's
+ * #defines map them (cuMemAlloc -> cuMemAlloc_v2, cuStreamDestroy ->
+ * cuStreamDestroy_v2 ...). The per-thread-default-stream variants (_ptds,
+ * _ptsz) are not used: cmx always passes explicit streams.
+ */
+#ifndef CMX_BACKEND_CUDA_API_H
+#define CMX_BACKEND_CUDA_API_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+/* ---- driver types (ABI-compatible with cuda.h) ---- */
+typedef int CUresult; /* an enum in cuda.h: int-sized */
+typedef int CUdevice;
+typedef struct CUctx_st* CUcontext;
+typedef struct CUstream_st* CUstream;
+typedef struct CUevent_st* CUevent;
+typedef struct CUmod_st* CUmodule;
+typedef struct CUfunc_st* CUfunction;
+typedef struct CUmemPoolHandle_st* CUmemoryPool;
+typedef unsigned long long CUdeviceptr;
+
+enum {
+  CUDA_SUCCESS = 0,
+  CUDA_ERROR_OUT_OF_MEMORY = 2,
+  CUDA_ERROR_NOT_READY = 600
+};
+
+/* CUdevice_attribute values. */
+enum {
+  CU_DEVICE_ATTRIBUTE_MULTIPROCESSOR_COUNT = 16,
+  CU_DEVICE_ATTRIBUTE_COMPUTE_CAPABILITY_MAJOR = 75,
+  CU_DEVICE_ATTRIBUTE_COMPUTE_CAPABILITY_MINOR = 76,
+  CU_DEVICE_ATTRIBUTE_MEMORY_POOLS_SUPPORTED = 115
+};
+
+enum { CU_STREAM_NON_BLOCKING = 0x1 };
+enum { CU_EVENT_DISABLE_TIMING = 0x2 };
+/* CUmemPool_attribute: RELEASE_THRESHOLD is the fourth enumerator. */
+enum { CU_MEMPOOL_ATTR_RELEASE_THRESHOLD = 4 };
+
+/* ---- the driver entry points cmx uses ---- */
+typedef struct cmx__cuda_api {
+  CUresult (*cuInit)(unsigned flags);
+  CUresult (*cuDriverGetVersion)(int* version);
+  CUresult (*cuGetErrorName)(CUresult r, const char** s);
+  CUresult (*cuGetErrorString)(CUresult r, const char** s);
+  CUresult (*cuDeviceGet)(CUdevice* d, int ordinal);
+  CUresult (*cuDeviceGetCount)(int* n);
+  CUresult (*cuDeviceGetAttribute)(int* v, int attr, CUdevice d);
+  CUresult (*cuDeviceGetName)(char* name, int len, CUdevice d);
+  CUresult (*cuDevicePrimaryCtxRetain)(CUcontext* c, CUdevice d);
+  CUresult (*cuCtxSetCurrent)(CUcontext c);
+  CUresult (*cuCtxGetCurrent)(CUcontext* c);
+  CUresult (*cuCtxSynchronize)(void);
+  CUresult (*cuStreamCreate)(CUstream* s, unsigned flags);
+  CUresult (*cuStreamDestroy)(CUstream s); /* cuStreamDestroy_v2 */
+  CUresult (*cuStreamSynchronize)(CUstream s);
+  CUresult (*cuStreamWaitEvent)(CUstream s, CUevent e, unsigned flags);
+  CUresult (*cuEventCreate)(CUevent* e, unsigned flags);
+  CUresult (*cuEventRecord)(CUevent e, CUstream s);
+  CUresult (*cuEventSynchronize)(CUevent e);
+  CUresult (*cuEventQuery)(CUevent e);
+  CUresult (*cuEventDestroy)(CUevent e);                 /* cuEventDestroy_v2 */
+  CUresult (*cuMemAlloc)(CUdeviceptr* p, size_t bytes);  /* _v2 */
+  CUresult (*cuMemFree)(CUdeviceptr p);                  /* _v2 */
+  CUresult (*cuMemGetInfo)(size_t* free, size_t* total); /* _v2 */
+  CUresult (*cuMemcpyHtoDAsync)(CUdeviceptr dst, const void* src, size_t bytes,
+                                CUstream s); /* _v2 */
+  CUresult (*cuMemcpyDtoHAsync)(void* dst, CUdeviceptr src, size_t bytes,
+                                CUstream s); /* _v2 */
+  CUresult (*cuModuleLoadData)(CUmodule* m, const void* image);
+  CUresult (*cuModuleUnload)(CUmodule m);
+  CUresult (*cuModuleGetFunction)(CUfunction* f, CUmodule m, const char* name);
+  CUresult (*cuLaunchKernel)(CUfunction f, unsigned gx, unsigned gy,
+                             unsigned gz, unsigned bx, unsigned by, unsigned bz,
+                             unsigned shared, CUstream s, void** params,
+                             void** extra);
+  /* Optional (NULL when the driver lacks them): stream-ordered
+   * allocation (CUDA 11.2+) and its pool settings. */
+  CUresult (*cuMemAllocAsync)(CUdeviceptr* p, size_t bytes, CUstream s);
+  CUresult (*cuMemFreeAsync)(CUdeviceptr p, CUstream s);
+  CUresult (*cuDeviceGetDefaultMemPool)(CUmemoryPool* pool, CUdevice d);
+  CUresult (*cuMemPoolSetAttribute)(CUmemoryPool pool, int attr, void* value);
+} cmx__cuda_api;
+
+/* ---- NVRTC ---- */
+typedef int nvrtcResult;
+typedef struct _nvrtcProgram* nvrtcProgram;
+enum {
+  NVRTC_SUCCESS = 0,
+  NVRTC_ERROR_INVALID_OPTION = 5,
+  NVRTC_ERROR_COMPILATION = 6
+};
+
+typedef struct cmx__nvrtc_api {
+  const char* (*nvrtcGetErrorString)(nvrtcResult r);
+  nvrtcResult (*nvrtcVersion)(int* major, int* minor);
+  nvrtcResult (*nvrtcCreateProgram)(nvrtcProgram* p, const char* src,
+                                    const char* name, int nheaders,
+                                    const char* const* headers,
+                                    const char* const* include_names);
+  nvrtcResult (*nvrtcDestroyProgram)(nvrtcProgram* p);
+  nvrtcResult (*nvrtcCompileProgram)(nvrtcProgram p, int nopts,
+                                     const char* const* opts);
+  nvrtcResult (*nvrtcGetProgramLogSize)(nvrtcProgram p, size_t* n);
+  nvrtcResult (*nvrtcGetProgramLog)(nvrtcProgram p, char* log);
+  nvrtcResult (*nvrtcGetPTXSize)(nvrtcProgram p, size_t* n);
+  nvrtcResult (*nvrtcGetPTX)(nvrtcProgram p, char* ptx);
+  /* Optional: CUBIN output (CUDA 11.1+) and the architecture list. */
+  nvrtcResult (*nvrtcGetCUBINSize)(nvrtcProgram p, size_t* n);
+  nvrtcResult (*nvrtcGetCUBIN)(nvrtcProgram p, char* cubin);
+  nvrtcResult (*nvrtcGetNumSupportedArchs)(int* n);
+  nvrtcResult (*nvrtcGetSupportedArchs)(int* archs);
+} cmx__nvrtc_api;
+
+#endif

@@ -1,0 +1,31 @@
+/* GPU kernel entry points (eval_gpu), referenced by the primitive vtables.
+ * One section per family; each kernel is defined in
+ * src/backend/cuda/<family>.c. On a machine with no GPU they are never
+ * called (GPU streams cannot be created there). */
+#ifndef CMX_BACKEND_CUDA_KERNELS_H
+#define CMX_BACKEND_CUDA_KERNELS_H
+
+#include "cmx/primitive.h"
+
+/* ---- copy and conversion (copy.c) ---- */
+/* Copy and AsType: same-dtype copies (any layout); other dtype pairs fail
+ * with CMX_ERR_NOT_IMPLEMENTED for now. */
+cmx_status cmx__gpu_copy(const cmx_primitive* p, const cmx_array* in, int nin,
+                         const cmx_array* out, int nout);
+
+/* ---- shape and views (shape.c) ---- */
+/* Reshape and Contiguous: views when the layout allows, else row-major
+ * copies on the device. (The pure views use the CPU's view kernels, which
+ * only set strides and work for any device.) */
+cmx_status cmx__gpu_reshape(const cmx_primitive* p, const cmx_array* in,
+                            int nin, const cmx_array* out, int nout);
+cmx_status cmx__gpu_contiguous(const cmx_primitive* p, const cmx_array* in,
+                               int nin, const cmx_array* out, int nout);
+
+/* ---- binary (binary.c) ---- */
+/* Binary elementwise primitives (Add, Subtract, Multiply), every dtype,
+ * any input layout. */
+cmx_status cmx__gpu_binary(const cmx_primitive* p, const cmx_array* in, int nin,
+                           const cmx_array* out, int nout);
+
+#endif

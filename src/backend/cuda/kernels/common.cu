@@ -1,0 +1,120 @@
+// Shared definitions of cmx's CUDA kernels: nvrtc.c puts this source first
+// in every module, then the module's prelude (per-variant #defines), then
+// the kernel file. Compiled by NVRTC at run time; needs no headers.
+
+typedef unsigned char cmx_u8;
+typedef signed char cmx_i8;
+typedef unsigned short cmx_u16;
+typedef short cmx_i16;
+typedef unsigned int cmx_u32;
+typedef int cmx_i32;
+typedef unsigned long long cmx_u64;
+typedef long long cmx_i64;
+
+// Kernel parameters too large to copy per thread are read in place from
+// the parameter space (sm_70 and later).
+#if defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 700
+#define CMX_GRID_CONST __grid_constant__
+#else
+#define CMX_GRID_CONST
+#endif
+
+// float16 and bfloat16 are stored as 16-bit integers and computed in
+// float32. Conversions round to nearest even, as the CPU backend does.
+__device__ __forceinline__ float cmx_h2f(cmx_u16 h) {
+  float f;
+  asm("cvt.f32.f16 %0, %1;" : "=f"(f) : "h"(h));
+  return f;
+}
+__device__ __forceinline__ cmx_u16 cmx_f2h(float f) {
+  cmx_u16 h;
+  asm("cvt.rn.f16.f32 %0, %1;" : "=h"(h) : "f"(f));
+  return h;
+}
+__device__ __forceinline__ float cmx_bf2f(cmx_u16 h) {
+  return __uint_as_float((cmx_u32)h << 16);
+}
+__device__ __forceinline__ cmx_u16 cmx_f2bf(float f) {
+  cmx_u32 u = __float_as_uint(f);
+  if ((u & 0x7fffffffu) > 0x7f800000u) return (cmx_u16)((u >> 16) | 0x40);
+  u += 0x7fffu + ((u >> 16) & 1u);
+  return (cmx_u16)(u >> 16);
+}
+
+// complex64: two floats, 8-byte aligned like C's float _Complex.
+struct __align__(8) cmx_c64 {
+  float re, im;
+};
+__device__ __forceinline__ cmx_c64 operator+(cmx_c64 a, cmx_c64 b) {
+  cmx_c64 r;
+  r.re = a.re + b.re;
+  r.im = a.im + b.im;
+  return r;
+}
+__device__ __forceinline__ cmx_c64 operator-(cmx_c64 a, cmx_c64 b) {
+  cmx_c64 r;
+  r.re = a.re - b.re;
+  r.im = a.im - b.im;
+  return r;
+}
+// In double, as the CPU does: float products are exact there, so the real
+// part's cancellation costs no accuracy (and FMA contraction changes
+// nothing).
+__device__ __forceinline__ cmx_c64 cmx_cmul(cmx_c64 x, cmx_c64 y) {
+  double a = x.re, b = x.im, c = y.re, d = y.im;
+  cmx_c64 r;
+  r.re = (float)(a * c - b * d);
+  r.im = (float)(a * d + b * c);
+  return r;
+}
+
+// Sixteen bytes of elements, moved with one 128-bit access.
+template <typename T>
+union cmx_pack {
+  uint4 raw;
+  T e[16 / sizeof(T)];
+};
+
+// Grid-stride loop helpers.
+__device__ __forceinline__ long long cmx_tid() {
+  return (long long)blockIdx.x * blockDim.x + threadIdx.x;
+}
+__device__ __forceinline__ long long cmx_nthreads() {
+  return (long long)gridDim.x * blockDim.x;
+}
+
+// A collapsed layout shared by up to three arrays of one shape (the output
+// first): the same struct as cmx__gpu_layout on the host.
+#define CMX_MAX_DIMS 32
+struct cmx_layout {
+  int ndim;
+  long long shape[CMX_MAX_DIMS];
+  long long strides[3][CMX_MAX_DIMS];
+};
+
+// Element offsets of linear index i in arrays 1 and 2 of layout L, in index
+// type I. ND > 0: the layout has exactly ND dims (loop unrolled); ND == 0:
+// any number of dims.
+template <typename I, int ND, int NARR>
+__device__ __forceinline__ void cmx_offsets(const cmx_layout& L, I i, I* o1,
+                                            I* o2) {
+  I r = i, a = 0, b = 0;
+  if (ND > 0) {
+#pragma unroll
+    for (int d = ND - 1; d >= 0; d--) {
+      I s = (I)L.shape[d], q = r / s, k = r - q * s;
+      r = q;
+      a += k * (I)L.strides[1][d];
+      if (NARR > 2) b += k * (I)L.strides[2][d];
+    }
+  } else {
+    for (int d = L.ndim - 1; d >= 0; d--) {
+      I s = (I)L.shape[d], q = r / s, k = r - q * s;
+      r = q;
+      a += k * (I)L.strides[1][d];
+      if (NARR > 2) b += k * (I)L.strides[2][d];
+    }
+  }
+  *o1 = a;
+  *o2 = b;
+}

@@ -1,0 +1,268 @@
+/* GPU streams: the cmx__stream_ops of streams on a CUDA device.
+ *
+ * A GPU stream has no worker thread: submit runs the task on the calling
+ * (evaluating) thread, whose eval_gpu kernel launches asynchronously on the
+ * stream's CUstream, then records an event for the task's sequence number.
+ * Events live in a ring of pending (recorded, not yet known finished)
+ * entries; wait(seq) synchronises the first event at or after seq and
+ * advances `completed`. A full ring blocks the submitter on its oldest
+ * event, which bounds the work in flight.
+ *
+ * Freed device memory is stream-ordered (memory.c), and a buffer's last
+ * reference may be dropped on any thread while kernels of any stream still
+ * read it. Two rules make that safe: a submitting thread holds the task's
+ * buffers until the task's event is recorded, and a free first makes its
+ * stream wait for every other stream's pending events
+ * (cmx__gpu_order_after_all).
+ */
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "backend/cuda/gpu.h"
+
+#define RING 1024 /* events per stream: tasks in flight at most */
+
+struct cmx__gpu_stream {
+  cmx__stream* s;
+  int dev;
+  CUstream cu;
+  pthread_mutex_t lock;
+  pthread_cond_t recorded; /* signalled after each record */
+  uint64_t last_recorded;  /* highest seq whose work is recorded */
+  int head, count;         /* the pending ring */
+  CUevent ev[RING];
+  uint64_t seq[RING];
+  bool reported; /* an asynchronous CUDA error was reported */
+};
+
+/* Every GPU stream, for ordering frees after their pending work. */
+static struct {
+  pthread_mutex_t lock;
+  cmx__gpu_stream* list[CMX__MAX_STREAMS];
+  int n;
+} g_streams = {.lock = PTHREAD_MUTEX_INITIALIZER};
+
+/* The stream whose task runs on this thread, and the buffers that task
+ * holds until its event is recorded (see cmx__gpu_task_holds). */
+static _Thread_local cmx__gpu_stream* tl_current;
+static _Thread_local cmx__buffer** tl_held;
+static _Thread_local int tl_nheld;
+
+CUstream cmx__gpu_current_stream(int* dev) {
+  if (!tl_current) return NULL;
+  if (dev) *dev = tl_current->dev;
+  return tl_current->cu;
+}
+
+int cmx__gpu_task_holds(const cmx__buffer* b) {
+  int n = 0;
+  for (int i = 0; i < tl_nheld; i++) n += tl_held[i] == b;
+  return n;
+}
+
+static void advance_completed(cmx__stream* s, uint64_t seq) {
+  uint64_t c = atomic_load(&s->completed);
+  while (c < seq && !atomic_compare_exchange_weak(&s->completed, &c, seq)) {
+  }
+}
+
+/* A failure seen while synchronising is asynchronous (an earlier kernel
+ * faulted); it cannot be tied to a task any more, so it is reported once.
+ * Later launches fail with the same sticky error and name their op. */
+static void report_async(cmx__gpu_stream* gs, CUresult r) {
+  if (r == CUDA_SUCCESS || gs->reported) return;
+  gs->reported = true;
+  cmx_status st = cmx__cu_error(r, "gpu", "waiting for a stream");
+  (void)st;
+  fprintf(stderr, "cmx: gpu stream %d: %s\n", gs->s->index, cmx_last_error());
+}
+
+/* Pops the oldest pending entry; `sync` waits for it first (else it is
+ * known finished). Lock held. */
+static void pop_oldest_locked(cmx__gpu_stream* gs, bool sync) {
+  int i = gs->head;
+  if (sync) report_async(gs, cmx__cu.cuEventSynchronize(gs->ev[i]));
+  advance_completed(gs->s, gs->seq[i]);
+  gs->head = (i + 1) % RING;
+  gs->count--;
+}
+
+/* Records the event of task seq on gs; when that is impossible, waits for
+ * the whole stream instead so `completed` stays truthful. */
+static void record(cmx__gpu_stream* gs, uint64_t seq) {
+  pthread_mutex_lock(&gs->lock);
+  /* Retire finished entries cheaply, so `completed` keeps up. */
+  while (gs->count && cmx__cu.cuEventQuery(gs->ev[gs->head]) == CUDA_SUCCESS)
+    pop_oldest_locked(gs, false);
+  if (gs->count == RING) pop_oldest_locked(gs, true);
+  int i = (gs->head + gs->count) % RING;
+  CUresult r = CUDA_SUCCESS;
+  if (!gs->ev[i])
+    r = cmx__cu.cuEventCreate(&gs->ev[i], CU_EVENT_DISABLE_TIMING);
+  if (r == CUDA_SUCCESS) r = cmx__cu.cuEventRecord(gs->ev[i], gs->cu);
+  if (r == CUDA_SUCCESS) {
+    gs->seq[i] = seq;
+    gs->count++;
+  } else {
+    report_async(gs, cmx__cu.cuStreamSynchronize(gs->cu));
+    while (gs->count) pop_oldest_locked(gs, false);
+    advance_completed(gs->s, seq);
+  }
+  gs->last_recorded = seq;
+  pthread_cond_broadcast(&gs->recorded);
+  pthread_mutex_unlock(&gs->lock);
+}
+
+/* Runs the task on this thread with gs current. The thread's error state
+ * is the caller's (this is the evaluating user thread): a kernel failure
+ * belongs to the task's outputs only, so it is restored afterwards. */
+static void gpu_submit(cmx__stream* s, cmx__task* t) {
+  cmx__gpu_stream* gs = s->backend;
+  uint64_t seq = t->arrays[t->nin]->seq;
+  /* Hold the inputs' buffers and the outputs until the event is recorded:
+   * a reference dropped meanwhile by another thread must not free memory
+   * that this task's kernels may still use. Inputs are held through their
+   * buffers so that the input arrays themselves stay donatable. An input
+   * made on another stream has its buffer once that stream passes it, so
+   * the dependencies are waited for first (cmx__task_run finds them done). */
+  for (int i = 0; i < t->ndeps; i++)
+    cmx__stream_wait(t->deps[i].stream, t->deps[i].seq);
+  int nin = t->nin, nout = t->nout;
+  cmx__buffer* held_small[16];
+  cmx_array outs_small[4];
+  cmx__buffer** held =
+      nin <= 16 ? held_small : malloc((size_t)nin * sizeof *held);
+  cmx_array* outs =
+      nout <= 4 ? outs_small : malloc((size_t)nout * sizeof *outs);
+  bool can_hold = held && outs;
+  int nheld = 0;
+  if (can_hold) {
+    for (int i = 0; i < nin; i++)
+      if (t->arrays[i]->buf)
+        held[nheld++] = cmx__buffer_retain(t->arrays[i]->buf);
+    for (int i = 0; i < nout; i++)
+      outs[i] = cmx_array_retain(t->arrays[nin + i]);
+  }
+
+  cmx_status st0 = cmx_last_status();
+  bool pending0 = cmx__error_pending();
+  const char* m = cmx_last_error();
+  char* msg0 = m[0] ? strdup(m) : NULL;
+
+  cmx__gpu_stream* prev = tl_current;
+  cmx__buffer** prev_held = tl_held;
+  int prev_nheld = tl_nheld;
+  tl_current = gs;
+  tl_held = held;
+  tl_nheld = nheld;
+  cmx__gpu_ctx_enter(gs->dev); /* a failure resurfaces in the kernel */
+  cmx__task_run(t);
+  tl_held = NULL;
+  tl_nheld = 0;
+  if (!can_hold) /* no memory to hold buffers: finish the work instead */
+    report_async(gs, cmx__cu.cuStreamSynchronize(gs->cu));
+  record(gs, seq);
+  /* Released with gs still current: frees then order on this stream. */
+  for (int i = 0; i < nheld; i++) cmx__buffer_release(held[i]);
+  if (can_hold)
+    for (int i = 0; i < nout; i++) cmx_array_release(outs[i]);
+  tl_current = prev;
+  tl_held = prev_held;
+  tl_nheld = prev_nheld;
+  if (held && held != held_small) free(held);
+  if (outs && outs != outs_small) free(outs);
+
+  if (msg0) {
+    cmx__error(st0, "%s", msg0);
+    free(msg0);
+  } else {
+    cmx_clear_error();
+  }
+  if (!pending0) cmx__error_reset_pending();
+}
+
+static void gpu_wait(cmx__stream* s, uint64_t seq) {
+  cmx__gpu_stream* gs = s->backend;
+  if (atomic_load_explicit(&s->completed, memory_order_acquire) >= seq) return;
+  cmx__gpu_ctx_enter(gs->dev);
+  pthread_mutex_lock(&gs->lock);
+  /* seq may be handed out but still being submitted by another thread. */
+  while (gs->last_recorded < seq && atomic_load(&s->completed) < seq)
+    pthread_cond_wait(&gs->recorded, &gs->lock);
+  while (atomic_load(&s->completed) < seq) {
+    int k = 0;
+    while (k < gs->count && gs->seq[(gs->head + k) % RING] < seq) k++;
+    if (k == gs->count) break; /* retired meanwhile: finished */
+    int i = (gs->head + k) % RING;
+    CUevent ev = gs->ev[i];
+    uint64_t target = gs->seq[i];
+    /* Synchronise unlocked. Should the submitter retire and re-record this
+     * event meanwhile, the wait covers later work too: longer, still
+     * correct. */
+    pthread_mutex_unlock(&gs->lock);
+    CUresult r = cmx__cu.cuEventSynchronize(ev);
+    pthread_mutex_lock(&gs->lock);
+    report_async(gs, r);
+    while (gs->count && gs->seq[gs->head] <= target)
+      pop_oldest_locked(gs, false);
+    advance_completed(s, target);
+  }
+  pthread_mutex_unlock(&gs->lock);
+}
+
+void cmx__gpu_order_after_all(int dev, CUstream target) {
+  pthread_mutex_lock(&g_streams.lock);
+  for (int i = 0; i < g_streams.n; i++) {
+    cmx__gpu_stream* gs = g_streams.list[i];
+    if (gs->dev != dev || gs->cu == target) continue;
+    pthread_mutex_lock(&gs->lock);
+    if (gs->count) {
+      int last = (gs->head + gs->count - 1) % RING;
+      cmx__cu.cuStreamWaitEvent(target, gs->ev[last], 0);
+    }
+    pthread_mutex_unlock(&gs->lock);
+  }
+  pthread_mutex_unlock(&g_streams.lock);
+}
+
+static void gpu_shutdown(cmx__stream* s) {
+  cmx__gpu_stream* gs = s->backend;
+  if (cmx__gpu_ctx_enter(gs->dev) != CMX_OK) return;
+  cmx__cu.cuStreamSynchronize(gs->cu);
+  pthread_mutex_lock(&gs->lock);
+  while (gs->count) pop_oldest_locked(gs, false);
+  pthread_mutex_unlock(&gs->lock);
+}
+
+static const cmx__stream_ops gpu_stream_ops = {
+    .submit = gpu_submit, .wait = gpu_wait, .shutdown = gpu_shutdown};
+
+cmx__stream* cmx__gpu_stream_new(int device_index) {
+  if (!cmx__gpu_device_get(device_index)) return NULL;
+  if (cmx__gpu_ctx_enter(device_index) != CMX_OK) return NULL;
+  cmx__gpu_stream* gs = calloc(1, sizeof *gs);
+  if (!gs) return CMX__FAIL(CMX_ERR_MEMORY, "[new_stream] out of host memory");
+  gs->dev = device_index;
+  pthread_mutex_init(&gs->lock, NULL);
+  pthread_cond_init(&gs->recorded, NULL);
+  CUresult r = cmx__cu.cuStreamCreate(&gs->cu, CU_STREAM_NON_BLOCKING);
+  if (r != CUDA_SUCCESS) {
+    free(gs);
+    cmx__cu_error(r, "new_stream", "creating a CUDA stream");
+    return NULL;
+  }
+  pthread_mutex_lock(&g_streams.lock);
+  cmx__stream* s = cmx__stream_register((cmx_device){CMX_GPU, device_index},
+                                        &gpu_stream_ops, gs);
+  if (s) {
+    gs->s = s;
+    g_streams.list[g_streams.n++] = gs;
+  }
+  pthread_mutex_unlock(&g_streams.lock);
+  if (!s) {
+    cmx__cu.cuStreamDestroy(gs->cu);
+    free(gs);
+  }
+  return s;
+}

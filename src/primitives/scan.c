@@ -1,0 +1,18 @@
+/* The Scan primitive (cumsum, cumprod, cummax, cummin, logcumsumexp). */
+#include "primitives/scan.h"
+
+#include <stdio.h>
+
+#include "backend/cpu/kernels.h"
+#include "primitives/registry.h"
+
+static void scan_print(const cmx_primitive* p, char* buf, size_t size) {
+  static const char* const kinds[] = {"sum", "prod", "max", "min",
+                                      "logaddexp"};
+  const cmx__scan_params* q = cmx_primitive_params(p);
+  const char* k = q->kind >= 0 && q->kind <= 4 ? kinds[q->kind] : "?";
+  snprintf(buf, size, "Scan(%s, axis=%d%s%s)", k, (int)q->axis,
+           q->reverse ? ", reverse" : "", q->inclusive ? "" : ", exclusive");
+}
+
+CMX__VTABLE(Scan, .eval_cpu = cmx__cpu_scan, .print = scan_print);

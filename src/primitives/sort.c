@@ -1,0 +1,33 @@
+/* Sort primitives: Sort, ArgSort, Partition, ArgPartition, SearchSorted. */
+#include "primitives/sort.h"
+
+#include <stdio.h>
+
+#include "backend/cpu/kernels.h"
+#include "primitives/registry.h"
+
+static void sort_print(const cmx_primitive* p, char* buf, size_t size) {
+  const cmx__sort_params* q = cmx_primitive_params(p);
+  snprintf(buf, size, "%s(axis=%d)", cmx_primitive_name(p), (int)q->axis);
+}
+
+static void partition_print(const cmx_primitive* p, char* buf, size_t size) {
+  const cmx__sort_params* q = cmx_primitive_params(p);
+  snprintf(buf, size, "%s(kth=%lld, axis=%d)", cmx_primitive_name(p),
+           (long long)q->kth, (int)q->axis);
+}
+
+static void searchsorted_print(const cmx_primitive* p, char* buf,
+                               size_t size) {
+  const cmx__searchsorted_params* q = cmx_primitive_params(p);
+  snprintf(buf, size, "SearchSorted(side=%s)", q->right ? "right" : "left");
+}
+
+CMX__VTABLE(Sort, .eval_cpu = cmx__cpu_sort, .print = sort_print);
+CMX__VTABLE(ArgSort, .eval_cpu = cmx__cpu_argsort, .print = sort_print);
+CMX__VTABLE(Partition, .eval_cpu = cmx__cpu_partition,
+            .print = partition_print);
+CMX__VTABLE(ArgPartition, .eval_cpu = cmx__cpu_argpartition,
+            .print = partition_print);
+CMX__VTABLE(SearchSorted, .eval_cpu = cmx__cpu_searchsorted,
+            .print = searchsorted_print);

@@ -1,0 +1,129 @@
+/* Helpers of the indexing tests: random index arrays, broadcast reads of
+ * host tensors, and a plain double-precision model of every scatter
+ * reduction (rounded to the dtype after each step, as the kernels store).
+ *
+ *   int64_t v = iu_bload(&idx, pos, bshape, bnd);  // idx broadcast to bshape
+ *   iu_combine(IU_ADD, dt, &want.re[k], &want.im[k], u.re[j], u.im[j]);
+ */
+#ifndef CMX_TEST_INDEX_UTIL_H
+#define CMX_TEST_INDEX_UTIL_H
+
+#include "shape_util.h"
+
+enum { IU_NONE = 0, IU_ADD, IU_PROD, IU_MAX, IU_MIN, IU_NUM_MODES };
+static const char* const iu_mode_names[] = {"none", "add", "prod", "max",
+                                            "min"};
+
+/* Uniform integer in [lo, hi]. */
+static inline int64_t iu_rand(uint64_t* rng, int64_t lo, int64_t hi) {
+  return lo + (int64_t)(h_rand_u64(rng) % (uint64_t)(hi - lo + 1));
+}
+
+/* The element of t (shape right-aligned against bshape, size-1 dims
+ * broadcast) at multi-index pos of bshape, as an integer. */
+static inline int64_t iu_bload_pos(const h_tensor* t, const int64_t* pos,
+                                   int bnd) {
+  int64_t k = 0;
+  for (int d = 0; d < t->ndim; d++) {
+    int bd = d + (bnd - t->ndim);
+    k = k * t->shape[d] + (t->shape[d] == 1 ? 0 : pos[bd]);
+  }
+  return k;
+}
+static inline int64_t iu_bload(const h_tensor* t, const int64_t* pos, int bnd) {
+  return (int64_t)t->re[iu_bload_pos(t, pos, bnd)];
+}
+
+static inline bool iu_isnan(double re, double im) {
+  return re != re || im != im;
+}
+
+/* x (re, im) = x OP y, in double, rounded to dt. */
+static inline void iu_combine(int mode, cmx_dtype dt, double* xr, double* xi,
+                              double yr, double yi) {
+  bool cplx = dt == CMX_COMPLEX64, b = dt == CMX_BOOL;
+  double r = *xr, i = cplx ? *xi : 0;
+  switch (mode) {
+    case IU_NONE:
+      r = yr, i = yi;
+      break;
+    case IU_ADD:
+      if (b)
+        r = (r != 0) || (yr != 0);
+      else
+        r += yr, i += yi;
+      break;
+    case IU_PROD:
+      if (b)
+        r = (r != 0) && (yr != 0);
+      else if (cplx) {
+        double nr = r * yr - i * yi, ni = r * yi + i * yr;
+        r = nr, i = ni;
+      } else
+        r *= yr;
+      break;
+    case IU_MAX:
+    case IU_MIN: {
+      bool mx = mode == IU_MAX;
+      if (b) {
+        r = mx ? ((r != 0) || (yr != 0)) : ((r != 0) && (yr != 0));
+      } else if (iu_isnan(r, i)) {
+      } else if (iu_isnan(yr, yi)) {
+        r = yr, i = yi;
+      } else {
+        bool gt = yr > r || (yr == r && yi > i);
+        bool lt = yr < r || (yr == r && yi < i);
+        if (mx ? gt : lt) r = yr, i = yi;
+      }
+      break;
+    }
+  }
+  *xr = h_round_to(r, dt);
+  if (cplx) *xi = h_round_to(i, dt);
+}
+
+/* A fresh copy of t. */
+static inline h_tensor iu_copy(const h_tensor* t) {
+  h_tensor c = h_alloc(t->shape, t->ndim, t->dtype);
+  memcpy(c.re, t->re, (size_t)(t->size ? t->size : 1) * sizeof(double));
+  if (t->im)
+    memcpy(c.im, t->im, (size_t)(t->size ? t->size : 1) * sizeof(double));
+  return c;
+}
+
+/* An integer tensor of the given shape and dtype with values from vals
+ * (one per element). */
+static inline h_tensor iu_ints(const int64_t* shape, int nd, cmx_dtype dt,
+                               const int64_t* vals) {
+  h_tensor t = h_alloc(shape, nd, dt);
+  for (int64_t k = 0; k < t.size; k++) t.re[k] = (double)vals[k];
+  return t;
+}
+
+/* Tolerance for comparing scatter results of dtype dt: exact except
+ * complex, whose float products round differently from the double
+ * model; their error is relative to the largest magnitude. */
+static inline double iu_atol(const h_tensor* want) {
+  if (want->dtype != CMX_COMPLEX64) return 0;
+  double m = 0;
+  for (int64_t k = 0; k < want->size; k++)
+    m = fmax(m, hypot(want->re[k], want->im[k]));
+  return 8 * h_tol(CMX_COMPLEX64) * m;
+}
+
+/* Index dtypes the tests cycle through. */
+static const cmx_dtype IU_IDX_DTYPES[] = {CMX_INT32,  CMX_INT64, CMX_INT16,
+                                          CMX_UINT8,  CMX_INT8,  CMX_UINT32,
+                                          CMX_UINT64, CMX_UINT16};
+#define IU_NUM_IDX_DTYPES 8
+
+/* Evaluates r and expects failure with `needle` in the message. */
+static inline void iu_eval_fails(cmx_array r, const char* needle,
+                                 const char* what) {
+  cmx_status st = r ? cmx_array_eval(r) : CMX_ERR_VALUE;
+  CHECK_MSG(r && st != CMX_OK && strstr(cmx_last_error(), needle),
+            "%s: eval -> %s '%s' (want failure with '%s')", what,
+            cmx_status_name(st), cmx_last_error(), needle);
+}
+
+#endif
