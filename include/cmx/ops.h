@@ -563,9 +563,10 @@ cmx_status cmx_count_nonzero(cmx_array* out, cmx_array a, const int* axes,
  * bfloat16, float32, float64); the result has the promoted dtype of input
  * and weight (16-bit floats are computed in float32). Input channel group
  * g (of `groups`) feeds output channels [g * C_out / groups, (g + 1) *
- * C_out / groups). Errors name "[conv]" as MLX's do: wrong ranks, channel
- * mismatch, groups not dividing the channels, non-positive strides or
- * dilations, an input smaller than the (dilated) kernel after padding.
+ * C_out / groups); groups work for 1 to 3 spatial dims (MLX: 1 and 2).
+ * Errors name "[conv]" as MLX's do: wrong ranks, channel mismatch, groups
+ * not dividing the channels, non-positive strides or dilations, an input
+ * smaller than the (dilated) kernel after padding.
  */
 /* 1-d cross-correlation: input (N, L, C_in), weight (C_out, K, C_in/groups);
  * out[n, o, co] = sum_{k, ci} xp[n, o * stride + k * dilation, ci] *

@@ -43,8 +43,7 @@ static bool conv_checks(cmx_array in, cmx_array wt, int nsp, int groups) {
   }
   if (groups < 1) {
     cmx__error(CMX_ERR_VALUE,
-               "[conv] The number of groups must be positive. Got %d.",
-               groups);
+               "[conv] The number of groups must be positive. Got %d.", groups);
     return false;
   }
   int64_t cin = in->dims[nsp + 1], cout = wt->dims[0];
@@ -96,8 +95,8 @@ static bool expand_param(const char* what, const int* v, int n, int nsp,
     int m = n < 16 ? n : 16;
     for (int i = 0; i < m; i++) tmp[i] = v[i];
     char b[256];
-    cmx__error(CMX_ERR_VALUE, "[conv] Invalid %s %s for %dD convolution.",
-               what, ints_str(tmp, m, b, sizeof b), nsp);
+    cmx__error(CMX_ERR_VALUE, "[conv] Invalid %s %s for %dD convolution.", what,
+               ints_str(tmp, m, b, sizeof b), nsp);
     return false;
   }
   for (int i = 0; i < nsp; i++) out[i] = n == 0 ? def : v[n == 1 ? 0 : i];
@@ -135,8 +134,8 @@ static bool conv_out_shape(cmx_array in, cmx_array wt,
     /* Virtual input length and dilated kernel extent; |values| stay far
      * below 2^62 unless a dim is absurd, which the overflow checks catch. */
     int64_t len, ext, span;
-    bool ovf = __builtin_mul_overflow(in->dims[d + 1] - 1,
-                                      q->input_dilation[d], &len);
+    bool ovf =
+        __builtin_mul_overflow(in->dims[d + 1] - 1, q->input_dilation[d], &len);
     ovf |= __builtin_add_overflow(len, 1 + q->pad_lo[d] + q->pad_hi[d], &len);
     ovf |= __builtin_mul_overflow(wt->dims[d + 1] - 1, q->kernel_dilation[d],
                                   &ext);
@@ -194,9 +193,9 @@ static void init_params(cmx__conv_params* q, int nsp, int groups) {
 }
 
 /* convNd with symmetric padding. */
-static cmx_array conv_nd(cmx_array in, cmx_array wt, int nsp,
-                         const int* stride, const int* padding,
-                         const int* dilation, int groups, cmx_stream s) {
+static cmx_array conv_nd(cmx_array in, cmx_array wt, int nsp, const int* stride,
+                         const int* padding, const int* dilation, int groups,
+                         cmx_stream s) {
   if (!CMX__ARGS("conv", in, wt)) return NULL;
   cmx__conv_params q;
   init_params(&q, nsp, groups);
@@ -225,8 +224,9 @@ static cmx_array conv_transpose_nd(cmx_array in, cmx_array wt, int nsp,
   q.flip = 1;
   for (int d = 0; d < nsp; d++) {
     /* The stride becomes the input dilation: report it as a stride. */
-    const int* bad = dilation[d] <= 0 ? dilation : stride[d] <= 0 ? stride
-                                                                  : NULL;
+    const int* bad = dilation[d] <= 0 ? dilation
+                     : stride[d] <= 0 ? stride
+                                      : NULL;
     if (bad) {
       int64_t v[CMX__CONV_MAX_SPATIAL];
       for (int i = 0; i < nsp; i++) v[i] = bad[i];
@@ -239,8 +239,7 @@ static cmx_array conv_transpose_nd(cmx_array in, cmx_array wt, int nsp,
                        ints_str(v, nsp, b, sizeof b));
     }
     int64_t ext;
-    if (__builtin_mul_overflow(wt->dims[d + 1] - 1, (int64_t)dilation[d],
-                               &ext))
+    if (__builtin_mul_overflow(wt->dims[d + 1] - 1, (int64_t)dilation[d], &ext))
       return CMX__FAIL(CMX_ERR_VALUE, "[conv] Kernel extent overflows.");
     q.stride[d] = 1;
     q.pad_lo[d] = ext - padding[d];
@@ -252,12 +251,11 @@ static cmx_array conv_transpose_nd(cmx_array in, cmx_array wt, int nsp,
 }
 
 cmx_array cmx__conv_general(cmx_array in, cmx_array wt, const int* stride,
-                            int nstride, const int* padding_lo,
-                            int npadding_lo, const int* padding_hi,
-                            int npadding_hi, const int* kernel_dilation,
-                            int nkernel_dilation, const int* input_dilation,
-                            int ninput_dilation, int groups, bool flip,
-                            cmx_stream s) {
+                            int nstride, const int* padding_lo, int npadding_lo,
+                            const int* padding_hi, int npadding_hi,
+                            const int* kernel_dilation, int nkernel_dilation,
+                            const int* input_dilation, int ninput_dilation,
+                            int groups, bool flip, cmx_stream s) {
   if (!CMX__ARGS("conv", in, wt)) return NULL;
   int nsp = in->ndim - 2;
   if (nsp < 1 || nsp > CMX__CONV_MAX_SPATIAL)
@@ -293,9 +291,9 @@ cmx_array cmx__conv2d(cmx_array in, cmx_array wt, int stride_0, int stride_1,
 }
 
 cmx_array cmx__conv3d(cmx_array in, cmx_array wt, int stride_0, int stride_1,
-                      int stride_2, int padding_0, int padding_1,
-                      int padding_2, int dilation_0, int dilation_1,
-                      int dilation_2, int groups, cmx_stream s) {
+                      int stride_2, int padding_0, int padding_1, int padding_2,
+                      int dilation_0, int dilation_1, int dilation_2,
+                      int groups, cmx_stream s) {
   int st[3] = {stride_0, stride_1, stride_2};
   int pd[3] = {padding_0, padding_1, padding_2};
   int dl[3] = {dilation_0, dilation_1, dilation_2};
@@ -349,13 +347,18 @@ cmx_array cmx__convolve(cmx_array a, cmx_array v, cmx_convolve_mode mode,
   cmx_array ker = a->size < v->size ? a : v;
   int64_t n = sig->size, m = ker->size, lo, hi;
   switch (mode) {
-    case CMX_CONVOLVE_FULL: lo = hi = m - 1; break;
-    case CMX_CONVOLVE_VALID: lo = hi = 0; break;
+    case CMX_CONVOLVE_FULL:
+      lo = hi = m - 1;
+      break;
+    case CMX_CONVOLVE_VALID:
+      lo = hi = 0;
+      break;
     case CMX_CONVOLVE_SAME:
       lo = m / 2;
       hi = (m - 1) / 2;
       break;
-    default: return CMX__FAIL(CMX_ERR_VALUE, "[convolve] Invalid mode.");
+    default:
+      return CMX__FAIL(CMX_ERR_VALUE, "[convolve] Invalid mode.");
   }
   int64_t sig_shape[3] = {1, n, 1}, ker_shape[3] = {1, m, 1};
   cmx_array x = cmx__reshape(sig, sig_shape, 3, s);
@@ -378,14 +381,13 @@ cmx_status cmx_conv1d(cmx_array* out, cmx_array input, cmx_array weight,
                       int stride, int padding, int dilation, int groups,
                       cmx_stream s) {
   CMX__PUBLIC(out, "conv1d",
-              cmx__conv1d(input, weight, stride, padding, dilation, groups,
-                          s));
+              cmx__conv1d(input, weight, stride, padding, dilation, groups, s));
 }
 
 cmx_status cmx_conv2d(cmx_array* out, cmx_array input, cmx_array weight,
-                      int stride_0, int stride_1, int padding_0,
-                      int padding_1, int dilation_0, int dilation_1,
-                      int groups, cmx_stream s) {
+                      int stride_0, int stride_1, int padding_0, int padding_1,
+                      int dilation_0, int dilation_1, int groups,
+                      cmx_stream s) {
   CMX__PUBLIC(out, "conv2d",
               cmx__conv2d(input, weight, stride_0, stride_1, padding_0,
                           padding_1, dilation_0, dilation_1, groups, s));
@@ -417,24 +419,26 @@ cmx_status cmx_conv_transpose2d(cmx_array* out, cmx_array input,
                                 int dilation_1, int output_padding_0,
                                 int output_padding_1, int groups,
                                 cmx_stream s) {
-  CMX__PUBLIC(out, "conv_transpose2d",
-              cmx__conv_transpose2d(input, weight, stride_0, stride_1,
-                                    padding_0, padding_1, dilation_0,
-                                    dilation_1, output_padding_0,
-                                    output_padding_1, groups, s));
+  CMX__PUBLIC(
+      out, "conv_transpose2d",
+      cmx__conv_transpose2d(input, weight, stride_0, stride_1, padding_0,
+                            padding_1, dilation_0, dilation_1, output_padding_0,
+                            output_padding_1, groups, s));
 }
 
-cmx_status cmx_conv_transpose3d(
-    cmx_array* out, cmx_array input, cmx_array weight, int stride_0,
-    int stride_1, int stride_2, int padding_0, int padding_1, int padding_2,
-    int dilation_0, int dilation_1, int dilation_2, int output_padding_0,
-    int output_padding_1, int output_padding_2, int groups, cmx_stream s) {
-  CMX__PUBLIC(out, "conv_transpose3d",
-              cmx__conv_transpose3d(input, weight, stride_0, stride_1,
-                                    stride_2, padding_0, padding_1, padding_2,
-                                    dilation_0, dilation_1, dilation_2,
-                                    output_padding_0, output_padding_1,
-                                    output_padding_2, groups, s));
+cmx_status cmx_conv_transpose3d(cmx_array* out, cmx_array input,
+                                cmx_array weight, int stride_0, int stride_1,
+                                int stride_2, int padding_0, int padding_1,
+                                int padding_2, int dilation_0, int dilation_1,
+                                int dilation_2, int output_padding_0,
+                                int output_padding_1, int output_padding_2,
+                                int groups, cmx_stream s) {
+  CMX__PUBLIC(
+      out, "conv_transpose3d",
+      cmx__conv_transpose3d(input, weight, stride_0, stride_1, stride_2,
+                            padding_0, padding_1, padding_2, dilation_0,
+                            dilation_1, dilation_2, output_padding_0,
+                            output_padding_1, output_padding_2, groups, s));
 }
 
 cmx_status cmx_conv_general(cmx_array* out, cmx_array input, cmx_array weight,
@@ -445,11 +449,10 @@ cmx_status cmx_conv_general(cmx_array* out, cmx_array input, cmx_array weight,
                             const int* input_dilation, int ninput_dilation,
                             int groups, bool flip, cmx_stream s) {
   CMX__PUBLIC(out, "conv_general",
-              cmx__conv_general(input, weight, stride, nstride, padding_lo,
-                                npadding_lo, padding_hi, npadding_hi,
-                                kernel_dilation, nkernel_dilation,
-                                input_dilation, ninput_dilation, groups, flip,
-                                s));
+              cmx__conv_general(
+                  input, weight, stride, nstride, padding_lo, npadding_lo,
+                  padding_hi, npadding_hi, kernel_dilation, nkernel_dilation,
+                  input_dilation, ninput_dilation, groups, flip, s));
 }
 
 cmx_status cmx_convolve(cmx_array* out, cmx_array a, cmx_array v,

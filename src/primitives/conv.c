@@ -26,8 +26,7 @@ static void conv_print(const cmx_primitive* p, char* buf, size_t size) {
   put_list(buf, size, &pos, "Convolution(stride=(", q->stride, q->nsp);
   put_list(buf, size, &pos, ", padding_lo=(", q->pad_lo, q->nsp);
   put_list(buf, size, &pos, ", padding_hi=(", q->pad_hi, q->nsp);
-  put_list(buf, size, &pos, ", kernel_dilation=(", q->kernel_dilation,
-           q->nsp);
+  put_list(buf, size, &pos, ", kernel_dilation=(", q->kernel_dilation, q->nsp);
   put_list(buf, size, &pos, ", input_dilation=(", q->input_dilation, q->nsp);
   if (pos < size)
     snprintf(buf + pos, size - pos, ", groups=%d, flip=%s)", (int)q->groups,

@@ -36,8 +36,7 @@ static h_tensor ref_conv(const h_tensor* x, const h_tensor* w, const cfg* c,
   int64_t Cg = C / c->groups, Og = O / c->groups;
   int64_t L[3] = {1, 1, 1}, K[3] = {1, 1, 1}, Lv[3] = {1, 1, 1},
           M[3] = {1, 1, 1};
-  int64_t s[3] = {1, 1, 1}, lo[3] = {0}, kd[3] = {1, 1, 1},
-          id[3] = {1, 1, 1};
+  int64_t s[3] = {1, 1, 1}, lo[3] = {0}, kd[3] = {1, 1, 1}, id[3] = {1, 1, 1};
   for (int d = 0; d < nsp; d++) {
     L[d] = x->shape[d + 1];
     K[d] = w->shape[d + 1];
@@ -87,10 +86,10 @@ static h_tensor ref_conv(const h_tensor* x, const h_tensor* w, const cfg* c,
                   int64_t w1 = c->flip ? K[1] - 1 - k1 : k1;
                   int64_t w2 = c->flip ? K[2] - 1 - k2 : k2;
                   for (int64_t ci = 0; ci < Cg; ci++) {
-                    double a = xv[(((n * Lv[0] + p0) * Lv[1] + p1) * Lv[2] +
-                                   p2) * C + g * Cg + ci];
-                    double b = w->re[(((co * K[0] + w0) * K[1] + w1) * K[2] +
-                                      w2) * Cg + ci];
+                    int64_t xi = ((n * Lv[0] + p0) * Lv[1] + p1) * Lv[2] + p2;
+                    int64_t wi = ((co * K[0] + w0) * K[1] + w1) * K[2] + w2;
+                    double a = xv[xi * C + g * Cg + ci];
+                    double b = w->re[wi * Cg + ci];
                     acc += a * b;
                     sa += fabs(a * b);
                   }
@@ -138,17 +137,17 @@ static h_tensor ref_transpose(const h_tensor* x, const h_tensor* w, int nsp,
                   int64_t o0 = i0 * s[0] + k0 * dl[0] - p[0];
                   int64_t o1 = i1 * s[1] + k1 * dl[1] - p[1];
                   int64_t o2 = i2 * s[2] + k2 * dl[2] - p[2];
-                  if (o0 < 0 || o0 >= M[0] || o1 < 0 || o1 >= M[1] ||
-                      o2 < 0 || o2 >= M[2])
+                  if (o0 < 0 || o0 >= M[0] || o1 < 0 || o1 >= M[1] || o2 < 0 ||
+                      o2 >= M[2])
                     continue;
                   int64_t g = co / Og;
-                  int64_t oi = (((n * M[0] + o0) * M[1] + o1) * M[2] + o2) *
-                                   O + co;
+                  int64_t oi =
+                      (((n * M[0] + o0) * M[1] + o1) * M[2] + o2) * O + co;
                   for (int64_t ci = 0; ci < Cg; ci++) {
-                    double a = x->re[(((n * L[0] + i0) * L[1] + i1) * L[2] +
-                                      i2) * C + g * Cg + ci];
-                    double b = w->re[(((co * K[0] + k0) * K[1] + k1) * K[2] +
-                                      k2) * Cg + ci];
+                    int64_t xi = ((n * L[0] + i0) * L[1] + i1) * L[2] + i2;
+                    int64_t wi = ((co * K[0] + k0) * K[1] + k1) * K[2] + k2;
+                    double a = x->re[xi * C + g * Cg + ci];
+                    double b = w->re[wi * Cg + ci];
                     out.re[oi] += a * b;
                     (*sumabs)[oi] += fabs(a * b);
                   }
@@ -164,8 +163,7 @@ static bool compare(cmx_array r, const h_tensor* want, const double* sumabs,
   h_tensor got = h_read(r);
   bool ok = true;
   if (got.size < 0) {
-    fprintf(stderr, "FAIL %s: evaluation failed: %s\n", what,
-            cmx_last_error());
+    fprintf(stderr, "FAIL %s: evaluation failed: %s\n", what, cmx_last_error());
     ok = false;
   } else if (got.dtype != want->dtype || got.ndim != want->ndim) {
     fprintf(stderr, "FAIL %s: dtype %s ndim %d, want %s ndim %d\n", what,
@@ -190,8 +188,10 @@ static bool compare(cmx_array r, const h_tensor* want, const double* sumabs,
     for (int64_t i = 0; i < got.size && ok; i++) {
       double bound = rel * fabs(want->re[i]) + eps * grow * sumabs[i] + 1e-300;
       if (!(fabs(got.re[i] - want->re[i]) <= bound)) {
-        fprintf(stderr, "FAIL %s: element %lld: got %.9g, want %.9g (bound "
-                "%.3g)\n", what, (long long)i, got.re[i], want->re[i], bound);
+        fprintf(stderr,
+                "FAIL %s: element %lld: got %.9g, want %.9g (bound "
+                "%.3g)\n",
+                what, (long long)i, got.re[i], want->re[i], bound);
         ok = false;
       }
     }
@@ -212,9 +212,12 @@ typedef struct {
 } conv_case;
 
 /* Shorthands: all-ones and all-zeros parameter triples. */
+// clang-format off
 #define ONE {1, 1, 1}
 #define ZERO {0, 0, 0}
+// clang-format on
 
+// clang-format off
 static const conv_case conv_cases[] = {
     /* 1-d */
     {"1d basic", 1, 2, 3, 4, {10}, {3}, ONE, ZERO, ZERO, ONE, ONE, 1, 0},
@@ -284,6 +287,7 @@ static const conv_case conv_cases[] = {
     {"2d depthwise flip dil", 2, 2, 4, 4, {5, 6}, {3, 2}, {2, 1}, {2, 1},
      {1, 2}, {1, 2}, {2, 1}, 4, 1},
 };
+// clang-format on
 #define N_CONV_CASES ((int)(sizeof conv_cases / sizeof conv_cases[0]))
 
 static cfg case_cfg(const conv_case* c) {
@@ -315,13 +319,14 @@ static cmx_status call_nd(cmx_array* r, cmx_array x, cmx_array w,
                           const conv_case* c) {
   const int *s = c->s, *p = c->lo, *d = c->kd;
   switch (c->nsp) {
-    case 1: return cmx_conv1d(r, x, w, s[0], p[0], d[0], c->groups, S);
+    case 1:
+      return cmx_conv1d(r, x, w, s[0], p[0], d[0], c->groups, S);
     case 2:
-      return cmx_conv2d(r, x, w, s[0], s[1], p[0], p[1], d[0], d[1],
-                        c->groups, S);
+      return cmx_conv2d(r, x, w, s[0], s[1], p[0], p[1], d[0], d[1], c->groups,
+                        S);
     default:
-      return cmx_conv3d(r, x, w, s[0], s[1], s[2], p[0], p[1], p[2], d[0],
-                        d[1], d[2], c->groups, S);
+      return cmx_conv3d(r, x, w, s[0], s[1], s[2], p[0], p[1], p[2], d[0], d[1],
+                        d[2], c->groups, S);
   }
 }
 
@@ -362,9 +367,8 @@ static void test_conv_cases(void) {
           cmx_array a = h_array(&x, (h_layout)lx);
           cmx_array b = h_array(&w, (h_layout)lw);
           char what[256];
-          snprintf(what, sizeof what, "conv_general %s %s x:%s w:%s",
-                   c->name, cmx_dtype_name(dt), h_layout_names[lx],
-                   h_layout_names[lw]);
+          snprintf(what, sizeof what, "conv_general %s %s x:%s w:%s", c->name,
+                   cmx_dtype_name(dt), h_layout_names[lx], h_layout_names[lw]);
           cmx_array r = NULL;
           int n = c->nsp;
           OK(cmx_conv_general(&r, a, b, c->s, n, c->lo, n, c->hi, n, c->kd, n,
@@ -412,8 +416,8 @@ static void test_param_broadcast(void) {
   h_tensor want = ref_conv(&x, &w, &f, CMX_FLOAT32, &sa);
   cmx_array a = h_array(&x, H_CONTIG), b = h_array(&w, H_CONTIG), r = NULL;
   int two = 2, one = 1;
-  OK(cmx_conv_general(&r, a, b, &two, 1, &one, 1, NULL, 0, NULL, 0, NULL, 0,
-                      1, false, S));
+  OK(cmx_conv_general(&r, a, b, &two, 1, &one, 1, NULL, 0, NULL, 0, NULL, 0, 1,
+                      false, S));
   CHECK(r && compare(r, &want, sa, 18, "conv_general broadcast params"));
   cmx_array_release(r);
   free(sa);
@@ -434,32 +438,38 @@ static void test_param_broadcast(void) {
   h_free(&w);
 }
 
-/* Large enough that the kernel unfolds in several chunks over the pool and
- * multiplies with threaded BLAS (groups 1 and 2), or runs the depthwise
- * path over the pool (groups 16). */
+/* Large enough for every kernel path at scale: per-thread tiles (24
+ * output channels), chunks unfolded over the pool and multiplied with
+ * threaded BLAS (48 channels, and 128 in 2 groups), 1x1 kernels read in
+ * place (K = 1), and the depthwise path (16 groups). */
 static void test_large(void) {
   static const cmx_dtype dts[] = {CMX_FLOAT32, CMX_BFLOAT16};
-  static const int groups[] = {1, 2, 16};
-  for (int ci = 0; ci < 6; ci++) {
+  static const struct {
+    int groups;
+    int64_t O, K;
+  } cfgs[] = {{1, 24, 3}, {1, 48, 3}, {2, 128, 3}, {1, 300, 1}, {16, 16, 3}};
+  for (int ci = 0; ci < 10; ci++) {
     cmx_dtype dt = dts[ci % 2];
-    int G = groups[ci / 2];
-    int64_t xs[4] = {9, 33, 31, 16}, ws[4] = {G == 16 ? 16 : 24, 3, 3, 16 / G};
+    int G = cfgs[ci / 2].groups;
+    int64_t K = cfgs[ci / 2].K;
+    int64_t xs[4] = {9, 33, 31, 16}, ws[4] = {cfgs[ci / 2].O, K, K, 16 / G};
     h_tensor x = h_random(xs, 4, dt, -1, 1, 81);
     h_tensor w = h_random(ws, 4, dt, -1, 1, 82);
     cfg f;
     memset(&f, 0, sizeof f);
     f.nsp = 2;
     f.groups = G;
-    for (int d = 0; d < 2; d++) f.s[d] = f.kd[d] = f.id[d] = 1, f.lo[d] = 1,
-                                f.hi[d] = 1;
+    int pad = K == 3 ? 1 : 0;
+    for (int d = 0; d < 2; d++)
+      f.s[d] = f.kd[d] = f.id[d] = 1, f.lo[d] = pad, f.hi[d] = pad;
     double* sa;
     h_tensor want = ref_conv(&x, &w, &f, dt, &sa);
     cmx_array a = h_array(&x, H_CONTIG), b = h_array(&w, H_CONTIG), r = NULL;
-    OK(cmx_conv2d(&r, a, b, 1, 1, 1, 1, 1, 1, G, S));
-    char what[64];
-    snprintf(what, sizeof what, "conv2d large %s groups %d",
-             cmx_dtype_name(dt), G);
-    CHECK_MSG(r && compare(r, &want, sa, 9 * 16 / G, what), "%s", what);
+    OK(cmx_conv2d(&r, a, b, 1, 1, pad, pad, 1, 1, G, S));
+    char what[96];
+    snprintf(what, sizeof what, "conv2d large %s O=%lld K=%lld groups %d",
+             cmx_dtype_name(dt), (long long)ws[0], (long long)K, G);
+    CHECK_MSG(r && compare(r, &want, sa, K * K * 16 / G, what), "%s", what);
     cmx_array_release(r);
     cmx_array_release(a);
     cmx_array_release(b);
@@ -480,6 +490,7 @@ typedef struct {
   int groups;
 } tconv_case;
 
+// clang-format off
 static const tconv_case tconv_cases[] = {
     {"1d basic", 1, 2, 3, 4, {6}, {3}, ONE, ZERO, ONE, ZERO, 1},
     {"1d stride2", 1, 2, 3, 2, {5}, {3}, {2}, ZERO, ONE, ZERO, 1},
@@ -500,6 +511,7 @@ static const tconv_case tconv_cases[] = {
     {"3d basic", 3, 2, 2, 3, {3, 4, 3}, {2, 2, 3}, {2, 1, 2}, {0, 1, 1},
      {1, 1, 2}, {1, 0, 1}, 1},
 };
+// clang-format on
 #define N_TCONV_CASES ((int)(sizeof tconv_cases / sizeof tconv_cases[0]))
 
 static cmx_status call_transpose(cmx_array* r, cmx_array x, cmx_array w,
@@ -514,8 +526,8 @@ static cmx_status call_transpose(cmx_array* r, cmx_array x, cmx_array w,
                                   o[0], o[1], c->groups, S);
     default:
       return cmx_conv_transpose3d(r, x, w, s[0], s[1], s[2], p[0], p[1], p[2],
-                                  d[0], d[1], d[2], o[0], o[1], o[2],
-                                  c->groups, S);
+                                  d[0], d[1], d[2], o[0], o[1], o[2], c->groups,
+                                  S);
   }
 }
 
@@ -546,8 +558,8 @@ static void test_transpose_cases(void) {
         cmx_array a = h_array(&x, (h_layout)l);
         cmx_array b = h_array(&w, (h_layout)(H_NUM_LAYOUTS - 1 - l));
         char what[256];
-        snprintf(what, sizeof what, "conv_transpose%dd %s %s layout %s",
-                 c->nsp, c->name, cmx_dtype_name(dt), h_layout_names[l]);
+        snprintf(what, sizeof what, "conv_transpose%dd %s %s layout %s", c->nsp,
+                 c->name, cmx_dtype_name(dt), h_layout_names[l]);
         cmx_array r = NULL;
         OK(call_transpose(&r, a, b, c));
         CHECK_MSG(r && compare(r, &want, sa, nterms, what), "%s", what);
@@ -598,9 +610,8 @@ static void test_convolve(void) {
         cmx_array x = h_array(&a, dti ? H_STRIDED : H_CONTIG);
         cmx_array y = h_array(&v, H_CONTIG), r = NULL;
         char what[128];
-        snprintf(what, sizeof what, "convolve %lld,%lld %s %s",
-                 (long long)na, (long long)nv, mode_names[mi],
-                 cmx_dtype_name(dt));
+        snprintf(what, sizeof what, "convolve %lld,%lld %s %s", (long long)na,
+                 (long long)nv, mode_names[mi], cmx_dtype_name(dt));
         OK(cmx_convolve(&r, x, y, modes[mi], S));
         CHECK_MSG(r && compare(r, &want, sa, mn, what), "%s", what);
         cmx_array_release(r);
@@ -618,8 +629,7 @@ static void test_convolve(void) {
 }
 
 /* ---------------- dtypes, empty shapes ---------------- */
-static cmx_array filled(const int64_t* shape, int nd, cmx_dtype dt,
-                        double v) {
+static cmx_array filled(const int64_t* shape, int nd, cmx_dtype dt, double v) {
   cmx_array o = NULL, s = NULL;
   cmx_array_from_double(&s, v, dt);
   cmx_full(&o, shape, nd, s, dt, S);
@@ -666,7 +676,8 @@ static void test_dtypes(void) {
 
   /* Empty batch: shape (0, M, O). Zero input channels: all zeros. */
   int64_t x0[3] = {0, 6, 3}, w0[3] = {4, 3, 3};
-  cmx_array e = filled(x0, 3, CMX_FLOAT32, 1), k = filled(w0, 3, CMX_FLOAT32, 1);
+  cmx_array e = filled(x0, 3, CMX_FLOAT32, 1),
+            k = filled(w0, 3, CMX_FLOAT32, 1);
   r = NULL;
   OK(cmx_conv1d(&r, e, k, 1, 0, 1, 1, S));
   CHECK(r && cmx_array_ndim(r) == 3 && cmx_array_shape(r)[0] == 0 &&
@@ -693,7 +704,8 @@ static void test_dtypes(void) {
 /* ---------------- errors ---------------- */
 static void test_errors(void) {
   int64_t xs[4] = {1, 6, 6, 4}, ws[4] = {2, 3, 3, 4};
-  cmx_array x = filled(xs, 4, CMX_FLOAT32, 1), w = filled(ws, 4, CMX_FLOAT32, 1);
+  cmx_array x = filled(xs, 4, CMX_FLOAT32, 1),
+            w = filled(ws, 4, CMX_FLOAT32, 1);
   cmx_array xi = filled(xs, 4, CMX_INT32, 1);
   cmx_array r = NULL;
   const cmx_status V = CMX_ERR_VALUE, T = CMX_ERR_TYPE;
@@ -736,8 +748,7 @@ static void test_errors(void) {
   OK(cmx_conv2d(&r, x, wl, 1, 1, 1, 0, 1, 1, 1, S));
   cmx_array_release(r);
   r = NULL;
-  FAILS(cmx_conv2d(&r, x, w, 1, 1, 0, 0, 1, 3, 1, S), V,
-        "Got error at axis 2");
+  FAILS(cmx_conv2d(&r, x, w, 1, 1, 0, 0, 1, 3, 1, S), V, "Got error at axis 2");
   FAILS(cmx_conv2d(&r, x, w, 0, 1, 0, 0, 1, 1, 1, S), V,
         "[conv] Stride sizes must be positive. Got strides (0,1).");
   FAILS(cmx_conv2d(&r, x, w, 1, 1, 0, 0, 1, -1, 1, S), V,
@@ -752,11 +763,12 @@ static void test_errors(void) {
         V, "[conv] Invalid padding (1,1,1) for 2D convolution.");
   FAILS(cmx_conv_general(&r, x, w, NULL, 0, NULL, 0, NULL, 0, NULL, 0, id0, 2,
                          1, false, S),
-        V, "[conv] Input dilation sizes must be positive. Got input dilation "
-           "(1,0).");
+        V,
+        "[conv] Input dilation sizes must be positive. Got input dilation "
+        "(1,0).");
   int neg[2] = {-3, 0};
-  FAILS(cmx_conv_general(&r, x, w, NULL, 0, neg, 2, neg, 2, NULL, 0, NULL, 0,
-                         1, false, S),
+  FAILS(cmx_conv_general(&r, x, w, NULL, 0, neg, 2, neg, 2, NULL, 0, NULL, 0, 1,
+                         false, S),
         V, "Got error at axis 1");
   int64_t x5s[6] = {1, 2, 2, 2, 2, 1}, w5s[6] = {1, 1, 1, 1, 1, 1};
   cmx_array x5 = filled(x5s, 6, CMX_FLOAT32, 1);
@@ -774,8 +786,8 @@ static void test_errors(void) {
 
   /* convolve */
   int64_t n4 = 4, n0 = 0, m22[2] = {2, 2};
-  cmx_array v4 = filled(&n4, 1, CMX_FLOAT32, 1), v0 = filled(&n0, 1,
-                                                             CMX_FLOAT32, 1);
+  cmx_array v4 = filled(&n4, 1, CMX_FLOAT32, 1),
+            v0 = filled(&n0, 1, CMX_FLOAT32, 1);
   cmx_array m2 = filled(m22, 2, CMX_FLOAT32, 1);
   cmx_array i4 = filled(&n4, 1, CMX_INT32, 1);
   FAILS(cmx_convolve(&r, v4, m2, CMX_CONVOLVE_FULL, S), V,

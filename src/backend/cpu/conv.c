@@ -17,13 +17,17 @@
  * along the last dim are one contiguous input span (one group, unit
  * dilations, channels-last input) each row is a single copy.
  *
- * Memory and threads: rows are unfolded in chunks of about CHUNK_BYTES so
- * the scratch stays bounded (and warm in cache for the gemm that follows);
- * each chunk is unfolded in parallel over cmx's pool, then multiplied by
- * one BLAS call per group that OpenBLAS threads itself (the two never
- * nest). A 1x1 kernel with stride 1 and no padding or dilation skips the
- * unfolding: the contiguous input already is the matrix. Depthwise
- * convolutions (one channel per group) skip BLAS: see run_depthwise.
+ * Memory and threads: when a tile of rows is a product small enough for
+ * OpenBLAS to run single-threaded (thin layers such as a CNN's first),
+ * each pool task unfolds and multiplies its own cache-sized tiles (see
+ * run_tiles). Otherwise rows are unfolded in chunks of about CHUNK_BYTES
+ * so the scratch stays bounded (and warm in cache for the gemm that
+ * follows); each chunk is unfolded in parallel over cmx's pool, then
+ * multiplied by one BLAS call per group that OpenBLAS threads itself (the
+ * two never nest). A 1x1 kernel with stride 1 and no padding or dilation
+ * skips the unfolding: the contiguous input already is the matrix.
+ * Depthwise convolutions (one channel per group) skip BLAS: see
+ * run_depthwise.
  */
 #include "primitives/conv.h"
 
@@ -42,10 +46,10 @@
 enum { T_F32, T_F64, T_F16, T_BF16 };
 
 typedef struct {
-  int kind;        /* T_* of the storage dtype */
-  int64_t esz;     /* storage element size */
-  int64_t csz;     /* compute element size */
-  int nsp;         /* spatial dims */
+  int kind;    /* T_* of the storage dtype */
+  int64_t esz; /* storage element size */
+  int64_t csz; /* compute element size */
+  int nsp;     /* spatial dims */
   int64_t C, O, G, Cg, Og;
   int64_t in[CMX__CONV_MAX_SPATIAL], out[CMX__CONV_MAX_SPATIAL];
   int64_t k[CMX__CONV_MAX_SPATIAL];
@@ -60,8 +64,8 @@ typedef struct {
                         span (one group, unit steps, channels-last) */
   const int64_t* ab; /* per last-dim tap k: rows [ab[2k], ab[2k+1]) of a
                         line read inside the input (unclamped) */
-  char* a;       /* unfolded rows of the current chunk */
-  int64_t row0;  /* first row of the current chunk */
+  char* a;           /* unfolded rows of the current chunk */
+  int64_t row0;      /* first row of the current chunk */
 } job;
 
 /* Loads n elements (source stride st, in elements) into the compute type. */
@@ -136,9 +140,8 @@ static bool span_applies(const job* j) {
 
 /* Copies `rows` runs of cg elements: run r from src + r * sstep storage
  * elements (channel stride sc) to dst + r * dstep compute elements. */
-static void copy_block(const job* j, char* dst, int64_t dstep,
-                       const char* src, int64_t sstep, int64_t rows,
-                       int64_t cg, int64_t sc) {
+static void copy_block(const job* j, char* dst, int64_t dstep, const char* src,
+                       int64_t sstep, int64_t rows, int64_t cg, int64_t sc) {
   if (cg == 1 && j->kind == T_F32) { /* one column: a strided gather */
     float* d = (float*)dst;
     const float* s = (const float*)src;
@@ -207,8 +210,8 @@ static void fill_span(const job* j, char* blk, int64_t off, bool valid,
     memset(dr, 0, (size_t)(klo * Cg * csz));
     if (khi > klo)
       load(j->kind, dr + klo * Cg * csz,
-           j->x + (off + (p * sL + klo - lo) * xsL) * j->esz,
-           (khi - klo) * Cg, 1);
+           j->x + (off + (p * sL + klo - lo) * xsL) * j->esz, (khi - klo) * Cg,
+           1);
     memset(dr + khi * Cg * csz, 0, (size_t)((KL - khi) * Cg * csz));
   }
 }
@@ -242,8 +245,8 @@ static void fill_taps(const job* j, char* dst, int64_t t0, int64_t off,
       const int64_t goff = off + g * Cg * j->xs_c;
       if (idL == 1) {
         const char* src = j->x + (goff + (a * sL + c) * xsL) * j->esz;
-        copy_block(j, col + (a - o0) * rl * csz, rl, src, sL * xsL, b - a,
-                   Cg, j->xs_c);
+        copy_block(j, col + (a - o0) * rl * csz, rl, src, sL * xsL, b - a, Cg,
+                   j->xs_c);
         continue;
       }
       for (int64_t p = a; p < b; p++) { /* dilation holes read zeros */
@@ -295,23 +298,29 @@ static void fill_segment(const job* j, int64_t m, int64_t count, char* dst) {
   }
 }
 
-/* Pool task: unfolds rows [b, e) of the current chunk, line by line. */
+/* Unfolds rows [r0, r0 + cnt) (absolute) into dst, line by line. */
+static void fill_rows(const job* j, int64_t r0, int64_t cnt, char* dst) {
+  const int64_t line = j->out[j->nsp - 1];
+  for (int64_t r = r0; r < r0 + cnt;) {
+    int64_t pos = r % line, seg = line - pos;
+    if (seg > r0 + cnt - r) seg = r0 + cnt - r;
+    fill_segment(j, r, seg, dst + (r - r0) * j->rowlen * j->csz);
+    r += seg;
+  }
+}
+
+/* Pool task: unfolds rows [b, e) of the current chunk. */
 static void fill_chunk(void* ctx, int64_t b, int64_t e) {
   const job* j = ctx;
-  const int64_t line = j->out[j->nsp - 1];
-  for (int64_t r = b; r < e;) {
-    int64_t m = j->row0 + r, pos = m % line;
-    int64_t cnt = line - pos < e - r ? line - pos : e - r;
-    fill_segment(j, m, cnt, j->a + r * j->rowlen * j->csz);
-    r += cnt;
-  }
+  fill_rows(j, j->row0 + b, e - b, j->a + b * j->rowlen * j->csz);
 }
 
 /* Copies array w (any strides) row-major into dst in the compute type. */
 static void pack_array(int kind, char* dst, int64_t csz, cmx_array w) {
   const int nd = w->ndim;
   const int64_t* st = CMX__STRIDES(w);
-  const int64_t inner = w->dims[nd - 1], esz = (int64_t)cmx_dtype_size(w->dtype);
+  const int64_t inner = w->dims[nd - 1],
+                esz = (int64_t)cmx_dtype_size(w->dtype);
   const int64_t rows = w->size / inner;
   const char* base = cmx__node_ptr(w);
   int64_t idx[CMX_MAX_NDIM] = {0};
@@ -328,23 +337,21 @@ static void pack_array(int kind, char* dst, int64_t csz, cmx_array w) {
 
 /* C[:, g*Og..] = A_g @ W_g^T for every group: mc rows, A_g at A + g *
  * astep elements with leading dimension lda, C with leading dimension O. */
-static void gemm_groups(const job* j, int64_t mc, const char* A,
-                        int64_t astep, int64_t lda, const char* W, char* C) {
+static void gemm_groups(const job* j, int64_t mc, const char* A, int64_t astep,
+                        int64_t lda, const char* W, char* C) {
   const enum CBLAS_ORDER R = CblasRowMajor;
   for (int64_t g = 0; g < j->G; g++) {
     const char* Ag = A + g * astep * j->csz;
     const char* Wg = W + g * j->Og * j->Kc * j->csz;
     char* Cg = C + g * j->Og * j->csz;
     if (j->kind == T_F64)
-      cblas_dgemm(R, CblasNoTrans, CblasTrans, (int)mc, (int)j->Og,
-                  (int)j->Kc, 1.0, (const double*)Ag, (int)lda,
-                  (const double*)Wg, (int)j->Kc, 0.0, (double*)Cg,
-                  (int)j->O);
+      cblas_dgemm(R, CblasNoTrans, CblasTrans, (int)mc, (int)j->Og, (int)j->Kc,
+                  1.0, (const double*)Ag, (int)lda, (const double*)Wg,
+                  (int)j->Kc, 0.0, (double*)Cg, (int)j->O);
     else
-      cblas_sgemm(R, CblasNoTrans, CblasTrans, (int)mc, (int)j->Og,
-                  (int)j->Kc, 1.0f, (const float*)Ag, (int)lda,
-                  (const float*)Wg, (int)j->Kc, 0.0f, (float*)Cg,
-                  (int)j->O);
+      cblas_sgemm(R, CblasNoTrans, CblasTrans, (int)mc, (int)j->Og, (int)j->Kc,
+                  1.0f, (const float*)Ag, (int)lda, (const float*)Wg,
+                  (int)j->Kc, 0.0f, (float*)Cg, (int)j->O);
   }
 }
 
@@ -371,10 +378,10 @@ typedef struct {
 } dw_job;
 
 /* acc[c] += xr[c] * wr[c] over the channels, xr in the compute type. */
-#define DEFINE_DW_ROW(T, NAME)                                       \
-  static void NAME(T* restrict acc, const T* restrict xr,           \
-                   const T* restrict wr, int64_t C) {               \
-    for (int64_t c = 0; c < C; c++) acc[c] += xr[c] * wr[c];        \
+#define DEFINE_DW_ROW(T, NAME)                               \
+  static void NAME(T* restrict acc, const T* restrict xr,    \
+                   const T* restrict wr, int64_t C) {        \
+    for (int64_t c = 0; c < C; c++) acc[c] += xr[c] * wr[c]; \
   }
 DEFINE_DW_ROW(float, dw_row_f32)
 DEFINE_DW_ROW(double, dw_row_f64)
@@ -424,8 +431,8 @@ static void dw_task(void* ctx, int64_t b, int64_t e) {
           dw_row_f64((double*)ar, (const double*)xr,
                      (const double*)d->wt + t * C, C);
         else
-          dw_row_f32((float*)ar, (const float*)xr,
-                     (const float*)d->wt + t * C, C);
+          dw_row_f32((float*)ar, (const float*)xr, (const float*)d->wt + t * C,
+                     C);
       }
       for (int dd = nsp - 1; dd >= 0; dd--) {
         if (++k[dd] < j->k[dd]) break;
@@ -461,10 +468,81 @@ static cmx_status run_depthwise(const job* j, const char* W, char* y,
   return CMX_OK;
 }
 
+/* ---- small products: tiles over the pool ----
+ * OpenBLAS runs a gemm single-threaded when M * N * K is at most
+ * SMALL_MNK (65536 * GEMM_MULTITHREAD_THRESHOLD, as in matmul.c), and it
+ * threads thin products (small K or N, e.g. the first layer of a CNN:
+ * K = 25, N = 32) poorly. When a tile of at least TILE_MIN rows fits under
+ * that threshold, each pool task unfolds a tile of rows into its own
+ * cache-resident buffer and multiplies it at once: one parallel loop, no
+ * hand-off between cmx's threads and OpenBLAS's. */
+#define SMALL_MNK 262144.0
+#define TILE_MIN 64
+
+typedef struct {
+  const job* j;
+  const char* W;  /* weight (O, Kc), compute type */
+  char* y;        /* output (rows, O) */
+  int64_t tile;   /* rows per product */
+  bool pointwise; /* the input rows are the matrix */
+  _Atomic int failed;
+} tile_job;
+
+static void tile_task(void* ctx, int64_t b, int64_t e) {
+  tile_job* t = ctx;
+  const job* j = t->j;
+  const bool half = j->kind == T_F16 || j->kind == T_BF16;
+  char* abuf =
+      t->pointwise ? NULL : malloc((size_t)(t->tile * j->rowlen * j->csz));
+  float* cbuf = half ? malloc((size_t)(t->tile * j->O) * sizeof(float)) : NULL;
+  if ((!t->pointwise && !abuf) || (half && !cbuf)) {
+    atomic_store(&t->failed, 1);
+  } else {
+    for (int64_t r = b; r < e; r += t->tile) {
+      int64_t cnt = e - r < t->tile ? e - r : t->tile;
+      char* C = half ? (char*)cbuf : t->y + r * j->O * j->esz;
+      if (t->pointwise) {
+        gemm_groups(j, cnt, j->x + r * j->C * j->esz, j->Cg, j->C, t->W, C);
+      } else {
+        fill_rows(j, r, cnt, abuf);
+        gemm_groups(j, cnt, abuf, j->Kc, j->rowlen, t->W, C);
+      }
+      if (half) narrow(j->kind, (uint16_t*)t->y + r * j->O, cbuf, cnt * j->O);
+    }
+  }
+  free(abuf);
+  free(cbuf);
+}
+
+/* Rows per tile when tiles of at least TILE_MIN rows stay below
+ * SMALL_MNK, else 0. */
+static int64_t tile_rows(const job* j) {
+  double per_row = (double)j->Og * (double)j->Kc;
+  int64_t t = (int64_t)(SMALL_MNK / per_row);
+  return t >= TILE_MIN ? (t > 4096 ? 4096 : t) : 0;
+}
+
+static cmx_status run_tiles(const job* j, const char* W, char* y, int64_t rows,
+                            int64_t tile, bool pointwise) {
+  tile_job t;
+  memset(&t, 0, sizeof t);
+  t.j = j;
+  t.W = W;
+  t.y = y;
+  t.tile = tile;
+  t.pointwise = pointwise;
+  cmx__parallel_for(rows, tile, tile_task, &t);
+  if (atomic_load(&t.failed))
+    return cmx_kernel_error(CMX_ERR_MEMORY, "[conv] out of memory");
+  return CMX_OK;
+}
+
 /* The im2col + gemm path over all rows, in chunks; W is the weight
  * (O, Kc) in the compute type. j is modified (the chunk scratch). */
 static cmx_status run_gemm(job* j, const char* W, char* y, int64_t rows,
                            bool pointwise) {
+  const int64_t tile = tile_rows(j);
+  if (tile) return run_tiles(j, W, y, rows, tile, pointwise);
   const bool half = j->kind == T_F16 || j->kind == T_BF16;
   int64_t chunk = pointwise ? rows : CHUNK_BYTES / (j->rowlen * j->csz);
   if (chunk < 1) chunk = 1;
@@ -513,8 +591,7 @@ static bool is_depthwise(const job* j) {
 /* True when the convolution is a plain matrix product of the input rows:
  * 1x1 kernel, stride 1, no padding or input dilation, input row-major in
  * the compute type. */
-static bool is_pointwise(const job* j, const cmx__conv_params* q,
-                         cmx_array x) {
+static bool is_pointwise(const job* j, const cmx__conv_params* q, cmx_array x) {
   if (j->kind != T_F32 && j->kind != T_F64) return false;
   if (!(x->flags & CMX__FLAG_ROW_CONTIG)) return false;
   for (int d = 0; d < j->nsp; d++)
@@ -588,8 +665,7 @@ CMX__KERNEL(cmx__cpu_conv) {
   if (j.kind == T_F16 || j.kind == T_BF16 ||
       !(w->flags & CMX__FLAG_ROW_CONTIG)) {
     wpack = malloc((size_t)(w->size * j.csz));
-    if (!wpack)
-      return cmx_kernel_error(CMX_ERR_MEMORY, "[conv] out of memory");
+    if (!wpack) return cmx_kernel_error(CMX_ERR_MEMORY, "[conv] out of memory");
     pack_array(j.kind, wpack, j.csz, w);
     W = wpack;
   }
@@ -609,8 +685,7 @@ CMX__KERNEL(cmx__cpu_conv) {
     for (int64_t k = 0; k < j.k[L]; k++) {
       int64_t c = (j.flip ? j.k[L] - 1 - k : k) * j.kd[L] - j.lo[L];
       ab[2 * k] = ceil_div(-c, j.stride[L]);
-      ab[2 * k + 1] =
-          floor_div((j.in[L] - 1) * j.id[L] - c, j.stride[L]) + 1;
+      ab[2 * k + 1] = floor_div((j.in[L] - 1) * j.id[L] - c, j.stride[L]) + 1;
     }
     j.ab = ab;
   }
@@ -620,4 +695,3 @@ CMX__KERNEL(cmx__cpu_conv) {
   free(wpack);
   return rc;
 }
-
