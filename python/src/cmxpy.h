@@ -170,6 +170,7 @@ int cmxpy_init_ops(PyObject* m);
 int cmxpy_init_ops_shape(PyObject* m);
 int cmxpy_init_ops_create(PyObject* m);
 int cmxpy_init_ops_compose(PyObject* m);
+int cmxpy_init_ops_misc(PyObject* m);
 int cmxpy_init_io(PyObject* m);
 int cmxpy_init_indexing(PyObject* m);
 PyObject* cmxpy_getitem(PyObject* self, PyObject* key);

@@ -1,220 +1,247 @@
-/* Indexing: a[key], a[key] = v and a.at[key].add(v) ...
+/* Indexing: a[key], a[key] = v and a.at[key].add(v) ... over
+ * cmx_index_get / cmx_index_set / cmx_index_update, which take NumPy-style
+ * index entries (ints, slices, None, Ellipsis, integer arrays).
  *
- * Basic indices (ints, slices with steps, Ellipsis, None, tuples of these)
- * become one cmx_slice of the input plus one cmx_reshape that drops the
- * integer-indexed axes and inserts the None axes; assignment is one
- * cmx_slice_update whose update is broadcast to a[key].shape and laid out
- * in the sliced region's shape. Integer out-of-range indices raise
- * IndexError as NumPy does. Array (advanced) indices need gather/scatter,
- * which libcmx does not have yet: they raise NotImplementedError. */
+ * This file turns a Python key into those entries: lists, NumPy arrays and
+ * other array-likes become index arrays; a boolean mask (an extension over
+ * MLX, which has none) is evaluated and becomes one integer array per mask
+ * axis (its nonzero coordinates), after checking its shape against the
+ * axes it covers as NumPy does. */
 #include "cmxpy.h"
 
+/* Entries of one key, with the arrays they own. */
 typedef struct {
-  int nd_in;                   /* rank of the indexed array */
-  int64_t start[CMX_MAX_NDIM]; /* per input axis, for cmx_slice */
-  int64_t stop[CMX_MAX_NDIM];
-  int64_t step[CMX_MAX_NDIM];
-  int64_t len[CMX_MAX_NDIM]; /* sliced length per input axis */
-  bool is_int[CMX_MAX_NDIM]; /* axis indexed by an integer (dropped) */
-  bool sliced;               /* some axis is not the full range */
-  int nd_out;                /* rank of a[key] */
-  int src[CMX_MAX_NDIM];     /* per output axis: input axis or -1 (None) */
-  int64_t out_shape[CMX_MAX_NDIM];
-} basic_index;
+  cmx_index* ix;
+  cmx_array* owned; /* arrays referenced by ix, released by key_clear */
+  int n, nowned, cap;
+} key_entries;
 
-enum { IDX_OK = 0, IDX_ERROR = -1, IDX_ADVANCED = 1 };
-
-static bool is_advanced(PyObject* o) {
-  return CmxArray_Check(o) || PyList_Check(o) ||
-         PyObject_HasAttrString(o, "__mlx_array__") ||
-         (PyObject_CheckBuffer(o) && !PyBytes_Check(o) && !PyUnicode_Check(o) &&
-          !PyByteArray_Check(o));
+static void key_clear(key_entries* k) {
+  cmx_array_release_all(k->owned, (size_t)k->nowned);
+  PyMem_RawFree(k->owned);
+  PyMem_RawFree(k->ix);
+  k->ix = NULL;
+  k->owned = NULL;
 }
 
-/* Parses key against shape; IDX_ADVANCED when it holds array indices. */
-static int parse_index(PyObject* key, const int64_t* shape, int nd,
-                       basic_index* ix) {
-  PyObject* items;
-  if (PyTuple_Check(key)) {
-    items = key;
-    Py_INCREF(items);
-  } else {
-    items = PyTuple_Pack(1, key);
-    if (!items) return IDX_ERROR;
+static int key_push(key_entries* k, cmx_index e, cmx_array owned) {
+  if (k->n == k->cap) {
+    int cap = k->cap ? 2 * k->cap : 8;
+    cmx_index* ix = PyMem_RawRealloc(k->ix, (size_t)cap * sizeof *ix);
+    cmx_array* ow =
+        ix ? PyMem_RawRealloc(k->owned, (size_t)cap * sizeof *ow) : NULL;
+    if (ix) k->ix = ix;
+    if (ow) k->owned = ow;
+    if (!ix || !ow) {
+      cmx_array_release(owned);
+      PyErr_NoMemory();
+      return -1;
+    }
+    k->cap = cap;
   }
-  Py_ssize_t n = PyTuple_GET_SIZE(items);
-  int consumed = 0, ellipsis = 0;
-  for (Py_ssize_t i = 0; i < n; i++) {
-    PyObject* e = PyTuple_GET_ITEM(items, i);
-    if (e == Py_Ellipsis)
-      ellipsis++;
-    else if (e == Py_None)
-      continue;
-    else if (PyBool_Check(e)) {
-      Py_DECREF(items);
-      PyErr_SetString(PyExc_ValueError,
-                      "[getitem] boolean indices are not supported.");
-      return IDX_ERROR;
-    } else if (PySlice_Check(e) || PyIndex_Check(e))
-      consumed++;
-    else if (is_advanced(e)) {
-      Py_DECREF(items);
-      return IDX_ADVANCED;
+  k->ix[k->n++] = e;
+  if (owned) k->owned[k->nowned++] = owned;
+  return 0;
+}
+
+/* A slice bound: None -> CMX_SLICE_NONE, ints clamped to int64 (above the
+ * sentinel). */
+static int slice_bound(PyObject* o, int64_t* out) {
+  if (o == Py_None) {
+    *out = CMX_SLICE_NONE;
+    return 0;
+  }
+  PyObject* i = PyNumber_Index(o);
+  if (!i) {
+    PyErr_SetString(PyExc_TypeError,
+                    "slice indices must be integers or None or have an "
+                    "__index__ method");
+    return -1;
+  }
+  int overflow;
+  long long v = PyLong_AsLongLongAndOverflow(i, &overflow);
+  Py_DECREF(i);
+  if (v == -1 && PyErr_Occurred()) return -1;
+  if (overflow) v = overflow > 0 ? INT64_MAX : INT64_MIN + 1;
+  if (v == INT64_MIN) v = INT64_MIN + 1;
+  *out = (int64_t)v;
+  return 0;
+}
+
+static bool is_index_array(PyObject* o) {
+  if (CmxArray_Check(o) || PyList_Check(o)) return true;
+  if (PyBytes_Check(o) || PyUnicode_Check(o) || PyByteArray_Check(o) ||
+      PyTuple_Check(o))
+    return false;
+  return PyObject_HasAttrString(o, "__mlx_array__") ||
+         PyObject_CheckBuffer(o) || PyObject_HasAttrString(o, "__array__");
+}
+
+/* Appends one integer array per axis of the boolean mask m: the
+ * coordinates of its true elements, in row-major order. */
+static int push_mask(key_entries* k, cmx_array m) {
+  const void* data;
+  cmx_status st = cmxpy_data(m, &data);
+  if (st != CMX_OK) {
+    cmxpy_raise(st);
+    return -1;
+  }
+  int nd = cmx_array_ndim(m);
+  const int64_t* sh = cmx_array_shape(m);
+  const int64_t* str = cmx_array_strides(m);
+  int64_t size = cmx_array_size(m), count = 0;
+  int64_t idx[CMX_MAX_NDIM] = {0};
+  const uint8_t* p = data;
+  for (int64_t e = 0; e < size; e++) {
+    int64_t off = 0;
+    for (int d = 0; d < nd; d++) off += idx[d] * str[d];
+    count += p[off] != 0;
+    for (int d = nd - 1; d >= 0 && ++idx[d] == sh[d]; d--) idx[d] = 0;
+  }
+  int64_t* coords = PyMem_RawMalloc((size_t)(count ? count : 1) *
+                                    (size_t)(nd ? nd : 1) * sizeof(int64_t));
+  if (!coords) {
+    PyErr_NoMemory();
+    return -1;
+  }
+  memset(idx, 0, sizeof idx);
+  int64_t c = 0;
+  for (int64_t e = 0; e < size; e++) {
+    int64_t off = 0;
+    for (int d = 0; d < nd; d++) off += idx[d] * str[d];
+    if (p[off])
+      for (int d = 0; d < nd; d++) coords[d * count + c] = idx[d];
+    c += p[off] != 0;
+    for (int d = nd - 1; d >= 0 && ++idx[d] == sh[d]; d--) idx[d] = 0;
+  }
+  int rc = 0;
+  for (int d = 0; d < nd && !rc; d++) {
+    cmx_array a = NULL;
+    st = cmx_array_from_data(&a, coords + d * count, &count, 1, CMX_INT64);
+    if (st != CMX_OK) {
+      cmxpy_raise(st);
+      rc = -1;
     } else {
-      Py_DECREF(items);
+      rc = key_push(k, cmx_index_array(a), a);
+    }
+  }
+  PyMem_RawFree(coords);
+  return rc;
+}
+
+/* Axes an entry covers (ellipsis: -1, resolved by the caller). */
+static int entry_axes(PyObject* e, cmx_array arr) {
+  if (e == Py_Ellipsis) return -1;
+  if (e == Py_None) return 0;
+  if (arr && cmx_array_dtype(arr) == CMX_BOOL) return cmx_array_ndim(arr);
+  return 1;
+}
+
+/* Parses key for an array of shape (nd dims) into entries. */
+static int parse_key(PyObject* key, const int64_t* shape, int nd,
+                     key_entries* k, const char* what) {
+  memset(k, 0, sizeof *k);
+  PyObject* items =
+      PyTuple_Check(key) ? (Py_INCREF(key), key) : PyTuple_Pack(1, key);
+  if (!items) return -1;
+  Py_ssize_t n = PyTuple_GET_SIZE(items);
+  cmx_array* arrs = PyMem_RawCalloc((size_t)(n ? n : 1), sizeof *arrs);
+  int rc = arrs ? 0 : (PyErr_NoMemory(), -1);
+  /* First pass: convert array entries and count the axes covered. */
+  int covered = 0;
+  for (Py_ssize_t i = 0; !rc && i < n; i++) {
+    PyObject* e = PyTuple_GET_ITEM(items, i);
+    if (PyBool_Check(e)) {
+      PyErr_Format(PyExc_ValueError,
+                   "[%s] Python bool indices are not supported.", what);
+      rc = -1;
+    } else if (e == Py_None || e == Py_Ellipsis || PySlice_Check(e) ||
+               PyLong_Check(e)) {
+      /* handled in the second pass */
+    } else if (is_index_array(e)) { /* before __index__: NumPy arrays have it */
+      arrs[i] = cmxpy_to_array(e, what);
+      if (!arrs[i]) rc = -1;
+    } else if (PyIndex_Check(e)) {
+      /* an integer-like object: second pass */
+    } else {
       PyErr_SetString(PyExc_IndexError,
                       "only integers, slices (`:`), ellipsis (`...`), None "
-                      "and integer arrays are valid indices");
-      return IDX_ERROR;
+                      "and integer or boolean arrays are valid indices");
+      rc = -1;
+    }
+    if (!rc) {
+      int c = entry_axes(e, arrs[i]);
+      covered += c > 0 ? c : 0;
     }
   }
-  if (ellipsis > 1) {
-    Py_DECREF(items);
-    PyErr_SetString(PyExc_IndexError,
-                    "an index can only have a single ellipsis ('...')");
-    return IDX_ERROR;
-  }
-  if (consumed > nd) {
-    Py_DECREF(items);
-    PyErr_Format(PyExc_IndexError,
-                 "too many indices for array: array is %d-dimensional, but %d "
-                 "were indexed",
-                 nd, consumed);
-    return IDX_ERROR;
-  }
-  ix->nd_in = nd;
-  ix->sliced = false;
-  ix->nd_out = 0;
+  /* Second pass: the entries, masks checked against the axes they cover. */
   int axis = 0;
-  for (Py_ssize_t i = 0; i <= n; i++) {
-    /* After the last entry, the remaining axes are taken whole. */
-    PyObject* e = i < n ? PyTuple_GET_ITEM(items, i) : NULL;
-    if (!e || e == Py_Ellipsis) {
-      int take = e ? nd - consumed : nd - axis;
-      for (int k = 0; k < take; k++, axis++) {
-        ix->start[axis] = 0;
-        ix->stop[axis] = shape[axis];
-        ix->step[axis] = 1;
-        ix->len[axis] = shape[axis];
-        ix->is_int[axis] = false;
-        if (ix->nd_out == CMX_MAX_NDIM) goto too_many;
-        ix->src[ix->nd_out] = axis;
-        ix->out_shape[ix->nd_out++] = shape[axis];
-      }
-      continue;
-    }
+  for (Py_ssize_t i = 0; !rc && i < n; i++) {
+    PyObject* e = PyTuple_GET_ITEM(items, i);
     if (e == Py_None) {
-      if (ix->nd_out == CMX_MAX_NDIM) goto too_many;
-      ix->src[ix->nd_out] = -1;
-      ix->out_shape[ix->nd_out++] = 1;
-      continue;
-    }
-    int64_t dim = shape[axis];
-    if (PySlice_Check(e)) {
-      Py_ssize_t start, stop, step;
-      if (PySlice_Unpack(e, &start, &stop, &step) < 0) goto fail;
-      Py_ssize_t len =
-          PySlice_AdjustIndices((Py_ssize_t)dim, &start, &stop, step);
-      if (len == 0) {
-        start = stop = 0;
-        step = 1;
-      } else if (step < 0 && stop < 0) {
-        /* "before element 0": -(dim + 1) reads the same whether negative
-         * bounds are taken as offsets from the end or clamped. */
-        stop = -(Py_ssize_t)dim - 1;
-      }
-      ix->start[axis] = start;
-      ix->stop[axis] = stop;
-      ix->step[axis] = step;
-      ix->len[axis] = len;
-      ix->is_int[axis] = false;
-      if (len != dim || step != 1) ix->sliced = true;
-      if (ix->nd_out == CMX_MAX_NDIM) goto too_many;
-      ix->src[ix->nd_out] = axis;
-      ix->out_shape[ix->nd_out++] = len;
-    } else {
+      rc = key_push(k, cmx_index_newaxis(), NULL);
+    } else if (e == Py_Ellipsis) {
+      rc = key_push(k, cmx_index_ellipsis(), NULL);
+      axis += nd - covered > 0 ? nd - covered : 0;
+    } else if (PySlice_Check(e)) {
+      PySliceObject* sl = (PySliceObject*)e;
+      int64_t start, stop, step;
+      rc = slice_bound(sl->start, &start) || slice_bound(sl->stop, &stop) ||
+                   slice_bound(sl->step, &step)
+               ? -1
+               : key_push(k, cmx_index_slice(start, stop, step), NULL);
+      axis++;
+    } else if (!arrs[i]) {
       Py_ssize_t v = PyNumber_AsSsize_t(e, PyExc_IndexError);
-      if (v == -1 && PyErr_Occurred()) goto fail;
-      if (v < -dim || v >= dim) {
+      rc = v == -1 && PyErr_Occurred() ? -1
+                                       : key_push(k, cmx_index_int(v), NULL);
+      axis++;
+    } else if (cmx_array_dtype(arrs[i]) == CMX_BOOL) {
+      cmx_array m = arrs[i];
+      int md = cmx_array_ndim(m);
+      bool fits = axis + md <= nd;
+      for (int d = 0; fits && d < md; d++)
+        fits = cmx_array_shape(m)[d] == shape[axis + d];
+      if (!fits) {
         PyErr_Format(PyExc_IndexError,
-                     "index %zd is out of bounds for axis %d with size %lld", v,
-                     axis, (long long)dim);
-        goto fail;
+                     "[%s] boolean index did not match the indexed array "
+                     "along axis %d",
+                     what, axis);
+        rc = -1;
+      } else {
+        rc = push_mask(k, m);
       }
-      if (v < 0) v += (Py_ssize_t)dim;
-      ix->start[axis] = v;
-      ix->stop[axis] = v + 1;
-      ix->step[axis] = 1;
-      ix->len[axis] = 1;
-      ix->is_int[axis] = true;
-      if (dim != 1) ix->sliced = true;
+      axis += md;
+    } else {
+      rc = key_push(k, cmx_index_array(arrs[i]), cmx_array_retain(arrs[i]));
+      axis++;
     }
-    axis++;
   }
+  if (arrs) cmx_array_release_all(arrs, (size_t)n);
+  PyMem_RawFree(arrs);
   Py_DECREF(items);
-  return IDX_OK;
-too_many:
-  PyErr_SetString(PyExc_IndexError, "too many dimensions in the index");
-fail:
-  Py_DECREF(items);
-  return IDX_ERROR;
+  if (rc) key_clear(k);
+  return rc;
 }
 
-static PyObject* advanced_unsupported(const char* what) {
-  PyErr_Format(PyExc_NotImplementedError,
-               "[%s] indexing with arrays needs gather/scatter, which this "
-               "build of libcmx does not have yet",
-               what);
-  return NULL;
-}
-
-static bool same_shape(const int64_t* a, int na, const int64_t* b, int nb) {
-  if (na != nb) return false;
-  for (int i = 0; i < na; i++)
-    if (a[i] != b[i]) return false;
-  return true;
-}
-
-/* a[ix] as a new reference (NULL with the exception set). */
-static cmx_array apply_basic(cmx_array a, const basic_index* ix) {
-  cmx_array cur = cmx_array_retain(a), next = NULL;
-  cmx_status st = CMX_OK;
-  if (ix->sliced) {
-    if (!CMXPY_HAS(cmx_slice)) {
-      cmx_array_release(cur);
-      cmxpy_missing("cmx_slice");
-      return NULL;
-    }
-    st = cmx_slice(&next, cur, ix->start, ix->stop, ix->step,
-                   CMX_STREAM_DEFAULT);
-    cmx_array_release(cur);
-    cur = next;
-  }
-  if (st == CMX_OK && !same_shape(cmx_array_shape(cur), cmx_array_ndim(cur),
-                                  ix->out_shape, ix->nd_out)) {
-    if (!CMXPY_HAS(cmx_reshape)) {
-      cmx_array_release(cur);
-      cmxpy_missing("cmx_reshape");
-      return NULL;
-    }
-    st = cmx_reshape(&next, cur, ix->out_shape, ix->nd_out, CMX_STREAM_DEFAULT);
-    cmx_array_release(cur);
-    cur = next;
-  }
-  if (st != CMX_OK) {
-    cmx_array_release(cur);
-    cmxpy_raise(st);
-    return NULL;
-  }
-  return cur;
+static PyObject* missing_indexing(void) {
+  return cmxpy_missing("indexing (cmx_index_get)");
 }
 
 static cmx_array index_array(cmx_array a, PyObject* key, const char* what) {
-  basic_index ix;
-  int r = parse_index(key, cmx_array_shape(a), cmx_array_ndim(a), &ix);
-  if (r == IDX_ADVANCED) advanced_unsupported(what);
-  if (r != IDX_OK) return NULL;
-  return apply_basic(a, &ix);
+  if (!CMXPY_HAS(cmx_index_get)) return missing_indexing(), NULL;
+  key_entries k;
+  if (parse_key(key, cmx_array_shape(a), cmx_array_ndim(a), &k, what) < 0)
+    return NULL;
+  cmx_array out = NULL;
+  cmx_status st = cmx_index_get(&out, a, k.ix, k.n, CMX_STREAM_DEFAULT);
+  key_clear(&k);
+  if (st != CMX_OK) {
+    cmx_array_release(out);
+    cmxpy_raise(st);
+    return NULL;
+  }
+  return out;
 }
 
 PyObject* cmxpy_getitem(PyObject* self, PyObject* key) {
@@ -222,88 +249,16 @@ PyObject* cmxpy_getitem(PyObject* self, PyObject* key) {
 }
 
 cmx_array cmxpy_index_int(cmx_array a, int64_t i) {
-  PyObject* key = PyLong_FromLongLong(i);
-  if (!key) return NULL;
-  cmx_array r = index_array(a, key, "iter");
-  Py_DECREF(key);
-  return r;
-}
-
-/* src with src[ix] = update, as a new array (NULL with the exception). */
-static cmx_array update_basic(cmx_array src, const basic_index* ix,
-                              cmx_array upd, const char* what) {
-  if (!CMXPY_HAS(cmx_slice_update) || !CMXPY_HAS(cmx_reshape)) {
-    cmxpy_missing(CMXPY_HAS(cmx_reshape) ? "cmx_slice_update" : "cmx_reshape");
-    return NULL;
-  }
-  /* Broadcast the update against a[key].shape (right-aligned)... */
-  int und = cmx_array_ndim(upd);
-  const int64_t* ush = cmx_array_shape(upd);
-  int64_t ex[CMX_MAX_NDIM];
-  int lead = und - ix->nd_out; /* extra leading update dims must be 1 */
-  for (int k = 0; k < lead; k++)
-    if (ush[k] != 1) goto bad_shape;
-  for (int k = 0; k < ix->nd_out; k++) {
-    int j = k - (ix->nd_out - und);
-    ex[k] = j >= 0 ? ush[j] : 1;
-    if (ex[k] != 1 && ex[k] != ix->out_shape[k]) goto bad_shape;
-  }
-  /* ...then lay it out in the sliced region's shape: integer-indexed axes
-   * become size 1, None axes (size 1 in the update) disappear. */
-  int64_t lay[CMX_MAX_NDIM];
-  int o = 0;
-  for (int axis = 0; axis < ix->nd_in; axis++) {
-    if (ix->is_int[axis]) {
-      lay[axis] = 1;
-      continue;
-    }
-    while (o < ix->nd_out && ix->src[o] != axis) o++;
-    lay[axis] = o < ix->nd_out ? ex[o++] : 1;
-  }
-  cmx_array u = NULL, out = NULL;
-  cmx_status st;
-  if (same_shape(ush, und, lay, ix->nd_in)) {
-    u = cmx_array_retain(upd);
-    st = CMX_OK;
-  } else {
-    st = cmx_reshape(&u, upd, lay, ix->nd_in, CMX_STREAM_DEFAULT);
-  }
-  if (st == CMX_OK)
-    st = cmx_slice_update(&out, src, u, ix->start, ix->stop, ix->step,
-                          CMX_STREAM_DEFAULT);
-  cmx_array_release(u);
+  if (!CMXPY_HAS(cmx_index_get)) return missing_indexing(), NULL;
+  cmx_index e = cmx_index_int(i);
+  cmx_array out = NULL;
+  cmx_status st = cmx_index_get(&out, a, &e, 1, CMX_STREAM_DEFAULT);
   if (st != CMX_OK) {
     cmx_array_release(out);
     cmxpy_raise(st);
     return NULL;
   }
   return out;
-bad_shape : {
-  PyObject* us = cmxpy_shape_tuple(ush, und);
-  PyObject* ts = cmxpy_shape_tuple(ix->out_shape, ix->nd_out);
-  if (us && ts)
-    PyErr_Format(PyExc_ValueError,
-                 "[%s] cannot broadcast an update of shape %R to the indexed "
-                 "shape %R",
-                 what, us, ts);
-  Py_XDECREF(us);
-  Py_XDECREF(ts);
-  return NULL;
-}
-}
-
-/* The update value as an array of src's dtype (MLX converts it). */
-static cmx_array update_value(PyObject* value, cmx_dtype t, const char* what) {
-  cmx_array v = cmxpy_to_operand(value, t, what);
-  if (!v || cmx_array_dtype(v) == t) return v;
-  cmx_array c = NULL;
-  cmx_status st = cmxpy_astype(&c, v, t, CMX_STREAM_DEFAULT);
-  cmx_array_release(v);
-  if (st != CMX_OK) {
-    cmxpy_raise(st);
-    return NULL;
-  }
-  return c;
 }
 
 int cmxpy_setitem(PyObject* self, PyObject* key, PyObject* value) {
@@ -311,16 +266,28 @@ int cmxpy_setitem(PyObject* self, PyObject* key, PyObject* value) {
     PyErr_SetString(PyExc_TypeError, "array items cannot be deleted");
     return -1;
   }
+  if (!CMXPY_HAS(cmx_index_set)) {
+    cmxpy_missing("indexing (cmx_index_set)");
+    return -1;
+  }
   cmx_array a = CMXPY_ARR(self);
-  basic_index ix;
-  int r = parse_index(key, cmx_array_shape(a), cmx_array_ndim(a), &ix);
-  if (r == IDX_ADVANCED) advanced_unsupported("setitem");
-  if (r != IDX_OK) return -1;
-  cmx_array v = update_value(value, cmx_array_dtype(a), "setitem");
-  if (!v) return -1;
-  cmx_array out = update_basic(a, &ix, v, "setitem");
+  key_entries k;
+  if (parse_key(key, cmx_array_shape(a), cmx_array_ndim(a), &k, "setitem") < 0)
+    return -1;
+  /* Python scalars are checked against the array's dtype as MLX does
+   * (overflow); the C op converts the value to that dtype. */
+  cmx_array v = cmxpy_to_operand(value, cmx_array_dtype(a), "setitem");
+  cmx_array out = NULL;
+  cmx_status st =
+      v ? cmx_index_set(&out, a, k.ix, k.n, v, CMX_STREAM_DEFAULT) : CMX_OK;
+  key_clear(&k);
   cmx_array_release(v);
-  if (!out) return -1;
+  if (!v) return -1;
+  if (st != CMX_OK) {
+    cmx_array_release(out);
+    cmxpy_raise(st);
+    return -1;
+  }
   cmxpy_array_replace(self, out);
   return 0;
 }
@@ -346,62 +313,47 @@ static PyObject* at_getitem(PyObject* self, PyObject* key) {
   return self;
 }
 
-typedef cmx_status (*binary_fn)(cmx_array*, cmx_array, cmx_array, cmx_stream);
-
-/* x with x[key] = f(x[key], value); duplicates in array indices would need
- * scatter (they accumulate in MLX), so only basic indices are handled. */
-static PyObject* at_apply(PyObject* self, PyObject* value, binary_fn f,
-                          const char* name, const char* cname) {
+/* x with x[key] OP= value, every occurrence of a repeated index applied. */
+static PyObject* at_apply(PyObject* self, PyObject* value,
+                          cmx_index_update_op op, const char* name) {
   CmxArrayAtObject* at = (CmxArrayAtObject*)self;
   if (!at->key) {
     PyErr_Format(PyExc_ValueError,
                  "[at.%s] index the array first: a.at[idx].%s(v)", name, name);
     return NULL;
   }
-  if (!f) return cmxpy_missing(cname);
-  basic_index ix;
-  int r = parse_index(at->key, cmx_array_shape(at->arr),
-                      cmx_array_ndim(at->arr), &ix);
-  if (r == IDX_ADVANCED) return advanced_unsupported(name);
-  if (r != IDX_OK) return NULL;
-  cmx_array cur = apply_basic(at->arr, &ix);
-  if (!cur) return NULL;
-  cmx_array v = cmxpy_to_operand(value, cmx_array_dtype(cur), name);
-  cmx_array res = NULL, out = NULL;
-  cmx_status st = v ? f(&res, cur, v, CMX_STREAM_DEFAULT) : CMX_OK;
-  cmx_array_release(cur);
+  if (!CMXPY_HAS(cmx_index_update))
+    return cmxpy_missing("indexing (cmx_index_update)");
+  key_entries k;
+  if (parse_key(at->key, cmx_array_shape(at->arr), cmx_array_ndim(at->arr), &k,
+                name) < 0)
+    return NULL;
+  cmx_array v = cmxpy_to_operand(value, cmx_array_dtype(at->arr), name);
+  cmx_array out = NULL;
+  cmx_status st =
+      v ? cmx_index_update(&out, at->arr, k.ix, k.n, v, op, CMX_STREAM_DEFAULT)
+        : CMX_OK;
+  key_clear(&k);
   cmx_array_release(v);
   if (!v) return NULL;
-  if (st != CMX_OK) {
-    cmx_array_release(res);
-    return cmxpy_raise(st);
-  }
-  cmx_dtype t = cmx_array_dtype(at->arr);
-  if (cmx_array_dtype(res) != t) {
-    cmx_array c = NULL;
-    st = cmxpy_astype(&c, res, t, CMX_STREAM_DEFAULT);
-    cmx_array_release(res);
-    if (st != CMX_OK) return cmxpy_raise(st);
-    res = c;
-  }
-  out = update_basic(at->arr, &ix, res, name);
-  cmx_array_release(res);
-  return cmxpy_wrap(out);
+  return cmxpy_result(st, &out);
 }
 
-#define AT_METHOD(name, cfn)                                    \
+#define AT_METHOD(name, op)                                     \
   static PyObject* at_##name(PyObject* self, PyObject* value) { \
-    return at_apply(self, value, cfn, #name, #cfn);             \
+    return at_apply(self, value, op, #name);                    \
   }
-AT_METHOD(add, cmx_add)
-AT_METHOD(subtract, cmx_subtract)
-AT_METHOD(multiply, cmx_multiply)
-AT_METHOD(divide, cmx_divide)
-AT_METHOD(maximum, cmx_maximum)
-AT_METHOD(minimum, cmx_minimum)
+AT_METHOD(add, CMX_UPDATE_ADD)
+AT_METHOD(subtract, CMX_UPDATE_SUBTRACT)
+AT_METHOD(multiply, CMX_UPDATE_MULTIPLY)
+AT_METHOD(divide, CMX_UPDATE_DIVIDE)
+AT_METHOD(maximum, CMX_UPDATE_MAXIMUM)
+AT_METHOD(minimum, CMX_UPDATE_MINIMUM)
 
 static PyMethodDef at_methods[] = {
-    {"add", at_add, METH_O, "add($self, value, /)\n--\n\nx[idx] + value."},
+    {"add", at_add, METH_O,
+     "add($self, value, /)\n--\n\nx[idx] + value (repeated indices "
+     "accumulate)."},
     {"subtract", at_subtract, METH_O,
      "subtract($self, value, /)\n--\n\nx[idx] - value."},
     {"multiply", at_multiply, METH_O,

@@ -111,9 +111,12 @@ static PyObject* py_set_printoptions(PyObject* m, PyObject* args,
   Py_RETURN_NONE;
 }
 
+/* precision None: the default (shortest round-trip) formatting. */
 static PyObject* py_get_printoptions(PyObject* m, PyObject* u) {
   (void)m, (void)u;
-  return Py_BuildValue("{s:i}", "precision", cmx_get_printoptions_precision());
+  int p = cmx_get_printoptions_precision();
+  if (p < 0) return Py_BuildValue("{s:O}", "precision", Py_None);
+  return Py_BuildValue("{s:i}", "precision", p);
 }
 
 typedef struct {

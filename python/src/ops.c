@@ -282,22 +282,18 @@ static PyObject* f_divmod(PyObject* self, PyObject* args, PyObject* kw) {
                                    &so))
     return NULL;
   cmx_stream s;
-  cmx_array a, b, q = NULL, m = NULL;
+  cmx_array a, b, qr[2] = {NULL, NULL};
   if (cmxpy_stream_arg(so, &s) < 0 ||
       cmxpy_to_operands(ao, bo, &a, &b, "divmod") < 0)
     return NULL;
-  cmx_status st = CMXPY_HAS(cmx_floor_divide) ? cmx_floor_divide(&q, a, b, s)
-                                              : CMXPY_ERR_SET;
-  if (st == CMXPY_ERR_SET) cmxpy_missing("cmx_floor_divide");
-  if (st == CMX_OK) st = cmx_remainder(&m, a, b, s);
+  cmx_status st = cmx_divmod(qr, a, b, s);
   cmx_array_release(a);
   cmx_array_release(b);
   if (st != CMX_OK) {
-    cmx_array_release(q);
-    cmx_array_release(m);
+    cmx_array_release_all(qr, 2);
     return cmxpy_raise(st);
   }
-  return Py_BuildValue("(NN)", cmxpy_wrap(q), cmxpy_wrap(m));
+  return Py_BuildValue("(NN)", cmxpy_wrap(qr[0]), cmxpy_wrap(qr[1]));
 }
 
 /* ---------------- tables and docs ---------------- */
@@ -439,7 +435,7 @@ static const op_entry ops_table[] = {
     B(bitwise_xor, "Element-wise bitwise xor."),
     B(left_shift, "Element-wise left shift."),
     B(right_shift, "Element-wise right shift."),
-    {"divmod", FN(f_divmod), (const void*)cmx_remainder, SIG_BINARY,
+    {"divmod", FN(f_divmod), (const void*)cmx_divmod, SIG_BINARY,
      "Element-wise quotient and remainder: (floor_divide(a, b), "
      "remainder(a, b)).",
      false},

@@ -465,3 +465,67 @@ def test_nan_to_num():
     assert h.dtype == mx.float16
     close(h, np.nan_to_num(SPECIAL_A.astype(np.float16)))
     assert mx.nan_to_num(mx.array([1, 2])).tolist() == [1, 2]
+
+
+@need("bartlett", "hanning", "hamming", "blackman")
+def test_windows():
+    for name in ["bartlett", "hanning", "hamming", "blackman"]:
+        for m in [0, 1, 5, 12]:
+            got = getattr(mx, name)(m)
+            assert got.dtype == mx.float32
+            close(got, getattr(np, name)(m).astype(np.float32), atol=1e-6)
+
+
+@need("take", "take_along_axis", "put_along_axis")
+def test_take_family():
+    x = np.arange(24, dtype=np.float32).reshape(4, 6)
+    a = mx.array(x)
+    idx = np.array([[0, 2], [3, 1]])
+    close(mx.take(a, mx.array(idx)), np.take(x, idx))
+    close(mx.take(a, mx.array([3, 0, 3]), axis=1), np.take(x, [3, 0, 3], axis=1))
+    close(mx.take(a, 2, axis=0), np.take(x, 2, axis=0))
+    close(mx.take(a, mx.array([-1]), axis=0), np.take(x, [-1], axis=0))
+    ia = np.argsort(-x, axis=1)[:, :2]
+    close(mx.take_along_axis(a, mx.array(ia), axis=1), np.take_along_axis(x, ia, axis=1))
+    ref = x.copy()
+    np.put_along_axis(ref, ia, -1.0, axis=1)
+    close(mx.put_along_axis(a, mx.array(ia), -1.0, axis=1), ref)
+    # found when evaluated (MLX does not check at all)
+    with pytest.raises((IndexError, RuntimeError), match="out of bounds"):
+        mx.eval(mx.take(a, mx.array([10]), axis=0))
+
+
+@need("tensordot", "inner", "outer", "vecdot", "kron", "trace")
+def test_linalg_ops():
+    a = RNG.standard_normal((2, 3, 4)).astype(np.float32)
+    b = RNG.standard_normal((3, 4, 5)).astype(np.float32)
+    close(mx.tensordot(mx.array(a), mx.array(b)), np.tensordot(a, b), rtol=1e-4, atol=1e-5)
+    b1 = RNG.standard_normal((4, 5)).astype(np.float32)
+    close(mx.tensordot(mx.array(a), mx.array(b1), axes=1), np.tensordot(a, b1, axes=1),
+          rtol=1e-4, atol=1e-5)
+    ai = np.arange(6, dtype=np.int32).reshape(2, 3)
+    close(mx.tensordot(mx.array(ai), mx.array(ai.T), axes=1), np.tensordot(ai, ai.T, axes=1))
+    close(mx.tensordot(mx.array(a), mx.array(b), axes=([1, 2], [0, 1])),
+          np.tensordot(a, b, axes=([1, 2], [0, 1])), rtol=1e-4, atol=1e-5)
+    v, w = np.arange(4.0, dtype=np.float32), np.arange(4.0, 8.0, dtype=np.float32)
+    close(mx.inner(mx.array(v), mx.array(w)), np.inner(v, w))
+    close(mx.inner(mx.array(a), mx.array(a)), np.inner(a, a), rtol=1e-4, atol=1e-5)
+    close(mx.outer(mx.array(v), mx.array(w)), np.outer(v, w))
+    close(mx.vecdot(mx.array(a), mx.array(a)), np.sum(a * a, axis=-1), rtol=1e-5)
+    close(mx.kron(mx.array([[1, 2], [3, 4]]), mx.array([[0, 1], [1, 0]])),
+          np.kron([[1, 2], [3, 4]], [[0, 1], [1, 0]]))
+    x = np.arange(12, dtype=np.int32).reshape(3, 4)
+    close(mx.trace(mx.array(x)), np.trace(x))
+    close(mx.trace(mx.array(x), offset=1), np.trace(x, offset=1))
+    close(mx.trace(mx.array(a), 0, 1, 2), np.trace(a, 0, 1, 2), rtol=1e-5)
+    assert mx.trace(mx.array(x), dtype=mx.float32).dtype == mx.float32
+
+
+@need("depends")
+def test_depends():
+    a = mx.array([1.0, 2.0])
+    b = a + 1
+    c = mx.depends(a, b)
+    assert c.tolist() == [1.0, 2.0]
+    outs = mx.depends([a, b], [b])
+    assert [o.tolist() for o in outs] == [[1.0, 2.0], [2.0, 3.0]]
