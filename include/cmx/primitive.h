@@ -72,24 +72,34 @@ typedef struct cmx_primitive_vtable {
   cmx_kernel_fn eval_cpu;
   cmx_kernel_fn eval_gpu;
 
-  /* Transforms (filled by the transforms work; NULL means no rule).
-   * vjp: given the primals, the cotangents of every output, and the
-   *   positions `argnums` of the inputs wanted, write one cotangent per
-   *   argnum to out (new references). `outputs` are the primal outputs.
-   * jvp: given the primals and the tangents of the inputs at `argnums`,
-   *   write the tangent of each output to out.
-   * vmap: inputs batched along axes[i] (-1 = not batched); write outputs and
-   *   the axis each output is batched on. */
+  /* Transforms (NULL means no rule; the transform then reports it).
+   * vjp: given the primals, the cotangents of every output (zeros for
+   *   outputs nobody differentiates), and the positions `argnums` of the
+   *   inputs wanted, write one cotangent per argnum to out: a new
+   *   reference of that input's shape and dtype, or NULL for zero.
+   *   `outputs` are the primal outputs (an entry may be NULL for a dropped
+   *   output of a multi-output primitive).
+   * jvp: given the primals, the primal outputs and the tangents of the
+   *   inputs at `argnums`, write the tangent of each output to out (new
+   *   reference, or NULL for zero).
+   * vmap: inputs batched along axes[i] (-1 = not batched); `outputs` are
+   *   the unbatched outputs as traced (shapes and dtypes only: never read
+   *   their data); write each batched output (new reference) and the axis
+   *   it is batched on (-1 = not batched). An elementwise primitive
+   *   (CMX_PRIM_ELEMENTWISE) without a vmap rule gets a generic one.
+   * Rules build their results with ops (public or internal); cmx's own
+   *   rules are in src/transforms/rules_*.c. */
   cmx_status (*vjp)(const cmx_primitive* p, const cmx_array* primals,
                     int nin, const cmx_array* cotangents, int nout,
                     const int* argnums, int nargs, const cmx_array* outputs,
                     cmx_array* out);
   cmx_status (*jvp)(const cmx_primitive* p, const cmx_array* primals,
                     int nin, const cmx_array* tangents, const int* argnums,
-                    int nargs, cmx_array* out, int nout);
+                    int nargs, const cmx_array* outputs, cmx_array* out,
+                    int nout);
   cmx_status (*vmap)(const cmx_primitive* p, const cmx_array* inputs,
-                     int nin, const int* axes, cmx_array* out, int* out_axes,
-                     int nout);
+                     int nin, const int* axes, const cmx_array* outputs,
+                     cmx_array* out, int* out_axes, int nout);
 
   /* Output shapes from input shapes (shapeless compile). */
   cmx_status (*output_shapes)(const cmx_primitive* p,

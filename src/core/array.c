@@ -60,6 +60,8 @@ cmx_array cmx__node_new(const char* op, const int64_t* shape, int ndim,
   a->size = size;
   a->weak = 0;
   a->flags = 0;
+  a->tracer = 0;
+  a->hist = NULL;
   atomic_init(&a->status, CMX__NODE_AVAILABLE);
   a->mark = 0;
   a->stream = -1;
@@ -206,11 +208,13 @@ static void op_unlock(cmx__op* op) {
 }
 
 static void node_free(cmx_array a) {
-  cmx__op* op = a->op;
-  if (op) {
+  cmx__op* ops[2] = {a->op, a->hist};
+  for (int k = 0; k < 2; k++) {
+    cmx__op* op = ops[k];
+    if (!op) continue;
     if (op->nout > 1) {
       op_lock(op);
-      op->outputs[a->out_index] = NULL;
+      if (op->outputs[a->out_index] == a) op->outputs[a->out_index] = NULL;
       op_unlock(op);
     }
     cmx__op_release(op);

@@ -130,11 +130,14 @@ struct cmx_array_node {
   int64_t size;
   uint8_t weak;  /* weakly typed scalar (value in weak_value) */
   uint8_t flags; /* CMX__FLAG_* (valid once the data exists) */
+  uint8_t tracer; /* CMX__TRACER_*: depends on a transform's input */
   _Atomic uint8_t status;
   uint32_t mark;           /* graph walks */
   int stream;              /* producer stream index, -1 for data */
   uint64_t seq;            /* producer task number on that stream */
   cmx__op* op;             /* while unscheduled */
+  cmx__op* hist;           /* a tracer's op kept after scheduling while a
+                              transform is tracing (the transform walks it) */
   int out_index;           /* position among the op's outputs */
   cmx__buffer* buf;        /* data, NULL until evaluated */
   int64_t offset;          /* elements from buf start to element 0 */
@@ -143,6 +146,19 @@ struct cmx_array_node {
   cmx__scalar_value weak_value;
   int64_t dims[]; /* shape[ndim] then strides[ndim] */
 };
+
+enum {
+  CMX__TRACER_NONE = 0,
+  CMX__TRACER = 1,      /* computed from a transform's traced input */
+  CMX__PLACEHOLDER = 2  /* vmap's stand-in input: shape only, no data */
+};
+/* Number of transforms tracing right now (all threads). While > 0, tracer
+ * nodes keep their history when evaluated. */
+extern _Atomic int cmx__tracing;
+/* The op that computed a (pending or kept as history), or NULL. */
+static inline cmx__op* cmx__node_op(const struct cmx_array_node* a) {
+  return a->op ? a->op : a->hist;
+}
 
 #define CMX__SHAPE(a) ((a)->dims)
 #define CMX__STRIDES(a) ((a)->dims + (a)->ndim)

@@ -176,9 +176,13 @@ cmx_status cmx_primitive_apply(cmx_array* outs, int nout, cmx_primitive* p,
     op->out_ndims = nd;
     op->out_dtypes = dt;
   }
+  uint8_t tracer = 0;
+  for (int i = 0; i < nin; i++)
+    if (inputs[i]->tracer) tracer = CMX__TRACER;
   for (int i = 0; i < nout; i++) {
     cmx_array a = outs[i];
     op->outputs[i] = a;
+    a->tracer = tracer;
     a->op = op;
     a->out_index = i;
     a->stream = p->stream.index;

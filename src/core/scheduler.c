@@ -186,6 +186,12 @@ static bool vec_push(vec* v, const void* x) {
   return true;
 }
 
+_Atomic int cmx__tracing = 0;
+
+static const char placeholder_msg[] =
+    "[eval] Attempting to eval an array during function transformations like "
+    "compile or vmap is not allowed.";
+
 /* Post-order of the unscheduled nodes reachable from roots. */
 static cmx_status build_tape(const cmx_array* roots, size_t n, vec* tape) {
   uint32_t mark = ++g_mark;
@@ -194,6 +200,10 @@ static cmx_status build_tape(const cmx_array* roots, size_t n, vec* tape) {
   cmx_status st = CMX_OK;
   for (size_t r = 0; r < n && st == CMX_OK; r++) {
     cmx_array root = roots[r];
+    if (root->tracer == CMX__PLACEHOLDER) {
+      st = cmx__error(CMX_ERR_VALUE, "%s", placeholder_msg);
+      break;
+    }
     if (!root->op || root->mark == mark) continue;
     root->mark = mark;
     frame f = {root, 0};
@@ -203,6 +213,10 @@ static cmx_status build_tape(const cmx_array* roots, size_t n, vec* tape) {
       cmx__op* op = top->node->op;
       if (top->next < op->nin) {
         cmx_array in = op->inputs[top->next++];
+        if (in->tracer == CMX__PLACEHOLDER) {
+          st = cmx__error(CMX_ERR_VALUE, "%s", placeholder_msg);
+          break;
+        }
         if (in->op && in->mark != mark) {
           in->mark = mark;
           frame g = {in, 0};
@@ -216,7 +230,7 @@ static cmx_status build_tape(const cmx_array* roots, size_t n, vec* tape) {
     }
   }
   free(stack.items);
-  if (st != CMX_OK) cmx__error(st, "[eval] out of host memory");
+  if (st == CMX_ERR_MEMORY) cmx__error(st, "[eval] out of host memory");
   return st;
 }
 
@@ -276,7 +290,10 @@ static cmx_status schedule(cmx_array node) {
                           memory_order_release);
     if (o->op == op) {
       o->op = NULL;
-      cmx__op_release(op);
+      if (o->tracer && atomic_load_explicit(&cmx__tracing, memory_order_relaxed))
+        o->hist = op; /* a transform walks it later */
+      else
+        cmx__op_release(op);
     }
   }
   s->ops->submit(s, t);

@@ -2,12 +2,15 @@
 #include "backend/cpu/kernels.h"
 #include "backend/cuda/kernels.h"
 #include "primitives/registry.h"
+#include "transforms/rules.h"
 
-CMX__VTABLE(Add, .eval_cpu = cmx__cpu_binary, .eval_gpu = cmx__gpu_binary);
+CMX__VTABLE(Add, .eval_cpu = cmx__cpu_binary, .eval_gpu = cmx__gpu_binary,
+            .vjp = cmx__vjp_add, .jvp = cmx__jvp_add);
 CMX__VTABLE(Subtract, .eval_cpu = cmx__cpu_binary,
             .eval_gpu = cmx__gpu_binary);
 CMX__VTABLE(Multiply, .eval_cpu = cmx__cpu_binary,
-            .eval_gpu = cmx__gpu_binary);
+            .eval_gpu = cmx__gpu_binary, .vjp = cmx__vjp_multiply,
+            .jvp = cmx__jvp_multiply);
 CMX__VTABLE(Divide, .eval_cpu = cmx__cpu_binary);
 CMX__VTABLE(FloorDivide, .eval_cpu = cmx__cpu_binary);
 CMX__VTABLE(Remainder, .eval_cpu = cmx__cpu_binary);

@@ -64,6 +64,7 @@
   X(Imag, CMX__EW)                                          \
   X(BitwiseInvert, CMX__EW)                                 \
   X(StopGradient, CMX_PRIM_ELEMENTWISE | CMX_PRIM_VIEW)     \
+  X(Identity, CMX_PRIM_ELEMENTWISE | CMX_PRIM_VIEW)         \
   /* ---- binary elementwise (binary.c) ---- */             \
   X(Add, CMX__EW)                                           \
   X(Subtract, CMX__EW)                                      \
@@ -134,5 +135,7 @@
   X(AddMM, 0)                                               \
   /* ---- misc (misc.c) ---- */                            \
   X(Depends, 0)                                             \
+  /* ---- transforms (transforms/custom.c) ---- */          \
+  X(CustomTransforms, 0)                                    \
   /* ---- gpu-only test primitives (gpu.c) ---- */          \
   /* end of list */

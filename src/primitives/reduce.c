@@ -5,6 +5,7 @@
 
 #include "backend/cpu/kernels.h"
 #include "primitives/registry.h"
+#include "transforms/rules.h"
 
 const char* cmx__reduce_kind_name(int kind) {
   static const char* const names[CMX__RED_NUM_KINDS] = {
@@ -51,7 +52,9 @@ static void print_axes_prim(const cmx_primitive* p, char* buf, size_t size) {
   if (pos + 1 < size) snprintf(buf + pos, size - pos, ")");
 }
 
-CMX__VTABLE(Reduce, .eval_cpu = cmx__cpu_reduce, .print = print_reduce);
+CMX__VTABLE(Reduce, .eval_cpu = cmx__cpu_reduce, .print = print_reduce,
+            .vjp = cmx__vjp_reduce, .jvp = cmx__jvp_reduce,
+            .vmap = cmx__vmap_reduce);
 CMX__VTABLE(ArgReduce, .eval_cpu = cmx__cpu_arg_reduce,
             .print = print_argreduce);
 CMX__VTABLE(LogSumExp, .eval_cpu = cmx__cpu_logsumexp,

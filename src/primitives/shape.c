@@ -2,10 +2,12 @@
 #include "backend/cpu/kernels.h"
 #include "backend/cuda/kernels.h"
 #include "primitives/registry.h"
+#include "transforms/rules.h"
 
 /* The pure views only set strides: their kernels serve any device. */
 CMX__VTABLE(Broadcast, .eval_cpu = cmx__cpu_broadcast,
-            .eval_gpu = cmx__cpu_broadcast);
+            .eval_gpu = cmx__cpu_broadcast, .vjp = cmx__vjp_broadcast,
+            .jvp = cmx__jvp_broadcast, .vmap = cmx__vmap_broadcast);
 CMX__VTABLE(Transpose, .eval_cpu = cmx__cpu_transpose,
             .eval_gpu = cmx__cpu_transpose);
 CMX__VTABLE(Squeeze, .eval_cpu = cmx__cpu_squeeze,

@@ -3,6 +3,7 @@
 #include "backend/cpu/kernels.h"
 #include "backend/cuda/kernels.h"
 #include "primitives/registry.h"
+#include "transforms/rules.h"
 
 CMX__VTABLE(AsType, .eval_cpu = cmx__cpu_astype, .eval_gpu = cmx__gpu_copy);
 CMX__VTABLE(Copy, .eval_cpu = cmx__cpu_astype, .eval_gpu = cmx__gpu_copy);
@@ -21,8 +22,10 @@ CMX__VTABLE(Log10, .eval_cpu = cmx__cpu_unary);
 CMX__VTABLE(Log1p, .eval_cpu = cmx__cpu_unary);
 CMX__VTABLE(Erf, .eval_cpu = cmx__cpu_unary);
 CMX__VTABLE(ErfInv, .eval_cpu = cmx__cpu_unary);
-CMX__VTABLE(Sin, .eval_cpu = cmx__cpu_unary);
-CMX__VTABLE(Cos, .eval_cpu = cmx__cpu_unary);
+CMX__VTABLE(Sin, .eval_cpu = cmx__cpu_unary, .vjp = cmx__vjp_sin,
+            .jvp = cmx__jvp_sin);
+CMX__VTABLE(Cos, .eval_cpu = cmx__cpu_unary, .vjp = cmx__vjp_cos,
+            .jvp = cmx__jvp_cos);
 CMX__VTABLE(Tan, .eval_cpu = cmx__cpu_unary);
 CMX__VTABLE(ArcSin, .eval_cpu = cmx__cpu_unary);
 CMX__VTABLE(ArcCos, .eval_cpu = cmx__cpu_unary);
@@ -48,4 +51,10 @@ CMX__VTABLE(Real, .eval_cpu = cmx__cpu_unary);
 CMX__VTABLE(Imag, .eval_cpu = cmx__cpu_unary);
 CMX__VTABLE(BitwiseInvert, .eval_cpu = cmx__cpu_unary);
 CMX__VTABLE(Round, .eval_cpu = cmx__cpu_round);
-CMX__VTABLE(StopGradient, .eval_cpu = cmx__cpu_stop_gradient);
+CMX__VTABLE(StopGradient, .eval_cpu = cmx__cpu_stop_gradient,
+            .eval_gpu = cmx__cpu_stop_gradient, .vjp = cmx__vjp_zero,
+            .jvp = cmx__jvp_zero);
+/* A transform's stand-in for a lazy or traced input: a view. */
+CMX__VTABLE(Identity, .eval_cpu = cmx__cpu_stop_gradient,
+            .eval_gpu = cmx__cpu_stop_gradient, .vjp = cmx__vjp_identity,
+            .jvp = cmx__jvp_identity);

@@ -1,0 +1,277 @@
+/* Transform checks for the C tests (include after test.h).
+ *
+ * An op under test is wrapped as a tc_fn: a C function from n input arrays
+ * to one or more outputs (an op with its parameters bound through `ctx`).
+ *
+ *   tc_check_grad(name, fn, ctx, inputs, n, tol)
+ *     vjp against central finite differences: for random directions v
+ *     (one per input) and random cotangents u (one per output),
+ *     sum_i <vjp_i(u), v_i>  ==  sum_j <u_j, (f(x + h v) - f(x - h v))/2h>,
+ *     and jvp against vjp (the transposition identity):
+ *     sum_j <u_j, jvp_j(v)>  ==  sum_i <vjp_i(u), v_i>.
+ *     Inputs should be float64 so the differences are accurate. Integer
+ *     inputs are held constant (their direction is zero).
+ *   tc_check_vmap(name, fn, ctx, inputs, n, in_axes, out_axis)
+ *     vmap of fn over in_axes (CMX_VMAP_NONE: not mapped) equals calling
+ *     fn per batch element (inputs sliced with take) and stacking the
+ *     results on out_axis.
+ * Both count one CHECK per comparison and print the op name on failure.
+ */
+#ifndef CMX_TEST_TCHECK_H
+#define CMX_TEST_TCHECK_H
+
+#include "cmx/transforms.h"
+
+typedef cmx_status (*tc_fn)(void* ctx, const cmx_array* in, int n,
+                            cmx_array* outs, int* nout);
+
+typedef struct tc_closure {
+  tc_fn fn;
+  void* ctx;
+} tc_closure;
+
+/* Adapts a tc_fn to a cmx_closure (at most 8 outputs). */
+static cmx_status tc_call(void* payload, const cmx_array* in, int nin,
+                          cmx_array** outputs, int* nout) {
+  tc_closure* c = payload;
+  cmx_array outs[8] = {0};
+  int n = 0;
+  cmx_status st = c->fn(c->ctx, in, nin, outs, &n);
+  if (st != CMX_OK) {
+    for (int i = 0; i < 8; i++) cmx_array_release(outs[i]);
+    return st;
+  }
+  *outputs = malloc((size_t)(n ? n : 1) * sizeof(cmx_array));
+  memcpy(*outputs, outs, (size_t)n * sizeof(cmx_array));
+  *nout = n;
+  return CMX_OK;
+}
+
+static uint64_t tc_seed = 12345;
+
+/* A random float64 array of a's shape, values in [-1, 1). */
+static cmx_array tc_random_like(cmx_array a) {
+  int64_t n = cmx_array_size(a);
+  double* v = malloc((size_t)(n ? n : 1) * sizeof *v);
+  for (int64_t i = 0; i < n; i++) {
+    tc_seed = tc_seed * 6364136223846793005ULL + 1442695040888963407ULL;
+    v[i] = (double)(tc_seed >> 11) / 9007199254740992.0 * 2.0 - 1.0;
+  }
+  cmx_array r = NULL;
+  cmx_array_from_data(&r, v, cmx_array_shape(a), cmx_array_ndim(a),
+                      CMX_FLOAT64);
+  free(v);
+  return r;
+}
+
+/* sum(a * b) in float64 as a double. */
+static double tc_dot(cmx_array a, cmx_array b) {
+  cmx_array a64 = NULL, b64 = NULL, p = NULL, s = NULL;
+  double r = NAN;
+  if (cmx_astype(&a64, a, CMX_FLOAT64, CMX_STREAM_DEFAULT) == CMX_OK &&
+      cmx_astype(&b64, b, CMX_FLOAT64, CMX_STREAM_DEFAULT) == CMX_OK &&
+      cmx_multiply(&p, a64, b64, CMX_STREAM_DEFAULT) == CMX_OK &&
+      cmx_sum(&s, p, NULL, 0, false, CMX_STREAM_DEFAULT) == CMX_OK)
+    cmx_array_item_double(s, &r);
+  cmx_array_release(a64);
+  cmx_array_release(b64);
+  cmx_array_release(p);
+  cmx_array_release(s);
+  return r;
+}
+
+static bool tc_is_float(cmx_array a) {
+  return cmx_dtype_is_inexact(cmx_array_dtype(a));
+}
+
+/* f(x + h v) outputs. */
+static int tc_eval_shifted(tc_closure* c, const cmx_array* x,
+                           const cmx_array* v, int n, double h,
+                           cmx_array* outs) {
+  cmx_array xs[8];
+  for (int i = 0; i < n; i++) {
+    if (!v[i]) {
+      xs[i] = cmx_array_retain(x[i]);
+      continue;
+    }
+    cmx_array hv = NULL, hs = NULL;
+    cmx_array_from_double(&hs, h, CMX_FLOAT64);
+    cmx_multiply(&hv, v[i], hs, CMX_STREAM_DEFAULT);
+    cmx_array sum = NULL;
+    cmx_add(&sum, x[i], hv, CMX_STREAM_DEFAULT);
+    cmx_astype(&xs[i], sum, cmx_array_dtype(x[i]), CMX_STREAM_DEFAULT);
+    cmx_array_release(hv);
+    cmx_array_release(hs);
+    cmx_array_release(sum);
+  }
+  int nout = 0;
+  cmx_status st = c->fn(c->ctx, xs, n, outs, &nout);
+  for (int i = 0; i < n; i++) cmx_array_release(xs[i]);
+  return st == CMX_OK ? nout : -1;
+}
+
+static inline void tc_check_grad(const char* name, tc_fn fn, void* ctx,
+                                 const cmx_array* x, int n, double tol) {
+  tc_closure c = {fn, ctx};
+  cmx_closure f = {tc_call, &c};
+  cmx_array v[8] = {0}, u[8] = {0}, vjps[8] = {0};
+  cmx_array* outs = NULL;
+  int nout = 0;
+  for (int i = 0; i < n; i++)
+    if (tc_is_float(x[i])) v[i] = tc_random_like(x[i]);
+  /* Outputs first, to size the cotangents. */
+  cmx_array o0[8] = {0};
+  int n0 = 0;
+  cmx_status st = fn(ctx, x, n, o0, &n0);
+  CHECK_MSG(st == CMX_OK, "%s: forward failed: %s", name, cmx_last_error());
+  if (st != CMX_OK) return;
+  for (int j = 0; j < n0; j++) {
+    u[j] = tc_random_like(o0[j]);
+    cmx_array_release(o0[j]);
+  }
+  st = cmx_vjp(f, x, n, u, n0, &outs, &nout, vjps);
+  CHECK_MSG(st == CMX_OK, "%s: vjp failed: %s", name, cmx_last_error());
+  if (st == CMX_OK) {
+    double lhs = 0;
+    for (int i = 0; i < n; i++)
+      if (v[i]) lhs += tc_dot(vjps[i], v[i]);
+    /* Central differences. */
+    double h = 1e-6, fd = 0;
+    cmx_array plus[8] = {0}, minus[8] = {0};
+    int np = tc_eval_shifted(&c, x, v, n, h, plus);
+    int nm = tc_eval_shifted(&c, x, v, n, -h, minus);
+    for (int j = 0; j < np && j < nm && j < n0; j++) {
+      cmx_array d = NULL;
+      cmx_array p64 = NULL, m64 = NULL;
+      cmx_astype(&p64, plus[j], CMX_FLOAT64, CMX_STREAM_DEFAULT);
+      cmx_astype(&m64, minus[j], CMX_FLOAT64, CMX_STREAM_DEFAULT);
+      cmx_subtract(&d, p64, m64, CMX_STREAM_DEFAULT);
+      fd += tc_dot(u[j], d) / (2 * h);
+      cmx_array_release(d);
+      cmx_array_release(p64);
+      cmx_array_release(m64);
+    }
+    for (int j = 0; j < 8; j++) {
+      cmx_array_release(plus[j]);
+      cmx_array_release(minus[j]);
+    }
+    double scale = fabs(lhs) > 1 ? fabs(lhs) : 1;
+    CHECK_MSG(np == n0 && nm == n0 && fabs(lhs - fd) <= tol * scale,
+              "%s: vjp.v = %.12g, finite differences %.12g", name, lhs, fd);
+    /* jvp against vjp. */
+    cmx_array tans[8];
+    for (int i = 0; i < n; i++) {
+      if (v[i]) {
+        cmx_astype(&tans[i], v[i], cmx_array_dtype(x[i]), CMX_STREAM_DEFAULT);
+      } else {
+        cmx_zeros_like(&tans[i], x[i], CMX_STREAM_DEFAULT);
+      }
+    }
+    cmx_array* jvps = NULL;
+    cmx_array* jouts = NULL;
+    int nj = 0;
+    st = cmx_jvp(f, x, n, tans, &jouts, &jvps, &nj);
+    CHECK_MSG(st == CMX_OK, "%s: jvp failed: %s", name, cmx_last_error());
+    if (st == CMX_OK) {
+      double rhs = 0;
+      for (int j = 0; j < nj; j++) rhs += tc_dot(u[j], jvps[j]);
+      double sc = fabs(lhs) > 1 ? fabs(lhs) : 1;
+      CHECK_MSG(nj == n0 && fabs(lhs - rhs) <= 1e-9 * sc + tol * 1e-3 * sc,
+                "%s: vjp.v = %.12g, u.jvp = %.12g", name, lhs, rhs);
+    }
+    cmx_arrays_free(jvps, nj);
+    cmx_arrays_free(jouts, nj);
+    for (int i = 0; i < n; i++) cmx_array_release(tans[i]);
+  }
+  cmx_arrays_free(outs, nout);
+  for (int i = 0; i < 8; i++) {
+    cmx_array_release(v[i]);
+    cmx_array_release(u[i]);
+    cmx_array_release(vjps[i]);
+  }
+}
+
+/* Largest |a - b| relative to max(1, |b|), NaN/shape mismatch -> inf. */
+static double tc_max_err(cmx_array a, cmx_array b) {
+  if (cmx_array_ndim(a) != cmx_array_ndim(b) ||
+      memcmp(cmx_array_shape(a), cmx_array_shape(b),
+             (size_t)cmx_array_ndim(a) * sizeof(int64_t)))
+    return INFINITY;
+  cmx_array a64 = NULL, b64 = NULL;
+  cmx_astype(&a64, a, CMX_FLOAT64, CMX_STREAM_DEFAULT);
+  cmx_astype(&b64, b, CMX_FLOAT64, CMX_STREAM_DEFAULT);
+  const double *pa = NULL, *pb = NULL;
+  double err = INFINITY;
+  if (cmx_array_eval(a64) == CMX_OK && cmx_array_eval(b64) == CMX_OK) {
+    cmx_array ca = NULL, cb = NULL;
+    cmx_contiguous(&ca, a64, false, CMX_STREAM_DEFAULT);
+    cmx_contiguous(&cb, b64, false, CMX_STREAM_DEFAULT);
+    if (cmx_array_data(ca, (const void**)&pa) == CMX_OK &&
+        cmx_array_data(cb, (const void**)&pb) == CMX_OK) {
+      err = 0;
+      for (int64_t i = 0; i < cmx_array_size(ca); i++) {
+        if (isnan(pa[i]) && isnan(pb[i])) continue;
+        double d = fabs(pa[i] - pb[i]) / fmax(1.0, fabs(pb[i]));
+        if (!(d <= err)) err = d;
+      }
+    }
+    cmx_array_release(ca);
+    cmx_array_release(cb);
+  }
+  cmx_array_release(a64);
+  cmx_array_release(b64);
+  return err;
+}
+
+static inline void tc_check_vmap(const char* name, tc_fn fn, void* ctx,
+                                 const cmx_array* x, int n,
+                                 const int* in_axes, int out_axis) {
+  tc_closure c = {fn, ctx};
+  cmx_closure f = {tc_call, &c};
+  cmx_array* outs = NULL;
+  int nout = 0;
+  cmx_status st = cmx_vmap(f, x, n, in_axes, &out_axis, 1, &outs, &nout);
+  CHECK_MSG(st == CMX_OK, "%s: vmap failed: %s", name, cmx_last_error());
+  if (st != CMX_OK) return;
+  int64_t B = -1;
+  for (int i = 0; i < n; i++)
+    if (in_axes[i] != CMX_VMAP_NONE) {
+      int ax = in_axes[i] < 0 ? in_axes[i] + cmx_array_ndim(x[i]) : in_axes[i];
+      B = cmx_array_shape(x[i])[ax];
+    }
+  cmx_array per[8][64] = {{0}};
+  int nper = 0;
+  for (int64_t b = 0; b < B && b < 64; b++) {
+    cmx_array xs[8], idx = NULL;
+    cmx_array_from_double(&idx, (double)b, CMX_INT32);
+    for (int i = 0; i < n; i++) {
+      if (in_axes[i] == CMX_VMAP_NONE) {
+        xs[i] = cmx_array_retain(x[i]);
+      } else {
+        cmx_take(&xs[i], x[i], idx, &in_axes[i], CMX_STREAM_DEFAULT);
+      }
+    }
+    cmx_array o[8] = {0};
+    int no = 0;
+    st = fn(ctx, xs, n, o, &no);
+    for (int i = 0; i < n; i++) cmx_array_release(xs[i]);
+    cmx_array_release(idx);
+    CHECK_MSG(st == CMX_OK && no == nout, "%s: loop call failed: %s", name,
+              cmx_last_error());
+    for (int j = 0; j < no; j++) per[j][b] = o[j];
+    nper = no;
+  }
+  for (int j = 0; j < nout && j < nper; j++) {
+    cmx_array want = NULL;
+    OK(cmx_stack(&want, per[j], (int)B, out_axis, CMX_STREAM_DEFAULT));
+    double err = tc_max_err(outs[j], want);
+    CHECK_MSG(err <= 1e-5, "%s: vmap output %d differs from the loop (%g)",
+              name, j, err);
+    cmx_array_release(want);
+  }
+  for (int j = 0; j < 8; j++)
+    for (int b = 0; b < 64; b++) cmx_array_release(per[j][b]);
+  cmx_arrays_free(outs, nout);
+}
+
+#endif
