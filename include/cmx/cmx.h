@@ -20,5 +20,6 @@
 #include "cmx/ops.h"
 #include "cmx/primitive.h"
 #include "cmx/random.h"
+#include "cmx/transforms.h"
 
 #endif

@@ -37,6 +37,12 @@ const char* cmx_last_error(void);
 /* Returns the status of the calling thread's last failure (CMX_OK if none). */
 cmx_status cmx_last_status(void);
 
+/* Sets the calling thread's error (for callbacks such as closures and
+ * kernels written outside cmx): status and a printf-style message, which
+ * should name the op ("[myop] ..."). Returns status. */
+cmx_status cmx_set_error(cmx_status status, const char* fmt, ...)
+    __attribute__((format(printf, 2, 3)));
+
 /* Clears the calling thread's error message and status. */
 void cmx_clear_error(void);
 

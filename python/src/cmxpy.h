@@ -110,6 +110,8 @@ int cmxpy_init_dtype(PyObject* m);
 int cmxpy_stream_arg(PyObject* o, cmx_stream* out);
 int cmxpy_init_device(PyObject* m);
 int cmxpy_init_memory(PyObject* m);
+/* Flat transform entry points (_vjp, _jvp, ...; transforms.c). */
+int cmxpy_init_transforms(PyObject* m);
 
 /* ---------------- conversion ---------------- */
 /* The mx.array(val, dtype) constructor (dtype CMX_DTYPE_AUTO: inferred).

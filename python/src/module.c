@@ -109,7 +109,8 @@ PyMODINIT_FUNC PyInit_core(void) {
       cmxpy_init_ops_shape(m) < 0 || cmxpy_init_ops_create(m) < 0 ||
       cmxpy_init_ops_compose(m) < 0 || cmxpy_init_ops_misc(m) < 0 ||
       cmxpy_init_io(m) < 0 || cmxpy_init_buffer(m) < 0 ||
-      cmxpy_init_indexing(m) < 0 || cmxpy_init_array(m) < 0)
+      cmxpy_init_indexing(m) < 0 || cmxpy_init_array(m) < 0 ||
+      cmxpy_init_transforms(m) < 0)
     goto fail;
   if (PyModule_AddObject(m, "pi", PyFloat_FromDouble(3.14159265358979323846)) <
           0 ||

@@ -74,6 +74,14 @@ cmx_status cmx_last_status(void) {
   return tl_status;
 }
 
+cmx_status cmx_set_error(cmx_status status, const char* fmt, ...) {
+  va_list ap;
+  va_start(ap, fmt);
+  cmx_status st = cmx__verror(status, fmt ? fmt : "", ap);
+  va_end(ap);
+  return st;
+}
+
 void cmx_clear_error(void) {
   if (tl_msg) tl_msg[0] = 0;
   tl_status = CMX_OK;
