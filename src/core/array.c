@@ -62,6 +62,7 @@ cmx_array cmx__node_new(const char* op, const int64_t* shape, int ndim,
   a->flags = 0;
   a->tracer = 0;
   a->hist = NULL;
+  a->depth = 0;
   atomic_init(&a->status, CMX__NODE_AVAILABLE);
   a->mark = 0;
   a->stream = -1;

@@ -133,6 +133,8 @@ struct cmx_array_node {
   uint8_t tracer; /* CMX__TRACER_*: depends on a transform's input */
   _Atomic uint8_t status;
   uint32_t mark;           /* graph walks */
+  uint32_t depth;          /* longest path from data (eval visits deeper
+                              inputs first: lower peak memory) */
   int stream;              /* producer stream index, -1 for data */
   uint64_t seq;            /* producer task number on that stream */
   cmx__op* op;             /* while unscheduled */

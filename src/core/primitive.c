@@ -177,12 +177,17 @@ cmx_status cmx_primitive_apply(cmx_array* outs, int nout, cmx_primitive* p,
     op->out_dtypes = dt;
   }
   uint8_t tracer = 0;
-  for (int i = 0; i < nin; i++)
+  uint32_t depth = 0;
+  for (int i = 0; i < nin; i++) {
     if (inputs[i]->tracer) tracer = CMX__TRACER;
+    if (inputs[i]->depth > depth) depth = inputs[i]->depth;
+  }
+  if (depth < UINT32_MAX) depth++;
   for (int i = 0; i < nout; i++) {
     cmx_array a = outs[i];
     op->outputs[i] = a;
     a->tracer = tracer;
+    a->depth = depth;
     a->op = op;
     a->out_index = i;
     a->stream = p->stream.index;

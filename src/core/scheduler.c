@@ -192,6 +192,28 @@ static const char placeholder_msg[] =
     "[eval] Attempting to eval an array during function transformations like "
     "compile or vmap is not allowed.";
 
+/* The k-th input of op to visit. Deeper inputs go first (for ops with a
+ * few inputs): a long chain, such as the cotangent in a backward pass, is
+ * then computed before the short branches beside it, which are computed
+ * just before their consumer instead of early, so their buffers live
+ * shorter (lower peak memory, what checkpointing relies on). */
+static cmx_array next_input(cmx__op* op, int k, uint32_t mark) {
+  if (op->nin > 8 || op->nin < 2) return op->inputs[k];
+  /* The k-th input in order of decreasing depth (ties by index). */
+  int order[8];
+  for (int i = 0; i < op->nin; i++) order[i] = i;
+  for (int i = 1; i < op->nin; i++)
+    for (int j = i; j > 0 && op->inputs[order[j]]->depth >
+                                 op->inputs[order[j - 1]]->depth;
+         j--) {
+      int t = order[j];
+      order[j] = order[j - 1];
+      order[j - 1] = t;
+    }
+  (void)mark;
+  return op->inputs[order[k]];
+}
+
 /* Post-order of the unscheduled nodes reachable from roots. */
 static cmx_status build_tape(const cmx_array* roots, size_t n, vec* tape) {
   uint32_t mark = ++g_mark;
@@ -212,7 +234,7 @@ static cmx_status build_tape(const cmx_array* roots, size_t n, vec* tape) {
       frame* top = (frame*)stack.items + stack.n - 1;
       cmx__op* op = top->node->op;
       if (top->next < op->nin) {
-        cmx_array in = op->inputs[top->next++];
+        cmx_array in = next_input(op, top->next++, mark);
         if (in->tracer == CMX__PLACEHOLDER) {
           st = cmx__error(CMX_ERR_VALUE, "%s", placeholder_msg);
           break;
