@@ -5,6 +5,7 @@
 
 #include "backend/cpu/kernels.h"
 #include "primitives/registry.h"
+#include "transforms/rules.h"
 
 /* Appends "(a,b,c)" of n values to buf at *pos. */
 static void put_list(char* buf, size_t size, size_t* pos, const char* name,
@@ -33,4 +34,5 @@ static void conv_print(const cmx_primitive* p, char* buf, size_t size) {
              q->flip ? "true" : "false");
 }
 
-CMX__VTABLE(Convolution, .eval_cpu = cmx__cpu_conv, .print = conv_print);
+CMX__VTABLE(Convolution, .eval_cpu = cmx__cpu_conv, .vjp = cmx__vjp_conv,
+            .jvp = cmx__jvp_conv, .vmap = cmx__vmap_conv, .print = conv_print);

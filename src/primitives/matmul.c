@@ -5,6 +5,7 @@
 
 #include "backend/cpu/kernels.h"
 #include "primitives/registry.h"
+#include "transforms/rules.h"
 
 static void addmm_print(const cmx_primitive* p, char* buf, size_t size) {
   const cmx__addmm_params* q = cmx_primitive_params(p);
@@ -12,5 +13,8 @@ static void addmm_print(const cmx_primitive* p, char* buf, size_t size) {
            (double)q->beta);
 }
 
-CMX__VTABLE(Matmul, .eval_cpu = cmx__cpu_matmul);
-CMX__VTABLE(AddMM, .eval_cpu = cmx__cpu_addmm, .print = addmm_print);
+CMX__VTABLE(Matmul, .eval_cpu = cmx__cpu_matmul, .vjp = cmx__vjp_matmul,
+            .jvp = cmx__jvp_matmul, .vmap = cmx__vmap_matmul);
+CMX__VTABLE(AddMM, .eval_cpu = cmx__cpu_addmm, .vjp = cmx__vjp_addmm,
+            .jvp = cmx__jvp_addmm, .vmap = cmx__vmap_matmul,
+            .print = addmm_print);

@@ -85,6 +85,14 @@ CMX__RULE_VMAP(cmx__vmap_broadcast);
 /* end of shape */
 
 /* ---------------- creation (rules_creation.c) ---------------- */
+/* Arange, Linspace, Eye, Tri (no inputs): re-created, unbatched. */
+CMX__RULE_VMAP(cmx__vmap_nullary);
+/* Full: its broadcast input with the batch in front. */
+CMX__RULE_VMAP(cmx__vmap_full);
+/* Tril, Triu: the same mask on cotangents, tangents and batches. */
+CMX__RULE_VJP(cmx__vjp_mask);
+CMX__RULE_JVP(cmx__jvp_mask);
+CMX__RULE_VMAP(cmx__vmap_mask);
 /* end of creation */
 
 /* ---------------- indexing (rules_indexing.c) ---------------- */
@@ -94,12 +102,30 @@ CMX__RULE_VMAP(cmx__vmap_broadcast);
 /* end of sort and scan */
 
 /* ---------------- random (rules_random.c) ---------------- */
+CMX__RULE_VMAP(cmx__vmap_random_bits);
+/* CovSqrt: vjp/jvp report that it is not differentiable (yet). */
+CMX__RULE_VJP(cmx__vjp_cov_sqrt);
+CMX__RULE_JVP(cmx__jvp_cov_sqrt);
+CMX__RULE_VMAP(cmx__vmap_cov_sqrt);
 /* end of random */
 
 /* ---------------- matmul and convolution (rules_matmul.c) ---------------- */
+CMX__RULE_VJP(cmx__vjp_matmul);
+CMX__RULE_JVP(cmx__jvp_matmul);
+CMX__RULE_VJP(cmx__vjp_addmm);
+CMX__RULE_JVP(cmx__jvp_addmm);
+/* Matmul and AddMM alike. */
+CMX__RULE_VMAP(cmx__vmap_matmul);
+/* Convolution (rules_conv.c). */
+CMX__RULE_VJP(cmx__vjp_conv);
+CMX__RULE_JVP(cmx__jvp_conv);
+CMX__RULE_VMAP(cmx__vmap_conv);
 /* end of matmul and convolution */
 
 /* ---------------- misc (rules_misc.c) ---------------- */
+CMX__RULE_VJP(cmx__vjp_depends);
+CMX__RULE_JVP(cmx__jvp_depends);
+CMX__RULE_VMAP(cmx__vmap_depends);
 /* end of misc */
 
 #endif
