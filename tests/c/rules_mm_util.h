@@ -1,16 +1,21 @@
 /* Helpers of the rule tests of the matmul, conv and misc families
  * (test_rules_matmul.c, test_rules_conv.c, test_rules_misc.c): random
  * inputs, non-contiguous copies, and second-order checks built from
- * tcheck.h. Include after test.h and tcheck.h. */
+ * tcheck.h. */
 #ifndef CMX_TEST_RULES_MM_UTIL_H
 #define CMX_TEST_RULES_MM_UTIL_H
 
+/* test.h must come before tcheck.h. */
+/* clang-format off */
+#include "test.h"
+#include "tcheck.h"
 #include "primitives/registry.h"
+/* clang-format on */
 
 #define S CMX_STREAM_DEFAULT
 
 /* A random float64 array of the given shape, values in [-1, 1). */
-static cmx_array rnd(const int64_t* shape, int ndim) {
+static inline cmx_array rnd(const int64_t* shape, int ndim) {
   cmx_array z = NULL;
   cmx_zeros(&z, shape, ndim, CMX_FLOAT64, S);
   cmx_array r = tc_random_like(z);
@@ -20,7 +25,7 @@ static cmx_array rnd(const int64_t* shape, int ndim) {
 
 /* A random array of the given shape held as a transposed view of the last
  * two axes (non-contiguous). */
-static cmx_array rnd_t(const int64_t* shape, int ndim) {
+static inline cmx_array rnd_t(const int64_t* shape, int ndim) {
   int64_t sh[CMX_MAX_NDIM];
   memcpy(sh, shape, (size_t)ndim * sizeof *sh);
   sh[ndim - 1] = shape[ndim - 2];
@@ -33,8 +38,8 @@ static cmx_array rnd_t(const int64_t* shape, int ndim) {
 
 /* A random array whose axis `axis` (the vmap batch) has size B inserted
  * into shape. */
-static cmx_array rnd_batched(const int64_t* shape, int ndim, int axis,
-                             int64_t B) {
+static inline cmx_array rnd_batched(const int64_t* shape, int ndim, int axis,
+                                    int64_t B) {
   int64_t sh[CMX_MAX_NDIM];
   int k = 0;
   for (int d = 0; d <= ndim; d++) {
@@ -44,7 +49,7 @@ static cmx_array rnd_batched(const int64_t* shape, int ndim, int axis,
   return rnd(sh, ndim + 1);
 }
 
-static void release_all(cmx_array* a, int n) {
+static inline void release_all(cmx_array* a, int n) {
   for (int i = 0; i < n; i++) cmx_array_release(a[i]);
 }
 
@@ -56,8 +61,8 @@ typedef struct loss_ctx {
   void* ctx;
 } loss_ctx;
 
-static cmx_status t_loss(void* ctx, const cmx_array* in, int n, cmx_array* outs,
-                         int* nout) {
+static inline cmx_status t_loss(void* ctx, const cmx_array* in, int n,
+                                cmx_array* outs, int* nout) {
   loss_ctx* l = ctx;
   cmx_array o[8] = {0}, sn = NULL;
   int no = 0;
@@ -72,8 +77,8 @@ static cmx_status t_loss(void* ctx, const cmx_array* in, int n, cmx_array* outs,
 
 /* The gradients of loss_ctx's loss with respect to every input, as a
  * tc_fn (for grad of grad). */
-static cmx_status t_grad_all(void* ctx, const cmx_array* in, int n,
-                             cmx_array* outs, int* nout) {
+static inline cmx_status t_grad_all(void* ctx, const cmx_array* in, int n,
+                                    cmx_array* outs, int* nout) {
   tc_closure c = {t_loss, ctx};
   cmx_closure f = {tc_call, &c};
   int args[8];
@@ -86,8 +91,8 @@ static cmx_status t_grad_all(void* ctx, const cmx_array* in, int n,
 /* True when the listed primitives all have vjp, jvp and vmap rules. The
  * rules of a family's vjp are built from other families' primitives
  * (transposes, reshapes, slices); second-order checks need theirs too. */
-static bool have_rules(const cmx_primitive_vtable* const* vts, int n,
-                       const char** missing) {
+static inline bool have_rules(const cmx_primitive_vtable* const* vts, int n,
+                              const char** missing) {
   for (int i = 0; i < n; i++)
     if (!vts[i]->vjp || !vts[i]->jvp || !vts[i]->vmap) {
       *missing = vts[i]->name;
@@ -100,10 +105,11 @@ static bool have_rules(const cmx_primitive_vtable* const* vts, int n,
  * vmap of the gradient over every input's axis 0 (inputs_b: the inputs
  * with a batch on axis 0). Needs the rules of the primitives in vts: when
  * one has none yet, checks instead that the transform fails naming it. */
-static void check_second_order(const char* name, tc_fn fn, void* ctx,
-                               const cmx_array* x, const cmx_array* xb, int n,
-                               const cmx_primitive_vtable* const* vts,
-                               int nvts) {
+static inline void check_second_order(const char* name, tc_fn fn, void* ctx,
+                                      const cmx_array* x, const cmx_array* xb,
+                                      int n,
+                                      const cmx_primitive_vtable* const* vts,
+                                      int nvts) {
   loss_ctx l = {fn, ctx};
   const char* missing = NULL;
   if (have_rules(vts, nvts, &missing)) {

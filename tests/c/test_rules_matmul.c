@@ -3,8 +3,6 @@
  * operands; vmap against a loop over every argument's axis; cotangent
  * dtypes for float32/float16; grad of grad and vmap of grad. */
 #include "rules_mm_util.h"
-#include "tcheck.h"
-#include "test.h"
 
 /* ---- the ops as tc_fns ---- */
 static cmx_status t_matmul(void* ctx, const cmx_array* in, int n,
