@@ -39,9 +39,15 @@ CMX__RULE_VMAP(cmx__vmap_random_bits) {
   return batch_front_apply(p, inputs[0], axes[0], outputs[0], out, out_axes);
 }
 
+/* The kernel reads a contiguous stack (the op makes it so), so the moved
+ * batch is made contiguous too. */
 CMX__RULE_VMAP(cmx__vmap_cov_sqrt) {
   (void)nin, (void)nout;
-  return batch_front_apply(p, inputs[0], axes[0], outputs[0], out, out_axes);
+  cmx_stream s = cmx__rule_stream(p);
+  cmx_array x =
+      cmx__contiguous(cmx__batch_front(inputs[0], axes[0], 1, s), false, s);
+  if (!x) return cmx_last_status();
+  return batch_front_apply(p, x, 0, outputs[0], out, out_axes);
 }
 
 CMX__RULE_VJP(cmx__vjp_cov_sqrt) {

@@ -26,7 +26,7 @@ static cmx_status t_full(void* ctx, const cmx_array* in, int n, cmx_array* outs,
 static void test_full(void) {
   full_ctx q = {{2, 3, 4}, 3};
   int64_t v3[1] = {4}, v23[2] = {3, 1};
-  cmx_array a = rnd(v3, 1), b = rnd(v23, 2), c = rnd(NULL, 0);
+  cmx_array a = rnd(v3, 1), b = rnd(v23, 2), c = rnd(v3, 0);
   tc_check_grad("full from a row", t_full, &q, &a, 1, 1e-6);
   tc_check_grad("full from a column", t_full, &q, &b, 1, 1e-6);
   tc_check_grad("full from a scalar", t_full, &q, &c, 1, 1e-6);
@@ -214,8 +214,10 @@ static cmx_array spd_stack(int64_t B, int axis, int n) {
   cmx_multiply(&ne, eye, nn, S);
   cmx_add(&s, aat, ne, S);
   cmx_astype(&f, s, CMX_FLOAT32, S);
-  cmx_moveaxis(&r, f, 0, axis, S);
-  release_all((cmx_array[]){a, at, aat, eye, s, f, nn, ne}, 8);
+  cmx_array m = NULL;
+  cmx_moveaxis(&m, f, 0, axis, S);
+  cmx_contiguous(&r, m, false, S); /* the batch really lies on axis */
+  release_all((cmx_array[]){a, at, aat, eye, s, f, nn, ne, m}, 9);
   return r;
 }
 
