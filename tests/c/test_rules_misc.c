@@ -85,6 +85,34 @@ static void test_tril_triu(void) {
     }
 }
 
+/* Cotangents of Full, Tril and Triu keep float32/float16. */
+static void test_mask_dtypes(void) {
+  cmx_dtype dts[2] = {CMX_FLOAT32, CMX_FLOAT16};
+  int64_t s34[2] = {3, 4}, s4[1] = {4};
+  tri_ctx lo = {false, 0}, up = {true, 1};
+  full_ctx fq = {{3, 4}, 2};
+  struct {
+    tc_fn fn;
+    void* ctx;
+    const int64_t* shape;
+    int ndim;
+  } ops[3] = {{t_tri, &lo, s34, 2}, {t_tri, &up, s34, 2}, {t_full, &fq, s4, 1}};
+  for (int i = 0; i < 2; i++)
+    for (int k = 0; k < 3; k++) {
+      cmx_array x64 = rnd(ops[k].shape, ops[k].ndim), x = NULL, ct = NULL;
+      cmx_astype(&x, x64, dts[i], S);
+      cmx_array ct64 = rnd(s34, 2), g = NULL, g64 = NULL;
+      cmx_astype(&ct, ct64, dts[i], S);
+      tc_closure cl = {ops[k].fn, ops[k].ctx};
+      cmx_closure f = {tc_call, &cl};
+      OK(cmx_vjp(f, &x, 1, &ct, 1, NULL, NULL, &g));
+      OK(cmx_vjp(f, &x64, 1, &ct64, 1, NULL, NULL, &g64));
+      CHECK(g && cmx_array_dtype(g) == dts[i]);
+      CHECK(tc_max_err(g, g64) < (i ? 1e-2 : 1e-6));
+      release_all((cmx_array[]){x64, x, ct, ct64, g, g64}, 6);
+    }
+}
+
 /* ---------------- input-less creation ---------------- */
 /* Their vjp/jvp are zero and their vmap re-creates the unbatched result
  * (they never depend on a transformed input, so the drivers do not reach
@@ -414,6 +442,7 @@ static void test_custom_vmap(void) {
 int main(void) {
   RUN(test_full);
   RUN(test_tril_triu);
+  RUN(test_mask_dtypes);
   RUN(test_nullary);
   RUN(test_random_bits);
   RUN(test_cov_sqrt);
