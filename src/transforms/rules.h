@@ -102,6 +102,8 @@ CMX__RULE_VMAP(cmx__vmap_mask);
 /* end of sort and scan */
 
 /* ---------------- random (rules_random.c) ---------------- */
+/* RandomBits: vjp/jvp are the zero rules; vmap puts the batch of keys in
+ * front (one block of bits per key). */
 CMX__RULE_VMAP(cmx__vmap_random_bits);
 /* CovSqrt: vjp/jvp report that it is not differentiable (yet). */
 CMX__RULE_VJP(cmx__vjp_cov_sqrt);
@@ -110,19 +112,28 @@ CMX__RULE_VMAP(cmx__vmap_cov_sqrt);
 /* end of random */
 
 /* ---------------- matmul and convolution (rules_matmul.c) ---------------- */
+/* Matmul: da = g @ b^T, db = a^T @ g, summed over the batch dims an
+ * operand was broadcast along (1-d operands as a row / a column); jvp
+ * ta @ b + a @ tb. AddMM: the same scaled by alpha, c gets beta * g
+ * (nothing when beta == 0). */
 CMX__RULE_VJP(cmx__vjp_matmul);
 CMX__RULE_JVP(cmx__jvp_matmul);
 CMX__RULE_VJP(cmx__vjp_addmm);
 CMX__RULE_JVP(cmx__jvp_addmm);
-/* Matmul and AddMM alike. */
+/* Matmul and AddMM alike: the product once, the batch as a leading
+ * batch dim (out axis 0). */
 CMX__RULE_VMAP(cmx__vmap_matmul);
-/* Convolution (rules_conv.c). */
+/* Convolution (rules_conv.c): both cotangents are Convolutions again
+ * (transposed/flipped/dilated parameters); jvp by bilinearity; vmap folds
+ * the batch into the batch dim, the output channels or the groups. */
 CMX__RULE_VJP(cmx__vjp_conv);
 CMX__RULE_JVP(cmx__jvp_conv);
 CMX__RULE_VMAP(cmx__vmap_conv);
 /* end of matmul and convolution */
 
 /* ---------------- misc (rules_misc.c) ---------------- */
+/* Depends: cotangents and tangents pass to / from the first inputs, the
+ * dependencies get none; vmap rebuilds it on the batched inputs. */
 CMX__RULE_VJP(cmx__vjp_depends);
 CMX__RULE_JVP(cmx__jvp_depends);
 CMX__RULE_VMAP(cmx__vmap_depends);

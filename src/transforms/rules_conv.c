@@ -71,6 +71,7 @@ static cmx_array swap_weight_channels(cmx_array w, int g, cmx_stream s) {
   return cmx__reshape(r, shape, nd, s);
 }
 
+/* The cotangent of x (see the top of the file). */
 static cmx_array conv_vjp_input(cmx_array x, cmx_array w, cmx_array dy,
                                 const cmx__conv_params* q, cmx_stream s) {
   cmx__conv_params b = *q;
@@ -87,6 +88,7 @@ static cmx_array conv_vjp_input(cmx_array x, cmx_array w, cmx_array dy,
   return conv_apply(dy, swap_weight_channels(w, q->groups, s), &b, s);
 }
 
+/* The cotangent of w (see the top of the file). */
 static cmx_array conv_vjp_weight(cmx_array x, cmx_array w, cmx_array dy,
                                  const cmx__conv_params* q, cmx_stream s) {
   int nsp = q->nsp, nd = nsp + 2, g = q->groups;
