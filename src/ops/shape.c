@@ -339,7 +339,7 @@ cmx_array cmx__broadcast_to(cmx_array a, const int64_t* shape, int ndim,
   if (ndim < a->ndim ||
       !cmx__broadcast_shape("broadcast_to", a->dims, a->ndim, shape, ndim, bs,
                             &nb) ||
-      memcmp(bs, shape, (size_t)ndim * sizeof(int64_t)) != 0) {
+      (ndim && memcmp(bs, shape, (size_t)ndim * sizeof(int64_t)) != 0)) {
     cmx__error_reset_pending();
     return CMX__FAIL(CMX_ERR_VALUE,
                      "[broadcast_to] Cannot broadcast array of shape %s into "
