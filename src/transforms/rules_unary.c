@@ -154,7 +154,9 @@ UNARY_RULES(conjugate, cmx__conjugate(t, s))
 /* |x|: t * sign(x) for real x (zero at 0, as MLX). For complex z (a real
  * output), d|z| = Re(conj(z) dz) / |z|, so the tangent is
  * Re(t * conj(sign z)) and the cotangent ct * conj(sign z), with
- * sign z = z / |z| (0 at 0). */
+ * sign z = z / |z| (0 at 0). (MLX multiplies by sign z unconjugated, which
+ * disagrees with its own imag/real convention; this one agrees with it
+ * and with finite differences.) */
 CMX__RULE_VJP(cmx__vjp_abs) {
   (void)nin, (void)nout, (void)outputs;
   cmx_stream s = cmx__rule_stream(p);
