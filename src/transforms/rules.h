@@ -63,6 +63,66 @@ CMX__RULE_VJP(cmx__vjp_sin);
 CMX__RULE_JVP(cmx__jvp_sin);
 CMX__RULE_VJP(cmx__vjp_cos);
 CMX__RULE_JVP(cmx__jvp_cos);
+/* The other differentiable unary primitives (MLX's derivatives; complex
+ * inputs: cotangents read as dL/dRe - i dL/dIm, so real(z) passes c + 0i,
+ * imag(z) passes -i c, conjugate passes conj(c)). AsType passes
+ * derivatives between inexact dtypes only. */
+CMX__RULE_VJP(cmx__vjp_astype);
+CMX__RULE_JVP(cmx__jvp_astype);
+CMX__RULE_VJP(cmx__vjp_abs);
+CMX__RULE_JVP(cmx__jvp_abs);
+CMX__RULE_VJP(cmx__vjp_negative);
+CMX__RULE_JVP(cmx__jvp_negative);
+CMX__RULE_VJP(cmx__vjp_square);
+CMX__RULE_JVP(cmx__jvp_square);
+CMX__RULE_VJP(cmx__vjp_sqrt);
+CMX__RULE_JVP(cmx__jvp_sqrt);
+CMX__RULE_VJP(cmx__vjp_rsqrt);
+CMX__RULE_JVP(cmx__jvp_rsqrt);
+CMX__RULE_VJP(cmx__vjp_exp);
+CMX__RULE_JVP(cmx__jvp_exp);
+CMX__RULE_VJP(cmx__vjp_expm1);
+CMX__RULE_JVP(cmx__jvp_expm1);
+CMX__RULE_VJP(cmx__vjp_log);
+CMX__RULE_JVP(cmx__jvp_log);
+CMX__RULE_VJP(cmx__vjp_log2);
+CMX__RULE_JVP(cmx__jvp_log2);
+CMX__RULE_VJP(cmx__vjp_log10);
+CMX__RULE_JVP(cmx__jvp_log10);
+CMX__RULE_VJP(cmx__vjp_log1p);
+CMX__RULE_JVP(cmx__jvp_log1p);
+CMX__RULE_VJP(cmx__vjp_erf);
+CMX__RULE_JVP(cmx__jvp_erf);
+CMX__RULE_VJP(cmx__vjp_erfinv);
+CMX__RULE_JVP(cmx__jvp_erfinv);
+CMX__RULE_VJP(cmx__vjp_tan);
+CMX__RULE_JVP(cmx__jvp_tan);
+CMX__RULE_VJP(cmx__vjp_arcsin);
+CMX__RULE_JVP(cmx__jvp_arcsin);
+CMX__RULE_VJP(cmx__vjp_arccos);
+CMX__RULE_JVP(cmx__jvp_arccos);
+CMX__RULE_VJP(cmx__vjp_arctan);
+CMX__RULE_JVP(cmx__jvp_arctan);
+CMX__RULE_VJP(cmx__vjp_sinh);
+CMX__RULE_JVP(cmx__jvp_sinh);
+CMX__RULE_VJP(cmx__vjp_cosh);
+CMX__RULE_JVP(cmx__jvp_cosh);
+CMX__RULE_VJP(cmx__vjp_tanh);
+CMX__RULE_JVP(cmx__jvp_tanh);
+CMX__RULE_VJP(cmx__vjp_arcsinh);
+CMX__RULE_JVP(cmx__jvp_arcsinh);
+CMX__RULE_VJP(cmx__vjp_arccosh);
+CMX__RULE_JVP(cmx__jvp_arccosh);
+CMX__RULE_VJP(cmx__vjp_arctanh);
+CMX__RULE_JVP(cmx__jvp_arctanh);
+CMX__RULE_VJP(cmx__vjp_sigmoid);
+CMX__RULE_JVP(cmx__jvp_sigmoid);
+CMX__RULE_VJP(cmx__vjp_conjugate);
+CMX__RULE_JVP(cmx__jvp_conjugate);
+CMX__RULE_VJP(cmx__vjp_real);
+CMX__RULE_JVP(cmx__jvp_real);
+CMX__RULE_VJP(cmx__vjp_imag);
+CMX__RULE_JVP(cmx__jvp_imag);
 /* end of unary */
 
 /* ---------------- binary and ternary (rules_binary.c) ---------------- */
@@ -70,6 +130,28 @@ CMX__RULE_VJP(cmx__vjp_add);
 CMX__RULE_JVP(cmx__jvp_add);
 CMX__RULE_VJP(cmx__vjp_multiply);
 CMX__RULE_JVP(cmx__jvp_multiply);
+/* The other differentiable binary primitives and Select (MLX's
+ * derivatives: maximum's ties go to b, minimum's too; remainder's d/db is
+ * -floor(a / b); power's d/db is 0 where a^b is 0; Select's condition gets
+ * none). Non-differentiable ones use cmx__vjp_zero / cmx__jvp_zero. */
+CMX__RULE_VJP(cmx__vjp_subtract);
+CMX__RULE_JVP(cmx__jvp_subtract);
+CMX__RULE_VJP(cmx__vjp_divide);
+CMX__RULE_JVP(cmx__jvp_divide);
+CMX__RULE_VJP(cmx__vjp_remainder);
+CMX__RULE_JVP(cmx__jvp_remainder);
+CMX__RULE_VJP(cmx__vjp_power);
+CMX__RULE_JVP(cmx__jvp_power);
+CMX__RULE_VJP(cmx__vjp_maximum);
+CMX__RULE_JVP(cmx__jvp_maximum);
+CMX__RULE_VJP(cmx__vjp_minimum);
+CMX__RULE_JVP(cmx__jvp_minimum);
+CMX__RULE_VJP(cmx__vjp_arctan2);
+CMX__RULE_JVP(cmx__jvp_arctan2);
+CMX__RULE_VJP(cmx__vjp_logaddexp);
+CMX__RULE_JVP(cmx__jvp_logaddexp);
+CMX__RULE_VJP(cmx__vjp_select);
+CMX__RULE_JVP(cmx__jvp_select);
 /* end of binary */
 
 /* ---------------- reductions (rules_reduce.c) ---------------- */
