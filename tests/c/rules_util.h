@@ -143,7 +143,12 @@ static inline void ru_rule_dtypes(const char* name, cmx_array y) {
   if (!p) return;
   const cmx_primitive_vtable* vt = cmx_primitive_vt(p);
   int nin = 0;
-  const cmx_array* in = cmx_array_inputs(y, &nin);
+  const cmx_array* yin = cmx_array_inputs(y, &nin);
+  /* Evaluating a rule's result may evaluate y and detach its node: hold
+   * the primitive and the inputs. */
+  cmx_primitive_retain((cmx_primitive*)p);
+  cmx_array in[16];
+  for (int i = 0; i < nin && i < 16; i++) in[i] = cmx_array_retain(yin[i]);
   int argnums[16], nargs = 0;
   for (int i = 0; i < nin && nargs < 16; i++)
     if (cmx_dtype_is_inexact(cmx_array_dtype(in[i]))) argnums[nargs++] = i;
@@ -177,6 +182,8 @@ static inline void ru_rule_dtypes(const char* name, cmx_array y) {
     cmx_array_release(t);
   }
   cmx__scope_exit_n(mark, NULL, NULL, 0);
+  ru_release(in, nin);
+  cmx_primitive_release((cmx_primitive*)p);
 }
 
 #endif
