@@ -132,8 +132,9 @@ CMX__RULE_VMAP(cmx__vmap_pad);
  * indices accumulate), jvp gathers the tangent. Scatter / ScatterAxis, per
  * mode (src = the array scattered into, upd = the updates):
  *   none: src gets the cotangent with the written places zeroed; each
- *         update gets the cotangent where it is the last write (repeated
- *         indices: only the write that stays);
+ *         update gets the cotangent where its write stays (with repeated
+ *         indices only the last write does; MLX gives all of them the
+ *         cotangent, which finite differences contradict);
  *   add:  src gets the cotangent, updates gather it;
  *   prod: src gets cot * (product of its updates), update i gets
  *         cot * src * (product of the other updates at its place);

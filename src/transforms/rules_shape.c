@@ -1,6 +1,6 @@
-/* Transform rules of the shape and view primitives. Those with one input,
- * Broadcast, Transpose, Squeeze, ExpandDims, Slice, AsStrided, Reshape,
- * Contiguous and View. Each is a linear map of its input, so the vjp is
+/* Transform rules of the shape and view primitives. The one-input ones
+ * (Broadcast, Transpose, Squeeze, ExpandDims, Slice, AsStrided, Reshape,
+ * Contiguous and View) are linear maps of their input, so the vjp is
  * the transposed map applied to the cotangent and the jvp the map itself
  * applied to the tangent. vmap rules move the batch axis to the front and
  * apply the primitive again with its parameters shifted by one axis (a

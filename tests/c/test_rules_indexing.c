@@ -217,6 +217,37 @@ static void test_scatter(void) {
   }
 }
 
+/* No index arrays (the update block goes at the origin) and empty
+ * index arrays (nothing taken or written). */
+static void test_index_edges(void) {
+  const char* names[5] = {"none", "add", "prod", "max", "min"};
+  char name[96];
+  for (int m = 0; m < 5; m++) {
+    scatter_ctx c = {{0}, 0, (cmx__scatter_mode)m};
+    snprintf(name, sizeof name, "scatter_%s without indices", names[m]);
+    check_case(name, f_scatter, &c,
+               (cmx_array[]){ru_rand((int64_t[]){3, 4}, 2),
+                             ru_rand((int64_t[]){2, 3}, 2)},
+               2);
+    scatter_ctx c1 = {{1}, 1, (cmx__scatter_mode)m};
+    snprintf(name, sizeof name, "scatter_%s empty indices", names[m]);
+    check_case(name, f_scatter, &c1,
+               (cmx_array[]){ru_rand((int64_t[]){3, 4}, 2),
+                             iv(NULL, (int64_t[]){0}, 1),
+                             ru_rand((int64_t[]){0, 3, 1}, 3)},
+               3);
+  }
+  axis_ctx ax1 = {1, false};
+  check_case("take empty indices", f_take, &ax1,
+             (cmx_array[]){ru_rand((int64_t[]){2, 3}, 2),
+                           iv(NULL, (int64_t[]){0, 2}, 2)},
+             2);
+  check_case("take_along_axis empty", f_take_along, &ax1,
+             (cmx_array[]){ru_rand((int64_t[]){2, 3}, 2),
+                           iv(NULL, (int64_t[]){2, 0}, 2)},
+             2);
+}
+
 /* Exact cotangents of a plain scatter with a repeated index: the write
  * that stays gets the cotangent, the overridden one none; and of a
  * product scatter with zeros among the factors. */
@@ -518,6 +549,7 @@ int main(void) {
   RUN(test_along_axis);
   RUN(test_scatter);
   RUN(test_scatter_values);
+  RUN(test_index_edges);
   RUN(test_index_ops);
   RUN(test_documented_example);
   RUN(test_rule_dtypes);

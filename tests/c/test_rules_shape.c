@@ -219,6 +219,9 @@ static void test_slice(void) {
   slice_ctx c4 = {{-2, 0}, {100, 1}, {1, 1}};
   check_case("slice (3,2) [-2:, :1]", f_slice, &c4,
              (cmx_array[]){ru_rand((int64_t[]){3, 2}, 2)}, 1);
+  slice_ctx c6 = {{2, 0}, {2, 3}, {1, 1}};
+  check_case("slice to empty", f_slice, &c6,
+             (cmx_array[]){ru_rand((int64_t[]){3, 3}, 2)}, 1);
   axes_ctx c5 = {{0, 1}, 2};
   check_case("flip (3,4)", f_flip, &c5,
              (cmx_array[]){ru_rand((int64_t[]){3, 4}, 2)}, 1);
@@ -406,6 +409,10 @@ static void test_concatenate(void) {
              3);
   check_case("concatenate axis 0", f_concatenate, &ax0,
              (cmx_array[]){ru_rand((int64_t[]){1, 3}, 2),
+                           ru_rand((int64_t[]){2, 3}, 2)},
+             2);
+  check_case("concatenate with an empty piece", f_concatenate, &ax0,
+             (cmx_array[]){ru_rand((int64_t[]){0, 3}, 2),
                            ru_rand((int64_t[]){2, 3}, 2)},
              2);
   check_case("stack axis -1", f_stack, &axm,
