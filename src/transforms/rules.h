@@ -164,6 +164,46 @@ CMX__RULE_VMAP(cmx__vmap_reduce);
 CMX__RULE_VJP(cmx__vjp_broadcast);
 CMX__RULE_JVP(cmx__jvp_broadcast);
 CMX__RULE_VMAP(cmx__vmap_broadcast);
+/* Transpose, Squeeze, ExpandDims, Slice, AsStrided, Reshape, Contiguous,
+ * View (rules_shape.c): linear maps of their input; vjp is the transposed
+ * map (Slice and AsStrided write the cotangent into a zero buffer), jvp
+ * the map itself, vmap the primitive again with the batch axis in front.
+ * View between different dtypes has no derivative (NULL). */
+CMX__RULE_VJP(cmx__vjp_transpose);
+CMX__RULE_JVP(cmx__jvp_transpose);
+CMX__RULE_VMAP(cmx__vmap_transpose);
+CMX__RULE_VJP(cmx__vjp_squeeze);
+CMX__RULE_JVP(cmx__jvp_squeeze);
+CMX__RULE_VMAP(cmx__vmap_squeeze);
+CMX__RULE_VJP(cmx__vjp_expand_dims);
+CMX__RULE_JVP(cmx__jvp_expand_dims);
+CMX__RULE_VMAP(cmx__vmap_expand_dims);
+CMX__RULE_VJP(cmx__vjp_slice);
+CMX__RULE_JVP(cmx__jvp_slice);
+CMX__RULE_VMAP(cmx__vmap_slice);
+CMX__RULE_VJP(cmx__vjp_as_strided);
+CMX__RULE_JVP(cmx__jvp_as_strided);
+CMX__RULE_VMAP(cmx__vmap_as_strided);
+CMX__RULE_VJP(cmx__vjp_reshape);
+CMX__RULE_JVP(cmx__jvp_reshape);
+CMX__RULE_VMAP(cmx__vmap_reshape);
+CMX__RULE_VJP(cmx__vjp_contiguous);
+CMX__RULE_JVP(cmx__jvp_contiguous);
+CMX__RULE_VMAP(cmx__vmap_contiguous);
+CMX__RULE_VJP(cmx__vjp_view);
+CMX__RULE_JVP(cmx__jvp_view);
+CMX__RULE_VMAP(cmx__vmap_view);
+/* SliceUpdate, Concatenate, Pad (rules_shape.c too). Pad's padding value
+ * gets the sum of the cotangent over the padded border. */
+CMX__RULE_VJP(cmx__vjp_slice_update);
+CMX__RULE_JVP(cmx__jvp_slice_update);
+CMX__RULE_VMAP(cmx__vmap_slice_update);
+CMX__RULE_VJP(cmx__vjp_concatenate);
+CMX__RULE_JVP(cmx__jvp_concatenate);
+CMX__RULE_VMAP(cmx__vmap_concatenate);
+CMX__RULE_VJP(cmx__vjp_pad);
+CMX__RULE_JVP(cmx__jvp_pad);
+CMX__RULE_VMAP(cmx__vmap_pad);
 /* end of shape */
 
 /* ---------------- creation (rules_creation.c) ---------------- */
@@ -178,6 +218,33 @@ CMX__RULE_VMAP(cmx__vmap_mask);
 /* end of creation */
 
 /* ---------------- indexing (rules_indexing.c) ---------------- */
+/* Gather / GatherAxis: vjp scatter-adds the cotangent into zeros (repeated
+ * indices accumulate), jvp gathers the tangent. Scatter / ScatterAxis, per
+ * mode (src = the array scattered into, upd = the updates):
+ *   none: src gets the cotangent with the written places zeroed; each
+ *         update gets the cotangent where its write stays (with repeated
+ *         indices only the last write does; MLX gives all of them the
+ *         cotangent, which finite differences contradict);
+ *   add:  src gets the cotangent, updates gather it;
+ *   prod: src gets cot * (product of its updates), update i gets
+ *         cot * src * (product of the other updates at its place);
+ *   max/min: the cotangent goes to every input equal to the result (ties
+ *         share it fully, as MLX's rule).
+ * Index arrays get no cotangent (NULL). vmap rules apply the primitive
+ * once on the whole batch (an extra arange index on the batch axis when
+ * the indices are batched). */
+CMX__RULE_VJP(cmx__vjp_gather);
+CMX__RULE_JVP(cmx__jvp_gather);
+CMX__RULE_VMAP(cmx__vmap_gather);
+CMX__RULE_VJP(cmx__vjp_scatter);
+CMX__RULE_JVP(cmx__jvp_scatter);
+CMX__RULE_VMAP(cmx__vmap_scatter);
+CMX__RULE_VJP(cmx__vjp_gather_axis);
+CMX__RULE_JVP(cmx__jvp_gather_axis);
+CMX__RULE_VMAP(cmx__vmap_gather_axis);
+CMX__RULE_VJP(cmx__vjp_scatter_axis);
+CMX__RULE_JVP(cmx__jvp_scatter_axis);
+CMX__RULE_VMAP(cmx__vmap_scatter_axis);
 /* end of indexing */
 
 /* ---------------- sort and scan (rules_sort.c) ---------------- */
