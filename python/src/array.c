@@ -466,6 +466,7 @@ int cmxpy_init_array(PyObject* m) {
       cmxpy_defs_add(&l, cmxpy_number_methods) < 0 ||
       cmxpy_defs_add(&l, cmxpy_index_methods) < 0 ||
       cmxpy_defs_add(&l, cmxpy_shape_methods) < 0 ||
+      cmxpy_defs_add(&l, cmxpy_scan_methods) < 0 ||
       cmxpy_ops_array_methods(&l) < 0)
     return -1;
   CmxArray_Type.tp_methods = cmxpy_defs_finish(&l);
