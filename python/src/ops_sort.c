@@ -216,6 +216,15 @@ static PyObject* f_cumulative_prod(PyObject* m, PyObject* args, PyObject* kw) {
 static cmx_array diff_side(PyObject* o, cmx_array a, int axis, cmx_stream s) {
   cmx_array v = cmxpy_to_operand(o, cmx_array_dtype(a), "diff"), b = NULL;
   if (!v || cmx_array_ndim(v) != 0) return v;
+  if (!cmxpy_is_array_like(o) && cmx_array_dtype(v) != cmx_array_dtype(a)) {
+    /* A Python scalar takes a's dtype (a weak scalar would lose its
+     * weakness once broadcast, and promote the concatenation). */
+    cmx_status st = cmx_astype(&b, v, cmx_array_dtype(a), s);
+    cmx_array_release(v);
+    if (st != CMX_OK) return cmxpy_raise(st), NULL;
+    v = b;
+    b = NULL;
+  }
   int nd = cmx_array_ndim(a);
   int64_t shape[CMX_MAX_NDIM];
   memcpy(shape, cmx_array_shape(a), (size_t)nd * sizeof *shape);

@@ -500,7 +500,7 @@ static PyMethodDef random_methods[] = {
      "uint16, uint32). Default: ``4``.\n" KEY_DOC
      "\nReturns:\n    array: An array of random integers."},
     {"uniform", FN(r_uniform), KW,
-     "uniform(low=0, high=1, shape=[], dtype=float32, " SIG_TAIL
+     "uniform(low=0, high=1, shape=[], dtype=None, " SIG_TAIL
      "Generate uniformly distributed random numbers.\n\nThe values are "
      "sampled uniformly in the half-open interval ``[low, high)``. The lower "
      "and upper bound can be scalars or arrays and must be broadcastable to "
@@ -512,7 +512,7 @@ static PyMethodDef random_methods[] = {
      "``float32``.\n" KEY_DOC
      "\nReturns:\n    array: The output array random values."},
     {"normal", FN(r_normal), KW,
-     "normal(shape=[], dtype=float32, loc=None, scale=None, " SIG_TAIL
+     "normal(shape=[], dtype=None, loc=None, scale=None, " SIG_TAIL
      "Generate normally distributed random numbers.\n\nArgs:\n    shape "
      "(list(int), optional): Shape of the output. Default: ``()``.\n    "
      "dtype (Dtype, optional): Type of the output. Default: ``float32``.\n"
@@ -521,7 +521,7 @@ static PyMethodDef random_methods[] = {
      "deviation of the distribution. Default: ``1``.\n" KEY_DOC
      "\nReturns:\n    array: The output array of random values."},
     {"multivariate_normal", FN(r_multivariate_normal), KW,
-     "multivariate_normal(mean, cov, shape=[], dtype=float32, " SIG_TAIL
+     "multivariate_normal(mean, cov, shape=[], dtype=None, " SIG_TAIL
      "Generate jointly-normal random samples given a mean and covariance.\n\n"
      "The matrix ``cov`` must be positive semi-definite. The behavior is "
      "undefined if it is not. The only supported ``dtype`` is ``float32``.\n\n"
@@ -536,7 +536,7 @@ static PyMethodDef random_methods[] = {
      "type. Default: ``float32``.\n" KEY_DOC
      "\nReturns:\n    array: The output array of random values."},
     {"randint", FN(r_randint), KW,
-     "randint(low, high, shape=[], dtype=int32, " SIG_TAIL
+     "randint(low, high, shape=[], dtype=None, " SIG_TAIL
      "Generate random integers from the given interval.\n\nThe values are "
      "sampled with equal probability from the integers in half-open "
      "interval ``[low, high)``. The lower and upper bound can be scalars or "
@@ -556,7 +556,7 @@ static PyMethodDef random_methods[] = {
      "optional): Shape of the output. Default: ``p.shape``.\n" KEY_DOC
      "\nReturns:\n    array: The array of random booleans."},
     {"truncated_normal", FN(r_truncated_normal), KW,
-     "truncated_normal(lower, upper, shape=None, dtype=float32, " SIG_TAIL
+     "truncated_normal(lower, upper, shape=None, dtype=None, " SIG_TAIL
      "Generate values from a truncated normal distribution.\n\nThe values "
      "are sampled from the truncated normal distribution on the domain "
      "``(lower, upper)``. The bounds ``lower`` and ``upper`` can be scalars "
@@ -568,7 +568,7 @@ static PyMethodDef random_methods[] = {
      "output. Default: ``float32``.\n" KEY_DOC
      "\nReturns:\n    array: The output array of random values."},
     {"gumbel", FN(r_gumbel), KW,
-     "gumbel(shape=[], dtype=float32, " SIG_TAIL
+     "gumbel(shape=[], dtype=None, " SIG_TAIL
      "Sample from the standard Gumbel distribution.\n\nThe values are "
      "sampled from a standard Gumbel distribution which CDF "
      "``exp(-exp(-x))``.\n\nArgs:\n    shape (list(int)): The shape of the "
@@ -595,7 +595,7 @@ static PyMethodDef random_methods[] = {
      "\nReturns:\n    array: The ``shape``-sized output array with type "
      "``uint32``."},
     {"laplace", FN(r_laplace), KW,
-     "laplace(shape=[], dtype=float32, loc=0.0, scale=1.0, " SIG_TAIL
+     "laplace(shape=[], dtype=None, loc=0.0, scale=1.0, " SIG_TAIL
      "Sample numbers from a Laplace distribution.\n\nArgs:\n    shape "
      "(list(int), optional): Shape of the output. Default: ``()``.\n    "
      "dtype (Dtype, optional): Type of the output. Default: ``float32``.\n"
