@@ -461,7 +461,15 @@ static PyObject* r_permutation(PyObject* m, PyObject* args, PyObject* kw) {
   cmx_array x = NULL, key = NULL, out = NULL;
   bool glob = false;
   int64_t n = 0;
-  bool is_int = PyLong_Check(xo) && !PyBool_Check(xo);
+  /* An int (Python or NumPy integer scalar) asks for a permutation of
+   * arange(x); anything else is an array to shuffle. */
+  bool is_int = false;
+  if (!PyBool_Check(xo) && !CmxArray_Check(xo) && PyIndex_Check(xo)) {
+    PyObject* i = PyNumber_Index(xo);
+    is_int = i != NULL;
+    Py_XDECREF(i);
+    PyErr_Clear(); /* e.g. a NumPy array of several integers */
+  }
   if (is_int) {
     if (cmxpy_int64_arg(xo, &n, "permutation", "x") < 0) return NULL;
   } else if (!(x = cmxpy_to_array(xo, "permutation"))) {

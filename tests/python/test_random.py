@@ -284,6 +284,7 @@ def test_categorical():
 
 def test_permutation():
     assert sorted(mx.random.permutation(4).tolist()) == [0, 1, 2, 3]
+    assert sorted(mx.random.permutation(np.int64(3)).tolist()) == [0, 1, 2]
     assert sorted(mx.random.permutation(mx.array([0, 1, 2, 3])).tolist()) == [0, 1, 2, 3]
     x = mx.arange(16).reshape(4, 4)
     assert mx.array_equal(mx.sort(mx.random.permutation(x, axis=0), axis=0), x).item()
