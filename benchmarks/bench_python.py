@@ -56,8 +56,17 @@ def small_add(reps):
     t_eval = best_of(cmx_build_eval, reps, 20000)
     t_build = best_of(cmx_build, reps, 20000)
     t_np = best_of(numpy_add, reps, 20000)
+    # Per-iteration spread: evaluation hands the graph to the stream's
+    # worker thread and waits, so a busy machine shows in the median.
+    single = []
+    for _ in range(5000):
+        t0 = time.perf_counter()
+        cmx_build_eval()
+        single.append(time.perf_counter() - t0)
+    single = np.array(single) * 1e6
     print("1. c = a + b on 4-element float32 arrays")
-    print(f"   cmx build + eval   {t_eval * 1e6:8.2f} us")
+    print(f"   cmx build + eval   {t_eval * 1e6:8.2f} us   (per call: min {single.min():.2f}, "
+          f"median {np.median(single):.2f} us)")
     print(f"   cmx build only     {t_build * 1e6:8.2f} us")
     print(f"   numpy a + b        {t_np * 1e6:8.2f} us")
     print(f"   ratio cmx (build + eval) / numpy: {t_eval / t_np:.1f}x")
