@@ -218,13 +218,19 @@ static PyObject* m_deepcopy(PyObject* self, PyObject* memo) {
 /* Pickles as (bytes, shape, dtype name); no NumPy needed on either side. */
 static PyObject* m_reduce(PyObject* self, PyObject* u) {
   (void)u;
-  cmx_array a = CMXPY_ARR(self);
+  /* Our own reference: evaluation releases the GIL, and another thread may
+   * replace the object's handle meanwhile. */
+  cmx_array a = cmx_array_retain(CMXPY_ARR(self));
   size_t nbytes = cmx_array_nbytes(a);
   PyObject* bytes = PyBytes_FromStringAndSize(NULL, (Py_ssize_t)nbytes);
-  if (!bytes) return NULL;
+  if (!bytes) {
+    cmx_array_release(a);
+    return NULL;
+  }
   cmx_status st = cmxpy_eval(a);
   if (st == CMX_OK) st = cmx_array_copy_to(a, PyBytes_AS_STRING(bytes), nbytes);
   if (st != CMX_OK) {
+    cmx_array_release(a);
     Py_DECREF(bytes);
     return cmxpy_raise(st);
   }
@@ -239,6 +245,7 @@ static PyObject* m_reduce(PyObject* self, PyObject* u) {
   else
     Py_DECREF(bytes), Py_XDECREF(shape);
   Py_XDECREF(fn);
+  cmx_array_release(a);
   return r;
 }
 
@@ -466,6 +473,7 @@ int cmxpy_init_array(PyObject* m) {
       cmxpy_defs_add(&l, cmxpy_number_methods) < 0 ||
       cmxpy_defs_add(&l, cmxpy_index_methods) < 0 ||
       cmxpy_defs_add(&l, cmxpy_shape_methods) < 0 ||
+      cmxpy_defs_add(&l, cmxpy_scan_methods) < 0 ||
       cmxpy_ops_array_methods(&l) < 0)
     return -1;
   CmxArray_Type.tp_methods = cmxpy_defs_finish(&l);

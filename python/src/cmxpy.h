@@ -78,6 +78,10 @@ PyObject* cmxpy_wrap(cmx_array a);
  * pointer, because callers write *out in the same expression:
  * cmxpy_result(cmx_exp(&out, a, s), &out). */
 PyObject* cmxpy_result(cmx_status st, cmx_array* out);
+/* cmxpy_result, except that a C type error (a bad dtype) is raised as
+ * ValueError: MLX's C++ ops throw std::invalid_argument for those, so the
+ * sort/scan, convolution and random bindings raise what mlx.core raises. */
+PyObject* cmxpy_result_v(cmx_status st, cmx_array* out);
 /* Replaces the handle of an array object (takes the reference of a). */
 void cmxpy_array_replace(PyObject* self, cmx_array a);
 /* Args with self prepended when self is an array (method call), else args
@@ -173,6 +177,13 @@ int cmxpy_init_ops_shape(PyObject* m);
 int cmxpy_init_ops_create(PyObject* m);
 int cmxpy_init_ops_compose(PyObject* m);
 int cmxpy_init_ops_misc(PyObject* m);
+/* Sort/scan family (ops_sort.c), convolutions (ops_conv.c) and the
+ * cmx.core.random submodule (random.c). */
+int cmxpy_init_ops_sort(PyObject* m);
+int cmxpy_init_ops_conv(PyObject* m);
+int cmxpy_init_random(PyObject* m);
+/* The scan methods of array (cumsum, ..., logcumsumexp). */
+extern const cmxpy_def cmxpy_scan_methods[];
 int cmxpy_init_io(PyObject* m);
 int cmxpy_init_indexing(PyObject* m);
 PyObject* cmxpy_getitem(PyObject* self, PyObject* key);

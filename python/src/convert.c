@@ -776,6 +776,9 @@ PyObject* cmxpy_scalar_at(const void* p, cmx_dtype t) {
   return NULL;
 }
 
+/* The data is read with the GIL released, while another thread may replace
+ * the handle inside the array object (a[i] = v) and drop its reference:
+ * readers hold their own reference to a throughout. */
 PyObject* cmxpy_item(cmx_array a) {
   if (cmx_array_size(a) != 1) {
     PyErr_SetString(PyExc_ValueError,
@@ -784,9 +787,12 @@ PyObject* cmxpy_item(cmx_array a) {
     return NULL;
   }
   const void* p;
+  a = cmx_array_retain(a);
   cmx_status st = cmxpy_data(a, &p);
-  if (st != CMX_OK) return cmxpy_raise(st);
-  return cmxpy_scalar_at(p, cmx_array_dtype(a));
+  PyObject* r =
+      st == CMX_OK ? cmxpy_scalar_at(p, cmx_array_dtype(a)) : cmxpy_raise(st);
+  cmx_array_release(a);
+  return r;
 }
 
 static PyObject* tolist_rec(const char* p, const int64_t* shape,
@@ -811,9 +817,13 @@ static PyObject* tolist_rec(const char* p, const int64_t* shape,
 PyObject* cmxpy_tolist(cmx_array a) {
   if (cmx_array_ndim(a) == 0) return cmxpy_item(a);
   const void* p;
+  a = cmx_array_retain(a); /* see cmxpy_item */
   cmx_status st = cmxpy_data(a, &p);
-  if (st != CMX_OK) return cmxpy_raise(st);
   cmx_dtype t = cmx_array_dtype(a);
-  return tolist_rec(p, cmx_array_shape(a), cmx_array_strides(a),
-                    cmx_array_ndim(a), cmx_dtype_size(t), t);
+  PyObject* r = st == CMX_OK
+                    ? tolist_rec(p, cmx_array_shape(a), cmx_array_strides(a),
+                                 cmx_array_ndim(a), cmx_dtype_size(t), t)
+                    : cmxpy_raise(st);
+  cmx_array_release(a);
+  return r;
 }

@@ -112,6 +112,9 @@ PyMODINIT_FUNC PyInit_core(void) {
       cmxpy_init_indexing(m) < 0 || cmxpy_init_array(m) < 0 ||
       cmxpy_init_transforms(m) < 0)
     goto fail;
+  if (cmxpy_init_ops_sort(m) < 0 || cmxpy_init_ops_conv(m) < 0 ||
+      cmxpy_init_random(m) < 0)
+    goto fail;
   if (PyModule_AddObject(m, "pi", PyFloat_FromDouble(3.14159265358979323846)) <
           0 ||
       PyModule_AddObject(m, "e", PyFloat_FromDouble(2.71828182845904523536)) <

@@ -33,6 +33,17 @@ PyObject* cmxpy_raise(cmx_status st) {
   return NULL;
 }
 
+PyObject* cmxpy_result_v(cmx_status st, cmx_array* out) {
+  if (st == CMX_ERR_TYPE) {
+    cmx_array_release(*out);
+    *out = NULL;
+    const char* msg = cmx_last_error();
+    PyErr_SetString(PyExc_ValueError, msg && *msg ? msg : cmx_status_name(st));
+    return NULL;
+  }
+  return cmxpy_result(st, out);
+}
+
 PyObject* cmxpy_missing(const char* cfunc) {
   PyErr_Format(PyExc_NotImplementedError,
                "%s is not available in this build of libcmx", cfunc);
