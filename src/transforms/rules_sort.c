@@ -214,7 +214,9 @@ static void prod_split(const cmx__scan_params* q, cmx_array x, cmx_array y,
   pp->incl = inclusive_of(q, x, y, s);
   pp->excl =
       q->inclusive ? scan_of(x, q->kind, q->axis, q->reverse, false, s) : y;
-  pp->first_zero = cmx__logical_and(cmx__equal(pp->incl, zero, s),
+  /* a zero of x with no zero before it (an underflowing product is not
+   * a zero of x) */
+  pp->first_zero = cmx__logical_and(cmx__equal(x, zero, s),
                                     cmx__not_equal(pp->excl, zero, s), s);
   /* the scan again with the first zero read as one */
   pp->with_one =
