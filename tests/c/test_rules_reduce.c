@@ -378,6 +378,29 @@ static void test_no_gradient(void) {
   cmx_array_release(xi);
 }
 
+/* Var/Std of complex numbers: no rule, a clear error. */
+static void test_var_complex(void) {
+  int64_t sh[1] = {4};
+  cmx_array x = input(sh, 1, 2, false), z = NULL, y = NULL, ones = NULL;
+  cmx_astype(&z, x, CMX_COMPLEX64, S);
+  red_ctx c = {OP_VAR, 1, {0}, false, 0, false};
+  cmx_closure f = {tc_call, &(tc_closure){f_red, &c}};
+  cmx_array g = NULL, *o = NULL, *j = NULL;
+  int n = 0;
+  OK(apply_op(&c, z, &y));
+  cmx_ones_like(&ones, y, S);
+  FAILS(cmx_vjp(f, &z, 1, &ones, 1, NULL, NULL, &g), CMX_ERR_TYPE,
+        "[vjp] Var/Std: complex inputs are not supported.");
+  cmx_array_release(ones);
+  cmx_ones_like(&ones, z, S);
+  FAILS(cmx_jvp(f, &z, 1, &ones, &o, &j, &n), CMX_ERR_TYPE,
+        "[jvp] Var/Std: complex inputs are not supported.");
+  cmx_array_release(ones);
+  cmx_array_release(y);
+  cmx_array_release(z);
+  cmx_array_release(x);
+}
+
 /* ---------------- dtypes ---------------- */
 
 /* The vjp rule of y's primitive, called directly with a cotangent of
@@ -548,6 +571,7 @@ int main(void) {
   RUN(test_ties);
   RUN(test_prod_zeros);
   RUN(test_no_gradient);
+  RUN(test_var_complex);
   RUN(test_dtypes);
   RUN(test_vmap);
   RUN(test_second_order);
