@@ -5,6 +5,7 @@
 
 #include "backend/cpu/kernels.h"
 #include "primitives/registry.h"
+#include "transforms/rules.h"
 
 static void scan_print(const cmx_primitive* p, char* buf, size_t size) {
   static const char* const kinds[] = {"sum", "prod", "max", "min", "logaddexp"};
@@ -14,4 +15,5 @@ static void scan_print(const cmx_primitive* p, char* buf, size_t size) {
            q->reverse ? ", reverse" : "", q->inclusive ? "" : ", exclusive");
 }
 
-CMX__VTABLE(Scan, .eval_cpu = cmx__cpu_scan, .print = scan_print);
+CMX__VTABLE(Scan, .eval_cpu = cmx__cpu_scan, .print = scan_print,
+            .vjp = cmx__vjp_scan, .jvp = cmx__jvp_scan, .vmap = cmx__vmap_scan);

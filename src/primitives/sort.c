@@ -5,6 +5,7 @@
 
 #include "backend/cpu/kernels.h"
 #include "primitives/registry.h"
+#include "transforms/rules.h"
 
 static void sort_print(const cmx_primitive* p, char* buf, size_t size) {
   const cmx__sort_params* q = cmx_primitive_params(p);
@@ -22,11 +23,16 @@ static void searchsorted_print(const cmx_primitive* p, char* buf, size_t size) {
   snprintf(buf, size, "SearchSorted(side=%s)", q->right ? "right" : "left");
 }
 
-CMX__VTABLE(Sort, .eval_cpu = cmx__cpu_sort, .print = sort_print);
-CMX__VTABLE(ArgSort, .eval_cpu = cmx__cpu_argsort, .print = sort_print);
-CMX__VTABLE(Partition, .eval_cpu = cmx__cpu_partition,
-            .print = partition_print);
+CMX__VTABLE(Sort, .eval_cpu = cmx__cpu_sort, .print = sort_print,
+            .vjp = cmx__vjp_sort, .jvp = cmx__jvp_sort, .vmap = cmx__vmap_sort);
+CMX__VTABLE(ArgSort, .eval_cpu = cmx__cpu_argsort, .print = sort_print,
+            .vjp = cmx__vjp_sort_index, .jvp = cmx__jvp_sort_index,
+            .vmap = cmx__vmap_sort);
+CMX__VTABLE(Partition, .eval_cpu = cmx__cpu_partition, .print = partition_print,
+            .vjp = cmx__vjp_sort, .jvp = cmx__jvp_sort, .vmap = cmx__vmap_sort);
 CMX__VTABLE(ArgPartition, .eval_cpu = cmx__cpu_argpartition,
-            .print = partition_print);
+            .print = partition_print, .vjp = cmx__vjp_sort_index,
+            .jvp = cmx__jvp_sort_index, .vmap = cmx__vmap_sort);
 CMX__VTABLE(SearchSorted, .eval_cpu = cmx__cpu_searchsorted,
-            .print = searchsorted_print);
+            .print = searchsorted_print, .vjp = cmx__vjp_sort_index,
+            .jvp = cmx__jvp_sort_index, .vmap = cmx__vmap_searchsorted);

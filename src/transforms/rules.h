@@ -158,6 +158,22 @@ CMX__RULE_JVP(cmx__jvp_select);
 CMX__RULE_VJP(cmx__vjp_reduce);
 CMX__RULE_JVP(cmx__jvp_reduce);
 CMX__RULE_VMAP(cmx__vmap_reduce);
+/* ArgReduce: no gradient (indices); vmap along the shifted axis. */
+CMX__RULE_VJP(cmx__vjp_argreduce);
+CMX__RULE_JVP(cmx__jvp_argreduce);
+CMX__RULE_VMAP(cmx__vmap_argreduce);
+/* LogSumExp: cotangent times the softmax over the axes. */
+CMX__RULE_VJP(cmx__vjp_logsumexp);
+CMX__RULE_JVP(cmx__jvp_logsumexp);
+/* vmap of LogSumExp and Var (axes params, reduced output). */
+CMX__RULE_VMAP(cmx__vmap_axes_reduce);
+/* Softmax: s * (c - sum(s * c)) over the axes, s the output. */
+CMX__RULE_VJP(cmx__vjp_softmax);
+CMX__RULE_JVP(cmx__jvp_softmax);
+CMX__RULE_VMAP(cmx__vmap_softmax);
+/* Var and Std (ddof, sqrt); complex inputs are an error. */
+CMX__RULE_VJP(cmx__vjp_var);
+CMX__RULE_JVP(cmx__jvp_var);
 /* end of reductions */
 
 /* ---------------- shape and views (rules_shape.c) ---------------- */
@@ -248,6 +264,21 @@ CMX__RULE_VMAP(cmx__vmap_scatter_axis);
 /* end of indexing */
 
 /* ---------------- sort and scan (rules_sort.c) ---------------- */
+/* Sort, Partition: the cotangent put back where argsort / argpartition
+ * took each element from; the tangent taken along those indices. */
+CMX__RULE_VJP(cmx__vjp_sort);
+CMX__RULE_JVP(cmx__jvp_sort);
+/* No gradient (index outputs: ArgSort, ArgPartition, SearchSorted). */
+CMX__RULE_VJP(cmx__vjp_sort_index);
+CMX__RULE_JVP(cmx__jvp_sort_index);
+/* Sort, ArgSort, Partition, ArgPartition: the same axis, shifted. */
+CMX__RULE_VMAP(cmx__vmap_sort);
+CMX__RULE_VMAP(cmx__vmap_searchsorted);
+/* Scan: sum, prod (zeros exact), max/min (latest tie in scan order gets
+ * the cotangent), logaddexp; reverse and exclusive scans. */
+CMX__RULE_VJP(cmx__vjp_scan);
+CMX__RULE_JVP(cmx__jvp_scan);
+CMX__RULE_VMAP(cmx__vmap_scan);
 /* end of sort and scan */
 
 /* ---------------- random (rules_random.c) ---------------- */
