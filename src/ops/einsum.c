@@ -894,6 +894,6 @@ cmx_status cmx_einsum_path(int** positions, int** counts, int* nsteps,
 out:
   path_free(&pa);
   spec_free(&sp);
-  cmx__scope_exit(mark, NULL, NULL);
+  cmx__scope_exit_n(mark, NULL, NULL, 0);
   return st;
 }
