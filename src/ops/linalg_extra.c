@@ -39,7 +39,7 @@ cmx_array cmx__diagonal(cmx_array a, int64_t offset, int axis1, int axis2,
   shape[nd++] = k;
   cmx__diagonal_params q;
   memset(&q, 0, sizeof q);
-  q.offset = k ? offset : 0; /* an empty diagonal starts nowhere */
+  q.offset = offset; /* an empty diagonal's view has offset 0 (kernel) */
   q.axis1 = axis1;
   q.axis2 = axis2;
   return cmx__apply(&cmx__vt_Diagonal, &q, sizeof q, s, &a, 1, shape, nd,
