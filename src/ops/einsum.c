@@ -38,8 +38,15 @@ static bool read_term(const spec* sp, const char* p, const char* e,
       continue;
     }
     if (*c != '.' || e - c < 3 || c[1] != '.' || c[2] != '.') {
-      cmx__error(CMX_ERR_VALUE,
-                 "[%s] Subscripts must be letters, but got '%c'.", sp->op, *c);
+      unsigned char u = (unsigned char)*c;
+      if (u < 0x20 || u >= 0x7f) /* keep the message valid text */
+        cmx__error(CMX_ERR_VALUE,
+                   "[%s] Subscripts must be letters, but got byte 0x%02x.",
+                   sp->op, u);
+      else
+        cmx__error(CMX_ERR_VALUE,
+                   "[%s] Subscripts must be letters, but got '%c'.", sp->op,
+                   *c);
       return false;
     }
     if (ell) {

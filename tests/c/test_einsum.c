@@ -428,6 +428,8 @@ static void test_errors(void) {
         "subscripts, 2.");
   FAILS(cmx_einsum(&r, "i1", ab, 1, S), CMX_ERR_VALUE,
         "[einsum] Subscripts must be letters, but got '1'.");
+  FAILS(cmx_einsum(&r, "i\xc3\xa9", ab, 1, S), CMX_ERR_VALUE,
+        "[einsum] Subscripts must be letters, but got byte 0xc3.");
   FAILS(cmx_einsum(&r, "i..", ab, 1, S), CMX_ERR_VALUE,
         "[einsum] Subscripts must be letters, but got '.'.");
   FAILS(cmx_einsum(&r, "ij->-i", ab, 1, S), CMX_ERR_VALUE,

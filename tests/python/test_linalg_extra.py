@@ -145,6 +145,7 @@ def test_einsum_attention_and_multi():
 @pytest.mark.parametrize("subs,shapes,msg", [
     ("ij,jk", [(2, 3)], "Number of operands, 1, does not match number of input subscripts, 2"),
     ("i1", [(2, 3)], "Subscripts must be letters, but got '1'"),
+    ("i\u00e9", [(2, 3)], "Subscripts must be letters, but got byte 0xc3"),
     ("a...b...c", [(2, 3, 4)], "Only one ellipsis per subscript"),
     ("ij->ii", [(2, 3)], "Repeat indices not allowed in output"),
     ("ij->k", [(2, 3)], "Output subscript 'k' does not appear"),
