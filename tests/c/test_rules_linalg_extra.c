@@ -203,10 +203,43 @@ static void test_segmented_mm(void) {
     cmx_array_release(sm[i]), cmx_array_release(vsm[i]);
 }
 
+/* einsum composes primitives, so its transforms are theirs. The cases here
+ * go through Diagonal, sums and products only (contractions also need the
+ * rules of Matmul and Transpose, tested with those). */
+static cmx_status t_einsum(void* ctx, const cmx_array* in, int n,
+                           cmx_array* outs, int* nout) {
+  *nout = 1;
+  return cmx_einsum(&outs[0], ctx, in, n, S);
+}
+
+static void test_einsum(void) {
+  int64_t s44[2] = {4, 4}, s343[3] = {3, 4, 3}, s35[2] = {3, 5}, s5[1] = {5};
+  cmx_array sq = rnd(s44, 2, 240), cube = rnd(s343, 3, 241),
+            m[2] = {rnd(s35, 2, 242), rnd(s35, 2, 243)},
+            v[2] = {rnd(s5, 1, 244), rnd(s5, 1, 245)};
+  const char* one[] = {"ii", "ii->i", "ij->"};
+  for (int i = 0; i < 3; i++)
+    tc_check_grad(one[i], t_einsum, (void*)one[i], &sq, 1, 1e-6);
+  tc_check_grad("iji->j", t_einsum, (void*)"iji->j", &cube, 1, 1e-6);
+  tc_check_grad("ij,ij->ij", t_einsum, "ij,ij->ij", m, 2, 1e-6);
+  tc_check_grad("i,i->i", t_einsum, "i,i->i", v, 2, 1e-6);
+  int a1 = 1, a2 = 2, both[2] = {1, 0};
+  tc_check_vmap("vmap ii->i", t_einsum, "ii->i", &cube, 1, &a1, 1);
+  tc_check_vmap("vmap ii (axis 1)", t_einsum, "ii", &cube, 1, &a1, 0);
+  tc_check_vmap("vmap ij-> (axis 2)", t_einsum, "ij->", &cube, 1, &a2, 0);
+  cmx_array mt[2] = {m[0], NULL};
+  cmx_transpose(&mt[1], m[1], NULL, 0, S); /* (5, 3) */
+  tc_check_vmap("vmap i,i->i", t_einsum, "i,i->i", mt, 2, both, 1);
+  cmx_array_release(mt[1]);
+  cmx_array_release(sq), cmx_array_release(cube);
+  for (int i = 0; i < 2; i++) cmx_array_release(m[i]), cmx_array_release(v[i]);
+}
+
 int main(void) {
   RUN(test_diagonal);
   RUN(test_hadamard);
   RUN(test_gather_mm);
   RUN(test_segmented_mm);
+  RUN(test_einsum);
   return test_summary("test_rules_linalg_extra");
 }
