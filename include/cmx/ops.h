@@ -637,6 +637,85 @@ typedef enum cmx_convolve_mode {
 cmx_status cmx_convolve(cmx_array* out, cmx_array a, cmx_array v,
                         cmx_convolve_mode mode, cmx_stream s);
 
+/* ================= linear-algebra extras =================
+ * As mlx.core's einsum, einsum_path, diagonal, diag, hadamard_transform,
+ * gather_mm, segmented_mm and block_masked_mm. */
+
+/* Einstein summation of the n operands as NumPy and MLX read subscripts:
+ * comma-separated letter terms, one per operand, with an optional "->"
+ * and output term (without it the output is every letter used once, in
+ * alphabetical order, after any ellipsis). "..." stands for the axes an
+ * operand has beyond its letters (right-aligned and broadcast across
+ * operands). A letter repeated in one term takes that diagonal ("ii->i");
+ * letters absent from the output are summed ("ii" is the trace). Dims of
+ * size 1 broadcast against the same letter's size in other operands.
+ * Operands are promoted to one dtype (MLX's table), which is the result's.
+ * Pairwise contractions follow einsum_path's greedy order (MLX's), each a
+ * batched matmul (floating and complex types) or a broadcast product and
+ * sum (integers, bool). Errors name the op: "[einsum] ..." for bad
+ * letters, repeated output letters, output letters missing from the
+ * inputs, operand counts, ranks and sizes that do not match. */
+cmx_status cmx_einsum(cmx_array* out, const char* subscripts,
+                      const cmx_array* operands, int n, cmx_stream s);
+/* The contraction order einsum uses for these subscripts and operands
+ * (only their shapes matter), as mlx.core.einsum_path returns it: *nsteps
+ * steps, step i contracting the (*counts)[i] operands listed next in
+ * *positions (positions into the current operand list; each result is
+ * appended at its end and the contracted operands removed). One or two
+ * operands give a single step of all of them. *report (NULL: not wanted)
+ * is MLX's text (the complete contraction, naive and optimized scaling and
+ * FLOP counts) followed by NumPy's speedup, largest intermediate and
+ * per-step table. *positions, *counts and *report are malloc'd and freed
+ * with cmx_free. Errors as cmx_einsum's, naming "einsum_path". */
+cmx_status cmx_einsum_path(int** positions, int** counts, int* nsteps,
+                           char** report, const char* subscripts,
+                           const cmx_array* operands, int n);
+/* The diagonal of the (axis1, axis2) planes of a (ndim >= 2) at offset
+ * (above the main diagonal for offset > 0, below for < 0), as the last
+ * axis of the result; the other axes keep their order. A view of a (no
+ * copy, whatever a's layout). Empty when the offset is past the plane. */
+cmx_status cmx_diagonal(cmx_array* out, cmx_array a, int offset, int axis1,
+                        int axis2, cmx_stream s);
+/* 1-d a: the square matrix of size len(a) + |k| holding a on diagonal k
+ * and zeros elsewhere. 2-d a: cmx_diagonal(a, k, 0, 1). Other ranks are
+ * errors. */
+cmx_status cmx_diag(cmx_array* out, cmx_array a, int k, cmx_stream s);
+/* The Walsh-Hadamard transform along the last axis, times scale (NULL:
+ * 1/sqrt(n), which makes it orthonormal). n = m * 2^k with m in 1, 12, 20,
+ * 28 (MLX's Hadamard matrices for m > 1). Floating inputs keep their
+ * dtype, others compute in float32. A last axis of 1 (or a 0-d a) only
+ * scales (returning a itself for scale 1), as MLX; empty arrays are
+ * errors. */
+cmx_status cmx_hadamard_transform(cmx_array* out, cmx_array a,
+                                  const float* scale, cmx_stream s);
+/* Matrix products with a gather over the batch: a (A..., M, K) and b
+ * (B..., K, N) (1-d operands promoted as matmul does), lhs_indices and
+ * rhs_indices integer arrays of flat indices into the batch dims A and B
+ * (NULL: every batch element, arange reshaped to A or B), broadcast
+ * together to I. out (I..., M, N): out[i] = a[lhs[i]] @ b[rhs[i]]. With
+ * both NULL this is matmul. Real floating types only. sorted_indices is
+ * MLX's performance hint (same result). Indices past the batch fail when
+ * evaluated ("[gather_mm] lhs index 7 is out of bounds ..."). */
+cmx_status cmx_gather_mm(cmx_array* out, cmx_array a, cmx_array b,
+                         cmx_array lhs_indices, cmx_array rhs_indices,
+                         bool sorted_indices, cmx_stream s);
+/* a (M, K) @ b (K, N) with the inner dimension cut into segments:
+ * segments (S..., 2) integer [start, end) pairs; out (S..., M, N) with
+ * out[s] = a[:, start:end] @ b[start:end, :] (zeros for end <= start).
+ * Real floating types; a bound past K fails when evaluated. */
+cmx_status cmx_segmented_mm(cmx_array* out, cmx_array a, cmx_array b,
+                            cmx_array segments, cmx_stream s);
+/* matmul(a, b) with block masks (block_size 32 or 64; NULL masks are
+ * absent, and with all three absent this is matmul): mask_lhs (..., tm,
+ * tk) and mask_rhs (..., tk, tn) mask the blocks of a and b, mask_out
+ * (..., tm, tn) those of the result, with tm = ceil(M / block_size) etc.
+ * and batch dims broadcasting. Bool masks zero the blocks they clear;
+ * numeric masks scale their blocks. Real floating types only. */
+cmx_status cmx_block_masked_mm(cmx_array* out, cmx_array a, cmx_array b,
+                               int block_size, cmx_array mask_out,
+                               cmx_array mask_lhs, cmx_array mask_rhs,
+                               cmx_stream s);
+
 #ifdef __cplusplus
 }
 #endif

@@ -4,6 +4,9 @@
 
 #include "cmxpy.h"
 
+/* Linear-algebra extras (ops_linalg_extra.c). */
+int cmxpy_init_ops_linalg_extra(PyObject* m);
+
 /* Appends the arrays found in a tree (lists, tuples, dict values) to *out;
  * other leaves are ignored. */
 static int collect_arrays(PyObject* o, PyObject* out) {
@@ -110,7 +113,8 @@ PyMODINIT_FUNC PyInit_core(void) {
       cmxpy_init_ops_compose(m) < 0 || cmxpy_init_ops_misc(m) < 0 ||
       cmxpy_init_io(m) < 0 || cmxpy_init_buffer(m) < 0 ||
       cmxpy_init_indexing(m) < 0 || cmxpy_init_array(m) < 0 ||
-      cmxpy_init_transforms(m) < 0)
+      cmxpy_init_transforms(m) < 0 ||
+      cmxpy_init_ops_linalg_extra(m) < 0) /* after init_array: adds methods */
     goto fail;
   if (cmxpy_init_ops_sort(m) < 0 || cmxpy_init_ops_conv(m) < 0 ||
       cmxpy_init_random(m) < 0)

@@ -304,4 +304,26 @@ cmx_array cmx__conv_general(cmx_array in, cmx_array wt, const int* stride,
 cmx_array cmx__convolve(cmx_array a, cmx_array v, cmx_convolve_mode mode,
                         cmx_stream s);
 
+/* ------------ linear-algebra extras (ops/linalg_extra.c, einsum.c) ------ */
+cmx_array cmx__einsum(const char* subscripts, const cmx_array* operands,
+                      int n, cmx_stream s);
+cmx_array cmx__diagonal(cmx_array a, int64_t offset, int axis1, int axis2,
+                        cmx_stream s);
+cmx_array cmx__diag(cmx_array a, int64_t k, cmx_stream s);
+/* The inverse of a last-axis diagonal: c (..., k) placed on diagonal
+ * `offset` of (..., n1, n2) planes, zeros elsewhere (k must be the length
+ * of that diagonal). */
+cmx_array cmx__diag_embed(cmx_array c, int64_t n1, int64_t n2,
+                          int64_t offset, cmx_stream s);
+cmx_array cmx__hadamard_transform(cmx_array a, const float* scale,
+                                  cmx_stream s);
+cmx_array cmx__gather_mm(cmx_array a, cmx_array b, cmx_array lhs_indices,
+                         cmx_array rhs_indices, bool sorted_indices,
+                         cmx_stream s);
+cmx_array cmx__segmented_mm(cmx_array a, cmx_array b, cmx_array segments,
+                            cmx_stream s);
+cmx_array cmx__block_masked_mm(cmx_array a, cmx_array b, int block_size,
+                               cmx_array mask_out, cmx_array mask_lhs,
+                               cmx_array mask_rhs, cmx_stream s);
+
 #endif

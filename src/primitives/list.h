@@ -138,4 +138,9 @@
   /* ---- transforms (transforms/custom.c) ---- */          \
   X(CustomTransforms, 0)                                    \
   /* ---- gpu-only test primitives (gpu.c) ---- */          \
+  /* ---- linear-algebra extras (linalg_extra.c) ---- */   \
+  X(Diagonal, CMX_PRIM_VIEW)                                \
+  X(Hadamard, 0)                                            \
+  X(GatherMM, 0)                                            \
+  X(SegmentedMM, 0)                                         \
   /* end of list */

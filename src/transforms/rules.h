@@ -319,4 +319,19 @@ CMX__RULE_JVP(cmx__jvp_depends);
 CMX__RULE_VMAP(cmx__vmap_depends);
 /* end of misc */
 
+/* ------------ linear-algebra extras (rules_linalg_extra.c) ------------ */
+CMX__RULE_VJP(cmx__vjp_diagonal);
+CMX__RULE_JVP(cmx__jvp_diagonal);
+CMX__RULE_VMAP(cmx__vmap_diagonal);
+CMX__RULE_VJP(cmx__vjp_hadamard);
+CMX__RULE_JVP(cmx__jvp_hadamard);
+CMX__RULE_VMAP(cmx__vmap_hadamard);
+CMX__RULE_VJP(cmx__vjp_gather_mm);
+CMX__RULE_JVP(cmx__jvp_gather_mm);
+CMX__RULE_VMAP(cmx__vmap_gather_mm);
+CMX__RULE_VJP(cmx__vjp_segmented_mm);
+CMX__RULE_JVP(cmx__jvp_segmented_mm);
+CMX__RULE_VMAP(cmx__vmap_segmented_mm);
+/* end of linear-algebra extras */
+
 #endif

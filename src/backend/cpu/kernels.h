@@ -91,4 +91,11 @@ CMX__KERNEL(cmx__cpu_addmm);
 /* Depends: in = {inputs..., dependencies...}; out[i] views in[i]. */
 CMX__KERNEL(cmx__cpu_depends);
 
+/* ---- linear-algebra extras (linalg_extra.c) ----
+ * Contracts in primitives/linalg_extra.h. */
+CMX__KERNEL(cmx__cpu_diagonal);
+CMX__KERNEL(cmx__cpu_hadamard);
+CMX__KERNEL(cmx__cpu_gather_mm);
+CMX__KERNEL(cmx__cpu_segmented_mm);
+
 #endif

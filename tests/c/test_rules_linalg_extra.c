@@ -1,0 +1,245 @@
+/* Transform rules of the linear-algebra extra primitives (Diagonal,
+ * Hadamard, GatherMM, SegmentedMM): vjp against central finite
+ * differences and jvp against vjp (tc_check_grad, float64), vmap over each
+ * argument's axis against a loop (tc_check_vmap), second order for
+ * Hadamard (grad of grad, vmap of grad), and cotangent dtypes. */
+#include "harness.h"
+#include "tcheck.h"
+
+#define S CMX_STREAM_DEFAULT
+
+static cmx_array index_array(const int64_t* v, const int64_t* shape, int nd,
+                             cmx_dtype dt) {
+  h_tensor t = h_alloc(shape, nd, dt);
+  for (int64_t i = 0; i < t.size; i++) t.re[i] = (double)v[i];
+  cmx_array a = h_array(&t, H_CONTIG);
+  h_free(&t);
+  return a;
+}
+
+typedef struct {
+  int offset, ax1, ax2;
+} diag_ctx;
+
+static cmx_status t_diagonal(void* ctx, const cmx_array* in, int n,
+                             cmx_array* outs, int* nout) {
+  (void)n;
+  const diag_ctx* c = ctx;
+  *nout = 1;
+  return cmx_diagonal(&outs[0], in[0], c->offset, c->ax1, c->ax2, S);
+}
+static cmx_status t_hadamard(void* ctx, const cmx_array* in, int n,
+                             cmx_array* outs, int* nout) {
+  (void)n;
+  *nout = 1;
+  return cmx_hadamard_transform(&outs[0], in[0], ctx, S);
+}
+static cmx_status t_gather_mm(void* ctx, const cmx_array* in, int n,
+                              cmx_array* outs, int* nout) {
+  (void)ctx, (void)n;
+  *nout = 1;
+  return cmx_gather_mm(&outs[0], in[0], in[1], in[2], in[3], false, S);
+}
+static cmx_status t_segmented_mm(void* ctx, const cmx_array* in, int n,
+                                 cmx_array* outs, int* nout) {
+  (void)ctx, (void)n;
+  *nout = 1;
+  return cmx_segmented_mm(&outs[0], in[0], in[1], in[2], S);
+}
+/* sum(hadamard(x)^2), for second-order checks. */
+static cmx_status t_had_energy(void* ctx, const cmx_array* in, int n,
+                               cmx_array* outs, int* nout) {
+  (void)ctx, (void)n;
+  cmx_array h = NULL, sq = NULL;
+  cmx_status st = cmx_hadamard_transform(&h, in[0], NULL, S);
+  if (st == CMX_OK) st = cmx_multiply(&sq, h, h, S);
+  if (st == CMX_OK) st = cmx_sum(&outs[0], sq, NULL, 0, false, S);
+  cmx_array_release(h), cmx_array_release(sq);
+  *nout = 1;
+  return st;
+}
+static cmx_status f_had_energy(void* pl, const cmx_array* in, int n,
+                               cmx_array** out, int* nout) {
+  cmx_array o[1];
+  cmx_status st = t_had_energy(pl, in, n, o, nout);
+  if (st != CMX_OK) return st;
+  *out = malloc(sizeof(cmx_array));
+  (*out)[0] = o[0];
+  return CMX_OK;
+}
+/* The gradient of t_had_energy. */
+static cmx_status t_had_grad(void* ctx, const cmx_array* in, int n,
+                             cmx_array* outs, int* nout) {
+  (void)ctx;
+  cmx_closure f = {f_had_energy, NULL};
+  int arg = 0;
+  *nout = 1;
+  return cmx_value_and_grad(f, in, n, &arg, 1, NULL, NULL, &outs[0]);
+}
+
+static cmx_array rnd(const int64_t* shape, int nd, uint64_t seed) {
+  h_tensor t = h_random(shape, nd, CMX_FLOAT64, -1, 1, seed);
+  cmx_array a = h_array(&t, H_CONTIG);
+  h_free(&t);
+  return a;
+}
+
+#define NA CMX_VMAP_NONE
+
+static void test_diagonal(void) {
+  int64_t s345[3] = {3, 4, 5}, s44[2] = {4, 4};
+  cmx_array x3 = rnd(s345, 3, 200), x2 = rnd(s44, 2, 201);
+  diag_ctx d1 = {1, 0, 1}, d2 = {-1, 1, 0}, d3 = {0, -1, 0}, past = {9, 0, 1};
+  tc_check_grad("diagonal 2-d", t_diagonal, &d2, &x2, 1, 1e-6);
+  tc_check_grad("diagonal 3-d", t_diagonal, &d1, &x3, 1, 1e-6);
+  tc_check_grad("diagonal 3-d last/first", t_diagonal, &d3, &x3, 1, 1e-6);
+  for (int ax = 0; ax < 3; ax++) {
+    char name[64];
+    snprintf(name, sizeof name, "vmap diagonal axis %d", ax);
+    tc_check_vmap(name, t_diagonal, &d1, &x3, 1, &ax, 0);
+    tc_check_vmap(name, t_diagonal, &d2, &x3, 1, &ax, 1);
+    tc_check_vmap(name, t_diagonal, &past, &x3, 1, &ax, 0); /* empty */
+  }
+  cmx_array_release(x3), cmx_array_release(x2);
+}
+
+static void test_hadamard(void) {
+  /* Hadamard, power of two and the odd factors (12, 20, 28: H_20 and
+   * H_28 are not symmetric, so the vjp must transpose them). */
+  int64_t hs[4][2] = {{3, 8}, {2, 12}, {2, 20}, {3, 28}};
+  float half = 0.5f;
+  for (int i = 0; i < 4; i++) {
+    cmx_array x = rnd(hs[i], 2, 210 + i);
+    tc_check_grad("hadamard", t_hadamard, NULL, &x, 1, 1e-6);
+    tc_check_grad("hadamard scaled", t_hadamard, &half, &x, 1, 1e-6);
+    int a0 = 0, a1 = 1;
+    tc_check_vmap("vmap hadamard axis 0", t_hadamard, NULL, &x, 1, &a0, 0);
+    int64_t ts[2] = {hs[i][1], 3};
+    cmx_array xt = rnd(ts, 2, 215 + i);
+    tc_check_vmap("vmap hadamard last axis", t_hadamard, NULL, &xt, 1, &a1, 1);
+    tc_check_vmap("vmap hadamard last axis, out 0", t_hadamard, NULL, &xt, 1,
+                  &a1, 0);
+    cmx_array_release(xt);
+    /* Second order: grad of grad and vmap of grad. */
+    tc_check_grad("grad of grad hadamard energy", t_had_grad, NULL, &x, 1,
+                  1e-6);
+    tc_check_vmap("vmap of grad hadamard energy", t_had_grad, NULL, &x, 1, &a0,
+                  0);
+    cmx_array_release(x);
+  }
+  /* Cotangent dtypes follow the primal's (float32, float16). */
+  cmx_dtype cdts[2] = {CMX_FLOAT32, CMX_FLOAT16};
+  for (int i = 0; i < 2; i++) {
+    cmx_array x = NULL, u = NULL, *outs = NULL, vj = NULL;
+    int nouts = 0;
+    OK(cmx_ones(&x, hs[2], 2, cdts[i], S));
+    OK(cmx_ones(&u, hs[2], 2, cdts[i], S));
+    tc_closure c = {t_hadamard, NULL};
+    cmx_closure f = {tc_call, &c};
+    OK(cmx_vjp(f, &x, 1, &u, 1, &outs, &nouts, &vj));
+    CHECK(vj && cmx_array_dtype(vj) == cdts[i]);
+    cmx_arrays_free(outs, nouts);
+    cmx_array_release(vj), cmx_array_release(x), cmx_array_release(u);
+  }
+}
+
+/* GatherMM: gradients for a and b, none for the indices. */
+static void test_gather_mm(void) {
+  int64_t sa[3] = {3, 4, 5}, sb[3] = {2, 5, 6}, s6[1] = {6};
+  int64_t li[6] = {2, 0, 1, 1, 0, 2}, ri[6] = {1, 1, 0, 1, 0, 0};
+  cmx_array g[4] = {rnd(sa, 3, 220), rnd(sb, 3, 221),
+                    index_array(li, s6, 1, CMX_UINT32),
+                    index_array(ri, s6, 1, CMX_UINT32)};
+  tc_check_grad("gather_mm", t_gather_mm, NULL, g, 4, 1e-6);
+  /* vmap over each argument, then over all of them. */
+  int64_t vsa[4] = {3, 4, 5, 2}, vsb[4] = {2, 2, 5, 6}, vsi[2] = {2, 6};
+  int64_t lv[12] = {2, 0, 1, 1, 0, 2, 0, 0, 1, 2, 2, 1},
+          rv[12] = {1, 1, 0, 1, 0, 0, 0, 1, 0, 1, 1, 0};
+  cmx_array va[4] = {rnd(vsa, 4, 222), rnd(vsb, 4, 223),
+                     index_array(lv, vsi, 2, CMX_UINT32),
+                     index_array(rv, vsi, 2, CMX_UINT32)};
+  int ax_a[4] = {3, NA, NA, NA}, ax_b[4] = {NA, 1, NA, NA},
+      ax_l[4] = {NA, NA, 0, NA}, ax_r[4] = {NA, NA, NA, 0},
+      ax_all[4] = {3, 1, 0, 0};
+  cmx_array mix[4];
+  for (int i = 0; i < 4; i++) mix[i] = i ? g[i] : va[0];
+  tc_check_vmap("vmap gather_mm a", t_gather_mm, NULL, mix, 4, ax_a, 0);
+  for (int i = 0; i < 4; i++) mix[i] = i == 1 ? va[1] : g[i];
+  tc_check_vmap("vmap gather_mm b", t_gather_mm, NULL, mix, 4, ax_b, 0);
+  for (int i = 0; i < 4; i++) mix[i] = i == 2 ? va[2] : g[i];
+  tc_check_vmap("vmap gather_mm lhs", t_gather_mm, NULL, mix, 4, ax_l, 1);
+  for (int i = 0; i < 4; i++) mix[i] = i == 3 ? va[3] : g[i];
+  tc_check_vmap("vmap gather_mm rhs", t_gather_mm, NULL, mix, 4, ax_r, 0);
+  tc_check_vmap("vmap gather_mm all", t_gather_mm, NULL, va, 4, ax_all, 2);
+  for (int i = 0; i < 4; i++) cmx_array_release(g[i]), cmx_array_release(va[i]);
+}
+
+static void test_segmented_mm(void) {
+  int64_t ta[2] = {4, 10}, tb[2] = {10, 3}, ts[2] = {4, 2};
+  int64_t segs[8] = {0, 3, 3, 10, 2, 2, 1, 9};
+  cmx_array sm[3] = {rnd(ta, 2, 230), rnd(tb, 2, 231),
+                     index_array(segs, ts, 2, CMX_UINT32)};
+  tc_check_grad("segmented_mm", t_segmented_mm, NULL, sm, 3, 1e-6);
+  int64_t vta[3] = {2, 4, 10}, vtb[3] = {10, 3, 2}, vts[3] = {4, 2, 2};
+  int64_t vsegs[16] = {0, 3, 0, 1, 3, 10, 2, 8, 2, 2, 5, 10, 1, 9, 0, 10};
+  cmx_array vsm[3] = {rnd(vta, 3, 232), rnd(vtb, 3, 233),
+                      index_array(vsegs, vts, 3, CMX_UINT32)};
+  int sx_a[3] = {0, NA, NA}, sx_b[3] = {NA, 2, NA}, sx_s[3] = {NA, NA, 2},
+      sx_all[3] = {0, 2, 2}, sx_as[3] = {0, NA, 2};
+  cmx_array m3[3];
+  for (int i = 0; i < 3; i++) m3[i] = i ? sm[i] : vsm[0];
+  tc_check_vmap("vmap segmented_mm a", t_segmented_mm, NULL, m3, 3, sx_a, 0);
+  for (int i = 0; i < 3; i++) m3[i] = i == 1 ? vsm[1] : sm[i];
+  tc_check_vmap("vmap segmented_mm b", t_segmented_mm, NULL, m3, 3, sx_b, 2);
+  for (int i = 0; i < 3; i++) m3[i] = i == 2 ? vsm[2] : sm[i];
+  tc_check_vmap("vmap segmented_mm segments", t_segmented_mm, NULL, m3, 3, sx_s,
+                0);
+  tc_check_vmap("vmap segmented_mm all", t_segmented_mm, NULL, vsm, 3, sx_all,
+                1);
+  for (int i = 0; i < 3; i++) m3[i] = i == 1 ? sm[1] : vsm[i];
+  tc_check_vmap("vmap segmented_mm a and segments", t_segmented_mm, NULL, m3, 3,
+                sx_as, 0);
+  for (int i = 0; i < 3; i++)
+    cmx_array_release(sm[i]), cmx_array_release(vsm[i]);
+}
+
+/* einsum composes primitives, so its transforms are theirs. The cases here
+ * go through Diagonal, sums and products only (contractions also need the
+ * rules of Matmul and Transpose, tested with those). */
+static cmx_status t_einsum(void* ctx, const cmx_array* in, int n,
+                           cmx_array* outs, int* nout) {
+  *nout = 1;
+  return cmx_einsum(&outs[0], ctx, in, n, S);
+}
+
+static void test_einsum(void) {
+  int64_t s44[2] = {4, 4}, s343[3] = {3, 4, 3}, s35[2] = {3, 5}, s5[1] = {5};
+  cmx_array sq = rnd(s44, 2, 240), cube = rnd(s343, 3, 241),
+            m[2] = {rnd(s35, 2, 242), rnd(s35, 2, 243)},
+            v[2] = {rnd(s5, 1, 244), rnd(s5, 1, 245)};
+  const char* one[] = {"ii", "ii->i", "ij->"};
+  for (int i = 0; i < 3; i++)
+    tc_check_grad(one[i], t_einsum, (void*)one[i], &sq, 1, 1e-6);
+  tc_check_grad("iji->j", t_einsum, (void*)"iji->j", &cube, 1, 1e-6);
+  tc_check_grad("ij,ij->ij", t_einsum, "ij,ij->ij", m, 2, 1e-6);
+  tc_check_grad("i,i->i", t_einsum, "i,i->i", v, 2, 1e-6);
+  int a1 = 1, a2 = 2, both[2] = {1, 0};
+  tc_check_vmap("vmap ii->i", t_einsum, "ii->i", &cube, 1, &a1, 1);
+  tc_check_vmap("vmap ii (axis 1)", t_einsum, "ii", &cube, 1, &a1, 0);
+  tc_check_vmap("vmap ij-> (axis 2)", t_einsum, "ij->", &cube, 1, &a2, 0);
+  cmx_array mt[2] = {m[0], NULL};
+  cmx_transpose(&mt[1], m[1], NULL, 0, S); /* (5, 3) */
+  tc_check_vmap("vmap i,i->i", t_einsum, "i,i->i", mt, 2, both, 1);
+  cmx_array_release(mt[1]);
+  cmx_array_release(sq), cmx_array_release(cube);
+  for (int i = 0; i < 2; i++) cmx_array_release(m[i]), cmx_array_release(v[i]);
+}
+
+int main(void) {
+  RUN(test_diagonal);
+  RUN(test_hadamard);
+  RUN(test_gather_mm);
+  RUN(test_segmented_mm);
+  RUN(test_einsum);
+  return test_summary("test_rules_linalg_extra");
+}
