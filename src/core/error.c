@@ -65,6 +65,15 @@ void cmx__error_reset_pending(void) {
   tl_pending = false;
 }
 
+cmx__error_mark cmx__error_mark_get(void) {
+  cmx__error_mark m = {tl_status, tl_pending};
+  return m;
+}
+void cmx__error_mark_restore(cmx__error_mark m) {
+  tl_status = m.status;
+  tl_pending = m.pending;
+}
+
 const char* cmx_last_error(void) {
   if (tl_msg) return tl_msg;
   return tl_status == CMX_OK ? ""

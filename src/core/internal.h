@@ -34,6 +34,15 @@ cmx_status cmx__verror(cmx_status status, const char* fmt, va_list ap);
 /* True when an error was set since the outermost public call began. */
 bool cmx__error_pending(void);
 void cmx__error_reset_pending(void);
+/* The thread's error status and pending flag, to put back after running
+ * kernels on this thread (their errors belong to the arrays they fail,
+ * not to the caller: see cpu_run_claimed in scheduler.c). */
+typedef struct cmx__error_mark {
+  cmx_status status;
+  bool pending;
+} cmx__error_mark;
+cmx__error_mark cmx__error_mark_get(void);
+void cmx__error_mark_restore(cmx__error_mark m);
 /* Sets an error and evaluates to NULL, for expression-style internals. */
 #define CMX__FAIL(status, ...) (cmx__error((status), __VA_ARGS__), (void*)0)
 

@@ -11,12 +11,12 @@
  */
 #include <stdlib.h>
 #include <string.h>
+
 #include "core/internal.h"
 
 /* The eval lock serialises graph walks and detaching (graph mutation). */
 static pthread_mutex_t g_eval_lock = PTHREAD_MUTEX_INITIALIZER;
 static uint32_t g_mark;
-
 
 uint64_t cmx__stream_last_seq(cmx__stream* s) {
   pthread_mutex_lock(&g_eval_lock);
@@ -80,32 +80,41 @@ typedef struct cpu_worker {
   cmx__task *head, *tail;
   uint64_t submitted;
   _Atomic int waiters;
+  bool running; /* the worker is running a batch (guarded by lock) */
+  bool claimed; /* an eval runs this stream's tasks itself (see below) */
 } cpu_worker;
+
+/* Marks task seq done and wakes its waiters. */
+static void cpu_complete(cpu_worker* w, uint64_t seq) {
+  /* seq_cst store then load: pairs with cpu_wait's increment-then-check so
+   * a waiter is never missed. */
+  atomic_store(&w->stream->completed, seq);
+  if (atomic_load(&w->waiters)) {
+    pthread_mutex_lock(&w->lock);
+    pthread_cond_broadcast(&w->done);
+    pthread_mutex_unlock(&w->lock);
+  }
+}
 
 static void* cpu_worker_main(void* arg) {
   cpu_worker* w = arg;
   pthread_mutex_lock(&w->lock);
   for (;;) {
-    while (!w->head) pthread_cond_wait(&w->work, &w->lock);
+    while (!w->head || w->claimed) pthread_cond_wait(&w->work, &w->lock);
     /* Take the whole queue at once: fewer lock round trips. */
     cmx__task* batch = w->head;
     w->head = w->tail = NULL;
+    w->running = true;
     pthread_mutex_unlock(&w->lock);
     while (batch) {
       cmx__task* t = batch;
       batch = t->next;
       uint64_t my_seq = t->arrays[t->nin]->seq;
       cmx__task_run(t);
-      /* seq_cst store then load: pairs with cpu_wait's increment-then-check
-       * so a waiter is never missed. */
-      atomic_store(&w->stream->completed, my_seq);
-      if (atomic_load(&w->waiters)) {
-        pthread_mutex_lock(&w->lock);
-        pthread_cond_broadcast(&w->done);
-        pthread_mutex_unlock(&w->lock);
-      }
+      cpu_complete(w, my_seq);
     }
     pthread_mutex_lock(&w->lock);
+    w->running = false;
   }
   return NULL;
 }
@@ -158,6 +167,44 @@ static void cpu_submit(cmx__stream* s, cmx__task* t) {
   pthread_mutex_unlock(&w->lock);
 }
 
+/* Running small evaluations on the caller's thread.
+ *
+ * Handing a task to the worker and waiting for it costs two thread wake-ups,
+ * several microseconds: most of the time of a small eval (c = a + b on four
+ * elements). When an eval is small, waits for its result, and its stream's
+ * worker is idle with nothing queued, the eval claims the stream and runs
+ * the tasks itself, in order. While the claim is held the worker runs
+ * nothing, so tasks other threads queue meanwhile (with later sequence
+ * numbers) still run after these; releasing the claim wakes the worker. */
+static bool cpu_try_claim(cmx__stream* s) {
+  if (s->ops != &cmx__cpu_stream_ops) return false;
+  cpu_worker* w = s->backend;
+  pthread_mutex_lock(&w->lock);
+  bool ok = !w->head && !w->running && !w->claimed;
+  if (ok) w->claimed = true;
+  pthread_mutex_unlock(&w->lock);
+  return ok;
+}
+
+/* Runs a claimed stream's tasks (a list linked by next) and releases the
+ * claim. */
+static void cpu_run_claimed(cmx__stream* s, cmx__task* list) {
+  cpu_worker* w = s->backend;
+  cmx__error_mark mark = cmx__error_mark_get();
+  while (list) {
+    cmx__task* t = list;
+    list = t->next;
+    uint64_t seq = t->arrays[t->nin]->seq;
+    cmx__task_run(t);
+    cpu_complete(w, seq);
+  }
+  cmx__error_mark_restore(mark); /* eval reports failures it waits for */
+  pthread_mutex_lock(&w->lock);
+  w->claimed = false;
+  if (w->head) pthread_cond_signal(&w->work);
+  pthread_mutex_unlock(&w->lock);
+}
+
 const cmx__stream_ops cmx__cpu_stream_ops = {
     .submit = cpu_submit, .wait = cpu_wait, .shutdown = NULL};
 
@@ -203,8 +250,8 @@ static cmx_array next_input(cmx__op* op, int k, uint32_t mark) {
   int order[8];
   for (int i = 0; i < op->nin; i++) order[i] = i;
   for (int i = 1; i < op->nin; i++)
-    for (int j = i; j > 0 && op->inputs[order[j]]->depth >
-                                 op->inputs[order[j - 1]]->depth;
+    for (int j = i;
+         j > 0 && op->inputs[order[j]]->depth > op->inputs[order[j - 1]]->depth;
          j--) {
       int t = order[j];
       order[j] = order[j - 1];
@@ -256,8 +303,14 @@ static cmx_status build_tape(const cmx_array* roots, size_t n, vec* tape) {
   return st;
 }
 
-/* Makes a task from node's op, detaches the outputs, and submits it. */
-static cmx_status schedule(cmx_array node) {
+/* Tasks an eval runs itself (see cpu_try_claim), in order. */
+typedef struct task_list {
+  cmx__task *head, *tail;
+} task_list;
+
+/* Makes a task from node's op, detaches the outputs, and submits it (or
+ * appends it to `own` when the eval runs its tasks itself). */
+static cmx_status schedule(cmx_array node, task_list* own) {
   cmx__op* op = node->op;
   cmx_primitive* prim = op->prim;
   cmx__stream* s = cmx__stream_get(prim->stream.index);
@@ -312,14 +365,42 @@ static cmx_status schedule(cmx_array node) {
                           memory_order_release);
     if (o->op == op) {
       o->op = NULL;
-      if (o->tracer && atomic_load_explicit(&cmx__tracing, memory_order_relaxed))
+      if (o->tracer &&
+          atomic_load_explicit(&cmx__tracing, memory_order_relaxed))
         o->hist = op; /* a transform walks it later */
       else
         cmx__op_release(op);
     }
   }
-  s->ops->submit(s, t);
+  if (own) {
+    t->next = NULL;
+    if (own->tail)
+      own->tail->next = t;
+    else
+      own->head = t;
+    own->tail = t;
+  } else {
+    s->ops->submit(s, t);
+  }
   return CMX_OK;
+}
+
+/* Evals of at most this many ops may run on the caller's thread. */
+#define INLINE_MAX_OPS 64
+
+/* The CPU stream all of the tape's ops run on when an eval of them may run
+ * them itself (few ops, one stream), else NULL. */
+static cmx__stream* inline_stream(const cmx_array* nodes, size_t n) {
+  if (n == 0 || n > INLINE_MAX_OPS) return NULL;
+  int index = -1;
+  for (size_t i = 0; i < n; i++) {
+    cmx__op* op = nodes[i]->op;
+    if (!op) continue;
+    if (index >= 0 && op->prim->stream.index != index) return NULL;
+    index = op->prim->stream.index;
+  }
+  cmx__stream* s = index >= 0 ? cmx__stream_get(index) : NULL;
+  return s && s->ops == &cmx__cpu_stream_ops ? s : NULL;
 }
 
 static cmx_status eval_impl(const cmx_array* arrays, size_t n, bool wait) {
@@ -333,10 +414,15 @@ static cmx_status eval_impl(const cmx_array* arrays, size_t n, bool wait) {
   vec tape = {.elem = sizeof(cmx_array)};
   cmx_status st = build_tape(arrays, n, &tape);
   cmx_array* nodes = tape.items;
+  cmx__stream* mine =
+      st == CMX_OK && wait ? inline_stream(nodes, tape.n) : NULL;
+  if (mine && !cpu_try_claim(mine)) mine = NULL;
+  task_list own = {NULL, NULL};
   for (size_t i = 0; st == CMX_OK && i < tape.n; i++)
-    if (nodes[i]->op) st = schedule(nodes[i]);
+    if (nodes[i]->op) st = schedule(nodes[i], mine ? &own : NULL);
   pthread_mutex_unlock(&g_eval_lock);
   free(tape.items);
+  if (mine) cpu_run_claimed(mine, own.head);
   if (st != CMX_OK || !wait) return st;
   for (size_t i = 0; i < n; i++) {
     st = cmx__node_wait(arrays[i]);
@@ -349,7 +435,9 @@ cmx_status cmx_eval(const cmx_array* arrays, size_t n) {
   return eval_impl(arrays, n, true);
 }
 
-cmx_status cmx_array_eval(cmx_array a) { return eval_impl(&a, 1, true); }
+cmx_status cmx_array_eval(cmx_array a) {
+  return eval_impl(&a, 1, true);
+}
 
 cmx_status cmx_async_eval(const cmx_array* arrays, size_t n) {
   return eval_impl(arrays, n, false);

@@ -1,6 +1,7 @@
 /* Core runtime: construction, lazy eval, add with broadcasting and
  * promotion, weak scalars, streams, errors, long chains, memory. */
 #include <pthread.h>
+
 #include "test.h"
 
 #define S CMX_STREAM_DEFAULT
@@ -248,6 +249,55 @@ static void test_threads(void) {
   }
 }
 
+/* Small evals run on the caller's thread when the stream is idle (see
+ * scheduler.c); they interleave here with async evals of long chains that
+ * the worker runs, from several threads at once, on the default stream and
+ * on a second stream the chains depend on. Every step's value is checked. */
+static cmx_stream g_side;
+static void* mixed_work(void* arg) {
+  (void)arg;
+  float zero = 0;
+  cmx_array x = NULL, one = NULL;
+  cmx_array_from_data(&x, &zero, NULL, 0, CMX_FLOAT32);
+  cmx_array_from_double(&one, 1.0, CMX_FLOAT32);
+  float want = 0;
+  bool ok = true;
+  for (int i = 0; ok && i < 400; i++) {
+    cmx_array y = NULL;
+    if (i % 40 == 39) { /* a long chain: async, partly on the side stream */
+      cmx_array c = cmx_array_retain(x);
+      for (int k = 0; ok && k < 100; k++) {
+        ok = cmx_add(&y, c, one, k % 2 ? g_side : S) == CMX_OK;
+        cmx_array_release(c);
+        c = y;
+      }
+      want += 100;
+      ok = ok && cmx_async_eval(&y, 1) == CMX_OK;
+    } else { /* a small eval: x + 1 */
+      ok = cmx_add(&y, x, one, S) == CMX_OK && cmx_array_eval(y) == CMX_OK;
+      want += 1;
+    }
+    cmx_array_release(x);
+    x = y;
+    float r = -1;
+    ok = ok && cmx_array_copy_to(x, &r, sizeof r) == CMX_OK && r == want;
+  }
+  cmx_array_release(x);
+  cmx_array_release(one);
+  return ok ? NULL : (void*)1;
+}
+
+static void test_threads_mixed(void) {
+  OK(cmx_new_stream(&g_side, cmx_device_cpu()));
+  pthread_t t[4];
+  for (int i = 0; i < 4; i++) pthread_create(&t[i], NULL, mixed_work, NULL);
+  for (int i = 0; i < 4; i++) {
+    void* r;
+    pthread_join(t[i], &r);
+    CHECK(r == NULL);
+  }
+}
+
 int main(void) {
   RUN(test_add_basic);
   RUN(test_broadcast);
@@ -260,5 +310,6 @@ int main(void) {
   RUN(test_streams);
   RUN(test_async);
   RUN(test_threads);
+  RUN(test_threads_mixed);
   return test_summary("test_core");
 }
