@@ -203,9 +203,8 @@ static void test_segmented_mm(void) {
     cmx_array_release(sm[i]), cmx_array_release(vsm[i]);
 }
 
-/* einsum composes primitives, so its transforms are theirs. The cases here
- * go through Diagonal, sums and products only (contractions also need the
- * rules of Matmul and Transpose, tested with those). */
+/* einsum composes primitives, so its transforms are theirs: Diagonal,
+ * sums and products, and for contractions Matmul, Transpose and Reshape. */
 static cmx_status t_einsum(void* ctx, const cmx_array* in, int n,
                            cmx_array* outs, int* nout) {
   *nout = 1;
@@ -231,8 +230,57 @@ static void test_einsum(void) {
   cmx_transpose(&mt[1], m[1], NULL, 0, S); /* (5, 3) */
   tc_check_vmap("vmap i,i->i", t_einsum, "i,i->i", mt, 2, both, 1);
   cmx_array_release(mt[1]);
+  /* Contractions (one matmul, batched, and a three-operand path). */
+  int64_t s53[2] = {5, 3}, s34[2] = {3, 4}, s235[3] = {2, 3, 5},
+          s254[3] = {2, 5, 4};
+  cmx_array mm[2] = {m[0], rnd(s53, 2, 246)};
+  cmx_array bm[2] = {rnd(s235, 3, 247), rnd(s254, 3, 248)};
+  cmx_array ch[3] = {m[0], mm[1], rnd(s34, 2, 249)};
+  tc_check_grad("ij,jk->ik", t_einsum, "ij,jk->ik", mm, 2, 1e-6);
+  tc_check_grad("ij,jk->ki", t_einsum, "ij,jk->ki", mm, 2, 1e-6);
+  tc_check_grad("bij,bjk->bik", t_einsum, "bij,bjk->bik", bm, 2, 1e-6);
+  tc_check_grad("ij,jk,kl->il", t_einsum, "ij,jk,kl->il", ch, 3, 1e-6);
+  int b0[2] = {0, 0}, bn[2] = {0, NA};
+  tc_check_vmap("vmap ij,jk->ik (both)", t_einsum, "ij,jk->ik", bm, 2, b0, 0);
+  cmx_array bx[2] = {bm[0], mm[1]};
+  tc_check_vmap("vmap ij,jk->ik (first)", t_einsum, "ij,jk->ik", bx, 2, bn, 1);
+  cmx_array_release(mm[1]), cmx_array_release(ch[2]);
+  cmx_array_release(bm[0]), cmx_array_release(bm[1]);
   cmx_array_release(sq), cmx_array_release(cube);
   for (int i = 0; i < 2; i++) cmx_array_release(m[i]), cmx_array_release(v[i]);
+}
+
+/* block_masked_mm composes where/multiply and matmul. ctx: the masks. */
+typedef struct bmm_case {
+  cmx_array mask_out, mask_lhs, mask_rhs;
+} bmm_case;
+static cmx_status t_bmm(void* ctx, const cmx_array* in, int n, cmx_array* outs,
+                        int* nout) {
+  (void)n;
+  bmm_case* c = ctx;
+  *nout = 1;
+  return cmx_block_masked_mm(&outs[0], in[0], in[1], 32, c->mask_out,
+                             c->mask_lhs, c->mask_rhs, S);
+}
+
+static void test_block_masked_mm(void) {
+  /* (40, 70) @ (70, 33): 2 x 3 x 2 blocks of 32, ragged edges. */
+  int64_t sa[2] = {40, 70}, sb[2] = {70, 33}, so[2] = {2, 2}, sl[2] = {2, 3},
+          sr[2] = {3, 2};
+  cmx_array ab[2] = {rnd(sa, 2, 250), rnd(sb, 2, 251)};
+  bool mo[4] = {1, 0, 1, 1}, ml[6] = {1, 1, 0, 1, 0, 1},
+       mr[6] = {0, 1, 1, 1, 1, 0};
+  bmm_case c = {NULL, NULL, NULL};
+  OK(cmx_array_from_data(&c.mask_out, mo, so, 2, CMX_BOOL));
+  OK(cmx_array_from_data(&c.mask_lhs, ml, sl, 2, CMX_BOOL));
+  OK(cmx_array_from_data(&c.mask_rhs, mr, sr, 2, CMX_BOOL));
+  tc_check_grad("block_masked_mm bool masks", t_bmm, &c, ab, 2, 1e-6);
+  bmm_case scaled = {NULL, rnd(sl, 2, 252), rnd(sr, 2, 253)};
+  tc_check_grad("block_masked_mm scaling masks", t_bmm, &scaled, ab, 2, 1e-6);
+  cmx_array_release(c.mask_out), cmx_array_release(c.mask_lhs);
+  cmx_array_release(c.mask_rhs), cmx_array_release(scaled.mask_lhs);
+  cmx_array_release(scaled.mask_rhs);
+  cmx_array_release(ab[0]), cmx_array_release(ab[1]);
 }
 
 int main(void) {
@@ -241,5 +289,6 @@ int main(void) {
   RUN(test_gather_mm);
   RUN(test_segmented_mm);
   RUN(test_einsum);
+  RUN(test_block_masked_mm);
   return test_summary("test_rules_linalg_extra");
 }
