@@ -107,8 +107,7 @@ static bool backward(cmx__tape* tape, cot_table* cots, cmx_stream s) {
     int nvis = cmx__op_visible_inputs(op);
     for (int i = 0; ok && i < nvis; i++)
       if (cmx__tape_active(tape, op->inputs[i])) args[nargs++] = i;
-    if (ok && nargs)
-      ok = cmx__rule_vjp(op, oc, args, nargs, outs) == CMX_OK;
+    if (ok && nargs) ok = cmx__rule_vjp(op, oc, args, nargs, outs) == CMX_OK;
     for (int j = 0; ok && j < nargs; j++) {
       if (!outs[j]) continue; /* no contribution */
       cmx_array in = op->inputs[args[j]];
@@ -176,9 +175,14 @@ static bool vjp_scoped(cmx_closure f, const cmx_array* primals, int n,
     if (ct->ndim != outs[i]->ndim ||
         memcmp(ct->dims, outs[i]->dims, (size_t)ct->ndim * 8)) {
       char a[96], b[96];
+      /* MLX's hint for grad of a size-1, non-scalar function. */
+      bool hint = nout == 1 && outs[i]->size == 1;
       cmx__error(CMX_ERR_VALUE,
-                 "[vjp] Output shape %s does not match cotangent shape %s.",
-                 shape_text(outs[i], a, sizeof a), shape_text(ct, b, sizeof b));
+                 "[vjp] Output shape %s does not match cotangent shape %s.%s",
+                 shape_text(outs[i], a, sizeof a), shape_text(ct, b, sizeof b),
+                 hint ? " If you are using grad your function must return a "
+                        "scalar."
+                      : "");
       ok = false;
       break;
     }
@@ -199,7 +203,8 @@ static bool vjp_scoped(cmx_closure f, const cmx_array* primals, int n,
   if (ok) ok = backward(&tape, &cots, s);
   for (int i = 0; ok && i < n; i++) {
     cmx_array g = cot_get(&cots, standins[i]);
-    if (!g) g = cmx__zeros_like(primals[i], s);
+    if (!g)
+      g = cmx__zeros_like(primals[i], s);
     else if (g->dtype != primals[i]->dtype)
       g = cmx__astype(g, primals[i]->dtype, s);
     ok = (vjps[i] = g) != NULL;
@@ -223,8 +228,7 @@ cmx_status cmx__vjp_seeded(cmx_closure f, const cmx_array* primals, int n,
                            bool loose_seed) {
   if (outputs) *outputs = NULL;
   if (nout) *nout = 0;
-  if (n < 0 || ncot < 0 || (n && (!primals || !vjps)) ||
-      (ncot && !cotangents))
+  if (n < 0 || ncot < 0 || (n && (!primals || !vjps)) || (ncot && !cotangents))
     return cmx__error(CMX_ERR_VALUE, "[vjp] bad argument lists");
   for (int i = 0; i < n; i++) vjps[i] = NULL;
   size_t mark = cmx__scope_enter();
@@ -237,14 +241,13 @@ cmx_status cmx__vjp_seeded(cmx_closure f, const cmx_array* primals, int n,
   for (int i = 0; i < ncot; i++)
     if (!cotangents[i]) {
       cmx__scope_exit_n(mark, NULL, NULL, 0);
-      return cmx__error(CMX_ERR_VALUE, "[vjp] cotangent %d is a null array",
-                        i);
+      return cmx__error(CMX_ERR_VALUE, "[vjp] cotangent %d is a null array", i);
     }
   cmx__trace_begin();
   cmx_array* outs = NULL;
   int no = 0;
-  bool ok = vjp_scoped(f, primals, n, cotangents, ncot, &outs, &no, vjps,
-                       loose_seed);
+  bool ok =
+      vjp_scoped(f, primals, n, cotangents, ncot, &outs, &no, vjps, loose_seed);
   cmx__trace_end();
   if (ok) {
     for (int i = 0; i < n; i++) cmx_array_retain(vjps[i]);
@@ -265,8 +268,8 @@ cmx_status cmx__vjp_seeded(cmx_closure f, const cmx_array* primals, int n,
 }
 
 cmx_status cmx_vjp(cmx_closure f, const cmx_array* primals, int n,
-                   const cmx_array* cotangents, int ncot,
-                   cmx_array** outputs, int* nout, cmx_array* vjps) {
+                   const cmx_array* cotangents, int ncot, cmx_array** outputs,
+                   int* nout, cmx_array* vjps) {
   return cmx__vjp_seeded(f, primals, n, cotangents, ncot, outputs, nout, vjps,
                          false);
 }
