@@ -59,8 +59,46 @@ static char* shape_text(cmx_array a, char* buf, size_t n) {
   return (char*)cmx__shape_str(a->dims, a->ndim, buf, n);
 }
 
+/* Orders the evaluation of an op's cotangent contributions for memory:
+ * the contributions to the transform's inputs (final gradients, such as a
+ * weight's) become dependencies of the contributions that flow further
+ * back. Evaluating the backward chain then computes each op's input
+ * gradients on the way, so the intermediates they read are freed at once
+ * instead of living until the gradients are evaluated as separate roots
+ * (with checkpointing, the recomputed intermediates of every block would
+ * otherwise all be alive at the end of the chain). */
+static bool order_contributions(const cmx__ptrmap* standins, cmx__op* op,
+                                const int* args, int nargs, cmx_array* outs,
+                                cmx_stream s) {
+  int nleaf = 0, nchain = 0;
+  for (int j = 0; j < nargs; j++) {
+    if (!outs[j]) continue;
+    if (cmx__ptrmap_get(standins, op->inputs[args[j]]) >= 0)
+      nleaf++;
+    else
+      nchain++;
+  }
+  if (!nleaf || !nchain) return true;
+  cmx_array* leaves = malloc((size_t)nleaf * sizeof *leaves);
+  if (!leaves) {
+    cmx__error(CMX_ERR_MEMORY, "[vjp] out of host memory");
+    return false;
+  }
+  int k = 0;
+  for (int j = 0; j < nargs; j++)
+    if (outs[j] && cmx__ptrmap_get(standins, op->inputs[args[j]]) >= 0)
+      leaves[k++] = outs[j];
+  bool ok = true;
+  for (int j = 0; ok && j < nargs; j++)
+    if (outs[j] && cmx__ptrmap_get(standins, op->inputs[args[j]]) < 0)
+      ok = cmx__depends(&outs[j], &outs[j], 1, leaves, nleaf, s);
+  free(leaves);
+  return ok;
+}
+
 /* Applies the rules of the tape backwards from the seeded cotangents. */
-static bool backward(cmx__tape* tape, cot_table* cots, cmx_stream s) {
+static bool backward(cmx__tape* tape, const cmx__ptrmap* standins,
+                     cot_table* cots, cmx_stream s) {
   int argnums[64];
   cmx_array contrib[64];
   for (size_t k = tape->n; k-- > 0;) {
@@ -108,6 +146,8 @@ static bool backward(cmx__tape* tape, cot_table* cots, cmx_stream s) {
     for (int i = 0; ok && i < nvis; i++)
       if (cmx__tape_active(tape, op->inputs[i])) args[nargs++] = i;
     if (ok && nargs) ok = cmx__rule_vjp(op, oc, args, nargs, outs) == CMX_OK;
+    if (ok && nargs > 1)
+      ok = order_contributions(standins, op, args, nargs, outs, s);
     for (int j = 0; ok && j < nargs; j++) {
       if (!outs[j]) continue; /* no contribution */
       cmx_array in = op->inputs[args[j]];
@@ -200,7 +240,10 @@ static bool vjp_scoped(cmx_closure f, const cmx_array* primals, int n,
   }
   cmx__tape tape = {0};
   if (ok) ok = cmx__tape_build(&tape, standins, n, outs, nout) == CMX_OK;
-  if (ok) ok = backward(&tape, &cots, s);
+  cmx__ptrmap sin = {0};
+  for (int i = 0; ok && i < n; i++) ok = cmx__ptrmap_put(&sin, standins[i], i);
+  if (ok) ok = backward(&tape, &sin, &cots, s);
+  cmx__ptrmap_free(&sin);
   for (int i = 0; ok && i < n; i++) {
     cmx_array g = cot_get(&cots, standins[i]);
     if (!g)
