@@ -42,8 +42,7 @@ extern "C" {
  * *nout new references; NULL when *nout is 0) and returns CMX_OK; on
  * failure sets the error and returns its status, writing no outputs. */
 typedef cmx_status (*cmx_closure_fn)(void* payload, const cmx_array* inputs,
-                                     int nin, cmx_array** outputs,
-                                     int* nout);
+                                     int nin, cmx_array** outputs, int* nout);
 typedef struct cmx_closure {
   cmx_closure_fn fn;
   void* payload;
@@ -63,8 +62,8 @@ void cmx_arrays_free(cmx_array* arrays, int n);
  * for each primal. Primals that do not influence the outputs get zeros.
  * outputs may be NULL when the caller only wants the vjps. */
 cmx_status cmx_vjp(cmx_closure f, const cmx_array* primals, int n,
-                   const cmx_array* cotangents, int ncot,
-                   cmx_array** outputs, int* nout, cmx_array* vjps);
+                   const cmx_array* cotangents, int ncot, cmx_array** outputs,
+                   int* nout, cmx_array* vjps);
 
 /* Jacobian-vector product. Runs f on primals (n arrays) and writes its
  * outputs and the product of its Jacobian with the tangents (one per
@@ -100,8 +99,7 @@ void cmx_set_vmap_fallback(bool on);
  * and boolean inputs are differentiated as constants (zero gradients). */
 cmx_status cmx_value_and_grad(cmx_closure f, const cmx_array* inputs, int n,
                               const int* argnums, int nargs,
-                              cmx_array** outputs, int* nout,
-                              cmx_array* grads);
+                              cmx_array** outputs, int* nout, cmx_array* grads);
 
 /* A function with user-given transform rules (MLX's custom_function).
  * fun computes the outputs. Any of the rules may be NULL (the transform
@@ -109,7 +107,8 @@ cmx_status cmx_value_and_grad(cmx_closure f, const cmx_array* inputs, int n,
  *   vjp:  inputs = primals (n) ++ cotangents (nout) ++ outputs (nout);
  *         returns one cotangent per primal.
  *   jvp:  inputs = primals (n) ++ tangents (n, zeros where the caller
- *         has none); returns one tangent per output.
+ *         has none, see cmx_custom_jvp_argnums); returns one tangent per
+ *         output.
  *   vmap: inputs = the n batched inputs, payload gets the axes through
  *         cmx_custom_vmap_axes(); returns the outputs then one int32
  *         scalar per output with its batch axis.
@@ -131,6 +130,10 @@ cmx_status cmx_custom_function_apply(const cmx_custom_function* cf,
 /* Inside a custom vmap rule: the in_axes of its inputs (CMX_VMAP_NONE for
  * unmapped ones); writes up to max entries and returns the count. */
 int cmx_custom_vmap_axes(int* axes, int max);
+/* Inside a custom jvp rule: the indices of the inputs that have a tangent
+ * (the others get zeros); writes up to max entries and returns the
+ * count. */
+int cmx_custom_jvp_argnums(int* argnums, int max);
 
 /* Checkpointing: applies f to inputs like calling it, but the backward
  * pass recomputes f's intermediates from its inputs instead of keeping

@@ -1,10 +1,15 @@
-"""Function transforms with MLX's signatures: grad, value_and_grad, vjp,
-jvp, vmap, custom_function and checkpoint.
+"""Function transforms with MLX's signatures and behaviour: grad,
+value_and_grad, vjp, jvp, vmap, custom_function and checkpoint.
 
-This layer handles pytrees (lists, tuples, dicts of arrays), argnums and
-argnames; the transforms themselves run in C on flat lists of arrays
+This layer handles pytrees (lists, tuples and dicts, nested), argnums and
+argnames, auxiliary outputs, in_axes/out_axes trees and MLX's error
+messages; the transforms themselves run in C on flat lists of arrays
 (cmx.core._vjp, _jvp, _vmap, _value_and_grad, _custom_function,
-_checkpoint). cmx/__init__.py installs these functions on cmx.core.
+_checkpoint, see python/src/transforms.c). cmx/__init__.py installs the
+public functions on cmx.core.
+
+Trees follow MLX: list, tuple and dict (subclasses included) are nodes,
+anything else is a leaf; rebuilt trees are plain lists, tuples and dicts.
 """
 
 import functools
@@ -14,64 +19,145 @@ from . import core as _core
 
 array = _core.array
 
+_NOT_ONLY_ARRAYS = "[tree_flatten] The argument should contain only arrays"
+_NOT_A_PREFIX = (
+    "[tree_map] Additional input tree is not a valid prefix of the first tree."
+)
+
 
 # ---------------------------------------------------------------- trees
 
 
-def _is_tree_node(x):
-    return isinstance(x, (list, tuple, dict))
+def _shape_str(shape):
+    """A shape as MLX prints it in messages: (2,3), (4), ()."""
+    return "(" + ",".join(str(d) for d in shape) + ")"
 
 
-def _flatten(tree, what="argument", strict=True):
-    """Leaves of tree (depth first) and a function rebuilding a tree of the
-    same structure from new leaves. With strict, every leaf must be an
-    array; otherwise non-array leaves are kept as constants."""
+def _type_name(o):
+    t = type(o)
+    if t.__module__ == "builtins":
+        return t.__qualname__
+    return f"{t.__module__}.{t.__qualname__}"
+
+
+def _flatten(tree, strict=True):
+    """The array leaves of tree, depth first (dicts in iteration order),
+    and a function building a tree of the same structure from new leaves
+    (plain lists, tuples and dicts; non-array leaves kept as they are).
+    With strict, a leaf that is not an array is a ValueError, as MLX's
+    tree_flatten."""
     leaves = []
 
     def walk(t):
-        if isinstance(t, dict):
-            keys = list(t.keys())
-            subs = [walk(t[k]) for k in keys]
-            return lambda it: {k: s(it) for k, s in zip(keys, subs)}
-        if isinstance(t, (list, tuple)):
+        if isinstance(t, list):
             subs = [walk(v) for v in t]
-            kind = type(t)
-            if kind is list:
-                return lambda it: [s(it) for s in subs]
-            if hasattr(t, "_fields"):  # namedtuple
-                return lambda it: kind(*[s(it) for s in subs])
-            return lambda it: kind(s(it) for s in subs)
+            return lambda it: [s(it) for s in subs]
+        if isinstance(t, tuple):
+            subs = [walk(v) for v in t]
+            return lambda it: tuple([s(it) for s in subs])
+        if isinstance(t, dict):
+            subs = [(k, walk(v)) for k, v in t.items()]
+            return lambda it: {k: s(it) for k, s in subs}
         if isinstance(t, array):
             leaves.append(t)
-            return lambda it: next(it)
+            return next
         if strict:
-            raise ValueError(
-                f"[{what}] Leaves of the arguments to transform must be "
-                f"arrays, got {type(t).__name__}."
-            )
+            raise ValueError(_NOT_ONLY_ARRAYS)
         return lambda it: t
 
     build = walk(tree)
     return leaves, lambda new: build(iter(new))
 
 
-def _flatten_outputs(out, what):
-    """Array leaves of a function's output tree (non-array leaves are not
-    allowed, as in MLX)."""
-    try:
-        return _flatten(out, what)
-    except ValueError:
-        raise ValueError(
-            f"[{what}] The function must return an array or a tree of "
-            f"arrays, got {type(out).__name__}."
-        ) from None
+def _fill(tree, values, records):
+    """tree with its array leaves replaced, in order, by values (an
+    iterator). Lists and dicts are updated in place, as MLX does, so a
+    function that assigns into its argument containers is seen by the
+    caller; each slot given a new object is recorded as (container, key,
+    new, old) for _restore. Tuples are rebuilt."""
+    if isinstance(tree, (list, dict)):
+        keys = range(len(tree)) if isinstance(tree, list) else list(tree)
+        for k in keys:
+            old = tree[k]
+            new = _fill(old, values, records)
+            if new is not old:
+                records.append((tree, k, new, old))
+                tree[k] = new
+        return tree
+    if isinstance(tree, tuple):
+        return tuple([_fill(v, values, records) for v in tree])
+    if isinstance(tree, array):
+        return next(values)
+    return tree
+
+
+def _restore(records):
+    """Puts the original arrays back into the slots _fill used, except
+    where the function stored something else meanwhile."""
+    for container, key, new, old in reversed(records):
+        try:
+            if container[key] is new:
+                container[key] = old
+        except (IndexError, KeyError):
+            pass
+
+
+def _visit_prefix(tree, prefix, visit):
+    """Calls visit(leaf, p) for each leaf of tree with the matching node of
+    prefix, a prefix tree of tree (a leaf of prefix applies to the whole
+    subtree below it), with MLX's errors for mismatched trees."""
+    if isinstance(tree, (list, tuple)):
+        kind = list if isinstance(tree, list) else tuple
+        if isinstance(prefix, (list, tuple, dict)) and not isinstance(prefix, kind):
+            raise ValueError(_NOT_A_PREFIX)
+        if isinstance(prefix, kind) and len(prefix) != len(tree):
+            raise ValueError(_NOT_A_PREFIX)
+        for i, t in enumerate(tree):
+            _visit_prefix(t, prefix[i] if isinstance(prefix, kind) else prefix, visit)
+    elif isinstance(tree, dict):
+        if isinstance(prefix, (list, tuple)):
+            raise ValueError(_NOT_A_PREFIX)
+        for k, t in tree.items():
+            if isinstance(prefix, dict):
+                if k not in prefix:
+                    raise ValueError(
+                        "[tree_visit] Tree is not a valid prefix tree of the "
+                        "first tree."
+                    )
+                _visit_prefix(t, prefix[k], visit)
+            else:
+                _visit_prefix(t, prefix, visit)
+    else:
+        visit(tree, prefix)
 
 
 # ---------------------------------------------------------------- vjp / jvp
 
 
+def _array_list(xs, op, what):
+    if isinstance(xs, (list, tuple)) and all(isinstance(x, array) for x in xs):
+        return list(xs)
+    raise TypeError(f"[{op}] {what} must be a list of arrays.")
+
+
+def _outputs_list(out, op):
+    """fun's result as a list of arrays: an array or a list/tuple of
+    arrays, as MLX's vjp and jvp accept."""
+    if isinstance(out, array):
+        return [out]
+    if isinstance(out, (list, tuple)) and all(isinstance(o, array) for o in out):
+        return list(out)
+    raise TypeError(
+        f"[{op}] The function must return an array or a list of arrays, "
+        f"got {_type_name(out)}."
+    )
+
+
 def vjp(fun: Callable, primals: List[array], cotangents: List[array]):
     """Compute the vector-Jacobian product.
+
+    Runs ``fun`` at ``primals`` and multiplies the ``cotangents`` (one per
+    output of ``fun``) by its Jacobian.
 
     Args:
         fun (Callable): A function which takes a variable number of
@@ -85,21 +171,19 @@ def vjp(fun: Callable, primals: List[array], cotangents: List[array]):
             of ``fun``.
 
     Returns:
-        tuple(list(array), list(array)): the outputs of ``fun`` and the
-        vector-Jacobian products.
+        tuple(list(array), list(array)): The outputs of ``fun`` and the
+        vector-Jacobian products, one per primal.
     """
-    primals = _as_array_list(primals, "vjp", "primals")
-    cotangents = _as_array_list(cotangents, "vjp", "cotangents")
-
-    def flat(args):
-        out = fun(*args)
-        return [out] if isinstance(out, array) else list(out)
-
-    return _core._vjp(flat, primals, cotangents)
+    primals = _array_list(primals, "vjp", "primals")
+    cotangents = _array_list(cotangents, "vjp", "cotangents")
+    return _core._vjp(lambda xs: _outputs_list(fun(*xs), "vjp"), primals, cotangents)
 
 
 def jvp(fun: Callable, primals: List[array], tangents: List[array]):
     """Compute the Jacobian-vector product.
+
+    Runs ``fun`` at ``primals`` and multiplies its Jacobian by the
+    ``tangents`` (one per primal).
 
     Args:
         fun (Callable): A function which takes a variable number of
@@ -113,29 +197,17 @@ def jvp(fun: Callable, primals: List[array], tangents: List[array]):
             ``fun`` (i.e. the ``primals``).
 
     Returns:
-        tuple(list(array), list(array)): the outputs of ``fun`` and the
-        Jacobian-vector products.
+        tuple(list(array), list(array)): The outputs of ``fun`` and the
+        Jacobian-vector products, one per output.
     """
-    primals = _as_array_list(primals, "jvp", "primals")
-    tangents = _as_array_list(tangents, "jvp", "tangents")
-
-    def flat(args):
-        out = fun(*args)
-        return [out] if isinstance(out, array) else list(out)
-
-    return _core._jvp(flat, primals, tangents)
-
-
-def _as_array_list(xs, op, what):
-    if not isinstance(xs, (list, tuple)):
-        raise TypeError(f"[{op}] {what} must be a list of arrays.")
-    for x in xs:
-        if not isinstance(x, array):
-            raise TypeError(
-                f"[{op}] {what} must be a list of arrays, got "
-                f"{type(x).__name__}."
-            )
-    return list(xs)
+    primals = _array_list(primals, "jvp", "primals")
+    tangents = _array_list(tangents, "jvp", "tangents")
+    if len(primals) != len(tangents):
+        raise ValueError("[jvp] Number of inputs does not match number of tangents.")
+    for p, t in zip(primals, tangents):
+        if p.shape != t.shape:
+            raise ValueError("[jvp] Input shape does not match shape of tangent.")
+    return _core._jvp(lambda xs: _outputs_list(fun(*xs), "jvp"), primals, tangents)
 
 
 # ---------------------------------------------------------------- grad
@@ -145,19 +217,38 @@ def value_and_grad(
     fun: Callable,
     argnums: Optional[Union[int, Sequence[int]]] = None,
     argnames: Union[str, Sequence[str]] = [],
-):
+) -> Callable:
     """Returns a function which computes the value and gradient of ``fun``.
 
-    The function passed to :func:`value_and_grad` should return either
-    a scalar loss or a tuple in which the first element is a scalar
-    loss and the remaining elements can be anything (auxiliary outputs,
-    passed through without gradients).
+    The function passed to :func:`value_and_grad` should return either a
+    scalar loss or a tuple whose first element is a scalar loss and whose
+    other elements can be anything (auxiliary values, returned as they
+    are and not differentiated).
+
+    .. code-block:: python
+
+        import cmx.core as mx
+
+        def mse(params, inputs, targets):
+            outputs = forward(params, inputs)
+            return (outputs - targets).square().mean()
+
+        # Returns lvalue, dlvalue/dparams
+        lvalue, grads = mx.value_and_grad(mse)(params, inputs, targets)
+
+        def lasso(params, inputs, targets, a=1.0, b=1.0):
+            outputs = forward(params, inputs)
+            mse = (outputs - targets).square().mean()
+            l1 = mx.abs(outputs - targets).mean()
+            return a * mse + b * l1, mse, l1
+
+        (loss, mse, l1), grads = mx.value_and_grad(lasso)(params, inputs, targets)
 
     Args:
         fun (Callable): A function which takes a variable number of
-            :class:`array` or trees of :class:`array` and returns
-            a scalar output :class:`array` or a tuple the first element
-            of which should be a scalar :class:`array`.
+            :class:`array` or trees of :class:`array` and returns a scalar
+            output :class:`array` or a tuple the first element of which
+            should be a scalar :class:`array`.
         argnums (int or list(int), optional): Specify the index (or indices)
             of the positional arguments of ``fun`` to compute the gradient
             with respect to. If neither ``argnums`` nor ``argnames`` are
@@ -172,14 +263,20 @@ def value_and_grad(
         is the output of `fun` and the second element is the gradients
         w.r.t. the loss.
     """
-    return _make_grad(fun, argnums, argnames, "value_and_grad", value=True)
+    run = _grad_fn(fun, argnums, argnames, "[value_and_grad]", False)
+
+    @functools.wraps(fun)
+    def value_and_grad_fn(*args, **kwargs):
+        return run(args, kwargs)
+
+    return value_and_grad_fn
 
 
 def grad(
     fun: Callable,
     argnums: Optional[Union[int, Sequence[int]]] = None,
     argnames: Union[str, Sequence[str]] = [],
-):
+) -> Callable:
     """Returns a function which computes the gradient of ``fun``.
 
     Args:
@@ -199,116 +296,166 @@ def grad(
         Callable: A function which has the same input arguments as ``fun`` and
         returns the gradient(s).
     """
-    return _make_grad(fun, argnums, argnames, "grad", value=False)
-
-
-def _make_grad(fun, argnums, argnames, op, value):
-    if not callable(fun):
-        raise TypeError(f"[{op}] fun must be callable.")
-    if isinstance(argnames, str):
-        argnames = [argnames]
-    argnames = list(argnames or [])
-    if argnums is None:
-        nums = [] if argnames else [0]
-    elif isinstance(argnums, int):
-        nums = [argnums]
-    else:
-        nums = list(argnums)
-        for a in nums:
-            if not isinstance(a, int):
-                raise TypeError(f"[{op}] argnums must be an int or a sequence of ints.")
-    if len(set(nums)) != len(nums):
-        raise ValueError(f"[{op}] Duplicate argument index in argnums.")
-    if not nums and not argnames:
-        raise ValueError(f"[{op}] Must specify at least one argument.")
-    inner = _grad_impl(fun, nums, argnames, op)
+    run = _grad_fn(fun, argnums, argnames, "[grad]", True)
 
     @functools.wraps(fun)
-    def wrapper(*args, **kwargs):
-        value_out, gpos, named = inner(args, kwargs)
-        # As MLX: one positional argnum gives its gradient alone, several a
-        # tuple, none None; argnames add a dict: (positional, {name: grad}).
-        if len(gpos) == 1:
-            positional = gpos[0]
-        elif gpos:
-            positional = tuple(gpos)
-        else:
-            positional = None
-        g = (positional, named) if argnames else positional
-        return (value_out, g) if value else g
+    def grad_fn(*args, **kwargs):
+        return run(args, kwargs)[1]
 
-    return wrapper
+    return grad_fn
 
 
-def _grad_impl(fun, nums, argnames, op):
+def _argnums_argnames(argnums, argnames, tag):
+    """argnums and argnames as MLX reads them: a sorted list of ints and a
+    set of names; argnums defaults to [0] when neither is given."""
+    if isinstance(argnames, str):
+        names = {argnames}
+    elif isinstance(argnames, (list, tuple, set, frozenset)) and all(
+        isinstance(n, str) for n in argnames
+    ):
+        names = set(argnames)
+    else:
+        raise TypeError(
+            f"{tag} argnames must be a str or a sequence of str, got "
+            f"{_type_name(argnames)}."
+        )
+    if argnums is None:
+        nums = [] if names else [0]
+    elif isinstance(argnums, int):
+        nums = [argnums]
+    elif isinstance(argnums, (list, tuple)) and all(isinstance(a, int) for a in argnums):
+        nums = list(argnums)
+    else:
+        raise TypeError(
+            f"{tag} argnums must be an int or a sequence of ints, got "
+            f"{_type_name(argnums)}."
+        )
+    if not nums and not names:
+        raise ValueError(f"{tag} Gradient wrt no argument requested")
+    nums.sort()
+    if nums and nums[0] < 0:
+        raise ValueError(
+            f"{tag} Can't compute the gradient of negative argument index {nums[0]}"
+        )
+    for a, b in zip(nums, nums[1:]):
+        if a == b:
+            raise ValueError(f"{tag} Duplicate argument index {a} is not allowed.")
+    return nums, names
+
+
+def _check_value(out, tag, scalar_only):
+    """MLX's checks of what a function being differentiated returned."""
+    if isinstance(out, array):
+        return
+    if scalar_only:
+        raise ValueError(
+            f"{tag} The return value of the function whose gradient we want "
+            f"to compute should be a scalar array; but {_type_name(out)} was "
+            "returned."
+        )
+    if not isinstance(out, tuple):
+        raise ValueError(
+            f"{tag} The return value of the function whose gradient we want "
+            "to compute should be either a scalar array or a tuple with the "
+            "first value being a scalar array (Union[array, tuple[array, Any, "
+            f"...]]); but {_type_name(out)} was returned."
+        )
+    if len(out) == 0:
+        raise ValueError(
+            f"{tag} The return value of the function whose gradient we want "
+            "to compute should be either a scalar array or a non-empty tuple. "
+            "The first value should be a scalar array and the rest can be "
+            "anything. Instead, we got an empty tuple."
+        )
+    if not isinstance(out[0], array):
+        raise ValueError(
+            f"{tag} The return value of the function whose gradient we want "
+            "to compute should be either a scalar array or a tuple with the "
+            "first value being a scalar array (Union[array, tuple[array, Any, "
+            "...]]); but it was a tuple with the first value being of type "
+            f"{_type_name(out[0])} ."
+        )
+
+
+def _grad_fn(fun, argnums, argnames, tag, scalar_only):
+    """The body shared by grad and value_and_grad: run(args, kwargs) ->
+    (value, gradients) with MLX's structure of both."""
+    if not callable(fun):
+        raise TypeError(f"{tag} fun must be callable, got {_type_name(fun)}.")
+    nums, names = _argnums_argnames(argnums, argnames, tag)
+
     def run(args, kwargs):
-        nargs = len(args)
-        pos = []
-        for a in nums:
-            b = a + nargs if a < 0 else a
-            if b < 0 or b >= nargs:
-                raise ValueError(
-                    f"[{op}] Invalid argument {a} for function with {nargs} "
-                    "positional arguments."
-                )
-            pos.append(b)
-        for n in argnames:
+        if nums and nums[-1] >= len(args):
+            raise ValueError(
+                f"{tag} Can't compute the gradient of argument index {nums[-1]} "
+                f"because the function is called with only {len(args)} "
+                "positional arguments."
+            )
+        for n in names:
             if n not in kwargs:
+                given = "".join(f"{k}," for k in kwargs)
                 raise ValueError(
-                    f"[{op}] Can't compute the gradient of argument '{n}': "
-                    "it was not passed as a keyword argument."
+                    f"{tag} Can't compute the gradient of keyword argument "
+                    f"'{n}' because the function is called with the following "
+                    f"keyword arguments {{{given}}}"
                 )
-        trees = [args[a] for a in pos] + [kwargs[n] for n in argnames]
-        leaves, rebuild = _flatten(trees, op)
+        # The differentiated trees: positional ones in argnums order, then
+        # keyword ones in the order the call passed them (as MLX).
+        keys = [k for k in kwargs if k in names]
+        trees = [args[i] for i in nums] + [kwargs[k] for k in keys]
+        counts, leaves, rebuilds = [], [], []
+        for t in trees:
+            ls, rb = _flatten(t, strict=True)
+            counts.append(len(ls))
+            leaves += ls
+            rebuilds.append(rb)
         box = {}
 
         def flat(xs):
-            new = rebuild(xs)
+            it = iter(xs)
+            records = []
             a = list(args)
-            for k, i in enumerate(pos):
-                a[i] = new[k]
             kw = dict(kwargs)
-            for k, n in enumerate(argnames):
-                kw[n] = new[len(pos) + k]
-            out = fun(*a, **kw)
-            if isinstance(out, array):
-                loss, aux = out, None
-            elif (
-                isinstance(out, (tuple, list))
-                and len(out) > 0
-                and isinstance(out[0], array)
-            ):
-                loss, aux = out[0], out[1:]
-                box["kind"] = type(out)
-            else:
-                raise ValueError(
-                    f"[{op}] The return value of the function whose gradient "
-                    "we want to compute should be either a scalar array or a "
-                    "tuple with the first value being a scalar array "
-                    "(Union[array, Tuple[array, Any, ...]]); but "
-                    f"{type(out).__name__} was returned."
+            for i in nums:
+                a[i] = _fill(a[i], it, records)
+            for k in keys:
+                kw[k] = _fill(kw[k], it, records)
+            try:
+                out = fun(*a, **kw)
+            finally:
+                _restore(records)
+            _check_value(out, tag, scalar_only)
+            outs, rebuild_out = _flatten(out, strict=False)
+            loss = outs[0]
+            if loss.ndim != 0:
+                hint = (
+                    " If you are using grad your function must return a scalar."
+                    if len(outs) == 1 and loss.size == 1
+                    else ""
                 )
-            if loss.size != 1:
                 raise ValueError(
-                    f"[{op}] The return value of the function whose gradient "
-                    "we want to compute should be a scalar array; but an "
-                    f"array with shape {tuple(loss.shape)} was returned."
+                    f"[vjp] Output shape {_shape_str(loss.shape)} does not match "
+                    f"cotangent shape ().{hint}"
                 )
-            if aux is None:
-                return [loss]
-            aux_leaves, aux_rebuild = _flatten(list(aux), op, strict=False)
-            box["aux"] = aux_rebuild
-            return [loss] + aux_leaves
+            box["rebuild"] = rebuild_out
+            return outs
 
         outs, grads = _core._value_and_grad(flat, leaves)
-        g = rebuild(grads)
-        if "kind" in box:
-            aux = box["aux"](outs[1:])
-            value_out = box["kind"]([outs[0], *aux]) if box["kind"] is list else tuple([outs[0], *aux])
+        value = box["rebuild"](outs)
+        parts, k = [], 0
+        for c, rb in zip(counts, rebuilds):
+            parts.append(rb(grads[k : k + c]))
+            k += c
+        if len(nums) == 1:
+            positional = parts[0]
+        elif nums:
+            positional = tuple(parts[: len(nums)])
         else:
-            value_out = outs[0]
-        named = {n: g[len(pos) + k] for k, n in enumerate(argnames)}
-        return value_out, g[: len(pos)], named
+            positional = None
+        if not names:
+            return value, positional
+        named = {k: g for k, g in zip(keys, parts[len(nums) :])}
+        return value, (positional, named)
 
     return run
 
@@ -316,33 +463,49 @@ def _grad_impl(fun, nums, argnames, op):
 # ---------------------------------------------------------------- vmap
 
 
-def _axes_for(spec, tree, what):
-    """Broadcast an axis spec (int, None, or a tree prefix) over tree's
-    array leaves; returns the list of axes."""
-    if spec is None or isinstance(spec, int):
-        leaves, _ = _flatten(tree, "vmap")
-        return [spec] * len(leaves)
-    if isinstance(spec, (list, tuple)):
-        if not isinstance(tree, (list, tuple)) or len(tree) != len(spec):
+def _flat_axes(tree, axes, output):
+    """axes (an int, None, or a prefix tree of tree) as one axis per array
+    leaf of tree (None: not mapped), checked against each leaf's rank as
+    MLX does; output axes may also name the position after the last."""
+    flat = []
+    saw_tuple = False
+    extra = 1 if output else 0
+    where = " output " if output else " "
+
+    def axis_of(a, x):
+        nd = x.ndim + extra
+        ax = a + nd if a < 0 else a
+        if ax < 0 or ax >= nd:
             raise ValueError(
-                f"[vmap] The {what} tree does not match the structure of the "
-                "inputs."
+                f"[vmap] Invalid{where}vectorization axis {ax} for array with "
+                f"shape {_shape_str(x.shape)}"
             )
-        out = []
-        for s, t in zip(spec, tree):
-            out += _axes_for(s, t, what)
-        return out
-    if isinstance(spec, dict):
-        if not isinstance(tree, dict) or set(spec) != set(tree):
-            raise ValueError(
-                f"[vmap] The {what} tree does not match the structure of the "
-                "inputs."
-            )
-        out = []
-        for k in tree:
-            out += _axes_for(spec[k], tree[k], what)
-        return out
-    raise ValueError(f"[vmap] Invalid {what}: {spec!r}.")
+        return ax
+
+    def visit(x, a):
+        nonlocal saw_tuple
+        if not isinstance(x, array):
+            raise ValueError("[vmap] The arguments should contain only arrays")
+        if a is None:
+            flat.append(None)
+        elif isinstance(a, int):
+            flat.append(axis_of(a, x))
+        elif isinstance(a, tuple):
+            # MLX also takes a one-element tuple as the axis of an array.
+            saw_tuple = True
+            if len(a) == 1 and a[0] is None:
+                flat.append(None)
+            elif len(a) == 1 and isinstance(a[0], int):
+                flat.append(axis_of(a[0], x))
+            else:
+                raise ValueError("[vmap] axis must be int or None.")
+        else:
+            raise ValueError("[vmap] axis must be int or None.")
+
+    _visit_prefix(tree, axes, visit)
+    if saw_tuple and not isinstance(tree, array):
+        raise ValueError("[vmap] axis must be int or None.")
+    return flat
 
 
 def vmap(fun: Callable, in_axes: object = 0, out_axes: object = 0) -> Callable:
@@ -358,57 +521,51 @@ def vmap(fun: Callable, in_axes: object = 0, out_axes: object = 0) -> Callable:
             vmapped. Defaults to ``0``.
         out_axes (int, optional): An integer or a valid prefix tree of the
             outputs of ``fun`` where each node specifies the vmapped axis.
-            Defaults to ``0``.
+            Defaults to ``0``. Every output of the vectorized function is
+            vectorized (outputs that do not depend on a vmapped input are
+            repeated along the vmapped axis), so ``None`` is not accepted
+            here.
 
     Returns:
         Callable: The vectorized function.
     """
     if not callable(fun):
-        raise TypeError("[vmap] fun must be callable.")
+        raise TypeError(f"[vmap] fun must be callable, got {_type_name(fun)}.")
 
     @functools.wraps(fun)
-    def wrapper(*args):
-        args = list(args)
-        spec = in_axes
-        if isinstance(spec, (list, tuple)) and not isinstance(spec, int):
-            if len(spec) != len(args):
+    def vmap_fn(*args):
+        inputs, rebuild_args = _flatten(args, strict=True)
+        axes = _flat_axes(args[0] if len(args) == 1 else args, in_axes, False)
+        sizes = [x.shape[a] for x, a in zip(inputs, axes) if a is not None]
+        for s in sizes:
+            if s != sizes[-1]:
                 raise ValueError(
-                    f"[vmap] The number of in_axes ({len(spec)}) does not "
-                    f"match the number of arguments ({len(args)})."
+                    f"[vmap] Inconsistent axis sizes: {s} and {sizes[-1]}."
                 )
-        leaves, rebuild = _flatten(args, "vmap")
-        axes = _axes_for(spec, args, "in_axes") if not isinstance(spec, (list, tuple)) else _axes_for(list(spec), args, "in_axes")
         box = {}
 
         def flat(xs):
-            out = fun(*rebuild(xs))
-            out_leaves, out_rebuild = _flatten_outputs(out, "vmap")
-            box["rebuild"] = out_rebuild
-            box["tree"] = out
-            return out_leaves
+            out = fun(*rebuild_args(xs))
+            leaves, rebuild_out = _flatten(out, strict=True)
+            box["out"] = out
+            box["rebuild"] = rebuild_out
+            return leaves
 
-        # The outputs' structure is known only after tracing: pass a
-        # single out axis when out_axes is an int.
-        if isinstance(out_axes, int):
-            oax = [out_axes]
-            outs = _core._vmap(flat, leaves, axes, oax)
-        else:
-            # Trace once for the structure, then map with per-leaf axes.
-            probe = {}
-
-            def flat_probe(xs):
-                res = flat(xs)
-                probe["n"] = len(res)
-                return res
-
-            _ = _core._vmap(flat_probe, leaves, axes, [0])
-            oax = _axes_for(out_axes, box["tree"], "out_axes")
-            if any(a is None for a in oax):
-                raise ValueError("[vmap] out_axes may not be None.")
-            outs = _core._vmap(flat, leaves, axes, oax)
+        # The C vmap puts every batch axis first; the out_axes tree is read
+        # against the traced outputs and the axes moved afterwards.
+        outs = _core._vmap(flat, inputs, axes, [0])
+        oaxes = _flat_axes(box["out"], out_axes, True)
+        for i, a in enumerate(oaxes):
+            if a is None:
+                raise ValueError(
+                    "[vmap] out_axes may not be None: every output of a "
+                    "vectorized function is vectorized."
+                )
+            if a != 0:
+                outs[i] = _core.moveaxis(outs[i], 0, a)
         return box["rebuild"](outs)
 
-    return wrapper
+    return vmap_fn
 
 
 # ---------------------------------------------------------------- custom
@@ -459,7 +616,27 @@ class custom_function:
 
     All ``custom_function`` instances behave as pure functions. Namely, any
     variables captured will be treated as constants and no gradients will be
-    computed with respect to the captured arrays.
+    computed with respect to the captured arrays. For instance:
+
+      .. code-block:: python
+
+          def g(x, y):
+              @mx.custom_function
+              def f(x):
+                  return x * y
+
+              @f.vjp
+              def f_vjp(x, dx, fx):
+                  # Only x, dx and fx: nothing with respect to y
+                  raise ValueError("Abort!")
+
+              return f(x)
+
+          x = mx.array(2.0)
+          y = mx.array(3.0)
+          print(g(x, y))                      # array(6, dtype=float32)
+          print(mx.grad(g)(x, y))             # raises ValueError("Abort!")
+          print(mx.grad(g, argnums=1)(x, y))  # array(0, dtype=float32)
     """
 
     def __init__(self, f: Callable):
@@ -483,8 +660,9 @@ class custom_function:
         - *outputs*: The outputs of the function to be used to avoid
           recomputing them for the gradient computation.
 
-        The vjp function should return the same pytree structure as the
-        primals but containing the corresponding computed cotangents.
+        Keyword arguments of the call are passed on to it. The vjp function
+        should return the same pytree structure as the primals but
+        containing the corresponding computed cotangents.
         """
         self._vjp = f
         return self
@@ -522,101 +700,135 @@ class custom_function:
 
         The vmap function should return the outputs of the original
         function but vectorized over the provided axes. It should also
-        return a pytree with the vectorized axes for each output. If some
-        outputs are no longer vectorized, then their vectorized axis should
-        be ``None``.
+        return a pytree with the vectorization axes of each output. If some
+        outputs are no longer vectorized, then their vectorization axis
+        should be ``None``.
         """
         self._vmap = f
         return self
 
     def __call__(self, *args, **kwargs):
-        leaves, rebuild = _flatten(list(args), "custom_function")
+        if self._vjp is None and self._jvp is None and self._vmap is None:
+            return self._fun(*args, **kwargs)
+        leaves, rebuild_in = _flatten((args, kwargs), strict=False)
+        n = len(leaves)
         box = {}
 
-        def fun(xs):
-            out = self._fun(*rebuild(xs), **kwargs)
-            ol, orebuild = _flatten_outputs(out, "custom_function")
-            box["out"] = orebuild
-            box["single"] = isinstance(out, array)
-            return ol
+        def call(xs):
+            a, kw = rebuild_in(xs)
+            outs, box["out"] = _flatten(self._fun(*a, **kw), strict=True)
+            return outs
 
-        n = len(leaves)
-
-        def unflat_out(xs):
-            r = box["out"](xs)
-            return r
-
-        vjp_fn = None
+        rules = [None, None, None]
         if self._vjp is not None:
-
-            def vjp_fn(xs):
-                prim = rebuild(xs[:n])
-                m = (len(xs) - n) // 2
-                cots = unflat_out(xs[n : n + m])
-                outs = unflat_out(xs[n + m :])
-                p = prim[0] if len(prim) == 1 else tuple(prim)
-                res = self._vjp(p if len(prim) != 1 else tuple(prim), cots, outs)
-                if isinstance(res, array):
-                    res = (res,)
-                rl, _ = _flatten(list(res), "custom_function.vjp")
-                if len(rl) != n:
-                    raise ValueError(
-                        "[custom_function] The vjp function should return "
-                        "one cotangent per primal."
-                    )
-                return rl
-
-        jvp_fn = None
+            rules[0] = functools.partial(self._run_vjp, rebuild_in, n, box)
         if self._jvp is not None:
-
-            def jvp_fn(xs):
-                prim = rebuild(xs[:n])
-                tans = rebuild(xs[n:])
-                res = self._jvp(tuple(prim), tuple(tans))
-                rl, _ = _flatten(res if not isinstance(res, array) else [res], "custom_function.jvp")
-                return rl
-
-        vmap_fn = None
+            rules[1] = functools.partial(self._run_jvp, rebuild_in, n)
         if self._vmap is not None:
-
-            def vmap_fn(xs):
-                axes = _core._custom_vmap_axes()
-                outs, oaxes = self._vmap(tuple(rebuild(xs)), tuple(axes))
-                ol, _ = _flatten(outs if not isinstance(outs, array) else [outs], "custom_function.vmap")
-                if isinstance(oaxes, (int, type(None))):
-                    oaxes = [oaxes]
-                oaxes = [-1 if a is None else a for a in oaxes]
-                return ol + [array(a, dtype=_core.int32) for a in oaxes]
-
-        outs = _core._custom_function(fun, vjp_fn, jvp_fn, vmap_fn, leaves)
+            rules[2] = functools.partial(self._run_vmap, rebuild_in)
+        outs = _core._custom_function(call, *rules, leaves)
         return box["out"](outs)
+
+    def _run_vjp(self, rebuild_in, n, box, xs):
+        # xs: the n primals, then the cotangents and the outputs.
+        a, kw = rebuild_in(xs[:n])
+        m = (len(xs) - n) // 2
+        cots = box["out"](xs[n : n + m])
+        outs = box["out"](xs[n + m :])
+        res = self._vjp(a[0] if len(a) == 1 else a, cots, outs, **kw)
+        vjps, _ = _flatten(res, strict=False)
+        # Arrays among the keyword arguments get no cotangent from a vjp
+        # written for the positional ones: zeros.
+        if len(vjps) < n and len(vjps) == len(_flatten(a, strict=False)[0]):
+            vjps += [_core.zeros_like(x) for x in xs[len(vjps) : n]]
+        return vjps
+
+    def _run_jvp(self, rebuild_in, n, xs):
+        # xs: the n primals, then n tangents (zeros where none was given;
+        # _custom_jvp_argnums says which were given).
+        a, kw = rebuild_in(xs[:n])
+        if kw:
+            raise ValueError(
+                "[custom jvp] Function should only accept positional arguments"
+            )
+        given = set(_core._custom_jvp_argnums())
+        it = iter(range(n))
+
+        def tangent(x):
+            i = next(it)
+            return xs[n + i] if i in given else None
+
+        tans = _map_arrays(a, tangent)
+        res = self._jvp(a[0], tans[0]) if len(a) == 1 else self._jvp(a, tans)
+        return _flatten(res, strict=False)[0]
+
+    def _run_vmap(self, rebuild_in, xs):
+        a, kw = rebuild_in(xs)
+        if kw:
+            raise ValueError(
+                "[custom vmap] Function should only accept positional arguments"
+            )
+        it = iter(_core._custom_vmap_axes())
+        axes = _map_arrays(a, lambda x: next(it))
+        res = self._vmap(a[0], axes[0]) if len(a) == 1 else self._vmap(a, axes)
+        if not isinstance(res, tuple) or len(res) != 2:
+            raise ValueError(
+                "[custom vmap] Vmap function should return a tuple with 2 items."
+            )
+        outs, oaxes = [], []
+
+        def visit(o, ax):
+            if not isinstance(o, array):
+                return
+            if ax is not None and not isinstance(ax, int):
+                raise ValueError(
+                    "[custom vmap] The vectorization axes should be ints or None."
+                )
+            outs.append(o)
+            oaxes.append(-1 if ax is None else ax)
+
+        _visit_prefix(res[0], res[1], visit)
+        return outs + [array(ax, dtype=_core.int32) for ax in oaxes]
+
+
+def _map_arrays(tree, f):
+    """tree with each array leaf x replaced by f(x) and every other leaf by
+    None (plain containers)."""
+    if isinstance(tree, list):
+        return [_map_arrays(v, f) for v in tree]
+    if isinstance(tree, tuple):
+        return tuple([_map_arrays(v, f) for v in tree])
+    if isinstance(tree, dict):
+        return {k: _map_arrays(v, f) for k, v in tree.items()}
+    return f(tree) if isinstance(tree, array) else None
 
 
 def checkpoint(fun: Callable) -> Callable:
-    """Returns a gradient checkpointed version of ``fun``: the backward
-    pass recomputes ``fun``'s intermediate values from its inputs instead
-    of keeping them, trading compute for memory.
+    """Returns a gradient checkpointed version of ``fun``: it computes the
+    same outputs, but a gradient through it recomputes ``fun``'s
+    intermediate values in the backward pass instead of keeping them from
+    the forward pass, trading compute for memory.
 
     Args:
         fun (Callable): A function which takes arrays or trees of arrays
-            and returns arrays or trees of arrays.
+            (and any other arguments) and returns arrays or trees of
+            arrays.
 
     Returns:
         Callable: A function with the same signature and outputs as ``fun``.
     """
 
     @functools.wraps(fun)
-    def wrapper(*args, **kwargs):
-        leaves, rebuild = _flatten(list(args), "checkpoint")
+    def checkpointed(*args, **kwargs):
+        leaves, rebuild_in = _flatten((args, kwargs), strict=False)
         box = {}
 
-        def flat(xs):
-            out = fun(*rebuild(xs), **kwargs)
-            ol, orebuild = _flatten_outputs(out, "checkpoint")
-            box["out"] = orebuild
-            return ol
+        def call(xs):
+            a, kw = rebuild_in(xs)
+            outs, box["out"] = _flatten(fun(*a, **kw), strict=False)
+            return outs
 
-        outs = _core._checkpoint(flat, leaves)
+        outs = _core._checkpoint(call, leaves)
         return box["out"](outs)
 
-    return wrapper
+    return checkpointed

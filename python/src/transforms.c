@@ -21,8 +21,12 @@
 static _Thread_local PyObject* tl_exc;
 
 #if PY_VERSION_HEX >= 0x030C0000
-static PyObject* take_exception(void) { return PyErr_GetRaisedException(); }
-static void restore_exception(PyObject* e) { PyErr_SetRaisedException(e); }
+static PyObject* take_exception(void) {
+  return PyErr_GetRaisedException();
+}
+static void restore_exception(PyObject* e) {
+  PyErr_SetRaisedException(e);
+}
 #else
 /* Before 3.12 an exception is a (type, value, traceback) triple; keep it
  * as a tuple. */
@@ -30,8 +34,8 @@ static PyObject* take_exception(void) {
   PyObject *t, *v, *tb;
   PyErr_Fetch(&t, &v, &tb);
   PyErr_NormalizeException(&t, &v, &tb);
-  PyObject* e = PyTuple_Pack(3, t ? t : Py_None, v ? v : Py_None,
-                             tb ? tb : Py_None);
+  PyObject* e =
+      PyTuple_Pack(3, t ? t : Py_None, v ? v : Py_None, tb ? tb : Py_None);
   Py_XDECREF(t);
   Py_XDECREF(v);
   Py_XDECREF(tb);
@@ -54,6 +58,15 @@ static void keep_exception(void) {
     tl_exc = e;
   else
     Py_XDECREF(e);
+}
+
+/* Whether a transform succeeded. A kept exception is then one the C side
+ * handled (it never reaches the caller): it is dropped, so it cannot stand
+ * in for a later, unrelated error. */
+static bool succeeded(cmx_status st) {
+  if (st != CMX_OK) return false;
+  Py_CLEAR(tl_exc);
+  return true;
 }
 
 /* Raises the kept Python exception if any, else the cmx error. */
@@ -82,8 +95,7 @@ static PyObject* list_of(const cmx_array* a, int n) {
 }
 
 /* A sequence of arrays -> malloc'ed new references. */
-static int arrays_of(PyObject* seq, cmx_array** out, int* n,
-                     const char* what) {
+static int arrays_of(PyObject* seq, cmx_array** out, int* n, const char* what) {
   PyObject* fast = PySequence_Fast(seq, what);
   if (!fast) return -1;
   Py_ssize_t len = PySequence_Fast_GET_SIZE(fast);
@@ -96,8 +108,8 @@ static int arrays_of(PyObject* seq, cmx_array** out, int* n,
   for (Py_ssize_t i = 0; i < len; i++) {
     PyObject* o = PySequence_Fast_GET_ITEM(fast, i);
     if (!CmxArray_Check(o)) {
-      PyErr_Format(PyExc_TypeError, "%s must contain only arrays, got %s",
-                   what, Py_TYPE(o)->tp_name);
+      PyErr_Format(PyExc_TypeError, "%s must contain only arrays, got %s", what,
+                   Py_TYPE(o)->tp_name);
       for (Py_ssize_t j = 0; j < i; j++) cmx_array_release(a[j]);
       free(a);
       Py_DECREF(fast);
@@ -172,13 +184,15 @@ static PyObject* py_vjp(PyObject* m, PyObject* args) {
   cmx_array* outs = NULL;
   int no = 0;
   cmx_closure f = {call_python, fun};
-  cmx_status st = vjps ? cmx_vjp(f, p, np, c, nc, &outs, &no, vjps)
-                       : CMX_ERR_MEMORY;
+  cmx_status st =
+      vjps ? cmx_vjp(f, p, np, c, nc, &outs, &no, vjps) : CMX_ERR_MEMORY;
   cmx_arrays_free(p, np);
   cmx_arrays_free(c, nc);
   PyObject* r = NULL;
-  if (st == CMX_OK) r = tuple2(list_of(outs, no), list_of(vjps, np));
-  else fail(st);
+  if (succeeded(st))
+    r = tuple2(list_of(outs, no), list_of(vjps, np));
+  else
+    fail(st);
   cmx_arrays_free(outs, no);
   if (vjps)
     for (int i = 0; i < np; i++) cmx_array_release(vjps[i]);
@@ -212,8 +226,10 @@ static PyObject* py_jvp(PyObject* m, PyObject* args) {
   cmx_arrays_free(p, np);
   cmx_arrays_free(t, nt);
   PyObject* r = NULL;
-  if (st == CMX_OK) r = tuple2(list_of(outs, no), list_of(jvps, no));
-  else fail(st);
+  if (succeeded(st))
+    r = tuple2(list_of(outs, no), list_of(jvps, no));
+  else
+    fail(st);
   cmx_arrays_free(outs, no);
   cmx_arrays_free(jvps, no);
   return r;
@@ -274,8 +290,10 @@ static PyObject* py_vmap(PyObject* m, PyObject* args) {
     int no = 0;
     cmx_closure f = {call_python, fun};
     cmx_status st = cmx_vmap(f, in, n, ia, oa, no_ax, &outs, &no);
-    if (st == CMX_OK) r = list_of(outs, no);
-    else fail(st);
+    if (succeeded(st))
+      r = list_of(outs, no);
+    else
+      fail(st);
     cmx_arrays_free(outs, no);
   }
   cmx_arrays_free(in, n);
@@ -302,8 +320,10 @@ static PyObject* py_value_and_grad(PyObject* m, PyObject* args) {
     int no = 0;
     cmx_closure f = {call_python, fun};
     cmx_status st = cmx_value_and_grad(f, in, n, argnums, n, &outs, &no, grads);
-    if (st == CMX_OK) r = tuple2(list_of(outs, no), list_of(grads, n));
-    else fail(st);
+    if (succeeded(st))
+      r = tuple2(list_of(outs, no), list_of(grads, n));
+    else
+      fail(st);
     cmx_arrays_free(outs, no);
     for (int i = 0; i < n; i++) cmx_array_release(grads[i]);
   }
@@ -316,8 +336,8 @@ static PyObject* py_value_and_grad(PyObject* m, PyObject* args) {
 static PyObject* py_custom_function(PyObject* m, PyObject* args) {
   (void)m;
   PyObject *fun, *vjp, *jvp, *vmap, *ins;
-  if (!PyArg_ParseTuple(args, "OOOOO:_custom_function", &fun, &vjp, &jvp,
-                        &vmap, &ins))
+  if (!PyArg_ParseTuple(args, "OOOOO:_custom_function", &fun, &vjp, &jvp, &vmap,
+                        &ins))
     return NULL;
   cmx_array* in = NULL;
   int n = 0;
@@ -335,7 +355,11 @@ static PyObject* py_custom_function(PyObject* m, PyObject* args) {
   int no = 0;
   cmx_status st = cmx_custom_function_apply(&cf, in, n, &outs, &no);
   cmx_arrays_free(in, n);
-  PyObject* r = st == CMX_OK ? list_of(outs, no) : fail(st);
+  PyObject* r = NULL;
+  if (succeeded(st))
+    r = list_of(outs, no);
+  else
+    fail(st);
   cmx_arrays_free(outs, no);
   return r;
 }
@@ -353,21 +377,43 @@ static PyObject* py_checkpoint(PyObject* m, PyObject* args) {
   int no = 0;
   cmx_status st = cmx_checkpoint_apply(f, release_payload, in, n, &outs, &no);
   cmx_arrays_free(in, n);
-  PyObject* r = st == CMX_OK ? list_of(outs, no) : fail(st);
+  PyObject* r = NULL;
+  if (succeeded(st))
+    r = list_of(outs, no);
+  else
+    fail(st);
   cmx_arrays_free(outs, no);
   return r;
 }
 
+/* A list of n ints read by get(buf, max) (None for CMX_VMAP_NONE). */
+static PyObject* int_list(int (*get)(int*, int)) {
+  int n = get(NULL, 0);
+  int* v = malloc((size_t)(n > 0 ? n : 1) * sizeof *v);
+  if (!v) return PyErr_NoMemory();
+  get(v, n);
+  PyObject* l = PyList_New(n);
+  for (int i = 0; l && i < n; i++) {
+    PyObject* o =
+        v[i] == CMX_VMAP_NONE ? Py_NewRef(Py_None) : PyLong_FromLong(v[i]);
+    if (!o) {
+      Py_CLEAR(l);
+      break;
+    }
+    PyList_SET_ITEM(l, i, o);
+  }
+  free(v);
+  return l;
+}
+
 static PyObject* py_vmap_axes(PyObject* m, PyObject* u) {
   (void)m, (void)u;
-  int axes[64];
-  int n = cmx_custom_vmap_axes(axes, 64);
-  PyObject* l = PyList_New(n < 64 ? n : 64);
-  for (int i = 0; l && i < n && i < 64; i++)
-    PyList_SET_ITEM(l, i,
-                    axes[i] == CMX_VMAP_NONE ? Py_NewRef(Py_None)
-                                             : PyLong_FromLong(axes[i]));
-  return l;
+  return int_list(cmx_custom_vmap_axes);
+}
+
+static PyObject* py_jvp_argnums(PyObject* m, PyObject* u) {
+  (void)m, (void)u;
+  return int_list(cmx_custom_jvp_argnums);
 }
 
 static PyMethodDef transform_methods[] = {
@@ -394,6 +440,9 @@ static PyMethodDef transform_methods[] = {
     {"_custom_vmap_axes", py_vmap_axes, METH_NOARGS,
      "_custom_vmap_axes()\n--\n\nInside a custom vmap rule: the in_axes of "
      "its inputs."},
+    {"_custom_jvp_argnums", py_jvp_argnums, METH_NOARGS,
+     "_custom_jvp_argnums()\n--\n\nInside a custom jvp rule: the indices "
+     "of the inputs that have a tangent."},
     {NULL, NULL, 0, NULL}};
 
 int cmxpy_init_transforms(PyObject* m) {

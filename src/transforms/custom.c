@@ -31,8 +31,7 @@ static cmx__custom_state* state_of(const cmx_primitive* p) {
 }
 
 int cmx__op_visible_inputs(const cmx__op* op) {
-  if (op->prim->vt == &cmx__vt_CustomTransforms)
-    return state_of(op->prim)->nin;
+  if (op->prim->vt == &cmx__vt_CustomTransforms) return state_of(op->prim)->nin;
   return op->nin;
 }
 
@@ -60,7 +59,8 @@ static cmx_status custom_vjp(const cmx_primitive* p, const cmx_array* primals,
   (void)nin;
   for (int k = 0; k < nargs; k++) out[k] = NULL;
   cmx_array* vjps = calloc((size_t)(n ? n : 1), sizeof *vjps);
-  if (!vjps) return cmx__error(CMX_ERR_MEMORY, "[custom_function] out of memory");
+  if (!vjps)
+    return cmx__error(CMX_ERR_MEMORY, "[custom_function] out of memory");
   cmx_status s;
   if (st->cf.vjp.fn && !st->checkpoint) {
     cmx_array* args = malloc((size_t)(n + 2 * nout) * sizeof *args);
@@ -95,7 +95,7 @@ static cmx_status custom_vjp(const cmx_primitive* p, const cmx_array* primals,
     if (st->checkpoint) {
       dep = calloc((size_t)(n ? n : 1), sizeof *dep);
       s = dep ? cmx_depends(dep, primals, n, primals + n, nout,
-                              CMX_STREAM_DEFAULT)
+                            CMX_STREAM_DEFAULT)
               : cmx__error(CMX_ERR_MEMORY, "[checkpoint] out of memory");
       prims = dep;
     } else {
@@ -113,6 +113,18 @@ static cmx_status custom_vjp(const cmx_primitive* p, const cmx_array* primals,
   return s;
 }
 
+/* The argnums of the custom jvp rule running on this thread (nested
+ * rules save and restore them). */
+static _Thread_local const int* tl_argnums;
+static _Thread_local int tl_nargnums;
+
+int cmx_custom_jvp_argnums(int* argnums, int max) {
+  int n = tl_nargnums < max ? tl_nargnums : max;
+  if (argnums && n > 0)
+    memcpy(argnums, tl_argnums, (size_t)n * sizeof *argnums);
+  return tl_nargnums;
+}
+
 static cmx_status custom_jvp(const cmx_primitive* p, const cmx_array* primals,
                              int nin, const cmx_array* tangents,
                              const int* argnums, int nargs,
@@ -123,7 +135,8 @@ static cmx_status custom_jvp(const cmx_primitive* p, const cmx_array* primals,
   (void)nin;
   (void)outputs;
   cmx_array* args = calloc((size_t)(2 * n + 1), sizeof *args);
-  if (!args) return cmx__error(CMX_ERR_MEMORY, "[custom_function] out of memory");
+  if (!args)
+    return cmx__error(CMX_ERR_MEMORY, "[custom_function] out of memory");
   memcpy(args, primals, (size_t)n * sizeof *args);
   cmx_status s = CMX_OK;
   for (int i = 0; i < n && s == CMX_OK; i++) {
@@ -136,7 +149,13 @@ static cmx_status custom_jvp(const cmx_primitive* p, const cmx_array* primals,
   cmx_array *res = NULL, *outs = NULL;
   int nres = 0;
   if (s == CMX_OK && st->cf.jvp.fn) {
+    const int* saved = tl_argnums;
+    int saved_n = tl_nargnums;
+    tl_argnums = argnums;
+    tl_nargnums = nargs;
     s = cmx_closure_call(st->cf.jvp, args, 2 * n, &res, &nres);
+    tl_argnums = saved;
+    tl_nargnums = saved_n;
     if (s == CMX_OK && nres != nout) {
       cmx_arrays_free(res, nres);
       res = NULL;
@@ -230,9 +249,9 @@ static cmx_status custom_vmap(const cmx_primitive* p, const cmx_array* inputs,
   return s;
 }
 
-CMX__VTABLE(CustomTransforms, .eval_cpu = custom_eval,
-            .eval_gpu = custom_eval, .vjp = custom_vjp, .jvp = custom_jvp,
-            .vmap = custom_vmap, .destroy = custom_destroy);
+CMX__VTABLE(CustomTransforms, .eval_cpu = custom_eval, .eval_gpu = custom_eval,
+            .vjp = custom_vjp, .jvp = custom_jvp, .vmap = custom_vmap,
+            .destroy = custom_destroy);
 
 /* ---- entry points ---- */
 

@@ -59,8 +59,46 @@ static char* shape_text(cmx_array a, char* buf, size_t n) {
   return (char*)cmx__shape_str(a->dims, a->ndim, buf, n);
 }
 
+/* Orders the evaluation of an op's cotangent contributions for memory:
+ * the contributions to the transform's inputs (final gradients, such as a
+ * weight's) become dependencies of the contributions that flow further
+ * back. Evaluating the backward chain then computes each op's input
+ * gradients on the way, so the intermediates they read are freed at once
+ * instead of living until the gradients are evaluated as separate roots
+ * (with checkpointing, the recomputed intermediates of every block would
+ * otherwise all be alive at the end of the chain). */
+static bool order_contributions(const cmx__ptrmap* standins, cmx__op* op,
+                                const int* args, int nargs, cmx_array* outs,
+                                cmx_stream s) {
+  int nleaf = 0, nchain = 0;
+  for (int j = 0; j < nargs; j++) {
+    if (!outs[j]) continue;
+    if (cmx__ptrmap_get(standins, op->inputs[args[j]]) >= 0)
+      nleaf++;
+    else
+      nchain++;
+  }
+  if (!nleaf || !nchain) return true;
+  cmx_array* leaves = malloc((size_t)nleaf * sizeof *leaves);
+  if (!leaves) {
+    cmx__error(CMX_ERR_MEMORY, "[vjp] out of host memory");
+    return false;
+  }
+  int k = 0;
+  for (int j = 0; j < nargs; j++)
+    if (outs[j] && cmx__ptrmap_get(standins, op->inputs[args[j]]) >= 0)
+      leaves[k++] = outs[j];
+  bool ok = true;
+  for (int j = 0; ok && j < nargs; j++)
+    if (outs[j] && cmx__ptrmap_get(standins, op->inputs[args[j]]) < 0)
+      ok = cmx__depends(&outs[j], &outs[j], 1, leaves, nleaf, s);
+  free(leaves);
+  return ok;
+}
+
 /* Applies the rules of the tape backwards from the seeded cotangents. */
-static bool backward(cmx__tape* tape, cot_table* cots, cmx_stream s) {
+static bool backward(cmx__tape* tape, const cmx__ptrmap* standins,
+                     cot_table* cots, cmx_stream s) {
   int argnums[64];
   cmx_array contrib[64];
   for (size_t k = tape->n; k-- > 0;) {
@@ -107,8 +145,9 @@ static bool backward(cmx__tape* tape, cot_table* cots, cmx_stream s) {
     int nvis = cmx__op_visible_inputs(op);
     for (int i = 0; ok && i < nvis; i++)
       if (cmx__tape_active(tape, op->inputs[i])) args[nargs++] = i;
-    if (ok && nargs)
-      ok = cmx__rule_vjp(op, oc, args, nargs, outs) == CMX_OK;
+    if (ok && nargs) ok = cmx__rule_vjp(op, oc, args, nargs, outs) == CMX_OK;
+    if (ok && nargs > 1)
+      ok = order_contributions(standins, op, args, nargs, outs, s);
     for (int j = 0; ok && j < nargs; j++) {
       if (!outs[j]) continue; /* no contribution */
       cmx_array in = op->inputs[args[j]];
@@ -176,9 +215,14 @@ static bool vjp_scoped(cmx_closure f, const cmx_array* primals, int n,
     if (ct->ndim != outs[i]->ndim ||
         memcmp(ct->dims, outs[i]->dims, (size_t)ct->ndim * 8)) {
       char a[96], b[96];
+      /* MLX's hint for grad of a size-1, non-scalar function. */
+      bool hint = nout == 1 && outs[i]->size == 1;
       cmx__error(CMX_ERR_VALUE,
-                 "[vjp] Output shape %s does not match cotangent shape %s.",
-                 shape_text(outs[i], a, sizeof a), shape_text(ct, b, sizeof b));
+                 "[vjp] Output shape %s does not match cotangent shape %s.%s",
+                 shape_text(outs[i], a, sizeof a), shape_text(ct, b, sizeof b),
+                 hint ? " If you are using grad your function must return a "
+                        "scalar."
+                      : "");
       ok = false;
       break;
     }
@@ -196,10 +240,14 @@ static bool vjp_scoped(cmx_closure f, const cmx_array* primals, int n,
   }
   cmx__tape tape = {0};
   if (ok) ok = cmx__tape_build(&tape, standins, n, outs, nout) == CMX_OK;
-  if (ok) ok = backward(&tape, &cots, s);
+  cmx__ptrmap sin = {0};
+  for (int i = 0; ok && i < n; i++) ok = cmx__ptrmap_put(&sin, standins[i], i);
+  if (ok) ok = backward(&tape, &sin, &cots, s);
+  cmx__ptrmap_free(&sin);
   for (int i = 0; ok && i < n; i++) {
     cmx_array g = cot_get(&cots, standins[i]);
-    if (!g) g = cmx__zeros_like(primals[i], s);
+    if (!g)
+      g = cmx__zeros_like(primals[i], s);
     else if (g->dtype != primals[i]->dtype)
       g = cmx__astype(g, primals[i]->dtype, s);
     ok = (vjps[i] = g) != NULL;
@@ -223,8 +271,7 @@ cmx_status cmx__vjp_seeded(cmx_closure f, const cmx_array* primals, int n,
                            bool loose_seed) {
   if (outputs) *outputs = NULL;
   if (nout) *nout = 0;
-  if (n < 0 || ncot < 0 || (n && (!primals || !vjps)) ||
-      (ncot && !cotangents))
+  if (n < 0 || ncot < 0 || (n && (!primals || !vjps)) || (ncot && !cotangents))
     return cmx__error(CMX_ERR_VALUE, "[vjp] bad argument lists");
   for (int i = 0; i < n; i++) vjps[i] = NULL;
   size_t mark = cmx__scope_enter();
@@ -237,14 +284,13 @@ cmx_status cmx__vjp_seeded(cmx_closure f, const cmx_array* primals, int n,
   for (int i = 0; i < ncot; i++)
     if (!cotangents[i]) {
       cmx__scope_exit_n(mark, NULL, NULL, 0);
-      return cmx__error(CMX_ERR_VALUE, "[vjp] cotangent %d is a null array",
-                        i);
+      return cmx__error(CMX_ERR_VALUE, "[vjp] cotangent %d is a null array", i);
     }
   cmx__trace_begin();
   cmx_array* outs = NULL;
   int no = 0;
-  bool ok = vjp_scoped(f, primals, n, cotangents, ncot, &outs, &no, vjps,
-                       loose_seed);
+  bool ok =
+      vjp_scoped(f, primals, n, cotangents, ncot, &outs, &no, vjps, loose_seed);
   cmx__trace_end();
   if (ok) {
     for (int i = 0; i < n; i++) cmx_array_retain(vjps[i]);
@@ -265,8 +311,8 @@ cmx_status cmx__vjp_seeded(cmx_closure f, const cmx_array* primals, int n,
 }
 
 cmx_status cmx_vjp(cmx_closure f, const cmx_array* primals, int n,
-                   const cmx_array* cotangents, int ncot,
-                   cmx_array** outputs, int* nout, cmx_array* vjps) {
+                   const cmx_array* cotangents, int ncot, cmx_array** outputs,
+                   int* nout, cmx_array* vjps) {
   return cmx__vjp_seeded(f, primals, n, cotangents, ncot, outputs, nout, vjps,
                          false);
 }
