@@ -85,6 +85,76 @@ static void run_rows(void* ctx, int64_t b, int64_t e) {
   }
 }
 
+/* Tiles for layouts where an array walks the inner dim with a large
+ * stride (a transposed operand): rows go TILE_ROWS at a time, columns
+ * TILE_COLS at a time, so the cache lines such an array touches in one
+ * column block (TILE_COLS of them) are reused by the next rows instead of
+ * being evicted by the time the next row comes back to them. */
+#define TILE_ROWS 16
+#define TILE_COLS 256
+#define TILE_MIN_STRIDE 16 /* inner strides (elements) worth tiling */
+
+/* run_rows in tiles of TILE_ROWS x TILE_COLS. */
+static void run_rows_tiled(void* ctx, int64_t b, int64_t e) {
+  const ew_plan* p = ctx;
+  int outer = p->ndim - 1;
+  int64_t idx[CMX_MAX_NDIM];
+  int64_t rem = b;
+  for (int d = outer - 1; d >= 0; d--) {
+    idx[d] = rem % p->shape[d];
+    rem /= p->shape[d];
+  }
+  char* ptrs[MAX_ARRAYS];
+  int64_t st[MAX_ARRAYS];
+  for (int k = 0; k < p->narr; k++) {
+    int64_t off = 0;
+    for (int d = 0; d < outer; d++) off += idx[d] * p->strides[k][d];
+    ptrs[k] = p->base[k] + off * p->isz[k];
+    st[k] = p->strides[k][outer];
+  }
+  int64_t inner = p->shape[outer];
+  char* rows[TILE_ROWS][MAX_ARRAYS];
+  for (int64_t r0 = b; r0 < e; r0 += TILE_ROWS) {
+    int nr = e - r0 < TILE_ROWS ? (int)(e - r0) : TILE_ROWS;
+    for (int i = 0; i < nr; i++) {
+      for (int k = 0; k < p->narr; k++) rows[i][k] = ptrs[k];
+      for (int d = outer - 1; d >= 0; d--) {
+        if (++idx[d] < p->shape[d]) {
+          for (int k = 0; k < p->narr; k++)
+            ptrs[k] += p->strides[k][d] * p->isz[k];
+          break;
+        }
+        for (int k = 0; k < p->narr; k++)
+          ptrs[k] -= (p->shape[d] - 1) * p->strides[k][d] * p->isz[k];
+        idx[d] = 0;
+      }
+    }
+    for (int64_t c = 0; c < inner; c += TILE_COLS) {
+      int64_t w = inner - c < TILE_COLS ? inner - c : TILE_COLS;
+      for (int i = 0; i < nr; i++) {
+        char* q[MAX_ARRAYS];
+        for (int k = 0; k < p->narr; k++)
+          q[k] = rows[i][k] + c * st[k] * p->isz[k];
+        p->fn(q, st, w, p->ctx);
+      }
+    }
+  }
+}
+
+/* True when some array walks the inner dim with a large stride while the
+ * next dim out is close together for it (a transposed operand). */
+static bool wants_tiles(const ew_plan* p) {
+  int outer = p->ndim - 1;
+  if (p->shape[outer] < 2 * TILE_COLS / 4) return false;
+  for (int k = 0; k < p->narr; k++) {
+    int64_t si = p->strides[k][outer], so = p->strides[k][outer - 1];
+    if (si < 0) si = -si;
+    if (so < 0) so = -so;
+    if (si >= TILE_MIN_STRIDE && so < si) return true;
+  }
+  return false;
+}
+
 void cmx__cpu_ew_run(cmx_array out, const cmx_array* ins, int nin,
                      cmx__row_fn fn, const void* ctx) {
   if (out->size == 0) return;
@@ -112,6 +182,11 @@ void cmx__cpu_ew_run(cmx_array out, const cmx_array* ins, int nin,
   for (int d = 0; d < outer; d++) rows *= p.shape[d];
   int64_t inner = p.shape[outer];
   int64_t grain = inner >= GRAIN ? 1 : GRAIN / inner;
+  if (rows >= TILE_ROWS && wants_tiles(&p)) {
+    if (grain < TILE_ROWS) grain = TILE_ROWS;
+    cmx__parallel_for(rows, grain, run_rows_tiled, &p);
+    return;
+  }
   cmx__parallel_for(rows, grain, run_rows, &p);
 }
 
