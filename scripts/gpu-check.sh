@@ -4,7 +4,7 @@
 #
 #   bash scripts/gpu-check.sh
 #
-# Steps, each with a time limit inside an overall budget of ~7.5 minutes:
+# Steps, each with a time limit inside an overall budget of ~9 minutes:
 #   env      what the machine has: GPU, driver, CUDA, NVRTC, BLAS, tools
 #   build    cmake configure + build into build-gpu (Release, -Werror, -j16);
 #            should only -Werror fail it, the build is redone without it
@@ -13,6 +13,8 @@
 #   test_gpu test_gpu again with CMX_TEST_REQUIRE_GPU=1: a missing GPU or
 #            NVRTC is a failure there
 #   bench    every build-gpu/bench_* program, if any
+#   python   the extension for the machine's python3 and the pytest suite
+#   pybench  benchmarks/*.py (numpy/torch/jax comparisons)
 # Logs go to build-gpu/gpu-logs/<step>.log and, when $OUT is set, to $OUT;
 # the last lines printed are a summary. Exit status 0 only if every step
 # passed.
@@ -29,7 +31,7 @@ cd "$(dirname "$0")/.."
 
 BUILD=${BUILD:-build-gpu}
 JOBS=${JOBS:-16}
-BUDGET=${BUDGET:-450} # seconds for all steps
+BUDGET=${BUDGET:-560} # seconds for all steps
 LOGS=$BUILD/gpu-logs
 mkdir -p "$LOGS"
 rm -f "$LOGS"/*.log
@@ -180,7 +182,26 @@ benches() {
 export -f benches
 step bench 150 benches
 
-if [ -d tests/python ]; then
-  SUMMARY+=("python: tests/python exists but is not wired into gpu-check.sh yet")
-fi
+# ---------------- python ----------------
+# The extension against the machine's python3 (numpy and pytest are in
+# its image), the pytest suite (GPU cases run here), and the Python
+# benchmarks (CMX_GPU_CHECK_PY_BENCH=0 skips them).
+pysuite() {
+  python3 -c "import numpy, pytest" || { echo "python3 lacks numpy/pytest"; return 1; }
+  cmake -S . -B "$BUILD" -DPython3_EXECUTABLE="$(command -v python3)" >/dev/null &&
+    cmake --build "$BUILD" -j "$JOBS" || return 1
+  [ -d "$BUILD/python/cmx" ] || { echo "no Python headers: extension not built"; return 1; }
+  PYTHONPATH=$BUILD/python python3 -m pytest -q -p no:cacheprovider tests/python
+}
+pybench() {
+  local rc=0 b
+  for b in benchmarks/*.py; do
+    echo "--- $b"
+    PYTHONPATH=$BUILD/python timeout 120 python3 "$b" || rc=1
+  done
+  return $rc
+}
+export -f pysuite pybench
+step python 150 pysuite
+if [ "${CMX_GPU_CHECK_PY_BENCH:-1}" = 1 ]; then step pybench 200 pybench; fi
 finish

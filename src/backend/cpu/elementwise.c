@@ -51,37 +51,52 @@ static void run_flat(void* ctx, int64_t b, int64_t e) {
   p->fn(ptrs, st, e - b, p->ctx);
 }
 
+/* A walk over the rows (all dims but the inner one) of a plan: the row
+ * index, each array's pointer to the row's start, and its inner stride. */
+typedef struct row_cursor {
+  int64_t idx[CMX_MAX_NDIM];
+  char* ptrs[MAX_ARRAYS];
+  int64_t st[MAX_ARRAYS];
+} row_cursor;
+
+/* Places c at row r. */
+static void cursor_at(const ew_plan* p, row_cursor* c, int64_t r) {
+  int outer = p->ndim - 1;
+  for (int d = outer - 1; d >= 0; d--) {
+    c->idx[d] = r % p->shape[d];
+    r /= p->shape[d];
+  }
+  for (int k = 0; k < p->narr; k++) {
+    int64_t off = 0;
+    for (int d = 0; d < outer; d++) off += c->idx[d] * p->strides[k][d];
+    c->ptrs[k] = p->base[k] + off * p->isz[k];
+    c->st[k] = p->strides[k][outer];
+  }
+}
+
+/* Moves c to the next row. */
+static void cursor_next(const ew_plan* p, row_cursor* c) {
+  for (int d = p->ndim - 2; d >= 0; d--) {
+    if (++c->idx[d] < p->shape[d]) {
+      for (int k = 0; k < p->narr; k++)
+        c->ptrs[k] += p->strides[k][d] * p->isz[k];
+      return;
+    }
+    for (int k = 0; k < p->narr; k++)
+      c->ptrs[k] -= (p->shape[d] - 1) * p->strides[k][d] * p->isz[k];
+    c->idx[d] = 0;
+  }
+}
+
 /* General case: rows [b, e) of the outer dims, one call of fn per row. */
 static void run_rows(void* ctx, int64_t b, int64_t e) {
   const ew_plan* p = ctx;
-  int outer = p->ndim - 1;
-  int64_t idx[CMX_MAX_NDIM];
-  int64_t rem = b;
-  for (int d = outer - 1; d >= 0; d--) {
-    idx[d] = rem % p->shape[d];
-    rem /= p->shape[d];
-  }
-  char* ptrs[MAX_ARRAYS];
-  int64_t st[MAX_ARRAYS];
-  for (int k = 0; k < p->narr; k++) {
-    int64_t off = 0;
-    for (int d = 0; d < outer; d++) off += idx[d] * p->strides[k][d];
-    ptrs[k] = p->base[k] + off * p->isz[k];
-    st[k] = p->strides[k][outer];
-  }
-  int64_t inner = p->shape[outer];
+  row_cursor c;
+  cursor_at(p, &c, b);
+  int64_t inner = p->shape[p->ndim - 1];
   for (int64_t r = b; r < e; r++) {
-    p->fn(ptrs, st, inner, p->ctx);
-    for (int d = outer - 1; d >= 0; d--) {
-      if (++idx[d] < p->shape[d]) {
-        for (int k = 0; k < p->narr; k++)
-          ptrs[k] += p->strides[k][d] * p->isz[k];
-        break;
-      }
-      for (int k = 0; k < p->narr; k++)
-        ptrs[k] -= (p->shape[d] - 1) * p->strides[k][d] * p->isz[k];
-      idx[d] = 0;
-    }
+    p->fn(c.ptrs, c.st, inner, p->ctx);
+    cursor_next(p, &c);
   }
 }
 
@@ -97,45 +112,21 @@ static void run_rows(void* ctx, int64_t b, int64_t e) {
 /* run_rows in tiles of TILE_ROWS x TILE_COLS. */
 static void run_rows_tiled(void* ctx, int64_t b, int64_t e) {
   const ew_plan* p = ctx;
-  int outer = p->ndim - 1;
-  int64_t idx[CMX_MAX_NDIM];
-  int64_t rem = b;
-  for (int d = outer - 1; d >= 0; d--) {
-    idx[d] = rem % p->shape[d];
-    rem /= p->shape[d];
-  }
-  char* ptrs[MAX_ARRAYS];
-  int64_t st[MAX_ARRAYS];
-  for (int k = 0; k < p->narr; k++) {
-    int64_t off = 0;
-    for (int d = 0; d < outer; d++) off += idx[d] * p->strides[k][d];
-    ptrs[k] = p->base[k] + off * p->isz[k];
-    st[k] = p->strides[k][outer];
-  }
-  int64_t inner = p->shape[outer];
+  row_cursor c;
+  cursor_at(p, &c, b);
+  int64_t inner = p->shape[p->ndim - 1];
   char* rows[TILE_ROWS][MAX_ARRAYS];
   for (int64_t r0 = b; r0 < e; r0 += TILE_ROWS) {
     int nr = e - r0 < TILE_ROWS ? (int)(e - r0) : TILE_ROWS;
-    for (int i = 0; i < nr; i++) {
-      for (int k = 0; k < p->narr; k++) rows[i][k] = ptrs[k];
-      for (int d = outer - 1; d >= 0; d--) {
-        if (++idx[d] < p->shape[d]) {
-          for (int k = 0; k < p->narr; k++)
-            ptrs[k] += p->strides[k][d] * p->isz[k];
-          break;
-        }
-        for (int k = 0; k < p->narr; k++)
-          ptrs[k] -= (p->shape[d] - 1) * p->strides[k][d] * p->isz[k];
-        idx[d] = 0;
-      }
-    }
-    for (int64_t c = 0; c < inner; c += TILE_COLS) {
-      int64_t w = inner - c < TILE_COLS ? inner - c : TILE_COLS;
+    for (int i = 0; i < nr; i++, cursor_next(p, &c))
+      memcpy(rows[i], c.ptrs, (size_t)p->narr * sizeof(char*));
+    for (int64_t col = 0; col < inner; col += TILE_COLS) {
+      int64_t w = inner - col < TILE_COLS ? inner - col : TILE_COLS;
       for (int i = 0; i < nr; i++) {
         char* q[MAX_ARRAYS];
         for (int k = 0; k < p->narr; k++)
-          q[k] = rows[i][k] + c * st[k] * p->isz[k];
-        p->fn(q, st, w, p->ctx);
+          q[k] = rows[i][k] + col * c.st[k] * p->isz[k];
+        p->fn(q, c.st, w, p->ctx);
       }
     }
   }
