@@ -1,33 +1,32 @@
 /* Convolution throughput on LeNet-sized batches (channels-last, float32)
- * in GFLOP/s, against the OpenBLAS sgemm peak measured in the same run
- * with the same number of threads.
+ * in GFLOP/s, against the OpenBLAS sgemm peak measured in the same run on
+ * the same number of threads.
  *
  * Cases: the two forward convolutions of LeNet, and the convolutions its
  * backward pass runs, with the parameters MLX's Convolution vjp gives them
- * (the inputs of the gradient convolutions are transposed views, as
+ * (the operands of the gradient convolutions are transposed views, as
  * there):
- *   conv1, conv2      forward: x (N, H, W, C) * w (O, 5, 5, C);
- *   conv2 dx          input gradient: the output cotangent correlated
- *                     with the flipped weight (C <-> O swapped), padding 4;
+ *   conv1, conv2        forward: x (N, H, W, C) * w (O, 5, 5, C);
+ *   conv2 dx            input gradient: the output cotangent correlated
+ *                       with the flipped weight (C <-> O swapped), padding 4;
  *   conv2 dw, conv1 dw  weight gradient: the input with batch and channels
- *                     swapped, correlated with the cotangent likewise
- *                     swapped (the output is the kernel).
+ *                       swapped, correlated with the cotangent likewise
+ *                       swapped (the output is the kernel).
  * GFLOP/s count the useful products: each gradient convolution of a layer
  * has the forward one's, 2 * N * Ho * Wo * O * kh * kw * C (the gather
  * form of conv2 dx would multiply 2.25x as many, padding zeros included).
  *
- * Ceiling: "gemm bound" (forward cases) runs the same matrix products as the
- * tiles of the kernel (rows split over the threads, single-threaded sgemm on
- * each, unfolded data already in place), i.e. im2col + gemm with a free unfold.
- * For conv1 (C_in = 1, K = 25) that thin product, not the unfolding, is
- * the floor.
+ * Peak: T threads each running a single-threaded 512^3 sgemm at once (T =
+ * CMX_NUM_THREADS, default 2, the goals' setting), as the convolution's
+ * tiles run single-threaded BLAS on cmx's T pool threads. OpenBLAS's own
+ * threaded 1024^3 figure is printed too. "gemm bnd" (forward cases) runs
+ * the same matrix products as the kernel's tiles with the unfolded data
+ * already in place: im2col + gemm with a free unfold; for conv1 (C_in = 1,
+ * K = 25) that thin product is the floor.
  *
- * Threads: CMX_NUM_THREADS (default 2, the goals' setting); OpenBLAS's
- * count is set to the same for the peak. Before each timed series the
- * program sleeps 0.3 s so that OpenBLAS's idle workers, which spin for
- * about 2^28 cycles after each threaded call, are asleep and do not take
- * a core from cmx's pool. Figures are the best of many wall-clock times;
- * the load average is printed for context.
+ * The convolution, the peak and the bound are timed alternately, 30 times
+ * each, and the best of each is kept, so that slow phases of a shared
+ * machine hit all alike. The load average is printed for context.
  *
  *   ./build/bench_conv
  */
@@ -74,7 +73,100 @@ static cmx_array random_array(const int64_t* shape, int nd, unsigned seed) {
   return a;
 }
 
-/* Best of `reps` sgemm calls of n x n x n, in seconds. */
+/* ---- a team of T threads running single-threaded sgemm ----
+ * The reference products run on plain threads with OpenBLAS held to one
+ * thread, as the convolution's tiles do: OpenBLAS's own threaded calls
+ * leave its idle workers spinning for about 2^28 cycles, which would take
+ * a core from the convolution timed right after. */
+typedef struct {
+  int64_t M, N, K, mb; /* rows M in tiles of mb: C = A @ B^T */
+  float *a, *b, *c;
+} gemm_work;
+
+typedef struct {
+  int threads;
+  pthread_barrier_t start, done;
+  gemm_work work[64];
+  int stop;
+} team;
+
+static void run_work(const gemm_work* g) {
+  for (int64_t r = 0; r < g->M; r += g->mb) {
+    int64_t m = g->M - r < g->mb ? g->M - r : g->mb;
+    cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasTrans, (int)m, (int)g->N,
+                (int)g->K, 1.0f, g->a, (int)g->K, g->b, (int)g->K, 0.0f,
+                g->c + r * g->N, (int)g->N);
+  }
+}
+
+typedef struct {
+  team* t;
+  int id;
+} member;
+
+static void* member_main(void* arg) {
+  member* m = arg;
+  for (;;) {
+    pthread_barrier_wait(&m->t->start);
+    if (m->t->stop) return NULL;
+    run_work(&m->t->work[m->id]);
+    pthread_barrier_wait(&m->t->done);
+  }
+}
+
+/* Seconds of one round: every member runs its work at once. */
+static double team_round(team* t) {
+  double t0 = now();
+  pthread_barrier_wait(&t->start);
+  run_work(&t->work[0]);
+  pthread_barrier_wait(&t->done);
+  return now() - t0;
+}
+
+/* Work for every member: its share of M x N x K in tiles of mb rows (A
+ * and B filled, one A tile reused: the unfolding is free). */
+static void team_set(team* t, int64_t M, int64_t N, int64_t K, int64_t mb) {
+  for (int i = 0; i < t->threads; i++) {
+    gemm_work* g = &t->work[i];
+    free(g->a);
+    free(g->b);
+    free(g->c);
+    g->M = M / t->threads + (i < M % t->threads);
+    g->N = N;
+    g->K = K;
+    g->mb = mb < g->M ? mb : g->M;
+    g->a = malloc((size_t)(g->mb * K) * sizeof(float));
+    g->b = malloc((size_t)(N * K) * sizeof(float));
+    g->c = calloc((size_t)(g->M * N), sizeof(float));
+    for (int64_t e = 0; e < g->mb * K; e++) g->a[e] = (float)(e % 7) * .1f;
+    for (int64_t e = 0; e < N * K; e++) g->b[e] = (float)(e % 5) * .1f;
+  }
+}
+
+static void team_start(team* t, int threads, member* m, pthread_t* th) {
+  memset(t, 0, sizeof *t);
+  t->threads = threads;
+  pthread_barrier_init(&t->start, NULL, (unsigned)threads);
+  pthread_barrier_init(&t->done, NULL, (unsigned)threads);
+  for (int i = 1; i < threads; i++) {
+    m[i].t = t;
+    m[i].id = i;
+    pthread_create(&th[i], NULL, member_main, &m[i]);
+  }
+}
+
+static void team_stop(team* t, pthread_t* th) {
+  t->stop = 1;
+  pthread_barrier_wait(&t->start);
+  for (int i = 1; i < t->threads; i++) pthread_join(th[i], NULL);
+  for (int i = 0; i < t->threads; i++) {
+    free(t->work[i].a);
+    free(t->work[i].b);
+    free(t->work[i].c);
+  }
+}
+
+/* Best of `reps` threaded sgemm calls of n x n x n, in seconds. */
 static double time_sgemm(int n, int reps) {
   float* a = malloc((size_t)n * n * sizeof(float));
   float* b = malloc((size_t)n * n * sizeof(float));
@@ -97,68 +189,6 @@ static double time_sgemm(int n, int reps) {
   return best;
 }
 
-/* ---- the gemm bound: threads x single-threaded tile products ---- */
-typedef struct {
-  int64_t rows, N, K, mb;
-  float *a, *b, *c;
-  pthread_barrier_t* go;
-} gemm_part;
-
-static void* gemm_worker(void* arg) {
-  gemm_part* g = arg;
-  pthread_barrier_wait(g->go);
-  for (int64_t r = 0; r < g->rows; r += g->mb) {
-    int64_t m = g->rows - r < g->mb ? g->rows - r : g->mb;
-    cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasTrans, (int)m, (int)g->N,
-                (int)g->K, 1.0f, g->a, (int)g->K, g->b, (int)g->K, 0.0f,
-                g->c + r * g->N, (int)g->N);
-  }
-  return NULL;
-}
-
-/* Best time of M x N x K as `threads` row ranges of tiles of mb rows. */
-static double time_gemm_bound(int threads, int64_t M, int64_t N, int64_t K,
-                              int64_t mb, int reps) {
-  openblas_set_num_threads(1);
-  gemm_part parts[64];
-  if (threads > 64) threads = 64;
-  float* b = malloc((size_t)(N * K) * sizeof(float));
-  for (int64_t i = 0; i < N * K; i++) b[i] = (float)(i % 5) * 0.1f;
-  for (int t = 0; t < threads; t++) {
-    parts[t].rows = M / threads + (t < M % threads);
-    parts[t].N = N;
-    parts[t].K = K;
-    parts[t].mb = mb;
-    parts[t].a = malloc((size_t)(mb * K) * sizeof(float));
-    parts[t].c = malloc((size_t)(parts[t].rows * N + 1) * sizeof(float));
-    parts[t].b = b;
-    for (int64_t i = 0; i < mb * K; i++) parts[t].a[i] = (float)(i % 7) * .1f;
-    memset(parts[t].c, 0, (size_t)(parts[t].rows * N + 1) * sizeof(float));
-  }
-  double best = 1e30;
-  for (int r = 0; r < reps; r++) {
-    pthread_barrier_t go;
-    pthread_barrier_init(&go, NULL, (unsigned)threads);
-    pthread_t th[64];
-    for (int t = 0; t < threads; t++) parts[t].go = &go;
-    for (int t = 1; t < threads; t++)
-      pthread_create(&th[t], NULL, gemm_worker, &parts[t]);
-    double t0 = now();
-    gemm_worker(&parts[0]);
-    for (int t = 1; t < threads; t++) pthread_join(th[t], NULL);
-    double el = now() - t0;
-    if (el < best) best = el;
-    pthread_barrier_destroy(&go);
-  }
-  for (int t = 0; t < threads; t++) {
-    free(parts[t].a);
-    free(parts[t].c);
-  }
-  free(b);
-  openblas_set_num_threads(threads);
-  return best;
-}
-
 /* ---- the cases ---- */
 typedef struct {
   const char* name;
@@ -169,38 +199,44 @@ typedef struct {
   int layer; /* 0: conv1, 1: conv2 (whose forward flops count) */
 } conv_case;
 
-/* Best of `reps` evaluations, in seconds; the im2col product's rows, O
- * and K. */
-static double time_case(const conv_case* c, int reps, int64_t* rows, int64_t* O,
-                        int64_t* K) {
-  cmx_array x0 = random_array(c->x, 4, 1), w0 = random_array(c->w, 4, 2);
-  cmx_array x = x0, w = w0;
-  if (c->swap_x) CK(cmx_swapaxes(&x, x0, 0, 3, S));
-  if (c->swap_w) CK(cmx_swapaxes(&w, w0, 0, 3, S));
-  CK(cmx_array_eval(x));
-  CK(cmx_array_eval(w));
+/* The operands of a case (views as the vjp passes them). */
+typedef struct {
+  cmx_array x0, w0, x, w;
+} case_arrays;
+
+static void case_setup(const conv_case* c, case_arrays* a) {
+  a->x0 = random_array(c->x, 4, 1);
+  a->w0 = random_array(c->w, 4, 2);
+  a->x = a->x0;
+  a->w = a->w0;
+  if (c->swap_x) CK(cmx_swapaxes(&a->x, a->x0, 0, 3, S));
+  if (c->swap_w) CK(cmx_swapaxes(&a->w, a->w0, 0, 3, S));
+  CK(cmx_array_eval(a->x));
+  CK(cmx_array_eval(a->w));
+}
+
+static void case_free(case_arrays* a) {
+  if (a->x != a->x0) cmx_array_release(a->x);
+  if (a->w != a->w0) cmx_array_release(a->w);
+  cmx_array_release(a->x0);
+  cmx_array_release(a->w0);
+}
+
+/* Seconds of one evaluation; the im2col product's rows, O and K. */
+static double case_once(const conv_case* c, const case_arrays* a, int64_t* rows,
+                        int64_t* O, int64_t* K) {
   int pad[1] = {c->pad};
-  double best = 1e30;
-  for (int r = 0; r < reps; r++) {
-    cmx_array o = NULL;
-    CK(cmx_conv_general(&o, x, w, NULL, 0, pad, 1, pad, 1, NULL, 0, NULL, 0, 1,
-                        c->flip, S));
-    double t0 = now();
-    CK(cmx_array_eval(o));
-    double t = now() - t0;
-    if (t < best) best = t;
-    if (r == 0) {
-      *O = cmx_array_dim(o, 3);
-      *rows = cmx_array_size(o) / *O;
-      *K = cmx_array_dim(w, 1) * cmx_array_dim(w, 2) * cmx_array_dim(w, 3);
-    }
-    cmx_array_release(o);
-  }
-  if (x != x0) cmx_array_release(x);
-  if (w != w0) cmx_array_release(w);
-  cmx_array_release(x0);
-  cmx_array_release(w0);
-  return best;
+  cmx_array o = NULL;
+  CK(cmx_conv_general(&o, a->x, a->w, NULL, 0, pad, 1, pad, 1, NULL, 0, NULL, 0,
+                      1, c->flip, S));
+  double t0 = now();
+  CK(cmx_array_eval(o));
+  double t = now() - t0;
+  *O = cmx_array_dim(o, 3);
+  *rows = cmx_array_size(o) / *O;
+  *K = cmx_array_dim(a->w, 1) * cmx_array_dim(a->w, 2) * cmx_array_dim(a->w, 3);
+  cmx_array_release(o);
+  return t;
 }
 
 int main(void) {
@@ -210,7 +246,7 @@ int main(void) {
   openblas_set_num_threads(threads);
   double load[1] = {0};
   if (getloadavg(load, 1) == 1) printf("load average: %.2f\n", load[0]);
-  printf("threads: %d (cmx pool; OpenBLAS for the peak)\n", threads);
+  printf("threads: %d\n", threads);
   static const conv_case cases[] = {
       {"conv1    128x28x28x1 * 32x5x5x1",
        {128, 28, 28, 1},
@@ -257,36 +293,59 @@ int main(void) {
   /* forward flops of conv1 and conv2 */
   const double layer_flops[2] = {2.0 * 128 * 24 * 24 * 32 * 5 * 5 * 1,
                                  2.0 * 128 * 8 * 8 * 64 * 5 * 5 * 32};
-  double t[NC], fl[NC], bound[NC];
-  double peak = 0;
+  const int peak_n = 512;
+  const double peak_flops = 2.0 * peak_n * peak_n * peak_n * threads;
+  team tm;
+  member mem[64];
+  pthread_t th[64];
+  if (threads > 64) threads = 64;
+  openblas_set_num_threads(1);
+  pause_s(0.3); /* OpenBLAS's workers spin for a while after start-up */
+  team_start(&tm, threads, mem, th);
+  printf("%-38s %8s %8s %8s %8s\n", "case", "ms", "GFLOP/s", "of peak",
+         "gemm bnd");
+  double peak_all = 0;
   for (int l = 0; l < NC; l++) {
+    case_arrays a;
+    case_setup(&cases[l], &a);
     int64_t rows = 0, O = 0, K = 0;
-    pause_s(0.3);
-    t[l] = time_case(&cases[l], 40, &rows, &O, &K);
-    fl[l] = layer_flops[cases[l].layer];
+    double tc = 1e30, tp = 1e30, tb = 1e30;
+    case_once(&cases[l], &a, &rows, &O, &K); /* warm-up */
     /* the kernel's tiles for forward shapes: about 384 KB of unfolded
      * rows, at most 1024 */
     int64_t mb = (384 << 10) / (K * 4);
     mb = mb < 48 ? 128 : mb > 1024 ? 1024 : mb;
-    bound[l] = cases[l].swap_x || cases[l].pad
-                   ? 0
-                   : fl[l] / time_gemm_bound(threads, rows, O, K, mb, 10) / 1e9;
-    pause_s(0.3);
-    double p1 = 2.0 * 1024 * 1024 * 1024 / time_sgemm(1024, 5) / 1e9;
-    double p2 = 2.0 * 512 * 512 * 512 / time_sgemm(512, 30) / 1e9;
-    if (p1 > peak) peak = p1;
-    if (p2 > peak) peak = p2;
-  }
-  printf("OpenBLAS sgemm peak (best of 1024^3, 512^3): %.1f GFLOP/s\n", peak);
-  printf("%-38s %9s %9s %8s %9s\n", "case", "ms", "GFLOP/s", "of peak",
-         "gemm bnd");
-  for (int l = 0; l < NC; l++) {
-    double gf = fl[l] / t[l] / 1e9;
-    printf("%-38s %9.3f %9.1f %8.2f", cases[l].name, t[l] * 1e3, gf, gf / peak);
-    if (bound[l] > 0)
-      printf(" %9.2f\n", bound[l] / peak);
+    const bool bound = !cases[l].swap_x && !cases[l].pad;
+    /* the convolution, the peak and the bound alternate, so that slow
+     * phases of a shared machine hit all three alike */
+    for (int r = 0; r < 30; r++) {
+      double t = case_once(&cases[l], &a, &rows, &O, &K);
+      if (t < tc) tc = t;
+      team_set(&tm, peak_n * threads, peak_n, peak_n, peak_n);
+      t = team_round(&tm);
+      if (t < tp) tp = t;
+      if (bound) {
+        team_set(&tm, rows, O, K, mb);
+        t = team_round(&tm);
+        if (t < tb) tb = t;
+      }
+    }
+    case_free(&a);
+    double fl = layer_flops[cases[l].layer], peak = peak_flops / tp / 1e9;
+    if (peak > peak_all) peak_all = peak;
+    double gf = fl / tc / 1e9;
+    printf("%-38s %8.3f %8.1f %8.2f", cases[l].name, tc * 1e3, gf, gf / peak);
+    if (bound)
+      printf(" %8.2f\n", 2.0 * rows * O * K / tb / 1e9 / peak);
     else
-      printf(" %9s\n", "-");
+      printf(" %8s\n", "-");
   }
+  team_stop(&tm, th);
+  openblas_set_num_threads(threads);
+  double p1 = 2.0 * 1024 * 1024 * 1024 / time_sgemm(1024, 5) / 1e9;
+  printf(
+      "peak: %d x single-threaded sgemm 512^3, best %.1f GFLOP/s "
+      "(threaded 1024^3 sgemm: %.1f)\n",
+      threads, peak_all, p1);
   return 0;
 }

@@ -105,6 +105,14 @@ static inline bool cmx__conv_src_index(const cmx__conv_job* j, int d, int64_t o,
   return true;
 }
 
+/* A leading dimension >= n for rows of n compute elements (size csz)
+ * written a column block at a time: a row size that is a multiple of 256
+ * bytes puts the rows of a block into a few cache sets (at 4 KiB, all in
+ * one, which thrashes L1), so such rows get a cache line of padding. */
+static inline int64_t cmx__conv_pad_ld(int64_t n, int64_t csz) {
+  return (n * csz) % 256 == 0 ? n + 64 / csz : n;
+}
+
 /* Rounds n float32 values to the 16-bit storage type `kind`. */
 static inline void cmx__conv_narrow(int kind, uint16_t* d, const float* s,
                                     int64_t n) {
@@ -122,6 +130,18 @@ static inline void cmx__conv_narrow(int kind, uint16_t* d, const float* s,
 void cmx__conv_unfold(const cmx__conv_job* j, int64_t r0, int64_t cnt,
                       int64_t ta, int64_t tb, char* dst, int64_t ld,
                       int64_t gw);
+
+/* Whether the transposed unfolding below applies: one input channel read
+ * in contiguous runs along the last spatial dim (one group, unit stride,
+ * span layout) and short rows (Kc <= 64). */
+bool cmx__conv_cols_applies(const cmx__conv_job* j);
+
+/* Unfolds output rows [r0, r0 + cnt), all taps, transposed: the value of
+ * row r and tap t at dst + (t * ldt + r - r0) compute elements (ldt >=
+ * cnt). With one channel, row-major spans would be KL values each; down
+ * the columns a line of the output is one contiguous input run per tap. */
+void cmx__conv_unfold_cols(const cmx__conv_job* j, int64_t r0, int64_t cnt,
+                           char* dst, int64_t ldt);
 
 /* Whether a row's last-dim taps are one contiguous input span for j's
  * input layout and parameters (sets nothing). */

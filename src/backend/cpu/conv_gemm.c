@@ -35,6 +35,7 @@
 typedef struct {
   const cmx__conv_job* j;
   const char* W;        /* weight (O, Kc), compute type */
+  char* Wt;             /* cols: the weight transposed, (Kc, O) */
   char* y;              /* output (rows, O), storage type */
   int64_t M;            /* rows */
   int64_t mb;           /* rows per tile */
@@ -42,6 +43,7 @@ typedef struct {
   int64_t kbt;          /* taps per K-block */
   int64_t nkb;          /* K-blocks: ceil(taps / kbt) */
   bool pointwise;       /* the input rows are A */
+  bool cols;            /* A unfolded transposed (cmx__conv_unfold_cols) */
   bool half;            /* 16-bit output: products go to float32 scratch */
   int parts;            /* K mode: number of K-block ranges, else 0 */
   char* partials;       /* K mode: parts - 1 products (M, O), compute type */
@@ -88,8 +90,23 @@ static void tile_product(const gemm_plan* g, int64_t r0, int64_t cnt,
                   false);
       continue;
     }
-    cmx__conv_unfold(j, r0, cnt, ta, tb, abuf, j->G * kc, kc);
-    gemm_groups(j, cnt, kc, abuf, kc, j->G * kc, g->W + ta * j->Cg * j->csz, C,
+    if (g->cols) { /* A^T (Kc x cnt), G = 1, one K-block */
+      const int64_t ldt = cmx__conv_pad_ld(cnt, j->csz);
+      cmx__conv_unfold_cols(j, r0, cnt, abuf, ldt);
+      if (j->kind == CMX__CV_F64)
+        cblas_dgemm(CblasRowMajor, CblasTrans, CblasNoTrans, (int)cnt,
+                    (int)j->O, (int)kc, 1.0, (const double*)abuf, (int)ldt,
+                    (const double*)g->Wt, (int)j->O, 0.0, (double*)C,
+                    (int)j->O);
+      else
+        cblas_sgemm(CblasRowMajor, CblasTrans, CblasNoTrans, (int)cnt,
+                    (int)j->O, (int)kc, 1.0f, (const float*)abuf, (int)ldt,
+                    (const float*)g->Wt, (int)j->O, 0.0f, (float*)C, (int)j->O);
+      continue;
+    }
+    const int64_t ld = cmx__conv_pad_ld(j->G * kc, j->csz);
+    cmx__conv_unfold(j, r0, cnt, ta, tb, abuf, ld, kc);
+    gemm_groups(j, cnt, kc, abuf, kc, ld, g->W + ta * j->Cg * j->csz, C,
                 b > kb0);
   }
 }
@@ -99,8 +116,12 @@ static void tile_product(const gemm_plan* g, int64_t r0, int64_t cnt,
 static bool scratch_alloc(gemm_plan* g, int64_t mb, char** abuf, float** cbuf,
                           bool want_cbuf) {
   const cmx__conv_job* j = g->j;
-  *abuf = g->pointwise ? NULL
-                       : malloc((size_t)(mb * j->G * g->kbt * j->Cg * j->csz));
+  /* rows of at most G * kbt * Cg values plus padding; transposed (cols),
+   * Kc rows of at most mb plus padding */
+  const int64_t pad = 64 / j->csz;
+  const int64_t n =
+      g->cols ? j->Kc * (mb + pad) : mb * (j->G * g->kbt * j->Cg + pad);
+  *abuf = g->pointwise ? NULL : malloc((size_t)(n * j->csz));
   *cbuf = want_cbuf ? malloc((size_t)(mb * j->O) * sizeof(float)) : NULL;
   if ((!g->pointwise && !*abuf) || (want_cbuf && !*cbuf)) {
     free(*abuf);
@@ -208,6 +229,15 @@ cmx_status cmx__conv_run_gemm(const cmx__conv_job* j, const char* W, char* y,
   g.y = y;
   g.M = rows;
   g.pointwise = pointwise;
+  g.cols = !pointwise && cmx__conv_cols_applies(j);
+  if (g.cols) { /* A^T @ W^T as a TN product: W^T is small (Kc <= 64) */
+    g.Wt = malloc((size_t)(j->Kc * j->O * j->csz));
+    if (!g.Wt) return cmx_kernel_error(CMX_ERR_MEMORY, "[conv] out of memory");
+    for (int64_t o = 0; o < j->O; o++)
+      for (int64_t k = 0; k < j->Kc; k++)
+        memcpy(g.Wt + (k * j->O + o) * j->csz, W + (o * j->Kc + k) * j->csz,
+               (size_t)j->csz);
+  }
   g.half = j->kind == CMX__CV_F16 || j->kind == CMX__CV_BF16;
   int threads =
       cmx__conv_threads(2.0 * (double)rows * (double)j->O * (double)j->Kc);
@@ -242,6 +272,7 @@ cmx_status cmx__conv_run_gemm(const cmx__conv_job* j, const char* W, char* y,
     row_task(&g, 0, 1);
   }
   if (single) cmx__conv_blas_single_end();
+  free(g.Wt);
   if (atomic_load(&g.failed))
     return cmx_kernel_error(CMX_ERR_MEMORY, "[conv] out of memory");
   return CMX_OK;

@@ -21,23 +21,69 @@ bool cmx__conv_span_applies(const cmx__conv_job* j) {
          (j->xs_c == 1 || j->C == 1) && (j->xs[L] == j->C || j->k[L] == 1);
 }
 
-/* Copies w floats. Short spans (a C_in = 1 layer copies 5 floats per row
- * and tap) are the common case, so they use fixed-size (overlapping)
- * moves instead of a loop or a library call. */
+/* Copies of 4 and 8 floats as (unaligned) vector moves of float type:
+ * never a library call, and, unlike memcpy, stores the compiler knows
+ * cannot modify the job's fields, which it would otherwise reload after
+ * every copy. */
+typedef float cmx__v4f __attribute__((vector_size(16), aligned(4)));
+static inline void cp4(float* d, const float* s) {
+  *(cmx__v4f*)d = *(const cmx__v4f*)s;
+}
+static inline void cp8(float* d, const float* s) {
+  cp4(d, s);
+  cp4(d + 4, s + 4);
+}
+
+/* Copies w floats. Short spans are the common case (a C_in = 1 layer
+ * copies 5 floats per row and tap, or one output line of 24 per tap), so
+ * up to 32 they are a few fixed-size, possibly overlapping moves, with no
+ * loop for gcc to turn back into a memcpy call. */
 static inline void copy_f32(float* restrict d, const float* restrict s,
                             int64_t w) {
-  if (w >= 64) {
+  if (w > 32) {
     memcpy(d, s, (size_t)w * sizeof(float));
+  } else if (w >= 16) {
+    cp8(d, s);
+    cp8(d + 8, s + 8);
+    cp8(d + w - 16, s + w - 16);
+    cp8(d + w - 8, s + w - 8);
   } else if (w >= 8) {
-    int64_t e = 0;
-    for (; e + 8 <= w; e += 8) memcpy(d + e, s + e, 32);
-    if (e < w) memcpy(d + w - 8, s + w - 8, 32);
+    cp8(d, s);
+    cp8(d + w - 8, s + w - 8);
   } else if (w >= 4) {
-    memcpy(d, s, 16);
-    memcpy(d + w - 4, s + w - 4, 16);
+    cp4(d, s);
+    cp4(d + w - 4, s + w - 4);
   } else {
-    for (int64_t e = 0; e < w; e++) d[e] = s[e];
+    if (w > 0) d[0] = s[0];
+    if (w > 1) d[1] = s[1];
+    if (w > 2) d[2] = s[2];
   }
+}
+
+/* copy_f32 of `rows` runs of w floats, run r from s + r * sstep to d + r *
+ * dstep, with the choice of moves made once for all runs. */
+static void copy_rows_f32(float* restrict d, int64_t dstep,
+                          const float* restrict s, int64_t sstep, int64_t rows,
+                          int64_t w) {
+  if (w >= 4 && w <= 8) {
+    for (int64_t r = 0; r < rows; r++, d += dstep, s += sstep) {
+      cp4(d, s);
+      cp4(d + w - 4, s + w - 4);
+    }
+  } else if (w >= 8 && w <= 16) {
+    for (int64_t r = 0; r < rows; r++, d += dstep, s += sstep) {
+      cp8(d, s);
+      cp8(d + w - 8, s + w - 8);
+    }
+  } else {
+    for (int64_t r = 0; r < rows; r++, d += dstep, s += sstep)
+      copy_f32(d, s, w);
+  }
+}
+
+/* Zeroes n compute elements at d (n usually small: a padding border). */
+static inline void zero_run(char* d, int64_t n, int64_t csz) {
+  if (n > 0) memset(d, 0, (size_t)(n * csz));
 }
 
 /* One outer tap, last-dim taps [ka, kb), rows o0 .. o1-1 of a line, when
@@ -59,15 +105,20 @@ static void fill_span(const cmx__conv_job* j, char* blk, int64_t ld,
     return;
   }
   /* Interior rows: p * sL - lo + ka >= 0 and p * sL - lo + kb <= inL. */
-  int64_t pa = cmx__conv_ceil_div(lo - ka, sL);
-  int64_t pb = cmx__conv_floor_div(inL + lo - kb, sL) + 1;
+  int64_t pa, pb;
+  if (sL == 1) { /* no divisions: this runs once per line and tap */
+    pa = lo - ka;
+    pb = inL + lo - kb + 1;
+  } else {
+    pa = cmx__conv_ceil_div(lo - ka, sL);
+    pb = cmx__conv_floor_div(inL + lo - kb, sL) + 1;
+  }
   pa = pa < o0 ? o0 : pa > o1 ? o1 : pa;
   pb = pb < pa ? pa : pb > o1 ? o1 : pb;
   if (pb > pa && j->xkind == CMX__CV_F32) {
-    float* d = (float*)(blk + (pa - o0) * ld * csz);
-    const float* sp = (const float*)j->x + off + (pa * sL - lo + ka) * xsL;
-    for (int64_t p = pa; p < pb; p++, d += ld, sp += sL * xsL)
-      copy_f32(d, sp, w);
+    copy_rows_f32((float*)(blk + (pa - o0) * ld * csz), ld,
+                  (const float*)j->x + off + (pa * sL - lo + ka) * xsL,
+                  sL * xsL, pb - pa, w);
   } else {
     for (int64_t p = pa; p < pb; p++)
       cmx__conv_load(j->xkind, blk + (p - o0) * ld * csz,
@@ -167,44 +218,69 @@ static void fill_taps(const cmx__conv_job* j, char* dst, int64_t ld, int64_t gw,
   }
 }
 
-/* Unfolds `count` consecutive output rows from row m (absolute), all in
- * one line (the same n and outer spatial positions, last-dim positions
- * o0 .. o0 + count - 1), taps [ta, tb), into dst (layout as for
- * cmx__conv_unfold). */
-static void fill_segment(const cmx__conv_job* j, int64_t m, int64_t count,
-                         int64_t ta, int64_t tb, char* dst, int64_t ld,
-                         int64_t gw) {
-  const int L = j->nsp - 1;
-  const int64_t KL = j->KL;
-  int64_t o[CMX__CONV_MAX_SPATIAL], rem = m % j->out_sp;
-  const int64_t n = m / j->out_sp;
-  for (int d = L; d >= 0; d--) {
-    o[d] = rem % j->out[d];
+/* An output row as (n, spatial position), advanced line by line without
+ * divisions (they would cost more than unfolding a short line). */
+typedef struct {
+  int64_t n, o[CMX__CONV_MAX_SPATIAL];
+} out_pos;
+
+static void pos_init(const cmx__conv_job* j, int64_t r, out_pos* p) {
+  int64_t rem = r % j->out_sp;
+  p->n = r / j->out_sp;
+  for (int d = j->nsp - 1; d >= 0; d--) {
+    p->o[d] = rem % j->out[d];
     rem /= j->out[d];
   }
+}
+
+/* Moves p to the start of the next line. */
+static void pos_next_line(const cmx__conv_job* j, out_pos* p) {
+  p->o[j->nsp - 1] = 0;
+  for (int d = j->nsp - 2; d >= 0; d--) {
+    if (++p->o[d] < j->out[d]) return;
+    p->o[d] = 0;
+  }
+  p->n++;
+}
+
+/* The input offset of image n at outer tap ko (all spatial dims but the
+ * last) for outer output position o; false when it falls on padding or a
+ * dilation hole. */
+static bool outer_offset(const cmx__conv_job* j, const out_pos* p,
+                         const int64_t* ko, int64_t* off) {
+  *off = p->n * j->xs_n;
+  for (int d = 0; d < j->nsp - 1; d++) {
+    int64_t i;
+    if (!cmx__conv_src_index(j, d, p->o[d], ko[d], &i)) return false;
+    *off += i * j->xs[d];
+  }
+  return true;
+}
+
+/* Unfolds `count` consecutive output rows from position p, all in one line
+ * (last-dim positions p->o[L] .. + count - 1), taps [ta, tb), into dst
+ * (layout as for cmx__conv_unfold). */
+static void fill_segment(const cmx__conv_job* j, const out_pos* p,
+                         int64_t count, int64_t ta, int64_t tb, char* dst,
+                         int64_t ld, int64_t gw) {
+  const int L = j->nsp - 1;
+  const int64_t KL = j->KL, o0 = p->o[L];
   /* the outer tap of ta as digits over dims 0 .. L-1 */
   int64_t ko[CMX__CONV_MAX_SPATIAL] = {0};
   int64_t to0 = ta / KL, to1 = (tb - 1) / KL + 1;
-  for (int64_t t = to0, d = L - 1; d >= 0; d--) {
+  for (int64_t t = to0, d = L - 1; d >= 0 && t > 0; d--) {
     ko[d] = t % j->k[d];
     t /= j->k[d];
   }
   for (int64_t to = to0; to < to1; to++) {
     int64_t ka = ta > to * KL ? ta - to * KL : 0;
     int64_t kb = tb < (to + 1) * KL ? tb - to * KL : KL;
-    int64_t col = (to * KL + ka - ta) * j->Cg;
-    int64_t off = n * j->xs_n;
-    bool valid = true;
-    for (int d = 0; d < L && valid; d++) {
-      int64_t i;
-      valid = cmx__conv_src_index(j, d, o[d], ko[d], &i);
-      if (valid) off += i * j->xs[d];
-    }
+    int64_t col = (to * KL + ka - ta) * j->Cg, off;
+    bool valid = outer_offset(j, p, ko, &off);
     if (j->span_copy)
-      fill_span(j, dst + col * j->csz, ld, off, valid, o[L], o[L] + count, ka,
-                kb);
+      fill_span(j, dst + col * j->csz, ld, off, valid, o0, o0 + count, ka, kb);
     else
-      fill_taps(j, dst, ld, gw, col, off, valid, o[L], o[L] + count, ka, kb);
+      fill_taps(j, dst, ld, gw, col, off, valid, o0, o0 + count, ka, kb);
     for (int d = L - 1; d >= 0; d--) {
       if (++ko[d] < j->k[d]) break;
       ko[d] = 0;
@@ -216,10 +292,58 @@ void cmx__conv_unfold(const cmx__conv_job* j, int64_t r0, int64_t cnt,
                       int64_t ta, int64_t tb, char* dst, int64_t ld,
                       int64_t gw) {
   const int64_t line = j->out[j->nsp - 1];
+  out_pos p;
+  pos_init(j, r0, &p);
   for (int64_t r = r0; r < r0 + cnt;) {
-    int64_t pos = r % line, seg = line - pos;
+    int64_t seg = line - p.o[j->nsp - 1];
     if (seg > r0 + cnt - r) seg = r0 + cnt - r;
-    fill_segment(j, r, seg, ta, tb, dst + (r - r0) * ld * j->csz, ld, gw);
+    fill_segment(j, &p, seg, ta, tb, dst + (r - r0) * ld * j->csz, ld, gw);
+    r += seg;
+    pos_next_line(j, &p);
+  }
+}
+
+bool cmx__conv_cols_applies(const cmx__conv_job* j) {
+  const int L = j->nsp - 1;
+  return j->G == 1 && j->C == 1 && j->span_copy && j->xs[L] == 1 &&
+         j->stride[L] == 1 && j->Kc <= 64 &&
+         (j->xkind == CMX__CV_F32 || j->xkind == CMX__CV_F64);
+}
+
+void cmx__conv_unfold_cols(const cmx__conv_job* j, int64_t r0, int64_t cnt,
+                           char* dst, int64_t ldt) {
+  const int L = j->nsp - 1;
+  const int64_t KL = j->KL, line = j->out[L], csz = j->csz;
+  const int64_t lo = j->lo[L], inL = j->in[L];
+  out_pos p;
+  pos_init(j, r0, &p);
+  for (int64_t r = r0; r < r0 + cnt; pos_next_line(j, &p)) {
+    const int64_t o0 = p.o[L];
+    const int64_t seg = line - o0 < r0 + cnt - r ? line - o0 : r0 + cnt - r;
+    int64_t ko[CMX__CONV_MAX_SPATIAL] = {0};
+    for (int64_t to = 0; to < j->taps / KL; to++) {
+      int64_t off;
+      bool valid = outer_offset(j, &p, ko, &off);
+      for (int64_t k = 0; k < KL; k++) {
+        char* dr = dst + ((to * KL + k) * ldt + (r - r0)) * csz;
+        /* positions q with 0 <= q - lo + k < inL read the input */
+        int64_t pa = lo - k, pb = inL + lo - k;
+        if (!valid) pa = pb = o0 + seg;
+        pa = pa < o0 ? o0 : pa > o0 + seg ? o0 + seg : pa;
+        pb = pb < pa ? pa : pb > o0 + seg ? o0 + seg : pb;
+        zero_run(dr, pa - o0, csz);
+        const char* src = j->x + (off + pa - lo + k) * j->xsz;
+        if (j->xkind == CMX__CV_F32)
+          copy_f32((float*)(dr + (pa - o0) * csz), (const float*)src, pb - pa);
+        else
+          memcpy(dr + (pa - o0) * csz, src, (size_t)((pb - pa) * csz));
+        zero_run(dr + (pb - o0) * csz, o0 + seg - pb, csz);
+      }
+      for (int d = L - 1; d >= 0; d--) {
+        if (++ko[d] < j->k[d]) break;
+        ko[d] = 0;
+      }
+    }
     r += seg;
   }
 }

@@ -104,12 +104,13 @@ static void wg_task(void* ctx, int64_t b, int64_t e) {
   (void)e;
   wg_plan* g = ctx;
   const cmx__conv_job* f = g->f;
-  char* abuf = malloc((size_t)(g->kt * g->M * f->csz));
+  const int64_t lda = cmx__conv_pad_ld(g->M, f->csz);
+  char* abuf = malloc((size_t)(g->kt * lda * f->csz));
   if (!abuf) {
     atomic_store(&g->failed, 1);
     return;
   }
-  const int M = (int)g->M, O = (int)g->O, ldd = (int)g->ldd;
+  const int M = (int)g->M, O = (int)g->O, ldd = (int)g->ldd, ia = (int)lda;
   for (;;) {
     int64_t c = atomic_fetch_add(&g->next, 1);
     if (c >= g->nchunks) break;
@@ -118,15 +119,15 @@ static void wg_task(void* ctx, int64_t b, int64_t e) {
     char* C = chunk_out(g, c);
     for (int64_t t = t0; t < t1; t++) {
       int64_t k0 = t * g->kt, cnt = g->K - k0 < g->kt ? g->K - k0 : g->kt;
-      cmx__conv_unfold(f, k0, cnt, 0, f->taps, abuf, g->M, g->M);
+      cmx__conv_unfold(f, k0, cnt, 0, f->taps, abuf, lda, g->M);
       const char* Dt = g->D + k0 * g->ldd * f->csz;
       if (f->kind == CMX__CV_F64)
         cblas_dgemm(CblasRowMajor, CblasTrans, CblasNoTrans, M, O, (int)cnt,
-                    1.0, (const double*)abuf, M, (const double*)Dt, ldd,
+                    1.0, (const double*)abuf, ia, (const double*)Dt, ldd,
                     t > t0 ? 1.0 : 0.0, (double*)C, O);
       else
         cblas_sgemm(CblasRowMajor, CblasTrans, CblasNoTrans, M, O, (int)cnt,
-                    1.0f, (const float*)abuf, M, (const float*)Dt, ldd,
+                    1.0f, (const float*)abuf, ia, (const float*)Dt, ldd,
                     t > t0 ? 1.0f : 0.0f, (float*)C, O);
     }
   }
