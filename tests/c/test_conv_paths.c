@@ -213,6 +213,16 @@ static void test_gather_tiles(void) {
     check_plain("gather row tiles C=1", 2, xs, ws, &p, CMX_FLOAT32, 11);
     p.flip = true;
     check_plain("gather row tiles C=1 flip", 2, xs, ws, &p, CMX_FLOAT32, 12);
+    check_plain("gather row tiles C=1 flip", 2, xs, ws, &p, CMX_FLOAT64, 13);
+    /* 1-d and 3-d single-channel inputs (transposed unfolding) */
+    int64_t x1[3] = {3, 50, 1}, w1[3] = {4, 7, 1};
+    cparams q = params(1, 1, 3, 2, 1, 1, 1, false);
+    check_plain("gather C=1 1d", 1, x1, w1, &q, CMX_FLOAT32, 14);
+    int64_t x3[5] = {2, 6, 7, 9, 1}, w3[5] = {5, 3, 2, 4, 1};
+    cparams r = params(3, 1, 1, 1, 1, 1, 1, true);
+    r.s[0] = 2;
+    r.kd[1] = 2;
+    check_plain("gather C=1 3d", 3, x3, w3, &r, CMX_FLOAT32, 15);
   }
   /* K-blocks crossing kernel rows (3x7 taps in blocks of 6), padding */
   for (int di = 0; di < 4; di++) {
