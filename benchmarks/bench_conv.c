@@ -24,9 +24,10 @@
  * already in place: im2col + gemm with a free unfold; for conv1 (C_in = 1,
  * K = 25) that thin product is the floor.
  *
- * The convolution, the peak and the bound are timed alternately, 30 times
- * each, and the best of each is kept, so that slow phases of a shared
- * machine hit all alike. The load average is printed for context.
+ * The convolution (40 times) and the peak and bound (32 times each) are
+ * timed in alternating rounds and the best of each is kept, so that slow
+ * phases of a shared machine hit all alike; ratios are to the best peak
+ * of the whole run. The load average is printed for context.
  *
  *   ./build/bench_conv
  */
@@ -86,7 +87,7 @@ typedef struct {
 typedef struct {
   int threads;
   pthread_barrier_t start, done;
-  gemm_work work[64];
+  gemm_work* work; /* the current round's work, one per member */
   int stop;
 } team;
 
@@ -114,8 +115,9 @@ static void* member_main(void* arg) {
   }
 }
 
-/* Seconds of one round: every member runs its work at once. */
-static double team_round(team* t) {
+/* Seconds of one round: every member runs its part of `work` at once. */
+static double team_round(team* t, gemm_work* work) {
+  t->work = work;
   double t0 = now();
   pthread_barrier_wait(&t->start);
   run_work(&t->work[0]);
@@ -123,23 +125,31 @@ static double team_round(team* t) {
   return now() - t0;
 }
 
-/* Work for every member: its share of M x N x K in tiles of mb rows (A
- * and B filled, one A tile reused: the unfolding is free). */
-static void team_set(team* t, int64_t M, int64_t N, int64_t K, int64_t mb) {
-  for (int i = 0; i < t->threads; i++) {
-    gemm_work* g = &t->work[i];
-    free(g->a);
-    free(g->b);
-    free(g->c);
-    g->M = M / t->threads + (i < M % t->threads);
+/* Work for every member (work[0 .. threads)): its share of M x N x K in
+ * tiles of mb rows (A and B filled, one A tile reused: the unfolding is
+ * free; C's pages touched before timing). */
+static void work_set(gemm_work* work, int threads, int64_t M, int64_t N,
+                     int64_t K, int64_t mb) {
+  for (int i = 0; i < threads; i++) {
+    gemm_work* g = &work[i];
+    g->M = M / threads + (i < M % threads);
     g->N = N;
     g->K = K;
     g->mb = mb < g->M ? mb : g->M;
     g->a = malloc((size_t)(g->mb * K) * sizeof(float));
     g->b = malloc((size_t)(N * K) * sizeof(float));
-    g->c = calloc((size_t)(g->M * N), sizeof(float));
+    g->c = malloc((size_t)(g->M * N) * sizeof(float));
     for (int64_t e = 0; e < g->mb * K; e++) g->a[e] = (float)(e % 7) * .1f;
     for (int64_t e = 0; e < N * K; e++) g->b[e] = (float)(e % 5) * .1f;
+    memset(g->c, 0, (size_t)(g->M * N) * sizeof(float));
+  }
+}
+
+static void work_free(gemm_work* work, int threads) {
+  for (int i = 0; i < threads; i++) {
+    free(work[i].a);
+    free(work[i].b);
+    free(work[i].c);
   }
 }
 
@@ -159,11 +169,6 @@ static void team_stop(team* t, pthread_t* th) {
   t->stop = 1;
   pthread_barrier_wait(&t->start);
   for (int i = 1; i < t->threads; i++) pthread_join(th[i], NULL);
-  for (int i = 0; i < t->threads; i++) {
-    free(t->work[i].a);
-    free(t->work[i].b);
-    free(t->work[i].c);
-  }
 }
 
 /* Best of `reps` threaded sgemm calls of n x n x n, in seconds. */
@@ -302,9 +307,11 @@ int main(void) {
   openblas_set_num_threads(1);
   pause_s(0.3); /* OpenBLAS's workers spin for a while after start-up */
   team_start(&tm, threads, mem, th);
+  gemm_work wpeak[64], wbound[64];
+  work_set(wpeak, threads, (int64_t)peak_n * threads, peak_n, peak_n, peak_n);
   printf("%-38s %8s %8s %8s %8s\n", "case", "ms", "GFLOP/s", "of peak",
          "gemm bnd");
-  double peak_all = 0;
+  double peak_all = 0, t_conv[NC], g_bound[NC];
   for (int l = 0; l < NC; l++) {
     case_arrays a;
     case_setup(&cases[l], &a);
@@ -316,31 +323,48 @@ int main(void) {
     int64_t mb = (384 << 10) / (K * 4);
     mb = mb < 48 ? 128 : mb > 1024 ? 1024 : mb;
     const bool bound = !cases[l].swap_x && !cases[l].pad;
-    /* the convolution, the peak and the bound alternate, so that slow
-     * phases of a shared machine hit all three alike */
-    for (int r = 0; r < 30; r++) {
-      double t = case_once(&cases[l], &a, &rows, &O, &K);
-      if (t < tc) tc = t;
-      team_set(&tm, peak_n * threads, peak_n, peak_n, peak_n);
-      t = team_round(&tm);
-      if (t < tp) tp = t;
-      if (bound) {
-        team_set(&tm, rows, O, K, mb);
-        t = team_round(&tm);
-        if (t < tb) tb = t;
+    if (bound) work_set(wbound, threads, rows, O, K, mb);
+    /* the convolution, the peak and the bound alternate in rounds, so
+     * that slow phases of a shared machine hit all three alike. The
+     * convolution runs with OpenBLAS allowed T threads (a kernel may use
+     * them), the references after a pause that lets OpenBLAS's idle
+     * workers stop spinning. */
+    for (int round = 0; round < 4; round++) {
+      openblas_set_num_threads(threads);
+      for (int r = 0; r < 10; r++) {
+        double t = case_once(&cases[l], &a, &rows, &O, &K);
+        if (t < tc) tc = t;
+      }
+      openblas_set_num_threads(1);
+      pause_s(0.25);
+      for (int r = 0; r < 8; r++) {
+        double t = team_round(&tm, wpeak);
+        if (t < tp) tp = t;
+        if (bound) {
+          t = team_round(&tm, wbound);
+          if (t < tb) tb = t;
+        }
       }
     }
+    if (bound) work_free(wbound, threads);
     case_free(&a);
-    double fl = layer_flops[cases[l].layer], peak = peak_flops / tp / 1e9;
+    double peak = peak_flops / tp / 1e9;
     if (peak > peak_all) peak_all = peak;
-    double gf = fl / tc / 1e9;
-    printf("%-38s %8.3f %8.1f %8.2f", cases[l].name, tc * 1e3, gf, gf / peak);
-    if (bound)
-      printf(" %8.2f\n", 2.0 * rows * O * K / tb / 1e9 / peak);
+    t_conv[l] = tc;
+    g_bound[l] = bound ? 2.0 * rows * O * K / tb / 1e9 : 0;
+  }
+  /* ratios to the best peak of the run: noise only ever lowers it */
+  for (int l = 0; l < NC; l++) {
+    double gf = layer_flops[cases[l].layer] / t_conv[l] / 1e9;
+    printf("%-38s %8.3f %8.1f %8.2f", cases[l].name, t_conv[l] * 1e3, gf,
+           gf / peak_all);
+    if (g_bound[l] > 0)
+      printf(" %8.2f\n", g_bound[l] / peak_all);
     else
       printf(" %8s\n", "-");
   }
   team_stop(&tm, th);
+  work_free(wpeak, threads);
   openblas_set_num_threads(threads);
   double p1 = 2.0 * 1024 * 1024 * 1024 / time_sgemm(1024, 5) / 1e9;
   printf(
