@@ -17,6 +17,12 @@
  *             private partial product; the partials are added in order.
  * Results do not depend on scheduling: each output element is summed in
  * the same order whichever worker computes it.
+ *
+ * Single-channel inputs with short rows (Kc <= 64: a CNN's first layer on
+ * grey images) unfold transposed, one contiguous input run per tap and
+ * output line (cmx__conv_unfold_cols), and multiply as a TN gemm with the
+ * weight transposed once: row-major rows would be assembled from runs of
+ * KL values, several times the copying work.
  */
 #include <cblas.h>
 #include <stdlib.h>
