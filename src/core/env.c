@@ -1,4 +1,6 @@
 /* The one place environment variables are read. */
+#define _GNU_SOURCE /* sched_getaffinity, CPU_COUNT */
+#include <sched.h>
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
@@ -20,8 +22,19 @@ static int env_flag(const char* name) {
   return v && *v && strcmp(v, "0") != 0 && strcmp(v, "false") != 0;
 }
 
+/* The CPUs this process may run on (taskset, cgroup cpusets), else the
+ * online ones: a pool larger than that only time-slices. */
+static long usable_cpus(void) {
+  cpu_set_t set;
+  if (sched_getaffinity(0, sizeof set, &set) == 0) {
+    int n = CPU_COUNT(&set);
+    if (n > 0) return n;
+  }
+  return sysconf(_SC_NPROCESSORS_ONLN);
+}
+
 static void env_load(void) {
-  long n = sysconf(_SC_NPROCESSORS_ONLN);
+  long n = usable_cpus();
   g_env.num_threads = env_int("CMX_NUM_THREADS", n > 0 ? (int)n : 1);
   if (g_env.num_threads < 1) g_env.num_threads = 1;
   const char* dev = getenv("CMX_DEFAULT_DEVICE");
