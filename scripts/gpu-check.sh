@@ -191,13 +191,13 @@ pysuite() {
   cmake -S . -B "$BUILD" -DPython3_EXECUTABLE="$(command -v python3)" >/dev/null &&
     cmake --build "$BUILD" -j "$JOBS" || return 1
   [ -d "$BUILD/python/cmx" ] || { echo "no Python headers: extension not built"; return 1; }
-  PYTHONPATH=$BUILD/python python3 -m pytest -q -p no:cacheprovider tests/python
+  PYTHONPATH=$BUILD/python${PYTHONPATH:+:$PYTHONPATH} python3 -m pytest -q -p no:cacheprovider tests/python
 }
 pybench() {
   local rc=0 b
   for b in benchmarks/*.py; do
     echo "--- $b"
-    PYTHONPATH=$BUILD/python timeout 120 python3 "$b" || rc=1
+    PYTHONPATH=$BUILD/python${PYTHONPATH:+:$PYTHONPATH} timeout 120 python3 "$b" || rc=1
   done
   return $rc
 }
