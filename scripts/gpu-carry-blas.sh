@@ -4,8 +4,9 @@
 # machine, then name `.carry` in the device run's carry list.
 #
 # What goes in: libopenblas.so.0 (BLAS, CBLAS and LAPACK), the Fortran
-# runtime it links (libgfortran.so.5, libquadmath.so.0), and the CBLAS
-# headers (cblas.h, openblas_config.h, f77blas.h). About 12 MB.
+# runtime it links (libgfortran.so.5, libquadmath.so.0), the CBLAS
+# headers (cblas.h, openblas_config.h, f77blas.h), and cJSON (library and
+# header, for .safetensors loading). About 12 MB.
 #
 # Why not a wheel's OpenBLAS: numpy and scipy wheels bundle OpenBLAS with
 # renamed symbols (scipy_cblas_sgemm64_ ...), unusable as plain CBLAS.
@@ -44,6 +45,17 @@ done
 if [ ! -f "$stage/include/openblas_config.h" ] &&
    [ -f /usr/include/x86_64-linux-gnu/openblas_config.h ]; then
   cp -L /usr/include/x86_64-linux-gnu/openblas_config.h "$stage/include/"
+fi
+
+# cJSON (safetensors headers), for machines without it: header and library.
+cj=$(ldconfig -p | awk '/libcjson\.so\.1 /{print $NF; exit}')
+if [ -n "$cj" ] && [ -f /usr/include/cjson/cJSON.h ]; then
+  mkdir -p "$stage/include/cjson"
+  cp -L /usr/include/cjson/cJSON.h "$stage/include/cjson/"
+  cp -L "$cj" "$stage/lib/libcjson.so.1"
+  ln -s libcjson.so.1 "$stage/lib/libcjson.so"
+else
+  echo "gpu-carry-blas: no cJSON here (install libcjson-dev); packing without it" >&2
 fi
 
 mkdir -p .carry

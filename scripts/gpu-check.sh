@@ -144,6 +144,20 @@ if [ "${CMX_GPU_CHECK_CARRIED_BLAS:-0}" = 1 ] || ! have_system_blas; then
   fi
 fi
 
+# cJSON (safetensors loading): the system's, else the carried copy.
+if [ ! -f /usr/include/cjson/cJSON.h ] && [ -f .carry/blas.tar.gz ]; then
+  # Only cJSON goes on the loader path (not the carried OpenBLAS).
+  rm -rf /tmp/cmx-cjson && mkdir -p /tmp/cmx-cjson &&
+    tar -xzf .carry/blas.tar.gz -C /tmp/cmx-cjson ./include/cjson \
+      ./lib/libcjson.so ./lib/libcjson.so.1 2>/dev/null
+  if [ -f /tmp/cmx-cjson/include/cjson/cJSON.h ]; then
+    CMAKE_ARGS+=(-DCJSON_INCLUDE_DIR=/tmp/cmx-cjson/include
+                 -DCJSON_LIB=/tmp/cmx-cjson/lib/libcjson.so)
+    export LD_LIBRARY_PATH=/tmp/cmx-cjson/lib${LD_LIBRARY_PATH:+:$LD_LIBRARY_PATH}
+    echo "cjson: using the carried cJSON in /tmp/cmx-cjson" | tee -a "$LOGS/env.log"
+  fi
+fi
+
 # ---------------- build ----------------
 export BUILD JOBS
 CMAKE_ARGS_Q=$(printf '%q ' "${CMAKE_ARGS[@]}")

@@ -64,3 +64,25 @@ def device(request):
     if not mx.is_available(dev):
         pytest.skip("no GPU available")
     return dev
+
+
+# The GPU has kernels for a few primitives so far (add, subtract, multiply,
+# copies, views); the others raise "[Name] has no gpu implementation", a
+# documented error. A GPU-parametrized test that fails with exactly that
+# error is reported as an expected failure naming the primitive; any other
+# failure, on either device, fails as usual.
+NO_GPU_KERNEL = "has no gpu implementation"
+
+
+@pytest.hookimpl(hookwrapper=True)
+def pytest_runtest_makereport(item, call):
+    outcome = yield
+    report = outcome.get_result()
+    if call.when != "call" or not report.failed or call.excinfo is None:
+        return
+    params = getattr(item, "callspec", None)
+    on_gpu = params is not None and params.params.get("device") == "gpu"
+    exc = call.excinfo.value
+    if on_gpu and isinstance(exc, RuntimeError) and NO_GPU_KERNEL in str(exc):
+        report.outcome = "skipped"
+        report.wasxfail = f"no gpu kernel yet: {exc}"

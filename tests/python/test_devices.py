@@ -131,5 +131,9 @@ def test_gpu_ops():
         assert mx.default_device() == mx.gpu
         b = a + 1
     assert np.array(b).tolist() == [2.0, 3.0]
-    if has("sum"):
+    # Primitives without a GPU kernel yet fail with a clear error naming
+    # them, never a wrong answer.
+    try:
         assert mx.sum(a, stream=mx.gpu).item() == 3.0
+    except RuntimeError as e:
+        assert "[Reduce] has no gpu implementation" in str(e)
