@@ -1,12 +1,12 @@
 /* Large-array paths of the elementwise and reduction kernels:
  * - float32 exp of big contiguous arrays (src/backend/cpu/unary.c: the
  *   block driver, the short form for inputs in [-87, 88] with the full
- *   form for stretches holding any other value) must
+ *   form for stretches holding any other value, input prefetching) must
  *   give exactly the values of the general path, which a strided view
  *   takes (the same cmx__vexpf), for inputs covering every range: NaN,
  *   infinities, overflow, subnormal and zero results, and in-range values,
  *   the special ones alone in otherwise in-range stretches;
- * - reductions of long rows (reduce_impl.c, many blocks) must equal
+ * - reductions of rows long enough to prefetch (reduce_impl.c) must equal
  *   a double-precision reference (sum, mean within the blocked-summation
  *   bound; max, min and prod exactly), for float32, float64, int32 and
  *   uint8 rows, whole-array and per-row.
@@ -120,7 +120,7 @@ static void test_exp(void) {
   check_exp_inplace(131072 + 77);
   check_exp(1000);           /* the row function */
   check_exp(131072 + 77);    /* the block driver, no prefetching */
-  check_exp((4 << 20) + 13); /* many blocks, a ragged last block */
+  check_exp((4 << 20) + 13); /* prefetching, a ragged last block */
 }
 
 /* ---- long reductions ---- */
@@ -203,7 +203,7 @@ static void test_reduce(void) {
   uint32_t s = 11;
   for (int64_t i = 0; i < n; i++)
     v[i] = (double)(float)((double)lcg(&s) / 4294967296.0 * 2.0 - 0.7);
-  v[n - 5] = 3.5; /* extremes near the end, in the last block */
+  v[n - 5] = 3.5; /* extremes near the end: after the last prefetch */
   v[n / 3] = -2.25;
   check_reduce(CMX_FLOAT32, v, n, 2);
   check_reduce(CMX_FLOAT64, v, n, 4);
