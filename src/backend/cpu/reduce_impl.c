@@ -36,11 +36,14 @@
  * cache already, where the hints only cost. */
 #define RED_PF_MIN_BYTES ((int64_t)16 << 20)
 
-/* Hints the `bytes` bytes RED_PF past p into the cache (the addresses
- * may lie past the array: a prefetch never faults). */
+/* Hints the `bytes` bytes RED_PF past p into the L2 cache (the addresses
+ * may lie past the array: a prefetch never faults). Into L2 (locality 2),
+ * not non-temporal: measured on the lent H100 host's Xeon with 2 threads,
+ * a 64 MB sum ran at 41 GB/s with L2 hints 16 KB ahead, 21 GB/s with
+ * none and 9 GB/s with non-temporal ones (which also doubled traffic). */
 static inline void prefetch_ahead(const void* p, int64_t bytes) {
   for (int64_t b = 0; b < bytes; b += 64)
-    __builtin_prefetch((const char*)((uintptr_t)p + RED_PF + b), 0, 0);
+    __builtin_prefetch((const char*)((uintptr_t)p + RED_PF + b), 0, 2);
 }
 
 #define RED_IMPL(NAME, T, L, A, O, LD, OPL, L2A, OPA, IDL, IDA, ST, DIRECT) \

@@ -229,11 +229,12 @@ static inline float vexpf_fast(float x) {
 #define EXP_PF 16384
 #define EXP_PF_MIN ((int64_t)4 << 20) /* elements (16 MiB) */
 
-/* Hints the `bytes` bytes EXP_PF past p into the cache (the addresses may
- * lie past the array: a prefetch never faults). */
+/* Hints the `bytes` bytes EXP_PF past p into the L2 cache (the addresses
+ * may lie past the array: a prefetch never faults); L2, not non-temporal,
+ * as reduce_impl.c's prefetch_ahead says why. */
 static inline void exp_prefetch(const float* p, int64_t bytes) {
   for (int64_t b = 0; b < bytes; b += 64)
-    __builtin_prefetch((const char*)((uintptr_t)p + EXP_PF + b), 0, 0);
+    __builtin_prefetch((const char*)((uintptr_t)p + EXP_PF + b), 0, 2);
 }
 
 /* Separate input and output: one pass computes the short form and checks
