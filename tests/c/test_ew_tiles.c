@@ -94,8 +94,9 @@ static void check_permuted(int64_t A, int64_t B, int64_t C) {
 
 static void test_tiles(void) {
   /* Ragged against the 16 x 256 tiles, below and above the thresholds. */
-  int64_t shapes[][2] = {{100, 4096},  {17, 300}, {15, 1000}, {333, 129},
-                         {1000, 1000}, {16, 256}, {40, 50}};
+  int64_t shapes[][2] = {{100, 4096}, {17, 300},    {15, 1000},
+                         {333, 129},  {1000, 1000}, {16, 256},
+                         {40, 50},    {40, 2500},   {33, 1030}};
   for (size_t i = 0; i < sizeof shapes / sizeof *shapes; i++) {
     check_transposed_add(shapes[i][0], shapes[i][1]);
     check_unary_ternary(shapes[i][0], shapes[i][1]);

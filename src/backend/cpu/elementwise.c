@@ -109,23 +109,38 @@ static void run_rows(void* ctx, int64_t b, int64_t e) {
 #define TILE_COLS 256
 #define TILE_MIN_STRIDE 16 /* inner strides (elements) worth tiling */
 
-/* run_rows in tiles of TILE_ROWS x TILE_COLS. */
-static void run_rows_tiled(void* ctx, int64_t b, int64_t e) {
+/* Work units of the tiled walk: TILE_ROWS rows by a group of GROUP_TILES
+ * column tiles, so a matrix with few rows still splits over many threads
+ * (100 rows of 4096 give 7 row blocks but 28 units). */
+#define GROUP_TILES 4
+
+/* Units [ub, ue) of the tiled walk: ngroups column groups per row block. */
+static void run_tiles(void* ctx, int64_t ub, int64_t ue) {
   const ew_plan* p = ctx;
+  int64_t inner = p->shape[p->ndim - 1], rows = 1;
+  for (int d = 0; d < p->ndim - 1; d++) rows *= p->shape[d];
+  const int64_t gw = (int64_t)GROUP_TILES * TILE_COLS;
+  const int64_t ngroups = (inner + gw - 1) / gw;
+  char* rp[TILE_ROWS][MAX_ARRAYS];
   row_cursor c;
-  cursor_at(p, &c, b);
-  int64_t inner = p->shape[p->ndim - 1];
-  char* rows[TILE_ROWS][MAX_ARRAYS];
-  for (int64_t r0 = b; r0 < e; r0 += TILE_ROWS) {
-    int nr = e - r0 < TILE_ROWS ? (int)(e - r0) : TILE_ROWS;
-    for (int i = 0; i < nr; i++, cursor_next(p, &c))
-      memcpy(rows[i], c.ptrs, (size_t)p->narr * sizeof(char*));
-    for (int64_t col = 0; col < inner; col += TILE_COLS) {
-      int64_t w = inner - col < TILE_COLS ? inner - col : TILE_COLS;
+  int64_t cur_block = -1;
+  for (int64_t u = ub; u < ue; u++) {
+    int64_t blk = u / ngroups, c0 = (u % ngroups) * gw;
+    int64_t r0 = blk * TILE_ROWS;
+    int nr = rows - r0 < TILE_ROWS ? (int)(rows - r0) : TILE_ROWS;
+    if (blk != cur_block) { /* the row pointers of this block */
+      cursor_at(p, &c, r0);
+      for (int i = 0; i < nr; i++, cursor_next(p, &c))
+        memcpy(rp[i], c.ptrs, (size_t)p->narr * sizeof(char*));
+      cur_block = blk;
+    }
+    int64_t c1 = c0 + gw < inner ? c0 + gw : inner;
+    for (int64_t col = c0; col < c1; col += TILE_COLS) {
+      int64_t w = c1 - col < TILE_COLS ? c1 - col : TILE_COLS;
       for (int i = 0; i < nr; i++) {
         char* q[MAX_ARRAYS];
         for (int k = 0; k < p->narr; k++)
-          q[k] = rows[i][k] + col * c.st[k] * p->isz[k];
+          q[k] = rp[i][k] + col * c.st[k] * p->isz[k];
         p->fn(q, c.st, w, p->ctx);
       }
     }
@@ -174,8 +189,12 @@ void cmx__cpu_ew_run(cmx_array out, const cmx_array* ins, int nin,
   int64_t inner = p.shape[outer];
   int64_t grain = inner >= GRAIN ? 1 : GRAIN / inner;
   if (rows >= TILE_ROWS && wants_tiles(&p)) {
-    if (grain < TILE_ROWS) grain = TILE_ROWS;
-    cmx__parallel_for(rows, grain, run_rows_tiled, &p);
+    int64_t gw = (int64_t)GROUP_TILES * TILE_COLS;
+    int64_t units =
+        (rows + TILE_ROWS - 1) / TILE_ROWS * ((inner + gw - 1) / gw);
+    int64_t per_unit = (int64_t)TILE_ROWS * (inner < gw ? inner : gw);
+    cmx__parallel_for(units, per_unit >= GRAIN ? 1 : GRAIN / per_unit,
+                      run_tiles, &p);
     return;
   }
   cmx__parallel_for(rows, grain, run_rows, &p);
