@@ -163,12 +163,6 @@ char* cmx__conv_pack(int kind, int64_t csz, int nd, const int64_t* dims,
  * worth splitting. */
 int cmx__conv_threads(double flops);
 
-/* Makes BLAS calls run single-threaded until the matching _end (cmx's pool
- * threads the work instead); false when the BLAS offers no control. Nests
- * across threads. */
-bool cmx__conv_blas_single_begin(void);
-void cmx__conv_blas_single_end(void);
-
 /* ---- the products (each writes all of the output y, storage type) ---- */
 
 /* im2col + gemm in tiles over j's rows; W: the weight as (O, Kc) in the

@@ -248,7 +248,7 @@ cmx_status cmx__conv_run_gemm(const cmx__conv_job* j, const char* W, char* y,
   int threads =
       cmx__conv_threads(2.0 * (double)rows * (double)j->O * (double)j->Kc);
   plan_tiles(&g, threads);
-  const bool single = threads > 1 && cmx__conv_blas_single_begin();
+  const bool single = threads > 1 && cmx__blas_single_begin();
   const int64_t prod = rows * j->O; /* elements of one product */
   if (g.parts) {
     g.partials = malloc((size_t)((g.parts - 1) * prod * j->csz));
@@ -277,7 +277,7 @@ cmx_status cmx__conv_run_gemm(const cmx__conv_job* j, const char* W, char* y,
   } else {
     row_task(&g, 0, 1);
   }
-  if (single) cmx__conv_blas_single_end();
+  if (single) cmx__blas_single_end();
   free(g.Wt);
   if (atomic_load(&g.failed))
     return cmx_kernel_error(CMX_ERR_MEMORY, "[conv] out of memory");

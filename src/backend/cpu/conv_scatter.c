@@ -168,12 +168,12 @@ cmx_status cmx__conv_run_scatter(const cmx__conv_job* j, const char* W,
   if (g.mi > in_sp) g.mi = in_sp;
   const int threads = cmx__conv_threads(2.0 * (double)j->N * (double)in_sp *
                                         (double)TO * (double)j->C);
-  const bool single = threads > 1 && cmx__conv_blas_single_begin();
+  const bool single = threads > 1 && cmx__blas_single_begin();
   if (threads > 1)
     cmx__parallel_for(threads, 1, sc_task, &g);
   else
     sc_task(&g, 0, 1);
-  if (single) cmx__conv_blas_single_end();
+  if (single) cmx__blas_single_end();
   free(g.om);
   free(Wk);
   if (atomic_load(&g.failed))

@@ -204,12 +204,12 @@ cmx_status cmx__conv_run_wgrad(const cmx__conv_job* j, const char* w,
   if (!ab || !g.D || !g.R || (g.nchunks > 1 && !g.partials)) {
     atomic_store(&g.failed, 1);
   } else {
-    const bool single = threads > 1 && cmx__conv_blas_single_begin();
+    const bool single = threads > 1 && cmx__blas_single_begin();
     if (threads > 1)
       cmx__parallel_for(threads, 1, wg_task, &g);
     else
       wg_task(&g, 0, 1);
-    if (single) cmx__conv_blas_single_end();
+    if (single) cmx__blas_single_end();
   }
   if (!atomic_load(&g.failed)) {
     for (int64_t c = 1; c < g.nchunks; c++) { /* in chunk order */

@@ -13,6 +13,7 @@
 
 #include <math.h>
 #include <string.h>
+
 #include "core/internal.h"
 
 /* ---- 16-bit floats, inline for kernels ---- */
@@ -30,7 +31,9 @@ static inline float cmx__h2f(uint16_t h) {
   memcpy(&f, &u, 4);
   return f;
 }
-static inline uint16_t cmx__f2h(float f) { return cmx_float_to_float16(f); }
+static inline uint16_t cmx__f2h(float f) {
+  return cmx_float_to_float16(f);
+}
 static inline float cmx__bf2f(uint16_t h) {
   uint32_t u = (uint32_t)h << 16;
   float f;
@@ -51,20 +54,20 @@ typedef float _Complex cmx__c64;
 /* ---- dtype dispatch ----
  * CMX__FOR_DTYPES(X) calls X(ENUM, ctype, suffix) for every dtype; half
  * types use uint16_t storage. */
-#define CMX__FOR_DTYPES(X)                     \
-  X(CMX_BOOL, uint8_t, bool)                   \
-  X(CMX_UINT8, uint8_t, u8)                    \
-  X(CMX_UINT16, uint16_t, u16)                 \
-  X(CMX_UINT32, uint32_t, u32)                 \
-  X(CMX_UINT64, uint64_t, u64)                 \
-  X(CMX_INT8, int8_t, i8)                      \
-  X(CMX_INT16, int16_t, i16)                   \
-  X(CMX_INT32, int32_t, i32)                   \
-  X(CMX_INT64, int64_t, i64)                   \
-  X(CMX_FLOAT16, uint16_t, f16)                \
-  X(CMX_BFLOAT16, uint16_t, bf16)              \
-  X(CMX_FLOAT32, float, f32)                   \
-  X(CMX_FLOAT64, double, f64)                  \
+#define CMX__FOR_DTYPES(X)        \
+  X(CMX_BOOL, uint8_t, bool)      \
+  X(CMX_UINT8, uint8_t, u8)       \
+  X(CMX_UINT16, uint16_t, u16)    \
+  X(CMX_UINT32, uint32_t, u32)    \
+  X(CMX_UINT64, uint64_t, u64)    \
+  X(CMX_INT8, int8_t, i8)         \
+  X(CMX_INT16, int16_t, i16)      \
+  X(CMX_INT32, int32_t, i32)      \
+  X(CMX_INT64, int64_t, i64)      \
+  X(CMX_FLOAT16, uint16_t, f16)   \
+  X(CMX_BFLOAT16, uint16_t, bf16) \
+  X(CMX_FLOAT32, float, f32)      \
+  X(CMX_FLOAT64, double, f64)     \
   X(CMX_COMPLEX64, cmx__c64, c64)
 
 /* ---- the elementwise driver ---- */
@@ -73,6 +76,13 @@ typedef void (*cmx__row_fn)(char* const* ptrs, const int64_t* strides,
 
 /* Runs fn over every element of out (already allocated) and the nin inputs
  * (same shape as out, any strides). ptrs[0]/strides[0] are out's. */
+/* Holds OpenBLAS to one thread (process-wide) while cmx's pool runs
+ * several BLAS calls at once, and restores its count at the matching end
+ * (nested holds from several streams restore the first saved value).
+ * False, and nothing held, without OpenBLAS's thread functions. */
+bool cmx__blas_single_begin(void);
+void cmx__blas_single_end(void);
+
 void cmx__cpu_ew_run(cmx_array out, const cmx_array* ins, int nin,
                      cmx__row_fn fn, const void* ctx);
 

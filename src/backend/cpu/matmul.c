@@ -8,10 +8,12 @@
  * (batch stride 0) are packed at most once. Products with a single row or
  * column use gemv, which skips gemm's packing.
  *
- * Threads: a big product is one BLAS call that OpenBLAS threads itself. A
- * batch of small products (below OpenBLAS's threading threshold, so each
- * call runs single-threaded in its caller) is spread over cmx's pool. The
- * two never nest, so the cores are not oversubscribed. A stack
+ * Threads: cmx's pool, one level. A big product is cut into one part per
+ * pool thread (product_parts), each a single-threaded BLAS call with
+ * OpenBLAS held to one thread; a batch of small products (below
+ * OpenBLAS's threading threshold) is spread over the pool one product per
+ * task. OpenBLAS's own workers stay asleep, so they never compete for
+ * cores with the pool's elementwise work between products. A stack
  * (..., M, K) @ (K, N) whose batch dims fold into rows becomes a single
  * (B*M, K) @ (K, N) call, which both threads and packs better.
  */
@@ -139,9 +141,10 @@ static bmat resolve(const job* j, const operand* o, int64_t off,
   return packed_bmat(o, scratch, tr);
 }
 
-/* C (row-major, ldc = N, compute type) = alpha * A @ B + beta * C. */
+/* C (row-major, leading dimension ldc, compute type) = alpha * A @ B +
+ * beta * C. */
 static void blas_product(const job* j, int M, int N, int K, bmat A, bmat B,
-                         void* C) {
+                         void* C, int ldc) {
   const enum CBLAS_ORDER R = CblasRowMajor;
   const enum CBLAS_TRANSPOSE T = CblasTrans, NT = CblasNoTrans;
   float cal[2] = {(float)j->alpha, 0}, cbe[2] = {(float)j->beta, 0};
@@ -155,19 +158,27 @@ static void blas_product(const job* j, int M, int N, int K, bmat A, bmat B,
     int sr = N == 1 ? (S.trans ? K : M) : (S.trans ? N : K);
     int sc = N == 1 ? (S.trans ? M : K) : (S.trans ? K : N);
     enum CBLAS_TRANSPOSE t = use_t ? T : NT;
+    int incy = N == 1 ? ldc : 1; /* a column of C steps by ldc */
     /* BLAS says beta == 0 ignores y, but some OpenBLAS versions scale y by
      * zero (NaN * 0 = NaN); y may be an uninitialised recycled buffer. */
-    if (j->beta == 0) memset(C, 0, (size_t)(N == 1 ? M : N) * j->csz);
+    if (j->beta == 0) {
+      if (N == 1)
+        for (int r = 0; r < M; r++)
+          memset((char*)C + (size_t)r * (size_t)ldc * j->csz, 0, j->csz);
+      else
+        memset(C, 0, (size_t)N * j->csz);
+    }
     switch (j->ct) {
       case CMX_FLOAT32:
         cblas_sgemv(R, t, sr, sc, (float)j->alpha, S.p, S.ld, x, incx,
-                    (float)j->beta, C, 1);
+                    (float)j->beta, C, incy);
         return;
       case CMX_FLOAT64:
-        cblas_dgemv(R, t, sr, sc, j->alpha, S.p, S.ld, x, incx, j->beta, C, 1);
+        cblas_dgemv(R, t, sr, sc, j->alpha, S.p, S.ld, x, incx, j->beta, C,
+                    incy);
         return;
       default:
-        cblas_cgemv(R, t, sr, sc, cal, S.p, S.ld, x, incx, cbe, C, 1);
+        cblas_cgemv(R, t, sr, sc, cal, S.p, S.ld, x, incx, cbe, C, incy);
         return;
     }
   }
@@ -175,16 +186,75 @@ static void blas_product(const job* j, int M, int N, int K, bmat A, bmat B,
   switch (j->ct) {
     case CMX_FLOAT32:
       cblas_sgemm(R, ta, tb, M, N, K, (float)j->alpha, A.p, A.ld, B.p, B.ld,
-                  (float)j->beta, C, N);
+                  (float)j->beta, C, ldc);
       return;
     case CMX_FLOAT64:
       cblas_dgemm(R, ta, tb, M, N, K, j->alpha, A.p, A.ld, B.p, B.ld, j->beta,
-                  C, N);
+                  C, ldc);
       return;
     default:
-      cblas_cgemm(R, ta, tb, M, N, K, cal, A.p, A.ld, B.p, B.ld, cbe, C, N);
+      cblas_cgemm(R, ta, tb, M, N, K, cal, A.p, A.ld, B.p, B.ld, cbe, C, ldc);
       return;
   }
+}
+
+/* ---- one big product split over cmx's pool ----
+ * A product big enough for OpenBLAS to thread is cut instead into one
+ * part per pool thread, along the longer of M and N, each part a
+ * single-threaded BLAS call with OpenBLAS held to one thread meanwhile.
+ * One level of threading: OpenBLAS's own workers, which spin for a while
+ * after each call, would otherwise compete for the cores with cmx's pool
+ * in the elementwise work between products (on 16 cores that doubled the
+ * time of the ops after a matmul). */
+#define SPLIT_MIN 32 /* rows (or columns) per part at least */
+
+typedef struct {
+  const job* j;
+  int M, N, K, ldc;
+  bmat A, B;
+  char* C;
+  bool by_rows;
+  int64_t step; /* rows or columns per part */
+} split_job;
+
+static void run_parts(void* ctx, int64_t b, int64_t e) {
+  const split_job* s = ctx;
+  size_t csz = s->j->csz;
+  for (int64_t part = b; part < e; part++) {
+    int64_t lo = part * s->step;
+    int64_t total = s->by_rows ? s->M : s->N;
+    int n = (int)(total - lo < s->step ? total - lo : s->step);
+    if (n <= 0) continue;
+    bmat A = s->A, B = s->B;
+    char* C = s->C;
+    if (s->by_rows) { /* rows lo.. of A and C */
+      A.p = (const char*)A.p + (size_t)lo * (A.trans ? 1 : (size_t)A.ld) * csz;
+      C += (size_t)lo * (size_t)s->ldc * csz;
+      blas_product(s->j, n, s->N, s->K, A, B, C, s->ldc);
+    } else { /* columns lo.. of B and C */
+      B.p = (const char*)B.p + (size_t)lo * (B.trans ? (size_t)B.ld : 1) * csz;
+      C += (size_t)lo * csz;
+      blas_product(s->j, s->M, n, s->K, A, B, C, s->ldc);
+    }
+  }
+}
+
+/* C (ldc = N) = alpha * A @ B + beta * C, split over the pool when big. */
+static void product_parts(const job* j, int M, int N, int K, bmat A, bmat B,
+                          void* C) {
+  int threads = cmx__pool_threads();
+  double mnk = (double)M * (double)N * (double)K;
+  bool by_rows = M >= N;
+  int64_t len = by_rows ? M : N;
+  int64_t parts = len / SPLIT_MIN < threads ? len / SPLIT_MIN : threads;
+  if (mnk <= SMALL_MNK || M == 1 || N == 1 || parts < 2 ||
+      !cmx__blas_single_begin()) {
+    blas_product(j, M, N, K, A, B, C, N);
+    return;
+  }
+  split_job s = {j, M, N, K, N, A, B, C, by_rows, (len + parts - 1) / parts};
+  cmx__parallel_for(parts, 1, run_parts, &s);
+  cmx__blas_single_end();
 }
 
 /* 16-bit float rows to and from float32. */
@@ -215,11 +285,11 @@ static void run_one(const job* j, int64_t i, void* sa, void* sb, void* sc) {
   int64_t mn = j->M * j->N;
   char* o = j->out + i * mn * (int64_t)j->esz;
   if (j->dt == j->ct) {
-    blas_product(j, (int)j->M, (int)j->N, (int)j->K, A, B, o);
+    product_parts(j, (int)j->M, (int)j->N, (int)j->K, A, B, o);
     return;
   }
   if (j->beta != 0) widen(sc, (const uint16_t*)o, mn, j->dt);
-  blas_product(j, (int)j->M, (int)j->N, (int)j->K, A, B, sc);
+  product_parts(j, (int)j->M, (int)j->N, (int)j->K, A, B, sc);
   narrow((uint16_t*)o, sc, mn, j->dt);
 }
 
