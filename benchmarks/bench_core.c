@@ -4,6 +4,7 @@
  *   memcpy 64 MB (2 threads)   bandwidth floor, bytes read + written
  *   add 16M f32                GB/s (3 x 64 MB moved), fraction of memcpy
  *   matmul 1024^3 f32          GFLOP/s of cmx and of a direct cblas_sgemm
+ *                              with OpenBLAS set to cmx's thread count
  *   graph overhead             10,000 dependent small adds: us per op
  *
  * Every figure is the median of several repetitions after a warm-up. The
@@ -193,6 +194,9 @@ static void cmx_mm_once(void* ctx) {
   cmx_array_release(c);
 }
 
+/* OpenBLAS's thread count, when it offers the call (weak reference). */
+extern void openblas_set_num_threads(int) __attribute__((weak));
+
 static void blas_mm_once(void* ctx) {
   mm_job* j = ctx;
   cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasNoTrans, j->n, j->n, j->n, 1.0f,
@@ -269,6 +273,10 @@ int main(void) {
     j.pc = aligned_alloc(64, (size_t)n * n * sizeof(float));
     memset(j.pc, 0, (size_t)n * n * sizeof(float));
     double flop = 2.0 * n * (double)n * n;
+    /* The direct call gets as many threads as cmx's pool (cmx splits the
+     * product over its pool with OpenBLAS single-threaded per part). */
+    const char* nt = getenv("CMX_NUM_THREADS");
+    if (openblas_set_num_threads && nt) openblas_set_num_threads(atoi(nt));
     double tb, tc;
     alternate(blas_mm_once, &j, cmx_mm_once, &j, 3, 15, &tb, &tc);
     double gc = flop / tc / 1e9, gb = flop / tb / 1e9;
