@@ -199,61 +199,75 @@ static void blas_product(const job* j, int M, int N, int K, bmat A, bmat B,
 }
 
 /* ---- one big product split over cmx's pool ----
- * A product big enough for OpenBLAS to thread is cut instead into one
- * part per pool thread, along the longer of M and N, each part a
- * single-threaded BLAS call with OpenBLAS held to one thread meanwhile.
+ * A product big enough for OpenBLAS to thread is cut instead into a grid
+ * of parts, tm row blocks by tn column blocks with tm * tn <= the pool's
+ * threads, each part a single-threaded BLAS call with OpenBLAS held to one
+ * thread meanwhile. The grid is as square as the shape allows (tm / tn
+ * close to M / N), so each part packs as little of A and B as possible.
  * One level of threading: OpenBLAS's own workers, which spin for a while
  * after each call, would otherwise compete for the cores with cmx's pool
  * in the elementwise work between products (on 16 cores that doubled the
  * time of the ops after a matmul). */
-#define SPLIT_MIN 32 /* rows (or columns) per part at least */
+#define SPLIT_MIN 32 /* rows and columns per part at least */
 
 typedef struct {
   const job* j;
   int M, N, K, ldc;
   bmat A, B;
   char* C;
-  bool by_rows;
-  int64_t step; /* rows or columns per part */
+  int64_t tn;           /* column blocks */
+  int64_t mstep, nstep; /* rows and columns per block */
 } split_job;
 
 static void run_parts(void* ctx, int64_t b, int64_t e) {
   const split_job* s = ctx;
   size_t csz = s->j->csz;
   for (int64_t part = b; part < e; part++) {
-    int64_t lo = part * s->step;
-    int64_t total = s->by_rows ? s->M : s->N;
-    int n = (int)(total - lo < s->step ? total - lo : s->step);
-    if (n <= 0) continue;
+    int64_t m0 = (part / s->tn) * s->mstep, n0 = (part % s->tn) * s->nstep;
+    int m = (int)(s->M - m0 < s->mstep ? s->M - m0 : s->mstep);
+    int n = (int)(s->N - n0 < s->nstep ? s->N - n0 : s->nstep);
+    if (m <= 0 || n <= 0) continue;
     bmat A = s->A, B = s->B;
-    char* C = s->C;
-    if (s->by_rows) { /* rows lo.. of A and C */
-      A.p = (const char*)A.p + (size_t)lo * (A.trans ? 1 : (size_t)A.ld) * csz;
-      C += (size_t)lo * (size_t)s->ldc * csz;
-      blas_product(s->j, n, s->N, s->K, A, B, C, s->ldc);
-    } else { /* columns lo.. of B and C */
-      B.p = (const char*)B.p + (size_t)lo * (B.trans ? (size_t)B.ld : 1) * csz;
-      C += (size_t)lo * csz;
-      blas_product(s->j, s->M, n, s->K, A, B, C, s->ldc);
-    }
+    /* rows m0.. of A, columns n0.. of B, that block of C */
+    A.p = (const char*)A.p + (size_t)m0 * (A.trans ? 1 : (size_t)A.ld) * csz;
+    B.p = (const char*)B.p + (size_t)n0 * (B.trans ? (size_t)B.ld : 1) * csz;
+    char* C = s->C + ((size_t)m0 * (size_t)s->ldc + (size_t)n0) * csz;
+    blas_product(s->j, m, n, s->K, A, B, C, s->ldc);
   }
+}
+
+/* The grid for a product of M x N on `threads` threads: tm * tn parts. */
+static void split_grid(int64_t M, int64_t N, int threads, int64_t* tm,
+                       int64_t* tn) {
+  int64_t best_m = 1, best_n = 1;
+  double best = -1;
+  for (int64_t a = 1; a <= threads; a++) {
+    int64_t b = threads / a;
+    if (M / a < SPLIT_MIN || N / b < SPLIT_MIN) continue;
+    /* most parts first, then the squarest parts (least packing) */
+    double sq = (double)(M / a) / (double)(N / b);
+    if (sq > 1) sq = 1 / sq;
+    double score = (double)(a * b) * 4 + sq;
+    if (score > best) best = score, best_m = a, best_n = b;
+  }
+  *tm = best_m;
+  *tn = best_n;
 }
 
 /* C (ldc = N) = alpha * A @ B + beta * C, split over the pool when big. */
 static void product_parts(const job* j, int M, int N, int K, bmat A, bmat B,
                           void* C) {
-  int threads = cmx__pool_threads();
   double mnk = (double)M * (double)N * (double)K;
-  bool by_rows = M >= N;
-  int64_t len = by_rows ? M : N;
-  int64_t parts = len / SPLIT_MIN < threads ? len / SPLIT_MIN : threads;
-  if (mnk <= SMALL_MNK || M == 1 || N == 1 || parts < 2 ||
-      !cmx__blas_single_begin()) {
+  int64_t tm = 1, tn = 1;
+  if (mnk > SMALL_MNK && M > 1 && N > 1)
+    split_grid(M, N, cmx__pool_threads(), &tm, &tn);
+  if (tm * tn < 2 || !cmx__blas_single_begin()) {
     blas_product(j, M, N, K, A, B, C, N);
     return;
   }
-  split_job s = {j, M, N, K, N, A, B, C, by_rows, (len + parts - 1) / parts};
-  cmx__parallel_for(parts, 1, run_parts, &s);
+  split_job s = {
+      j, M, N, K, N, A, B, (char*)C, tn, (M + tm - 1) / tm, (N + tn - 1) / tn};
+  cmx__parallel_for(tm * tn, 1, run_parts, &s);
   cmx__blas_single_end();
 }
 
