@@ -8,12 +8,13 @@
  * (batch stride 0) are packed at most once. Products with a single row or
  * column use gemv, which skips gemm's packing.
  *
- * Threads: cmx's pool, one level. A big product is cut into one part per
- * pool thread (product_parts), each a single-threaded BLAS call with
- * OpenBLAS held to one thread; a batch of small products (below
- * OpenBLAS's threading threshold) is spread over the pool one product per
- * task. OpenBLAS's own workers stay asleep, so they never compete for
- * cores with the pool's elementwise work between products. A stack
+ * Threads: a medium product is cut into one part per pool thread
+ * (product_parts), each a single-threaded BLAS call with OpenBLAS held to
+ * one thread, so OpenBLAS's workers stay asleep and never compete for
+ * cores with the pool's elementwise work between products; the largest
+ * products are threaded by OpenBLAS itself; a batch of small products
+ * (below OpenBLAS's threading threshold) is spread over the pool one
+ * product per task. A stack
  * (..., M, K) @ (K, N) whose batch dims fold into rows becomes a single
  * (B*M, K) @ (K, N) call, which both threads and packs better.
  */
@@ -199,7 +200,8 @@ static void blas_product(const job* j, int M, int N, int K, bmat A, bmat B,
 }
 
 /* ---- one big product split over cmx's pool ----
- * A product big enough for OpenBLAS to thread is cut instead into a grid
+ * A product big enough for OpenBLAS to thread (but below SPLIT_MAX_MNK)
+ * is cut instead into a grid
  * of parts, tm row blocks by tn column blocks with tm * tn <= the pool's
  * threads, each part a single-threaded BLAS call with OpenBLAS held to one
  * thread meanwhile. The grid is as square as the shape allows (tm / tn
@@ -207,8 +209,12 @@ static void blas_product(const job* j, int M, int N, int K, bmat A, bmat B,
  * One level of threading: OpenBLAS's own workers, which spin for a while
  * after each call, would otherwise compete for the cores with cmx's pool
  * in the elementwise work between products (on 16 cores that doubled the
- * time of the ops after a matmul). */
+ * time of the ops after a matmul). Above SPLIT_MAX_MNK OpenBLAS threads
+ * the product itself: its shared packing beat the split there (1024^3 on
+ * 16 cores: 900 against 640 GFLOP/s), while below it the split kept pace
+ * (256 x 784 x 512: 490 against 400-520). */
 #define SPLIT_MIN 32 /* rows and columns per part at least */
+#define SPLIT_MAX_MNK 134217728.0 /* 2^27 = 512^3 multiply-adds */
 
 typedef struct {
   const job* j;
@@ -259,7 +265,7 @@ static void product_parts(const job* j, int M, int N, int K, bmat A, bmat B,
                           void* C) {
   double mnk = (double)M * (double)N * (double)K;
   int64_t tm = 1, tn = 1;
-  if (mnk > SMALL_MNK && M > 1 && N > 1)
+  if (mnk > SMALL_MNK && mnk < SPLIT_MAX_MNK && M > 1 && N > 1)
     split_grid(M, N, cmx__pool_threads(), &tm, &tn);
   if (tm * tn < 2 || !cmx__blas_single_begin()) {
     blas_product(j, M, N, K, A, B, C, N);
