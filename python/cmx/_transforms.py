@@ -508,6 +508,28 @@ def _flat_axes(tree, axes, output):
     return flat
 
 
+def _plain_axes(args, in_axes):
+    """The flat in_axes of array arguments when they need no tree handling
+    (every argument an array, in_axes an int, None or a tuple of one int or
+    None per argument, each axis in range), else None: the general path
+    then checks everything and raises MLX's errors."""
+    n = len(args)
+    if type(in_axes) is tuple:
+        if len(in_axes) != n or n == 1:  # MLX's 1-tuple form: general path
+            return None
+        axes = list(in_axes)
+    elif in_axes is None or type(in_axes) is int:
+        axes = [in_axes] * n
+    else:
+        return None
+    for x, a in zip(args, axes):
+        if type(x) is not array:
+            return None
+        if a is not None and (type(a) is not int or not -x.ndim <= a < x.ndim):
+            return None
+    return axes
+
+
 def vmap(fun: Callable, in_axes: object = 0, out_axes: object = 0) -> Callable:
     """Returns a vectorized version of ``fun``.
 
@@ -534,26 +556,38 @@ def vmap(fun: Callable, in_axes: object = 0, out_axes: object = 0) -> Callable:
 
     @functools.wraps(fun)
     def vmap_fn(*args):
-        inputs, rebuild_args = _flatten(args, strict=True)
-        axes = _flat_axes(args[0] if len(args) == 1 else args, in_axes, False)
-        sizes = [x.shape[a] for x, a in zip(inputs, axes) if a is not None]
-        for s in sizes:
-            if s != sizes[-1]:
-                raise ValueError(
-                    f"[vmap] Inconsistent axis sizes: {s} and {sizes[-1]}."
-                )
+        # Plain array arguments skip the tree machinery (a few microseconds
+        # a call, which matters for small vmapped functions).
+        axes = _plain_axes(args, in_axes)
+        if axes is not None:
+            inputs, rebuild_args = list(args), None
+        else:
+            inputs, rebuild_args = _flatten(args, strict=True)
+            axes = _flat_axes(args[0] if len(args) == 1 else args, in_axes, False)
+            sizes = [x.shape[a] for x, a in zip(inputs, axes) if a is not None]
+            for s in sizes:
+                if s != sizes[-1]:
+                    raise ValueError(
+                        f"[vmap] Inconsistent axis sizes: {s} and {sizes[-1]}."
+                    )
         box = {}
 
         def flat(xs):
-            out = fun(*rebuild_args(xs))
-            leaves, rebuild_out = _flatten(out, strict=True)
+            out = fun(*(xs if rebuild_args is None else rebuild_args(xs)))
             box["out"] = out
-            box["rebuild"] = rebuild_out
+            if type(out) is array:  # a single array: no tree to rebuild
+                box["rebuild"] = None
+                return [out]
+            leaves, box["rebuild"] = _flatten(out, strict=True)
             return leaves
 
         # The C vmap puts every batch axis first; the out_axes tree is read
         # against the traced outputs and the axes moved afterwards.
         outs = _core._vmap(flat, inputs, axes, [0])
+        if box["rebuild"] is None and type(out_axes) is int:
+            o, a = outs[0], out_axes
+            if -o.ndim <= a < o.ndim:  # else _flat_axes raises MLX's error
+                return o if a in (0, -o.ndim) else _core.moveaxis(o, 0, a)
         oaxes = _flat_axes(box["out"], out_axes, True)
         for i, a in enumerate(oaxes):
             if a is None:
@@ -563,7 +597,7 @@ def vmap(fun: Callable, in_axes: object = 0, out_axes: object = 0) -> Callable:
                 )
             if a != 0:
                 outs[i] = _core.moveaxis(outs[i], 0, a)
-        return box["rebuild"](outs)
+        return outs[0] if box["rebuild"] is None else box["rebuild"](outs)
 
     return vmap_fn
 

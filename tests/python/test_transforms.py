@@ -630,3 +630,27 @@ def test_eval_inside_vmap_is_an_error():
 
     with pytest.raises(ValueError, match="eval"):
         mx.vmap(f)(mx.ones((2, 2)))
+
+
+def test_vmap_plain_and_tree_paths_agree():
+    """Plain array arguments take a short path (no tree handling); the same
+    vmap written over a tree takes the general one: results agree, output
+    axes included."""
+    x = mx.array(np.arange(24, dtype=np.float32).reshape(2, 3, 4))
+    y = mx.array(np.arange(12, dtype=np.float32).reshape(3, 4) * 0.5)
+
+    def f(a, b):
+        return mx.sin(a) * b
+
+    for in_axes, out_axes in [((1, 0), 0), ((1, 0), -1), ((2, 1), 1), ((0, None), 2)]:
+        plain = mx.vmap(f, in_axes=in_axes, out_axes=out_axes)(x, y)
+        # One tuple argument: in_axes is matched against it.
+        tree = mx.vmap(lambda t: f(*t), in_axes=in_axes, out_axes=out_axes)((x, y))
+        assert plain.shape == tree.shape
+        assert np.allclose(np.array(plain), np.array(tree))
+    # A tuple output through the short input path.
+    two = mx.vmap(lambda a, b: (a + b, a * b), in_axes=(1, 0), out_axes=1)(x, y)
+    assert isinstance(two, tuple) and len(two) == 2
+    # r[i, b, j] = x[i, b, j] (+ or *) y[b, j]
+    assert np.allclose(np.array(two[0]), np.array(x) + np.array(y)[None])
+    assert np.allclose(np.array(two[1]), np.array(x) * np.array(y)[None])
