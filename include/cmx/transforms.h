@@ -81,7 +81,12 @@ cmx_status cmx_jvp(cmx_closure f, const cmx_array* primals, int n,
  * from the end), all mapped axes have the same size B, and f sees each
  * input without its mapped axis. Output j gets the batch axis at
  * out_axes[j] (nout_axes == 1: the same axis for every output; outputs
- * that do not depend on a mapped input are broadcast along it). Writes
+ * that do not depend on a mapped input are broadcast along it), or, for
+ * CMX_VMAP_NONE, no batch axis: such an output must not depend on a
+ * mapped input (an error otherwise). nout_axes == 0 (out_axes may be
+ * NULL) returns each output as computed: its batch axis first when it
+ * depends on a mapped input, else none (callers that place axes
+ * themselves tell the two apart by rank). Writes
  * *outputs (malloc'ed, *nout new references). A primitive with no vmap
  * rule is an error naming it, unless CMX_VMAP_FALLBACK=1 (or
  * cmx_set_vmap_fallback(true)), which runs it once per batch element. */

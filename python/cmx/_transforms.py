@@ -543,10 +543,11 @@ def vmap(fun: Callable, in_axes: object = 0, out_axes: object = 0) -> Callable:
             vmapped. Defaults to ``0``.
         out_axes (int, optional): An integer or a valid prefix tree of the
             outputs of ``fun`` where each node specifies the vmapped axis.
-            Defaults to ``0``. Every output of the vectorized function is
-            vectorized (outputs that do not depend on a vmapped input are
-            repeated along the vmapped axis), so ``None`` is not accepted
-            here.
+            If the value is ``None`` then the corresponding output(s) are
+            not vmapped: they must not depend on a vmapped input (a
+            ValueError otherwise) and come back as ``fun`` computed them.
+            Outputs that do not depend on a vmapped input but get an
+            integer axis are repeated along it. Defaults to ``0``.
 
     Returns:
         Callable: The vectorized function.
@@ -581,21 +582,34 @@ def vmap(fun: Callable, in_axes: object = 0, out_axes: object = 0) -> Callable:
             leaves, box["rebuild"] = _flatten(out, strict=True)
             return leaves
 
-        # The C vmap puts every batch axis first; the out_axes tree is read
-        # against the traced outputs and the axes moved afterwards.
-        outs = _core._vmap(flat, inputs, axes, [0])
-        if box["rebuild"] is None and type(out_axes) is int:
+        # The C vmap returns each output with its batch axis first, or with
+        # none when it does not depend on a mapped input (told apart by
+        # rank against the traced output); the out_axes tree is read
+        # against the traced outputs and the axes placed here.
+        outs = _core._vmap(flat, inputs, axes, [])
+        traced = [box["out"]] if box["rebuild"] is None else None
+        if traced is not None and type(out_axes) is int:
             o, a = outs[0], out_axes
-            if -o.ndim <= a < o.ndim:  # else _flat_axes raises MLX's error
+            if o.ndim == traced[0].ndim + 1 and -o.ndim <= a < o.ndim:
                 return o if a in (0, -o.ndim) else _core.moveaxis(o, 0, a)
+        if traced is None:
+            traced = _flatten(box["out"], strict=True)[0]
         oaxes = _flat_axes(box["out"], out_axes, True)
+        size = next(x.shape[a] for x, a in zip(inputs, axes) if a is not None)
         for i, a in enumerate(oaxes):
+            batched = outs[i].ndim == traced[i].ndim + 1
             if a is None:
-                raise ValueError(
-                    "[vmap] out_axes may not be None: every output of a "
-                    "vectorized function is vectorized."
-                )
-            if a != 0:
+                if batched:
+                    raise ValueError(
+                        "[vmap] out_axes is None for an output that depends "
+                        "on a vectorized input."
+                    )
+            elif not batched:  # repeated along the new axis
+                e = _core.expand_dims(outs[i], a)
+                shape = list(e.shape)
+                shape[a] = size
+                outs[i] = _core.broadcast_to(e, shape)
+            elif a != 0:
                 outs[i] = _core.moveaxis(outs[i], 0, a)
         return outs[0] if box["rebuild"] is None else box["rebuild"](outs)
 

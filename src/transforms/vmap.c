@@ -12,7 +12,9 @@
 /* -1: read CMX_VMAP_FALLBACK on first use; else 0/1. */
 static _Atomic int g_fallback = -1;
 
-void cmx_set_vmap_fallback(bool on) { atomic_store(&g_fallback, on ? 1 : 0); }
+void cmx_set_vmap_fallback(bool on) {
+  atomic_store(&g_fallback, on ? 1 : 0);
+}
 
 static bool fallback_on(void) {
   int f = atomic_load(&g_fallback);
@@ -82,8 +84,8 @@ static bool loop_fallback(cmx__op* op, const cmx_array* in, const int* axes,
   for (int64_t b = 0; ok && b < B; b++) {
     cmx_array idx = cmx__scalar((double)b, CMX_INT32);
     for (int i = 0; ok && i < nin; i++)
-      ok = (slice_in[i] = axes[i] < 0 ? in[i]
-                                      : cmx__take(in[i], idx, &axes[i], s)) !=
+      ok = (slice_in[i] =
+                axes[i] < 0 ? in[i] : cmx__take(in[i], idx, &axes[i], s)) !=
            NULL;
     if (!ok) break;
     cmx_primitive_retain(op->prim);
@@ -113,9 +115,8 @@ static bool loop_fallback(cmx__op* op, const cmx_array* in, const int* axes,
 
 /* The generic rule of elementwise primitives: batch axes to the front,
  * unbatched inputs broadcast, the primitive applied again. */
-static bool elementwise_vmap(cmx__op* op, const cmx_array* in,
-                             const int* axes, int64_t B,
-                             const cmx_array* traced, cmx_array* out,
+static bool elementwise_vmap(cmx__op* op, const cmx_array* in, const int* axes,
+                             int64_t B, const cmx_array* traced, cmx_array* out,
                              int* oax, cmx_stream s) {
   int nin = op->nin, nout = op->nout;
   cmx_array* x = malloc((size_t)nin * sizeof *x + 1);
@@ -155,8 +156,7 @@ static bool elementwise_vmap(cmx__op* op, const cmx_array* in,
   return ok;
 }
 
-static bool replay(cmx__tape* tape, batch_table* bt, int64_t B,
-                   cmx_stream s) {
+static bool replay(cmx__tape* tape, batch_table* bt, int64_t B, cmx_stream s) {
   for (size_t k = 0; k < tape->n; k++) {
     cmx__op* op = tape->ops[k];
     const cmx_primitive_vtable* vt = op->prim->vt;
@@ -171,8 +171,8 @@ static bool replay(cmx__tape* tape, batch_table* bt, int64_t B,
     cmx_array* traced = ok ? cmx__op_outputs_scoped(op) : NULL;
     ok = ok && traced;
     if (ok && vt->vmap) {
-      cmx_status st = vt->vmap(op->prim, in, op->nin, axes, traced, out, oax,
-                               op->nout);
+      cmx_status st =
+          vt->vmap(op->prim, in, op->nin, axes, traced, out, oax, op->nout);
       for (int i = 0; i < op->nout; i++) cmx__own(out[i]);
       ok = st == CMX_OK;
       if (!ok && cmx_last_status() == CMX_OK)
@@ -180,8 +180,7 @@ static bool replay(cmx__tape* tape, batch_table* bt, int64_t B,
       for (int i = 0; ok && i < op->nout; i++) {
         if (!out[i] || oax[i] < -1 || oax[i] >= out[i]->ndim) {
           cmx__error(CMX_ERR_RUNTIME,
-                     "[vmap] the rule of %s gave a bad output %d", vt->name,
-                     i);
+                     "[vmap] the rule of %s gave a bad output %d", vt->name, i);
           ok = false;
         }
       }
@@ -262,8 +261,9 @@ static bool vmap_scoped(cmx_closure f, const cmx_array* inputs, int n,
       break;
     }
     if (B >= 0 && a->dims[ax] != B) {
-      cmx__error(CMX_ERR_VALUE, "[vmap] Inconsistent axis sizes: %lld and %lld.",
-                 (long long)B, (long long)a->dims[ax]);
+      cmx__error(CMX_ERR_VALUE,
+                 "[vmap] Inconsistent axis sizes: %lld and %lld.", (long long)B,
+                 (long long)a->dims[ax]);
       ok = false;
       break;
     }
@@ -283,7 +283,7 @@ static bool vmap_scoped(cmx_closure f, const cmx_array* inputs, int n,
   int nout = 0;
   cmx_array* outs = ok ? cmx__call_scoped(f, args, n, &nout, "vmap") : NULL;
   ok = outs != NULL;
-  if (ok && noa != 1 && noa != nout) {
+  if (ok && noa > 1 && noa != nout) {
     cmx__error(CMX_ERR_VALUE,
                "[vmap] out_axes has %d entries but the function returned %d "
                "outputs.",
@@ -296,7 +296,23 @@ static bool vmap_scoped(cmx_closure f, const cmx_array* inputs, int n,
   for (int j = 0; ok && j < nout; j++) {
     int ax;
     cmx_array a = batch_get(&bt, outs[j], &ax);
-    int oa = out_axes ? out_axes[noa == 1 ? 0 : j] : 0;
+    if (noa == 0) { /* as computed: batch first, or no batch axis */
+      ok = (outs[j] = ax <= 0 ? a : cmx__moveaxis(a, ax, 0, s)) != NULL;
+      continue;
+    }
+    int oa = out_axes[noa == 1 ? 0 : j];
+    if (oa == CMX_VMAP_NONE) {
+      if (ax >= 0) {
+        cmx__error(CMX_ERR_VALUE,
+                   "[vmap] out_axes is None for output %d, which depends on "
+                   "a vectorized input.",
+                   j);
+        ok = false;
+        break;
+      }
+      outs[j] = a;
+      continue;
+    }
     ok = (outs[j] = place_batch(a, ax, oa, B, s)) != NULL;
   }
   cmx__tape_free(&tape);
@@ -329,8 +345,7 @@ cmx_status cmx_vmap(cmx_closure f, const cmx_array* inputs, int n,
   cmx__trace_begin();
   cmx_array* outs = NULL;
   int no = 0;
-  bool ok = vmap_scoped(f, inputs, n, in_axes, out_axes,
-                        nout_axes ? nout_axes : 1, &outs, &no);
+  bool ok = vmap_scoped(f, inputs, n, in_axes, out_axes, nout_axes, &outs, &no);
   cmx__trace_end();
   if (ok && no) {
     *outputs = cmx__export_arrays(outs, no, "vmap");

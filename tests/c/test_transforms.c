@@ -1,8 +1,8 @@
 /* The transform drivers: vjp, jvp, vmap, value_and_grad, composition,
  * custom functions, checkpoint, evaluation inside transforms, errors.
  * Per-primitive rules are checked by the family tests (test_rules_*.c). */
-#include "test.h"
 #include "tcheck.h"
+#include "test.h"
 
 static cmx_stream S = CMX_STREAM_DEFAULT;
 
@@ -40,8 +40,8 @@ static cmx_status f_sin(void* pl, const cmx_array* in, int n, cmx_array** out,
 }
 
 /* Gradient of sin as a closure: x -> d/dx sin(x). */
-static cmx_status f_dsin(void* pl, const cmx_array* in, int n,
-                         cmx_array** out, int* nout) {
+static cmx_status f_dsin(void* pl, const cmx_array* in, int n, cmx_array** out,
+                         int* nout) {
   (void)pl;
   cmx_closure f = {f_sin, NULL};
   int arg = 0;
@@ -73,8 +73,8 @@ static void test_grad_of_sin(void) {
 }
 
 /* x * x + x * y with x used twice, y unused in one output. */
-static cmx_status f_poly(void* pl, const cmx_array* in, int n,
-                         cmx_array** out, int* nout) {
+static cmx_status f_poly(void* pl, const cmx_array* in, int n, cmx_array** out,
+                         int* nout) {
   (void)pl, (void)n;
   cmx_array xx = NULL, xy = NULL, s = NULL, t = NULL;
   cmx_multiply(&xx, in[0], in[0], S);
@@ -123,8 +123,8 @@ static void test_vjp_accumulates(void) {
 }
 
 /* tc_fn wrappers for the starter rules. */
-static cmx_status t_poly(void* ctx, const cmx_array* in, int n,
-                         cmx_array* outs, int* nout) {
+static cmx_status t_poly(void* ctx, const cmx_array* in, int n, cmx_array* outs,
+                         int* nout) {
   (void)ctx;
   cmx_array* o = NULL;
   cmx_status st = f_poly(NULL, in, n, &o, nout);
@@ -132,8 +132,8 @@ static cmx_status t_poly(void* ctx, const cmx_array* in, int n,
   free(o);
   return st;
 }
-static cmx_status t_bsin(void* ctx, const cmx_array* in, int n,
-                         cmx_array* outs, int* nout) {
+static cmx_status t_bsin(void* ctx, const cmx_array* in, int n, cmx_array* outs,
+                         int* nout) {
   (void)ctx, (void)n;
   cmx_array s = NULL, m = NULL;
   cmx_sin(&s, in[0], S);
@@ -220,8 +220,8 @@ static void test_vmap_add(void) {
   cmx_arrays_free(outs, nout);
   /* Inconsistent sizes, no mapped input, bad axis. */
   int bad_axes[2] = {0, 0};
-  FAILS(cmx_vmap(f, in, 2, bad_axes, &out_axes, 1, &outs, &nout),
-        CMX_ERR_VALUE, "Inconsistent axis sizes");
+  FAILS(cmx_vmap(f, in, 2, bad_axes, &out_axes, 1, &outs, &nout), CMX_ERR_VALUE,
+        "Inconsistent axis sizes");
   int none[2] = {CMX_VMAP_NONE, CMX_VMAP_NONE};
   FAILS(cmx_vmap(f, in, 2, none, &out_axes, 1, &outs, &nout), CMX_ERR_VALUE,
         "must be non-None");
@@ -235,6 +235,23 @@ static void test_vmap_add(void) {
   OK(cmx_vmap(g, in2, 2, only_x, &out_axes, 1, &outs, &nout));
   CHECK(nout == 1 && cmx_array_ndim(outs[0]) == 3 &&
         cmx_array_shape(outs[0])[0] == 4 && cmx_array_shape(outs[0])[1] == 2);
+  cmx_arrays_free(outs, nout);
+  /* out_axes CMX_VMAP_NONE: that output comes back unbatched; for an
+   * output that depends on a mapped input it is an error. */
+  int no_axis = CMX_VMAP_NONE;
+  OK(cmx_vmap(g, in2, 2, only_x, &no_axis, 1, &outs, &nout));
+  CHECK(nout == 1 && cmx_array_ndim(outs[0]) == 2 &&
+        cmx_array_shape(outs[0])[0] == 2 && cmx_array_shape(outs[0])[1] == 4);
+  cmx_arrays_free(outs, nout);
+  FAILS(cmx_vmap(f, in, 2, in_axes, &no_axis, 1, &outs, &nout), CMX_ERR_VALUE,
+        "out_axes is None for output 0");
+  /* nout_axes 0: outputs as computed (batch first, or none). */
+  OK(cmx_vmap(g, in2, 2, only_x, NULL, 0, &outs, &nout));
+  CHECK(nout == 1 && cmx_array_ndim(outs[0]) == 2);
+  cmx_arrays_free(outs, nout);
+  OK(cmx_vmap(f, in, 2, in_axes, NULL, 0, &outs, &nout));
+  CHECK(nout == 1 && cmx_array_ndim(outs[0]) == 2 &&
+        cmx_array_shape(outs[0])[0] == 4);
   cmx_arrays_free(outs, nout);
   cmx_array_release(x);
   cmx_array_release(y);
@@ -316,8 +333,8 @@ static void test_value_and_grad_aux(void) {
 }
 
 /* A primitive with no rules: transforms name it. */
-static cmx_status noop_cpu(const cmx_primitive* p, const cmx_array* in,
-                           int nin, const cmx_array* out, int nout) {
+static cmx_status noop_cpu(const cmx_primitive* p, const cmx_array* in, int nin,
+                           const cmx_array* out, int nout) {
   (void)p, (void)nin, (void)nout;
   cmx_status st = cmx_kernel_alloc(out[0]);
   if (st != CMX_OK) return st;
@@ -378,8 +395,8 @@ static void test_missing_rules(void) {
 /* custom_function: fun = sin, vjp = a user rule (2 * cotangent), jvp = a
  * user rule (3 * tangent), no vmap (vmap of fun). */
 static int g_released;
-static cmx_status cf_vjp(void* pl, const cmx_array* in, int n,
-                         cmx_array** out, int* nout) {
+static cmx_status cf_vjp(void* pl, const cmx_array* in, int n, cmx_array** out,
+                         int* nout) {
   (void)pl, (void)n;
   cmx_array two = scalar(2, CMX_FLOAT64), r = NULL;
   cmx_multiply(&r, in[1], two, S); /* in = primal, cotangent, output */
@@ -387,8 +404,8 @@ static cmx_status cf_vjp(void* pl, const cmx_array* in, int n,
   *out = one_out(r, nout);
   return CMX_OK;
 }
-static cmx_status cf_jvp(void* pl, const cmx_array* in, int n,
-                         cmx_array** out, int* nout) {
+static cmx_status cf_jvp(void* pl, const cmx_array* in, int n, cmx_array** out,
+                         int* nout) {
   (void)pl, (void)n;
   cmx_array three = scalar(3, CMX_FLOAT64), r = NULL;
   cmx_multiply(&r, in[1], three, S); /* in = primal, tangent */
@@ -457,8 +474,8 @@ static void test_custom_function(void) {
 }
 
 /* checkpoint: same gradients as the plain function. */
-static cmx_status f_mlp(void* pl, const cmx_array* in, int n,
-                        cmx_array** out, int* nout) {
+static cmx_status f_mlp(void* pl, const cmx_array* in, int n, cmx_array** out,
+                        int* nout) {
   (void)pl, (void)n;
   cmx_array h = NULL, h2 = NULL, s = NULL;
   cmx_sin(&h, in[0], S);

@@ -510,7 +510,8 @@ def test_vmap_basics_and_errors():
         mx.vmap(lambda x, y: x + y, in_axes=[0, 0])(mx.ones((2,)), mx.ones((2,)))
     with pytest.raises(ValueError, match="non-None"):
         mx.vmap(lambda x, y: x + y, in_axes=(None, None))(mx.ones((2,)), mx.ones((2,)))
-    with pytest.raises(ValueError, match="may not be None"):
+    # out_axes None: the output must not depend on a vectorized input.
+    with pytest.raises(ValueError, match="out_axes is None"):
         mx.vmap(mx.exp, out_axes=None)(mx.ones((2,)))
     with pytest.raises(TypeError):
         mx.vmap(mx.exp)(x=mx.ones((2,)))
@@ -654,3 +655,26 @@ def test_vmap_plain_and_tree_paths_agree():
     # r[i, b, j] = x[i, b, j] (+ or *) y[b, j]
     assert np.allclose(np.array(two[0]), np.array(x) + np.array(y)[None])
     assert np.allclose(np.array(two[1]), np.array(x) * np.array(y)[None])
+
+
+def test_vmap_out_axes_none():
+    """out_axes None leaves an output unbatched (it may not depend on a
+    vectorized input); an int axis repeats an unbatched output along it."""
+    x = mx.array(np.arange(6, dtype=np.float32).reshape(2, 3))
+    c = mx.array([1.0, 2.0, 3.0])
+
+    def f(v):
+        return v * 2, c + 1  # the second output ignores v
+
+    a, b = mx.vmap(f, out_axes=(1, None))(x)
+    assert a.shape == (3, 2) and np.allclose(np.array(a), np.arange(6).reshape(2, 3).T * 2)
+    assert b.shape == (3,) and b.tolist() == [2.0, 3.0, 4.0]
+    a, b = mx.vmap(f, out_axes=0)(x)  # repeated along the batch
+    assert b.shape == (2, 3) and np.array(b).tolist() == [[2.0, 3.0, 4.0]] * 2
+    a, b = mx.vmap(f, out_axes=(0, -1))(x)
+    assert b.shape == (3, 2) and np.array(b).tolist() == [[2.0, 2.0], [3.0, 3.0], [4.0, 4.0]]
+    with pytest.raises(ValueError, match="out_axes is None"):
+        mx.vmap(f, out_axes=(None, None))(x)
+    # Trees: a dict output with a None leaf.
+    d = mx.vmap(lambda v: {"y": v + 1, "k": c}, out_axes={"y": 0, "k": None})(x)
+    assert d["y"].shape == (2, 3) and d["k"].shape == (3,)
