@@ -20,7 +20,13 @@
 #ifndef CMX_TEST_TCHECK_H
 #define CMX_TEST_TCHECK_H
 
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "cmx/cmx.h"
 #include "cmx/transforms.h"
+#include "test.h"
 
 typedef cmx_status (*tc_fn)(void* ctx, const cmx_array* in, int n,
                             cmx_array* outs, int* nout);
