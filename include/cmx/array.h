@@ -24,6 +24,7 @@
 #include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
+
 #include "cmx/device.h"
 #include "cmx/dtype.h"
 #include "cmx/error.h"
@@ -50,8 +51,7 @@ void cmx_array_release_all(cmx_array* arrays, size_t n);
 /* An array of the given shape and dtype holding a row-major copy of data
  * (cmx_dtype_size(dtype) * prod(shape) bytes). ndim 0 is a scalar. */
 cmx_status cmx_array_from_data(cmx_array* out, const void* data,
-                               const int64_t* shape, int ndim,
-                               cmx_dtype dtype);
+                               const int64_t* shape, int ndim, cmx_dtype dtype);
 /* A 0-d array holding v converted to dtype (ints, floats, bool, complex64
  * with zero imaginary part). */
 cmx_status cmx_array_from_double(cmx_array* out, double v, cmx_dtype dtype);
@@ -80,8 +80,8 @@ int cmx_array_ndim(cmx_array a);
 const int64_t* cmx_array_shape(cmx_array a);
 /* Dimension i (negative counts from the end); 0 if out of range. */
 int64_t cmx_array_dim(cmx_array a, int i);
-int64_t cmx_array_size(cmx_array a);   /* number of elements */
-size_t cmx_array_nbytes(cmx_array a);  /* size * itemsize */
+int64_t cmx_array_size(cmx_array a);  /* number of elements */
+size_t cmx_array_nbytes(cmx_array a); /* size * itemsize */
 size_t cmx_array_itemsize(cmx_array a);
 cmx_dtype cmx_array_dtype(cmx_array a);
 /* The stream the array's producer runs on (its device for constants). */

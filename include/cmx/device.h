@@ -14,6 +14,7 @@
 #define CMX_DEVICE_H
 
 #include <stdbool.h>
+
 #include "cmx/error.h"
 
 #ifdef __cplusplus

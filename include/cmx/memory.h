@@ -12,6 +12,7 @@
 #define CMX_MEMORY_H
 
 #include <stddef.h>
+
 #include "cmx/error.h"
 
 #ifdef __cplusplus

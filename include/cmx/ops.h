@@ -29,8 +29,8 @@ extern "C" {
 cmx_status cmx_arange(cmx_array* out, double start, double stop, double step,
                       cmx_dtype dtype, cmx_stream s);
 /* num evenly spaced values from start to stop inclusive (float32 default). */
-cmx_status cmx_linspace(cmx_array* out, double start, double stop,
-                        int64_t num, cmx_dtype dtype, cmx_stream s);
+cmx_status cmx_linspace(cmx_array* out, double start, double stop, int64_t num,
+                        cmx_dtype dtype, cmx_stream s);
 /* An array of shape filled with vals (broadcast); dtype AUTO keeps vals'. */
 cmx_status cmx_full(cmx_array* out, const int64_t* shape, int ndim,
                     cmx_array vals, cmx_dtype dtype, cmx_stream s);
@@ -65,14 +65,16 @@ cmx_status cmx_triu(cmx_array* out, cmx_array a, int64_t k, cmx_stream s);
  * of complex64 give float32 (imag of a real array: zeros of its dtype).
  * negative rejects bool; rounding and erf/erfinv reject complex64;
  * bitwise_invert takes integers and bool only (TypeError otherwise). */
-#define CMX__UNARY_OPS(X)                                                 \
-  X(abs) X(sign) X(negative) X(positive) X(square) X(sqrt) X(rsqrt)       \
-  X(reciprocal) X(exp) X(expm1) X(log) X(log2) X(log10) X(log1p) X(erf)   \
-  X(erfinv) X(sin) X(cos) X(tan) X(arcsin) X(arccos) X(arctan) X(sinh)    \
-  X(cosh) X(tanh) X(arcsinh) X(arccosh) X(arctanh) X(degrees) X(radians)  \
-  X(sigmoid) X(floor) X(ceil) X(trunc) X(isnan) X(isinf) X(isfinite)      \
-  X(isposinf) X(isneginf) X(logical_not) X(conjugate) X(real) X(imag)     \
-  X(bitwise_invert) X(stop_gradient)
+#define CMX__UNARY_OPS(X)                                                      \
+  X(abs)                                                                       \
+  X(sign) X(negative) X(positive) X(square) X(sqrt) X(rsqrt) X(reciprocal)     \
+      X(exp) X(expm1) X(log) X(log2) X(log10) X(log1p) X(erf) X(erfinv) X(sin) \
+          X(cos) X(tan) X(arcsin) X(arccos) X(arctan) X(sinh) X(cosh) X(tanh)  \
+              X(arcsinh) X(arccosh) X(arctanh) X(degrees) X(radians)           \
+                  X(sigmoid) X(floor) X(ceil) X(trunc) X(isnan) X(isinf)       \
+                      X(isfinite) X(isposinf) X(isneginf) X(logical_not)       \
+                          X(conjugate) X(real) X(imag) X(bitwise_invert)       \
+                              X(stop_gradient)
 #define CMX__DECLARE_UNARY(name) \
   cmx_status cmx_##name(cmx_array* out, cmx_array a, cmx_stream s);
 CMX__UNARY_OPS(CMX__DECLARE_UNARY)
@@ -92,19 +94,19 @@ cmx_status cmx_astype(cmx_array* out, cmx_array a, cmx_dtype dtype,
  * shift counts < 0 or >= the bit width give 0 (left) or the sign fill
  * (right). Bitwise ops and shifts take integers and bool only; shifts
  * compute bool as uint8. */
-#define CMX__BINARY_OPS(X)                                                \
-  X(add) X(subtract) X(multiply) X(divide) X(floor_divide) X(remainder)   \
-  X(power) X(maximum) X(minimum) X(arctan2) X(logaddexp) X(equal)         \
-  X(not_equal) X(less) X(less_equal) X(greater) X(greater_equal)          \
-  X(logical_and) X(logical_or) X(logical_xor) X(bitwise_and)              \
-  X(bitwise_or) X(bitwise_xor) X(left_shift) X(right_shift)
-#define CMX__DECLARE_BINARY(name)                                   \
-  cmx_status cmx_##name(cmx_array* out, cmx_array a, cmx_array b, \
-                        cmx_stream s);
+#define CMX__BINARY_OPS(X)                                                 \
+  X(add)                                                                   \
+  X(subtract) X(multiply) X(divide) X(floor_divide) X(remainder) X(power)  \
+      X(maximum) X(minimum) X(arctan2) X(logaddexp) X(equal) X(not_equal)  \
+          X(less) X(less_equal) X(greater) X(greater_equal) X(logical_and) \
+              X(logical_or) X(logical_xor) X(bitwise_and) X(bitwise_or)    \
+                  X(bitwise_xor) X(left_shift) X(right_shift)
+#define CMX__DECLARE_BINARY(name) \
+  cmx_status cmx_##name(cmx_array* out, cmx_array a, cmx_array b, cmx_stream s);
 CMX__BINARY_OPS(CMX__DECLARE_BINARY)
 /* Elements of x where cond is true, else of y (broadcast together). */
-cmx_status cmx_where(cmx_array* out, cmx_array cond, cmx_array x,
-                     cmx_array y, cmx_stream s);
+cmx_status cmx_where(cmx_array* out, cmx_array cond, cmx_array x, cmx_array y,
+                     cmx_stream s);
 /* Clamps a to [a_min, a_max]; either bound may be NULL (not both). */
 cmx_status cmx_clip(cmx_array* out, cmx_array a, cmx_array a_min,
                     cmx_array a_max, cmx_stream s);
@@ -114,8 +116,8 @@ cmx_status cmx_clip(cmx_array* out, cmx_array a, cmx_array a_min,
  * axes are errors. */
 #define CMX__REDUCE_OPS(X) \
   X(sum) X(prod) X(min) X(max) X(mean) X(all) X(any) X(logsumexp)
-#define CMX__DECLARE_REDUCE(name)                                        \
-  cmx_status cmx_##name(cmx_array* out, cmx_array a, const int* axes,  \
+#define CMX__DECLARE_REDUCE(name)                                     \
+  cmx_status cmx_##name(cmx_array* out, cmx_array a, const int* axes, \
                         int naxes, bool keepdims, cmx_stream s);
 CMX__REDUCE_OPS(CMX__DECLARE_REDUCE)
 /* Variance and standard deviation with ddof (delta degrees of freedom). */
@@ -131,8 +133,8 @@ cmx_status cmx_argmax(cmx_array* out, cmx_array a, const int* axis,
                       bool keepdims, cmx_stream s);
 /* exp(a - max) / sum(exp(a - max)) over axes (NULL: all). precise computes
  * float16/bfloat16 inputs in float32. */
-cmx_status cmx_softmax(cmx_array* out, cmx_array a, const int* axes,
-                       int naxes, bool precise, cmx_stream s);
+cmx_status cmx_softmax(cmx_array* out, cmx_array a, const int* axes, int naxes,
+                       bool precise, cmx_stream s);
 
 /* ================= shape ================= */
 /* One dim may be -1 (inferred). A view when the layout allows. */
@@ -145,8 +147,8 @@ cmx_status cmx_flatten(cmx_array* out, cmx_array a, int start_axis,
 cmx_status cmx_unflatten(cmx_array* out, cmx_array a, int axis,
                          const int64_t* shape, int ndim, cmx_stream s);
 /* Removes the given size-1 axes (axes == NULL: all size-1 axes). */
-cmx_status cmx_squeeze(cmx_array* out, cmx_array a, const int* axes,
-                       int naxes, cmx_stream s);
+cmx_status cmx_squeeze(cmx_array* out, cmx_array a, const int* axes, int naxes,
+                       cmx_stream s);
 /* Inserts size-1 axes at the given positions of the result. */
 cmx_status cmx_expand_dims(cmx_array* out, cmx_array a, const int* axes,
                            int naxes, cmx_stream s);
@@ -161,17 +163,15 @@ cmx_status cmx_moveaxis(cmx_array* out, cmx_array a, int source,
 cmx_status cmx_broadcast_to(cmx_array* out, cmx_array a, const int64_t* shape,
                             int ndim, cmx_stream s);
 /* Broadcasts n arrays against each other; writes n new references. */
-cmx_status cmx_broadcast_arrays(cmx_array* outs, const cmx_array* arrays,
-                                int n, cmx_stream s);
+cmx_status cmx_broadcast_arrays(cmx_array* outs, const cmx_array* arrays, int n,
+                                cmx_stream s);
 /* The broadcast of two shapes into out (CMX_MAX_NDIM dims); *out_ndim. */
-cmx_status cmx_broadcast_shapes(int64_t* out, int* out_ndim,
-                                const int64_t* a, int na, const int64_t* b,
-                                int nb);
+cmx_status cmx_broadcast_shapes(int64_t* out, int* out_ndim, const int64_t* a,
+                                int na, const int64_t* b, int nb);
 /* a[start:stop:strides] per axis (strides NULL: all 1); start/stop are
  * clamped as Python slices are. A view. */
 cmx_status cmx_slice(cmx_array* out, cmx_array a, const int64_t* start,
-                     const int64_t* stop, const int64_t* strides,
-                     cmx_stream s);
+                     const int64_t* stop, const int64_t* strides, cmx_stream s);
 /* A copy of src with src[start:stop:strides] = update (broadcast). */
 cmx_status cmx_slice_update(cmx_array* out, cmx_array src, cmx_array update,
                             const int64_t* start, const int64_t* stop,
@@ -190,7 +190,10 @@ cmx_status cmx_split_sections(cmx_array* outs, cmx_array a, int sections,
 cmx_status cmx_split_indices(cmx_array* outs, cmx_array a,
                              const int64_t* indices, int nindices, int axis,
                              cmx_stream s);
-typedef enum cmx_pad_mode { CMX_PAD_CONSTANT = 0, CMX_PAD_EDGE = 1 } cmx_pad_mode;
+typedef enum cmx_pad_mode {
+  CMX_PAD_CONSTANT = 0,
+  CMX_PAD_EDGE = 1
+} cmx_pad_mode;
 /* Pads axes[i] with low[i] before and high[i] after (naxes entries; axes
  * NULL means axis i for i < naxes). value (NULL: 0) fills constant mode. */
 cmx_status cmx_pad(cmx_array* out, cmx_array a, const int* axes,
@@ -200,8 +203,8 @@ cmx_status cmx_pad(cmx_array* out, cmx_array a, const int* axes,
 cmx_status cmx_repeat(cmx_array* out, cmx_array a, int64_t repeats,
                       const int* axis, cmx_stream s);
 /* Tiles a by reps (numpy.tile rules). */
-cmx_status cmx_tile(cmx_array* out, cmx_array a, const int64_t* reps,
-                    int nreps, cmx_stream s);
+cmx_status cmx_tile(cmx_array* out, cmx_array a, const int64_t* reps, int nreps,
+                    cmx_stream s);
 /* Reverses the order of elements along axes (NULL: all). A view. */
 cmx_status cmx_flip(cmx_array* out, cmx_array a, const int* axes, int naxes,
                     cmx_stream s);
@@ -218,8 +221,7 @@ cmx_status cmx_as_strided(cmx_array* out, cmx_array a, const int64_t* shape,
 cmx_status cmx_contiguous(cmx_array* out, cmx_array a, bool allow_col_major,
                           cmx_stream s);
 /* Reinterprets the bytes as dtype; the last axis scales by the size ratio. */
-cmx_status cmx_view(cmx_array* out, cmx_array a, cmx_dtype dtype,
-                    cmx_stream s);
+cmx_status cmx_view(cmx_array* out, cmx_array a, cmx_dtype dtype, cmx_stream s);
 
 /* ================= matrix products ================= */
 /* Matrix product with NumPy matmul broadcasting (1-d operands promoted and
@@ -311,27 +313,23 @@ cmx_status cmx_take_along_axis(cmx_array* out, cmx_array a, cmx_array indices,
  * shape and are converted to a's dtype; a repeated index keeps the last
  * value). axis == NULL works on the flattened arrays and gives a's shape. */
 cmx_status cmx_put_along_axis(cmx_array* out, cmx_array a, cmx_array indices,
-                              cmx_array values, const int* axis,
-                              cmx_stream s);
+                              cmx_array values, const int* axis, cmx_stream s);
 /* Slice updates that combine instead of replacing: a copy of src with
  * src[start:stop:strides] = src[...] OP update (update broadcast to the
  * region, converted to src's dtype); arguments as cmx_slice_update. */
-cmx_status cmx_slice_update_add(cmx_array* out, cmx_array src,
-                                cmx_array update, const int64_t* start,
-                                const int64_t* stop, const int64_t* strides,
-                                cmx_stream s);
+cmx_status cmx_slice_update_add(cmx_array* out, cmx_array src, cmx_array update,
+                                const int64_t* start, const int64_t* stop,
+                                const int64_t* strides, cmx_stream s);
 cmx_status cmx_slice_update_prod(cmx_array* out, cmx_array src,
                                  cmx_array update, const int64_t* start,
                                  const int64_t* stop, const int64_t* strides,
                                  cmx_stream s);
-cmx_status cmx_slice_update_max(cmx_array* out, cmx_array src,
-                                cmx_array update, const int64_t* start,
-                                const int64_t* stop, const int64_t* strides,
-                                cmx_stream s);
-cmx_status cmx_slice_update_min(cmx_array* out, cmx_array src,
-                                cmx_array update, const int64_t* start,
-                                const int64_t* stop, const int64_t* strides,
-                                cmx_stream s);
+cmx_status cmx_slice_update_max(cmx_array* out, cmx_array src, cmx_array update,
+                                const int64_t* start, const int64_t* stop,
+                                const int64_t* strides, cmx_stream s);
+cmx_status cmx_slice_update_min(cmx_array* out, cmx_array src, cmx_array update,
+                                const int64_t* start, const int64_t* stop,
+                                const int64_t* strides, cmx_stream s);
 
 /* One entry of a NumPy-style index (an element of the tuple in a[...]). */
 typedef enum cmx_index_kind {
@@ -414,9 +412,9 @@ typedef enum cmx_index_update_op {
  * value (not for bool); divide multiplies by the reciprocal of the value,
  * computed in floating point and converted to a's dtype (for integer
  * arrays that truncates, as in MLX). */
-cmx_status cmx_index_update(cmx_array* out, cmx_array a,
-                            const cmx_index* index, int n, cmx_array value,
-                            cmx_index_update_op op, cmx_stream s);
+cmx_status cmx_index_update(cmx_array* out, cmx_array a, const cmx_index* index,
+                            int n, cmx_array value, cmx_index_update_op op,
+                            cmx_stream s);
 
 /* ================= misc =================
  * Composites of the ops above (MLX semantics). */
@@ -450,16 +448,14 @@ cmx_status cmx_nan_to_num(cmx_array* out, cmx_array a, double nan,
 cmx_status cmx_isclose(cmx_array* out, cmx_array a, cmx_array b, double rtol,
                        double atol, bool equal_nan, cmx_stream s);
 /* all(isclose(...)) as a 0-d bool array. */
-cmx_status cmx_allclose(cmx_array* out, cmx_array a, cmx_array b,
-                        double rtol, double atol, bool equal_nan,
-                        cmx_stream s);
+cmx_status cmx_allclose(cmx_array* out, cmx_array a, cmx_array b, double rtol,
+                        double atol, bool equal_nan, cmx_stream s);
 /* 0-d bool: same shape (no broadcasting; different shapes give false) and
  * equal elements after promotion; NaNs equal when equal_nan. */
 cmx_status cmx_array_equal(cmx_array* out, cmx_array a, cmx_array b,
                            bool equal_nan, cmx_stream s);
 /* outs[0] = floor_divide(a, b), outs[1] = remainder(a, b). */
-cmx_status cmx_divmod(cmx_array* outs, cmx_array a, cmx_array b,
-                      cmx_stream s);
+cmx_status cmx_divmod(cmx_array* outs, cmx_array a, cmx_array b, cmx_stream s);
 
 /* outs[i] = inputs[i] (same values, views) for i < n, whose computation
  * waits for dependencies[0..m) to be evaluated (MLX's depends). */
@@ -499,8 +495,7 @@ cmx_status cmx_trace(cmx_array* out, cmx_array a, int offset, int axis1,
 
 /* A sorted copy of a along *axis. Stable; NaNs sort last; -0.0 equals 0.0;
  * complex64 orders by real part, then imaginary part (as NumPy). */
-cmx_status cmx_sort(cmx_array* out, cmx_array a, const int* axis,
-                    cmx_stream s);
+cmx_status cmx_sort(cmx_array* out, cmx_array a, const int* axis, cmx_stream s);
 /* The uint32 indices that sort a along *axis (stable: equal keys keep their
  * index order). */
 cmx_status cmx_argsort(cmx_array* out, cmx_array a, const int* axis,
@@ -508,8 +503,8 @@ cmx_status cmx_argsort(cmx_array* out, cmx_array a, const int* axis,
 /* A copy of a where, along *axis, element kth (negative: from the end) is
  * the one a sort would put there, no element before it is larger and none
  * after it is smaller. The order within each side is unspecified. */
-cmx_status cmx_partition(cmx_array* out, cmx_array a, int kth,
-                         const int* axis, cmx_stream s);
+cmx_status cmx_partition(cmx_array* out, cmx_array a, int kth, const int* axis,
+                         cmx_stream s);
 /* The uint32 indices that partition a along *axis around kth (ties are
  * broken by index, so index kth is argsort's index kth). */
 cmx_status cmx_argpartition(cmx_array* out, cmx_array a, int kth,
@@ -535,7 +530,7 @@ cmx_status cmx_searchsorted(cmx_array* out, cmx_array sorted_sequence,
  * for integers and bool. */
 #define CMX__SCAN_OPS(X) \
   X(cumsum) X(cumprod) X(cummax) X(cummin) X(logcumsumexp)
-#define CMX__DECLARE_SCAN(name)                                        \
+#define CMX__DECLARE_SCAN(name)                                       \
   cmx_status cmx_##name(cmx_array* out, cmx_array a, const int* axis, \
                         bool reverse, bool inclusive, cmx_stream s);
 CMX__SCAN_OPS(CMX__DECLARE_SCAN)
@@ -543,15 +538,14 @@ CMX__SCAN_OPS(CMX__DECLARE_SCAN)
  * a[i+1] - a[i] applied n times; bool uses not_equal). n >= 0; n == 0
  * gives a; n at least the axis size gives an empty axis. a must be at
  * least 1-d. */
-cmx_status cmx_diff(cmx_array* out, cmx_array a, int n, int axis,
-                    cmx_stream s);
+cmx_status cmx_diff(cmx_array* out, cmx_array a, int n, int axis, cmx_stream s);
 /* The median over axes (NULL: all): the middle element of the sorted
  * values, or the mean of the two middle ones for even counts. Floating
  * result (float32 for integers and bool). A slice holding a NaN gives its
  * last sorted element, as NumPy (NaN; for complex64 the NaN of NumPy's
  * order). Empty slices are errors. */
-cmx_status cmx_median(cmx_array* out, cmx_array a, const int* axes,
-                      int naxes, bool keepdims, cmx_stream s);
+cmx_status cmx_median(cmx_array* out, cmx_array a, const int* axes, int naxes,
+                      bool keepdims, cmx_stream s);
 /* The number of nonzero elements over axes (NULL: all), as int32. */
 cmx_status cmx_count_nonzero(cmx_array* out, cmx_array a, const int* axes,
                              int naxes, bool keepdims, cmx_stream s);
@@ -579,15 +573,13 @@ cmx_status cmx_conv1d(cmx_array* out, cmx_array input, cmx_array weight,
 /* 2-d: input (N, H, W, C_in), weight (C_out, KH, KW, C_in/groups); the
  * parameters per spatial dim (_0 for H, _1 for W). */
 cmx_status cmx_conv2d(cmx_array* out, cmx_array input, cmx_array weight,
-                      int stride_0, int stride_1, int padding_0,
-                      int padding_1, int dilation_0, int dilation_1,
-                      int groups, cmx_stream s);
+                      int stride_0, int stride_1, int padding_0, int padding_1,
+                      int dilation_0, int dilation_1, int groups, cmx_stream s);
 /* 3-d: input (N, D, H, W, C_in), weight (C_out, KD, KH, KW, C_in/groups). */
 cmx_status cmx_conv3d(cmx_array* out, cmx_array input, cmx_array weight,
                       int stride_0, int stride_1, int stride_2, int padding_0,
                       int padding_1, int padding_2, int dilation_0,
-                      int dilation_1, int dilation_2, int groups,
-                      cmx_stream s);
+                      int dilation_1, int dilation_2, int groups, cmx_stream s);
 /* Transposed convolutions (the gradient of convN with respect to its
  * input), MLX's weight layout (C_out, K..., C_in/groups): every input
  * element scatters input[n, i, ci] * weight[co, k, ci] into
@@ -603,13 +595,14 @@ cmx_status cmx_conv_transpose2d(cmx_array* out, cmx_array input,
                                 cmx_array weight, int stride_0, int stride_1,
                                 int padding_0, int padding_1, int dilation_0,
                                 int dilation_1, int output_padding_0,
-                                int output_padding_1, int groups,
-                                cmx_stream s);
-cmx_status cmx_conv_transpose3d(
-    cmx_array* out, cmx_array input, cmx_array weight, int stride_0,
-    int stride_1, int stride_2, int padding_0, int padding_1, int padding_2,
-    int dilation_0, int dilation_1, int dilation_2, int output_padding_0,
-    int output_padding_1, int output_padding_2, int groups, cmx_stream s);
+                                int output_padding_1, int groups, cmx_stream s);
+cmx_status cmx_conv_transpose3d(cmx_array* out, cmx_array input,
+                                cmx_array weight, int stride_0, int stride_1,
+                                int stride_2, int padding_0, int padding_1,
+                                int padding_2, int dilation_0, int dilation_1,
+                                int dilation_2, int output_padding_0,
+                                int output_padding_1, int output_padding_2,
+                                int groups, cmx_stream s);
 /* General convolution over 1 to 3 spatial dims (input.ndim - 2). Each
  * parameter list has one entry per spatial dim, or one entry for all, or
  * none (NULL/0: stride 1, padding 0, dilations 1). The input is dilated
@@ -628,9 +621,9 @@ cmx_status cmx_conv_general(cmx_array* out, cmx_array input, cmx_array weight,
                             int groups, bool flip, cmx_stream s);
 /* numpy.convolve's modes. */
 typedef enum cmx_convolve_mode {
-  CMX_CONVOLVE_FULL = 0,  /* length N + M - 1 */
-  CMX_CONVOLVE_SAME = 1,  /* length max(N, M), centred on the full result */
-  CMX_CONVOLVE_VALID = 2  /* length max(N, M) - min(N, M) + 1 */
+  CMX_CONVOLVE_FULL = 0, /* length N + M - 1 */
+  CMX_CONVOLVE_SAME = 1, /* length max(N, M), centred on the full result */
+  CMX_CONVOLVE_VALID = 2 /* length max(N, M) - min(N, M) + 1 */
 } cmx_convolve_mode;
 /* Discrete linear convolution of two non-empty 1-d arrays (the shorter one
  * is the kernel, flipped), as numpy.convolve and mlx.core.convolve. */

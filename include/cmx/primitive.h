@@ -36,6 +36,7 @@
 #include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
+
 #include "cmx/array.h"
 
 #ifdef __cplusplus
@@ -89,22 +90,19 @@ typedef struct cmx_primitive_vtable {
    *   (CMX_PRIM_ELEMENTWISE) without a vmap rule gets a generic one.
    * Rules build their results with ops (public or internal); cmx's own
    *   rules are in src/transforms/rules_*.c. */
-  cmx_status (*vjp)(const cmx_primitive* p, const cmx_array* primals,
-                    int nin, const cmx_array* cotangents, int nout,
-                    const int* argnums, int nargs, const cmx_array* outputs,
-                    cmx_array* out);
-  cmx_status (*jvp)(const cmx_primitive* p, const cmx_array* primals,
-                    int nin, const cmx_array* tangents, const int* argnums,
-                    int nargs, const cmx_array* outputs, cmx_array* out,
-                    int nout);
-  cmx_status (*vmap)(const cmx_primitive* p, const cmx_array* inputs,
-                     int nin, const int* axes, const cmx_array* outputs,
-                     cmx_array* out, int* out_axes, int nout);
+  cmx_status (*vjp)(const cmx_primitive* p, const cmx_array* primals, int nin,
+                    const cmx_array* cotangents, int nout, const int* argnums,
+                    int nargs, const cmx_array* outputs, cmx_array* out);
+  cmx_status (*jvp)(const cmx_primitive* p, const cmx_array* primals, int nin,
+                    const cmx_array* tangents, const int* argnums, int nargs,
+                    const cmx_array* outputs, cmx_array* out, int nout);
+  cmx_status (*vmap)(const cmx_primitive* p, const cmx_array* inputs, int nin,
+                     const int* axes, const cmx_array* outputs, cmx_array* out,
+                     int* out_axes, int nout);
 
   /* Output shapes from input shapes (shapeless compile). */
-  cmx_status (*output_shapes)(const cmx_primitive* p,
-                              const cmx_array* inputs, int nin,
-                              cmx_shape* out, int nout);
+  cmx_status (*output_shapes)(const cmx_primitive* p, const cmx_array* inputs,
+                              int nin, cmx_shape* out, int nout);
   /* Equality and hash of parameters (CSE in compile). NULL means compare
    * and hash the parameter bytes, so parameter structs must then be fully
    * initialised including padding (cmx_primitive_new copies them). */
@@ -122,8 +120,7 @@ typedef struct cmx_primitive_vtable {
  * failure. The caller owns one reference and passes it to
  * cmx_primitive_apply (which takes it) or releases it. */
 cmx_primitive* cmx_primitive_new(const cmx_primitive_vtable* vt,
-                                 const void* params, size_t size,
-                                 cmx_stream s);
+                                 const void* params, size_t size, cmx_stream s);
 void cmx_primitive_retain(cmx_primitive* p);
 void cmx_primitive_release(cmx_primitive* p);
 
@@ -159,8 +156,7 @@ cmx_status cmx_kernel_alloc(cmx_array out);
  * and held by nothing else (in's data is then out's; in must not be read
  * after writing out). Otherwise allocates. Returns whether it donated in
  * *donated (may be NULL). */
-cmx_status cmx_kernel_alloc_donate(cmx_array out, cmx_array in,
-                                   bool* donated);
+cmx_status cmx_kernel_alloc_donate(cmx_array out, cmx_array in, bool* donated);
 /* Makes out a view of src's memory: element offset (relative to src's first
  * element) and strides in elements for out's shape. */
 cmx_status cmx_kernel_set_view(cmx_array out, cmx_array src, int64_t offset,

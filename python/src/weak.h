@@ -26,10 +26,11 @@ CMX__REDUCE_OPS(CMXPY_WEAK_OP)
   X(linspace)                                                                 \
   X(full)                                                                     \
   X(zeros)                                                                    \
-  X(ones) X(zeros_like) X(ones_like) X(full_like) X(eye) X(identity) X(tri)   \
-      X(tril) X(triu) X(round) X(astype) X(where) X(clip) X(var) X(std)       \
-          X(argmin) X(argmax) X(softmax) X(reshape) X(flatten) X(unflatten)   \
-              X(squeeze) X(expand_dims) X(transpose) X(swapaxes) X(moveaxis)  \
+  X(ones)                                                                     \
+  X(zeros_like) X(ones_like) X(full_like) X(eye) X(identity) X(tri) X(tril)   \
+      X(triu) X(round) X(astype) X(where) X(clip) X(var) X(std) X(argmin)     \
+          X(argmax) X(softmax) X(reshape) X(flatten) X(unflatten) X(squeeze)  \
+              X(expand_dims) X(transpose) X(swapaxes) X(moveaxis)             \
                   X(broadcast_to) X(broadcast_arrays) X(broadcast_shapes)     \
                       X(slice) X(slice_update) X(concatenate) X(stack)        \
                           X(split_sections) X(split_indices) X(pad) X(repeat) \
@@ -40,9 +41,10 @@ CMXPY_OTHER_OPS(CMXPY_WEAK_OP)
 /* Saving and loading (io.h). */
 #define CMXPY_IO_FUNCS(X)                                                      \
   X(named_arrays_new)                                                          \
-  X(named_arrays_free) X(named_arrays_set) X(named_arrays_size)                \
-      X(named_arrays_name) X(named_arrays_at) X(meta_new_string)               \
-          X(meta_new_array) X(meta_array_append) X(meta_free) X(meta_get_type) \
+  X(named_arrays_free)                                                         \
+  X(named_arrays_set) X(named_arrays_size) X(named_arrays_name)                \
+      X(named_arrays_at) X(meta_new_string) X(meta_new_array)                  \
+          X(meta_array_append) X(meta_free) X(meta_get_type)                   \
               X(meta_get_string) X(meta_array_elem_type) X(meta_array_length)  \
                   X(meta_array_item) X(meta_to_array) X(meta_from_array)       \
                       X(metadata_new) X(metadata_free) X(metadata_set)         \

@@ -3,6 +3,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+
 #include "core/internal.h"
 
 /* ---------------- shapes ---------------- */
@@ -43,13 +44,12 @@ cmx_array cmx__node_new(const char* op, const int64_t* shape, int ndim,
     return CMX__FAIL(CMX_ERR_VALUE, "[%s] shape is NULL", op);
   for (int i = 0; i < ndim; i++)
     if (shape[i] < 0)
-      return CMX__FAIL(CMX_ERR_VALUE,
-                       "[%s] negative dimension %lld in shape", op,
-                       (long long)shape[i]);
+      return CMX__FAIL(CMX_ERR_VALUE, "[%s] negative dimension %lld in shape",
+                       op, (long long)shape[i]);
   int64_t size = cmx__shape_size(shape, ndim);
   int64_t bytes;
-  if (size < 0 || __builtin_mul_overflow(size, (int64_t)cmx_dtype_size(dtype),
-                                         &bytes))
+  if (size < 0 ||
+      __builtin_mul_overflow(size, (int64_t)cmx_dtype_size(dtype), &bytes))
     return CMX__FAIL(CMX_ERR_VALUE, "[%s] shape is too large (size overflows)",
                      op);
   cmx_array a = malloc(sizeof *a + 2 * (size_t)ndim * sizeof(int64_t));
@@ -273,40 +273,60 @@ static uint64_t d2u(double d) {
 }
 
 /* Writes scalar s (of kind: 0 int64, 1 uint64, 2 double, 3 complex) as dt. */
-static void store_scalar(void* dst, cmx_dtype dt, int kind, cmx__scalar_value s) {
-  double d = kind == 0 ? (double)s.i
+static void store_scalar(void* dst, cmx_dtype dt, int kind,
+                         cmx__scalar_value s) {
+  double d = kind == 0   ? (double)s.i
              : kind == 1 ? (double)s.u
              : kind == 2 ? s.f
                          : s.c.re;
-  int64_t i = kind == 0 ? s.i
-              : kind == 1 ? (int64_t)s.u
-                          : d2i(d);
+  int64_t i = kind == 0 ? s.i : kind == 1 ? (int64_t)s.u : d2i(d);
   switch (dt) {
-    case CMX_BOOL: *(uint8_t*)dst = kind >= 2 ? d != 0 : i != 0; break;
-    case CMX_UINT8: *(uint8_t*)dst = (uint8_t)i; break;
-    case CMX_UINT16: *(uint16_t*)dst = (uint16_t)i; break;
-    case CMX_UINT32: *(uint32_t*)dst = (uint32_t)i; break;
-    case CMX_UINT64:
-      *(uint64_t*)dst = kind == 1 ? s.u
-                        : kind >= 2 ? d2u(d)
-                                    : (uint64_t)i;
+    case CMX_BOOL:
+      *(uint8_t*)dst = kind >= 2 ? d != 0 : i != 0;
       break;
-    case CMX_INT8: *(int8_t*)dst = (int8_t)i; break;
-    case CMX_INT16: *(int16_t*)dst = (int16_t)i; break;
-    case CMX_INT32: *(int32_t*)dst = (int32_t)i; break;
-    case CMX_INT64: *(int64_t*)dst = i; break;
-    case CMX_FLOAT16: *(uint16_t*)dst = cmx_float_to_float16((float)d); break;
+    case CMX_UINT8:
+      *(uint8_t*)dst = (uint8_t)i;
+      break;
+    case CMX_UINT16:
+      *(uint16_t*)dst = (uint16_t)i;
+      break;
+    case CMX_UINT32:
+      *(uint32_t*)dst = (uint32_t)i;
+      break;
+    case CMX_UINT64:
+      *(uint64_t*)dst = kind == 1 ? s.u : kind >= 2 ? d2u(d) : (uint64_t)i;
+      break;
+    case CMX_INT8:
+      *(int8_t*)dst = (int8_t)i;
+      break;
+    case CMX_INT16:
+      *(int16_t*)dst = (int16_t)i;
+      break;
+    case CMX_INT32:
+      *(int32_t*)dst = (int32_t)i;
+      break;
+    case CMX_INT64:
+      *(int64_t*)dst = i;
+      break;
+    case CMX_FLOAT16:
+      *(uint16_t*)dst = cmx_float_to_float16((float)d);
+      break;
     case CMX_BFLOAT16:
       *(uint16_t*)dst = cmx_float_to_bfloat16((float)d);
       break;
-    case CMX_FLOAT32: *(float*)dst = (float)d; break;
-    case CMX_FLOAT64: *(double*)dst = d; break;
+    case CMX_FLOAT32:
+      *(float*)dst = (float)d;
+      break;
+    case CMX_FLOAT64:
+      *(double*)dst = d;
+      break;
     case CMX_COMPLEX64: {
       float c[2] = {(float)d, kind == 3 ? (float)s.c.im : 0.0f};
       memcpy(dst, c, 8);
       break;
     }
-    default: break;
+    default:
+      break;
   }
 }
 
@@ -331,15 +351,15 @@ cmx_array cmx__weak_cast(cmx_array a, cmx_dtype dt) {
   return cmx__scalar_node("astype", a->weak_value, kind, dt, false);
 }
 
-#define SCALAR_CTOR(fn, T, kind, field, weakflag, dtarg, dtexpr)       \
-  cmx_status fn(cmx_array* out, T v dtarg) {                            \
-    if (!out)                                                           \
+#define SCALAR_CTOR(fn, T, kind, field, weakflag, dtarg, dtexpr)          \
+  cmx_status fn(cmx_array* out, T v dtarg) {                              \
+    if (!out)                                                             \
       return cmx__error(CMX_ERR_VALUE, "[array] output pointer is NULL"); \
-    cmx__scalar_value s;                                                      \
-    memset(&s, 0, sizeof s);                                            \
-    s.field = v;                                                        \
-    *out = cmx__scalar_node("array", s, kind, dtexpr, weakflag);        \
-    return *out ? CMX_OK : cmx_last_status();                           \
+    cmx__scalar_value s;                                                  \
+    memset(&s, 0, sizeof s);                                              \
+    s.field = v;                                                          \
+    *out = cmx__scalar_node("array", s, kind, dtexpr, weakflag);          \
+    return *out ? CMX_OK : cmx_last_status();                             \
   }
 #define COMMA ,
 SCALAR_CTOR(cmx_array_from_double, double, 2, f, false, COMMA cmx_dtype dt, dt)
@@ -380,25 +400,35 @@ cmx_status cmx_array_weak_complex(cmx_array* out, double re, double im) {
   return *out ? CMX_OK : cmx_last_status();
 }
 
-bool cmx_array_is_weak(cmx_array a) { return a && a->weak; }
+bool cmx_array_is_weak(cmx_array a) {
+  return a && a->weak;
+}
 
 /* ---------------- properties ---------------- */
 
-int cmx_array_ndim(cmx_array a) { return a ? a->ndim : 0; }
-const int64_t* cmx_array_shape(cmx_array a) { return a ? a->dims : NULL; }
+int cmx_array_ndim(cmx_array a) {
+  return a ? a->ndim : 0;
+}
+const int64_t* cmx_array_shape(cmx_array a) {
+  return a ? a->dims : NULL;
+}
 int64_t cmx_array_dim(cmx_array a, int i) {
   if (!a) return 0;
   if (i < 0) i += a->ndim;
   return (i < 0 || i >= a->ndim) ? 0 : a->dims[i];
 }
-int64_t cmx_array_size(cmx_array a) { return a ? a->size : 0; }
+int64_t cmx_array_size(cmx_array a) {
+  return a ? a->size : 0;
+}
 size_t cmx_array_itemsize(cmx_array a) {
   return a ? cmx_dtype_size(a->dtype) : 0;
 }
 size_t cmx_array_nbytes(cmx_array a) {
   return a ? (size_t)a->size * cmx_dtype_size(a->dtype) : 0;
 }
-cmx_dtype cmx_array_dtype(cmx_array a) { return a ? a->dtype : CMX_BOOL; }
+cmx_dtype cmx_array_dtype(cmx_array a) {
+  return a ? a->dtype : CMX_BOOL;
+}
 
 cmx_stream cmx_array_stream(cmx_array a) {
   if (a && a->op) return a->op->prim->stream;
@@ -426,7 +456,9 @@ const cmx_array* cmx_array_inputs(cmx_array a, int* n) {
   return a->op->inputs;
 }
 
-bool cmx_array_is_lazy(cmx_array a) { return a && a->op; }
+bool cmx_array_is_lazy(cmx_array a) {
+  return a && a->op;
+}
 
 bool cmx_array_is_available(cmx_array a) {
   if (!a || a->op) return false;
@@ -449,16 +481,14 @@ cmx_status cmx__node_wait(cmx_array a) {
     atomic_store_explicit(&a->status, CMX__NODE_AVAILABLE,
                           memory_order_release);
   }
-  if (a->error)
-    return cmx__error(CMX_ERR_RUNTIME, "%s", a->error);
+  if (a->error) return cmx__error(CMX_ERR_RUNTIME, "%s", a->error);
   return CMX_OK;
 }
 
 cmx_status cmx__node_host(cmx_array a, void** out) {
   cmx_status st = cmx__node_wait(a);
   if (st != CMX_OK) return st;
-  if (!a->buf)
-    return cmx__error(CMX_ERR_RUNTIME, "[eval] array has no data");
+  if (!a->buf) return cmx__error(CMX_ERR_RUNTIME, "[eval] array has no data");
   st = cmx__buffer_to_host(a->buf);
   if (st != CMX_OK) return st;
   *out = cmx__node_ptr(a);
@@ -532,21 +562,36 @@ static cmx_status item_ptr(cmx_array a, const char* op, void** p) {
 /* Reads element p of dtype dt as double / int64 / complex. */
 double cmx__load_double(const void* p, cmx_dtype dt) {
   switch (dt) {
-    case CMX_BOOL: return *(const uint8_t*)p != 0;
-    case CMX_UINT8: return *(const uint8_t*)p;
-    case CMX_UINT16: return *(const uint16_t*)p;
-    case CMX_UINT32: return *(const uint32_t*)p;
-    case CMX_UINT64: return (double)*(const uint64_t*)p;
-    case CMX_INT8: return *(const int8_t*)p;
-    case CMX_INT16: return *(const int16_t*)p;
-    case CMX_INT32: return *(const int32_t*)p;
-    case CMX_INT64: return (double)*(const int64_t*)p;
-    case CMX_FLOAT16: return cmx_float16_to_float(*(const uint16_t*)p);
-    case CMX_BFLOAT16: return cmx_bfloat16_to_float(*(const uint16_t*)p);
-    case CMX_FLOAT32: return *(const float*)p;
-    case CMX_FLOAT64: return *(const double*)p;
-    case CMX_COMPLEX64: return ((const float*)p)[0];
-    default: return 0;
+    case CMX_BOOL:
+      return *(const uint8_t*)p != 0;
+    case CMX_UINT8:
+      return *(const uint8_t*)p;
+    case CMX_UINT16:
+      return *(const uint16_t*)p;
+    case CMX_UINT32:
+      return *(const uint32_t*)p;
+    case CMX_UINT64:
+      return (double)*(const uint64_t*)p;
+    case CMX_INT8:
+      return *(const int8_t*)p;
+    case CMX_INT16:
+      return *(const int16_t*)p;
+    case CMX_INT32:
+      return *(const int32_t*)p;
+    case CMX_INT64:
+      return (double)*(const int64_t*)p;
+    case CMX_FLOAT16:
+      return cmx_float16_to_float(*(const uint16_t*)p);
+    case CMX_BFLOAT16:
+      return cmx_bfloat16_to_float(*(const uint16_t*)p);
+    case CMX_FLOAT32:
+      return *(const float*)p;
+    case CMX_FLOAT64:
+      return *(const double*)p;
+    case CMX_COMPLEX64:
+      return ((const float*)p)[0];
+    default:
+      return 0;
   }
 }
 
@@ -564,8 +609,12 @@ cmx_status cmx_array_item_int64(cmx_array a, int64_t* out) {
   if (st != CMX_OK) return st;
   if (!out) return CMX_OK;
   switch (a->dtype) {
-    case CMX_UINT64: *out = (int64_t) * (const uint64_t*)p; break;
-    case CMX_INT64: *out = *(const int64_t*)p; break;
+    case CMX_UINT64:
+      *out = (int64_t) * (const uint64_t*)p;
+      break;
+    case CMX_INT64:
+      *out = *(const int64_t*)p;
+      break;
     default: {
       *out = d2i(cmx__load_double(p, a->dtype));
     }
@@ -601,4 +650,6 @@ cmx_status cmx_array_item_complex(cmx_array a, cmx_complex64_t* out) {
   return CMX_OK;
 }
 
-void cmx_free(void* p) { free(p); }
+void cmx_free(void* p) {
+  free(p);
+}

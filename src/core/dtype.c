@@ -1,15 +1,17 @@
 /* Dtype sizes, names, categories, promotion, and 16-bit float conversion. */
 #include <string.h>
+
 #include "core/internal.h"
 
-static const size_t k_sizes[CMX_NUM_DTYPES] = {1, 1, 2, 4, 8, 1, 2, 4,
-                                               8, 2, 2, 4, 8, 8};
+static const size_t k_sizes[CMX_NUM_DTYPES] = {1, 1, 2, 4, 8, 1, 2,
+                                               4, 8, 2, 2, 4, 8, 8};
 static const char* const k_names[CMX_NUM_DTYPES] = {
-    "bool",    "uint8",   "uint16",   "uint32",  "uint64",
-    "int8",    "int16",   "int32",    "int64",   "float16",
-    "bfloat16", "float32", "float64", "complex64"};
+    "bool",  "uint8", "uint16",  "uint32",   "uint64",  "int8",    "int16",
+    "int32", "int64", "float16", "bfloat16", "float32", "float64", "complex64"};
 
-bool cmx_dtype_valid(int t) { return t >= 0 && t < CMX_NUM_DTYPES; }
+bool cmx_dtype_valid(int t) {
+  return t >= 0 && t < CMX_NUM_DTYPES;
+}
 size_t cmx_dtype_size(cmx_dtype t) {
   return cmx_dtype_valid(t) ? k_sizes[t] : 0;
 }
@@ -26,7 +28,9 @@ static bool is_unsigned(cmx_dtype t) {
 bool cmx_dtype_is_floating(cmx_dtype t) {
   return t >= CMX_FLOAT16 && t <= CMX_FLOAT64;
 }
-bool cmx_dtype_is_complex(cmx_dtype t) { return t == CMX_COMPLEX64; }
+bool cmx_dtype_is_complex(cmx_dtype t) {
+  return t == CMX_COMPLEX64;
+}
 bool cmx_dtype_is_inexact(cmx_dtype t) {
   return cmx_dtype_is_floating(t) || cmx_dtype_is_complex(t);
 }
@@ -45,14 +49,19 @@ cmx_dtype_category cmx_dtype_kind(cmx_dtype t) {
 static cmx_dtype_category parent(cmx_dtype_category c) {
   switch (c) {
     case CMX_CAT_SIGNEDINTEGER:
-    case CMX_CAT_UNSIGNEDINTEGER: return CMX_CAT_INTEGER;
+    case CMX_CAT_UNSIGNEDINTEGER:
+      return CMX_CAT_INTEGER;
     case CMX_CAT_FLOATING:
-    case CMX_CAT_COMPLEXFLOATING: return CMX_CAT_INEXACT;
+    case CMX_CAT_COMPLEXFLOATING:
+      return CMX_CAT_INEXACT;
     case CMX_CAT_INTEGER:
-    case CMX_CAT_INEXACT: return CMX_CAT_NUMBER;
+    case CMX_CAT_INEXACT:
+      return CMX_CAT_NUMBER;
     case CMX_CAT_NUMBER:
-    case CMX_CAT_BOOL: return CMX_CAT_GENERIC;
-    case CMX_CAT_GENERIC: break;
+    case CMX_CAT_BOOL:
+      return CMX_CAT_GENERIC;
+    case CMX_CAT_GENERIC:
+      break;
   }
   return CMX_CAT_GENERIC;
 }
@@ -70,7 +79,7 @@ bool cmx_dtype_issubdtype(cmx_dtype t, cmx_dtype_category c) {
 }
 
 static cmx_dtype signed_of_size(size_t bytes) {
-  return bytes <= 1 ? CMX_INT8
+  return bytes <= 1   ? CMX_INT8
          : bytes == 2 ? CMX_INT16
          : bytes == 4 ? CMX_INT32
                       : CMX_INT64;

@@ -18,6 +18,7 @@
 #include <pthread.h>
 #include <stdarg.h>
 #include <stdatomic.h>
+
 #include "cmx/array.h"
 #include "cmx/primitive.h"
 
@@ -48,12 +49,11 @@ void cmx__error_mark_restore(cmx__error_mark m);
 
 /* Internal invariant check: a broken invariant is a cmx bug, not user
  * error; it reports and aborts in every build. */
-#define CMX__ASSERT(cond)                                             \
-  do {                                                                \
-    if (!(cond)) cmx__assert_fail(#cond, __FILE__, __LINE__);         \
+#define CMX__ASSERT(cond)                                     \
+  do {                                                        \
+    if (!(cond)) cmx__assert_fail(#cond, __FILE__, __LINE__); \
   } while (0)
-_Noreturn void cmx__assert_fail(const char* what, const char* file,
-                                int line);
+_Noreturn void cmx__assert_fail(const char* what, const char* file, int line);
 
 /* ---------------- scalars ---------------- */
 typedef union cmx__scalar_value {
@@ -68,13 +68,13 @@ typedef union cmx__scalar_value {
 /* ---------------- buffers ---------------- */
 typedef struct cmx__buffer {
   _Atomic int64_t refcount;
-  size_t size;     /* bytes asked for */
-  size_t capacity; /* bytes of the size class */
-  void* host;      /* host copy or NULL */
-  uint64_t dev;    /* device copy (CUdeviceptr) or 0 */
-  int dev_index;   /* device of dev, -1 when none */
-  bool host_valid; /* host copy holds the current data */
-  bool dev_valid;  /* device copy holds the current data */
+  size_t size;                   /* bytes asked for */
+  size_t capacity;               /* bytes of the size class */
+  void* host;                    /* host copy or NULL */
+  uint64_t dev;                  /* device copy (CUdeviceptr) or 0 */
+  int dev_index;                 /* device of dev, -1 when none */
+  bool host_valid;               /* host copy holds the current data */
+  bool dev_valid;                /* device copy holds the current data */
   struct cmx__buffer* next_free; /* cache free-list link */
 } cmx__buffer;
 
@@ -115,11 +115,11 @@ typedef struct cmx__op {
   _Atomic int64_t refcount;
   cmx_primitive* prim;
   int nin, nout;
-  cmx_array* inputs;                     /* strong */
-  struct cmx_array_node** outputs;       /* weak */
-  const int64_t* const* out_shapes;      /* nout > 1: descriptors for */
-  const int* out_ndims;                  /*   outputs that died before */
-  const cmx_dtype* out_dtypes;           /*   the op ran */
+  cmx_array* inputs;                /* strong */
+  struct cmx_array_node** outputs;  /* weak */
+  const int64_t* const* out_shapes; /* nout > 1: descriptors for */
+  const int* out_ndims;             /*   outputs that died before */
+  const cmx_dtype* out_dtypes;      /*   the op ran */
   atomic_flag lock;
   uint32_t mark;
 } cmx__op;
@@ -137,31 +137,31 @@ struct cmx_array_node {
   cmx_dtype dtype;
   int ndim;
   int64_t size;
-  uint8_t weak;  /* weakly typed scalar (value in weak_value) */
-  uint8_t flags; /* CMX__FLAG_* (valid once the data exists) */
+  uint8_t weak;   /* weakly typed scalar (value in weak_value) */
+  uint8_t flags;  /* CMX__FLAG_* (valid once the data exists) */
   uint8_t tracer; /* CMX__TRACER_*: depends on a transform's input */
   _Atomic uint8_t status;
-  uint32_t mark;           /* graph walks */
-  uint32_t depth;          /* longest path from data (eval visits deeper
-                              inputs first: lower peak memory) */
-  int stream;              /* producer stream index, -1 for data */
-  uint64_t seq;            /* producer task number on that stream */
-  cmx__op* op;             /* while unscheduled */
-  cmx__op* hist;           /* a tracer's op kept after scheduling while a
-                              transform is tracing (the transform walks it) */
-  int out_index;           /* position among the op's outputs */
-  cmx__buffer* buf;        /* data, NULL until evaluated */
-  int64_t offset;          /* elements from buf start to element 0 */
-  int64_t data_size;       /* elements reachable in buf from offset */
-  char* error;             /* set when its computation failed */
+  uint32_t mark;     /* graph walks */
+  uint32_t depth;    /* longest path from data (eval visits deeper
+                        inputs first: lower peak memory) */
+  int stream;        /* producer stream index, -1 for data */
+  uint64_t seq;      /* producer task number on that stream */
+  cmx__op* op;       /* while unscheduled */
+  cmx__op* hist;     /* a tracer's op kept after scheduling while a
+                        transform is tracing (the transform walks it) */
+  int out_index;     /* position among the op's outputs */
+  cmx__buffer* buf;  /* data, NULL until evaluated */
+  int64_t offset;    /* elements from buf start to element 0 */
+  int64_t data_size; /* elements reachable in buf from offset */
+  char* error;       /* set when its computation failed */
   cmx__scalar_value weak_value;
   int64_t dims[]; /* shape[ndim] then strides[ndim] */
 };
 
 enum {
   CMX__TRACER_NONE = 0,
-  CMX__TRACER = 1,      /* computed from a transform's traced input */
-  CMX__PLACEHOLDER = 2  /* vmap's stand-in input: shape only, no data */
+  CMX__TRACER = 1,     /* computed from a transform's traced input */
+  CMX__PLACEHOLDER = 2 /* vmap's stand-in input: shape only, no data */
 };
 /* Number of transforms tracing right now (all threads). While > 0, tracer
  * nodes keep their history when evaluated. */
@@ -228,28 +228,28 @@ cmx_array cmx__own(cmx_array a);
  * when keep is NULL. */
 cmx_status cmx__scope_exit(size_t mark, cmx_array keep, cmx_array* out);
 /* Releases everything registered since mark, keeping n arrays. */
-cmx_status cmx__scope_exit_n(size_t mark, const cmx_array* keep,
-                             cmx_array* out, size_t n);
+cmx_status cmx__scope_exit_n(size_t mark, const cmx_array* keep, cmx_array* out,
+                             size_t n);
 /* Outermost public entry resets the "pending" error flag. */
-#define CMX__PUBLIC(out, opname, expr)                                      \
-  do {                                                                      \
-    if (!(out))                                                             \
-      return cmx__error(CMX_ERR_VALUE, "[%s] output pointer is NULL",       \
-                        (opname));                                          \
-    *(out) = NULL;                                                          \
-    size_t cmx__mark = cmx__scope_enter();                                  \
-    if (cmx__mark == 0) cmx__error_reset_pending();                         \
-    cmx_array cmx__r = (expr);                                              \
-    return cmx__scope_exit(cmx__mark, cmx__r, (out));                       \
+#define CMX__PUBLIC(out, opname, expr)                                \
+  do {                                                                \
+    if (!(out))                                                       \
+      return cmx__error(CMX_ERR_VALUE, "[%s] output pointer is NULL", \
+                        (opname));                                    \
+    *(out) = NULL;                                                    \
+    size_t cmx__mark = cmx__scope_enter();                            \
+    if (cmx__mark == 0) cmx__error_reset_pending();                   \
+    cmx_array cmx__r = (expr);                                        \
+    return cmx__scope_exit(cmx__mark, cmx__r, (out));                 \
   } while (0)
 
 /* Checks array arguments: a NULL one fails with "[op] argument is a null
  * array" unless an error is already pending (then it just propagates). */
 bool cmx__check_args(const char* op, int n, ...);
-#define CMX__ARGS(op, ...)                                                  \
-  cmx__check_args((op), (int)(sizeof((cmx_array[]){__VA_ARGS__}) /         \
-                              sizeof(cmx_array)),                           \
-                  __VA_ARGS__)
+#define CMX__ARGS(op, ...)                                                 \
+  cmx__check_args(                                                         \
+      (op), (int)(sizeof((cmx_array[]){__VA_ARGS__}) / sizeof(cmx_array)), \
+      __VA_ARGS__)
 
 /* ---------------- streams and scheduling ---------------- */
 typedef struct cmx__task {
@@ -277,9 +277,9 @@ struct cmx__stream {
   int index;
   cmx_device device;
   const cmx__stream_ops* ops;
-  uint64_t next_seq;            /* guarded by the eval lock */
-  _Atomic uint64_t completed;   /* every task <= completed has finished */
-  void* backend;                /* backend state (cpu worker, cuda stream) */
+  uint64_t next_seq;          /* guarded by the eval lock */
+  _Atomic uint64_t completed; /* every task <= completed has finished */
+  void* backend;              /* backend state (cpu worker, cuda stream) */
 };
 
 #define CMX__MAX_STREAMS 256
@@ -325,17 +325,17 @@ int cmx__pool_threads(void);
 /* ---------------- environment ---------------- */
 /* All environment variables are read in env.c. */
 typedef struct cmx__env {
-  int num_threads;          /* CMX_NUM_THREADS, default nproc */
-  int default_gpu;          /* CMX_DEFAULT_DEVICE=gpu */
-  int max_inflight_tasks;   /* CMX_MAX_INFLIGHT, backpressure bound */
-  const char* cache_dir;    /* CMX_CACHE_DIR, kernel cache (GPU) */
+  int num_threads;            /* CMX_NUM_THREADS, default nproc */
+  int default_gpu;            /* CMX_DEFAULT_DEVICE=gpu */
+  int max_inflight_tasks;     /* CMX_MAX_INFLIGHT, backpressure bound */
+  const char* cache_dir;      /* CMX_CACHE_DIR, kernel cache (GPU) */
   const char* xdg_cache_home; /* XDG_CACHE_HOME: cache root when no
                                  CMX_CACHE_DIR */
-  const char* home;         /* HOME: ~/.cache/cmx as the last resort */
-  const char* cuda_home;    /* CUDA_HOME or CUDA_PATH: where NVRTC is looked
-                               for after the loader's search path */
-  int disable_compile;      /* CMX_DISABLE_COMPILE / MLX_DISABLE_COMPILE */
-  int vmap_fallback;        /* CMX_VMAP_FALLBACK */
+  const char* home;           /* HOME: ~/.cache/cmx as the last resort */
+  const char* cuda_home;      /* CUDA_HOME or CUDA_PATH: where NVRTC is looked
+                                 for after the loader's search path */
+  int disable_compile;        /* CMX_DISABLE_COMPILE / MLX_DISABLE_COMPILE */
+  int vmap_fallback;          /* CMX_VMAP_FALLBACK */
 } cmx__env;
 const cmx__env* cmx__env_get(void);
 

@@ -1,5 +1,6 @@
 /* Helpers kernels use to allocate, donate and view output buffers. */
 #include <string.h>
+
 #include "core/internal.h"
 
 bool cmx__can_donate(cmx_array out, cmx_array in) {
@@ -33,8 +34,7 @@ cmx_status cmx_kernel_alloc(cmx_array out) {
   return CMX_OK;
 }
 
-cmx_status cmx_kernel_alloc_donate(cmx_array out, cmx_array in,
-                                   bool* donated) {
+cmx_status cmx_kernel_alloc_donate(cmx_array out, cmx_array in, bool* donated) {
   if (donated) *donated = false;
   if (!cmx__can_donate(out, in)) return cmx_kernel_alloc(out);
   out->buf = cmx__buffer_retain(in->buf);
@@ -68,10 +68,10 @@ uint64_t cmx_kernel_device_ptr(cmx_array a) {
   if (!a->buf || !cmx__device_hooks) return 0;
   cmx__stream* s = cmx__stream_get(a->stream);
   int dev = s && s->device.type == CMX_GPU ? s->device.index : 0;
-  if (!a->buf->dev_valid &&
-      cmx__device_hooks->to_device(a->buf, dev) != CMX_OK)
+  if (!a->buf->dev_valid && cmx__device_hooks->to_device(a->buf, dev) != CMX_OK)
     return 0;
-  return a->buf->dev + (uint64_t)(a->offset * (int64_t)cmx_dtype_size(a->dtype));
+  return a->buf->dev +
+         (uint64_t)(a->offset * (int64_t)cmx_dtype_size(a->dtype));
 }
 
 void cmx_kernel_mark_device_written(cmx_array a) {

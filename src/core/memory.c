@@ -4,11 +4,13 @@
  * classes per power of two, so at most 12.5% is wasted). Freed buffers go to
  * their class's free list while the cache is under its limit.
  */
+#include "cmx/memory.h"
+
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
+
 #include "core/internal.h"
-#include "cmx/memory.h"
 
 const cmx__device_memory_hooks* cmx__device_hooks = NULL;
 
@@ -109,8 +111,7 @@ cmx__buffer* cmx__buffer_alloc(size_t bytes) {
     buffer_init(b, bytes, cap, b->host);
     return b;
   }
-  if (g_mem.active + cap > g_mem.limit && g_mem.cache > 0)
-    trim_cache_locked(0);
+  if (g_mem.active + cap > g_mem.limit && g_mem.cache > 0) trim_cache_locked(0);
   if (g_mem.active + cap > g_mem.limit) {
     size_t active = g_mem.active, limit = g_mem.limit;
     pthread_mutex_unlock(&g_mem.lock);

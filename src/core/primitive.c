@@ -2,6 +2,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+
 #include "core/internal.h"
 
 /* Primitives without parameters are immutable and identical per (vtable,
@@ -77,12 +78,18 @@ void cmx_primitive_release(cmx_primitive* p) {
 const cmx_primitive_vtable* cmx_primitive_vt(const cmx_primitive* p) {
   return p->vt;
 }
-const void* cmx_primitive_params(const cmx_primitive* p) { return p->params; }
+const void* cmx_primitive_params(const cmx_primitive* p) {
+  return p->params;
+}
 size_t cmx_primitive_params_size(const cmx_primitive* p) {
   return p->params_size;
 }
-const char* cmx_primitive_name(const cmx_primitive* p) { return p->vt->name; }
-cmx_stream cmx_primitive_stream(const cmx_primitive* p) { return p->stream; }
+const char* cmx_primitive_name(const cmx_primitive* p) {
+  return p->vt->name;
+}
+cmx_stream cmx_primitive_stream(const cmx_primitive* p) {
+  return p->stream;
+}
 
 bool cmx_primitive_equal(const cmx_primitive* a, const cmx_primitive* b) {
   if (a->vt != b->vt) return false;

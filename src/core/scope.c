@@ -2,6 +2,7 @@
  * public wrapper records the stack height, runs expression-style internals,
  * keeps its result and releases everything else. */
 #include <stdlib.h>
+
 #include "core/internal.h"
 
 static _Thread_local struct {
@@ -22,7 +23,9 @@ static void scope_key_init(void) {
   pthread_key_create(&g_scope_key, scope_thread_exit);
 }
 
-size_t cmx__scope_enter(void) { return tl_scope.n; }
+size_t cmx__scope_enter(void) {
+  return tl_scope.n;
+}
 
 cmx_array cmx__own(cmx_array a) {
   if (!a) return NULL;
@@ -57,8 +60,8 @@ cmx_status cmx__scope_exit(size_t mark, cmx_array keep, cmx_array* out) {
   return cmx__scope_exit_n(mark, &keep, out, 1);
 }
 
-cmx_status cmx__scope_exit_n(size_t mark, const cmx_array* keep,
-                             cmx_array* out, size_t n) {
+cmx_status cmx__scope_exit_n(size_t mark, const cmx_array* keep, cmx_array* out,
+                             size_t n) {
   bool ok = true;
   for (size_t i = 0; i < n; i++)
     if (!keep[i]) ok = false;

@@ -1,6 +1,7 @@
 /* Devices and streams: the global stream table, per-thread defaults, and
  * resolution of stream-or-device values. */
 #include <stdlib.h>
+
 #include "core/internal.h"
 
 static struct {
@@ -15,9 +16,15 @@ static struct {
 static _Thread_local int tl_default_stream[2] = {-1, -1};
 static _Thread_local int tl_default_device = -1; /* -1: process default */
 
-cmx_device cmx_device_cpu(void) { return (cmx_device){CMX_CPU, 0}; }
-cmx_device cmx_device_gpu(void) { return (cmx_device){CMX_GPU, 0}; }
-cmx_stream cmx_stream_on(cmx_device dev) { return (cmx_stream){-1, dev}; }
+cmx_device cmx_device_cpu(void) {
+  return (cmx_device){CMX_CPU, 0};
+}
+cmx_device cmx_device_gpu(void) {
+  return (cmx_device){CMX_GPU, 0};
+}
+cmx_stream cmx_stream_on(cmx_device dev) {
+  return (cmx_stream){-1, dev};
+}
 bool cmx_device_equal(cmx_device a, cmx_device b) {
   return a.type == b.type && a.index == b.index;
 }
@@ -97,8 +104,8 @@ static cmx__stream* new_stream(cmx_device dev) {
 }
 
 cmx__stream* cmx__stream_get(int index) {
-  if (index < 0 || index >= atomic_load_explicit(&g_streams.count,
-                                                 memory_order_acquire))
+  if (index < 0 ||
+      index >= atomic_load_explicit(&g_streams.count, memory_order_acquire))
     return NULL;
   return atomic_load_explicit(&g_streams.table[index], memory_order_acquire);
 }

@@ -7,6 +7,7 @@
  * NumPy (floor, sign of the divisor) and give 0 for a zero divisor.
  */
 #include <string.h>
+
 #include "ops/ops_internal.h"
 
 static cmx_dtype at_least_float(cmx_dtype d) {

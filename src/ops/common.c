@@ -2,8 +2,8 @@
  * weak scalars, axis normalisation and broadcasting of shapes. */
 #include <stdlib.h>
 #include <string.h>
-#include "ops/ops_internal.h"
 
+#include "ops/ops_internal.h"
 
 cmx_array cmx__apply(const cmx_primitive_vtable* vt, const void* params,
                      size_t psize, cmx_stream s, const cmx_array* inputs,
@@ -37,8 +37,8 @@ cmx_status cmx__apply_n(const cmx_primitive_vtable* vt, const void* params,
     }
   cmx_primitive* p = cmx_primitive_new(vt, params, psize, s);
   if (!p) return cmx_last_status();
-  cmx_status st = cmx_primitive_apply(outs, nout, p, inputs, nin, shapes,
-                                      ndims, dts);
+  cmx_status st =
+      cmx_primitive_apply(outs, nout, p, inputs, nin, shapes, ndims, dts);
   if (st != CMX_OK) return st;
   for (int i = 0; i < nout; i++) cmx__own(outs[i]);
   return CMX_OK;
@@ -47,17 +47,21 @@ cmx_status cmx__apply_n(const cmx_primitive_vtable* vt, const void* params,
 /* Kind of a weak scalar: 1 int, 2 uint, 3 float, 4 complex, 5 bool. */
 static bool weak_fits(int weak, cmx_dtype strong) {
   switch (weak) {
-    case 5: return true;
+    case 5:
+      return true;
     case 1:
-    case 2: return strong != CMX_BOOL;
-    case 3: return cmx_dtype_is_inexact(strong);
-    case 4: return cmx_dtype_is_complex(strong);
+    case 2:
+      return strong != CMX_BOOL;
+    case 3:
+      return cmx_dtype_is_inexact(strong);
+    case 4:
+      return cmx_dtype_is_complex(strong);
   }
   return false;
 }
 
 static cmx_dtype weak_default(int weak) {
-  return weak == 5 ? CMX_BOOL
+  return weak == 5   ? CMX_BOOL
          : weak <= 2 ? CMX_INT32
          : weak == 3 ? CMX_FLOAT32
                      : CMX_COMPLEX64;
@@ -145,7 +149,9 @@ cmx_array cmx__scalar(double v, cmx_dtype dt) {
   return cmx__own(cmx__scalar_node("scalar", sc, 2, dt, false));
 }
 
-cmx_array cmx__ref(cmx_array a) { return a ? cmx__own(cmx_array_retain(a)) : NULL; }
+cmx_array cmx__ref(cmx_array a) {
+  return a ? cmx__own(cmx_array_retain(a)) : NULL;
+}
 
 bool cmx__broadcast_shape(const char* op, const int64_t* a, int na,
                           const int64_t* b, int nb, int64_t* out, int* nout) {

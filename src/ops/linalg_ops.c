@@ -52,14 +52,14 @@ cmx_array cmx__tensordot_axes(cmx_array a, cmx_array b, const int* axes_a,
   int perm_a[CMX_MAX_NDIM], perm_b[CMX_MAX_NDIM], np = 0, nf = 0;
   int64_t out_shape[2 * CMX_MAX_NDIM], m = 1, nn = 1;
   for (int d = 0; d < a->ndim; d++)
-    if (!used_a[d]) perm_a[np++] = d, out_shape[nf++] = a->dims[d],
-                                 m *= a->dims[d];
+    if (!used_a[d])
+      perm_a[np++] = d, out_shape[nf++] = a->dims[d], m *= a->dims[d];
   for (int i = 0; i < n; i++) perm_a[np++] = ca[i];
   np = 0;
   for (int i = 0; i < n; i++) perm_b[np++] = cb[i];
   for (int d = 0; d < b->ndim; d++)
-    if (!used_b[d]) perm_b[np++] = d, out_shape[nf++] = b->dims[d],
-                                 nn *= b->dims[d];
+    if (!used_b[d])
+      perm_b[np++] = d, out_shape[nf++] = b->dims[d], nn *= b->dims[d];
   if (nf > CMX_MAX_NDIM)
     return CMX__FAIL(CMX_ERR_VALUE,
                      "[tensordot] Result would have %d dimensions (max %d).",
@@ -98,8 +98,7 @@ cmx_array cmx__inner(cmx_array a, cmx_array b, cmx_stream s) {
 cmx_array cmx__outer(cmx_array a, cmx_array b, cmx_stream s) {
   if (!CMX__ARGS("outer", a, b)) return NULL;
   int64_t sa[2] = {a->size, 1}, sb[1] = {b->size};
-  return cmx__multiply(cmx__reshape(a, sa, 2, s), cmx__reshape(b, sb, 1, s),
-                       s);
+  return cmx__multiply(cmx__reshape(a, sa, 2, s), cmx__reshape(b, sb, 1, s), s);
 }
 
 cmx_array cmx__vecdot(cmx_array a, cmx_array b, int axis, cmx_stream s) {
@@ -162,11 +161,11 @@ cmx_array cmx__trace(cmx_array a, int offset, int axis1, int axis2,
     if (d != axis1 && d != axis2) perm[np++] = d;
   perm[np++] = axis1, perm[np++] = axis2;
   cmx_array t = cmx__transpose(src, perm, a->ndim, s);
-  cmx_array mask = cmx__eye(a->dims[axis1], a->dims[axis2], offset, CMX_BOOL,
-                            s);
+  cmx_array mask =
+      cmx__eye(a->dims[axis1], a->dims[axis2], offset, CMX_BOOL, s);
   int axes[2] = {a->ndim - 2, a->ndim - 1};
-  cmx_array r = cmx__sum(cmx__where(mask, t, cmx__scalar(0, dt), s), axes, 2,
-                         false, s);
+  cmx_array r =
+      cmx__sum(cmx__where(mask, t, cmx__scalar(0, dt), s), axes, 2, false, s);
   /* An explicit dtype is the result's too (sum would widen integers). */
   return dtype && r && r->dtype != dt ? cmx__astype(r, dt, s) : r;
 }

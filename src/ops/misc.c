@@ -17,8 +17,8 @@ static cmx_array weak_float(const char* op, double v) {
 }
 
 /* ---------------- meshgrid ---------------- */
-bool cmx__meshgrid(cmx_array* outs, const cmx_array* arrays, int n,
-                   bool sparse, const char* indexing, cmx_stream s) {
+bool cmx__meshgrid(cmx_array* outs, const cmx_array* arrays, int n, bool sparse,
+                   const char* indexing, cmx_stream s) {
   if (!indexing) indexing = "xy";
   bool xy = strcmp(indexing, "xy") == 0;
   if (!xy && strcmp(indexing, "ij") != 0) {
@@ -62,9 +62,15 @@ bool cmx__meshgrid(cmx_array* outs, const cmx_array* arrays, int n,
  * stored as float32, following NumPy's definitions over n = 1-m, 3-m, ..,
  * m-1. */
 typedef double (*window_fn)(double x); /* x = n / (m - 1) in [-1, 1] */
-static double w_bartlett(double x) { return x <= 0 ? 1 + x : 1 - x; }
-static double w_hanning(double x) { return 0.5 + 0.5 * cos(M_PI * x); }
-static double w_hamming(double x) { return 0.54 + 0.46 * cos(M_PI * x); }
+static double w_bartlett(double x) {
+  return x <= 0 ? 1 + x : 1 - x;
+}
+static double w_hanning(double x) {
+  return 0.5 + 0.5 * cos(M_PI * x);
+}
+static double w_hamming(double x) {
+  return 0.54 + 0.46 * cos(M_PI * x);
+}
 static double w_blackman(double x) {
   return 0.42 + 0.5 * cos(M_PI * x) + 0.08 * cos(2 * M_PI * x);
 }
@@ -134,8 +140,8 @@ bool cmx__unstack(cmx_array* outs, cmx_array a, int axis, cmx_stream s) {
   }
   if (!cmx__norm_axis("unstack", &axis, a->ndim)) return false;
   int64_t start[CMX_MAX_NDIM], stop[CMX_MAX_NDIM], step[CMX_MAX_NDIM];
-  for (int d = 0; d < a->ndim; d++) start[d] = 0, stop[d] = a->dims[d],
-                                     step[d] = 1;
+  for (int d = 0; d < a->ndim; d++)
+    start[d] = 0, stop[d] = a->dims[d], step[d] = 1;
   for (int64_t i = 0; i < a->dims[axis]; i++) {
     start[axis] = i, stop[axis] = i + 1;
     outs[i] = cmx__squeeze(cmx__slice(a, start, stop, step, s), &axis, 1, s);
@@ -173,14 +179,11 @@ cmx_array cmx__isclose(cmx_array a, cmx_array b, double rtol, double atol,
   if (!CMX__ARGS("isclose", a, b)) return NULL;
   /* |a - b| <= atol + rtol * |b|; infinities break the difference, so they
    * are close exactly when both are the same infinity. */
-  cmx_array rhs = cmx__add(weak_float("isclose", atol),
-                           cmx__multiply(weak_float("isclose", rtol),
-                                         cmx__abs(b, s), s),
-                           s);
-  cmx_array out =
-      cmx__less_equal(cmx__abs(cmx__subtract(a, b, s), s), rhs, s);
-  cmx_array any_inf =
-      cmx__logical_or(cmx__isinf(a, s), cmx__isinf(b, s), s);
+  cmx_array rhs = cmx__add(
+      weak_float("isclose", atol),
+      cmx__multiply(weak_float("isclose", rtol), cmx__abs(b, s), s), s);
+  cmx_array out = cmx__less_equal(cmx__abs(cmx__subtract(a, b, s), s), rhs, s);
+  cmx_array any_inf = cmx__logical_or(cmx__isinf(a, s), cmx__isinf(b, s), s);
   cmx_array both_inf = cmx__logical_or(
       cmx__logical_and(cmx__isposinf(a, s), cmx__isposinf(b, s), s),
       cmx__logical_and(cmx__isneginf(a, s), cmx__isneginf(b, s), s), s);
@@ -193,8 +196,8 @@ cmx_array cmx__isclose(cmx_array a, cmx_array b, double rtol, double atol,
 }
 cmx_array cmx__allclose(cmx_array a, cmx_array b, double rtol, double atol,
                         bool equal_nan, cmx_stream s) {
-  return cmx__all(cmx__isclose(a, b, rtol, atol, equal_nan, s), NULL, 0,
-                  false, s);
+  return cmx__all(cmx__isclose(a, b, rtol, atol, equal_nan, s), NULL, 0, false,
+                  s);
 }
 cmx_array cmx__array_equal(cmx_array a, cmx_array b, bool equal_nan,
                            cmx_stream s) {
@@ -272,18 +275,17 @@ cmx_status cmx_isclose(cmx_array* out, cmx_array a, cmx_array b, double rtol,
                        double atol, bool equal_nan, cmx_stream s) {
   CMX__PUBLIC(out, "isclose", cmx__isclose(a, b, rtol, atol, equal_nan, s));
 }
-cmx_status cmx_allclose(cmx_array* out, cmx_array a, cmx_array b,
-                        double rtol, double atol, bool equal_nan,
-                        cmx_stream s) {
+cmx_status cmx_allclose(cmx_array* out, cmx_array a, cmx_array b, double rtol,
+                        double atol, bool equal_nan, cmx_stream s) {
   CMX__PUBLIC(out, "allclose", cmx__allclose(a, b, rtol, atol, equal_nan, s));
 }
 cmx_status cmx_array_equal(cmx_array* out, cmx_array a, cmx_array b,
                            bool equal_nan, cmx_stream s) {
   CMX__PUBLIC(out, "array_equal", cmx__array_equal(a, b, equal_nan, s));
 }
-cmx_status cmx_divmod(cmx_array* outs, cmx_array a, cmx_array b,
-                      cmx_stream s) {
-  if (!outs) return cmx__error(CMX_ERR_VALUE, "[divmod] output pointer is NULL");
+cmx_status cmx_divmod(cmx_array* outs, cmx_array a, cmx_array b, cmx_stream s) {
+  if (!outs)
+    return cmx__error(CMX_ERR_VALUE, "[divmod] output pointer is NULL");
   outs[0] = outs[1] = NULL;
   size_t mark = cmx__scope_enter();
   if (mark == 0) cmx__error_reset_pending();
@@ -313,8 +315,8 @@ bool cmx__depends(cmx_array* outs, const cmx_array* inputs, int n,
     shapes[i] = inputs[i]->dims, ndims[i] = inputs[i]->ndim,
     dts[i] = inputs[i]->dtype;
   if (ok)
-    ok = cmx__apply_n(&cmx__vt_Depends, NULL, 0, s, all, n + m, outs, n,
-                      shapes, ndims, dts) == CMX_OK;
+    ok = cmx__apply_n(&cmx__vt_Depends, NULL, 0, s, all, n + m, outs, n, shapes,
+                      ndims, dts) == CMX_OK;
   free(all), free(shapes), free(ndims), free(dts);
   return ok;
 }

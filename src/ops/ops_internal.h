@@ -61,16 +61,13 @@ cmx_array cmx__full(const int64_t* shape, int ndim, cmx_array vals,
                     cmx_dtype dt, cmx_stream s);
 cmx_array cmx__zeros(const int64_t* shape, int ndim, cmx_dtype dt,
                      cmx_stream s);
-cmx_array cmx__ones(const int64_t* shape, int ndim, cmx_dtype dt,
-                    cmx_stream s);
+cmx_array cmx__ones(const int64_t* shape, int ndim, cmx_dtype dt, cmx_stream s);
 cmx_array cmx__zeros_like(cmx_array a, cmx_stream s);
 cmx_array cmx__ones_like(cmx_array a, cmx_stream s);
 cmx_array cmx__full_like(cmx_array a, cmx_array vals, cmx_dtype dt,
                          cmx_stream s);
-cmx_array cmx__eye(int64_t n, int64_t m, int64_t k, cmx_dtype dt,
-                   cmx_stream s);
-cmx_array cmx__tri(int64_t n, int64_t m, int64_t k, cmx_dtype dt,
-                   cmx_stream s);
+cmx_array cmx__eye(int64_t n, int64_t m, int64_t k, cmx_dtype dt, cmx_stream s);
+cmx_array cmx__tri(int64_t n, int64_t m, int64_t k, cmx_dtype dt, cmx_stream s);
 cmx_array cmx__tril(cmx_array a, int64_t k, cmx_stream s);
 cmx_array cmx__triu(cmx_array a, int64_t k, cmx_stream s);
 
@@ -91,8 +88,8 @@ cmx_array cmx__where(cmx_array cond, cmx_array x, cmx_array y, cmx_stream s);
 cmx_array cmx__clip(cmx_array a, cmx_array lo, cmx_array hi, cmx_stream s);
 
 /* ---------------- reductions ---------------- */
-#define CMX__DECLARE_REDUCE_INTERNAL(name)                              \
-  cmx_array cmx__##name(cmx_array a, const int* axes, int naxes,       \
+#define CMX__DECLARE_REDUCE_INTERNAL(name)                       \
+  cmx_array cmx__##name(cmx_array a, const int* axes, int naxes, \
                         bool keepdims, cmx_stream s);
 CMX__REDUCE_OPS(CMX__DECLARE_REDUCE_INTERNAL)
 cmx_array cmx__var(cmx_array a, const int* axes, int naxes, bool keepdims,
@@ -109,19 +106,15 @@ cmx_array cmx__softmax(cmx_array a, const int* axes, int naxes, bool precise,
 /* ---------------- shape ---------------- */
 cmx_array cmx__reshape(cmx_array a, const int64_t* shape, int ndim,
                        cmx_stream s);
-cmx_array cmx__flatten(cmx_array a, int start_axis, int end_axis,
-                       cmx_stream s);
-cmx_array cmx__unflatten(cmx_array a, int axis, const int64_t* shape,
-                         int ndim, cmx_stream s);
-cmx_array cmx__squeeze(cmx_array a, const int* axes, int naxes,
-                       cmx_stream s);
+cmx_array cmx__flatten(cmx_array a, int start_axis, int end_axis, cmx_stream s);
+cmx_array cmx__unflatten(cmx_array a, int axis, const int64_t* shape, int ndim,
+                         cmx_stream s);
+cmx_array cmx__squeeze(cmx_array a, const int* axes, int naxes, cmx_stream s);
 cmx_array cmx__expand_dims(cmx_array a, const int* axes, int naxes,
                            cmx_stream s);
-cmx_array cmx__transpose(cmx_array a, const int* axes, int naxes,
-                         cmx_stream s);
+cmx_array cmx__transpose(cmx_array a, const int* axes, int naxes, cmx_stream s);
 cmx_array cmx__swapaxes(cmx_array a, int axis1, int axis2, cmx_stream s);
-cmx_array cmx__moveaxis(cmx_array a, int source, int destination,
-                        cmx_stream s);
+cmx_array cmx__moveaxis(cmx_array a, int source, int destination, cmx_stream s);
 cmx_array cmx__broadcast_to(cmx_array a, const int64_t* shape, int ndim,
                             cmx_stream s);
 /* Writes n scope-owned outputs; false on error. */
@@ -135,8 +128,8 @@ cmx_array cmx__slice_update(cmx_array src, cmx_array update,
 cmx_array cmx__concatenate(const cmx_array* arrays, int n, int axis,
                            cmx_stream s);
 cmx_array cmx__stack(const cmx_array* arrays, int n, int axis, cmx_stream s);
-bool cmx__split_sections(cmx_array* outs, cmx_array a, int sections,
-                         int axis, cmx_stream s);
+bool cmx__split_sections(cmx_array* outs, cmx_array a, int sections, int axis,
+                         cmx_stream s);
 bool cmx__split_indices(cmx_array* outs, cmx_array a, const int64_t* indices,
                         int nindices, int axis, cmx_stream s);
 cmx_array cmx__pad(cmx_array a, const int* axes, const int64_t* low,
@@ -144,14 +137,12 @@ cmx_array cmx__pad(cmx_array a, const int* axes, const int64_t* low,
                    cmx_pad_mode mode, cmx_stream s);
 cmx_array cmx__repeat(cmx_array a, int64_t repeats, const int* axis,
                       cmx_stream s);
-cmx_array cmx__tile(cmx_array a, const int64_t* reps, int nreps,
-                    cmx_stream s);
+cmx_array cmx__tile(cmx_array a, const int64_t* reps, int nreps, cmx_stream s);
 cmx_array cmx__flip(cmx_array a, const int* axes, int naxes, cmx_stream s);
 cmx_array cmx__roll(cmx_array a, const int64_t* shifts, int nshifts,
                     const int* axes, int naxes, cmx_stream s);
 cmx_array cmx__as_strided(cmx_array a, const int64_t* shape, int ndim,
-                          const int64_t* strides, int64_t offset,
-                          cmx_stream s);
+                          const int64_t* strides, int64_t offset, cmx_stream s);
 cmx_array cmx__contiguous(cmx_array a, bool allow_col_major, cmx_stream s);
 cmx_array cmx__view(cmx_array a, cmx_dtype dt, cmx_stream s);
 
@@ -165,32 +156,30 @@ cmx_array cmx__gather(cmx_array a, const cmx_array* indices, int nindices,
                       const int* axes, int naxes, const int64_t* slice_sizes,
                       int nslice, cmx_stream s);
 /* Scatter with reduction mode; `op` names the caller in errors. */
-cmx_array cmx__scatter_op(const char* op, cmx_array a,
-                          const cmx_array* indices, int nindices,
-                          cmx_array updates, const int* axes, int naxes,
-                          cmx__scatter_mode mode, cmx_stream s);
+cmx_array cmx__scatter_op(const char* op, cmx_array a, const cmx_array* indices,
+                          int nindices, cmx_array updates, const int* axes,
+                          int naxes, cmx__scatter_mode mode, cmx_stream s);
 cmx_array cmx__scatter(cmx_array a, const cmx_array* indices, int nindices,
                        cmx_array updates, const int* axes, int naxes,
                        cmx_stream s);
-cmx_array cmx__scatter_add(cmx_array a, const cmx_array* indices,
-                           int nindices, cmx_array updates, const int* axes,
-                           int naxes, cmx_stream s);
-cmx_array cmx__scatter_prod(cmx_array a, const cmx_array* indices,
-                            int nindices, cmx_array updates, const int* axes,
-                            int naxes, cmx_stream s);
-cmx_array cmx__scatter_max(cmx_array a, const cmx_array* indices,
-                           int nindices, cmx_array updates, const int* axes,
-                           int naxes, cmx_stream s);
-cmx_array cmx__scatter_min(cmx_array a, const cmx_array* indices,
-                           int nindices, cmx_array updates, const int* axes,
-                           int naxes, cmx_stream s);
+cmx_array cmx__scatter_add(cmx_array a, const cmx_array* indices, int nindices,
+                           cmx_array updates, const int* axes, int naxes,
+                           cmx_stream s);
+cmx_array cmx__scatter_prod(cmx_array a, const cmx_array* indices, int nindices,
+                            cmx_array updates, const int* axes, int naxes,
+                            cmx_stream s);
+cmx_array cmx__scatter_max(cmx_array a, const cmx_array* indices, int nindices,
+                           cmx_array updates, const int* axes, int naxes,
+                           cmx_stream s);
+cmx_array cmx__scatter_min(cmx_array a, const cmx_array* indices, int nindices,
+                           cmx_array updates, const int* axes, int naxes,
+                           cmx_stream s);
 cmx_array cmx__take(cmx_array a, cmx_array indices, const int* axis,
                     cmx_stream s);
-cmx_array cmx__take_along_axis(cmx_array a, cmx_array indices,
-                               const int* axis, cmx_stream s);
-cmx_array cmx__put_along_axis(cmx_array a, cmx_array indices,
-                              cmx_array values, const int* axis,
-                              cmx_stream s);
+cmx_array cmx__take_along_axis(cmx_array a, cmx_array indices, const int* axis,
+                               cmx_stream s);
+cmx_array cmx__put_along_axis(cmx_array a, cmx_array indices, cmx_array values,
+                              const int* axis, cmx_stream s);
 /* put_along_axis with a reduction (MLX's scatter_add_axis for ADD). */
 cmx_array cmx__scatter_axis(const char* op, cmx_array a, cmx_array indices,
                             cmx_array values, const int* axis,
@@ -216,8 +205,8 @@ cmx_array cmx__index_update(cmx_array a, const cmx_index* index, int n,
                             cmx_stream s);
 
 /* ---------------- misc (ops/misc.c) ---------------- */
-bool cmx__meshgrid(cmx_array* outs, const cmx_array* arrays, int n,
-                   bool sparse, const char* indexing, cmx_stream s);
+bool cmx__meshgrid(cmx_array* outs, const cmx_array* arrays, int n, bool sparse,
+                   const char* indexing, cmx_stream s);
 cmx_array cmx__bartlett(int64_t m, cmx_stream s);
 cmx_array cmx__hanning(int64_t m, cmx_stream s);
 cmx_array cmx__hamming(int64_t m, cmx_stream s);
@@ -253,8 +242,7 @@ cmx_array cmx__trace(cmx_array a, int offset, int axis1, int axis2,
 /* ---------------- sort and scan ---------------- */
 cmx_array cmx__sort(cmx_array a, const int* axis, cmx_stream s);
 cmx_array cmx__argsort(cmx_array a, const int* axis, cmx_stream s);
-cmx_array cmx__partition(cmx_array a, int kth, const int* axis,
-                         cmx_stream s);
+cmx_array cmx__partition(cmx_array a, int kth, const int* axis, cmx_stream s);
 cmx_array cmx__argpartition(cmx_array a, int kth, const int* axis,
                             cmx_stream s);
 cmx_array cmx__topk(cmx_array a, int k, const int* axis, cmx_stream s);
@@ -265,8 +253,8 @@ cmx_array cmx__searchsorted(cmx_array sorted_sequence, cmx_array values,
                         bool inclusive, cmx_stream s);
 CMX__SCAN_OPS(CMX__DECLARE_SCAN_INTERNAL)
 cmx_array cmx__diff(cmx_array a, int n, int axis, cmx_stream s);
-cmx_array cmx__median(cmx_array a, const int* axes, int naxes,
-                      bool keepdims, cmx_stream s);
+cmx_array cmx__median(cmx_array a, const int* axes, int naxes, bool keepdims,
+                      cmx_stream s);
 cmx_array cmx__count_nonzero(cmx_array a, const int* axes, int naxes,
                              bool keepdims, cmx_stream s);
 /* ---------------- convolution ---------------- */
@@ -276,9 +264,9 @@ cmx_array cmx__conv2d(cmx_array in, cmx_array wt, int stride_0, int stride_1,
                       int padding_0, int padding_1, int dilation_0,
                       int dilation_1, int groups, cmx_stream s);
 cmx_array cmx__conv3d(cmx_array in, cmx_array wt, int stride_0, int stride_1,
-                      int stride_2, int padding_0, int padding_1,
-                      int padding_2, int dilation_0, int dilation_1,
-                      int dilation_2, int groups, cmx_stream s);
+                      int stride_2, int padding_0, int padding_1, int padding_2,
+                      int dilation_0, int dilation_1, int dilation_2,
+                      int groups, cmx_stream s);
 cmx_array cmx__conv_transpose1d(cmx_array in, cmx_array wt, int stride,
                                 int padding, int dilation, int output_padding,
                                 int groups, cmx_stream s);
@@ -292,29 +280,27 @@ cmx_array cmx__conv_transpose3d(cmx_array in, cmx_array wt, int stride_0,
                                 int padding_1, int padding_2, int dilation_0,
                                 int dilation_1, int dilation_2,
                                 int output_padding_0, int output_padding_1,
-                                int output_padding_2, int groups,
-                                cmx_stream s);
+                                int output_padding_2, int groups, cmx_stream s);
 cmx_array cmx__conv_general(cmx_array in, cmx_array wt, const int* stride,
-                            int nstride, const int* padding_lo,
-                            int npadding_lo, const int* padding_hi,
-                            int npadding_hi, const int* kernel_dilation,
-                            int nkernel_dilation, const int* input_dilation,
-                            int ninput_dilation, int groups, bool flip,
-                            cmx_stream s);
+                            int nstride, const int* padding_lo, int npadding_lo,
+                            const int* padding_hi, int npadding_hi,
+                            const int* kernel_dilation, int nkernel_dilation,
+                            const int* input_dilation, int ninput_dilation,
+                            int groups, bool flip, cmx_stream s);
 cmx_array cmx__convolve(cmx_array a, cmx_array v, cmx_convolve_mode mode,
                         cmx_stream s);
 
 /* ------------ linear-algebra extras (ops/linalg_extra.c, einsum.c) ------ */
-cmx_array cmx__einsum(const char* subscripts, const cmx_array* operands,
-                      int n, cmx_stream s);
+cmx_array cmx__einsum(const char* subscripts, const cmx_array* operands, int n,
+                      cmx_stream s);
 cmx_array cmx__diagonal(cmx_array a, int64_t offset, int axis1, int axis2,
                         cmx_stream s);
 cmx_array cmx__diag(cmx_array a, int64_t k, cmx_stream s);
 /* The inverse of a last-axis diagonal: c (..., k) placed on diagonal
  * `offset` of (..., n1, n2) planes, zeros elsewhere (k must be the length
  * of that diagonal). */
-cmx_array cmx__diag_embed(cmx_array c, int64_t n1, int64_t n2,
-                          int64_t offset, cmx_stream s);
+cmx_array cmx__diag_embed(cmx_array c, int64_t n1, int64_t n2, int64_t offset,
+                          cmx_stream s);
 cmx_array cmx__hadamard_transform(cmx_array a, const float* scale,
                                   cmx_stream s);
 cmx_array cmx__gather_mm(cmx_array a, cmx_array b, cmx_array lhs_indices,

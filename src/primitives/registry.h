@@ -9,14 +9,14 @@ enum cmx__prim_id {
 #define X(name, flags) CMX__P_##name,
   CMX__PRIMITIVES(X)
 #undef X
-  CMX__NUM_PRIMITIVES
+      CMX__NUM_PRIMITIVES
 };
 
 enum cmx__prim_flags {
 #define X(name, flags) CMX__PF_##name = (flags),
   CMX__PRIMITIVES(X)
 #undef X
-  CMX__PF_END_
+      CMX__PF_END_
 };
 
 #define X(name, flags) extern const cmx_primitive_vtable cmx__vt_##name;
@@ -27,8 +27,8 @@ CMX__PRIMITIVES(X)
 extern const cmx_primitive_vtable* const cmx__all_primitives[];
 
 /* Defines the vtable of a listed primitive. */
-#define CMX__VTABLE(nm, ...)                                              \
-  const cmx_primitive_vtable cmx__vt_##nm = {                             \
+#define CMX__VTABLE(nm, ...)                  \
+  const cmx_primitive_vtable cmx__vt_##nm = { \
       .name = #nm, .flags = CMX__PF_##nm, .id = CMX__P_##nm, __VA_ARGS__}
 
 #endif

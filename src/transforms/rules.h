@@ -39,17 +39,15 @@ cmx_array cmx__batch_front(cmx_array a, int axis, int64_t B, cmx_stream s);
 /* The batch size of the first batched input. */
 int64_t cmx__batch_size(const cmx_array* in, const int* axes, int nin);
 
-#define CMX__RULE_VJP(name)                                                \
-  cmx_status name(const cmx_primitive* p, const cmx_array* primals,        \
-                  int nin, const cmx_array* cotangents, int nout,          \
-                  const int* argnums, int nargs, const cmx_array* outputs, \
-                  cmx_array* out)
-#define CMX__RULE_JVP(name)                                                \
-  cmx_status name(const cmx_primitive* p, const cmx_array* primals,        \
-                  int nin, const cmx_array* tangents, const int* argnums,  \
-                  int nargs, const cmx_array* outputs, cmx_array* out,     \
-                  int nout)
-#define CMX__RULE_VMAP(name)                                               \
+#define CMX__RULE_VJP(name)                                                  \
+  cmx_status name(const cmx_primitive* p, const cmx_array* primals, int nin, \
+                  const cmx_array* cotangents, int nout, const int* argnums, \
+                  int nargs, const cmx_array* outputs, cmx_array* out)
+#define CMX__RULE_JVP(name)                                                  \
+  cmx_status name(const cmx_primitive* p, const cmx_array* primals, int nin, \
+                  const cmx_array* tangents, const int* argnums, int nargs,  \
+                  const cmx_array* outputs, cmx_array* out, int nout)
+#define CMX__RULE_VMAP(name)                                                 \
   cmx_status name(const cmx_primitive* p, const cmx_array* inputs, int nin,  \
                   const int* axes, const cmx_array* outputs, cmx_array* out, \
                   int* out_axes, int nout)

@@ -4,7 +4,9 @@
 #include "ops/ops_internal.h"
 #include "transforms/rules.h"
 
-cmx_array cmx__rule_keep(cmx_array a) { return cmx_array_retain(a); }
+cmx_array cmx__rule_keep(cmx_array a) {
+  return cmx_array_retain(a);
+}
 
 cmx_stream cmx__rule_stream(const cmx_primitive* p) {
   return cmx_primitive_stream(p);

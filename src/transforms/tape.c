@@ -71,8 +71,12 @@ void cmx__ptrmap_free(cmx__ptrmap* m) {
 
 /* ---------------- tracing and stand-ins ---------------- */
 
-void cmx__trace_begin(void) { atomic_fetch_add(&cmx__tracing, 1); }
-void cmx__trace_end(void) { atomic_fetch_sub(&cmx__tracing, 1); }
+void cmx__trace_begin(void) {
+  atomic_fetch_add(&cmx__tracing, 1);
+}
+void cmx__trace_end(void) {
+  atomic_fetch_sub(&cmx__tracing, 1);
+}
 
 cmx_array cmx__tracer_of(cmx_array a, cmx_stream s) {
   if (!CMX__ARGS("transform", a)) return NULL;

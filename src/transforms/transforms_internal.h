@@ -49,7 +49,7 @@ cmx_array cmx__placeholder(const int64_t* shape, int ndim, cmx_dtype dt);
 
 /* ---------------- tape ---------------- */
 typedef struct cmx__tape {
-  cmx__op** ops;      /* retained, inputs before consumers */
+  cmx__op** ops; /* retained, inputs before consumers */
   size_t n, cap;
   cmx__ptrmap active; /* node -> 1: depends on a stand-in (stand-ins too) */
   cmx__ptrmap seen;   /* op -> 1 */

@@ -14,6 +14,7 @@
 #define CMX_TEST_HARNESS_H
 
 #include <complex.h>
+
 #include "core/internal.h"
 #include "test.h"
 
@@ -58,21 +59,33 @@ static inline double h_round_to(double v, cmx_dtype dt) {
   }
   int64_t i = (v >= 9.2e18 || v <= -9.2e18) ? 0 : (int64_t)v;
   switch (dt) {
-    case CMX_BOOL: return v != 0;
-    case CMX_UINT8: return (uint8_t)i;
-    case CMX_UINT16: return (uint16_t)i;
-    case CMX_UINT32: return (uint32_t)i;
-    case CMX_UINT64: return v < 0 ? (double)(uint64_t)i : v;
-    case CMX_INT8: return (int8_t)i;
-    case CMX_INT16: return (int16_t)i;
-    case CMX_INT32: return (int32_t)i;
-    case CMX_INT64: return (double)i;
-    case CMX_FLOAT16: return cmx_float16_to_float(cmx_float_to_float16((float)v));
+    case CMX_BOOL:
+      return v != 0;
+    case CMX_UINT8:
+      return (uint8_t)i;
+    case CMX_UINT16:
+      return (uint16_t)i;
+    case CMX_UINT32:
+      return (uint32_t)i;
+    case CMX_UINT64:
+      return v < 0 ? (double)(uint64_t)i : v;
+    case CMX_INT8:
+      return (int8_t)i;
+    case CMX_INT16:
+      return (int16_t)i;
+    case CMX_INT32:
+      return (int32_t)i;
+    case CMX_INT64:
+      return (double)i;
+    case CMX_FLOAT16:
+      return cmx_float16_to_float(cmx_float_to_float16((float)v));
     case CMX_BFLOAT16:
       return cmx_bfloat16_to_float(cmx_float_to_bfloat16((float)v));
     case CMX_FLOAT32:
-    case CMX_COMPLEX64: return (float)v;
-    default: return v;
+    case CMX_COMPLEX64:
+      return (float)v;
+    default:
+      return v;
   }
 }
 
@@ -80,39 +93,70 @@ static inline double h_round_to(double v, cmx_dtype dt) {
 static inline void h_store(void* p, cmx_dtype dt, double re, double im) {
   double v = h_round_to(re, dt);
   switch (dt) {
-    case CMX_BOOL: *(uint8_t*)p = v != 0; break;
-    case CMX_UINT8: *(uint8_t*)p = (uint8_t)v; break;
-    case CMX_UINT16: *(uint16_t*)p = (uint16_t)v; break;
-    case CMX_UINT32: *(uint32_t*)p = (uint32_t)v; break;
-    case CMX_UINT64: *(uint64_t*)p = (uint64_t)v; break;
-    case CMX_INT8: *(int8_t*)p = (int8_t)v; break;
-    case CMX_INT16: *(int16_t*)p = (int16_t)v; break;
-    case CMX_INT32: *(int32_t*)p = (int32_t)v; break;
-    case CMX_INT64: *(int64_t*)p = (int64_t)v; break;
-    case CMX_FLOAT16: *(uint16_t*)p = cmx_float_to_float16((float)v); break;
-    case CMX_BFLOAT16: *(uint16_t*)p = cmx_float_to_bfloat16((float)v); break;
-    case CMX_FLOAT32: *(float*)p = (float)v; break;
-    case CMX_FLOAT64: *(double*)p = v; break;
+    case CMX_BOOL:
+      *(uint8_t*)p = v != 0;
+      break;
+    case CMX_UINT8:
+      *(uint8_t*)p = (uint8_t)v;
+      break;
+    case CMX_UINT16:
+      *(uint16_t*)p = (uint16_t)v;
+      break;
+    case CMX_UINT32:
+      *(uint32_t*)p = (uint32_t)v;
+      break;
+    case CMX_UINT64:
+      *(uint64_t*)p = (uint64_t)v;
+      break;
+    case CMX_INT8:
+      *(int8_t*)p = (int8_t)v;
+      break;
+    case CMX_INT16:
+      *(int16_t*)p = (int16_t)v;
+      break;
+    case CMX_INT32:
+      *(int32_t*)p = (int32_t)v;
+      break;
+    case CMX_INT64:
+      *(int64_t*)p = (int64_t)v;
+      break;
+    case CMX_FLOAT16:
+      *(uint16_t*)p = cmx_float_to_float16((float)v);
+      break;
+    case CMX_BFLOAT16:
+      *(uint16_t*)p = cmx_float_to_bfloat16((float)v);
+      break;
+    case CMX_FLOAT32:
+      *(float*)p = (float)v;
+      break;
+    case CMX_FLOAT64:
+      *(double*)p = v;
+      break;
     case CMX_COMPLEX64:
       ((float*)p)[0] = (float)re;
       ((float*)p)[1] = (float)im;
       break;
-    default: break;
+    default:
+      break;
   }
 }
 
 /* Reads the value of dtype dt at p. */
-static inline void h_load(const void* p, cmx_dtype dt, double* re,
-                          double* im) {
+static inline void h_load(const void* p, cmx_dtype dt, double* re, double* im) {
   *im = 0;
   switch (dt) {
-    case CMX_UINT64: *re = (double)*(const uint64_t*)p; break;
-    case CMX_INT64: *re = (double)*(const int64_t*)p; break;
+    case CMX_UINT64:
+      *re = (double)*(const uint64_t*)p;
+      break;
+    case CMX_INT64:
+      *re = (double)*(const int64_t*)p;
+      break;
     case CMX_COMPLEX64:
       *re = ((const float*)p)[0];
       *im = ((const float*)p)[1];
       break;
-    default: *re = cmx__load_double(p, dt);
+    default:
+      *re = cmx__load_double(p, dt);
   }
 }
 
@@ -220,8 +264,8 @@ static inline cmx_array h_array(const h_tensor* t, h_layout layout) {
       idx[d] = 0;
     }
   }
-  cmx_array a = h_node_strided(buf, storage, t->shape, t->ndim, strides,
-                               offset, t->dtype);
+  cmx_array a = h_node_strided(buf, storage, t->shape, t->ndim, strides, offset,
+                               t->dtype);
   free(buf);
   return a;
 }
@@ -229,8 +273,8 @@ static inline cmx_array h_array(const h_tensor* t, h_layout layout) {
 /* Evaluates a and reads it back (row-major). On failure the tensor has
  * size -1. */
 static inline h_tensor h_read(cmx_array a) {
-  h_tensor t = h_alloc(cmx_array_shape(a), cmx_array_ndim(a),
-                       cmx_array_dtype(a));
+  h_tensor t =
+      h_alloc(cmx_array_shape(a), cmx_array_ndim(a), cmx_array_dtype(a));
   size_t isz = cmx_dtype_size(t.dtype);
   char* buf = malloc((size_t)(t.size ? t.size : 1) * isz);
   if (cmx_array_copy_to(a, buf, (size_t)t.size * isz) != CMX_OK) {
@@ -249,17 +293,21 @@ static inline h_tensor h_read(cmx_array a) {
 /* Default relative tolerance of a dtype's results. */
 static inline double h_tol(cmx_dtype dt) {
   switch (dt) {
-    case CMX_FLOAT16: return 2e-3;
-    case CMX_BFLOAT16: return 1.6e-2;
+    case CMX_FLOAT16:
+      return 2e-3;
+    case CMX_BFLOAT16:
+      return 1.6e-2;
     case CMX_FLOAT32:
-    case CMX_COMPLEX64: return 4e-6;
-    case CMX_FLOAT64: return 1e-13;
-    default: return 0;
+    case CMX_COMPLEX64:
+      return 4e-6;
+    case CMX_FLOAT64:
+      return 1e-13;
+    default:
+      return 0;
   }
 }
 
-static inline bool h_value_close(double g, double w, double rtol,
-                                 double atol) {
+static inline bool h_value_close(double g, double w, double rtol, double atol) {
   if (w != w) return g != g;
   if (isinf(w)) return g == w;
   if (g != g || isinf(g)) return false;
@@ -271,8 +319,7 @@ static inline bool h_value_close(double g, double w, double rtol,
 static inline bool h_close(const h_tensor* got, const h_tensor* want,
                            double rtol, double atol, const char* what) {
   if (got->size < 0) {
-    fprintf(stderr, "FAIL %s: evaluation failed: %s\n", what,
-            cmx_last_error());
+    fprintf(stderr, "FAIL %s: evaluation failed: %s\n", what, cmx_last_error());
     return false;
   }
   if (got->dtype != want->dtype) {
@@ -294,7 +341,8 @@ static inline bool h_close(const h_tensor* got, const h_tensor* want,
     bool ok = h_value_close(got->re[i], want->re[i], rtol, atol);
     if (ok && got->im) ok = h_value_close(got->im[i], want->im[i], rtol, atol);
     if (!ok) {
-      fprintf(stderr, "FAIL %s: element %lld: got %.17g%+.17gj, want %.17g%+.17gj\n",
+      fprintf(stderr,
+              "FAIL %s: element %lld: got %.17g%+.17gj, want %.17g%+.17gj\n",
               what, (long long)i, got->re[i], got->im ? got->im[i] : 0.0,
               want->re[i], want->im ? want->im[i] : 0.0);
       return false;
@@ -310,42 +358,41 @@ typedef struct {
 } h_shape;
 
 static const h_shape h_shapes[] = {
-    {0, {0}},       {1, {1}},          {1, {7}},          {1, {0}},
-    {2, {3, 4}},    {3, {4, 1, 5}},    {3, {2, 0, 3}},    {3, {3, 5, 7}},
-    {4, {2, 3, 4, 5}}, {2, {33, 65}}, {1, {70001}}};
+    {0, {0}},          {1, {1}},       {1, {7}},       {1, {0}},
+    {2, {3, 4}},       {3, {4, 1, 5}}, {3, {2, 0, 3}}, {3, {3, 5, 7}},
+    {4, {2, 3, 4, 5}}, {2, {33, 65}},  {1, {70001}}};
 #define H_NUM_SHAPES ((int)(sizeof h_shapes / sizeof h_shapes[0]))
 
 /* Shape pairs that broadcast. */
 static const h_shape h_bcast_pairs[][2] = {
-    {{2, {3, 4}}, {1, {4}}},       {{2, {3, 1}}, {2, {1, 4}}},
-    {{0, {0}}, {2, {3, 4}}},       {{3, {2, 3, 4}}, {2, {3, 1}}},
-    {{2, {0, 3}}, {1, {3}}},       {{3, {5, 1, 3}}, {3, {1, 4, 1}}},
-    {{1, {70001}}, {0, {0}}},      {{1, {1}}, {2, {2, 9}}}};
+    {{2, {3, 4}}, {1, {4}}},  {{2, {3, 1}}, {2, {1, 4}}},
+    {{0, {0}}, {2, {3, 4}}},  {{3, {2, 3, 4}}, {2, {3, 1}}},
+    {{2, {0, 3}}, {1, {3}}},  {{3, {5, 1, 3}}, {3, {1, 4, 1}}},
+    {{1, {70001}}, {0, {0}}}, {{1, {1}}, {2, {2, 9}}}};
 #define H_NUM_BCAST ((int)(sizeof h_bcast_pairs / sizeof h_bcast_pairs[0]))
 
 static const cmx_dtype H_ALL[] = {
-    CMX_BOOL,  CMX_UINT8,   CMX_UINT16,  CMX_UINT32,  CMX_UINT64,
-    CMX_INT8,  CMX_INT16,   CMX_INT32,   CMX_INT64,   CMX_FLOAT16,
+    CMX_BOOL,     CMX_UINT8,   CMX_UINT16,  CMX_UINT32,    CMX_UINT64,
+    CMX_INT8,     CMX_INT16,   CMX_INT32,   CMX_INT64,     CMX_FLOAT16,
     CMX_BFLOAT16, CMX_FLOAT32, CMX_FLOAT64, CMX_COMPLEX64, CMX_NUM_DTYPES};
 static const cmx_dtype H_REAL[] = {
-    CMX_BOOL, CMX_UINT8, CMX_UINT16, CMX_UINT32, CMX_UINT64, CMX_INT8,
-    CMX_INT16, CMX_INT32, CMX_INT64, CMX_FLOAT16, CMX_BFLOAT16, CMX_FLOAT32,
-    CMX_FLOAT64, CMX_NUM_DTYPES};
+    CMX_BOOL,     CMX_UINT8,   CMX_UINT16,  CMX_UINT32,    CMX_UINT64,
+    CMX_INT8,     CMX_INT16,   CMX_INT32,   CMX_INT64,     CMX_FLOAT16,
+    CMX_BFLOAT16, CMX_FLOAT32, CMX_FLOAT64, CMX_NUM_DTYPES};
 static const cmx_dtype H_NUMERIC[] = {
-    CMX_UINT8, CMX_UINT16, CMX_UINT32, CMX_UINT64, CMX_INT8, CMX_INT16,
-    CMX_INT32, CMX_INT64, CMX_FLOAT16, CMX_BFLOAT16, CMX_FLOAT32, CMX_FLOAT64,
-    CMX_COMPLEX64, CMX_NUM_DTYPES};
-static const cmx_dtype H_INTS[] = {CMX_UINT8, CMX_UINT16, CMX_UINT32,
-                                   CMX_UINT64, CMX_INT8,  CMX_INT16,
-                                   CMX_INT32, CMX_INT64, CMX_NUM_DTYPES};
+    CMX_UINT8,   CMX_UINT16,  CMX_UINT32,    CMX_UINT64,    CMX_INT8,
+    CMX_INT16,   CMX_INT32,   CMX_INT64,     CMX_FLOAT16,   CMX_BFLOAT16,
+    CMX_FLOAT32, CMX_FLOAT64, CMX_COMPLEX64, CMX_NUM_DTYPES};
+static const cmx_dtype H_INTS[] = {CMX_UINT8,  CMX_UINT16, CMX_UINT32,
+                                   CMX_UINT64, CMX_INT8,   CMX_INT16,
+                                   CMX_INT32,  CMX_INT64,  CMX_NUM_DTYPES};
 static const cmx_dtype H_FLOATS[] = {CMX_FLOAT16, CMX_BFLOAT16, CMX_FLOAT32,
                                      CMX_FLOAT64, CMX_NUM_DTYPES};
 /* Lists end with CMX_NUM_DTYPES. */
 
 /* ---------------- op tables ---------------- */
 typedef cmx_status (*h_unary_fn)(cmx_array*, cmx_array, cmx_stream);
-typedef cmx_status (*h_binary_fn)(cmx_array*, cmx_array, cmx_array,
-                                  cmx_stream);
+typedef cmx_status (*h_binary_fn)(cmx_array*, cmx_array, cmx_array, cmx_stream);
 /* Reference of one element: input (re, im) -> output (*ore, *oim). */
 typedef void (*h_ref1)(double re, double im, double* ore, double* oim);
 typedef void (*h_ref2)(double are, double aim, double bre, double bim,
@@ -353,7 +400,9 @@ typedef void (*h_ref2)(double are, double aim, double bre, double bim,
 /* The output dtype of an op for input dtype dt. */
 typedef cmx_dtype (*h_out_dtype)(cmx_dtype dt);
 
-static inline cmx_dtype h_same_dtype(cmx_dtype dt) { return dt; }
+static inline cmx_dtype h_same_dtype(cmx_dtype dt) {
+  return dt;
+}
 /* Integer and bool inputs give float32 (transcendental ops). */
 static inline cmx_dtype h_float_dtype(cmx_dtype dt) {
   return cmx_dtype_is_inexact(dt) ? dt : CMX_FLOAT32;
@@ -418,17 +467,19 @@ static inline int h_check_unary(const char* name, h_unary_fn fn, h_ref1 ref,
  * Inputs: a uniform in [alo, ahi), b uniform in [blo, bhi). */
 static inline int h_check_binary(const char* name, h_binary_fn fn, h_ref2 ref,
                                  const cmx_dtype* dtypes, h_out_dtype outdt,
-                                 double alo, double ahi, double blo,
-                                 double bhi, double tol_scale) {
+                                 double alo, double ahi, double blo, double bhi,
+                                 double tol_scale) {
   int fails = 0;
   for (int di = 0; dtypes[di] != CMX_NUM_DTYPES; di++) {
     cmx_dtype dt = dtypes[di], odt = outdt(dt);
     double rtol = h_tol(odt) * tol_scale;
     for (int ci = 0; ci < H_NUM_SHAPES + H_NUM_BCAST; ci++) {
-      const h_shape* sa = ci < H_NUM_SHAPES ? &h_shapes[ci]
-                                            : &h_bcast_pairs[ci - H_NUM_SHAPES][0];
-      const h_shape* sb = ci < H_NUM_SHAPES ? &h_shapes[ci]
-                                            : &h_bcast_pairs[ci - H_NUM_SHAPES][1];
+      const h_shape* sa = ci < H_NUM_SHAPES
+                              ? &h_shapes[ci]
+                              : &h_bcast_pairs[ci - H_NUM_SHAPES][0];
+      const h_shape* sb = ci < H_NUM_SHAPES
+                              ? &h_shapes[ci]
+                              : &h_bcast_pairs[ci - H_NUM_SHAPES][1];
       h_tensor x = h_random(sa->dims, sa->ndim, dt, alo, ahi, (uint64_t)ci + 1);
       h_tensor y =
           h_random(sb->dims, sb->ndim, dt, blo, bhi, (uint64_t)ci + 1001);
@@ -445,8 +496,10 @@ static inline int h_check_binary(const char* name, h_binary_fn fn, h_ref2 ref,
         int64_t ia = 0, ib = 0;
         for (int d = 0; d < ond; d++) {
           int da = d - (ond - sa->ndim), db = d - (ond - sb->ndim);
-          if (da >= 0) ia = ia * sa->dims[da] + (sa->dims[da] == 1 ? 0 : idx[d]);
-          if (db >= 0) ib = ib * sb->dims[db] + (sb->dims[db] == 1 ? 0 : idx[d]);
+          if (da >= 0)
+            ia = ia * sa->dims[da] + (sa->dims[da] == 1 ? 0 : idx[d]);
+          if (db >= 0)
+            ib = ib * sb->dims[db] + (sb->dims[db] == 1 ? 0 : idx[d]);
         }
         double ore = 0, oim = 0;
         ref(x.re[ia], x.im ? x.im[ia] : 0, y.re[ib], y.im ? y.im[ib] : 0, &ore,

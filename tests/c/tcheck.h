@@ -230,8 +230,8 @@ static double tc_max_err(cmx_array a, cmx_array b) {
 }
 
 static inline void tc_check_vmap(const char* name, tc_fn fn, void* ctx,
-                                 const cmx_array* x, int n,
-                                 const int* in_axes, int out_axis) {
+                                 const cmx_array* x, int n, const int* in_axes,
+                                 int out_axis) {
   tc_closure c = {fn, ctx};
   cmx_closure f = {tc_call, &c};
   cmx_array* outs = NULL;

@@ -7,6 +7,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+
 #include "cmx/cmx.h"
 
 static int t_passed, t_failed;
@@ -21,43 +22,42 @@ static int t_passed, t_failed;
     }                                                                 \
   } while (0)
 
-#define CHECK_MSG(cond, ...)                                   \
-  do {                                                         \
-    if (cond)                                                  \
-      t_passed++;                                              \
-    else {                                                     \
-      t_failed++;                                              \
+#define CHECK_MSG(cond, ...)                                          \
+  do {                                                                \
+    if (cond)                                                         \
+      t_passed++;                                                     \
+    else {                                                            \
+      t_failed++;                                                     \
       fprintf(stderr, "FAIL %s:%d: %s: ", __FILE__, __LINE__, #cond); \
-      fprintf(stderr, __VA_ARGS__);                            \
-      fputc('\n', stderr);                                     \
-    }                                                          \
+      fprintf(stderr, __VA_ARGS__);                                   \
+      fputc('\n', stderr);                                            \
+    }                                                                 \
   } while (0)
 
 /* A call that must succeed. */
-#define OK(call)                                                        \
-  do {                                                                  \
-    cmx_status st_ = (call);                                            \
+#define OK(call)                                                          \
+  do {                                                                    \
+    cmx_status st_ = (call);                                              \
     CHECK_MSG(st_ == CMX_OK, "%s -> %s: %s", #call, cmx_status_name(st_), \
-              cmx_last_error());                                        \
+              cmx_last_error());                                          \
   } while (0)
 
 /* A call that must fail with status `want` and a message containing
  * `needle`. */
-#define FAILS(call, want, needle)                                         \
-  do {                                                                    \
-    cmx_status st_ = (call);                                              \
-    CHECK_MSG(st_ == (want) && strstr(cmx_last_error(), (needle)),       \
-              "%s -> %s: '%s' (want %s containing '%s')", #call,          \
+#define FAILS(call, want, needle)                                            \
+  do {                                                                       \
+    cmx_status st_ = (call);                                                 \
+    CHECK_MSG(st_ == (want) && strstr(cmx_last_error(), (needle)),           \
+              "%s -> %s: '%s' (want %s containing '%s')", #call,             \
               cmx_status_name(st_), cmx_last_error(), cmx_status_name(want), \
-              (needle));                                                  \
+              (needle));                                                     \
   } while (0)
 
-#define RUN(fn)                          \
-  do {                                   \
-    int f0_ = t_failed;                  \
-    fn();                                \
-    if (t_failed != f0_)                 \
-      fprintf(stderr, "  in %s\n", #fn); \
+#define RUN(fn)                                             \
+  do {                                                      \
+    int f0_ = t_failed;                                     \
+    fn();                                                   \
+    if (t_failed != f0_) fprintf(stderr, "  in %s\n", #fn); \
   } while (0)
 
 static inline int test_summary(const char* name) {

@@ -4,10 +4,9 @@
  * and vmap rules are ordinary functions of public ops, so transforms of
  * every order and mix work on it: checked against finite differences,
  * jvp against vjp, vmap against a loop, and grad of grad. */
+#include <math.h>
 #include <stdlib.h>
 #include <string.h>
-
-#include <math.h>
 
 #include "cmx/cmx.h"
 #include "test.h"

@@ -9,8 +9,8 @@ static void ref_add(double ar, double ai, double br, double bi, double* o,
 }
 
 /* bool + bool is logical or in MLX (bool stays bool). */
-static void ref_add_bool(double ar, double ai, double br, double bi,
-                         double* o, double* oi) {
+static void ref_add_bool(double ar, double ai, double br, double bi, double* o,
+                         double* oi) {
   (void)ai;
   (void)bi;
   *o = (ar != 0) || (br != 0);
@@ -35,15 +35,15 @@ static void test_layouts_roundtrip(void) {
 
 static void test_add_table(void) {
   static const cmx_dtype no_bool[] = {
-      CMX_UINT8, CMX_UINT16, CMX_UINT32, CMX_UINT64, CMX_INT8, CMX_INT16,
-      CMX_INT32, CMX_INT64, CMX_FLOAT16, CMX_BFLOAT16, CMX_FLOAT32,
-      CMX_FLOAT64, CMX_COMPLEX64, CMX_NUM_DTYPES};
+      CMX_UINT8,   CMX_UINT16,  CMX_UINT32,    CMX_UINT64,    CMX_INT8,
+      CMX_INT16,   CMX_INT32,   CMX_INT64,     CMX_FLOAT16,   CMX_BFLOAT16,
+      CMX_FLOAT32, CMX_FLOAT64, CMX_COMPLEX64, CMX_NUM_DTYPES};
   /* Integer sums wrap: inputs span the range so overflow is exercised. */
   h_check_binary("add", cmx_add, ref_add, no_bool, h_same_dtype, -100, 100,
                  -100, 100, 1);
   static const cmx_dtype only_bool[] = {CMX_BOOL, CMX_NUM_DTYPES};
-  h_check_binary("add", cmx_add, ref_add_bool, only_bool, h_same_dtype, 0, 1,
-                 0, 1, 1);
+  h_check_binary("add", cmx_add, ref_add_bool, only_bool, h_same_dtype, 0, 1, 0,
+                 1, 1);
 }
 
 static cmx_status astype_i16(cmx_array* o, cmx_array a, cmx_stream s) {
@@ -55,9 +55,18 @@ static cmx_status astype_f16(cmx_array* o, cmx_array a, cmx_stream s) {
 static cmx_status astype_c64(cmx_array* o, cmx_array a, cmx_stream s) {
   return cmx_astype(o, a, CMX_COMPLEX64, s);
 }
-static cmx_dtype to_i16(cmx_dtype d) { (void)d; return CMX_INT16; }
-static cmx_dtype to_f16(cmx_dtype d) { (void)d; return CMX_FLOAT16; }
-static cmx_dtype to_c64(cmx_dtype d) { (void)d; return CMX_COMPLEX64; }
+static cmx_dtype to_i16(cmx_dtype d) {
+  (void)d;
+  return CMX_INT16;
+}
+static cmx_dtype to_f16(cmx_dtype d) {
+  (void)d;
+  return CMX_FLOAT16;
+}
+static cmx_dtype to_c64(cmx_dtype d) {
+  (void)d;
+  return CMX_COMPLEX64;
+}
 static void ref_id(double r, double i, double* o, double* oi) {
   *o = r;
   *oi = i;
@@ -71,10 +80,10 @@ static void ref_trunc_real(double r, double i, double* o, double* oi) {
 static void test_astype_table(void) {
   h_check_unary("astype->int16", astype_i16, ref_trunc_real, H_REAL, to_i16,
                 -300, 300, 1);
-  h_check_unary("astype->float16", astype_f16, ref_id, H_REAL, to_f16, -60,
-                60, 1);
-  h_check_unary("astype->complex64", astype_c64, ref_id, H_ALL, to_c64, -60,
-                60, 1);
+  h_check_unary("astype->float16", astype_f16, ref_id, H_REAL, to_f16, -60, 60,
+                1);
+  h_check_unary("astype->complex64", astype_c64, ref_id, H_ALL, to_c64, -60, 60,
+                1);
 }
 
 int main(void) {

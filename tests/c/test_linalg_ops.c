@@ -17,7 +17,7 @@ static int64_t ravel(const int64_t* idx, const int64_t* shape, int nd) {
 }
 
 static const cmx_dtype DTS[] = {CMX_FLOAT32, CMX_FLOAT64, CMX_FLOAT16,
-                                CMX_INT32, CMX_INT8, CMX_COMPLEX64};
+                                CMX_INT32,   CMX_INT8,    CMX_COMPLEX64};
 #define NDTS 6
 
 /* Checks got against want computed in double with rounding to odt. */
@@ -50,9 +50,11 @@ static void check_tensordot(const int64_t* sa, int na, const int64_t* sb,
     }
     int64_t os[CMX_MAX_NDIM], cs[CMX_MAX_NDIM];
     int no = 0;
-    for (int d = 0; d < na; d++) if (!ua[d]) os[no++] = sa[d];
+    for (int d = 0; d < na; d++)
+      if (!ua[d]) os[no++] = sa[d];
     int nfa = no;
-    for (int d = 0; d < nb; d++) if (!ub[d]) os[no++] = sb[d];
+    for (int d = 0; d < nb; d++)
+      if (!ub[d]) os[no++] = sb[d];
     int64_t csize = 1;
     for (int i = 0; i < n; i++) cs[i] = sa[nca[i]], csize *= cs[i];
     h_tensor want = h_alloc(os, no, dt);
@@ -61,8 +63,10 @@ static void check_tensordot(const int64_t* sa, int na, const int64_t* sb,
           ci[CMX_MAX_NDIM];
       unravel(k, os, no, oi);
       int f = 0;
-      for (int d = 0; d < na; d++) if (!ua[d]) ia[d] = oi[f++];
-      for (int d = 0; d < nb; d++) if (!ub[d]) ib[d] = oi[f++];
+      for (int d = 0; d < na; d++)
+        if (!ua[d]) ia[d] = oi[f++];
+      for (int d = 0; d < nb; d++)
+        if (!ub[d]) ib[d] = oi[f++];
       double re = 0, im = 0;
       for (int64_t c = 0; c < csize; c++) {
         unravel(c, cs, n, ci);
@@ -128,7 +132,8 @@ static void test_inner_outer(void) {
   int64_t sa[2] = {3, 4}, sb[3] = {2, 5, 4};
   for (int di = 0; di < NDTS; di++) {
     cmx_dtype dt = DTS[di];
-    h_tensor x = h_random(sa, 2, dt, -3, 3, 5), y = h_random(sb, 3, dt, -3, 3, 6);
+    h_tensor x = h_random(sa, 2, dt, -3, 3, 5),
+             y = h_random(sb, 3, dt, -3, 3, 6);
     /* inner: (3, 2, 5) */
     int64_t os[3] = {3, 2, 5};
     h_tensor want = h_alloc(os, 3, dt);
@@ -181,7 +186,8 @@ static void test_vecdot(void) {
   int64_t sa[3] = {2, 1, 5}, sb[2] = {3, 5};
   for (int di = 0; di < NDTS; di++) {
     cmx_dtype dt = DTS[di];
-    h_tensor x = h_random(sa, 3, dt, -3, 3, 8), y = h_random(sb, 2, dt, -3, 3, 9);
+    h_tensor x = h_random(sa, 3, dt, -3, 3, 8),
+             y = h_random(sb, 2, dt, -3, 3, 9);
     for (int axis = -1; axis <= 2; axis += 3) { /* -1 and 2: last */
       int64_t os[2] = {2, 3};
       h_tensor want = h_alloc(os, 2, dt);
@@ -202,7 +208,8 @@ static void test_vecdot(void) {
       cmx_dtype odt = cmx_array_dtype(r);
       if (odt != dt) want.dtype = odt; /* integer sums may widen */
       char what[64];
-      snprintf(what, sizeof what, "vecdot %s axis %d", cmx_dtype_name(dt), axis);
+      snprintf(what, sizeof what, "vecdot %s axis %d", cmx_dtype_name(dt),
+               axis);
       if (r) compare(r, &want, 20, what);
       cmx_array_release(r), cmx_array_release(a), cmx_array_release(b);
       h_free(&want);
@@ -228,7 +235,8 @@ static void test_kron(void) {
   int64_t sa[2] = {2, 3}, sb[3] = {2, 2, 1};
   for (int di = 0; di < NDTS; di++) {
     cmx_dtype dt = DTS[di];
-    h_tensor x = h_random(sa, 2, dt, -3, 3, 3), y = h_random(sb, 3, dt, -3, 3, 4);
+    h_tensor x = h_random(sa, 2, dt, -3, 3, 3),
+             y = h_random(sb, 3, dt, -3, 3, 4);
     int64_t pa[3] = {1, 2, 3}, os[3] = {2, 4, 3};
     h_tensor want = h_alloc(os, 3, dt);
     for (int64_t k = 0; k < want.size; k++) {
@@ -259,7 +267,8 @@ static void test_trace(void) {
     h_tensor x = h_random(sh, 3, dt, -3, 3, 2);
     int cases[][3] = {{0, 0, 1}, {1, 0, 1}, {-2, 1, 2}, {2, -1, 0}, {7, 0, 2}};
     for (int c = 0; c < 5; c++) {
-      int off = cases[c][0], a1 = cases[c][1] < 0 ? cases[c][1] + 3 : cases[c][1],
+      int off = cases[c][0],
+          a1 = cases[c][1] < 0 ? cases[c][1] + 3 : cases[c][1],
           a2 = cases[c][2];
       int rest = 3 - a1 - a2;
       int64_t os[1] = {sh[rest]};

@@ -51,8 +51,9 @@ static void ref_rem(double a, double ai, double b, double bi, double* o,
   *oi = 0;
   *o = a - floor(a / b) * b;
 }
-static const cmx_dtype SIGNED[] = {CMX_INT8, CMX_INT16, CMX_INT32, CMX_INT64,
-                                   CMX_FLOAT32, CMX_FLOAT64, CMX_NUM_DTYPES};
+static const cmx_dtype SIGNED[] = {CMX_INT8,      CMX_INT16,   CMX_INT32,
+                                   CMX_INT64,     CMX_FLOAT32, CMX_FLOAT64,
+                                   CMX_NUM_DTYPES};
 static const cmx_dtype REALF[] = {CMX_INT32, CMX_FLOAT32, CMX_FLOAT64,
                                   CMX_NUM_DTYPES};
 
@@ -90,7 +91,8 @@ static void test_isclose_special(void) {
   double av[] = {inf, -inf, inf, nan, nan, 1.0, 0.0};
   double bv[] = {inf, -inf, -inf, nan, 1.0, inf, 1e-9};
   int64_t n = 7;
-  cmx_array a = arr_d(av, &n, 1, CMX_FLOAT32), b = arr_d(bv, &n, 1, CMX_FLOAT32);
+  cmx_array a = arr_d(av, &n, 1, CMX_FLOAT32),
+            b = arr_d(bv, &n, 1, CMX_FLOAT32);
   for (int en = 0; en < 2; en++) {
     cmx_array r = NULL;
     OK(cmx_isclose(&r, a, b, 1e-5, 1e-8, en, S));
@@ -115,7 +117,8 @@ static void test_isclose_special(void) {
   /* allclose true on a close pair, with broadcasting */
   double cv[] = {1.0, 2.0, 3.0}, dv[] = {2.0000001};
   int64_t n3 = 3, n1 = 1;
-  cmx_array c = arr_d(cv, &n3, 1, CMX_FLOAT64), d = arr_d(dv, &n1, 1, CMX_FLOAT64);
+  cmx_array c = arr_d(cv, &n3, 1, CMX_FLOAT64),
+            d = arr_d(dv, &n1, 1, CMX_FLOAT64);
   cmx_array r = NULL;
   OK(cmx_allclose(&r, c, d, 1e-5, 1e-8, false, S));
   CHECK(!item_bool(r));
@@ -133,22 +136,30 @@ static void test_array_equal(void) {
   double av[] = {1, 2, NAN, 4, 5, 6}, bv[] = {1, 2, NAN, 4, 5, 6},
          cv[] = {1, 2, 3, 4, 5, 7};
   int64_t s23[2] = {2, 3}, s32[2] = {3, 2}, s6 = 6;
-  cmx_array a = arr_d(av, s23, 2, CMX_FLOAT32), b = arr_d(bv, s23, 2, CMX_FLOAT64),
-            c = arr_d(cv, s23, 2, CMX_INT32), c2 = arr_d(cv, s23, 2, CMX_FLOAT16),
+  cmx_array a = arr_d(av, s23, 2, CMX_FLOAT32),
+            b = arr_d(bv, s23, 2, CMX_FLOAT64),
+            c = arr_d(cv, s23, 2, CMX_INT32),
+            c2 = arr_d(cv, s23, 2, CMX_FLOAT16),
             d = arr_d(cv, s32, 2, CMX_INT32), e = arr_d(cv, &s6, 1, CMX_INT32);
   cmx_array r = NULL;
   OK(cmx_array_equal(&r, a, b, false, S));
-  CHECK(!item_bool(r)); cmx_array_release(r);
+  CHECK(!item_bool(r));
+  cmx_array_release(r);
   OK(cmx_array_equal(&r, a, b, true, S));
-  CHECK(item_bool(r)); cmx_array_release(r);
+  CHECK(item_bool(r));
+  cmx_array_release(r);
   OK(cmx_array_equal(&r, c, c2, false, S));
-  CHECK(item_bool(r) && cmx_array_dtype(r) == CMX_BOOL); cmx_array_release(r);
+  CHECK(item_bool(r) && cmx_array_dtype(r) == CMX_BOOL);
+  cmx_array_release(r);
   OK(cmx_array_equal(&r, c, a, true, S));
-  CHECK(!item_bool(r)); cmx_array_release(r);
+  CHECK(!item_bool(r));
+  cmx_array_release(r);
   OK(cmx_array_equal(&r, c, d, false, S)); /* same size, other shape */
-  CHECK(!item_bool(r)); cmx_array_release(r);
+  CHECK(!item_bool(r));
+  cmx_array_release(r);
   OK(cmx_array_equal(&r, c, e, false, S));
-  CHECK(!item_bool(r)); cmx_array_release(r);
+  CHECK(!item_bool(r));
+  cmx_array_release(r);
   FAILS(cmx_array_equal(&r, c, NULL, false, S), CMX_ERR_VALUE, "[array_equal]");
   cmx_array arrs[] = {a, b, c, c2, d, e};
   for (int i = 0; i < 6; i++) cmx_array_release(arrs[i]);
@@ -198,9 +209,12 @@ static double ref_win(int k, int64_t m, int64_t i) {
   if (m == 1) return 1;
   double nn = (double)(1 - m + 2 * i), x = nn / (double)(m - 1);
   switch (k) {
-    case 0: return nn <= 0 ? 1 + x : 1 - x;
-    case 1: return 0.5 + 0.5 * cos(M_PI * x);
-    case 2: return 0.54 + 0.46 * cos(M_PI * x);
+    case 0:
+      return nn <= 0 ? 1 + x : 1 - x;
+    case 1:
+      return 0.5 + 0.5 * cos(M_PI * x);
+    case 2:
+      return 0.54 + 0.46 * cos(M_PI * x);
     default:
       return 0.42 + 0.5 * cos(M_PI * x) + 0.08 * cos(2 * M_PI * x);
   }
@@ -236,10 +250,9 @@ static void test_atleast(void) {
   double v[24];
   for (int i = 0; i < 24; i++) v[i] = i - 5;
   int64_t shapes[4][3] = {{0}, {4}, {2, 3}, {2, 3, 4}};
-  int64_t want[3][4][3] = {
-      {{1}, {4}, {2, 3}, {2, 3, 4}},
-      {{1, 1}, {1, 4}, {2, 3}, {2, 3, 4}},
-      {{1, 1, 1}, {1, 4, 1}, {2, 3, 1}, {2, 3, 4}}};
+  int64_t want[3][4][3] = {{{1}, {4}, {2, 3}, {2, 3, 4}},
+                           {{1, 1}, {1, 4}, {2, 3}, {2, 3, 4}},
+                           {{1, 1, 1}, {1, 4, 1}, {2, 3, 1}, {2, 3, 4}}};
   cmx_status (*fns[3])(cmx_array*, cmx_array, cmx_stream) = {
       cmx_atleast_1d, cmx_atleast_2d, cmx_atleast_3d};
   for (int nd = 0; nd < 4; nd++) {
@@ -249,7 +262,8 @@ static void test_atleast(void) {
       cmx_array r = NULL;
       OK(fns[k](&r, a, S));
       int wnd = nd > k + 1 ? nd : k + 1;
-      CHECK_MSG(has_shape(r, want[k][nd], wnd), "atleast_%dd of %dd", k + 1, nd);
+      CHECK_MSG(has_shape(r, want[k][nd], wnd), "atleast_%dd of %dd", k + 1,
+                nd);
       h_tensor g = h_read(r);
       CHECK(g.size == x.size && g.dtype == CMX_INT64);
       for (int64_t i = 0; i < x.size && g.size == x.size; i++)
@@ -303,7 +317,8 @@ static void test_unstack(void) {
 static void test_meshgrid(void) {
   double xv[] = {1, 2, 3}, yv[] = {10, 20}, zv[] = {-1, -2, -3, -4};
   int64_t nx = 3, ny = 2, zs[2] = {2, 2};
-  cmx_array in[3] = {arr_d(xv, &nx, 1, CMX_INT32), arr_d(yv, &ny, 1, CMX_FLOAT32),
+  cmx_array in[3] = {arr_d(xv, &nx, 1, CMX_INT32),
+                     arr_d(yv, &ny, 1, CMX_FLOAT32),
                      arr_d(zv, zs, 2, CMX_FLOAT64)};
   int64_t len[3] = {3, 2, 4};
   const double* vals[3] = {xv, yv, zv};
@@ -318,9 +333,11 @@ static void test_meshgrid(void) {
         for (int i = 0; i < n; i++) full[pos[i]] = len[i];
         for (int i = 0; i < n; i++) {
           int64_t ws[3];
-          for (int d = 0; d < n; d++) ws[d] = sparse && d != pos[i] ? 1 : full[d];
-          CHECK_MSG(has_shape(outs[i], ws, n), "meshgrid %s sparse=%d n=%d out %d",
-                    ij ? "ij" : "xy", sparse, n, i);
+          for (int d = 0; d < n; d++)
+            ws[d] = sparse && d != pos[i] ? 1 : full[d];
+          CHECK_MSG(has_shape(outs[i], ws, n),
+                    "meshgrid %s sparse=%d n=%d out %d", ij ? "ij" : "xy",
+                    sparse, n, i);
           h_tensor g = h_read(outs[i]);
           CHECK(g.dtype == cmx_array_dtype(in[i]));
           int64_t idx[3] = {0, 0, 0};

@@ -32,9 +32,10 @@ static cmx_status sumdiff_cpu(const cmx_primitive* p, const cmx_array* in,
   return CMX_OK;
 }
 
-static const cmx_primitive_vtable sumdiff_vt = {
-    .name = "SumDiff", .flags = CMX_PRIM_EXTERNAL, .id = -1,
-    .eval_cpu = sumdiff_cpu};
+static const cmx_primitive_vtable sumdiff_vt = {.name = "SumDiff",
+                                                .flags = CMX_PRIM_EXTERNAL,
+                                                .id = -1,
+                                                .eval_cpu = sumdiff_cpu};
 
 static cmx_status sumdiff(cmx_array outs[2], cmx_array a, cmx_array b,
                           float scale) {
@@ -48,8 +49,8 @@ static cmx_status sumdiff(cmx_array outs[2], cmx_array a, cmx_array b,
   return cmx_primitive_apply(outs, 2, p, in, 2, shapes, nd, dt);
 }
 
-static cmx_status fail_cpu(const cmx_primitive* p, const cmx_array* in,
-                           int nin, const cmx_array* out, int nout) {
+static cmx_status fail_cpu(const cmx_primitive* p, const cmx_array* in, int nin,
+                           const cmx_array* out, int nout) {
   (void)p;
   (void)in;
   (void)nin;
@@ -57,8 +58,8 @@ static cmx_status fail_cpu(const cmx_primitive* p, const cmx_array* in,
   (void)nout;
   return cmx_kernel_error(CMX_ERR_VALUE, "[Fail] this kernel always fails");
 }
-static const cmx_primitive_vtable fail_vt = {.name = "Fail", .id = -1,
-                                             .eval_cpu = fail_cpu};
+static const cmx_primitive_vtable fail_vt = {
+    .name = "Fail", .id = -1, .eval_cpu = fail_cpu};
 
 static void test_multi_output(void) {
   float x[3] = {1, 2, 3}, y[3] = {10, 20, 30};
@@ -128,8 +129,8 @@ static void test_failure_propagates(void) {
 static void test_bad_apply(void) {
   cmx_array o;
   cmx_primitive* p = cmx_primitive_new(&fail_vt, NULL, 0, S);
-  FAILS(cmx_primitive_apply(&o, 1, p, NULL, 1, NULL, NULL, NULL),
-        CMX_ERR_VALUE, "[Fail]");
+  FAILS(cmx_primitive_apply(&o, 1, p, NULL, 1, NULL, NULL, NULL), CMX_ERR_VALUE,
+        "[Fail]");
   CHECK(cmx_primitive_new(NULL, NULL, 0, S) == NULL);
   cmx_primitive_vtable anon = {0};
   CHECK(cmx_primitive_new(&anon, NULL, 0, S) == NULL);

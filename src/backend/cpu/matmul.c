@@ -213,7 +213,7 @@ static void blas_product(const job* j, int M, int N, int K, bmat A, bmat B,
  * the product itself: its shared packing beat the split there (1024^3 on
  * 16 cores: 900 against 640 GFLOP/s), while below it the split kept pace
  * (256 x 784 x 512: 490 against 400-520). */
-#define SPLIT_MIN 32 /* rows and columns per part at least */
+#define SPLIT_MIN 32              /* rows and columns per part at least */
 #define SPLIT_MAX_MNK 134217728.0 /* 2^27 = 512^3 multiply-adds */
 
 typedef struct {
