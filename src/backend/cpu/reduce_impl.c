@@ -104,7 +104,11 @@ static inline void prefetch_ahead(const void* p, int64_t bytes) {
                           int64_t w) {                                        \
     A* acc = accp;                                                            \
     const T* x = xp;                                                          \
-    int64_t k = CMX__RED_COLW / w, kw = k * w, r = 0;                         \
+    /* k rows side by side: no more than there are (a short run folded        \
+     * into a full 4096-lane block cost ~100 operations an element) */        \
+    int64_t k = CMX__RED_COLW / w, r = 0;                                     \
+    if (k > nrows) k = nrows > 0 ? nrows : 1;                                 \
+    int64_t kw = k * w;                                                       \
     L tmp[CMX__RED_COLW];                                                     \
     for (int64_t j = 0; j < kw; j++) tmp[j] = IDL;                            \
     for (; r + k <= nrows; r += k) {                                          \
