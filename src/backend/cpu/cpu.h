@@ -16,23 +16,53 @@
 
 #include "core/internal.h"
 
-/* ---- 16-bit floats, inline for kernels ---- */
-static inline float cmx__h2f(uint16_t h) {
-  uint32_t sign = (uint32_t)(h & 0x8000) << 16;
-  uint32_t exp = (h >> 10) & 0x1f, man = h & 0x3ff, u;
-  if (exp == 0x1f)
-    u = sign | 0x7f800000u | (man << 13);
-  else if (exp == 0) {
-    float v = (float)man * 5.9604644775390625e-8f;
-    return sign ? -v : v;
-  } else
-    u = sign | ((exp + 112) << 23) | (man << 13);
+/* ---- 16-bit floats, inline for kernels ----
+ * Branch-free, so loops over them vectorise (the conversions in core/dtype.c
+ * are out-of-line calls with branches: ~50 instructions an element); the
+ * results are those of cmx_float16_to_float / cmx_float_to_float16, bit
+ * for bit (tests/c/test_kernel_paths.c checks every input). */
+static inline uint32_t cmx__f2u(float f) {
+  uint32_t u;
+  memcpy(&u, &f, 4);
+  return u;
+}
+static inline float cmx__u2f(uint32_t u) {
   float f;
   memcpy(&f, &u, 4);
   return f;
 }
+static inline float cmx__h2f(uint16_t h) {
+  uint32_t sign = (uint32_t)(h & 0x8000) << 16;
+  uint32_t em = (uint32_t)(h & 0x7fff) << 13; /* exponent, mantissa */
+  uint32_t e = em & 0x0f800000u;
+  uint32_t norm = em + (112u << 23);      /* rebias 15 -> 127 */
+  uint32_t special = norm + (112u << 23); /* inf, nan: exponent 255 */
+  /* zero, subnormal: 2^-14 * (1 + man / 1024) - 2^-14 = man * 2^-24 */
+  uint32_t sub = cmx__f2u(cmx__u2f(em + (113u << 23)) - 6.103515625e-05f);
+  uint32_t is_special = 0u - (uint32_t)(e == 0x0f800000u);
+  uint32_t is_sub = 0u - (uint32_t)(e == 0);
+  uint32_t u =
+      (special & is_special) | (sub & is_sub) | (norm & ~(is_special | is_sub));
+  return cmx__u2f(u | sign);
+}
 static inline uint16_t cmx__f2h(float f) {
-  return cmx_float_to_float16(f);
+  uint32_t u = cmx__f2u(f), a = u & 0x7fffffffu;
+  uint32_t sign = (u >> 16) & 0x8000u;
+  /* normal: rebias 127 -> 15, round to nearest even at mantissa bit 13 */
+  uint32_t n = a - (112u << 23);
+  n = (n + 0xfffu + ((n >> 13) & 1u)) >> 13;
+  /* subnormal: a + 0.5 rounds a to a multiple of 2^-24 (nearest even),
+   * which its low mantissa bits then hold */
+  uint32_t s = cmx__f2u(cmx__u2f(a) + 0.5f) - 0x3f000000u;
+  /* selects by masks: branches around the float add would keep loops
+   * from vectorising (it may trap, as far as the compiler knows) */
+  uint32_t is_sub = 0u - (uint32_t)(a < 0x38800000u);
+  uint32_t r = (s & is_sub) | (n & ~is_sub);
+  uint32_t is_inf = 0u - (uint32_t)(a >= 0x477ff000u); /* >= 65520 */
+  r = (0x7c00u & is_inf) | (r & ~is_inf);
+  uint32_t is_nan = 0u - (uint32_t)(a > 0x7f800000u);
+  r = (0x7e00u & is_nan) | (r & ~is_nan);
+  return (uint16_t)(sign | r);
 }
 static inline float cmx__bf2f(uint16_t h) {
   uint32_t u = (uint32_t)h << 16;
