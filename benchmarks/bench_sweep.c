@@ -429,7 +429,7 @@ static void elementwise(void) {
              {"floor_divide i32", cmx_floor_divide, xi, yi, "integer division"},
              {"remainder i32", cmx_remainder, xi, yi, "integer division"},
              {"remainder f32", cmx_remainder, x, y, "fmod"},
-             {"floor_divide f32", cmx_floor_divide, x, y, NULL},
+             {"floor_divide f32", cmx_floor_divide, x, y, "two divisions"},
              {"power f32", cmx_power, x, y, "transcendental"},
              {"arctan2 f32", cmx_arctan2, x, y, "transcendental"},
              {"logaddexp f32", cmx_logaddexp, x, y, "transcendental"},

@@ -3,7 +3,10 @@
  * a plain reference:
  *   - float16 conversions (branch-free, vectorised; cpu.h, copy.c) against
  *     the public cmx_float_to_float16 / cmx_float16_to_float, bit for bit,
- *     over every half and a dense sample of floats.
+ *     over every half and a dense sample of floats;
+ *   - float floor_divide and remainder (binary.c: exact fmod in double for
+ *     quotients below 2^29, the library's fmod otherwise) against NumPy's
+ *     divmod written from its definition, bit for bit.
  * The pool has 2 threads here (CMX_NUM_THREADS), so large work splits. */
 #include <stdint.h>
 
@@ -117,9 +120,123 @@ static void test_f16_convert(void) {
   free(all);
 }
 
+/* ---------------- float floor_divide / remainder ---------------- */
+
+/* NumPy's divmod on doubles (npy_divmod), from its definition. */
+static double ref_fdiv(double x, double y) {
+  if (y == 0) return x / y;
+  double mod = fmod(x, y), div = (x - mod) / y;
+  if (mod != 0 && ((y < 0) != (mod < 0))) div -= 1.0;
+  if (div == 0) return copysign(0.0, x / y);
+  double fl = floor(div);
+  return div - fl > 0.5 ? fl + 1.0 : fl;
+}
+static float ref_rem(float x, float y) {
+  float mod = fmodf(x, y);
+  if (mod != 0) return (y < 0) != (mod < 0) ? mod + y : mod;
+  return copysignf(0.0f, y);
+}
+
+/* A float of random sign and mantissa times 2^e, e in [lo, hi]. */
+static float rand_float(int lo, int hi) {
+  float m = 1.0f + (float)(rnd32() >> 8) / 16777216.0f;
+  float v = ldexpf(m, lo + (int)(rnd32() % (uint32_t)(hi - lo + 1)));
+  return rnd32() & 1 ? -v : v;
+}
+
+static bool same_float(float a, float b) {
+  return (a != a && b != b) || memcmp(&a, &b, 4) == 0;
+}
+
+/* The branch-free blocks (quotients below 2^29), blocks mixing in
+ * elements that need the library's fmod (large quotients, zeros,
+ * infinities, NaN, subnormals), the scalar-operand and strided layouts,
+ * and float16. */
+static void test_fmod_rows(void) {
+  enum { N = 1 << 16 };
+  float* x = malloc(N * sizeof(float));
+  float* y = malloc(N * sizeof(float));
+  for (int i = 0; i < N; i++) {
+    if (i < N / 2) { /* whole blocks on the fast path */
+      x[i] = rand_float(-20, 20);
+      y[i] = rand_float(-12, 12);
+      if (i % 97 == 0) y[i] = x[i] * (float)(i % 5 + 1); /* exact */
+      if (i % 89 == 0) x[i] = y[i] * (float)(i % 7);     /* zero mod */
+    } else {
+      x[i] = rand_float(-140, 120);
+      y[i] = rand_float(-140, 60);
+      const float sp[] = {0.0f, -0.0f, INFINITY, -INFINITY, NAN, 1e-45f};
+      if (i % 13 == 0) x[i] = sp[(i / 13) % 6];
+      if (i % 17 == 0) y[i] = sp[(i / 17) % 6];
+    }
+  }
+  int64_t shape[1] = {N}, s2[2] = {256, 256};
+  cmx_array xa = from(x, shape, 1, CMX_FLOAT32);
+  cmx_array ya = from(y, shape, 1, CMX_FLOAT32);
+  for (int op = 0; op < 2; op++) {
+    cmx_status (*f)(cmx_array*, cmx_array, cmx_array, cmx_stream) =
+        op ? cmx_remainder : cmx_floor_divide;
+    const char* nm = op ? "remainder" : "floor_divide";
+    cmx_array r = NULL, rs = NULL, sx = NULL, rt = NULL;
+    cmx_array xm = NULL, ym = NULL, xt = NULL, yt = NULL;
+    OK(f(&r, xa, ya, S));
+    /* scalar operands: x // 2.5 and -7.25 // y */
+    OK(cmx_array_from_double(&sx, op ? 2.5 : -7.25, CMX_FLOAT32));
+    OK(op ? f(&rs, xa, sx, S) : f(&rs, sx, ya, S));
+    /* transposed operands (strided rows) */
+    OK(cmx_reshape(&xm, xa, s2, 2, S));
+    OK(cmx_reshape(&ym, ya, s2, 2, S));
+    int perm[2] = {1, 0};
+    OK(cmx_transpose(&xt, xm, perm, 2, S));
+    OK(cmx_transpose(&yt, ym, perm, 2, S));
+    OK(f(&rt, xt, yt, S));
+    const float *rp = NULL, *rsp = NULL, *rtp = NULL;
+    OK(cmx_array_data(r, (const void**)&rp));
+    OK(cmx_array_data(rs, (const void**)&rsp));
+    OK(cmx_array_data(rt, (const void**)&rtp));
+    int64_t bad = 0;
+    for (int i = 0; rp && rsp && rtp && i < N; i++) {
+      float want = op ? ref_rem(x[i], y[i]) : (float)ref_fdiv(x[i], y[i]);
+      float ws = op ? ref_rem(x[i], 2.5f) : (float)ref_fdiv(-7.25f, y[i]);
+      int ti = (i % 256) * 256 + i / 256; /* rt[i] = f(x[ti], y[ti]) */
+      float wt = op ? ref_rem(x[ti], y[ti]) : (float)ref_fdiv(x[ti], y[ti]);
+      if (!same_float(rp[i], want) || !same_float(rsp[i], ws) ||
+          !same_float(rtp[i], wt)) {
+        if (bad++ < 5)
+          fprintf(stderr, "%s(%a, %a) = %a, want %a\n", nm, x[i], y[i], rp[i],
+                  want);
+      }
+    }
+    CHECK_MSG(bad == 0, "%s: %lld mismatches", nm, (long long)bad);
+    /* float16: computed in float32 from the half values */
+    cmx_array xh = NULL, yh = NULL, rh = NULL;
+    OK(cmx_astype(&xh, xa, CMX_FLOAT16, S));
+    OK(cmx_astype(&yh, ya, CMX_FLOAT16, S));
+    OK(f(&rh, xh, yh, S));
+    const uint16_t *hp = NULL, *xhp = NULL, *yhp = NULL;
+    OK(cmx_array_data(rh, (const void**)&hp));
+    OK(cmx_array_data(xh, (const void**)&xhp));
+    OK(cmx_array_data(yh, (const void**)&yhp));
+    bad = 0;
+    for (int i = 0; hp && xhp && yhp && i < N; i++) {
+      float a = cmx_float16_to_float(xhp[i]), b = cmx_float16_to_float(yhp[i]);
+      float w = op ? ref_rem(a, b) : (float)ref_fdiv(a, b);
+      float g = cmx_float16_to_float(hp[i]);
+      if (!same_float(g, cmx_float16_to_float(cmx_float_to_float16(w)))) bad++;
+    }
+    CHECK_MSG(bad == 0, "%s f16: %lld mismatches", nm, (long long)bad);
+    cmx_array_release_all(
+        (cmx_array[]){r, rs, sx, rt, xm, ym, xt, yt, xh, yh, rh}, 11);
+  }
+  cmx_array_release(xa);
+  cmx_array_release(ya);
+  free(x);
+  free(y);
+}
+
 int main(void) {
   setenv("CMX_NUM_THREADS", "2", 1);
-  (void)rnd32;
   RUN(test_f16_convert);
+  RUN(test_fmod_rows);
   return test_summary("test_kernel_paths");
 }
