@@ -6,7 +6,8 @@
  *     over every half and a dense sample of floats;
  *   - float floor_divide and remainder (binary.c: exact fmod in double for
  *     quotients below 2^29, the library's fmod otherwise) against NumPy's
- *     divmod written from its definition, bit for bit.
+ *     divmod written from its definition, bit for bit;
+ *   - Var of rows holding NaN or infinities is NaN (it was 0).
  * The pool has 2 threads here (CMX_NUM_THREADS), so large work splits. */
 #include <stdint.h>
 
@@ -234,9 +235,39 @@ static void test_fmod_rows(void) {
   free(y);
 }
 
+/* ---------------- Var with NaN and infinities ---------------- */
+
+/* NaN or an infinite element makes the variance NaN (NumPy); rows of 40
+ * and of 3. */
+static void test_var_nan(void) {
+  for (int len = 3; len <= 40; len += 37) {
+    float v[4 * 40];
+    for (int i = 0; i < 4 * len; i++) v[i] = (float)(i % 7);
+    v[0 * len + 1] = NAN;
+    v[1 * len + 2] = INFINITY;
+    v[2 * len + 0] = -INFINITY, v[2 * len + 1] = -INFINITY;
+    int64_t sh[2] = {4, len};
+    cmx_array x = from(v, sh, 2, CMX_FLOAT32), r = NULL;
+    int ax[1] = {1};
+    OK(cmx_var(&r, x, ax, 1, false, 0, S));
+    float out[4] = {0};
+    OK(cmx_array_copy_to(r, out, sizeof out));
+    CHECK(out[0] != out[0] && out[1] != out[1] && out[2] != out[2]);
+    double mu = 0, ss = 0;
+    for (int i = 0; i < len; i++) mu += v[3 * len + i];
+    mu /= len;
+    for (int i = 0; i < len; i++)
+      ss += (v[3 * len + i] - mu) * (v[3 * len + i] - mu);
+    CHECK(fabs(out[3] - ss / len) <= 1e-5 * (1 + ss / len));
+    cmx_array_release(x);
+    cmx_array_release(r);
+  }
+}
+
 int main(void) {
   setenv("CMX_NUM_THREADS", "2", 1);
   RUN(test_f16_convert);
   RUN(test_fmod_rows);
+  RUN(test_var_nan);
   return test_summary("test_kernel_paths");
 }

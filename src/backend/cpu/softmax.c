@@ -14,8 +14,8 @@
  *   var:       two passes (mean, then the sum of squared deviations d,
  *              less (sum d)^2 / n which cancels the rounding error of
  *              the mean), divided by max(n - ddof, 0): n <= ddof gives inf, or
- * NaN for a zero sum, as NumPy. Complex inputs follow MLX: the mean of (x -
- * mean)^2 with the complex square.
+ * NaN for a zero sum, as NumPy; a NaN or infinite element gives NaN. Complex
+ * inputs follow MLX: the mean of (x - mean)^2 with the complex square.
  */
 /* The compiler may assume float operations do not trap (cmx never enables
  * floating-point exceptions): that lets the branch-free selects below
@@ -160,8 +160,8 @@ static inline float exp_nonpos(float x) {
     }                                                                       \
     double s1 = 0, ss = 0;                                                  \
     for (int k = 0; k < 8; k++) s1 += l2[k], ss += l3[k];                   \
-    ss -= s1 * s1 / (double)n; /* cancels the error of mu */                \
-    ss = ss > 0 ? ss : 0.0;                                                 \
+    if (n > 0) ss -= s1 * s1 / (double)n; /* cancels the error of mu */     \
+    ss = ss > 0 || ss != ss ? ss : 0.0;   /* NaN stays */                   \
     double den = (double)n - (double)ddof;                                  \
     double v = ss / (den > 0 ? den : 0.0);                                  \
     *(T*)op = ST((C)(sq ? sqrt(v) : v));                                    \
