@@ -7,7 +7,10 @@
  *   - float floor_divide and remainder (binary.c: exact fmod in double for
  *     quotients below 2^29, the library's fmod otherwise) against NumPy's
  *     divmod written from its definition, bit for bit;
- *   - Var of rows holding NaN or infinities is NaN (it was 0).
+ *   - Var of rows holding NaN or infinities is NaN (it was 0);
+ *   - LogSumExp, Softmax and Var over leading/middle axes (column blocks)
+ *     and short rows (transposed tiles) (softmax.c) against a double
+ *     reference, and bit for bit against the row kernels.
  * The pool has 2 threads here (CMX_NUM_THREADS), so large work splits. */
 #include <stdint.h>
 
@@ -264,10 +267,215 @@ static void test_var_nan(void) {
   }
 }
 
+/* ---------------- LogSumExp, Softmax, Var ---------------- */
+
+/* a's values as doubles, row-major (NULL on failure). */
+static double* read_f64(cmx_array a) {
+  cmx_array d = NULL;
+  if (cmx_astype(&d, a, CMX_FLOAT64, S) != CMX_OK) return NULL;
+  int64_t n = cmx_array_size(d);
+  double* v = malloc((size_t)(n ? n : 1) * sizeof(double));
+  if (cmx_array_copy_to(d, v, (size_t)n * sizeof(double)) != CMX_OK) {
+    free(v);
+    v = NULL;
+  }
+  cmx_array_release(d);
+  return v;
+}
+
+static bool close_or_nan(double got, double want, double tol) {
+  if (want != want) return got != got;
+  if (isinf(want)) return got == want;
+  return fabs(got - want) <= tol * (1 + fabs(want));
+}
+
+/* x as (no, nl, ni) (the reduced run in the middle): the double reference
+ * of kind 0 logsumexp, 1 softmax, 2 var (ddof) into ref (ni per outer
+ * position, or x's layout for softmax). */
+static void ref_rows(const double* x, double* ref, int64_t no, int64_t nl,
+                     int64_t ni, int kind, int ddof) {
+  for (int64_t o = 0; o < no; o++)
+    for (int64_t j = 0; j < ni; j++) {
+      const double* c = x + o * nl * ni + j;
+      double m = -INFINITY, s = 0, mu = 0;
+      bool nan = false;
+      for (int64_t r = 0; r < nl; r++) {
+        nan |= c[r * ni] != c[r * ni];
+        if (c[r * ni] > m) m = c[r * ni];
+      }
+      if (nan) m = NAN;
+      for (int64_t r = 0; r < nl; r++) {
+        s += exp(c[r * ni] - m);
+        mu += c[r * ni];
+      }
+      mu /= (double)nl;
+      if (kind == 0) {
+        ref[o * ni + j] = (isinf(m) || m != m) ? m : m + log(s);
+      } else if (kind == 1) {
+        for (int64_t r = 0; r < nl; r++)
+          ref[o * nl * ni + r * ni + j] = exp(c[r * ni] - m) / s;
+      } else {
+        double ss = 0;
+        for (int64_t r = 0; r < nl; r++)
+          ss += (c[r * ni] - mu) * (c[r * ni] - mu);
+        double den = (double)nl - ddof;
+        ref[o * ni + j] = ss / (den > 0 ? den : 0.0);
+      }
+    }
+}
+
+typedef struct {
+  int64_t no, nl, ni; /* the input as (no, nl, ni), reduced over nl */
+  bool transposed;    /* the input a transposed view */
+  bool specials;      /* -inf rows, NaN, +inf */
+} lsv_case;
+
+static cmx_status lsv_op(int kind, cmx_array* r, cmx_array x, const int* ax,
+                         int nax, int ddof) {
+  if (kind == 0) return cmx_logsumexp(r, x, ax, nax, false, S);
+  if (kind == 1) return cmx_softmax(r, x, ax, nax, true, S);
+  return cmx_var(r, x, ax, nax, false, ddof, S);
+}
+
+/* The column path (reduced axes before at least 16 kept positions), the
+ * short-row tiles (rows up to 32 long, also after a transposing copy),
+ * every float dtype: against the double reference, and, for float32 with
+ * rows longer than 32, bit for bit against the row kernels (the same
+ * values laid out with the reduced axis last). */
+static void test_softmax_paths(void) {
+  const lsv_case cases[] = {
+      {3, 40, 37, false, false},  {2, 300, 130, false, true},
+      {1, 70, 200, false, false}, {5, 33, 16, true, true},
+      {400, 10, 1, false, true},  {777, 3, 1, false, false},
+      {130, 32, 1, true, false},  {65, 2, 1, false, true},
+      {4, 1, 50, false, false},   {2, 600, 1, false, false}};
+  const cmx_dtype dts[] = {CMX_FLOAT32, CMX_FLOAT64, CMX_FLOAT16, CMX_BFLOAT16};
+  const double tols[] = {2e-6, 1e-12, 2e-3, 2e-2};
+  for (size_t ci = 0; ci < sizeof cases / sizeof cases[0]; ci++) {
+    lsv_case c = cases[ci];
+    int64_t n = c.no * c.nl * c.ni;
+    double* v = malloc((size_t)n * sizeof(double));
+    for (int64_t i = 0; i < n; i++)
+      v[i] = (double)(int32_t)rnd32() / 2147483648.0 * 6.0;
+    if (c.specials) { /* a -inf column, a NaN, a +inf */
+      for (int64_t r = 0; r < c.nl; r++) v[r * c.ni] = -INFINITY;
+      v[n - 1] = NAN;
+      if (c.no > 1) v[c.nl * c.ni] = INFINITY;
+    }
+    /* x as (no, nl, ni), possibly a transposed view of (no, ni, nl) */
+    int64_t sh[3] = {c.no, c.nl, c.ni}, tsh[3] = {c.no, c.ni, c.nl};
+    cmx_array x64 = NULL;
+    if (c.transposed) {
+      double* t = malloc((size_t)n * sizeof(double));
+      for (int64_t o = 0; o < c.no; o++)
+        for (int64_t r = 0; r < c.nl; r++)
+          for (int64_t j = 0; j < c.ni; j++)
+            t[(o * c.ni + j) * c.nl + r] = v[(o * c.nl + r) * c.ni + j];
+      cmx_array base = from(t, tsh, 3, CMX_FLOAT64);
+      int perm[3] = {0, 2, 1};
+      OK(cmx_transpose(&x64, base, perm, 3, S));
+      cmx_array_release(base);
+      free(t);
+    } else {
+      x64 = from(v, sh, 3, CMX_FLOAT64);
+    }
+    for (size_t di = 0; di < sizeof dts / sizeof dts[0]; di++) {
+      cmx_array x = NULL;
+      OK(cmx_astype(&x, x64, dts[di], S));
+      OK(cmx_array_eval(x));
+      if (c.transposed) { /* keep the transposed layout in the dtype */
+        cmx_array base = NULL, xt = NULL;
+        int perm[3] = {0, 2, 1};
+        OK(cmx_transpose(&xt, x, perm, 3, S));
+        OK(cmx_contiguous(&base, xt, false, S));
+        cmx_array_release(x);
+        OK(cmx_transpose(&x, base, perm, 3, S));
+        cmx_array_release(base);
+        cmx_array_release(xt);
+      }
+      double* xv = read_f64(x); /* the values in the dtype */
+      double* ref = malloc((size_t)n * sizeof(double));
+      for (int kind = 0; kind < 3; kind++) {
+        int ax[1] = {1}, ddof = kind == 2 ? (int)(ci % 2) : 0;
+        cmx_array r = NULL;
+        OK(lsv_op(kind, &r, x, ax, 1, ddof));
+        double* got = read_f64(r);
+        ref_rows(xv, ref, c.no, c.nl, c.ni, kind, ddof);
+        int64_t nout = kind == 1 ? n : c.no * c.ni, bad = 0;
+        for (int64_t i = 0; got && xv && i < nout; i++)
+          if (!close_or_nan(got[i], ref[i], tols[di]) && bad++ < 3)
+            fprintf(stderr,
+                    "case %zu dtype %s kind %d [%lld]: %.9g want %.9g\n", ci,
+                    cmx_dtype_name(dts[di]), kind, (long long)i, got[i],
+                    ref[i]);
+        CHECK_MSG(got && bad == 0, "case %zu %s kind %d: %lld mismatches", ci,
+                  cmx_dtype_name(dts[di]), kind, (long long)bad);
+        if (dts[di] == CMX_FLOAT32 && c.nl > 32 && c.ni > 1) {
+          /* the row kernels on the same values, reduced axis last */
+          cmx_array xt = NULL, xc = NULL, rr = NULL, rb = NULL;
+          int perm[3] = {0, 2, 1}, ax2[1] = {2};
+          OK(cmx_transpose(&xt, x, perm, 3, S));
+          OK(cmx_contiguous(&xc, xt, false, S));
+          OK(lsv_op(kind, &rr, xc, ax2, 1, ddof));
+          if (kind == 1)
+            OK(cmx_transpose(&rb, rr, perm, 3, S));
+          else
+            rb = cmx_array_retain(rr);
+          float* a = malloc((size_t)nout * sizeof(float));
+          float* b = malloc((size_t)nout * sizeof(float));
+          OK(cmx_array_copy_to(r, a, (size_t)nout * sizeof(float)));
+          OK(cmx_array_copy_to(rb, b, (size_t)nout * sizeof(float)));
+          int64_t diff = 0;
+          for (int64_t i = 0; i < nout; i++)
+            if (!same_float(a[i], b[i])) diff++;
+          CHECK_MSG(diff == 0, "case %zu kind %d: %lld differ from rows", ci,
+                    kind, (long long)diff);
+          free(a);
+          free(b);
+          cmx_array_release_all((cmx_array[]){xt, xc, rr, rb}, 4);
+        }
+        free(got);
+        cmx_array_release(r);
+      }
+      free(xv);
+      free(ref);
+      cmx_array_release(x);
+    }
+    cmx_array_release(x64);
+    free(v);
+  }
+  /* softmax in place: the input's buffer donated to the output (short rows
+   * and columns) */
+  int64_t sh[2] = {300, 20}, sh2[3] = {4, 30, 70};
+  for (int k = 0; k < 2; k++) {
+    int64_t n = k ? 4 * 30 * 70 : 300 * 20;
+    float* v = malloc((size_t)n * sizeof(float));
+    for (int64_t i = 0; i < n; i++) v[i] = (float)(i % 17) * 0.25f;
+    cmx_array x = from(v, k ? sh2 : sh, k ? 3 : 2, CMX_FLOAT32);
+    cmx_array one = NULL, t = NULL, r = NULL, want = NULL;
+    OK(cmx_array_from_double(&one, 1.0, CMX_FLOAT32));
+    OK(cmx_multiply(&t, x, one, S));
+    int ax[1] = {1};
+    OK(cmx_softmax(&r, t, ax, 1, false, S));
+    cmx_array_release(t); /* r now holds the only reference */
+    OK(cmx_softmax(&want, x, ax, 1, false, S));
+    float* a = malloc((size_t)n * sizeof(float));
+    float* b = malloc((size_t)n * sizeof(float));
+    OK(cmx_array_copy_to(r, a, (size_t)n * sizeof(float)));
+    OK(cmx_array_copy_to(want, b, (size_t)n * sizeof(float)));
+    CHECK(memcmp(a, b, (size_t)n * sizeof(float)) == 0);
+    free(a);
+    free(b);
+    free(v);
+    cmx_array_release_all((cmx_array[]){x, one, r, want}, 4);
+  }
+}
+
 int main(void) {
   setenv("CMX_NUM_THREADS", "2", 1);
   RUN(test_f16_convert);
   RUN(test_fmod_rows);
   RUN(test_var_nan);
+  RUN(test_softmax_paths);
   return test_summary("test_kernel_paths");
 }

@@ -177,6 +177,137 @@ FLOAT_ROWS(bf16, uint16_t, float, LD_BF, ST_BF, exp_nonpos, INFINITY, 0)
 FLOAT_ROWS(f32, float, float, ID, ID, exp_nonpos, INFINITY, 1)
 FLOAT_ROWS(f64, double, double, ID, ID, exp, (double)INFINITY, 1)
 
+/* Column blocks: the same arithmetic, in the same order, for each of w
+ * <= COLW columns at once, element r of column j at x[r * rs + j]. They
+ * serve reductions over leading or middle axes (the kept inner positions
+ * are the columns: no transposing copies) and short rows (a block of rows
+ * transposed into a tile: the row kernels' per-row overhead would cost
+ * ~100 instructions an element there). Each column gets bit for bit the
+ * row kernels' result: max by the same selects, the exponentials summed
+ * in the same 16 float lanes per chunk of 256 (element r in lane r % 16)
+ * and the same halving tree (skipping lanes still zero, whose additions
+ * change nothing), chunk sums in double; var with the same 8 double lanes
+ * and final sums. */
+#define COLW 64
+#define FLOAT_COLS(NAME, T, C, LD, ST, EXP, INF, SAME)                         \
+  static void NAME##_cmax(C* m, const T* x, int64_t n, int64_t rs, int w) {    \
+    for (int j = 0; j < w; j++) m[j] = -INF;                                   \
+    for (int64_t r = 0; r < n; r++) {                                          \
+      const T* xr = x + r * rs;                                                \
+      for (int j = 0; j < w; j++) m[j] = MAXF(m[j], LD(xr[j]));                \
+    }                                                                          \
+  }                                                                            \
+  /* s[j]: the row kernels' sum of exp(x - m[j]); y (softmax when SAME)        \
+   * receives the exponentials. */                                             \
+  static void NAME##_csum(double* s, const C* m, const T* x, T* y, int64_t n,  \
+                          int64_t rs, int w) {                                 \
+    C lane[LANES][COLW];                                                       \
+    for (int j = 0; j < w; j++) s[j] = 0;                                      \
+    for (int64_t c0 = 0; c0 < n; c0 += CHUNK) {                                \
+      int64_t c = n - c0 < CHUNK ? n - c0 : CHUNK;                             \
+      int a = c < LANES ? (int)c : LANES; /* lanes that may be nonzero */      \
+      for (int k = 0; k < a; k++)                                              \
+        for (int j = 0; j < w; j++) lane[k][j] = 0;                            \
+      for (int64_t k = 0; k < c; k++) {                                        \
+        const T* xr = x + (c0 + k) * rs;                                       \
+        C* ln = lane[k % LANES];                                               \
+        if (SAME && y) {                                                       \
+          T* yr = y + (c0 + k) * rs;                                           \
+          for (int j = 0; j < w; j++) {                                        \
+            C e = EXP(LD(xr[j]) - m[j]);                                       \
+            yr[j] = (T)e;                                                      \
+            ln[j] += e;                                                        \
+          }                                                                    \
+        } else {                                                               \
+          for (int j = 0; j < w; j++) ln[j] += EXP(LD(xr[j]) - m[j]);          \
+        }                                                                      \
+      }                                                                        \
+      for (int h = LANES / 2; h > 0; h /= 2) {                                 \
+        for (int k = 0; k < h && k + h < a; k++)                               \
+          for (int j = 0; j < w; j++) lane[k][j] += lane[k + h][j];            \
+        if (a > h) a = h;                                                      \
+      }                                                                        \
+      for (int j = 0; j < w; j++) s[j] += (double)lane[0][j];                  \
+    }                                                                          \
+  }                                                                            \
+  /* out[j] (contiguous): logsumexp of column j. */                            \
+  static void NAME##_clse(void* op, const void* xp, int64_t n, int64_t rs,     \
+                          int w) {                                             \
+    const T* x = xp;                                                           \
+    T* out = op;                                                               \
+    C m[COLW] = {0};                                                           \
+    double s[COLW];                                                            \
+    NAME##_cmax(m, x, n, rs, w);                                               \
+    NAME##_csum(s, m, x, NULL, n, rs, w);                                      \
+    for (int j = 0; j < w; j++)                                                \
+      out[j] = (m[j] != m[j] || m[j] == INF || m[j] == -INF)                   \
+                   ? ST(m[j])                                                  \
+                   : ST((C)((double)m[j] + log(s[j])));                        \
+  }                                                                            \
+  /* y in x's layout (y may be x). */                                          \
+  static void NAME##_csoftmax(void* yp, const void* xp, int64_t n, int64_t rs, \
+                              int w) {                                         \
+    const T* x = xp;                                                           \
+    T* y = yp;                                                                 \
+    C m[COLW] = {0}, inv[COLW];                                                \
+    double s[COLW];                                                            \
+    NAME##_cmax(m, x, n, rs, w);                                               \
+    NAME##_csum(s, m, x, y, n, rs, w);                                         \
+    for (int j = 0; j < w; j++) inv[j] = (C)(1.0 / s[j]);                      \
+    for (int64_t r = 0; r < n; r++) {                                          \
+      const T* xr = x + r * rs;                                                \
+      T* yr = y + r * rs;                                                      \
+      if (SAME)                                                                \
+        for (int j = 0; j < w; j++) yr[j] = (T)(yr[j] * inv[j]);               \
+      else                                                                     \
+        for (int j = 0; j < w; j++)                                            \
+          yr[j] = ST(EXP(LD(xr[j]) - m[j]) * inv[j]);                          \
+    }                                                                          \
+  }                                                                            \
+  static void NAME##_cvar(void* op, const void* xp, int64_t n, int64_t rs,     \
+                          int w, int ddof, bool sq) {                          \
+    const T* x = xp;                                                           \
+    T* out = op;                                                               \
+    double l2[8][COLW], l3[8][COLW], mu[COLW];                                 \
+    for (int k = 0; k < 8; k++)                                                \
+      for (int j = 0; j < w; j++) l2[k][j] = l3[k][j] = 0;                     \
+    for (int64_t r = 0; r < n; r++) {                                          \
+      const T* xr = x + r * rs;                                                \
+      double* l = l2[r % 8];                                                   \
+      for (int j = 0; j < w; j++) l[j] += (double)LD(xr[j]);                   \
+    }                                                                          \
+    for (int j = 0; j < w; j++) {                                              \
+      double t = ((l2[0][j] + l2[4][j]) + (l2[1][j] + l2[5][j])) +             \
+                 ((l2[2][j] + l2[6][j]) + (l2[3][j] + l2[7][j]));              \
+      mu[j] = t / (double)n;                                                   \
+    }                                                                          \
+    for (int k = 0; k < 8; k++)                                                \
+      for (int j = 0; j < w; j++) l2[k][j] = 0;                                \
+    for (int64_t r = 0; r < n; r++) {                                          \
+      const T* xr = x + r * rs;                                                \
+      double *a2 = l2[r % 8], *a3 = l3[r % 8];                                 \
+      for (int j = 0; j < w; j++) {                                            \
+        double d = (double)LD(xr[j]) - mu[j];                                  \
+        a2[j] += d;                                                            \
+        a3[j] += d * d;                                                        \
+      }                                                                        \
+    }                                                                          \
+    for (int j = 0; j < w; j++) {                                              \
+      double s1 = 0, ss = 0;                                                   \
+      for (int k = 0; k < 8; k++) s1 += l2[k][j], ss += l3[k][j];              \
+      if (n > 0) ss -= s1 * s1 / (double)n;                                    \
+      ss = ss > 0 || ss != ss ? ss : 0.0;                                      \
+      double den = (double)n - (double)ddof;                                   \
+      double v = ss / (den > 0 ? den : 0.0);                                   \
+      out[j] = ST((C)(sq ? sqrt(v) : v));                                      \
+    }                                                                          \
+  }
+
+FLOAT_COLS(f16, uint16_t, float, LD_H, ST_H, exp_nonpos, INFINITY, 0)
+FLOAT_COLS(bf16, uint16_t, float, LD_BF, ST_BF, exp_nonpos, INFINITY, 0)
+FLOAT_COLS(f32, float, float, ID, ID, exp_nonpos, INFINITY, 1)
+FLOAT_COLS(f64, double, double, ID, ID, exp, (double)INFINITY, 1)
+
 /* Complex variance (MLX): sum((x - mean)^2) / max(n - ddof, 0). */
 static void c64_var(void* op, const void* xp, int64_t n, int ddof, bool sq) {
   const cmx__c64* x = xp;
@@ -250,6 +381,155 @@ static var_fn var_for(cmx_dtype dt) {
   }
 }
 
+/* ---------------- columns ---------------- */
+
+typedef void (*col_fn)(void* out, const void* x, int64_t n, int64_t rs, int w);
+typedef void (*cvar_fn)(void* out, const void* x, int64_t n, int64_t rs, int w,
+                        int ddof, bool sq);
+
+/* Rows up to this long take the tile path (row kernels beyond). */
+#define SHORT_MAX 32
+
+typedef struct {
+  int kind; /* 0 logsumexp, 1 softmax, 2 var */
+  col_fn lse, softmax;
+  cvar_fn var;
+  int ddof;
+  bool sq;
+  const char* x;
+  char* y;
+  int64_t no, nl, ni; /* outer, reduced and inner extents */
+  int64_t nb;         /* column blocks per outer position */
+  int64_t isz;
+} cols_ctx;
+
+static bool cols_for(cmx_dtype dt, cols_ctx* c) {
+  switch (dt) {
+    case CMX_FLOAT16:
+      c->lse = f16_clse, c->softmax = f16_csoftmax, c->var = f16_cvar;
+      return true;
+    case CMX_BFLOAT16:
+      c->lse = bf16_clse, c->softmax = bf16_csoftmax, c->var = bf16_cvar;
+      return true;
+    case CMX_FLOAT32:
+      c->lse = f32_clse, c->softmax = f32_csoftmax, c->var = f32_cvar;
+      return true;
+    case CMX_FLOAT64:
+      c->lse = f64_clse, c->softmax = f64_csoftmax, c->var = f64_cvar;
+      return true;
+    default:
+      return false;
+  }
+}
+
+/* Runs column block x (n rows at stride rs, w columns) into y. */
+static void cols_one(const cols_ctx* c, char* y, const char* x, int64_t rs,
+                     int w) {
+  switch (c->kind) {
+    case 0:
+      c->lse(y, x, c->nl, rs, w);
+      break;
+    case 1:
+      c->softmax(y, x, c->nl, rs, w);
+      break;
+    default:
+      c->var(y, x, c->nl, rs, w, c->ddof, c->sq);
+  }
+}
+
+/* Units [b, e): column block u % nb of outer position u / nb. */
+static void run_cols(void* ctx, int64_t b, int64_t e) {
+  const cols_ctx* c = ctx;
+  for (int64_t u = b; u < e; u++) {
+    int64_t o = u / c->nb, j0 = (u % c->nb) * COLW;
+    int w = (int)(c->ni - j0 < COLW ? c->ni - j0 : COLW);
+    const char* x = c->x + (o * c->nl * c->ni + j0) * c->isz;
+    int64_t yo = c->kind == 1 ? o * c->nl * c->ni + j0 : o * c->ni + j0;
+    cols_one(c, c->y + yo * c->isz, x, c->ni, w);
+  }
+}
+
+/* dst[j * dn + i] = src[i * sn + j], i < rows, j < cols (element size
+ * isz): a block of short rows into a tile of columns, and back. */
+static void transpose_block(char* dst, int64_t dn, const char* src, int64_t sn,
+                            int64_t rows, int64_t cols, int64_t isz) {
+#define TB(T)                          \
+  for (int64_t i = 0; i < rows; i++)   \
+    for (int64_t j = 0; j < cols; j++) \
+      ((T*)dst)[j * dn + i] = ((const T*)src)[i * sn + j];
+  if (isz == 2) {
+    TB(uint16_t)
+  } else if (isz == 4) {
+    TB(uint32_t)
+  } else {
+    TB(uint64_t)
+  }
+#undef TB
+}
+
+/* Units [b, e): COLW short rows each, transposed into a tile whose
+ * columns are the rows. */
+static void run_short(void* ctx, int64_t b, int64_t e) {
+  const cols_ctx* c = ctx;
+  double tile[SHORT_MAX * COLW], ytile[SHORT_MAX * COLW]; /* 8-byte items */
+  for (int64_t u = b; u < e; u++) {
+    int64_t r0 = u * COLW;
+    int w = (int)(c->no - r0 < COLW ? c->no - r0 : COLW);
+    const char* x = c->x + r0 * c->nl * c->isz;
+    transpose_block((char*)tile, w, x, c->nl, w, c->nl, c->isz);
+    if (c->kind != 1) {
+      cols_one(c, c->y + r0 * c->isz, (const char*)tile, w, w);
+    } else {
+      cols_one(c, (char*)ytile, (const char*)tile, w, w);
+      transpose_block(c->y + r0 * c->nl * c->isz, c->nl, (const char*)ytile, w,
+                      c->nl, w, c->isz);
+    }
+  }
+}
+
+/* Whether the reduced axes are one run [d0, d1) of a's dims; then the
+ * extents before, of and after it. */
+static bool axes_run(cmx_array a, const cmx__axes_params* q, int64_t* no,
+                     int64_t* nl, int64_t* ni) {
+  if (q->naxes < 1) return false;
+  for (int i = 1; i < q->naxes; i++)
+    if (q->axes[i] != q->axes[0] + i) return false;
+  int d0 = q->axes[0], d1 = d0 + q->naxes;
+  *no = *nl = *ni = 1;
+  for (int d = 0; d < a->ndim; d++)
+    *(d < d0 ? no : d < d1 ? nl : ni) *= a->dims[d];
+  return true;
+}
+
+/* Inner extents from which the column path serves (narrower columns
+ * vectorise poorly: rows after a transposing copy do better). */
+#define COLS_MIN 16
+
+/* The column path: reduced axes followed by at least COLS_MIN kept
+ * positions. Non-contiguous inputs are copied row-major first (one copy,
+ * where the row path moves the axes last and, for softmax, copies back). */
+static cmx_status run_columns(cols_ctx* c, cmx_array a, cmx_array o) {
+  cmx_array tmp = NULL;
+  if (!(a->flags & CMX__FLAG_ROW_CONTIG)) {
+    tmp = cmx__cpu_permuted_copy(a, NULL, a->dtype);
+    if (!tmp) return cmx_last_status();
+  }
+  cmx_status st = c->kind == 1 && !tmp ? cmx_kernel_alloc_donate(o, a, NULL)
+                                       : cmx_kernel_alloc(o);
+  if (st == CMX_OK) {
+    c->isz = (int64_t)cmx_dtype_size(a->dtype);
+    c->x = cmx__node_ptr(tmp ? tmp : a);
+    c->y = cmx__node_ptr(o);
+    c->nb = (c->ni + COLW - 1) / COLW;
+    int64_t per = c->nl * (c->ni < COLW ? c->ni : COLW);
+    cmx__parallel_for(c->no * c->nb,
+                      per >= CMX__RED_GRAIN ? 1 : CMX__RED_GRAIN / per,
+                      run_cols, c);
+  }
+  cmx_array_release(tmp);
+  return st;
+}
+
 /* ---------------- rows ---------------- */
 
 typedef struct {
@@ -310,6 +590,15 @@ static cmx_status run_kernel(const cmx_primitive* p, cmx_array a, cmx_array o,
       (kind == 2 && !c.var))
     return cmx_kernel_error(CMX_ERR_TYPE, "[%s] unsupported dtype %s",
                             cmx_primitive_name(p), cmx_dtype_name(a->dtype));
+  cols_ctx cc;
+  memset(&cc, 0, sizeof cc);
+  cc.kind = kind;
+  cc.ddof = q->ddof;
+  cc.sq = q->sqrt != 0;
+  bool cols = cols_for(a->dtype, &cc);
+  if (a->size > 0 && cols && axes_run(a, q, &cc.no, &cc.nl, &cc.ni) &&
+      cc.ni >= COLS_MIN)
+    return run_columns(&cc, a, o);
   int perm[CMX_MAX_NDIM];
   bool direct = a->size == 0 || rows_perm(a, q, perm);
   /* softmax on rows in place may take the input's buffer */
@@ -329,8 +618,20 @@ static cmx_status run_kernel(const cmx_primitive* p, cmx_array a, cmx_array o,
   /* softmax through a copy computes in place, then scatters back */
   c.y = (kind == 1 && !direct) ? cmx__node_ptr(tmp) : cmx__node_ptr(o);
   int64_t per = c.len > 0 ? c.len : 1;
-  cmx__parallel_for(rows, per >= CMX__RED_GRAIN ? 1 : CMX__RED_GRAIN / per,
-                    run_rows, &c);
+  if (cols && c.len > 0 && c.len <= SHORT_MAX) { /* short rows: tiles */
+    cc.no = rows;
+    cc.nl = c.len;
+    cc.x = c.x;
+    cc.y = c.y;
+    cc.isz = c.isz;
+    per = c.len * COLW;
+    cmx__parallel_for((rows + COLW - 1) / COLW,
+                      per >= CMX__RED_GRAIN ? 1 : CMX__RED_GRAIN / per,
+                      run_short, &cc);
+  } else {
+    cmx__parallel_for(rows, per >= CMX__RED_GRAIN ? 1 : CMX__RED_GRAIN / per,
+                      run_rows, &c);
+  }
   if (kind == 1 && !direct) {
     int64_t shape[CMX_MAX_NDIM], strides[CMX_MAX_NDIM];
     const int64_t* ost = CMX__STRIDES(o);
