@@ -561,9 +561,12 @@ static void run_rows(void* ctx, int64_t b, int64_t e) {
   }
 }
 
-/* The permutation moving the axes last (kept dims first, in order); true
- * when it is the identity and a is row-contiguous (no copy needed). */
-static bool rows_perm(cmx_array a, const cmx__axes_params* q, int* perm) {
+/* The permutation moving the axes last (kept dims first, in order).
+ * Returns 2 when it is the identity and a is row-contiguous (rows in
+ * place), 1 when a seen through it is row-contiguous all the same (a
+ * transposed input whose reduced axes lie innermost in memory: the rows
+ * are read in place), 0 when the rows need a copy. */
+static int rows_perm(cmx_array a, const cmx__axes_params* q, int* perm) {
   bool isred[CMX_MAX_NDIM] = {false};
   for (int i = 0; i < q->naxes; i++) isred[q->axes[i]] = true;
   int k = 0;
@@ -572,7 +575,26 @@ static bool rows_perm(cmx_array a, const cmx__axes_params* q, int* perm) {
     if (!isred[d]) perm[k++] = d;
   for (int i = 0; i < q->naxes; i++) perm[k++] = q->axes[i];
   for (int d = 0; d < a->ndim; d++) ident = ident && perm[d] == d;
-  return ident && (a->flags & CMX__FLAG_ROW_CONTIG);
+  if (ident && (a->flags & CMX__FLAG_ROW_CONTIG)) return 2;
+  int64_t expect = 1;
+  for (int i = a->ndim - 1; i >= 0; i--) {
+    int d = perm[i];
+    if (a->dims[d] == 1) continue;
+    if (CMX__STRIDES(a)[d] != expect) return 0;
+    expect *= a->dims[d];
+  }
+  return 1;
+}
+
+/* A row-major array of a's shape permuted by perm (softmax's rows when
+ * they cannot be computed in the output). NULL with the error set. */
+static cmx_array rows_buffer(cmx_array a, const int* perm) {
+  int64_t shape[CMX_MAX_NDIM];
+  for (int i = 0; i < a->ndim; i++) shape[i] = a->dims[perm[i]];
+  cmx_array t = cmx__node_new("softmax", shape, a->ndim, a->dtype);
+  if (t && cmx_kernel_alloc(t) == CMX_OK) return t;
+  cmx_array_release(t);
+  return NULL;
 }
 
 static cmx_status run_kernel(const cmx_primitive* p, cmx_array a, cmx_array o,
@@ -596,11 +618,14 @@ static cmx_status run_kernel(const cmx_primitive* p, cmx_array a, cmx_array o,
   cc.ddof = q->ddof;
   cc.sq = q->sqrt != 0;
   bool cols = cols_for(a->dtype, &cc);
-  if (a->size > 0 && cols && axes_run(a, q, &cc.no, &cc.nl, &cc.ni) &&
-      cc.ni >= COLS_MIN)
-    return run_columns(&cc, a, o);
   int perm[CMX_MAX_NDIM];
-  bool direct = a->size == 0 || rows_perm(a, q, perm);
+  int mode = a->size == 0 ? 2 : rows_perm(a, q, perm);
+  /* columns unless the rows can be read in place (softmax would still
+   * write them through a permuted view of its output, a slow scatter) */
+  if ((mode == 0 || (mode == 1 && kind == 1)) && cols &&
+      axes_run(a, q, &cc.no, &cc.nl, &cc.ni) && cc.ni >= COLS_MIN)
+    return run_columns(&cc, a, o);
+  bool direct = mode == 2;
   /* softmax on rows in place may take the input's buffer */
   cmx_status st = kind == 1 && direct ? cmx_kernel_alloc_donate(o, a, NULL)
                                       : cmx_kernel_alloc(o);
@@ -610,11 +635,14 @@ static cmx_status run_kernel(const cmx_primitive* p, cmx_array a, cmx_array o,
   for (int i = 0; i < q->naxes; i++) c.len *= a->dims[q->axes[i]];
   int64_t rows = kind == 1 ? (c.len ? a->size / c.len : 0) : o->size;
   cmx_array tmp = NULL;
-  if (!direct) {
+  if (mode == 0) {
     tmp = cmx__cpu_permuted_copy(a, perm, a->dtype);
     if (!tmp) return cmx_last_status();
+  } else if (mode == 1 && kind == 1) {
+    tmp = rows_buffer(a, perm);
+    if (!tmp) return cmx_last_status();
   }
-  c.x = a->size == 0 ? NULL : cmx__node_ptr(direct ? a : tmp);
+  c.x = a->size == 0 ? NULL : cmx__node_ptr(mode ? a : tmp);
   /* softmax through a copy computes in place, then scatters back */
   c.y = (kind == 1 && !direct) ? cmx__node_ptr(tmp) : cmx__node_ptr(o);
   int64_t per = c.len > 0 ? c.len : 1;
