@@ -10,7 +10,9 @@
  *   - Var of rows holding NaN or infinities is NaN (it was 0);
  *   - LogSumExp, Softmax and Var over leading/middle axes (column blocks)
  *     and short rows (transposed tiles) (softmax.c) against a double
- *     reference, and bit for bit against the row kernels.
+ *     reference, and bit for bit against the row kernels;
+ *   - Reduce over rows shorter than 16 (reduce.c, impl->rows: many outputs
+ *     a call) against plain loops in the kernel's order.
  * The pool has 2 threads here (CMX_NUM_THREADS), so large work splits. */
 #include <stdint.h>
 
@@ -471,11 +473,141 @@ static void test_softmax_paths(void) {
   }
 }
 
+/* ---------------- Reduce: short rows ---------------- */
+
+typedef struct {
+  int64_t shape[3];
+  int nd;
+  int perm[3]; /* the input is the base transposed by perm (identity: not) */
+  int axes[3], naxes;
+} red_case;
+
+/* The base values (float in [-2, 2), some exact in halves) as dtype dt,
+ * transposed by perm. */
+static cmx_array red_input(const red_case* c, const float* v, cmx_dtype dt) {
+  int64_t base_shape[3];
+  for (int i = 0; i < c->nd; i++) base_shape[c->perm[i]] = c->shape[i];
+  cmx_array b = from(v, base_shape, c->nd, CMX_FLOAT32), bt = NULL, r = NULL;
+  OK(cmx_astype(&bt, b, dt, S));
+  OK(cmx_transpose(&r, bt, c->perm, c->nd, S));
+  cmx_array_release(b);
+  cmx_array_release(bt);
+  return r;
+}
+
+/* Reductions over rows shorter than 16 (impl->rows: many outputs a call,
+ * blocks of 8, chunks of 2048 outputs), with reduced outer dims, a
+ * non-unit output stride, and few outputs (serial): against plain loops
+ * in the kernel's order (row sums in float added in double for float
+ * sums, products in double). No two reduced dims are adjacent in memory
+ * (the kernel would merge them into one row). */
+static void test_reduce_short_rows(void) {
+  const red_case cases[] = {{{5003, 3}, 2, {0, 1}, {1}, 1},
+                            {{4099, 2}, 2, {0, 1}, {1}, 1},
+                            {{2, 9, 15}, 3, {0, 1, 2}, {2}, 1},
+                            {{7, 2500, 3}, 3, {0, 1, 2}, {0, 2}, 2},
+                            {{4, 3001, 5}, 3, {1, 0, 2}, {2}, 1},
+                            {{3, 1000, 7}, 3, {1, 0, 2}, {1, 2}, 2},
+                            {{333, 4, 2}, 3, {0, 1, 2}, {0, 2}, 2}};
+  enum { SUM, PROD, MAX, MEAN, ANY };
+  for (size_t ci = 0; ci < sizeof cases / sizeof cases[0]; ci++) {
+    const red_case* c = &cases[ci];
+    int64_t n = 1;
+    for (int i = 0; i < c->nd; i++) n *= c->shape[i];
+    float* v = malloc((size_t)n * sizeof(float));
+    for (int64_t i = 0; i < n; i++)
+      v[i] = (float)(int32_t)rnd32() / 1073741824.0f; /* [-2, 2) */
+    for (int64_t i = 0; i < n; i += 5)
+      v[i] = (float)((int)(rnd32() % 9) - 4) * 0.5f;
+    bool isred[3] = {false, false, false};
+    for (int i = 0; i < c->naxes; i++) isred[c->axes[i]] = true;
+    /* the innermost reduced dim is the row; the others are outer rows */
+    int row_d = c->axes[c->naxes - 1];
+    int64_t sh[3] = {1, 1, 1};
+    for (int i = 0; i < c->nd; i++) sh[i] = c->shape[i];
+    const cmx_dtype dts[] = {CMX_FLOAT32, CMX_FLOAT16, CMX_INT32, CMX_BOOL};
+    for (size_t di = 0; di < 4; di++) {
+      cmx_array x = red_input(c, v, dts[di]);
+      double* xv = read_f64(x); /* logical row-major values in the dtype */
+      for (int kind = SUM; kind <= ANY; kind++) {
+        if ((dts[di] == CMX_BOOL) != (kind == ANY)) continue;
+        if (dts[di] == CMX_FLOAT16 && kind != SUM && kind != MAX) continue;
+        if (dts[di] == CMX_INT32 && kind == MEAN) continue;
+        cmx_array r = NULL;
+        cmx_status (*f[5])(cmx_array*, cmx_array, const int*, int, bool,
+                           cmx_stream) = {cmx_sum, cmx_prod, cmx_max, cmx_mean,
+                                          cmx_any};
+        OK(f[kind](&r, x, c->axes, c->naxes, false, S));
+        double* got = read_f64(r);
+        int64_t nout = cmx_array_size(r), bad = 0, o = 0;
+        /* outputs in row-major order of the kept dims */
+        for (int64_t i0 = 0; i0 < (isred[0] ? 1 : sh[0]); i0++)
+          for (int64_t i1 = 0; i1 < (isred[1] ? 1 : sh[1]); i1++)
+            for (int64_t i2 = 0; i2 < (isred[2] ? 1 : sh[2]); i2++, o++) {
+              double acc = kind == PROD ? 1 : kind == MAX ? -INFINITY : 0;
+              uint32_t iacc = kind == PROD ? 1 : 0;
+              int64_t cnt = 0;
+              /* outer reduced positions in row-major order, then the row */
+              for (int64_t j0 = 0; j0 < (isred[0] ? sh[0] : 1); j0++)
+                for (int64_t j1 = 0; j1 < (isred[1] ? sh[1] : 1); j1++)
+                  for (int64_t j2 = 0; j2 < (isred[2] ? sh[2] : 1); j2++) {
+                    int64_t idx[3] = {isred[0] ? j0 : i0, isred[1] ? j1 : i1,
+                                      isred[2] ? j2 : i2};
+                    if (idx[row_d] != 0) continue; /* row starts only */
+                    float t = 0;
+                    double tp = 1;
+                    uint32_t it = kind == PROD ? 1 : 0;
+                    for (int64_t k = 0; k < sh[row_d]; k++) {
+                      idx[row_d] = k;
+                      int64_t li = (idx[0] * sh[1] + idx[1]) * sh[2] + idx[2];
+                      if (c->nd == 2) li = idx[0] * sh[1] + idx[1];
+                      double e = xv[li];
+                      t += (float)e;
+                      tp *= e;
+                      it = kind == PROD ? it * (uint32_t)(int32_t)e
+                                        : it + (uint32_t)(int32_t)e;
+                      if (kind == MAX && e > acc) acc = e;
+                      if (kind == ANY && e != 0) acc = 1;
+                      cnt++;
+                    }
+                    if (kind == SUM || kind == MEAN) acc += (double)t;
+                    if (kind == PROD) acc *= tp;
+                    iacc = kind == PROD ? iacc * it : iacc + it;
+                  }
+              double want = acc;
+              if (dts[di] == CMX_INT32 && (kind == SUM || kind == PROD))
+                want = (double)(int32_t)iacc;
+              else if (kind == MEAN)
+                want = (double)(float)(acc / (double)cnt);
+              else if (dts[di] == CMX_FLOAT16)
+                want = cmx_float16_to_float(cmx_float_to_float16((float)acc));
+              else if (dts[di] == CMX_FLOAT32)
+                want = (double)(float)acc;
+              if (got && got[o] != want && bad++ < 3)
+                fprintf(stderr,
+                        "case %zu %s kind %d out %lld: %.9g want %.9g\n", ci,
+                        cmx_dtype_name(dts[di]), kind, (long long)o, got[o],
+                        want);
+            }
+        CHECK_MSG(got && o == nout && bad == 0,
+                  "reduce case %zu %s kind %d: %lld mismatches", ci,
+                  cmx_dtype_name(dts[di]), kind, (long long)bad);
+        free(got);
+        cmx_array_release(r);
+      }
+      free(xv);
+      cmx_array_release(x);
+    }
+    free(v);
+  }
+}
+
 int main(void) {
   setenv("CMX_NUM_THREADS", "2", 1);
   RUN(test_f16_convert);
   RUN(test_fmod_rows);
   RUN(test_var_nan);
   RUN(test_softmax_paths);
+  RUN(test_reduce_short_rows);
   return test_summary("test_kernel_paths");
 }

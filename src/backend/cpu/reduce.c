@@ -182,6 +182,31 @@ static void row_outputs(void* ctx, int64_t b, int64_t e) {
   }
 }
 
+/* Short rows (inner < CMX__RED_SHORT): a call per row would cost several
+ * times the row's own work, so impl->rows takes up to SHORT_CH outputs
+ * along the last kept dim at once, for one reduced row position after
+ * another (each output still sees its rows in order). Units [b, e): chunk
+ * u % nch of the outputs along that dim, at position u / nch of the other
+ * kept dims. */
+#define SHORT_CH 2048
+static void short_units(void* ctx, int64_t b, int64_t e) {
+  const plan_t* p = ctx;
+  int last = p->nko - 1;
+  int64_t nl = p->ko_n[last], xs = p->ko_is[last], os = p->ko_os[last];
+  int64_t nch = (nl + SHORT_CH - 1) / SHORT_CH;
+  for (int64_t u = b; u < e; u++) {
+    int64_t c0 = (u % nch) * SHORT_CH;
+    int64_t cnt = nl - c0 < SHORT_CH ? nl - c0 : SHORT_CH;
+    red_iter ko, ro;
+    it_init(&ko, last, p->ko_n, p->ko_is, p->ko_os, u / nch);
+    char* acc = p->acc + (ko.out + c0 * os) * (int64_t)p->asz;
+    const char* x = p->x + (ko.in + c0 * xs) * (int64_t)p->isz;
+    it_init(&ro, p->nro, p->ro_n, p->ro_is, NULL, 0);
+    for (int64_t r = 0; r < p->nr; r++, it_next(&ro))
+      p->impl->rows(acc, os, x + ro.in * (int64_t)p->isz, xs, cnt, p->inner);
+  }
+}
+
 /* First element of part q of a range of `total` split into `parts`. */
 static int64_t part_start(int64_t total, int parts, int64_t q) {
   int64_t base = total / parts, rem = total % parts;
@@ -282,6 +307,18 @@ static cmx_status run_plan(plan_t* p) {
   int64_t total = p->nk * p->nr * p->inner;
   bool serial = threads == 1 || total < 2 * CMX__RED_GRAIN;
   if (!p->col) {
+    if (p->inner < CMX__RED_SHORT && p->nko > 0 &&
+        (serial || p->nk >= 4 * threads)) {
+      int64_t nl = p->ko_n[p->nko - 1];
+      int64_t units = p->nk / nl * ((nl + SHORT_CH - 1) / SHORT_CH);
+      int64_t per = (nl < SHORT_CH ? nl : SHORT_CH) * p->nr * p->inner;
+      int64_t grain = per >= CMX__RED_GRAIN ? 1 : CMX__RED_GRAIN / per;
+      if (serial)
+        short_units(p, 0, units);
+      else
+        cmx__parallel_for(units, grain, short_units, p);
+      return CMX_OK;
+    }
     if (serial || p->nk >= 4 * threads) {
       int64_t per = p->nr * p->inner;
       int64_t grain = per >= CMX__RED_GRAIN ? 1 : CMX__RED_GRAIN / per;

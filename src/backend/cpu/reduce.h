@@ -13,6 +13,8 @@
  * accumulator array (blocked summation). */
 #define CMX__RED_COLW 4096
 #define CMX__RED_COLR 128
+/* Rows shorter than this reduce many outputs per call (impl->rows). */
+#define CMX__RED_SHORT 16
 
 /* One (reduction kind, input dtype) instantiation. Reductions accumulate
  * into an accumulator array of `asz`-byte elements (float sums use double
@@ -27,6 +29,11 @@ typedef struct cmx__red_impl {
   void (*fill)(void* acc, int64_t n);
   /* *acc = op(*acc, reduction of the n contiguous elements at x). */
   void (*row)(void* acc, const void* x, int64_t n);
+  /* Short rows (n < 16) of many outputs: acc[k * os] = op(acc[k * os],
+   * reduction of the n contiguous elements at x + k * xs), k < nout; for
+   * each output the same arithmetic as row. */
+  void (*rows)(void* acc, int64_t os, const void* x, int64_t xs, int64_t nout,
+               int64_t n);
   /* acc[j] = op(acc[j], reduction over r < nrows of row r's element j),
    * j < w <= CMX__RED_COLW, where row r starts at (T*)rows[r] + off. */
   void (*col)(void* acc, const char* const* rows, int nrows, int64_t off,

@@ -89,6 +89,46 @@ static inline void prefetch_ahead(const void* p, int64_t bytes) {
     }                                                                         \
     *(A*)accp = tot;                                                          \
   }                                                                           \
+  /* n known at compile time for the usual short rows: the loops unroll */    \
+  static inline __attribute__((always_inline)) void NAME##_rows_n(            \
+      A* acc, int64_t os, const T* x, int64_t xs, int64_t nout, int64_t n) {  \
+    int64_t k = 0;                                                            \
+    /* 8 outputs side by side: their independent chains vectorise */          \
+    for (; k + 8 <= nout; k += 8) {                                           \
+      L t[8];                                                                 \
+      for (int q = 0; q < 8; q++) t[q] = IDL;                                 \
+      for (int64_t i = 0; i < n; i++) {                                       \
+        UNROLL for (int q = 0; q < 8; q++) t[q] =                             \
+            OPL(t[q], LD(x[(k + q) * xs + i]));                               \
+      }                                                                       \
+      for (int q = 0; q < 8; q++)                                             \
+        acc[(k + q) * os] = OPA(acc[(k + q) * os], L2A(t[q]));                \
+    }                                                                         \
+    for (; k < nout; k++) {                                                   \
+      const T* xr = x + k * xs;                                               \
+      L t = IDL;                                                              \
+      for (int64_t i = 0; i < n; i++) t = OPL(t, LD(xr[i]));                  \
+      acc[k * os] = OPA(acc[k * os], L2A(t));                                 \
+    }                                                                         \
+  }                                                                           \
+  static void NAME##_rows(void* accp, int64_t os, const void* xp, int64_t xs, \
+                          int64_t nout, int64_t n) {                          \
+    A* acc = accp;                                                            \
+    const T* x = xp;                                                          \
+    switch (n) {                                                              \
+      case 2:                                                                 \
+        NAME##_rows_n(acc, os, x, xs, nout, 2);                               \
+        break;                                                                \
+      case 3:                                                                 \
+        NAME##_rows_n(acc, os, x, xs, nout, 3);                               \
+        break;                                                                \
+      case 4:                                                                 \
+        NAME##_rows_n(acc, os, x, xs, nout, 4);                               \
+        break;                                                                \
+      default:                                                                \
+        NAME##_rows_n(acc, os, x, xs, nout, n);                               \
+    }                                                                         \
+  }                                                                           \
   static void NAME##_col(void* accp, const char* const* rows, int nrows,      \
                          int64_t off, int64_t w) {                            \
     A* acc = accp;                                                            \
@@ -133,9 +173,9 @@ static inline void prefetch_ahead(const void* p, int64_t bytes) {
     (void)count;                                                              \
     for (int64_t i = 0; i < n; i++) o[i] = ST(a[i], count);                   \
   }                                                                           \
-  static const cmx__red_impl NAME = {sizeof(A),    DIRECT,      NAME##_fill,  \
-                                     NAME##_row,   NAME##_col,  NAME##_fold,  \
-                                     NAME##_merge, NAME##_store};
+  static const cmx__red_impl NAME = {sizeof(A),   DIRECT,       NAME##_fill,  \
+                                     NAME##_row,  NAME##_rows,  NAME##_col,   \
+                                     NAME##_fold, NAME##_merge, NAME##_store};
 
 /* ---- operations ---- */
 #define ADD(a, b) ((a) + (b))
