@@ -12,7 +12,9 @@
  *     and short rows (transposed tiles) (softmax.c) against a double
  *     reference, and bit for bit against the row kernels;
  *   - Reduce over rows shorter than 16 (reduce.c, impl->rows: many outputs
- *     a call) against plain loops in the kernel's order.
+ *     a call) against plain loops in the kernel's order;
+ *   - ArgReduce over short rows, narrow columns and a transposed input's
+ *     stride-1 dim (reduce_arg.c) against the first index of the extremum.
  * The pool has 2 threads here (CMX_NUM_THREADS), so large work splits. */
 #include <stdint.h>
 
@@ -602,6 +604,83 @@ static void test_reduce_short_rows(void) {
   }
 }
 
+/* ---------------- ArgReduce ---------------- */
+
+typedef struct {
+  int64_t shape[3];
+  int nd;
+  int perm[3];
+  int axis;
+} arg_case;
+
+/* Short rows (8 side by side), narrow columns of adjacent rows (lanes of
+ * rows merged by value, then index), the column case on a transposed
+ * input's stride-1 dim (a strided output), with ties, NaN and signed
+ * zeros: against the first index of the extremum (NaN first), NumPy's. */
+static void test_argreduce_paths(void) {
+  const arg_case cases[] = {
+      {{5003, 3}, 2, {0, 1}, 1},     {{4099, 2}, 2, {0, 1}, 1},
+      {{2, 9, 15}, 3, {0, 1, 2}, 2}, {{4, 3001, 5}, 3, {1, 0, 2}, 2},
+      {{1000, 2}, 2, {0, 1}, 0},     {{1501, 3}, 2, {0, 1}, 0},
+      {{41, 15}, 2, {0, 1}, 0},      {{7, 100, 5}, 3, {0, 1, 2}, 1},
+      {{3, 5}, 2, {0, 1}, 0},        {{40, 64, 9}, 3, {2, 0, 1}, 1},
+      {{700000, 2}, 2, {0, 1}, 0}};
+  const cmx_dtype dts[] = {CMX_FLOAT32, CMX_INT32, CMX_FLOAT16};
+  for (size_t ci = 0; ci < sizeof cases / sizeof cases[0]; ci++) {
+    const arg_case* c = &cases[ci];
+    int64_t n = 1, sh[3] = {1, 1, 1};
+    for (int i = 0; i < c->nd; i++) n *= c->shape[i], sh[i] = c->shape[i];
+    float* v = malloc((size_t)n * sizeof(float));
+    for (int64_t i = 0; i < n; i++) v[i] = (float)(rnd32() % 7) - 3.0f;
+    for (int64_t i = 0; i < n; i += 97) v[i] = (i / 97) % 2 ? -0.0f : 0.0f;
+    for (int64_t i = 13; i < n; i += 211) v[i] = NAN;
+    for (size_t di = 0; di < 3; di++) {
+      red_case rc = {{sh[0], sh[1], sh[2]},
+                     c->nd,
+                     {c->perm[0], c->perm[1], c->perm[2]},
+                     {0},
+                     0};
+      cmx_array x = red_input(&rc, v, dts[di]);
+      double* xv = read_f64(x);
+      for (int kind = 0; kind < 2; kind++) {
+        cmx_array r = NULL;
+        OK(kind ? cmx_argmax(&r, x, &c->axis, false, S)
+                : cmx_argmin(&r, x, &c->axis, false, S));
+        int64_t nout = cmx_array_size(r), bad = 0, o = 0;
+        uint32_t* got = malloc((size_t)nout * sizeof(uint32_t));
+        OK(cmx_array_copy_to(r, got, (size_t)nout * sizeof(uint32_t)));
+        int64_t lst[3] = {sh[1] * sh[2], sh[2], 1};
+        if (c->nd == 2) lst[0] = sh[1], lst[1] = 1;
+        for (int64_t i0 = 0; i0 < (c->axis == 0 ? 1 : sh[0]); i0++)
+          for (int64_t i1 = 0; i1 < (c->axis == 1 ? 1 : sh[1]); i1++)
+            for (int64_t i2 = 0; i2 < (c->axis == 2 ? 1 : sh[2]); i2++, o++) {
+              int64_t base = i0 * lst[0] + i1 * lst[1] + i2 * lst[2];
+              double best = xv[base];
+              uint32_t bi = 0;
+              for (int64_t k = 1; k < sh[c->axis]; k++) {
+                double e = xv[base + k * lst[c->axis]];
+                bool better =
+                    best == best && (e != e || (kind ? e > best : e < best));
+                if (better) best = e, bi = (uint32_t)k;
+              }
+              if (o < nout && got[o] != bi && bad++ < 3)
+                fprintf(stderr,
+                        "arg case %zu %s kind %d out %lld: %u want %u\n", ci,
+                        cmx_dtype_name(dts[di]), kind, (long long)o, got[o],
+                        bi);
+            }
+        CHECK_MSG(o == nout && bad == 0, "arg case %zu %s kind %d: %lld bad",
+                  ci, cmx_dtype_name(dts[di]), kind, (long long)bad);
+        free(got);
+        cmx_array_release(r);
+      }
+      free(xv);
+      cmx_array_release(x);
+    }
+    free(v);
+  }
+}
+
 int main(void) {
   setenv("CMX_NUM_THREADS", "2", 1);
   RUN(test_f16_convert);
@@ -609,5 +688,6 @@ int main(void) {
   RUN(test_var_nan);
   RUN(test_softmax_paths);
   RUN(test_reduce_short_rows);
+  RUN(test_argreduce_paths);
   return test_summary("test_kernel_paths");
 }

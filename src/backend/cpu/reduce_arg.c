@@ -26,52 +26,122 @@
  * is the compare type C), for the two-pass scan of contiguous rows. */
 typedef void (*arg_row_fn)(uint32_t* o, const void* x, int64_t n,
                            int64_t stride, const cmx__red_impl* mm);
-typedef void (*arg_col_fn)(uint32_t* o, const void* x, int64_t n,
+typedef void (*arg_col_fn)(uint32_t* o, int64_t os, const void* x, int64_t n,
                            int64_t stride, int64_t w);
+typedef void (*arg_rows_fn)(uint32_t* o, int64_t os, const void* x, int64_t xs,
+                            int64_t nout, int64_t n, int64_t stride);
 
-#define ARG_IMPL(NAME, T, C, LD, BETTER, EQ)                                 \
-  static void NAME##_row(uint32_t* o, const void* xp, int64_t n, int64_t st, \
-                         const cmx__red_impl* mm) {                          \
-    const T* x = xp;                                                         \
-    if (st == 1 && n >= 64) {                                                \
-      /* the vectorised min/max, then the first element equal to it */       \
-      C m;                                                                   \
-      mm->fill(&m, 1);                                                       \
-      mm->row(&m, x, n);                                                     \
-      for (int64_t i = 0; i < n; i++)                                        \
-        if (EQ(LD(x[i]), m)) {                                               \
-          *o = (uint32_t)i;                                                  \
-          return;                                                            \
-        }                                                                    \
-    }                                                                        \
-    C best = LD(x[0]);                                                       \
-    uint32_t bi = 0;                                                         \
-    for (int64_t i = 1; i < n; i++) {                                        \
-      C v = LD(x[i * st]);                                                   \
-      if (BETTER(v, best)) {                                                 \
-        best = v;                                                            \
-        bi = (uint32_t)i;                                                    \
-      }                                                                      \
-    }                                                                        \
-    *o = bi;                                                                 \
-  }                                                                          \
-  static void NAME##_col(uint32_t* o, const void* xp, int64_t n, int64_t st, \
-                         int64_t w) {                                        \
-    const T* x = xp;                                                         \
-    C best[CMX__RED_COLW];                                                   \
-    for (int64_t j = 0; j < w; j++) {                                        \
-      best[j] = LD(x[j]);                                                    \
-      o[j] = 0;                                                              \
-    }                                                                        \
-    for (int64_t i = 1; i < n; i++) {                                        \
-      const T* xr = x + i * st;                                              \
-      for (int64_t j = 0; j < w; j++) {                                      \
-        C v = LD(xr[j]);                                                     \
-        bool b = BETTER(v, best[j]);                                         \
-        best[j] = b ? v : best[j];                                           \
-        o[j] = b ? (uint32_t)i : o[j];                                       \
-      }                                                                      \
-    }                                                                        \
+#define ARG_IMPL(NAME, T, C, LD, BETTER, EQ)                                   \
+  static void NAME##_row(uint32_t* o, const void* xp, int64_t n, int64_t st,   \
+                         const cmx__red_impl* mm) {                            \
+    const T* x = xp;                                                           \
+    if (st == 1 && n >= 64) {                                                  \
+      /* the vectorised min/max, then the first element equal to it */         \
+      C m;                                                                     \
+      mm->fill(&m, 1);                                                         \
+      mm->row(&m, x, n);                                                       \
+      for (int64_t i = 0; i < n; i++)                                          \
+        if (EQ(LD(x[i]), m)) {                                                 \
+          *o = (uint32_t)i;                                                    \
+          return;                                                              \
+        }                                                                      \
+    }                                                                          \
+    C best = LD(x[0]);                                                         \
+    uint32_t bi = 0;                                                           \
+    for (int64_t i = 1; i < n; i++) {                                          \
+      C v = LD(x[i * st]);                                                     \
+      if (BETTER(v, best)) {                                                   \
+        best = v;                                                              \
+        bi = (uint32_t)i;                                                      \
+      }                                                                        \
+    }                                                                          \
+    *o = bi;                                                                   \
+  }                                                                            \
+  /* o[j * os], j < w: columns j of n rows at stride st. */                    \
+  static void NAME##_col(uint32_t* o, int64_t os, const void* xp, int64_t n,   \
+                         int64_t st, int64_t w) {                              \
+    const T* x = xp;                                                           \
+    C best[CMX__RED_COLW];                                                     \
+    uint32_t bi[CMX__RED_COLW];                                                \
+    for (int64_t j = 0; j < w; j++) {                                          \
+      best[j] = LD(x[j]);                                                      \
+      bi[j] = 0;                                                               \
+    }                                                                          \
+    for (int64_t i = 1; i < n; i++) {                                          \
+      const T* xr = x + i * st;                                                \
+      for (int64_t j = 0; j < w; j++) {                                        \
+        C v = LD(xr[j]);                                                       \
+        bool b = BETTER(v, best[j]);                                           \
+        best[j] = b ? v : best[j];                                             \
+        bi[j] = b ? (uint32_t)i : bi[j];                                       \
+      }                                                                        \
+    }                                                                          \
+    for (int64_t j = 0; j < w; j++) o[j * os] = bi[j];                         \
+  }                                                                            \
+  /* Narrow columns (w < ARG_SHORT) of n adjacent rows (stride w): k rows      \
+   * side by side fill a block of lanes (element (i, j) in lane                \
+   * (i % k) * w + j, rows in order within a lane), whose winners then         \
+   * merge, an equal value going to the smaller index: the first index of      \
+   * the extremum, as the scan. n >= k. */                                     \
+  static void NAME##_fold(uint32_t* o, int64_t os, const void* xp, int64_t n,  \
+                          int64_t w) {                                         \
+    const T* x = xp;                                                           \
+    const int64_t k = 64 / w, lw = k * w;                                      \
+    C best[64];                                                                \
+    uint32_t bi[64], lr[64];                                                   \
+    for (int64_t l = 0; l < lw; l++) {                                         \
+      best[l] = LD(x[l]);                                                      \
+      bi[l] = lr[l] = (uint32_t)(l / w);                                       \
+    }                                                                          \
+    int64_t i0 = k;                                                            \
+    for (; i0 + k <= n; i0 += k) {                                             \
+      const T* xr = x + i0 * w;                                                \
+      for (int64_t l = 0; l < lw; l++) {                                       \
+        C v = LD(xr[l]);                                                       \
+        bool b = BETTER(v, best[l]);                                           \
+        best[l] = b ? v : best[l];                                             \
+        bi[l] = b ? (uint32_t)i0 + lr[l] : bi[l];                              \
+      }                                                                        \
+    }                                                                          \
+    for (; i0 < n; i0++) /* the last rows into the first lanes */              \
+      for (int64_t j = 0; j < w; j++) {                                        \
+        C v = LD(x[i0 * w + j]);                                               \
+        if (BETTER(v, best[j])) best[j] = v, bi[j] = (uint32_t)i0;             \
+      }                                                                        \
+    for (int64_t j = 0; j < w; j++) {                                          \
+      C m = best[j];                                                           \
+      uint32_t mi = bi[j];                                                     \
+      for (int64_t l = j + w; l < lw; l += w)                                  \
+        if (BETTER(best[l], m) || (EQ(best[l], m) && bi[l] < mi))              \
+          m = best[l], mi = bi[l];                                             \
+      o[j * os] = mi;                                                          \
+    }                                                                          \
+  }                                                                            \
+  /* Short rows (n < ARG_SHORT) of many outputs: o[k * os] is the index        \
+   * in the row at x + k * xs (elements at stride st), k < nout; 8 rows        \
+   * side by side, so the independent scans vectorise. As row's scan. */       \
+  static void NAME##_rows(uint32_t* o, int64_t os, const void* xp, int64_t xs, \
+                          int64_t nout, int64_t n, int64_t st) {               \
+    const T* x = xp;                                                           \
+    int64_t k = 0;                                                             \
+    for (; k + 8 <= nout; k += 8) {                                            \
+      C best[8];                                                               \
+      uint32_t bi[8];                                                          \
+      for (int q = 0; q < 8; q++) {                                            \
+        best[q] = LD(x[(k + q) * xs]);                                         \
+        bi[q] = 0;                                                             \
+      }                                                                        \
+      for (int64_t i = 1; i < n; i++) {                                        \
+        _Pragma("GCC unroll 1") for (int q = 0; q < 8; q++) {                  \
+          C v = LD(x[(k + q) * xs + i * st]);                                  \
+          bool b = BETTER(v, best[q]);                                         \
+          best[q] = b ? v : best[q];                                           \
+          bi[q] = b ? (uint32_t)i : bi[q];                                     \
+        }                                                                      \
+      }                                                                        \
+      for (int q = 0; q < 8; q++) o[(k + q) * os] = bi[q];                     \
+    }                                                                          \
+    for (; k < nout; k++) NAME##_row(o + k * os, x + k * xs, n, st, NULL);     \
   }
 
 #define ID(x) (x)
@@ -125,10 +195,23 @@ static const arg_row_fn g_rows[2][CMX_NUM_DTYPES] = {TABLE(amin, _row),
                                                      TABLE(amax, _row)};
 static const arg_col_fn g_cols[2][CMX_NUM_DTYPES] = {TABLE(amin, _col),
                                                      TABLE(amax, _col)};
+static const arg_rows_fn g_short[2][CMX_NUM_DTYPES] = {TABLE(amin, _rows),
+                                                       TABLE(amax, _rows)};
+typedef void (*arg_fold_fn)(uint32_t* o, int64_t os, const void* x, int64_t n,
+                            int64_t w);
+static const arg_fold_fn g_fold[2][CMX_NUM_DTYPES] = {TABLE(amin, _fold),
+                                                      TABLE(amax, _fold)};
+
+/* Rows shorter than this scan many outputs per call (impl rows). */
+#define ARG_SHORT 16
+/* Outputs per call there. */
+#define ARG_CH 2048
 
 typedef struct {
   arg_row_fn row;
   arg_col_fn col;
+  arg_rows_fn rows;
+  arg_fold_fn fold;
   const cmx__red_impl* mm;
   const char* x;
   int64_t isz;
@@ -136,7 +219,7 @@ typedef struct {
   int64_t n, stride; /* the reduced axis */
   int nd;            /* remaining dims (for the column case: outer ones) */
   int64_t shape[CMX_MAX_NDIM], is[CMX_MAX_NDIM], os[CMX_MAX_NDIM];
-  int64_t width, njb; /* column case */
+  int64_t width, wos, njb; /* column case (width, its output stride) */
 } arg_plan;
 
 static void arg_rows(void* ctx, int64_t b, int64_t e) {
@@ -147,6 +230,23 @@ static void arg_rows(void* ctx, int64_t b, int64_t e) {
     p->row(p->out + it.out, p->x + it.in * p->isz, p->n, p->stride, p->mm);
 }
 
+/* Short rows: units [b, e) of ARG_CH outputs along the last remaining
+ * dim, at position u / nch of the other ones. */
+static void arg_short(void* ctx, int64_t b, int64_t e) {
+  const arg_plan* p = ctx;
+  int last = p->nd - 1;
+  int64_t nl = p->shape[last], nch = (nl + ARG_CH - 1) / ARG_CH;
+  for (int64_t u = b; u < e; u++) {
+    int64_t c0 = (u % nch) * ARG_CH;
+    int64_t cnt = nl - c0 < ARG_CH ? nl - c0 : ARG_CH;
+    red_iter it;
+    it_init(&it, last, p->shape, p->is, p->os, u / nch);
+    p->rows(p->out + it.out + c0 * p->os[last], p->os[last],
+            p->x + (it.in + c0 * p->is[last]) * p->isz, p->is[last], cnt, p->n,
+            p->stride);
+  }
+}
+
 static void arg_cols(void* ctx, int64_t b, int64_t e) {
   const arg_plan* p = ctx;
   for (int64_t u = b; u < e; u++) {
@@ -154,8 +254,12 @@ static void arg_cols(void* ctx, int64_t b, int64_t e) {
     int64_t w = p->width - j0 < CMX__RED_COLW ? p->width - j0 : CMX__RED_COLW;
     red_iter it;
     it_init(&it, p->nd, p->shape, p->is, p->os, k);
-    p->col(p->out + it.out + j0, p->x + (it.in + j0) * p->isz, p->n, p->stride,
-           w);
+    uint32_t* o = p->out + it.out + j0 * p->wos;
+    const char* x = p->x + (it.in + j0) * p->isz;
+    if (w < ARG_SHORT && p->stride == w && p->n >= 64 / w)
+      p->fold(o, p->wos, x, p->n, w); /* narrow columns, adjacent rows */
+    else
+      p->col(o, p->wos, x, p->n, p->stride, w);
   }
 }
 
@@ -176,6 +280,8 @@ CMX__KERNEL(cmx__cpu_arg_reduce) {
   memset(&pl, 0, sizeof pl);
   pl.row = g_rows[q->kind][a->dtype];
   pl.col = g_cols[q->kind][a->dtype];
+  pl.rows = g_short[q->kind][a->dtype];
+  pl.fold = g_fold[q->kind][a->dtype];
   pl.mm = cmx__reduce_impl(
       q->kind == CMX__ARG_MIN ? CMX__RED_MIN : CMX__RED_MAX, a->dtype);
   pl.x = cmx__node_ptr(a);
@@ -208,14 +314,31 @@ CMX__KERNEL(cmx__cpu_arg_reduce) {
     }
   }
   int64_t nrows = o->size;
-  if (pl.n > 1 && pl.stride != 1 && pl.nd > 0 && pl.is[pl.nd - 1] == 1) {
-    pl.width = pl.shape[pl.nd - 1];
+  /* the column case takes the remaining dim of input stride 1, wherever
+   * it is (a transposed input has it outermost) */
+  int cd = -1;
+  for (int d = 0; d < pl.nd && pl.n > 1 && pl.stride != 1; d++)
+    if (pl.is[d] == 1) cd = d;
+  if (cd >= 0) {
+    pl.width = pl.shape[cd];
+    pl.wos = pl.os[cd];
+    for (int d = cd; d + 1 < pl.nd; d++) {
+      pl.shape[d] = pl.shape[d + 1];
+      pl.is[d] = pl.is[d + 1];
+      pl.os[d] = pl.os[d + 1];
+    }
     pl.nd--;
     pl.njb = (pl.width + CMX__RED_COLW - 1) / CMX__RED_COLW;
     int64_t units = (nrows / pl.width) * pl.njb;
     int64_t per = pl.n * (pl.width < CMX__RED_COLW ? pl.width : CMX__RED_COLW);
     cmx__parallel_for(units, per >= CMX__RED_GRAIN ? 1 : CMX__RED_GRAIN / per,
                       arg_cols, &pl);
+  } else if (pl.n < ARG_SHORT && pl.nd > 0) {
+    int64_t nl = pl.shape[pl.nd - 1];
+    int64_t units = nrows / nl * ((nl + ARG_CH - 1) / ARG_CH);
+    int64_t per = (nl < ARG_CH ? nl : ARG_CH) * pl.n;
+    cmx__parallel_for(units, per >= CMX__RED_GRAIN ? 1 : CMX__RED_GRAIN / per,
+                      arg_short, &pl);
   } else {
     cmx__parallel_for(nrows, pl.n >= CMX__RED_GRAIN ? 1 : CMX__RED_GRAIN / pl.n,
                       arg_rows, &pl);
