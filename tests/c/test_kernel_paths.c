@@ -12,7 +12,9 @@
  *     and short rows (transposed tiles) (softmax.c) against a double
  *     reference, and bit for bit against the row kernels;
  *   - Reduce over rows shorter than 16 (reduce.c, impl->rows: many outputs
- *     a call) against plain loops in the kernel's order;
+ *     a call), and narrow columns whose lanes combine as a tree when the
+ *     operation is exact in any order (reduce_impl.c fold), against plain
+ *     loops in the kernel's order;
  *   - ArgReduce over short rows, narrow columns and a transposed input's
  *     stride-1 dim (reduce_arg.c) against the first index of the extremum.
  * The pool has 2 threads here (CMX_NUM_THREADS), so large work splits. */
@@ -681,6 +683,76 @@ static void test_argreduce_paths(void) {
   }
 }
 
+/* Column reductions over narrow columns of adjacent rows (impl->fold):
+ * operations exact in any order (integer sums and products, min/max,
+ * any/all) now combine the lanes as a halving tree: against plain loops,
+ * for widths and run lengths around the lane block's shape, NaN included. */
+static void test_reduce_fold(void) {
+  const int64_t ws[] = {2, 3, 5, 17, 100}, ns[] = {2, 3, 7, 64, 1000, 5001};
+  for (size_t wi = 0; wi < sizeof ws / sizeof ws[0]; wi++)
+    for (size_t ni = 0; ni < sizeof ns / sizeof ns[0]; ni++) {
+      int64_t w = ws[wi], n = ns[ni], A = 3, sh[3] = {A, n, w};
+      int64_t tot = A * n * w;
+      float* v = malloc((size_t)tot * sizeof(float));
+      for (int64_t i = 0; i < tot; i++) v[i] = (float)(rnd32() % 201) - 100.0f;
+      if (tot > 50) v[tot / 2] = NAN;
+      const cmx_dtype dts[] = {CMX_FLOAT32, CMX_INT32, CMX_BOOL};
+      for (int di = 0; di < 3; di++) {
+        cmx_array b = from(v, sh, 3, CMX_FLOAT32), x = NULL;
+        OK(cmx_astype(&x, b, dts[di], S));
+        double* xv = read_f64(x);
+        cmx_status (*fs[4])(cmx_array*, cmx_array, const int*, int, bool,
+                            cmx_stream) = {cmx_max, cmx_min, cmx_sum, cmx_prod};
+        int nk = dts[di] == CMX_FLOAT32 ? 2 : dts[di] == CMX_INT32 ? 4 : 2;
+        for (int k = 0; k < nk; k++) {
+          cmx_array r = NULL;
+          int ax[1] = {1};
+          if (dts[di] == CMX_BOOL)
+            OK(k ? cmx_all(&r, x, ax, 1, false, S)
+                 : cmx_any(&r, x, ax, 1, false, S));
+          else
+            OK(fs[k](&r, x, ax, 1, false, S));
+          double* got = read_f64(r);
+          int64_t bad = 0;
+          for (int64_t a = 0; a < A; a++)
+            for (int64_t j = 0; j < w; j++) {
+              double m = xv[a * n * w + j];
+              uint32_t acc = k == 3 ? 1u : 0u;
+              bool nan = false, any = false, all = true;
+              for (int64_t i = 0; i < n; i++) {
+                double e = xv[(a * n + i) * w + j];
+                nan |= e != e;
+                if (k == 0 && e > m) m = e;
+                if (k == 1 && e < m) m = e;
+                acc = k == 3 ? acc * (uint32_t)(int32_t)e
+                             : acc + (uint32_t)(int32_t)e;
+                any |= e != 0;
+                all &= e != 0;
+              }
+              double want = m;
+              if (dts[di] == CMX_FLOAT32 && nan) want = NAN;
+              if (dts[di] == CMX_INT32 && k >= 2) want = (double)(int32_t)acc;
+              if (dts[di] == CMX_BOOL) want = k ? all : any;
+              double g = got ? got[a * w + j] : -1;
+              if (!(g == want || (g != g && want != want)) && bad++ < 3)
+                fprintf(stderr, "fold w %lld n %lld %s k %d: %g want %g\n",
+                        (long long)w, (long long)n, cmx_dtype_name(dts[di]), k,
+                        g, want);
+            }
+          CHECK_MSG(got && bad == 0, "fold w %lld n %lld %s op %d: %lld bad",
+                    (long long)w, (long long)n, cmx_dtype_name(dts[di]), k,
+                    (long long)bad);
+          free(got);
+          cmx_array_release(r);
+        }
+        free(xv);
+        cmx_array_release(b);
+        cmx_array_release(x);
+      }
+      free(v);
+    }
+}
+
 int main(void) {
   setenv("CMX_NUM_THREADS", "2", 1);
   RUN(test_f16_convert);
@@ -688,6 +760,7 @@ int main(void) {
   RUN(test_var_nan);
   RUN(test_softmax_paths);
   RUN(test_reduce_short_rows);
+  RUN(test_reduce_fold);
   RUN(test_argreduce_paths);
   return test_summary("test_kernel_paths");
 }

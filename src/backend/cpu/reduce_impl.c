@@ -46,14 +46,23 @@ static inline void prefetch_ahead(const void* p, int64_t bytes) {
     __builtin_prefetch((const char*)((uintptr_t)p + RED_PF + b), 0, 2);
 }
 
+/* ANYORDER: the lane operation gives the same result in any order
+ * (integer lanes: wrapping sums and products, min, max, and, or; float
+ * min/max through RED_IMPL_U), so partial results may combine as a tree
+ * (fold); float sums and products keep their order. */
 #define RED_IMPL(NAME, T, L, A, O, LD, OPL, L2A, OPA, IDL, IDA, ST, DIRECT) \
-  RED_IMPL_U(NAME, T, L, A, O, LD, OPL, L2A, OPA, IDL, IDA, ST, DIRECT, )
+  RED_IMPL_G(NAME, T, L, A, O, LD, OPL, L2A, OPA, IDL, IDA, ST, DIRECT, ,   \
+             _Generic((L)0, float : 0, double : 0, cmx__c64 : 0, default : 1))
 /* UNROLL goes before the lane loop: float min/max pass NO_UNROLL, since
  * their NaN-aware selects vectorise as a loop over the lanes but not once
  * the lanes are unrolled into scalars. */
 #define NO_UNROLL _Pragma("GCC unroll 1")
 #define RED_IMPL_U(NAME, T, L, A, O, LD, OPL, L2A, OPA, IDL, IDA, ST, DIRECT, \
                    UNROLL)                                                    \
+  RED_IMPL_G(NAME, T, L, A, O, LD, OPL, L2A, OPA, IDL, IDA, ST, DIRECT,       \
+             UNROLL, 1)
+#define RED_IMPL_G(NAME, T, L, A, O, LD, OPL, L2A, OPA, IDL, IDA, ST, DIRECT, \
+                   UNROLL, ANYORDER)                                          \
   static void NAME##_fill(void* accp, int64_t n) {                            \
     A* acc = accp;                                                            \
     for (int64_t i = 0; i < n; i++) acc[i] = IDA;                             \
@@ -157,8 +166,18 @@ static inline void prefetch_ahead(const void* p, int64_t bytes) {
     }                                                                         \
     for (; r < nrows; r++)                                                    \
       for (int64_t j = 0; j < w; j++) tmp[j] = OPL(tmp[j], LD(x[r * w + j])); \
-    for (int64_t i = 1; i < k; i++)                                           \
-      for (int64_t j = 0; j < w; j++) tmp[j] = OPL(tmp[j], tmp[i * w + j]);   \
+    if (ANYORDER) { /* halving: the upper rows of lanes into the lower */     \
+      for (int64_t m = k; m > 1;) {                                           \
+        int64_t h = m / 2, lo = m - h;                                        \
+        L* up = tmp + lo * w;                                                 \
+        UNROLL for (int64_t t = 0; t < h * w; t++) tmp[t] =                   \
+            OPL(tmp[t], up[t]);                                               \
+        m = lo;                                                               \
+      }                                                                       \
+    } else {                                                                  \
+      for (int64_t i = 1; i < k; i++)                                         \
+        for (int64_t j = 0; j < w; j++) tmp[j] = OPL(tmp[j], tmp[i * w + j]); \
+    }                                                                         \
     for (int64_t j = 0; j < w; j++) acc[j] = OPA(acc[j], L2A(tmp[j]));        \
   }                                                                           \
   static void NAME##_merge(void* accp, const void* pp, int64_t n) {           \
