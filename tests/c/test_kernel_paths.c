@@ -16,7 +16,9 @@
  *     operation is exact in any order (reduce_impl.c fold), against plain
  *     loops in the kernel's order;
  *   - ArgReduce over short rows, narrow columns and a transposed input's
- *     stride-1 dim (reduce_arg.c) against the first index of the extremum.
+ *     stride-1 dim (reduce_arg.c) against the first index of the extremum;
+ *   - Scan along contiguous rows (scan.c: many rows a call, 8 side by side
+ *     for max/min/logcumsumexp) against a plain sequential scan.
  * The pool has 2 threads here (CMX_NUM_THREADS), so large work splits. */
 #include <stdint.h>
 
@@ -753,6 +755,108 @@ static void test_reduce_fold(void) {
     }
 }
 
+/* ---------------- Scan along contiguous rows ---------------- */
+
+/* Scans along the last axis (one call for many rows; 8 rows side by side
+ * for max/min and logcumsumexp), every kind, both directions, inclusive
+ * and exclusive, row lengths around the unrolled ones, NaN included:
+ * against a plain sequential scan in the accumulator type (logcumsumexp
+ * within float rounding of a double reference). */
+static void test_scan_rows(void) {
+  const int64_t lens[] = {1, 2, 3, 4, 7, 300};
+  cmx_status (*fs[5])(cmx_array*, cmx_array, const int*, bool, bool,
+                      cmx_stream) = {cmx_cumsum, cmx_cumprod, cmx_cummax,
+                                     cmx_cummin, cmx_logcumsumexp};
+  for (size_t li = 0; li < sizeof lens / sizeof lens[0]; li++) {
+    int64_t n = lens[li], rows = 1003, sh[2] = {rows, n}, tot = rows * n;
+    float* v = malloc((size_t)tot * sizeof(float));
+    for (int64_t i = 0; i < tot; i++)
+      v[i] = (float)((int)(rnd32() % 9) - 4) * 0.5f + 0.25f;
+    v[tot / 3] = NAN;
+    const cmx_dtype dts[] = {CMX_FLOAT32, CMX_FLOAT16, CMX_INT32};
+    for (int di = 0; di < 3; di++) {
+      cmx_array b = from(v, sh, 2, CMX_FLOAT32), x = NULL;
+      OK(cmx_astype(&x, b, dts[di], S));
+      double* xv = read_f64(x);
+      for (int kind = 0; kind < 5; kind++) {
+        if (kind == 4 && dts[di] == CMX_INT32) continue;
+        for (int mode = 0; mode < 4; mode++) {
+          bool rev = mode & 1, incl = !(mode & 2);
+          cmx_array r = NULL;
+          int ax = 1;
+          OK(fs[kind](&r, x, &ax, rev, incl, S));
+          double* got = read_f64(r);
+          int64_t bad = 0;
+          for (int64_t row = 0; row < rows; row++) {
+            float fa = kind == 1   ? 1.0f
+                       : kind == 2 ? -INFINITY
+                       : kind == 3 ? INFINITY
+                       : kind == 4 ? -INFINITY
+                                   : 0.0f;
+            uint32_t ia = kind == 1 ? 1u : 0u;
+            int32_t im = kind == 2 ? INT32_MIN : INT32_MAX;
+            double la = -INFINITY;
+            for (int64_t k = 0; k < n; k++) {
+              int64_t c = rev ? n - 1 - k : k, idx = row * n + c;
+              double e = xv[idx], want;
+              float before = fa;
+              uint32_t ibefore = ia;
+              int32_t imb = im;
+              double lb = la;
+              if (kind == 0) fa += (float)e, ia += (uint32_t)(int32_t)e;
+              if (kind == 1) fa *= (float)e, ia *= (uint32_t)(int32_t)e;
+              if (kind == 2) {
+                if ((float)e > fa || e != e) fa = (float)e;
+                if ((int32_t)e > im) im = (int32_t)e;
+              }
+              if (kind == 3) {
+                if ((float)e < fa || e != e) fa = (float)e;
+                if ((int32_t)e < im) im = (int32_t)e;
+              }
+              if (kind == 4) {
+                double hi = la > e ? la : e, lo = la > e ? e : la;
+                la = (la != la || e != e) ? NAN
+                     : isinf(hi)          ? hi
+                                          : hi + log1p(exp(lo - hi));
+              }
+              if (dts[di] == CMX_INT32)
+                want = kind <= 1 ? (double)(int32_t)(incl ? ia : ibefore)
+                                 : (double)(incl ? im : imb);
+              else if (kind == 4)
+                want = incl ? la : lb;
+              else
+                want = incl ? fa : before;
+              if (dts[di] == CMX_FLOAT16 && kind != 4)
+                want = cmx_float16_to_float(cmx_float_to_float16((float)want));
+              double g = got ? got[idx] : -1;
+              double tol =
+                  kind == 4 ? (dts[di] == CMX_FLOAT16 ? 2e-3 : 1e-6) : 0;
+              bool okv =
+                  (g != g && want != want) ||
+                  (isinf(want) ? g == want
+                               : fabs(g - want) <= tol * (1 + fabs(want)));
+              if (!okv && bad++ < 3)
+                fprintf(stderr,
+                        "scan n %lld %s kind %d mode %d [%lld]: %g want %g\n",
+                        (long long)n, cmx_dtype_name(dts[di]), kind, mode,
+                        (long long)idx, g, want);
+            }
+          }
+          CHECK_MSG(got && bad == 0, "scan n %lld %s kind %d mode %d: %lld bad",
+                    (long long)n, cmx_dtype_name(dts[di]), kind, mode,
+                    (long long)bad);
+          free(got);
+          cmx_array_release(r);
+        }
+      }
+      free(xv);
+      cmx_array_release(b);
+      cmx_array_release(x);
+    }
+    free(v);
+  }
+}
+
 int main(void) {
   setenv("CMX_NUM_THREADS", "2", 1);
   RUN(test_f16_convert);
@@ -762,5 +866,6 @@ int main(void) {
   RUN(test_reduce_short_rows);
   RUN(test_reduce_fold);
   RUN(test_argreduce_paths);
+  RUN(test_scan_rows);
   return test_summary("test_kernel_paths");
 }

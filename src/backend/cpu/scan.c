@@ -12,6 +12,12 @@
  * float16/bfloat16 in float32, max/min propagate NaN (as NumPy's
  * maximum.accumulate), complex max/min order by (real, imag).
  */
+/* The compiler may assume float operations do not trap (cmx never enables
+ * floating-point exceptions), so NaN-aware selects need no branches.
+ * Values are unchanged. */
+#if defined(__GNUC__) && !defined(__clang__)
+#pragma GCC optimize("no-trapping-math")
+#endif
 #include "primitives/scan.h"
 
 #include <complex.h>
@@ -23,56 +29,130 @@
 
 typedef void (*scan_fn)(char* p, int64_t n, int64_t inner, int64_t len,
                         int reverse, int inclusive);
+/* `rows` adjacent contiguous rows of n elements, each scanned as scan_fn
+ * does with inner == len == 1 (one call for many rows: short rows would
+ * spend more on the call than on the scan). */
+typedef void (*rows_fn)(char* p, int64_t rows, int64_t n, int reverse,
+                        int inclusive);
 
 /* Scans `len` adjacent columns starting at p over n rows `inner` elements
- * apart. T: storage, A: accumulator. */
-#define SCAN_FN(NAME, T, A, LOAD, STORE, OP, IDENT)                 \
-  static void NAME(char* pv, int64_t n, int64_t inner, int64_t len, \
-                   int reverse, int inclusive) {                    \
-    T* p = (T*)(void*)pv;                                           \
-    if (len == 1) {                                                 \
-      A acc = IDENT;                                                \
-      int64_t step = reverse ? -inner : inner;                      \
-      T* q = reverse ? p + (n - 1) * inner : p;                     \
-      if (inclusive)                                                \
-        for (int64_t i = 0; i < n; i++, q += step) {                \
-          acc = OP(acc, LOAD(*q));                                  \
-          *q = STORE(acc);                                          \
-        }                                                           \
-      else                                                          \
-        for (int64_t i = 0; i < n; i++, q += step) {                \
-          A x = LOAD(*q);                                           \
-          *q = STORE(acc);                                          \
-          acc = OP(acc, x);                                         \
-        }                                                           \
-      return;                                                       \
-    }                                                               \
-    A acc[BLOCK];                                                   \
-    for (int64_t j = 0; j < len; j++) acc[j] = IDENT;               \
-    for (int64_t r = 0; r < n; r++) {                               \
-      T* q = p + (reverse ? n - 1 - r : r) * inner;                 \
-      if (inclusive)                                                \
-        for (int64_t j = 0; j < len; j++) {                         \
-          acc[j] = OP(acc[j], LOAD(q[j]));                          \
-          q[j] = STORE(acc[j]);                                     \
-        }                                                           \
-      else                                                          \
-        for (int64_t j = 0; j < len; j++) {                         \
-          A x = LOAD(q[j]);                                         \
-          q[j] = STORE(acc[j]);                                     \
-          acc[j] = OP(acc[j], x);                                   \
-        }                                                           \
-    }                                                               \
+ * apart (and NAME_rows: see rows_fn). T: storage, A: accumulator. */
+#define SCAN_FN(NAME, T, A, LOAD, STORE, OP, IDENT)                       \
+  static inline __attribute__((always_inline)) void NAME##_rows_n(        \
+      T* p, int64_t rows, int64_t n, int reverse, int inclusive) {        \
+    int64_t r = 0;                                                        \
+    /* 8 rows side by side for the float selects and log-add-exp:         \
+     * independent chains that vectorise (selects) or overlap (library    \
+     * calls); sums and products run fastest one row after another */     \
+    for (; ROWS8_##OP && r + 8 <= rows; r += 8, p += 8 * n) {             \
+      A acc[8];                                                           \
+      for (int k = 0; k < 8; k++) acc[k] = IDENT;                         \
+      for (int64_t i = 0; i < n; i++) {                                   \
+        int64_t c = reverse ? n - 1 - i : i;                              \
+        if (inclusive) {                                                  \
+          _Pragma("GCC unroll 1") for (int k = 0; k < 8; k++) {           \
+            acc[k] = OP(acc[k], LOAD(p[k * n + c]));                      \
+            p[k * n + c] = STORE(acc[k]);                                 \
+          }                                                               \
+        } else {                                                          \
+          _Pragma("GCC unroll 1") for (int k = 0; k < 8; k++) {           \
+            A x = LOAD(p[k * n + c]);                                     \
+            p[k * n + c] = STORE(acc[k]);                                 \
+            acc[k] = OP(acc[k], x);                                       \
+          }                                                               \
+        }                                                                 \
+      }                                                                   \
+    }                                                                     \
+    for (; r < rows; r++, p += n) {                                       \
+      A acc = IDENT;                                                      \
+      int64_t step = reverse ? -1 : 1;                                    \
+      T* q = reverse ? p + n - 1 : p;                                     \
+      if (inclusive)                                                      \
+        for (int64_t i = 0; i < n; i++, q += step) {                      \
+          acc = OP(acc, LOAD(*q));                                        \
+          *q = STORE(acc);                                                \
+        }                                                                 \
+      else                                                                \
+        for (int64_t i = 0; i < n; i++, q += step) {                      \
+          A x = LOAD(*q);                                                 \
+          *q = STORE(acc);                                                \
+          acc = OP(acc, x);                                               \
+        }                                                                 \
+    }                                                                     \
+  }                                                                       \
+  static void NAME##_rows(char* pv, int64_t rows, int64_t n, int reverse, \
+                          int inclusive) {                                \
+    T* p = (T*)(void*)pv;                                                 \
+    switch (n) { /* the usual short rows unroll */                        \
+      case 2:                                                             \
+        NAME##_rows_n(p, rows, 2, reverse, inclusive);                    \
+        break;                                                            \
+      case 3:                                                             \
+        NAME##_rows_n(p, rows, 3, reverse, inclusive);                    \
+        break;                                                            \
+      case 4:                                                             \
+        NAME##_rows_n(p, rows, 4, reverse, inclusive);                    \
+        break;                                                            \
+      default:                                                            \
+        NAME##_rows_n(p, rows, n, reverse, inclusive);                    \
+    }                                                                     \
+  }                                                                       \
+  static void NAME(char* pv, int64_t n, int64_t inner, int64_t len,       \
+                   int reverse, int inclusive) {                          \
+    T* p = (T*)(void*)pv;                                                 \
+    if (len == 1) {                                                       \
+      A acc = IDENT;                                                      \
+      int64_t step = reverse ? -inner : inner;                            \
+      T* q = reverse ? p + (n - 1) * inner : p;                           \
+      if (inclusive)                                                      \
+        for (int64_t i = 0; i < n; i++, q += step) {                      \
+          acc = OP(acc, LOAD(*q));                                        \
+          *q = STORE(acc);                                                \
+        }                                                                 \
+      else                                                                \
+        for (int64_t i = 0; i < n; i++, q += step) {                      \
+          A x = LOAD(*q);                                                 \
+          *q = STORE(acc);                                                \
+          acc = OP(acc, x);                                               \
+        }                                                                 \
+      return;                                                             \
+    }                                                                     \
+    A acc[BLOCK];                                                         \
+    for (int64_t j = 0; j < len; j++) acc[j] = IDENT;                     \
+    for (int64_t r = 0; r < n; r++) {                                     \
+      T* q = p + (reverse ? n - 1 - r : r) * inner;                       \
+      if (inclusive)                                                      \
+        for (int64_t j = 0; j < len; j++) {                               \
+          acc[j] = OP(acc[j], LOAD(q[j]));                                \
+          q[j] = STORE(acc[j]);                                           \
+        }                                                                 \
+      else                                                                \
+        for (int64_t j = 0; j < len; j++) {                               \
+          A x = LOAD(q[j]);                                               \
+          q[j] = STORE(acc[j]);                                           \
+          acc[j] = OP(acc[j], x);                                         \
+        }                                                                 \
+    }                                                                     \
   }
 
-/* ---- operations ---- */
+/* ---- operations (ROWS8_op: scanned 8 rows at a time, see rows_fn) ---- */
+#define ROWS8_ADD 0
+#define ROWS8_MUL 0
+#define ROWS8_IMAX 0
+#define ROWS8_IMIN 0
+#define ROWS8_FMAX 1
+#define ROWS8_FMIN 1
+#define ROWS8_lae_f 1
+#define ROWS8_lae_d 1
+#define ROWS8_c_max 0
+#define ROWS8_c_min 0
 #define ADD(a, b) ((a) + (b))
 #define MUL(a, b) ((a) * (b))
 #define IMAX(a, b) ((b) > (a) ? (b) : (a))
 #define IMIN(a, b) ((b) < (a) ? (b) : (a))
 /* NaN in either operand wins (a NaN accumulator stays). */
-#define FMAX(a, b) ((b) > (a) || (b) != (b) ? (b) : (a))
-#define FMIN(a, b) ((b) < (a) || (b) != (b) ? (b) : (a))
+#define FMAX(a, b) ((((b) > (a)) | ((b) != (b))) ? (b) : (a))
+#define FMIN(a, b) ((((b) < (a)) | ((b) != (b))) ? (b) : (a))
 
 static inline float lae_f(float a, float b) {
   if (a != a || b != b) return a + b;
@@ -155,30 +235,36 @@ INT_MAXMIN(i16, int16_t, INT16_MIN, INT16_MAX)
 INT_MAXMIN(i32, int32_t, INT32_MIN, INT32_MAX)
 INT_MAXMIN(i64, int64_t, INT64_MIN, INT64_MAX)
 
-/* The scan function of (kind, dtype), NULL when unsupported. Signed
- * integer sums and products use the unsigned functions of their width. */
-static scan_fn lookup(int kind, cmx_dtype dt) {
-#define ROW(E, su, pr, mx, mn, la)       \
-  case E: {                              \
-    scan_fn f[5] = {su, pr, mx, mn, la}; \
-    return f[kind];                      \
+/* The scan function of (kind, dtype) and its rows function, NULL when
+ * unsupported. Signed integer sums and products use the unsigned
+ * functions of their width. */
+#define NONE_rows NULL
+#define NONE NULL
+static scan_fn lookup(int kind, cmx_dtype dt, rows_fn* rf) {
+#define ROW(E, su, pr, mx, mn, la)                                          \
+  case E: {                                                                 \
+    scan_fn f[5] = {su, pr, mx, mn, la};                                    \
+    rows_fn g[5] = {su##_rows, pr##_rows, mx##_rows, mn##_rows, la##_rows}; \
+    *rf = g[kind];                                                          \
+    return f[kind];                                                         \
   }
+  *rf = NULL;
   if (kind < 0 || kind > 4) return NULL;
   switch (dt) {
-    ROW(CMX_BOOL, NULL, prod_b8, max_b8, min_b8, NULL)
-    ROW(CMX_UINT8, sum_u8, prod_u8, max_u8, min_u8, NULL)
-    ROW(CMX_UINT16, sum_u16, prod_u16, max_u16, min_u16, NULL)
-    ROW(CMX_UINT32, sum_u32, prod_u32, max_u32, min_u32, NULL)
-    ROW(CMX_UINT64, sum_u64, prod_u64, max_u64, min_u64, NULL)
-    ROW(CMX_INT8, sum_u8, prod_u8, max_i8, min_i8, NULL)
-    ROW(CMX_INT16, sum_u16, prod_u16, max_i16, min_i16, NULL)
-    ROW(CMX_INT32, sum_u32, prod_u32, max_i32, min_i32, NULL)
-    ROW(CMX_INT64, sum_u64, prod_u64, max_i64, min_i64, NULL)
+    ROW(CMX_BOOL, NONE, prod_b8, max_b8, min_b8, NONE)
+    ROW(CMX_UINT8, sum_u8, prod_u8, max_u8, min_u8, NONE)
+    ROW(CMX_UINT16, sum_u16, prod_u16, max_u16, min_u16, NONE)
+    ROW(CMX_UINT32, sum_u32, prod_u32, max_u32, min_u32, NONE)
+    ROW(CMX_UINT64, sum_u64, prod_u64, max_u64, min_u64, NONE)
+    ROW(CMX_INT8, sum_u8, prod_u8, max_i8, min_i8, NONE)
+    ROW(CMX_INT16, sum_u16, prod_u16, max_i16, min_i16, NONE)
+    ROW(CMX_INT32, sum_u32, prod_u32, max_i32, min_i32, NONE)
+    ROW(CMX_INT64, sum_u64, prod_u64, max_i64, min_i64, NONE)
     ROW(CMX_FLOAT16, sum_f16, prod_f16, max_f16, min_f16, lae_f16)
     ROW(CMX_BFLOAT16, sum_bf16, prod_bf16, max_bf16, min_bf16, lae_bf16)
     ROW(CMX_FLOAT32, sum_f32, prod_f32, max_f32, min_f32, lae_f32)
     ROW(CMX_FLOAT64, sum_f64, prod_f64, max_f64, min_f64, lae_f64)
-    ROW(CMX_COMPLEX64, sum_c64, prod_c64, max_c64, min_c64, NULL)
+    ROW(CMX_COMPLEX64, sum_c64, prod_c64, max_c64, min_c64, NONE)
     default:
       return NULL;
   }
@@ -187,6 +273,7 @@ static scan_fn lookup(int kind, cmx_dtype dt) {
 
 typedef struct {
   scan_fn fn;
+  rows_fn rows;
   char* base;
   int64_t n, inner, nblocks, isz;
   int reverse, inclusive;
@@ -204,13 +291,20 @@ static void scan_tasks(void* ctx, int64_t b, int64_t e) {
   }
 }
 
+/* Rows [b, e) of contiguous scans (inner == 1). */
+static void scan_rows(void* ctx, int64_t b, int64_t e) {
+  const scan_job* J = ctx;
+  J->rows(J->base + b * J->n * J->isz, e - b, J->n, J->reverse, J->inclusive);
+}
+
 cmx_status cmx__cpu_scan(const cmx_primitive* p, const cmx_array* in, int nin,
                          const cmx_array* out, int nout) {
   (void)nin;
   (void)nout;
   const cmx__scan_params* q = cmx_primitive_params(p);
   cmx_array a = in[0], o = out[0];
-  scan_fn fn = lookup(q->kind, o->dtype);
+  rows_fn rf = NULL;
+  scan_fn fn = lookup(q->kind, o->dtype, &rf);
   if (!fn || a->dtype != o->dtype)
     return cmx_kernel_error(CMX_ERR_TYPE, "[Scan] unsupported dtype %s",
                             cmx_dtype_name(o->dtype));
@@ -220,6 +314,7 @@ cmx_status cmx__cpu_scan(const cmx_primitive* p, const cmx_array* in, int nin,
   if (o->buf != a->buf) cmx__cpu_copy_convert(o, a);
   scan_job J;
   J.fn = fn;
+  J.rows = rf;
   J.base = cmx__node_ptr(o);
   J.isz = (int64_t)cmx_dtype_size(o->dtype);
   J.reverse = q->reverse;
@@ -231,6 +326,10 @@ cmx_status cmx__cpu_scan(const cmx_primitive* p, const cmx_array* in, int nin,
     if (d > q->axis) J.inner *= o->dims[d];
   }
   J.n = o->dims[q->axis];
+  if (J.inner == 1) {
+    cmx__parallel_for(outer, J.n >= 32768 ? 1 : 32768 / J.n, scan_rows, &J);
+    return CMX_OK;
+  }
   J.nblocks = (J.inner + BLOCK - 1) / BLOCK;
   int64_t per_task = J.n * (J.inner < BLOCK ? J.inner : BLOCK);
   int64_t grain = per_task >= 32768 ? 1 : 32768 / per_task;
