@@ -866,6 +866,23 @@ static void sorts(void) {
       }
   }
   cmx_array_release_all(xs, 4);
+  /* short contiguous rows: [32768x64], [209715x10], [1048576x2] */
+  int64_t sr[3][2] = {{32768, 64}, {209715, 10}, {1048576, 2}};
+  for (int i = 0; i < 3; i++) {
+    cmx_array a = rand_array(sr[i], 2, CMX_FLOAT32);
+    fmt_shape(sh, sizeof sh, a);
+    op_t o = {.kind = K_SORT,
+              .fn = (void (*)(void))cmx_sort,
+              .x = a,
+              .axes = {1},
+              .naxes = 1};
+    snprintf(name, sizeof name, "sort f32 short %s axis 1", sh);
+    run_case(name, &o, "n log n", 0);
+    o.fn = (void (*)(void))cmx_argsort;
+    snprintf(name, sizeof name, "argsort f32 short %s axis 1", sh);
+    run_case(name, &o, "n log n", 0);
+    cmx_array_release(a);
+  }
 }
 
 static void indexing(void) {

@@ -18,7 +18,10 @@
  *   - ArgReduce over short rows, narrow columns and a transposed input's
  *     stride-1 dim (reduce_arg.c) against the first index of the extremum;
  *   - Scan along contiguous rows (scan.c: many rows a call, 8 side by side
- *     for max/min/logcumsumexp) against a plain sequential scan.
+ *     for max/min/logcumsumexp) against a plain sequential scan;
+ *   - Sort/ArgSort/Partition/ArgPartition of short rows (sort.c: many rows
+ *     a call) and along strided axes (tiles through contiguous buffers)
+ *     against a stable sort in NumPy's order.
  * The pool has 2 threads here (CMX_NUM_THREADS), so large work splits. */
 #include <stdint.h>
 
@@ -857,6 +860,112 @@ static void test_scan_rows(void) {
   }
 }
 
+/* ---------------- Sort ---------------- */
+
+/* NumPy's order on doubles: NaN last; -0.0 equals 0.0. */
+static int np_cmp(double a, double b) {
+  bool na = a != a, nb = b != b;
+  if (na || nb) return na - nb;
+  return (a > b) - (a < b);
+}
+
+typedef struct {
+  const double* v;
+  int64_t base, st;
+} sort_ref_ctx;
+static sort_ref_ctx g_src;
+static int cmp_pos(const void* pa, const void* pb) {
+  int64_t a = *(const int64_t*)pa, b = *(const int64_t*)pb;
+  int c = np_cmp(g_src.v[g_src.base + a * g_src.st],
+                 g_src.v[g_src.base + b * g_src.st]);
+  return c ? c : (a > b) - (a < b); /* stable */
+}
+
+/* Short contiguous rows (many a call, branch-free insertion) and rows
+ * along a strided axis whose neighbours are adjacent (copied TILE at a
+ * time through contiguous buffers), every mode, with NaN and signed zeros:
+ * against a stable sort in NumPy's order (partitions: the kth element and
+ * both sides). */
+static void test_sort_paths(void) {
+  const arg_case cases[] = {
+      {{1001, 1}, 2, {0, 1}, 1},       {{1001, 2}, 2, {0, 1}, 1},
+      {{1001, 3}, 2, {0, 1}, 1},       {{997, 7}, 2, {0, 1}, 1},
+      {{333, 16}, 2, {0, 1}, 1},       {{3, 501, 5}, 3, {0, 1, 2}, 2},
+      {{40, 37, 20}, 3, {0, 1, 2}, 0}, {{2, 300, 4}, 3, {0, 1, 2}, 1},
+      {{64, 8, 33}, 3, {0, 1, 2}, 0},  {{5, 40, 17}, 3, {2, 0, 1}, 1}};
+  const cmx_dtype dts[] = {CMX_FLOAT32, CMX_INT32, CMX_FLOAT64, CMX_FLOAT16};
+  for (size_t ci = 0; ci < sizeof cases / sizeof cases[0]; ci++) {
+    const arg_case* c = &cases[ci];
+    int64_t n = 1, sh[3] = {1, 1, 1};
+    for (int i = 0; i < c->nd; i++) n *= c->shape[i], sh[i] = c->shape[i];
+    float* v = malloc((size_t)n * sizeof(float));
+    for (int64_t i = 0; i < n; i++) v[i] = (float)((int)(rnd32() % 41) - 20);
+    for (int64_t i = 0; i < n; i += 7) v[i] = (i / 7) % 2 ? -0.0f : 0.0f;
+    for (int64_t i = 3; i < n; i += 29) v[i] = NAN;
+    int64_t len = sh[c->axis];
+    int64_t lst[3] = {sh[1] * sh[2], sh[2], 1};
+    if (c->nd == 2) lst[0] = sh[1], lst[1] = 1;
+    int64_t* pos = malloc((size_t)len * sizeof(int64_t));
+    for (size_t di = 0; di < sizeof dts / sizeof dts[0]; di++) {
+      red_case rc = {{sh[0], sh[1], sh[2]},
+                     c->nd,
+                     {c->perm[0], c->perm[1], c->perm[2]},
+                     {0},
+                     0};
+      cmx_array x = red_input(&rc, v, dts[di]);
+      double* xv = read_f64(x);
+      int kth = (int)(len / 2);
+      for (int mode = 0; mode < 4; mode++) {
+        cmx_array r = NULL;
+        if (mode == 0) OK(cmx_sort(&r, x, &c->axis, S));
+        if (mode == 1) OK(cmx_argsort(&r, x, &c->axis, S));
+        if (mode == 2) OK(cmx_partition(&r, x, kth, &c->axis, S));
+        if (mode == 3) OK(cmx_argpartition(&r, x, kth, &c->axis, S));
+        double* got = read_f64(r);
+        int64_t bad = 0;
+        for (int64_t i0 = 0; i0 < (c->axis == 0 ? 1 : sh[0]); i0++)
+          for (int64_t i1 = 0; i1 < (c->axis == 1 ? 1 : sh[1]); i1++)
+            for (int64_t i2 = 0; i2 < (c->axis == 2 ? 1 : sh[2]); i2++) {
+              int64_t base = i0 * lst[0] + i1 * lst[1] + i2 * lst[2];
+              int64_t st = lst[c->axis];
+              for (int64_t k = 0; k < len; k++) pos[k] = k;
+              g_src = (sort_ref_ctx){xv, base, st};
+              qsort(pos, (size_t)len, sizeof(int64_t), cmp_pos);
+              bool okr = got != NULL;
+              for (int64_t k = 0; okr && k < len; k++) {
+                double g = got[base + k * st];
+                double want_v = xv[base + pos[k] * st];
+                if (mode == 0)
+                  okr = (g != g && want_v != want_v) ||
+                        (g == want_v && signbit(g) == signbit(want_v));
+                else if (mode == 1)
+                  okr = g == (double)pos[k];
+                else {
+                  /* the value at k (arg: the value it points to) */
+                  double gv = mode == 2 ? g : xv[base + (int64_t)g * st];
+                  double kv = xv[base + pos[kth] * st];
+                  int cmpk = np_cmp(gv, kv);
+                  okr = k < kth ? cmpk <= 0 : k > kth ? cmpk >= 0 : cmpk == 0;
+                  if (mode == 3 && k == kth) okr = g == (double)pos[kth];
+                }
+              }
+              if (!okr && bad++ < 3)
+                fprintf(stderr, "sort case %zu %s mode %d row at %lld wrong\n",
+                        ci, cmx_dtype_name(dts[di]), mode, (long long)base);
+            }
+        CHECK_MSG(got && bad == 0, "sort case %zu %s mode %d: %lld bad rows",
+                  ci, cmx_dtype_name(dts[di]), mode, (long long)bad);
+        free(got);
+        cmx_array_release(r);
+      }
+      free(xv);
+      cmx_array_release(x);
+    }
+    free(pos);
+    free(v);
+  }
+}
+
 int main(void) {
   setenv("CMX_NUM_THREADS", "2", 1);
   RUN(test_f16_convert);
@@ -867,5 +976,6 @@ int main(void) {
   RUN(test_reduce_fold);
   RUN(test_argreduce_paths);
   RUN(test_scan_rows);
+  RUN(test_sort_paths);
   return test_summary("test_kernel_paths");
 }

@@ -153,6 +153,9 @@ static inline int64_t ss_find(const ss_ctx* c, uint64_t v) {
   return lo;
 }
 
+/* Rows up to this long sort through short_rows. */
+#define SORT_SHORT 16
+
 /* load_keys: fast keys of a strided row into k (U[n]); true when the row
  * needs the index path. load_recs: canonical index records into r (packed
  * uint64 for keys of <= 32 bits, else kidx). store_keys: values back from
@@ -194,6 +197,50 @@ static inline int64_t ss_find(const ss_ctx* c, uint64_t v) {
       k[i] = ck_##S(u);                                                        \
     }                                                                          \
   }                                                                            \
+  /* Short rows (n <= SORT_SHORT), `rows` of them adjacent in and out:         \
+   * each by insertion of its canonical index records, then the indices        \
+   * (arg) or the original elements gathered: the index path's result, and     \
+   * a sorted row is partitioned for every kth. A call per row of the          \
+   * general path costs ~250 instructions, ~100 an element for pairs. */       \
+  static void short_rows_##S(const char* in, char* out, int64_t rows,          \
+                             int64_t n, bool arg) {                            \
+    uint64_t pk[SORT_SHORT];                                                   \
+    kidx ki[SORT_SHORT];                                                       \
+    const int64_t isz = (int64_t)sizeof(U), osz = arg ? 4 : isz;               \
+    for (int64_t r = 0; r < rows; r++, in += n * isz, out += n * osz) {        \
+      for (int64_t i = 0; i < n; i++) {                                        \
+        U u;                                                                   \
+        memcpy(&u, in + i * isz, sizeof(U));                                   \
+        /* insertion without branches on the data (the record moves down       \
+         * past every larger one): random keys would mispredict */             \
+        if (sizeof(U) <= 4) {                                                  \
+          uint64_t x = (uint64_t)ck_##S(u) << 32 | (uint64_t)i;                \
+          for (int64_t j = i; j > 0; j--) {                                    \
+            uint64_t p = pk[j - 1];                                            \
+            pk[j] = p > x ? p : x;                                             \
+            x = p > x ? x : p;                                                 \
+          }                                                                    \
+          pk[0] = x;                                                           \
+        } else {                                                               \
+          kidx x = {(uint64_t)ck_##S(u), (uint64_t)i};                         \
+          for (int64_t j = i; j > 0; j--) {                                    \
+            kidx p = ki[j - 1];                                                \
+            bool lt = LESS_KI(x, p);                                           \
+            ki[j] = lt ? p : x;                                                \
+            x = lt ? x : p;                                                    \
+          }                                                                    \
+          ki[0] = x;                                                           \
+        }                                                                      \
+      }                                                                        \
+      for (int64_t i = 0; i < n; i++) {                                        \
+        uint32_t src = sizeof(U) <= 4 ? (uint32_t)pk[i] : (uint32_t)ki[i].i;   \
+        if (arg)                                                               \
+          memcpy(out + i * 4, &src, 4);                                        \
+        else                                                                   \
+          memcpy(out + i * isz, in + (int64_t)src * isz, sizeof(U));           \
+      }                                                                        \
+    }                                                                          \
+  }                                                                            \
   /* searchsorted over a row of values: ptrs = {out (uint32), values} */       \
   static void ss_row_##S(char* const* ptrs, const int64_t* strides, int64_t n, \
                          const void* ctx) {                                    \
@@ -227,18 +274,20 @@ typedef struct {
   void (*load_recs)(const char*, int64_t, int64_t, void*);
   void (*load_ckeys)(const char*, int64_t, int64_t, uint64_t*);
   cmx__row_fn ss_row;
+  void (*short_rows)(const char*, char*, int64_t, int64_t, bool);
 } dtype_fns;
 
 static const dtype_fns* fns_of(cmx_dtype dt) {
-#define F(E, S, B)                              \
-  case E: {                                     \
-    static const dtype_fns f = {B,              \
-                                load_keys_##S,  \
-                                store_keys_##S, \
-                                load_recs_##S,  \
-                                load_ckeys_##S, \
-                                ss_row_##S};    \
-    return &f;                                  \
+#define F(E, S, B)                               \
+  case E: {                                      \
+    static const dtype_fns f = {B,               \
+                                load_keys_##S,   \
+                                store_keys_##S,  \
+                                load_recs_##S,   \
+                                load_ckeys_##S,  \
+                                ss_row_##S,      \
+                                short_rows_##S}; \
+    return &f;                                   \
   }
   switch (dt) {
     F(CMX_BOOL, b8, 8)
@@ -304,18 +353,20 @@ static char* scratch_get(scratch* w, size_t bytes) {
       ok = sort_##R(a, t, n, sh, bits);  \
   } while (0)
 
-static bool do_row(job* J, scratch* w, const char* in, char* out) {
+/* One row: n elements at in (stride in_st) into out (stride out_st). */
+static bool do_row(job* J, scratch* w, const char* in, int64_t in_st, char* out,
+                   int64_t out_st) {
   int64_t n = J->n;
   int bits = J->f->bits;
   bool part = J->mode == M_PART || J->mode == M_ARGPART, ok = true;
   if (J->mode == M_SORT || J->mode == M_PART) {
     /* the value path, sorting in the output row when it is contiguous */
-    bool in_out = J->out_st == 1;
+    bool in_out = out_st == 1;
     char* buf = scratch_get(w, (size_t)(in_out ? 1 : 2) * (size_t)(n * J->isz));
     if (!buf) return false;
     char* a = in_out ? out : buf;
     char* t = in_out ? buf : buf + n * J->isz;
-    if (!J->f->load_keys(in, J->in_st, n, a)) {
+    if (!J->f->load_keys(in, in_st, n, a)) {
       int sh = 0;
       switch (bits) {
         case 8:
@@ -331,7 +382,7 @@ static bool do_row(job* J, scratch* w, const char* in, char* out) {
           DISPATCH(u64, (uint64_t*)a, (uint64_t*)t);
           break;
       }
-      J->f->store_keys(out, J->out_st, n, a);
+      J->f->store_keys(out, out_st, n, a);
       return ok;
     }
   }
@@ -340,7 +391,7 @@ static bool do_row(job* J, scratch* w, const char* in, char* out) {
   char* buf = scratch_get(w, 2 * (size_t)n * rb);
   if (!buf) return false;
   char *a = buf, *t = buf + (size_t)n * rb;
-  J->f->load_recs(in, J->in_st, n, a);
+  J->f->load_recs(in, in_st, n, a);
   if (bits <= 32) {
     int sh = 32;
     DISPATCH(u64, (uint64_t*)a, (uint64_t*)t);
@@ -353,17 +404,57 @@ static bool do_row(job* J, scratch* w, const char* in, char* out) {
   if (J->mode == M_ARGSORT || J->mode == M_ARGPART) {
     uint32_t* o = (uint32_t*)out;
     for (int64_t i = 0; i < n; i++)
-      o[i * J->out_st] = bits <= 32 ? (uint32_t)pk[i] : (uint32_t)ki[i].i;
+      o[i * out_st] = bits <= 32 ? (uint32_t)pk[i] : (uint32_t)ki[i].i;
   } else {
     int64_t isz = J->isz;
     for (int64_t i = 0; i < n; i++) {
       int64_t src = bits <= 32 ? (int64_t)(uint32_t)pk[i] : (int64_t)ki[i].i;
-      memcpy(out + i * J->out_st * isz, in + src * J->in_st * isz, (size_t)isz);
+      memcpy(out + i * out_st * isz, in + src * in_st * isz, (size_t)isz);
     }
   }
   return ok;
 }
 #undef DISPATCH
+
+/* Rows along a strided axis whose neighbours lie next to each other (the
+ * innermost other dim has stride 1) go TILE at a time through contiguous
+ * buffers: read and written row by row, every element of a row would sit
+ * in its own cache line and page (a 4 KB stride even maps them all to one
+ * cache set), ~3x the time of a contiguous sort. */
+#define TILE 16
+#define TILE_MAX_N 65536
+
+/* dst[k * dn + i] = src[i * ss + k] (or, with back, src[k * ss + i] into
+ * dst[i * dn + k]), k < g, i < n, elements of isz bytes. */
+static void tile_copy(char* dst, int64_t dn, const char* src, int64_t ss,
+                      int64_t g, int64_t n, int64_t isz, bool back) {
+#define TC(T)                                 \
+  do {                                        \
+    T* d_ = (T*)(void*)dst;                   \
+    const T* s_ = (const T*)(const void*)src; \
+    for (int64_t i = 0; i < n; i++)           \
+      for (int64_t k = 0; k < g; k++) {       \
+        if (back)                             \
+          d_[i * dn + k] = s_[k * ss + i];    \
+        else                                  \
+          d_[k * dn + i] = s_[i * ss + k];    \
+      }                                       \
+  } while (0)
+  switch (isz) {
+    case 1:
+      TC(uint8_t);
+      break;
+    case 2:
+      TC(uint16_t);
+      break;
+    case 4:
+      TC(uint32_t);
+      break;
+    default:
+      TC(uint64_t);
+  }
+#undef TC
+}
 
 /* Rows [b, e): the other dims unravelled, offsets stepped like an
  * odometer. */
@@ -376,23 +467,61 @@ static void row_chunk(void* ctx, int64_t b, int64_t e) {
     ioff += idx[d] * J->ist[d];
     ooff += idx[d] * J->ost[d];
   }
-  scratch w = {NULL, 0};
+  scratch w = {NULL, 0}, tw = {NULL, 0};
   int64_t osz = J->mode == M_ARGSORT || J->mode == M_ARGPART ? 4 : J->isz;
-  for (int64_t r = b; r < e; r++) {
-    if (!do_row(J, &w, J->in + ioff * J->isz, J->out + ooff * osz)) {
+  int last = J->od - 1;
+  bool tiles = J->in_st != 1 && J->out_st != 1 && last >= 0 &&
+               J->ist[last] == 1 && J->ost[last] == 1 && J->n <= TILE_MAX_N &&
+               !J->parallel_row;
+  /* short contiguous rows, adjacent: many a call */
+  bool shorts = J->n <= SORT_SHORT && J->in_st == 1 && J->out_st == 1 &&
+                last >= 0 && J->ist[last] == J->n && J->ost[last] == J->n;
+  bool arg = J->mode == M_ARGSORT || J->mode == M_ARGPART;
+  for (int64_t r = b; r < e;) {
+    int64_t g = 1;
+    if (shorts) {
+      g = J->oshape[last] - idx[last];
+      g = g < e - r ? g : e - r;
+      J->f->short_rows(J->in + ioff * J->isz, J->out + ooff * osz, g, J->n,
+                       arg);
+    } else if (tiles) {
+      g = J->oshape[last] - idx[last];
+      g = g < e - r ? g : e - r;
+      g = g < TILE ? g : TILE;
+    }
+    bool ok = true;
+    if (shorts) {
+      /* done above */
+    } else if (g > 1) {
+      int64_t n = J->n;
+      char* ti = scratch_get(&tw, (size_t)(g * n * (J->isz + osz)));
+      char* to = ti + g * n * J->isz;
+      ok = ti != NULL;
+      if (ok)
+        tile_copy(ti, n, J->in + ioff * J->isz, J->in_st, g, n, J->isz, false);
+      for (int64_t k = 0; ok && k < g; k++)
+        ok = do_row(J, &w, ti + k * n * J->isz, 1, to + k * n * osz, 1);
+      if (ok) tile_copy(J->out + ooff * osz, J->out_st, to, n, g, n, osz, true);
+    } else {
+      ok = do_row(J, &w, J->in + ioff * J->isz, J->in_st, J->out + ooff * osz,
+                  J->out_st);
+    }
+    if (!ok) {
       atomic_store(&J->failed, 1);
       break;
     }
-    for (int d = J->od - 1; d >= 0; d--) {
-      ioff += J->ist[d];
-      ooff += J->ost[d];
-      if (++idx[d] < J->oshape[d]) break;
-      ioff -= J->oshape[d] * J->ist[d];
-      ooff -= J->oshape[d] * J->ost[d];
-      idx[d] = 0;
-    }
+    for (int64_t s = 0; s < g; s++, r++)
+      for (int d = J->od - 1; d >= 0; d--) {
+        ioff += J->ist[d];
+        ooff += J->ost[d];
+        if (++idx[d] < J->oshape[d]) break;
+        ioff -= J->oshape[d] * J->ist[d];
+        ooff -= J->oshape[d] * J->ost[d];
+        idx[d] = 0;
+      }
   }
   free(w.p);
+  free(tw.p);
 }
 
 static cmx_status run_sort(const cmx_primitive* p, const cmx_array* in,
