@@ -21,7 +21,9 @@
  *     for max/min/logcumsumexp) against a plain sequential scan;
  *   - Sort/ArgSort/Partition/ArgPartition of short rows (sort.c: many rows
  *     a call) and along strided axes (tiles through contiguous buffers)
- *     against a stable sort in NumPy's order.
+ *     against a stable sort in NumPy's order;
+ *   - take along inner axes (indexing.c: strided slices gathered in
+ *     tiles across positions) against plain indexing.
  * The pool has 2 threads here (CMX_NUM_THREADS), so large work splits. */
 #include <stdint.h>
 
@@ -966,6 +968,62 @@ static void test_sort_paths(void) {
   }
 }
 
+/* ---------------- Gather of strided slices ---------------- */
+
+/* take along inner axes gathers slices whose elements are strided in the
+ * source (indexing.c: tiles of 32 slice elements across a batch of
+ * positions): every element size, batches and tiles cut unevenly,
+ * negative indices, and an out-of-bounds index still reported. */
+static void test_gather_strided(void) {
+  const int64_t shapes[][3] = {{37, 45, 3}, {5, 1100, 2}, {3, 7, 70}};
+  const cmx_dtype dts[] = {CMX_FLOAT32, CMX_UINT8, CMX_INT16, CMX_FLOAT64};
+  for (int si = 0; si < 3; si++) {
+    const int64_t* sh = shapes[si];
+    int64_t n = sh[0] * sh[1] * sh[2];
+    float* v = malloc((size_t)n * sizeof(float));
+    for (int64_t i = 0; i < n; i++) v[i] = (float)(i % 251);
+    for (int ax = 1; ax < 3; ax++) {
+      int64_t ni = 1203, ish[1] = {ni};
+      int32_t* ix = malloc((size_t)ni * sizeof(int32_t));
+      for (int64_t i = 0; i < ni; i++) {
+        ix[i] = (int32_t)(rnd32() % (uint32_t)sh[ax]);
+        if (i % 5 == 0) ix[i] -= (int32_t)sh[ax]; /* negative */
+      }
+      cmx_array ia = from(ix, ish, 1, CMX_INT32);
+      for (int di = 0; di < 4; di++) {
+        cmx_array b = from(v, sh, 3, CMX_FLOAT32), x = NULL, r = NULL;
+        OK(cmx_astype(&x, b, dts[di], S));
+        OK(cmx_take(&r, x, ia, &ax, S));
+        double* got = read_f64(r);
+        int64_t bad = 0, o = 0;
+        /* out[i0, j, i2] (ax 1) or out[i0, i1, j] (ax 2) */
+        for (int64_t i0 = 0; i0 < sh[0]; i0++)
+          for (int64_t i1 = 0; i1 < (ax == 1 ? ni : sh[1]); i1++)
+            for (int64_t i2 = 0; i2 < (ax == 2 ? ni : sh[2]); i2++, o++) {
+              int64_t k = ax == 1 ? i1 : i2,
+                      t = ix[k] < 0 ? ix[k] + sh[ax] : ix[k];
+              int64_t src = ax == 1 ? (i0 * sh[1] + t) * sh[2] + i2
+                                    : (i0 * sh[1] + i1) * sh[2] + t;
+              if (got && got[o] != (double)v[src]) bad++;
+            }
+        CHECK_MSG(got && bad == 0, "take shape %d axis %d %s: %lld bad", si, ax,
+                  cmx_dtype_name(dts[di]), (long long)bad);
+        free(got);
+        cmx_array_release_all((cmx_array[]){b, x, r}, 3);
+      }
+      /* an index out of bounds fails the evaluation */
+      ix[ni - 1] = (int32_t)sh[ax];
+      cmx_array ib = from(ix, ish, 1, CMX_INT32),
+                xb = from(v, sh, 3, CMX_FLOAT32), rb = NULL;
+      OK(cmx_take(&rb, xb, ib, &ax, S));
+      FAILS(cmx_array_eval(rb), CMX_ERR_RUNTIME, "out of bounds for axis");
+      cmx_array_release_all((cmx_array[]){ia, ib, xb, rb}, 4);
+      free(ix);
+    }
+    free(v);
+  }
+}
+
 int main(void) {
   setenv("CMX_NUM_THREADS", "2", 1);
   RUN(test_f16_convert);
@@ -977,5 +1035,6 @@ int main(void) {
   RUN(test_argreduce_paths);
   RUN(test_scan_rows);
   RUN(test_sort_paths);
+  RUN(test_gather_strided);
   return test_summary("test_kernel_paths");
 }

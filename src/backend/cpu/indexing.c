@@ -274,6 +274,59 @@ static void gather_slice(const gather_ctx* c, char* dst, const char* src) {
   }
 }
 
+/* Slices whose elements are strided in the source (a[:, idx] gathers
+ * columns): a tile of GS_E slice elements of every position of the batch
+ * is gathered element by element (each source row read once per batch
+ * while its cache lines are hot, where a slice at a time reads one cache
+ * line per element), then written out position by position. */
+#define GS_E 32
+static void gather_strided_slices(const gather_ctx* c, int64_t p0, int64_t n,
+                                  const int64_t* offs, uint64_t* tile) {
+  int nd = c->snd;
+  int64_t inner = c->sshape[nd - 1], ist = c->sst[nd - 1], S = c->S;
+  int64_t isz = (int64_t)c->isz;
+  int64_t so[GS_E], m[CMX_MAX_NDIM] = {0}, off = 0, i = 0;
+  for (int64_t e0 = 0; e0 < S; e0 += GS_E) {
+    int64_t w = S - e0 < GS_E ? S - e0 : GS_E;
+    for (int64_t t = 0; t < w; t++) { /* source offsets of the elements */
+      so[t] = off + i * ist;
+      if (++i == inner) {
+        i = 0;
+        for (int d = nd - 2; d >= 0; d--) {
+          off += c->sst[d];
+          if (++m[d] < c->sshape[d]) break;
+          off -= c->sshape[d] * c->sst[d];
+          m[d] = 0;
+        }
+      }
+    }
+#define GS(T)                                                              \
+  do {                                                                     \
+    T* t_ = (T*)(void*)tile;                                               \
+    const T* s_ = (const T*)(const void*)c->src;                           \
+    for (int64_t t = 0; t < w; t++)                                        \
+      for (int64_t j = 0; j < n; j++) t_[j * w + t] = s_[offs[j] + so[t]]; \
+  } while (0)
+    switch (isz) {
+      case 1:
+        GS(uint8_t);
+        break;
+      case 2:
+        GS(uint16_t);
+        break;
+      case 4:
+        GS(uint32_t);
+        break;
+      default:
+        GS(uint64_t);
+    }
+#undef GS
+    for (int64_t j = 0; j < n; j++)
+      memcpy(c->dst + ((p0 + j) * S + e0) * isz,
+             (const char*)tile + j * w * isz, (size_t)(w * isz));
+  }
+}
+
 #define GATHER_ELEMS(T)                                  \
   do {                                                   \
     T* d_ = (T*)c->dst + p0;                             \
@@ -284,16 +337,22 @@ static void gather_slice(const gather_ctx* c, char* dst, const char* src) {
 static void gather_chunk(void* vc, int64_t b, int64_t e) {
   gather_ctx* c = vc;
   int64_t offs[CMX__IDX_BATCH], v[CMX__IDX_BATCH];
+  /* n x GS_E elements of the strided-slice tile (NULL: slice by slice) */
+  uint64_t* tile = c->S > 1 && c->snd > 0 && c->sst[c->snd - 1] != 1
+                       ? malloc(CMX__IDX_BATCH * GS_E * sizeof(uint64_t))
+                       : NULL;
   for (int64_t p0 = b; p0 < e; p0 += CMX__IDX_BATCH) {
-    if (cmx__idx_bad_seen(&c->bad)) return;
+    if (cmx__idx_bad_seen(&c->bad)) break;
     int64_t n = e - p0 < CMX__IDX_BATCH ? e - p0 : CMX__IDX_BATCH;
     if (c->nidx == 0)
       for (int64_t j = 0; j < n; j++) offs[j] = 0;
     for (int k = 0; k < c->nidx; k++)
       if (!cmx__cpu_index_offsets(c->idx[k], p0, n, c->dim[k], c->ext[k],
                                   c->ast[k], c->axis[k], k == 0, offs, v,
-                                  &c->bad))
+                                  &c->bad)) {
+        free(tile);
         return;
+      }
     if (c->S == 1) {
       switch (c->isz) {
         case 1:
@@ -309,6 +368,8 @@ static void gather_chunk(void* vc, int64_t b, int64_t e) {
           GATHER_ELEMS(uint64_t);
           break;
       }
+    } else if (tile) {
+      gather_strided_slices(c, p0, n, offs, tile);
     } else {
       int64_t step = c->S * (int64_t)c->isz;
       for (int64_t j = 0; j < n; j++)
@@ -316,6 +377,7 @@ static void gather_chunk(void* vc, int64_t b, int64_t e) {
                      c->src + offs[j] * (int64_t)c->isz);
     }
   }
+  free(tile);
 }
 
 /* Gather: out[i..., j...] = a[starts(i) + j]; inputs a, then the index
