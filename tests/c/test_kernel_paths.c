@@ -23,7 +23,9 @@
  *     a call) and along strided axes (tiles through contiguous buffers)
  *     against a stable sort in NumPy's order;
  *   - take along inner axes (indexing.c: strided slices gathered in
- *     tiles across positions) against plain indexing.
+ *     tiles across positions) against plain indexing;
+ *   - transposed convolutions with few output channels (conv_scatter.c:
+ *     the innermost taps at once) against the definition.
  * The pool has 2 threads here (CMX_NUM_THREADS), so large work splits. */
 #include <stdint.h>
 
@@ -1024,6 +1026,65 @@ static void test_gather_strided(void) {
   }
 }
 
+/* ---------------- transposed convolution, few output channels ---------- */
+
+/* The scatter form adds each input row's tap products into the output
+ * row (conv_scatter.c: the taps of the innermost dim at once, one channel
+ * specially): 2-d transposed convolutions with 1 and 3 output channels,
+ * strides, kernel dilation and padding, against the definition
+ * out[n, i*s + k*d - p, o] += x[n, i, c] * w[o, k, c] in double. */
+static void test_conv_transpose_few_channels(void) {
+  const int cfg[][4] = {/* stride, padding, dilation, C_out */
+                        {1, 0, 1, 1},
+                        {2, 1, 1, 1},
+                        {1, 2, 2, 1},
+                        {1, 0, 1, 3},
+                        {2, 0, 2, 3}};
+  for (int t = 0; t < 5; t++) {
+    int st = cfg[t][0], pd = cfg[t][1], dl = cfg[t][2];
+    int64_t N = 3, H = 6, W = 7, C = 4, O = cfg[t][3], K = 5;
+    int64_t xs[4] = {N, H, W, C}, ws[4] = {O, K, K, C};
+    int64_t OH = (H - 1) * st - 2 * pd + dl * (K - 1) + 1;
+    int64_t OW = (W - 1) * st - 2 * pd + dl * (K - 1) + 1;
+    float* xv = malloc((size_t)(N * H * W * C) * sizeof(float));
+    float* wv = malloc((size_t)(O * K * K * C) * sizeof(float));
+    for (int64_t i = 0; i < N * H * W * C; i++)
+      xv[i] = (float)(int32_t)rnd32() / 2147483648.0f;
+    for (int64_t i = 0; i < O * K * K * C; i++)
+      wv[i] = (float)(int32_t)rnd32() / 2147483648.0f;
+    cmx_array x = from(xv, xs, 4, CMX_FLOAT32),
+              w = from(wv, ws, 4, CMX_FLOAT32);
+    cmx_array r = NULL;
+    OK(cmx_conv_transpose2d(&r, x, w, st, st, pd, pd, dl, dl, 0, 0, 1, S));
+    double* want = calloc((size_t)(N * OH * OW * O), sizeof(double));
+    for (int64_t n = 0; n < N; n++)
+      for (int64_t i = 0; i < H; i++)
+        for (int64_t j = 0; j < W; j++)
+          for (int64_t ki = 0; ki < K; ki++)
+            for (int64_t kj = 0; kj < K; kj++) {
+              int64_t oi = i * st + ki * dl - pd, oj = j * st + kj * dl - pd;
+              if (oi < 0 || oi >= OH || oj < 0 || oj >= OW) continue;
+              for (int64_t o = 0; o < O; o++)
+                for (int64_t c = 0; c < C; c++)
+                  want[((n * OH + oi) * OW + oj) * O + o] +=
+                      (double)xv[((n * H + i) * W + j) * C + c] *
+                      wv[((o * K + ki) * K + kj) * C + c];
+            }
+    double* got = r ? read_f64(r) : NULL;
+    int64_t bad = 0;
+    CHECK(r && cmx_array_size(r) == N * OH * OW * O);
+    for (int64_t i = 0; got && i < N * OH * OW * O; i++)
+      if (fabs(got[i] - want[i]) > 1e-5 * (1 + fabs(want[i]))) bad++;
+    CHECK_MSG(got && bad == 0, "conv_transpose case %d: %lld bad", t,
+              (long long)bad);
+    free(got);
+    free(want);
+    free(xv);
+    free(wv);
+    cmx_array_release_all((cmx_array[]){x, w, r}, 3);
+  }
+}
+
 int main(void) {
   setenv("CMX_NUM_THREADS", "2", 1);
   RUN(test_f16_convert);
@@ -1036,5 +1097,6 @@ int main(void) {
   RUN(test_scan_rows);
   RUN(test_sort_paths);
   RUN(test_gather_strided);
+  RUN(test_conv_transpose_few_channels);
   return test_summary("test_kernel_paths");
 }

@@ -49,23 +49,37 @@ typedef struct {
   char* y;
   int64_t mi;  /* input rows per tile */
   int64_t* om; /* per dim d (3, padded): om[d][i * K_d + k] = o or -1 */
+  /* innermost dim: per input i, the taps [ka, kb) that land (an interval:
+   * o falls by the kernel dilation kd2 per tap) and the first one's o */
+  int64_t *ka, *kb, *oa, kd2;
   int64_t in[3], out[3], k[3];
   _Atomic int64_t next;
   _Atomic int failed;
 } sc_plan;
 
-/* y_n[o] += p[0 .. O) for one (row, tap) pair. */
-static void add_row(int kind, char* yo, const char* p, int64_t O) {
-  if (kind == CMX__CV_F64) {
-    double* a = (double*)yo;
-    const double* b = (const double*)p;
-    for (int64_t c = 0; c < O; c++) a[c] += b[c];
-  } else {
-    float* a = (float*)yo;
-    const float* b = (const float*)p;
-    for (int64_t c = 0; c < O; c++) a[c] += b[c];
-  }
+/* Adds the products of the innermost dim's taps [ka, kb) of one input row
+ * into the output row: y[o - (k - ka) * kd2][c] += p[k][c], k ascending
+ * (the order the outputs have always accumulated in). One call per row and
+ * outer tap rather than per tap: with few output channels the call and
+ * the lookups cost more than the additions. */
+#define ADD_TAPS(T)                                              \
+  do {                                                           \
+    T* a = (T*)(void*)yo;                                        \
+    const T* b = (const T*)(const void*)p;                       \
+    if (O == 1) /* one channel: the taps alone */                \
+      for (int64_t k = 0; k < kb - ka; k++) a[-k * kd2] += b[k]; \
+    else                                                         \
+      for (int64_t k = ka; k < kb; k++, a -= kd2 * O, b += O)    \
+        for (int64_t c = 0; c < O; c++) a[c] += b[c];            \
+  } while (0)
+static void add_taps(int kind, char* yo, const char* p, int64_t ka, int64_t kb,
+                     int64_t kd2, int64_t O) {
+  if (kind == CMX__CV_F64)
+    ADD_TAPS(double);
+  else
+    ADD_TAPS(float);
 }
+#undef ADD_TAPS
 
 /* Pool task: takes images until none is left. */
 static void sc_task(void* ctx, int64_t b, int64_t e) {
@@ -80,8 +94,7 @@ static void sc_task(void* ctx, int64_t b, int64_t e) {
     atomic_store(&g->failed, 1);
     return;
   }
-  const int64_t *om0 = g->om, *om1 = om0 + g->in[0] * g->k[0],
-                *om2 = om1 + g->in[1] * g->k[1];
+  const int64_t *om0 = g->om, *om1 = om0 + g->in[0] * g->k[0];
   for (;;) {
     int64_t n = atomic_fetch_add(&g->next, 1);
     if (n >= j->N) break;
@@ -110,12 +123,10 @@ static void sc_task(void* ctx, int64_t b, int64_t e) {
             if (o1 < 0) continue;
             int64_t orow = (o0 * g->out[1] + o1) * g->out[2];
             int64_t t = (k0 * g->k[1] + k1) * g->k[2];
-            for (int64_t k2 = 0; k2 < g->k[2]; k2++) {
-              int64_t o2 = om2[i2 * g->k[2] + k2];
-              if (o2 < 0) continue;
-              add_row(j->kind, yn + (orow + o2) * O * csz,
-                      pr + (t + k2) * O * csz, O);
-            }
+            int64_t ka = g->ka[i2], kb = g->kb[i2];
+            if (ka < kb)
+              add_taps(j->kind, yn + (orow + g->oa[i2]) * O * csz,
+                       pr + (t + ka) * O * csz, ka, kb, g->kd2, O);
           }
         }
       }
@@ -144,7 +155,7 @@ cmx_status cmx__conv_run_scatter(const cmx__conv_job* j, const char* W,
   }
   const int64_t TO = j->taps * j->O, csz = j->csz;
   int64_t nom = g.in[0] * g.k[0] + g.in[1] * g.k[1] + g.in[2] * g.k[2];
-  g.om = malloc((size_t)nom * sizeof(int64_t));
+  g.om = malloc((size_t)(nom + 3 * g.in[2]) * sizeof(int64_t));
   char* Wk = malloc((size_t)(TO * j->C * csz));
   if (!g.om || !Wk) {
     free(g.om);
@@ -157,6 +168,19 @@ cmx_status cmx__conv_run_scatter(const cmx__conv_job* j, const char* W,
         int64_t o = i * id[d] + lo[d] - k * kd[d];
         g.om[at] = o >= 0 && o < g.out[d] ? o : -1;
       }
+  g.ka = g.om + nom;
+  g.kb = g.ka + g.in[2];
+  g.oa = g.kb + g.in[2];
+  g.kd2 = kd[2];
+  for (int64_t i = 0; i < g.in[2]; i++) {
+    const int64_t* om2 = g.om + nom - g.in[2] * g.k[2] + i * g.k[2];
+    int64_t ka = 0, kb;
+    while (ka < g.k[2] && om2[ka] < 0) ka++;
+    for (kb = ka; kb < g.k[2] && om2[kb] >= 0;) kb++;
+    g.ka[i] = ka;
+    g.kb[i] = kb;
+    g.oa[i] = ka < kb ? om2[ka] : 0;
+  }
   for (int64_t o = 0; o < j->O; o++) /* (O, taps, C) -> (taps, O, C) */
     for (int64_t t = 0; t < j->taps; t++)
       memcpy(Wk + (t * j->O + o) * j->C * csz,
