@@ -897,7 +897,8 @@ static void test_sort_paths(void) {
       {{333, 16}, 2, {0, 1}, 1},       {{3, 501, 5}, 3, {0, 1, 2}, 2},
       {{40, 37, 20}, 3, {0, 1, 2}, 0}, {{2, 300, 4}, 3, {0, 1, 2}, 1},
       {{64, 8, 33}, 3, {0, 1, 2}, 0},  {{5, 40, 17}, 3, {2, 0, 1}, 1}};
-  const cmx_dtype dts[] = {CMX_FLOAT32, CMX_INT32, CMX_FLOAT64, CMX_FLOAT16};
+  const cmx_dtype dts[] = {CMX_FLOAT32, CMX_INT32, CMX_FLOAT64, CMX_FLOAT16,
+                           CMX_UINT8};
   for (size_t ci = 0; ci < sizeof cases / sizeof cases[0]; ci++) {
     const arg_case* c = &cases[ci];
     int64_t n = 1, sh[3] = {1, 1, 1};

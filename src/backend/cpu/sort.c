@@ -494,8 +494,9 @@ static void row_chunk(void* ctx, int64_t b, int64_t e) {
       /* done above */
     } else if (g > 1) {
       int64_t n = J->n;
-      char* ti = scratch_get(&tw, (size_t)(g * n * (J->isz + osz)));
-      char* to = ti + g * n * J->isz;
+      int64_t tib = (g * n * J->isz + 7) / 8 * 8; /* outputs 8-aligned */
+      char* ti = scratch_get(&tw, (size_t)(tib + g * n * osz));
+      char* to = ti + tib;
       ok = ti != NULL;
       if (ok)
         tile_copy(ti, n, J->in + ioff * J->isz, J->in_st, g, n, J->isz, false);
