@@ -92,6 +92,36 @@ static void check_permuted(int64_t A, int64_t B, int64_t C) {
   free(v);
 }
 
+/* The (2, 1, 0) permutation copied: out[k][j][i] = a[i][j][k] (the outer
+ * dim closest to the inner one in memory moves next to it). */
+static void check_reversed(int64_t A, int64_t B, int64_t C) {
+  int64_t n = A * B * C, sh[3] = {A, B, C};
+  float* v = malloc((size_t)n * sizeof *v);
+  for (int64_t i = 0; i < n; i++) v[i] = (float)i;
+  cmx_array a = NULL, t = NULL, o = NULL;
+  OK(cmx_array_from_data(&a, v, sh, 3, CMX_FLOAT32));
+  int perm[3] = {2, 1, 0};
+  OK(cmx_transpose(&t, a, perm, 3, S));
+  OK(cmx_contiguous(&o, t, false, S));
+  cmx_array neg = NULL;
+  OK(cmx_negative(&neg, t, S));
+  const float *p = NULL, *q = NULL;
+  OK(cmx_array_data(o, (const void**)&p));
+  OK(cmx_array_data(neg, (const void**)&q));
+  int64_t bad = 0;
+  for (int64_t k = 0; p && q && k < C; k++)
+    for (int64_t j = 0; j < B; j++)
+      for (int64_t i = 0; i < A; i++) {
+        float want = v[(i * B + j) * C + k];
+        bad += p[(k * B + j) * A + i] != want;
+        bad += q[(k * B + j) * A + i] != -want;
+      }
+  CHECK_MSG(p && q && bad == 0, "reversed (%lld, %lld, %lld): %lld wrong",
+            (long long)A, (long long)B, (long long)C, (long long)bad);
+  cmx_array_release_all((cmx_array[]){a, t, o, neg}, 4);
+  free(v);
+}
+
 static void test_tiles(void) {
   /* Ragged against the 16 x 256 tiles, below and above the thresholds. */
   int64_t shapes[][2] = {{100, 4096}, {17, 300},    {15, 1000},
@@ -103,6 +133,8 @@ static void test_tiles(void) {
   }
   check_permuted(33, 7, 300);
   check_permuted(5, 64, 130);
+  check_reversed(40, 30, 50);
+  check_reversed(3, 200, 129);
 }
 
 int main(void) {

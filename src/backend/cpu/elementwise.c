@@ -1,4 +1,6 @@
 /* The elementwise driver: layout collapse and parallel row iteration. */
+#include <stdlib.h>
+
 #include "backend/cpu/cpu.h"
 
 #define MAX_ARRAYS 8
@@ -147,6 +149,33 @@ static void run_tiles(void* ctx, int64_t ub, int64_t ue) {
   }
 }
 
+/* Elementwise results do not depend on the order the outer dims are
+ * walked in, so for an array that walks the inner dim with a large stride
+ * (a transposed operand) the outer dim where its elements lie closest is
+ * moved next to the inner one: the tiled walk then reuses its cache lines
+ * (a (2, 1, 0) permutation copy otherwise missed on every element). */
+static void closest_dim_inward(ew_plan* p) {
+  int outer = p->ndim - 1;
+  if (outer < 2) return;
+  for (int k = 0; k < p->narr; k++) {
+    int64_t si = llabs(p->strides[k][outer]);
+    if (si < TILE_MIN_STRIDE) continue;
+    int best = outer - 1;
+    for (int d = 0; d < outer - 1; d++)
+      if (llabs(p->strides[k][d]) < llabs(p->strides[k][best])) best = d;
+    if (best == outer - 1 || llabs(p->strides[k][best]) >= si) return;
+    int64_t t = p->shape[best];
+    p->shape[best] = p->shape[outer - 1];
+    p->shape[outer - 1] = t;
+    for (int a = 0; a < p->narr; a++) {
+      t = p->strides[a][best];
+      p->strides[a][best] = p->strides[a][outer - 1];
+      p->strides[a][outer - 1] = t;
+    }
+    return;
+  }
+}
+
 /* True when some array walks the inner dim with a large stride while the
  * next dim out is close together for it (a transposed operand). */
 static bool wants_tiles(const ew_plan* p) {
@@ -188,6 +217,7 @@ void cmx__cpu_ew_run(cmx_array out, const cmx_array* ins, int nin,
   for (int d = 0; d < outer; d++) rows *= p.shape[d];
   int64_t inner = p.shape[outer];
   int64_t grain = inner >= GRAIN ? 1 : GRAIN / inner;
+  closest_dim_inward(&p);
   if (rows >= TILE_ROWS && wants_tiles(&p)) {
     int64_t gw = (int64_t)GROUP_TILES * TILE_COLS;
     int64_t units =
