@@ -3,7 +3,9 @@
  * permuted, flipped, sliced views) at sizes that take the tiles, with
  * ragged edges, checked element by element against plain C. */
 #include <stdlib.h>
+#include <string.h>
 
+#include "backend/cpu/transpose_block.h"
 #include "cmx/cmx.h"
 #include "test.h"
 
@@ -137,7 +139,94 @@ static void test_tiles(void) {
   check_reversed(3, 200, 129);
 }
 
+/* cmx__transpose_block against a plain loop for every item size, with
+ * ragged edges, power-of-two and odd strides (the staged and direct
+ * paths), and a negative source stride. Bytes of the destination outside
+ * the block must stay untouched. */
+static void check_block(int64_t rows, int64_t cols, int64_t dld, int64_t sld,
+                        int64_t isz, bool neg_src) {
+  int64_t ns = cols * llabs(sld) + rows + 8, nd = rows * dld + 8;
+  unsigned char* src = malloc((size_t)(ns * isz));
+  unsigned char* dst = malloc((size_t)(nd * isz));
+  unsigned char* want = malloc((size_t)(nd * isz));
+  for (int64_t i = 0; i < ns * isz; i++) src[i] = (unsigned char)(i * 7 + 3);
+  memset(dst, 0xab, (size_t)(nd * isz));
+  memset(want, 0xab, (size_t)(nd * isz));
+  /* element (j, i) of the source at s0 + (j * sld + i) * isz */
+  const unsigned char* s0 = neg_src ? src + (cols - 1) * -sld * isz : src;
+  for (int64_t i = 0; i < rows; i++)
+    for (int64_t j = 0; j < cols; j++)
+      memcpy(want + (i * dld + j) * isz, s0 + (j * sld + i) * isz, (size_t)isz);
+  cmx__transpose_block((char*)dst, dld, (const char*)s0, sld, rows, cols, isz);
+  CHECK_MSG(memcmp(dst, want, (size_t)(nd * isz)) == 0,
+            "transpose_block %lldx%lld dld %lld sld %lld isz %lld differs",
+            (long long)rows, (long long)cols, (long long)dld, (long long)sld,
+            (long long)isz);
+  free(src);
+  free(dst);
+  free(want);
+}
+
+static void test_transpose_block(void) {
+  int64_t dims[][2] = {{8, 8}, {16, 64}, {100, 37}, {3, 5}, {33, 130}, {1, 9}};
+  int64_t sizes[] = {1, 2, 4, 8};
+  for (size_t d = 0; d < sizeof dims / sizeof *dims; d++)
+    for (size_t z = 0; z < 4; z++) {
+      int64_t r = dims[d][0], c = dims[d][1], isz = sizes[z];
+      check_block(r, c, c, r, isz, false); /* packed */
+      check_block(r, c, 1024 / isz + c, r + 3, isz, false);
+      check_block(r, c, 512 * (c / 512 + 1), 1024, isz, false); /* pow2 */
+      check_block(r, c, c + 5, -(r + 2), isz, true); /* negative source */
+    }
+}
+
+/* Transposed operands of every item size through the gathered tiles:
+ * out = a.T + a.T (two gathered inputs) for int8, float16, float32,
+ * float64 and complex64, checked element by element. */
+static void check_dtype_transposed(cmx_dtype dt, int64_t r, int64_t c) {
+  int64_t n = r * c, sh[2] = {c, r};
+  double* v = malloc((size_t)n * sizeof *v);
+  for (int64_t i = 0; i < n; i++) v[i] = (double)(i % 50);
+  cmx_array a = NULL, a32 = NULL, at = NULL, o = NULL, of = NULL;
+  cmx_array ct = NULL, cf = NULL; /* the transposing copy (shape_copy.c) */
+  OK(cmx_array_from_data(&a, v, sh, 2, CMX_FLOAT64));
+  OK(cmx_astype(&a32, a, dt, S));
+  OK(cmx_transpose(&at, a32, NULL, 0, S)); /* (r, c), inner stride r */
+  OK(cmx_add(&o, at, at, S));
+  OK(cmx_astype(&of, o, CMX_FLOAT64, S));
+  OK(cmx_contiguous(&ct, at, false, S));
+  OK(cmx_astype(&cf, ct, CMX_FLOAT64, S));
+  const double *p = NULL, *q = NULL;
+  OK(cmx_array_data(of, (const void**)&p));
+  OK(cmx_array_data(cf, (const void**)&q));
+  int64_t bad = 0;
+  for (int64_t i = 0; p && q && i < r; i++)
+    for (int64_t j = 0; j < c; j++) {
+      double want = 2 * v[j * r + i];
+      bad += p[i * c + j] != want;
+      bad += q[i * c + j] != v[j * r + i];
+    }
+  CHECK_MSG(p && q && bad == 0,
+            "a.T + a.T / contiguous(a.T) dtype %d (%lld, %lld): %lld wrong",
+            (int)dt, (long long)r, (long long)c, (long long)bad);
+  cmx_array_release_all((cmx_array[]){a, a32, at, o, of, ct, cf}, 7);
+  free(v);
+}
+
+static void test_tile_dtypes(void) {
+  cmx_dtype dts[] = {CMX_INT8, CMX_FLOAT16, CMX_FLOAT32, CMX_FLOAT64,
+                     CMX_COMPLEX64};
+  for (size_t i = 0; i < sizeof dts / sizeof *dts; i++) {
+    check_dtype_transposed(dts[i], 100, 4096);
+    check_dtype_transposed(dts[i], 37, 1030);
+    check_dtype_transposed(dts[i], 512, 64);
+    check_dtype_transposed(dts[i], 33, 33);
+  }
+}
+
 int main(void) {
   RUN(test_tiles);
+  RUN(test_transpose_block);
+  RUN(test_tile_dtypes);
   return test_summary("test_ew_tiles");
 }

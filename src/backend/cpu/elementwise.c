@@ -2,6 +2,7 @@
 #include <stdlib.h>
 
 #include "backend/cpu/cpu.h"
+#include "backend/cpu/transpose_block.h"
 
 #define MAX_ARRAYS 8
 #define GRAIN (1 << 15) /* elements per chunk worth a thread */
@@ -116,7 +117,64 @@ static void run_rows(void* ctx, int64_t b, int64_t e) {
  * (100 rows of 4096 give 7 row blocks but 28 units). */
 #define GROUP_TILES 4
 
-/* Units [ub, ue) of the tiled walk: ngroups column groups per row block. */
+/* Inputs of a tile gathered into contiguous scratch at most: the
+ * transposed operands (two covers a + b.T style and b.T + c.T). */
+#define MAX_GATHER 2
+/* Row stride of the gather scratch, in elements: not a power of two, so
+ * its rows do not share cache sets. */
+#define SCRATCH_LD (TILE_COLS + 16)
+
+/* Copies the nr x w tile of an array whose rows start at rp[i] (plus col
+ * elements of stride st) into buf rows of SCRATCH_LD elements of isz bytes.
+ * The row pointers of a transposed operand lie close together, so the
+ * inner loop over rows reads nearby elements and the stores stay in L1. */
+static void gather_tile(char* buf, char* const* rp, int nr, int64_t col,
+                        int64_t w, int64_t st, int64_t isz) {
+  bool adjacent = true; /* rows one element apart: a plain transpose */
+  for (int i = 1; i < nr && adjacent; i++) adjacent = rp[i] == rp[0] + i * isz;
+  if (adjacent) {
+    cmx__transpose_block(buf, SCRATCH_LD, rp[0] + col * st * isz, st, nr, w,
+                         isz);
+    return;
+  }
+#define GATHER_AS(T)                                           \
+  do {                                                         \
+    T* b = (T*)(void*)buf;                                     \
+    for (int64_t j = 0; j < w; j++) {                          \
+      int64_t off = (col + j) * st;                            \
+      for (int i = 0; i < nr; i++)                             \
+        b[i * SCRATCH_LD + j] = ((const T*)(void*)rp[i])[off]; \
+    }                                                          \
+  } while (0)
+  switch (isz) {
+    case 1:
+      GATHER_AS(uint8_t);
+      break;
+    case 2:
+      GATHER_AS(uint16_t);
+      break;
+    case 4:
+      GATHER_AS(uint32_t);
+      break;
+    default:
+      GATHER_AS(uint64_t);
+      break;
+  }
+#undef GATHER_AS
+}
+
+/* The inputs (never the output) a tile walk gathers: those walking the
+ * inner dim with a large stride. Returns their count, indices in which. */
+static int gathered_inputs(const ew_plan* p, const int64_t* st, int* which) {
+  int n = 0;
+  for (int k = 1; k < p->narr && n < MAX_GATHER; k++)
+    if (llabs(st[k]) >= TILE_MIN_STRIDE && p->isz[k] <= 8) which[n++] = k;
+  return n;
+}
+
+/* Units [ub, ue) of the tiled walk: ngroups column groups per row block.
+ * Transposed inputs are first gathered tile by tile into contiguous
+ * scratch, so the row function sees unit strides (and vectorises). */
 static void run_tiles(void* ctx, int64_t ub, int64_t ue) {
   const ew_plan* p = ctx;
   int64_t inner = p->shape[p->ndim - 1], rows = 1;
@@ -124,8 +182,14 @@ static void run_tiles(void* ctx, int64_t ub, int64_t ue) {
   const int64_t gw = (int64_t)GROUP_TILES * TILE_COLS;
   const int64_t ngroups = (inner + gw - 1) / gw;
   char* rp[TILE_ROWS][MAX_ARRAYS];
+  char* gp[TILE_ROWS]; /* one gathered array's row pointers */
+  /* scratch: TILE_ROWS x TILE_COLS elements of at most 8 bytes for each
+   * gathered input (heap, not stack or TLS: 34 KiB each) */
+  uint64_t(*scratch)[TILE_ROWS * SCRATCH_LD] = NULL;
   row_cursor c;
   int64_t cur_block = -1;
+  int which[MAX_GATHER], ng = 0;
+  int64_t st1[MAX_ARRAYS];
   for (int64_t u = ub; u < ue; u++) {
     int64_t blk = u / ngroups, c0 = (u % ngroups) * gw;
     int64_t r0 = blk * TILE_ROWS;
@@ -134,19 +198,35 @@ static void run_tiles(void* ctx, int64_t ub, int64_t ue) {
       cursor_at(p, &c, r0);
       for (int i = 0; i < nr; i++, cursor_next(p, &c))
         memcpy(rp[i], c.ptrs, (size_t)p->narr * sizeof(char*));
+      if (cur_block < 0) {
+        ng = gathered_inputs(p, c.st, which);
+        memcpy(st1, c.st, (size_t)p->narr * sizeof(int64_t));
+        for (int g = 0; g < ng; g++) st1[which[g]] = 1;
+        if (ng && !(scratch = malloc(sizeof(*scratch) * (size_t)ng)))
+          ng = 0; /* no memory: walk the strided operands in place */
+      }
       cur_block = blk;
     }
     int64_t c1 = c0 + gw < inner ? c0 + gw : inner;
     for (int64_t col = c0; col < c1; col += TILE_COLS) {
       int64_t w = c1 - col < TILE_COLS ? c1 - col : TILE_COLS;
+      for (int g = 0; g < ng; g++) {
+        int k = which[g];
+        for (int i = 0; i < nr; i++) gp[i] = rp[i][k];
+        gather_tile((char*)scratch[g], gp, nr, col, w, c.st[k], p->isz[k]);
+      }
       for (int i = 0; i < nr; i++) {
         char* q[MAX_ARRAYS];
         for (int k = 0; k < p->narr; k++)
           q[k] = rp[i][k] + col * c.st[k] * p->isz[k];
-        p->fn(q, c.st, w, p->ctx);
+        for (int g = 0; g < ng; g++)
+          q[which[g]] =
+              (char*)scratch[g] + (int64_t)i * SCRATCH_LD * p->isz[which[g]];
+        p->fn(q, ng ? st1 : c.st, w, p->ctx);
       }
     }
   }
+  free(scratch);
 }
 
 /* Elementwise results do not depend on the order the outer dims are

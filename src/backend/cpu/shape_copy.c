@@ -9,6 +9,8 @@
 
 #include <string.h>
 
+#include "backend/cpu/transpose_block.h"
+
 #define GRAIN (1 << 15) /* elements per chunk worth a thread */
 
 typedef struct {
@@ -153,6 +155,35 @@ static void run_tiles(void* ctx, int64_t b, int64_t e) {
   }
 }
 
+/* Plain transposes (the source's rows one element apart, the
+ * destination's inner dim contiguous): blocks of TR_ROWS x TR_COLS moved
+ * by cmx__transpose_block. Items are (outer index, row block, column
+ * block), so even a matrix of few rows splits over the threads. */
+#define TR_ROWS 32
+#define TR_COLS 512
+static void run_transpose(void* ctx, int64_t b, int64_t e) {
+  const copy_plan* p = ctx;
+  int nd = p->ndim;
+  int64_t isz = (int64_t)p->isz;
+  int64_t R = p->shape[nd - 2], C = p->shape[nd - 1];
+  int64_t rt = (R + TR_ROWS - 1) / TR_ROWS, ct = (C + TR_COLS - 1) / TR_COLS;
+  int64_t dr = p->dst_st[nd - 2], sc = p->src_st[nd - 1];
+  for (int64_t it = b; it < e; it++) {
+    int64_t rem = it / (rt * ct), doff = 0, soff = 0;
+    for (int d = nd - 3; d >= 0; d--) {
+      int64_t i = rem % p->shape[d];
+      rem /= p->shape[d];
+      doff += i * p->dst_st[d];
+      soff += i * p->src_st[d];
+    }
+    int64_t r0 = (it / ct % rt) * TR_ROWS, c0 = it % ct * TR_COLS;
+    int64_t nr = R - r0 < TR_ROWS ? R - r0 : TR_ROWS;
+    int64_t nc = C - c0 < TR_COLS ? C - c0 : TR_COLS;
+    cmx__transpose_block(p->dst + (doff + r0 * dr + c0) * isz, dr,
+                         p->src + (soff + r0 + c0 * sc) * isz, sc, nr, nc, isz);
+  }
+}
+
 void cmx__cpu_strided_copy(char* dst, const int64_t* dst_strides,
                            const char* src, const int64_t* src_strides,
                            const int64_t* shape, int ndim, size_t isz) {
@@ -177,6 +208,16 @@ void cmx__cpu_strided_copy(char* dst, const int64_t* dst_strides,
   for (int d = 0; d < outer; d++) rows *= p.shape[d];
   int64_t inner = p.shape[outer];
   int64_t sc = p.src_st[outer], sr = p.src_st[outer - 1];
+  if (sr == 1 && p.dst_st[outer] == 1 && (sc > TILE || sc < -TILE) &&
+      inner >= TILE && p.shape[outer - 1] >= TILE) {
+    int64_t R = p.shape[outer - 1];
+    int64_t items = rows / R * ((R + TR_ROWS - 1) / TR_ROWS) *
+                    ((inner + TR_COLS - 1) / TR_COLS);
+    int64_t per =
+        (R < TR_ROWS ? R : TR_ROWS) * (inner < TR_COLS ? inner : TR_COLS);
+    cmx__parallel_for(items, per >= GRAIN ? 1 : GRAIN / per, run_transpose, &p);
+    return;
+  }
   if ((sr == 1 || sr == -1) && (sc > TILE || sc < -TILE) && inner >= TILE &&
       p.shape[outer - 1] >= TILE) {
     int64_t items =
