@@ -137,6 +137,14 @@ if [ "${CMX_GPU_CHECK_CARRIED_BLAS:-0}" = 1 ] || ! have_system_blas; then
     export LD_LIBRARY_PATH=/tmp/cmx-blas/lib${LD_LIBRARY_PATH:+:$LD_LIBRARY_PATH}
     echo "blas: using the carried OpenBLAS in /tmp/cmx-blas" |
       tee -a "$LOGS/env.log"
+    # OpenBLAS 0.3.21 (Debian 12's) does not know newer Xeons and falls back
+    # to its SSE3 "Prescott" kernels there (sgemm 4x slower); name the core.
+    if [ -z "${OPENBLAS_CORETYPE:-}" ]; then
+      if grep -qw avx512f /proc/cpuinfo; then export OPENBLAS_CORETYPE=SkylakeX
+      elif grep -qw avx2 /proc/cpuinfo; then export OPENBLAS_CORETYPE=Haswell
+      fi
+      echo "blas: OPENBLAS_CORETYPE=${OPENBLAS_CORETYPE:-auto}" | tee -a "$LOGS/env.log"
+    fi
   else
     echo "blas: NO OpenBLAS here and no .carry/blas.tar.gz: run" \
          "scripts/gpu-carry-blas.sh on the dev machine and carry .carry." \
