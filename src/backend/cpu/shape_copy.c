@@ -124,6 +124,19 @@ static void run_rows(void* ctx, int64_t b, int64_t e) {
   }
 }
 
+/* The element offsets in dst and src of outer index `o` over the dims
+ * before the last two. */
+static void outer_offsets(const copy_plan* p, int64_t o, int64_t* doff,
+                          int64_t* soff) {
+  *doff = *soff = 0;
+  for (int d = p->ndim - 3; d >= 0; d--) {
+    int64_t i = o % p->shape[d];
+    o /= p->shape[d];
+    *doff += i * p->dst_st[d];
+    *soff += i * p->src_st[d];
+  }
+}
+
 /* Transposed pairs: the source walks the last dim with a long stride and
  * the one before it contiguously. Copy square tiles so the source lines a
  * tile touches stay in cache while the tile is written. Items are (outer
@@ -138,13 +151,8 @@ static void run_tiles(void* ctx, int64_t b, int64_t e) {
   int64_t dr = p->dst_st[nd - 2], dc = p->dst_st[nd - 1];
   int64_t sr = p->src_st[nd - 2], sc = p->src_st[nd - 1];
   for (int64_t it = b; it < e; it++) {
-    int64_t rem = it / rt, doff = 0, soff = 0;
-    for (int d = nd - 3; d >= 0; d--) {
-      int64_t i = rem % p->shape[d];
-      rem /= p->shape[d];
-      doff += i * p->dst_st[d];
-      soff += i * p->src_st[d];
-    }
+    int64_t doff, soff;
+    outer_offsets(p, it / rt, &doff, &soff);
     int64_t r0 = (it % rt) * TILE, r1 = r0 + TILE < R ? r0 + TILE : R;
     for (int64_t c0 = 0; c0 < C; c0 += TILE) {
       int64_t n = c0 + TILE < C ? TILE : C - c0;
@@ -169,13 +177,8 @@ static void run_transpose(void* ctx, int64_t b, int64_t e) {
   int64_t rt = (R + TR_ROWS - 1) / TR_ROWS, ct = (C + TR_COLS - 1) / TR_COLS;
   int64_t dr = p->dst_st[nd - 2], sc = p->src_st[nd - 1];
   for (int64_t it = b; it < e; it++) {
-    int64_t rem = it / (rt * ct), doff = 0, soff = 0;
-    for (int d = nd - 3; d >= 0; d--) {
-      int64_t i = rem % p->shape[d];
-      rem /= p->shape[d];
-      doff += i * p->dst_st[d];
-      soff += i * p->src_st[d];
-    }
+    int64_t doff, soff;
+    outer_offsets(p, it / (rt * ct), &doff, &soff);
     int64_t r0 = (it / ct % rt) * TR_ROWS, c0 = it % ct * TR_COLS;
     int64_t nr = R - r0 < TR_ROWS ? R - r0 : TR_ROWS;
     int64_t nc = C - c0 < TR_COLS ? C - c0 : TR_COLS;
