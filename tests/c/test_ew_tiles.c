@@ -213,6 +213,44 @@ static void check_dtype_transposed(cmx_dtype dt, int64_t r, int64_t c) {
   free(v);
 }
 
+/* contiguous() of a 4-d permutation (the strided copy's tile paths and
+ * its dim reordering) for 1-, 4- and 8-byte items, against indices. */
+static void check_perm_copy(const int64_t* sh, const int* perm, cmx_dtype dt) {
+  int64_t n = sh[0] * sh[1] * sh[2] * sh[3];
+  double* v = malloc((size_t)n * sizeof *v);
+  for (int64_t i = 0; i < n; i++) v[i] = (double)(i % 97);
+  cmx_array a = NULL, ad = NULL, t = NULL, c = NULL, cf = NULL;
+  OK(cmx_array_from_data(&a, v, sh, 4, CMX_FLOAT64));
+  OK(cmx_astype(&ad, a, dt, S));
+  OK(cmx_transpose(&t, ad, perm, 4, S));
+  OK(cmx_contiguous(&c, t, false, S));
+  OK(cmx_astype(&cf, c, CMX_FLOAT64, S));
+  const double* p = NULL;
+  OK(cmx_array_data(cf, (const void**)&p));
+  int64_t st[4] = {sh[1] * sh[2] * sh[3], sh[2] * sh[3], sh[3], 1}, bad = 0;
+  int64_t o[4] = {sh[perm[0]], sh[perm[1]], sh[perm[2]], sh[perm[3]]};
+  int64_t k = 0;
+  for (int64_t i0 = 0; p && i0 < o[0]; i0++)
+    for (int64_t i1 = 0; i1 < o[1]; i1++)
+      for (int64_t i2 = 0; i2 < o[2]; i2++)
+        for (int64_t i3 = 0; i3 < o[3]; i3++, k++)
+          bad += p[k] != v[i0 * st[perm[0]] + i1 * st[perm[1]] +
+                           i2 * st[perm[2]] + i3 * st[perm[3]]];
+  CHECK_MSG(p && bad == 0, "contiguous perm (%d,%d,%d,%d) dtype %d: %lld wrong",
+            perm[0], perm[1], perm[2], perm[3], (int)dt, (long long)bad);
+  cmx_array_release_all((cmx_array[]){a, ad, t, c, cf}, 5);
+  free(v);
+}
+
+static void test_perm_copies(void) {
+  int64_t sh[4] = {6, 40, 33, 48};
+  int perms[][4] = {{3, 1, 2, 0}, {2, 1, 0, 3}, {3, 2, 1, 0},
+                    {0, 3, 1, 2}, {1, 3, 2, 0}, {0, 2, 3, 1}};
+  cmx_dtype dts[] = {CMX_UINT8, CMX_FLOAT32, CMX_FLOAT64};
+  for (size_t i = 0; i < sizeof perms / sizeof *perms; i++)
+    for (size_t d = 0; d < 3; d++) check_perm_copy(sh, perms[i], dts[d]);
+}
+
 static void test_tile_dtypes(void) {
   cmx_dtype dts[] = {CMX_INT8, CMX_FLOAT16, CMX_FLOAT32, CMX_FLOAT64,
                      CMX_COMPLEX64};
@@ -228,5 +266,6 @@ int main(void) {
   RUN(test_tiles);
   RUN(test_transpose_block);
   RUN(test_tile_dtypes);
+  RUN(test_perm_copies);
   return test_summary("test_ew_tiles");
 }
