@@ -249,6 +249,15 @@ static void test_perm_copies(void) {
   cmx_dtype dts[] = {CMX_UINT8, CMX_FLOAT32, CMX_FLOAT64};
   for (size_t i = 0; i < sizeof perms / sizeof *perms; i++)
     for (size_t d = 0; d < 3; d++) check_perm_copy(sh, perms[i], dts[d]);
+  /* short source strides and blocks of 8-31 rows (NHWC <-> NCHW) */
+  int64_t nhwc[4] = {5, 24, 20, 16}, small[4] = {3, 9, 11, 12};
+  int to_nchw[4] = {0, 3, 1, 2}, to_nhwc[4] = {0, 2, 3, 1};
+  for (size_t d = 0; d < 3; d++) {
+    check_perm_copy(nhwc, to_nchw, dts[d]);
+    check_perm_copy(nhwc, to_nhwc, dts[d]);
+    check_perm_copy(small, to_nchw, dts[d]);
+    check_perm_copy(small, perms[0], dts[d]);
+  }
 }
 
 static void test_tile_dtypes(void) {

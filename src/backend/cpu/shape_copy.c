@@ -236,8 +236,8 @@ void cmx__cpu_strided_copy(char* dst, const int64_t* dst_strides,
   for (int d = 0; d < outer; d++) rows *= p.shape[d];
   int64_t inner = p.shape[outer];
   int64_t sc = p.src_st[outer], sr = p.src_st[outer - 1];
-  if (sr == 1 && p.dst_st[outer] == 1 && (sc > TILE || sc < -TILE) &&
-      inner >= TILE && p.shape[outer - 1] >= TILE) {
+  if (sr == 1 && p.dst_st[outer] == 1 && (sc >= 8 || sc <= -8) && inner >= 8 &&
+      p.shape[outer - 1] >= 8) {
     int64_t R = p.shape[outer - 1];
     int64_t items = rows / R * ((R + TR_ROWS - 1) / TR_ROWS) *
                     ((inner + TR_COLS - 1) / TR_COLS);
