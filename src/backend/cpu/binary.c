@@ -25,19 +25,21 @@
  * ones, which a product must widen to unsigned int: uint16 operands
  * promote to int, where 65535 * 65535 overflows), floats natively, halves
  * in float32. */
-#define ARITH_ROWS(nm, CT8, CT16, EXPR, BOOL_EXPR)                        \
-  BIN_ROW(nm##_bool, uint8_t, uint8_t, unsigned, LD_ID, ST_ID, BOOL_EXPR) \
-  BIN_ROW(nm##_u8, uint8_t, uint8_t, CT8, LD_ID, ST_ID, EXPR)             \
-  BIN_ROW(nm##_u16, uint16_t, uint16_t, CT16, LD_ID, ST_ID, EXPR)         \
-  BIN_ROW(nm##_u32, uint32_t, uint32_t, uint32_t, LD_ID, ST_ID, EXPR)     \
-  BIN_ROW(nm##_u64, uint64_t, uint64_t, uint64_t, LD_ID, ST_ID, EXPR)     \
-  BIN_ROW(nm##_i8, int8_t, int8_t, CT8, LD_ID, ST_ID, EXPR)               \
-  BIN_ROW(nm##_i16, int16_t, int16_t, CT16, LD_ID, ST_ID, EXPR)           \
-  BIN_ROW(nm##_i32, int32_t, int32_t, uint32_t, LD_ID, ST_ID, EXPR)       \
-  BIN_ROW(nm##_i64, int64_t, int64_t, uint64_t, LD_ID, ST_ID, EXPR)       \
-  BIN_ROW(nm##_f16, uint16_t, uint16_t, float, LD_H, ST_H, EXPR)          \
-  BIN_ROW(nm##_bf16, uint16_t, uint16_t, float, LD_BF, ST_BF, EXPR)       \
-  BIN_ROW(nm##_f32, float, float, float, LD_ID, ST_ID, EXPR)              \
+#define ARITH_ROWS(nm, CT8, CT16, EXPR, BOOL_EXPR)                             \
+  BIN_ROW(nm##_bool, uint8_t, uint8_t, unsigned, LD_ID, ST_ID, BOOL_EXPR)      \
+  BIN_ROW(nm##_u8, uint8_t, uint8_t, CT8, LD_ID, ST_ID, EXPR)                  \
+  BIN_ROW(nm##_u16, uint16_t, uint16_t, CT16, LD_ID, ST_ID, EXPR)              \
+  BIN_ROW(nm##_u32, uint32_t, uint32_t, uint32_t, LD_ID, ST_ID, EXPR)          \
+  BIN_ROW(nm##_u64, uint64_t, uint64_t, uint64_t, LD_ID, ST_ID, EXPR)          \
+  BIN_ROW(nm##_i8, int8_t, int8_t, CT8, LD_ID, ST_ID, EXPR)                    \
+  BIN_ROW(nm##_i16, int16_t, int16_t, CT16, LD_ID, ST_ID, EXPR)                \
+  BIN_ROW(nm##_i32, int32_t, int32_t, uint32_t, LD_ID, ST_ID, EXPR)            \
+  BIN_ROW(nm##_i64, int64_t, int64_t, uint64_t, LD_ID, ST_ID, EXPR)            \
+  BIN_ROW_A(CMX__SIMD_CLONES, nm##_f16, uint16_t, uint16_t, float, LD_H, ST_H, \
+            EXPR)                                                              \
+  BIN_ROW_A(CMX__SIMD_CLONES, nm##_bf16, uint16_t, uint16_t, float, LD_BF,     \
+            ST_BF, EXPR)                                                       \
+  BIN_ROW(nm##_f32, float, float, float, LD_ID, ST_ID, EXPR)                   \
   BIN_ROW(nm##_f64, double, double, double, LD_ID, ST_ID, EXPR)
 
 /* Integer rows computing in the (signed or unsigned) type itself, through
@@ -53,10 +55,12 @@
   BIN_ROW(nm##_i32, int32_t, int32_t, int32_t, LD_ID, ST_ID, SE)    \
   BIN_ROW(nm##_i64, int64_t, int64_t, int64_t, LD_ID, ST_ID, SE)
 /* Float rows: FE for float16/bfloat16/float32 (in float), DE for float64. */
-#define FLOAT_ROWS(nm, FE, DE)                                    \
-  BIN_ROW(nm##_f16, uint16_t, uint16_t, float, LD_H, ST_H, FE)    \
-  BIN_ROW(nm##_bf16, uint16_t, uint16_t, float, LD_BF, ST_BF, FE) \
-  BIN_ROW(nm##_f32, float, float, float, LD_ID, ST_ID, FE)        \
+#define FLOAT_ROWS(nm, FE, DE)                                                 \
+  BIN_ROW_A(CMX__SIMD_CLONES, nm##_f16, uint16_t, uint16_t, float, LD_H, ST_H, \
+            FE)                                                                \
+  BIN_ROW_A(CMX__SIMD_CLONES, nm##_bf16, uint16_t, uint16_t, float, LD_BF,     \
+            ST_BF, FE)                                                         \
+  BIN_ROW(nm##_f32, float, float, float, LD_ID, ST_ID, FE)                     \
   BIN_ROW(nm##_f64, double, double, double, LD_ID, ST_ID, DE)
 #define C64_ROW(nm, CE) \
   BIN_ROW(nm##_c64, cmx__c64, cmx__c64, cmx__c64, LD_ID, ST_ID, CE)

@@ -12,20 +12,22 @@
 
 /* Rows writing bool for every input dtype: E over real values (compute
  * type the storage type, float for halves), CE over complex64. */
-#define TO_BOOL_ROWS(nm, E, CE)                                  \
-  BIN_ROW(nm##_bool, uint8_t, uint8_t, uint8_t, LD_ID, ST_B, E)  \
-  BIN_ROW(nm##_u8, uint8_t, uint8_t, uint8_t, LD_ID, ST_B, E)    \
-  BIN_ROW(nm##_u16, uint16_t, uint8_t, uint16_t, LD_ID, ST_B, E) \
-  BIN_ROW(nm##_u32, uint32_t, uint8_t, uint32_t, LD_ID, ST_B, E) \
-  BIN_ROW(nm##_u64, uint64_t, uint8_t, uint64_t, LD_ID, ST_B, E) \
-  BIN_ROW(nm##_i8, int8_t, uint8_t, int8_t, LD_ID, ST_B, E)      \
-  BIN_ROW(nm##_i16, int16_t, uint8_t, int16_t, LD_ID, ST_B, E)   \
-  BIN_ROW(nm##_i32, int32_t, uint8_t, int32_t, LD_ID, ST_B, E)   \
-  BIN_ROW(nm##_i64, int64_t, uint8_t, int64_t, LD_ID, ST_B, E)   \
-  BIN_ROW(nm##_f16, uint16_t, uint8_t, float, LD_H, ST_B, E)     \
-  BIN_ROW(nm##_bf16, uint16_t, uint8_t, float, LD_BF, ST_B, E)   \
-  BIN_ROW(nm##_f32, float, uint8_t, float, LD_ID, ST_B, E)       \
-  BIN_ROW(nm##_f64, double, uint8_t, double, LD_ID, ST_B, E)     \
+#define TO_BOOL_ROWS(nm, E, CE)                                               \
+  BIN_ROW(nm##_bool, uint8_t, uint8_t, uint8_t, LD_ID, ST_B, E)               \
+  BIN_ROW(nm##_u8, uint8_t, uint8_t, uint8_t, LD_ID, ST_B, E)                 \
+  BIN_ROW(nm##_u16, uint16_t, uint8_t, uint16_t, LD_ID, ST_B, E)              \
+  BIN_ROW(nm##_u32, uint32_t, uint8_t, uint32_t, LD_ID, ST_B, E)              \
+  BIN_ROW(nm##_u64, uint64_t, uint8_t, uint64_t, LD_ID, ST_B, E)              \
+  BIN_ROW(nm##_i8, int8_t, uint8_t, int8_t, LD_ID, ST_B, E)                   \
+  BIN_ROW(nm##_i16, int16_t, uint8_t, int16_t, LD_ID, ST_B, E)                \
+  BIN_ROW(nm##_i32, int32_t, uint8_t, int32_t, LD_ID, ST_B, E)                \
+  BIN_ROW(nm##_i64, int64_t, uint8_t, int64_t, LD_ID, ST_B, E)                \
+  BIN_ROW_A(CMX__SIMD_CLONES, nm##_f16, uint16_t, uint8_t, float, LD_H, ST_B, \
+            E)                                                                \
+  BIN_ROW_A(CMX__SIMD_CLONES, nm##_bf16, uint16_t, uint8_t, float, LD_BF,     \
+            ST_B, E)                                                          \
+  BIN_ROW(nm##_f32, float, uint8_t, float, LD_ID, ST_B, E)                    \
+  BIN_ROW(nm##_f64, double, uint8_t, double, LD_ID, ST_B, E)                  \
   BIN_ROW(nm##_c64, cmx__c64, uint8_t, cmx__c64, LD_ID, ST_B, CE)
 
 /* Integer rows (bool included) keeping the dtype. */

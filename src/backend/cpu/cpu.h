@@ -16,22 +16,28 @@
 
 #include "core/internal.h"
 
+/* Helpers the row functions call: always inlined, also into the AVX2 /
+ * AVX-512 clones of CMX__SIMD_CLONES (gcc does not inline a plain inline
+ * function into a caller compiled for another arch, and a call per
+ * element keeps the loop scalar). */
+#define CMX__KINLINE static inline __attribute__((always_inline))
+
 /* ---- 16-bit floats, inline for kernels ----
  * Branch-free, so loops over them vectorise (the conversions in core/dtype.c
  * are out-of-line calls with branches: ~50 instructions an element); the
  * results are those of cmx_float16_to_float / cmx_float_to_float16, bit
  * for bit (tests/c/test_kernel_paths.c checks every input). */
-static inline uint32_t cmx__f2u(float f) {
+CMX__KINLINE uint32_t cmx__f2u(float f) {
   uint32_t u;
   memcpy(&u, &f, 4);
   return u;
 }
-static inline float cmx__u2f(uint32_t u) {
+CMX__KINLINE float cmx__u2f(uint32_t u) {
   float f;
   memcpy(&f, &u, 4);
   return f;
 }
-static inline float cmx__h2f(uint16_t h) {
+CMX__KINLINE float cmx__h2f(uint16_t h) {
   uint32_t sign = (uint32_t)(h & 0x8000) << 16;
   uint32_t em = (uint32_t)(h & 0x7fff) << 13; /* exponent, mantissa */
   uint32_t e = em & 0x0f800000u;
@@ -45,7 +51,7 @@ static inline float cmx__h2f(uint16_t h) {
       (special & is_special) | (sub & is_sub) | (norm & ~(is_special | is_sub));
   return cmx__u2f(u | sign);
 }
-static inline uint16_t cmx__f2h(float f) {
+CMX__KINLINE uint16_t cmx__f2h(float f) {
   uint32_t u = cmx__f2u(f), a = u & 0x7fffffffu;
   uint32_t sign = (u >> 16) & 0x8000u;
   /* normal: rebias 127 -> 15, round to nearest even at mantissa bit 13 */
@@ -64,13 +70,13 @@ static inline uint16_t cmx__f2h(float f) {
   r = (0x7e00u & is_nan) | (r & ~is_nan);
   return (uint16_t)(sign | r);
 }
-static inline float cmx__bf2f(uint16_t h) {
+CMX__KINLINE float cmx__bf2f(uint16_t h) {
   uint32_t u = (uint32_t)h << 16;
   float f;
   memcpy(&f, &u, 4);
   return f;
 }
-static inline uint16_t cmx__f2bf(float f) {
+CMX__KINLINE uint16_t cmx__f2bf(float f) {
   uint32_t u;
   memcpy(&u, &f, 4);
   if ((u & 0x7fffffffu) > 0x7f800000u) return (uint16_t)((u >> 16) | 0x40);

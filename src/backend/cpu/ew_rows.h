@@ -25,8 +25,10 @@
 /* Bool outputs are stored as 0/1 bytes. */
 #define ST_B(x) ((uint8_t)((x) != 0))
 
-/* Compute-bound rows (exp) are also compiled for AVX2+FMA and AVX-512
- * and picked at load time, as baseline x86-64 only has 4-wide SSE2. */
+/* Compute-bound rows (exp) and the float16/bfloat16 rows (whose
+ * conversions become F16C / AVX-512 instructions there) are also compiled
+ * for AVX2+FMA and AVX-512 and picked at load time, as baseline x86-64
+ * only has 4-wide SSE2. */
 #if defined(__x86_64__) && defined(__GNUC__) && !defined(__clang__)
 #define CMX__SIMD_CLONES \
   __attribute__((target_clones("arch=x86-64-v4", "arch=x86-64-v3", "default")))
@@ -58,38 +60,41 @@
     }                                                               \
   }
 
-/* BIN_ROW(fn, T in, OT out, CT compute, load, store, expr of x and y) */
-#define BIN_ROW(fn, T, OT, CT, LD, ST, EXPR)                   \
-  static void fn(char* const* p, const int64_t* st, int64_t n, \
-                 const void* ctx) {                            \
-    (void)ctx;                                                 \
-    OT* o = (OT*)p[0];                                         \
-    const T* a = (const T*)p[1];                               \
-    const T* b = (const T*)p[2];                               \
-    int64_t so = st[0], sa = st[1], sb = st[2];                \
-    if (so == 1 && sa == 1 && sb == 1) {                       \
-      for (int64_t i = 0; i < n; i++) {                        \
-        CT x = LD(a[i]), y = LD(b[i]);                         \
-        o[i] = ST(EXPR);                                       \
-      }                                                        \
-    } else if (so == 1 && sa == 0 && sb == 1) {                \
-      CT x = LD(a[0]);                                         \
-      for (int64_t i = 0; i < n; i++) {                        \
-        CT y = LD(b[i]);                                       \
-        o[i] = ST(EXPR);                                       \
-      }                                                        \
-    } else if (so == 1 && sa == 1 && sb == 0) {                \
-      CT y = LD(b[0]);                                         \
-      for (int64_t i = 0; i < n; i++) {                        \
-        CT x = LD(a[i]);                                       \
-        o[i] = ST(EXPR);                                       \
-      }                                                        \
-    } else {                                                   \
-      for (int64_t i = 0; i < n; i++) {                        \
-        CT x = LD(a[i * sa]), y = LD(b[i * sb]);               \
-        o[i * so] = ST(EXPR);                                  \
-      }                                                        \
-    }                                                          \
+/* BIN_ROW(fn, T in, OT out, CT compute, load, store, expr of x and y);
+ * BIN_ROW_A(attributes, fn, ...) the same with function attributes. */
+#define BIN_ROW(fn, T, OT, CT, LD, ST, EXPR) \
+  BIN_ROW_A(, fn, T, OT, CT, LD, ST, EXPR)
+#define BIN_ROW_A(ATTR, fn, T, OT, CT, LD, ST, EXPR)                \
+  ATTR static void fn(char* const* p, const int64_t* st, int64_t n, \
+                      const void* ctx) {                            \
+    (void)ctx;                                                      \
+    OT* o = (OT*)p[0];                                              \
+    const T* a = (const T*)p[1];                                    \
+    const T* b = (const T*)p[2];                                    \
+    int64_t so = st[0], sa = st[1], sb = st[2];                     \
+    if (so == 1 && sa == 1 && sb == 1) {                            \
+      for (int64_t i = 0; i < n; i++) {                             \
+        CT x = LD(a[i]), y = LD(b[i]);                              \
+        o[i] = ST(EXPR);                                            \
+      }                                                             \
+    } else if (so == 1 && sa == 0 && sb == 1) {                     \
+      CT x = LD(a[0]);                                              \
+      for (int64_t i = 0; i < n; i++) {                             \
+        CT y = LD(b[i]);                                            \
+        o[i] = ST(EXPR);                                            \
+      }                                                             \
+    } else if (so == 1 && sa == 1 && sb == 0) {                     \
+      CT y = LD(b[0]);                                              \
+      for (int64_t i = 0; i < n; i++) {                             \
+        CT x = LD(a[i]);                                            \
+        o[i] = ST(EXPR);                                            \
+      }                                                             \
+    } else {                                                        \
+      for (int64_t i = 0; i < n; i++) {                             \
+        CT x = LD(a[i * sa]), y = LD(b[i * sb]);                    \
+        o[i * so] = ST(EXPR);                                       \
+      }                                                             \
+    }                                                               \
   }
 
 /* Complex helpers: cmx__c64 values built from parts, parts of a double

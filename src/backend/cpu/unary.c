@@ -38,10 +38,12 @@
   UN_ROW(nm##_bool, uint8_t, uint8_t, uint8_t, LD_ID, ST_ID, EXPR)
 /* float16/bfloat16/float32 share the float expression FE; float64 uses
  * the double expression DE. */
-#define FLOAT_ROWS(nm, FE, DE)                                   \
-  UN_ROW(nm##_f16, uint16_t, uint16_t, float, LD_H, ST_H, FE)    \
-  UN_ROW(nm##_bf16, uint16_t, uint16_t, float, LD_BF, ST_BF, FE) \
-  UN_ROW(nm##_f32, float, float, float, LD_ID, ST_ID, FE)        \
+#define FLOAT_ROWS(nm, FE, DE)                                                \
+  UN_ROW_A(CMX__SIMD_CLONES, nm##_f16, uint16_t, uint16_t, float, LD_H, ST_H, \
+           FE)                                                                \
+  UN_ROW_A(CMX__SIMD_CLONES, nm##_bf16, uint16_t, uint16_t, float, LD_BF,     \
+           ST_BF, FE)                                                         \
+  UN_ROW(nm##_f32, float, float, float, LD_ID, ST_ID, FE)                     \
   UN_ROW(nm##_f64, double, double, double, LD_ID, ST_ID, DE)
 /* complex64 computed as double complex z (the input widened). */
 #define C64_ROW(nm, ZE)                                        \
@@ -49,20 +51,22 @@
          cmx__cfromd(ZE(CMPLX(crealf(x), cimagf(x)))))
 
 /* Rows with a bool output for every input dtype. */
-#define TO_BOOL_ROWS(nm, IE, FE, DE, CE)                         \
-  UN_ROW(nm##_bool, uint8_t, uint8_t, uint8_t, LD_ID, ST_B, IE)  \
-  UN_ROW(nm##_u8, uint8_t, uint8_t, uint8_t, LD_ID, ST_B, IE)    \
-  UN_ROW(nm##_u16, uint16_t, uint8_t, uint16_t, LD_ID, ST_B, IE) \
-  UN_ROW(nm##_u32, uint32_t, uint8_t, uint32_t, LD_ID, ST_B, IE) \
-  UN_ROW(nm##_u64, uint64_t, uint8_t, uint64_t, LD_ID, ST_B, IE) \
-  UN_ROW(nm##_i8, int8_t, uint8_t, int8_t, LD_ID, ST_B, IE)      \
-  UN_ROW(nm##_i16, int16_t, uint8_t, int16_t, LD_ID, ST_B, IE)   \
-  UN_ROW(nm##_i32, int32_t, uint8_t, int32_t, LD_ID, ST_B, IE)   \
-  UN_ROW(nm##_i64, int64_t, uint8_t, int64_t, LD_ID, ST_B, IE)   \
-  UN_ROW(nm##_f16, uint16_t, uint8_t, float, LD_H, ST_B, FE)     \
-  UN_ROW(nm##_bf16, uint16_t, uint8_t, float, LD_BF, ST_B, FE)   \
-  UN_ROW(nm##_f32, float, uint8_t, float, LD_ID, ST_B, FE)       \
-  UN_ROW(nm##_f64, double, uint8_t, double, LD_ID, ST_B, DE)     \
+#define TO_BOOL_ROWS(nm, IE, FE, DE, CE)                                       \
+  UN_ROW(nm##_bool, uint8_t, uint8_t, uint8_t, LD_ID, ST_B, IE)                \
+  UN_ROW(nm##_u8, uint8_t, uint8_t, uint8_t, LD_ID, ST_B, IE)                  \
+  UN_ROW(nm##_u16, uint16_t, uint8_t, uint16_t, LD_ID, ST_B, IE)               \
+  UN_ROW(nm##_u32, uint32_t, uint8_t, uint32_t, LD_ID, ST_B, IE)               \
+  UN_ROW(nm##_u64, uint64_t, uint8_t, uint64_t, LD_ID, ST_B, IE)               \
+  UN_ROW(nm##_i8, int8_t, uint8_t, int8_t, LD_ID, ST_B, IE)                    \
+  UN_ROW(nm##_i16, int16_t, uint8_t, int16_t, LD_ID, ST_B, IE)                 \
+  UN_ROW(nm##_i32, int32_t, uint8_t, int32_t, LD_ID, ST_B, IE)                 \
+  UN_ROW(nm##_i64, int64_t, uint8_t, int64_t, LD_ID, ST_B, IE)                 \
+  UN_ROW_A(CMX__SIMD_CLONES, nm##_f16, uint16_t, uint8_t, float, LD_H, ST_B,   \
+           FE)                                                                 \
+  UN_ROW_A(CMX__SIMD_CLONES, nm##_bf16, uint16_t, uint8_t, float, LD_BF, ST_B, \
+           FE)                                                                 \
+  UN_ROW(nm##_f32, float, uint8_t, float, LD_ID, ST_B, FE)                     \
+  UN_ROW(nm##_f64, double, uint8_t, double, LD_ID, ST_B, DE)                   \
   UN_ROW(nm##_c64, cmx__c64, uint8_t, cmx__c64, LD_ID, ST_B, CE)
 
 /* Table entries. */
@@ -96,7 +100,7 @@ static inline double _Complex csign_(double _Complex z) {
 }
 /* sigmoid as e / (1 + e) with e = exp(-|x|) <= 1: no overflow, and tiny
  * results for very negative x stay accurate (subnormals included). */
-static inline float sigmoidf_(float x) {
+CMX__KINLINE float sigmoidf_(float x) {
   float e = cmx__vexpf(-fabsf(x));
   return (x >= 0 ? 1.0f : e) / (1.0f + e);
 }
@@ -190,7 +194,8 @@ C64_ROW(square, csq_)
 MATH_ROWS(sqrt, sqrtf, sqrt, csqrt)
 FLOAT_ROWS(rsqrt, 1.0f / sqrtf(x), 1.0 / sqrt(x))
 C64_ROW(rsqrt, crsqrt_)
-UN_ROW(exp_f16, uint16_t, uint16_t, float, LD_H, ST_H, cmx__vexpf(x))
+UN_ROW_A(CMX__SIMD_CLONES, exp_f16, uint16_t, uint16_t, float, LD_H, ST_H,
+         cmx__vexpf(x))
 UN_ROW(exp_bf16, uint16_t, uint16_t, float, LD_BF, ST_BF, cmx__vexpf(x))
 /* e^x for x in [-87, 88] (NaN propagates too), where 2^k is a normal
  * float: cmx__vexpf (vmath.h) without the clamp and with one scaling by 2^k
@@ -314,7 +319,8 @@ MATH_ROWS(tanh, tanhf, tanh, ctanh)
 MATH_ROWS(arcsinh, asinhf, asinh, casinh)
 MATH_ROWS(arccosh, acoshf, acosh, cacosh)
 MATH_ROWS(arctanh, atanhf, atanh, catanh)
-UN_ROW(sigmoid_f16, uint16_t, uint16_t, float, LD_H, ST_H, sigmoidf_(x))
+UN_ROW_A(CMX__SIMD_CLONES, sigmoid_f16, uint16_t, uint16_t, float, LD_H, ST_H,
+         sigmoidf_(x))
 UN_ROW(sigmoid_bf16, uint16_t, uint16_t, float, LD_BF, ST_BF, sigmoidf_(x))
 UN_ROW_A(CMX__SIMD_CLONES, sigmoid_f32, float, float, float, LD_ID, ST_ID,
          sigmoidf_(x))

@@ -14,12 +14,16 @@
 #include <stdint.h>
 #include <string.h>
 
-static inline uint32_t cmx__fbits(float f) {
+#ifndef CMX__KINLINE /* as in cpu.h */
+#define CMX__KINLINE static inline __attribute__((always_inline))
+#endif
+
+CMX__KINLINE uint32_t cmx__fbits(float f) {
   uint32_t u;
   memcpy(&u, &f, 4);
   return u;
 }
-static inline float cmx__bitsf(uint32_t u) {
+CMX__KINLINE float cmx__bitsf(uint32_t u) {
   float f;
   memcpy(&f, &u, 4);
   return f;
@@ -27,7 +31,7 @@ static inline float cmx__bitsf(uint32_t u) {
 
 /* e^x for float32: inf for x > ~88.72, 0 below ~-103.97 (subnormals in
  * between are rounded correctly to within 1 ulp), NaN stays NaN. */
-static inline float cmx__vexpf(float x) {
+CMX__KINLINE float cmx__vexpf(float x) {
   /* Clamp so k stays in [-150, 129]; comparisons are false for NaN, which
    * therefore passes through to the polynomial and comes out NaN. The
    * clamp is written with bit masks: as conditionals gcc turns it into
