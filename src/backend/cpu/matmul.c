@@ -26,6 +26,7 @@
 
 #include "backend/cpu/cpu.h"
 #include "backend/cpu/kernels.h"
+#include "backend/cpu/matmul_small.h"
 
 /* OpenBLAS 0.3 runs gemm single-threaded when M*N*K is at most
  * 65536 * GEMM_MULTITHREAD_THRESHOLD (4): such products are the ones worth
@@ -149,6 +150,9 @@ static void blas_product(const job* j, int M, int N, int K, bmat A, bmat B,
   const enum CBLAS_ORDER R = CblasRowMajor;
   const enum CBLAS_TRANSPOSE T = CblasTrans, NT = CblasNoTrans;
   float cal[2] = {(float)j->alpha, 0}, cbe[2] = {(float)j->beta, 0};
+  if (cmx__small_gemm(j->ct, M, N, K, j->alpha, A.p, A.trans, A.ld, B.p,
+                      B.trans, B.ld, C, ldc, j->beta))
+    return;
   if (N == 1 || M == 1) {
     /* y = op(S) x: S is the matrix operand as stored, x a vector. */
     bmat S = N == 1 ? A : B;
