@@ -508,14 +508,52 @@ static cmx_array red_input(const red_case* c, const float* v, cmx_dtype dt) {
   return r;
 }
 
-/* Reductions over rows shorter than 16 (impl->rows: many outputs a call,
- * blocks of 8, chunks of 2048 outputs), with reduced outer dims, a
- * non-unit output stride, and few outputs (serial): against plain loops
- * in the kernel's order (row sums in float added in double for float
- * sums, products in double). No two reduced dims are adjacent in memory
- * (the kernel would merge them into one row). */
+/* A row's float sum and double product in the short-row kernel's order:
+ * in sequence below 16 elements; from 16 on, in 8 lanes (element i into
+ * lane i % 8 while whole groups of 8 last, the rest into lanes 0, 1, ...)
+ * folded pairwise (lanes q and q + 4, then q + 2, then q + 1). */
+static float row_sum_f(const double* e, int64_t n) {
+  float l[8] = {0, 0, 0, 0, 0, 0, 0, 0};
+  if (n < 16) {
+    for (int64_t i = 0; i < n; i++) l[0] += (float)e[i];
+    return l[0];
+  }
+  int64_t i = 0;
+  for (; i + 8 <= n; i += 8)
+    for (int q = 0; q < 8; q++) l[q] += (float)e[i + q];
+  for (int q = 0; i < n; i++, q++) l[q] += (float)e[i];
+  for (int w = 4; w > 0; w /= 2)
+    for (int q = 0; q < w; q++) l[q] += l[q + w];
+  return l[0];
+}
+static double row_prod_d(const double* e, int64_t n) {
+  double l[8] = {1, 1, 1, 1, 1, 1, 1, 1};
+  if (n < 16) {
+    for (int64_t i = 0; i < n; i++) l[0] *= e[i];
+    return l[0];
+  }
+  int64_t i = 0;
+  for (; i + 8 <= n; i += 8)
+    for (int q = 0; q < 8; q++) l[q] *= e[i + q];
+  for (int q = 0; i < n; i++, q++) l[q] *= e[i];
+  for (int w = 4; w > 0; w /= 2)
+    for (int q = 0; q < w; q++) l[q] *= l[q + w];
+  return l[0];
+}
+
+/* Reductions over rows shorter than 64 (impl->rows: many outputs a call,
+ * blocks of 8 below 16 elements, 8 lanes a row from 16 on, chunks of 2048
+ * outputs), with reduced outer dims, a non-unit output stride, and few
+ * outputs (serial): against plain loops in the kernel's order (row sums
+ * in float added in double for float sums, products in double). No two
+ * reduced dims are adjacent in memory (the kernel would merge them into
+ * one row). */
 static void test_reduce_short_rows(void) {
-  const red_case cases[] = {{{5003, 3}, 2, {0, 1}, {1}, 1},
+  const red_case cases[] = {{{600, 16}, 2, {0, 1}, {1}, 1},
+                            {{500, 32}, 2, {0, 1}, {1}, 1},
+                            {{300, 41}, 2, {0, 1}, {1}, 1},
+                            {{3, 700, 24}, 3, {1, 0, 2}, {1, 2}, 2},
+                            {{5003, 3}, 2, {0, 1}, {1}, 1},
                             {{4099, 2}, 2, {0, 1}, {1}, 1},
                             {{2, 9, 15}, 3, {0, 1, 2}, {2}, 1},
                             {{7, 2500, 3}, 3, {0, 1, 2}, {0, 2}, 2},
@@ -567,24 +605,23 @@ static void test_reduce_short_rows(void) {
                     int64_t idx[3] = {isred[0] ? j0 : i0, isred[1] ? j1 : i1,
                                       isred[2] ? j2 : i2};
                     if (idx[row_d] != 0) continue; /* row starts only */
-                    float t = 0;
-                    double tp = 1;
+                    double row[64];
                     uint32_t it = kind == PROD ? 1 : 0;
                     for (int64_t k = 0; k < sh[row_d]; k++) {
                       idx[row_d] = k;
                       int64_t li = (idx[0] * sh[1] + idx[1]) * sh[2] + idx[2];
                       if (c->nd == 2) li = idx[0] * sh[1] + idx[1];
                       double e = xv[li];
-                      t += (float)e;
-                      tp *= e;
+                      row[k] = e;
                       it = kind == PROD ? it * (uint32_t)(int32_t)e
                                         : it + (uint32_t)(int32_t)e;
                       if (kind == MAX && e > acc) acc = e;
                       if (kind == ANY && e != 0) acc = 1;
                       cnt++;
                     }
-                    if (kind == SUM || kind == MEAN) acc += (double)t;
-                    if (kind == PROD) acc *= tp;
+                    if (kind == SUM || kind == MEAN)
+                      acc += (double)row_sum_f(row, sh[row_d]);
+                    if (kind == PROD) acc *= row_prod_d(row, sh[row_d]);
                     iacc = kind == PROD ? iacc * it : iacc + it;
                   }
               double want = acc;

@@ -14,7 +14,7 @@
 #define CMX__RED_COLW 4096
 #define CMX__RED_COLR 128
 /* Rows shorter than this reduce many outputs per call (impl->rows). */
-#define CMX__RED_SHORT 16
+#define CMX__RED_SHORT 64
 
 /* One (reduction kind, input dtype) instantiation. Reductions accumulate
  * into an accumulator array of `asz`-byte elements (float sums use double

@@ -122,10 +122,36 @@ static inline void prefetch_ahead(const void* p, int64_t bytes) {
       acc[k * os] = OPA(acc[k * os], L2A(t));                                 \
     }                                                                         \
   }                                                                           \
+  /* rows of 16 or more: each row in 8 lanes (vector-wide), then folded */    \
+  static inline __attribute__((always_inline)) void NAME##_rows_lanes(        \
+      A* acc, int64_t os, const T* x, int64_t xs, int64_t nout, int64_t n) {  \
+    for (int64_t k = 0; k < nout; k++) {                                      \
+      const T* xr = x + k * xs;                                               \
+      L l[8];                                                                 \
+      for (int q = 0; q < 8; q++) l[q] = IDL;                                 \
+      int64_t i = 0;                                                          \
+      for (; i + 8 <= n; i += 8) {                                            \
+        UNROLL for (int q = 0; q < 8; q++) l[q] = OPL(l[q], LD(xr[i + q]));   \
+      }                                                                       \
+      for (int q = 0; i < n; i++, q++) l[q] = OPL(l[q], LD(xr[i]));           \
+      for (int w = 4; w > 0; w /= 2)                                          \
+        for (int q = 0; q < w; q++) l[q] = OPL(l[q], l[q + w]);               \
+      acc[k * os] = OPA(acc[k * os], L2A(l[0]));                              \
+    }                                                                         \
+  }                                                                           \
   static void NAME##_rows(void* accp, int64_t os, const void* xp, int64_t xs, \
                           int64_t nout, int64_t n) {                          \
     A* acc = accp;                                                            \
     const T* x = xp;                                                          \
+    if (n >= 16) {                                                            \
+      if (n == 16)                                                            \
+        NAME##_rows_lanes(acc, os, x, xs, nout, 16);                          \
+      else if (n == 32)                                                       \
+        NAME##_rows_lanes(acc, os, x, xs, nout, 32);                          \
+      else                                                                    \
+        NAME##_rows_lanes(acc, os, x, xs, nout, n);                           \
+      return;                                                                 \
+    }                                                                         \
     switch (n) {                                                              \
       case 2:                                                                 \
         NAME##_rows_n(acc, os, x, xs, nout, 2);                               \
