@@ -38,12 +38,15 @@
   UN_ROW(nm##_bool, uint8_t, uint8_t, uint8_t, LD_ID, ST_ID, EXPR)
 /* float16/bfloat16/float32 share the float expression FE; float64 uses
  * the double expression DE. */
-#define FLOAT_ROWS(nm, FE, DE)                                                \
+#define FLOAT_ROWS(nm, FE, DE) FLOAT_ROWS_A(, nm, FE, DE)
+/* FLOAT_ROWS_A(attributes of the float32 row, ...): CMX__SIMD_CLONES for
+ * the compute-bound vectorised functions (vmath.h). */
+#define FLOAT_ROWS_A(ATTR32, nm, FE, DE)                                      \
   UN_ROW_A(CMX__SIMD_CLONES, nm##_f16, uint16_t, uint16_t, float, LD_H, ST_H, \
            FE)                                                                \
   UN_ROW_A(CMX__SIMD_CLONES, nm##_bf16, uint16_t, uint16_t, float, LD_BF,     \
            ST_BF, FE)                                                         \
-  UN_ROW(nm##_f32, float, float, float, LD_ID, ST_ID, FE)                     \
+  UN_ROW_A(ATTR32, nm##_f32, float, float, float, LD_ID, ST_ID, FE)           \
   UN_ROW(nm##_f64, double, double, double, LD_ID, ST_ID, DE)
 /* complex64 computed as double complex z (the input widened). */
 #define C64_ROW(nm, ZE)                                        \
@@ -315,7 +318,8 @@ MATH_ROWS(arccos, acosf, acos, cacos)
 MATH_ROWS(arctan, atanf, atan, catan)
 MATH_ROWS(sinh, sinhf, sinh, csinh)
 MATH_ROWS(cosh, coshf, cosh, ccosh)
-MATH_ROWS(tanh, tanhf, tanh, ctanh)
+FLOAT_ROWS_A(CMX__SIMD_CLONES, tanh, cmx__vtanhf(x), tanh(x))
+C64_ROW(tanh, ctanh)
 MATH_ROWS(arcsinh, asinhf, asinh, casinh)
 MATH_ROWS(arccosh, acoshf, acosh, cacosh)
 MATH_ROWS(arctanh, atanhf, atanh, catanh)
