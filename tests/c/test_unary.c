@@ -548,6 +548,14 @@ static double ulps(float got, double want) {
   return fabs(got - want) / u;
 }
 
+/* The spacing of float32 values at magnitude v (subnormal spacing below). */
+static double float_ulp(double v) {
+  int e;
+  frexp(v == 0 ? 1e-45 : v, &e);
+  double u = ldexp(1.0, e - 24);
+  return u < ldexp(1.0, -149) ? ldexp(1.0, -149) : u;
+}
+
 /* exp over a sweep of float bit patterns (every 61st, which covers each
  * binade many times) against double exp: within 1.5 ulp everywhere,
  * subnormal results included. */
@@ -627,6 +635,112 @@ static void test_tanh_accuracy(void) {
   CHECK(eg[2] == 1 && eg[3] == -1 && eg[4] == 1 && eg[5] == -1);
   CHECK(isnan(eg[6]) && eg[7] == 1e-30f);
   cmx_array_release_all((cmx_array[]){a, r}, 2);
+}
+
+/* log (vmath.h) over every 61st float bit pattern against double log:
+ * within 1 ulp (subnormal inputs included); 0, negatives, infinities and
+ * NaN exact. */
+static void test_log_accuracy(void) {
+  const int64_t step = 61, n = (int64_t)(0x100000000ull / step);
+  float* v = malloc((size_t)n * sizeof(float));
+  for (int64_t i = 0; i < n; i++) {
+    uint32_t u = (uint32_t)((uint64_t)i * step);
+    memcpy(&v[i], &u, 4);
+  }
+  cmx_array a, r;
+  OK(cmx_array_from_data(&a, v, &n, 1, CMX_FLOAT32));
+  OK(cmx_log(&r, a, S));
+  const float* g;
+  OK(cmx_array_data(r, (const void**)&g));
+  double worst = 0;
+  float worst_x = 0;
+  int64_t bad_special = 0;
+  for (int64_t i = 0; i < n; i++) {
+    double want = log((double)v[i]);
+    if (isinf(want) || isnan(want)) {
+      bad_special += isnan(want) ? !isnan(g[i]) : g[i] != (float)want;
+      continue;
+    }
+    double e = ulps(g[i], want);
+    if (e > worst) {
+      worst = e;
+      worst_x = v[i];
+    }
+  }
+  CHECK_MSG(worst <= 1.0, "log max error %.3f ulp at %a", worst, worst_x);
+  CHECK_MSG(bad_special == 0, "log: %lld wrong specials",
+            (long long)bad_special);
+  cmx_array_release_all((cmx_array[]){a, r}, 2);
+  free(v);
+  float ev[7] = {0.0f, -0.0f, -1.0f, INFINITY, -INFINITY, NAN, 1.0f};
+  int64_t m = 7;
+  OK(cmx_array_from_data(&a, ev, &m, 1, CMX_FLOAT32));
+  OK(cmx_log(&r, a, S));
+  float eg[7];
+  OK(cmx_array_copy_to(r, eg, sizeof eg));
+  CHECK(eg[0] == -INFINITY && eg[1] == -INFINITY && isnan(eg[2]));
+  CHECK(eg[3] == INFINITY && isnan(eg[4]) && isnan(eg[5]) && eg[6] == 0);
+  cmx_array_release_all((cmx_array[]){a, r}, 2);
+}
+
+/* logaddexp float32 (branch-free, on vmath.h's exp and log) on pairs
+ * over many magnitudes and differences against double evaluation from
+ * the float32 difference: within 3 ulp of the largest of the result, the
+ * larger input m and log1p(e^d), the terms of m + log1p(e^d) (which
+ * cancel where the result is near 0); equal inputs, infinities and NaN as
+ * NumPy. */
+static void test_logaddexp_accuracy(void) {
+  enum { N = 200000 };
+  float* x = malloc(N * sizeof(float));
+  float* y = malloc(N * sizeof(float));
+  uint64_t st = 0x9e3779b97f4a7c15ull;
+  for (int i = 0; i < N; i++) {
+    st = st * 6364136223846793005ull + 1442695040888963407ull;
+    double u1 = (double)(st >> 11) / 9007199254740992.0;
+    st = st * 6364136223846793005ull + 1442695040888963407ull;
+    double u2 = (double)(st >> 11) / 9007199254740992.0;
+    double scale = pow(10.0, (double)(i % 7) - 3); /* 1e-3 .. 1e3 */
+    x[i] = (float)((u1 * 2 - 1) * scale);
+    y[i] = (float)(x[i] + (u2 * 2 - 1) * pow(10.0, (double)(i % 5) - 2));
+  }
+  int64_t n = N;
+  cmx_array a, b, r;
+  OK(cmx_array_from_data(&a, x, &n, 1, CMX_FLOAT32));
+  OK(cmx_array_from_data(&b, y, &n, 1, CMX_FLOAT32));
+  OK(cmx_logaddexp(&r, a, b, S));
+  const float* g;
+  OK(cmx_array_data(r, (const void**)&g));
+  double worst = 0;
+  int wi = 0;
+  for (int i = 0; g && i < N; i++) {
+    /* the difference rounded to float32 as any float32 logaddexp does
+     * (NumPy's too); its rounding is amplified where the result cancels */
+    double m = x[i] > y[i] ? x[i] : y[i], d = -fabsf(x[i] - y[i]);
+    double want = m + log1p(exp(d));
+    double scale = fmax(fmax(fabs(m), fabs(want)), want - m);
+    double e = fabs(g[i] - want) / float_ulp(scale);
+    if (e > worst) {
+      worst = e;
+      wi = i;
+    }
+  }
+  CHECK_MSG(worst <= 3.0, "logaddexp max error %.3f ulp at (%a, %a)", worst,
+            x[wi], y[wi]);
+  cmx_array_release_all((cmx_array[]){a, b, r}, 3);
+  free(x);
+  free(y);
+  float ex[6] = {INFINITY, -INFINITY, 1.0f, NAN, -INFINITY, 100.0f};
+  float ey[6] = {INFINITY, -INFINITY, 1.0f, 1.0f, 3.0f, -100.0f};
+  int64_t m = 6;
+  OK(cmx_array_from_data(&a, ex, &m, 1, CMX_FLOAT32));
+  OK(cmx_array_from_data(&b, ey, &m, 1, CMX_FLOAT32));
+  OK(cmx_logaddexp(&r, a, b, S));
+  float eg[6];
+  OK(cmx_array_copy_to(r, eg, sizeof eg));
+  CHECK(eg[0] == INFINITY && eg[1] == -INFINITY);
+  CHECK(fabsf(eg[2] - (1.0f + (float)M_LN2)) <= 1.2e-7f);
+  CHECK(isnan(eg[3]) && eg[4] == 3.0f && eg[5] == 100.0f);
+  cmx_array_release_all((cmx_array[]){a, b, r}, 3);
 }
 
 /* ---------------- layouts beyond the harness ---------------- */
@@ -746,6 +860,8 @@ int main(void) {
   RUN(test_special_complex_half);
   RUN(test_exp_accuracy);
   RUN(test_tanh_accuracy);
+  RUN(test_log_accuracy);
+  RUN(test_logaddexp_accuracy);
   RUN(test_layouts);
   RUN(test_dtypes_errors);
   RUN(test_int_edges);

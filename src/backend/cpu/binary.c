@@ -55,12 +55,15 @@
   BIN_ROW(nm##_i32, int32_t, int32_t, int32_t, LD_ID, ST_ID, SE)    \
   BIN_ROW(nm##_i64, int64_t, int64_t, int64_t, LD_ID, ST_ID, SE)
 /* Float rows: FE for float16/bfloat16/float32 (in float), DE for float64. */
-#define FLOAT_ROWS(nm, FE, DE)                                                 \
+#define FLOAT_ROWS(nm, FE, DE) FLOAT_ROWS_A(, nm, FE, DE)
+/* FLOAT_ROWS_A(attributes of the float32 row, ...): CMX__SIMD_CLONES for
+ * compute-bound rows built on the vectorised functions of vmath.h. */
+#define FLOAT_ROWS_A(ATTR32, nm, FE, DE)                                       \
   BIN_ROW_A(CMX__SIMD_CLONES, nm##_f16, uint16_t, uint16_t, float, LD_H, ST_H, \
             FE)                                                                \
   BIN_ROW_A(CMX__SIMD_CLONES, nm##_bf16, uint16_t, uint16_t, float, LD_BF,     \
             ST_BF, FE)                                                         \
-  BIN_ROW(nm##_f32, float, float, float, LD_ID, ST_ID, FE)                     \
+  BIN_ROW_A(ATTR32, nm##_f32, float, float, float, LD_ID, ST_ID, FE)           \
   BIN_ROW(nm##_f64, double, double, double, LD_ID, ST_ID, DE)
 #define C64_ROW(nm, CE) \
   BIN_ROW(nm##_c64, cmx__c64, cmx__c64, cmx__c64, LD_ID, ST_ID, CE)
@@ -220,11 +223,16 @@ static inline double lae_d(double x, double y) {
   double m = x > y ? x : y, d = x > y ? y - x : x - y;
   return m + log1p(exp(d));
 }
-static inline float lae_f(float x, float y) {
-  if (x != x || y != y) return x + y;
-  if (x == y) return x + (float)M_LN2;
-  float m = x > y ? x : y, d = x > y ? y - x : x - y;
-  return m + log1pf(cmx__vexpf(d));
+/* The float version branch-free (every value computed, then selected) so
+ * loops vectorise: log1p(e) as log(u) + c / u with u = 1 + e rounded and
+ * c = e - (u - 1) its rounding error (exact: e <= 1), which stays
+ * accurate where u rounds away most of e (then log(u) = 0 and c = e). */
+CMX__KINLINE float lae_f(float x, float y) {
+  float m = x > y ? x : y, d = -fabsf(x - y);
+  float e = cmx__vexpf(d), u = 1.0f + e;
+  float r = m + (cmx__vlogf(u) + (e - (u - 1.0f)) / u);
+  r = x == y ? x + (float)M_LN2 : r; /* also inf + inf and -inf + -inf */
+  return x != x || y != y ? x + y : r;
 }
 
 /* ---------------- complex helpers ---------------- */
@@ -304,7 +312,7 @@ FLOAT_ROWS(minimum, (x < y || x != x) ? x : y, (x < y || x != x) ? x : y)
 C64_ROW(minimum, cmin(x, y))
 
 FLOAT_ROWS(arctan2, atan2f(x, y), atan2(x, y))
-FLOAT_ROWS(logaddexp, lae_f(x, y), lae_d(x, y))
+FLOAT_ROWS_A(CMX__SIMD_CLONES, logaddexp, lae_f(x, y), lae_d(x, y))
 
 /* ---------------- tables ---------------- */
 #define TABLE(nm, ...) \

@@ -88,4 +88,38 @@ CMX__KINLINE float cmx__vtanhf(float x) {
   return cmx__bitsf(r | (cmx__fbits(x) & 0x80000000u));
 }
 
+/* log for float32, branch-free so loops vectorise: x = 2^k * m with m in
+ * [sqrt(1/2), sqrt(2)) (subnormals scaled by 2^23 first), f = m - 1
+ * (exact), s = f / (2 + f), and log(1 + f) = 2 atanh(s) = f - s (f - 2T)
+ * with T = s^2/3 + s^4/5 + ... + s^10/11 (|s| < 0.1716: the next term is
+ * below 1e-10 of the result); then k ln2 in two pieces. log(0) = -inf,
+ * negatives give NaN, inf and NaN pass through. Error bounded by the
+ * sweep in tests/c/test_unary.c. */
+CMX__KINLINE float cmx__vlogf(float x) {
+  uint32_t u0 = cmx__fbits(x);
+  uint32_t is_sub = 0u - (uint32_t)(u0 < 0x00800000u);
+  uint32_t u = (cmx__fbits(x * 8388608.0f) & is_sub) | (u0 & ~is_sub);
+  int32_t k = (int32_t)(u - 0x3f3504f3u) >> 23; /* sqrt(1/2)'s bits */
+  float m = cmx__bitsf(u - ((uint32_t)k << 23));
+  float f = m - 1.0f;
+  float s = f / (2.0f + f), z = s * s;
+  float t = 9.09090909e-2f; /* 1/11 */
+  t = t * z + 1.11111111e-1f;
+  t = t * z + 1.42857143e-1f;
+  t = t * z + 2.00000000e-1f;
+  t = t * z + 3.33333333e-1f;
+  t = t * z;
+  float kf = (float)(k - (int32_t)(is_sub & 23u));
+  float r = kf * 0.693145751953125f +
+            ((f - s * (f - 2.0f * t)) + kf * 1.428606765330187045e-6f);
+  uint32_t a = u0 & 0x7fffffffu;
+  uint32_t special = 0u - (uint32_t)(a >= 0x7f800000u); /* inf, NaN */
+  uint32_t zero = 0u - (uint32_t)(a == 0);
+  uint32_t neg = 0u - (uint32_t)((u0 >> 31) & (a != 0));
+  uint32_t out = (cmx__fbits(r) & ~special) | (u0 & special);
+  out = (0xff800000u & zero) | (out & ~zero); /* -inf */
+  out = (0x7fc00000u & neg) | (out & ~neg);   /* NaN */
+  return cmx__bitsf(out);
+}
+
 #endif
