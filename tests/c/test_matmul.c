@@ -565,6 +565,12 @@ static void test_addmm(void) {
     run_addmm(SH(5, 0), SH(0, 6), SH(6), dt, CONTIG, CONTIG, 1, 1);
     run_addmm(SH(5, 0), SH(0, 6), SH(6), dt, CONTIG, CONTIG, 1, 0);
     run_addmm(SH(100, 4, 4), SH(100, 4, 4), SH(4), dt, CONTIG, TRANS, 2, 1);
+    /* the small kernel (all dims <= 32): whole and partial column vectors,
+     * row groups of four with a remainder, beta 0 and not */
+    run_addmm(SH(8, 8), SH(8, 8), SH(8), dt, CONTIG, CONTIG, 2.5f, 0);
+    run_addmm(SH(13, 9), SH(9, 24), SH(13, 24), dt, TRANS, CONTIG, -1.5f, 0);
+    run_addmm(SH(6, 32), SH(32, 16), SH(16), dt, CONTIG, TRANS, 0.5f, 2);
+    run_addmm(SH(3, 17, 5), SH(5, 19), SH(19), dt, REV, GAP, 3, 0);
   }
   run_addmm(SH(70, 80), SH(80, 90), SH(90), CMX_FLOAT32, CONTIG, CONTIG, 1, 1);
 }
