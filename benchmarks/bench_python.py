@@ -73,10 +73,13 @@ def small_add(reps):
 
 
 def c_graph_figure():
-    """The C figure of bench_core ("graph add chain (4)+(4)"), or None."""
+    """The C figure of bench_core ("graph add chain (4)+(4)"), or None.
+    Looks in $CMX_BENCH_CORE, then build/ and build-gpu/ (gpu-check's)."""
     here = os.path.dirname(os.path.abspath(__file__))
-    exe = os.environ.get("CMX_BENCH_CORE") or os.path.join(here, "..", "build", "bench_core")
-    if not os.path.exists(exe):
+    cands = [os.environ.get("CMX_BENCH_CORE")] + [
+        os.path.join(here, "..", d, "bench_core") for d in ("build", "build-gpu")]
+    exe = next((c for c in cands if c and os.path.exists(c)), None)
+    if exe is None:
         return None
     try:
         out = subprocess.run([exe], capture_output=True, text=True, timeout=120).stdout
@@ -118,7 +121,7 @@ def graph_1000(reps):
         print(f"   C API (bench_core) {c_fig:8.2f} us/op  (build + eval, 10,000 adds)")
         print(f"   ratio Python / C (build + eval): {t_total / n_ops * 1e6 / c_fig:.1f}x")
     else:
-        print("   (build/bench_core not found: no C figure)")
+        print("   (bench_core not found in build/ or build-gpu/: no C figure)")
 
 
 def large(reps, quick):
