@@ -104,6 +104,25 @@ static cmx_array extreme_weights(cmx_array x, cmx_array out,
                      cmx__astype(count, x->dtype, s), s);
 }
 
+/* The vjp of min/max for the cotangent c (kept dims): c / count on the
+ * elements equal to their group's extreme, 0 elsewhere. Written as
+ * where(mask, c / count, 0 * (c / count)) with the division on the small
+ * reduced shape: the full-size work is one comparison and one select (a
+ * 2x2 max pool's gradient in three passes instead of six), and NaN and inf
+ * propagate as in extreme_weights(x) * c (a group with no match, from a
+ * NaN, gets 0 * inf = NaN everywhere). */
+static cmx_array extreme_cotangent(cmx_array x, cmx_array out, cmx_array c,
+                                   const int32_t* axes, int n, cmx_stream s) {
+  int ax[CMX_MAX_NDIM];
+  for (int i = 0; i < n; i++) ax[i] = axes[i];
+  cmx_array mask = cmx__equal(x, as_keep(out, x, axes, n, s), s);
+  cmx_array count = cmx__astype(cmx__sum(mask, ax, n, true, s), x->dtype, s);
+  cmx_array share = cmx__divide(c, count, s);
+  cmx_array off = cmx__multiply(share, cmx__scalar(0.0, x->dtype), s);
+  return cmx__where(mask, cmx__broadcast_to(share, x->dims, x->ndim, s),
+                    cmx__broadcast_to(off, x->dims, x->ndim, s), s);
+}
+
 /* ---------------- Reduce ---------------- */
 
 CMX__RULE_VJP(cmx__vjp_reduce) {
@@ -132,8 +151,7 @@ CMX__RULE_VJP(cmx__vjp_reduce) {
       break;
     case CMX__RED_MIN:
     case CMX__RED_MAX:
-      r = cmx__multiply(extreme_weights(x, outputs[0], q->axes, q->naxes, s), c,
-                        s);
+      r = extreme_cotangent(x, outputs[0], c, q->axes, q->naxes, s);
       break;
     default:
       return cmx__error(CMX_ERR_VALUE, "[vjp] Not implemented for Reduce(%s).",

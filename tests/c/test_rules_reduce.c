@@ -313,6 +313,14 @@ static void test_ties(void) {
   CHECK(grad_values(&crow, x, gm, 6) &&
         near(gm, (double[]){0.5, 0, 0.5, 0, 1, 0}, 6, 0));
   cmx_array_release(x);
+  /* a row holding NaN: its max is NaN, no element equals it, and its
+   * gradient is NaN throughout (as MLX's mask / count); the other row's
+   * is not touched */
+  double n6[6] = {1, NAN, 0, 2, 5, 5}, gn[6];
+  x = from(n6, s23, 2, CMX_FLOAT64);
+  CHECK(grad_values(&crow, x, gn, 6) && isnan(gn[0]) && isnan(gn[1]) &&
+        isnan(gn[2]) && gn[3] == 0 && gn[4] == 0.5 && gn[5] == 0.5);
+  cmx_array_release(x);
 }
 
 /* prod with zeros: the product of the other elements, no NaN. */
