@@ -269,8 +269,13 @@ FLOAT_ROWS(f64, double, double, ID, ID, exp, (double)INFINITY, 1)
     const T* x = xp;                                                           \
     T* out = op;                                                               \
     double l2[8][COLW], l3[8][COLW], mu[COLW];                                 \
+    /* lanes at or past n stay zero: only the mean's tree reads them (the      \
+     * final sums skip them, adding zeros changes nothing there) */            \
+    int nk = n < 8 ? (int)n : 8;                                               \
     for (int k = 0; k < 8; k++)                                                \
-      for (int j = 0; j < w; j++) l2[k][j] = l3[k][j] = 0;                     \
+      for (int j = 0; j < w; j++) l2[k][j] = 0;                                \
+    for (int k = 0; k < nk; k++)                                               \
+      for (int j = 0; j < w; j++) l3[k][j] = 0;                                \
     for (int64_t r = 0; r < n; r++) {                                          \
       const T* xr = x + r * rs;                                                \
       double* l = l2[r % 8];                                                   \
@@ -281,7 +286,7 @@ FLOAT_ROWS(f64, double, double, ID, ID, exp, (double)INFINITY, 1)
                  ((l2[2][j] + l2[6][j]) + (l2[3][j] + l2[7][j]));              \
       mu[j] = t / (double)n;                                                   \
     }                                                                          \
-    for (int k = 0; k < 8; k++)                                                \
+    for (int k = 0; k < nk; k++)                                               \
       for (int j = 0; j < w; j++) l2[k][j] = 0;                                \
     for (int64_t r = 0; r < n; r++) {                                          \
       const T* xr = x + r * rs;                                                \
@@ -294,7 +299,7 @@ FLOAT_ROWS(f64, double, double, ID, ID, exp, (double)INFINITY, 1)
     }                                                                          \
     for (int j = 0; j < w; j++) {                                              \
       double s1 = 0, ss = 0;                                                   \
-      for (int k = 0; k < 8; k++) s1 += l2[k][j], ss += l3[k][j];              \
+      for (int k = 0; k < nk; k++) s1 += l2[k][j], ss += l3[k][j];             \
       if (n > 0) ss -= s1 * s1 / (double)n;                                    \
       ss = ss > 0 || ss != ss ? ss : 0.0;                                      \
       double den = (double)n - (double)ddof;                                   \
