@@ -207,9 +207,12 @@ static inline void prefetch_ahead(const void* p, int64_t bytes) {
             OPL(tmp[t], up[t]);                                               \
         m = lo;                                                               \
       }                                                                       \
-    } else {                                                                  \
-      for (int64_t i = 1; i < k; i++)                                         \
-        for (int64_t j = 0; j < w; j++) tmp[j] = OPL(tmp[j], tmp[i * w + j]); \
+    } else { /* in row order, each column's running value in a register */    \
+      for (int64_t j = 0; j < w; j++) {                                       \
+        L a = tmp[j];                                                         \
+        for (int64_t i = 1; i < k; i++) a = OPL(a, tmp[i * w + j]);           \
+        tmp[j] = a;                                                           \
+      }                                                                       \
     }                                                                         \
     for (int64_t j = 0; j < w; j++) acc[j] = OPA(acc[j], L2A(tmp[j]));        \
   }                                                                           \
