@@ -652,6 +652,80 @@ static void test_reduce_short_rows(void) {
   }
 }
 
+/* Scans along a middle axis with an inner size of 2-4 (several outer
+ * blocks scanned side by side, groups of 8 with a remainder): cumsum and
+ * cummax of float32 and int32, forward and reverse, inclusive and
+ * exclusive, against a plain sequential scan of each column (same order,
+ * so the same bits). */
+static void test_scan_narrow(void) {
+  const int64_t outers[] = {3, 8, 13}, inners[] = {2, 3, 4}, n = 37;
+  for (int oi = 0; oi < 3; oi++)
+    for (int ii = 0; ii < 3; ii++) {
+      int64_t O = outers[oi], I = inners[ii], sh[3] = {O, n, I};
+      int64_t cnt = O * n * I;
+      float* v = malloc((size_t)cnt * sizeof(float));
+      for (int64_t i = 0; i < cnt; i++)
+        v[i] = (float)((int)(rnd32() % 2001) - 1000) / 64.0f;
+      cmx_array x = from(v, sh, 3, CMX_FLOAT32);
+      const cmx_dtype dts[2] = {CMX_FLOAT32, CMX_INT32};
+      for (int di = 0; di < 2; di++) {
+        cmx_array xd = NULL;
+        OK(cmx_astype(&xd, x, dts[di], S));
+        double* xv = read_f64(xd);
+        for (int kind = 0; kind < 2; kind++)
+          for (int mode = 0; mode < 4; mode++) {
+            bool rev = mode & 1, incl = !(mode & 2);
+            cmx_array r = NULL;
+            int ax = 1;
+            if (kind == 0)
+              OK(cmx_cumsum(&r, xd, &ax, rev, incl, S));
+            else
+              OK(cmx_cummax(&r, xd, &ax, rev, incl, S));
+            double* got = read_f64(r);
+            int64_t bad = 0;
+            for (int64_t o = 0; o < O; o++)
+              for (int64_t j = 0; j < I; j++) {
+                float fa = kind ? -INFINITY : 0.0f;
+                int32_t ia = kind ? INT32_MIN : 0;
+                for (int64_t k = 0; k < n; k++) {
+                  int64_t t = rev ? n - 1 - k : k, idx = (o * n + t) * I + j;
+                  double e = xv[idx], want;
+                  float fb = fa;
+                  int32_t ib = ia;
+                  if (kind == 0) {
+                    fa += (float)e;
+                    ia = (int32_t)((uint32_t)ia + (uint32_t)(int32_t)e);
+                  } else {
+                    if ((float)e > fa) fa = (float)e;
+                    if ((int32_t)e > ia) ia = (int32_t)e;
+                  }
+                  if (dts[di] == CMX_INT32)
+                    want = incl ? ia : ib;
+                  else
+                    want = incl ? fa : fb;
+                  if (got && got[idx] != want && bad++ < 3)
+                    fprintf(stderr,
+                            "narrow scan O %lld I %lld %s kind %d "
+                            "mode %d [%lld]: %g want %g\n",
+                            (long long)O, (long long)I, cmx_dtype_name(dts[di]),
+                            kind, mode, (long long)idx, got[idx], want);
+                }
+              }
+            CHECK_MSG(got && bad == 0,
+                      "narrow scan O %lld I %lld %s kind %d mode %d: %lld bad",
+                      (long long)O, (long long)I, cmx_dtype_name(dts[di]), kind,
+                      mode, (long long)bad);
+            free(got);
+            cmx_array_release(r);
+          }
+        free(xv);
+        cmx_array_release(xd);
+      }
+      cmx_array_release(x);
+      free(v);
+    }
+}
+
 /* ---------------- ArgReduce ---------------- */
 
 typedef struct {
@@ -1134,6 +1208,7 @@ int main(void) {
   RUN(test_reduce_fold);
   RUN(test_argreduce_paths);
   RUN(test_scan_rows);
+  RUN(test_scan_narrow);
   RUN(test_sort_paths);
   RUN(test_gather_strided);
   RUN(test_conv_transpose_few_channels);

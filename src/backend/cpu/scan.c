@@ -35,104 +35,142 @@ typedef void (*scan_fn)(char* p, int64_t n, int64_t inner, int64_t len,
 typedef void (*rows_fn)(char* p, int64_t rows, int64_t n, int reverse,
                         int inclusive);
 
+/* Several narrow scans side by side (see NAME_multi). */
+typedef void (*multi_fn)(char* p, int64_t nout, int64_t ostride, int64_t n,
+                         int64_t inner, int reverse, int inclusive);
+#define MULTI_G 8     /* outer blocks side by side */
+#define MULTI_INNER 4 /* the widest inner size taking that path */
+
 /* Scans `len` adjacent columns starting at p over n rows `inner` elements
- * apart (and NAME_rows: see rows_fn). T: storage, A: accumulator. */
-#define SCAN_FN(NAME, T, A, LOAD, STORE, OP, IDENT)                       \
-  static inline __attribute__((always_inline)) void NAME##_rows_n(        \
-      T* p, int64_t rows, int64_t n, int reverse, int inclusive) {        \
-    int64_t r = 0;                                                        \
-    /* 8 rows side by side for the float selects and log-add-exp:         \
-     * independent chains that vectorise (selects) or overlap (library    \
-     * calls); sums and products run fastest one row after another */     \
-    for (; ROWS8_##OP && r + 8 <= rows; r += 8, p += 8 * n) {             \
-      A acc[8];                                                           \
-      for (int k = 0; k < 8; k++) acc[k] = IDENT;                         \
-      for (int64_t i = 0; i < n; i++) {                                   \
-        int64_t c = reverse ? n - 1 - i : i;                              \
-        if (inclusive) {                                                  \
-          _Pragma("GCC unroll 1") for (int k = 0; k < 8; k++) {           \
-            acc[k] = OP(acc[k], LOAD(p[k * n + c]));                      \
-            p[k * n + c] = STORE(acc[k]);                                 \
-          }                                                               \
-        } else {                                                          \
-          _Pragma("GCC unroll 1") for (int k = 0; k < 8; k++) {           \
-            A x = LOAD(p[k * n + c]);                                     \
-            p[k * n + c] = STORE(acc[k]);                                 \
-            acc[k] = OP(acc[k], x);                                       \
-          }                                                               \
-        }                                                                 \
-      }                                                                   \
-    }                                                                     \
-    for (; r < rows; r++, p += n) {                                       \
-      A acc = IDENT;                                                      \
-      int64_t step = reverse ? -1 : 1;                                    \
-      T* q = reverse ? p + n - 1 : p;                                     \
-      if (inclusive)                                                      \
-        for (int64_t i = 0; i < n; i++, q += step) {                      \
-          acc = OP(acc, LOAD(*q));                                        \
-          *q = STORE(acc);                                                \
-        }                                                                 \
-      else                                                                \
-        for (int64_t i = 0; i < n; i++, q += step) {                      \
-          A x = LOAD(*q);                                                 \
-          *q = STORE(acc);                                                \
-          acc = OP(acc, x);                                               \
-        }                                                                 \
-    }                                                                     \
-  }                                                                       \
-  static void NAME##_rows(char* pv, int64_t rows, int64_t n, int reverse, \
-                          int inclusive) {                                \
-    T* p = (T*)(void*)pv;                                                 \
-    switch (n) { /* the usual short rows unroll */                        \
-      case 2:                                                             \
-        NAME##_rows_n(p, rows, 2, reverse, inclusive);                    \
-        break;                                                            \
-      case 3:                                                             \
-        NAME##_rows_n(p, rows, 3, reverse, inclusive);                    \
-        break;                                                            \
-      case 4:                                                             \
-        NAME##_rows_n(p, rows, 4, reverse, inclusive);                    \
-        break;                                                            \
-      default:                                                            \
-        NAME##_rows_n(p, rows, n, reverse, inclusive);                    \
-    }                                                                     \
-  }                                                                       \
-  static void NAME(char* pv, int64_t n, int64_t inner, int64_t len,       \
-                   int reverse, int inclusive) {                          \
-    T* p = (T*)(void*)pv;                                                 \
-    if (len == 1) {                                                       \
-      A acc = IDENT;                                                      \
-      int64_t step = reverse ? -inner : inner;                            \
-      T* q = reverse ? p + (n - 1) * inner : p;                           \
-      if (inclusive)                                                      \
-        for (int64_t i = 0; i < n; i++, q += step) {                      \
-          acc = OP(acc, LOAD(*q));                                        \
-          *q = STORE(acc);                                                \
-        }                                                                 \
-      else                                                                \
-        for (int64_t i = 0; i < n; i++, q += step) {                      \
-          A x = LOAD(*q);                                                 \
-          *q = STORE(acc);                                                \
-          acc = OP(acc, x);                                               \
-        }                                                                 \
-      return;                                                             \
-    }                                                                     \
-    A acc[BLOCK];                                                         \
-    for (int64_t j = 0; j < len; j++) acc[j] = IDENT;                     \
-    for (int64_t r = 0; r < n; r++) {                                     \
-      T* q = p + (reverse ? n - 1 - r : r) * inner;                       \
-      if (inclusive)                                                      \
-        for (int64_t j = 0; j < len; j++) {                               \
-          acc[j] = OP(acc[j], LOAD(q[j]));                                \
-          q[j] = STORE(acc[j]);                                           \
-        }                                                                 \
-      else                                                                \
-        for (int64_t j = 0; j < len; j++) {                               \
-          A x = LOAD(q[j]);                                               \
-          q[j] = STORE(acc[j]);                                           \
-          acc[j] = OP(acc[j], x);                                         \
-        }                                                                 \
-    }                                                                     \
+ * apart (and NAME_rows: see rows_fn; NAME_multi: see multi_fn). T:
+ * storage, A: accumulator. */
+#define SCAN_FN(NAME, T, A, LOAD, STORE, OP, IDENT)                            \
+  static inline __attribute__((always_inline)) void NAME##_rows_n(             \
+      T* p, int64_t rows, int64_t n, int reverse, int inclusive) {             \
+    int64_t r = 0;                                                             \
+    /* 8 rows side by side for the float selects and log-add-exp:              \
+     * independent chains that vectorise (selects) or overlap (library         \
+     * calls); sums and products run fastest one row after another */          \
+    for (; ROWS8_##OP && r + 8 <= rows; r += 8, p += 8 * n) {                  \
+      A acc[8];                                                                \
+      for (int k = 0; k < 8; k++) acc[k] = IDENT;                              \
+      for (int64_t i = 0; i < n; i++) {                                        \
+        int64_t c = reverse ? n - 1 - i : i;                                   \
+        if (inclusive) {                                                       \
+          _Pragma("GCC unroll 1") for (int k = 0; k < 8; k++) {                \
+            acc[k] = OP(acc[k], LOAD(p[k * n + c]));                           \
+            p[k * n + c] = STORE(acc[k]);                                      \
+          }                                                                    \
+        } else {                                                               \
+          _Pragma("GCC unroll 1") for (int k = 0; k < 8; k++) {                \
+            A x = LOAD(p[k * n + c]);                                          \
+            p[k * n + c] = STORE(acc[k]);                                      \
+            acc[k] = OP(acc[k], x);                                            \
+          }                                                                    \
+        }                                                                      \
+      }                                                                        \
+    }                                                                          \
+    for (; r < rows; r++, p += n) {                                            \
+      A acc = IDENT;                                                           \
+      int64_t step = reverse ? -1 : 1;                                         \
+      T* q = reverse ? p + n - 1 : p;                                          \
+      if (inclusive)                                                           \
+        for (int64_t i = 0; i < n; i++, q += step) {                           \
+          acc = OP(acc, LOAD(*q));                                             \
+          *q = STORE(acc);                                                     \
+        }                                                                      \
+      else                                                                     \
+        for (int64_t i = 0; i < n; i++, q += step) {                           \
+          A x = LOAD(*q);                                                      \
+          *q = STORE(acc);                                                     \
+          acc = OP(acc, x);                                                    \
+        }                                                                      \
+    }                                                                          \
+  }                                                                            \
+  static void NAME##_rows(char* pv, int64_t rows, int64_t n, int reverse,      \
+                          int inclusive) {                                     \
+    T* p = (T*)(void*)pv;                                                      \
+    switch (n) { /* the usual short rows unroll */                             \
+      case 2:                                                                  \
+        NAME##_rows_n(p, rows, 2, reverse, inclusive);                         \
+        break;                                                                 \
+      case 3:                                                                  \
+        NAME##_rows_n(p, rows, 3, reverse, inclusive);                         \
+        break;                                                                 \
+      case 4:                                                                  \
+        NAME##_rows_n(p, rows, 4, reverse, inclusive);                         \
+        break;                                                                 \
+      default:                                                                 \
+        NAME##_rows_n(p, rows, n, reverse, inclusive);                         \
+    }                                                                          \
+  }                                                                            \
+  static void NAME(char* pv, int64_t n, int64_t inner, int64_t len,            \
+                   int reverse, int inclusive) {                               \
+    T* p = (T*)(void*)pv;                                                      \
+    if (len == 1) {                                                            \
+      A acc = IDENT;                                                           \
+      int64_t step = reverse ? -inner : inner;                                 \
+      T* q = reverse ? p + (n - 1) * inner : p;                                \
+      if (inclusive)                                                           \
+        for (int64_t i = 0; i < n; i++, q += step) {                           \
+          acc = OP(acc, LOAD(*q));                                             \
+          *q = STORE(acc);                                                     \
+        }                                                                      \
+      else                                                                     \
+        for (int64_t i = 0; i < n; i++, q += step) {                           \
+          A x = LOAD(*q);                                                      \
+          *q = STORE(acc);                                                     \
+          acc = OP(acc, x);                                                    \
+        }                                                                      \
+      return;                                                                  \
+    }                                                                          \
+    A acc[BLOCK];                                                              \
+    for (int64_t j = 0; j < len; j++) acc[j] = IDENT;                          \
+    for (int64_t r = 0; r < n; r++) {                                          \
+      T* q = p + (reverse ? n - 1 - r : r) * inner;                            \
+      if (inclusive)                                                           \
+        for (int64_t j = 0; j < len; j++) {                                    \
+          acc[j] = OP(acc[j], LOAD(q[j]));                                     \
+          q[j] = STORE(acc[j]);                                                \
+        }                                                                      \
+      else                                                                     \
+        for (int64_t j = 0; j < len; j++) {                                    \
+          A x = LOAD(q[j]);                                                    \
+          q[j] = STORE(acc[j]);                                                \
+          acc[j] = OP(acc[j], x);                                              \
+        }                                                                      \
+    }                                                                          \
+  }                                                                            \
+  /* nout scans of inner <= MULTI_INNER columns, each as NAME with len ==      \
+   * inner, their blocks ostride elements apart: MULTI_G of them side by       \
+   * side, so that a narrow scan has more than inner independent chains */     \
+  static void NAME##_multi(char* pv, int64_t nout, int64_t ostride, int64_t n, \
+                           int64_t inner, int reverse, int inclusive) {        \
+    T* p = (T*)(void*)pv;                                                      \
+    for (int64_t g0 = 0; g0 < nout; g0 += MULTI_G) {                           \
+      int G = nout - g0 < MULTI_G ? (int)(nout - g0) : MULTI_G;                \
+      int m = G * (int)inner;                                                  \
+      A acc[MULTI_G * MULTI_INNER];                                            \
+      T* base[MULTI_G * MULTI_INNER];                                          \
+      for (int c = 0; c < m; c++) {                                            \
+        acc[c] = IDENT;                                                        \
+        base[c] = p + (g0 + c / inner) * ostride + c % inner;                  \
+      }                                                                        \
+      for (int64_t r = 0; r < n; r++) {                                        \
+        int64_t off = (reverse ? n - 1 - r : r) * inner;                       \
+        if (inclusive)                                                         \
+          for (int c = 0; c < m; c++) {                                        \
+            acc[c] = OP(acc[c], LOAD(base[c][off]));                           \
+            base[c][off] = STORE(acc[c]);                                      \
+          }                                                                    \
+        else                                                                   \
+          for (int c = 0; c < m; c++) {                                        \
+            A x = LOAD(base[c][off]);                                          \
+            base[c][off] = STORE(acc[c]);                                      \
+            acc[c] = OP(acc[c], x);                                            \
+          }                                                                    \
+      }                                                                        \
+    }                                                                          \
   }
 
 /* ---- operations (ROWS8_op: scanned 8 rows at a time, see rows_fn) ---- */
@@ -240,15 +278,20 @@ INT_MAXMIN(i64, int64_t, INT64_MIN, INT64_MAX)
  * functions of their width. */
 #define NONE_rows NULL
 #define NONE NULL
-static scan_fn lookup(int kind, cmx_dtype dt, rows_fn* rf) {
+#define NONE_multi NULL
+static scan_fn lookup(int kind, cmx_dtype dt, rows_fn* rf, multi_fn* mf) {
 #define ROW(E, su, pr, mx, mn, la)                                          \
   case E: {                                                                 \
     scan_fn f[5] = {su, pr, mx, mn, la};                                    \
     rows_fn g[5] = {su##_rows, pr##_rows, mx##_rows, mn##_rows, la##_rows}; \
+    multi_fn h[5] = {su##_multi, pr##_multi, mx##_multi, mn##_multi,        \
+                     la##_multi};                                           \
     *rf = g[kind];                                                          \
+    *mf = h[kind];                                                          \
     return f[kind];                                                         \
   }
   *rf = NULL;
+  *mf = NULL;
   if (kind < 0 || kind > 4) return NULL;
   switch (dt) {
     ROW(CMX_BOOL, NONE, prod_b8, max_b8, min_b8, NONE)
@@ -274,6 +317,8 @@ static scan_fn lookup(int kind, cmx_dtype dt, rows_fn* rf) {
 typedef struct {
   scan_fn fn;
   rows_fn rows;
+  multi_fn multi;
+  int64_t outer;
   char* base;
   int64_t n, inner, nblocks, isz;
   int reverse, inclusive;
@@ -291,6 +336,15 @@ static void scan_tasks(void* ctx, int64_t b, int64_t e) {
   }
 }
 
+/* Groups [b, e) of MULTI_G outer blocks of narrow scans. */
+static void scan_multi(void* ctx, int64_t b, int64_t e) {
+  const scan_job* J = ctx;
+  int64_t o0 = b * MULTI_G,
+          o1 = e * MULTI_G < J->outer ? e * MULTI_G : J->outer;
+  J->multi(J->base + o0 * J->n * J->inner * J->isz, o1 - o0, J->n * J->inner,
+           J->n, J->inner, J->reverse, J->inclusive);
+}
+
 /* Rows [b, e) of contiguous scans (inner == 1). */
 static void scan_rows(void* ctx, int64_t b, int64_t e) {
   const scan_job* J = ctx;
@@ -304,7 +358,8 @@ cmx_status cmx__cpu_scan(const cmx_primitive* p, const cmx_array* in, int nin,
   const cmx__scan_params* q = cmx_primitive_params(p);
   cmx_array a = in[0], o = out[0];
   rows_fn rf = NULL;
-  scan_fn fn = lookup(q->kind, o->dtype, &rf);
+  multi_fn mf = NULL;
+  scan_fn fn = lookup(q->kind, o->dtype, &rf, &mf);
   if (!fn || a->dtype != o->dtype)
     return cmx_kernel_error(CMX_ERR_TYPE, "[Scan] unsupported dtype %s",
                             cmx_dtype_name(o->dtype));
@@ -315,6 +370,7 @@ cmx_status cmx__cpu_scan(const cmx_primitive* p, const cmx_array* in, int nin,
   scan_job J;
   J.fn = fn;
   J.rows = rf;
+  J.multi = mf;
   J.base = cmx__node_ptr(o);
   J.isz = (int64_t)cmx_dtype_size(o->dtype);
   J.reverse = q->reverse;
@@ -328,6 +384,13 @@ cmx_status cmx__cpu_scan(const cmx_primitive* p, const cmx_array* in, int nin,
   J.n = o->dims[q->axis];
   if (J.inner == 1) {
     cmx__parallel_for(outer, J.n >= 32768 ? 1 : 32768 / J.n, scan_rows, &J);
+    return CMX_OK;
+  }
+  J.outer = outer;
+  if (J.inner <= MULTI_INNER && outer > 1 && mf) {
+    int64_t per = MULTI_G * J.n * J.inner;
+    cmx__parallel_for((outer + MULTI_G - 1) / MULTI_G,
+                      per >= 32768 ? 1 : 32768 / per, scan_multi, &J);
     return CMX_OK;
   }
   J.nblocks = (J.inner + BLOCK - 1) / BLOCK;
