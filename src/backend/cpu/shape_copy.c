@@ -125,6 +125,37 @@ static void run_rows(void* ctx, int64_t b, int64_t e) {
   }
 }
 
+/* Rows [b, e) of a 2-d plan with short rows (inner <= SHORT_ROW): the
+ * item size chosen once, not per row (a call and a switch per row of two
+ * elements cost several times the copy). */
+#define SHORT_ROW 8
+#define SHORT_ROWS_AS(T)                                             \
+  do {                                                               \
+    T* o = (T*)(void*)p->dst;                                        \
+    const T* a = (const T*)(const void*)p->src;                      \
+    for (int64_t r = b; r < e; r++)                                  \
+      for (int64_t i = 0; i < n; i++)                                \
+        o[r * p->dst_st[0] + i * ds] = a[r * p->src_st[0] + i * ss]; \
+  } while (0)
+static void run_short_rows(void* ctx, int64_t b, int64_t e) {
+  const copy_plan* p = ctx;
+  int64_t n = p->shape[1], ds = p->dst_st[1], ss = p->src_st[1];
+  switch (p->isz) {
+    case 1:
+      SHORT_ROWS_AS(uint8_t);
+      break;
+    case 2:
+      SHORT_ROWS_AS(uint16_t);
+      break;
+    case 4:
+      SHORT_ROWS_AS(uint32_t);
+      break;
+    default:
+      SHORT_ROWS_AS(uint64_t);
+      break;
+  }
+}
+
 /* The element offsets in dst and src of outer index `o` over the dims
  * before the last two. */
 static void outer_offsets(const copy_plan* p, int64_t o, int64_t* doff,
@@ -252,6 +283,10 @@ void cmx__cpu_strided_copy(char* dst, const int64_t* dst_strides,
         rows / p.shape[outer - 1] * ((p.shape[outer - 1] + TILE - 1) / TILE);
     int64_t per = TILE * inner;
     cmx__parallel_for(items, per >= GRAIN ? 1 : GRAIN / per, run_tiles, &p);
+    return;
+  }
+  if (p.ndim == 2 && inner <= SHORT_ROW) {
+    cmx__parallel_for(rows, GRAIN / inner, run_short_rows, &p);
     return;
   }
   cmx__parallel_for(rows, inner >= GRAIN ? 1 : GRAIN / inner, run_rows, &p);
