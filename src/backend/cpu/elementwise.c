@@ -2,6 +2,7 @@
 #include <stdlib.h>
 
 #include "backend/cpu/cpu.h"
+#include "backend/cpu/shape_copy.h"
 #include "backend/cpu/transpose_block.h"
 
 #define MAX_ARRAYS 8
@@ -236,14 +237,10 @@ static void run_tiles(void* ctx, int64_t ub, int64_t ue) {
  * (a (2, 1, 0) permutation copy otherwise missed on every element). */
 static void closest_dim_inward(ew_plan* p) {
   int outer = p->ndim - 1;
-  if (outer < 2) return;
   for (int k = 0; k < p->narr; k++) {
-    int64_t si = llabs(p->strides[k][outer]);
-    if (si < TILE_MIN_STRIDE) continue;
-    int best = outer - 1;
-    for (int d = 0; d < outer - 1; d++)
-      if (llabs(p->strides[k][d]) < llabs(p->strides[k][best])) best = d;
-    if (best == outer - 1 || llabs(p->strides[k][best]) >= si) return;
+    if (llabs(p->strides[k][outer]) < TILE_MIN_STRIDE) continue;
+    int best = cmx__closest_outer_dim(p->strides[k], p->ndim);
+    if (best < 0) return;
     int64_t t = p->shape[best];
     p->shape[best] = p->shape[outer - 1];
     p->shape[outer - 1] = t;

@@ -219,6 +219,16 @@ static void run_transpose(void* ctx, int64_t b, int64_t e) {
   }
 }
 
+int cmx__closest_outer_dim(const int64_t* st, int ndim) {
+  if (ndim < 3) return -1;
+  int best = -1;
+  int64_t lim = llabs(st[ndim - 2]) < llabs(st[ndim - 1]) ? llabs(st[ndim - 2])
+                                                          : llabs(st[ndim - 1]);
+  for (int d = 0; d < ndim - 2; d++)
+    if (llabs(st[d]) < lim) lim = llabs(st[d]), best = d;
+  return best;
+}
+
 /* A copy does not depend on the order the outer dims are walked in: when
  * the source walks the inner dim with a long stride, the outer dim where
  * its elements lie closest moves next to the inner one, so a (2, 1, 0)
@@ -227,19 +237,14 @@ static void run_transpose(void* ctx, int64_t b, int64_t e) {
 static void closest_dim_inward(copy_plan* p) {
   int nd = p->ndim;
   if (nd < 3 || llabs(p->src_st[nd - 1]) <= TILE) return;
-  int best = nd - 2;
-  for (int d = 0; d < nd - 2; d++)
-    if (llabs(p->src_st[d]) < llabs(p->src_st[best])) best = d;
-  if (best == nd - 2) return;
-  int64_t t = p->shape[best];
-  p->shape[best] = p->shape[nd - 2];
-  p->shape[nd - 2] = t;
-  t = p->src_st[best];
-  p->src_st[best] = p->src_st[nd - 2];
-  p->src_st[nd - 2] = t;
-  t = p->dst_st[best];
-  p->dst_st[best] = p->dst_st[nd - 2];
-  p->dst_st[nd - 2] = t;
+  int best = cmx__closest_outer_dim(p->src_st, nd);
+  if (best < 0) return;
+  int64_t* arrs[3] = {p->shape, p->src_st, p->dst_st};
+  for (int a = 0; a < 3; a++) {
+    int64_t t = arrs[a][best];
+    arrs[a][best] = arrs[a][nd - 2];
+    arrs[a][nd - 2] = t;
+  }
 }
 
 void cmx__cpu_strided_copy(char* dst, const int64_t* dst_strides,

@@ -26,6 +26,13 @@ void cmx__cpu_fill(char* dst, int64_t n, const void* val, size_t isz);
 /* Copies array src into the row-major buffer dst (src's shape). */
 void cmx__cpu_copy_rowmajor(char* dst, cmx_array src);
 
+/* For a walk that may visit the outer dims in any order (a copy, an
+ * elementwise op): the dim before the last two where an array with
+ * strides st lies closest in memory, when it lies closer there than in
+ * the last two dims (moving it next to the inner dim lets a transposed
+ * array be walked in tiles); -1 when there is none. */
+int cmx__closest_outer_dim(const int64_t* st, int ndim);
+
 /* Row-major strides (in elements) of shape into out. */
 void cmx__row_major_strides(const int64_t* shape, int ndim, int64_t* out);
 
