@@ -1,4 +1,5 @@
-/* Vectorisable float32 math for the elementwise kernels.
+/* Vectorisable float32 math for the elementwise kernels (exp, tanh, log;
+ * the always-inline helper convention and float bit casts they share).
  *
  * libm's expf is a call per element, which keeps loops scalar; exp is hot
  * (softmax, sigmoid, silu), so it gets a branch-free version that gcc turns
@@ -14,10 +15,13 @@
 #include <stdint.h>
 #include <string.h>
 
-#ifndef CMX__KINLINE /* as in cpu.h */
+/* Helpers the row functions call: always inlined, also into the AVX2 /
+ * AVX-512 clones of CMX__SIMD_CLONES (gcc does not inline a plain inline
+ * function into a caller compiled for another arch, and a call per
+ * element keeps the loop scalar). */
 #define CMX__KINLINE static inline __attribute__((always_inline))
-#endif
 
+/* A float's bits and back. */
 CMX__KINLINE uint32_t cmx__fbits(float f) {
   uint32_t u;
   memcpy(&u, &f, 4);
