@@ -41,6 +41,21 @@ typedef void (*multi_fn)(char* p, int64_t nout, int64_t ostride, int64_t n,
 #define MULTI_G 8     /* outer blocks side by side */
 #define MULTI_INNER 4 /* the widest inner size taking that path */
 
+/* One element e of a scan with accumulator acc: inclusive (e becomes the
+ * running value with e) or exclusive (e becomes the running value before
+ * it). Callers test `inclusive` outside their loops. */
+#define STEP_INCL(OP, LOAD, STORE, acc, e) \
+  do {                                     \
+    (acc) = OP((acc), LOAD(e));            \
+    (e) = STORE(acc);                      \
+  } while (0)
+#define STEP_EXCL(A, OP, LOAD, STORE, acc, e) \
+  do {                                        \
+    A x_ = LOAD(e);                           \
+    (e) = STORE(acc);                         \
+    (acc) = OP((acc), x_);                    \
+  } while (0)
+
 /* Scans `len` adjacent columns starting at p over n rows `inner` elements
  * apart (and NAME_rows: see rows_fn; NAME_multi: see multi_fn). T:
  * storage, A: accumulator. */
@@ -57,16 +72,11 @@ typedef void (*multi_fn)(char* p, int64_t nout, int64_t ostride, int64_t n,
       for (int64_t i = 0; i < n; i++) {                                        \
         int64_t c = reverse ? n - 1 - i : i;                                   \
         if (inclusive) {                                                       \
-          _Pragma("GCC unroll 1") for (int k = 0; k < 8; k++) {                \
-            acc[k] = OP(acc[k], LOAD(p[k * n + c]));                           \
-            p[k * n + c] = STORE(acc[k]);                                      \
-          }                                                                    \
+          _Pragma("GCC unroll 1") for (int k = 0; k < 8; k++)                  \
+              STEP_INCL(OP, LOAD, STORE, acc[k], p[k * n + c]);                \
         } else {                                                               \
-          _Pragma("GCC unroll 1") for (int k = 0; k < 8; k++) {                \
-            A x = LOAD(p[k * n + c]);                                          \
-            p[k * n + c] = STORE(acc[k]);                                      \
-            acc[k] = OP(acc[k], x);                                            \
-          }                                                                    \
+          _Pragma("GCC unroll 1") for (int k = 0; k < 8; k++)                  \
+              STEP_EXCL(A, OP, LOAD, STORE, acc[k], p[k * n + c]);             \
         }                                                                      \
       }                                                                        \
     }                                                                          \
@@ -75,16 +85,11 @@ typedef void (*multi_fn)(char* p, int64_t nout, int64_t ostride, int64_t n,
       int64_t step = reverse ? -1 : 1;                                         \
       T* q = reverse ? p + n - 1 : p;                                          \
       if (inclusive)                                                           \
-        for (int64_t i = 0; i < n; i++, q += step) {                           \
-          acc = OP(acc, LOAD(*q));                                             \
-          *q = STORE(acc);                                                     \
-        }                                                                      \
+        for (int64_t i = 0; i < n; i++, q += step)                             \
+          STEP_INCL(OP, LOAD, STORE, acc, *q);                                 \
       else                                                                     \
-        for (int64_t i = 0; i < n; i++, q += step) {                           \
-          A x = LOAD(*q);                                                      \
-          *q = STORE(acc);                                                     \
-          acc = OP(acc, x);                                                    \
-        }                                                                      \
+        for (int64_t i = 0; i < n; i++, q += step)                             \
+          STEP_EXCL(A, OP, LOAD, STORE, acc, *q);                              \
     }                                                                          \
   }                                                                            \
   static void NAME##_rows(char* pv, int64_t rows, int64_t n, int reverse,      \
@@ -112,16 +117,11 @@ typedef void (*multi_fn)(char* p, int64_t nout, int64_t ostride, int64_t n,
       int64_t step = reverse ? -inner : inner;                                 \
       T* q = reverse ? p + (n - 1) * inner : p;                                \
       if (inclusive)                                                           \
-        for (int64_t i = 0; i < n; i++, q += step) {                           \
-          acc = OP(acc, LOAD(*q));                                             \
-          *q = STORE(acc);                                                     \
-        }                                                                      \
+        for (int64_t i = 0; i < n; i++, q += step)                             \
+          STEP_INCL(OP, LOAD, STORE, acc, *q);                                 \
       else                                                                     \
-        for (int64_t i = 0; i < n; i++, q += step) {                           \
-          A x = LOAD(*q);                                                      \
-          *q = STORE(acc);                                                     \
-          acc = OP(acc, x);                                                    \
-        }                                                                      \
+        for (int64_t i = 0; i < n; i++, q += step)                             \
+          STEP_EXCL(A, OP, LOAD, STORE, acc, *q);                              \
       return;                                                                  \
     }                                                                          \
     A acc[BLOCK];                                                              \
@@ -129,16 +129,11 @@ typedef void (*multi_fn)(char* p, int64_t nout, int64_t ostride, int64_t n,
     for (int64_t r = 0; r < n; r++) {                                          \
       T* q = p + (reverse ? n - 1 - r : r) * inner;                            \
       if (inclusive)                                                           \
-        for (int64_t j = 0; j < len; j++) {                                    \
-          acc[j] = OP(acc[j], LOAD(q[j]));                                     \
-          q[j] = STORE(acc[j]);                                                \
-        }                                                                      \
+        for (int64_t j = 0; j < len; j++)                                      \
+          STEP_INCL(OP, LOAD, STORE, acc[j], q[j]);                            \
       else                                                                     \
-        for (int64_t j = 0; j < len; j++) {                                    \
-          A x = LOAD(q[j]);                                                    \
-          q[j] = STORE(acc[j]);                                                \
-          acc[j] = OP(acc[j], x);                                              \
-        }                                                                      \
+        for (int64_t j = 0; j < len; j++)                                      \
+          STEP_EXCL(A, OP, LOAD, STORE, acc[j], q[j]);                         \
     }                                                                          \
   }                                                                            \
   /* nout scans of inner <= MULTI_INNER columns, each as NAME with len ==      \
@@ -159,16 +154,11 @@ typedef void (*multi_fn)(char* p, int64_t nout, int64_t ostride, int64_t n,
       for (int64_t r = 0; r < n; r++) {                                        \
         int64_t off = (reverse ? n - 1 - r : r) * inner;                       \
         if (inclusive)                                                         \
-          for (int c = 0; c < m; c++) {                                        \
-            acc[c] = OP(acc[c], LOAD(base[c][off]));                           \
-            base[c][off] = STORE(acc[c]);                                      \
-          }                                                                    \
+          for (int c = 0; c < m; c++)                                          \
+            STEP_INCL(OP, LOAD, STORE, acc[c], base[c][off]);                  \
         else                                                                   \
-          for (int c = 0; c < m; c++) {                                        \
-            A x = LOAD(base[c][off]);                                          \
-            base[c][off] = STORE(acc[c]);                                      \
-            acc[c] = OP(acc[c], x);                                            \
-          }                                                                    \
+          for (int c = 0; c < m; c++)                                          \
+            STEP_EXCL(A, OP, LOAD, STORE, acc[c], base[c][off]);               \
       }                                                                        \
     }                                                                          \
   }
