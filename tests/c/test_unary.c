@@ -537,16 +537,7 @@ static void test_special_complex_half(void) {
   }
 }
 
-/* ---------------- exp accuracy ---------------- */
-static double ulps(float got, double want) {
-  if (isnan(want)) return isnan(got) ? 0 : 1e9;
-  if (want > 3.4028234663852886e38) return isinf(got) ? 0 : 1e9;
-  int e;
-  frexp((float)want == 0 ? 1e-45 : (float)want, &e);
-  double u = ldexp(1.0, e - 24);
-  if (u < ldexp(1.0, -149)) u = ldexp(1.0, -149);
-  return fabs(got - want) / u;
-}
+/* ---------------- float32 accuracy sweeps ---------------- */
 
 /* The spacing of float32 values at magnitude v (subnormal spacing below). */
 static double float_ulp(double v) {
@@ -556,131 +547,109 @@ static double float_ulp(double v) {
   return u < ldexp(1.0, -149) ? ldexp(1.0, -149) : u;
 }
 
-/* exp over a sweep of float bit patterns (every 61st, which covers each
- * binade many times) against double exp: within 1.5 ulp everywhere,
- * subnormal results included. */
-static void test_exp_accuracy(void) {
-  const int64_t step = 61, n = (int64_t)(0x100000000ull / step);
-  float* v = malloc((size_t)n * sizeof(float));
-  for (int64_t i = 0; i < n; i++) {
-    uint32_t u = (uint32_t)((uint64_t)i * step);
-    memcpy(&v[i], &u, 4);
-  }
-  cmx_array a, r;
-  OK(cmx_array_from_data(&a, v, &n, 1, CMX_FLOAT32));
-  OK(cmx_exp(&r, a, S));
-  const float* g;
-  OK(cmx_array_data(r, (const void**)&g));
-  double worst = 0;
-  float worst_x = 0;
-  for (int64_t i = 0; i < n; i++) {
-    double e = ulps(g[i], exp((double)v[i]));
-    if (e > worst) {
-      worst = e;
-      worst_x = v[i];
-    }
-  }
-  CHECK_MSG(worst <= 1.5, "exp max error %.3f ulp at %a", worst, worst_x);
-  cmx_array_release_all((cmx_array[]){a, r}, 2);
-  free(v);
-  /* edges: overflow, underflow, subnormals, infinities */
-  float ev[10] = {88.72f,  88.73f,  89.0f,   -87.3f,   -100.0f,
-                  -103.9f, -104.0f, -200.0f, INFINITY, -INFINITY};
-  int64_t m = 10;
-  OK(cmx_array_from_data(&a, ev, &m, 1, CMX_FLOAT32));
-  OK(cmx_exp(&r, a, S));
-  float eg[10];
-  OK(cmx_array_copy_to(r, eg, sizeof eg));
-  for (int i = 0; i < 10; i++)
-    CHECK_MSG(ulps(eg[i], exp((double)ev[i])) <= 1.0, "exp(%g) = %a", ev[i],
-              eg[i]);
-  CHECK(eg[2] == INFINITY && eg[7] == 0 && eg[9] == 0);
-  cmx_array_release_all((cmx_array[]){a, r}, 2);
+/* got's error in ulps of want rounded to float32; results past float's
+ * range must be infinite, NaN must stay NaN. */
+static double ulps(float got, double want) {
+  if (isnan(want)) return isnan(got) ? 0 : 1e9;
+  if (want > 3.4028234663852886e38) return isinf(got) ? 0 : 1e9;
+  return fabs(got - want) / float_ulp((float)want);
 }
 
-/* tanh (vmath.h: a series below 0.5625, exp-based above) over every 61st
- * float bit pattern against double tanh: within 2 ulp everywhere; signs,
- * saturation, -0, infinities and NaN exact. */
-static void test_tanh_accuracy(void) {
-  const int64_t step = 61, n = (int64_t)(0x100000000ull / step);
-  float* v = malloc((size_t)n * sizeof(float));
-  for (int64_t i = 0; i < n; i++) {
-    uint32_t u = (uint32_t)((uint64_t)i * step);
-    memcpy(&v[i], &u, 4);
-  }
-  cmx_array a, r;
-  OK(cmx_array_from_data(&a, v, &n, 1, CMX_FLOAT32));
-  OK(cmx_tanh(&r, a, S));
-  const float* g;
-  OK(cmx_array_data(r, (const void**)&g));
-  double worst = 0;
-  float worst_x = 0;
-  for (int64_t i = 0; i < n; i++) {
-    double e = ulps(g[i], tanh((double)v[i]));
-    if (e > worst) {
-      worst = e;
-      worst_x = v[i];
-    }
-  }
-  CHECK_MSG(worst <= 2.0, "tanh max error %.3f ulp at %a", worst, worst_x);
-  cmx_array_release_all((cmx_array[]){a, r}, 2);
-  free(v);
-  float ev[8] = {0.0f, -0.0f, 20.0f, -20.0f, INFINITY, -INFINITY, NAN, 1e-30f};
-  int64_t m = 8;
-  OK(cmx_array_from_data(&a, ev, &m, 1, CMX_FLOAT32));
-  OK(cmx_tanh(&r, a, S));
-  float eg[8];
-  OK(cmx_array_copy_to(r, eg, sizeof eg));
-  CHECK(eg[0] == 0 && !signbit(eg[0]) && eg[1] == 0 && signbit(eg[1]));
-  CHECK(eg[2] == 1 && eg[3] == -1 && eg[4] == 1 && eg[5] == -1);
-  CHECK(isnan(eg[6]) && eg[7] == 1e-30f);
-  cmx_array_release_all((cmx_array[]){a, r}, 2);
-}
+typedef cmx_status (*unary_op)(cmx_array*, cmx_array, cmx_stream);
 
-/* log (vmath.h) over every 61st float bit pattern against double log:
- * within 1 ulp (subnormal inputs included); 0, negatives, infinities and
- * NaN exact. */
-static void test_log_accuracy(void) {
+/* op over every 61st float32 bit pattern (which covers each binade many
+ * times) against the double function ref: returns the worst error in
+ * ulps and where it is. Infinite and NaN references must come out exactly
+ * (counted in *bad_special), subnormal inputs and results included. */
+static double sweep_worst_ulp(unary_op op, double (*ref)(double),
+                              float* worst_x, int64_t* bad_special) {
   const int64_t step = 61, n = (int64_t)(0x100000000ull / step);
   float* v = malloc((size_t)n * sizeof(float));
   for (int64_t i = 0; i < n; i++) {
     uint32_t u = (uint32_t)((uint64_t)i * step);
     memcpy(&v[i], &u, 4);
   }
-  cmx_array a, r;
+  cmx_array a = NULL, r = NULL;
   OK(cmx_array_from_data(&a, v, &n, 1, CMX_FLOAT32));
-  OK(cmx_log(&r, a, S));
-  const float* g;
+  OK(op(&r, a, S));
+  const float* g = NULL;
   OK(cmx_array_data(r, (const void**)&g));
-  double worst = 0;
-  float worst_x = 0;
-  int64_t bad_special = 0;
-  for (int64_t i = 0; i < n; i++) {
-    double want = log((double)v[i]);
+  double worst = g ? 0 : 1e9;
+  *worst_x = 0;
+  *bad_special = 0;
+  for (int64_t i = 0; g && i < n; i++) {
+    double want = ref((double)v[i]);
     if (isinf(want) || isnan(want)) {
-      bad_special += isnan(want) ? !isnan(g[i]) : g[i] != (float)want;
+      *bad_special += isnan(want) ? !isnan(g[i]) : g[i] != (float)want;
       continue;
     }
     double e = ulps(g[i], want);
     if (e > worst) {
       worst = e;
-      worst_x = v[i];
+      *worst_x = v[i];
     }
   }
-  CHECK_MSG(worst <= 1.0, "log max error %.3f ulp at %a", worst, worst_x);
-  CHECK_MSG(bad_special == 0, "log: %lld wrong specials",
-            (long long)bad_special);
   cmx_array_release_all((cmx_array[]){a, r}, 2);
   free(v);
-  float ev[7] = {0.0f, -0.0f, -1.0f, INFINITY, -INFINITY, NAN, 1.0f};
-  int64_t m = 7;
+  return worst;
+}
+
+/* op on the m inputs ev into eg. */
+static void run_on(unary_op op, const float* ev, float* eg, int64_t m) {
+  cmx_array a = NULL, r = NULL;
   OK(cmx_array_from_data(&a, ev, &m, 1, CMX_FLOAT32));
-  OK(cmx_log(&r, a, S));
+  OK(op(&r, a, S));
+  OK(cmx_array_copy_to(r, eg, (size_t)m * sizeof(float)));
+  cmx_array_release_all((cmx_array[]){a, r}, 2);
+}
+
+/* exp: within 1.5 ulp everywhere, subnormal results included; the edges
+ * (overflow, underflow, subnormals, infinities) within 1 ulp. */
+static void test_exp_accuracy(void) {
+  float wx;
+  int64_t bad;
+  double worst = sweep_worst_ulp(cmx_exp, exp, &wx, &bad);
+  CHECK_MSG(worst <= 1.5, "exp max error %.3f ulp at %a", worst, wx);
+  CHECK_MSG(bad == 0, "exp: %lld wrong specials", (long long)bad);
+  float ev[10] = {88.72f,  88.73f,  89.0f,   -87.3f,   -100.0f,
+                  -103.9f, -104.0f, -200.0f, INFINITY, -INFINITY};
+  float eg[10];
+  run_on(cmx_exp, ev, eg, 10);
+  for (int i = 0; i < 10; i++)
+    CHECK_MSG(ulps(eg[i], exp((double)ev[i])) <= 1.0, "exp(%g) = %a", ev[i],
+              eg[i]);
+  CHECK(eg[2] == INFINITY && eg[7] == 0 && eg[9] == 0);
+}
+
+/* tanh (vmath.h: a series below 0.5625, exp-based above): within 2 ulp
+ * everywhere; signs, saturation, -0, infinities and NaN exact. */
+static void test_tanh_accuracy(void) {
+  float wx;
+  int64_t bad;
+  double worst = sweep_worst_ulp(cmx_tanh, tanh, &wx, &bad);
+  CHECK_MSG(worst <= 2.0, "tanh max error %.3f ulp at %a", worst, wx);
+  CHECK_MSG(bad == 0, "tanh: %lld wrong specials", (long long)bad);
+  float ev[8] = {0.0f, -0.0f, 20.0f, -20.0f, INFINITY, -INFINITY, NAN, 1e-30f};
+  float eg[8];
+  run_on(cmx_tanh, ev, eg, 8);
+  CHECK(eg[0] == 0 && !signbit(eg[0]) && eg[1] == 0 && signbit(eg[1]));
+  CHECK(eg[2] == 1 && eg[3] == -1 && eg[4] == 1 && eg[5] == -1);
+  CHECK(isnan(eg[6]) && eg[7] == 1e-30f);
+}
+
+/* log (vmath.h): within 1 ulp (subnormal inputs included); 0, negatives,
+ * infinities and NaN exact. */
+static void test_log_accuracy(void) {
+  float wx;
+  int64_t bad;
+  double worst = sweep_worst_ulp(cmx_log, log, &wx, &bad);
+  CHECK_MSG(worst <= 1.0, "log max error %.3f ulp at %a", worst, wx);
+  CHECK_MSG(bad == 0, "log: %lld wrong specials", (long long)bad);
+  float ev[7] = {0.0f, -0.0f, -1.0f, INFINITY, -INFINITY, NAN, 1.0f};
   float eg[7];
-  OK(cmx_array_copy_to(r, eg, sizeof eg));
+  run_on(cmx_log, ev, eg, 7);
   CHECK(eg[0] == -INFINITY && eg[1] == -INFINITY && isnan(eg[2]));
   CHECK(eg[3] == INFINITY && isnan(eg[4]) && isnan(eg[5]) && eg[6] == 0);
-  cmx_array_release_all((cmx_array[]){a, r}, 2);
 }
 
 /* logaddexp float32 (branch-free, on vmath.h's exp and log) on pairs
