@@ -13,24 +13,13 @@ Run: PYTHONPATH=build/python python benchmarks/lenet_bench.py
 """
 
 import os
-import time
 
 import numpy as np
 
 import cmx.core as mx
+from _timing import best_alternating
 
 BATCH = 128
-
-
-def best_alternating(fns, reps=7, number=5):
-    best = [float("inf")] * len(fns)
-    for _ in range(reps):
-        for i, fn in enumerate(fns):
-            t0 = time.perf_counter()
-            for _ in range(number):
-                fn()
-            best[i] = min(best[i], (time.perf_counter() - t0) / number)
-    return best
 
 
 def init(rng):
@@ -69,7 +58,7 @@ def bench_cmx(params, xb, yb):
     return best_alternating([
         lambda: mx.eval(cmx_loss(p, x, y)),
         lambda: mx.eval(vg(p, x, y)),
-    ])
+    ], 7, 5)
 
 
 def bench_torch(params, xb, yb, threads):
@@ -105,7 +94,7 @@ def bench_torch(params, xb, yb, threads):
 
     with torch.no_grad():
         ref = float(loss())
-    return best_alternating([fwd, step]), ref
+    return best_alternating([fwd, step], 7, 5), ref
 
 
 def main():

@@ -23,6 +23,7 @@ import time
 import numpy as np
 
 import cmx.core as mx
+from _timing import best_alternating, best_of
 
 _rng = np.random.default_rng(0)
 
@@ -33,30 +34,6 @@ def normal(shape, scale=1.0):
 
 def uniform(shape):
     return mx.array(_rng.uniform(size=shape).astype(np.float32))
-
-
-def best_of(fn, reps=7, number=10):
-    best = float("inf")
-    for _ in range(reps):
-        t0 = time.perf_counter()
-        for _ in range(number):
-            fn()
-        best = min(best, (time.perf_counter() - t0) / number)
-    return best
-
-
-def best_alternating(fns, reps=9, number=10):
-    """Best time of each function, measured in alternating rounds so that a
-    shared machine's slow spells hit all of them alike (ratios are what the
-    goals are about)."""
-    best = [float("inf")] * len(fns)
-    for _ in range(reps):
-        for i, fn in enumerate(fns):
-            t0 = time.perf_counter()
-            for _ in range(number):
-                fn()
-            best[i] = min(best[i], (time.perf_counter() - t0) / number)
-    return best
 
 
 def vmap_add():
@@ -76,9 +53,9 @@ def vmap_add():
         lambda: mx.eval(loop_add(xs, ys)),
         lambda: mx.eval(vadd(xs, ys)),
         lambda: mx.eval(xs.T + ys),
-    ])
+    ], 9, 10)
     a, b = np.array(xs), np.array(ys)
-    t_np = best_of(lambda: a.T + b)
+    t_np = best_of(lambda: a.T + b, 7, 10)
     print(
         f"vmap example: vmap {t_vmap * 1e3:.3f} ms; page's naive_add "
         f"{t_naive * 1e3:.3f} ms ({t_naive / t_vmap:.1f}x), same-sum loop "
@@ -113,7 +90,7 @@ def mlp_step():
     t_fwd, t_step = best_alternating([
         lambda: mx.eval(loss(params, x, y)),
         lambda: mx.eval(vg(params, x, y)),
-    ])
+    ], 9, 10)
     # Forward matmuls, then the backward's: every weight gradient, and the
     # input gradients of layers 2 and 3 (x is a constant).
     fwd = batch * (d_in * hidden + hidden * hidden + hidden * d_out)

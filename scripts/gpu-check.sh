@@ -218,6 +218,7 @@ pysuite() {
 pybench() {
   local rc=0 b
   for b in benchmarks/*.py; do
+    case $(basename "$b") in _*) continue ;; esac # helpers, not benchmarks
     echo "--- $b"
     PYTHONPATH=$BUILD/python${PYTHONPATH:+:$PYTHONPATH} timeout 120 python3 "$b" || rc=1
   done
