@@ -301,6 +301,17 @@ static void col_parts(void* ctx, int64_t b, int64_t e) {
 
 /* ---------------- driver ---------------- */
 
+/* Units [0, n) of fn, each about `per` elements of work: on the calling
+ * thread when serial, else over the pool in chunks worth a thread. */
+static void for_units(plan_t* p, int64_t n, int64_t per, bool serial,
+                      void (*fn)(void*, int64_t, int64_t)) {
+  if (serial) {
+    fn(p, 0, n);
+    return;
+  }
+  cmx__parallel_for(n, per >= CMX__RED_GRAIN ? 1 : CMX__RED_GRAIN / per, fn, p);
+}
+
 /* Runs the plan into p->acc (already holding identities). */
 static cmx_status run_plan(plan_t* p) {
   int threads = cmx__pool_threads();
@@ -312,20 +323,11 @@ static cmx_status run_plan(plan_t* p) {
       int64_t nl = p->ko_n[p->nko - 1];
       int64_t units = p->nk / nl * ((nl + SHORT_CH - 1) / SHORT_CH);
       int64_t per = (nl < SHORT_CH ? nl : SHORT_CH) * p->nr * p->inner;
-      int64_t grain = per >= CMX__RED_GRAIN ? 1 : CMX__RED_GRAIN / per;
-      if (serial)
-        short_units(p, 0, units);
-      else
-        cmx__parallel_for(units, grain, short_units, p);
+      for_units(p, units, per, serial, short_units);
       return CMX_OK;
     }
     if (serial || p->nk >= 4 * threads) {
-      int64_t per = p->nr * p->inner;
-      int64_t grain = per >= CMX__RED_GRAIN ? 1 : CMX__RED_GRAIN / per;
-      if (serial)
-        row_outputs(p, 0, p->nk);
-      else
-        cmx__parallel_for(p->nk, grain, row_outputs, p);
+      for_units(p, p->nk, p->nr * p->inner, serial, row_outputs);
       return CMX_OK;
     }
     p->parts = threads;
@@ -349,12 +351,7 @@ static cmx_status run_plan(plan_t* p) {
   int64_t units = p->nk * p->njb;
   if (serial || units >= 4 * threads || p->nr < 2 * threads) {
     int64_t w = p->inner < CMX__RED_COLW ? p->inner : CMX__RED_COLW;
-    int64_t per = p->nr * w;
-    int64_t grain = per >= CMX__RED_GRAIN ? 1 : CMX__RED_GRAIN / per;
-    if (serial)
-      col_units(p, 0, units);
-    else
-      cmx__parallel_for(units, grain, col_units, p);
+    for_units(p, units, p->nr * w, serial, col_units);
     return CMX_OK;
   }
   p->parts = threads;
