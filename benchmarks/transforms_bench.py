@@ -17,6 +17,7 @@ Data comes from numpy's generator (fixed seed). Run:
     PYTHONPATH=build/python python benchmarks/transforms_bench.py
 """
 
+import gc
 import os
 import time
 
@@ -122,6 +123,10 @@ def checkpoint_memory(depth=8, width=256, hidden=1024, batch=2048):
 
     peaks, times, grads = {}, {}, {}
     for ck in (False, True, False, True):
+        # the previous round's arrays freed first (grad's closures can sit
+        # in reference cycles): garbage freed during a round would lower
+        # the active memory under the base and hide that round's peak
+        gc.collect()
         mx.synchronize()
         mx.clear_cache()
         mx.reset_peak_memory()
