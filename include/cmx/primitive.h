@@ -136,6 +136,18 @@ uint64_t cmx_primitive_hash(const cmx_primitive* p);
 /* The primitive's description (its print, else its name). */
 void cmx_primitive_describe(const cmx_primitive* p, char* buf, size_t size);
 
+/* ---- Built-in primitives and their kernels (the coverage table) ---- */
+/* The number of cmx's own primitives (src/primitives/list.h). */
+int cmx_builtin_primitive_count(void);
+/* Built-in primitive i (0 <= i < count), or NULL when i is out of range. */
+const cmx_primitive_vtable* cmx_builtin_primitive(int i);
+/* True when primitive vt has a kernel for device type dev: the backend's
+ * kernel table for cmx's own primitives, the vtable's slot for extensions.
+ * A primitive without one fails on that device with
+ * "[Name] has no <dev> implementation". */
+bool cmx_primitive_has_kernel(const cmx_primitive_vtable* vt,
+                              cmx_device_type dev);
+
 /* Creates nout lazy output arrays of primitive p applied to inputs. Takes
  * the caller's reference to p (also on failure). Inputs are retained.
  * shapes[i] points to ndims[i] dims. Writes new references to outs. */

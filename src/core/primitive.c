@@ -4,6 +4,7 @@
 #include <string.h>
 
 #include "core/internal.h"
+#include "primitives/registry.h"
 
 /* Primitives without parameters are immutable and identical per (vtable,
  * stream), so each thread keeps one of each in a small direct-mapped cache
@@ -201,4 +202,18 @@ cmx_status cmx_primitive_apply(cmx_array* outs, int nout, cmx_primitive* p,
     atomic_store(&a->status, CMX__NODE_UNSCHEDULED);
   }
   return CMX_OK;
+}
+
+int cmx_builtin_primitive_count(void) {
+  return CMX__NUM_PRIMITIVES;
+}
+
+const cmx_primitive_vtable* cmx_builtin_primitive(int i) {
+  return i >= 0 && i < CMX__NUM_PRIMITIVES ? cmx__all_primitives[i] : NULL;
+}
+
+bool cmx_primitive_has_kernel(const cmx_primitive_vtable* vt,
+                              cmx_device_type dev) {
+  if (!vt) return false;
+  return dev == CMX_GPU ? vt->eval_gpu != NULL : vt->eval_cpu != NULL;
 }
