@@ -201,15 +201,16 @@ static const cmxpy_def memory_functions[] = {
       "(freed buffers kept for reuse)."},
      CMXPY_ALWAYS},
     {{"get_memory_limit", py_get_memory_limit, METH_NOARGS,
-      "get_memory_limit($module, /)\n--\n\nGet the memory limit in bytes (0: "
-      "no limit)."},
+      "get_memory_limit($module, /)\n--\n\nGet the memory limit in bytes."},
      CMXPY_ALWAYS},
     {{"set_memory_limit", (PyCFunction)(void (*)(void))py_set_memory_limit,
       METH_VARARGS | METH_KEYWORDS,
       "set_memory_limit($module, limit)\n--\n\nSet the memory limit.\n\n"
       "Allocations past the limit raise MemoryError from the op or eval "
-      "that needed them.\n\n"
-      "Args:\n    limit (int): Memory limit in bytes (0: no limit).\n\n"
+      "that needed them; arrays whose eval failed so compute again once the "
+      "limit is raised. The limit is taken as given, as in MLX: 0 is a "
+      "limit of 0 bytes (the default is the machine's memory).\n\n"
+      "Args:\n    limit (int): Memory limit in bytes.\n\n"
       "Returns:\n    int: The previous memory limit in bytes."},
      CMXPY_ALWAYS},
     {{"set_cache_limit", (PyCFunction)(void (*)(void))py_set_cache_limit,

@@ -73,6 +73,7 @@ cmx_array cmx__node_new(const char* op, const int64_t* shape, int ndim,
   a->offset = 0;
   a->data_size = size;
   a->error = NULL;
+  a->error_status = CMX_OK;
   memset(&a->weak_value, 0, sizeof a->weak_value);
   if (ndim) memcpy(a->dims, shape, (size_t)ndim * sizeof(int64_t));
   cmx__node_set_row_major(a);
@@ -221,8 +222,24 @@ static void node_free(cmx_array a) {
     cmx__op_release(op);
   }
   cmx__buffer_release(a->buf);
-  free(a->error);
+  cmx__node_fail(a, NULL, CMX_OK);
   free(a);
+}
+
+/* The message kept when there is no memory to copy a failure's own. */
+static char g_oom_msg[] = "[eval] failed (out of memory recording why)";
+
+void cmx__node_fail(cmx_array a, const char* msg, cmx_status status) {
+  if (!msg) {
+    if (a->error != g_oom_msg) free(a->error);
+    a->error = NULL;
+    a->error_status = CMX_OK;
+    return;
+  }
+  if (a->error) return;
+  a->error = strdup(msg);
+  if (!a->error) a->error = g_oom_msg;
+  a->error_status = status == CMX_OK ? CMX_ERR_RUNTIME : status;
 }
 
 void cmx__op_release(cmx__op* op) {
@@ -469,21 +486,6 @@ bool cmx_array_is_available(cmx_array a) {
 }
 
 /* ---------------- data access ---------------- */
-
-cmx_status cmx__node_wait(cmx_array a) {
-  if (a->op) {
-    cmx_status st = cmx_eval(&a, 1);
-    if (st != CMX_OK) return st;
-  }
-  if (atomic_load_explicit(&a->status, memory_order_acquire) !=
-      CMX__NODE_AVAILABLE) {
-    cmx__stream_wait(a->stream, a->seq);
-    atomic_store_explicit(&a->status, CMX__NODE_AVAILABLE,
-                          memory_order_release);
-  }
-  if (a->error) return cmx__error(CMX_ERR_RUNTIME, "%s", a->error);
-  return CMX_OK;
-}
 
 cmx_status cmx__node_host(cmx_array a, void** out) {
   cmx_status st = cmx__node_wait(a);

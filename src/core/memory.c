@@ -225,7 +225,7 @@ cmx_status cmx_set_memory_limit(size_t limit, size_t* previous) {
   pthread_mutex_lock(&g_mem.lock);
   mem_init_locked();
   if (previous) *previous = g_mem.limit;
-  g_mem.limit = limit == 0 ? phys_memory() : limit;
+  g_mem.limit = limit; /* as given, 0 too (MLX: the limit in bytes) */
   pthread_mutex_unlock(&g_mem.lock);
   return CMX_OK;
 }

@@ -17,6 +17,17 @@
 /* The eval lock serialises graph walks and detaching (graph mutation). */
 static pthread_mutex_t g_eval_lock = PTHREAD_MUTEX_INITIALIZER;
 static uint32_t g_mark;
+/* This thread holds g_eval_lock (GPU streams run tasks while scheduling). */
+static _Thread_local bool tl_eval_locked CMX__TLS_FAST;
+
+static void eval_lock(void) {
+  pthread_mutex_lock(&g_eval_lock);
+  tl_eval_locked = true;
+}
+static void eval_unlock(void) {
+  tl_eval_locked = false;
+  pthread_mutex_unlock(&g_eval_lock);
+}
 
 uint64_t cmx__stream_last_seq(cmx__stream* s) {
   pthread_mutex_lock(&g_eval_lock);
@@ -33,11 +44,27 @@ void cmx__task_free(cmx__task* t) {
   free(t);
 }
 
-static void fail_outputs(cmx__task* t, const char* msg) {
-  for (int i = 0; i < t->nout; i++) {
-    cmx_array o = t->arrays[t->nin + i];
-    if (!o->error) o->error = strdup(msg);
-  }
+/* A failure for want of memory is not kept for good: the task's op goes
+ * back on its outputs (cmx__op_reattach), so the evals waiting now report
+ * the failure and a later one computes the arrays again, once memory was
+ * freed or the limit raised. Not when a kernel gave an input's buffer to an
+ * output, which may then hold part of a result. */
+static void reattach(cmx__task* t) {
+  const cmx_array* in = t->arrays;
+  const cmx_array* out = t->arrays + t->nin;
+  for (int i = 0; i < t->nout; i++)
+    for (int j = 0; out[i]->buf && j < t->nin; j++)
+      if (out[i]->buf == in[j]->buf) return;
+  bool lock = !tl_eval_locked;
+  if (lock) eval_lock();
+  cmx__op_reattach(t->prim, in, t->nin, out, t->nout);
+  if (lock) eval_unlock();
+}
+
+static void fail_outputs(cmx__task* t, const char* msg, cmx_status st) {
+  for (int i = 0; i < t->nout; i++)
+    cmx__node_fail(t->arrays[t->nin + i], msg, st);
+  if (st == CMX_ERR_MEMORY) reattach(t);
 }
 
 void cmx__task_run(cmx__task* t) {
@@ -47,7 +74,7 @@ void cmx__task_run(cmx__task* t) {
   const cmx_array* out = t->arrays + t->nin;
   for (int i = 0; i < t->nin; i++)
     if (in[i]->error) {
-      fail_outputs(t, in[i]->error);
+      fail_outputs(t, in[i]->error, in[i]->error_status);
       cmx__task_free(t);
       return;
     }
@@ -66,7 +93,7 @@ void cmx__task_run(cmx__task* t) {
       if (!out[i]->buf && out[i]->size > 0)
         st = cmx__error(CMX_ERR_RUNTIME, "[%s] kernel left output %d empty",
                         vt->name, i);
-  if (st != CMX_OK) fail_outputs(t, cmx_last_error());
+  if (st != CMX_OK) fail_outputs(t, cmx_last_error(), st);
   cmx__task_free(t);
 }
 
@@ -359,6 +386,7 @@ static cmx_status schedule(cmx_array node, task_list* own) {
   uint64_t seq = ++s->next_seq;
   for (int i = 0; i < nout; i++) {
     cmx_array o = t->arrays[nin + i];
+    cmx__node_fail(o, NULL, CMX_OK); /* a failure being retried */
     o->stream = s->index;
     o->seq = seq;
     atomic_store_explicit(&o->status, CMX__NODE_SCHEDULED,
@@ -383,6 +411,31 @@ static cmx_status schedule(cmx_array node, task_list* own) {
     s->ops->submit(s, t);
   }
   return CMX_OK;
+}
+
+/* Waits for a node that an eval has scheduled (or found scheduled or
+ * available) and returns its failure, if any, with the kernel's status.
+ * The node is read under the eval lock: a task failing for want of memory
+ * puts the op back on its outputs meanwhile (reattach), and another eval
+ * may schedule them again. */
+static cmx_status wait_scheduled(cmx_array a) {
+  eval_lock();
+  bool pending =
+      !a->op && atomic_load_explicit(&a->status, memory_order_acquire) ==
+                    CMX__NODE_SCHEDULED;
+  int stream = a->stream;
+  uint64_t seq = a->seq;
+  eval_unlock();
+  if (pending) cmx__stream_wait(stream, seq);
+  eval_lock();
+  cmx_status st = CMX_OK;
+  if (a->error)
+    st = cmx__error(a->error_status, "%s", a->error);
+  else if (pending && !a->op && a->stream == stream && a->seq == seq)
+    atomic_store_explicit(&a->status, CMX__NODE_AVAILABLE,
+                          memory_order_release);
+  eval_unlock();
+  return st;
 }
 
 /* Evals of at most this many ops may run on the caller's thread. */
@@ -410,7 +463,7 @@ static cmx_status eval_impl(const cmx_array* arrays, size_t n, bool wait) {
     if (!arrays[i])
       return cmx__error(CMX_ERR_VALUE, "[eval] argument %zu is a null array",
                         i);
-  pthread_mutex_lock(&g_eval_lock);
+  eval_lock();
   vec tape = {.elem = sizeof(cmx_array)};
   cmx_status st = build_tape(arrays, n, &tape);
   cmx_array* nodes = tape.items;
@@ -420,15 +473,23 @@ static cmx_status eval_impl(const cmx_array* arrays, size_t n, bool wait) {
   task_list own = {NULL, NULL};
   for (size_t i = 0; st == CMX_OK && i < tape.n; i++)
     if (nodes[i]->op) st = schedule(nodes[i], mine ? &own : NULL);
-  pthread_mutex_unlock(&g_eval_lock);
+  eval_unlock();
   free(tape.items);
   if (mine) cpu_run_claimed(mine, own.head);
   if (st != CMX_OK || !wait) return st;
   for (size_t i = 0; i < n; i++) {
-    st = cmx__node_wait(arrays[i]);
+    st = wait_scheduled(arrays[i]);
     if (st != CMX_OK) return st;
   }
   return CMX_OK;
+}
+
+cmx_status cmx__node_wait(cmx_array a) {
+  if (atomic_load_explicit(&a->status, memory_order_acquire) ==
+          CMX__NODE_AVAILABLE &&
+      !a->error)
+    return CMX_OK;
+  return eval_impl(&a, 1, true);
 }
 
 cmx_status cmx_eval(const cmx_array* arrays, size_t n) {
