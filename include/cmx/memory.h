@@ -12,6 +12,7 @@
 #define CMX_MEMORY_H
 
 #include <stddef.h>
+#include <stdint.h>
 
 #include "cmx/error.h"
 
@@ -38,6 +39,11 @@ size_t cmx_get_memory_limit(void);
 cmx_status cmx_set_cache_limit(size_t limit, size_t* previous);
 /* Frees every cached buffer. */
 void cmx_clear_cache(void);
+/* For tests of error paths: the n-th array node made from now on by the
+ * calling thread fails as out of memory (CMX_ERR_MEMORY, "injected" in the
+ * message), as does nothing after it; 0 turns it off. The Python fuzzer
+ * uses it to fail intermediates of composite ops at every position. */
+void cmx_debug_fail_after(int64_t n);
 
 #ifdef __cplusplus
 }

@@ -28,6 +28,8 @@
 /* Sets the Python exception matching st (ValueError, TypeError, ...) with
  * cmx_last_error() as message; returns NULL. */
 PyObject* cmxpy_raise(cmx_status st);
+/* Makes Ctrl-C interrupt evals (see check_signals in util.c). */
+void cmxpy_install_interrupt_check(void);
 /* Raises NotImplementedError naming the missing C function; returns NULL. */
 PyObject* cmxpy_missing(const char* cfunc);
 /* A status meaning "the Python exception is already set" (cmxpy_raise

@@ -2,6 +2,16 @@
  * options (mx.set_printoptions, the mx.printoptions context). */
 #include "cmxpy.h"
 
+/* _fail_after(n): for the fuzzer (tests/fuzz/pyfuzz.py), see
+ * cmx_debug_fail_after. Private: not part of mlx.core's API. */
+static PyObject* py_fail_after(PyObject* m, PyObject* arg) {
+  (void)m;
+  long long n = PyLong_AsLongLong(arg);
+  if (n == -1 && PyErr_Occurred()) return NULL;
+  cmx_debug_fail_after((int64_t)n);
+  Py_RETURN_NONE;
+}
+
 static PyObject* py_get_active_memory(PyObject* m, PyObject* u) {
   (void)m, (void)u;
   return PyLong_FromSize_t(cmx_get_active_memory());
@@ -184,6 +194,10 @@ static PyTypeObject CmxPrintOptions_Type = {
 };
 
 static const cmxpy_def memory_functions[] = {
+    {{"_fail_after", py_fail_after, METH_O,
+      "_fail_after($module, n, /)\n--\n\nFor tests: the n-th array made "
+      "from now on by this thread fails with MemoryError (0: off)."},
+     CMXPY_ALWAYS},
     {{"get_active_memory", py_get_active_memory, METH_NOARGS,
       "get_active_memory($module, /)\n--\n\nGet the actively used memory in "
       "bytes (buffers held by arrays; the cache is not included)."},

@@ -131,6 +131,7 @@ PyMODINIT_FUNC PyInit_core(void) {
     goto fail;
   Py_INCREF(Py_None);
   if (PyModule_AddObject(m, "newaxis", Py_None) < 0) goto fail;
+  cmxpy_install_interrupt_check();
   return m;
 fail:
   Py_DECREF(m);

@@ -32,8 +32,20 @@ const char* cmx__shape_str(const int64_t* shape, int ndim, char* buf,
 
 /* ---------------- nodes ---------------- */
 
+_Thread_local const char* cmx__tl_public_op CMX__TLS_FAST;
+static _Thread_local int64_t tl_fail_after CMX__TLS_FAST;
+
+void cmx_debug_fail_after(int64_t n) {
+  tl_fail_after = n > 0 ? n : 0;
+}
+
 cmx_array cmx__node_new(const char* op, const int64_t* shape, int ndim,
                         cmx_dtype dtype) {
+  op = cmx__op_name(op);
+  if (tl_fail_after > 0 && --tl_fail_after == 0)
+    return CMX__FAIL(CMX_ERR_MEMORY,
+                     "[%s] out of host memory (injected: cmx_debug_fail_after)",
+                     op);
   if (ndim < 0 || ndim > CMX_MAX_NDIM)
     return CMX__FAIL(CMX_ERR_VALUE,
                      "[%s] arrays have at most %d dimensions, got %d", op,
@@ -46,12 +58,15 @@ cmx_array cmx__node_new(const char* op, const int64_t* shape, int ndim,
     if (shape[i] < 0)
       return CMX__FAIL(CMX_ERR_VALUE, "[%s] negative dimension %lld in shape",
                        op, (long long)shape[i]);
+  /* NumPy's rule: the product of the non-zero dims, in bytes, fits in an
+   * int64, so that every stride and byte offset of the array fits too,
+   * those of an empty array with huge other dims included. */
   int64_t size = cmx__shape_size(shape, ndim);
-  int64_t bytes;
-  if (size < 0 ||
-      __builtin_mul_overflow(size, (int64_t)cmx_dtype_size(dtype), &bytes))
-    return CMX__FAIL(CMX_ERR_VALUE, "[%s] shape is too large (size overflows)",
-                     op);
+  int64_t span = (int64_t)cmx_dtype_size(dtype);
+  for (int i = 0; i < ndim; i++)
+    if (shape[i] > 0 && __builtin_mul_overflow(span, shape[i], &span))
+      return CMX__FAIL(CMX_ERR_VALUE,
+                       "[%s] shape is too large (size overflows)", op);
   cmx_array a = malloc(sizeof *a + 2 * (size_t)ndim * sizeof(int64_t));
   if (!a) return CMX__FAIL(CMX_ERR_MEMORY, "[%s] out of host memory", op);
   atomic_init(&a->refcount, 1);

@@ -240,6 +240,14 @@ cmx_status cmx__scope_exit(size_t mark, cmx_array keep, cmx_array* out);
 /* Releases everything registered since mark, keeping n arrays. */
 cmx_status cmx__scope_exit_n(size_t mark, const cmx_array* keep, cmx_array* out,
                              size_t n);
+/* The public op this thread is in (set by the outermost CMX__PUBLIC,
+ * cleared when its scope closes), so that errors from the nodes and
+ * streams of its intermediates name the op the user called; NULL outside. */
+extern _Thread_local const char* cmx__tl_public_op CMX__TLS_FAST;
+/* Its name if set, else fallback. */
+static inline const char* cmx__op_name(const char* fallback) {
+  return cmx__tl_public_op ? cmx__tl_public_op : fallback;
+}
 /* Outermost public entry resets the "pending" error flag. */
 #define CMX__PUBLIC(out, opname, expr)                                \
   do {                                                                \
@@ -248,7 +256,10 @@ cmx_status cmx__scope_exit_n(size_t mark, const cmx_array* keep, cmx_array* out,
                         (opname));                                    \
     *(out) = NULL;                                                    \
     size_t cmx__mark = cmx__scope_enter();                            \
-    if (cmx__mark == 0) cmx__error_reset_pending();                   \
+    if (cmx__mark == 0) {                                             \
+      cmx__error_reset_pending();                                     \
+      cmx__tl_public_op = (opname);                                   \
+    }                                                                 \
     cmx_array cmx__r = (expr);                                        \
     return cmx__scope_exit(cmx__mark, cmx__r, (out));                 \
   } while (0)

@@ -30,7 +30,7 @@ cmx_primitive* cmx_primitive_new(const cmx_primitive_vtable* vt,
                                  cmx_stream s) {
   if (!vt || !vt->name)
     return CMX__FAIL(CMX_ERR_VALUE, "[primitive] vtable or name is NULL");
-  cmx__stream* st = cmx__stream_resolve(s, vt->name);
+  cmx__stream* st = cmx__stream_resolve(s, cmx__op_name(vt->name));
   if (!st) return NULL;
   unsigned slot = 0;
   if (size == 0) {

@@ -475,17 +475,21 @@ cmx_array cmx__as_strided(cmx_array a, const int64_t* shape, int ndim,
   if (!cmx__check_shape_arg("as_strided", shape, ndim, false)) return NULL;
   cmx__as_strided_params q;
   memset(&q, 0, sizeof q);
-  if (strides)
-    memcpy(q.strides, strides, (size_t)ndim * sizeof(int64_t));
-  else
-    for (int64_t d = ndim - 1, m = 1; d >= 0; m *= shape[d], d--)
-      q.strides[d] = m;
-  q.offset = offset;
-  /* The view must stay inside a's elements: as_strided never reads memory
-   * that is not the array's (MLX leaves this unchecked). */
   int64_t size = cmx__shape_size(shape, ndim);
   if (size < 0)
     return CMX__FAIL(CMX_ERR_VALUE, "[as_strided] The shape is too large.");
+  /* Row-major strides by default; strides that can never be stepped (an
+   * empty view, a dim of one element) are replaced by row-major ones, so
+   * that no stride of any array overflows when scaled to bytes. */
+  uint64_t m = 1;
+  for (int d = ndim - 1; d >= 0; d--) {
+    q.strides[d] = (int64_t)m;
+    m *= shape[d] > 0 ? (uint64_t)shape[d] : 1u;
+    if (strides && size > 0 && shape[d] > 1) q.strides[d] = strides[d];
+  }
+  q.offset = offset;
+  /* The view must stay inside a's elements: as_strided never reads memory
+   * that is not the array's (MLX leaves this unchecked). */
   if (size > 0) {
     int64_t lo = offset, hi = offset;
     bool overflow = offset < 0;

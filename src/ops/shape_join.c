@@ -342,6 +342,10 @@ cmx_array cmx__tile(cmx_array a, const int64_t* reps, int nreps, cmx_stream s) {
     count += r[d] != 1;
   }
   if (count == 0) return cmx__reshape(a, shape, nd, s);
+  /* An empty result is made directly: the broadcasts below would have
+   * huge intermediate shapes for huge repetitions of an empty axis. */
+  if (cmx__shape_size(final, nd) == 0)
+    return cmx__zeros(final, nd, a->dtype, s);
   if (nd + count <= CMX_MAX_NDIM) {
     /* One copy: a new size-1 axis before each tiled axis, broadcast to
      * the repetitions, then merged. */

@@ -97,10 +97,14 @@ CMX__KERNEL(cmx__cpu_slice) {
   cmx_array a = in[0], o = out[0];
   int64_t st[CMX_MAX_NDIM], off = 0;
   for (int d = 0; d < a->ndim; d++) {
-    st[d] = CMX__STRIDES(a)[d] * q->step[d];
-    off += q->start[d] * CMX__STRIDES(a)[d];
+    /* A dim of at most one element keeps the input's stride: a huge step
+     * (x[::2**63 - 1]) must not make a stride that overflows (UB). With
+     * two elements or more, |step| < the input's dim and the product fits. */
+    int64_t ist = CMX__STRIDES(a)[d];
+    st[d] = o->dims[d] > 1 ? ist * q->step[d] : ist;
+    if (o->size) off += q->start[d] * ist;
   }
-  return cmx_kernel_set_view(o, a, o->size ? off : 0, st);
+  return cmx_kernel_set_view(o, a, off, st);
 }
 
 /* AsStrided: the op made the input contiguous and checked the bounds. */
