@@ -772,6 +772,8 @@ def main():
     ap.add_argument("--cases", default="")
     ap.add_argument("--worker", action="store_true")
     ap.add_argument("--render", action="store_true")
+    ap.add_argument("--progress", action="store_true",
+                    help="a line after each batch")
     ap.add_argument("--regressions", action="store_true",
                     help="first run the calls of REGRESSIONS")
     opts = ap.parse_args()
@@ -811,9 +813,18 @@ def main():
         if status != "ok":
             found.append((status, idx, detail))
     from concurrent.futures import ThreadPoolExecutor
+    ran = 0
     with ThreadPoolExecutor(max_workers=max(1, opts.jobs)) as ex:
-        for res in ex.map(lambda j: run_batch(*j), jobs):
+        for (s, n), res in zip(jobs, ex.map(lambda j: run_batch(*j), jobs)):
             found += res
+            ran += n
+            if opts.progress and len(jobs) > 1:
+                dt = time.time() - t0
+                print(f"pyfuzz: {ran}/{opts.calls} calls, {dt:.0f} s, "
+                      f"{ran / dt * 60:.0f} calls/min, {len(found)} "
+                      f"failure(s)", flush=True)
+                for st, i, _ in res:
+                    print(f"pyfuzz:   {st} at call {i}", flush=True)
     failures = len(found)
     order = {"crash": 0, "systemerror": 1, "hang": 2}
     found.sort(key=lambda f: order.get(f[0], 3))
