@@ -264,6 +264,10 @@ static void dl_delete_v(DLManagedTensorVersioned* t) {
 }
 
 static void capsule_destructor(PyObject* cap) {
+  /* Keeps an exception pending when the capsule dies (from_dlpack failing
+   * after taking the tensor): only this function's own errors are cleared. */
+  PyObject *type, *value, *tb;
+  PyErr_Fetch(&type, &value, &tb);
   if (PyCapsule_IsValid(cap, "dltensor")) {
     DLManagedTensor* t = PyCapsule_GetPointer(cap, "dltensor");
     if (t && t->deleter) t->deleter(t);
@@ -273,6 +277,7 @@ static void capsule_destructor(PyObject* cap) {
     if (t && t->deleter) t->deleter(t);
   }
   PyErr_Clear();
+  PyErr_Restore(type, value, tb);
 }
 
 static DLDataType dl_dtype(cmx_dtype t) {

@@ -438,7 +438,9 @@ static PyObject* f_depends(PyObject* m, PyObject* args, PyObject* kw) {
                          : PySequence_Fast(io,
                                            "[depends] inputs must be an "
                                            "array or a list of arrays");
-  PyObject* deps = CmxArray_Check(dep)
+  /* not with the first's exception pending (SystemError) */
+  PyObject* deps = !ins ? NULL
+                   : CmxArray_Check(dep)
                        ? PyTuple_Pack(1, dep)
                        : PySequence_Fast(dep,
                                          "[depends] dependencies must be "

@@ -435,9 +435,12 @@ def pick_case(rng, mx, tlist, fnames):
             return transform_case(g, rng, fnames)
         return Case("call", target=prefix, args=args, kwargs=kwargs)
     if k < 0.72:
-        return Case("binop", a=g.array() if rng.random() < 0.8 else g.value(),
-                    b=g.array() if rng.random() < 0.6 else g.value(),
-                    op=rng.choice(BINOPS))
+        # one operand at least is an array (two Python ints could make a
+        # bignum power that never ends)
+        a, b = g.array(), g.array() if rng.random() < 0.6 else g.value()
+        if rng.random() < 0.3:
+            a, b = b, a
+        return Case("binop", a=a, b=b, op=rng.choice(BINOPS))
     if k < 0.76:
         return Case("unop", a=g.array(), op=rng.choice(UNOPS))
     if k < 0.84:
@@ -514,10 +517,12 @@ def consume(mx, np, r, depth=0):
     if isinstance(r, mx.array):
         mx.eval(r)
         repr(r)
-        # tolist makes a list per row: bound rows too (shape (10**9, 0))
-        rows = 1
+        # tolist makes a list per row of every level: bound them too
+        # (shape (2**31, 0, 5) is empty but makes 2**31 lists)
+        rows, p = 0, 1
         for d in r.shape[:-1]:
-            rows *= d
+            p *= d
+            rows += p
         if r.size <= 4096 and rows <= 4096:
             r.tolist()
             np.asarray(r)
@@ -535,6 +540,17 @@ def consume(mx, np, r, depth=0):
         repr(r)
 
 
+def limit_address_space(sanitize):
+    """Caps the worker's memory (not under ASan, whose shadow memory needs
+    a huge address space), so a runaway call (unstack of 2**31 rows makes
+    2**31 arrays) fails with MemoryError instead of exhausting the machine."""
+    if not sanitize:
+        import resource
+
+        cap = 8 << 30
+        resource.setrlimit(resource.RLIMIT_AS, (cap, cap))
+
+
 def worker(args):
     import copy  # noqa: F401  (the unops use them)
     import pickle  # noqa: F401
@@ -545,6 +561,7 @@ def worker(args):
     import cmx.core as mx
 
     warnings.simplefilter("ignore")
+    limit_address_space(args.sanitize)
     proto = os.fdopen(os.dup(1), "w", buffering=1)
     devnull = os.open(os.devnull, os.O_WRONLY)
     os.dup2(devnull, 1)
@@ -618,6 +635,8 @@ def run_worker(opts, start=0, count=0, cases=None, timeout=None):
     cmd = [sys.executable, os.path.abspath(__file__), "--worker",
            "--seed", str(opts.seed), "--start", str(start), "--count",
            str(count), "--memory-mb", str(opts.memory_mb)]
+    if opts.sanitize:
+        cmd.append("--sanitize")
     if cases is not None:
         cmd += ["--cases", ",".join(str(c) for c in cases)]
     if opts.regressions and start < 0:
@@ -671,13 +690,15 @@ def run_worker(opts, start=0, count=0, cases=None, timeout=None):
 def reproduces(opts, case_obj, status):
     """Runs a Case given as an object (for shrinking)."""
     src = case_obj.source()
-    code = ("import numpy as np, copy, pickle\nimport cmx.core as mx\n"
+    code = ("import numpy as np, copy, pickle, resource\nimport cmx.core as mx\n"
+            + ("" if opts.sanitize else
+               "resource.setrlimit(resource.RLIMIT_AS, (8 << 30, 8 << 30))\n") +
             f"mx.set_memory_limit({opts.memory_mb} << 20)\n"
             "def consume(r, d=0):\n"
             "    if isinstance(r, mx.array):\n"
             "        mx.eval(r); repr(r)\n"
-            "        rows = 1\n"
-            "        for d in r.shape[:-1]: rows *= d\n"
+            "        rows, p = 0, 1\n"
+            "        for k in r.shape[:-1]: p *= k; rows += p\n"
             "        if r.size <= 4096 and rows <= 4096:\n"
             "            r.tolist(); np.asarray(r)\n"
             "            if r.size == 1: r.item()\n"
