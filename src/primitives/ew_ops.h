@@ -6,8 +6,13 @@
  * arity   1, 2 or 3 inputs (Select's first input is its bool condition)
  * out     output dtype: CMX__EW_OUT_SAME (the input's), _BOOL, or _REAL
  *         (complex64 gives float32, other dtypes their own)
- * in      the op layer's input rule: CMX__EW_IN_ANY, or _FLOAT (integer and
- *         bool inputs are computed as float32, as MLX does)
+ * in      the op layer's input rule: CMX__EW_IN_ANY (binary inputs promote
+ *         to their result type), _FLOAT (integer and bool inputs are
+ *         computed as float32, as MLX does), or _TRUTH (inputs are read
+ *         as truth values: one shared dtype, else both converted to bool,
+ *         so no value rounds to zero on the way). A dtype whose slot is
+ *         NO is rejected; bool inputs of an op taking integers but not
+ *         bool (shifts) compute as uint8.
  * flags   CMX__EW_HEAVY: float work is compute-bound (transcendental), so
  *         backends vectorise it harder (the CPU compiles float32 rows for
  *         AVX2/AVX-512 too); CMX__EW_PARAMS: the op takes cmx_ew_params,
@@ -69,7 +74,7 @@ enum {
   CMX__EW_OUT_BOOL = 1,
   CMX__EW_OUT_REAL = 2
 };
-enum { CMX__EW_IN_ANY = 0, CMX__EW_IN_FLOAT = 1 };
+enum { CMX__EW_IN_ANY = 0, CMX__EW_IN_FLOAT = 1, CMX__EW_IN_TRUTH = 2 };
 enum { CMX__EW_HEAVY = 1, CMX__EW_PARAMS = 2 };
 
 /* Dtype classes, in slot order. */
@@ -259,11 +264,11 @@ enum { CMX__EW_KIND_NO = 0, CMX__EW_KIND_E = 1, CMX__EW_KIND_W = 2 };
     CMX__EW_CMP(x > y, cmx_c_lt(y, x)))                                       \
   X(GreaterEqual, 2, CMX__EW_OUT_BOOL, CMX__EW_IN_ANY, 0,                     \
     CMX__EW_CMP(x >= y, cmx_c_le(y, x)))                                      \
-  X(LogicalAnd, 2, CMX__EW_OUT_BOOL, CMX__EW_IN_ANY, 0,                       \
+  X(LogicalAnd, 2, CMX__EW_OUT_BOOL, CMX__EW_IN_TRUTH, 0,                       \
     CMX__EW_CMP(x != 0 && y != 0, cmx_c_nz(x) && cmx_c_nz(y)))                \
-  X(LogicalOr, 2, CMX__EW_OUT_BOOL, CMX__EW_IN_ANY, 0,                        \
+  X(LogicalOr, 2, CMX__EW_OUT_BOOL, CMX__EW_IN_TRUTH, 0,                        \
     CMX__EW_CMP(x != 0 || y != 0, cmx_c_nz(x) || cmx_c_nz(y)))                \
-  X(LogicalXor, 2, CMX__EW_OUT_BOOL, CMX__EW_IN_ANY, 0,                       \
+  X(LogicalXor, 2, CMX__EW_OUT_BOOL, CMX__EW_IN_TRUTH, 0,                       \
     CMX__EW_CMP((x != 0) != (y != 0), cmx_c_nz(x) != cmx_c_nz(y)))            \
   X(BitwiseAnd, 2, CMX__EW_OUT_SAME, CMX__EW_IN_ANY, 0, CMX__EW_BITS(x & y))  \
   X(BitwiseOr, 2, CMX__EW_OUT_SAME, CMX__EW_IN_ANY, 0, CMX__EW_BITS(x | y))   \
