@@ -87,7 +87,7 @@ static void* compile_slice(void* arg) {
   for (int i = job->begin; i < job->end; i += job->step) {
     compile_item* it = &job->items[i];
     it->failed = 1;
-    cmx__gpu_variant var;
+    cmx__gpu_variant var = {.flags = 0};
     if (!it->f->variant(it->variant, &var)) continue;
     /* Several kernels in one module: CMX_ONLY with one define each. */
     char pre[CMX__GPU_PRELUDE_MAX + 512];
@@ -100,7 +100,8 @@ static void* compile_slice(void* arg) {
     }
     const char* opts[8];
     char optbuf[4400];
-    int nopts = cmx__gpu_family_options(it->f, opts, 8, optbuf, sizeof optbuf);
+    int nopts =
+        cmx__gpu_family_options(it->f, &var, opts, 8, optbuf, sizeof optbuf);
     char* src = nopts < 0 ? NULL : cmx__gpu_family_source(it->f, pre, -1);
     if (!src) {
       snprintf(it->msg, sizeof it->msg, "%s", cmx_last_error());

@@ -192,6 +192,19 @@ static void test_registry(void) {
   CHECK(src && strstr(src, "#line 1 \"test_launch.cu\"") &&
         strstr(src, "#line 1 \"common.cu\""));
   free(src);
+  /* Preamble sources go between the prelude and the family's own. */
+  cmx__gpu_family pre = g_launch;
+  pre.preamble = (const char* const[]){"copy", NULL};
+  src = cmx__gpu_family_source(&pre, "#define X 2\n", -1);
+  const char *px = src ? strstr(src, "#define X 2") : NULL,
+             *pc = src ? strstr(src, "#line 1 \"copy.cu\"") : NULL,
+             *pb = src ? strstr(src, "#line 1 \"test_launch.cu\"") : NULL;
+  CHECK(px && pc && pb && px < pc && pc < pb &&
+        !strstr(src, "#define CMX_ONLY"));
+  free(src);
+  pre.preamble = (const char* const[]){"no_such_source", NULL};
+  CHECK(cmx__gpu_family_source(&pre, "", 0) == NULL);
+  CHECK(strstr(cmx_last_error(), "no kernel source named 'no_such_source'"));
   /* Strided kernels: g1, g2, g3, then g0 (any rank), 32- then 64-bit. */
   cmx__gpu_layout l = {.ndim = 2};
   const char* const* bk = cmx__gpu_family_binary.kernels;
@@ -272,23 +285,33 @@ static void test_cccl_headers(void) {
   /* Missing headers: a clear error naming the family and where it looked. */
   cmx__toolkit_cccl_override("");
   CHECK(!cmx__toolkit_cccl(dir, sizeof dir, &version, why, sizeof why));
-  CHECK(cmx__gpu_family_options(&g_cccl, opts, 8, buf, sizeof buf) == -1);
+  CHECK(cmx__gpu_family_options(&g_cccl, NULL, opts, 8, buf, sizeof buf) == -1);
   CHECK(strstr(cmx_last_error(),
                "[gpu] kernel family 'test_cccl' needs the CUDA toolkit's "
                "CCCL headers (CUB, libcu++), which were not found: looked "
                "in '' only"));
-  CHECK(cmx__gpu_family_options(&g_launch, opts, 8, buf, sizeof buf) == 0);
+  CHECK(cmx__gpu_family_options(&g_launch, NULL, opts, 8, buf, sizeof buf) ==
+        0);
+  /* A variant may need them where its family does not. */
+  cmx__gpu_variant complex_var = {.flags = CMX__GPU_NEEDS_CCCL};
+  CHECK(cmx__gpu_family_options(&g_launch, &complex_var, opts, 8, buf,
+                                sizeof buf) == -1);
+  CHECK(strstr(cmx_last_error(), "kernel family 'test_launch' needs"));
   /* Another install: its folder and version are options, hence in the
    * disk cache's key. */
   char fake[400];
   snprintf(fake, sizeof fake, "%s/cccl-fake", g_tmp);
   fake_cccl(fake, 1234567);
   cmx__toolkit_cccl_override(fake);
-  CHECK(cmx__gpu_family_options(&g_cccl, opts, 8, buf, sizeof buf) == 2);
+  CHECK(cmx__gpu_family_options(&g_cccl, NULL, opts, 8, buf, sizeof buf) == 2);
   char want[500];
   snprintf(want, sizeof want, "-I%s", fake);
   CHECK(!strcmp(opts[0], want) &&
         !strcmp(opts[1], "-DCMX_CCCL_VERSION=1234567"));
+  CHECK(cmx__gpu_family_options(&g_launch, &complex_var, opts, 8, buf,
+                                sizeof buf) == 2 &&
+        !strcmp(opts[0], want));
+  CHECK(cmx__gpu_family_options(&g_cccl, NULL, opts, 8, buf, sizeof buf) == 2);
   if (g_nvrtc) {
     const char* src = "extern \"C\" __global__ void k(int* x) { x[0] = 1; }\n";
     cmx__gpu_image img;
@@ -299,7 +322,8 @@ static void test_cccl_headers(void) {
     cmx__gpu_image_free(&img);
     fake_cccl(fake, 1234568); /* the same folder, newer headers */
     cmx__toolkit_cccl_override(fake);
-    CHECK(cmx__gpu_family_options(&g_cccl, opts, 8, buf, sizeof buf) == 2);
+    CHECK(cmx__gpu_family_options(&g_cccl, NULL, opts, 8, buf, sizeof buf) ==
+          2);
     CHECK(!strcmp(opts[1], "-DCMX_CCCL_VERSION=1234568"));
     OK(cmx__gpu_image_get("cccl_key", src, g_arch, opts, 2, &img, &origin));
     CHECK(origin == CMX__IMAGE_COMPILED);
@@ -318,7 +342,7 @@ static void test_cccl_headers(void) {
   if (!have) return;
   /* The real headers: the CUB family compiles (PTX, and to a CUBIN). */
   CHECK(version > 0);
-  int n = cmx__gpu_family_options(&g_cccl, opts, 8, buf, sizeof buf);
+  int n = cmx__gpu_family_options(&g_cccl, NULL, opts, 8, buf, sizeof buf);
   CHECK(n == 2);
   cmx__gpu_variant var;
   CHECK(g_cccl.variant(0, &var));

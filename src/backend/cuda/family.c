@@ -100,22 +100,36 @@ char* cmx__gpu_family_source(const cmx__gpu_family* f, const char* prelude,
   if (kernel >= 0)
     snprintf(only, sizeof only, "#define CMX_ONLY\n#define CMX_ONLY_%s\n",
              f->kernels[kernel]);
-  /* #line keeps compiler messages pointing into the right file. */
   size_t n = strlen(common) + strlen(prelude) + strlen(only) + strlen(body) +
              strlen(f->name) + 256;
+  for (int i = 0; f->preamble && f->preamble[i]; i++) {
+    const char* p = cmx__gpu_kernel_source(f->preamble[i]);
+    if (!p)
+      return CMX__FAIL(CMX_ERR_RUNTIME, "[gpu] no kernel source named '%s'",
+                       f->preamble[i]);
+    n += strlen(p) + strlen(f->preamble[i]) + 32;
+  }
   char* s = malloc(n);
   if (!s) return CMX__FAIL(CMX_ERR_MEMORY, "[gpu] out of host memory");
-  snprintf(s, n,
-           "#line 1 \"common.cu\"\n%s\n#line 1 \"prelude\"\n%s%s\n"
-           "#line 1 \"%s.cu\"\n%s",
-           common, prelude, only, f->file ? f->file : f->name, body);
+  /* #line keeps compiler messages pointing into the right file. */
+  size_t w = (size_t)snprintf(s, n,
+                              "#line 1 \"common.cu\"\n%s\n#line 1 "
+                              "\"prelude\"\n%s%s\n",
+                              common, prelude, only);
+  for (int i = 0; f->preamble && f->preamble[i]; i++)
+    w += (size_t)snprintf(s + w, n - w, "#line 1 \"%s.cu\"\n%s\n",
+                          f->preamble[i],
+                          cmx__gpu_kernel_source(f->preamble[i]));
+  snprintf(s + w, n - w, "#line 1 \"%s.cu\"\n%s", f->file ? f->file : f->name,
+           body);
   return s;
 }
 
-int cmx__gpu_family_options(const cmx__gpu_family* f, const char** opts,
+int cmx__gpu_family_options(const cmx__gpu_family* f,
+                            const cmx__gpu_variant* var, const char** opts,
                             int cap, char* buf, size_t size) {
   int n = 0;
-  if (f->flags & CMX__GPU_NEEDS_CCCL) {
+  if ((f->flags | (var ? var->flags : 0)) & CMX__GPU_NEEDS_CCCL) {
     char dir[4096], why[1024];
     long version = 0;
     if (!cmx__toolkit_cccl(dir, sizeof dir, &version, why, sizeof why)) {

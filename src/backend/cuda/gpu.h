@@ -199,7 +199,9 @@ enum {
 /* One variant of a family: the #defines put before its source. */
 typedef struct cmx__gpu_variant {
   char prelude[CMX__GPU_PRELUDE_MAX];
-  char name[96]; /* readable: "<family>_<what>", e.g. binary_Add_float32 */
+  char name[96];  /* readable: "<family>_<what>", e.g. binary_Add_float32 */
+  unsigned flags; /* CMX__GPU_NEEDS_CCCL for this variant alone (complex
+                     math through libcu++, say); the builder sets it or 0 */
 } cmx__gpu_variant;
 
 /* A kernel family: one CUDA source, the kernels (entry points) in it, and
@@ -211,6 +213,9 @@ typedef struct cmx__gpu_family {
   const char* name;   /* unique; in errors, cache-entry and variant names */
   const char* file;   /* embedded source kernels/<file>.cu, or NULL ... */
   const char* source; /* ... and the source text itself */
+  /* Embedded sources put between the prelude and the family's source, in
+   * order (NULL-terminated; NULL: none): bindings shared by families. */
+  const char* const* preamble;
   const char* const* kernels; /* entry points, NULL-terminated */
   /* Variants are 0 .. nvariants-1; variant(v, out) writes v's prelude and
    * name, or returns false when v is not one (a hole in the index space:
@@ -240,15 +245,17 @@ cmx_status cmx__gpu_family_register(const cmx__gpu_family* f);
 int cmx__gpu_family_nkernels(const cmx__gpu_family* f);
 /* The source of variant `prelude` of f with only kernel `kernel` in it:
  * the shared "common" source, the prelude, "#define CMX_ONLY" and
- * "#define CMX_ONLY_<name>", then f's source (kernel < 0: every kernel).
- * malloc'ed; NULL with the error set. */
+ * "#define CMX_ONLY_<name>", f's preamble sources, then f's source
+ * (kernel < 0: every kernel). malloc'ed; NULL with the error set. */
 char* cmx__gpu_family_source(const cmx__gpu_family* f, const char* prelude,
                              int kernel);
-/* The NVRTC options of f (its include folders and defines) written to
- * opts (at most cap, pointing into buf); returns how many, or -1 with the
- * error set when f needs headers that are missing ("[gpu] kernel family
- * 'x' needs the CUDA toolkit's CCCL headers (CUB, libcu++): ..."). */
-int cmx__gpu_family_options(const cmx__gpu_family* f, const char** opts,
+/* The NVRTC options of variant var of f (var may be NULL: the family's
+ * own), its include folders and defines, written to opts (at most cap,
+ * pointing into buf); returns how many, or -1 with the error set when it
+ * needs headers that are missing ("[gpu] kernel family 'x' needs the CUDA
+ * toolkit's CCCL headers (CUB, libcu++), which were not found: ..."). */
+int cmx__gpu_family_options(const cmx__gpu_family* f,
+                            const cmx__gpu_variant* var, const char** opts,
                             int cap, char* buf, size_t size);
 /* The embedded kernel source named `file` (kernels/<file>.cu), or NULL. */
 const char* cmx__gpu_kernel_source(const char* file);

@@ -55,12 +55,13 @@ static cmx_status load_module(int dev, const cmx__gpu_family* f, int v, int k,
   if (!d) return cmx_last_status();
   int arch = d->cc_major * 10 + d->cc_minor;
   cmx__gpu_variant var;
+  var.flags = 0;
   if (v < 0 || v >= f->nvariants || !f->variant(v, &var))
     return cmx__error(CMX_ERR_RUNTIME,
                       "[gpu] kernel family '%s' has no variant %d", f->name, v);
   const char* opts[8];
   char optbuf[4400];
-  int nopts = cmx__gpu_family_options(f, opts, 8, optbuf, sizeof optbuf);
+  int nopts = cmx__gpu_family_options(f, &var, opts, 8, optbuf, sizeof optbuf);
   if (nopts < 0) return cmx_last_status();
   char* src = cmx__gpu_family_source(f, var.prelude, k);
   if (!src) return cmx_last_status();
