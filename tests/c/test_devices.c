@@ -172,11 +172,15 @@ static void test_missing_walker(void) {
   OK(cmx_add(&e, d, c, g));
   CHECK(h_missing_kernels(&e, 1, names, sizeof names) == 1);
   CHECK(!strcmp(names, "CpuOnly"));
-  OK(partial(&d, e, g));
+  /* Partial has a gpu kernel: not missing. */
+  cmx_array f = NULL;
+  OK(partial(&f, e, g));
+  names[0] = 0;
+  CHECK(h_missing_kernels(&f, 1, names, sizeof names) == 1);
   h_list_add(names, sizeof names, "Partial");
   h_list_add(names, sizeof names, "CpuOnly");
   CHECK(!strcmp(names, "CpuOnly, Partial"));
-  cmx_array_release_all((cmx_array[]){x, c, d, e}, 4);
+  cmx_array_release_all((cmx_array[]){x, c, d, e, f}, 5);
 }
 
 static void test_no_gpu_kernel(void) {
