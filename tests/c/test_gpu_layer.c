@@ -678,6 +678,26 @@ static void test_recorder(void) {
   replay(&r);
   CHECK(equal_f32(c, want, n));
   CHECK(cmx__gpu_encoder_stats_get().launches == s1.launches + 1);
+  /* An eval of two dependent adds: two launches in order, the second
+   * reading the first's output (c2 is held, so its buffer outlives the
+   * replay). */
+  memset(&r, 0, sizeof r);
+  cmx_array c2 = NULL, d2 = NULL;
+  OK(cmx_add(&c2, a, b, gpu()));
+  OK(cmx_add(&d2, c2, a, gpu()));
+  cmx__gpu_recorder_set(&rec);
+  OK(cmx_eval((cmx_array[]){d2, c2}, 2));
+  cmx__gpu_recorder_set(NULL);
+  CUdeviceptr out0 = 0, in1 = 0;
+  if (r.n == 2) {
+    memcpy(&out0, r.args[0].data + r.args[0].offset[2], 8);
+    memcpy(&in1, r.args[1].data + r.args[1].offset[0], 8);
+  }
+  CHECK(r.n == 2 && out0 != 0 && out0 == in1);
+  replay(&r);
+  for (int64_t i = 0; i < n; i++) want[i] = (x[i] + y[i]) + x[i];
+  CHECK(equal_f32(d2, want, n));
+  cmx_array_release_all((cmx_array[]){c2, d2}, 2);
   /* Memsets and copies are commands too, in order. */
   memset(&r, 0, sizeof r);
   uint8_t src[400], bytes[4000], got[4000];

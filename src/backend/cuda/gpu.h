@@ -345,7 +345,11 @@ typedef struct cmx__gpu_cmd {
  * stream it is for. It copies what it keeps (cmd and its args are
  * borrowed) and sets *issue to false when it takes the command over (it
  * replays it later, with cmx__gpu_cmd_issue or as a CUDA graph node), or
- * leaves it true to have it issued now. An error status fails the task. */
+ * leaves it true to have it issued now. An error status fails the task.
+ * Buffers are not commands: allocations and frees stay stream-ordered
+ * (memory.c), so a recorder that delays commands must keep the buffers
+ * they touch alive until it replays them (an intermediate's free is
+ * queued when its last reference drops, which may be before the replay). */
 typedef struct cmx__gpu_recorder {
   cmx_status (*record)(void* ctx, int dev, CUstream s, const cmx__gpu_cmd* cmd,
                        bool* issue);
