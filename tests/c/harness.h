@@ -277,8 +277,9 @@ static inline cmx_array h_array(const h_tensor* t, h_layout layout) {
 }
 
 /* Evaluates a and reads it back (row-major), keeping the stored bytes in
- * raw. On failure the tensor has size -1 and its status says why. */
-static inline h_tensor h_read(cmx_array a) {
+ * raw (h_free frees them). On failure the tensor has size -1 and its
+ * status says why. */
+static inline h_tensor h_read_raw(cmx_array a) {
   h_tensor t =
       h_alloc(cmx_array_shape(a), cmx_array_ndim(a), cmx_array_dtype(a));
   size_t isz = cmx_dtype_size(t.dtype);
@@ -295,6 +296,14 @@ static inline h_tensor h_read(cmx_array a) {
     if (t.im) t.im[i] = im;
   }
   t.raw = buf;
+  return t;
+}
+
+/* The same without the stored bytes (callers may free re and im alone). */
+static inline h_tensor h_read(cmx_array a) {
+  h_tensor t = h_read_raw(a);
+  free(t.raw);
+  t.raw = NULL;
   return t;
 }
 
@@ -434,7 +443,7 @@ static inline int h_run_case(const char* what, h_make_fn make, void* ctx,
       cmx_array_release(r);
       continue;
     } else {
-      h_tensor got = h_read(r);
+      h_tensor got = h_read_raw(r);
       /* The kernel's own status (reads say CMX_ERR_RUNTIME). */
       if (dev > 0 && got.size < 0 && r->error &&
           h_gpu_skip_notimpl(r->error_status, r->error, where)) {
