@@ -2,8 +2,7 @@
 
 The package is imported from PYTHONPATH (make test-python puts
 build/python there); as a fallback the build tree next to the sources is
-used. Ops whose C implementation is not in the linked libcmx are absent
-from cmx.core (see mx._unavailable()); tests of those skip with `need`.
+used.
 """
 import os
 import sys
@@ -23,19 +22,6 @@ ALL_DTYPES = [
     mx.int32, mx.int64, mx.float16, mx.bfloat16, mx.float32, mx.float64,
     mx.complex64,
 ]
-
-
-def has(*names):
-    """True when every named function/method/property is available."""
-    missing = set(mx._unavailable())
-    return all(n not in missing for n in names)
-
-
-def need(*names):
-    """A skip marker for tests of ops that libcmx does not have yet."""
-    return pytest.mark.skipif(
-        not has(*names), reason="libcmx lacks: " + ", ".join(n for n in names if not has(n))
-    )
 
 
 def np_dtype(dt):

@@ -6,7 +6,6 @@ import numpy as np
 import pytest
 
 import cmx.core as mx
-from conftest import has
 
 
 def test_device_objects():
