@@ -4,6 +4,9 @@ import pytest
 
 import cmx.core as mx
 
+# Every test here runs on every device (the GPU where there is one).
+pytestmark = pytest.mark.usefixtures("on_device")
+
 X = np.arange(60, dtype=np.int32).reshape(3, 4, 5)
 
 GET_KEYS = [

@@ -9,6 +9,9 @@ import pytest
 
 import cmx.core as mx
 
+# Every test here runs on every device (the GPU where there is one).
+pytestmark = pytest.mark.usefixtures("on_device")
+
 RNG = np.random.default_rng(7)
 SIZES = dict(zip("abcdefghijklmnopqrstuvwxyz", [2, 3, 4, 5] * 7))
 

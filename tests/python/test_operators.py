@@ -6,9 +6,12 @@ import numpy as np
 import pytest
 
 import cmx.core as mx
+from conftest import cpu_match
 
+# Every test here runs on every device (the GPU where there is one).
+pytestmark = pytest.mark.usefixtures("on_device")
 
-# (operator, C function it needs, applies to floats)
+# (operator, C op, applies to floats)
 BINARY = [
     (operator.add, "add", True),
     (operator.sub, "subtract", True),
@@ -65,6 +68,8 @@ def check(got, ref):
 def test_binary_operator(op, name, floats, device):
     with mx.stream(device):
         binary_operator_cases(op, floats)
+    x, y, _ = operands(floats)
+    cpu_match(device, lambda: op(mx.array(x), mx.array(y)))
 
 
 def binary_operator_cases(op, floats):

@@ -7,6 +7,10 @@ import numpy as np
 import pytest
 
 import cmx.core as mx
+from conftest import cpu_match
+
+# Every test here runs on every device (the GPU where there is one).
+pytestmark = pytest.mark.usefixtures("on_device")
 
 RNG = np.random.default_rng(3)
 XF = RNG.uniform(0.1, 0.9, (3, 4)).astype(np.float32)  # in every domain
@@ -69,8 +73,7 @@ def close(got, ref, rtol=2e-5, atol=1e-6):
 @pytest.mark.parametrize("name", sorted(UNARY))
 def test_unary(name, device):
     fn = getattr(mx, name)
-    with mx.stream(device):
-        close(fn(mx.array(XF)), UNARY[name](XF))
+    close(cpu_match(device, lambda: fn(mx.array(XF))), UNARY[name](XF))
     sig = inspect.signature(fn)
     assert list(sig.parameters) == ["a", "stream"]
     assert sig.parameters["stream"].kind == inspect.Parameter.KEYWORD_ONLY
@@ -80,8 +83,7 @@ def test_unary(name, device):
 @pytest.mark.parametrize("name", sorted(BINARY))
 def test_binary(name, device):
     fn = getattr(mx, name)
-    with mx.stream(device):
-        close(fn(mx.array(XF), mx.array(YF)), BINARY[name](XF, YF))
+    close(cpu_match(device, lambda: fn(mx.array(XF), mx.array(YF))), BINARY[name](XF, YF))
     close(fn(mx.array(XF), 0.5), BINARY[name](XF, np.float32(0.5)))
     close(fn(2.0, mx.array(YF)), BINARY[name](np.float32(2.0), YF))
     assert inspect.signature(fn).parameters["stream"].kind == inspect.Parameter.KEYWORD_ONLY
@@ -90,6 +92,8 @@ def test_binary(name, device):
 @pytest.mark.parametrize("name", sorted(INT_BINARY))
 def test_integer_binary(name, device):
     fn = getattr(mx, name)
+    got = cpu_match(device, lambda: fn(mx.array(XI), mx.array(YI)), rtol=0, atol=0)
+    close(got, INT_BINARY[name](XI, YI))
     close(fn(mx.array(XI), mx.array(YI), stream=device), INT_BINARY[name](XI, YI))
 
 
@@ -99,6 +103,7 @@ def test_reduce(name, device):
     a = mx.array(XF)
     ref = REDUCE[name]
     close(fn(a, stream=device), ref(XF), rtol=1e-5)
+    close(cpu_match(device, lambda: fn(a, axis=0)), ref(XF, axis=0), rtol=1e-5)
     for axis in [0, 1, -1, (0, 1), [1]]:
         npax = tuple(axis) if isinstance(axis, list) else axis
         close(fn(a, axis=axis), ref(XF, axis=npax), rtol=1e-5)
@@ -368,6 +373,31 @@ def test_dynamic_slice_and_update():
     close(mx.slice_update(a, mx.array([[7, 8]] * 4), mx.array([4]), [1]), ref)
     with pytest.raises(ValueError):
         mx.slice(a, mx.array([1.5]), [0], [1])
+
+
+def test_dynamic_slice_is_a_lazy_differentiable_op():
+    """Start indices are read when the result is evaluated (they may be
+    computed, batched by vmap, ...); negative ones count from the end and
+    windows are clamped into the axis."""
+    x = np.arange(10, dtype=np.float32)
+    a = mx.array(x)
+    start = mx.array([1]) * 3  # lazy
+    close(mx.slice(a, start, [0], [2]), x[3:5])
+    close(mx.slice(a, mx.array(-3), [0], [2]), x[7:9])
+    close(mx.slice(a, mx.array([100]), [0], [4]), x[6:10])
+    close(mx.slice(a, mx.array([-100]), [0], [4]), x[0:4])
+    g = mx.grad(lambda t: mx.slice(t, mx.array([2]), [0], [3]).sum())(a)
+    close(g, np.isin(np.arange(10), [2, 3, 4]).astype(np.float32))
+    gu = mx.grad(lambda u: (mx.slice_update(a, u, mx.array([4]), [0]) ** 2).sum())(
+        mx.ones(3))
+    close(gu, np.full(3, 2.0, np.float32))
+    b = np.arange(12, dtype=np.int32).reshape(3, 4)
+    got = mx.vmap(lambda i: mx.slice(mx.array(b), i, [1], [2]))(mx.array([[0], [1], [2]]))
+    close(got, np.stack([b[:, i:i + 2] for i in range(3)]))
+    upd = mx.slice_update(mx.array(b), mx.array([[7, 7]]), mx.array([2, 9]), [0, 1])
+    ref = b.copy()
+    ref[2, 2:4] = 7
+    close(upd, ref)
 
 
 def test_asarray():
