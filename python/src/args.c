@@ -68,26 +68,27 @@ static char* find_top(char* s, char c) {
   return NULL;
 }
 
-/* The kind of an annotation; *nullable when one alternative is None. */
+/* The kind of an annotation; *nullable when one alternative (at the top
+ * level: not "tuple[int | None]") is None. */
 static cmxpy_kind kind_of(const char* ann, bool* nullable) {
-  char buf[160] = "";
+  char all[256], rest_buf[256] = "";
+  PyOS_snprintf(all, sizeof all, "%s", ann);
   *nullable = false;
-  /* Drop "None" alternatives: "None | int" and "int | None" -> "int". */
-  const char* p = ann;
-  while (*p) {
-    const char* bar = strstr(p, " | ");
-    size_t len = bar ? (size_t)(bar - p) : strlen(p);
-    if (len == 4 && !strncmp(p, "None", 4)) {
+  for (char* rest = all; rest;) {
+    char* bar = find_top(rest, '|');
+    if (bar) *bar = 0;
+    char* alt = trim(rest);
+    rest = bar ? bar + 1 : NULL;
+    if (!strcmp(alt, "None")) {
       *nullable = true;
-    } else if (strlen(buf) + len + 4 < sizeof buf) {
-      if (*buf) strcat(buf, " | ");
-      strncat(buf, p, len);
+    } else if (strlen(rest_buf) + strlen(alt) + 4 < sizeof rest_buf) {
+      if (*rest_buf) strcat(rest_buf, " | ");
+      strcat(rest_buf, alt);
     }
-    p = bar ? bar + 3 : p + len;
   }
-  if (!strncmp(buf, "Literal[", 8)) return CMXPY_K_STR;
+  if (!strncmp(rest_buf, "Literal[", 8)) return CMXPY_K_STR;
   for (size_t i = 0; i < CMXPY_COUNT(kinds); i++)
-    if (!strcmp(buf, kinds[i].ann)) return kinds[i].kind;
+    if (!strcmp(rest_buf, kinds[i].ann)) return kinds[i].kind;
   return CMXPY_K_OBJECT;
 }
 
