@@ -142,6 +142,12 @@ int cmxpy_add_functions(PyObject* m, cmxpy_spec* const* specs, size_t n);
 /* Compiles the specs (CMXPY_METHOD) and appends their method definitions
  * to l (see cmxpy_defs_add); 0 or -1. */
 int cmxpy_add_methods(cmxpy_deflist* l, cmxpy_spec* const* specs, size_t n);
+/* Both: the functions of an area to m, its methods to l; 0 or -1. */
+#define CMXPY_ADD_AREA(m, functions, l, methods)                        \
+  (cmxpy_add_functions((m), (functions), CMXPY_COUNT(functions)) < 0 || \
+           cmxpy_add_methods((l), (methods), CMXPY_COUNT(methods)) < 0  \
+       ? -1                                                             \
+       : 0)
 
 /* Converts the operands i and j ("scalar | array") together, with MLX's
  * weak typing of Python scalars (see cmxpy_to_operands); 0 or -1. */
@@ -212,6 +218,11 @@ PyObject* cmxpy_list(cmx_status st, cmx_array* outs, int n);
                            Py_ssize_t nargs, PyObject* kwnames) {            \
     return cmxpy_call(&spec_##id, self, args, nargs, kwnames);               \
   }
+
+/* A function id whose body impl is shared by several functions; the C op
+ * cop is its data (DATA() in the body). */
+#define CMXPY_FN(id, sig, impl, cop, doc) \
+  CMXPY_SPEC_FULL(id, #id, sig, doc, impl, (const void*)(cop), 0, NULL)
 
 /* A function named id whose body follows the macro. */
 #define CMXPY_DEF(id, sig, doc)                                \

@@ -509,9 +509,5 @@ int cmxpy_init_buffer(PyObject* m, cmxpy_deflist* array_methods) {
   static cmxpy_spec* const functions[] = {&spec_from_dlpack};
   static cmxpy_spec* const methods[] = {&spec_m___array__, &spec_m___dlpack__,
                                         &spec_m___dlpack_device__};
-  return cmxpy_add_functions(m, functions, CMXPY_COUNT(functions)) < 0 ||
-                 cmxpy_add_methods(array_methods, methods,
-                                   CMXPY_COUNT(methods)) < 0
-             ? -1
-             : 0;
+  return CMXPY_ADD_AREA(m, functions, array_methods, methods);
 }

@@ -52,20 +52,19 @@ static PyObject* set_limit(cmxpy_args* A) {
   if (st != CMX_OK) return cmxpy_raise(st);
   return PyLong_FromSize_t(prev);
 }
-CMXPY_SPEC_FULL(set_memory_limit, "set_memory_limit", "(limit: int) -> int",
-                "Set the memory limit.\n\n"
-                "Allocations past the limit raise MemoryError from the op or "
-                "eval that needed them.\n\n"
-                "Args:\n    limit (int): Memory limit in bytes (0: no "
-                "limit).\n\n"
-                "Returns:\n    int: The previous memory limit in bytes.",
-                set_limit, (const void*)cmx_set_memory_limit, 0, NULL)
-CMXPY_SPEC_FULL(set_cache_limit, "set_cache_limit", "(limit: int) -> int",
-                "Set the free cache limit.\n\n"
-                "Args:\n    limit (int): The cache limit in bytes (0 disables "
-                "caching).\n\n"
-                "Returns:\n    int: The previous cache limit in bytes.",
-                set_limit, (const void*)cmx_set_cache_limit, 0, NULL)
+CMXPY_FN(set_memory_limit, "(limit: int) -> int", set_limit,
+         cmx_set_memory_limit,
+         "Set the memory limit.\n\n"
+         "Allocations past the limit raise MemoryError from the op or "
+         "eval that needed them.\n\n"
+         "Args:\n    limit (int): Memory limit in bytes (0: no "
+         "limit).\n\n"
+         "Returns:\n    int: The previous memory limit in bytes.")
+CMXPY_FN(set_cache_limit, "(limit: int) -> int", set_limit, cmx_set_cache_limit,
+         "Set the free cache limit.\n\n"
+         "Args:\n    limit (int): The cache limit in bytes (0 disables "
+         "caching).\n\n"
+         "Returns:\n    int: The previous cache limit in bytes.")
 
 /* Wired memory is a Metal notion; kept for source compatibility. */
 CMXPY_DEF(set_wired_limit, "(limit: int) -> int",

@@ -295,9 +295,5 @@ static cmxpy_spec* const methods[] = {
                 P(m_logsumexp) P(m_var) P(m_std) P(m_argmin) P(m_argmax)};
 
 int cmxpy_init_ops(PyObject* m, cmxpy_deflist* array_methods) {
-  return cmxpy_add_functions(m, functions, CMXPY_COUNT(functions)) < 0 ||
-                 cmxpy_add_methods(array_methods, methods,
-                                   CMXPY_COUNT(methods)) < 0
-             ? -1
-             : 0;
+  return CMXPY_ADD_AREA(m, functions, array_methods, methods);
 }

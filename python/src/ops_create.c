@@ -13,28 +13,24 @@ static PyObject* from_shape(cmxpy_args* A) {
 }
 #define SHAPE_SIG \
   "(shape: int | Sequence[int], dtype: Dtype | None = float32, " STREAM_KW
-CMXPY_SPEC_FULL(zeros, "zeros", SHAPE_SIG,
-                "Construct an array of zeros.\n\nReturns:\n    array: The "
-                "array of zeros.",
-                from_shape, (const void*)cmx_zeros, 0, NULL)
-CMXPY_SPEC_FULL(ones, "ones", SHAPE_SIG,
-                "Construct an array of ones.\n\nReturns:\n    array: The "
-                "array of ones.",
-                from_shape, (const void*)cmx_ones, 0, NULL)
+CMXPY_FN(zeros, SHAPE_SIG, from_shape, cmx_zeros,
+         "Construct an array of zeros.\n\nReturns:\n    array: The "
+         "array of zeros.")
+CMXPY_FN(ones, SHAPE_SIG, from_shape, cmx_ones,
+         "Construct an array of ones.\n\nReturns:\n    array: The "
+         "array of ones.")
 CMXPY_ALIAS(empty, zeros, "An array of the given shape (zero-filled).")
 
 typedef cmx_status (*like_fn)(cmx_array*, cmx_array, cmx_stream);
 static PyObject* like(cmxpy_args* A) {
   return RET(DATA(like_fn)(OUT, ARR(0), STREAM));
 }
-CMXPY_SPEC_FULL(zeros_like, "zeros_like", "(a: array, /, " STREAM_KW,
-                "An array of zeros like the input.\n\nReturns:\n    array: "
-                "The array of zeros.",
-                like, (const void*)cmx_zeros_like, 0, NULL)
-CMXPY_SPEC_FULL(ones_like, "ones_like", "(a: array, /, " STREAM_KW,
-                "An array of ones like the input.\n\nReturns:\n    array: "
-                "The array of ones.",
-                like, (const void*)cmx_ones_like, 0, NULL)
+CMXPY_FN(zeros_like, "(a: array, /, " STREAM_KW, like, cmx_zeros_like,
+         "An array of zeros like the input.\n\nReturns:\n    array: "
+         "The array of zeros.")
+CMXPY_FN(ones_like, "(a: array, /, " STREAM_KW, like, cmx_ones_like,
+         "An array of ones like the input.\n\nReturns:\n    array: "
+         "The array of ones.")
 CMXPY_ALIAS(empty_like, zeros_like, "An array like the input (zero-filled).")
 
 CMXPY_DEF(full,
@@ -114,15 +110,13 @@ static PyObject* nmk(cmxpy_args* A) {
 #define NMK_SIG                                                       \
   "(n: int, m: int | None = None, k: int = 0, dtype: Dtype | None = " \
   "float32, " STREAM_KW
-CMXPY_SPEC_FULL(eye, "eye", NMK_SIG,
-                "Create an identity matrix or a general diagonal matrix "
-                "(ones on diagonal k).\n\nReturns:\n    array: An n x m "
-                "array.",
-                nmk, (const void*)cmx_eye, 0, NULL)
-CMXPY_SPEC_FULL(tri, "tri", NMK_SIG,
-                "An array with ones at and below the k-th diagonal and zeros "
-                "elsewhere.\n\nReturns:\n    array: The array.",
-                nmk, (const void*)cmx_tri, 0, NULL)
+CMXPY_FN(eye, NMK_SIG, nmk, cmx_eye,
+         "Create an identity matrix or a general diagonal matrix "
+         "(ones on diagonal k).\n\nReturns:\n    array: An n x m "
+         "array.")
+CMXPY_FN(tri, NMK_SIG, nmk, cmx_tri,
+         "An array with ones at and below the k-th diagonal and zeros "
+         "elsewhere.\n\nReturns:\n    array: The array.")
 
 CMXPY_DEF(identity, "(n: int, dtype: Dtype | None = float32, " STREAM_KW,
           "Create a square identity matrix.\n\nReturns:\n    array: An n x "
@@ -134,14 +128,12 @@ typedef cmx_status (*trilu_fn)(cmx_array*, cmx_array, int64_t, cmx_stream);
 static PyObject* trilu(cmxpy_args* A) {
   return RET(DATA(trilu_fn)(OUT, ARR(0), I64(1), STREAM));
 }
-CMXPY_SPEC_FULL(tril, "tril", "(x: array, k: int = 0, " STREAM_KW,
-                "Zeros the elements above the k-th diagonal.\n\nReturns:\n"
-                "    array: The lower triangle.",
-                trilu, (const void*)cmx_tril, 0, NULL)
-CMXPY_SPEC_FULL(triu, "triu", "(x: array, k: int = 0, " STREAM_KW,
-                "Zeros the elements below the k-th diagonal.\n\nReturns:\n"
-                "    array: The upper triangle.",
-                trilu, (const void*)cmx_triu, 0, NULL)
+CMXPY_FN(tril, "(x: array, k: int = 0, " STREAM_KW, trilu, cmx_tril,
+         "Zeros the elements above the k-th diagonal.\n\nReturns:\n"
+         "    array: The lower triangle.")
+CMXPY_FN(triu, "(x: array, k: int = 0, " STREAM_KW, trilu, cmx_triu,
+         "Zeros the elements below the k-th diagonal.\n\nReturns:\n"
+         "    array: The upper triangle.")
 
 /* ---------------- matrix products ---------------- */
 

@@ -126,9 +126,5 @@ static cmxpy_spec* const functions[] = {
 static cmxpy_spec* const methods[] = {&spec_m_diagonal, &spec_m_diag};
 
 int cmxpy_init_ops_linalg_extra(PyObject* m, cmxpy_deflist* array_methods) {
-  return cmxpy_add_functions(m, functions, CMXPY_COUNT(functions)) < 0 ||
-                 cmxpy_add_methods(array_methods, methods,
-                                   CMXPY_COUNT(methods)) < 0
-             ? -1
-             : 0;
+  return CMXPY_ADD_AREA(m, functions, array_methods, methods);
 }

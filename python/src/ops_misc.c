@@ -108,17 +108,15 @@ static PyObject* close_to(cmxpy_args* A) {
   "(a: scalar | array, b: scalar | array, /, rtol: float = 1e-05, atol: " \
   "float = 1e-08, *, equal_nan: bool = False, stream: StreamOrDevice = "  \
   "None) -> array"
-CMXPY_SPEC_FULL(isclose, "isclose", CLOSE_SIG,
-                "Returns a boolean array where two arrays are element-wise "
-                "equal within a tolerance: |a - b| <= atol + rtol * |b|. "
-                "Infinities are close only to the same infinity; NaNs are "
-                "close to NaNs only with equal_nan.\n\nReturns:\n    array: "
-                "The boolean output.",
-                close_to, (const void*)cmx_isclose, 0, NULL)
-CMXPY_SPEC_FULL(allclose, "allclose", CLOSE_SIG,
-                "Approximate comparison of two arrays: all(isclose(a, b, "
-                "...)).\n\nReturns:\n    array: The boolean output scalar.",
-                close_to, (const void*)cmx_allclose, 0, NULL)
+CMXPY_FN(isclose, CLOSE_SIG, close_to, cmx_isclose,
+         "Returns a boolean array where two arrays are element-wise "
+         "equal within a tolerance: |a - b| <= atol + rtol * |b|. "
+         "Infinities are close only to the same infinity; NaNs are "
+         "close to NaNs only with equal_nan.\n\nReturns:\n    array: "
+         "The boolean output.")
+CMXPY_FN(allclose, CLOSE_SIG, close_to, cmx_allclose,
+         "Approximate comparison of two arrays: all(isclose(a, b, "
+         "...)).\n\nReturns:\n    array: The boolean output scalar.")
 
 CMXPY_DEF(array_equal,
           "(a: scalar | array, b: scalar | array, *, equal_nan: bool = False, "
@@ -138,15 +136,13 @@ static PyObject* take(cmxpy_args* A) {
 }
 #define TAKE_SIG \
   "(a: array, /, indices: array, axis: int | None = None, " STREAM_KW
-CMXPY_SPEC_FULL(take, "take", TAKE_SIG,
-                "Take elements along an axis (of the flattened array when "
-                "axis is None).\n\nReturns:\n    array: The indexed values of "
-                "a.",
-                take, (const void*)cmx_take, 0, NULL)
-CMXPY_SPEC_FULL(take_along_axis, "take_along_axis", TAKE_SIG,
-                "Take values along an axis at the specified indices (NumPy's "
-                "take_along_axis).\n\nReturns:\n    array: The output array.",
-                take, (const void*)cmx_take_along_axis, 0, NULL)
+CMXPY_FN(take, TAKE_SIG, take, cmx_take,
+         "Take elements along an axis (of the flattened array when "
+         "axis is None).\n\nReturns:\n    array: The indexed values of "
+         "a.")
+CMXPY_FN(take_along_axis, TAKE_SIG, take, cmx_take_along_axis,
+         "Take values along an axis at the specified indices (NumPy's "
+         "take_along_axis).\n\nReturns:\n    array: The output array.")
 
 CMXPY_DEF(put_along_axis,
           "(a: array, /, indices: array, values: scalar | array, axis: int | "
@@ -209,9 +205,8 @@ static PyObject* pair(cmxpy_args* A) {
   return RET(DATA(pair_fn)(OUT, ARR(0), ARR(1), STREAM));
 }
 #define PAIR(name, doc)                                                        \
-  CMXPY_SPEC_FULL(name, #name,                                                 \
-                  "(a: scalar | array, b: scalar | array, /, " STREAM_KW, doc, \
-                  pair, (const void*)cmx_##name, 0, NULL)
+  CMXPY_FN(name, "(a: scalar | array, b: scalar | array, /, " STREAM_KW, pair, \
+           cmx_##name, doc)
 PAIR(inner,
      "Ordinary inner product of vectors for 1-D arrays, in higher "
      "dimensions a sum product over the last axes.\n\nReturns:\n    array: "

@@ -93,16 +93,14 @@ typedef cmx_status (*two_int_fn)(cmx_array*, cmx_array, int, int, cmx_stream);
 static PyObject* two_ints(cmxpy_args* A) {
   return RET(DATA(two_int_fn)(OUT, ARR(0), INT(1), INT(2), STREAM));
 }
-CMXPY_SPEC_FULL(swapaxes, "swapaxes",
-                "(a: array, /, axis1: int, axis2: int, " STREAM_KW,
-                "Swap two axes of an array.\n\nReturns:\n    array: The "
-                "array with swapped axes.",
-                two_ints, (const void*)cmx_swapaxes, 0, NULL)
-CMXPY_SPEC_FULL(moveaxis, "moveaxis",
-                "(a: array, /, source: int, destination: int, " STREAM_KW,
-                "Move an axis to a new position.\n\nReturns:\n    array: The "
-                "array with the axis moved.",
-                two_ints, (const void*)cmx_moveaxis, 0, NULL)
+CMXPY_FN(swapaxes, "(a: array, /, axis1: int, axis2: int, " STREAM_KW, two_ints,
+         cmx_swapaxes,
+         "Swap two axes of an array.\n\nReturns:\n    array: The "
+         "array with swapped axes.")
+CMXPY_FN(moveaxis, "(a: array, /, source: int, destination: int, " STREAM_KW,
+         two_ints, cmx_moveaxis,
+         "Move an axis to a new position.\n\nReturns:\n    array: The "
+         "array with the axis moved.")
 
 CMXPY_DEF(broadcast_to, "(a: array, /, shape: Sequence[int], " STREAM_KW,
           "Broadcast an array to the given shape (numpy rules).\n\n"
@@ -397,9 +395,5 @@ static cmxpy_spec* const methods[] = {
     &spec_m_swapaxes, &spec_m_moveaxis, &spec_m_split,   &spec_m_view};
 
 int cmxpy_init_ops_shape(PyObject* m, cmxpy_deflist* array_methods) {
-  return cmxpy_add_functions(m, functions, CMXPY_COUNT(functions)) < 0 ||
-                 cmxpy_add_methods(array_methods, methods,
-                                   CMXPY_COUNT(methods)) < 0
-             ? -1
-             : 0;
+  return CMXPY_ADD_AREA(m, functions, array_methods, methods);
 }

@@ -167,9 +167,8 @@ static PyObject* reduce(cmxpy_args* A) {
 
 /* ---------------- tables ---------------- */
 #define SORT(name, doc)                                                   \
-  CMXPY_SPEC_FULL(name, #name,                                            \
-                  "(a: array, /, axis: None | int = -1, " STREAM_KW, doc, \
-                  sort, (const void*)cmx_##name, 0, NULL)
+  CMXPY_FN(name, "(a: array, /, axis: None | int = -1, " STREAM_KW, sort, \
+           cmx_##name, doc)
 SORT(sort,
      "Returns a sorted copy of the array.\n\nArgs:\n    a (array): Input "
      "array.\n    axis (int or None, optional): Optional axis to sort "
@@ -311,9 +310,5 @@ static cmxpy_spec* const methods[] = {&spec_m_cumsum, &spec_m_cumprod,
                                       &spec_m_logcumsumexp};
 
 int cmxpy_init_ops_sort(PyObject* m, cmxpy_deflist* array_methods) {
-  return cmxpy_add_functions(m, functions, CMXPY_COUNT(functions)) < 0 ||
-                 cmxpy_add_methods(array_methods, methods,
-                                   CMXPY_COUNT(methods)) < 0
-             ? -1
-             : 0;
+  return CMXPY_ADD_AREA(m, functions, array_methods, methods);
 }

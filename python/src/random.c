@@ -217,10 +217,11 @@ static PyObject* range(cmxpy_args* A) {
       DATA(range_fn)(OUT, ARR(0), ARR(1), SHAPE(2), DTYPE(3), ARR(4), STREAM),
       glob);
 }
-CMXPY_SPEC_FULL(
-    uniform, "uniform",
+CMXPY_FN(
+    uniform,
     "(low: scalar | array = 0, high: scalar | array = 1, shape: "
     "Sequence[int] = [], dtype: Dtype | None = float32, " KEY_STREAM,
+    range, cmx_random_uniform,
     "Generate uniformly distributed random numbers.\n\nThe values are "
     "sampled uniformly in the half-open interval ``[low, high)``. The lower "
     "and upper bound can be scalars or arrays and must be broadcastable to "
@@ -230,12 +231,12 @@ CMXPY_SPEC_FULL(
     "(list(int), optional): Shape of the output. Default: ``()``.\n    "
     "dtype (Dtype, optional): Type of the output. Default: "
     "``float32``.\n" KEY_DOC
-    "\nReturns:\n    array: The output array random values.",
-    range, (const void*)cmx_random_uniform, 0, NULL)
-CMXPY_SPEC_FULL(
-    randint, "randint",
+    "\nReturns:\n    array: The output array random values.")
+CMXPY_FN(
+    randint,
     "(low: scalar | array, high: scalar | array, shape: Sequence[int] = [], "
     "dtype: Dtype | None = int32, " KEY_STREAM,
+    range, cmx_random_randint,
     "Generate random integers from the given interval.\n\nThe values are "
     "sampled with equal probability from the integers in half-open "
     "interval ``[low, high)``. The lower and upper bound can be scalars or "
@@ -244,8 +245,7 @@ CMXPY_SPEC_FULL(
     "array): Upper bound of the interval.\n    shape (list(int), optional): "
     "Shape of the output. Default: ``()``.\n    dtype (Dtype, optional): "
     "Type of the output. Default: ``int32``.\n" KEY_DOC
-    "\nReturns:\n    array: The array of random integers.",
-    range, (const void*)cmx_random_randint, 0, NULL)
+    "\nReturns:\n    array: The array of random integers.")
 
 CMXPY_DEF(normal,
           "(shape: Sequence[int] = [], dtype: Dtype | None = float32, loc: "
