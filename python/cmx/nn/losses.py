@@ -37,7 +37,8 @@ def _same_shape(a, b, what_a="predictions", what_b="targets"):
 def cross_entropy(logits, targets, weights=None, axis: int = -1,
                   label_smoothing: float = 0.0, reduction: Reduction = "none"):
     r"""Cross entropy :math:`\log\sum_j e^{z_j} - z_y` of unnormalized
-    ``logits`` ``z`` along ``axis``.
+    ``logits`` ``z`` along ``axis`` (with probability targets ``t``:
+    :math:`\log\sum_j e^{z_j} - \sum_j t_j z_j`, ``z`` shifted by its max).
 
     Args:
         logits (array): The unnormalized scores.
@@ -56,6 +57,9 @@ def cross_entropy(logits, targets, weights=None, axis: int = -1,
         raise ValueError(f"Label smoothing must in [0, 1), got {label_smoothing}.")
     probs = targets.ndim == logits.ndim
     ax = axis % logits.ndim
+    # Shifted by the (constant) max: stable, and for probability targets
+    # that do not sum to 1 the same value as MLX's.
+    logits = logits - mx.stop_gradient(mx.max(logits, axis=axis, keepdims=True))
     if probs:
         if targets.shape[ax] != logits.shape[ax]:
             raise ValueError(

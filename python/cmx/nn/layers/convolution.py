@@ -17,7 +17,8 @@ def _tuple(v, n: int) -> Tuple[int, ...]:
 
 class _ConvNd(Module):
     """Shared by the convolutions: ``weight`` (out, *kernel, in / groups)
-    and ``bias`` drawn from U(-k, k), k = 1 / sqrt(in * prod(kernel))."""
+    drawn from U(-k, k), k = 1 / sqrt(in / groups * prod(kernel)), and a
+    zero ``bias``."""
 
     _n = 1
     _transpose = False
@@ -32,11 +33,11 @@ class _ConvNd(Module):
                 f"divisible by the number of groups ({groups})"
             )
         kernel = _tuple(kernel_size, n)
-        k = math.sqrt(1.0 / (in_channels * math.prod(kernel)))
         cin = in_channels if self._transpose else in_channels // groups
+        k = math.sqrt(1.0 / (cin * math.prod(kernel)))
         self.weight = mx.random.uniform(-k, k, (out_channels, *kernel, cin))
         if bias:
-            self.bias = mx.random.uniform(-k, k, (out_channels,))
+            self.bias = mx.zeros((out_channels,))
         # Tuples become dict items (as MLX's layers); ints stay attributes.
         self.padding = padding if n == 1 else _tuple(padding, n)
         self.stride = stride if n == 1 else _tuple(stride, n)

@@ -95,8 +95,8 @@ class GroupNorm(Module):
                  affine: bool = True, pytorch_compatible: bool = False):
         super().__init__()
         if affine:
-            self.weight = mx.ones((dims,))
             self.bias = mx.zeros((dims,))
+            self.weight = mx.ones((dims,))
         self.num_groups = num_groups
         self.dims = dims
         self.eps = eps
@@ -152,7 +152,8 @@ class BatchNorm(Module):
     axes of inputs with 2 to 4 dimensions (``NC``, ``NLC``, ``NHWC``).
 
     In training mode the batch statistics normalize and update the running
-    ones: ``running = (1 - momentum) * running + momentum * batch``. In eval
+    ones: ``running = (1 - momentum) * running + momentum * batch`` (the
+    running variance from the unbiased batch variance). In eval
     mode the running statistics normalize. ``running_mean`` and
     ``running_var`` are parameters that stay frozen.
 
@@ -199,13 +200,16 @@ class BatchNorm(Module):
                 f"Expected input tensor to have 2, 3 or 4 dimensions, but got {x.ndim}"
             )
         axes = tuple(range(x.ndim - 1))
+        if self.training and x.size // x.shape[-1] == 1:
+            raise ValueError("BatchNorm training requires more than one value per channel.")
         if self.training or not self.track_running_stats:
             mean = mx.mean(x, axis=axes)
             var = mx.var(x, axis=axes)
             if self.training and self.track_running_stats:
                 m = self.momentum
+                unbiased = mx.var(x, axis=axes, ddof=1)
                 self.running_mean = (1 - m) * self.running_mean + m * mean
-                self.running_var = (1 - m) * self.running_var + m * var
+                self.running_var = (1 - m) * self.running_var + m * unbiased
         else:
             mean, var = self.running_mean, self.running_var
         return _affine(self, (x - mean) * mx.rsqrt(var + self.eps))

@@ -109,7 +109,12 @@ class GRU(Module):
                     h_n = h_n + self.bhn
                 x_rz = x_rz + h_rz
             r, z = mx.split(mx.sigmoid(x_rz), 2, axis=-1)
-            n = x_n + r * h_n if hidden is not None else x_n
+            if hidden is not None:
+                n = x_n + r * h_n
+            elif self.bhn is not None:
+                n = x_n + r * self.bhn
+            else:
+                n = x_n
             n = mx.tanh(n)
             hidden = (1 - z) * n + z * hidden if hidden is not None else (1 - z) * n
             out.append(hidden)

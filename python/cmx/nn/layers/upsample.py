@@ -1,7 +1,6 @@
 """Upsample: nearest, linear and cubic interpolation of the spatial axes of
 channels-last inputs (``N, *spatial, C``), one axis at a time."""
 
-import math
 from typing import Literal, Tuple, Union
 
 import cmx.core as mx
@@ -10,84 +9,102 @@ from .base import Module
 __all__ = ["Upsample", "upsample_nearest", "upsample_linear", "upsample_cubic"]
 
 
-def _source_coords(n_in: int, n_out: int, scale: float, align_corners: bool):
-    """Where output sample i reads the input (a float coordinate)."""
+def _out_size(n: int, scale: float) -> int:
+    return int(scale * n)
+
+
+def _coords(n_in: int, n_out: int, scale: float, align_corners: bool):
+    """Where each output sample reads the input: a float32 coordinate per
+    output index. Without align_corners the output grid (step 1 / scale)
+    is centred on the input's."""
+    i = mx.arange(n_out, dtype=mx.float32)
     if align_corners:
-        step = (n_in - 1) / (n_out - 1) if n_out > 1 else 0.0
-        return [i * step for i in range(n_out)]
-    return [(i + 0.5) / scale - 0.5 for i in range(n_out)]
+        return i * ((n_in - 1) / max(n_out - 1, 1))
+    step = 1 / scale
+    start = ((n_out - 1) * step - n_in + 1) / 2
+    return i * step - start
 
 
-def _cubic_weight(d: float, a: float = -0.75) -> float:
-    """Keys' cubic convolution kernel at distance d (a = -0.75)."""
-    d = abs(d)
-    if d <= 1:
-        return ((a + 2) * d - (a + 3)) * d * d + 1
-    if d < 2:
-        return (((d - 5) * d + 8) * d - 4) * a
-    return 0.0
+def _cubic_weight(d, a: float = -0.75):
+    """Keys' cubic convolution kernel at distances d (arrays), a = -0.75:
+    the inner piece for |d| <= 1, the outer one for 1 < |d| < 2."""
+    d = mx.abs(d)
+    inner = ((a + 2) * d - (a + 3)) * d * d + 1
+    outer = (((d - 5) * d + 8) * d - 4) * a
+    return mx.where(d <= 1, inner, outer)
 
 
-def _interp_axis(x, axis: int, n_out: int, scale: float, align_corners: bool,
-                 taps: int):
-    """Interpolates x along axis with 2 (linear) or 4 (cubic) taps; source
-    indices past the edges are clamped."""
-    n_in = x.shape[axis]
-    coords = _source_coords(n_in, n_out, scale, align_corners)
-    idx, wts = [], []
-    for c in coords:
-        f = math.floor(c)
-        t = c - f
-        if taps == 2:
-            offs, ws = (0, 1), (1 - t, t)
-        else:
-            offs = (-1, 0, 1, 2)
-            ws = tuple(_cubic_weight(t - o) for o in offs)
-        idx.append([min(max(f + o, 0), n_in - 1) for o in offs])
-        wts.append(ws)
-    out = None
+def _gather(x, axis, idx, n_in):
+    idx = mx.clip(idx, 0, n_in - 1).astype(mx.int32)
+    return mx.take(x, idx, axis=axis)
+
+
+def _weights_shape(x, axis, w):
     shape = [1] * x.ndim
-    shape[axis] = n_out
-    for j in range(taps):
-        ix = mx.array([row[j] for row in idx], dtype=mx.int32)
-        w = mx.array([row[j] for row in wts], dtype=mx.float32).reshape(shape)
-        term = mx.take(x, ix, axis=axis) * w.astype(x.dtype)
+    shape[axis] = -1
+    return w.reshape(shape).astype(x.dtype)
+
+
+def _linear_axis(x, axis, scale, align_corners):
+    n_in = x.shape[axis]
+    c = mx.clip(_coords(n_in, _out_size(n_in, scale), scale, align_corners), 0, n_in - 1)
+    lo, hi = mx.floor(c), mx.ceil(c)
+    w = _weights_shape(x, axis, c - lo)
+    return _gather(x, axis, lo, n_in) * (1 - w) + _gather(x, axis, hi, n_in) * w
+
+
+def _cubic_axis(x, axis, scale, align_corners):
+    n_in = x.shape[axis]
+    c = _coords(n_in, _out_size(n_in, scale), scale, align_corners)
+    base = mx.floor(c)
+    out = None
+    for o in (-1, 0, 1, 2):
+        pos = base + o
+        term = _gather(x, axis, pos, n_in) * _weights_shape(x, axis, _cubic_weight(c - pos))
         out = term if out is None else out + term
     return out
 
 
-def _out_sizes(x, scales):
-    return [int(math.floor(s * f)) for s, f in zip(x.shape[1:-1], scales)]
+def _nearest_axis(x, axis, scale):
+    n_in = x.shape[axis]
+    n_out = _out_size(n_in, scale)
+    i = mx.arange(n_out, dtype=mx.float32)
+    if n_out > n_in:
+        idx = mx.round((i + 0.5) * (n_in / n_out) - 0.5)
+    else:
+        idx = mx.floor(i * (n_in / n_out))
+    return _gather(x, axis, idx, n_in)
 
 
 def upsample_nearest(x, scale_factor: Tuple[float, ...]):
-    """Nearest-neighbour resize of ``x`` (``N, *spatial, C``): output index
-    ``i`` reads input ``floor(i / scale)``."""
-    for d, (n_out, s) in enumerate(zip(_out_sizes(x, scale_factor), scale_factor)):
-        n_in = x.shape[1 + d]
-        ix = [min(int(math.floor(i / s)), n_in - 1) for i in range(n_out)]
-        x = mx.take(x, mx.array(ix, dtype=mx.int32), axis=1 + d)
+    """Nearest-neighbour resize of ``x`` (``N, *spatial, C``) to
+    ``int(size * scale)`` along each spatial axis: enlarging, output ``i``
+    reads the input nearest to the centre of its cell (ties to even);
+    shrinking, input ``floor(i * size_in / size_out)``."""
+    for d, s in enumerate(scale_factor):
+        x = _nearest_axis(x, 1 + d, s)
     return x
 
 
 def upsample_linear(x, scale_factor: Tuple[float, ...], align_corners: bool = False):
-    """(Multi)linear resize of ``x`` (``N, *spatial, C``)."""
-    for d, (n_out, s) in enumerate(zip(_out_sizes(x, scale_factor), scale_factor)):
-        x = _interp_axis(x, 1 + d, n_out, s, align_corners, 2)
+    """(Multi)linear resize of ``x`` (``N, *spatial, C``); coordinates past
+    the edges are clamped."""
+    for d, s in enumerate(scale_factor):
+        x = _linear_axis(x, 1 + d, s, align_corners)
     return x
 
 
 def upsample_cubic(x, scale_factor: Tuple[float, ...], align_corners: bool = False):
-    """Cubic resize of ``x`` (``N, *spatial, C``), Keys' kernel with
-    ``a = -0.75``."""
-    for d, (n_out, s) in enumerate(zip(_out_sizes(x, scale_factor), scale_factor)):
-        x = _interp_axis(x, 1 + d, n_out, s, align_corners, 4)
+    """Cubic resize of ``x`` (``N, *spatial, C``) with Keys' kernel
+    (``a = -0.75``); taps past the edges read the edge sample."""
+    for d, s in enumerate(scale_factor):
+        x = _cubic_axis(x, 1 + d, s, align_corners)
     return x
 
 
 class Upsample(Module):
     """Resizes the spatial axes of ``(N, *spatial, C)`` inputs by
-    ``scale_factor`` (output size ``floor(size * scale)``).
+    ``scale_factor`` (output size ``int(size * scale)``).
 
     Args:
         scale_factor (float or tuple): One factor, or one per spatial axis.
