@@ -22,6 +22,7 @@ from functools import partial
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 
+import blas_setup  # noqa: E402,F401  (OPENBLAS_CORETYPE, before cmx loads OpenBLAS)
 import cmx.core as mx  # noqa: E402
 import cmx.nn as nn  # noqa: E402
 import cmx.optimizers as optim  # noqa: E402

@@ -120,6 +120,15 @@ def _png_pixels(data):
     return w, h, rows
 
 
+def test_blas_coretype_choice():
+    import blas_setup
+
+    assert blas_setup.choose_coretype({"avx512f", "avx512bw", "avx512vl", "avx512dq",
+                                       "avx2", "fma"}) == "SkylakeX"
+    assert blas_setup.choose_coretype({"avx2", "fma", "sse4_2"}) == "Haswell"
+    assert blas_setup.choose_coretype({"sse4_2"}) is None
+
+
 def test_png_writer():
     c = pngplot.Canvas(5, 4)
     c.set(1, 2, (10, 20, 30))

@@ -240,6 +240,24 @@ def test_pooling_gradient_and_errors():
     assert g.reshape(-1).tolist() == [0.5, 0.5, 0.0, 1.0]
     g = mx.grad(lambda x: nn.AvgPool1d(2, 1)(x).sum())(x)
     assert g.reshape(-1).tolist() == [0.5, 1.0, 1.0, 0.5]
+    # The tiled path's own gradient equals a max reduction's over each
+    # window (ties split), here on small integers full of ties.
+    from cmx.nn.layers import pooling
+
+    xi = mx.array(RNG.integers(0, 3, (2, 6, 9, 3)).astype(np.float32))
+    g = mx.array(randn(2, 3, 3, 3))
+
+    def generic(x):
+        return pooling._window_max(x, (2, 3), (2, 3))
+
+    tiled = mx.vjp(nn.MaxPool2d((2, 3)), [xi], [g])[1][0]
+    ref = mx.vjp(generic, [xi], [g])[1][0]
+    close(tiled, np.array(ref), tol=1e-6)
+    xn = np.array(xi).reshape(2, 3, 2, 3, 3, 3)
+    win_max = xn.max(axis=(2, 4), keepdims=True)
+    hits = xn == win_max
+    want = hits * (np.array(g).reshape(2, 3, 1, 3, 1, 3) / hits.sum(axis=(2, 4), keepdims=True))
+    close(tiled, want.reshape(2, 6, 9, 3), tol=1e-6)
     with pytest.raises(ValueError, match="MaxPool2d"):
         nn.MaxPool2d((2, 2, 2))
     with pytest.raises(ValueError, match="4 dimensions"):

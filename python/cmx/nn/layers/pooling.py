@@ -1,12 +1,17 @@
 """Pooling layers: MaxPool1d/2d/3d and AvgPool1d/2d/3d over channels-last
 inputs with a batch axis (``NLC``, ``NHWC``, ``NDHWC``).
 
-Windows are gathered as a strided view (shape ``N, *out, *kernel, C``), or
-by a plain reshape when they tile the input, and reduced with ``max`` or
-``mean``; so gradients follow those reductions (ties in a max window share
-the gradient). Padding uses ``-inf`` for max and ``0`` for average pooling
-(the padded zeros count in the average)."""
+The window element at kernel offset ``k`` of every output is one strided
+slice of the (padded) input, so pooling is an elementwise reduction over
+``prod(kernel)`` slices: no reduction over short middle axes, which is
+slow. Max pooling keeps the gradient of a max reduction over each window
+(ties share it equally); when the windows tile the input (stride equal to
+the kernel) it is computed directly: the gradient goes to the positions
+equal to their window's maximum, divided by their count. Padding uses
+``-inf`` for max and ``0`` for average pooling (the padded zeros count in
+the average)."""
 
+import itertools
 import math
 from typing import Optional, Tuple, Union
 
@@ -17,29 +22,85 @@ __all__ = ["MaxPool1d", "MaxPool2d", "MaxPool3d",
            "AvgPool1d", "AvgPool2d", "AvgPool3d"]
 
 
-def _windows(x, kernel, stride):
-    """The pooling windows of x (N, *spatial, C) as (N, *out, *kernel, C)."""
-    spatial = x.shape[1:-1]
-    n, c = x.shape[0], x.shape[-1]
-    out = [(s - k) // st + 1 for s, k, st in zip(spatial, kernel, stride)]
-    if tuple(kernel) == tuple(stride):
-        # Non-overlapping: crop to whole windows and split each axis in two.
-        idx = tuple(slice(0, o * k) for o, k in zip(out, kernel))
-        x = x[(slice(None),) + idx]
-        split = [d for o, k in zip(out, kernel) for d in (o, k)]
-        x = x.reshape(n, *split, c)
-        nd = len(kernel)
-        perm = [0] + [1 + 2 * i for i in range(nd)] + [2 + 2 * i for i in range(nd)]
-        return x.transpose(*perm, 2 * nd + 1)
-    # Row-major element strides of x, then a view with a window axis per
-    # spatial axis.
-    strides = [1] * x.ndim
-    for i in range(x.ndim - 2, -1, -1):
-        strides[i] = strides[i + 1] * x.shape[i + 1]
-    sp = strides[1:-1]
-    shape = [n, *out, *kernel, c]
-    view_strides = [strides[0], *(s * st for s, st in zip(sp, stride)), *sp, 1]
-    return mx.as_strided(x, shape, view_strides)
+def _out_sizes(x, kernel, stride):
+    return [(s - k) // st + 1 for s, k, st in zip(x.shape[1:-1], kernel, stride)]
+
+
+def _window_slices(x, kernel, stride):
+    """For each kernel offset, the strided slice of x (N, *spatial, C) that
+    holds that element of every window: arrays of shape (N, *out, C)."""
+    out = _out_sizes(x, kernel, stride)
+    for offs in itertools.product(*(range(k) for k in kernel)):
+        idx = tuple(slice(o, o + st * (n - 1) + 1, st)
+                    for o, st, n in zip(offs, stride, out))
+        yield x[(slice(None),) + idx]
+
+
+def _window_max(x, kernel, stride):
+    return mx.max(mx.stack(list(_window_slices(x, kernel, stride))), axis=0)
+
+
+def _split_windows(x, kernel):
+    """x (N, *(out * kernel), C) viewed as (N, out_1, k_1, out_2, k_2, ..., C)."""
+    split = [d for s, k in zip(x.shape[1:-1], kernel) for d in (s // k, k)]
+    return x.reshape(x.shape[0], *split, x.shape[-1])
+
+
+def _per_window(y):
+    """y (N, *out, C) as (N, out_1, 1, out_2, 1, ..., C): one value per
+    window, broadcasting over the window's elements."""
+    split = [d for o in y.shape[1:-1] for d in (o, 1)]
+    return y.reshape(y.shape[0], *split, y.shape[-1])
+
+
+_TILED_MAX = {}
+
+
+def _tiled_max(kernel):
+    """Max pooling of windows that tile the input exactly (stride equal to
+    the kernel): the maximum of the kernel-offset slices, and as gradient
+    the cotangent divided among the elements equal to their window's
+    maximum (a max reduction's gradient) in three passes over the input."""
+    f = _TILED_MAX.get(kernel)
+    if f is not None:
+        return f
+
+    @mx.custom_function
+    def f(x):
+        y = None
+        for s in _window_slices(x, kernel, kernel):
+            y = s if y is None else mx.maximum(y, s)
+        return y
+
+    @f.vjp
+    def f_vjp(x, cotangent, y):
+        hit = (_split_windows(x, kernel) == _per_window(y)).astype(cotangent.dtype)
+        count = None
+        for offs in itertools.product(*(range(k) for k in kernel)):
+            idx = [slice(None)]
+            for o in offs:
+                idx += [slice(None), o]
+            s = hit[tuple(idx)]
+            count = s if count is None else count + s
+        return (hit * _per_window(cotangent / count)).reshape(x.shape)
+
+    _TILED_MAX[kernel] = f
+    return f
+
+
+def _max_pool(x, kernel, stride):
+    if kernel == stride:
+        out = _out_sizes(x, kernel, stride)
+        x = x[(slice(None),) + tuple(slice(0, o * k) for o, k in zip(out, kernel))]
+        return _tiled_max(kernel)(x)
+    return _window_max(x, kernel, stride)
+
+
+def _avg_pool(x, kernel, stride):
+    total = None
+    for s in _window_slices(x, kernel, stride):
+        total = s if total is None else total + s
+    return total * (1.0 / math.prod(kernel))
 
 
 class _Pool(Module):
@@ -86,24 +147,17 @@ class _Pool(Module):
                     f"[{self._name}] the kernel {self._kernel_size} is larger than "
                     f"the (padded) input's spatial shape {tuple(x.shape[1:-1])}"
                 )
-        w = _windows(x, self._kernel_size, self._stride)
-        return self._reduce(w, axis=self._axes)
+        return self._pool(x, self._kernel_size, self._stride)
 
 
 class _MaxPool(_Pool):
     _padding_value = -math.inf
-
-    @staticmethod
-    def _reduce(w, axis):
-        return mx.max(w, axis=axis)
+    _pool = staticmethod(_max_pool)
 
 
 class _AvgPool(_Pool):
     _padding_value = 0
-
-    @staticmethod
-    def _reduce(w, axis):
-        return mx.mean(w, axis=axis)
+    _pool = staticmethod(_avg_pool)
 
 
 def _make(base, n, name, doc):
