@@ -303,8 +303,8 @@ def main(argv=None):
     elif use_gpu or args.full:
         epochs, n_train, n_test, why = 5, None, None, "all training images"
     else:
-        epochs, n_train, n_test, why = 3, 20000, None, (
-            "20,000 of the 60,000 training images per epoch, to finish in a few "
+        epochs, n_train, n_test, why = 3, 30000, None, (
+            "30,000 of the 60,000 training images per epoch, to finish in a few "
             "minutes on a small CPU; --full trains on all of them")
     args.epochs = args.epochs or epochs
     args.train_samples = args.train_samples or n_train
