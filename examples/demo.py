@@ -122,6 +122,21 @@ def make_step(model, optimizer, compiled=False):
     return step
 
 
+def gpu_trains():
+    """None when one small training step runs on the GPU, else the error
+    (the GPU backend may still lack kernels for some primitives)."""
+    try:
+        with mx.stream(mx.gpu):
+            model = LeNet()
+            step = make_step(model, optim.Adam(learning_rate=1e-3))
+            x = mx.zeros((2, 28, 28, 1))
+            y = mx.zeros((2,), dtype=mx.int32)
+            mx.eval(step(x, y), model.state)
+        return None
+    except (RuntimeError, ValueError) as e:
+        return e
+
+
 def compile_available():
     return hasattr(mx, "compile")
 
@@ -293,6 +308,11 @@ def main(argv=None):
         sys.exit("demo: --device gpu but no GPU is available to cmx")
     if args.compiled and not compile_available():
         sys.exit("demo: --compiled needs mx.compile, which this build of cmx lacks")
+    if use_gpu and args.device == "auto":
+        err = gpu_trains()
+        if err is not None:
+            print(f"cmx demo: the GPU cannot train this model yet ({err}); using the CPU")
+            use_gpu = False
     mx.set_default_device(mx.gpu if use_gpu else mx.cpu)
     where = "GPU" if use_gpu else f"CPU ({os.environ.get('CMX_NUM_THREADS') or len(os.sched_getaffinity(0))} threads)"
 

@@ -145,3 +145,13 @@ def test_png_writer():
     w, h, rows = _png_pixels(fig.canvas.png())
     colours = {bytes(r[i:i + 3]) for r in rows for i in range(0, len(r), 3)}
     assert bytes(pngplot.BLUE) in colours and bytes(pngplot.ORANGE) in colours
+
+
+def test_gpu_probe_reports_instead_of_raising():
+    # Without a GPU (or without its kernels) the probe returns the error so
+    # that the demo falls back to the CPU; with one it trains a step.
+    err = demo.gpu_trains()
+    if mx.is_available(mx.gpu):
+        assert err is None or "gpu" in str(err).lower()
+    else:
+        assert isinstance(err, (RuntimeError, ValueError))
