@@ -210,10 +210,9 @@ def _emulated_compile(fn, inputs, outputs):
     return wrapped
 
 
-def test_state_is_captured_in_place():
-    """model.state and optimizer.state are live trees: the training step of
-    shared/seeds/compile.rst updates them in place, so a state list built
-    once before the loop sees every step's new arrays."""
+def _seed_example():
+    """The training setup of shared/seeds/compile.rst: a linear model, SGD
+    with momentum, the step and the state list to capture."""
     mx.random.seed(0)
     x = mx.random.uniform(shape=(4, 10))
     y = mx.array([0, 1, 0, 1])
@@ -223,13 +222,19 @@ def test_state_is_captured_in_place():
     def loss_fn(model, x, y):
         return nn.losses.binary_cross_entropy(model(x).squeeze(), y)
 
-    state = [model.state, optimizer.state]
-
     def step(x, y):
         loss, grads = nn.value_and_grad(model, loss_fn)(model, x, y)
         optimizer.update(model, grads)
         return loss
 
+    return model, optimizer, [model.state, optimizer.state], step, x, y
+
+
+def test_state_is_captured_in_place():
+    """model.state and optimizer.state are live trees: the training step of
+    shared/seeds/compile.rst updates them in place, so a state list built
+    once before the loop sees every step's new arrays."""
+    model, optimizer, state, step, x, y = _seed_example()
     run = _emulated_compile(step, state, state)
     losses = []
     for it in range(10):
@@ -248,22 +253,7 @@ def test_compiled_step_matches_eager():
     from functools import partial
 
     def run(compiled):
-        mx.random.seed(0)
-        x = mx.random.uniform(shape=(4, 10))
-        y = mx.array([0, 1, 0, 1])
-        model = nn.Linear(10, 1)
-        optimizer = optim.SGD(learning_rate=0.1, momentum=0.8)
-
-        def loss_fn(model, x, y):
-            return nn.losses.binary_cross_entropy(model(x).squeeze(), y)
-
-        state = [model.state, optimizer.state]
-
-        def step(x, y):
-            loss, grads = nn.value_and_grad(model, loss_fn)(model, x, y)
-            optimizer.update(model, grads)
-            return loss
-
+        model, _, state, step, x, y = _seed_example()
         if compiled:
             step = partial(mx.compile, inputs=state, outputs=state)(step)
         for _ in range(10):

@@ -169,6 +169,21 @@ def test_embedding():
     close(e.as_linear(mx.array(x)), x @ p["weight"].T)
 
 
+def _conv_case(cfg):
+    """The input, the layer (cfg["module"]) with random parameters, its
+    parameters, and a helper giving an argument as one int per axis."""
+    x = randn(*cfg["x"])
+    cfg["module"] = cfg["cls"](*cfg["args"], **cfg["kw"])
+    p = set_params(cfg["module"])
+    nd = x.ndim - 2
+
+    def tup(name, default):
+        v = cfg["kw"].get(name, default)
+        return (v,) * nd if isinstance(v, int) else v
+
+    return x, p, tup
+
+
 @pytest.mark.parametrize("cfg", [
     dict(cls=nn.Conv1d, x=(2, 11, 4), args=(4, 6, 3), kw=dict(stride=2, padding=1, dilation=2)),
     dict(cls=nn.Conv1d, x=(2, 9, 4), args=(4, 6, 3), kw=dict(groups=2)),
@@ -177,20 +192,12 @@ def test_embedding():
     dict(cls=nn.Conv3d, x=(1, 5, 6, 5, 3), args=(3, 2, 2), kw=dict(stride=(1, 2, 1), padding=1)),
 ])
 def test_convolutions(cfg):
-    x = randn(*cfg["x"])
-    m = cfg["cls"](*cfg["args"], **cfg["kw"])
-    p = set_params(m)
-    nd = x.ndim - 2
-
-    def tup(v, default):
-        v = cfg["kw"].get(v, default)
-        return (v,) * nd if isinstance(v, int) else v
-
+    x, p, tup = _conv_case(cfg)
     ref = np_conv(x, p["weight"], tup("stride", 1), tup("padding", 0), tup("dilation", 1),
                   cfg["kw"].get("groups", 1))
     if "bias" in p:
         ref = ref + p["bias"]
-    close(m(mx.array(x)), ref)
+    close(cfg["module"](mx.array(x)), ref)
 
 
 @pytest.mark.parametrize("cfg", [
@@ -201,18 +208,10 @@ def test_convolutions(cfg):
     dict(cls=nn.ConvTranspose3d, x=(1, 3, 4, 3, 3), args=(3, 2, 2), kw=dict(stride=2)),
 ])
 def test_transposed_convolutions(cfg):
-    x = randn(*cfg["x"])
-    m = cfg["cls"](*cfg["args"], **cfg["kw"])
-    p = set_params(m)
-    nd = x.ndim - 2
-
-    def tup(v, default):
-        v = cfg["kw"].get(v, default)
-        return (v,) * nd if isinstance(v, int) else v
-
+    x, p, tup = _conv_case(cfg)
     ref = np_conv_transpose(x, p["weight"], tup("stride", 1), tup("padding", 0),
                             tup("dilation", 1), tup("output_padding", 0)) + p["bias"]
-    close(m(mx.array(x)), ref)
+    close(cfg["module"](mx.array(x)), ref)
 
 
 @pytest.mark.parametrize("cls,x,k,s,p", [

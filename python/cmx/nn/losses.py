@@ -26,6 +26,17 @@ def _reduce(loss, reduction: str):
     raise ValueError("Invalid reduction. Must be 'none', 'mean', or 'sum'.")
 
 
+def _weighted(loss, weights):
+    if weights is None:
+        return loss
+    if tuple(weights.shape) != tuple(loss.shape):
+        raise ValueError(
+            f"Weights with shape {tuple(weights.shape)} is not the same as "
+            f"output loss with shape {tuple(loss.shape)}."
+        )
+    return loss * weights
+
+
 def _same_shape(a, b, what_a="predictions", what_b="targets"):
     if tuple(a.shape) != tuple(b.shape):
         raise ValueError(
@@ -83,14 +94,7 @@ def cross_entropy(logits, targets, weights=None, axis: int = -1,
             - label_smoothing * mx.mean(logits, axis=axis)
     else:
         loss = lse - score
-    if weights is not None:
-        if tuple(weights.shape) != tuple(loss.shape):
-            raise ValueError(
-                f"Weights with shape {tuple(weights.shape)} is not the same as "
-                f"output loss with shape {tuple(loss.shape)}."
-            )
-        loss = loss * weights
-    return _reduce(loss, reduction)
+    return _reduce(_weighted(loss, weights), reduction)
 
 
 def binary_cross_entropy(inputs, targets, weights=None, with_logits: bool = True,
@@ -120,14 +124,7 @@ def binary_cross_entropy(inputs, targets, weights=None, with_logits: bool = True
         log_p = mx.maximum(mx.log(inputs), -100)
         log_q = mx.maximum(mx.log(1 - inputs), -100)
         loss = -(targets * log_p + (1 - targets) * log_q)
-    if weights is not None:
-        if tuple(weights.shape) != tuple(loss.shape):
-            raise ValueError(
-                f"Weights with shape {tuple(weights.shape)} is not the same as "
-                f"output loss with shape {tuple(loss.shape)}."
-            )
-        loss = loss * weights
-    return _reduce(loss, reduction)
+    return _reduce(_weighted(loss, weights), reduction)
 
 
 def l1_loss(predictions, targets, reduction: Reduction = "mean"):

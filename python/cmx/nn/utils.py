@@ -27,16 +27,22 @@ def value_and_grad(model: Module, fn: Callable):
     Returns:
         callable: ``(*args, **kwargs) -> (value, grads)``.
     """
+    return _over_trainable(model, fn, mx.value_and_grad)
+
+
+def _over_trainable(module: Module, fn: Callable, transform: Callable):
+    """fn(*args) made a function of module's trainable parameters, passed
+    through transform, and called with the module's current ones."""
 
     def inner(params, *args, **kwargs):
-        model.update(params)
+        module.update(params)
         return fn(*args, **kwargs)
 
-    vg = mx.value_and_grad(inner)
+    transformed = transform(inner)
 
     @wraps(fn)
     def wrapped(*args, **kwargs):
-        return vg(model.trainable_parameters(), *args, **kwargs)
+        return transformed(module.trainable_parameters(), *args, **kwargs)
 
     return wrapped
 
@@ -51,18 +57,7 @@ def checkpoint(module: Module, fn: Optional[Callable] = None):
     """
     if fn is None:
         fn = module.__call__
-
-    def inner(params, *args, **kwargs):
-        module.update(params)
-        return fn(*args, **kwargs)
-
-    ckpt = mx.checkpoint(inner)
-
-    @wraps(fn)
-    def wrapped(*args, **kwargs):
-        return ckpt(module.trainable_parameters(), *args, **kwargs)
-
-    return wrapped
+    return _over_trainable(module, fn, mx.checkpoint)
 
 
 def average_gradients(gradients: Any, group: Any = None,

@@ -76,8 +76,12 @@ class Optimizer:
         tree_map(fill, parameters, self._state)
         self._initialized = True
 
+    # The per-parameter state arrays, zeros like the parameter at first.
+    _state_names: Tuple[str, ...] = ()
+
     def init_single(self, parameter: mx.array, state: dict) -> None:
-        raise NotImplementedError
+        for name in self._state_names:
+            state[name] = mx.zeros_like(parameter)
 
     def apply_single(self, gradient: mx.array, parameter: mx.array, state: dict):
         raise NotImplementedError
@@ -132,6 +136,10 @@ class Optimizer:
     def _lr(self, gradient):
         return self.learning_rate.astype(gradient.dtype)
 
+    def _rms_step(self, gradient, parameter, v):
+        """parameter - lr * gradient / (sqrt(v) + eps)."""
+        return parameter - self._lr(gradient) * gradient / (mx.sqrt(v) + self.eps)
+
 
 class SGD(Optimizer):
     r"""Stochastic gradient descent with momentum:
@@ -149,6 +157,8 @@ class SGD(Optimizer):
             dampening). Default ``False``.
     """
 
+    _state_names = ("v",)
+
     def __init__(self, learning_rate: Schedule, momentum: float = 0.0,
                  weight_decay: float = 0.0, dampening: float = 0.0,
                  nesterov: bool = False):
@@ -160,9 +170,6 @@ class SGD(Optimizer):
         self.weight_decay = weight_decay
         self.dampening = dampening
         self.nesterov = nesterov
-
-    def init_single(self, parameter, state):
-        state["v"] = mx.zeros_like(parameter)
 
     def apply_single(self, gradient, parameter, state):
         if self.weight_decay != 0:
@@ -187,6 +194,8 @@ class RMSprop(Optimizer):
         eps (float): Default ``1e-8``.
     """
 
+    _state_names = ("v",)
+
     def __init__(self, learning_rate: Schedule, alpha: float = 0.99, eps: float = 1e-8):
         super().__init__()
         if alpha < 0.0:
@@ -197,13 +206,9 @@ class RMSprop(Optimizer):
         self.alpha = alpha
         self.eps = eps
 
-    def init_single(self, parameter, state):
-        state["v"] = mx.zeros_like(parameter)
-
     def apply_single(self, gradient, parameter, state):
-        v = self.alpha * state["v"] + (1 - self.alpha) * mx.square(gradient)
-        state["v"] = v
-        return parameter - self._lr(gradient) * gradient / (mx.sqrt(v) + self.eps)
+        state["v"] = self.alpha * state["v"] + (1 - self.alpha) * mx.square(gradient)
+        return self._rms_step(gradient, parameter, state["v"])
 
 
 class Adagrad(Optimizer):
@@ -215,6 +220,8 @@ class Adagrad(Optimizer):
         eps (float): Default ``1e-8``.
     """
 
+    _state_names = ("v",)
+
     def __init__(self, learning_rate: Schedule, eps: float = 1e-8):
         super().__init__()
         if eps < 0.0:
@@ -222,13 +229,9 @@ class Adagrad(Optimizer):
         self._maybe_schedule("learning_rate", learning_rate)
         self.eps = eps
 
-    def init_single(self, parameter, state):
-        state["v"] = mx.zeros_like(parameter)
-
     def apply_single(self, gradient, parameter, state):
-        v = state["v"] + mx.square(gradient)
-        state["v"] = v
-        return parameter - self._lr(gradient) * gradient / (mx.sqrt(v) + self.eps)
+        state["v"] = state["v"] + mx.square(gradient)
+        return self._rms_step(gradient, parameter, state["v"])
 
 
 class AdaDelta(Optimizer):
@@ -246,6 +249,8 @@ class AdaDelta(Optimizer):
         eps (float): Default ``1e-6``.
     """
 
+    _state_names = ("v", "u")
+
     def __init__(self, learning_rate: Schedule, rho: float = 0.9, eps: float = 1e-6):
         super().__init__()
         if rho < 0.0:
@@ -255,10 +260,6 @@ class AdaDelta(Optimizer):
         self._maybe_schedule("learning_rate", learning_rate)
         self.rho = rho
         self.eps = eps
-
-    def init_single(self, parameter, state):
-        state["v"] = mx.zeros_like(parameter)
-        state["u"] = mx.zeros_like(parameter)
 
     def apply_single(self, gradient, parameter, state):
         rho, eps = self.rho, self.eps
@@ -289,6 +290,8 @@ class Adam(Optimizer):
         bias_correction (bool): Default ``False``.
     """
 
+    _state_names = ("m", "v")
+
     def __init__(self, learning_rate: Schedule, betas: List[float] = [0.9, 0.999],
                  eps: float = 1e-8, bias_correction: bool = False):
         super().__init__()
@@ -296,10 +299,6 @@ class Adam(Optimizer):
         self.betas = betas
         self.eps = eps
         self.bias_correction = bias_correction
-
-    def init_single(self, parameter, state):
-        state["m"] = mx.zeros_like(parameter)
-        state["v"] = mx.zeros_like(parameter)
 
     def apply_single(self, gradient, parameter, state):
         lr = self._lr(gradient)
@@ -374,15 +373,14 @@ class Lion(Optimizer):
         weight_decay (float): :math:`\lambda`. Default ``0``.
     """
 
+    _state_names = ("m",)
+
     def __init__(self, learning_rate: Schedule, betas: List[float] = [0.9, 0.99],
                  weight_decay: float = 0.0):
         super().__init__()
         self._maybe_schedule("learning_rate", learning_rate)
         self.betas = betas
         self.weight_decay = weight_decay
-
-    def init_single(self, parameter, state):
-        state["m"] = mx.zeros_like(parameter)
 
     def apply_single(self, gradient, parameter, state):
         lr = self._lr(gradient)

@@ -19,6 +19,29 @@ __all__ = ["Module"]
 _TREE_TYPES = (mx.array, dict, list, tuple)
 
 
+def _merge_tree(dst, new, strict: bool, replace, what: str) -> None:
+    """Walks new (dicts and lists) alongside dst, putting new's value where
+    replace(current, value) holds and descending into dst's dicts and lists
+    elsewhere. With strict, names dst lacks and values that fit nowhere
+    raise ValueError."""
+    if isinstance(new, (dict, list)):
+        items = new.items() if isinstance(new, dict) else enumerate(new)
+        for k, v in items:
+            if isinstance(new, dict) and k not in dst:
+                if strict:
+                    raise ValueError(f'Module does not have {what} named "{k}".')
+                continue
+            cur = dst[k]
+            if replace(cur, v):
+                dst[k] = v
+            elif isinstance(cur, (dict, list)):
+                _merge_tree(cur, v, strict, replace, what)
+            elif strict:
+                raise ValueError(f"Received invalid type: {type(v).__name__}.")
+    elif strict:
+        raise ValueError(f"Received invalid type: {type(new).__name__}.")
+
+
 class Module(dict):
     """The base class of neural network layers and models.
 
@@ -234,29 +257,10 @@ class Module(dict):
             The module itself.
         """
 
-        def put(dst, new):
-            if isinstance(new, dict):
-                for k, v in new.items():
-                    if k in dst:
-                        assign(dst, k, v)
-                    elif strict:
-                        raise ValueError(f'Module does not have parameter named "{k}".')
-            elif isinstance(new, list):
-                for i, v in enumerate(new):
-                    assign(dst, i, v)
-            elif strict:
-                raise ValueError(f"Received invalid type: {type(new).__name__}.")
+        def replace(cur, v):
+            return isinstance(cur, mx.array) and (isinstance(v, mx.array) or not strict)
 
-        def assign(dst, k, v):
-            cur = dst[k]
-            if isinstance(cur, mx.array):
-                if strict and not isinstance(v, mx.array):
-                    raise ValueError(f"Received invalid type: {type(v).__name__}.")
-                dst[k] = v
-            else:
-                put(cur, v)
-
-        put(self, parameters)
+        _merge_tree(self, parameters, strict, replace, "parameter")
         return self
 
     def update_modules(self, modules: dict, strict: bool = True) -> "Module":
@@ -272,29 +276,10 @@ class Module(dict):
             The module itself.
         """
 
-        def put(dst, new):
-            if isinstance(new, dict):
-                for k, v in new.items():
-                    if k in dst:
-                        assign(dst, k, v)
-                    elif strict:
-                        raise ValueError(f'Module does not have sub-module named "{k}".')
-            elif isinstance(new, list):
-                for i, v in enumerate(new):
-                    assign(dst, i, v)
-            elif strict:
-                raise ValueError(f"Received invalid type: {type(new).__name__}.")
+        def replace(cur, v):
+            return isinstance(cur, Module) and isinstance(v, Module)
 
-        def assign(dst, k, v):
-            cur = dst[k]
-            if isinstance(cur, Module) and isinstance(v, Module):
-                dst[k] = v
-            elif isinstance(cur, (dict, list)) and not isinstance(cur, Module):
-                put(cur, v)
-            elif strict:
-                raise ValueError(f"Received invalid type: {type(v).__name__}.")
-
-        put(self, modules)
+        _merge_tree(self, modules, strict, replace, "sub-module")
         return self
 
     def apply(

@@ -14,6 +14,16 @@ def _uniform(k, *shape):
     return mx.random.uniform(-k, k, shape)
 
 
+def _gated_weights(module, input_size, hidden_size, gates):
+    """Wx (gates * hidden, input) and Wh (gates * hidden, hidden) from
+    U(-k, k), k = 1 / sqrt(hidden); returns k."""
+    k = 1.0 / math.sqrt(hidden_size)
+    module.hidden_size = hidden_size
+    module.Wx = _uniform(k, gates * hidden_size, input_size)
+    module.Wh = _uniform(k, gates * hidden_size, hidden_size)
+    return k
+
+
 def _project(x, w, b):
     """x @ w.T (+ b): the input projection of every step at once."""
     return mx.addmm(b, x, w.T) if b is not None else x @ w.T
@@ -84,10 +94,7 @@ class GRU(Module):
 
     def __init__(self, input_size: int, hidden_size: int, bias: bool = True):
         super().__init__()
-        k = 1.0 / math.sqrt(hidden_size)
-        self.hidden_size = hidden_size
-        self.Wx = _uniform(k, 3 * hidden_size, input_size)
-        self.Wh = _uniform(k, 3 * hidden_size, hidden_size)
+        k = _gated_weights(self, input_size, hidden_size, 3)
         self.b = _uniform(k, 3 * hidden_size) if bias else None
         self.bhn = _uniform(k, hidden_size) if bias else None
 
@@ -143,10 +150,7 @@ class LSTM(Module):
 
     def __init__(self, input_size: int, hidden_size: int, bias: bool = True):
         super().__init__()
-        k = 1.0 / math.sqrt(hidden_size)
-        self.hidden_size = hidden_size
-        self.Wx = _uniform(k, 4 * hidden_size, input_size)
-        self.Wh = _uniform(k, 4 * hidden_size, hidden_size)
+        k = _gated_weights(self, input_size, hidden_size, 4)
         self.bias = _uniform(k, 4 * hidden_size) if bias else None
 
     def _extra_repr(self) -> str:
