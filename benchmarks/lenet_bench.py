@@ -15,7 +15,10 @@ shared machine's slow spells hit both alike):
              (cmx: nn.value_and_grad + optim.Adam, evaluated; torch:
              backward + torch.optim.Adam.step)
   compiled   the step under mx.compile (once cmx has it)
-PyTorch runs with as many threads as cmx.
+PyTorch runs with as many threads as cmx, and with OMP_WAIT_POLICY=PASSIVE
+unless that is set: its OpenMP threads otherwise spin after each op and
+take the CPUs from whatever runs next (cmx's turn, other processes), which
+on a busy 2-core machine made torch's own step 2.5x slower.
 
 Debian's OpenBLAS 0.3.21 takes some newer Xeons for a Prescott and runs its
 SSE3 kernels; like examples/demo.py this sets OPENBLAS_CORETYPE (SkylakeX
@@ -28,6 +31,7 @@ Run: PYTHONPATH=build/python python benchmarks/lenet_bench.py [--rounds N]
 import argparse
 import ctypes
 import os
+import resource
 import sys
 import time
 
@@ -35,6 +39,8 @@ HERE = os.path.dirname(os.path.abspath(__file__))
 sys.path.insert(0, os.path.join(HERE, "..", "examples"))
 
 import blas_setup  # noqa: E402  (sets OPENBLAS_CORETYPE before cmx loads)
+
+os.environ.setdefault("OMP_WAIT_POLICY", "PASSIVE")  # before torch loads libgomp
 import numpy as np  # noqa: E402
 
 import cmx.core as mx  # noqa: E402
@@ -123,20 +129,29 @@ def torch_fns(model, x, y, threads):
     return fns, ref
 
 
+def _cpu_seconds():
+    r = resource.getrusage(resource.RUSAGE_SELF)
+    return r.ru_utime + r.ru_stime
+
+
 def best_interleaved(groups, rounds):
-    """Best time of every function; in each round every function of every
-    group runs once, in turn."""
+    """Best wall time and best CPU time (all threads of the process) of
+    every function; in each round every function of every group runs once,
+    in turn. On a shared machine the CPU time is the steadier figure: it
+    leaves out the time the threads waited for a CPU."""
     names = [(g, k) for g, fns in groups.items() for k in fns]
-    best = {n: float("inf") for n in names}
+    wall = {n: float("inf") for n in names}
+    cpu = {n: float("inf") for n in names}
     for g, k in names:  # warm up (first calls allocate and compile)
         for _ in range(2):
             groups[g][k]()
     for _ in range(rounds):
         for g, k in names:
-            t = time.perf_counter()
+            c, t = _cpu_seconds(), time.perf_counter()
             groups[g][k]()
-            best[(g, k)] = min(best[(g, k)], time.perf_counter() - t)
-    return best
+            wall[(g, k)] = min(wall[(g, k)], time.perf_counter() - t)
+            cpu[(g, k)] = min(cpu[(g, k)], _cpu_seconds() - c)
+    return wall, cpu
 
 
 def openblas_core():
@@ -161,7 +176,8 @@ def main():
     ncpu = len(os.sched_getaffinity(0))
     threads = int(threads) if threads else ncpu
     print(f"LeNet training step, batch {BATCH}, {threads} threads ({ncpu} CPUs), "
-          f"OpenBLAS core {openblas_core()} ({blas_setup.NOTE})")
+          f"OpenBLAS core {openblas_core()} ({blas_setup.NOTE}), "
+          f"OMP_WAIT_POLICY={os.environ['OMP_WAIT_POLICY']}")
     cfns, model, x, y = cmx_fns(rng)
     groups = {"cmx": cfns}
     loss_cmx = float(loss_fn(model, x, y).item())
@@ -173,16 +189,22 @@ def main():
             print("  torch not installed: cmx alone")
     if args.only == "torch":
         del groups["cmx"]
-    best = best_interleaved(groups, args.rounds)
+    wall, cpu = best_interleaved(groups, args.rounds)
+    print("  (best wall time / best CPU time of all threads, per call)")
     for what in ("forward", "grad", "step", "compiled"):
-        c = best.get(("cmx", what))
-        t = best.get(("torch", what))
+        c = ("cmx", what)
+        t = ("torch", what)
         line = f"  {what:9s}"
-        line += f" cmx {c * 1e3:8.2f} ms" if c is not None else " cmx      n/a   "
-        line += f"   torch {t * 1e3:8.2f} ms" if t is not None else ""
-        if c is not None and t is not None:
-            line += f"   cmx {t / c:.2f}x torch's speed"
-        if what == "compiled" and c is None:
+        if c in wall:
+            line += f" cmx {wall[c] * 1e3:7.2f} / {cpu[c] * 1e3:7.2f} ms"
+        else:
+            line += " cmx       n/a          "
+        if t in wall:
+            line += f"   torch {wall[t] * 1e3:7.2f} / {cpu[t] * 1e3:7.2f} ms"
+        if c in wall and t in wall:
+            line += (f"   cmx {wall[t] / wall[c]:.2f}x / {cpu[t] / cpu[c]:.2f}x "
+                     "torch's speed")
+        if what == "compiled" and c not in wall:
             line += "   (cmx has no mx.compile yet)"
         print(line)
     if loss_torch is not None:

@@ -74,15 +74,16 @@ def _tiled_max(kernel):
 
     @f.vjp
     def f_vjp(x, cotangent, y):
-        hit = (_split_windows(x, kernel) == _per_window(y)).astype(cotangent.dtype)
+        hit = _split_windows(x, kernel) == _per_window(y)  # bool: 1 byte
         count = None
         for offs in itertools.product(*(range(k) for k in kernel)):
             idx = [slice(None)]
             for o in offs:
                 idx += [slice(None), o]
             s = hit[tuple(idx)]
-            count = s if count is None else count + s
-        return (hit * _per_window(cotangent / count)).reshape(x.shape)
+            count = s.astype(cotangent.dtype) if count is None else count + s
+        share = _per_window(cotangent / count)
+        return mx.where(hit, share, mx.zeros_like(share)).reshape(x.shape)
 
     _TILED_MAX[kernel] = f
     return f
