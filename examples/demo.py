@@ -323,8 +323,8 @@ def main(argv=None):
     elif use_gpu or args.full:
         epochs, n_train, n_test, why = 5, None, None, "all training images"
     else:
-        epochs, n_train, n_test, why = 3, 30000, None, (
-            "30,000 of the 60,000 training images per epoch, to finish in a few "
+        epochs, n_train, n_test, why = 3, 20000, None, (
+            "20,000 of the 60,000 training images per epoch, to finish in a few "
             "minutes on a small CPU; --full trains on all of them")
     args.epochs = args.epochs or epochs
     args.train_samples = args.train_samples or n_train
@@ -343,7 +343,7 @@ def main(argv=None):
           f"Adam lr {args.lr} ({why})")
     accs, losses, _ = train(args, data)
     if not args.no_compare:
-        steps = 5 if args.short else 20
+        steps = 5 if args.short else 10
         print("eager vs compiled training step (batch "
               f"{args.batch_size}, best of 3 x {steps} steps):")
         compare_eager_compiled(data, args.batch_size, steps)
