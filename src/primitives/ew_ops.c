@@ -7,6 +7,7 @@
  * cmx_iabs, CMX_INFF ...) must stay as written for the generated source to
  * bind them.
  */
+#include "primitives/elementwise.h"
 #include "primitives/ew_ops.h"
 
 #include <stdio.h>
@@ -155,4 +156,19 @@ bool cmx__ew_convert_prelude(cmx_dtype src, cmx_dtype dst, const char* prefix,
                    p, k_suffix[src], p, k_suffix[dst], p, k_suffix[dst],
                    k_suffix[src]);
   return n > 0 && (size_t)n < size;
+}
+
+cmx_ew_params cmx__ew_params_of(const cmx_primitive* p) {
+  cmx_ew_params prm = {0, 0};
+  const cmx_primitive_vtable* vt = cmx_primitive_vt(p);
+  if (vt->id != CMX__P_Round) return prm;
+  const cmx__round_params* rp = cmx_primitive_params(p);
+  int d = rp->decimals < -400 ? -400 : rp->decimals > 400 ? 400 : rp->decimals;
+  prm.decimals = d;
+  if (d < 0) {
+    uint64_t q = 1;
+    for (int i = 0; i < -d && q; i++) q = q > UINT64_MAX / 10 ? 0 : q * 10;
+    prm.q = q;
+  }
+  return prm;
 }

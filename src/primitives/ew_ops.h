@@ -295,6 +295,16 @@ enum { CMX__EW_KIND_NO = 0, CMX__EW_KIND_E = 1, CMX__EW_KIND_W = 2 };
 #include <stddef.h>
 
 #include "cmx/dtype.h"
+#include "cmx/primitive.h"
+
+/* The parameters of parametrised ops, as ew_scalar.h declares them. */
+#ifndef CMX_EW_PARAMS_DEFINED
+#define CMX_EW_PARAMS_DEFINED
+typedef struct cmx_ew_params {
+  int decimals;
+  uint64_t q;
+} cmx_ew_params;
+#endif
 
 typedef struct cmx__ew_op {
   int id; /* primitive id (CMX__P_<Name>) */
@@ -329,7 +339,13 @@ bool cmx__ew_prelude(const cmx__ew_op* op, cmx_dtype dt, const char* prefix,
  * dtypes or a short buffer. */
 bool cmx__ew_convert_prelude(cmx_dtype src, cmx_dtype dst, const char* prefix,
                              char* buf, size_t size);
-/* The dtype's suffix in ew_scalar.h ("f32", "bool" ...). */
+/* The kernel parameters of table primitive p (cmx_ew_params, the
+ * expressions' CMX_EW_P): for Round, its decimals clamped to +-400
+ * (beyond, every double is unchanged or rounds to 0) and, for negative
+ * decimals, the integer rounding quantum q = 10^-decimals (0 when it
+ * exceeds 64 bits: everything rounds to 0); zeros for other ops. */
+cmx_ew_params cmx__ew_params_of(const cmx_primitive* p);
+/* The dtype's suffix in ew_scalar.h ("f32", "b8" ...). */
 const char* cmx__ew_suffix(cmx_dtype dt);
 
 #endif

@@ -364,10 +364,13 @@ CMX_EW_FN double cmx_ew_erfinv(double x) {
  * value rounds to 0). cmx_ew_params holds the parameters of every
  * elementwise op that has some (Round only, today); expressions name
  * them CMX_EW_P. */
+#ifndef CMX_EW_PARAMS_DEFINED /* also in ew_ops.h, for the host */
+#define CMX_EW_PARAMS_DEFINED
 typedef struct cmx_ew_params {
   int decimals;
   uint64_t q;
 } cmx_ew_params;
+#endif
 /* Large d where x * 10^d overflows leave x unchanged; 10^-d beyond the
  * range of doubles gives 0. */
 CMX_EW_FN double cmx_ew_round_d(double x, cmx_ew_params p) {
