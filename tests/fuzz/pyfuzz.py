@@ -39,6 +39,7 @@ import signal
 import subprocess
 import sys
 import tempfile
+import threading
 import time
 
 HERE = os.path.dirname(os.path.abspath(__file__))
@@ -578,6 +579,7 @@ def worker(args):
         range(args.start, args.start + args.count)
     if args.regressions:
         indices = range(-len(REGRESSIONS), 0)
+    outcomes = {}  # "returned" or the exception's type name: count
     for i in indices:
         if i < 0:
             src = REGRESSIONS[i]
@@ -590,21 +592,26 @@ def worker(args):
         try:
             exec(src, ns)
             consume(mx, np, ns.get("r"))
+            outcome = "returned"
         except SystemError as e:
+            outcome = "SystemError"
             proto.write(f"E {i} SystemError: {str(e)[:300]!r}\n")
         except BaseException as e:  # noqa: BLE001 - any answer is fine
+            outcome = type(e).__name__
             if isinstance(e, (KeyboardInterrupt, SystemExit)):
                 proto.write(f"E {i} {type(e).__name__} escaped\n")
             if isinstance(e.__context__, SystemError):
                 proto.write(f"E {i} SystemError (context): "
                             f"{str(e.__context__)[:300]!r}\n")
         del ns
+        outcomes[outcome] = outcomes.get(outcome, 0) + 1
         mx._fail_after(0)
         try:  # undo global state a call may have changed
             mx.set_default_device(mx.cpu)
             mx.set_default_stream(cpu)
         except Exception:  # noqa: BLE001
             pass
+    proto.write("O " + json.dumps(outcomes) + "\n")
     proto.write("DONE\n")
     proto.flush()
 
@@ -629,9 +636,14 @@ def worker_env(build, sanitize):
     return env
 
 
-def run_worker(opts, start=0, count=0, cases=None, timeout=None):
+OUTCOMES_LOCK = threading.Lock()
+
+
+def run_worker(opts, start=0, count=0, cases=None, timeout=None,
+               outcomes=None):
     """Runs calls in a subprocess. Returns (status, index, detail):
-    status 'ok', 'crash', 'hang' or 'systemerror'."""
+    status 'ok', 'crash', 'hang' or 'systemerror'. Adds the worker's counts
+    of outcomes (see worker) to the dict outcomes."""
     cmd = [sys.executable, os.path.abspath(__file__), "--worker",
            "--seed", str(opts.seed), "--start", str(start), "--count",
            str(count), "--memory-mb", str(opts.memory_mb)]
@@ -664,6 +676,10 @@ def run_worker(opts, start=0, count=0, cases=None, timeout=None):
                         deadline = time.time() + timeout
                     elif s.startswith("E "):
                         extra.append(s)
+                    elif s.startswith("O ") and outcomes is not None:
+                        with OUTCOMES_LOCK:  # batches run on threads
+                            for k, v in json.loads(s[2:]).items():
+                                outcomes[k] = outcomes.get(k, 0) + v
                     elif s == "DONE":
                         done = True
             if time.time() > deadline:
@@ -811,12 +827,13 @@ def main():
         return 0
     t0 = time.time()
     found = []  # (status, index, detail)
+    outcomes = {}  # of the calls of batches that finished
 
     def run_batch(s, n):
         """Runs calls s..s+n-1, going on after each failure."""
         out = []
         while n > 0 and len(out) < opts.max_failures:
-            status, idx, detail = run_worker(opts, s, n)
+            status, idx, detail = run_worker(opts, s, n, outcomes=outcomes)
             if status == "ok":
                 break
             out.append((status, idx, detail))
@@ -863,6 +880,11 @@ def main():
           f"{opts.start + total - 1}, {'sanitizer' if opts.sanitize else 'release'}"
           f" build) in {dt:.1f} s, {total / dt * 60:.0f} calls/min; "
           f"{failures} failure(s)")
+    counted = sum(outcomes.values())
+    if counted:
+        top = sorted(outcomes.items(), key=lambda kv: -kv[1])
+        print("pyfuzz: outcomes of the calls of finished batches: " +
+              ", ".join(f"{k} {100 * v / counted:.1f}%" for k, v in top[:8]))
     return 1 if failures else 0
 
 
