@@ -77,6 +77,11 @@ static bool norm_entry(const char* op, cmx_array a, entry* x, int ax) {
                            &neg))
         return false;
       x->first = q.start[0];
+      if (x->len <= 1) { /* the same element(s) with step 1 (norm_slice) */
+        x->step = step = 1;
+        x->start = x->first;
+        x->stop = x->first + x->len;
+      }
       x->full = x->len == dim && (step == 1 || dim <= 1);
       return true;
     }

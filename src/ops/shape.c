@@ -411,8 +411,12 @@ bool cmx__norm_slice(const char* op, const int64_t* shape, int ndim,
       len = b > e ? (int64_t)((uint64_t)(b - e - 1) / (0 - (uint64_t)step)) + 1
                   : 0;
     }
+    /* A dim of at most one element is taken with step 1 (the same
+     * element), so kernels and rules never scale a stride or an offset by
+     * a huge step (x[::2**63 - 1]: signed overflow). With two elements or
+     * more, |step| < n. */
     q->start[d] = len ? b : 0;
-    q->step[d] = step;
+    q->step[d] = len > 1 ? step : 1;
     out_shape[d] = len;
   }
   return true;

@@ -60,7 +60,14 @@ static void test_slices_with_huge_steps(void) {
   float* xu = values(u);
   CHECK(xu && xu[0] == 0 && xu[1] == -1 && xu[2] == 2 && xu[4] == 4);
   free(xu);
-  cmx_array_release_all((cmx_array[]){a, r0, r1, c, m1, u}, 6);
+  /* the same on the rows of a 2-d array (a stride of 2 times 2**63 - 1) */
+  int64_t b3[2] = {-4, 0}, e3[2] = {100, 2}, s3[2] = {INT64_MAX, 1};
+  cmx_array u2 = NULL;
+  OK(cmx_slice_update(&u2, a, m1, b3, e3, s3, S));
+  float* x2 = values(u2);
+  CHECK(x2 && x2[1] == 1 && x2[2] == -1 && x2[3] == -1 && x2[4] == 4);
+  free(x2);
+  cmx_array_release_all((cmx_array[]){a, r0, r1, c, m1, u, u2}, 7);
 }
 
 static void test_shape_size_rule(void) {
