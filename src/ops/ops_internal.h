@@ -228,7 +228,7 @@ bool cmx__divmod(cmx_array* outs, cmx_array a, cmx_array b, cmx_stream s);
 bool cmx__depends(cmx_array* outs, const cmx_array* inputs, int n,
                   const cmx_array* deps, int m, cmx_stream s);
 
-/* ---------------- linear-algebra ops (ops/linalg_ops.c) ---------------- */
+/* ---------------- linear-algebra ops (ops/products.c) ---------------- */
 cmx_array cmx__tensordot(cmx_array a, cmx_array b, int axes, cmx_stream s);
 cmx_array cmx__tensordot_axes(cmx_array a, cmx_array b, const int* axes_a,
                               const int* axes_b, int n, cmx_stream s);
@@ -290,7 +290,7 @@ cmx_array cmx__conv_general(cmx_array in, cmx_array wt, const int* stride,
 cmx_array cmx__convolve(cmx_array a, cmx_array v, cmx_convolve_mode mode,
                         cmx_stream s);
 
-/* ------------ linear-algebra extras (ops/linalg_extra.c, einsum.c) ------ */
+/* ------------ linear-algebra extras (ops/matmul_gather.c, einsum.c) ------ */
 cmx_array cmx__einsum(const char* subscripts, const cmx_array* operands, int n,
                       cmx_stream s);
 cmx_array cmx__diagonal(cmx_array a, int64_t offset, int axis1, int axis2,

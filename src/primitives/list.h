@@ -133,12 +133,12 @@
   /* ---- matrix products (matmul.c) ---- */              \
   X(Matmul, 0)                                            \
   X(AddMM, 0)                                             \
-  /* ---- misc (misc.c) ---- */                           \
+  /* ---- depends (depends.c) ---- */                     \
   X(Depends, 0)                                           \
   /* ---- transforms (transforms/custom.c) ---- */        \
   X(CustomTransforms, 0)                                  \
   /* ---- gpu-only test primitives (gpu.c) ---- */        \
-  /* ---- linear-algebra extras (linalg_extra.c) ---- */  \
+  /* ---- linear-algebra extras (matmul_gather.c) ---- */ \
   X(Diagonal, CMX_PRIM_VIEW)                              \
   X(Hadamard, 0)                                          \
   X(GatherMM, 0)                                          \

@@ -309,7 +309,7 @@ CMX__RULE_JVP(cmx__jvp_conv);
 CMX__RULE_VMAP(cmx__vmap_conv);
 /* end of matmul and convolution */
 
-/* ---------------- misc (rules_misc.c) ---------------- */
+/* ---------------- misc (rules_depends.c) ---------------- */
 /* Depends: cotangents and tangents pass to / from the first inputs, the
  * dependencies get none; vmap rebuilds it on the batched inputs. */
 CMX__RULE_VJP(cmx__vjp_depends);
@@ -317,7 +317,7 @@ CMX__RULE_JVP(cmx__jvp_depends);
 CMX__RULE_VMAP(cmx__vmap_depends);
 /* end of misc */
 
-/* ------------ linear-algebra extras (rules_linalg_extra.c) ------------ */
+/* ------------ linear-algebra extras (rules_matmul_gather.c) ------------ */
 CMX__RULE_VJP(cmx__vjp_diagonal);
 CMX__RULE_JVP(cmx__jvp_diagonal);
 CMX__RULE_VMAP(cmx__vmap_diagonal);

@@ -35,7 +35,7 @@ CMX__KERNEL(cmx__cpu_compare);
 /* ---- ternary (ternary.c) ---- */
 CMX__KERNEL(cmx__cpu_select);
 
-/* ---- reductions (reduce.c, reduce_arg.c, softmax.c) ---- */
+/* ---- reductions (reduce.c, reduce_arg.c, reduce_softmax.c) ---- */
 CMX__KERNEL(cmx__cpu_reduce);
 CMX__KERNEL(cmx__cpu_arg_reduce);
 CMX__KERNEL(cmx__cpu_logsumexp);
@@ -91,8 +91,8 @@ CMX__KERNEL(cmx__cpu_addmm);
 /* Depends: in = {inputs..., dependencies...}; out[i] views in[i]. */
 CMX__KERNEL(cmx__cpu_depends);
 
-/* ---- linear-algebra extras (linalg_extra.c) ----
- * Contracts in primitives/linalg_extra.h. */
+/* ---- linear-algebra extras (matmul_gather.c) ----
+ * Contracts in primitives/matmul_gather.h. */
 CMX__KERNEL(cmx__cpu_diagonal);
 CMX__KERNEL(cmx__cpu_hadamard);
 CMX__KERNEL(cmx__cpu_gather_mm);

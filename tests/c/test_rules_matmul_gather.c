@@ -290,5 +290,5 @@ int main(void) {
   RUN(test_segmented_mm);
   RUN(test_einsum);
   RUN(test_block_masked_mm);
-  return test_summary("test_rules_linalg_extra");
+  return test_summary("test_rules_matmul_gather");
 }

@@ -1,5 +1,5 @@
 /* Transform rules of the linear-algebra extras: Diagonal, Hadamard,
- * GatherMM and SegmentedMM (contracts in primitives/linalg_extra.h).
+ * GatherMM and SegmentedMM (contracts in primitives/matmul_gather.h).
  *
  * - Diagonal: vjp places the cotangent back on the diagonal (diag_embed)
  *   and restores the axis order; jvp and vmap are Diagonal again.
@@ -18,7 +18,7 @@
 #include <string.h>
 
 #include "ops/ops_internal.h"
-#include "primitives/linalg_extra.h"
+#include "primitives/matmul_gather.h"
 #include "transforms/rules.h"
 
 /* x converted to like's dtype (cotangents of promoted math). */

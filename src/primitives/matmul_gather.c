@@ -1,6 +1,6 @@
 /* Linear-algebra extra primitives: Diagonal (a view), Hadamard, GatherMM
- * and SegmentedMM (see primitives/linalg_extra.h for their contracts). */
-#include "primitives/linalg_extra.h"
+ * and SegmentedMM (see primitives/matmul_gather.h for their contracts). */
+#include "primitives/matmul_gather.h"
 
 #include <stdio.h>
 

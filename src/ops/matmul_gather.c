@@ -6,7 +6,7 @@
  * element masks and composes where/multiply with matmul (so it inherits
  * their transform rules); hadamard_transform, gather_mm and segmented_mm
  * are primitives (Hadamard, GatherMM, SegmentedMM) for speed. */
-#include "primitives/linalg_extra.h"
+#include "primitives/matmul_gather.h"
 
 #include <math.h>
 #include <string.h>

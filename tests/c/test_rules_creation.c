@@ -448,5 +448,5 @@ int main(void) {
   RUN(test_cov_sqrt);
   RUN(test_depends);
   RUN(test_custom_vmap);
-  return test_summary("test_rules_misc");
+  return test_summary("test_rules_creation");
 }

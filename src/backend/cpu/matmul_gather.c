@@ -7,7 +7,7 @@
  * float32. Many small products are spread over the thread pool; big ones
  * run one after another and OpenBLAS threads each (as matmul does).
  */
-#include "primitives/linalg_extra.h"
+#include "primitives/matmul_gather.h"
 
 #include <cblas.h>
 #include <limits.h>

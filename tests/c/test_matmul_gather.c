@@ -1,9 +1,9 @@
 /* Tests of diagonal, diag, hadamard_transform, gather_mm, segmented_mm and
  * block_masked_mm against plain double-precision references over dtypes,
  * shapes and layouts, and their error messages. Their transform rules are
- * checked in test_rules_linalg_extra.c. */
+ * checked in test_rules_matmul_gather.c. */
 #include "harness.h"
-#include "primitives/linalg_extra.h"
+#include "primitives/matmul_gather.h"
 
 #define S CMX_STREAM_DEFAULT
 
@@ -718,5 +718,5 @@ int main(void) {
   RUN(test_gather_mm);
   RUN(test_segmented_mm);
   RUN(test_block_masked_mm);
-  return test_summary("test_linalg_extra");
+  return test_summary("test_matmul_gather");
 }

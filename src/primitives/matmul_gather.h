@@ -1,4 +1,4 @@
-/* Parameters of the linear-algebra extras (ops/linalg_extra.c), shared by
+/* Parameters of the linear-algebra extras (ops/matmul_gather.c), shared by
  * the op layer, the vtables, the kernels and the transform rules. Structs
  * are compared and hashed as bytes, so ops zero them before filling.
  *
@@ -22,8 +22,8 @@
  *   segments[s]; k1 <= k0 is an empty segment (zeros); k0 or k1 past K
  *   fails at evaluation.
  */
-#ifndef CMX_PRIMITIVES_LINALG_EXTRA_H
-#define CMX_PRIMITIVES_LINALG_EXTRA_H
+#ifndef CMX_PRIMITIVES_MATMUL_GATHER_H
+#define CMX_PRIMITIVES_MATMUL_GATHER_H
 
 #include <stdbool.h>
 #include <stdint.h>
@@ -46,7 +46,7 @@ typedef struct cmx__gather_mm_params {
 /* The m x m matrix of the Hadamard transform's odd factor (m = 12, 20 or
  * 28) as +1/-1 entries, row-major into h (m * m entries); false for other
  * m. The same matrices as MLX's, written from their constructions (see
- * backend/cpu/linalg_extra.c). */
+ * backend/cpu/matmul_gather.c). */
 bool cmx__hadamard_m(int m, int8_t* h);
 /* Splits n into m * 2^k with m in {1, 12, 20, 28}; false when impossible
  * (n < 1 or another odd factor). */
