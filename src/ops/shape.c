@@ -536,13 +536,6 @@ cmx_array cmx__view(cmx_array a, cmx_dtype dt, cmx_stream s) {
 
 /* ---------------- public wrappers ---------------- */
 
-cmx_status cmx__scope_exit_multi(size_t mark, bool ok, cmx_array* outs, int n) {
-  if (!ok)
-    for (int i = 0; i < n; i++) outs[i] = NULL;
-  cmx_status st = cmx__scope_exit_n(mark, outs, outs, (size_t)(n > 0 ? n : 0));
-  return ok ? st : cmx_last_status();
-}
-
 cmx_status cmx_reshape(cmx_array* out, cmx_array a, const int64_t* shape,
                        int ndim, cmx_stream s) {
   CMX__PUBLIC(out, "reshape", cmx__reshape(a, shape, ndim, s));

@@ -1,4 +1,5 @@
-/* Misc primitives. */
+/* The Depends primitive: outputs equal to its first inputs, ordered after
+ * the rest (MLX's depends). */
 #include "backend/cpu/kernels.h"
 #include "primitives/registry.h"
 #include "transforms/rules.h"

@@ -113,6 +113,8 @@
   X(SliceUpdate, 0)                                       \
   X(Concatenate, 0)                                       \
   X(Pad, 0)                                               \
+  /* a view of a diagonal (shape.c) */                    \
+  X(Diagonal, CMX_PRIM_VIEW)                              \
   /* ---- indexing (indexing.c) ---- */                   \
   X(Gather, 0)                                            \
   X(Scatter, 0)                                           \
@@ -130,17 +132,15 @@
   X(CovSqrt, 0)                                           \
   /* ---- convolution (conv.c) ---- */                    \
   X(Convolution, 0)                                       \
-  /* ---- matrix products (matmul.c) ---- */              \
+  /* ---- matrix products (matmul.c, matmul_gather.c) */  \
   X(Matmul, 0)                                            \
   X(AddMM, 0)                                             \
+  X(GatherMM, 0)                                          \
+  X(SegmentedMM, 0)                                       \
+  /* ---- hadamard transform (hadamard.c) ---- */         \
+  X(Hadamard, 0)                                          \
   /* ---- depends (depends.c) ---- */                     \
   X(Depends, 0)                                           \
   /* ---- transforms (transforms/custom.c) ---- */        \
   X(CustomTransforms, 0)                                  \
-  /* ---- gpu-only test primitives (gpu.c) ---- */        \
-  /* ---- linear-algebra extras (matmul_gather.c) ---- */ \
-  X(Diagonal, CMX_PRIM_VIEW)                              \
-  X(Hadamard, 0)                                          \
-  X(GatherMM, 0)                                          \
-  X(SegmentedMM, 0)                                       \
   /* end of list */

@@ -1,4 +1,8 @@
 /* Shape primitives (views and layout changes). */
+#include "primitives/shape.h"
+
+#include <stdio.h>
+
 #include "backend/cpu/kernels.h"
 #include "backend/cuda/kernels.h"
 #include "primitives/registry.h"
@@ -39,3 +43,15 @@ CMX__VTABLE(Concatenate, .eval_cpu = cmx__cpu_concatenate,
             .vmap = cmx__vmap_concatenate);
 CMX__VTABLE(Pad, .eval_cpu = cmx__cpu_pad, .vjp = cmx__vjp_pad,
             .jvp = cmx__jvp_pad, .vmap = cmx__vmap_pad);
+
+static void diagonal_print(const cmx_primitive* p, char* buf, size_t size) {
+  const cmx__diagonal_params* q = cmx_primitive_params(p);
+  snprintf(buf, size, "Diagonal(offset=%lld, axis1=%d, axis2=%d)",
+           (long long)q->offset, q->axis1, q->axis2);
+}
+
+/* The view works wherever the data lives, so the GPU runs it too. */
+CMX__VTABLE(Diagonal, .eval_cpu = cmx__cpu_diagonal,
+            .eval_gpu = cmx__cpu_diagonal, .vjp = cmx__vjp_diagonal,
+            .jvp = cmx__jvp_diagonal, .vmap = cmx__vmap_diagonal,
+            .print = diagonal_print);

@@ -41,6 +41,15 @@ typedef struct {
   int axis;
 } cmx__concat_params;
 
+/* Diagonal (a view): in = {a}; out = a without axes axis1, axis2, plus the
+ * diagonal a[..., i + off1, ..., i + off2, ...] as the last axis, where
+ * off1 = max(-offset, 0), off2 = max(offset, 0). axis1 != axis2 are
+ * normalised. Its strides are a's, so it never copies. */
+typedef struct cmx__diagonal_params {
+  int64_t offset;
+  int axis1, axis2;
+} cmx__diagonal_params;
+
 /* Pad (constant mode): low padding per axis (the output shape has the
  * rest). */
 typedef struct {

@@ -583,3 +583,57 @@ CMX__RULE_VMAP(cmx__vmap_pad) {
   cmx_array v = cmx__reshape(inputs[1], vs, nd, s);
   return give(out, cmx__where(border, v, padded, s));
 }
+
+/* ---------------- Diagonal ----------------
+ * vjp places the cotangent back on the diagonal (diag_embed) and restores
+ * the axis order; jvp and vmap are Diagonal again. */
+CMX__RULE_VJP(cmx__vjp_diagonal) {
+  (void)nin, (void)nout, (void)argnums, (void)outputs;
+  if (!nargs) return CMX_OK;
+  const cmx__diagonal_params* q = cmx_primitive_params(p);
+  cmx_stream s = cmx__rule_stream(p);
+  cmx_array a = primals[0];
+  int nd = a->ndim, nr = nd - 2;
+  cmx_array e = cmx__diag_embed(cotangents[0], a->dims[q->axis1],
+                                a->dims[q->axis2], q->offset, s);
+  /* e is (rest..., n1, n2); put n1 and n2 back at axis1 and axis2. */
+  int perm[CMX_MAX_NDIM], r = 0;
+  for (int d = 0; d < nd; d++)
+    perm[d] = d == q->axis1 ? nr : d == q->axis2 ? nr + 1 : r++;
+  out[0] =
+      cmx__rule_keep(cmx__rule_as_like(cmx__transpose(e, perm, nd, s), a, s));
+  return out[0] ? CMX_OK : cmx_last_status();
+}
+
+CMX__RULE_JVP(cmx__jvp_diagonal) {
+  (void)primals, (void)nin, (void)argnums, (void)nargs, (void)nout;
+  out[0] = cmx__rule_keep(
+      cmx__apply(cmx_primitive_vt(p), cmx_primitive_params(p),
+                 cmx_primitive_params_size(p), cmx__rule_stream(p), tangents, 1,
+                 outputs[0]->dims, outputs[0]->ndim, tangents[0]->dtype));
+  return out[0] ? CMX_OK : cmx_last_status();
+}
+
+/* Diagonal of the same planes with the vmapped axis kept in place. */
+CMX__RULE_VMAP(cmx__vmap_diagonal) {
+  (void)nin, (void)outputs, (void)nout;
+  cmx__diagonal_params q =
+      *(const cmx__diagonal_params*)cmx_primitive_params(p);
+  cmx_array x = inputs[0];
+  int bx = axes[0];
+  q.axis1 += q.axis1 >= bx;
+  q.axis2 += q.axis2 >= bx;
+  int64_t off1 = q.offset < 0 ? -q.offset : 0,
+          off2 = q.offset > 0 ? q.offset : 0;
+  int64_t k1 = x->dims[q.axis1] - off1, k2 = x->dims[q.axis2] - off2;
+  int64_t shape[CMX_MAX_NDIM];
+  int nd = 0;
+  for (int d = 0; d < x->ndim; d++)
+    if (d != q.axis1 && d != q.axis2) shape[nd++] = x->dims[d];
+  shape[nd++] = k1 < k2 ? (k1 > 0 ? k1 : 0) : (k2 > 0 ? k2 : 0);
+  out[0] = cmx__rule_keep(cmx__apply(cmx_primitive_vt(p), &q, sizeof q,
+                                     cmx__rule_stream(p), &x, 1, shape, nd,
+                                     x->dtype));
+  out_axes[0] = bx - (q.axis1 < bx) - (q.axis2 < bx);
+  return out[0] ? CMX_OK : cmx_last_status();
+}

@@ -55,6 +55,8 @@ CMX__KERNEL(cmx__cpu_view);
 CMX__KERNEL(cmx__cpu_slice_update);
 CMX__KERNEL(cmx__cpu_concatenate);
 CMX__KERNEL(cmx__cpu_pad);
+/* Diagonal: contract in primitives/shape.h. */
+CMX__KERNEL(cmx__cpu_diagonal);
 
 /* ---- indexing (indexing.c, scatter.c) ---- */
 CMX__KERNEL(cmx__cpu_gather);
@@ -82,20 +84,20 @@ CMX__KERNEL(cmx__cpu_cov_sqrt);
  * (primitives/conv.h). */
 CMX__KERNEL(cmx__cpu_conv);
 
-/* ---- matrix products (matmul.c) ---- */
+/* ---- matrix products (matmul.c, matmul_gather.c) ---- */
 /* Matmul: in = {a, b}; AddMM: in = {a, b, c} with c of out's shape. */
 CMX__KERNEL(cmx__cpu_matmul);
 CMX__KERNEL(cmx__cpu_addmm);
-
-/* ---- misc (misc.c) ---- */
-/* Depends: in = {inputs..., dependencies...}; out[i] views in[i]. */
-CMX__KERNEL(cmx__cpu_depends);
-
-/* ---- linear-algebra extras (matmul_gather.c) ----
- * Contracts in primitives/matmul_gather.h. */
-CMX__KERNEL(cmx__cpu_diagonal);
-CMX__KERNEL(cmx__cpu_hadamard);
+/* GatherMM, SegmentedMM: contracts in primitives/matmul_gather.h. */
 CMX__KERNEL(cmx__cpu_gather_mm);
 CMX__KERNEL(cmx__cpu_segmented_mm);
+
+/* ---- hadamard transform (hadamard.c) ----
+ * Contract in primitives/hadamard.h. */
+CMX__KERNEL(cmx__cpu_hadamard);
+
+/* ---- depends (depends.c) ---- */
+/* Depends: in = {inputs..., dependencies...}; out[i] views in[i]. */
+CMX__KERNEL(cmx__cpu_depends);
 
 #endif

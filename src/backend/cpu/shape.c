@@ -225,3 +225,20 @@ CMX__KERNEL(cmx__cpu_pad) {
                         CMX__STRIDES(a), a->dims, a->ndim, isz);
   return CMX_OK;
 }
+
+/* Diagonal: the diagonal as the last axis, with stride st1 + st2. */
+CMX__KERNEL(cmx__cpu_diagonal) {
+  (void)nin, (void)nout;
+  const cmx__diagonal_params* q = cmx_primitive_params(p);
+  cmx_array a = in[0], o = out[0];
+  const int64_t* st = CMX__STRIDES(a);
+  int64_t ost[CMX_MAX_NDIM];
+  int j = 0;
+  for (int d = 0; d < a->ndim; d++)
+    if (d != q->axis1 && d != q->axis2) ost[j++] = st[d];
+  ost[j] = st[q->axis1] + st[q->axis2];
+  int64_t off1 = q->offset < 0 ? -q->offset : 0;
+  int64_t off2 = q->offset > 0 ? q->offset : 0;
+  int64_t off = o->size ? off1 * st[q->axis1] + off2 * st[q->axis2] : 0;
+  return cmx_kernel_set_view(o, a, off, ost);
+}

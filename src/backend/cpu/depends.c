@@ -1,4 +1,4 @@
-/* Misc kernels. */
+/* The Depends kernel. */
 #include "backend/cpu/cpu.h"
 #include "backend/cpu/kernels.h"
 
