@@ -4,6 +4,7 @@
 #include <string.h>
 
 #include "backend/cuda/gpu.h"
+#include "core/layout.h"
 #include "primitives/registry.h"
 
 #define THREADS 256
@@ -58,31 +59,15 @@ cmx_status cmx__gpu_alloc_out(cmx_array out, const cmx_array* cands, int n,
 void cmx__gpu_collapse(const cmx_array* arrays, int n, cmx__gpu_layout* l) {
   CMX__ASSERT(n >= 1 && n <= 3);
   cmx_array o = arrays[0];
-  int nd = 0;
-  /* Drop size-1 dims. */
-  for (int d = 0; d < o->ndim; d++) {
-    if (o->dims[d] == 1) continue;
-    l->shape[nd] = o->dims[d];
-    for (int k = 0; k < n; k++) {
-      CMX__ASSERT(arrays[k]->ndim == o->ndim);
-      l->strides[k][nd] = CMX__STRIDES(arrays[k])[d];
-    }
-    nd++;
+  memcpy(l->shape, o->dims, (size_t)o->ndim * sizeof(int64_t));
+  for (int k = 0; k < n; k++) {
+    CMX__ASSERT(arrays[k]->ndim == o->ndim);
+    memcpy(l->strides[k], CMX__STRIDES(arrays[k]),
+           (size_t)o->ndim * sizeof(int64_t));
   }
-  /* Merge a dim into the previous one when every array steps through both
-   * as through one. */
-  int w = 0;
-  for (int d = 1; d < nd; d++) {
-    bool merge = true;
-    for (int k = 0; k < n && merge; k++)
-      merge = l->strides[k][w] == l->strides[k][d] * l->shape[d];
-    if (merge)
-      l->shape[w] *= l->shape[d];
-    else
-      l->shape[++w] = l->shape[d];
-    for (int k = 0; k < n; k++) l->strides[k][w] = l->strides[k][d];
-  }
-  l->ndim = nd ? w + 1 : 0;
+  l->ndim = cmx__layout_collapse(
+      l->shape, o->ndim,
+      (int64_t* const[]){l->strides[0], l->strides[1], l->strides[2]}, n);
   for (int k = n; k < 3; k++)
     for (int d = 0; d < l->ndim; d++) l->strides[k][d] = 0;
 }
