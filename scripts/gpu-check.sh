@@ -9,6 +9,7 @@
 #   build    cmake configure + build into build-gpu (Release, -Werror, -j16);
 #            should only -Werror fail it, the build is redone without it
 #            (step build_no_werror) so the GPU still gets checked
+#   coverage which primitive has a CPU / GPU kernel (build-gpu/cmx_coverage)
 #   ctest    the whole C suite (test_gpu runs the GPU cases when it sees one)
 #   test_gpu test_gpu again with CMX_TEST_REQUIRE_GPU=1: a missing GPU or
 #            NVRTC is a failure there
@@ -185,6 +186,7 @@ export CMX_CACHE_DIR=$PWD/$BUILD/kernel-cache
 export CMX_TEST_REQUIRE_GPU=0
 
 # ---------------- tests ----------------
+step coverage 30 '"$BUILD/cmx_coverage"'
 step ctest 200 'cd "$BUILD" && ctest --output-on-failure -j 8 --timeout 180'
 step test_gpu 150 'CMX_TEST_REQUIRE_GPU=1 "$BUILD/test_gpu"'
 

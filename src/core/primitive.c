@@ -3,8 +3,8 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "core/backend.h"
 #include "core/internal.h"
-#include "primitives/registry.h"
 
 /* Primitives without parameters are immutable and identical per (vtable,
  * stream), so each thread keeps one of each in a small direct-mapped cache
@@ -205,15 +205,14 @@ cmx_status cmx_primitive_apply(cmx_array* outs, int nout, cmx_primitive* p,
 }
 
 int cmx_builtin_primitive_count(void) {
-  return CMX__NUM_PRIMITIVES;
+  return cmx__builtin_count();
 }
 
 const cmx_primitive_vtable* cmx_builtin_primitive(int i) {
-  return i >= 0 && i < CMX__NUM_PRIMITIVES ? cmx__all_primitives[i] : NULL;
+  return cmx__builtin(i);
 }
 
 bool cmx_primitive_has_kernel(const cmx_primitive_vtable* vt,
                               cmx_device_type dev) {
-  if (!vt) return false;
-  return dev == CMX_GPU ? vt->eval_gpu != NULL : vt->eval_cpu != NULL;
+  return cmx__kernel_lookup(vt, dev) != NULL;
 }

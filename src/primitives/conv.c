@@ -3,7 +3,6 @@
 
 #include <stdio.h>
 
-#include "backend/cpu/kernels.h"
 #include "primitives/registry.h"
 #include "transforms/rules.h"
 
@@ -34,5 +33,5 @@ static void conv_print(const cmx_primitive* p, char* buf, size_t size) {
              q->flip ? "true" : "false");
 }
 
-CMX__VTABLE(Convolution, .eval_cpu = cmx__cpu_conv, .vjp = cmx__vjp_conv,
-            .jvp = cmx__jvp_conv, .vmap = cmx__vmap_conv, .print = conv_print);
+CMX__VTABLE(Convolution, .vjp = cmx__vjp_conv, .jvp = cmx__jvp_conv,
+            .vmap = cmx__vmap_conv, .print = conv_print);

@@ -4,7 +4,6 @@
 
 #include <stdio.h>
 
-#include "backend/cpu/kernels.h"
 #include "primitives/registry.h"
 #include "transforms/rules.h"
 
@@ -87,6 +86,5 @@ static void hadamard_print(const cmx_primitive* p, char* buf, size_t size) {
            q->transpose ? ", transpose" : "");
 }
 
-CMX__VTABLE(Hadamard, .eval_cpu = cmx__cpu_hadamard, .vjp = cmx__vjp_hadamard,
-            .jvp = cmx__jvp_hadamard, .vmap = cmx__vmap_hadamard,
-            .print = hadamard_print);
+CMX__VTABLE(Hadamard, .vjp = cmx__vjp_hadamard, .jvp = cmx__jvp_hadamard,
+            .vmap = cmx__vmap_hadamard, .print = hadamard_print);

@@ -5,7 +5,6 @@
 
 #include <stdio.h>
 
-#include "backend/cpu/kernels.h"
 #include "primitives/registry.h"
 #include "transforms/rules.h"
 
@@ -52,15 +51,12 @@ static void scatter_axis_print(const cmx_primitive* p, char* buf, size_t size) {
   snprintf(buf, size, "ScatterAxis(%s, axis=%d)", mode_name(q->mode), q->axis);
 }
 
-CMX__VTABLE(Gather, .eval_cpu = cmx__cpu_gather, .print = gather_print,
-            .vjp = cmx__vjp_gather, .jvp = cmx__jvp_gather,
-            .vmap = cmx__vmap_gather);
-CMX__VTABLE(Scatter, .eval_cpu = cmx__cpu_scatter, .print = scatter_print,
-            .vjp = cmx__vjp_scatter, .jvp = cmx__jvp_scatter,
-            .vmap = cmx__vmap_scatter);
-CMX__VTABLE(GatherAxis, .eval_cpu = cmx__cpu_gather_axis,
-            .print = gather_axis_print, .vjp = cmx__vjp_gather_axis,
+CMX__VTABLE(Gather, .print = gather_print, .vjp = cmx__vjp_gather,
+            .jvp = cmx__jvp_gather, .vmap = cmx__vmap_gather);
+CMX__VTABLE(Scatter, .print = scatter_print, .vjp = cmx__vjp_scatter,
+            .jvp = cmx__jvp_scatter, .vmap = cmx__vmap_scatter);
+CMX__VTABLE(GatherAxis, .print = gather_axis_print, .vjp = cmx__vjp_gather_axis,
             .jvp = cmx__jvp_gather_axis, .vmap = cmx__vmap_gather_axis);
-CMX__VTABLE(ScatterAxis, .eval_cpu = cmx__cpu_scatter_axis,
-            .print = scatter_axis_print, .vjp = cmx__vjp_scatter_axis,
-            .jvp = cmx__jvp_scatter_axis, .vmap = cmx__vmap_scatter_axis);
+CMX__VTABLE(ScatterAxis, .print = scatter_axis_print,
+            .vjp = cmx__vjp_scatter_axis, .jvp = cmx__jvp_scatter_axis,
+            .vmap = cmx__vmap_scatter_axis);

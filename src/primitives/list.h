@@ -4,8 +4,11 @@
  * flags CMX__PF_<Name>, the vtable declarations cmx__vt_<Name>, and the table
  * of all vtables (a primitive listed here and not defined fails to link).
  * Define a vtable in src/primitives/<family>.c with
- *   CMX__VTABLE(Name, .eval_cpu = ..., .vjp = ...);
- * Keep each family's entries together, in the family's section.
+ *   CMX__VTABLE(Name, .vjp = ..., .output_shapes = ..., .equal = ...);
+ * and register its kernels in each backend's table by id
+ * (src/backend/cpu/kernel_table.c, src/backend/cuda/kernel_table.c): cmx's
+ * own vtables name no kernel. Keep each family's entries together, in the
+ * family's section.
  */
 #define CMX__EW (CMX_PRIM_ELEMENTWISE | CMX_PRIM_FUSABLE)
 

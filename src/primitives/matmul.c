@@ -3,7 +3,6 @@
 
 #include <stdio.h>
 
-#include "backend/cpu/kernels.h"
 #include "primitives/registry.h"
 #include "transforms/rules.h"
 
@@ -13,8 +12,7 @@ static void addmm_print(const cmx_primitive* p, char* buf, size_t size) {
            (double)q->beta);
 }
 
-CMX__VTABLE(Matmul, .eval_cpu = cmx__cpu_matmul, .vjp = cmx__vjp_matmul,
-            .jvp = cmx__jvp_matmul, .vmap = cmx__vmap_matmul);
-CMX__VTABLE(AddMM, .eval_cpu = cmx__cpu_addmm, .vjp = cmx__vjp_addmm,
-            .jvp = cmx__jvp_addmm, .vmap = cmx__vmap_matmul,
-            .print = addmm_print);
+CMX__VTABLE(Matmul, .vjp = cmx__vjp_matmul, .jvp = cmx__jvp_matmul,
+            .vmap = cmx__vmap_matmul);
+CMX__VTABLE(AddMM, .vjp = cmx__vjp_addmm, .jvp = cmx__jvp_addmm,
+            .vmap = cmx__vmap_matmul, .print = addmm_print);

@@ -3,7 +3,6 @@
 
 #include <stdio.h>
 
-#include "backend/cpu/kernels.h"
 #include "primitives/registry.h"
 #include "transforms/rules.h"
 
@@ -13,8 +12,7 @@ static void bits_print(const cmx_primitive* p, char* buf, size_t size) {
 }
 
 /* Bits have no derivative; a batch of keys gives one block per key. */
-CMX__VTABLE(RandomBits, .eval_cpu = cmx__cpu_random_bits, .vjp = cmx__vjp_zero,
-            .jvp = cmx__jvp_zero, .vmap = cmx__vmap_random_bits,
-            .print = bits_print);
-CMX__VTABLE(CovSqrt, .eval_cpu = cmx__cpu_cov_sqrt, .vjp = cmx__vjp_cov_sqrt,
-            .jvp = cmx__jvp_cov_sqrt, .vmap = cmx__vmap_cov_sqrt);
+CMX__VTABLE(RandomBits, .vjp = cmx__vjp_zero, .jvp = cmx__jvp_zero,
+            .vmap = cmx__vmap_random_bits, .print = bits_print);
+CMX__VTABLE(CovSqrt, .vjp = cmx__vjp_cov_sqrt, .jvp = cmx__jvp_cov_sqrt,
+            .vmap = cmx__vmap_cov_sqrt);

@@ -3,7 +3,6 @@
 
 #include <stdio.h>
 
-#include "backend/cpu/kernels.h"
 #include "primitives/registry.h"
 #include "transforms/rules.h"
 
@@ -52,18 +51,13 @@ static void print_axes_prim(const cmx_primitive* p, char* buf, size_t size) {
   if (pos + 1 < size) snprintf(buf + pos, size - pos, ")");
 }
 
-CMX__VTABLE(Reduce, .eval_cpu = cmx__cpu_reduce, .print = print_reduce,
-            .vjp = cmx__vjp_reduce, .jvp = cmx__jvp_reduce,
-            .vmap = cmx__vmap_reduce);
-CMX__VTABLE(ArgReduce, .eval_cpu = cmx__cpu_arg_reduce,
-            .print = print_argreduce, .vjp = cmx__vjp_argreduce,
+CMX__VTABLE(Reduce, .print = print_reduce, .vjp = cmx__vjp_reduce,
+            .jvp = cmx__jvp_reduce, .vmap = cmx__vmap_reduce);
+CMX__VTABLE(ArgReduce, .print = print_argreduce, .vjp = cmx__vjp_argreduce,
             .jvp = cmx__jvp_argreduce, .vmap = cmx__vmap_argreduce);
-CMX__VTABLE(LogSumExp, .eval_cpu = cmx__cpu_logsumexp, .print = print_axes_prim,
-            .vjp = cmx__vjp_logsumexp, .jvp = cmx__jvp_logsumexp,
-            .vmap = cmx__vmap_axes_reduce);
-CMX__VTABLE(Softmax, .eval_cpu = cmx__cpu_softmax, .print = print_axes_prim,
-            .vjp = cmx__vjp_softmax, .jvp = cmx__jvp_softmax,
-            .vmap = cmx__vmap_softmax);
-CMX__VTABLE(Var, .eval_cpu = cmx__cpu_var, .print = print_axes_prim,
-            .vjp = cmx__vjp_var, .jvp = cmx__jvp_var,
-            .vmap = cmx__vmap_axes_reduce);
+CMX__VTABLE(LogSumExp, .print = print_axes_prim, .vjp = cmx__vjp_logsumexp,
+            .jvp = cmx__jvp_logsumexp, .vmap = cmx__vmap_axes_reduce);
+CMX__VTABLE(Softmax, .print = print_axes_prim, .vjp = cmx__vjp_softmax,
+            .jvp = cmx__jvp_softmax, .vmap = cmx__vmap_softmax);
+CMX__VTABLE(Var, .print = print_axes_prim, .vjp = cmx__vjp_var,
+            .jvp = cmx__jvp_var, .vmap = cmx__vmap_axes_reduce);

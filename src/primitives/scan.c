@@ -3,7 +3,6 @@
 
 #include <stdio.h>
 
-#include "backend/cpu/kernels.h"
 #include "primitives/registry.h"
 #include "transforms/rules.h"
 
@@ -15,5 +14,5 @@ static void scan_print(const cmx_primitive* p, char* buf, size_t size) {
            q->reverse ? ", reverse" : "", q->inclusive ? "" : ", exclusive");
 }
 
-CMX__VTABLE(Scan, .eval_cpu = cmx__cpu_scan, .print = scan_print,
-            .vjp = cmx__vjp_scan, .jvp = cmx__jvp_scan, .vmap = cmx__vmap_scan);
+CMX__VTABLE(Scan, .print = scan_print, .vjp = cmx__vjp_scan,
+            .jvp = cmx__jvp_scan, .vmap = cmx__vmap_scan);

@@ -3,7 +3,6 @@
 
 #include <stdio.h>
 
-#include "backend/cpu/kernels.h"
 #include "primitives/registry.h"
 #include "transforms/rules.h"
 
@@ -23,16 +22,14 @@ static void searchsorted_print(const cmx_primitive* p, char* buf, size_t size) {
   snprintf(buf, size, "SearchSorted(side=%s)", q->right ? "right" : "left");
 }
 
-CMX__VTABLE(Sort, .eval_cpu = cmx__cpu_sort, .print = sort_print,
-            .vjp = cmx__vjp_sort, .jvp = cmx__jvp_sort, .vmap = cmx__vmap_sort);
-CMX__VTABLE(ArgSort, .eval_cpu = cmx__cpu_argsort, .print = sort_print,
-            .vjp = cmx__vjp_sort_index, .jvp = cmx__jvp_sort_index,
-            .vmap = cmx__vmap_sort);
-CMX__VTABLE(Partition, .eval_cpu = cmx__cpu_partition, .print = partition_print,
-            .vjp = cmx__vjp_sort, .jvp = cmx__jvp_sort, .vmap = cmx__vmap_sort);
-CMX__VTABLE(ArgPartition, .eval_cpu = cmx__cpu_argpartition,
-            .print = partition_print, .vjp = cmx__vjp_sort_index,
+CMX__VTABLE(Sort, .print = sort_print, .vjp = cmx__vjp_sort,
+            .jvp = cmx__jvp_sort, .vmap = cmx__vmap_sort);
+CMX__VTABLE(ArgSort, .print = sort_print, .vjp = cmx__vjp_sort_index,
             .jvp = cmx__jvp_sort_index, .vmap = cmx__vmap_sort);
-CMX__VTABLE(SearchSorted, .eval_cpu = cmx__cpu_searchsorted,
-            .print = searchsorted_print, .vjp = cmx__vjp_sort_index,
-            .jvp = cmx__jvp_sort_index, .vmap = cmx__vmap_searchsorted);
+CMX__VTABLE(Partition, .print = partition_print, .vjp = cmx__vjp_sort,
+            .jvp = cmx__jvp_sort, .vmap = cmx__vmap_sort);
+CMX__VTABLE(ArgPartition, .print = partition_print, .vjp = cmx__vjp_sort_index,
+            .jvp = cmx__jvp_sort_index, .vmap = cmx__vmap_sort);
+CMX__VTABLE(SearchSorted, .print = searchsorted_print,
+            .vjp = cmx__vjp_sort_index, .jvp = cmx__jvp_sort_index,
+            .vmap = cmx__vmap_searchsorted);

@@ -35,19 +35,6 @@ int cmx__op_visible_inputs(const cmx__op* op) {
   return op->nin;
 }
 
-/* Outputs are views of fun's outputs (the inputs after the primals). */
-static cmx_status custom_eval(const cmx_primitive* p, const cmx_array* in,
-                              int nin, const cmx_array* out, int nout) {
-  int n = nin - nout;
-  (void)p;
-  for (int i = 0; i < nout; i++) {
-    cmx_status st =
-        cmx_kernel_set_view(out[i], in[n + i], 0, CMX__STRIDES(in[n + i]));
-    if (st != CMX_OK) return st;
-  }
-  return CMX_OK;
-}
-
 /* ---- rules ---- */
 
 static cmx_status custom_vjp(const cmx_primitive* p, const cmx_array* primals,
@@ -249,9 +236,8 @@ static cmx_status custom_vmap(const cmx_primitive* p, const cmx_array* inputs,
   return s;
 }
 
-CMX__VTABLE(CustomTransforms, .eval_cpu = custom_eval, .eval_gpu = custom_eval,
-            .vjp = custom_vjp, .jvp = custom_jvp, .vmap = custom_vmap,
-            .destroy = custom_destroy);
+CMX__VTABLE(CustomTransforms, .vjp = custom_vjp, .jvp = custom_jvp,
+            .vmap = custom_vmap, .destroy = custom_destroy);
 
 /* ---- entry points ---- */
 

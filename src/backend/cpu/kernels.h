@@ -1,5 +1,6 @@
-/* CPU kernel entry points, referenced by the primitive vtables. One section
- * per family; each kernel is defined in src/backend/cpu/<family>.c. */
+/* CPU kernel entry points, named by the CPU kernel table (kernel_table.c).
+ * One section per family; each kernel is defined in
+ * src/backend/cpu/<family>.c. */
 #ifndef CMX_BACKEND_CPU_KERNELS_H
 #define CMX_BACKEND_CPU_KERNELS_H
 
@@ -23,8 +24,6 @@ CMX__KERNEL(cmx__cpu_tril_triu); /* Tril, Triu */
 CMX__KERNEL(cmx__cpu_unary);
 /* Round, with cmx__round_params (primitives/elementwise.h). */
 CMX__KERNEL(cmx__cpu_round);
-/* StopGradient: a view of its input. */
-CMX__KERNEL(cmx__cpu_stop_gradient);
 
 /* ---- binary (binary.c, binary_cmp.c) ---- */
 /* Arithmetic: Add ... LogAddExp. */
@@ -42,21 +41,13 @@ CMX__KERNEL(cmx__cpu_logsumexp);
 CMX__KERNEL(cmx__cpu_softmax);
 CMX__KERNEL(cmx__cpu_var);
 
-/* ---- shape and views (shape.c) ---- */
-CMX__KERNEL(cmx__cpu_broadcast);
+/* ---- shape (shape.c; the pure views are in backend/views.h) ---- */
 CMX__KERNEL(cmx__cpu_reshape);
-CMX__KERNEL(cmx__cpu_transpose);
-CMX__KERNEL(cmx__cpu_squeeze);
-CMX__KERNEL(cmx__cpu_expand_dims);
-CMX__KERNEL(cmx__cpu_slice);
-CMX__KERNEL(cmx__cpu_as_strided);
 CMX__KERNEL(cmx__cpu_contiguous);
 CMX__KERNEL(cmx__cpu_view);
 CMX__KERNEL(cmx__cpu_slice_update);
 CMX__KERNEL(cmx__cpu_concatenate);
 CMX__KERNEL(cmx__cpu_pad);
-/* Diagonal: contract in primitives/shape.h. */
-CMX__KERNEL(cmx__cpu_diagonal);
 
 /* ---- indexing (indexing.c, scatter.c) ---- */
 CMX__KERNEL(cmx__cpu_gather);
@@ -95,9 +86,5 @@ CMX__KERNEL(cmx__cpu_segmented_mm);
 /* ---- hadamard transform (hadamard.c) ----
  * Contract in primitives/hadamard.h. */
 CMX__KERNEL(cmx__cpu_hadamard);
-
-/* ---- depends (depends.c) ---- */
-/* Depends: in = {inputs..., dependencies...}; out[i] views in[i]. */
-CMX__KERNEL(cmx__cpu_depends);
 
 #endif

@@ -608,11 +608,3 @@ CMX__KERNEL(cmx__cpu_round) {
   }
   return run_unary(p, in, out, &c);
 }
-
-/* StopGradient: the output is a view of the input (no copy). */
-CMX__KERNEL(cmx__cpu_stop_gradient) {
-  (void)p;
-  (void)nin;
-  (void)nout;
-  return cmx_kernel_set_view(out[0], in[0], 0, CMX__STRIDES(in[0]));
-}
