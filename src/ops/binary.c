@@ -1,15 +1,17 @@
 /* Binary elementwise ops: promote, broadcast, build the node.
  *
- * Dtype rules follow MLX: inputs promote to their result type (weak
- * scalars give way); divide, arctan2 and logaddexp compute integers in
- * float32; comparisons and logical ops give bool; bitwise ops and shifts
- * take integers and bool only. Integer floor division and remainder follow
- * NumPy (floor, sign of the divisor) and give 0 for a zero divisor.
- * Composites of them: isclose, allclose, array_equal and divmod.
+ * Dtype rules follow MLX and come from the op table (primitives/ew_ops.h):
+ * inputs promote to their result type (weak scalars give way); divide,
+ * arctan2 and logaddexp compute integers in float32; comparisons and
+ * logical ops give bool; bitwise ops and shifts take integers and bool
+ * only. The values (integer division by zero, wrap-around ...) are the
+ * table's too. Composites of them: isclose, allclose, array_equal and
+ * divmod.
  */
 #include <string.h>
 
 #include "ops/ops_internal.h"
+#include "primitives/ew_ops.h"
 
 static cmx_dtype at_least_float(cmx_dtype d) {
   return cmx_dtype_is_inexact(d) ? d : cmx_dtype_promote(d, CMX_FLOAT32);
@@ -48,81 +50,62 @@ static cmx_array apply2(const char* op, const cmx_primitive_vtable* vt,
   return cmx__apply(vt, NULL, 0, s, in, 2, in[0]->dims, in[0]->ndim, out_dt);
 }
 
-/* Kinds of binary ops, by how they pick dtypes. */
-typedef enum {
-  K_SAME,    /* promoted dtype in and out */
-  K_REAL,    /* same, complex64 rejected */
-  K_FLOAT,   /* at least float in and out */
-  K_FREAL,   /* at least float, complex64 rejected */
-  K_CMP,     /* promoted in, bool out */
-  K_LOGICAL, /* one shared dtype (else both as bool) in, bool out */
-  K_BITS,    /* integer or bool only, promoted */
-  K_SHIFT    /* integer only (bool as uint8), promoted */
-} bin_kind;
-
+/* Binary table op vt on a and b: the dtype rules are the op table's
+ * (primitives/ew_ops.h): its input rule, the classes it takes, and its
+ * output rule. */
 static cmx_array binary(const char* op, const cmx_primitive_vtable* vt,
-                        bin_kind kind, cmx_array a, cmx_array b, cmx_stream s) {
+                        cmx_array a, cmx_array b, cmx_stream s) {
   if (!CMX__ARGS(op, a, b)) return NULL;
-  cmx_dtype dt = result_type(a, b), out;
-  switch (kind) {
-    case K_REAL:
-    case K_FREAL:
-      if (dt == CMX_COMPLEX64)
-        return CMX__FAIL(CMX_ERR_TYPE, "[%s] Not supported for complex64.", op);
-      break;
-    case K_BITS:
-    case K_SHIFT:
-      if (!cmx_dtype_is_integer(dt) && dt != CMX_BOOL)
-        return CMX__FAIL(CMX_ERR_TYPE,
-                         "[%s] Only allowed on integer or boolean types but "
-                         "got types %s and %s.",
-                         op, cmx_dtype_name(a->dtype),
-                         cmx_dtype_name(b->dtype));
-      if (kind == K_SHIFT && dt == CMX_BOOL) dt = CMX_UINT8;
-      break;
-    case K_LOGICAL:
-      /* The kernel reads any dtype as truth values; mixed dtypes are
-       * converted to bool rather than promoted, so no value can round to
-       * zero on the way. */
-      dt = a->dtype == b->dtype ? a->dtype : CMX_BOOL;
-      break;
-    default:
-      break;
+  const cmx__ew_op* t = cmx__ew_op_get(vt->id);
+  cmx_dtype dt = result_type(a, b);
+  if (t->in == CMX__EW_IN_TRUTH) dt = a->dtype == b->dtype ? a->dtype : CMX_BOOL;
+  if (t->in == CMX__EW_IN_FLOAT) dt = at_least_float(dt);
+  if (dt == CMX_BOOL && !cmx__ew_accepts(t, dt) &&
+      cmx__ew_accepts(t, CMX_UINT8))
+    dt = CMX_UINT8;
+  if (!cmx__ew_accepts(t, dt)) {
+    bool ints_only = t->kind[CMX__EW_CLASS_F] == CMX__EW_KIND_NO &&
+                     t->kind[CMX__EW_CLASS_D] == CMX__EW_KIND_NO;
+    if (ints_only)
+      return CMX__FAIL(CMX_ERR_TYPE,
+                       "[%s] Only allowed on integer or boolean types but "
+                       "got types %s and %s.",
+                       op, cmx_dtype_name(a->dtype), cmx_dtype_name(b->dtype));
+    return CMX__FAIL(CMX_ERR_TYPE, "[%s] Not supported for %s.", op,
+                     cmx_dtype_name(dt));
   }
-  if (kind == K_FLOAT || kind == K_FREAL) dt = at_least_float(dt);
-  out = (kind == K_CMP || kind == K_LOGICAL) ? CMX_BOOL : dt;
-  return apply2(op, vt, a, b, dt, out, s);
+  return apply2(op, vt, a, b, dt, cmx__ew_out_dtype(t, dt), s);
 }
 
-#define BINARY_OP(name, prim, kind)                               \
+#define BINARY_OP(name, prim)                                     \
   cmx_array cmx__##name(cmx_array a, cmx_array b, cmx_stream s) { \
-    return binary(#name, &cmx__vt_##prim, kind, a, b, s);         \
+    return binary(#name, &cmx__vt_##prim, a, b, s);               \
   }
-BINARY_OP(add, Add, K_SAME)
-BINARY_OP(subtract, Subtract, K_SAME)
-BINARY_OP(multiply, Multiply, K_SAME)
-BINARY_OP(divide, Divide, K_FLOAT)
-BINARY_OP(floor_divide, FloorDivide, K_REAL)
-BINARY_OP(remainder, Remainder, K_REAL)
-BINARY_OP(power, Power, K_SAME)
-BINARY_OP(maximum, Maximum, K_SAME)
-BINARY_OP(minimum, Minimum, K_SAME)
-BINARY_OP(arctan2, ArcTan2, K_FREAL)
-BINARY_OP(logaddexp, LogAddExp, K_FREAL)
-BINARY_OP(equal, Equal, K_CMP)
-BINARY_OP(not_equal, NotEqual, K_CMP)
-BINARY_OP(less, Less, K_CMP)
-BINARY_OP(less_equal, LessEqual, K_CMP)
-BINARY_OP(greater, Greater, K_CMP)
-BINARY_OP(greater_equal, GreaterEqual, K_CMP)
-BINARY_OP(logical_and, LogicalAnd, K_LOGICAL)
-BINARY_OP(logical_or, LogicalOr, K_LOGICAL)
-BINARY_OP(logical_xor, LogicalXor, K_LOGICAL)
-BINARY_OP(bitwise_and, BitwiseAnd, K_BITS)
-BINARY_OP(bitwise_or, BitwiseOr, K_BITS)
-BINARY_OP(bitwise_xor, BitwiseXor, K_BITS)
-BINARY_OP(left_shift, LeftShift, K_SHIFT)
-BINARY_OP(right_shift, RightShift, K_SHIFT)
+BINARY_OP(add, Add)
+BINARY_OP(subtract, Subtract)
+BINARY_OP(multiply, Multiply)
+BINARY_OP(divide, Divide)
+BINARY_OP(floor_divide, FloorDivide)
+BINARY_OP(remainder, Remainder)
+BINARY_OP(power, Power)
+BINARY_OP(maximum, Maximum)
+BINARY_OP(minimum, Minimum)
+BINARY_OP(arctan2, ArcTan2)
+BINARY_OP(logaddexp, LogAddExp)
+BINARY_OP(equal, Equal)
+BINARY_OP(not_equal, NotEqual)
+BINARY_OP(less, Less)
+BINARY_OP(less_equal, LessEqual)
+BINARY_OP(greater, Greater)
+BINARY_OP(greater_equal, GreaterEqual)
+BINARY_OP(logical_and, LogicalAnd)
+BINARY_OP(logical_or, LogicalOr)
+BINARY_OP(logical_xor, LogicalXor)
+BINARY_OP(bitwise_and, BitwiseAnd)
+BINARY_OP(bitwise_or, BitwiseOr)
+BINARY_OP(bitwise_xor, BitwiseXor)
+BINARY_OP(left_shift, LeftShift)
+BINARY_OP(right_shift, RightShift)
 
 #define PUBLIC_BINARY(name)                                       \
   cmx_status cmx_##name(cmx_array* out, cmx_array a, cmx_array b, \

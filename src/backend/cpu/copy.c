@@ -1,129 +1,11 @@
 /* Copy and dtype conversion kernels (AsType, Copy): every (source,
- * destination) dtype pair gets its own row function, generated from
- * per-dtype load macros and per-dtype store macros. Conversions never hit
- * undefined behaviour: float to integer saturates, NaN gives 0. */
+ * destination) dtype pair gets its own row function, computing the
+ * conversion the elementwise semantics define (cmx_cvt_<dst>, in
+ * primitives/ew_scalar.h: float to integer saturates, NaN gives 0). */
 #include <complex.h>
 
 #include "backend/cpu/cpu.h"
 #include "backend/cpu/ew_rows.h" /* CMX__SIMD_CLONES */
-
-static inline int64_t sat_i64(double d) {
-  if (d != d) return 0;
-  if (d >= 9223372036854775807.0) return INT64_MAX;
-  if (d <= -9223372036854775808.0) return INT64_MIN;
-  return (int64_t)d;
-}
-static inline uint64_t sat_u64(double d) {
-  if (d != d) return 0;
-  if (d < 0) return (uint64_t)sat_i64(d); /* wraps like C for negatives */
-  if (d >= 18446744073709551615.0) return UINT64_MAX;
-  return (uint64_t)d;
-}
-
-/* Per source: NZ (nonzero test), TOI (int64), TOU (uint64), TOD (double),
- * TOF (float), TOC (complex). */
-#define INT_SRC(S)                          \
-  static inline bool NZ_##S(S##_t x) {      \
-    return x != 0;                          \
-  }                                         \
-  static inline int64_t TOI_##S(S##_t x) {  \
-    return (int64_t)x;                      \
-  }                                         \
-  static inline uint64_t TOU_##S(S##_t x) { \
-    return (uint64_t)x;                     \
-  }                                         \
-  static inline double TOD_##S(S##_t x) {   \
-    return (double)x;                       \
-  }                                         \
-  static inline float TOF_##S(S##_t x) {    \
-    return (float)x;                        \
-  }                                         \
-  static inline cmx__c64 TOC_##S(S##_t x) { \
-    return (float)x;                        \
-  }
-typedef uint8_t b8_t;
-typedef uint8_t u8_t;
-typedef uint16_t u16_t;
-typedef uint32_t u32_t;
-typedef uint64_t u64_t;
-typedef int8_t i8_t;
-typedef int16_t i16_t;
-typedef int32_t i32_t;
-typedef int64_t i64_t;
-typedef uint16_t f16_t;
-typedef uint16_t bf16_t;
-typedef float f32_t;
-typedef double f64_t;
-typedef cmx__c64 c64_t;
-INT_SRC(b8)
-INT_SRC(u8)
-INT_SRC(u16)
-INT_SRC(u32)
-INT_SRC(u64)
-INT_SRC(i8)
-INT_SRC(i16)
-INT_SRC(i32)
-INT_SRC(i64)
-
-#define FLOAT_SRC(S, LOADF)                 \
-  static inline bool NZ_##S(S##_t x) {      \
-    return LOADF(x) != 0;                   \
-  }                                         \
-  static inline int64_t TOI_##S(S##_t x) {  \
-    return sat_i64(LOADF(x));               \
-  }                                         \
-  static inline uint64_t TOU_##S(S##_t x) { \
-    return sat_u64(LOADF(x));               \
-  }                                         \
-  static inline double TOD_##S(S##_t x) {   \
-    return (double)LOADF(x);                \
-  }                                         \
-  static inline float TOF_##S(S##_t x) {    \
-    return (float)LOADF(x);                 \
-  }                                         \
-  static inline cmx__c64 TOC_##S(S##_t x) { \
-    return (float)LOADF(x);                 \
-  }
-#define ID(x) (x)
-FLOAT_SRC(f16, cmx__h2f)
-FLOAT_SRC(bf16, cmx__bf2f)
-FLOAT_SRC(f32, ID)
-FLOAT_SRC(f64, ID)
-
-static inline bool NZ_c64(c64_t x) {
-  return crealf(x) != 0 || cimagf(x) != 0;
-}
-static inline int64_t TOI_c64(c64_t x) {
-  return sat_i64(crealf(x));
-}
-static inline uint64_t TOU_c64(c64_t x) {
-  return sat_u64(crealf(x));
-}
-static inline double TOD_c64(c64_t x) {
-  return crealf(x);
-}
-static inline float TOF_c64(c64_t x) {
-  return crealf(x);
-}
-static inline cmx__c64 TOC_c64(c64_t x) {
-  return x;
-}
-
-/* Per destination: how to store from source suffix S. */
-#define ST_b8(S, x) ((uint8_t)NZ_##S(x))
-#define ST_u8(S, x) ((uint8_t)TOI_##S(x))
-#define ST_u16(S, x) ((uint16_t)TOI_##S(x))
-#define ST_u32(S, x) ((uint32_t)TOI_##S(x))
-#define ST_u64(S, x) (TOU_##S(x))
-#define ST_i8(S, x) ((int8_t)TOI_##S(x))
-#define ST_i16(S, x) ((int16_t)TOI_##S(x))
-#define ST_i32(S, x) ((int32_t)TOI_##S(x))
-#define ST_i64(S, x) (TOI_##S(x))
-#define ST_f16(S, x) (cmx__f2h(TOF_##S(x)))
-#define ST_bf16(S, x) (cmx__f2bf(TOF_##S(x)))
-#define ST_f32(S, x) (TOF_##S(x))
-#define ST_f64(S, x) (TOD_##S(x))
-#define ST_c64(S, x) (TOC_##S(x))
 
 /* Conversions to and from float16 are bit manipulation that baseline
  * x86-64 (SSE2) vectorises poorly (~35 instructions an element); they are
@@ -149,13 +31,13 @@ static inline cmx__c64 TOC_c64(c64_t x) {
   ATTR static void conv_##SS##_##DS(char* const* p, const int64_t* st,    \
                                     int64_t n, const void* ctx) {         \
     (void)ctx;                                                            \
-    DS##_t* o = (DS##_t*)p[0];                                            \
-    const SS##_t* a = (const SS##_t*)p[1];                                \
+    cmx_##DS##_t* o = (cmx_##DS##_t*)p[0];                                \
+    const cmx_##SS##_t* a = (const cmx_##SS##_t*)p[1];                    \
     int64_t so = st[0], sa = st[1];                                       \
     if (so == 1 && sa == 1)                                               \
-      for (int64_t i = 0; i < n; i++) o[i] = ST_##DS(SS, a[i]);           \
+      for (int64_t i = 0; i < n; i++) o[i] = cmx_cvt_##DS(SS, a[i]);      \
     else                                                                  \
-      for (int64_t i = 0; i < n; i++) o[i * so] = ST_##DS(SS, a[i * sa]); \
+      for (int64_t i = 0; i < n; i++) o[i * so] = cmx_cvt_##DS(SS, a[i * sa]); \
   }
 
 /* Rows from SS to every dtype; ALL_DST_A gives them all attribute ATTR.

@@ -14,60 +14,19 @@
 #include <math.h>
 #include <string.h>
 
+#include "backend/cpu/ew_scalar_cpu.h" /* half conversions */
 #include "backend/cpu/vmath.h" /* CMX__KINLINE, cmx__fbits, cmx__bitsf */
 #include "core/internal.h"
 
 /* ---- 16-bit floats, inline for kernels ----
- * Branch-free, so loops over them vectorise (the conversions in core/dtype.c
- * are out-of-line calls with branches: ~50 instructions an element); the
- * results are those of cmx_float16_to_float / cmx_float_to_float16, bit
- * for bit (tests/c/test_kernel_paths.c checks every input). */
-CMX__KINLINE float cmx__h2f(uint16_t h) {
-  uint32_t sign = (uint32_t)(h & 0x8000) << 16;
-  uint32_t em = (uint32_t)(h & 0x7fff) << 13; /* exponent, mantissa */
-  uint32_t e = em & 0x0f800000u;
-  uint32_t norm = em + (112u << 23);      /* rebias 15 -> 127 */
-  uint32_t special = norm + (112u << 23); /* inf, nan: exponent 255 */
-  /* zero, subnormal: 2^-14 * (1 + man / 1024) - 2^-14 = man * 2^-24 */
-  uint32_t sub = cmx__fbits(cmx__bitsf(em + (113u << 23)) - 6.103515625e-05f);
-  uint32_t is_special = 0u - (uint32_t)(e == 0x0f800000u);
-  uint32_t is_sub = 0u - (uint32_t)(e == 0);
-  uint32_t u =
-      (special & is_special) | (sub & is_sub) | (norm & ~(is_special | is_sub));
-  return cmx__bitsf(u | sign);
-}
-CMX__KINLINE uint16_t cmx__f2h(float f) {
-  uint32_t u = cmx__fbits(f), a = u & 0x7fffffffu;
-  uint32_t sign = (u >> 16) & 0x8000u;
-  /* normal: rebias 127 -> 15, round to nearest even at mantissa bit 13 */
-  uint32_t n = a - (112u << 23);
-  n = (n + 0xfffu + ((n >> 13) & 1u)) >> 13;
-  /* subnormal: a + 0.5 rounds a to a multiple of 2^-24 (nearest even),
-   * which its low mantissa bits then hold */
-  uint32_t s = cmx__fbits(cmx__bitsf(a) + 0.5f) - 0x3f000000u;
-  /* selects by masks: branches around the float add would keep loops
-   * from vectorising (it may trap, as far as the compiler knows) */
-  uint32_t is_sub = 0u - (uint32_t)(a < 0x38800000u);
-  uint32_t r = (s & is_sub) | (n & ~is_sub);
-  uint32_t is_inf = 0u - (uint32_t)(a >= 0x477ff000u); /* >= 65520 */
-  r = (0x7c00u & is_inf) | (r & ~is_inf);
-  uint32_t is_nan = 0u - (uint32_t)(a > 0x7f800000u);
-  r = (0x7e00u & is_nan) | (r & ~is_nan);
-  return (uint16_t)(sign | r);
-}
-CMX__KINLINE float cmx__bf2f(uint16_t h) {
-  uint32_t u = (uint32_t)h << 16;
-  float f;
-  memcpy(&f, &u, 4);
-  return f;
-}
-CMX__KINLINE uint16_t cmx__f2bf(float f) {
-  uint32_t u;
-  memcpy(&u, &f, 4);
-  if ((u & 0x7fffffffu) > 0x7f800000u) return (uint16_t)((u >> 16) | 0x40);
-  u += 0x7fff + ((u >> 16) & 1);
-  return (uint16_t)(u >> 16);
-}
+ * The conversions of the elementwise semantics (primitives/ew_scalar.h):
+ * branch-free, so loops over them vectorise; the same bits as
+ * cmx_float16_to_float / cmx_float_to_float16 (tests/c/test_kernel_paths.c
+ * checks every input). */
+#define cmx__h2f cmx_h2f
+#define cmx__f2h cmx_f2h
+#define cmx__bf2f cmx_bf2f
+#define cmx__f2bf cmx_f2bf
 
 /* Complex64 as a C complex. */
 typedef float _Complex cmx__c64;
