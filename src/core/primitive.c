@@ -115,6 +115,37 @@ void cmx_primitive_describe(const cmx_primitive* p, char* buf, size_t size) {
     snprintf(buf, size, "%s", p->vt->name);
 }
 
+#ifndef NDEBUG
+/* Debug builds check every node against its primitive's output_shapes (a
+ * disagreement is a bug of the op or the rule that built the node). */
+static void check_output_shapes(const cmx_primitive* p, const cmx_array* inputs,
+                                int nin, const int64_t* const* shapes,
+                                const int* ndims, int nout) {
+  if (!p->vt->output_shapes) return;
+  cmx_shape* got = malloc((size_t)nout * sizeof *got);
+  if (!got) return;
+  cmx__error_mark m = cmx__error_mark_get();
+  cmx_status st = p->vt->output_shapes(p, inputs, nin, got, nout);
+  for (int i = 0; i < nout; i++) {
+    bool same = st == CMX_OK && got[i].ndim == ndims[i] &&
+                (ndims[i] == 0 || !memcmp(got[i].dims, shapes[i],
+                                          (size_t)ndims[i] * sizeof(int64_t)));
+    if (!same) {
+      char a[256], b[256];
+      fprintf(stderr, "cmx: %s output %d: the op made %s, output_shapes %s%s\n",
+              p->vt->name, i, cmx__shape_str(shapes[i], ndims[i], a, sizeof a),
+              st == CMX_OK
+                  ? cmx__shape_str(got[i].dims, got[i].ndim, b, sizeof b)
+                  : "failed: ",
+              st == CMX_OK ? "" : cmx_last_error());
+      CMX__ASSERT(!"node shape agrees with output_shapes");
+    }
+  }
+  cmx__error_mark_restore(m);
+  free(got);
+}
+#endif
+
 cmx_status cmx_primitive_apply(cmx_array* outs, int nout, cmx_primitive* p,
                                const cmx_array* inputs, int nin,
                                const int64_t* const* shapes, const int* ndims,
@@ -184,6 +215,9 @@ cmx_status cmx_primitive_apply(cmx_array* outs, int nout, cmx_primitive* p,
     op->out_ndims = nd;
     op->out_dtypes = dt;
   }
+#ifndef NDEBUG
+  check_output_shapes(p, inputs, nin, shapes, ndims, nout);
+#endif
   uint8_t tracer = 0;
   uint32_t depth = 0;
   for (int i = 0; i < nin; i++) {

@@ -47,6 +47,8 @@ cmx_array cmx__arange(double start, double stop, double step, cmx_dtype dt,
   q.start = start;
   q.step = isinf(step) ? 0 : step;
   q.stop = stop;
+  q.num = size;
+  q.dtype = dt;
   return cmx__apply(&cmx__vt_Arange, &q, sizeof q, s, NULL, 0, &size, 1, dt);
 }
 
@@ -64,6 +66,8 @@ cmx_array cmx__linspace(double start, double stop, int64_t num, cmx_dtype dt,
   q.start = start;
   q.stop = num > 1 ? stop : start;
   q.step = num > 1 ? (stop - start) / (double)(num - 1) : 0;
+  q.num = num;
+  q.dtype = dt;
   return cmx__apply(&cmx__vt_Linspace, &q, sizeof q, s, NULL, 0, &num, 1, dt);
 }
 
@@ -118,7 +122,7 @@ cmx_array cmx__eye(int64_t n, int64_t m, int64_t k, cmx_dtype dt,
   if (m < 0) m = n;
   if (n <= 0 || m <= 0)
     return CMX__FAIL(CMX_ERR_VALUE, "[eye] N and M must be positive integers.");
-  cmx__diag_params q = {.k = k};
+  cmx__diag_params q = {.k = k, .n = n, .m = m, .dtype = dt};
   return cmx__apply(&cmx__vt_Eye, &q, sizeof q, s, NULL, 0, (int64_t[]){n, m},
                     2, dt);
 }
@@ -131,7 +135,7 @@ cmx_array cmx__tri(int64_t n, int64_t m, int64_t k, cmx_dtype dt,
   if (n < 0)
     return CMX__FAIL(CMX_ERR_VALUE, "[tri] N must be non-negative, got %lld.",
                      (long long)n);
-  cmx__diag_params q = {.k = k};
+  cmx__diag_params q = {.k = k, .n = n, .m = m, .dtype = dt};
   return cmx__apply(&cmx__vt_Tri, &q, sizeof q, s, NULL, 0, (int64_t[]){n, m},
                     2, dt);
 }

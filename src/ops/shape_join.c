@@ -280,6 +280,8 @@ cmx_array cmx__pad(cmx_array a, const int* axes, const int64_t* low,
   cmx__pad_params q;
   memset(&q, 0, sizeof q);
   memcpy(q.low, lo, sizeof lo);
+  memcpy(q.high, hi, sizeof hi);
+  q.ndim = a->ndim;
   cmx_array in[2] = {a, v};
   return cmx__apply(&cmx__vt_Pad, &q, sizeof q, s, in, 2, shape, a->ndim,
                     a->dtype);

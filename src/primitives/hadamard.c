@@ -3,8 +3,10 @@
 #include "primitives/hadamard.h"
 
 #include <stdio.h>
+#include <string.h>
 
 #include "primitives/registry.h"
+#include "primitives/shapes.h"
 #include "transforms/rules.h"
 
 /* ---------------- Hadamard matrices ----------------
@@ -86,5 +88,21 @@ static void hadamard_print(const cmx_primitive* p, char* buf, size_t size) {
            q->transpose ? ", transpose" : "");
 }
 
+/* The scale compared by its bits (so equal parameters hash alike), the
+ * padding field ignored. */
+static bool hadamard_equal(const cmx_primitive* a, const cmx_primitive* b) {
+  const cmx__hadamard_params *x = cmx_primitive_params(a),
+                             *y = cmx_primitive_params(b);
+  return !memcmp(&x->scale, &y->scale, sizeof x->scale) &&
+         x->transpose == y->transpose;
+}
+static uint64_t hadamard_hash(const cmx_primitive* p) {
+  const cmx__hadamard_params* q = cmx_primitive_params(p);
+  uint64_t h = cmx__hash_bytes(cmx__hash_start(p), &q->scale, sizeof q->scale);
+  return cmx__hash_i64(h, q->transpose);
+}
+
 CMX__VTABLE(Hadamard, .vjp = cmx__vjp_hadamard, .jvp = cmx__jvp_hadamard,
-            .vmap = cmx__vmap_hadamard, .print = hadamard_print);
+            .vmap = cmx__vmap_hadamard, .print = hadamard_print,
+            .output_shapes = cmx__shapes_like_input, .equal = hadamard_equal,
+            .hash = hadamard_hash);

@@ -4,6 +4,7 @@
 #include <stdio.h>
 
 #include "primitives/registry.h"
+#include "primitives/shapes.h"
 #include "transforms/rules.h"
 
 static void scan_print(const cmx_primitive* p, char* buf, size_t size) {
@@ -14,5 +15,8 @@ static void scan_print(const cmx_primitive* p, char* buf, size_t size) {
            q->reverse ? ", reverse" : "", q->inclusive ? "" : ", exclusive");
 }
 
+/* Four plain int32 parameters: compared as bytes. */
 CMX__VTABLE(Scan, .print = scan_print, .vjp = cmx__vjp_scan,
-            .jvp = cmx__jvp_scan, .vmap = cmx__vmap_scan);
+            .jvp = cmx__jvp_scan, .vmap = cmx__vmap_scan,
+            .output_shapes = cmx__shapes_like_input,
+            .equal = cmx__params_equal_bytes, .hash = cmx__params_hash_bytes);

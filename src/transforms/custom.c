@@ -11,6 +11,7 @@
 #include <string.h>
 
 #include "ops/ops_internal.h"
+#include "primitives/shapes.h"
 #include "transforms/transforms_internal.h"
 
 static void state_release(cmx__custom_state* st) {
@@ -236,8 +237,28 @@ static cmx_status custom_vmap(const cmx_primitive* p, const cmx_array* inputs,
   return s;
 }
 
+/* Output i has the shape of fun's output i (input nin - nout + i). */
+static cmx_status custom_shapes(const cmx_primitive* p, const cmx_array* in,
+                                int nin, cmx_shape* out, int nout) {
+  if (nout > nin) return cmx__shape_fail(p, "more outputs than inputs");
+  for (int i = 0; i < nout; i++) cmx__shape_of(&out[i], in[nin - nout + i]);
+  return CMX_OK;
+}
+
+/* Two nodes are equal only when they wrap the same custom function call
+ * (the same state: the parameters hold a pointer). */
+static bool custom_equal(const cmx_primitive* a, const cmx_primitive* b) {
+  return state_of(a) == state_of(b);
+}
+static uint64_t custom_hash(const cmx_primitive* p) {
+  uintptr_t st = (uintptr_t)state_of(p);
+  return cmx__hash_bytes(cmx__hash_start(p), &st, sizeof st);
+}
+
 CMX__VTABLE(CustomTransforms, .vjp = custom_vjp, .jvp = custom_jvp,
-            .vmap = custom_vmap, .destroy = custom_destroy);
+            .vmap = custom_vmap, .destroy = custom_destroy,
+            .output_shapes = custom_shapes, .equal = custom_equal,
+            .hash = custom_hash);
 
 /* ---- entry points ---- */
 
