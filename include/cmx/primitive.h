@@ -69,7 +69,8 @@ typedef cmx_status (*cmx_kernel_fn)(const cmx_primitive* p,
 typedef struct cmx_primitive_vtable {
   const char* name; /* as printed in graphs and errors, e.g. "Add" */
   unsigned flags;   /* CMX_PRIM_* */
-  int id;           /* cmx's own primitives: their list.h index; else -1 */
+  int id; /* cmx's own primitives: their list.h index; extensions: -1 (cmx
+           * tells its own apart by the vtable's address, not by id) */
 
   /* Kernels of an extension (cmx's own primitives: NULL, see above). */
   cmx_kernel_fn eval_cpu;

@@ -38,6 +38,16 @@ static cmx_status matmul_shapes(const cmx_primitive* p, const cmx_array* in,
   return CMX_OK;
 }
 
+/* AddMM: c (input 2) has the output's shape; a and b broadcast against
+ * it (a vmapped c may add batch dims that a and b lack). */
+static cmx_status addmm_shapes(const cmx_primitive* p, const cmx_array* in,
+                               int nin, cmx_shape* out, int nout) {
+  (void)nout;
+  if (nin != 3) return cmx__shape_fail(p, "bad arity");
+  cmx__shape_of(&out[0], in[2]);
+  return CMX_OK;
+}
+
 /* AddMM's parameters are two floats (no padding): compared as bytes, so
  * -0.0 and 0.0 differ and a NaN equals itself, as CSE wants. */
 CMX__VTABLE(Matmul, .vjp = cmx__vjp_matmul, .jvp = cmx__jvp_matmul,
@@ -45,5 +55,5 @@ CMX__VTABLE(Matmul, .vjp = cmx__vjp_matmul, .jvp = cmx__jvp_matmul,
             .equal = cmx__params_equal_bytes, .hash = cmx__params_hash_bytes);
 CMX__VTABLE(AddMM, .vjp = cmx__vjp_addmm, .jvp = cmx__jvp_addmm,
             .vmap = cmx__vmap_matmul, .print = addmm_print,
-            .output_shapes = matmul_shapes, .equal = cmx__params_equal_bytes,
+            .output_shapes = addmm_shapes, .equal = cmx__params_equal_bytes,
             .hash = cmx__params_hash_bytes);

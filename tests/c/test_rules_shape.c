@@ -5,6 +5,9 @@
  * a loop for every input's axis, rule dtypes for float32/float16, and
  * second-order checks. */
 #include "rules_util.h"
+/* clang-format off */
+#include "primitives/shape.h"
+/* clang-format on */
 
 #define TOL 1e-6
 
@@ -316,10 +319,11 @@ static cmx_status f_view_same(void* ctx, const cmx_array* in, int n,
                               cmx_array* outs, int* nout) {
   (void)ctx, (void)n;
   *nout = 1;
-  cmx_primitive* p = cmx_primitive_new(&cmx__vt_View, NULL, 0, S);
+  cmx_dtype dt = cmx_array_dtype(in[0]);
+  cmx__view_params q = {.dtype = (int)dt};
+  cmx_primitive* p = cmx_primitive_new(&cmx__vt_View, &q, sizeof q, S);
   const int64_t* sh[1] = {cmx_array_shape(in[0])};
   int nd = cmx_array_ndim(in[0]);
-  cmx_dtype dt = cmx_array_dtype(in[0]);
   return cmx_primitive_apply(&outs[0], 1, p, in, 1, sh, &nd, &dt);
 }
 
