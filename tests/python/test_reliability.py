@@ -181,6 +181,26 @@ def test_slices_with_huge_steps():
     assert np.array(c).tolist() == [1.0] and np.array(c).strides == (2,)
     d = mx.array(np.arange(4, dtype=np.int32))
     assert d[2**40:-2**40:-3].tolist() == [3, 0]
+    e = mx.array(np.arange(10, dtype=np.float32).reshape(5, 2))
+    e[-4:100:2**63 - 1] = -1  # rows: a stride of 2 times the step
+    assert e[:3].tolist() == [[0, 1], [-1, -1], [4, 5]]
+    e[::-2**63] = 7
+    assert e[4].tolist() == [7, 7] and e[3].tolist() == [6, 7]
+
+
+def test_unstack_past_int_max_raises_in_a_subprocess():
+    # made a 16 GB list and 2**31 arrays (the count truncated to an int)
+    p = run_child("""
+        import cmx.core as mx
+        try:
+            mx.unstack(mx.ones((2**31,), dtype=mx.uint16))
+        except ValueError as e:
+            assert "unstack" in str(e), e
+        else:
+            raise SystemExit("no error")
+        assert len(mx.unstack(mx.zeros((3, 0)))) == 3
+    """)
+    assert_clean_exit(p)
 
 
 def test_tile_of_an_empty_array_with_huge_reps():
