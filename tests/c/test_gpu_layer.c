@@ -152,11 +152,12 @@ static cmx_array run_work(gpu_work work, void* ctx, const cmx_array* in,
 
 static void test_registry(void) {
   CHECK(cmx__gpu_family_count() >= 2);
-  CHECK(cmx__gpu_family_find("binary") == &cmx__gpu_family_binary);
+  CHECK(cmx__gpu_family_find("elementwise") == &cmx__gpu_family_elementwise);
+  CHECK(cmx__gpu_family_find("convert") == &cmx__gpu_family_convert);
   CHECK(cmx__gpu_family_find("copy") == &cmx__gpu_family_copy);
   CHECK(cmx__gpu_family_find("no_such_family") == NULL);
-  CHECK(cmx__gpu_family_nkernels(&cmx__gpu_family_binary) ==
-        3 + CMX__GPU_NUM_STRIDED);
+  CHECK(cmx__gpu_family_nkernels(&cmx__gpu_family_elementwise) ==
+        7 + CMX__GPU_NUM_STRIDED);
   CHECK(cmx__gpu_family_nkernels(&g_launch) == 4);
   /* Run-time families join the walk; names are unique. */
   CHECK(cmx__gpu_family_find("test_launch") == &g_launch);
@@ -175,13 +176,23 @@ static void test_registry(void) {
   for (int i = 0; i < cmx__gpu_family_count(); i++)
     found = found || cmx__gpu_family_at(i) == &g_cccl;
   CHECK(found && cmx__gpu_family_at(cmx__gpu_family_count()) == NULL);
-  /* Variants: holes where a pair has no kernel. */
-  CHECK(cmx__gpu_binary_variant(cmx__vt_Add.id, CMX_FLOAT32) >= 0);
-  CHECK(cmx__gpu_binary_variant(cmx__vt_Reshape.id, CMX_FLOAT32) < 0);
-  CHECK(cmx__gpu_binary_variant(cmx__vt_Add.id, CMX_NUM_DTYPES) < 0);
+  /* Variants: holes where a pair has no kernel (an op the table does not
+   * hold, a dtype its row does not take); complex ones need CCCL. */
   cmx__gpu_variant var;
-  CHECK(!cmx__gpu_family_binary.variant(
+  CHECK(cmx__gpu_family_elementwise.variant(
+            cmx__vt_Add.id * CMX_NUM_DTYPES + CMX_FLOAT32, &var) &&
+        strstr(var.prelude, "#define CMX_EW_VARIANT \"Add float32\"") &&
+        var.flags == 0);
+  CHECK(cmx__gpu_family_elementwise.variant(
+            cmx__vt_Exp.id * CMX_NUM_DTYPES + CMX_COMPLEX64, &var) &&
+        (var.flags & CMX__GPU_NEEDS_CCCL));
+  CHECK(!cmx__gpu_family_elementwise.variant(
       cmx__vt_Reshape.id * CMX_NUM_DTYPES + CMX_FLOAT32, &var));
+  CHECK(!cmx__gpu_family_elementwise.variant(
+      cmx__vt_Erf.id * CMX_NUM_DTYPES + CMX_INT32, &var));
+  CHECK(cmx__gpu_family_convert.variant(
+            CMX_FLOAT32 * CMX_NUM_DTYPES + CMX_FLOAT16, &var) &&
+        strstr(var.prelude, "cmx_cvt_f16(f32, x)"));
   CHECK(cmx__gpu_family_copy.variant(cmx__gpu_copy_variant(8), &var) &&
         strcmp(var.name, "copy_8") == 0 && strstr(var.prelude, "cmx_u64"));
   /* One kernel's source: the prelude, CMX_ONLY_<kernel>, #line marks. */

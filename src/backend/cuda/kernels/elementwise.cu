@@ -21,6 +21,11 @@
 
 #define CMX_EW_P P
 
+// The variant's name ("Add float32", "convert int32 float16"): visible in
+// the PTX and to cuobjdump, and how the fake driver of the tests knows
+// what a kernel computes.
+extern "C" __device__ const char cmx_ew_variant[] = CMX_EW_VARIANT;
+
 #if CMX_EW_ARITY == 3
 typedef cmx_b8_t cmx_t0;
 #else
