@@ -28,15 +28,10 @@ static const char* const k_preamble[] = {"ew_bind", "ew_scalar", NULL};
 
 /* Kernels: the contiguous ones by broadcast mask, then the strided. */
 enum { K_CONTIG = 0, K_STRIDED = 7 };
-static const char* const k_kernels[] = {"cmx_ew_c0",
-                                        "cmx_ew_c1",
-                                        "cmx_ew_c2",
-                                        "cmx_ew_c3",
-                                        "cmx_ew_c4",
-                                        "cmx_ew_c5",
-                                        "cmx_ew_c6",
-                                        CMX__GPU_STRIDED_KERNELS("cmx_ew"),
-                                        NULL};
+static const char* const k_kernels[] = {
+    "cmx_ew_c0", "cmx_ew_c1", "cmx_ew_c2", "cmx_ew_c3",
+    "cmx_ew_c4", "cmx_ew_c5", "cmx_ew_c6", CMX__GPU_STRIDED_KERNELS("cmx_ew"),
+    NULL};
 
 static bool finish_variant(cmx__gpu_variant* out, int n, bool complex) {
   if (n <= 0 || (size_t)n >= sizeof out->prelude) return false;
@@ -56,15 +51,16 @@ static bool ew_variant(int v, cmx__gpu_variant* out) {
   if (!op || !cmx__ew_accepts(op, dt)) return false;
   snprintf(out->name, sizeof out->name, "elementwise_%s_%s", op->name,
            cmx_dtype_name(dt));
-  int n = snprintf(out->prelude, sizeof out->prelude,
-                   "#define CMX_EW_ARITY %d\n#define CMX_EW_VARIANT \"%s %s\"\n",
-                   op->arity, op->name, cmx_dtype_name(dt));
+  int n =
+      snprintf(out->prelude, sizeof out->prelude,
+               "#define CMX_EW_ARITY %d\n#define CMX_EW_VARIANT \"%s %s\"\n",
+               op->arity, op->name, cmx_dtype_name(dt));
   if (n <= 0 || !cmx__ew_prelude(op, dt, "CMX_", out->prelude + n,
                                  sizeof out->prelude - (size_t)n))
     return false;
-  return finish_variant(out, (int)strlen(out->prelude),
-                        dt == CMX_COMPLEX64 ||
-                            cmx__ew_out_dtype(op, dt) == CMX_COMPLEX64);
+  return finish_variant(
+      out, (int)strlen(out->prelude),
+      dt == CMX_COMPLEX64 || cmx__ew_out_dtype(op, dt) == CMX_COMPLEX64);
 }
 
 static bool convert_variant(int v, cmx__gpu_variant* out) {
@@ -181,8 +177,8 @@ cmx_status cmx__gpu_elementwise(const cmx_primitive* p, const cmx_array* in,
   const cmx__ew_op* op = cmx__ew_op_get(vt->id);
   cmx_dtype dt = in[nin == 3 ? 1 : 0]->dtype;
   if (!op || op->arity != nin || !cmx__ew_accepts(op, dt))
-    return cmx_kernel_error(CMX_ERR_TYPE, "[%s] unsupported dtype %s",
-                            vt->name, cmx_dtype_name(dt));
+    return cmx_kernel_error(CMX_ERR_TYPE, "[%s] unsupported dtype %s", vt->name,
+                            cmx_dtype_name(dt));
   cmx_ew_params prm = cmx__ew_params_of(p);
   return run(vt->name, cmx_primitive_stream(p).device.index,
              &cmx__gpu_family_elementwise, vt->id * CMX_NUM_DTYPES + (int)dt,
@@ -192,8 +188,7 @@ cmx_status cmx__gpu_elementwise(const cmx_primitive* p, const cmx_array* in,
 cmx_status cmx__gpu_convert(const cmx_primitive* p, cmx_array in,
                             cmx_array out) {
   const cmx_primitive_vtable* vt = cmx_primitive_vt(p);
-  return run(vt->name, cmx_primitive_stream(p).device.index,
-             &cmx__gpu_family_convert,
-             (int)in->dtype * CMX_NUM_DTYPES + (int)out->dtype, &in, 1, out,
-             NULL);
+  return run(
+      vt->name, cmx_primitive_stream(p).device.index, &cmx__gpu_family_convert,
+      (int)in->dtype * CMX_NUM_DTYPES + (int)out->dtype, &in, 1, out, NULL);
 }

@@ -210,7 +210,7 @@ enum {
 /* One variant of a family: the #defines put before its source. */
 typedef struct cmx__gpu_variant {
   char prelude[CMX__GPU_PRELUDE_MAX];
-  char name[96];  /* readable: "<family>_<what>", e.g. elementwise_Add_float32 */
+  char name[96]; /* readable: "<family>_<what>", e.g. elementwise_Add_float32 */
   unsigned flags; /* CMX__GPU_NEEDS_CCCL for this variant alone (complex
                      math through libcu++, say); the builder sets it or 0 */
 } cmx__gpu_variant;

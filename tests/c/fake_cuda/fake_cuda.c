@@ -568,9 +568,9 @@ static int dtype_of(const char* name, char* kind, int* size) {
     const char* name;
     char kind;
     int size;
-  } D[] = {{"bool", 'b', 1},    {"uint8", 'u', 1},   {"uint16", 'u', 2},
-           {"uint32", 'u', 4},  {"uint64", 'u', 8},  {"int8", 'i', 1},
-           {"int16", 'i', 2},   {"int32", 'i', 4},   {"int64", 'i', 8},
+  } D[] = {{"bool", 'b', 1},    {"uint8", 'u', 1},  {"uint16", 'u', 2},
+           {"uint32", 'u', 4},  {"uint64", 'u', 8}, {"int8", 'i', 1},
+           {"int16", 'i', 2},   {"int32", 'i', 4},  {"int64", 'i', 8},
            {"float32", 'f', 4}, {"float64", 'f', 8}};
   for (size_t i = 0; i < sizeof D / sizeof D[0]; i++)
     if (!strcmp(name, D[i].name)) {
@@ -612,9 +612,10 @@ static CUresult classify_ew(fn* f, const char* name, const char* ptx) {
     ok = dtype_of(b, &f->in_kind, &f->in_size) &&
          dtype_of(c, &f->out_kind, &f->out_size);
   } else {
-    f->op = !strcmp(a, "Add") ? '+' : !strcmp(a, "Subtract") ? '-'
-            : !strcmp(a, "Multiply")                          ? '*'
-                                                              : 0;
+    f->op = !strcmp(a, "Add")        ? '+'
+            : !strcmp(a, "Subtract") ? '-'
+            : !strcmp(a, "Multiply") ? '*'
+                                     : 0;
     ok = f->op && dtype_of(b, &f->in_kind, &f->in_size);
     f->out_kind = f->in_kind;
     f->out_size = f->in_size;
@@ -850,8 +851,7 @@ static void run_ew(op* o) {
       else if (f->out_kind == 'b')
         *dst = f->in_kind == 'f' ? load_f(x, is) != 0 : load_i(x, 'u', is) != 0;
       else {
-        uint64_t v = f->in_kind == 'f' ? sat_int(load_f(x, is), f->out_kind,
-                                                 os)
+        uint64_t v = f->in_kind == 'f' ? sat_int(load_f(x, is), f->out_kind, os)
                                        : load_i(x, f->in_kind, is);
         memcpy(dst, &v, (size_t)os);
       }
@@ -860,8 +860,7 @@ static void run_ew(op* o) {
     const char* y = in[1] + off[1] * is;
     if (f->in_kind == 'f') {
       double a = load_f(x, is), b = load_f(y, is);
-      store_f(dst, os,
-              f->op == '+' ? a + b : f->op == '-' ? a - b : a * b);
+      store_f(dst, os, f->op == '+' ? a + b : f->op == '-' ? a - b : a * b);
     } else if (f->in_kind == 'b') {
       uint8_t a = (uint8_t)*x, b = (uint8_t)*y;
       *dst = (char)(f->op == '+' ? a | b : f->op == '-' ? a ^ b : a & b);
