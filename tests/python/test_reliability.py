@@ -188,6 +188,26 @@ def test_slices_with_huge_steps():
     assert e[4].tolist() == [7, 7] and e[3].tolist() == [6, 7]
 
 
+def test_from_dlpack_of_a_huge_broadcast_fails_at_once_in_a_subprocess():
+    # copied 2**31 elements one by one (90 s) before the limit refused them
+    p = run_child("""
+        import time
+        import cmx.core as mx
+        mx.set_memory_limit(1 << 30)
+        t = time.time()
+        try:
+            mx.from_dlpack(mx.broadcast_to(mx.array(1e20), (2**31,)))
+        except MemoryError as e:
+            assert "from_dlpack" in str(e), e
+        else:
+            raise SystemExit("no error")
+        assert time.time() - t < 5, time.time() - t
+        small = mx.broadcast_to(mx.array([1.0, 2.0]), (3, 2))
+        assert mx.from_dlpack(small).tolist() == [[1, 2]] * 3
+    """)
+    assert_clean_exit(p)
+
+
 def test_unstack_past_int_max_raises_in_a_subprocess():
     # made a 16 GB list and 2**31 arrays (the count truncated to an int)
     p = run_child("""
