@@ -208,6 +208,29 @@ def test_from_dlpack_of_a_huge_broadcast_fails_at_once_in_a_subprocess():
     assert_clean_exit(p)
 
 
+def test_scan_rules_with_every_allocation_failing_in_a_subprocess():
+    # the logcumsumexp vjp read the dtype of a failed intermediate (NULL)
+    p = run_child("""
+        import cmx.core as mx
+        x = mx.broadcast_to(mx.array(3.7), (4, 1, 4))
+        fns = [mx.cumsum, mx.cumprod, mx.cummax, mx.cummin, mx.logcumsumexp]
+        for f in fns:
+            for rev in (False, True):
+                loss = lambda x: mx.sum(f(mx.floor(x), axis=2, reverse=rev))
+                for n in range(1, 80):
+                    mx._fail_after(n)
+                    try:
+                        mx.eval(mx.grad(loss)(x))
+                        mx.eval(mx.jvp(loss, [x], [x])[1])
+                    except MemoryError:
+                        pass
+                    mx._fail_after(0)
+        print("done")
+    """, timeout=120)
+    assert_clean_exit(p)
+    assert "done" in p.stdout
+
+
 def test_unstack_past_int_max_raises_in_a_subprocess():
     # made a 16 GB list and 2**31 arrays (the count truncated to an int)
     p = run_child("""
