@@ -105,6 +105,7 @@ CMX_EW_FN cmx_c128 cmx_z_cosh(cmx_c128 z) {
 CMX_EW_FN cmx_c128 cmx_z_asinh(cmx_c128 z) {
   if (isinf(z.re) || isinf(z.im))
     return cmx__z_from(cuda::std::asinh(cmx__z_to(z)));
+  if (z.im == 0) return cmx_z_make(asinh(z.re), z.im); /* NaN + 0i too */
   bool neg = signbit(z.re);
   cmx__zc w(neg ? -z.re : z.re, neg ? -z.im : z.im), r;
   if (cuda::std::abs(w) < 1e-4)
