@@ -242,6 +242,14 @@ def test_unstack_past_int_max_raises_in_a_subprocess():
         else:
             raise SystemExit("no error")
         assert len(mx.unstack(mx.zeros((3, 0)))) == 3
+        # a list of arrays given as an array of 2**31 rows: at once
+        try:
+            mx.stack(mx.zeros((2**31,), dtype=mx.int64))
+        except ValueError as e:
+            assert "too many arrays" in str(e), e
+        else:
+            raise SystemExit("no error")
+        assert mx.stack(mx.zeros((2, 3))).shape == (2, 3)
     """)
     assert_clean_exit(p)
 
