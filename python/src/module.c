@@ -6,6 +6,8 @@
 
 /* Linear-algebra extras (ops_linalg_extra.c). */
 int cmxpy_init_ops_linalg_extra(PyObject* m);
+/* compile (compile.c). */
+int cmxpy_init_compile(PyObject* m);
 
 /* Appends the arrays found in a tree (lists, tuples, dict values) to *out;
  * other leaves are ignored. */
@@ -117,7 +119,7 @@ PyMODINIT_FUNC PyInit_core(void) {
       cmxpy_init_ops_linalg_extra(m) < 0) /* after init_array: adds methods */
     goto fail;
   if (cmxpy_init_ops_sort(m) < 0 || cmxpy_init_ops_conv(m) < 0 ||
-      cmxpy_init_random(m) < 0)
+      cmxpy_init_random(m) < 0 || cmxpy_init_compile(m) < 0)
     goto fail;
   if (PyModule_AddObject(m, "pi", PyFloat_FromDouble(3.14159265358979323846)) <
           0 ||

@@ -137,6 +137,8 @@
   X(Depends, 0)                                           \
   /* ---- transforms (transforms/custom.c) ---- */        \
   X(CustomTransforms, 0)                                  \
+  /* ---- compile's fused regions (compiled.c) ---- */    \
+  X(Compiled, 0)                                          \
   /* ---- gpu-only test primitives (gpu.c) ---- */        \
   /* ---- linear-algebra extras (linalg_extra.c) ---- */  \
   X(Diagonal, CMX_PRIM_VIEW)                              \

@@ -6,6 +6,13 @@
 
 #include "cmx/array.h"
 
+/* Reshape made by flatten: the (normalised) axes merged, so the shape can
+ * be derived again for inputs of other shapes (shapeless compile). A plain
+ * reshape has no parameters. */
+typedef struct {
+  int start_axis, end_axis;
+} cmx__flatten_params;
+
 /* Transpose: out axis i is input axis perm[i]. */
 typedef struct {
   int perm[CMX_MAX_NDIM];

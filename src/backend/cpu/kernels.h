@@ -98,4 +98,10 @@ CMX__KERNEL(cmx__cpu_hadamard);
 CMX__KERNEL(cmx__cpu_gather_mm);
 CMX__KERNEL(cmx__cpu_segmented_mm);
 
+/* ---- compile's fused regions (compiled.c) ---- */
+CMX__KERNEL(cmx__cpu_compiled);
+/* The C code generator of fused regions (primitives/compiled.h). */
+struct cmx__fused_codegen;
+extern const struct cmx__fused_codegen cmx__cpu_fused_codegen;
+
 #endif

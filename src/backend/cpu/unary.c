@@ -183,8 +183,7 @@ CMX__KERNEL(cmx__cpu_unary) {
   return cmx__cpu_ew_eval(p, in, nin, out, NULL);
 }
 
-CMX__KERNEL(cmx__cpu_round) {
-  (void)nout;
+struct cmx_ew_params cmx__cpu_round_params(const cmx_primitive* p) {
   const cmx__round_params* rp = cmx_primitive_params(p);
   /* Beyond +-400 decimals every double is unchanged / rounds to 0; the
    * clamp also keeps the negations below defined. */
@@ -197,6 +196,12 @@ CMX__KERNEL(cmx__cpu_round) {
     for (int i = 0; i < -d && q; i++) q = q > UINT64_MAX / 10 ? 0 : q * 10;
     c.q = q;
   }
+  return c;
+}
+
+CMX__KERNEL(cmx__cpu_round) {
+  (void)nout;
+  cmx_ew_params c = cmx__cpu_round_params(p);
   return cmx__cpu_ew_eval(p, in, nin, out, &c);
 }
 
