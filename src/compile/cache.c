@@ -507,9 +507,12 @@ static entry* trace(cmx_compiled* c, const call_key* k, int nexp) {
     tl_trace = ctx.outer;
   }
   if (st == CMX_OK) {
+    /* Held: putting the captured inputs back may drop the state's own
+     * references to them. */
     bool ok;
     cap = capture_get(&c->cout, &ncap, &ok);
     if (!ok) st = cmx_last_status();
+    for (int i = 0; i < ncap; i++) cmx_array_retain(cap[i]);
   }
   if (swapped) {
     cmx_status s2 = capture_set(&c->cin, k->inputs + nexp, nin - nexp);
@@ -530,7 +533,7 @@ static entry* trace(cmx_compiled* c, const call_key* k, int nexp) {
     st = run_passes(&e->graph);
   }
   free(all);
-  free(cap);
+  cmx_arrays_free(cap, ncap);
   cmx_arrays_free(outs, nout);
   free(ph);
   e->aux = ctx.aux;

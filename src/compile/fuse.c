@@ -35,6 +35,7 @@ typedef struct {
   int* cons;     /* consumers, CSR by value */
   int* cons_off; /* nvals + 1 */
   bool* is_out;  /* value -> graph output */
+  bool* inset;   /* value -> an input of the region being grown */
   int* stamp;    /* op -> last visit stamp (convexity walks) */
   int stamp_now;
   int* stack;
@@ -69,6 +70,41 @@ static bool as_step(const fuser* f, const cmx__cop* o, cmx__fused_step* st) {
 static bool same_shape(const cmx__cval* a, const cmx__cval* b) {
   return a->ndim == b->ndim &&
          !memcmp(a->shape, b->shape, (size_t)a->ndim * sizeof(int64_t));
+}
+
+/* A value that region rid reads from outside (its producer is not a
+ * member). */
+static bool outside(const fuser* f, int v, int rid) {
+  const cmx__cval* x = &f->g->vals[v];
+  return x->kind != CMX__CV_OP || f->region[x->index] != rid;
+}
+
+/* The region's input count after op m joins it (m's output stops being
+ * an input; m's outside inputs become ones). */
+static int inputs_after(const fuser* f, int m, int rid, int nset) {
+  const cmx__cop* o = &f->g->ops[m];
+  int n = nset - (f->inset[o->out[0]] ? 1 : 0);
+  for (int k = 0; k < o->nin; k++) {
+    bool dup = false;
+    for (int j = 0; j < k; j++) dup = dup || o->in[j] == o->in[k];
+    n += !dup && !f->inset[o->in[k]] && outside(f, o->in[k], rid);
+  }
+  return n;
+}
+
+/* Updates the region's input set for m having joined (region[m] set). */
+static int add_inputs(fuser* f, int m, int rid, int nset) {
+  const cmx__cop* o = &f->g->ops[m];
+  if (f->inset[o->out[0]]) {
+    f->inset[o->out[0]] = false;
+    nset--;
+  }
+  for (int k = 0; k < o->nin; k++)
+    if (!f->inset[o->in[k]] && outside(f, o->in[k], rid)) {
+      f->inset[o->in[k]] = true;
+      nset++;
+    }
+  return nset;
 }
 
 /* Whether some consumer of op m outside region rid leads back into it
@@ -307,14 +343,15 @@ cmx_status cmx__pass_fuse(cmx__cgraph* g) {
   f.region = malloc((size_t)n * sizeof *f.region);
   f.cons_off = calloc((size_t)g->nvals + 2, sizeof *f.cons_off);
   f.is_out = calloc((size_t)g->nvals + 1, 1);
+  f.inset = calloc((size_t)g->nvals + 1, 1);
   f.stamp = calloc((size_t)n, sizeof *f.stamp);
   f.stack = malloc((size_t)(n + 1) * sizeof *f.stack);
   bool* dead = calloc((size_t)(2 * n + 1), 1); /* Compiled ops are appended */
   int* mem = malloc((size_t)(n + 1) * sizeof *mem);
   int* work = malloc((size_t)(4 * n + 4) * sizeof *work);
   cmx_status st = CMX_OK;
-  if (!f.region || !f.cons_off || !f.is_out || !f.stamp || !f.stack || !dead ||
-      !mem || !work)
+  if (!f.region || !f.cons_off || !f.is_out || !f.inset || !f.stamp ||
+      !f.stack || !dead || !mem || !work)
     st = oom();
   if (st == CMX_OK) {
     for (int i = 0; i < n; i++) {
@@ -342,9 +379,10 @@ cmx_status cmx__pass_fuse(cmx__cgraph* g) {
     if (f.region[seed] >= 0 || !as_step(&f, &g->ops[seed], &tmp)) continue;
     const cmx__cval* shape = &g->vals[g->ops[seed].out[0]];
     int sidx = cmx_primitive_stream(g->ops[seed].prim).index;
-    int nm = 0, nw = 0, nargs_est = 0;
+    int nm = 0, nw = 0, nset = 0;
     f.region[seed] = rid;
     mem[nm++] = seed;
+    nset = add_inputs(&f, seed, rid, nset);
     for (int k = 0; k < g->ops[seed].nin; k++) work[nw++] = g->ops[seed].in[k];
     while (nw) {
       const cmx__cval* v = &g->vals[work[--nw]];
@@ -353,12 +391,17 @@ cmx_status cmx__pass_fuse(cmx__cgraph* g) {
       if (f.region[m] >= 0 || !as_step(&f, &g->ops[m], &tmp) ||
           cmx_primitive_stream(g->ops[m].prim).index != sidx ||
           !same_shape(&g->vals[g->ops[m].out[0]], shape) ||
-          nargs_est + g->ops[m].nin > MAX_ARGS || leaks(&f, m, rid, seed))
+          inputs_after(&f, m, rid, nset) > MAX_ARGS || leaks(&f, m, rid, seed))
         continue;
       f.region[m] = rid;
       mem[nm++] = m;
-      nargs_est += g->ops[m].nin;
+      nset = add_inputs(&f, m, rid, nset);
       for (int k = 0; k < g->ops[m].nin; k++) work[nw++] = g->ops[m].in[k];
+    }
+    for (int k = 0; k < nm; k++) { /* clear the input marks */
+      const cmx__cop* o = &g->ops[mem[k]];
+      f.inset[o->out[0]] = false;
+      for (int j = 0; j < o->nin; j++) f.inset[o->in[j]] = false;
     }
     int compute = 0;
     for (int k = 0; k < nm; k++) {
@@ -384,6 +427,7 @@ cmx_status cmx__pass_fuse(cmx__cgraph* g) {
   free(f.cons);
   free(f.cons_off);
   free(f.is_out);
+  free(f.inset);
   free(f.stamp);
   free(f.stack);
   free(dead);
