@@ -66,12 +66,44 @@ static int state_adopt(void) {
   return 0;
 }
 
+/* While compile traces a function, state[0] may be a placeholder (the
+ * state captured with inputs=/outputs=): the global key is then split
+ * lazily, as MLX's KeySequence does, state[0] getting the new state and
+ * *key the sample key. libcmx's own state adopts state[0] on the next
+ * eager call. */
+static int traced_key(cmx_array* key) {
+  if (!PyList_Check(g_state) || PyList_GET_SIZE(g_state) < 1 ||
+      !CmxArray_Check(PyList_GET_ITEM(g_state, 0))) {
+    PyErr_SetString(PyExc_ValueError,
+                    "[random] mx.random.state must be a list holding one key");
+    return -1;
+  }
+  cmx_array cur = CMXPY_ARR(PyList_GET_ITEM(g_state, 0)), pair = NULL;
+  cmx_array next = NULL;
+  cmx_status st = cmx_random_split(&pair, cur, 2, CMX_STREAM_DEFAULT);
+  if (st == CMX_OK)
+    st = cmx_index_get(&next, pair, (cmx_index[]){cmx_index_int(0)}, 1,
+                       CMX_STREAM_DEFAULT);
+  if (st == CMX_OK)
+    st = cmx_index_get(key, pair, (cmx_index[]){cmx_index_int(1)}, 1,
+                       CMX_STREAM_DEFAULT);
+  cmx_array_release(pair);
+  if (st != CMX_OK) {
+    cmx_array_release(next);
+    return cmxpy_raise(st), -1;
+  }
+  PyObject* w = cmxpy_wrap(next);
+  if (!w || PyList_SetItem(g_state, 0, w) < 0) return -1;
+  return 0;
+}
+
 /* The key argument: None (NULL, the global state, adopted first) or an
  * array. *used_global tells the caller to publish the state afterwards. */
 static int key_arg(PyObject* o, cmx_array* key, bool* used_global,
                    const char* fname) {
   *key = NULL;
-  *used_global = o == Py_None;
+  *used_global = o == Py_None && !cmx_compile_tracing();
+  if (o == Py_None && cmx_compile_tracing()) return traced_key(key);
   if (o == Py_None) return state_adopt();
   *key = cmxpy_to_array(o, fname);
   return *key ? 0 : -1;
