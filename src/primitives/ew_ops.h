@@ -143,8 +143,8 @@ enum { CMX__EW_KIND_NO = 0, CMX__EW_KIND_E = 1, CMX__EW_KIND_W = 2 };
     CMX__EW_MATH(log10f, log10, log10))                                       \
   X(Log1p, 1, CMX__EW_OUT_SAME, CMX__EW_IN_FLOAT, 0,                          \
     CMX__EW_MATH(log1pf, log1p, log1p))                                       \
-  X(Erf, 1, CMX__EW_OUT_SAME, CMX__EW_IN_FLOAT, 0, CMX__EW_NONE_INT,          \
-    CMX_EW_E(erff(x)), CMX_EW_E(erf(x)), CMX_EW_NO)                           \
+  X(Erf, 1, CMX__EW_OUT_SAME, CMX__EW_IN_FLOAT, CMX__EW_HEAVY,              \
+    CMX__EW_NONE_INT, CMX_EW_E(cmx_erff(x)), CMX_EW_E(erf(x)), CMX_EW_NO)     \
   X(ErfInv, 1, CMX__EW_OUT_SAME, CMX__EW_IN_FLOAT, 0, CMX__EW_NONE_INT,       \
     CMX_EW_E((float)cmx_ew_erfinv(x)), CMX_EW_E(cmx_ew_erfinv(x)), CMX_EW_NO)       \
   X(Sin, 1, CMX__EW_OUT_SAME, CMX__EW_IN_FLOAT, 0,                            \

@@ -3,9 +3,9 @@
  * dtype, layouts, transforms of compiled functions, and the disk cache's
  * checks.
  *
- * Kernels are built into a cache folder of the build tree
- * (compile-test-cache, unless CMX_CACHE_DIR is set), so runs after the
- * first reuse them; test_disk_cache uses a folder of its own.
+ * Kernels go to the user's kernel cache (CMX_CACHE_DIR, else
+ * ~/.cache/cmx), so later runs, and other builds of the tests (the ASan
+ * one), reuse them; test_disk_cache works in a folder of its own there.
  */
 #include <sys/stat.h>
 #include <unistd.h>
@@ -470,9 +470,21 @@ static void test_gelu(void) {
   OK(cmx_compiled_call(cf, &x, 1, &o, &no));
   CHECK(stats().fused - s0.fused == 1);
   OK(f_gelu(NULL, &x, 1, &e, &ne));
-  /* Division, erff, addition, multiplication: the same operations as the
-   * eager rows, so the same bits. */
-  CHECK(same_values(o[0], e[0], 0));
+  /* The same operations as the eager rows; erf's float32 row is compiled
+   * with FMA contraction in libcmx (an AVX2/AVX-512 clone) and may differ
+   * in its last bit, which 1 + erf(x) scales by at most |x| / 2. */
+  float* u = malloc((size_t)n * sizeof *u);
+  float* w = malloc((size_t)n * sizeof *w);
+  OK(cmx_array_copy_to(o[0], u, (size_t)n * sizeof *u));
+  OK(cmx_array_copy_to(e[0], w, (size_t)n * sizeof *w));
+  double worst = 0;
+  for (int64_t i = 0; i < n; i++) {
+    double d = fabs((double)u[i] - w[i]) / (fabsf(v[i]) + 1e-30);
+    if (d > worst) worst = d;
+  }
+  CHECK_MSG(worst <= 1.2e-7, "gelu: %g", worst);
+  free(u);
+  free(w);
   cmx_arrays_free(o, no);
   cmx_arrays_free(e, ne);
   cmx_compiled_release(cf);
@@ -588,13 +600,13 @@ static void test_multi_output(void) {
 }
 
 /* ---------------- every table op and dtype ----------------
- * One function per dtype applies every op that takes it (unary: op(x)
- * and op(y); binary: op(x, y) and op(y, x); picked by where(c, ...)),
- * every conversion and Round, each result an output, all chained into one
- * accumulator so the whole function is one fused region with many
- * outputs. Compiled results must be the eager ones: exactly, except where
- * the eager rows are compiled with FMA contraction (transcendental float32
- * rows, the 16-bit float rows), within a few ulp. */
+ * One function per dtype applies every op that takes it (op(x) or
+ * op(x, y)), every conversion, Round and Select, each result an output,
+ * all chained into one accumulator (where(c, astype(r), acc)) so the
+ * whole function is one fused region with many outputs. Compiled results must
+ * be the eager ones: exactly, except where the eager rows are compiled with FMA
+ * contraction (transcendental float32 rows, the 16-bit float rows), within a
+ * few ulp. */
 
 #define SWEEP_N 37
 
@@ -643,14 +655,8 @@ static cmx_status f_sweep(void* payload, const cmx_array* in, int n,
       cmx_where(&r, c, a, b, S);
     } else {
       const cmx__ew_op* op = cmx__ew_op_get(id);
-      if (op->arity == 1) {
-        a = apply_id(id, &x, 1);
-        b = apply_id(id, &y, 1);
-      } else {
-        a = apply_id(id, (cmx_array[]){x, y}, 2);
-        b = apply_id(id, (cmx_array[]){y, x}, 2);
-      }
-      cmx_where(&r, c, a, b, S);
+      r = op->arity == 1 ? apply_id(id, &x, 1)
+                         : apply_id(id, (cmx_array[]){x, y}, 2);
     }
     cmx_array_release(a);
     cmx_array_release(b);
@@ -976,13 +982,6 @@ static void test_disk_cache(void) {
 }
 
 int main(void) {
-  if (!getenv("CMX_CACHE_DIR")) {
-    char cwd[4096], dir[4200];
-    if (getcwd(cwd, sizeof cwd)) {
-      snprintf(dir, sizeof dir, "%s/compile-test-cache", cwd);
-      setenv("CMX_CACHE_DIR", dir, 1);
-    }
-  }
   RUN(test_basics);
   RUN(test_recompile_triggers);
   RUN(test_lru);

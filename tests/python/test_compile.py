@@ -402,7 +402,7 @@ BINARY = [
 ]
 # transcendental float32 rows run as AVX2/AVX-512 clones compiled with FMA
 # contraction in libcmx; generated kernels contract nothing
-HEAVY = {mx.exp, mx.log, mx.tanh, mx.sigmoid, mx.logaddexp}
+HEAVY = {mx.exp, mx.log, mx.tanh, mx.sigmoid, mx.logaddexp, mx.erf}
 
 
 def _agree(a, b, tol):
@@ -636,4 +636,5 @@ def test_gelu_kernel_is_one_region():
     x = mx.random.uniform(shape=(4, 100))
     y = mx.compile(gelu)(x)
     assert stats()["fused"] == f0 + 1
-    _agree(y, gelu(x), 0)
+    # erf's eager float32 row may differ in its last bit (FMA contraction)
+    assert np.allclose(np.array(y), np.array(gelu(x)), rtol=0, atol=2e-7)

@@ -107,81 +107,103 @@ static void emit_const(cmx__strbuf* b, const cmx__fused_program* prog, int i) {
   }
 }
 
-/* The name of an operand: baked constant k<i>, argument x<arg>, step t<s>. */
-static void operand(char* out, size_t size, const cmx__fused_program* prog,
-                    int o) {
-  if (o < 0)
-    snprintf(out, size, "t%d", CMX__FUSED_STEP(o));
-  else if (prog->in[o].konst)
-    snprintf(out, size, "k%d", o);
-  else
-    snprintf(out, size, "x%d", prog->in[o].arg);
+/* How the generated code reaches each value of the region, in a block of
+ * m contiguous elements: a pointer to them (an argument's block, an
+ * output's, or a scratch slot) or a scalar (a baked constant). */
+typedef struct {
+  char expr[32];
+  bool scalar;
+} val_ref;
+
+/* Steps that pass their operand through (no code unless an output). */
+static bool is_alias(const cmx__fused_step* st) {
+  return st->id == CMX__P_Copy || st->id == CMX__P_Broadcast;
 }
 
-/* Macros of each step and the element function. */
-static void emit_elem(cmx__strbuf* b, const cmx__fused_program* prog) {
+/* Whether libcmx's eager row of this step is compiled with FMA
+ * contraction (its AVX2/AVX-512 clones: transcendental float32 rows and
+ * every float16/bfloat16 row of ew_gen.h, built by gcc), so the step's
+ * loop must be too to give the same bits. */
+static bool eager_contracts(const cmx__fused_step* st) {
+#if defined(__x86_64__) && defined(__GNUC__) && !defined(__clang__)
+  const cmx__ew_op* op = cmx__ew_op_get(st->id);
+  if (!op || st->id == CMX__P_Select) return false;
+  if (st->in_dtype == CMX_FLOAT16 || st->in_dtype == CMX_BFLOAT16) return true;
+  return st->in_dtype == CMX_FLOAT32 && (op->flags & CMX__EW_HEAVY);
+#else
+  (void)st;
+  return false;
+#endif
+}
+
+static const val_ref* ref_of(const cmx__fused_program* prog,
+                             const val_ref* refs, int o) {
+  return &refs[o >= 0 ? o : prog->nin + CMX__FUSED_STEP(o)];
+}
+
+/* One step as a loop over a block: cmx_s<s>(m, operands..., out). */
+static void emit_step(cmx__strbuf* b, const cmx__fused_program* prog, int s,
+                      const val_ref* refs) {
+  const cmx__fused_step* st = &prog->steps[s];
+  const cmx__ew_op* op = cmx__ew_op_get(st->id);
   char pre[1024], px[16];
-  for (int s = 0; s < prog->nsteps; s++) {
-    const cmx__fused_step* st = &prog->steps[s];
-    snprintf(px, sizeof px, "S%d_", s);
-    const cmx__ew_op* op = cmx__ew_op_get(st->id);
-    bool ok = true;
-    if (op && st->id != CMX__P_Select)
-      ok = cmx__ew_prelude(op, st->in_dtype, px, pre, sizeof pre);
-    else if (st->id == CMX__P_AsType)
-      ok =
-          cmx__ew_convert_prelude(st->in_dtype, st->dtype, px, pre, sizeof pre);
-    else
-      pre[0] = 0;
-    if (!ok) b->failed = true;
-    cmx__strbuf_puts(b, pre);
+  snprintf(px, sizeof px, "S%d_", s);
+  bool ok = true;
+  if (op && st->id != CMX__P_Select)
+    ok = cmx__ew_prelude(op, st->in_dtype, px, pre, sizeof pre);
+  else if (st->id == CMX__P_AsType)
+    ok = cmx__ew_convert_prelude(st->in_dtype, st->dtype, px, pre, sizeof pre);
+  else
+    pre[0] = 0;
+  if (!ok) b->failed = true;
+  cmx__strbuf_puts(b, pre);
+  bool contract = eager_contracts(st);
+  if (contract)
+    cmx__strbuf_puts(b,
+                     "#ifndef __clang__\n#pragma GCC push_options\n"
+                     "#pragma GCC optimize(\"fp-contract=fast\")\n#endif\n");
+  bool params = op && (op->flags & CMX__EW_PARAMS);
+  if (params) {
+    struct cmx_ew_params q = cmx__cpu_round_params(st->prim);
+    cmx__strbuf_printf(b,
+                       "static const cmx_ew_params P%d = {%d, 0x%llxull};\n"
+                       "#define CMX_EW_P P%d\n",
+                       s, q.decimals, (unsigned long long)q.q, s);
   }
-  cmx__strbuf_puts(b, "\nCMX_EW_FN void cmx_fk_elem(");
-  for (int a = 0; a < prog->nargs; a++) {
-    int i = 0;
-    while (prog->in[i].arg != a) i++;
-    cmx__strbuf_printf(b, "%s%s x%d", a ? ", " : "", storage(prog->in[i].dtype),
-                       a);
+  cmx__strbuf_printf(b, "static void cmx_s%d(int64_t m", s);
+  char a[3][16];
+  for (int k = 0; k < st->nin; k++) {
+    int o = st->in[k];
+    cmx_dtype dt =
+        o >= 0 ? prog->in[o].dtype : prog->steps[CMX__FUSED_STEP(o)].dtype;
+    bool scalar = ref_of(prog, refs, o)->scalar;
+    cmx__strbuf_printf(b, ", const %s%s a%d", storage(dt),
+                       scalar ? "" : "* restrict", k);
+    snprintf(a[k], sizeof a[k], scalar ? "a%d" : "a%d[i]", k);
   }
-  for (int k = 0; k < prog->nout; k++)
-    cmx__strbuf_printf(b, "%s%s* y%d", prog->nargs + k ? ", " : "",
-                       storage(prog->steps[prog->out[k]].dtype), k);
-  cmx__strbuf_puts(b, ") {\n");
-  for (int i = 0; i < prog->nin; i++)
-    if (prog->in[i].konst) emit_const(b, prog, i);
-  for (int s = 0; s < prog->nsteps; s++) {
-    const cmx__fused_step* st = &prog->steps[s];
-    char a[3][24];
+  cmx__strbuf_printf(b, ", %s* restrict o) {\n", storage(st->dtype));
+  if (contract)
+    cmx__strbuf_puts(b,
+                     "#ifdef __clang__\n#pragma clang fp contract(fast)\n"
+                     "#endif\n");
+  cmx__strbuf_puts(b, "  for (int64_t i = 0; i < m; i++)\n    o[i] = ");
+  if (st->id == CMX__P_Select) {
+    /* Select moves x's or y's bits, as the eager kernel does. */
+    cmx__strbuf_printf(b, "%s != 0 ? %s : %s;\n", a[0], a[1], a[2]);
+  } else if (op) {
+    cmx__strbuf_printf(b, "S%d_STORE(S%d_OP(", s, s);
     for (int k = 0; k < st->nin; k++)
-      operand(a[k], sizeof a[k], prog, st->in[k]);
-    const cmx__ew_op* op = cmx__ew_op_get(st->id);
-    if (st->id == CMX__P_Select) {
-      /* Select moves x's or y's bits, as the eager kernel does. */
-      cmx__strbuf_printf(b, "  %s t%d = %s != 0 ? %s : %s;\n",
-                         storage(st->dtype), s, a[0], a[1], a[2]);
-    } else if (op) {
-      if (op->flags & CMX__EW_PARAMS) {
-        struct cmx_ew_params q = cmx__cpu_round_params(st->prim);
-        cmx__strbuf_printf(b,
-                           "  const cmx_ew_params P%d = {%d, 0x%llxull};\n"
-                           "#define CMX_EW_P P%d\n",
-                           s, q.decimals, (unsigned long long)q.q, s);
-      }
-      cmx__strbuf_printf(b, "  S%d_OUT_T t%d = S%d_STORE(S%d_OP(", s, s, s, s);
-      for (int k = 0; k < st->nin; k++)
-        cmx__strbuf_printf(b, "%sS%d_LOAD(%s)", k ? ", " : "", s, a[k]);
-      cmx__strbuf_puts(b, "));\n");
-      if (op->flags & CMX__EW_PARAMS) cmx__strbuf_puts(b, "#undef CMX_EW_P\n");
-    } else if (st->id == CMX__P_AsType) {
-      cmx__strbuf_printf(b, "  S%d_OUT_T t%d = S%d_CONVERT(%s);\n", s, s, s,
-                         a[0]);
-    } else { /* Copy, Broadcast: the element itself */
-      cmx__strbuf_printf(b, "  %s t%d = %s;\n", storage(st->dtype), s, a[0]);
-    }
+      cmx__strbuf_printf(b, "%sS%d_LOAD(%s)", k ? ", " : "", s, a[k]);
+    cmx__strbuf_puts(b, "));\n");
+  } else if (st->id == CMX__P_AsType) {
+    cmx__strbuf_printf(b, "S%d_CONVERT(%s);\n", s, a[0]);
+  } else { /* Copy, Broadcast written to an output */
+    cmx__strbuf_printf(b, "%s;\n", a[0]);
   }
-  for (int k = 0; k < prog->nout; k++)
-    cmx__strbuf_printf(b, "  *y%d = t%d;\n", k, prog->out[k]);
-  cmx__strbuf_puts(b, "}\n\n");
+  cmx__strbuf_puts(b, "}\n");
+  if (params) cmx__strbuf_puts(b, "#undef CMX_EW_P\n");
+  if (contract)
+    cmx__strbuf_puts(b, "#ifndef __clang__\n#pragma GCC pop_options\n#endif\n");
 }
 
 /* The type of array j (outputs, then arguments). */
@@ -190,6 +212,167 @@ static const char* arr_type(const cmx__fused_program* prog, int j) {
   int i = 0;
   while (prog->in[i].arg != j - prog->nout) i++;
   return storage(prog->in[i].dtype);
+}
+
+/* The steps and the block function: every step over a block of m
+ * elements, values in scratch slots of the block (reused once dead),
+ * outputs written to their arrays. The arrays' block pointers come in p
+ * (outputs, then arguments). */
+static void emit_block(cmx__strbuf* b, const cmx__fused_program* prog) {
+  int nv = prog->nin + prog->nsteps;
+  val_ref* refs = calloc((size_t)nv + 1, sizeof *refs);
+  int* last = calloc((size_t)nv + 1, sizeof *last);   /* last use (step) */
+  int* slot = calloc((size_t)nv + 1, sizeof *slot);   /* scratch slot */
+  int* owner = calloc((size_t)nv + 1, sizeof *owner); /* storage's value */
+  bool* busy = calloc((size_t)nv + 1, 1);
+  int* out_of = calloc((size_t)prog->nsteps + 1, sizeof *out_of);
+  if (!refs || !last || !slot || !owner || !busy || !out_of) {
+    b->failed = true;
+    goto done;
+  }
+  for (int s = 0; s < prog->nsteps; s++) out_of[s] = -1;
+  for (int k = 0; k < prog->nout; k++) out_of[prog->out[k]] = k;
+  for (int i = 0; i < prog->nin; i++) {
+    owner[i] = i;
+    refs[i].scalar = prog->in[i].konst != NULL;
+    snprintf(refs[i].expr, sizeof refs[i].expr, refs[i].scalar ? "k%d" : "x%d",
+             refs[i].scalar ? i : prog->in[i].arg);
+  }
+  /* aliases (Copy, Broadcast not written out) share their operand's
+   * storage, which lives until the last use of any of them */
+  for (int s = 0; s < prog->nsteps; s++) {
+    const cmx__fused_step* st = &prog->steps[s];
+    int v = prog->nin + s;
+    owner[v] = v;
+    if (is_alias(st) && out_of[s] < 0) {
+      int o = st->in[0];
+      owner[v] = owner[o >= 0 ? o : prog->nin + CMX__FUSED_STEP(o)];
+    }
+    for (int k = 0; k < st->nin; k++) {
+      int o = st->in[k];
+      last[owner[o >= 0 ? o : prog->nin + CMX__FUSED_STEP(o)]] = s;
+    }
+  }
+  int nslots = 0;
+  for (int s = 0; s < prog->nsteps; s++) {
+    const cmx__fused_step* st = &prog->steps[s];
+    int v = prog->nin + s;
+    if (owner[v] != v) {
+      refs[v] = refs[owner[v]];
+    } else if (out_of[s] >= 0) {
+      snprintf(refs[v].expr, sizeof refs[v].expr, "y%d", out_of[s]);
+    } else {
+      int k = 0;
+      while (k < nslots && busy[k]) k++;
+      if (k == nslots) nslots++;
+      busy[k] = true;
+      slot[v] = k;
+      snprintf(refs[v].expr, sizeof refs[v].expr, "(%s*)t[%d]",
+               storage(st->dtype), k);
+    }
+    /* slots whose value was used last by this step are free after it */
+    for (int w = prog->nin; w < v; w++)
+      if (owner[w] == w && last[w] == s && out_of[w - prog->nin] < 0)
+        busy[slot[w]] = false;
+  }
+  for (int s = 0; s < prog->nsteps; s++)
+    if (owner[prog->nin + s] == prog->nin + s) emit_step(b, prog, s, refs);
+  cmx__strbuf_puts(b,
+                   "\nstatic void cmx_fk_block(int64_t m, char* const* p) {\n");
+  if (nslots)
+    cmx__strbuf_printf(
+        b, "  _Alignas(64) unsigned char t[%d][CMX_FK_BLOCK * 16];\n", nslots);
+  for (int k = 0; k < prog->nout; k++) {
+    char t[16];
+    snprintf(t, sizeof t, "%s", storage(prog->steps[prog->out[k]].dtype));
+    cmx__strbuf_printf(b, "  %s* y%d = (%s*)p[%d];\n", t, k, t, k);
+  }
+  for (int i = 0; i < prog->nin; i++) {
+    if (prog->in[i].konst) {
+      emit_const(b, prog, i);
+      continue;
+    }
+    char t[16];
+    snprintf(t, sizeof t, "%s", storage(prog->in[i].dtype));
+    cmx__strbuf_printf(b, "  const %s* x%d = (const %s*)p[%d];\n", t,
+                       prog->in[i].arg, t, prog->nout + prog->in[i].arg);
+  }
+  for (int s = 0; s < prog->nsteps; s++) {
+    const cmx__fused_step* st = &prog->steps[s];
+    if (owner[prog->nin + s] != prog->nin + s) continue;
+    cmx__strbuf_printf(b, "  cmx_s%d(m", s);
+    for (int k = 0; k < st->nin; k++)
+      cmx__strbuf_printf(b, ", %s", ref_of(prog, refs, st->in[k])->expr);
+    cmx__strbuf_printf(b, ", %s);\n", refs[prog->nin + s].expr);
+  }
+  cmx__strbuf_puts(b, "}\n\n");
+done:
+  free(refs);
+  free(last);
+  free(slot);
+  free(owner);
+  free(busy);
+  free(out_of);
+}
+
+/* The segments: a flat one (arrays contiguous, or one value an argument
+ * repeats, copied into a block buffer once), and a strided one (arguments
+ * gathered into block buffers, outputs scattered from them). */
+static void emit_segments(cmx__strbuf* b, const cmx__fused_program* prog) {
+  int na = prog->nout + prog->nargs;
+  char t[16];
+  cmx__strbuf_puts(b, "static const int64_t cmx_fk_isz[] = {");
+  for (int j = 0; j < na; j++)
+    cmx__strbuf_printf(b, "%s(int64_t)sizeof(%s)", j ? ", " : "",
+                       arr_type(prog, j));
+  cmx__strbuf_printf(b, "};\n#define CMX_FK_NARR %d\n\n", na);
+  /* flat */
+  cmx__strbuf_puts(b,
+                   "static void cmx_fk_flat(char* const* p, const int64_t* st, "
+                   "int64_t n) {\n  char* q[CMX_FK_NARR];\n");
+  for (int j = prog->nout; j < na; j++) {
+    snprintf(t, sizeof t, "%s", arr_type(prog, j));
+    cmx__strbuf_printf(b,
+                       "  %s b%d[CMX_FK_BLOCK];\n  if (st[%d] == 0)\n"
+                       "    for (int64_t i = 0; i < CMX_FK_BLOCK && i < n; "
+                       "i++)\n      b%d[i] = *(const %s*)p[%d];\n",
+                       t, j, j, j, t, j);
+  }
+  cmx__strbuf_puts(b,
+                   "  for (int64_t i = 0; i < n; i += CMX_FK_BLOCK) {\n"
+                   "    for (int j = 0; j < CMX_FK_NARR; j++)\n"
+                   "      q[j] = p[j] + i * st[j] * cmx_fk_isz[j];\n");
+  for (int j = prog->nout; j < na; j++)
+    cmx__strbuf_printf(b, "    if (st[%d] == 0) q[%d] = (char*)b%d;\n", j, j,
+                       j);
+  cmx__strbuf_puts(b,
+                   "    cmx_fk_block(n - i < CMX_FK_BLOCK ? n - i : "
+                   "CMX_FK_BLOCK, q);\n  }\n}\n\n");
+  /* strided */
+  cmx__strbuf_puts(b,
+                   "static void cmx_fk_strided(char* const* p, const int64_t* "
+                   "st, int64_t n) {\n  char* q[CMX_FK_NARR];\n");
+  for (int j = 0; j < na; j++) {
+    snprintf(t, sizeof t, "%s", arr_type(prog, j));
+    cmx__strbuf_printf(b, "  %s g%d[CMX_FK_BLOCK];\n  q[%d] = (char*)g%d;\n", t,
+                       j, j, j);
+  }
+  cmx__strbuf_puts(b,
+                   "  for (int64_t i = 0; i < n; i += CMX_FK_BLOCK) {\n"
+                   "    int64_t m = n - i < CMX_FK_BLOCK ? n - i : "
+                   "CMX_FK_BLOCK;\n");
+  for (int j = prog->nout; j < na; j++)
+    cmx__strbuf_printf(b,
+                       "    for (int64_t k = 0; k < m; k++)\n"
+                       "      g%d[k] = ((const %s*)p[%d])[(i + k) * st[%d]];\n",
+                       j, arr_type(prog, j), j, j);
+  cmx__strbuf_puts(b, "    cmx_fk_block(m, q);\n");
+  for (int j = 0; j < prog->nout; j++)
+    cmx__strbuf_printf(b,
+                       "    for (int64_t k = 0; k < m; k++)\n"
+                       "      ((%s*)p[%d])[(i + k) * st[%d]] = g%d[k];\n",
+                       arr_type(prog, j), j, j, j);
+  cmx__strbuf_puts(b, "  }\n}\n\n");
 }
 
 /* The part of every kernel that does not depend on its program: chunks
@@ -243,75 +426,6 @@ static const char k_driver[] =
     "                  (void*)A);\n"
     "}\n";
 
-/* The loops: a block of m contiguous elements (restrict parameters so the
- * compiler vectorises it), a flat segment, a strided segment, the row
- * walk and the entry point. */
-static void emit_loops(cmx__strbuf* b, const cmx__fused_program* prog) {
-  int na = prog->nout + prog->nargs;
-  char t[16];
-  /* block */
-  cmx__strbuf_puts(b, "static void cmx_fk_block(int64_t m");
-  for (int j = 0; j < na; j++) {
-    snprintf(t, sizeof t, "%s", arr_type(prog, j));
-    cmx__strbuf_printf(b, ", %s%s* restrict p%d",
-                       j < prog->nout ? "" : "const ", t, j);
-  }
-  cmx__strbuf_puts(b,
-                   ") {\n  for (int64_t i = 0; i < m; i++)\n    cmx_fk_elem(");
-  for (int j = prog->nout; j < na; j++)
-    cmx__strbuf_printf(b, "%sp%d[i]", j > prog->nout ? ", " : "", j);
-  for (int j = 0; j < prog->nout; j++)
-    cmx__strbuf_printf(b, "%s&p%d[i]", prog->nargs + j ? ", " : "", j);
-  cmx__strbuf_puts(b, ");\n}\n\n");
-  /* flat segment: base pointers, which arguments are one value */
-  cmx__strbuf_puts(b,
-                   "static void cmx_fk_flat(char* const* p, const int64_t* st, "
-                   "int64_t n) {\n");
-  for (int j = prog->nout; j < na; j++) {
-    snprintf(t, sizeof t, "%s", arr_type(prog, j));
-    cmx__strbuf_printf(
-        b,
-        "  %s b%d[CMX_FK_BLOCK];\n"
-        "  if (st[%d] == 0)\n"
-        "    for (int64_t i = 0; i < CMX_FK_BLOCK && i < n; i++) "
-        "b%d[i] = *(const %s*)p[%d];\n",
-        t, j, j, j, t, j);
-  }
-  cmx__strbuf_puts(
-      b,
-      "  for (int64_t i = 0; i < n; i += CMX_FK_BLOCK) {\n"
-      "    int64_t m = n - i < CMX_FK_BLOCK ? n - i : CMX_FK_BLOCK;\n"
-      "    cmx_fk_block(m");
-  for (int j = 0; j < na; j++) {
-    snprintf(t, sizeof t, "%s", arr_type(prog, j));
-    if (j < prog->nout)
-      cmx__strbuf_printf(b, ", (%s*)p[%d] + i", t, j);
-    else
-      cmx__strbuf_printf(b, ", st[%d] ? (const %s*)p[%d] + i : b%d", j, t, j,
-                         j);
-  }
-  cmx__strbuf_puts(b, ");\n  }\n}\n\n");
-  /* strided segment */
-  cmx__strbuf_puts(b,
-                   "static void cmx_fk_strided(char* const* p, const int64_t* "
-                   "st, int64_t n) {\n  for (int64_t i = 0; i < n; i++)\n"
-                   "    cmx_fk_elem(");
-  for (int j = prog->nout; j < na; j++)
-    cmx__strbuf_printf(b, "%s((const %s*)p[%d])[i * st[%d]]",
-                       j > prog->nout ? ", " : "", arr_type(prog, j), j, j);
-  for (int j = 0; j < prog->nout; j++)
-    cmx__strbuf_printf(b, "%s&((%s*)p[%d])[i * st[%d]]",
-                       prog->nargs + j ? ", " : "", arr_type(prog, j), j, j);
-  cmx__strbuf_puts(b, ");\n}\n\n");
-  /* sizes of the arrays' elements */
-  cmx__strbuf_puts(b, "static const int64_t cmx_fk_isz[] = {");
-  for (int j = 0; j < na; j++)
-    cmx__strbuf_printf(b, "%s(int64_t)sizeof(%s)", j ? ", " : "",
-                       arr_type(prog, j));
-  cmx__strbuf_printf(b, "};\n#define CMX_FK_NARR %d\n\n", na);
-  cmx__strbuf_puts(b, k_driver);
-}
-
 /* ---------------- the code generator ---------------- */
 
 /* The kernel's source (malloc'ed), or NULL when out of memory. */
@@ -327,8 +441,9 @@ static char* source_of(const cmx__fused_program* prog) {
                      "CMX_EW_FN double cmx_fk_bitsd(uint64_t u) {\n"
                      "  double d;\n  memcpy(&d, &u, 8);\n  return d;\n}\n",
                      GRAIN);
-  emit_elem(&b, prog);
-  emit_loops(&b, prog);
+  emit_block(&b, prog);
+  emit_segments(&b, prog);
+  cmx__strbuf_puts(&b, k_driver);
   if (b.failed) {
     free(b.p);
     return NULL;
