@@ -400,9 +400,10 @@ BINARY = [
     mx.equal, mx.not_equal, mx.less, mx.less_equal, mx.greater,
     mx.greater_equal, mx.logical_and, mx.logical_or,
 ]
-# transcendental float32 rows run as AVX2/AVX-512 clones compiled with FMA
-# contraction in libcmx; generated kernels contract nothing
-HEAVY = {mx.exp, mx.log, mx.tanh, mx.sigmoid, mx.logaddexp, mx.erf}
+# Fused steps are contracted (FMA) exactly where libcmx's eager rows are,
+# so fused results are the eager bits (with a gcc-built libcmx and gcc as
+# the system compiler, as here).
+HEAVY = set()
 
 
 def _agree(a, b, tol):
@@ -495,10 +496,7 @@ def test_random_graphs(seed):
     got = mx.compile(fun)(*xs)
     assert len(got) == len(want)
     for g, w in zip(got, want):
-        # transcendental ops may differ in the last bit (FMA in the eager
-        # rows), which later ops can amplify a little
-        assert np.allclose(np.array(g), np.array(w), rtol=1e-5, atol=1e-6,
-                           equal_nan=True)
+        _agree(g, w, 0)
 
 
 def test_dtypes_fused():
@@ -636,5 +634,4 @@ def test_gelu_kernel_is_one_region():
     x = mx.random.uniform(shape=(4, 100))
     y = mx.compile(gelu)(x)
     assert stats()["fused"] == f0 + 1
-    # erf's eager float32 row may differ in its last bit (FMA contraction)
-    assert np.allclose(np.array(y), np.array(gelu(x)), rtol=0, atol=2e-7)
+    _agree(y, gelu(x), 0)
