@@ -67,9 +67,10 @@ cmx_status cmx_triu(cmx_array* out, cmx_array a, int64_t k, cmx_stream s);
  * bitwise_invert takes integers and bool only (TypeError otherwise). */
 #define CMX__UNARY_OPS(X)                                                      \
   X(abs)                                                                       \
-  X(sign) X(negative) X(positive) X(square) X(sqrt) X(rsqrt) X(reciprocal)     \
-      X(exp) X(expm1) X(log) X(log2) X(log10) X(log1p) X(erf) X(erfinv) X(sin) \
-          X(cos) X(tan) X(arcsin) X(arccos) X(arctan) X(sinh) X(cosh) X(tanh)  \
+  X(sign)                                                                      \
+  X(negative) X(positive) X(square) X(sqrt) X(rsqrt) X(reciprocal) X(exp)      \
+      X(expm1) X(log) X(log2) X(log10) X(log1p) X(erf) X(erfinv) X(sin) X(cos) \
+          X(tan) X(arcsin) X(arccos) X(arctan) X(sinh) X(cosh) X(tanh)         \
               X(arcsinh) X(arccosh) X(arctanh) X(degrees) X(radians)           \
                   X(sigmoid) X(floor) X(ceil) X(trunc) X(isnan) X(isinf)       \
                       X(isfinite) X(isposinf) X(isneginf) X(logical_not)       \
@@ -94,12 +95,13 @@ cmx_status cmx_astype(cmx_array* out, cmx_array a, cmx_dtype dtype,
  * shift counts < 0 or >= the bit width give 0 (left) or the sign fill
  * (right). Bitwise ops and shifts take integers and bool only; shifts
  * compute bool as uint8. */
-#define CMX__BINARY_OPS(X)                                                 \
-  X(add)                                                                   \
-  X(subtract) X(multiply) X(divide) X(floor_divide) X(remainder) X(power)  \
-      X(maximum) X(minimum) X(arctan2) X(logaddexp) X(equal) X(not_equal)  \
-          X(less) X(less_equal) X(greater) X(greater_equal) X(logical_and) \
-              X(logical_or) X(logical_xor) X(bitwise_and) X(bitwise_or)    \
+#define CMX__BINARY_OPS(X)                                               \
+  X(add)                                                                 \
+  X(subtract)                                                            \
+  X(multiply) X(divide) X(floor_divide) X(remainder) X(power) X(maximum) \
+      X(minimum) X(arctan2) X(logaddexp) X(equal) X(not_equal) X(less)   \
+          X(less_equal) X(greater) X(greater_equal) X(logical_and)       \
+              X(logical_or) X(logical_xor) X(bitwise_and) X(bitwise_or)  \
                   X(bitwise_xor) X(left_shift) X(right_shift)
 #define CMX__DECLARE_BINARY(name) \
   cmx_status cmx_##name(cmx_array* out, cmx_array a, cmx_array b, cmx_stream s);
@@ -176,6 +178,25 @@ cmx_status cmx_slice(cmx_array* out, cmx_array a, const int64_t* start,
 cmx_status cmx_slice_update(cmx_array* out, cmx_array src, cmx_array update,
                             const int64_t* start, const int64_t* stop,
                             const int64_t* strides, cmx_stream s);
+/* a's window that starts, along axes[i], at start[i] and spans
+ * slice_size[i] elements (other axes whole): MLX's slice with array start
+ * indices. start is an integer array of naxes entries (1-d, or 0-d for one
+ * axis), read when the result is evaluated, so the op stays lazy and
+ * differentiable (a gather). A negative start counts from the end and
+ * every window is clamped into its axis. Errors: a non-integer or
+ * mis-sized start, a bad or repeated axis, a size outside [0, dim]
+ * (CMX_ERR_VALUE). */
+cmx_status cmx_slice_dynamic(cmx_array* out, cmx_array a, cmx_array start,
+                             const int* axes, int naxes,
+                             const int64_t* slice_size, cmx_stream s);
+/* A copy of a with update written at the window that starts at start[i]
+ * along axes[i] (0 on other axes); the window has update's shape, right-
+ * aligned (leading axes of extent 1). start as cmx_slice_dynamic; update
+ * is converted to a's dtype (a scatter). Errors: as cmx_slice_dynamic,
+ * and an update larger than a (CMX_ERR_VALUE). */
+cmx_status cmx_slice_update_dynamic(cmx_array* out, cmx_array a,
+                                    cmx_array update, cmx_array start,
+                                    const int* axes, int naxes, cmx_stream s);
 /* Joins n arrays along axis (dtypes promoted). */
 cmx_status cmx_concatenate(cmx_array* out, const cmx_array* arrays, int n,
                            int axis, cmx_stream s);
@@ -337,7 +358,9 @@ typedef enum cmx_index_kind {
   CMX_INDEX_SLICE = 1,    /* start:stop:step */
   CMX_INDEX_NEWAXIS = 2,  /* None: inserts a size-1 axis */
   CMX_INDEX_ELLIPSIS = 3, /* ...: full slices for the axes not indexed */
-  CMX_INDEX_ARRAY = 4     /* an integer array (advanced index) */
+  CMX_INDEX_ARRAY = 4,    /* an integer array (advanced index) */
+  CMX_INDEX_MASK = 5      /* a boolean array: its true elements' coordinates
+                             (one advanced index per mask axis) */
 } cmx_index_kind;
 
 /* An omitted slice start, stop or step (Python's None). */
@@ -348,7 +371,7 @@ typedef struct cmx_index {
   int64_t value;             /* INT: the index (negative from the end) */
   int64_t start, stop, step; /* SLICE: Python slice values, each may be
                                 CMX_SLICE_NONE; step must not be 0 */
-  cmx_array array;           /* ARRAY: the index array (borrowed) */
+  cmx_array array;           /* ARRAY, MASK: the array (borrowed) */
 } cmx_index;
 
 static inline cmx_index cmx_index_int(int64_t i) {
@@ -376,6 +399,12 @@ static inline cmx_index cmx_index_array(cmx_array a) {
   cmx_index x = {CMX_INDEX_ARRAY, 0, 0, 0, 0, a};
   return x;
 }
+/* A boolean mask over the next m.ndim axes (a cmx extension: MLX has
+ * none). */
+static inline cmx_index cmx_index_mask(cmx_array m) {
+  cmx_index x = {CMX_INDEX_MASK, 0, 0, 0, 0, m};
+  return x;
+}
 
 /* a[index] with NumPy's rules for the n entries (n == 0: a itself).
  * Ints, slices, newaxis and ellipsis give views; integer arrays are
@@ -386,8 +415,11 @@ static inline cmx_index cmx_index_array(cmx_array a) {
  * Errors: more than one ellipsis, more entries than axes, an int out of
  * range (CMX_ERR_INDEX); a non-integer index array (CMX_ERR_TYPE); index
  * arrays that do not broadcast (CMX_ERR_INDEX); a zero slice step
- * (CMX_ERR_VALUE). Boolean masks are not accepted (the Python layer turns
- * them into integer arrays). */
+ * (CMX_ERR_VALUE). A boolean mask (cmx_index_mask) covers as many axes as
+ * it has dims and must match their extents (else CMX_ERR_INDEX); it is
+ * evaluated here and stands for the integer coordinates of its true
+ * elements, as in NumPy. A boolean array given as CMX_INDEX_ARRAY is a
+ * CMX_ERR_TYPE. */
 cmx_status cmx_index_get(cmx_array* out, cmx_array a, const cmx_index* index,
                          int n, cmx_stream s);
 /* A copy of a with a[index] = value: value (converted to a's dtype, with

@@ -42,53 +42,26 @@ def _type_name(o):
 
 def _flatten(tree, strict=True):
     """The array leaves of tree, depth first (dicts in iteration order),
-    and a function building a tree of the same structure from new leaves
-    (plain lists, tuples and dicts; non-array leaves kept as they are).
-    With strict, a leaf that is not an array is a ValueError, as MLX's
-    tree_flatten."""
-    leaves = []
-
-    def walk(t):
-        if isinstance(t, list):
-            subs = [walk(v) for v in t]
-            return lambda it: [s(it) for s in subs]
-        if isinstance(t, tuple):
-            subs = [walk(v) for v in t]
-            return lambda it: tuple([s(it) for s in subs])
-        if isinstance(t, dict):
-            subs = [(k, walk(v)) for k, v in t.items()]
-            return lambda it: {k: s(it) for k, s in subs}
-        if isinstance(t, array):
-            leaves.append(t)
-            return next
-        if strict:
-            raise ValueError(_NOT_ONLY_ARRAYS)
-        return lambda it: t
-
-    build = walk(tree)
-    return leaves, lambda new: build(iter(new))
+    and its structure (plain lists, tuples and dicts; non-array leaves kept
+    as they are), for _unflatten. With strict, a leaf that is not an array
+    is a ValueError, as MLX's tree_flatten. One walker does every tree
+    operation here (cmx.core._tree_*, python/src/tree.c); it makes no
+    closures, so nothing here waits for the cycle collector."""
+    return _core._tree_flatten(tree, strict)
 
 
-def _fill(tree, values, records):
-    """tree with its array leaves replaced, in order, by values (an
-    iterator). Lists and dicts are updated in place, as MLX does, so a
-    function that assigns into its argument containers is seen by the
-    caller; each slot given a new object is recorded as (container, key,
-    new, old) for _restore. Tuples are rebuilt."""
-    if isinstance(tree, (list, dict)):
-        keys = range(len(tree)) if isinstance(tree, list) else list(tree)
-        for k in keys:
-            old = tree[k]
-            new = _fill(old, values, records)
-            if new is not old:
-                records.append((tree, k, new, old))
-                tree[k] = new
-        return tree
-    if isinstance(tree, tuple):
-        return tuple([_fill(v, values, records) for v in tree])
-    if isinstance(tree, array):
-        return next(values)
-    return tree
+def _unflatten(treedef, leaves):
+    """The tree of structure treedef with new array leaves."""
+    return _core._tree_unflatten(treedef, leaves)
+
+
+def _fill(tree, values):
+    """tree with its array leaves replaced, in order, by values. Lists and
+    dicts are updated in place, as MLX does, so a function that assigns
+    into its argument containers is seen by the caller; returns the tree
+    and the records (container, key, new, old) of the slots given a new
+    object, for _restore. Tuples are rebuilt."""
+    return _core._tree_fill(tree, values)
 
 
 def _restore(records):
@@ -106,29 +79,7 @@ def _visit_prefix(tree, prefix, visit):
     """Calls visit(leaf, p) for each leaf of tree with the matching node of
     prefix, a prefix tree of tree (a leaf of prefix applies to the whole
     subtree below it), with MLX's errors for mismatched trees."""
-    if isinstance(tree, (list, tuple)):
-        kind = list if isinstance(tree, list) else tuple
-        if isinstance(prefix, (list, tuple, dict)) and not isinstance(prefix, kind):
-            raise ValueError(_NOT_A_PREFIX)
-        if isinstance(prefix, kind) and len(prefix) != len(tree):
-            raise ValueError(_NOT_A_PREFIX)
-        for i, t in enumerate(tree):
-            _visit_prefix(t, prefix[i] if isinstance(prefix, kind) else prefix, visit)
-    elif isinstance(tree, dict):
-        if isinstance(prefix, (list, tuple)):
-            raise ValueError(_NOT_A_PREFIX)
-        for k, t in tree.items():
-            if isinstance(prefix, dict):
-                if k not in prefix:
-                    raise ValueError(
-                        "[tree_visit] Tree is not a valid prefix tree of the "
-                        "first tree."
-                    )
-                _visit_prefix(t, prefix[k], visit)
-            else:
-                _visit_prefix(t, prefix, visit)
-    else:
-        visit(tree, prefix)
+    _core._tree_visit(tree, prefix, visit)
 
 
 # ---------------------------------------------------------------- vjp / jvp
@@ -403,29 +354,30 @@ def _grad_fn(fun, argnums, argnames, tag, scalar_only):
         # keyword ones in the order the call passed them (as MLX).
         keys = [k for k in kwargs if k in names]
         trees = [args[i] for i in nums] + [kwargs[k] for k in keys]
-        counts, leaves, rebuilds = [], [], []
+        counts, leaves, defs = [], [], []
         for t in trees:
-            ls, rb = _flatten(t, strict=True)
+            ls, d = _flatten(t, strict=True)
             counts.append(len(ls))
             leaves += ls
-            rebuilds.append(rb)
+            defs.append(d)
         box = {}
 
         def flat(xs):
-            it = iter(xs)
             records = []
             a = list(args)
             kw = dict(kwargs)
-            for i in nums:
-                a[i] = _fill(a[i], it, records)
-            for k in keys:
-                kw[k] = _fill(kw[k], it, records)
+            slots = [(a, i) for i in nums] + [(kw, k) for k in keys]
+            pos = 0
+            for (container, key), c in zip(slots, counts):
+                container[key], recs = _fill(container[key], xs[pos : pos + c])
+                records += recs
+                pos += c
             try:
                 out = fun(*a, **kw)
             finally:
                 _restore(records)
             _check_value(out, tag, scalar_only)
-            outs, rebuild_out = _flatten(out, strict=False)
+            outs, box["def"] = _flatten(out, strict=False)
             loss = outs[0]
             if loss.ndim != 0:
                 hint = (
@@ -437,14 +389,13 @@ def _grad_fn(fun, argnums, argnames, tag, scalar_only):
                     f"[vjp] Output shape {_shape_str(loss.shape)} does not match "
                     f"cotangent shape ().{hint}"
                 )
-            box["rebuild"] = rebuild_out
             return outs
 
         outs, grads = _core._value_and_grad(flat, leaves)
-        value = box["rebuild"](outs)
+        value = _unflatten(box["def"], outs)
         parts, k = [], 0
-        for c, rb in zip(counts, rebuilds):
-            parts.append(rb(grads[k : k + c]))
+        for c, d in zip(counts, defs):
+            parts.append(_unflatten(d, grads[k : k + c]))
             k += c
         if len(nums) == 1:
             positional = parts[0]
@@ -561,9 +512,9 @@ def vmap(fun: Callable, in_axes: object = 0, out_axes: object = 0) -> Callable:
         # a call, which matters for small vmapped functions).
         axes = _plain_axes(args, in_axes)
         if axes is not None:
-            inputs, rebuild_args = list(args), None
+            inputs, args_def = list(args), None
         else:
-            inputs, rebuild_args = _flatten(args, strict=True)
+            inputs, args_def = _flatten(args, strict=True)
             axes = _flat_axes(args[0] if len(args) == 1 else args, in_axes, False)
             sizes = [x.shape[a] for x, a in zip(inputs, axes) if a is not None]
             for s in sizes:
@@ -574,12 +525,12 @@ def vmap(fun: Callable, in_axes: object = 0, out_axes: object = 0) -> Callable:
         box = {}
 
         def flat(xs):
-            out = fun(*(xs if rebuild_args is None else rebuild_args(xs)))
+            out = fun(*(xs if args_def is None else _unflatten(args_def, xs)))
             box["out"] = out
             if type(out) is array:  # a single array: no tree to rebuild
-                box["rebuild"] = None
+                box["def"] = None
                 return [out]
-            leaves, box["rebuild"] = _flatten(out, strict=True)
+            leaves, box["def"] = _flatten(out, strict=True)
             return leaves
 
         # The C vmap returns each output with its batch axis first, or with
@@ -587,7 +538,7 @@ def vmap(fun: Callable, in_axes: object = 0, out_axes: object = 0) -> Callable:
         # rank against the traced output); the out_axes tree is read
         # against the traced outputs and the axes placed here.
         outs = _core._vmap(flat, inputs, axes, [])
-        traced = [box["out"]] if box["rebuild"] is None else None
+        traced = [box["out"]] if box["def"] is None else None
         if traced is not None and type(out_axes) is int:
             o, a = outs[0], out_axes
             if o.ndim == traced[0].ndim + 1 and -o.ndim <= a < o.ndim:
@@ -611,7 +562,7 @@ def vmap(fun: Callable, in_axes: object = 0, out_axes: object = 0) -> Callable:
                 outs[i] = _core.broadcast_to(e, shape)
             elif a != 0:
                 outs[i] = _core.moveaxis(outs[i], 0, a)
-        return outs[0] if box["rebuild"] is None else box["rebuild"](outs)
+        return outs[0] if box["def"] is None else _unflatten(box["def"], outs)
 
     return vmap_fn
 
@@ -758,31 +709,31 @@ class custom_function:
     def __call__(self, *args, **kwargs):
         if self._vjp is None and self._jvp is None and self._vmap is None:
             return self._fun(*args, **kwargs)
-        leaves, rebuild_in = _flatten((args, kwargs), strict=False)
+        leaves, in_def = _flatten((args, kwargs), strict=False)
         n = len(leaves)
         box = {}
 
         def call(xs):
-            a, kw = rebuild_in(xs)
+            a, kw = _unflatten(in_def, xs)
             outs, box["out"] = _flatten(self._fun(*a, **kw), strict=True)
             return outs
 
         rules = [None, None, None]
         if self._vjp is not None:
-            rules[0] = functools.partial(self._run_vjp, rebuild_in, n, box)
+            rules[0] = functools.partial(self._run_vjp, in_def, n, box)
         if self._jvp is not None:
-            rules[1] = functools.partial(self._run_jvp, rebuild_in, n)
+            rules[1] = functools.partial(self._run_jvp, in_def, n)
         if self._vmap is not None:
-            rules[2] = functools.partial(self._run_vmap, rebuild_in)
+            rules[2] = functools.partial(self._run_vmap, in_def)
         outs = _core._custom_function(call, *rules, leaves)
-        return box["out"](outs)
+        return _unflatten(box["out"], outs)
 
-    def _run_vjp(self, rebuild_in, n, box, xs):
+    def _run_vjp(self, in_def, n, box, xs):
         # xs: the n primals, then the cotangents and the outputs.
-        a, kw = rebuild_in(xs[:n])
+        a, kw = _unflatten(in_def, xs[:n])
         m = (len(xs) - n) // 2
-        cots = box["out"](xs[n : n + m])
-        outs = box["out"](xs[n + m :])
+        cots = _unflatten(box["out"], xs[n : n + m])
+        outs = _unflatten(box["out"], xs[n + m :])
         res = self._vjp(a[0] if len(a) == 1 else a, cots, outs, **kw)
         vjps, _ = _flatten(res, strict=False)
         # Arrays among the keyword arguments get no cotangent from a vjp
@@ -791,10 +742,10 @@ class custom_function:
             vjps += [_core.zeros_like(x) for x in xs[len(vjps) : n]]
         return vjps
 
-    def _run_jvp(self, rebuild_in, n, xs):
+    def _run_jvp(self, in_def, n, xs):
         # xs: the n primals, then n tangents (zeros where none was given;
         # _custom_jvp_argnums says which were given).
-        a, kw = rebuild_in(xs[:n])
+        a, kw = _unflatten(in_def, xs[:n])
         if kw:
             raise ValueError(
                 "[custom jvp] Function should only accept positional arguments"
@@ -810,8 +761,8 @@ class custom_function:
         res = self._jvp(a[0], tans[0]) if len(a) == 1 else self._jvp(a, tans)
         return _flatten(res, strict=False)[0]
 
-    def _run_vmap(self, rebuild_in, xs):
-        a, kw = rebuild_in(xs)
+    def _run_vmap(self, in_def, xs):
+        a, kw = _unflatten(in_def, xs)
         if kw:
             raise ValueError(
                 "[custom vmap] Function should only accept positional arguments"
@@ -840,15 +791,10 @@ class custom_function:
 
 
 def _map_arrays(tree, f):
-    """tree with each array leaf x replaced by f(x) and every other leaf by
-    None (plain containers)."""
-    if isinstance(tree, list):
-        return [_map_arrays(v, f) for v in tree]
-    if isinstance(tree, tuple):
-        return tuple([_map_arrays(v, f) for v in tree])
-    if isinstance(tree, dict):
-        return {k: _map_arrays(v, f) for k, v in tree.items()}
-    return f(tree) if isinstance(tree, array) else None
+    """tree with each array leaf x replaced by f(x) (called in leaf order)
+    and every other leaf by None (plain containers)."""
+    leaves, treedef = _flatten(tree, strict=False)
+    return _core._tree_unflatten(treedef, [f(x) for x in leaves], None)
 
 
 def checkpoint(fun: Callable) -> Callable:
@@ -868,15 +814,15 @@ def checkpoint(fun: Callable) -> Callable:
 
     @functools.wraps(fun)
     def checkpointed(*args, **kwargs):
-        leaves, rebuild_in = _flatten((args, kwargs), strict=False)
+        leaves, in_def = _flatten((args, kwargs), strict=False)
         box = {}
 
         def call(xs):
-            a, kw = rebuild_in(xs)
+            a, kw = _unflatten(in_def, xs)
             outs, box["out"] = _flatten(fun(*a, **kw), strict=False)
             return outs
 
         outs = _core._checkpoint(call, leaves)
-        return box["out"](outs)
+        return _unflatten(box["out"], outs)
 
     return checkpointed

@@ -5,7 +5,7 @@
  * bfloat16 has no PEP 3118 format: exporting it as a buffer fails, so NumPy
  * falls back to __array__, which raises MLX's error unless a dtype is asked
  * for (then the values are converted through float32). */
-#include "cmxpy.h"
+#include "args.h"
 
 /* ---------------- buffer protocol ---------------- */
 typedef struct {
@@ -94,7 +94,7 @@ static int getbuffer(PyObject* self, Py_buffer* view, int flags) {
       return -1;
     }
     cmx_array c = NULL;
-    st = cmxpy_astype(&c, info->arr, t, CMX_STREAM_DEFAULT);
+    st = cmx_astype(&c, info->arr, t, CMX_STREAM_DEFAULT);
     cmx_array_release(info->arr);
     info->arr = c;
     if (st == CMX_OK) st = cmxpy_data(info->arr, &data);
@@ -149,12 +149,9 @@ static void releasebuffer(PyObject* self, Py_buffer* view) {
 PyBufferProcs cmxpy_buffer_procs = {getbuffer, releasebuffer};
 
 /* ---------------- __array__ ---------------- */
-static PyObject* m_array(PyObject* self, PyObject* args, PyObject* kw) {
-  static char* kwlist[] = {"dtype", "copy", NULL};
-  PyObject *dtype = Py_None, *copy = Py_None;
-  if (!PyArg_ParseTupleAndKeywords(args, kw, "|OO:__array__", kwlist, &dtype,
-                                   &copy))
-    return NULL;
+CMXPY_DEF_METHOD(__array__, "(self, dtype: object = None, copy: object = None)",
+                 "A NumPy array of the data (a view when possible).") {
+  PyObject *self = OBJ(0), *dtype = OBJ(1), *copy = OBJ(2);
   PyObject* np = PyImport_ImportModule("numpy");
   if (!np) return NULL;
   PyObject* src = self;
@@ -168,7 +165,7 @@ static PyObject* m_array(PyObject* self, PyObject* args, PyObject* kw) {
     }
     cmx_array f = NULL;
     tmp = cmxpy_result(
-        cmxpy_astype(&f, CMXPY_ARR(self), CMX_FLOAT32, CMX_STREAM_DEFAULT), &f);
+        cmx_astype(&f, CMXPY_ARR(self), CMX_FLOAT32, CMX_STREAM_DEFAULT), &f);
     if (!tmp) {
       Py_DECREF(np);
       return NULL;
@@ -290,12 +287,12 @@ static DLDataType dl_dtype(cmx_dtype t) {
   return d;
 }
 
-static PyObject* m_dlpack(PyObject* self, PyObject* args, PyObject* kw) {
-  static char* kwlist[] = {"stream", "max_version", "dl_device", "copy", NULL};
-  PyObject *stream = Py_None, *maxv = Py_None, *dev = Py_None, *copy = Py_None;
-  if (!PyArg_ParseTupleAndKeywords(args, kw, "|$OOOO:__dlpack__", kwlist,
-                                   &stream, &maxv, &dev, &copy))
-    return NULL;
+CMXPY_DEF_METHOD(__dlpack__,
+                 "(self, /, *, stream: object = None, max_version: object = "
+                 "None, dl_device: object = None, copy: object = None)",
+                 "Export the array as a DLPack capsule (CPU memory, shared "
+                 "with the array).") {
+  PyObject *self = OBJ(0), *maxv = OBJ(2), *dev = OBJ(3), *copy = OBJ(4);
   if (dev != Py_None) {
     int dt, di;
     if (!PyArg_ParseTuple(dev, "ii", &dt, &di)) return NULL;
@@ -316,7 +313,7 @@ static PyObject* m_dlpack(PyObject* self, PyObject* args, PyObject* kw) {
   cmx_array a = CMXPY_ARR(self);
   cmx_status st = CMX_OK;
   if (copy == Py_True)
-    st = cmxpy_astype(&ctx->arr, a, cmx_array_dtype(a), CMX_STREAM_DEFAULT);
+    st = cmx_astype(&ctx->arr, a, cmx_array_dtype(a), CMX_STREAM_DEFAULT);
   else
     ctx->arr = cmx_array_retain(a);
   const void* data = NULL;
@@ -361,8 +358,9 @@ static PyObject* m_dlpack(PyObject* self, PyObject* args, PyObject* kw) {
   return cap;
 }
 
-static PyObject* m_dlpack_device(PyObject* self, PyObject* u) {
-  (void)self, (void)u;
+CMXPY_DEF_METHOD(__dlpack_device__, "(self, /)",
+                 "The DLPack device of the exported data: (1, 0), the CPU.") {
+  (void)A;
   return Py_BuildValue("(ii)", kDLCPU, 0);
 }
 
@@ -454,13 +452,14 @@ static cmx_array array_from_dl(const DLTensor* t) {
   return out;
 }
 
-static PyObject* py_from_dlpack(PyObject* m, PyObject* args, PyObject* kw) {
-  (void)m;
-  static char* kwlist[] = {"x", "device", "copy", NULL};
-  PyObject *x, *device = Py_None, *copy = Py_None;
-  if (!PyArg_ParseTupleAndKeywords(args, kw, "O|$OO:from_dlpack", kwlist, &x,
-                                   &device, &copy))
-    return NULL;
+CMXPY_DEF(from_dlpack,
+          "(x: object, /, *, device: object = None, copy: object = None) -> "
+          "array",
+          "Create an array from an object supporting DLPack (or a DLPack "
+          "capsule). The data are copied.\n\n"
+          "Args:\n    x: An object with ``__dlpack__``.\n\n"
+          "Returns:\n    array: The new array.") {
+  PyObject* x = OBJ(0);
   PyObject* cap;
   if (PyCapsule_CheckExact(x)) {
     cap = x;
@@ -506,34 +505,9 @@ static PyObject* py_from_dlpack(PyObject* m, PyObject* args, PyObject* kw) {
   return cmxpy_wrap(a);
 }
 
-const cmxpy_def cmxpy_buffer_methods[] = {
-    {{"__array__", (PyCFunction)(void (*)(void))m_array,
-      METH_VARARGS | METH_KEYWORDS,
-      "__array__($self, dtype=None, copy=None)\n--\n\nA NumPy array of the "
-      "data (a view when possible)."},
-     CMXPY_ALWAYS},
-    {{"__dlpack__", (PyCFunction)(void (*)(void))m_dlpack,
-      METH_VARARGS | METH_KEYWORDS,
-      "__dlpack__($self, /, *, stream=None, max_version=None, "
-      "dl_device=None, copy=None)\n--\n\nExport the array as a DLPack "
-      "capsule (CPU memory, shared with the array)."},
-     CMXPY_ALWAYS},
-    {{"__dlpack_device__", m_dlpack_device, METH_NOARGS,
-      "__dlpack_device__($self, /)\n--\n\nThe DLPack device of the exported "
-      "data: (1, 0), the CPU."},
-     CMXPY_ALWAYS},
-    {{NULL, NULL, 0, NULL}, NULL}};
-
-static PyMethodDef buffer_functions[] = {
-    {"from_dlpack", (PyCFunction)(void (*)(void))py_from_dlpack,
-     METH_VARARGS | METH_KEYWORDS,
-     "from_dlpack($module, x, /, *, device=None, copy=None)\n--\n\nCreate an "
-     "array from an object supporting DLPack (or a DLPack capsule). The "
-     "data are copied.\n\n"
-     "Args:\n    x: An object with ``__dlpack__``.\n\n"
-     "Returns:\n    array: The new array."},
-    {NULL, NULL, 0, NULL}};
-
-int cmxpy_init_buffer(PyObject* m) {
-  return PyModule_AddFunctions(m, buffer_functions);
+int cmxpy_init_buffer(PyObject* m, cmxpy_deflist* array_methods) {
+  static cmxpy_spec* const functions[] = {&spec_from_dlpack};
+  static cmxpy_spec* const methods[] = {&spec_m___array__, &spec_m___dlpack__,
+                                        &spec_m___dlpack_device__};
+  return CMXPY_ADD_AREA(m, functions, array_methods, methods);
 }

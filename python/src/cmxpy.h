@@ -1,6 +1,6 @@
 /* cmxpy.h: shared declarations of the cmx.core extension (one C file per
  * area: module, errors, dtype, device, memory, convert, array, number,
- * buffer, indexing, ops).
+ * buffer, indexing, tree, ops).
  *
  * The Python `array` object owns one cmx_array handle. Operations build new
  * handles through the C API (lazy) and wrap them; anything that reads data
@@ -8,10 +8,8 @@
  * replace the handle inside the same Python object, so every Python
  * reference to that object sees the update, as in MLX.
  *
- * Optional C symbols: the op families of include/cmx/ops.h (and printing)
- * are referenced weakly (see weak.h). A function or method whose C op is not
- * in the linked libcmx is simply not registered, so the bindings follow
- * whatever libcmx provides without edits or link failures.
+ * Functions and methods with arguments are declared with their MLX
+ * signature and parsed by args.h.
  */
 #ifndef CMXPY_H
 #define CMXPY_H
@@ -22,44 +20,26 @@
 #include <stdint.h>
 
 #include "cmx/cmx.h"
-#include "weak.h"
 
 /* ---------------- module-wide ---------------- */
 /* Sets the Python exception matching st (ValueError, TypeError, ...) with
  * cmx_last_error() as message; returns NULL. */
 PyObject* cmxpy_raise(cmx_status st);
-/* Raises NotImplementedError naming the missing C function; returns NULL. */
-PyObject* cmxpy_missing(const char* cfunc);
 /* A status meaning "the Python exception is already set" (cmxpy_raise
  * leaves it alone). */
 #define CMXPY_ERR_SET ((cmx_status)100)
-/* cmx_astype, or CMXPY_ERR_SET with NotImplementedError when libcmx lacks
- * it. */
-cmx_status cmxpy_astype(cmx_array* out, cmx_array a, cmx_dtype t, cmx_stream s);
 
-/* A method or function and the C symbol it needs: registered only when
- * `needs` is not NULL (CMXPY_ALWAYS for entries that need nothing optional,
- * or the weak address of the C op, NULL when libcmx lacks it). */
-extern const char cmxpy_always[1];
-#define CMXPY_ALWAYS ((const void*)cmxpy_always)
-typedef struct cmxpy_def {
-  PyMethodDef def;
-  const void* needs;
-} cmxpy_def;
-/* Appends the entries of defs (up to one with ml_name NULL) whose symbol
- * is linked to a growing table;
- * returns 0 or -1 (MemoryError set). `cmxpy_defs_finish` NULL-terminates and
- * returns the table (owned forever; type and module tables live as long as
- * the process). */
+/* A growing table of method definitions: cmxpy_defs_add appends the
+ * entries of defs (up to one with ml_name NULL); returns 0 or -1
+ * (MemoryError set). cmxpy_defs_finish NULL-terminates and returns the
+ * table (owned forever: type and module tables live as long as the
+ * process). */
 typedef struct cmxpy_deflist {
   PyMethodDef* items;
   size_t n, cap;
 } cmxpy_deflist;
-int cmxpy_defs_add(cmxpy_deflist* l, const cmxpy_def* defs);
+int cmxpy_defs_add(cmxpy_deflist* l, const PyMethodDef* defs);
 PyMethodDef* cmxpy_defs_finish(cmxpy_deflist* l);
-/* Records a missing optional symbol by name (for cmx.core._unavailable). */
-void cmxpy_note_missing(const char* name);
-PyObject* cmxpy_unavailable_list(void);
 
 /* ---------------- array object ---------------- */
 typedef struct {
@@ -84,12 +64,6 @@ PyObject* cmxpy_result(cmx_status st, cmx_array* out);
 PyObject* cmxpy_result_v(cmx_status st, cmx_array* out);
 /* Replaces the handle of an array object (takes the reference of a). */
 void cmxpy_array_replace(PyObject* self, cmx_array a);
-/* Args with self prepended when self is an array (method call), else args
- * itself; new reference. Lets one C function serve mx.f(a, ...) and
- * a.f(...). */
-PyObject* cmxpy_method_args(PyObject* self, PyObject* args);
-
-int cmxpy_init_array(PyObject* m);
 
 /* ---------------- evaluation (GIL released) ---------------- */
 cmx_status cmxpy_eval(cmx_array a);
@@ -107,15 +81,16 @@ int cmxpy_dtype_arg(PyObject* o, cmx_dtype* out, bool allow_none,
                     const char* fname);
 /* True when o is a Dtype object. */
 bool cmxpy_is_dtype(PyObject* o);
-int cmxpy_init_dtype(PyObject* m);
+/* The cmx_dtype of a Dtype object (cmxpy_is_dtype(o) must hold). */
+cmx_dtype cmxpy_dtype_value(PyObject* o);
 
 /* ---------------- devices and streams ---------------- */
 /* None / Stream / Device / DeviceType -> cmx_stream. Returns 0 / -1. */
 int cmxpy_stream_arg(PyObject* o, cmx_stream* out);
-int cmxpy_init_device(PyObject* m);
-int cmxpy_init_memory(PyObject* m);
-/* Flat transform entry points (_vjp, _jvp, ...; transforms.c). */
-int cmxpy_init_transforms(PyObject* m);
+/* The same without raising: 0, or 1 when o is none of those. */
+int cmxpy_stream_value(PyObject* o, cmx_stream* out);
+/* Device / DeviceType -> cmx_device: 0, or 1 when o is neither. */
+int cmxpy_device_value(PyObject* o, cmx_device* out);
 
 /* ---------------- conversion ---------------- */
 /* The mx.array(val, dtype) constructor (dtype CMX_DTYPE_AUTO: inferred).
@@ -160,35 +135,42 @@ int cmxpy_int64_arg(PyObject* o, int64_t* out, const char* fname,
 /* A tuple of the shape. */
 PyObject* cmxpy_shape_tuple(const int64_t* shape, int ndim);
 
-/* ---------------- areas ---------------- */
-int cmxpy_init_number(PyTypeObject* t);
-int cmxpy_init_buffer(PyObject* m);
-extern PyBufferProcs cmxpy_buffer_procs;
-/* Methods of array defined in the areas (each ends with an entry whose
- * def.ml_name is NULL). */
-extern const cmxpy_def cmxpy_buffer_methods[];
-extern const cmxpy_def cmxpy_number_methods[];
-extern const cmxpy_def cmxpy_shape_methods[];
-/* Adds the array methods of the op tables (after cmxpy_init_ops). */
-int cmxpy_ops_array_methods(cmxpy_deflist* l);
-extern const cmxpy_def cmxpy_index_methods[];
-int cmxpy_init_ops(PyObject* m);
-int cmxpy_init_ops_shape(PyObject* m);
+/* ---------------- trees ---------------- */
+/* Appends the arrays of a tree (lists, tuples, dicts; other leaves are
+ * ignored) to list; 0 or -1 (tree.c, the one pytree walker). */
+int cmxpy_tree_arrays(PyObject* tree, PyObject* list);
+
+/* ---------------- areas ----------------
+ * Each adds its functions to the module m; those taking array_methods
+ * append the array's methods to it (the type is made ready last, by
+ * cmxpy_init_array). */
+int cmxpy_init_dtype(PyObject* m);
+int cmxpy_init_device(PyObject* m);
+int cmxpy_init_memory(PyObject* m);
+int cmxpy_init_tree(PyObject* m);
+int cmxpy_init_ops(PyObject* m, cmxpy_deflist* array_methods);
+int cmxpy_init_ops_shape(PyObject* m, cmxpy_deflist* array_methods);
 int cmxpy_init_ops_create(PyObject* m);
 int cmxpy_init_ops_compose(PyObject* m);
 int cmxpy_init_ops_misc(PyObject* m);
-/* Sort/scan family (ops_sort.c), convolutions (ops_conv.c) and the
- * cmx.core.random submodule (random.c). */
-int cmxpy_init_ops_sort(PyObject* m);
+int cmxpy_init_ops_linalg_extra(PyObject* m, cmxpy_deflist* array_methods);
+int cmxpy_init_ops_sort(PyObject* m, cmxpy_deflist* array_methods);
 int cmxpy_init_ops_conv(PyObject* m);
-int cmxpy_init_random(PyObject* m);
-/* The scan methods of array (cumsum, ..., logcumsumexp). */
-extern const cmxpy_def cmxpy_scan_methods[];
+int cmxpy_init_random(PyObject* m); /* the cmx.core.random submodule */
 int cmxpy_init_io(PyObject* m);
+int cmxpy_init_buffer(PyObject* m, cmxpy_deflist* array_methods);
+extern PyBufferProcs cmxpy_buffer_procs;
+int cmxpy_init_number(cmxpy_deflist* array_methods);
 int cmxpy_init_indexing(PyObject* m);
+int cmxpy_init_array(PyObject* m, cmxpy_deflist* array_methods);
+/* Flat transform entry points (_vjp, _jvp, ...; transforms.c). */
+int cmxpy_init_transforms(PyObject* m);
+int cmxpy_init_compile(PyObject* m); /* compile.c */
 PyObject* cmxpy_getitem(PyObject* self, PyObject* key);
 int cmxpy_setitem(PyObject* self, PyObject* key, PyObject* value);
 /* Row i of a (a[i]) as a new reference (used by iteration). */
 cmx_array cmxpy_index_int(cmx_array a, int64_t i);
+/* A double as a float without undefined behaviour (out of range: inf). */
+float cmxpy_float(double d);
 
 #endif

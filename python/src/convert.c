@@ -309,7 +309,7 @@ static int list_fill(PyObject* o, int depth, const list_info* info, cmx_dtype t,
       cmx_array a = CMXPY_ARR(e), c = NULL;
       cmx_status st = CMX_OK;
       if (cmx_array_dtype(a) != t)
-        st = cmxpy_astype(&c, a, t, CMX_STREAM_DEFAULT);
+        st = cmx_astype(&c, a, t, CMX_STREAM_DEFAULT);
       else
         c = cmx_array_retain(a);
       if (st == CMX_OK) st = cmxpy_eval(c);
@@ -521,7 +521,7 @@ static cmx_array array_from_buffer(PyObject* o, cmx_dtype dtype) {
   if (want == CMX_DTYPE_AUTO) want = src == CMX_FLOAT64 ? CMX_FLOAT32 : src;
   if (st == CMX_OK && want != (cmx_dtype)src) {
     cmx_array c = NULL;
-    st = cmxpy_astype(&c, out, want, CMX_STREAM_DEFAULT);
+    st = cmx_astype(&c, out, want, CMX_STREAM_DEFAULT);
     cmx_array_release(out);
     out = c;
   }
@@ -557,7 +557,7 @@ static cmx_array retype(cmx_array a, cmx_dtype dtype) {
   if (dtype == CMX_DTYPE_AUTO || dtype == cmx_array_dtype(a))
     return cmx_array_retain(a);
   cmx_array out = NULL;
-  cmx_status st = cmxpy_astype(&out, a, dtype, CMX_STREAM_DEFAULT);
+  cmx_status st = cmx_astype(&out, a, dtype, CMX_STREAM_DEFAULT);
   if (st != CMX_OK) {
     cmxpy_raise(st);
     return NULL;

@@ -2,7 +2,7 @@
  * `with mx.stream(...)` context, defaults, synchronize, device queries. */
 #include <unistd.h>
 
-#include "cmxpy.h"
+#include "args.h"
 
 static PyObject* g_devtype_type;
 static PyObject* g_devtype[2]; /* DeviceType.cpu, DeviceType.gpu */
@@ -37,38 +37,33 @@ static PyObject* stream_object(cmx_stream s) {
   return (PyObject*)o;
 }
 
-/* Device or DeviceType -> cmx_device. */
-static int device_arg(PyObject* o, cmx_device* out, const char* fname) {
+int cmxpy_device_value(PyObject* o, cmx_device* out) {
   if (PyObject_TypeCheck(o, &CmxDevice_Type)) {
     *out = ((CmxDeviceObject*)o)->d;
     return 0;
   }
   int t = devtype_of(o);
-  if (t >= 0) {
-    *out = (cmx_device){(cmx_device_type)t, 0};
-    return 0;
+  if (t < 0) return 1;
+  *out = (cmx_device){(cmx_device_type)t, 0};
+  return 0;
+}
+
+int cmxpy_stream_value(PyObject* o, cmx_stream* out) {
+  cmx_device d;
+  if (!o || o == Py_None) {
+    *out = CMX_STREAM_DEFAULT;
+  } else if (PyObject_TypeCheck(o, &CmxStream_Type)) {
+    *out = ((CmxStreamObject*)o)->s;
+  } else if (cmxpy_device_value(o, &d) == 0) {
+    *out = cmx_stream_on(d);
+  } else {
+    return 1;
   }
-  PyErr_Format(PyExc_TypeError,
-               "[%s] expected a Device or DeviceType, got %.100s", fname,
-               Py_TYPE(o)->tp_name);
-  return -1;
+  return 0;
 }
 
 int cmxpy_stream_arg(PyObject* o, cmx_stream* out) {
-  if (!o || o == Py_None) {
-    *out = CMX_STREAM_DEFAULT;
-    return 0;
-  }
-  if (PyObject_TypeCheck(o, &CmxStream_Type)) {
-    *out = ((CmxStreamObject*)o)->s;
-    return 0;
-  }
-  cmx_device d;
-  if (PyObject_TypeCheck(o, &CmxDevice_Type) || devtype_of(o) >= 0) {
-    device_arg(o, &d, "stream");
-    *out = cmx_stream_on(d);
-    return 0;
-  }
+  if (cmxpy_stream_value(o, out) == 0) return 0;
   PyErr_Format(PyExc_TypeError,
                "stream must be a Stream, a Device or None, got %.100s",
                Py_TYPE(o)->tp_name);
@@ -108,11 +103,7 @@ static PyObject* device_repr(PyObject* self) {
 static PyObject* device_richcompare(PyObject* a, PyObject* b, int op) {
   if (op != Py_EQ && op != Py_NE) Py_RETURN_NOTIMPLEMENTED;
   cmx_device da = ((CmxDeviceObject*)a)->d, db;
-  bool eq = false;
-  if (PyObject_TypeCheck(b, &CmxDevice_Type) || devtype_of(b) >= 0) {
-    device_arg(b, &db, "Device");
-    eq = cmx_device_equal(da, db);
-  }
+  bool eq = cmxpy_device_value(b, &db) == 0 && cmx_device_equal(da, db);
   return PyBool_FromLong(op == Py_EQ ? eq : !eq);
 }
 
@@ -270,116 +261,93 @@ static PyTypeObject CmxStreamContext_Type = {
 };
 
 /* ---------------- functions ---------------- */
-static PyObject* py_default_device(PyObject* m, PyObject* unused) {
-  (void)m, (void)unused;
+#define DEVICE_SIG "(device: Device | DeviceType)"
+
+CMXPY_DEF(default_device, "() -> Device", "Get the default device.") {
+  (void)A;
   return device_object(cmx_default_device());
 }
 
-static PyObject* py_set_default_device(PyObject* m, PyObject* args,
-                                       PyObject* kw) {
-  (void)m;
-  static char* kwlist[] = {"device", NULL};
-  PyObject* o;
-  cmx_device d;
-  if (!PyArg_ParseTupleAndKeywords(args, kw, "O:set_default_device", kwlist,
-                                   &o) ||
-      device_arg(o, &d, "set_default_device") < 0)
-    return NULL;
-  cmx_status st = cmx_set_default_device(d);
+/* None or the exception of a failed status. */
+static PyObject* none_or_raise(cmx_status st) {
   if (st != CMX_OK) return cmxpy_raise(st);
   Py_RETURN_NONE;
 }
 
-static PyObject* py_default_stream(PyObject* m, PyObject* args, PyObject* kw) {
-  (void)m;
-  static char* kwlist[] = {"device", NULL};
-  PyObject* o;
-  cmx_device d;
-  if (!PyArg_ParseTupleAndKeywords(args, kw, "O:default_stream", kwlist, &o) ||
-      device_arg(o, &d, "default_stream") < 0)
-    return NULL;
+static PyObject* stream_or_raise(cmx_status st, cmx_stream s) {
+  return st == CMX_OK ? stream_object(s) : cmxpy_raise(st);
+}
+
+CMXPY_DEF(set_default_device, DEVICE_SIG " -> None",
+          "Set the default device (of the calling thread).") {
+  return none_or_raise(cmx_set_default_device(A->v[0].device));
+}
+
+CMXPY_DEF(default_stream, DEVICE_SIG " -> Stream",
+          "Get the device's default stream.") {
   cmx_stream s;
-  cmx_status st = cmx_default_stream(&s, d);
-  if (st != CMX_OK) return cmxpy_raise(st);
-  return stream_object(s);
+  return stream_or_raise(cmx_default_stream(&s, A->v[0].device), s);
 }
 
-static PyObject* py_set_default_stream(PyObject* m, PyObject* args,
-                                       PyObject* kw) {
-  (void)m;
-  static char* kwlist[] = {"stream", NULL};
-  PyObject* o;
-  if (!PyArg_ParseTupleAndKeywords(args, kw, "O!:set_default_stream", kwlist,
-                                   &CmxStream_Type, &o))
+CMXPY_DEF(set_default_stream, "(stream: Stream) -> None",
+          "Set the default stream.\n\n"
+          "This will make the given stream the default for the stream's "
+          "device. It will not change the default device.\n\n"
+          "Args:\n    stream (Stream): Stream to make the default.") {
+  if (!PyObject_TypeCheck(OBJ(0), &CmxStream_Type)) {
+    PyErr_Format(PyExc_TypeError,
+                 "[set_default_stream] expected a Stream, got %.100s",
+                 Py_TYPE(OBJ(0))->tp_name);
     return NULL;
-  cmx_status st = cmx_set_default_stream(((CmxStreamObject*)o)->s);
-  if (st != CMX_OK) return cmxpy_raise(st);
-  Py_RETURN_NONE;
+  }
+  return none_or_raise(cmx_set_default_stream(((CmxStreamObject*)OBJ(0))->s));
 }
 
-static PyObject* py_new_stream(PyObject* m, PyObject* args, PyObject* kw) {
-  (void)m;
-  static char* kwlist[] = {"device", NULL};
-  PyObject* o;
-  cmx_device d;
-  if (!PyArg_ParseTupleAndKeywords(args, kw, "O:new_stream", kwlist, &o) ||
-      device_arg(o, &d, "new_stream") < 0)
-    return NULL;
+CMXPY_DEF(new_stream, DEVICE_SIG " -> Stream",
+          "Make a new stream on the given device.") {
   cmx_stream s;
-  cmx_status st = cmx_new_stream(&s, d);
-  if (st != CMX_OK) return cmxpy_raise(st);
-  return stream_object(s);
+  return stream_or_raise(cmx_new_stream(&s, A->v[0].device), s);
 }
 
-static PyObject* py_stream(PyObject* m, PyObject* args, PyObject* kw) {
-  (void)m;
-  return PyObject_Call((PyObject*)&CmxStreamContext_Type, args, kw);
+CMXPY_DEF(stream, "(s: Stream | Device | DeviceType) -> StreamContext",
+          "Create a context manager to set the default device and stream.\n\n"
+          "Args:\n    s: The :obj:`Stream` or :obj:`Device` to set as the "
+          "default.\n\n"
+          "Returns:\n    A context manager that sets the default device and "
+          "stream.\n\n"
+          "Example:\n\n    .. code-block::python\n\n      import cmx.core as "
+          "mx\n\n      with mx.stream(mx.cpu):\n          # Operations here "
+          "use mx.cpu by default.\n          pass") {
+  return PyObject_CallOneArg((PyObject*)&CmxStreamContext_Type, OBJ(0));
 }
 
-static PyObject* py_synchronize(PyObject* m, PyObject* args, PyObject* kw) {
-  (void)m;
-  static char* kwlist[] = {"stream", NULL};
-  PyObject* o = Py_None;
-  if (!PyArg_ParseTupleAndKeywords(args, kw, "|O:synchronize", kwlist, &o))
-    return NULL;
-  cmx_stream s;
-  if (cmxpy_stream_arg(o, &s) < 0) return NULL;
+CMXPY_DEF(synchronize, "(stream: StreamOrDevice = None) -> None",
+          "Synchronize with the given stream.\n\n"
+          "Args:\n    stream (Stream, optional): The stream to synchronize "
+          "with. If ``None`` then the default stream of the default device "
+          "is used. Default: ``None``.") {
   cmx_status st;
-  Py_BEGIN_ALLOW_THREADS st = cmx_synchronize(s);
-  Py_END_ALLOW_THREADS if (st != CMX_OK) return cmxpy_raise(st);
-  Py_RETURN_NONE;
+  Py_BEGIN_ALLOW_THREADS st = cmx_synchronize(STREAM);
+  Py_END_ALLOW_THREADS return none_or_raise(st);
 }
 
-static PyObject* py_is_available(PyObject* m, PyObject* args, PyObject* kw) {
-  (void)m;
-  static char* kwlist[] = {"device", NULL};
-  PyObject* o;
-  cmx_device d;
-  if (!PyArg_ParseTupleAndKeywords(args, kw, "O:is_available", kwlist, &o) ||
-      device_arg(o, &d, "is_available") < 0)
-    return NULL;
-  return PyBool_FromLong(cmx_is_available(d));
+CMXPY_DEF(is_available, DEVICE_SIG " -> bool",
+          "Whether the device can run work here (a GPU needs a CUDA driver "
+          "and device).") {
+  return PyBool_FromLong(cmx_is_available(A->v[0].device));
 }
 
-static PyObject* py_device_count(PyObject* m, PyObject* args, PyObject* kw) {
-  (void)m;
-  static char* kwlist[] = {"device", NULL};
-  PyObject* o;
-  cmx_device d;
-  if (!PyArg_ParseTupleAndKeywords(args, kw, "O:device_count", kwlist, &o) ||
-      device_arg(o, &d, "device_count") < 0)
-    return NULL;
-  return PyLong_FromLong(cmx_device_count(d.type));
+CMXPY_DEF(device_count, DEVICE_SIG " -> int",
+          "The number of devices of the given type (a Device or "
+          "DeviceType).") {
+  return PyLong_FromLong(cmx_device_count(A->v[0].device.type));
 }
 
-static PyObject* py_device_info(PyObject* m, PyObject* args, PyObject* kw) {
-  (void)m;
-  static char* kwlist[] = {"device", NULL};
-  PyObject* o = Py_None;
-  if (!PyArg_ParseTupleAndKeywords(args, kw, "|O:device_info", kwlist, &o))
-    return NULL;
-  cmx_device d = cmx_default_device();
-  if (o != Py_None && device_arg(o, &d, "device_info") < 0) return NULL;
+CMXPY_DEF(device_info, "(device: Device | DeviceType | None = None) -> dict",
+          "A dict describing the device (default: the default device): "
+          "device_name, device_index, memory_size (bytes of host memory), "
+          "device_count.") {
+  cmx_device d = ISNONE(0) ? cmx_default_device() : A->v[0].device;
   if (!cmx_is_available(d)) {
     PyErr_Format(PyExc_ValueError,
                  "[device_info] device %s:%d is not available",
@@ -397,59 +365,11 @@ static PyObject* py_device_info(PyObject* m, PyObject* args, PyObject* kw) {
                        (long)cmx_device_count(d.type));
 }
 
-static PyMethodDef device_functions[] = {
-    {"default_device", py_default_device, METH_NOARGS,
-     "default_device($module, /)\n--\n\nGet the default device."},
-    {"set_default_device", (PyCFunction)(void (*)(void))py_set_default_device,
-     METH_VARARGS | METH_KEYWORDS,
-     "set_default_device($module, device)\n--\n\nSet the default device "
-     "(of the calling thread)."},
-    {"default_stream", (PyCFunction)(void (*)(void))py_default_stream,
-     METH_VARARGS | METH_KEYWORDS,
-     "default_stream($module, device)\n--\n\nGet the device's default "
-     "stream."},
-    {"set_default_stream", (PyCFunction)(void (*)(void))py_set_default_stream,
-     METH_VARARGS | METH_KEYWORDS,
-     "set_default_stream($module, stream)\n--\n\nSet the default stream.\n\n"
-     "This will make the given stream the default for the stream's device. "
-     "It will not change the default device.\n\n"
-     "Args:\n    stream (Stream): Stream to make the default."},
-    {"new_stream", (PyCFunction)(void (*)(void))py_new_stream,
-     METH_VARARGS | METH_KEYWORDS,
-     "new_stream($module, device)\n--\n\nMake a new stream on the given "
-     "device."},
-    {"stream", (PyCFunction)(void (*)(void))py_stream,
-     METH_VARARGS | METH_KEYWORDS,
-     "stream($module, s)\n--\n\nCreate a context manager to set the default "
-     "device and stream.\n\n"
-     "Args:\n    s: The :obj:`Stream` or :obj:`Device` to set as the "
-     "default.\n\n"
-     "Returns:\n    A context manager that sets the default device and "
-     "stream.\n\n"
-     "Example:\n\n    .. code-block::python\n\n      import cmx.core as mx\n\n"
-     "      with mx.stream(mx.cpu):\n          # Operations here use "
-     "mx.cpu by default.\n          pass"},
-    {"synchronize", (PyCFunction)(void (*)(void))py_synchronize,
-     METH_VARARGS | METH_KEYWORDS,
-     "synchronize($module, stream=None)\n--\n\nSynchronize with the given "
-     "stream.\n\n"
-     "Args:\n    stream (Stream, optional): The stream to synchronize with. "
-     "If ``None`` then the default stream of the default device is used. "
-     "Default: ``None``."},
-    {"is_available", (PyCFunction)(void (*)(void))py_is_available,
-     METH_VARARGS | METH_KEYWORDS,
-     "is_available($module, device)\n--\n\nWhether the device can run work "
-     "here (a GPU needs a CUDA driver and device)."},
-    {"device_count", (PyCFunction)(void (*)(void))py_device_count,
-     METH_VARARGS | METH_KEYWORDS,
-     "device_count($module, device)\n--\n\nThe number of devices of the "
-     "given type (a Device or DeviceType)."},
-    {"device_info", (PyCFunction)(void (*)(void))py_device_info,
-     METH_VARARGS | METH_KEYWORDS,
-     "device_info($module, device=None)\n--\n\nA dict describing the device "
-     "(default: the default device): device_name, device_index, "
-     "memory_size (bytes of host memory), device_count."},
-    {NULL, NULL, 0, NULL}};
+static cmxpy_spec* const device_functions[] = {
+    &spec_default_device,     &spec_set_default_device, &spec_default_stream,
+    &spec_set_default_stream, &spec_new_stream,         &spec_stream,
+    &spec_synchronize,        &spec_is_available,       &spec_device_count,
+    &spec_device_info};
 
 int cmxpy_init_device(PyObject* m) {
   if (PyType_Ready(&CmxDevice_Type) < 0 || PyType_Ready(&CmxStream_Type) < 0 ||
@@ -488,5 +408,6 @@ int cmxpy_init_device(PyObject* m) {
     Py_INCREF(types[i]);
     if (PyModule_AddObject(m, tnames[i], (PyObject*)types[i]) < 0) return -1;
   }
-  return PyModule_AddFunctions(m, device_functions);
+  return cmxpy_add_functions(m, device_functions,
+                             CMXPY_COUNT(device_functions));
 }

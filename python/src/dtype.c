@@ -2,7 +2,7 @@
  * finfo / iinfo, and issubdtype, result_type, can_cast, isdtype. */
 #include <float.h>
 
-#include "cmxpy.h"
+#include "args.h"
 #include "structmember.h"
 
 typedef struct {
@@ -69,6 +69,10 @@ PyTypeObject CmxDtype_Type = {
 
 bool cmxpy_is_dtype(PyObject* o) {
   return Py_TYPE(o) == &CmxDtype_Type;
+}
+
+cmx_dtype cmxpy_dtype_value(PyObject* o) {
+  return ((CmxDtypeObject*)o)->t;
 }
 
 PyObject* cmxpy_dtype_object(cmx_dtype t) {
@@ -270,12 +274,17 @@ static PyTypeObject iinfo_type = {
 };
 
 /* ---------------- functions ---------------- */
-static PyObject* py_issubdtype(PyObject* m, PyObject* args, PyObject* kw) {
-  (void)m;
-  static char* kwlist[] = {"arg1", "arg2", NULL};
-  PyObject *a, *b;
-  if (!PyArg_ParseTupleAndKeywords(args, kw, "OO:issubdtype", kwlist, &a, &b))
-    return NULL;
+CMXPY_DEF(issubdtype,
+          "(arg1: Dtype | DtypeCategory, arg2: Dtype | DtypeCategory, /) -> "
+          "bool",
+          "Check if a :obj:`Dtype` or :obj:`DtypeCategory` is a subtype of "
+          "another.\n\n"
+          "Args:\n    arg1 (Dtype | DtypeCategory): First dtype or category.\n"
+          "    arg2 (Dtype | DtypeCategory): Second dtype or category.\n\n"
+          "Returns:\n    bool: Whether ``arg1`` is a subtype of ``arg2``.\n\n"
+          "Example:\n    >>> mx.issubdtype(mx.float32, mx.floating)\n    True\n"
+          "    >>> mx.issubdtype(mx.int8, mx.unsignedinteger)\n    False") {
+  PyObject *a = OBJ(0), *b = OBJ(1);
   int ca = category_of(a), cb = category_of(b);
   bool da = cmxpy_is_dtype(a), db = cmxpy_is_dtype(b);
   if ((!da && ca < 0) || (!db && cb < 0)) {
@@ -318,8 +327,11 @@ static int scalar_kind(PyObject* o) {
   return 0;
 }
 
-static PyObject* py_result_type(PyObject* m, PyObject* args) {
-  (void)m;
+CMXPY_DEF(result_type, "(*arrays_and_dtypes: array | Dtype) -> Dtype",
+          "The dtype that results from promoting the given arrays and dtypes "
+          "(Python scalars count as weakly typed).\n\n"
+          "Returns:\n    Dtype: The promoted type.") {
+  PyObject* args = OBJ(0);
   if (PyTuple_GET_SIZE(args) == 1 && (PyList_Check(PyTuple_GET_ITEM(args, 0)) ||
                                       PyTuple_Check(PyTuple_GET_ITEM(args, 0))))
     args = PyTuple_GET_ITEM(args, 0);
@@ -361,17 +373,13 @@ static PyObject* py_result_type(PyObject* m, PyObject* args) {
   return cmxpy_dtype_object(t);
 }
 
-static PyObject* py_can_cast(PyObject* m, PyObject* args, PyObject* kw) {
-  (void)m;
-  static char* kwlist[] = {"from_", "to", NULL};
-  PyObject *a, *b;
-  if (!PyArg_ParseTupleAndKeywords(args, kw, "OO:can_cast", kwlist, &a, &b))
-    return NULL;
-  cmx_dtype ta, tb;
-  if (dtype_of(a, &ta, "can_cast") < 0 ||
-      cmxpy_dtype_arg(b, &tb, false, "can_cast") < 0)
-    return NULL;
-  return PyBool_FromLong(cmx_dtype_can_cast(ta, tb));
+CMXPY_DEF(can_cast, "(from_: array | Dtype, to: Dtype, /) -> bool",
+          "Whether a value of ``from_`` (a Dtype or array) converts to ``to`` "
+          "without losing information under the promotion rules.\n\n"
+          "Returns:\n    bool") {
+  cmx_dtype ta;
+  if (dtype_of(OBJ(0), &ta, "can_cast") < 0) return NULL;
+  return PyBool_FromLong(cmx_dtype_can_cast(ta, DTYPE(1)));
 }
 
 /* One `kind` of isdtype: a Dtype, a category, or an array-API kind name. */
@@ -400,14 +408,16 @@ static int isdtype_one(cmx_dtype t, PyObject* kind) {
   return -1;
 }
 
-static PyObject* py_isdtype(PyObject* m, PyObject* args, PyObject* kw) {
-  (void)m;
-  static char* kwlist[] = {"dtype", "kind", NULL};
-  PyObject *d, *kind;
-  if (!PyArg_ParseTupleAndKeywords(args, kw, "OO:isdtype", kwlist, &d, &kind))
-    return NULL;
-  cmx_dtype t;
-  if (cmxpy_dtype_arg(d, &t, false, "isdtype") < 0) return NULL;
+CMXPY_DEF(isdtype,
+          "(dtype: Dtype, kind: Dtype | str | tuple[Dtype | str, ...], /) -> "
+          "bool",
+          "Array API ``isdtype``: whether ``dtype`` is of ``kind`` (a Dtype, "
+          "a DtypeCategory, one of 'bool', 'signed integer', 'unsigned "
+          "integer', 'integral', 'real floating', 'complex floating', "
+          "'numeric', or a tuple of these).\n\n"
+          "Returns:\n    bool") {
+  cmx_dtype t = DTYPE(0);
+  PyObject* kind = OBJ(1);
   if (!PyTuple_Check(kind)) {
     int r = isdtype_one(t, kind);
     return r < 0 ? NULL : PyBool_FromLong(r);
@@ -420,37 +430,8 @@ static PyObject* py_isdtype(PyObject* m, PyObject* args, PyObject* kw) {
   Py_RETURN_FALSE;
 }
 
-static PyMethodDef dtype_functions[] = {
-    {"issubdtype", (PyCFunction)(void (*)(void))py_issubdtype,
-     METH_VARARGS | METH_KEYWORDS,
-     "issubdtype($module, arg1, arg2, /)\n--\n\n"
-     "Check if a :obj:`Dtype` or :obj:`DtypeCategory` is a subtype of "
-     "another.\n\n"
-     "Args:\n    arg1 (Dtype | DtypeCategory): First dtype or category.\n"
-     "    arg2 (Dtype | DtypeCategory): Second dtype or category.\n\n"
-     "Returns:\n    bool: Whether ``arg1`` is a subtype of ``arg2``.\n\n"
-     "Example:\n    >>> mx.issubdtype(mx.float32, mx.floating)\n    True\n"
-     "    >>> mx.issubdtype(mx.int8, mx.unsignedinteger)\n    False"},
-    {"result_type", (PyCFunction)py_result_type, METH_VARARGS,
-     "result_type($module, *arrays_and_dtypes)\n--\n\n"
-     "The dtype that results from promoting the given arrays and dtypes "
-     "(Python scalars count as weakly typed).\n\n"
-     "Returns:\n    Dtype: The promoted type."},
-    {"can_cast", (PyCFunction)(void (*)(void))py_can_cast,
-     METH_VARARGS | METH_KEYWORDS,
-     "can_cast($module, from_, to, /)\n--\n\n"
-     "Whether a value of ``from_`` (a Dtype or array) converts to ``to`` "
-     "without losing information under the promotion rules.\n\n"
-     "Returns:\n    bool"},
-    {"isdtype", (PyCFunction)(void (*)(void))py_isdtype,
-     METH_VARARGS | METH_KEYWORDS,
-     "isdtype($module, dtype, kind, /)\n--\n\n"
-     "Array API ``isdtype``: whether ``dtype`` is of ``kind`` (a Dtype, "
-     "a DtypeCategory, one of 'bool', 'signed integer', 'unsigned "
-     "integer', 'integral', 'real floating', 'complex floating', "
-     "'numeric', or a tuple of these).\n\n"
-     "Returns:\n    bool"},
-    {NULL, NULL, 0, NULL}};
+static cmxpy_spec* const dtype_functions[] = {
+    &spec_issubdtype, &spec_result_type, &spec_can_cast, &spec_isdtype};
 
 int cmxpy_init_dtype(PyObject* m) {
   if (PyType_Ready(&CmxDtype_Type) < 0 || PyType_Ready(&finfo_type) < 0 ||
@@ -525,5 +506,5 @@ int cmxpy_init_dtype(PyObject* m) {
   }
   Py_INCREF(g_category_type);
   if (PyModule_AddObject(m, "DtypeCategory", g_category_type) < 0) return -1;
-  return PyModule_AddFunctions(m, dtype_functions);
+  return cmxpy_add_functions(m, dtype_functions, CMXPY_COUNT(dtype_functions));
 }

@@ -1,12 +1,12 @@
 /* Indexing: a[key], a[key] = v and a.at[key].add(v) ... over
  * cmx_index_get / cmx_index_set / cmx_index_update, which take NumPy-style
- * index entries (ints, slices, None, Ellipsis, integer arrays).
+ * index entries (ints, slices, None, Ellipsis, integer arrays, boolean
+ * masks) and do all the index arithmetic.
  *
- * This file turns a Python key into those entries: lists, NumPy arrays and
- * other array-likes become index arrays; a boolean mask (an extension over
- * MLX, which has none) is evaluated and becomes one integer array per mask
- * axis (its nonzero coordinates), after checking its shape against the
- * axes it covers as NumPy does. */
+ * This file only turns a Python key into those entries: lists, NumPy
+ * arrays and other array-likes become index arrays (masks when boolean),
+ * Python slice bounds become int64 (clamped: past the end is past the end
+ * however far). */
 #include "cmxpy.h"
 
 /* Entries of one key, with the arrays they own. */
@@ -77,112 +77,25 @@ static bool is_index_array(PyObject* o) {
          PyObject_CheckBuffer(o) || PyObject_HasAttrString(o, "__array__");
 }
 
-/* Appends one integer array per axis of the boolean mask m: the
- * coordinates of its true elements, in row-major order. */
-static int push_mask(key_entries* k, cmx_array m) {
-  const void* data;
-  cmx_status st = cmxpy_data(m, &data);
-  if (st != CMX_OK) {
-    cmxpy_raise(st);
-    return -1;
-  }
-  int nd = cmx_array_ndim(m);
-  const int64_t* sh = cmx_array_shape(m);
-  const int64_t* str = cmx_array_strides(m);
-  int64_t size = cmx_array_size(m), count = 0;
-  int64_t idx[CMX_MAX_NDIM] = {0};
-  const uint8_t* p = data;
-  for (int64_t e = 0; e < size; e++) {
-    int64_t off = 0;
-    for (int d = 0; d < nd; d++) off += idx[d] * str[d];
-    count += p[off] != 0;
-    for (int d = nd - 1; d >= 0 && ++idx[d] == sh[d]; d--) idx[d] = 0;
-  }
-  int64_t* coords = PyMem_RawMalloc((size_t)(count ? count : 1) *
-                                    (size_t)(nd ? nd : 1) * sizeof(int64_t));
-  if (!coords) {
-    PyErr_NoMemory();
-    return -1;
-  }
-  memset(idx, 0, sizeof idx);
-  int64_t c = 0;
-  for (int64_t e = 0; e < size; e++) {
-    int64_t off = 0;
-    for (int d = 0; d < nd; d++) off += idx[d] * str[d];
-    if (p[off])
-      for (int d = 0; d < nd; d++) coords[d * count + c] = idx[d];
-    c += p[off] != 0;
-    for (int d = nd - 1; d >= 0 && ++idx[d] == sh[d]; d--) idx[d] = 0;
-  }
-  int rc = 0;
-  for (int d = 0; d < nd && !rc; d++) {
-    cmx_array a = NULL;
-    st = cmx_array_from_data(&a, coords + d * count, &count, 1, CMX_INT64);
-    if (st != CMX_OK) {
-      cmxpy_raise(st);
-      rc = -1;
-    } else {
-      rc = key_push(k, cmx_index_array(a), a);
-    }
-  }
-  PyMem_RawFree(coords);
-  return rc;
-}
-
-/* Axes an entry covers (ellipsis: -1, resolved by the caller). */
-static int entry_axes(PyObject* e, cmx_array arr) {
-  if (e == Py_Ellipsis) return -1;
-  if (e == Py_None) return 0;
-  if (arr && cmx_array_dtype(arr) == CMX_BOOL) return cmx_array_ndim(arr);
-  return 1;
-}
-
-/* Parses key for an array of shape (nd dims) into entries. */
-static int parse_key(PyObject* key, const int64_t* shape, int nd,
-                     key_entries* k, const char* what) {
+/* Parses key into entries. A boolean array is a mask (an extension over
+ * MLX, which has none): evaluated here with the GIL released, then
+ * expanded by the C op into the coordinates of its true elements. */
+static int parse_key(PyObject* key, key_entries* k, const char* what) {
   memset(k, 0, sizeof *k);
   PyObject* items =
       PyTuple_Check(key) ? (Py_INCREF(key), key) : PyTuple_Pack(1, key);
   if (!items) return -1;
-  Py_ssize_t n = PyTuple_GET_SIZE(items);
-  cmx_array* arrs = PyMem_RawCalloc((size_t)(n ? n : 1), sizeof *arrs);
-  int rc = arrs ? 0 : (PyErr_NoMemory(), -1);
-  /* First pass: convert array entries and count the axes covered. */
-  int covered = 0;
-  for (Py_ssize_t i = 0; !rc && i < n; i++) {
+  int rc = 0;
+  for (Py_ssize_t i = 0; !rc && i < PyTuple_GET_SIZE(items); i++) {
     PyObject* e = PyTuple_GET_ITEM(items, i);
     if (PyBool_Check(e)) {
       PyErr_Format(PyExc_ValueError,
                    "[%s] Python bool indices are not supported.", what);
       rc = -1;
-    } else if (e == Py_None || e == Py_Ellipsis || PySlice_Check(e) ||
-               PyLong_Check(e)) {
-      /* handled in the second pass */
-    } else if (is_index_array(e)) { /* before __index__: NumPy arrays have it */
-      arrs[i] = cmxpy_to_array(e, what);
-      if (!arrs[i]) rc = -1;
-    } else if (PyIndex_Check(e)) {
-      /* an integer-like object: second pass */
-    } else {
-      PyErr_SetString(PyExc_IndexError,
-                      "only integers, slices (`:`), ellipsis (`...`), None "
-                      "and integer or boolean arrays are valid indices");
-      rc = -1;
-    }
-    if (!rc) {
-      int c = entry_axes(e, arrs[i]);
-      covered += c > 0 ? c : 0;
-    }
-  }
-  /* Second pass: the entries, masks checked against the axes they cover. */
-  int axis = 0;
-  for (Py_ssize_t i = 0; !rc && i < n; i++) {
-    PyObject* e = PyTuple_GET_ITEM(items, i);
-    if (e == Py_None) {
+    } else if (e == Py_None) {
       rc = key_push(k, cmx_index_newaxis(), NULL);
     } else if (e == Py_Ellipsis) {
       rc = key_push(k, cmx_index_ellipsis(), NULL);
-      axis += nd - covered > 0 ? nd - covered : 0;
     } else if (PySlice_Check(e)) {
       PySliceObject* sl = (PySliceObject*)e;
       int64_t start, stop, step;
@@ -190,49 +103,35 @@ static int parse_key(PyObject* key, const int64_t* shape, int nd,
                    slice_bound(sl->step, &step)
                ? -1
                : key_push(k, cmx_index_slice(start, stop, step), NULL);
-      axis++;
-    } else if (!arrs[i]) {
+    } else if (!PyLong_Check(e) && is_index_array(e)) {
+      /* before __index__: NumPy arrays have it */
+      cmx_array arr = cmxpy_to_array(e, what);
+      cmx_status st = CMX_OK;
+      bool mask = arr && cmx_array_dtype(arr) == CMX_BOOL;
+      if (mask && (st = cmxpy_eval(arr)) != CMX_OK) cmxpy_raise(st);
+      rc = !arr || st != CMX_OK
+               ? (cmx_array_release(arr), -1)
+               : key_push(k, mask ? cmx_index_mask(arr) : cmx_index_array(arr),
+                          arr);
+    } else if (PyIndex_Check(e)) {
       Py_ssize_t v = PyNumber_AsSsize_t(e, PyExc_IndexError);
       rc = v == -1 && PyErr_Occurred() ? -1
                                        : key_push(k, cmx_index_int(v), NULL);
-      axis++;
-    } else if (cmx_array_dtype(arrs[i]) == CMX_BOOL) {
-      cmx_array m = arrs[i];
-      int md = cmx_array_ndim(m);
-      bool fits = axis + md <= nd;
-      for (int d = 0; fits && d < md; d++)
-        fits = cmx_array_shape(m)[d] == shape[axis + d];
-      if (!fits) {
-        PyErr_Format(PyExc_IndexError,
-                     "[%s] boolean index did not match the indexed array "
-                     "along axis %d",
-                     what, axis);
-        rc = -1;
-      } else {
-        rc = push_mask(k, m);
-      }
-      axis += md;
     } else {
-      rc = key_push(k, cmx_index_array(arrs[i]), cmx_array_retain(arrs[i]));
-      axis++;
+      PyErr_SetString(PyExc_IndexError,
+                      "only integers, slices (`:`), ellipsis (`...`), None "
+                      "and integer or boolean arrays are valid indices");
+      rc = -1;
     }
   }
-  if (arrs) cmx_array_release_all(arrs, (size_t)n);
-  PyMem_RawFree(arrs);
   Py_DECREF(items);
   if (rc) key_clear(k);
   return rc;
 }
 
-static PyObject* missing_indexing(void) {
-  return cmxpy_missing("indexing (cmx_index_get)");
-}
-
 static cmx_array index_array(cmx_array a, PyObject* key, const char* what) {
-  if (!CMXPY_HAS(cmx_index_get)) return missing_indexing(), NULL;
   key_entries k;
-  if (parse_key(key, cmx_array_shape(a), cmx_array_ndim(a), &k, what) < 0)
-    return NULL;
+  if (parse_key(key, &k, what) < 0) return NULL;
   cmx_array out = NULL;
   cmx_status st = cmx_index_get(&out, a, k.ix, k.n, CMX_STREAM_DEFAULT);
   key_clear(&k);
@@ -249,7 +148,6 @@ PyObject* cmxpy_getitem(PyObject* self, PyObject* key) {
 }
 
 cmx_array cmxpy_index_int(cmx_array a, int64_t i) {
-  if (!CMXPY_HAS(cmx_index_get)) return missing_indexing(), NULL;
   cmx_index e = cmx_index_int(i);
   cmx_array out = NULL;
   cmx_status st = cmx_index_get(&out, a, &e, 1, CMX_STREAM_DEFAULT);
@@ -266,14 +164,9 @@ int cmxpy_setitem(PyObject* self, PyObject* key, PyObject* value) {
     PyErr_SetString(PyExc_TypeError, "array items cannot be deleted");
     return -1;
   }
-  if (!CMXPY_HAS(cmx_index_set)) {
-    cmxpy_missing("indexing (cmx_index_set)");
-    return -1;
-  }
   cmx_array a = CMXPY_ARR(self);
   key_entries k;
-  if (parse_key(key, cmx_array_shape(a), cmx_array_ndim(a), &k, "setitem") < 0)
-    return -1;
+  if (parse_key(key, &k, "setitem") < 0) return -1;
   /* Python scalars are checked against the array's dtype as MLX does
    * (overflow); the C op converts the value to that dtype. */
   cmx_array v = cmxpy_to_operand(value, cmx_array_dtype(a), "setitem");
@@ -322,12 +215,8 @@ static PyObject* at_apply(PyObject* self, PyObject* value,
                  "[at.%s] index the array first: a.at[idx].%s(v)", name, name);
     return NULL;
   }
-  if (!CMXPY_HAS(cmx_index_update))
-    return cmxpy_missing("indexing (cmx_index_update)");
   key_entries k;
-  if (parse_key(at->key, cmx_array_shape(at->arr), cmx_array_ndim(at->arr), &k,
-                name) < 0)
-    return NULL;
+  if (parse_key(at->key, &k, name) < 0) return NULL;
   cmx_array v = cmxpy_to_operand(value, cmx_array_dtype(at->arr), name);
   cmx_array out = NULL;
   cmx_status st =
@@ -388,8 +277,6 @@ PyObject* cmxpy_array_at(PyObject* self, void* c) {
   at->key = NULL;
   return (PyObject*)at;
 }
-
-const cmxpy_def cmxpy_index_methods[] = {{{NULL, NULL, 0, NULL}, NULL}};
 
 int cmxpy_init_indexing(PyObject* m) {
   if (PyType_Ready(&CmxArrayAt_Type) < 0) return -1;

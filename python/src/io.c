@@ -8,10 +8,7 @@
 #include <stdlib.h>
 #include <unistd.h>
 
-#include "cmxpy.h"
-
-#define FN(f) ((PyCFunction)(void (*)(void))(f))
-#define KW (METH_VARARGS | METH_KEYWORDS)
+#include "args.h"
 
 static PyObject* raise_st(cmx_status st) {
   return cmxpy_raise(st);
@@ -299,105 +296,96 @@ static cmx_status do_save_gguf(const char* path, void* p) {
   return cmx_save_gguf(path, c->arrays, c->metadata);
 }
 
-static PyObject* py_save(PyObject* m, PyObject* args, PyObject* kw) {
-  (void)m;
-  static char* kwlist[] = {"file", "arr", NULL};
-  PyObject *fo, *ao;
-  if (!PyArg_ParseTupleAndKeywords(args, kw, "OO:save", kwlist, &fo, &ao))
-    return NULL;
-  save_ctx c = {.a = cmxpy_to_array(ao, "save")};
-  if (!c.a) return NULL;
-  PyObject* r = run_save(fo, ".npy", do_save, &c);
-  cmx_array_release(c.a);
-  return r;
+CMXPY_DEF(save, "(file: object, arr: array) -> None",
+          "Save the array to a binary file in ``.npy`` format (the "
+          "extension is appended when missing).\n\n"
+          "Args:\n    file (str or file object): File to which the array is "
+          "saved.\n    arr (array): Array to be saved.") {
+  save_ctx c = {.a = ARR(1)};
+  return run_save(OBJ(0), ".npy", do_save, &c);
 }
 
-static PyObject* savez_impl(PyObject* args, PyObject* kw, bool compressed) {
-  const char* fname = compressed ? "savez_compressed" : "savez";
-  if (PyTuple_GET_SIZE(args) < 1) {
-    PyErr_Format(PyExc_TypeError, "[%s] missing the file argument", fname);
-    return NULL;
-  }
+/* savez / savez_compressed: positional arrays are arr_0, arr_1, ... */
+static PyObject* savez(cmxpy_args* A) {
+  bool compressed = A->spec->data != NULL;
+  const char* fname = A->spec->name;
   save_ctx c = {.compressed = compressed};
   cmx_status st = cmx_named_arrays_new(&c.arrays);
   if (st != CMX_OK) return raise_st(st);
   int rc = 0;
-  for (Py_ssize_t i = 1; !rc && i < PyTuple_GET_SIZE(args); i++) {
-    PyObject* name = PyUnicode_FromFormat("arr_%zd", i - 1);
+  PyObject *args = OBJ(1), *kw = OBJ(2);
+  for (Py_ssize_t i = 0; !rc && i < PyTuple_GET_SIZE(args); i++) {
+    PyObject* name = PyUnicode_FromFormat("arr_%zd", i);
     rc =
         name ? add_named(c.arrays, name, PyTuple_GET_ITEM(args, i), fname) : -1;
     Py_XDECREF(name);
   }
-  if (!rc && kw) {
-    PyObject *k, *v;
-    Py_ssize_t pos = 0;
-    while (!rc && PyDict_Next(kw, &pos, &k, &v))
-      rc = add_named(c.arrays, k, v, fname);
-  }
-  PyObject* r =
-      rc ? NULL : run_save(PyTuple_GET_ITEM(args, 0), ".npz", do_savez, &c);
+  PyObject *k, *v;
+  Py_ssize_t pos = 0;
+  while (!rc && PyDict_Next(kw, &pos, &k, &v))
+    rc = add_named(c.arrays, k, v, fname);
+  PyObject* r = rc ? NULL : run_save(OBJ(0), ".npz", do_savez, &c);
   cmx_named_arrays_free(c.arrays);
   return r;
 }
+#define SAVEZ_SIG "(file: object, *args, **kwargs) -> None"
+CMXPY_SPEC_FULL(savez, "savez", SAVEZ_SIG,
+                "Save several arrays to a binary file in uncompressed "
+                "``.npz`` format (positional arrays are named arr_0, arr_1, "
+                "...).\n\nExample:\n    >>> x = mx.ones((10, 10))\n    >>> "
+                "mx.savez('model.npz', x, weight=x)",
+                savez, NULL, 0, NULL)
+CMXPY_SPEC_FULL(savez_compressed, "savez_compressed", SAVEZ_SIG,
+                "Save several arrays to a binary file in compressed ``.npz`` "
+                "format (see :func:`savez`).",
+                savez, (const void*)1, 0, NULL)
 
-static PyObject* py_savez(PyObject* m, PyObject* args, PyObject* kw) {
-  (void)m;
-  return savez_impl(args, kw, false);
-}
-static PyObject* py_savez_compressed(PyObject* m, PyObject* args,
-                                     PyObject* kw) {
-  (void)m;
-  return savez_impl(args, kw, true);
-}
-
-static PyObject* save_dict(PyObject* args, PyObject* kw, bool gguf) {
-  static char* kwlist[] = {"file", "arrays", "metadata", NULL};
-  const char* fname = gguf ? "save_gguf" : "save_safetensors";
-  PyObject *fo, *ao, *mo = Py_None;
-  if (!PyArg_ParseTupleAndKeywords(
-          args, kw, gguf ? "OO|O:save_gguf" : "OO|O:save_safetensors", kwlist,
-          &fo, &ao, &mo))
-    return NULL;
+/* save_safetensors / save_gguf (data: non-NULL for gguf). */
+static PyObject* save_dict(cmxpy_args* A) {
+  bool gguf = A->spec->data != NULL;
+  const char* fname = A->spec->name;
   save_ctx c = {0};
-  if (!(c.arrays = named_from_dict(ao, fname))) return NULL;
-  if (mo != Py_None && !(c.metadata = metadata_from_dict(mo, gguf, fname))) {
+  if (!(c.arrays = named_from_dict(OBJ(1), fname))) return NULL;
+  if (!ISNONE(2) && !(c.metadata = metadata_from_dict(OBJ(2), gguf, fname))) {
     cmx_named_arrays_free(c.arrays);
     return NULL;
   }
-  PyObject* r = run_save(fo, gguf ? ".gguf" : ".safetensors",
+  PyObject* r = run_save(OBJ(0), gguf ? ".gguf" : ".safetensors",
                          gguf ? do_save_gguf : do_save_safetensors, &c);
   cmx_named_arrays_free(c.arrays);
   cmx_metadata_free(c.metadata);
   return r;
 }
-
-static PyObject* py_save_safetensors(PyObject* m, PyObject* args,
-                                     PyObject* kw) {
-  (void)m;
-  return save_dict(args, kw, false);
-}
-static PyObject* py_save_gguf(PyObject* m, PyObject* args, PyObject* kw) {
-  (void)m;
-  return save_dict(args, kw, true);
-}
+CMXPY_SPEC_FULL(save_safetensors, "save_safetensors",
+                "(file: object, arrays: dict[str, array], metadata: dict[str, "
+                "str] | None = None) -> None",
+                "Save a dict of arrays to the ``.safetensors`` format, with "
+                "optional str -> str metadata.\n\nExample:\n    >>> x = "
+                "mx.ones((10, 10))\n    >>> "
+                "mx.save_safetensors('model.safetensors', {'weight': x})",
+                save_dict, NULL, 0, NULL)
+CMXPY_SPEC_FULL(save_gguf, "save_gguf",
+                "(file: object, arrays: dict[str, array], metadata: dict[str, "
+                "array | str | list[str]] | None = None) -> None",
+                "Save a dict of arrays to the ``.gguf`` format. Metadata "
+                "values may be str, list of str, or arrays (0-d or 1-d) of "
+                "numbers.",
+                save_dict, (const void*)1, 0, NULL)
 
 /* ---------------- load ---------------- */
-static PyObject* py_load(PyObject* m, PyObject* args, PyObject* kw) {
-  (void)m;
-  static char* kwlist[] = {"file", "format", "return_metadata", "stream", NULL};
-  PyObject *fo, *formo = Py_None, *so = Py_None;
-  int want_meta = 0;
-  if (!PyArg_ParseTupleAndKeywords(args, kw, "O|Op$O:load", kwlist, &fo, &formo,
-                                   &want_meta, &so))
-    return NULL;
-  cmx_stream s;
-  if (cmxpy_stream_arg(so, &s) < 0) return NULL;
-  if (formo != Py_None && !PyUnicode_Check(formo)) {
-    PyErr_SetString(PyExc_TypeError, "[load] format must be a str or None");
-    return NULL;
-  }
-  const char* format = formo == Py_None ? NULL : PyUnicode_AsUTF8(formo);
-  if (formo != Py_None && !format) return NULL;
+CMXPY_DEF(load,
+          "(file: object, /, format: str | None = None, return_metadata: bool "
+          "= False, *, stream: StreamOrDevice = None)",
+          "Load array(s) from a binary file (``.npy``, ``.npz``, "
+          "``.safetensors`` or ``.gguf``; the format comes from the "
+          "extension unless given).\n\n"
+          "Returns:\n    array or dict: A single array for ``.npy``, else a "
+          "dict of names to arrays; with return_metadata, a (dict, metadata) "
+          "tuple (safetensors and gguf only).") {
+  PyObject* fo = OBJ(0);
+  const char* format = STR(1);
+  bool want_meta = FLAG(2);
+  cmx_stream s = STREAM;
   bool is_file;
   PyObject* p = path_bytes(fo, "read", &is_file);
   if (!p && !is_file) return NULL;
@@ -467,51 +455,13 @@ static PyObject* py_load(PyObject* m, PyObject* args, PyObject* kw) {
   return out;
 }
 
-#define NEEDS(f) ((const void*)(f))
-static const cmxpy_def io_functions[] = {
-    {{"save", FN(py_save), KW,
-      "save(file, arr)\n--\n\nSave the array to a binary file in ``.npy`` "
-      "format (the extension is appended when missing).\n\n"
-      "Args:\n    file (str or file object): File to which the array is "
-      "saved.\n    arr (array): Array to be saved."},
-     NEEDS(cmx_save)},
-    {{"savez", FN(py_savez), KW,
-      "savez(file, *args, **kwargs)\n--\n\nSave several arrays to a binary "
-      "file in uncompressed ``.npz`` format (positional arrays are named "
-      "arr_0, arr_1, ...).\n\n"
-      "Example:\n    >>> x = mx.ones((10, 10))\n    >>> mx.savez('model.npz', "
-      "x, weight=x)"},
-     NEEDS(cmx_savez)},
-    {{"savez_compressed", FN(py_savez_compressed), KW,
-      "savez_compressed(file, *args, **kwargs)\n--\n\nSave several arrays to "
-      "a binary file in compressed ``.npz`` format (see :func:`savez`)."},
-     NEEDS(cmx_savez_compressed)},
-    {{"save_safetensors", FN(py_save_safetensors), KW,
-      "save_safetensors(file, arrays, metadata=None)\n--\n\nSave a dict of "
-      "arrays to the ``.safetensors`` format, with optional str -> str "
-      "metadata.\n\nExample:\n    >>> x = mx.ones((10, 10))\n    >>> "
-      "mx.save_safetensors('model.safetensors', {'weight': x})"},
-     NEEDS(cmx_save_safetensors)},
-    {{"save_gguf", FN(py_save_gguf), KW,
-      "save_gguf(file, arrays, metadata=None)\n--\n\nSave a dict of arrays to "
-      "the ``.gguf`` format. Metadata values may be str, list of str, or "
-      "arrays (0-d or 1-d) of numbers."},
-     NEEDS(cmx_save_gguf)},
-    {{"load", FN(py_load), KW,
-      "load(file, format=None, return_metadata=False, *, stream=None)\n--\n\n"
-      "Load array(s) from a binary file (``.npy``, ``.npz``, "
-      "``.safetensors`` or ``.gguf``; the format comes from the extension "
-      "unless given).\n\n"
-      "Returns:\n    array or dict: A single array for ``.npy``, else a dict "
-      "of names to arrays; with return_metadata, a (dict, metadata) tuple "
-      "(safetensors and gguf only)."},
-     NEEDS(cmx_load)},
-    {{NULL, NULL, 0, NULL}, NULL}};
+static cmxpy_spec* const io_functions[] = {&spec_save,
+                                           &spec_savez,
+                                           &spec_savez_compressed,
+                                           &spec_save_safetensors,
+                                           &spec_save_gguf,
+                                           &spec_load};
 
 int cmxpy_init_io(PyObject* m) {
-  cmxpy_deflist l = {0};
-  if (cmxpy_defs_add(&l, io_functions) < 0) return -1;
-  PyMethodDef* defs = cmxpy_defs_finish(&l);
-  if (!defs) return -1;
-  return PyModule_AddFunctions(m, defs);
+  return cmxpy_add_functions(m, io_functions, CMXPY_COUNT(io_functions));
 }

@@ -1,82 +1,77 @@
 /* Memory statistics and limits (mx.get_active_memory ...) and print
  * options (mx.set_printoptions, the mx.printoptions context). */
-#include "cmxpy.h"
+#include "args.h"
 
-static PyObject* py_get_active_memory(PyObject* m, PyObject* u) {
-  (void)m, (void)u;
-  return PyLong_FromSize_t(cmx_get_active_memory());
-}
-static PyObject* py_get_peak_memory(PyObject* m, PyObject* u) {
-  (void)m, (void)u;
-  return PyLong_FromSize_t(cmx_get_peak_memory());
-}
-static PyObject* py_reset_peak_memory(PyObject* m, PyObject* u) {
-  (void)m, (void)u;
+#define SIZE_FN(name, expr, doc)      \
+  CMXPY_DEF(name, "() -> int", doc) { \
+    (void)A;                          \
+    return PyLong_FromSize_t(expr);   \
+  }
+SIZE_FN(get_active_memory, cmx_get_active_memory(),
+        "Get the actively used memory in bytes (buffers held by arrays; the "
+        "cache is not included).")
+SIZE_FN(get_peak_memory, cmx_get_peak_memory(),
+        "Get the peak amount of used memory in bytes since the program "
+        "started or :func:`reset_peak_memory`.")
+SIZE_FN(get_cache_memory, cmx_get_cache_memory(),
+        "Get the cache size in bytes (freed buffers kept for reuse).")
+SIZE_FN(get_memory_limit, cmx_get_memory_limit(),
+        "Get the memory limit in bytes (0: no limit).")
+
+CMXPY_DEF(reset_peak_memory, "() -> None",
+          "Reset the peak memory to the current active memory.") {
+  (void)A;
   cmx_reset_peak_memory();
   Py_RETURN_NONE;
 }
-static PyObject* py_get_cache_memory(PyObject* m, PyObject* u) {
-  (void)m, (void)u;
-  return PyLong_FromSize_t(cmx_get_cache_memory());
-}
-static PyObject* py_get_memory_limit(PyObject* m, PyObject* u) {
-  (void)m, (void)u;
-  return PyLong_FromSize_t(cmx_get_memory_limit());
-}
-static PyObject* py_clear_cache(PyObject* m, PyObject* u) {
-  (void)m, (void)u;
+
+CMXPY_DEF(clear_cache, "() -> None", "Clear the memory cache.") {
+  (void)A;
   cmx_clear_cache();
   Py_RETURN_NONE;
 }
 
-/* A non-negative byte count argument. */
-static int bytes_arg(PyObject* args, PyObject* kw, const char* fname,
-                     size_t* out) {
-  static char* kwlist[] = {"limit", NULL};
-  PyObject* o;
-  if (!PyArg_ParseTupleAndKeywords(args, kw, "O", kwlist, &o)) return -1;
-  if (!PyLong_Check(o)) {
-    PyErr_Format(PyExc_TypeError, "[%s] limit must be an int", fname);
-    return -1;
-  }
-  unsigned long long v = PyLong_AsUnsignedLongLong(o);
-  if (PyErr_Occurred()) {
-    PyErr_Clear();
+/* The byte count of a limit argument (beyond size_t: no limit). */
+static int limit_arg(cmxpy_args* A, size_t* out) {
+  if (I64(0) < 0) {
     PyErr_Format(PyExc_ValueError,
-                 "[%s] limit must be a non-negative number "
-                 "of bytes",
-                 fname);
+                 "[%s] limit must be a non-negative number of bytes",
+                 A->spec->name);
     return -1;
   }
-  *out = (size_t)v;
+  *out =
+      A->v[0].exact && (uint64_t)I64(0) <= SIZE_MAX ? (size_t)I64(0) : SIZE_MAX;
   return 0;
 }
 
-static PyObject* py_set_memory_limit(PyObject* m, PyObject* args,
-                                     PyObject* kw) {
-  (void)m;
+typedef cmx_status (*limit_fn)(size_t, size_t*);
+static PyObject* set_limit(cmxpy_args* A) {
   size_t limit, prev = 0;
-  if (bytes_arg(args, kw, "set_memory_limit", &limit) < 0) return NULL;
-  cmx_status st = cmx_set_memory_limit(limit, &prev);
+  if (limit_arg(A, &limit) < 0) return NULL;
+  cmx_status st = DATA(limit_fn)(limit, &prev);
   if (st != CMX_OK) return cmxpy_raise(st);
   return PyLong_FromSize_t(prev);
 }
-
-static PyObject* py_set_cache_limit(PyObject* m, PyObject* args, PyObject* kw) {
-  (void)m;
-  size_t limit, prev = 0;
-  if (bytes_arg(args, kw, "set_cache_limit", &limit) < 0) return NULL;
-  cmx_status st = cmx_set_cache_limit(limit, &prev);
-  if (st != CMX_OK) return cmxpy_raise(st);
-  return PyLong_FromSize_t(prev);
-}
+CMXPY_FN(set_memory_limit, "(limit: int) -> int", set_limit,
+         cmx_set_memory_limit,
+         "Set the memory limit.\n\n"
+         "Allocations past the limit raise MemoryError from the op or "
+         "eval that needed them.\n\n"
+         "Args:\n    limit (int): Memory limit in bytes (0: no "
+         "limit).\n\n"
+         "Returns:\n    int: The previous memory limit in bytes.")
+CMXPY_FN(set_cache_limit, "(limit: int) -> int", set_limit, cmx_set_cache_limit,
+         "Set the free cache limit.\n\n"
+         "Args:\n    limit (int): The cache limit in bytes (0 disables "
+         "caching).\n\n"
+         "Returns:\n    int: The previous cache limit in bytes.")
 
 /* Wired memory is a Metal notion; kept for source compatibility. */
-static PyObject* py_set_wired_limit(PyObject* m, PyObject* args, PyObject* kw) {
-  (void)m;
+CMXPY_DEF(set_wired_limit, "(limit: int) -> int",
+          "Accepted for compatibility with MLX (wired memory is a Metal "
+          "notion); returns 0.") {
   size_t limit;
-  if (bytes_arg(args, kw, "set_wired_limit", &limit) < 0) return NULL;
-  return PyLong_FromLong(0);
+  return limit_arg(A, &limit) < 0 ? NULL : PyLong_FromLong(0);
 }
 
 /* ---------------- print options ---------------- */
@@ -94,16 +89,12 @@ static int precision_arg(PyObject* o, int* out) {
   return 0;
 }
 
-static PyObject* py_set_printoptions(PyObject* m, PyObject* args,
-                                     PyObject* kw) {
-  (void)m;
-  static char* kwlist[] = {"precision", NULL};
-  PyObject* p = Py_None;
+CMXPY_DEF(set_printoptions, "(*, precision: int | None = None) -> None",
+          "Set print options for arrays.\n\n"
+          "Args:\n    precision (int, optional): Number of digits after the "
+          "point for floating point values.") {
   int prec;
-  if (!PyArg_ParseTupleAndKeywords(args, kw, "|$O:set_printoptions", kwlist,
-                                   &p) ||
-      precision_arg(p, &prec) < 0)
-    return NULL;
+  if (precision_arg(OBJ(0), &prec) < 0) return NULL;
   if (prec >= 0) {
     cmx_status st = cmx_set_printoptions(prec);
     if (st != CMX_OK) return cmxpy_raise(st);
@@ -112,8 +103,9 @@ static PyObject* py_set_printoptions(PyObject* m, PyObject* args,
 }
 
 /* precision None: the default (shortest round-trip) formatting. */
-static PyObject* py_get_printoptions(PyObject* m, PyObject* u) {
-  (void)m, (void)u;
+CMXPY_DEF(get_printoptions, "() -> dict",
+          "The current print options as a dict.") {
+  (void)A;
   int p = cmx_get_printoptions_precision();
   if (p < 0) return Py_BuildValue("{s:O}", "precision", Py_None);
   return Py_BuildValue("{s:i}", "precision", p);
@@ -183,77 +175,18 @@ static PyTypeObject CmxPrintOptions_Type = {
     .tp_methods = popts_methods,
 };
 
-static const cmxpy_def memory_functions[] = {
-    {{"get_active_memory", py_get_active_memory, METH_NOARGS,
-      "get_active_memory($module, /)\n--\n\nGet the actively used memory in "
-      "bytes (buffers held by arrays; the cache is not included)."},
-     CMXPY_ALWAYS},
-    {{"get_peak_memory", py_get_peak_memory, METH_NOARGS,
-      "get_peak_memory($module, /)\n--\n\nGet the peak amount of used memory "
-      "in bytes since the program started or :func:`reset_peak_memory`."},
-     CMXPY_ALWAYS},
-    {{"reset_peak_memory", py_reset_peak_memory, METH_NOARGS,
-      "reset_peak_memory($module, /)\n--\n\nReset the peak memory to the "
-      "current active memory."},
-     CMXPY_ALWAYS},
-    {{"get_cache_memory", py_get_cache_memory, METH_NOARGS,
-      "get_cache_memory($module, /)\n--\n\nGet the cache size in bytes "
-      "(freed buffers kept for reuse)."},
-     CMXPY_ALWAYS},
-    {{"get_memory_limit", py_get_memory_limit, METH_NOARGS,
-      "get_memory_limit($module, /)\n--\n\nGet the memory limit in bytes (0: "
-      "no limit)."},
-     CMXPY_ALWAYS},
-    {{"set_memory_limit", (PyCFunction)(void (*)(void))py_set_memory_limit,
-      METH_VARARGS | METH_KEYWORDS,
-      "set_memory_limit($module, limit)\n--\n\nSet the memory limit.\n\n"
-      "Allocations past the limit raise MemoryError from the op or eval "
-      "that needed them.\n\n"
-      "Args:\n    limit (int): Memory limit in bytes (0: no limit).\n\n"
-      "Returns:\n    int: The previous memory limit in bytes."},
-     CMXPY_ALWAYS},
-    {{"set_cache_limit", (PyCFunction)(void (*)(void))py_set_cache_limit,
-      METH_VARARGS | METH_KEYWORDS,
-      "set_cache_limit($module, limit)\n--\n\nSet the free cache limit.\n\n"
-      "Args:\n    limit (int): The cache limit in bytes (0 disables "
-      "caching).\n\n"
-      "Returns:\n    int: The previous cache limit in bytes."},
-     CMXPY_ALWAYS},
-    {{"set_wired_limit", (PyCFunction)(void (*)(void))py_set_wired_limit,
-      METH_VARARGS | METH_KEYWORDS,
-      "set_wired_limit($module, limit)\n--\n\nAccepted for compatibility "
-      "with MLX (wired memory is a Metal notion); returns 0."},
-     CMXPY_ALWAYS},
-    {{"clear_cache", py_clear_cache, METH_NOARGS,
-      "clear_cache($module, /)\n--\n\nClear the memory cache."},
-     CMXPY_ALWAYS},
-    {{"set_printoptions", (PyCFunction)(void (*)(void))py_set_printoptions,
-      METH_VARARGS | METH_KEYWORDS,
-      "set_printoptions($module, /, *, precision=None)\n--\n\nSet print "
-      "options for arrays.\n\n"
-      "Args:\n    precision (int, optional): Number of digits after the "
-      "point for floating point values."},
-     (const void*)cmx_set_printoptions},
-    {{"get_printoptions", py_get_printoptions, METH_NOARGS,
-      "get_printoptions($module, /)\n--\n\nThe current print options as a "
-      "dict."},
-     (const void*)cmx_get_printoptions_precision},
-    {{NULL, NULL, 0, NULL}, NULL}};
+static cmxpy_spec* const memory_functions[] = {
+    &spec_get_active_memory, &spec_get_peak_memory,  &spec_reset_peak_memory,
+    &spec_get_cache_memory,  &spec_get_memory_limit, &spec_set_memory_limit,
+    &spec_set_cache_limit,   &spec_set_wired_limit,  &spec_clear_cache,
+    &spec_set_printoptions,  &spec_get_printoptions};
 
 int cmxpy_init_memory(PyObject* m) {
-  cmxpy_deflist l = {0};
-  if (cmxpy_defs_add(&l, memory_functions) < 0) return -1;
-  PyMethodDef* defs = cmxpy_defs_finish(&l);
-  if (!defs || PyModule_AddFunctions(m, defs) < 0) return -1;
-  if (CMXPY_HAS(cmx_set_printoptions) &&
-      CMXPY_HAS(cmx_get_printoptions_precision)) {
-    if (PyType_Ready(&CmxPrintOptions_Type) < 0) return -1;
-    Py_INCREF(&CmxPrintOptions_Type);
-    if (PyModule_AddObject(m, "printoptions",
-                           (PyObject*)&CmxPrintOptions_Type) < 0)
-      return -1;
-  } else {
-    cmxpy_note_missing("printoptions");
-  }
-  return 0;
+  if (cmxpy_add_functions(m, memory_functions, CMXPY_COUNT(memory_functions)) <
+          0 ||
+      PyType_Ready(&CmxPrintOptions_Type) < 0)
+    return -1;
+  Py_INCREF(&CmxPrintOptions_Type);
+  return PyModule_AddObject(m, "printoptions",
+                            (PyObject*)&CmxPrintOptions_Type);
 }

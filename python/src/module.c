@@ -1,40 +1,13 @@
-/* The cmx.core module: initialisation of every area, constants, and
- * eval / async_eval over trees of arrays. */
+/* The cmx.core module: initialisation of every area, constants, eval /
+ * async_eval over trees of arrays, and the kernel coverage table. */
 #include <math.h>
 
-#include "cmxpy.h"
+#include "args.h"
 
-/* Linear-algebra extras (ops_linalg_extra.c). */
-int cmxpy_init_ops_linalg_extra(PyObject* m);
-/* compile (compile.c). */
-int cmxpy_init_compile(PyObject* m);
-
-/* Appends the arrays found in a tree (lists, tuples, dict values) to *out;
- * other leaves are ignored. */
-static int collect_arrays(PyObject* o, PyObject* out) {
-  if (CmxArray_Check(o)) return PyList_Append(out, o);
-  if (!PyList_Check(o) && !PyTuple_Check(o) && !PyDict_Check(o)) return 0;
-  if (Py_EnterRecursiveCall(" while flattening a tree of arrays")) return -1;
-  int rc = 0;
-  if (PyDict_Check(o)) {
-    PyObject *k, *v;
-    Py_ssize_t pos = 0;
-    while (!rc && PyDict_Next(o, &pos, &k, &v)) rc = collect_arrays(v, out);
-  } else {
-    PyObject* seq = PySequence_Fast(o, "tree");
-    if (!seq) rc = -1;
-    for (Py_ssize_t i = 0; seq && !rc && i < PySequence_Fast_GET_SIZE(seq); i++)
-      rc = collect_arrays(PySequence_Fast_GET_ITEM(seq, i), out);
-    Py_XDECREF(seq);
-  }
-  Py_LeaveRecursiveCall();
-  return rc;
-}
-
-static PyObject* eval_impl(PyObject* args, bool async) {
+static PyObject* eval_impl(PyObject* trees, bool async) {
   PyObject* list = PyList_New(0);
   if (!list) return NULL;
-  if (collect_arrays(args, list) < 0) {
+  if (cmxpy_tree_arrays(trees, list) < 0) {
     Py_DECREF(list);
     return NULL;
   }
@@ -58,40 +31,45 @@ static PyObject* eval_impl(PyObject* args, bool async) {
   Py_RETURN_NONE;
 }
 
-static PyObject* py_eval(PyObject* m, PyObject* args) {
-  (void)m;
-  return eval_impl(args, false);
+CMXPY_DEF(eval, "(*args) -> None",
+          "Evaluate an :class:`array` or tree of :class:`array`.\n\n"
+          "Args:\n    *args (arrays or trees of arrays): Each argument can be "
+          "a single array or a tree of arrays. If a tree is given the nodes "
+          "can be a Python :class:`list`, :class:`tuple` or :class:`dict`. "
+          "Leaves which are not arrays are ignored.") {
+  return eval_impl(OBJ(0), false);
 }
 
-static PyObject* py_async_eval(PyObject* m, PyObject* args) {
-  (void)m;
-  return eval_impl(args, true);
+CMXPY_DEF(async_eval, "(*args) -> None",
+          "Asynchronously evaluate an :class:`array` or tree of "
+          ":class:`array`: returns at once; reading the data waits.\n\n"
+          "Args:\n    *args (arrays or trees of arrays): as :func:`eval`.\n\n"
+          "Example:\n    >>> x = mx.array(1.0)\n    >>> y = mx.exp(x)\n"
+          "    >>> mx.async_eval(y)\n    >>> print(y)") {
+  return eval_impl(OBJ(0), true);
 }
 
-static PyObject* py_unavailable(PyObject* m, PyObject* u) {
-  (void)m, (void)u;
-  return cmxpy_unavailable_list();
+/* {name: (cpu, gpu)} from the one coverage table of include/cmx/
+ * primitive.h. */
+CMXPY_DEF(_kernel_coverage, "() -> dict",
+          "Which built-in primitive has a kernel on which device: {name: "
+          "(cpu, gpu)} (the table that build/cmx_coverage prints).") {
+  (void)A;
+  PyObject* d = PyDict_New();
+  int n = cmx_builtin_primitive_count();
+  for (int i = 0; d && i < n; i++) {
+    const cmx_primitive_vtable* vt = cmx_builtin_primitive(i);
+    PyObject* v = Py_BuildValue(
+        "(NN)", PyBool_FromLong(cmx_primitive_has_kernel(vt, CMX_CPU)),
+        PyBool_FromLong(cmx_primitive_has_kernel(vt, CMX_GPU)));
+    if (!v || PyDict_SetItemString(d, vt->name, v) < 0) Py_CLEAR(d);
+    Py_XDECREF(v);
+  }
+  return d;
 }
 
-static PyMethodDef module_methods[] = {
-    {"eval", py_eval, METH_VARARGS,
-     "eval($module, *args)\n--\n\nEvaluate an :class:`array` or tree of "
-     ":class:`array`.\n\n"
-     "Args:\n    *args (arrays or trees of arrays): Each argument can be a "
-     "single array or a tree of arrays. If a tree is given the nodes can be "
-     "a Python :class:`list`, :class:`tuple` or :class:`dict`. Leaves which "
-     "are not arrays are ignored."},
-    {"async_eval", py_async_eval, METH_VARARGS,
-     "async_eval($module, *args)\n--\n\nAsynchronously evaluate an "
-     ":class:`array` or tree of :class:`array`: returns at once; reading "
-     "the data waits.\n\n"
-     "Args:\n    *args (arrays or trees of arrays): as :func:`eval`.\n\n"
-     "Example:\n    >>> x = mx.array(1.0)\n    >>> y = mx.exp(x)\n"
-     "    >>> mx.async_eval(y)\n    >>> print(y)"},
-    {"_unavailable", py_unavailable, METH_NOARGS,
-     "_unavailable($module, /)\n--\n\nNames of the functions, methods and "
-     "properties left out because this build of libcmx lacks their C op."},
-    {NULL, NULL, 0, NULL}};
+static cmxpy_spec* const module_functions[] = {&spec_eval, &spec_async_eval,
+                                               &spec__kernel_coverage};
 
 static struct PyModuleDef core_module = {
     PyModuleDef_HEAD_INIT,
@@ -103,38 +81,52 @@ static struct PyModuleDef core_module = {
         "    b = a + 1        # lazy\n"
         "    mx.eval(b)       # computed",
     .m_size = -1,
-    .m_methods = module_methods,
 };
+
+static int add_constants(PyObject* m) {
+  static const struct {
+    const char* name;
+    double v;
+  } consts[] = {{"pi", 3.14159265358979323846},
+                {"e", 2.71828182845904523536},
+                {"euler_gamma", 0.57721566490153286060},
+                {"inf", INFINITY},
+                {"nan", NAN}};
+  for (size_t i = 0; i < CMXPY_COUNT(consts); i++)
+    if (PyModule_AddObject(m, consts[i].name, PyFloat_FromDouble(consts[i].v)) <
+        0)
+      return -1;
+  Py_INCREF(Py_None);
+  return PyModule_AddStringConstant(m, "__version__", "0.1.0") < 0 ||
+                 PyModule_AddObject(m, "newaxis", Py_None) < 0
+             ? -1
+             : 0;
+}
 
 PyMODINIT_FUNC PyInit_core(void) {
   PyObject* m = PyModule_Create(&core_module);
   if (!m) return NULL;
+  /* Areas add module functions and collect the array's methods; dtypes
+   * and devices first (signature defaults name them), the array type
+   * next (made ready with the methods), then areas that make arrays as
+   * they start (random's key state). */
+  cmxpy_deflist methods = {0};
+  cmxpy_deflist* am = &methods;
   if (cmxpy_init_dtype(m) < 0 || cmxpy_init_device(m) < 0 ||
-      cmxpy_init_memory(m) < 0 || cmxpy_init_ops(m) < 0 ||
-      cmxpy_init_ops_shape(m) < 0 || cmxpy_init_ops_create(m) < 0 ||
-      cmxpy_init_ops_compose(m) < 0 || cmxpy_init_ops_misc(m) < 0 ||
-      cmxpy_init_io(m) < 0 || cmxpy_init_buffer(m) < 0 ||
-      cmxpy_init_indexing(m) < 0 || cmxpy_init_array(m) < 0 ||
-      cmxpy_init_transforms(m) < 0 ||
-      cmxpy_init_ops_linalg_extra(m) < 0) /* after init_array: adds methods */
-    goto fail;
-  if (cmxpy_init_ops_sort(m) < 0 || cmxpy_init_ops_conv(m) < 0 ||
-      cmxpy_init_random(m) < 0 || cmxpy_init_compile(m) < 0)
-    goto fail;
-  if (PyModule_AddObject(m, "pi", PyFloat_FromDouble(3.14159265358979323846)) <
+      cmxpy_init_memory(m) < 0 || cmxpy_init_tree(m) < 0 ||
+      cmxpy_add_functions(m, module_functions, CMXPY_COUNT(module_functions)) <
           0 ||
-      PyModule_AddObject(m, "e", PyFloat_FromDouble(2.71828182845904523536)) <
-          0 ||
-      PyModule_AddObject(m, "euler_gamma",
-                         PyFloat_FromDouble(0.57721566490153286060)) < 0 ||
-      PyModule_AddObject(m, "inf", PyFloat_FromDouble(INFINITY)) < 0 ||
-      PyModule_AddObject(m, "nan", PyFloat_FromDouble(NAN)) < 0 ||
-      PyModule_AddStringConstant(m, "__version__", "0.1.0") < 0)
-    goto fail;
-  Py_INCREF(Py_None);
-  if (PyModule_AddObject(m, "newaxis", Py_None) < 0) goto fail;
+      cmxpy_init_ops(m, am) < 0 || cmxpy_init_ops_shape(m, am) < 0 ||
+      cmxpy_init_ops_linalg_extra(m, am) < 0 ||
+      cmxpy_init_ops_sort(m, am) < 0 || cmxpy_init_buffer(m, am) < 0 ||
+      cmxpy_init_number(am) < 0 || cmxpy_init_array(m, am) < 0 ||
+      cmxpy_init_ops_create(m) < 0 || cmxpy_init_ops_compose(m) < 0 ||
+      cmxpy_init_ops_misc(m) < 0 || cmxpy_init_ops_conv(m) < 0 ||
+      cmxpy_init_random(m) < 0 || cmxpy_init_io(m) < 0 ||
+      cmxpy_init_indexing(m) < 0 || cmxpy_init_transforms(m) < 0 ||
+      cmxpy_init_compile(m) < 0 || add_constants(m) < 0) {
+    Py_DECREF(m);
+    return NULL;
+  }
   return m;
-fail:
-  Py_DECREF(m);
-  return NULL;
 }

@@ -3,14 +3,13 @@
  * rules: Python scalars are weakly typed, other array-likes take the
  * array's dtype, bitwise operators refuse floating types, and in-place forms
  * update the array object itself (visible through every reference). */
-#include "cmxpy.h"
+#include "args.h"
 
 typedef cmx_status (*binary_fn)(cmx_array*, cmx_array, cmx_array, cmx_stream);
 
 /* Operator descriptions for messages ("Cannot perform addition on ..."). */
 typedef struct {
   binary_fn fn;
-  const char* cname; /* for NotImplementedError when fn is missing */
   const char* what;
   bool bitwise; /* floating types not allowed */
 } op_desc;
@@ -49,11 +48,6 @@ static cmx_array binary(PyObject* x, PyObject* y, const op_desc* d,
                  d->what);
     return NULL;
   }
-  if (!d->fn) {
-    cmx_array_release(b);
-    cmxpy_missing(d->cname);
-    return NULL;
-  }
   cmx_array out = NULL;
   cmx_status st = reflected ? d->fn(&out, b, a, CMX_STREAM_DEFAULT)
                             : d->fn(&out, a, b, CMX_STREAM_DEFAULT);
@@ -75,13 +69,13 @@ static PyObject* inplace(PyObject* self, PyObject* other, const op_desc* d) {
   return self;
 }
 
-#define BINOP(name, cfn, what, bitwise)                                  \
-  static const op_desc d_##name = {(binary_fn)cfn, #cfn, what, bitwise}; \
-  static PyObject* nb_##name(PyObject* x, PyObject* y) {                 \
-    return cmxpy_wrap(binary(x, y, &d_##name, false));                   \
-  }                                                                      \
-  static PyObject* nb_i##name(PyObject* x, PyObject* y) {                \
-    return inplace(x, y, &d_##name);                                     \
+#define BINOP(name, cfn, what, bitwise)                   \
+  static const op_desc d_##name = {cfn, what, bitwise};   \
+  static PyObject* nb_##name(PyObject* x, PyObject* y) {  \
+    return cmxpy_wrap(binary(x, y, &d_##name, false));    \
+  }                                                       \
+  static PyObject* nb_i##name(PyObject* x, PyObject* y) { \
+    return inplace(x, y, &d_##name);                      \
   }
 
 BINOP(add, cmx_add, "addition", false)
@@ -96,8 +90,7 @@ BINOP(lshift, cmx_left_shift, "left shift", true)
 BINOP(rshift, cmx_right_shift, "right shift", true)
 BINOP(matmul, cmx_matmul, "matrix multiplication", false)
 
-static const op_desc d_div = {(binary_fn)cmx_divide, "cmx_divide", "division",
-                              false};
+static const op_desc d_div = {cmx_divide, "division", false};
 static PyObject* nb_div(PyObject* x, PyObject* y) {
   return cmxpy_wrap(binary(x, y, &d_div, false));
 }
@@ -112,8 +105,7 @@ static PyObject* nb_idiv(PyObject* x, PyObject* y) {
   return inplace(x, y, &d_div);
 }
 
-static const op_desc d_pow = {(binary_fn)cmx_power, "cmx_power", "power",
-                              false};
+static const op_desc d_pow = {cmx_power, "power", false};
 static PyObject* nb_pow(PyObject* x, PyObject* y, PyObject* z) {
   if (z != Py_None) {
     PyErr_SetString(PyExc_TypeError,
@@ -145,20 +137,19 @@ static PyObject* nb_divmod(PyObject* x, PyObject* y) {
 /* ---------------- unary ---------------- */
 typedef cmx_status (*unary_fn)(cmx_array*, cmx_array, cmx_stream);
 
-static PyObject* unary(PyObject* self, unary_fn f, const char* cname) {
-  if (!f) return cmxpy_missing(cname);
+static PyObject* unary(PyObject* self, unary_fn f) {
   cmx_array out = NULL;
   return cmxpy_result(f(&out, CMXPY_ARR(self), CMX_STREAM_DEFAULT), &out);
 }
 
 static PyObject* nb_neg(PyObject* s) {
-  return unary(s, cmx_negative, "cmx_negative");
+  return unary(s, cmx_negative);
 }
 static PyObject* nb_pos(PyObject* s) {
-  return unary(s, cmx_positive, "cmx_positive");
+  return unary(s, cmx_positive);
 }
 static PyObject* nb_abs(PyObject* s) {
-  return unary(s, cmx_abs, "cmx_abs");
+  return unary(s, cmx_abs);
 }
 
 static PyObject* nb_invert(PyObject* s) {
@@ -168,8 +159,8 @@ static PyObject* nb_invert(PyObject* s) {
                     "Floating point types not allowed with bitwise inversion.");
     return NULL;
   }
-  if (t == CMX_BOOL) return unary(s, cmx_logical_not, "cmx_logical_not");
-  return unary(s, cmx_bitwise_invert, "cmx_bitwise_invert");
+  if (t == CMX_BOOL) return unary(s, cmx_logical_not);
+  return unary(s, cmx_bitwise_invert);
 }
 
 static int nb_bool(PyObject* s) {
@@ -198,14 +189,12 @@ static PyObject* nb_float(PyObject* s) {
 
 /* ---------------- comparisons ---------------- */
 static const op_desc d_cmp[6] = {
-    [Py_LT] = {(binary_fn)cmx_less, "cmx_less", "less than", false},
-    [Py_LE] = {(binary_fn)cmx_less_equal, "cmx_less_equal",
-               "less than or equal", false},
-    [Py_EQ] = {(binary_fn)cmx_equal, "cmx_equal", "equality", false},
-    [Py_NE] = {(binary_fn)cmx_not_equal, "cmx_not_equal", "inequality", false},
-    [Py_GT] = {(binary_fn)cmx_greater, "cmx_greater", "greater than", false},
-    [Py_GE] = {(binary_fn)cmx_greater_equal, "cmx_greater_equal",
-               "greater than or equal", false},
+    [Py_LT] = {cmx_less, "less than", false},
+    [Py_LE] = {cmx_less_equal, "less than or equal", false},
+    [Py_EQ] = {cmx_equal, "equality", false},
+    [Py_NE] = {cmx_not_equal, "inequality", false},
+    [Py_GT] = {cmx_greater, "greater than", false},
+    [Py_GE] = {cmx_greater_equal, "greater than or equal", false},
 };
 
 static PyObject* richcompare(PyObject* self, PyObject* other, int op) {
@@ -214,26 +203,11 @@ static PyObject* richcompare(PyObject* self, PyObject* other, int op) {
   return cmxpy_wrap(binary(self, other, &d_cmp[op], false));
 }
 
-static PyObject* m_round(PyObject* self, PyObject* args, PyObject* kw) {
-  static char* kwlist[] = {"ndigits", NULL};
-  PyObject* nd = Py_None;
-  int decimals = 0;
-  if (!PyArg_ParseTupleAndKeywords(args, kw, "|O:__round__", kwlist, &nd))
-    return NULL;
-  if (nd != Py_None && cmxpy_int_arg(nd, &decimals, "round", "ndigits") < 0)
-    return NULL;
-  cmx_array out = NULL;
-  return cmxpy_result(
-      cmx_round(&out, CMXPY_ARR(self), decimals, CMX_STREAM_DEFAULT), &out);
+CMXPY_DEF_METHOD(__round__, "(self, ndigits: int | None = None, /)",
+                 "round(self, ndigits): see :func:`round`.") {
+  return RET(
+      cmx_round(OUT, ARR(0), ISNONE(1) ? 0 : INT(1), CMX_STREAM_DEFAULT));
 }
-
-const cmxpy_def cmxpy_number_methods[] = {
-    {{"__round__", (PyCFunction)(void (*)(void))m_round,
-      METH_VARARGS | METH_KEYWORDS,
-      "__round__($self, ndigits=None, /)\n--\n\nround(self, ndigits): see "
-      ":func:`round`."},
-     (const void*)cmx_round},
-    {{NULL, NULL, 0, NULL}, NULL}};
 
 static PyNumberMethods number_procs = {
     .nb_add = nb_add,
@@ -272,8 +246,9 @@ static PyNumberMethods number_procs = {
     .nb_inplace_matrix_multiply = nb_imatmul,
 };
 
-int cmxpy_init_number(PyTypeObject* t) {
-  t->tp_as_number = &number_procs;
-  t->tp_richcompare = richcompare;
-  return 0;
+int cmxpy_init_number(cmxpy_deflist* array_methods) {
+  CmxArray_Type.tp_as_number = &number_procs;
+  CmxArray_Type.tp_richcompare = richcompare;
+  cmxpy_spec* const methods[] = {&spec_m___round__};
+  return cmxpy_add_methods(array_methods, methods, CMXPY_COUNT(methods));
 }

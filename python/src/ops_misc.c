@@ -2,608 +2,279 @@
  * atleast_1d/2d/3d, unstack, meshgrid, window functions, nan_to_num,
  * isclose/allclose/array_equal, take/take_along_axis/put_along_axis,
  * tensordot/inner/outer/vecdot/kron/trace and depends. */
-#include "cmxpy.h"
+#include "args.h"
 
-#define FN(f) ((PyCFunction)(void (*)(void))(f))
-#define KW (METH_VARARGS | METH_KEYWORDS)
-#define NEEDS(f) ((const void*)(f))
-
-/* The keyword-only `stream` of a *args function. */
-static int stream_only(PyObject* kw, const char* fmt, cmx_stream* s) {
-  static char* kwlist[] = {"stream", NULL};
-  PyObject* so = Py_None;
-  PyObject* empty = PyTuple_New(0);
-  if (!empty) return -1;
-  int ok = PyArg_ParseTupleAndKeywords(empty, kw, fmt, kwlist, &so);
-  Py_DECREF(empty);
-  return ok ? cmxpy_stream_arg(so, s) : -1;
-}
-
-/* A list of n arrays (takes the references) or NULL with the exception. */
-static PyObject* list_of(cmx_status st, cmx_array* outs, int n) {
-  if (st != CMX_OK) {
-    cmx_array_release_all(outs, (size_t)n);
-    return cmxpy_raise(st);
-  }
-  PyObject* l = PyList_New(n);
-  if (!l) {
-    cmx_array_release_all(outs, (size_t)n);
-    return NULL;
-  }
-  for (int i = 0; i < n; i++) PyList_SET_ITEM(l, i, cmxpy_wrap(outs[i]));
-  for (int i = 0; i < n; i++)
-    if (!PyList_GET_ITEM(l, i)) {
-      Py_DECREF(l);
-      return NULL;
-    }
-  return l;
-}
+#define STREAM_KW "*, stream: StreamOrDevice = None) -> array"
 
 /* ---------------- atleast_nd, unstack, meshgrid ---------------- */
 typedef cmx_status (*atleast_fn)(cmx_array*, cmx_array, cmx_stream);
 
-static PyObject* call_atleast(PyObject* args, PyObject* kw, atleast_fn f,
-                              const char* fmt) {
-  cmx_stream s;
-  if (stream_only(kw, fmt, &s) < 0) return NULL;
-  Py_ssize_t k = PyTuple_GET_SIZE(args);
-  PyObject* list = PyList_New(k);
-  for (Py_ssize_t i = 0; list && i < k; i++) {
-    cmx_array a = cmxpy_to_array(PyTuple_GET_ITEM(args, i), fmt + 4), r = NULL;
-    PyObject* o = a ? cmxpy_result(f(&r, a, s), &r) : NULL;
-    cmx_array_release(a);
-    if (!o)
-      Py_CLEAR(list);
-    else
-      PyList_SET_ITEM(list, i, o);
-  }
-  if (!list || k != 1) return list;
-  PyObject* one = PyList_GET_ITEM(list, 0);
-  Py_INCREF(one);
-  Py_DECREF(list);
+/* One array for one argument, else a list. */
+static PyObject* atleast(cmxpy_args* A) {
+  int n = A->v[0].n;
+  cmx_array* outs = PyMem_RawCalloc((size_t)(n ? n : 1), sizeof *outs);
+  if (!outs) return PyErr_NoMemory();
+  cmx_status st = CMX_OK;
+  for (int i = 0; i < n && st == CMX_OK; i++)
+    st = DATA(atleast_fn)(&outs[i], A->v[0].arrays[i], STREAM);
+  PyObject* l = cmxpy_list(st, outs, n);
+  PyMem_RawFree(outs);
+  if (!l || n != 1) return l;
+  PyObject* one = Py_NewRef(PyList_GET_ITEM(l, 0));
+  Py_DECREF(l);
   return one;
 }
+#define ATLEAST(nd, doc)                                                      \
+  CMXPY_SPEC_FULL(atleast_##nd, "atleast_" #nd,                               \
+                  "(*arys: array, stream: StreamOrDevice = None) -> array | " \
+                  "list[array]",                                              \
+                  doc, atleast, (const void*)cmx_atleast_##nd, 0, NULL)
+ATLEAST(1d,
+        "Convert all arrays to have at least one dimension.\n\nReturns:\n"
+        "    array or list(array): An array or list of arrays with at least "
+        "one dimension.")
+ATLEAST(2d,
+        "Convert all arrays to have at least two dimensions ((n,) becomes "
+        "(1, n)).\n\nReturns:\n    array or list(array): An array or list of "
+        "arrays with at least two dimensions.")
+ATLEAST(3d,
+        "Convert all arrays to have at least three dimensions ((n,) becomes "
+        "(1, n, 1), (m, n) becomes (m, n, 1)).\n\nReturns:\n    array or "
+        "list(array): An array or list of arrays with at least three "
+        "dimensions.")
 
-static PyObject* f_atleast_1d(PyObject* m, PyObject* args, PyObject* kw) {
-  (void)m;
-  return call_atleast(args, kw, cmx_atleast_1d, "|$O:atleast_1d");
-}
-static PyObject* f_atleast_2d(PyObject* m, PyObject* args, PyObject* kw) {
-  (void)m;
-  return call_atleast(args, kw, cmx_atleast_2d, "|$O:atleast_2d");
-}
-static PyObject* f_atleast_3d(PyObject* m, PyObject* args, PyObject* kw) {
-  (void)m;
-  return call_atleast(args, kw, cmx_atleast_3d, "|$O:atleast_3d");
-}
-
-static PyObject* f_unstack(PyObject* m, PyObject* args, PyObject* kw) {
-  (void)m;
-  static char* kwlist[] = {"", "axis", "stream", NULL};
-  PyObject *ao, *so = Py_None;
-  int axis = 0;
-  cmx_stream s;
-  if (!PyArg_ParseTupleAndKeywords(args, kw, "O|i$O:unstack", kwlist, &ao,
-                                   &axis, &so) ||
-      cmxpy_stream_arg(so, &s) < 0)
-    return NULL;
-  cmx_array a = cmxpy_to_array(ao, "unstack");
-  if (!a) return NULL;
-  int nd = cmx_array_ndim(a);
+CMXPY_DEF(unstack, "(x: array, /, axis: int = 0, " STREAM_KW,
+          "Split an array into its slices along an axis (the axis "
+          "removed).\n\nReturns:\n    list(array): The slices.") {
+  int nd = cmx_array_ndim(ARR(0)), axis = INT(1);
   int64_t n = axis >= -nd && axis < nd
-                  ? cmx_array_shape(a)[axis < 0 ? axis + nd : axis]
+                  ? cmx_array_shape(ARR(0))[axis < 0 ? axis + nd : axis]
                   : 0;
   cmx_array* outs = PyMem_RawCalloc((size_t)(n ? n : 1), sizeof *outs);
-  if (!outs) {
-    cmx_array_release(a);
-    return PyErr_NoMemory();
-  }
-  cmx_status st = cmx_unstack(outs, a, axis, s);
-  cmx_array_release(a);
-  PyObject* l = list_of(st, outs, st == CMX_OK ? (int)n : 0);
+  if (!outs) return PyErr_NoMemory();
+  cmx_status st = cmx_unstack(outs, ARR(0), axis, STREAM);
+  PyObject* l = cmxpy_list(st, outs, st == CMX_OK ? (int)n : 0);
   PyMem_RawFree(outs);
   return l;
 }
 
-static PyObject* f_meshgrid(PyObject* m, PyObject* args, PyObject* kw) {
-  (void)m;
-  static char* kwlist[] = {"sparse", "indexing", "stream", NULL};
-  int sparse = 0;
-  const char* indexing = "xy";
-  PyObject* so = Py_None;
-  PyObject* empty = PyTuple_New(0);
-  if (!empty) return NULL;
-  int ok = PyArg_ParseTupleAndKeywords(empty, kw, "|$psO:meshgrid", kwlist,
-                                       &sparse, &indexing, &so);
-  Py_DECREF(empty);
-  cmx_stream s;
-  if (!ok || cmxpy_stream_arg(so, &s) < 0) return NULL;
-  Py_ssize_t n = PyTuple_GET_SIZE(args);
-  cmx_array* in = PyMem_RawCalloc((size_t)(2 * n + 1), sizeof *in);
-  if (!in) return PyErr_NoMemory();
-  cmx_array* outs = in + n;
-  for (Py_ssize_t i = 0; i < n; i++)
-    if (!(in[i] = cmxpy_to_array(PyTuple_GET_ITEM(args, i), "meshgrid"))) {
-      cmx_array_release_all(in, (size_t)i);
-      PyMem_RawFree(in);
-      return NULL;
-    }
-  cmx_status st = cmx_meshgrid(outs, in, (int)n, sparse, indexing, s);
-  cmx_array_release_all(in, (size_t)n);
-  PyObject* l = list_of(st, outs, st == CMX_OK ? (int)n : 0);
-  PyMem_RawFree(in);
+CMXPY_DEF(meshgrid,
+          "(*arrays: array, sparse: bool = False, indexing: str = 'xy', "
+          "stream: StreamOrDevice = None) -> list[array]",
+          "Generate multidimensional coordinate grids from 1-D coordinate "
+          "arrays (NumPy's meshgrid).\n\nReturns:\n    list(array): The "
+          "output arrays.") {
+  int n = A->v[0].n;
+  cmx_array* outs = PyMem_RawCalloc((size_t)(n ? n : 1), sizeof *outs);
+  if (!outs) return PyErr_NoMemory();
+  cmx_status st = cmx_meshgrid(outs, ARRAYS(0), FLAG(1), STR(2), STREAM);
+  PyObject* l = cmxpy_list(st, outs, st == CMX_OK ? n : 0);
+  PyMem_RawFree(outs);
   return l;
 }
 
 /* ---------------- windows ---------------- */
 typedef cmx_status (*window_fn)(cmx_array*, int64_t, cmx_stream);
-static PyObject* call_window(PyObject* args, PyObject* kw, window_fn f,
-                             const char* fmt) {
-  static char* kwlist[] = {"M", "stream", NULL};
-  long long mlen;
-  PyObject* so = Py_None;
-  cmx_stream s;
-  if (!PyArg_ParseTupleAndKeywords(args, kw, fmt, kwlist, &mlen, &so) ||
-      cmxpy_stream_arg(so, &s) < 0)
-    return NULL;
-  cmx_array out = NULL;
-  return cmxpy_result(f(&out, mlen, s), &out);
+static PyObject* window(cmxpy_args* A) {
+  return RET(DATA(window_fn)(OUT, I64(0), STREAM));
 }
-#define WINDOW(name)                                                     \
-  static PyObject* f_##name(PyObject* m, PyObject* args, PyObject* kw) { \
-    (void)m;                                                             \
-    return call_window(args, kw, cmx_##name, "L|$O:" #name);             \
-  }
-WINDOW(bartlett)
-WINDOW(hanning)
-WINDOW(hamming)
-WINDOW(blackman)
+#define WINDOW(name, doc)                                          \
+  CMXPY_SPEC_FULL(name, #name, "(M: int, " STREAM_KW, doc, window, \
+                  (const void*)cmx_##name, 0, NULL)
+WINDOW(bartlett, "The Bartlett (triangular) window of length M (float32).")
+WINDOW(hanning, "The Hanning window of length M (float32).")
+WINDOW(hamming, "The Hamming window of length M (float32).")
+WINDOW(blackman, "The Blackman window of length M (float32).")
 
 /* ---------------- nan_to_num, closeness, equality ---------------- */
-static int opt_double(PyObject* o, double* v, const double** p) {
-  if (o == Py_None) {
-    *p = NULL;
-    return 0;
-  }
-  *v = PyFloat_AsDouble(o);
-  if (*v == -1.0 && PyErr_Occurred()) return -1;
-  *p = v;
-  return 0;
-}
-
-static PyObject* f_nan_to_num(PyObject* m, PyObject* args, PyObject* kw) {
-  (void)m;
-  static char* kwlist[] = {"a", "nan", "posinf", "neginf", "stream", NULL};
-  PyObject *ao, *po = Py_None, *no = Py_None, *so = Py_None;
-  double nan = 0.0, pv, nv;
-  const double *pp, *np;
-  cmx_stream s;
-  if (!PyArg_ParseTupleAndKeywords(args, kw, "O|dOO$O:nan_to_num", kwlist, &ao,
-                                   &nan, &po, &no, &so) ||
-      opt_double(po, &pv, &pp) < 0 || opt_double(no, &nv, &np) < 0 ||
-      cmxpy_stream_arg(so, &s) < 0)
-    return NULL;
-  cmx_array a = cmxpy_to_array(ao, "nan_to_num"), out = NULL;
-  if (!a) return NULL;
-  PyObject* r = cmxpy_result(cmx_nan_to_num(&out, a, nan, pp, np, s), &out);
-  cmx_array_release(a);
-  return r;
+CMXPY_DEF(nan_to_num,
+          "(a: array, nan: float = 0.0, posinf: float | None = None, neginf: "
+          "float | None = None, " STREAM_KW,
+          "Replace NaN and infinities with finite numbers (posinf/neginf "
+          "default to the largest/lowest finite value of the dtype).\n\n"
+          "Returns:\n    array: The array with NaN and infinities replaced.") {
+  return RET(cmx_nan_to_num(OUT, ARR(0), FLT(1), ISNONE(2) ? NULL : &A->v[2].f,
+                            ISNONE(3) ? NULL : &A->v[3].f, STREAM));
 }
 
 typedef cmx_status (*close_fn)(cmx_array*, cmx_array, cmx_array, double, double,
                                bool, cmx_stream);
-static PyObject* call_close(PyObject* args, PyObject* kw, close_fn f,
-                            const char* fmt) {
-  static char* kwlist[] = {"a",         "b",      "rtol", "atol",
-                           "equal_nan", "stream", NULL};
-  PyObject *ao, *bo, *so = Py_None;
-  double rtol = 1e-5, atol = 1e-8;
-  int equal_nan = 0;
-  cmx_stream s;
-  if (!PyArg_ParseTupleAndKeywords(args, kw, fmt, kwlist, &ao, &bo, &rtol,
-                                   &atol, &equal_nan, &so) ||
-      cmxpy_stream_arg(so, &s) < 0)
-    return NULL;
-  cmx_array a, b, out = NULL;
-  if (cmxpy_to_operands(ao, bo, &a, &b, fmt + 9) < 0) return NULL;
-  PyObject* r = cmxpy_result(f(&out, a, b, rtol, atol, equal_nan, s), &out);
-  cmx_array_release(a);
-  cmx_array_release(b);
-  return r;
+static PyObject* close_to(cmxpy_args* A) {
+  if (cmxpy_operands(A, 0, 1) < 0) return NULL;
+  return RET(
+      DATA(close_fn)(OUT, ARR(0), ARR(1), FLT(2), FLT(3), FLAG(4), STREAM));
 }
-static PyObject* f_isclose(PyObject* m, PyObject* args, PyObject* kw) {
-  (void)m;
-  return call_close(args, kw, cmx_isclose, "OO|dd$pO:isclose");
-}
-static PyObject* f_allclose(PyObject* m, PyObject* args, PyObject* kw) {
-  (void)m;
-  return call_close(args, kw, cmx_allclose, "OO|dd$pO:allclose");
-}
+#define CLOSE_SIG                                                         \
+  "(a: scalar | array, b: scalar | array, /, rtol: float = 1e-05, atol: " \
+  "float = 1e-08, *, equal_nan: bool = False, stream: StreamOrDevice = "  \
+  "None) -> array"
+CMXPY_FN(isclose, CLOSE_SIG, close_to, cmx_isclose,
+         "Returns a boolean array where two arrays are element-wise "
+         "equal within a tolerance: |a - b| <= atol + rtol * |b|. "
+         "Infinities are close only to the same infinity; NaNs are "
+         "close to NaNs only with equal_nan.\n\nReturns:\n    array: "
+         "The boolean output.")
+CMXPY_FN(allclose, CLOSE_SIG, close_to, cmx_allclose,
+         "Approximate comparison of two arrays: all(isclose(a, b, "
+         "...)).\n\nReturns:\n    array: The boolean output scalar.")
 
-static PyObject* f_array_equal(PyObject* m, PyObject* args, PyObject* kw) {
-  (void)m;
-  static char* kwlist[] = {"a", "b", "equal_nan", "stream", NULL};
-  PyObject *ao, *bo, *so = Py_None;
-  int equal_nan = 0;
-  cmx_stream s;
-  if (!PyArg_ParseTupleAndKeywords(args, kw, "OO|$pO:array_equal", kwlist, &ao,
-                                   &bo, &equal_nan, &so) ||
-      cmxpy_stream_arg(so, &s) < 0)
-    return NULL;
-  cmx_array a, b, out = NULL;
-  if (cmxpy_to_operands(ao, bo, &a, &b, "array_equal") < 0) return NULL;
-  PyObject* r = cmxpy_result(cmx_array_equal(&out, a, b, equal_nan, s), &out);
-  cmx_array_release(a);
-  cmx_array_release(b);
-  return r;
+CMXPY_DEF(array_equal,
+          "(a: scalar | array, b: scalar | array, *, equal_nan: bool = False, "
+          "stream: StreamOrDevice = None) -> array",
+          "Array equality check: true when the shapes are equal and all "
+          "elements are equal (the dtypes may differ). NaNs count as equal "
+          "with equal_nan.\n\nReturns:\n    array: A scalar boolean array.") {
+  if (cmxpy_operands(A, 0, 1) < 0) return NULL;
+  return RET(cmx_array_equal(OUT, ARR(0), ARR(1), FLAG(2), STREAM));
 }
 
 /* ---------------- take / along axis ---------------- */
-/* The optional int axis argument (None: flattened). */
-static int axis_opt(PyObject* o, int* axis, const int** p, const char* f) {
-  *p = NULL;
-  if (o == Py_None) return 0;
-  if (cmxpy_int_arg(o, axis, f, "axis") < 0) return -1;
-  *p = axis;
-  return 0;
+typedef cmx_status (*take_fn)(cmx_array*, cmx_array, cmx_array, const int*,
+                              cmx_stream);
+static PyObject* take(cmxpy_args* A) {
+  return RET(DATA(take_fn)(OUT, ARR(0), ARR(1), OPT_INT(2), STREAM));
 }
+#define TAKE_SIG \
+  "(a: array, /, indices: array, axis: int | None = None, " STREAM_KW
+CMXPY_FN(take, TAKE_SIG, take, cmx_take,
+         "Take elements along an axis (of the flattened array when "
+         "axis is None).\n\nReturns:\n    array: The indexed values of "
+         "a.")
+CMXPY_FN(take_along_axis, TAKE_SIG, take, cmx_take_along_axis,
+         "Take values along an axis at the specified indices (NumPy's "
+         "take_along_axis).\n\nReturns:\n    array: The output array.")
 
-static PyObject* f_take(PyObject* m, PyObject* args, PyObject* kw) {
-  (void)m;
-  static char* kwlist[] = {"", "indices", "axis", "stream", NULL};
-  PyObject *ao, *io, *axo = Py_None, *so = Py_None;
-  int axis;
-  const int* pax;
-  cmx_stream s;
-  if (!PyArg_ParseTupleAndKeywords(args, kw, "OO|O$O:take", kwlist, &ao, &io,
-                                   &axo, &so) ||
-      axis_opt(axo, &axis, &pax, "take") < 0 || cmxpy_stream_arg(so, &s) < 0)
-    return NULL;
-  cmx_array a = cmxpy_to_array(ao, "take"), idx = NULL, out = NULL;
-  PyObject* r = NULL;
-  if (a && (idx = cmxpy_to_array(io, "take")))
-    r = cmxpy_result(cmx_take(&out, a, idx, pax, s), &out);
-  cmx_array_release(a);
-  cmx_array_release(idx);
-  return r;
-}
-
-static PyObject* f_take_along_axis(PyObject* m, PyObject* args, PyObject* kw) {
-  (void)m;
-  static char* kwlist[] = {"", "indices", "axis", "stream", NULL};
-  PyObject *ao, *io, *axo = Py_None, *so = Py_None;
-  int axis;
-  const int* pax;
-  cmx_stream s;
-  if (!PyArg_ParseTupleAndKeywords(args, kw, "OO|O$O:take_along_axis", kwlist,
-                                   &ao, &io, &axo, &so) ||
-      axis_opt(axo, &axis, &pax, "take_along_axis") < 0 ||
-      cmxpy_stream_arg(so, &s) < 0)
-    return NULL;
-  cmx_array a = cmxpy_to_array(ao, "take_along_axis"), idx = NULL, out = NULL;
-  PyObject* r = NULL;
-  if (a && (idx = cmxpy_to_array(io, "take_along_axis")))
-    r = cmxpy_result(cmx_take_along_axis(&out, a, idx, pax, s), &out);
-  cmx_array_release(a);
-  cmx_array_release(idx);
-  return r;
-}
-
-static PyObject* f_put_along_axis(PyObject* m, PyObject* args, PyObject* kw) {
-  (void)m;
-  static char* kwlist[] = {"", "indices", "values", "axis", "stream", NULL};
-  PyObject *ao, *io, *vo, *axo = Py_None, *so = Py_None;
-  int axis;
-  const int* pax;
-  cmx_stream s;
-  if (!PyArg_ParseTupleAndKeywords(args, kw, "OOO|O$O:put_along_axis", kwlist,
-                                   &ao, &io, &vo, &axo, &so) ||
-      axis_opt(axo, &axis, &pax, "put_along_axis") < 0 ||
-      cmxpy_stream_arg(so, &s) < 0)
-    return NULL;
-  cmx_array a = cmxpy_to_array(ao, "put_along_axis"), idx = NULL, v = NULL,
-            out = NULL;
-  PyObject* r = NULL;
-  if (a && (idx = cmxpy_to_array(io, "put_along_axis")) &&
-      (v = cmxpy_to_operand(vo, cmx_array_dtype(a), "put_along_axis")))
-    r = cmxpy_result(cmx_put_along_axis(&out, a, idx, v, pax, s), &out);
-  cmx_array_release(a);
-  cmx_array_release(idx);
-  cmx_array_release(v);
-  return r;
+CMXPY_DEF(put_along_axis,
+          "(a: array, /, indices: array, values: scalar | array, axis: int | "
+          "None = None, " STREAM_KW,
+          "A copy of a with values put along an axis at the specified "
+          "indices.\n\nReturns:\n    array: The output array.") {
+  if (cmxpy_operand(A, 2, cmx_array_dtype(ARR(0))) < 0) return NULL;
+  return RET(
+      cmx_put_along_axis(OUT, ARR(0), ARR(1), ARR(2), OPT_INT(3), STREAM));
 }
 
 /* ---------------- linear algebra ---------------- */
-static PyObject* f_tensordot(PyObject* m, PyObject* args, PyObject* kw) {
-  (void)m;
-  static char* kwlist[] = {"a", "b", "axes", "stream", NULL};
-  PyObject *ao, *bo, *axo = NULL, *so = Py_None;
-  cmx_stream s;
-  if (!PyArg_ParseTupleAndKeywords(args, kw, "OO|O$O:tensordot", kwlist, &ao,
-                                   &bo, &axo, &so) ||
-      cmxpy_stream_arg(so, &s) < 0)
-    return NULL;
-  int n = 2;
-  cmxpy_axes xa = {.n = 0}, xb = {.n = 0};
-  bool pairs = axo && !PyIndex_Check(axo);
-  if (axo && !pairs && cmxpy_int_arg(axo, &n, "tensordot", "axes") < 0)
-    return NULL;
-  if (pairs) {
-    PyObject* seq = PySequence_Fast(axo,
-                                    "[tensordot] axes must be an int "
-                                    "or a pair of axis lists");
-    if (!seq) return NULL;
-    int rc = PySequence_Fast_GET_SIZE(seq) == 2 ? 0 : -1;
-    if (!rc)
-      rc = cmxpy_axes_arg(PySequence_Fast_GET_ITEM(seq, 0), &xa, "tensordot") ||
-           cmxpy_axes_arg(PySequence_Fast_GET_ITEM(seq, 1), &xb, "tensordot");
-    Py_DECREF(seq);
-    if (!rc && (xa.all || xb.all || xa.n != xb.n)) rc = -1;
+CMXPY_DEF(tensordot,
+          "(a: scalar | array, b: scalar | array, /, axes: int | "
+          "list[Sequence[int]] = 2, " STREAM_KW,
+          "Compute the tensor dot product along the specified axes: the "
+          "last `axes` axes of a with the first of b, or the axes of a and b "
+          "given as two lists.\n\nReturns:\n    array: The tensor dot "
+          "product.") {
+  PyObject* axo = OBJ(2);
+  bool pairs = !PyIndex_Check(axo);
+  cmxpy_val xa = {.n = 0}, xb = {.n = 0}; /* the two axis lists */
+  int64_t n = 2;
+  if (!pairs) {
+    PyObject* i = PyNumber_Index(axo);
+    n = i ? PyLong_AsLongLong(i) : -1;
+    Py_XDECREF(i);
+    if (n == -1 && PyErr_Occurred()) return NULL;
+  } else {
+    PyObject* seq = PySequence_Check(axo) ? PySequence_Fast(axo, "") : NULL;
+    int rc = seq && PySequence_Fast_GET_SIZE(seq) == 2 &&
+                     cmxpy_convert_ints(A, 2, PySequence_Fast_GET_ITEM(seq, 0),
+                                        &xa) == 0 &&
+                     cmxpy_convert_ints(A, 2, PySequence_Fast_GET_ITEM(seq, 1),
+                                        &xb) == 0 &&
+                     xa.n == xb.n
+                 ? 0
+                 : -1;
+    Py_XDECREF(seq);
     if (rc) {
-      if (!PyErr_Occurred())
+      if (!PyErr_Occurred() || PyErr_ExceptionMatches(PyExc_TypeError)) {
+        PyErr_Clear();
         PyErr_SetString(PyExc_ValueError,
                         "[tensordot] axes must be two lists of the same "
                         "length");
+      }
       return NULL;
     }
   }
-  cmx_array a, b, out = NULL;
-  if (cmxpy_to_operands(ao, bo, &a, &b, "tensordot") < 0) return NULL;
-  cmx_status st = pairs ? cmx_tensordot_axes(&out, a, b, xa.v, xb.v, xa.n, s)
-                        : cmx_tensordot(&out, a, b, n, s);
-  cmx_array_release(a);
-  cmx_array_release(b);
-  return cmxpy_result(st, &out);
+  if (cmxpy_operands(A, 0, 1) < 0) return NULL;
+  if (!pairs && (n < INT_MIN || n > INT_MAX)) n = n < 0 ? INT_MIN : INT_MAX;
+  return RET(pairs ? cmx_tensordot_axes(OUT, ARR(0), ARR(1), xa.axes, xb.axes,
+                                        xa.n, STREAM)
+                   : cmx_tensordot(OUT, ARR(0), ARR(1), (int)n, STREAM));
 }
 
 typedef cmx_status (*pair_fn)(cmx_array*, cmx_array, cmx_array, cmx_stream);
-static PyObject* call_pair(PyObject* args, PyObject* kw, pair_fn f,
-                           const char* fmt) {
-  static char* kwlist[] = {"a", "b", "stream", NULL};
-  PyObject *ao, *bo, *so = Py_None;
-  cmx_stream s;
-  if (!PyArg_ParseTupleAndKeywords(args, kw, fmt, kwlist, &ao, &bo, &so) ||
-      cmxpy_stream_arg(so, &s) < 0)
-    return NULL;
-  cmx_array a, b, out = NULL;
-  if (cmxpy_to_operands(ao, bo, &a, &b, fmt + 6) < 0) return NULL;
-  PyObject* r = cmxpy_result(f(&out, a, b, s), &out);
-  cmx_array_release(a);
-  cmx_array_release(b);
-  return r;
+static PyObject* pair(cmxpy_args* A) {
+  if (cmxpy_operands(A, 0, 1) < 0) return NULL;
+  return RET(DATA(pair_fn)(OUT, ARR(0), ARR(1), STREAM));
 }
-static PyObject* f_inner(PyObject* m, PyObject* args, PyObject* kw) {
-  (void)m;
-  return call_pair(args, kw, cmx_inner, "OO|$O:inner");
-}
-static PyObject* f_outer(PyObject* m, PyObject* args, PyObject* kw) {
-  (void)m;
-  return call_pair(args, kw, cmx_outer, "OO|$O:outer");
-}
-static PyObject* f_kron(PyObject* m, PyObject* args, PyObject* kw) {
-  (void)m;
-  return call_pair(args, kw, cmx_kron, "OO|$O:kron");
+#define PAIR(name, doc)                                                        \
+  CMXPY_FN(name, "(a: scalar | array, b: scalar | array, /, " STREAM_KW, pair, \
+           cmx_##name, doc)
+PAIR(inner,
+     "Ordinary inner product of vectors for 1-D arrays, in higher "
+     "dimensions a sum product over the last axes.\n\nReturns:\n    array: "
+     "The inner product.")
+PAIR(outer,
+     "Compute the outer product of two 1-D arrays (others are flattened)."
+     "\n\nReturns:\n    array: The outer product.")
+PAIR(kron,
+     "The Kronecker product of two arrays.\n\nReturns:\n    array: The "
+     "Kronecker product.")
+
+CMXPY_DEF(
+    vecdot,
+    "(a: scalar | array, b: scalar | array, /, axis: int = -1, " STREAM_KW,
+    "sum(conj(a) * b, axis) with a and b broadcast together.\n\n"
+    "Returns:\n    array: The vector dot product.") {
+  if (cmxpy_operands(A, 0, 1) < 0) return NULL;
+  return RET(cmx_vecdot(OUT, ARR(0), ARR(1), INT(2), STREAM));
 }
 
-static PyObject* f_vecdot(PyObject* m, PyObject* args, PyObject* kw) {
-  (void)m;
-  static char* kwlist[] = {"a", "b", "axis", "stream", NULL};
-  PyObject *ao, *bo, *so = Py_None;
-  int axis = -1;
-  cmx_stream s;
-  if (!PyArg_ParseTupleAndKeywords(args, kw, "OO|i$O:vecdot", kwlist, &ao, &bo,
-                                   &axis, &so) ||
-      cmxpy_stream_arg(so, &s) < 0)
-    return NULL;
-  cmx_array a, b, out = NULL;
-  if (cmxpy_to_operands(ao, bo, &a, &b, "vecdot") < 0) return NULL;
-  PyObject* r = cmxpy_result(cmx_vecdot(&out, a, b, axis, s), &out);
-  cmx_array_release(a);
-  cmx_array_release(b);
-  return r;
-}
-
-static PyObject* f_trace(PyObject* m, PyObject* args, PyObject* kw) {
-  static char* kwlist[] = {"",      "offset", "axis1", "axis2",
-                           "dtype", "stream", NULL};
-  (void)m;
-  PyObject *ao, *dto = Py_None, *so = Py_None;
-  int offset = 0, axis1 = 0, axis2 = 1;
-  cmx_dtype t;
-  cmx_stream s;
-  if (!PyArg_ParseTupleAndKeywords(args, kw, "O|iiiO$O:trace", kwlist, &ao,
-                                   &offset, &axis1, &axis2, &dto, &so) ||
-      cmxpy_dtype_arg(dto, &t, true, "trace") < 0 ||
-      cmxpy_stream_arg(so, &s) < 0)
-    return NULL;
-  cmx_array a = cmxpy_to_array(ao, "trace"), out = NULL;
-  if (!a) return NULL;
-  PyObject* r = cmxpy_result(cmx_trace(&out, a, offset, axis1, axis2,
-                                       t == CMX_DTYPE_AUTO ? NULL : &t, s),
-                             &out);
-  cmx_array_release(a);
-  return r;
+CMXPY_DEF(trace,
+          "(a: array, /, offset: int = 0, axis1: int = 0, axis2: int = 1, "
+          "dtype: Dtype | None = None, " STREAM_KW,
+          "Sum along the specified diagonal of the (axis1, axis2) planes."
+          "\n\nReturns:\n    array: The sum of the diagonal(s).") {
+  cmx_dtype t = DTYPE(4);
+  return RET(cmx_trace(OUT, ARR(0), INT(1), INT(2), INT(3),
+                       t == CMX_DTYPE_AUTO ? NULL : &t, STREAM));
 }
 
 /* depends(inputs, dependencies): inputs (an array or a list of arrays)
  * whose computation waits for the dependencies; same structure back. */
-static PyObject* f_depends(PyObject* m, PyObject* args, PyObject* kw) {
-  (void)m;
-  static char* kwlist[] = {"inputs", "dependencies", NULL};
-  PyObject *io, *dep;
-  if (!PyArg_ParseTupleAndKeywords(args, kw, "OO:depends", kwlist, &io, &dep))
-    return NULL;
-  bool single = CmxArray_Check(io);
-  PyObject* ins = single ? PyTuple_Pack(1, io)
-                         : PySequence_Fast(io,
-                                           "[depends] inputs must be an "
-                                           "array or a list of arrays");
-  PyObject* deps = CmxArray_Check(dep)
-                       ? PyTuple_Pack(1, dep)
-                       : PySequence_Fast(dep,
-                                         "[depends] dependencies must be "
-                                         "an array or a list of arrays");
-  PyObject* r = NULL;
-  if (ins && deps) {
-    Py_ssize_t n = PySequence_Fast_GET_SIZE(ins);
-    Py_ssize_t k = PySequence_Fast_GET_SIZE(deps);
-    cmx_array* buf = PyMem_RawCalloc((size_t)(2 * n + k + 1), sizeof *buf);
-    int ok = buf != NULL;
-    for (Py_ssize_t i = 0; ok && i < n + k; i++) {
-      PyObject* o = i < n ? PySequence_Fast_GET_ITEM(ins, i)
-                          : PySequence_Fast_GET_ITEM(deps, i - n);
-      ok = (buf[i] = cmxpy_to_array(o, "depends")) != NULL;
-    }
-    if (ok) {
-      cmx_array* outs = buf + n + k;
-      cmx_status st =
-          cmx_depends(outs, buf, (int)n, buf + n, (int)k, CMX_STREAM_DEFAULT);
-      PyObject* l = list_of(st, outs, st == CMX_OK ? (int)n : 0);
-      if (l && single) {
-        r = PyList_GET_ITEM(l, 0);
-        Py_INCREF(r);
-        Py_DECREF(l);
-      } else {
-        r = l;
-      }
-    } else if (!buf) {
-      PyErr_NoMemory();
-    }
-    if (buf) cmx_array_release_all(buf, (size_t)(n + k));
-    PyMem_RawFree(buf);
+CMXPY_DEF(depends,
+          "(inputs: array | Sequence[array], dependencies: array | "
+          "Sequence[array])",
+          "The inputs (an array or a list of arrays), whose computation "
+          "waits for the dependencies to be evaluated.\n\nReturns:\n    "
+          "array or list(array): The inputs.") {
+  bool single = CmxArray_Check(OBJ(0));
+  for (int i = 0; i < 2; i++) {
+    PyObject* o =
+        CmxArray_Check(OBJ(i)) ? PyTuple_Pack(1, OBJ(i)) : Py_NewRef(OBJ(i));
+    int rc = o ? cmxpy_convert_arrays(A, i, o) : -1;
+    Py_XDECREF(o);
+    if (rc < 0) return NULL;
   }
-  Py_XDECREF(ins);
-  Py_XDECREF(deps);
-  return r;
+  int n = A->v[0].n;
+  cmx_array* outs = PyMem_RawCalloc((size_t)(n ? n : 1), sizeof *outs);
+  if (!outs) return PyErr_NoMemory();
+  cmx_status st = cmx_depends(outs, ARRAYS(0), ARRAYS(1), CMX_STREAM_DEFAULT);
+  PyObject* l = cmxpy_list(st, outs, st == CMX_OK ? n : 0);
+  PyMem_RawFree(outs);
+  if (!l || !single) return l;
+  PyObject* one = Py_NewRef(PyList_GET_ITEM(l, 0));
+  Py_DECREF(l);
+  return one;
 }
 
-static const cmxpy_def misc_functions[] = {
-    {{"atleast_1d", FN(f_atleast_1d), KW,
-      "atleast_1d(*arys, stream=None)\n--\n\nConvert all arrays to have at "
-      "least one dimension.\n\nReturns:\n    array or list(array): An array "
-      "or list of arrays with at least one dimension."},
-     NEEDS(cmx_atleast_1d)},
-    {{"atleast_2d", FN(f_atleast_2d), KW,
-      "atleast_2d(*arys, stream=None)\n--\n\nConvert all arrays to have at "
-      "least two dimensions ((n,) becomes (1, n)).\n\nReturns:\n    array or "
-      "list(array): An array or list of arrays with at least two "
-      "dimensions."},
-     NEEDS(cmx_atleast_2d)},
-    {{"atleast_3d", FN(f_atleast_3d), KW,
-      "atleast_3d(*arys, stream=None)\n--\n\nConvert all arrays to have at "
-      "least three dimensions ((n,) becomes (1, n, 1), (m, n) becomes (m, n, "
-      "1)).\n\nReturns:\n    array or list(array): An array or list of "
-      "arrays with at least three dimensions."},
-     NEEDS(cmx_atleast_3d)},
-    {{"unstack", FN(f_unstack), KW,
-      "unstack(x, /, axis=0, *, stream=None)\n--\n\nSplit an array into its "
-      "slices along an axis (the axis removed).\n\nReturns:\n    "
-      "list(array): The slices."},
-     NEEDS(cmx_unstack)},
-    {{"meshgrid", FN(f_meshgrid), KW,
-      "meshgrid(*arrays, sparse=False, indexing='xy', stream=None)\n--\n\n"
-      "Generate multidimensional coordinate grids from 1-D coordinate "
-      "arrays (NumPy's meshgrid).\n\nReturns:\n    list(array): The output "
-      "arrays."},
-     NEEDS(cmx_meshgrid)},
-    {{"bartlett", FN(f_bartlett), KW,
-      "bartlett(M, *, stream=None)\n--\n\nThe Bartlett (triangular) window "
-      "of length M (float32)."},
-     NEEDS(cmx_bartlett)},
-    {{"hanning", FN(f_hanning), KW,
-      "hanning(M, *, stream=None)\n--\n\nThe Hanning window of length M "
-      "(float32)."},
-     NEEDS(cmx_hanning)},
-    {{"hamming", FN(f_hamming), KW,
-      "hamming(M, *, stream=None)\n--\n\nThe Hamming window of length M "
-      "(float32)."},
-     NEEDS(cmx_hamming)},
-    {{"blackman", FN(f_blackman), KW,
-      "blackman(M, *, stream=None)\n--\n\nThe Blackman window of length M "
-      "(float32)."},
-     NEEDS(cmx_blackman)},
-    {{"nan_to_num", FN(f_nan_to_num), KW,
-      "nan_to_num(a, nan=0.0, posinf=None, neginf=None, *, stream=None)\n--\n"
-      "\nReplace NaN and infinities with finite numbers (posinf/neginf "
-      "default to the largest/lowest finite value of the dtype).\n\n"
-      "Returns:\n    array: The array with NaN and infinities replaced."},
-     NEEDS(cmx_nan_to_num)},
-    {{"isclose", FN(f_isclose), KW,
-      "isclose(a, b, /, rtol=1e-05, atol=1e-08, *, equal_nan=False, "
-      "stream=None)\n--\n\nReturns a boolean array where two arrays are "
-      "element-wise equal within a tolerance: |a - b| <= atol + rtol * |b|. "
-      "Infinities are close only to the same infinity; NaNs are close to "
-      "NaNs only with equal_nan.\n\nReturns:\n    array: The boolean "
-      "output."},
-     NEEDS(cmx_isclose)},
-    {{"allclose", FN(f_allclose), KW,
-      "allclose(a, b, /, rtol=1e-05, atol=1e-08, *, equal_nan=False, "
-      "stream=None)\n--\n\nApproximate comparison of two arrays: "
-      "all(isclose(a, b, ...)).\n\nReturns:\n    array: The boolean output "
-      "scalar."},
-     NEEDS(cmx_allclose)},
-    {{"array_equal", FN(f_array_equal), KW,
-      "array_equal(a, b, *, equal_nan=False, stream=None)\n--\n\nArray "
-      "equality check: true when the shapes are equal and all elements are "
-      "equal (the dtypes may differ). NaNs count as equal with "
-      "equal_nan.\n\nReturns:\n    array: A scalar boolean array."},
-     NEEDS(cmx_array_equal)},
-    {{"take", FN(f_take), KW,
-      "take(a, /, indices, axis=None, *, stream=None)\n--\n\nTake elements "
-      "along an axis (of the flattened array when axis is None).\n\n"
-      "Returns:\n    array: The indexed values of a."},
-     NEEDS(cmx_take)},
-    {{"take_along_axis", FN(f_take_along_axis), KW,
-      "take_along_axis(a, /, indices, axis=None, *, stream=None)\n--\n\n"
-      "Take values along an axis at the specified indices (NumPy's "
-      "take_along_axis).\n\nReturns:\n    array: The output array."},
-     NEEDS(cmx_take_along_axis)},
-    {{"put_along_axis", FN(f_put_along_axis), KW,
-      "put_along_axis(a, /, indices, values, axis=None, *, stream=None)\n--\n"
-      "\nA copy of a with values put along an axis at the specified "
-      "indices.\n\nReturns:\n    array: The output array."},
-     NEEDS(cmx_put_along_axis)},
-    {{"tensordot", FN(f_tensordot), KW,
-      "tensordot(a, b, /, axes=2, *, stream=None)\n--\n\nCompute the tensor "
-      "dot product along the specified axes: the last `axes` axes of a with "
-      "the first of b, or the axes of a and b given as two lists.\n\n"
-      "Returns:\n    array: The tensor dot product."},
-     NEEDS(cmx_tensordot)},
-    {{"inner", FN(f_inner), KW,
-      "inner(a, b, /, *, stream=None)\n--\n\nOrdinary inner product of "
-      "vectors for 1-D arrays, in higher dimensions a sum product over the "
-      "last axes.\n\nReturns:\n    array: The inner product."},
-     NEEDS(cmx_inner)},
-    {{"outer", FN(f_outer), KW,
-      "outer(a, b, /, *, stream=None)\n--\n\nCompute the outer product of "
-      "two 1-D arrays (others are flattened).\n\nReturns:\n    array: The "
-      "outer product."},
-     NEEDS(cmx_outer)},
-    {{"vecdot", FN(f_vecdot), KW,
-      "vecdot(a, b, /, axis=-1, *, stream=None)\n--\n\nsum(conj(a) * b, "
-      "axis) with a and b broadcast together.\n\nReturns:\n    array: The "
-      "vector dot product."},
-     NEEDS(cmx_vecdot)},
-    {{"kron", FN(f_kron), KW,
-      "kron(a, b, *, stream=None)\n--\n\nThe Kronecker product of two "
-      "arrays.\n\nReturns:\n    array: The Kronecker product."},
-     NEEDS(cmx_kron)},
-    {{"trace", FN(f_trace), KW,
-      "trace(a, /, offset=0, axis1=0, axis2=1, dtype=None, *, stream=None)\n"
-      "--\n\nSum along the specified diagonal of the (axis1, axis2) "
-      "planes.\n\nReturns:\n    array: The sum of the diagonal(s)."},
-     NEEDS(cmx_trace)},
-    {{"depends", FN(f_depends), KW,
-      "depends(inputs, dependencies)\n--\n\nThe inputs (an array or a list "
-      "of arrays), whose computation waits for the dependencies to be "
-      "evaluated.\n\nReturns:\n    array or list(array): The inputs."},
-     NEEDS(cmx_depends)},
-    {{NULL, NULL, 0, NULL}, NULL}};
+static cmxpy_spec* const functions[] = {
+    &spec_atleast_1d,     &spec_atleast_2d, &spec_atleast_3d,
+    &spec_unstack,        &spec_meshgrid,   &spec_bartlett,
+    &spec_hanning,        &spec_hamming,    &spec_blackman,
+    &spec_nan_to_num,     &spec_isclose,    &spec_allclose,
+    &spec_array_equal,    &spec_take,       &spec_take_along_axis,
+    &spec_put_along_axis, &spec_tensordot,  &spec_inner,
+    &spec_outer,          &spec_kron,       &spec_vecdot,
+    &spec_trace,          &spec_depends};
 
 int cmxpy_init_ops_misc(PyObject* m) {
-  cmxpy_deflist l = {0};
-  if (cmxpy_defs_add(&l, misc_functions) < 0) return -1;
-  PyMethodDef* defs = cmxpy_defs_finish(&l);
-  if (!defs) return -1;
-  return PyModule_AddFunctions(m, defs);
+  return cmxpy_add_functions(m, functions, CMXPY_COUNT(functions));
 }

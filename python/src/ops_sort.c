@@ -3,483 +3,312 @@
  * cummin, logcumsumexp (functions and array methods) with the array-API
  * aliases cumulative_sum/cumulative_prod; diff, median and count_nonzero.
  * Signatures and defaults are mlx.core's. */
-#include "cmxpy.h"
+#include "args.h"
 
-#define FN(f) ((PyCFunction)(void (*)(void))(f))
-#define KW (METH_VARARGS | METH_KEYWORDS)
-#define NEEDS(f) ((const void*)(f))
+#define STREAM_KW "*, stream: StreamOrDevice = None) -> array"
 
-/* An optional axis: None gives *p = NULL (the flattened array), an int
- * points *p at *v. */
-static int opt_axis(PyObject* o, int* v, const int** p, const char* fname) {
-  if (o == Py_None) {
-    *p = NULL;
-    return 0;
-  }
-  if (cmxpy_int_arg(o, v, fname, "axis") < 0) return -1;
-  *p = v;
-  return 0;
-}
+#define SEARCHSORTED_DOC                                                 \
+  "Find the indices that keep ``sorted_sequence`` sorted when "          \
+  "inserting ``values``.\n\nArgs:\n    sorted_sequence (array): A 1-D "  \
+  "array sorted in ascending order.\n    values (array): The values to " \
+  "insert. May have any shape.\n    side (str, optional): Either "       \
+  "``'left'`` (the first suitable index: the number of elements "        \
+  "strictly less than the value) or ``'right'`` (the last: the number "  \
+  "of elements less than or equal to it). Default: "                     \
+  "``'left'``.\n\nReturns:\n    array: A ``uint32`` array with the "     \
+  "shape of ``values``, holding indices in ``[0, "                       \
+  "sorted_sequence.size]``.\n\nExample:\n    >>> a = mx.array([1, 2, "   \
+  "2, 4])\n    >>> mx.searchsorted(a, mx.array([0, 2, 3, 5]))\n    "     \
+  "array([0, 1, 3, 4], dtype=uint32)"
+#define DIFF_DOC                                                         \
+  "The n-th discrete difference along the given axis, as "               \
+  "``numpy.diff``: ``out[i] = a[i + 1] - a[i]``, applied ``n`` times "   \
+  "(``not_equal`` for booleans).\n\nArgs:\n    a (array): Input array "  \
+  "(at least 1-D).\n    n (int, optional): Number of times to take the " \
+  "difference. Default: ``1``.\n    axis (int, optional): The axis. "    \
+  "Default: ``-1``.\n    prepend, append (scalar or array, optional): "  \
+  "Values joined to ``a`` along ``axis`` before "                        \
+  "differencing.\n\nReturns:\n    array: The differences; the axis "     \
+  "shrinks by ``n``."
 
-/* ---------------- sort, argsort ---------------- */
+/* ---------------- sort, argsort, partition, argpartition, topk ------- */
 typedef cmx_status (*sort_fn)(cmx_array*, cmx_array, const int*, cmx_stream);
-
-static PyObject* call_sort(PyObject* args, PyObject* kw, sort_fn f,
-                           const char* name, const char* fmt) {
-  static char* kwlist[] = {"", "axis", "stream", NULL};
-  PyObject *ao, *axo = NULL, *so = Py_None;
-  if (!PyArg_ParseTupleAndKeywords(args, kw, fmt, kwlist, &ao, &axo, &so))
-    return NULL;
-  int axv = -1;
-  const int* axis = &axv;
-  cmx_stream s;
-  if ((axo && opt_axis(axo, &axv, &axis, name) < 0) ||
-      cmxpy_stream_arg(so, &s) < 0)
-    return NULL;
-  cmx_array a = cmxpy_to_array(ao, name), out = NULL;
-  if (!a) return NULL;
-  PyObject* r = cmxpy_result_v(f(&out, a, axis, s), &out);
-  cmx_array_release(a);
-  return r;
+static PyObject* sort(cmxpy_args* A) {
+  return RETV(DATA(sort_fn)(OUT, ARR(0), OPT_INT(1), STREAM));
 }
 
-static PyObject* f_sort(PyObject* m, PyObject* args, PyObject* kw) {
-  (void)m;
-  return call_sort(args, kw, cmx_sort, "sort", "O|O$O:sort");
-}
-static PyObject* f_argsort(PyObject* m, PyObject* args, PyObject* kw) {
-  (void)m;
-  return call_sort(args, kw, cmx_argsort, "argsort", "O|O$O:argsort");
-}
-
-/* ---------------- partition, argpartition, topk ---------------- */
 typedef cmx_status (*kth_fn)(cmx_array*, cmx_array, int, const int*,
                              cmx_stream);
-
-static PyObject* call_kth(PyObject* args, PyObject* kw, kth_fn f,
-                          const char* name, const char* kname,
-                          const char* fmt) {
-  char* kwlist[] = {"", (char*)kname, "axis", "stream", NULL};
-  PyObject *ao, *ko, *axo = NULL, *so = Py_None;
-  if (!PyArg_ParseTupleAndKeywords(args, kw, fmt, kwlist, &ao, &ko, &axo, &so))
-    return NULL;
-  int k, axv = -1;
-  const int* axis = &axv;
-  cmx_stream s;
-  if (cmxpy_int_arg(ko, &k, name, kname) < 0 ||
-      (axo && opt_axis(axo, &axv, &axis, name) < 0) ||
-      cmxpy_stream_arg(so, &s) < 0)
-    return NULL;
-  cmx_array a = cmxpy_to_array(ao, name), out = NULL;
-  if (!a) return NULL;
-  PyObject* r = cmxpy_result_v(f(&out, a, k, axis, s), &out);
-  cmx_array_release(a);
-  return r;
+static PyObject* kth(cmxpy_args* A) {
+  return RETV(DATA(kth_fn)(OUT, ARR(0), INT(1), OPT_INT(2), STREAM));
 }
 
-static PyObject* f_partition(PyObject* m, PyObject* args, PyObject* kw) {
-  (void)m;
-  return call_kth(args, kw, cmx_partition, "partition", "kth",
-                  "OO|O$O:partition");
-}
-static PyObject* f_argpartition(PyObject* m, PyObject* args, PyObject* kw) {
-  (void)m;
-  return call_kth(args, kw, cmx_argpartition, "argpartition", "kth",
-                  "OO|O$O:argpartition");
-}
-static PyObject* f_topk(PyObject* m, PyObject* args, PyObject* kw) {
-  (void)m;
-  return call_kth(args, kw, cmx_topk, "topk", "k", "OO|O$O:topk");
-}
-
-static PyObject* f_searchsorted(PyObject* m, PyObject* args, PyObject* kw) {
-  (void)m;
-  static char* kwlist[] = {"", "", "side", "stream", NULL};
-  PyObject *ao, *vo, *so = Py_None;
-  const char* side = "left";
-  if (!PyArg_ParseTupleAndKeywords(args, kw, "OO|s$O:searchsorted", kwlist, &ao,
-                                   &vo, &side, &so))
-    return NULL;
-  cmx_stream s;
-  if (cmxpy_stream_arg(so, &s) < 0) return NULL;
-  bool right = !strcmp(side, "right");
-  if (!right && strcmp(side, "left")) {
+CMXPY_DEF(searchsorted,
+          "(sorted_sequence: scalar | array, values: scalar | array, /, "
+          "side: str = 'left', " STREAM_KW,
+          SEARCHSORTED_DOC) {
+  bool right = !strcmp(STR(2), "right");
+  if (!right && strcmp(STR(2), "left")) {
     PyErr_Format(PyExc_ValueError,
                  "[searchsorted] side must be 'left' or 'right', got '%s'",
-                 side);
+                 STR(2));
     return NULL;
   }
-  cmx_array a, v, out = NULL;
-  if (cmxpy_to_operands(ao, vo, &a, &v, "searchsorted") < 0) return NULL;
-  PyObject* r = cmxpy_result_v(cmx_searchsorted(&out, a, v, right, s), &out);
-  cmx_array_release(a);
-  cmx_array_release(v);
-  return r;
+  if (cmxpy_operands(A, 0, 1) < 0) return NULL;
+  return RETV(cmx_searchsorted(OUT, ARR(0), ARR(1), right, STREAM));
 }
 
 /* ---------------- scans ---------------- */
 typedef cmx_status (*scan_fn)(cmx_array*, cmx_array, const int*, bool, bool,
                               cmx_stream);
-
-/* f(a, /, axis=None, *, reverse=False, inclusive=True, stream=None) and the
- * method a.f(axis=None, *, ...) (self prepended). */
-static PyObject* call_scan(PyObject* self, PyObject* args, PyObject* kw,
-                           scan_fn f, const char* name, const char* fmt) {
-  static char* kwlist[] = {"", "axis", "reverse", "inclusive", "stream", NULL};
-  PyObject* full = cmxpy_method_args(self, args);
-  if (!full) return NULL;
-  PyObject *ao, *axo = Py_None, *so = Py_None;
-  int reverse = 0, inclusive = 1, axv = 0;
-  const int* axis = NULL;
-  cmx_stream s;
-  cmx_array a = NULL, out = NULL;
-  PyObject* r = NULL;
-  if (PyArg_ParseTupleAndKeywords(full, kw, fmt, kwlist, &ao, &axo, &reverse,
-                                  &inclusive, &so) &&
-      opt_axis(axo, &axv, &axis, name) == 0 && cmxpy_stream_arg(so, &s) == 0 &&
-      (a = cmxpy_to_array(ao, name)))
-    r = cmxpy_result_v(f(&out, a, axis, reverse, inclusive, s), &out);
-  cmx_array_release(a);
-  Py_DECREF(full);
-  return r;
+static PyObject* scan(cmxpy_args* A) {
+  return RETV(DATA(scan_fn)(OUT, ARR(0), OPT_INT(1), FLAG(2), FLAG(3), STREAM));
 }
 
-#define SCAN_WRAP(name)                                                     \
-  static PyObject* f_##name(PyObject* self, PyObject* args, PyObject* kw) { \
-    return call_scan(self, args, kw, cmx_##name, #name, "O|O$ppO:" #name);  \
-  }
-CMX__SCAN_OPS(SCAN_WRAP)
-
-/* cumulative_sum / cumulative_prod (array API): (x, /, *, axis=None,
- * dtype=None, include_initial=False, stream=None). include_initial prepends
+/* cumulative_sum / cumulative_prod (array API). include_initial prepends
  * the identity: the input padded with one element at the end, scanned
  * exclusively, gives [identity, x0, x0 (+) x1, ..., total]. */
-static PyObject* call_cumulative(PyObject* args, PyObject* kw, scan_fn f,
-                                 const char* name, const char* fmt) {
-  static char* kwlist[] = {"",       "axis", "dtype", "include_initial",
-                           "stream", NULL};
-  PyObject *ao, *axo = Py_None, *dto = Py_None, *so = Py_None;
-  int include = 0, axv = 0;
-  const int* axis = NULL;
-  cmx_dtype t;
-  cmx_stream s;
-  if (!PyArg_ParseTupleAndKeywords(args, kw, fmt, kwlist, &ao, &axo, &dto,
-                                   &include, &so) ||
-      opt_axis(axo, &axv, &axis, name) < 0 ||
-      cmxpy_dtype_arg(dto, &t, true, name) < 0 || cmxpy_stream_arg(so, &s) < 0)
-    return NULL;
-  cmx_array a = cmxpy_to_array(ao, name), b = NULL, out = NULL;
-  if (!a) return NULL;
+static PyObject* cumulative(cmxpy_args* A) {
+  cmx_array a = ARR(0), b = NULL;
+  cmx_dtype t = DTYPE(2);
+  const int* axis = OPT_INT(1);
+  int axv = 0;
   cmx_status st = CMX_OK;
   if (t != CMX_DTYPE_AUTO && t != cmx_array_dtype(a)) {
-    st = cmx_astype(&b, a, t, s);
-    cmx_array_release(a);
+    st = cmx_astype(&b, a, t, STREAM);
     a = b;
-    b = NULL;
   }
-  if (st == CMX_OK && include) {
+  if (st == CMX_OK && FLAG(3)) {
     if (!axis) { /* the flattened array */
       int64_t n = (int64_t)cmx_array_size(a);
-      st = cmx_reshape(&b, a, &n, 1, s);
-      cmx_array_release(a);
-      a = b;
-      b = NULL;
-      axv = 0;
+      cmx_array f = NULL;
+      st = cmx_reshape(&f, a, &n, 1, STREAM);
+      cmx_array_release(b);
+      a = b = f;
       axis = &axv;
     }
     int64_t lo = 0, hi = 1;
+    cmx_array p = NULL;
     if (st == CMX_OK)
-      st = cmx_pad(&b, a, axis, &lo, &hi, 1, NULL, CMX_PAD_CONSTANT, s);
-    if (st == CMX_OK) st = f(&out, b, axis, false, false, s);
+      st = cmx_pad(&p, a, axis, &lo, &hi, 1, NULL, CMX_PAD_CONSTANT, STREAM);
+    if (st == CMX_OK) st = DATA(scan_fn)(OUT, p, axis, false, false, STREAM);
+    cmx_array_release(p);
   } else if (st == CMX_OK) {
-    st = f(&out, a, axis, false, true, s);
+    st = DATA(scan_fn)(OUT, a, axis, false, true, STREAM);
   }
-  cmx_array_release(a);
   cmx_array_release(b);
-  return cmxpy_result_v(st, &out);
-}
-
-static PyObject* f_cumulative_sum(PyObject* m, PyObject* args, PyObject* kw) {
-  (void)m;
-  return call_cumulative(args, kw, cmx_cumsum, "cumulative_sum",
-                         "O|$OOpO:cumulative_sum");
-}
-static PyObject* f_cumulative_prod(PyObject* m, PyObject* args, PyObject* kw) {
-  (void)m;
-  return call_cumulative(args, kw, cmx_cumprod, "cumulative_prod",
-                         "O|$OOpO:cumulative_prod");
+  return RETV(st);
 }
 
 /* ---------------- diff ---------------- */
 /* prepend/append of diff as NumPy: a scalar is broadcast to a's shape with
- * the axis of size 1; an array must match a except along the axis. */
-static cmx_array diff_side(PyObject* o, cmx_array a, int axis, cmx_stream s) {
-  cmx_array v = cmxpy_to_operand(o, cmx_array_dtype(a), "diff"), b = NULL;
-  if (!v || cmx_array_ndim(v) != 0) return v;
-  if (!cmxpy_is_array_like(o) && cmx_array_dtype(v) != cmx_array_dtype(a)) {
+ * the axis of size 1; an array must match a except along the axis. The
+ * operand is converted into value i; NULL with the exception on error. */
+static cmx_array diff_side(cmxpy_args* A, int i, int axis) {
+  cmx_array a = ARR(0), v = NULL;
+  if (cmxpy_operand(A, i, cmx_array_dtype(a)) < 0) return NULL;
+  if (cmx_array_ndim(ARR(i)) != 0) return cmx_array_retain(ARR(i));
+  cmx_status st = CMX_OK;
+  if (!cmxpy_is_array_like(OBJ(i)) &&
+      cmx_array_dtype(ARR(i)) != cmx_array_dtype(a)) {
     /* A Python scalar takes a's dtype (a weak scalar would lose its
      * weakness once broadcast, and promote the concatenation). */
-    cmx_status st = cmx_astype(&b, v, cmx_array_dtype(a), s);
-    cmx_array_release(v);
-    if (st != CMX_OK) return cmxpy_raise(st), NULL;
-    v = b;
-    b = NULL;
+    st = cmx_astype(&v, ARR(i), cmx_array_dtype(a), STREAM);
+  } else {
+    v = cmx_array_retain(ARR(i));
   }
   int nd = cmx_array_ndim(a);
   int64_t shape[CMX_MAX_NDIM];
   memcpy(shape, cmx_array_shape(a), (size_t)nd * sizeof *shape);
   if (axis < 0) axis += nd;
   if (axis >= 0 && axis < nd) shape[axis] = 1;
-  cmx_status st = cmx_broadcast_to(&b, v, shape, nd, s);
+  cmx_array b = NULL;
+  if (st == CMX_OK) st = cmx_broadcast_to(&b, v, shape, nd, STREAM);
   cmx_array_release(v);
-  if (st != CMX_OK) {
-    cmxpy_raise(st);
-    return NULL;
-  }
+  if (st != CMX_OK) return cmxpy_raise(st), NULL;
   return b;
 }
 
-static PyObject* f_diff(PyObject* m, PyObject* args, PyObject* kw) {
-  (void)m;
-  static char* kwlist[] = {"",       "n",      "axis", "prepend",
-                           "append", "stream", NULL};
-  PyObject *ao, *no = NULL, *axo = NULL, *po = Py_None, *apo = Py_None,
-                *so = Py_None;
-  if (!PyArg_ParseTupleAndKeywords(args, kw, "O|OOOO$O:diff", kwlist, &ao, &no,
-                                   &axo, &po, &apo, &so))
+CMXPY_DEF(diff,
+          "(a: array, /, n: int = 1, axis: int = -1, prepend: scalar | array "
+          "| None = None, append: scalar | array | None = None, " STREAM_KW,
+          DIFF_DOC) {
+  cmx_array a = ARR(0);
+  int axis = INT(2);
+  if (ISNONE(3) && ISNONE(4))
+    return RETV(cmx_diff(OUT, a, INT(1), axis, STREAM));
+  if (cmx_array_ndim(a) == 0) {
+    PyErr_SetString(PyExc_ValueError,
+                    "[diff] requires an input that is at least one "
+                    "dimensional");
     return NULL;
-  int n = 1, axis = -1;
-  cmx_stream s;
-  if ((no && cmxpy_int_arg(no, &n, "diff", "n") < 0) ||
-      (axo && cmxpy_int_arg(axo, &axis, "diff", "axis") < 0) ||
-      cmxpy_stream_arg(so, &s) < 0)
-    return NULL;
-  cmx_array a = cmxpy_to_array(ao, "diff"), parts[3] = {NULL, NULL, NULL};
-  cmx_array out = NULL;
-  if (!a) return NULL;
+  }
+  cmx_array parts[3] = {NULL, NULL, NULL}, cat = NULL;
   int np = 0;
-  bool ok = true;
-  if (po != Py_None || apo != Py_None) {
-    if (cmx_array_ndim(a) == 0) {
-      cmx_array_release(a);
-      PyErr_SetString(PyExc_ValueError,
-                      "[diff] requires an input that is at least one "
-                      "dimensional");
-      return NULL;
-    }
-    if (po != Py_None) ok = (parts[np++] = diff_side(po, a, axis, s)) != NULL;
-    parts[np++] = cmx_array_retain(a);
-    if (ok && apo != Py_None)
-      ok = (parts[np++] = diff_side(apo, a, axis, s)) != NULL;
+  bool ok = ISNONE(3) || (parts[np++] = diff_side(A, 3, axis));
+  parts[np++] = cmx_array_retain(a);
+  ok = ok && (ISNONE(4) || (parts[np++] = diff_side(A, 4, axis)));
+  cmx_status st = CMXPY_ERR_SET;
+  if (ok) {
+    st = cmx_concatenate(&cat, parts, np, axis, STREAM);
+    if (st == CMX_OK) st = cmx_diff(OUT, cat, INT(1), axis, STREAM);
   }
-  PyObject* r = NULL;
-  if (ok && np) {
-    cmx_array cat = NULL;
-    cmx_status st = cmx_concatenate(&cat, parts, np, axis, s);
-    if (st == CMX_OK) st = cmx_diff(&out, cat, n, axis, s);
-    cmx_array_release(cat);
-    r = cmxpy_result_v(st, &out);
-  } else if (ok) {
-    r = cmxpy_result_v(cmx_diff(&out, a, n, axis, s), &out);
-  }
+  cmx_array_release(cat);
   cmx_array_release_all(parts, 3);
-  cmx_array_release(a);
-  return r;
+  return RETV(st);
 }
 
 /* ---------------- median, count_nonzero ---------------- */
 typedef cmx_status (*reduce_fn)(cmx_array*, cmx_array, const int*, int, bool,
                                 cmx_stream);
-
-static PyObject* call_reduce(PyObject* args, PyObject* kw, reduce_fn f,
-                             const char* name, const char* fmt) {
-  static char* kwlist[] = {"", "axis", "keepdims", "stream", NULL};
-  PyObject *ao, *axo = Py_None, *so = Py_None;
-  int keepdims = 0;
-  cmxpy_axes ax;
-  cmx_stream s;
-  if (!PyArg_ParseTupleAndKeywords(args, kw, fmt, kwlist, &ao, &axo, &keepdims,
-                                   &so) ||
-      cmxpy_axes_arg(axo, &ax, name) < 0 || cmxpy_stream_arg(so, &s) < 0)
-    return NULL;
-  cmx_array a = cmxpy_to_array(ao, name), out = NULL;
-  if (!a) return NULL;
-  PyObject* r =
-      cmxpy_result_v(f(&out, a, ax.all ? NULL : ax.v, ax.n, keepdims, s), &out);
-  cmx_array_release(a);
-  return r;
-}
-
-static PyObject* f_median(PyObject* m, PyObject* args, PyObject* kw) {
-  (void)m;
-  return call_reduce(args, kw, cmx_median, "median", "O|Op$O:median");
-}
-static PyObject* f_count_nonzero(PyObject* m, PyObject* args, PyObject* kw) {
-  (void)m;
-  return call_reduce(args, kw, cmx_count_nonzero, "count_nonzero",
-                     "O|Op$O:count_nonzero");
+static PyObject* reduce(cmxpy_args* A) {
+  return RETV(DATA(reduce_fn)(OUT, ARR(0), AXES(1), FLAG(2), STREAM));
 }
 
 /* ---------------- tables ---------------- */
-#define SCAN_DOC(name, what)                                               \
-#name                                                                    \
-      "(a, /, axis=None, *, reverse=False, inclusive=True, stream=None)\n" \
-      "--\n\nReturn the cumulative " what                                  \
-      " of the elements along the given axis.\n\n"                         \
-      "Args:\n    a (array): Input array\n    axis (int, optional): "      \
-      "Optional axis to compute the cumulative " what                      \
-      " over. If unspecified the cumulative " what                         \
-      " of the flattened array is returned.\n    reverse (bool): Perform " \
-      "the cumulative " what                                               \
-      " in reverse.\n    inclusive (bool): The i-th element of the "       \
-      "output includes the i-th element of the input.\n\n"                 \
-      "Returns:\n    array: The output array."
-#define SCAN_MDOC(name)                                          \
-#name                                                          \
-      "($self, /, axis=None, *, reverse=False, inclusive=True, " \
-      "stream=None)\n--\n\nSee :func:`" #name "`."
+#define SORT(name, doc)                                                   \
+  CMXPY_FN(name, "(a: array, /, axis: None | int = -1, " STREAM_KW, sort, \
+           cmx_##name, doc)
+SORT(sort,
+     "Returns a sorted copy of the array.\n\nArgs:\n    a (array): Input "
+     "array.\n    axis (int or None, optional): Optional axis to sort "
+     "over. If ``None``, this sorts over the flattened array. If "
+     "unspecified, it defaults to -1 (sorting over the last "
+     "axis).\n\nReturns:\n    array: The sorted array (stable; NaNs "
+     "last).")
+SORT(argsort,
+     "Returns the indices that sort the array.\n\nArgs:\n    a (array): "
+     "Input array.\n    axis (int or None, optional): Optional axis to "
+     "sort over. If ``None``, this sorts over the flattened array. If "
+     "unspecified, it defaults to -1 (sorting over the last "
+     "axis).\n\nReturns:\n    array: The ``uint32`` array containing "
+     "indices that sort the input (stable).")
 
-static const cmxpy_def sort_functions[] = {
-    {{"sort", FN(f_sort), KW,
-      "sort(a, /, axis=-1, *, stream=None)\n--\n\nReturns a sorted copy of "
-      "the array.\n\nArgs:\n    a (array): Input array.\n    axis (int or "
-      "None, optional): Optional axis to sort over. If ``None``, this sorts "
-      "over the flattened array. If unspecified, it defaults to -1 (sorting "
-      "over the last axis).\n\nReturns:\n    array: The sorted array (stable; "
-      "NaNs last)."},
-     NEEDS(cmx_sort)},
-    {{"argsort", FN(f_argsort), KW,
-      "argsort(a, /, axis=-1, *, stream=None)\n--\n\nReturns the indices "
-      "that sort the array.\n\nArgs:\n    a (array): Input array.\n    axis "
-      "(int or None, optional): Optional axis to sort over. If ``None``, this "
-      "sorts over the flattened array. If unspecified, it defaults to -1 "
-      "(sorting over the last axis).\n\nReturns:\n    array: The ``uint32`` "
-      "array containing indices that sort the input (stable)."},
-     NEEDS(cmx_argsort)},
-    {{"partition", FN(f_partition), KW,
-      "partition(a, /, kth, axis=-1, *, stream=None)\n--\n\nReturns a "
-      "partitioned copy of the array such that the smaller ``kth`` elements "
-      "are first.\n\nThe ordering of the elements in partitions is "
-      "undefined.\n\nArgs:\n    a (array): Input array.\n    kth (int): "
-      "Element at the ``kth`` index will be in its sorted position in the "
-      "output. All elements before the kth index will be less or equal to "
-      "the ``kth`` element and all elements after will be greater or equal "
-      "to the ``kth`` element in the output.\n    axis (int or None, "
-      "optional): Optional axis to partition over. If ``None``, this "
-      "partitions over the flattened array. If unspecified, it defaults to "
-      "``-1``.\n\nReturns:\n    array: The partitioned array."},
-     NEEDS(cmx_partition)},
-    {{"argpartition", FN(f_argpartition), KW,
-      "argpartition(a, /, kth, axis=-1, *, stream=None)\n--\n\nReturns the "
-      "indices that partition the array.\n\nThe ordering of the elements "
-      "within a partition in given by the indices is undefined.\n\nArgs:\n"
-      "    a (array): Input array.\n    kth (int): Element index at the "
-      "``kth`` position in the output will give the sorted position. All "
-      "indices before the ``kth`` position will be of elements less or equal "
-      "to the element at the ``kth`` index and all indices after will be of "
-      "elements greater or equal to the element at the ``kth`` index.\n"
-      "    axis (int or None, optional): Optional axis to partition over. If "
-      "``None``, this partitions over the flattened array. If unspecified, "
-      "it defaults to ``-1``.\n\nReturns:\n    array: The ``uint32`` array "
-      "containing indices that partition the input."},
-     NEEDS(cmx_argpartition)},
-    {{"topk", FN(f_topk), KW,
-      "topk(a, /, k, axis=-1, *, stream=None)\n--\n\nReturns the ``k`` "
-      "largest elements from the input along a given axis.\n\nThe elements "
-      "will not necessarily be in sorted order.\n\nArgs:\n    a (array): "
-      "Input array.\n    k (int): ``k`` top elements to be returned\n    axis "
-      "(int or None, optional): Optional axis to select over. If ``None``, "
-      "this selects the top ``k`` elements over the flattened array. If "
-      "unspecified, it defaults to ``-1``.\n\nReturns:\n    array: The top "
-      "``k`` elements from the input."},
-     NEEDS(cmx_topk)},
-    {{"searchsorted", FN(f_searchsorted), KW,
-      "searchsorted(sorted_sequence, values, /, side='left', *, "
-      "stream=None)\n--\n\nFind the indices that keep ``sorted_sequence`` "
-      "sorted when inserting ``values``.\n\nArgs:\n    sorted_sequence "
-      "(array): A 1-D array sorted in ascending order.\n    values (array): "
-      "The values to insert. May have any shape.\n    side (str, optional): "
-      "Either ``'left'`` (the first suitable index: the number of elements "
-      "strictly less than the value) or ``'right'`` (the last: the number "
-      "of elements less than or equal to it). Default: ``'left'``.\n\n"
-      "Returns:\n    array: A ``uint32`` array with the shape of ``values``, "
-      "holding indices in ``[0, sorted_sequence.size]``.\n\nExample:\n"
-      "    >>> a = mx.array([1, 2, 2, 4])\n    >>> mx.searchsorted(a, "
-      "mx.array([0, 2, 3, 5]))\n    array([0, 1, 3, 4], dtype=uint32)"},
-     NEEDS(cmx_searchsorted)},
-    {{"cumsum", FN(f_cumsum), KW, SCAN_DOC(cumsum, "sum")}, NEEDS(cmx_cumsum)},
-    {{"cumprod", FN(f_cumprod), KW, SCAN_DOC(cumprod, "product")},
-     NEEDS(cmx_cumprod)},
-    {{"cummax", FN(f_cummax), KW, SCAN_DOC(cummax, "maximum")},
-     NEEDS(cmx_cummax)},
-    {{"cummin", FN(f_cummin), KW, SCAN_DOC(cummin, "minimum")},
-     NEEDS(cmx_cummin)},
-    {{"logcumsumexp", FN(f_logcumsumexp), KW,
-      SCAN_DOC(logcumsumexp, "logsumexp")},
-     NEEDS(cmx_logcumsumexp)},
-    {{"cumulative_sum", FN(f_cumulative_sum), KW,
-      "cumulative_sum(x, /, *, axis=None, dtype=None, include_initial=False, "
-      "stream=None)\n--\n\nThe cumulative sum along ``axis`` (array API).\n\n"
-      "Args:\n    x (array): Input array.\n    axis (int, optional): The "
-      "axis; ``None`` scans the flattened array.\n    dtype (Dtype, "
-      "optional): Convert the input to this type first.\n    "
-      "include_initial (bool): Start the output with the sum of no "
-      "elements (0), so the axis grows by one.\n\nReturns:\n    array: The "
-      "cumulative sums."},
-     NEEDS(cmx_cumsum)},
-    {{"cumulative_prod", FN(f_cumulative_prod), KW,
-      "cumulative_prod(x, /, *, axis=None, dtype=None, "
-      "include_initial=False, stream=None)\n--\n\nThe cumulative product "
-      "along ``axis`` (array API).\n\nArgs:\n    x (array): Input array.\n"
-      "    axis (int, optional): The axis; ``None`` scans the flattened "
-      "array.\n    dtype (Dtype, optional): Convert the input to this type "
-      "first.\n    include_initial (bool): Start the output with the "
-      "product of no elements (1), so the axis grows by one.\n\nReturns:\n"
-      "    array: The cumulative products."},
-     NEEDS(cmx_cumprod)},
-    {{"diff", FN(f_diff), KW,
-      "diff(a, /, n=1, axis=-1, prepend=None, append=None, *, stream=None)\n"
-      "--\n\nThe n-th discrete difference along the given axis, as "
-      "``numpy.diff``: ``out[i] = a[i + 1] - a[i]``, applied ``n`` times "
-      "(``not_equal`` for booleans).\n\nArgs:\n    a (array): Input array "
-      "(at least 1-D).\n    n (int, optional): Number of times to take the "
-      "difference. Default: ``1``.\n    axis (int, optional): The axis. "
-      "Default: ``-1``.\n    prepend, append (scalar or array, optional): "
-      "Values joined to ``a`` along ``axis`` before differencing.\n\n"
-      "Returns:\n    array: The differences; the axis shrinks by ``n``."},
-     NEEDS(cmx_diff)},
-    {{"median", FN(f_median), KW,
-      "median(a, /, axis=None, keepdims=False, *, stream=None)\n--\n\n"
-      "Compute the median(s) over the given axes.\n\nArgs:\n    a (array): "
-      "Input array.\n    axis (int or list(int), optional): Optional axis "
-      "or axes to reduce over. If unspecified this defaults to reducing over "
-      "the entire array.\n    keepdims (bool, optional): Keep reduced axes "
-      "as singleton dimensions, defaults to `False`.\n\nReturns:\n    array: "
-      "The output array of medians."},
-     NEEDS(cmx_median)},
-    {{"count_nonzero", FN(f_count_nonzero), KW,
-      "count_nonzero(a, /, axis=None, keepdims=False, *, stream=None)\n--\n\n"
-      "Count the non-zero elements over the given axes.\n\nArgs:\n    a "
-      "(array): Input array.\n    axis (int or list(int), optional): Axis "
-      "or axes to count over; all by default.\n    keepdims (bool, "
-      "optional): Keep reduced axes as singleton dimensions.\n\nReturns:\n"
-      "    array: The ``int32`` counts."},
-     NEEDS(cmx_count_nonzero)},
-    {{NULL, NULL, 0, NULL}, NULL}};
+#define KTH(name, k, doc)                                     \
+  CMXPY_SPEC_FULL(name, #name,                                \
+                  "(a: array, /, " k                          \
+                  ": int, axis: None | int = -1, " STREAM_KW, \
+                  doc, kth, (const void*)cmx_##name, 0, NULL)
+KTH(partition, "kth",
+    "Returns a partitioned copy of the array such that the smaller "
+    "``kth`` elements are first.\n\nThe ordering of the elements in "
+    "partitions is undefined.\n\nArgs:\n    a (array): Input array.\n    "
+    "kth (int): Element at the ``kth`` index will be in its sorted "
+    "position in the output. All elements before the kth index will be "
+    "less or equal to the ``kth`` element and all elements after will be "
+    "greater or equal to the ``kth`` element in the output.\n    axis "
+    "(int or None, optional): Optional axis to partition over. If "
+    "``None``, this partitions over the flattened array. If unspecified, "
+    "it defaults to ``-1``.\n\nReturns:\n    array: The partitioned "
+    "array.")
+KTH(argpartition, "kth",
+    "Returns the indices that partition the array.\n\nThe ordering of "
+    "the elements within a partition in given by the indices is "
+    "undefined.\n\nArgs:\n    a (array): Input array.\n    kth (int): "
+    "Element index at the ``kth`` position in the output will give the "
+    "sorted position. All indices before the ``kth`` position will be of "
+    "elements less or equal to the element at the ``kth`` index and all "
+    "indices after will be of elements greater or equal to the element "
+    "at the ``kth`` index.\n    axis (int or None, optional): Optional "
+    "axis to partition over. If ``None``, this partitions over the "
+    "flattened array. If unspecified, it defaults to "
+    "``-1``.\n\nReturns:\n    array: The ``uint32`` array containing "
+    "indices that partition the input.")
+KTH(topk, "k",
+    "Returns the ``k`` largest elements from the input along a given "
+    "axis.\n\nThe elements will not necessarily be in sorted "
+    "order.\n\nArgs:\n    a (array): Input array.\n    k (int): ``k`` "
+    "top elements to be returned\n    axis (int or None, optional): "
+    "Optional axis to select over. If ``None``, this selects the top "
+    "``k`` elements over the flattened array. If unspecified, it "
+    "defaults to ``-1``.\n\nReturns:\n    array: The top ``k`` elements "
+    "from the input.")
 
-const cmxpy_def cmxpy_scan_methods[] = {
-    {{"cumsum", FN(f_cumsum), KW, SCAN_MDOC(cumsum)}, NEEDS(cmx_cumsum)},
-    {{"cumprod", FN(f_cumprod), KW, SCAN_MDOC(cumprod)}, NEEDS(cmx_cumprod)},
-    {{"cummax", FN(f_cummax), KW, SCAN_MDOC(cummax)}, NEEDS(cmx_cummax)},
-    {{"cummin", FN(f_cummin), KW, SCAN_MDOC(cummin)}, NEEDS(cmx_cummin)},
-    {{"logcumsumexp", FN(f_logcumsumexp), KW, SCAN_MDOC(logcumsumexp)},
-     NEEDS(cmx_logcumsumexp)},
-    {{NULL, NULL, 0, NULL}, NULL}};
+#define SCAN(name, what)                                                     \
+  CMXPY_SPEC_FULL(                                                           \
+      name, #name,                                                           \
+      "(a: array, /, axis: int | None = None, *, reverse: bool = False, "    \
+      "inclusive: bool = True, stream: StreamOrDevice = None) -> array",     \
+      "Return the cumulative " what                                          \
+      " of the elements along the given axis.\n\nArgs:\n    a (array): "     \
+      "Input array\n    axis (int, optional): Optional axis to compute the " \
+      "cumulative " what " over. If unspecified the cumulative " what        \
+      " of the flattened array is returned.\n    reverse (bool): Perform "   \
+      "the cumulative " what                                                 \
+      " in reverse.\n    inclusive (bool): The i-th element of the output "  \
+      "includes the i-th element of the input.\n\nReturns:\n    array: "     \
+      "The output array.",                                                   \
+      scan, (const void*)cmx_##name, 0, NULL)                                \
+  CMXPY_METHOD_OF(name)
+SCAN(cumsum, "sum")
+SCAN(cumprod, "product")
+SCAN(cummax, "maximum")
+SCAN(cummin, "minimum")
+SCAN(logcumsumexp, "logsumexp")
 
-int cmxpy_init_ops_sort(PyObject* m) {
-  cmxpy_deflist l = {0};
-  if (cmxpy_defs_add(&l, sort_functions) < 0) return -1;
-  PyMethodDef* defs = cmxpy_defs_finish(&l);
-  if (!defs) return -1;
-  return PyModule_AddFunctions(m, defs);
+#define CUMULATIVE(name, op, doc)                                           \
+  CMXPY_SPEC_FULL(name, #name,                                              \
+                  "(x: array, /, *, axis: int | None = None, dtype: Dtype " \
+                  "| None = None, include_initial: bool = False, stream: "  \
+                  "StreamOrDevice = None) -> array",                        \
+                  doc, cumulative, (const void*)cmx_##op, 0, NULL)
+CUMULATIVE(
+    cumulative_sum, cumsum,
+    "The cumulative sum along ``axis`` (array API).\n\nArgs:\n    x "
+    "(array): Input array.\n    axis (int, optional): The axis; ``None`` "
+    "scans the flattened array.\n    dtype (Dtype, optional): Convert "
+    "the input to this type first.\n    include_initial (bool): Start "
+    "the output with the sum of no elements (0), so the axis grows by "
+    "one.\n\nReturns:\n    array: The cumulative sums.")
+CUMULATIVE(
+    cumulative_prod, cumprod,
+    "The cumulative product along ``axis`` (array API).\n\nArgs:\n    x "
+    "(array): Input array.\n    axis (int, optional): The axis; ``None`` "
+    "scans the flattened array.\n    dtype (Dtype, optional): Convert "
+    "the input to this type first.\n    include_initial (bool): Start "
+    "the output with the product of no elements (1), so the axis grows "
+    "by one.\n\nReturns:\n    array: The cumulative products.")
+
+#define REDUCE(name, doc)                                                   \
+  CMXPY_SPEC_FULL(name, #name,                                              \
+                  "(a: array, /, axis: None | int | Sequence[int] = None, " \
+                  "keepdims: bool = False, " STREAM_KW,                     \
+                  doc, reduce, (const void*)cmx_##name, 0, NULL)
+REDUCE(median,
+       "Compute the median(s) over the given axes.\n\nArgs:\n    a (array): "
+       "Input array.\n    axis (int or list(int), optional): Optional axis "
+       "or axes to reduce over. If unspecified this defaults to reducing "
+       "over the entire array.\n    keepdims (bool, optional): Keep reduced "
+       "axes as singleton dimensions, defaults to `False`.\n\nReturns:\n    "
+       "array: The output array of medians.")
+REDUCE(count_nonzero,
+       "Count the non-zero elements over the given axes.\n\nArgs:\n    a "
+       "(array): Input array.\n    axis (int or list(int), optional): Axis "
+       "or axes to count over; all by default.\n    keepdims (bool, "
+       "optional): Keep reduced axes as singleton dimensions.\n\nReturns:\n "
+       "   array: The ``int32`` counts.")
+
+static cmxpy_spec* const functions[] = {&spec_sort,
+                                        &spec_argsort,
+                                        &spec_partition,
+                                        &spec_argpartition,
+                                        &spec_topk,
+                                        &spec_searchsorted,
+                                        &spec_cumsum,
+                                        &spec_cumprod,
+                                        &spec_cummax,
+                                        &spec_cummin,
+                                        &spec_logcumsumexp,
+                                        &spec_cumulative_sum,
+                                        &spec_cumulative_prod,
+                                        &spec_diff,
+                                        &spec_median,
+                                        &spec_count_nonzero};
+
+static cmxpy_spec* const methods[] = {&spec_m_cumsum, &spec_m_cumprod,
+                                      &spec_m_cummax, &spec_m_cummin,
+                                      &spec_m_logcumsumexp};
+
+int cmxpy_init_ops_sort(PyObject* m, cmxpy_deflist* array_methods) {
+  return CMXPY_ADD_AREA(m, functions, array_methods, methods);
 }

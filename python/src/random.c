@@ -8,10 +8,7 @@
  * kept in step: after each such call list[0] is replaced by an array of the
  * new state. When the user puts another key into the list (to restore a
  * saved state, say), the next call adopts it as libcmx's state first. */
-#include "cmxpy.h"
-
-#define FN(f) ((PyCFunction)(void (*)(void))(f))
-#define KW (METH_VARARGS | METH_KEYWORDS)
+#include "args.h"
 
 static PyObject* g_state;      /* the `state` list */
 static PyObject* g_state_item; /* the array object last stored in it */
@@ -66,11 +63,16 @@ static int state_adopt(void) {
   return 0;
 }
 
+/* A scalar-or-array parameter (weak Python scalars); NULL for None. */
+static int param(cmxpy_args* A, int i) {
+  return cmxpy_operand(A, i, CMX_DTYPE_AUTO);
+}
+
 /* While compile traces a function, state[0] may be a placeholder (the
  * state captured with inputs=/outputs=): the global key is then split
  * lazily, as MLX's KeySequence does, state[0] getting the new state and
- * *key the sample key. libcmx's own state adopts state[0] on the next
- * eager call. */
+ * *key the sample key (a new reference). libcmx's own state adopts
+ * state[0] on the next eager call. */
 static int traced_key(cmx_array* key) {
   if (!PyList_Check(g_state) || PyList_GET_SIZE(g_state) < 1 ||
       !CmxArray_Check(PyList_GET_ITEM(g_state, 0))) {
@@ -97,59 +99,85 @@ static int traced_key(cmx_array* key) {
   return 0;
 }
 
-/* The key argument: None (NULL, the global state, adopted first) or an
- * array. *used_global tells the caller to publish the state afterwards. */
-static int key_arg(PyObject* o, cmx_array* key, bool* used_global,
-                   const char* fname) {
-  *key = NULL;
-  *used_global = o == Py_None && !cmx_compile_tracing();
-  if (o == Py_None && cmx_compile_tracing()) return traced_key(key);
-  if (o == Py_None) return state_adopt();
-  *key = cmxpy_to_array(o, fname);
-  return *key ? 0 : -1;
+/* The key argument (parameter i): None (the global state, adopted first;
+ * split lazily while compile traces) or an array. *used_global tells the
+ * caller to publish the state afterwards. */
+static int key_arg(cmxpy_args* A, int i, bool* used_global) {
+  *used_global = ISNONE(i) && !cmx_compile_tracing();
+  if (ISNONE(i) && cmx_compile_tracing()) return traced_key(&A->v[i].arr);
+  return *used_global ? state_adopt() : 0;
 }
 
 /* Finishes a sampler call: publishes the new global state when it was used
  * (also after an error: the state may have advanced), then wraps. */
-static PyObject* finish(cmx_status st, cmx_array* out, cmx_array key,
-                        bool used_global) {
-  cmx_array_release(key);
+static PyObject* finish(cmxpy_args* A, cmx_status st, bool used_global) {
   if (used_global && state_publish() < 0) {
-    cmx_array_release(*out);
-    *out = NULL;
+    cmx_array_release(A->out);
+    A->out = NULL;
     return NULL;
   }
-  return cmxpy_result_v(st, out);
+  return RETV(st);
 }
 
-/* A shape argument; None gives *p = NULL when allow_none. */
-static int shape_arg(PyObject* o, int64_t* shape, int* nd, const int64_t** p,
-                     bool allow_none, const char* fname) {
-  *nd = 0;
-  *p = shape;
-  if (!o) return 0;
-  if (o == Py_None && allow_none) {
-    *p = NULL;
-    return 0;
-  }
-  return cmxpy_shape_arg(o, shape, nd, fname);
-}
+/* The shape argument i: NULL (None) or its values. */
+#define SHAPE(i) (ISNONE(i) ? NULL : A->v[i].ints), A->v[i].n
 
-/* A scalar-or-array parameter (weak Python scalars); NULL when absent. */
-static int param_arg(PyObject* o, cmx_array* out, const char* fname) {
-  *out = NULL;
-  if (!o || o == Py_None) return 0;
-  *out = cmxpy_to_operand(o, CMX_DTYPE_AUTO, fname);
-  return *out ? 0 : -1;
-}
+/* ---------------- docs ---------------- */
+#define KEY_DOC "    key (array, optional): A PRNG key. Default: ``None``.\n"
+#define MULTIVARIATE_NORMAL_DOC                                              \
+  "Generate jointly-normal random samples given a mean and covariance.\n\n"  \
+  "The matrix ``cov`` must be positive semi-definite. The behavior is "      \
+  "undefined if it is not. The only supported ``dtype`` is ``float32``.\n\n" \
+  "Args:\n    mean (array): array of shape ``(..., n)``, the mean of the "   \
+  "distribution.\n    cov (array): array of shape ``(..., n, n)``, the "     \
+  "covariance matrix of the distribution. The batch shape ``...`` must "     \
+  "be broadcast-compatible with that of ``mean``.\n    shape (list(int), "   \
+  "optional): The output shape must be broadcast-compatible with "           \
+  "``mean.shape[:-1]`` and ``cov.shape[:-2]``. If empty, the result "        \
+  "shape is determined by broadcasting the batch shapes of ``mean`` and "    \
+  "``cov``. Default: ``[]``.\n    dtype (Dtype, optional): The output "      \
+  "type. Default: ``float32``.\n" KEY_DOC                                    \
+  "\nReturns:\n    array: The output array of random values."
+#define TRUNCATED_NORMAL_DOC                                               \
+  "Generate values from a truncated normal distribution.\n\nThe values "   \
+  "are sampled from the truncated normal distribution on the domain "      \
+  "``(lower, upper)``. The bounds ``lower`` and ``upper`` can be scalars " \
+  "or arrays and must be broadcastable to ``shape``.\n\nArgs:\n    lower " \
+  "(scalar or array): Lower bound of the domain.\n    upper (scalar or "   \
+  "array): Upper bound of the domain.\n    shape (list(int), optional): "  \
+  "The shape of the output. Default: the broadcast shape of ``lower`` "    \
+  "and ``upper``.\n    dtype (Dtype, optional): The data type of the "     \
+  "output. Default: ``float32``.\n" KEY_DOC                                \
+  "\nReturns:\n    array: The output array of random values."
+#define CATEGORICAL_DOC                                                    \
+  "Sample from a categorical distribution.\n\nThe values are sampled "     \
+  "from the categorical distribution specified by the unnormalized "       \
+  "values in ``logits``. Note, at most one of ``shape`` or "               \
+  "``num_samples`` can be specified. If both are ``None``, the output "    \
+  "has the same shape as ``logits`` with the ``axis`` dimension "          \
+  "removed.\n\nArgs:\n    logits (array): The *unnormalized* categorical " \
+  "distribution(s).\n    axis (int, optional): The axis which specifies "  \
+  "the distribution. Default: ``-1``.\n    shape (list(int), optional): "  \
+  "The shape of the output. This must be broadcast compatible with "       \
+  "``logits.shape`` with the ``axis`` dimension removed. Default: "        \
+  "``None``\n    num_samples (int, optional): The number of samples to "   \
+  "draw from each of the categorical distributions in ``logits``. The "    \
+  "output will have ``num_samples`` in the last dimension. Default: "      \
+  "``None``.\n" KEY_DOC                                                    \
+  "\nReturns:\n    array: The ``shape``-sized output array with type "     \
+  "``uint32``."
+#define PERMUTATION_DOC                                                   \
+  "Generate a random permutation or permute the entries of an array.\n\n" \
+  "Args:\n    x (int or array, optional): If an integer is provided a "   \
+  "random permutation of ``mx.arange(x)`` is returned. Otherwise the "    \
+  "entries of ``x`` along the given axis are randomly permuted.\n    "    \
+  "axis (int, optional): The axis to permute along. Default: "            \
+  "``0``.\n" KEY_DOC                                                      \
+  "\nReturns:\n    array: The generated random permutation or randomly "  \
+  "permuted input array."
 
 /* ---------------- keys ---------------- */
 static int seed_arg(PyObject* o, uint64_t* seed, const char* fname) {
-  if (PyBool_Check(o) || !PyIndex_Check(o)) {
-    PyErr_Format(PyExc_TypeError, "[%s] seed must be an integer, got %.100s",
-                 fname, Py_TYPE(o)->tp_name);
-    return -1;
-  }
   PyObject* i = PyNumber_Index(o);
   if (!i) return -1;
   unsigned long long v = PyLong_AsUnsignedLongLong(i);
@@ -164,338 +192,217 @@ static int seed_arg(PyObject* o, uint64_t* seed, const char* fname) {
   return 0;
 }
 
-static PyObject* r_seed(PyObject* m, PyObject* args, PyObject* kw) {
-  (void)m;
-  static char* kwlist[] = {"seed", NULL};
-  PyObject* so;
+CMXPY_DEF(seed, "(seed: int) -> None",
+          "Seed the global PRNG.\n\nArgs:\n    seed (int): Seed for the "
+          "global PRNG.") {
   uint64_t seed;
-  if (!PyArg_ParseTupleAndKeywords(args, kw, "O:seed", kwlist, &so) ||
-      seed_arg(so, &seed, "seed") < 0)
-    return NULL;
+  if (seed_arg(OBJ(0), &seed, "seed") < 0) return NULL;
   cmx_status st = cmx_random_seed(seed);
   if (st != CMX_OK) return cmxpy_raise(st);
   if (state_publish() < 0) return NULL;
   Py_RETURN_NONE;
 }
 
-static PyObject* r_key(PyObject* m, PyObject* args, PyObject* kw) {
-  (void)m;
-  static char* kwlist[] = {"seed", NULL};
-  PyObject* so;
+CMXPY_DEF(key, "(seed: int) -> array",
+          "Get a PRNG key from a seed.\n\nArgs:\n    seed (int): Seed for "
+          "the PRNG.\n\nReturns:\n    array: The PRNG key array.") {
   uint64_t seed;
-  if (!PyArg_ParseTupleAndKeywords(args, kw, "O:key", kwlist, &so) ||
-      seed_arg(so, &seed, "key") < 0)
-    return NULL;
-  cmx_array out = NULL;
-  return cmxpy_result_v(cmx_random_key(&out, seed), &out);
+  if (seed_arg(OBJ(0), &seed, "key") < 0) return NULL;
+  return RETV(cmx_random_key(OUT, seed));
 }
 
-static PyObject* r_split(PyObject* m, PyObject* args, PyObject* kw) {
-  (void)m;
-  static char* kwlist[] = {"key", "num", "stream", NULL};
-  PyObject *ko, *so = Py_None;
-  int num = 2;
-  cmx_stream s;
-  if (!PyArg_ParseTupleAndKeywords(args, kw, "O|iO:split", kwlist, &ko, &num,
-                                   &so) ||
-      cmxpy_stream_arg(so, &s) < 0)
-    return NULL;
-  cmx_array k = cmxpy_to_array(ko, "split"), out = NULL;
-  if (!k) return NULL;
-  PyObject* r = cmxpy_result_v(cmx_random_split(&out, k, num, s), &out);
-  cmx_array_release(k);
-  return r;
+CMXPY_DEF(split,
+          "(key: array, num: int = 2, stream: StreamOrDevice = None) -> array",
+          "Split a PRNG key into sub keys.\n\nArgs:\n    key (array): Input "
+          "key to split.\n    num (int, optional): Number of sub keys. "
+          "Default: ``2``.\n\nReturns:\n    array: The array of sub keys "
+          "with ``num`` as its first dimension.") {
+  return RETV(cmx_random_split(OUT, ARR(0), INT(1), STREAM));
 }
 
 /* ---------------- samplers ---------------- */
-static PyObject* r_bits(PyObject* m, PyObject* args, PyObject* kw) {
-  (void)m;
-  static char* kwlist[] = {"shape", "width", "key", "stream", NULL};
-  PyObject *sho = NULL, *ko = Py_None, *so = Py_None;
-  int width = 4, nd;
-  int64_t shape[CMX_MAX_NDIM];
-  const int64_t* sp;
-  cmx_stream s;
-  cmx_array key, out = NULL;
+#define KEY_STREAM \
+  "key: array | None = None, stream: StreamOrDevice = None) -> array"
+
+CMXPY_DEF(bits, "(shape: Sequence[int] = [], width: int = 4, " KEY_STREAM,
+          "Generate an array of random bits.\n\nArgs:\n    shape (list(int), "
+          "optional): Shape of the output. Default: ``()``.\n    width "
+          "(int, optional): The bit width of each element (1, 2 or 4 bytes: "
+          "uint8, uint16, uint32). Default: ``4``.\n" KEY_DOC
+          "\nReturns:\n    array: An array of random integers.") {
   bool glob;
-  if (!PyArg_ParseTupleAndKeywords(args, kw, "|OiOO:bits", kwlist, &sho, &width,
-                                   &ko, &so) ||
-      shape_arg(sho, shape, &nd, &sp, false, "bits") < 0 ||
-      cmxpy_stream_arg(so, &s) < 0 || key_arg(ko, &key, &glob, "bits") < 0)
-    return NULL;
-  return finish(cmx_random_bits(&out, sp, nd, width, key, s), &out, key, glob);
+  if (key_arg(A, 2, &glob) < 0) return NULL;
+  return finish(A, cmx_random_bits(OUT, SHAPE(0), INT(1), ARR(2), STREAM),
+                glob);
 }
 
 /* uniform and randint: (low, high, shape=[], dtype=..., key=None,
  * stream=None). */
 typedef cmx_status (*range_fn)(cmx_array*, cmx_array, cmx_array, const int64_t*,
                                int, cmx_dtype, cmx_array, cmx_stream);
-static PyObject* call_range(PyObject* args, PyObject* kw, range_fn f,
-                            const char* name, const char* fmt,
-                            PyObject* def_low, PyObject* def_high) {
-  static char* kwlist[] = {"low", "high",   "shape", "dtype",
-                           "key", "stream", NULL};
-  PyObject *lo = def_low, *hi = def_high, *sho = NULL, *dto = Py_None,
-           *ko = Py_None, *so = Py_None;
-  if (!PyArg_ParseTupleAndKeywords(args, kw, fmt, kwlist, &lo, &hi, &sho, &dto,
-                                   &ko, &so))
-    return NULL;
-  int nd;
-  int64_t shape[CMX_MAX_NDIM];
-  const int64_t* sp;
-  cmx_dtype t;
-  cmx_stream s;
-  if (shape_arg(sho, shape, &nd, &sp, false, name) < 0 ||
-      cmxpy_dtype_arg(dto, &t, true, name) < 0 || cmxpy_stream_arg(so, &s) < 0)
-    return NULL;
-  cmx_array l = NULL, h = NULL, key = NULL, out = NULL;
-  bool glob = false;
-  PyObject* r = NULL;
-  if (param_arg(lo, &l, name) == 0 && param_arg(hi, &h, name) == 0 &&
-      key_arg(ko, &key, &glob, name) == 0)
-    r = finish(f(&out, l, h, sp, nd, t, key, s), &out, key, glob);
-  cmx_array_release(l);
-  cmx_array_release(h);
-  return r;
-}
-
-static PyObject* r_uniform(PyObject* m, PyObject* args, PyObject* kw) {
-  (void)m;
-  PyObject *zero = PyLong_FromLong(0), *one = PyLong_FromLong(1);
-  PyObject* r = zero && one
-                    ? call_range(args, kw, cmx_random_uniform, "uniform",
-                                 "|OOOOOO:uniform", zero, one)
-                    : NULL;
-  Py_XDECREF(zero);
-  Py_XDECREF(one);
-  return r;
-}
-
-static PyObject* r_randint(PyObject* m, PyObject* args, PyObject* kw) {
-  (void)m;
-  return call_range(args, kw, cmx_random_randint, "randint", "OO|OOOO:randint",
-                    NULL, NULL);
-}
-
-static PyObject* r_normal(PyObject* m, PyObject* args, PyObject* kw) {
-  (void)m;
-  static char* kwlist[] = {"shape", "dtype",  "loc", "scale",
-                           "key",   "stream", NULL};
-  PyObject *sho = NULL, *dto = Py_None, *lo = Py_None, *sco = Py_None,
-           *ko = Py_None, *so = Py_None;
-  if (!PyArg_ParseTupleAndKeywords(args, kw, "|OOOOOO:normal", kwlist, &sho,
-                                   &dto, &lo, &sco, &ko, &so))
-    return NULL;
-  int nd;
-  int64_t shape[CMX_MAX_NDIM];
-  const int64_t* sp;
-  cmx_dtype t;
-  cmx_stream s;
-  if (shape_arg(sho, shape, &nd, &sp, false, "normal") < 0 ||
-      cmxpy_dtype_arg(dto, &t, true, "normal") < 0 ||
-      cmxpy_stream_arg(so, &s) < 0)
-    return NULL;
-  cmx_array loc = NULL, scale = NULL, key = NULL, out = NULL;
-  bool glob = false;
-  PyObject* r = NULL;
-  if (param_arg(lo, &loc, "normal") == 0 &&
-      param_arg(sco, &scale, "normal") == 0 &&
-      key_arg(ko, &key, &glob, "normal") == 0)
-    r = finish(cmx_random_normal(&out, sp, nd, t, loc, scale, key, s), &out,
-               key, glob);
-  cmx_array_release(loc);
-  cmx_array_release(scale);
-  return r;
-}
-
-static PyObject* r_multivariate_normal(PyObject* m, PyObject* args,
-                                       PyObject* kw) {
-  (void)m;
-  static char* kwlist[] = {"mean", "cov",    "shape", "dtype",
-                           "key",  "stream", NULL};
-  PyObject *mo, *co, *sho = NULL, *dto = Py_None, *ko = Py_None, *so = Py_None;
-  if (!PyArg_ParseTupleAndKeywords(args, kw, "OO|OOOO:multivariate_normal",
-                                   kwlist, &mo, &co, &sho, &dto, &ko, &so))
-    return NULL;
-  int nd;
-  int64_t shape[CMX_MAX_NDIM];
-  const int64_t* sp;
-  cmx_dtype t;
-  cmx_stream s;
-  if (shape_arg(sho, shape, &nd, &sp, false, "multivariate_normal") < 0 ||
-      cmxpy_dtype_arg(dto, &t, true, "multivariate_normal") < 0 ||
-      cmxpy_stream_arg(so, &s) < 0)
-    return NULL;
-  cmx_array mean = cmxpy_to_array(mo, "multivariate_normal"), cov = NULL;
-  cmx_array key = NULL, out = NULL;
-  bool glob = false;
-  PyObject* r = NULL;
-  if (mean && (cov = cmxpy_to_array(co, "multivariate_normal")) &&
-      key_arg(ko, &key, &glob, "multivariate_normal") == 0)
-    r = finish(
-        cmx_random_multivariate_normal(&out, mean, cov, sp, nd, t, key, s),
-        &out, key, glob);
-  cmx_array_release(mean);
-  cmx_array_release(cov);
-  return r;
-}
-
-static PyObject* r_bernoulli(PyObject* m, PyObject* args, PyObject* kw) {
-  (void)m;
-  static char* kwlist[] = {"p", "shape", "key", "stream", NULL};
-  PyObject *po = NULL, *sho = Py_None, *ko = Py_None, *so = Py_None;
-  if (!PyArg_ParseTupleAndKeywords(args, kw, "|OOOO:bernoulli", kwlist, &po,
-                                   &sho, &ko, &so))
-    return NULL;
-  int nd;
-  int64_t shape[CMX_MAX_NDIM];
-  const int64_t* sp;
-  cmx_stream s;
-  if (shape_arg(sho, shape, &nd, &sp, true, "bernoulli") < 0 ||
-      cmxpy_stream_arg(so, &s) < 0)
-    return NULL;
-  cmx_array p = NULL, key = NULL, out = NULL;
-  bool glob = false;
-  PyObject* half = po ? NULL : PyFloat_FromDouble(0.5);
-  PyObject* r = NULL;
-  if ((po || half) && param_arg(po ? po : half, &p, "bernoulli") == 0 &&
-      key_arg(ko, &key, &glob, "bernoulli") == 0)
-    r = finish(cmx_random_bernoulli(&out, p, sp, nd, key, s), &out, key, glob);
-  Py_XDECREF(half);
-  cmx_array_release(p);
-  return r;
-}
-
-static PyObject* r_truncated_normal(PyObject* m, PyObject* args, PyObject* kw) {
-  (void)m;
-  static char* kwlist[] = {"lower", "upper",  "shape", "dtype",
-                           "key",   "stream", NULL};
-  PyObject *lo, *hi, *sho = Py_None, *dto = Py_None, *ko = Py_None,
-                     *so = Py_None;
-  if (!PyArg_ParseTupleAndKeywords(args, kw, "OO|OOOO:truncated_normal", kwlist,
-                                   &lo, &hi, &sho, &dto, &ko, &so))
-    return NULL;
-  int nd;
-  int64_t shape[CMX_MAX_NDIM];
-  const int64_t* sp;
-  cmx_dtype t;
-  cmx_stream s;
-  if (shape_arg(sho, shape, &nd, &sp, true, "truncated_normal") < 0 ||
-      cmxpy_dtype_arg(dto, &t, true, "truncated_normal") < 0 ||
-      cmxpy_stream_arg(so, &s) < 0)
-    return NULL;
-  cmx_array l = NULL, h = NULL, key = NULL, out = NULL;
-  bool glob = false;
-  PyObject* r = NULL;
-  if (param_arg(lo, &l, "truncated_normal") == 0 &&
-      param_arg(hi, &h, "truncated_normal") == 0 &&
-      key_arg(ko, &key, &glob, "truncated_normal") == 0)
-    r = finish(cmx_random_truncated_normal(&out, l, h, sp, nd, t, key, s), &out,
-               key, glob);
-  cmx_array_release(l);
-  cmx_array_release(h);
-  return r;
-}
-
-static PyObject* r_gumbel(PyObject* m, PyObject* args, PyObject* kw) {
-  (void)m;
-  static char* kwlist[] = {"shape", "dtype", "key", "stream", NULL};
-  PyObject *sho = NULL, *dto = Py_None, *ko = Py_None, *so = Py_None;
-  if (!PyArg_ParseTupleAndKeywords(args, kw, "|OOOO:gumbel", kwlist, &sho, &dto,
-                                   &ko, &so))
-    return NULL;
-  int nd;
-  int64_t shape[CMX_MAX_NDIM];
-  const int64_t* sp;
-  cmx_dtype t;
-  cmx_stream s;
-  cmx_array key, out = NULL;
+static PyObject* range(cmxpy_args* A) {
   bool glob;
-  if (shape_arg(sho, shape, &nd, &sp, false, "gumbel") < 0 ||
-      cmxpy_dtype_arg(dto, &t, true, "gumbel") < 0 ||
-      cmxpy_stream_arg(so, &s) < 0 || key_arg(ko, &key, &glob, "gumbel") < 0)
+  if (param(A, 0) < 0 || param(A, 1) < 0 || key_arg(A, 4, &glob) < 0)
     return NULL;
-  return finish(cmx_random_gumbel(&out, sp, nd, t, key, s), &out, key, glob);
+  return finish(
+      A,
+      DATA(range_fn)(OUT, ARR(0), ARR(1), SHAPE(2), DTYPE(3), ARR(4), STREAM),
+      glob);
 }
+CMXPY_FN(
+    uniform,
+    "(low: scalar | array = 0, high: scalar | array = 1, shape: "
+    "Sequence[int] = [], dtype: Dtype | None = float32, " KEY_STREAM,
+    range, cmx_random_uniform,
+    "Generate uniformly distributed random numbers.\n\nThe values are "
+    "sampled uniformly in the half-open interval ``[low, high)``. The lower "
+    "and upper bound can be scalars or arrays and must be broadcastable to "
+    "``shape``.\n\nArgs:\n    low (scalar or array, optional): Lower bound "
+    "of the distribution. Default: ``0``.\n    high (scalar or array, "
+    "optional): Upper bound of the distribution. Default: ``1``.\n    shape "
+    "(list(int), optional): Shape of the output. Default: ``()``.\n    "
+    "dtype (Dtype, optional): Type of the output. Default: "
+    "``float32``.\n" KEY_DOC
+    "\nReturns:\n    array: The output array random values.")
+CMXPY_FN(
+    randint,
+    "(low: scalar | array, high: scalar | array, shape: Sequence[int] = [], "
+    "dtype: Dtype | None = int32, " KEY_STREAM,
+    range, cmx_random_randint,
+    "Generate random integers from the given interval.\n\nThe values are "
+    "sampled with equal probability from the integers in half-open "
+    "interval ``[low, high)``. The lower and upper bound can be scalars or "
+    "arrays and must be broadcastable to ``shape``.\n\nArgs:\n    low "
+    "(scalar or array): Lower bound of the interval.\n    high (scalar or "
+    "array): Upper bound of the interval.\n    shape (list(int), optional): "
+    "Shape of the output. Default: ``()``.\n    dtype (Dtype, optional): "
+    "Type of the output. Default: ``int32``.\n" KEY_DOC
+    "\nReturns:\n    array: The array of random integers.")
 
-static PyObject* r_laplace(PyObject* m, PyObject* args, PyObject* kw) {
-  (void)m;
-  static char* kwlist[] = {"shape", "dtype",  "loc", "scale",
-                           "key",   "stream", NULL};
-  PyObject *sho = NULL, *dto = Py_None, *ko = Py_None, *so = Py_None;
-  double loc = 0.0, scale = 1.0;
-  if (!PyArg_ParseTupleAndKeywords(args, kw, "|OOddOO:laplace", kwlist, &sho,
-                                   &dto, &loc, &scale, &ko, &so))
-    return NULL;
-  int nd;
-  int64_t shape[CMX_MAX_NDIM];
-  const int64_t* sp;
-  cmx_dtype t;
-  cmx_stream s;
-  cmx_array key, out = NULL;
+CMXPY_DEF(normal,
+          "(shape: Sequence[int] = [], dtype: Dtype | None = float32, loc: "
+          "scalar | array | None = None, scale: scalar | array | None = "
+          "None, " KEY_STREAM,
+          "Generate normally distributed random numbers.\n\nArgs:\n    "
+          "shape (list(int), optional): Shape of the output. Default: "
+          "``()``.\n    dtype (Dtype, optional): Type of the output. "
+          "Default: ``float32``.\n    loc (scalar or array, optional): Mean "
+          "of the distribution. Default: ``0``.\n    scale (scalar or array, "
+          "optional): Standard deviation of the distribution. Default: "
+          "``1``.\n" KEY_DOC
+          "\nReturns:\n    array: The output array of random values.") {
   bool glob;
-  if (shape_arg(sho, shape, &nd, &sp, false, "laplace") < 0 ||
-      cmxpy_dtype_arg(dto, &t, true, "laplace") < 0 ||
-      cmxpy_stream_arg(so, &s) < 0 || key_arg(ko, &key, &glob, "laplace") < 0)
+  if (param(A, 2) < 0 || param(A, 3) < 0 || key_arg(A, 4, &glob) < 0)
     return NULL;
-  return finish(cmx_random_laplace(&out, sp, nd, t, loc, scale, key, s), &out,
-                key, glob);
+  return finish(A,
+                cmx_random_normal(OUT, SHAPE(0), DTYPE(1), ARR(2), ARR(3),
+                                  ARR(4), STREAM),
+                glob);
 }
 
-static PyObject* r_categorical(PyObject* m, PyObject* args, PyObject* kw) {
-  (void)m;
-  static char* kwlist[] = {"logits", "axis",   "shape", "num_samples",
-                           "key",    "stream", NULL};
-  PyObject *lo, *sho = Py_None, *no = Py_None, *ko = Py_None, *so = Py_None;
-  int axis = -1;
-  if (!PyArg_ParseTupleAndKeywords(args, kw, "O|iOOOO:categorical", kwlist, &lo,
-                                   &axis, &sho, &no, &ko, &so))
+CMXPY_DEF(multivariate_normal,
+          "(mean: array, cov: array, shape: Sequence[int] = [], dtype: Dtype "
+          "| None = float32, " KEY_STREAM,
+          MULTIVARIATE_NORMAL_DOC) {
+  bool glob;
+  if (key_arg(A, 4, &glob) < 0) return NULL;
+  return finish(A,
+                cmx_random_multivariate_normal(OUT, ARR(0), ARR(1), SHAPE(2),
+                                               DTYPE(3), ARR(4), STREAM),
+                glob);
+}
+
+CMXPY_DEF(
+    bernoulli,
+    "(p: scalar | array = 0.5, shape: Sequence[int] | None = None, " KEY_STREAM,
+    "Generate Bernoulli random values.\n\nThe values are sampled from "
+    "the bernoulli distribution with parameter ``p``. The parameter "
+    "``p`` can be a :obj:`float` or :obj:`array` and must be "
+    "broadcastable to ``shape``.\n\nArgs:\n    p (float or array, "
+    "optional): Parameter of the Bernoulli distribution. Default: "
+    "``0.5``.\n    shape (list(int), optional): Shape of the output. "
+    "Default: ``p.shape``.\n" KEY_DOC
+    "\nReturns:\n    array: The array of random booleans.") {
+  bool glob;
+  if (param(A, 0) < 0 || key_arg(A, 2, &glob) < 0) return NULL;
+  return finish(A, cmx_random_bernoulli(OUT, ARR(0), SHAPE(1), ARR(2), STREAM),
+                glob);
+}
+
+CMXPY_DEF(
+    truncated_normal,
+    "(lower: scalar | array, upper: scalar | array, shape: "
+    "Sequence[int] | None = None, dtype: Dtype | None = float32, " KEY_STREAM,
+    TRUNCATED_NORMAL_DOC) {
+  bool glob;
+  if (param(A, 0) < 0 || param(A, 1) < 0 || key_arg(A, 4, &glob) < 0)
     return NULL;
-  if (sho != Py_None && no != Py_None) {
+  return finish(A,
+                cmx_random_truncated_normal(OUT, ARR(0), ARR(1), SHAPE(2),
+                                            DTYPE(3), ARR(4), STREAM),
+                glob);
+}
+
+CMXPY_DEF(
+    gumbel,
+    "(shape: Sequence[int] = [], dtype: Dtype | None = float32, " KEY_STREAM,
+    "Sample from the standard Gumbel distribution.\n\nThe values are "
+    "sampled from a standard Gumbel distribution which CDF "
+    "``exp(-exp(-x))``.\n\nArgs:\n    shape (list(int)): The shape of "
+    "the output.\n    dtype (Dtype, optional): The data type of the "
+    "output. Default: ``float32``.\n" KEY_DOC
+    "\nReturns:\n    array: The :class:`array` with shape ``shape`` "
+    "and distributed according to the Gumbel distribution.") {
+  bool glob;
+  if (key_arg(A, 2, &glob) < 0) return NULL;
+  return finish(A, cmx_random_gumbel(OUT, SHAPE(0), DTYPE(1), ARR(2), STREAM),
+                glob);
+}
+
+CMXPY_DEF(laplace,
+          "(shape: Sequence[int] = [], dtype: Dtype | None = float32, loc: "
+          "float = 0.0, scale: float = 1.0, " KEY_STREAM,
+          "Sample numbers from a Laplace distribution.\n\nArgs:\n    shape "
+          "(list(int), optional): Shape of the output. Default: ``()``.\n"
+          "    dtype (Dtype, optional): Type of the output. Default: "
+          "``float32``.\n    loc (float, optional): Mean of the "
+          "distribution. Default: ``0.0``.\n    scale (float, optional): The "
+          "scale \"b\" of the Laplace distribution. Default: ``1.0``.\n" KEY_DOC
+          "\nReturns:\n    array: The output array of random values.") {
+  bool glob;
+  if (key_arg(A, 4, &glob) < 0) return NULL;
+  return finish(A,
+                cmx_random_laplace(OUT, SHAPE(0), DTYPE(1), FLT(2), FLT(3),
+                                   ARR(4), STREAM),
+                glob);
+}
+
+CMXPY_DEF(categorical,
+          "(logits: array, axis: int = -1, shape: Sequence[int] | None = "
+          "None, num_samples: int | None = None, " KEY_STREAM,
+          CATEGORICAL_DOC) {
+  if (!ISNONE(2) && !ISNONE(3)) {
     PyErr_SetString(PyExc_ValueError,
                     "[categorical] At most one of shape or num_samples can "
                     "be specified.");
     return NULL;
   }
-  int nd;
-  int64_t shape[CMX_MAX_NDIM], num = 0;
-  const int64_t* sp;
-  cmx_stream s;
-  if (shape_arg(sho, shape, &nd, &sp, true, "categorical") < 0 ||
-      (no != Py_None &&
-       cmxpy_int64_arg(no, &num, "categorical", "num_samples") < 0) ||
-      cmxpy_stream_arg(so, &s) < 0)
-    return NULL;
-  cmx_array logits = cmxpy_to_array(lo, "categorical"), key = NULL, out = NULL;
-  bool glob = false;
-  PyObject* r = NULL;
-  if (logits && key_arg(ko, &key, &glob, "categorical") == 0) {
-    cmx_status st =
-        no != Py_None
-            ? cmx_random_categorical_n(&out, logits, axis, num, key, s)
-            : cmx_random_categorical(&out, logits, axis, sp, nd, key, s);
-    r = finish(st, &out, key, glob);
-  }
-  cmx_array_release(logits);
-  return r;
+  bool glob;
+  if (key_arg(A, 4, &glob) < 0) return NULL;
+  cmx_status st = !ISNONE(3) ? cmx_random_categorical_n(OUT, ARR(0), INT(1),
+                                                        I64(3), ARR(4), STREAM)
+                             : cmx_random_categorical(OUT, ARR(0), INT(1),
+                                                      SHAPE(2), ARR(4), STREAM);
+  return finish(A, st, glob);
 }
 
-static PyObject* r_permutation(PyObject* m, PyObject* args, PyObject* kw) {
-  (void)m;
-  static char* kwlist[] = {"x", "axis", "key", "stream", NULL};
-  PyObject *xo, *ko = Py_None, *so = Py_None;
-  int axis = 0;
-  cmx_stream s;
-  if (!PyArg_ParseTupleAndKeywords(args, kw, "O|iOO:permutation", kwlist, &xo,
-                                   &axis, &ko, &so) ||
-      cmxpy_stream_arg(so, &s) < 0)
-    return NULL;
-  cmx_array x = NULL, key = NULL, out = NULL;
-  bool glob = false;
-  int64_t n = 0;
+CMXPY_DEF(permutation, "(x: int | array, axis: int = 0, " KEY_STREAM,
+          PERMUTATION_DOC) {
+  PyObject* xo = OBJ(0);
   /* An int (Python or NumPy integer scalar) asks for a permutation of
    * arange(x); anything else is an array to shuffle. */
   bool is_int = false;
+  int64_t n = 0;
   if (!PyBool_Check(xo) && !CmxArray_Check(xo) && PyIndex_Check(xo)) {
     PyObject* i = PyNumber_Index(xo);
     is_int = i != NULL;
@@ -504,156 +411,32 @@ static PyObject* r_permutation(PyObject* m, PyObject* args, PyObject* kw) {
   }
   if (is_int) {
     if (cmxpy_int64_arg(xo, &n, "permutation", "x") < 0) return NULL;
-  } else if (!(x = cmxpy_to_array(xo, "permutation"))) {
+  } else if (!(ARR(0) = cmxpy_to_array(xo, "permutation"))) {
     return NULL;
   }
-  PyObject* r = NULL;
-  if (key_arg(ko, &key, &glob, "permutation") == 0)
-    r = finish(is_int ? cmx_random_permutation_n(&out, n, key, s)
-                      : cmx_random_permutation(&out, x, axis, key, s),
-               &out, key, glob);
-  cmx_array_release(x);
-  return r;
+  bool glob;
+  if (key_arg(A, 2, &glob) < 0) return NULL;
+  return finish(
+      A,
+      is_int ? cmx_random_permutation_n(OUT, n, ARR(2), STREAM)
+             : cmx_random_permutation(OUT, ARR(0), INT(1), ARR(2), STREAM),
+      glob);
 }
 
-/* ---------------- the submodule ---------------- */
-#define SIG_TAIL "key=None, stream=None)\n--\n\n"
-#define KEY_DOC "    key (array, optional): A PRNG key. Default: ``None``.\n"
-
-static PyMethodDef random_methods[] = {
-    {"seed", FN(r_seed), KW,
-     "seed(seed)\n--\n\nSeed the global PRNG.\n\nArgs:\n    seed (int): Seed "
-     "for the global PRNG."},
-    {"key", FN(r_key), KW,
-     "key(seed)\n--\n\nGet a PRNG key from a seed.\n\nArgs:\n    seed (int): "
-     "Seed for the PRNG.\n\nReturns:\n    array: The PRNG key array."},
-    {"split", FN(r_split), KW,
-     "split(key, num=2, stream=None)\n--\n\nSplit a PRNG key into sub keys."
-     "\n\nArgs:\n    key (array): Input key to split.\n    num (int, "
-     "optional): Number of sub keys. Default: ``2``.\n\nReturns:\n    array: "
-     "The array of sub keys with ``num`` as its first dimension."},
-    {"bits", FN(r_bits), KW,
-     "bits(shape=[], width=4, " SIG_TAIL
-     "Generate an array of random bits.\n\nArgs:\n    shape (list(int), "
-     "optional): Shape of the output. Default: ``()``.\n    width (int, "
-     "optional): The bit width of each element (1, 2 or 4 bytes: uint8, "
-     "uint16, uint32). Default: ``4``.\n" KEY_DOC
-     "\nReturns:\n    array: An array of random integers."},
-    {"uniform", FN(r_uniform), KW,
-     "uniform(low=0, high=1, shape=[], dtype=None, " SIG_TAIL
-     "Generate uniformly distributed random numbers.\n\nThe values are "
-     "sampled uniformly in the half-open interval ``[low, high)``. The lower "
-     "and upper bound can be scalars or arrays and must be broadcastable to "
-     "``shape``.\n\nArgs:\n    low (scalar or array, optional): Lower bound "
-     "of the distribution. Default: ``0``.\n    high (scalar or array, "
-     "optional): Upper bound of the distribution. Default: ``1``.\n    shape "
-     "(list(int), optional): Shape of the output. Default: ``()``.\n    "
-     "dtype (Dtype, optional): Type of the output. Default: "
-     "``float32``.\n" KEY_DOC
-     "\nReturns:\n    array: The output array random values."},
-    {"normal", FN(r_normal), KW,
-     "normal(shape=[], dtype=None, loc=None, scale=None, " SIG_TAIL
-     "Generate normally distributed random numbers.\n\nArgs:\n    shape "
-     "(list(int), optional): Shape of the output. Default: ``()``.\n    "
-     "dtype (Dtype, optional): Type of the output. Default: ``float32``.\n"
-     "    loc (scalar or array, optional): Mean of the distribution. "
-     "Default: ``0``.\n    scale (scalar or array, optional): Standard "
-     "deviation of the distribution. Default: ``1``.\n" KEY_DOC
-     "\nReturns:\n    array: The output array of random values."},
-    {"multivariate_normal", FN(r_multivariate_normal), KW,
-     "multivariate_normal(mean, cov, shape=[], dtype=None, " SIG_TAIL
-     "Generate jointly-normal random samples given a mean and covariance.\n\n"
-     "The matrix ``cov`` must be positive semi-definite. The behavior is "
-     "undefined if it is not. The only supported ``dtype`` is ``float32``.\n\n"
-     "Args:\n    mean (array): array of shape ``(..., n)``, the mean of the "
-     "distribution.\n    cov (array): array of shape ``(..., n, n)``, the "
-     "covariance matrix of the distribution. The batch shape ``...`` must "
-     "be broadcast-compatible with that of ``mean``.\n    shape (list(int), "
-     "optional): The output shape must be broadcast-compatible with "
-     "``mean.shape[:-1]`` and ``cov.shape[:-2]``. If empty, the result "
-     "shape is determined by broadcasting the batch shapes of ``mean`` and "
-     "``cov``. Default: ``[]``.\n    dtype (Dtype, optional): The output "
-     "type. Default: ``float32``.\n" KEY_DOC
-     "\nReturns:\n    array: The output array of random values."},
-    {"randint", FN(r_randint), KW,
-     "randint(low, high, shape=[], dtype=None, " SIG_TAIL
-     "Generate random integers from the given interval.\n\nThe values are "
-     "sampled with equal probability from the integers in half-open "
-     "interval ``[low, high)``. The lower and upper bound can be scalars or "
-     "arrays and must be broadcastable to ``shape``.\n\nArgs:\n    low "
-     "(scalar or array): Lower bound of the interval.\n    high (scalar or "
-     "array): Upper bound of the interval.\n    shape (list(int), optional): "
-     "Shape of the output. Default: ``()``.\n    dtype (Dtype, optional): "
-     "Type of the output. Default: ``int32``.\n" KEY_DOC
-     "\nReturns:\n    array: The array of random integers."},
-    {"bernoulli", FN(r_bernoulli), KW,
-     "bernoulli(p=0.5, shape=None, " SIG_TAIL
-     "Generate Bernoulli random values.\n\nThe values are sampled from the "
-     "bernoulli distribution with parameter ``p``. The parameter ``p`` can "
-     "be a :obj:`float` or :obj:`array` and must be broadcastable to "
-     "``shape``.\n\nArgs:\n    p (float or array, optional): Parameter of "
-     "the Bernoulli distribution. Default: ``0.5``.\n    shape (list(int), "
-     "optional): Shape of the output. Default: ``p.shape``.\n" KEY_DOC
-     "\nReturns:\n    array: The array of random booleans."},
-    {"truncated_normal", FN(r_truncated_normal), KW,
-     "truncated_normal(lower, upper, shape=None, dtype=None, " SIG_TAIL
-     "Generate values from a truncated normal distribution.\n\nThe values "
-     "are sampled from the truncated normal distribution on the domain "
-     "``(lower, upper)``. The bounds ``lower`` and ``upper`` can be scalars "
-     "or arrays and must be broadcastable to ``shape``.\n\nArgs:\n    lower "
-     "(scalar or array): Lower bound of the domain.\n    upper (scalar or "
-     "array): Upper bound of the domain.\n    shape (list(int), optional): "
-     "The shape of the output. Default: the broadcast shape of ``lower`` "
-     "and ``upper``.\n    dtype (Dtype, optional): The data type of the "
-     "output. Default: ``float32``.\n" KEY_DOC
-     "\nReturns:\n    array: The output array of random values."},
-    {"gumbel", FN(r_gumbel), KW,
-     "gumbel(shape=[], dtype=None, " SIG_TAIL
-     "Sample from the standard Gumbel distribution.\n\nThe values are "
-     "sampled from a standard Gumbel distribution which CDF "
-     "``exp(-exp(-x))``.\n\nArgs:\n    shape (list(int)): The shape of the "
-     "output.\n    dtype (Dtype, optional): The data type of the output. "
-     "Default: ``float32``.\n" KEY_DOC
-     "\nReturns:\n    array: The :class:`array` with shape ``shape`` and "
-     "distributed according to the Gumbel distribution."},
-    {"categorical", FN(r_categorical), KW,
-     "categorical(logits, axis=-1, shape=None, num_samples=None, " SIG_TAIL
-     "Sample from a categorical distribution.\n\nThe values are sampled "
-     "from the categorical distribution specified by the unnormalized "
-     "values in ``logits``. Note, at most one of ``shape`` or "
-     "``num_samples`` can be specified. If both are ``None``, the output "
-     "has the same shape as ``logits`` with the ``axis`` dimension "
-     "removed.\n\nArgs:\n    logits (array): The *unnormalized* categorical "
-     "distribution(s).\n    axis (int, optional): The axis which specifies "
-     "the distribution. Default: ``-1``.\n    shape (list(int), optional): "
-     "The shape of the output. This must be broadcast compatible with "
-     "``logits.shape`` with the ``axis`` dimension removed. Default: "
-     "``None``\n    num_samples (int, optional): The number of samples to "
-     "draw from each of the categorical distributions in ``logits``. The "
-     "output will have ``num_samples`` in the last dimension. Default: "
-     "``None``.\n" KEY_DOC
-     "\nReturns:\n    array: The ``shape``-sized output array with type "
-     "``uint32``."},
-    {"laplace", FN(r_laplace), KW,
-     "laplace(shape=[], dtype=None, loc=0.0, scale=1.0, " SIG_TAIL
-     "Sample numbers from a Laplace distribution.\n\nArgs:\n    shape "
-     "(list(int), optional): Shape of the output. Default: ``()``.\n    "
-     "dtype (Dtype, optional): Type of the output. Default: ``float32``.\n"
-     "    loc (float, optional): Mean of the distribution. Default: "
-     "``0.0``.\n    scale (float, optional): The scale \"b\" of the Laplace "
-     "distribution. Default: ``1.0``.\n" KEY_DOC
-     "\nReturns:\n    array: The output array of random values."},
-    {"permutation", FN(r_permutation), KW,
-     "permutation(x, axis=0, " SIG_TAIL
-     "Generate a random permutation or permute the entries of an array.\n\n"
-     "Args:\n    x (int or array, optional): If an integer is provided a "
-     "random permutation of ``mx.arange(x)`` is returned. Otherwise the "
-     "entries of ``x`` along the given axis are randomly permuted.\n    "
-     "axis (int, optional): The axis to permute along. Default: "
-     "``0``.\n" KEY_DOC
-     "\nReturns:\n    array: The generated random permutation or randomly "
-     "permuted input array."},
-    {NULL, NULL, 0, NULL}};
+static cmxpy_spec* const random_functions[] = {&spec_seed,
+                                               &spec_key,
+                                               &spec_split,
+                                               &spec_bits,
+                                               &spec_uniform,
+                                               &spec_normal,
+                                               &spec_multivariate_normal,
+                                               &spec_randint,
+                                               &spec_bernoulli,
+                                               &spec_truncated_normal,
+                                               &spec_gumbel,
+                                               &spec_categorical,
+                                               &spec_laplace,
+                                               &spec_permutation};
 
 static struct PyModuleDef random_module = {
     PyModuleDef_HEAD_INIT,
@@ -662,12 +445,16 @@ static struct PyModuleDef random_module = {
         "cmx.core.random: functionality related to random number "
         "generation (threefry2x32 keys, as mlx.core.random).",
     .m_size = -1,
-    .m_methods = random_methods,
 };
 
 int cmxpy_init_random(PyObject* m) {
   PyObject* sub = PyModule_Create(&random_module);
   if (!sub) return -1;
+  if (cmxpy_add_functions(sub, random_functions,
+                          CMXPY_COUNT(random_functions)) < 0) {
+    Py_DECREF(sub);
+    return -1;
+  }
   g_state = PyList_New(0);
   if (!g_state || state_publish() < 0) {
     Py_DECREF(sub);

@@ -14,7 +14,7 @@
  * A Python exception raised inside a callable is kept (per thread) while
  * the C transform unwinds, then raised again unchanged.
  */
-#include "cmxpy.h"
+#include "args.h"
 
 /* The first Python exception raised by a callable during the current
  * transform call on this thread. */
@@ -169,219 +169,144 @@ static PyObject* tuple2(PyObject* a, PyObject* b) {
   return t;
 }
 
-static PyObject* py_vjp(PyObject* m, PyObject* args) {
-  (void)m;
-  PyObject *fun, *prims, *cots;
-  if (!PyArg_ParseTuple(args, "OOO:_vjp", &fun, &prims, &cots)) return NULL;
-  cmx_array *p = NULL, *c = NULL;
-  int np = 0, nc = 0;
-  if (arrays_of(prims, &p, &np, "primals") < 0) return NULL;
-  if (arrays_of(cots, &c, &nc, "cotangents") < 0) {
-    cmx_arrays_free(p, np);
-    return NULL;
-  }
-  cmx_array* vjps = calloc((size_t)(np ? np : 1), sizeof *vjps);
-  cmx_array* outs = NULL;
-  int no = 0;
-  cmx_closure f = {call_python, fun};
-  cmx_status st =
-      vjps ? cmx_vjp(f, p, np, c, nc, &outs, &no, vjps) : CMX_ERR_MEMORY;
-  cmx_arrays_free(p, np);
-  cmx_arrays_free(c, nc);
-  PyObject* r = NULL;
-  if (succeeded(st))
-    r = tuple2(list_of(outs, no), list_of(vjps, np));
-  else
-    fail(st);
+/* The result of a transform: (outputs, second) or outputs alone (second
+ * NULL), or the exception (the callable's, else the cmx error). */
+static PyObject* transform_result(cmx_status st, const cmx_array* outs, int no,
+                                  const cmx_array* second, int ns) {
+  if (!succeeded(st)) return fail(st);
+  PyObject* o = list_of(outs, no);
+  return second ? tuple2(o, list_of(second, ns)) : o;
+}
+
+CMXPY_DEF(_vjp,
+          "(fun: object, primals: list[array], cotangents: list[array], /)",
+          "Flat vjp: fun maps a list of arrays to a list of arrays. Returns "
+          "(outputs, vjps).") {
+  int np = A->v[1].n, no = 0;
+  cmx_array *vjps = calloc((size_t)(np ? np : 1), sizeof *vjps), *outs = NULL;
+  cmx_closure f = {call_python, OBJ(0)};
+  cmx_status st = vjps ? cmx_vjp(f, ARRAYS(1), ARRAYS(2), &outs, &no, vjps)
+                       : CMX_ERR_MEMORY;
+  PyObject* r = transform_result(st, outs, no, vjps, np);
   cmx_arrays_free(outs, no);
-  if (vjps)
-    for (int i = 0; i < np; i++) cmx_array_release(vjps[i]);
-  free(vjps);
+  cmx_arrays_free(vjps, vjps ? np : 0);
   return r;
 }
 
-static PyObject* py_jvp(PyObject* m, PyObject* args) {
-  (void)m;
-  PyObject *fun, *prims, *tans;
-  if (!PyArg_ParseTuple(args, "OOO:_jvp", &fun, &prims, &tans)) return NULL;
-  cmx_array *p = NULL, *t = NULL;
-  int np = 0, nt = 0;
-  if (arrays_of(prims, &p, &np, "primals") < 0) return NULL;
-  if (arrays_of(tans, &t, &nt, "tangents") < 0) {
-    cmx_arrays_free(p, np);
-    return NULL;
-  }
-  if (nt != np) {
-    cmx_arrays_free(p, np);
-    cmx_arrays_free(t, nt);
+CMXPY_DEF(_jvp, "(fun: object, primals: list[array], tangents: list[array], /)",
+          "Flat jvp. Returns (outputs, jvps).") {
+  if (A->v[1].n != A->v[2].n)
     return PyErr_Format(PyExc_ValueError,
                         "[jvp] Number of inputs does not match number of "
                         "tangents (%d, %d).",
-                        np, nt);
-  }
+                        A->v[1].n, A->v[2].n);
   cmx_array *outs = NULL, *jvps = NULL;
   int no = 0;
-  cmx_closure f = {call_python, fun};
-  cmx_status st = cmx_jvp(f, p, np, t, &outs, &jvps, &no);
-  cmx_arrays_free(p, np);
-  cmx_arrays_free(t, nt);
-  PyObject* r = NULL;
-  if (succeeded(st))
-    r = tuple2(list_of(outs, no), list_of(jvps, no));
-  else
-    fail(st);
+  cmx_closure f = {call_python, OBJ(0)};
+  cmx_status st = cmx_jvp(f, ARRAYS(1), A->v[2].arrays, &outs, &jvps, &no);
+  PyObject* r = transform_result(st, outs, no, jvps, no);
   cmx_arrays_free(outs, no);
   cmx_arrays_free(jvps, no);
   return r;
 }
 
-/* A list of int-or-None -> ints (None: CMX_VMAP_NONE). */
+/* A list of int-or-None -> ints (None: CMX_VMAP_NONE), malloc'ed. */
 static int axes_of(PyObject* seq, int** out, int* n, const char* what) {
   PyObject* fast = PySequence_Fast(seq, what);
   if (!fast) return -1;
   Py_ssize_t len = PySequence_Fast_GET_SIZE(fast);
   int* a = malloc((size_t)(len ? len : 1) * sizeof *a);
-  if (!a) {
-    Py_DECREF(fast);
-    PyErr_NoMemory();
-    return -1;
-  }
-  for (Py_ssize_t i = 0; i < len; i++) {
+  int rc = a ? 0 : (PyErr_NoMemory(), -1);
+  for (Py_ssize_t i = 0; !rc && i < len; i++) {
     PyObject* o = PySequence_Fast_GET_ITEM(fast, i);
-    if (o == Py_None) {
-      a[i] = CMX_VMAP_NONE;
-      continue;
-    }
-    long v = PyLong_AsLong(o);
-    if (v == -1 && PyErr_Occurred()) {
-      free(a);
-      Py_DECREF(fast);
-      return -1;
-    }
-    a[i] = (int)v;
+    long v = o == Py_None ? CMX_VMAP_NONE : PyLong_AsLong(o);
+    rc = v == -1 && PyErr_Occurred() ? -1 : 0;
+    if (!rc) a[i] = (int)v;
   }
   Py_DECREF(fast);
-  *out = a;
+  if (rc) free(a);
+  *out = rc ? NULL : a;
   *n = (int)len;
-  return 0;
+  return rc;
 }
 
-static PyObject* py_vmap(PyObject* m, PyObject* args) {
-  (void)m;
-  PyObject *fun, *ins, *iax, *oax;
-  if (!PyArg_ParseTuple(args, "OOOO:_vmap", &fun, &ins, &iax, &oax))
-    return NULL;
-  cmx_array* in = NULL;
-  int n = 0, ni = 0, no_ax = 0;
+CMXPY_DEF(_vmap,
+          "(fun: object, inputs: list[array], in_axes: object, out_axes: "
+          "object, /)",
+          "Flat vmap: in_axes has an int or None per input; out_axes one int "
+          "per output (or one for all). Returns the outputs.") {
+  int ni = 0, no_ax = 0, no = 0;
   int *ia = NULL, *oa = NULL;
-  if (arrays_of(ins, &in, &n, "inputs") < 0) return NULL;
-  if (axes_of(iax, &ia, &ni, "in_axes") < 0 ||
-      axes_of(oax, &oa, &no_ax, "out_axes") < 0) {
-    cmx_arrays_free(in, n);
-    free(ia);
-    return NULL;
-  }
   PyObject* r = NULL;
-  if (ni != n) {
-    PyErr_SetString(PyExc_ValueError,
-                    "[vmap] in_axes must have one entry per input");
-  } else {
-    cmx_array* outs = NULL;
-    int no = 0;
-    cmx_closure f = {call_python, fun};
-    cmx_status st = cmx_vmap(f, in, n, ia, oa, no_ax, &outs, &no);
-    if (succeeded(st))
-      r = list_of(outs, no);
-    else
-      fail(st);
-    cmx_arrays_free(outs, no);
+  if (axes_of(OBJ(2), &ia, &ni, "in_axes") == 0 &&
+      axes_of(OBJ(3), &oa, &no_ax, "out_axes") == 0) {
+    if (ni != A->v[1].n) {
+      PyErr_SetString(PyExc_ValueError,
+                      "[vmap] in_axes must have one entry per input");
+    } else {
+      cmx_array* outs = NULL;
+      cmx_closure f = {call_python, OBJ(0)};
+      cmx_status st = cmx_vmap(f, ARRAYS(1), ia, oa, no_ax, &outs, &no);
+      r = transform_result(st, outs, no, NULL, 0);
+      cmx_arrays_free(outs, no);
+    }
   }
-  cmx_arrays_free(in, n);
   free(ia);
   free(oa);
   return r;
 }
 
-static PyObject* py_value_and_grad(PyObject* m, PyObject* args) {
-  (void)m;
-  PyObject *fun, *ins;
-  if (!PyArg_ParseTuple(args, "OO:_value_and_grad", &fun, &ins)) return NULL;
-  cmx_array* in = NULL;
-  int n = 0;
-  if (arrays_of(ins, &in, &n, "inputs") < 0) return NULL;
+CMXPY_DEF(_value_and_grad, "(fun: object, inputs: list[array], /)",
+          "Flat value_and_grad with respect to every input; fun's first "
+          "output is the scalar loss, the rest are auxiliary. Returns "
+          "(outputs, grads).") {
+  int n = A->v[1].n, no = 0;
   int* argnums = malloc((size_t)(n ? n : 1) * sizeof *argnums);
-  cmx_array* grads = calloc((size_t)(n ? n : 1), sizeof *grads);
+  cmx_array *grads = calloc((size_t)(n ? n : 1), sizeof *grads), *outs = NULL;
   PyObject* r = NULL;
   if (!argnums || !grads) {
     PyErr_NoMemory();
   } else {
     for (int i = 0; i < n; i++) argnums[i] = i;
-    cmx_array* outs = NULL;
-    int no = 0;
-    cmx_closure f = {call_python, fun};
-    cmx_status st = cmx_value_and_grad(f, in, n, argnums, n, &outs, &no, grads);
-    if (succeeded(st))
-      r = tuple2(list_of(outs, no), list_of(grads, n));
-    else
-      fail(st);
+    cmx_closure f = {call_python, OBJ(0)};
+    cmx_status st =
+        cmx_value_and_grad(f, ARRAYS(1), argnums, n, &outs, &no, grads);
+    r = transform_result(st, outs, no, grads, n);
     cmx_arrays_free(outs, no);
-    for (int i = 0; i < n; i++) cmx_array_release(grads[i]);
   }
   free(argnums);
-  free(grads);
-  cmx_arrays_free(in, n);
+  cmx_arrays_free(grads, grads ? n : 0);
   return r;
 }
 
-static PyObject* py_custom_function(PyObject* m, PyObject* args) {
-  (void)m;
-  PyObject *fun, *vjp, *jvp, *vmap, *ins;
-  if (!PyArg_ParseTuple(args, "OOOOO:_custom_function", &fun, &vjp, &jvp, &vmap,
-                        &ins))
-    return NULL;
-  cmx_array* in = NULL;
-  int n = 0;
-  if (arrays_of(ins, &in, &n, "inputs") < 0) return NULL;
+CMXPY_DEF(_custom_function,
+          "(fun: object, vjp: object, jvp: object, vmap: object, inputs: "
+          "list[array], /)",
+          "Applies fun with the given flat rules (None: transform fun "
+          "itself).") {
   cmx_custom_function cf = {.release = release_four};
-  PyObject* parts[4] = {fun, vjp, jvp, vmap};
   cmx_closure* slots[4] = {&cf.fun, &cf.vjp, &cf.jvp, &cf.vmap};
   for (int k = 0; k < 4; k++) {
-    if (parts[k] == Py_None) continue;
-    Py_INCREF(parts[k]);
+    if (ISNONE(k)) continue;
     slots[k]->fn = call_python;
-    slots[k]->payload = parts[k];
+    slots[k]->payload = Py_NewRef(OBJ(k));
   }
   cmx_array* outs = NULL;
   int no = 0;
-  cmx_status st = cmx_custom_function_apply(&cf, in, n, &outs, &no);
-  cmx_arrays_free(in, n);
-  PyObject* r = NULL;
-  if (succeeded(st))
-    r = list_of(outs, no);
-  else
-    fail(st);
+  cmx_status st = cmx_custom_function_apply(&cf, ARRAYS(4), &outs, &no);
+  PyObject* r = transform_result(st, outs, no, NULL, 0);
   cmx_arrays_free(outs, no);
   return r;
 }
 
-static PyObject* py_checkpoint(PyObject* m, PyObject* args) {
-  (void)m;
-  PyObject *fun, *ins;
-  if (!PyArg_ParseTuple(args, "OO:_checkpoint", &fun, &ins)) return NULL;
-  cmx_array* in = NULL;
-  int n = 0;
-  if (arrays_of(ins, &in, &n, "inputs") < 0) return NULL;
-  Py_INCREF(fun);
-  cmx_closure f = {call_python, fun};
+CMXPY_DEF(_checkpoint, "(fun: object, inputs: list[array], /)",
+          "Applies fun, recomputing it in the backward pass.") {
+  cmx_closure f = {call_python, Py_NewRef(OBJ(0))};
   cmx_array* outs = NULL;
   int no = 0;
-  cmx_status st = cmx_checkpoint_apply(f, release_payload, in, n, &outs, &no);
-  cmx_arrays_free(in, n);
-  PyObject* r = NULL;
-  if (succeeded(st))
-    r = list_of(outs, no);
-  else
-    fail(st);
+  cmx_status st =
+      cmx_checkpoint_apply(f, release_payload, ARRAYS(1), &outs, &no);
+  PyObject* r = transform_result(st, outs, no, NULL, 0);
   cmx_arrays_free(outs, no);
   return r;
 }
@@ -406,45 +331,27 @@ static PyObject* int_list(int (*get)(int*, int)) {
   return l;
 }
 
-static PyObject* py_vmap_axes(PyObject* m, PyObject* u) {
-  (void)m, (void)u;
+CMXPY_DEF(_custom_vmap_axes, "()",
+          "Inside a custom vmap rule: the in_axes of its inputs.") {
+  (void)A;
   return int_list(cmx_custom_vmap_axes);
 }
 
-static PyObject* py_jvp_argnums(PyObject* m, PyObject* u) {
-  (void)m, (void)u;
+CMXPY_DEF(_custom_jvp_argnums, "()",
+          "Inside a custom jvp rule: the indices of the inputs that have a "
+          "tangent.") {
+  (void)A;
   return int_list(cmx_custom_jvp_argnums);
 }
 
-static PyMethodDef transform_methods[] = {
-    {"_vjp", py_vjp, METH_VARARGS,
-     "_vjp(fun, primals, cotangents)\n--\n\nFlat vjp: fun maps a list of "
-     "arrays to a list of arrays. Returns (outputs, vjps)."},
-    {"_jvp", py_jvp, METH_VARARGS,
-     "_jvp(fun, primals, tangents)\n--\n\nFlat jvp. Returns (outputs, "
-     "jvps)."},
-    {"_vmap", py_vmap, METH_VARARGS,
-     "_vmap(fun, inputs, in_axes, out_axes)\n--\n\nFlat vmap: in_axes has "
-     "an int or None per input; out_axes one int per output (or one for "
-     "all). Returns the outputs."},
-    {"_value_and_grad", py_value_and_grad, METH_VARARGS,
-     "_value_and_grad(fun, inputs)\n--\n\nFlat value_and_grad with respect "
-     "to every input; fun's first output is the scalar loss, the rest are "
-     "auxiliary. Returns (outputs, grads)."},
-    {"_custom_function", py_custom_function, METH_VARARGS,
-     "_custom_function(fun, vjp, jvp, vmap, inputs)\n--\n\nApplies fun "
-     "with the given flat rules (None: transform fun itself)."},
-    {"_checkpoint", py_checkpoint, METH_VARARGS,
-     "_checkpoint(fun, inputs)\n--\n\nApplies fun, recomputing it in the "
-     "backward pass."},
-    {"_custom_vmap_axes", py_vmap_axes, METH_NOARGS,
-     "_custom_vmap_axes()\n--\n\nInside a custom vmap rule: the in_axes of "
-     "its inputs."},
-    {"_custom_jvp_argnums", py_jvp_argnums, METH_NOARGS,
-     "_custom_jvp_argnums()\n--\n\nInside a custom jvp rule: the indices "
-     "of the inputs that have a tangent."},
-    {NULL, NULL, 0, NULL}};
-
 int cmxpy_init_transforms(PyObject* m) {
-  return PyModule_AddFunctions(m, transform_methods);
+  static cmxpy_spec* const functions[] = {&spec__vjp,
+                                          &spec__jvp,
+                                          &spec__vmap,
+                                          &spec__value_and_grad,
+                                          &spec__custom_function,
+                                          &spec__checkpoint,
+                                          &spec__custom_vmap_axes,
+                                          &spec__custom_jvp_argnums};
+  return cmxpy_add_functions(m, functions, CMXPY_COUNT(functions));
 }

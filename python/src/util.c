@@ -1,5 +1,8 @@
 /* Errors, evaluation without the GIL, method tables and argument helpers
  * shared by every area of the extension. */
+#include <float.h>
+#include <math.h>
+
 #include "cmxpy.h"
 
 PyObject* cmxpy_raise(cmx_status st) {
@@ -44,31 +47,9 @@ PyObject* cmxpy_result_v(cmx_status st, cmx_array* out) {
   return cmxpy_result(st, out);
 }
 
-PyObject* cmxpy_missing(const char* cfunc) {
-  PyErr_Format(PyExc_NotImplementedError,
-               "%s is not available in this build of libcmx", cfunc);
-  return NULL;
-}
-
-cmx_status cmxpy_astype(cmx_array* out, cmx_array a, cmx_dtype t,
-                        cmx_stream s) {
-  *out = NULL;
-  if (!CMXPY_HAS(cmx_astype)) {
-    cmxpy_missing("cmx_astype");
-    return CMXPY_ERR_SET;
-  }
-  return cmx_astype(out, a, t, s);
-}
-
 /* ---------------- method tables ---------------- */
-const char cmxpy_always[1];
-
-int cmxpy_defs_add(cmxpy_deflist* l, const cmxpy_def* defs) {
-  for (const cmxpy_def* d = defs; d->def.ml_name; d++) {
-    if (!d->needs) { /* its C function is not in this libcmx */
-      cmxpy_note_missing(d->def.ml_name);
-      continue;
-    }
+int cmxpy_defs_add(cmxpy_deflist* l, const PyMethodDef* defs) {
+  for (const PyMethodDef* d = defs; d->ml_name; d++) {
     if (l->n + 2 > l->cap) {
       size_t cap = l->cap ? 2 * l->cap : 64;
       PyMethodDef* p = PyMem_RawRealloc(l->items, cap * sizeof *p);
@@ -79,7 +60,7 @@ int cmxpy_defs_add(cmxpy_deflist* l, const cmxpy_def* defs) {
       l->items = p;
       l->cap = cap;
     }
-    l->items[l->n++] = d->def;
+    l->items[l->n++] = *d;
   }
   return 0;
 }
@@ -102,27 +83,6 @@ PyMethodDef* cmxpy_defs_finish(cmxpy_deflist* l) {
   if (g_ntables < (int)(sizeof g_tables / sizeof g_tables[0]))
     g_tables[g_ntables++] = l->items;
   return l->items;
-}
-
-static PyObject* g_missing; /* list of str */
-
-void cmxpy_note_missing(const char* name) {
-  if (!g_missing) g_missing = PyList_New(0);
-  if (!g_missing) {
-    PyErr_Clear();
-    return;
-  }
-  PyObject* s = PyUnicode_FromString(name);
-  if (s) {
-    if (!PySequence_Contains(g_missing, s)) PyList_Append(g_missing, s);
-    Py_DECREF(s);
-  }
-  PyErr_Clear();
-}
-
-PyObject* cmxpy_unavailable_list(void) {
-  if (!g_missing) return PyList_New(0);
-  return PyList_GetSlice(g_missing, 0, PyList_GET_SIZE(g_missing));
 }
 
 /* ---------------- evaluation ---------------- */
@@ -245,4 +205,9 @@ PyObject* cmxpy_shape_tuple(const int64_t* shape, int ndim) {
     PyTuple_SET_ITEM(t, i, v);
   }
   return t;
+}
+
+float cmxpy_float(double d) {
+  return fabs(d) > FLT_MAX && !isinf(d) ? (float)copysign(INFINITY, d)
+                                        : (float)d;
 }

@@ -57,7 +57,8 @@ static cmx_array binary(const char* op, const cmx_primitive_vtable* vt,
   if (!CMX__ARGS(op, a, b)) return NULL;
   const cmx__ew_op* t = cmx__ew_op_get(vt->id);
   cmx_dtype dt = result_type(a, b);
-  if (t->in == CMX__EW_IN_TRUTH) dt = a->dtype == b->dtype ? a->dtype : CMX_BOOL;
+  if (t->in == CMX__EW_IN_TRUTH)
+    dt = a->dtype == b->dtype ? a->dtype : CMX_BOOL;
   if (t->in == CMX__EW_IN_FLOAT) dt = at_least_float(dt);
   if (dt == CMX_BOOL && !cmx__ew_accepts(t, dt) &&
       cmx__ew_accepts(t, CMX_UINT8))

@@ -141,7 +141,7 @@ static bool parse(const char* op, cmx_array a, const cmx_index* index, int n,
     cmx__error(CMX_ERR_VALUE, "[%s] Invalid index list.", op);
     return false;
   }
-  int nell = 0, ncons = 0;
+  int nell = 0, ncons = 0, extra = 0; /* extra: entries masks add */
   for (int i = 0; i < n; i++) {
     switch (index[i].kind) {
       case CMX_INDEX_ELLIPSIS:
@@ -153,6 +153,15 @@ static bool parse(const char* op, cmx_array a, const cmx_index* index, int n,
       case CMX_INDEX_SLICE:
       case CMX_INDEX_ARRAY:
         ncons++;
+        break;
+      case CMX_INDEX_MASK:
+        if (!index[i].array || index[i].array->dtype != CMX_BOOL) {
+          cmx__error(CMX_ERR_TYPE, "[%s] A mask index must be a boolean array.",
+                     op);
+          return false;
+        }
+        ncons += index[i].array->ndim;
+        extra += index[i].array->ndim - 1;
         break;
       default:
         cmx__error(CMX_ERR_VALUE, "[%s] Unknown index kind %d.", op,
@@ -171,18 +180,34 @@ static bool parse(const char* op, cmx_array a, const cmx_index* index, int n,
                op, a->ndim, ncons);
     return false;
   }
-  if (n - nell + a->ndim - ncons > MAX_ENTRIES) {
+  if (n - nell + a->ndim - ncons + extra > MAX_ENTRIES) {
     cmx__error(CMX_ERR_INDEX, "[%s] Too many index entries (%d).", op, n);
     return false;
   }
-  /* Expand the ellipsis (or pad the end) with full slices. */
-  int fill = a->ndim - ncons;
+  /* Expand the ellipsis (or pad the end) with full slices, and masks
+   * into the integer arrays of their true elements' coordinates. */
+  int fill = a->ndim - ncons, ax = 0;
   for (int i = 0; i <= n; i++) {
     if (i == n ? nell == 0 : index[i].kind == CMX_INDEX_ELLIPSIS) {
       for (int f = 0; f < fill; f++) P->e[P->n++] = full_slice();
+      ax += fill;
       continue;
     }
     if (i == n) break;
+    if (index[i].kind == CMX_INDEX_MASK) {
+      cmx_array m = index[i].array, coords[CMX_MAX_NDIM];
+      if (!cmx__mask_coords(op, m, a->dims + ax, ax, coords)) return false;
+      for (int d = 0; d < m->ndim; d++) {
+        entry x;
+        memset(&x, 0, sizeof x);
+        x.kind = CMX_INDEX_ARRAY;
+        x.array = coords[d];
+        P->e[P->n++] = x;
+      }
+      ax += m->ndim;
+      continue;
+    }
+    ax += index[i].kind != CMX_INDEX_NEWAXIS;
     entry x;
     memset(&x, 0, sizeof x);
     x.kind = index[i].kind;
@@ -193,7 +218,7 @@ static bool parse(const char* op, cmx_array a, const cmx_index* index, int n,
     x.array = index[i].array;
     P->e[P->n++] = x;
   }
-  int ax = 0;
+  ax = 0;
   P->has_array = false;
   for (int i = 0; i < P->n; i++) {
     entry* x = &P->e[i];

@@ -198,6 +198,12 @@ cmx_array cmx__slice_update_min(cmx_array src, cmx_array update,
                                 const int64_t* strides, cmx_stream s);
 cmx_array cmx__index_get(cmx_array a, const cmx_index* index, int n,
                          cmx_stream s);
+/* The coordinates of the true elements of boolean mask (evaluated here),
+ * row-major: mask->ndim scope-owned 1-d int64 arrays in coords. The mask
+ * must match dims (the indexed array's dims from `axis` on), else an
+ * IndexError naming axis. (ops/indexing_dynamic.c) */
+bool cmx__mask_coords(const char* op, cmx_array mask, const int64_t* dims,
+                      int axis, cmx_array* coords);
 cmx_array cmx__index_set(cmx_array a, const cmx_index* index, int n,
                          cmx_array value, cmx_stream s);
 cmx_array cmx__index_update(cmx_array a, const cmx_index* index, int n,

@@ -7,10 +7,12 @@
  * cmx_iabs, CMX_INFF ...) must stay as written for the generated source to
  * bind them.
  */
+#include "primitives/elementwise.h"
+#include "primitives/ew_ops.h"
+
 #include <stdio.h>
 #include <string.h>
 
-#include "primitives/ew_ops.h"
 #include "primitives/registry.h"
 
 /* Slot -> kind constant and expression text. */
@@ -22,13 +24,13 @@
 #define TEXT_NO(expr) NULL
 #define TEXT(slot) CMX__EW_SLOT(TEXT_, slot)
 
-#define ROW_(Nm, ar, ou, in_, fl, B, U, S, F, D, C)        \
-  {.id = CMX__P_##Nm,                                      \
-   .name = #Nm,                                            \
-   .arity = ar,                                            \
-   .out = ou,                                              \
-   .in = in_,                                              \
-   .flags = fl,                                            \
+#define ROW_(Nm, ar, ou, in_, fl, B, U, S, F, D, C)                \
+  {.id = CMX__P_##Nm,                                              \
+   .name = #Nm,                                                    \
+   .arity = ar,                                                    \
+   .out = ou,                                                      \
+   .in = in_,                                                      \
+   .flags = fl,                                                    \
    .kind = {KIND(B), KIND(U), KIND(S), KIND(F), KIND(D), KIND(C)}, \
    .expr = {TEXT(B), TEXT(U), TEXT(S), TEXT(F), TEXT(D), TEXT(C)}},
 #define ROW(...) CMX__EW_FWD(ROW_, __VA_ARGS__)
@@ -89,9 +91,9 @@ cmx_dtype cmx__ew_out_dtype(const cmx__ew_op* op, cmx_dtype dt) {
 }
 
 static const char* const k_suffix[CMX_NUM_DTYPES] = {
-    [CMX_BOOL] = "b8",  [CMX_UINT8] = "u8",     [CMX_UINT16] = "u16",
-    [CMX_UINT32] = "u32", [CMX_UINT64] = "u64",   [CMX_INT8] = "i8",
-    [CMX_INT16] = "i16",  [CMX_INT32] = "i32",    [CMX_INT64] = "i64",
+    [CMX_BOOL] = "b8",     [CMX_UINT8] = "u8",      [CMX_UINT16] = "u16",
+    [CMX_UINT32] = "u32",  [CMX_UINT64] = "u64",    [CMX_INT8] = "i8",
+    [CMX_INT16] = "i16",   [CMX_INT32] = "i32",     [CMX_INT64] = "i64",
     [CMX_FLOAT16] = "f16", [CMX_BFLOAT16] = "bf16", [CMX_FLOAT32] = "f32",
     [CMX_FLOAT64] = "f64", [CMX_COMPLEX64] = "c64"};
 
@@ -139,8 +141,8 @@ bool cmx__ew_prelude(const cmx__ew_op* op, cmx_dtype dt, const char* prefix,
                    "#define %sIN_T cmx_%s_t\n#define %sOUT_T cmx_%s_t\n"
                    "#define %sCT %s\n#define %sLOAD(v) %s\n"
                    "#define %sSTORE(v) %s\n#define %sOP(%s) (%s)\n",
-                   p, sfx, p, k_suffix[odt], p, ct, p, load, p, store, p,
-                   args, op->expr[cls]);
+                   p, sfx, p, k_suffix[odt], p, ct, p, load, p, store, p, args,
+                   op->expr[cls]);
   return n > 0 && (size_t)n < size;
 }
 
@@ -154,4 +156,19 @@ bool cmx__ew_convert_prelude(cmx_dtype src, cmx_dtype dst, const char* prefix,
                    p, k_suffix[src], p, k_suffix[dst], p, k_suffix[dst],
                    k_suffix[src]);
   return n > 0 && (size_t)n < size;
+}
+
+cmx_ew_params cmx__ew_params_of(const cmx_primitive* p) {
+  cmx_ew_params prm = {0, 0};
+  const cmx_primitive_vtable* vt = cmx_primitive_vt(p);
+  if (vt->id != CMX__P_Round) return prm;
+  const cmx__round_params* rp = cmx_primitive_params(p);
+  int d = rp->decimals < -400 ? -400 : rp->decimals > 400 ? 400 : rp->decimals;
+  prm.decimals = d;
+  if (d < 0) {
+    uint64_t q = 1;
+    for (int i = 0; i < -d && q; i++) q = q > UINT64_MAX / 10 ? 0 : q * 10;
+    prm.q = q;
+  }
+  return prm;
 }

@@ -69,11 +69,7 @@
 #define CMX_PRIMITIVES_EW_OPS_H
 
 /* Output rules, input rules and flags. */
-enum {
-  CMX__EW_OUT_SAME = 0,
-  CMX__EW_OUT_BOOL = 1,
-  CMX__EW_OUT_REAL = 2
-};
+enum { CMX__EW_OUT_SAME = 0, CMX__EW_OUT_BOOL = 1, CMX__EW_OUT_REAL = 2 };
 enum { CMX__EW_IN_ANY = 0, CMX__EW_IN_FLOAT = 1, CMX__EW_IN_TRUTH = 2 };
 enum { CMX__EW_HEAVY = 1, CMX__EW_PARAMS = 2 };
 
@@ -90,8 +86,9 @@ enum {
 /* Slot kinds. */
 enum { CMX__EW_KIND_NO = 0, CMX__EW_KIND_E = 1, CMX__EW_KIND_W = 2 };
 
-#define CMX__EW_OPS(X) CMX__EW_UNARY_OPS(X) CMX__EW_BINARY_OPS(X) \
-  CMX__EW_COMPARE_OPS(X) CMX__EW_TERNARY_OPS(X)
+#define CMX__EW_OPS(X) \
+  CMX__EW_UNARY_OPS(X) \
+  CMX__EW_BINARY_OPS(X) CMX__EW_COMPARE_OPS(X) CMX__EW_TERNARY_OPS(X)
 
 /* Rows use writing helpers (CMX__EW_MATH ...) that stand for several
  * slots, so a consumer's X takes (Name, arity, out, in, flags, ...) and
@@ -103,9 +100,12 @@ enum { CMX__EW_KIND_NO = 0, CMX__EW_KIND_E = 1, CMX__EW_KIND_W = 2 };
 #define CMX__EW_NONE_INT CMX_EW_NO, CMX_EW_NO, CMX_EW_NO
 /* A float function: libm's float and double versions (FF, DF) and
  * ew_scalar.h's complex one (cmx_c_<nm>). */
-#define CMX__EW_MATH(FF, DF, nm)                                    \
-  CMX__EW_NONE_INT, CMX_EW_E(FF(x)), CMX_EW_E(DF(x)), \
-      CMX_EW_E(cmx_c_##nm(x))
+#define CMX__EW_MATH(FF, DF, nm) \
+  CMX__EW_NONE_INT, CMX_EW_E(FF(x)), CMX_EW_E(DF(x)), CMX_EW_E(cmx_c_##nm(x))
+/* A float function row: integer inputs as float32, libm's float and
+ * double functions (FF, DF) and ew_scalar.h's complex one (cmx_c_<nm>). */
+#define CMX__EW_FN(X, Nm, fl, FF, DF, nm) \
+  X(Nm, 1, CMX__EW_OUT_SAME, CMX__EW_IN_FLOAT, fl, CMX__EW_MATH(FF, DF, nm))
 /* Predicates: I for integers and bool, F for float and double, Z complex. */
 #define CMX__EW_PRED(I, F, Z) \
   CMX_EW_E(I), CMX_EW_E(I), CMX_EW_E(I), CMX_EW_E(F), CMX_EW_E(F), CMX_EW_E(Z)
@@ -126,53 +126,34 @@ enum { CMX__EW_KIND_NO = 0, CMX__EW_KIND_E = 1, CMX__EW_KIND_W = 2 };
   X(Square, 1, CMX__EW_OUT_SAME, CMX__EW_IN_ANY, 0,                           \
     CMX_EW_E(x), CMX_EW_E(cmx_ew_mulw(x, x)), CMX_EW_E(cmx_ew_mulw(x, x)),          \
     CMX_EW_E(x * x), CMX_EW_E(x * x), CMX_EW_E(cmx_c_square(x)))              \
-  X(Sqrt, 1, CMX__EW_OUT_SAME, CMX__EW_IN_FLOAT, 0,                           \
-    CMX__EW_MATH(sqrtf, sqrt, sqrt))                                          \
+  CMX__EW_FN(X, Sqrt, 0, sqrtf, sqrt, sqrt)                                   \
   X(Rsqrt, 1, CMX__EW_OUT_SAME, CMX__EW_IN_FLOAT, 0, CMX__EW_NONE_INT,        \
     CMX_EW_E(1.0f / sqrtf(x)), CMX_EW_E(1.0 / sqrt(x)),                       \
     CMX_EW_E(cmx_c_rsqrt(x)))                                                 \
-  X(Exp, 1, CMX__EW_OUT_SAME, CMX__EW_IN_FLOAT, CMX__EW_HEAVY,                \
-    CMX__EW_MATH(cmx_expf, exp, exp))                                         \
-  X(Expm1, 1, CMX__EW_OUT_SAME, CMX__EW_IN_FLOAT, 0,                          \
-    CMX__EW_MATH(expm1f, expm1, expm1))                                       \
-  X(Log, 1, CMX__EW_OUT_SAME, CMX__EW_IN_FLOAT, CMX__EW_HEAVY,                \
-    CMX__EW_MATH(cmx_logf, log, log))                                         \
-  X(Log2, 1, CMX__EW_OUT_SAME, CMX__EW_IN_FLOAT, 0,                           \
-    CMX__EW_MATH(log2f, log2, log2))                                          \
-  X(Log10, 1, CMX__EW_OUT_SAME, CMX__EW_IN_FLOAT, 0,                          \
-    CMX__EW_MATH(log10f, log10, log10))                                       \
-  X(Log1p, 1, CMX__EW_OUT_SAME, CMX__EW_IN_FLOAT, 0,                          \
-    CMX__EW_MATH(log1pf, log1p, log1p))                                       \
+  CMX__EW_FN(X, Exp, CMX__EW_HEAVY, cmx_expf, exp, exp)                       \
+  CMX__EW_FN(X, Expm1, 0, expm1f, expm1, expm1)                               \
+  CMX__EW_FN(X, Log, CMX__EW_HEAVY, cmx_logf, log, log)                       \
+  CMX__EW_FN(X, Log2, 0, log2f, log2, log2)                                   \
+  CMX__EW_FN(X, Log10, 0, log10f, log10, log10)                               \
+  CMX__EW_FN(X, Log1p, 0, log1pf, log1p, log1p)                               \
   X(Erf, 1, CMX__EW_OUT_SAME, CMX__EW_IN_FLOAT, CMX__EW_HEAVY,              \
     CMX__EW_NONE_INT, CMX_EW_E(cmx_erff(x)), CMX_EW_E(erf(x)), CMX_EW_NO)     \
   X(ErfInv, 1, CMX__EW_OUT_SAME, CMX__EW_IN_FLOAT, 0, CMX__EW_NONE_INT,       \
     CMX_EW_E((float)cmx_ew_erfinv(x)), CMX_EW_E(cmx_ew_erfinv(x)), CMX_EW_NO)       \
-  X(Sin, 1, CMX__EW_OUT_SAME, CMX__EW_IN_FLOAT, 0,                            \
-    CMX__EW_MATH(sinf, sin, sin))                                             \
-  X(Cos, 1, CMX__EW_OUT_SAME, CMX__EW_IN_FLOAT, 0,                            \
-    CMX__EW_MATH(cosf, cos, cos))                                             \
-  X(Tan, 1, CMX__EW_OUT_SAME, CMX__EW_IN_FLOAT, 0,                            \
-    CMX__EW_MATH(tanf, tan, tan))                                             \
-  X(ArcSin, 1, CMX__EW_OUT_SAME, CMX__EW_IN_FLOAT, 0,                         \
-    CMX__EW_MATH(asinf, asin, arcsin))                                        \
-  X(ArcCos, 1, CMX__EW_OUT_SAME, CMX__EW_IN_FLOAT, 0,                         \
-    CMX__EW_MATH(acosf, acos, arccos))                                        \
-  X(ArcTan, 1, CMX__EW_OUT_SAME, CMX__EW_IN_FLOAT, 0,                         \
-    CMX__EW_MATH(atanf, atan, arctan))                                        \
-  X(Sinh, 1, CMX__EW_OUT_SAME, CMX__EW_IN_FLOAT, 0,                           \
-    CMX__EW_MATH(sinhf, sinh, sinh))                                          \
-  X(Cosh, 1, CMX__EW_OUT_SAME, CMX__EW_IN_FLOAT, 0,                           \
-    CMX__EW_MATH(coshf, cosh, cosh))                                          \
-  X(Tanh, 1, CMX__EW_OUT_SAME, CMX__EW_IN_FLOAT, CMX__EW_HEAVY,               \
-    CMX__EW_MATH(cmx_tanhf, tanh, tanh))                                      \
-  X(ArcSinh, 1, CMX__EW_OUT_SAME, CMX__EW_IN_FLOAT, 0,                        \
-    CMX__EW_MATH(asinhf, asinh, arcsinh))                                     \
-  X(ArcCosh, 1, CMX__EW_OUT_SAME, CMX__EW_IN_FLOAT, 0,                        \
-    CMX__EW_MATH(acoshf, acosh, arccosh))                                     \
-  X(ArcTanh, 1, CMX__EW_OUT_SAME, CMX__EW_IN_FLOAT, 0,                        \
-    CMX__EW_MATH(atanhf, atanh, arctanh))                                     \
-  X(Sigmoid, 1, CMX__EW_OUT_SAME, CMX__EW_IN_FLOAT, CMX__EW_HEAVY,            \
-    CMX__EW_MATH(cmx_ew_sigmoidf, cmx_ew_sigmoid, sigmoid))                         \
+  CMX__EW_FN(X, Sin, 0, sinf, sin, sin)                                       \
+  CMX__EW_FN(X, Cos, 0, cosf, cos, cos)                                       \
+  CMX__EW_FN(X, Tan, 0, tanf, tan, tan)                                       \
+  CMX__EW_FN(X, ArcSin, 0, asinf, asin, arcsin)                               \
+  CMX__EW_FN(X, ArcCos, 0, acosf, acos, arccos)                               \
+  CMX__EW_FN(X, ArcTan, 0, atanf, atan, arctan)                               \
+  CMX__EW_FN(X, Sinh, 0, sinhf, sinh, sinh)                                   \
+  CMX__EW_FN(X, Cosh, 0, coshf, cosh, cosh)                                   \
+  CMX__EW_FN(X, Tanh, CMX__EW_HEAVY, cmx_tanhf, tanh, tanh)                   \
+  CMX__EW_FN(X, ArcSinh, 0, asinhf, asinh, arcsinh)                           \
+  CMX__EW_FN(X, ArcCosh, 0, acoshf, acosh, arccosh)                           \
+  CMX__EW_FN(X, ArcTanh, 0, atanhf, atanh, arctanh)                           \
+  CMX__EW_FN(X, Sigmoid, CMX__EW_HEAVY, cmx_ew_sigmoidf, cmx_ew_sigmoid,       \
+             sigmoid)                                                         \
   X(Floor, 1, CMX__EW_OUT_SAME, CMX__EW_IN_ANY, 0, CMX__EW_NONE_INT,          \
     CMX_EW_E(floorf(x)), CMX_EW_E(floor(x)), CMX_EW_NO)                       \
   X(Ceil, 1, CMX__EW_OUT_SAME, CMX__EW_IN_ANY, 0, CMX__EW_NONE_INT,           \
@@ -314,12 +295,22 @@ enum { CMX__EW_KIND_NO = 0, CMX__EW_KIND_E = 1, CMX__EW_KIND_W = 2 };
 #include <stddef.h>
 
 #include "cmx/dtype.h"
+#include "cmx/primitive.h"
+
+/* The parameters of parametrised ops, as ew_scalar.h declares them. */
+#ifndef CMX_EW_PARAMS_DEFINED
+#define CMX_EW_PARAMS_DEFINED
+typedef struct cmx_ew_params {
+  int decimals;
+  uint64_t q;
+} cmx_ew_params;
+#endif
 
 typedef struct cmx__ew_op {
-  int id;       /* primitive id (CMX__P_<Name>) */
+  int id; /* primitive id (CMX__P_<Name>) */
   const char* name;
   int arity, out, in, flags;
-  int kind[CMX__EW_NUM_CLASSES];        /* CMX__EW_KIND_* */
+  int kind[CMX__EW_NUM_CLASSES];         /* CMX__EW_KIND_* */
   const char* expr[CMX__EW_NUM_CLASSES]; /* the expression's text, or NULL */
 } cmx__ew_op;
 
@@ -348,7 +339,13 @@ bool cmx__ew_prelude(const cmx__ew_op* op, cmx_dtype dt, const char* prefix,
  * dtypes or a short buffer. */
 bool cmx__ew_convert_prelude(cmx_dtype src, cmx_dtype dst, const char* prefix,
                              char* buf, size_t size);
-/* The dtype's suffix in ew_scalar.h ("f32", "bool" ...). */
+/* The kernel parameters of table primitive p (cmx_ew_params, the
+ * expressions' CMX_EW_P): for Round, its decimals clamped to +-400
+ * (beyond, every double is unchanged or rounds to 0) and, for negative
+ * decimals, the integer rounding quantum q = 10^-decimals (0 when it
+ * exceeds 64 bits: everything rounds to 0); zeros for other ops. */
+cmx_ew_params cmx__ew_params_of(const cmx_primitive* p);
+/* The dtype's suffix in ew_scalar.h ("f32", "b8" ...). */
 const char* cmx__ew_suffix(cmx_dtype dt);
 
 #endif

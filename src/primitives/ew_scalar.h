@@ -103,7 +103,8 @@ CMX_EW_FN int64_t cmx_ew_sat_i64(double d) {
 }
 CMX_EW_FN uint64_t cmx_ew_sat_u64(double d) {
   if (d != d) return 0;
-  if (d < 0) return (uint64_t)cmx_ew_sat_i64(d); /* wraps like C for negatives */
+  if (d < 0)
+    return (uint64_t)cmx_ew_sat_i64(d); /* wraps like C for negatives */
   if (d >= 18446744073709551615.0) return ~(uint64_t)0;
   return (uint64_t)d;
 }
@@ -127,43 +128,43 @@ typedef cmx_c64 cmx_c64_t;
 /* A source value of dtype suffix S read as: nonzero (cmx_nz_S), int64
  * (cmx_toi_S), uint64 (cmx_tou_S), double (cmx_tod_S), float (cmx_tof_S),
  * complex64 (cmx_toc_S). */
-#define CMX__CVT_INT_SRC(S)                              \
-  CMX_EW_FN bool cmx_nz_##S(cmx_##S##_t x) {             \
-    return x != 0;                                       \
-  }                                                      \
-  CMX_EW_FN int64_t cmx_toi_##S(cmx_##S##_t x) {         \
-    return (int64_t)x;                                   \
-  }                                                      \
-  CMX_EW_FN uint64_t cmx_tou_##S(cmx_##S##_t x) {        \
-    return (uint64_t)x;                                  \
-  }                                                      \
-  CMX_EW_FN double cmx_tod_##S(cmx_##S##_t x) {          \
-    return (double)x;                                    \
-  }                                                      \
-  CMX_EW_FN float cmx_tof_##S(cmx_##S##_t x) {           \
-    return (float)x;                                     \
-  }                                                      \
-  CMX_EW_FN cmx_c64 cmx_toc_##S(cmx_##S##_t x) {         \
-    return cmx_c64_make((float)x, 0.0f);                 \
+#define CMX__CVT_INT_SRC(S)                       \
+  CMX_EW_FN bool cmx_nz_##S(cmx_##S##_t x) {      \
+    return x != 0;                                \
+  }                                               \
+  CMX_EW_FN int64_t cmx_toi_##S(cmx_##S##_t x) {  \
+    return (int64_t)x;                            \
+  }                                               \
+  CMX_EW_FN uint64_t cmx_tou_##S(cmx_##S##_t x) { \
+    return (uint64_t)x;                           \
+  }                                               \
+  CMX_EW_FN double cmx_tod_##S(cmx_##S##_t x) {   \
+    return (double)x;                             \
+  }                                               \
+  CMX_EW_FN float cmx_tof_##S(cmx_##S##_t x) {    \
+    return (float)x;                              \
+  }                                               \
+  CMX_EW_FN cmx_c64 cmx_toc_##S(cmx_##S##_t x) {  \
+    return cmx_c64_make((float)x, 0.0f);          \
   }
-#define CMX__CVT_FLOAT_SRC(S, LOADF)                     \
-  CMX_EW_FN bool cmx_nz_##S(cmx_##S##_t x) {             \
-    return LOADF(x) != 0;                                \
-  }                                                      \
-  CMX_EW_FN int64_t cmx_toi_##S(cmx_##S##_t x) {         \
-    return cmx_ew_sat_i64(LOADF(x));                        \
-  }                                                      \
-  CMX_EW_FN uint64_t cmx_tou_##S(cmx_##S##_t x) {        \
-    return cmx_ew_sat_u64(LOADF(x));                        \
-  }                                                      \
-  CMX_EW_FN double cmx_tod_##S(cmx_##S##_t x) {          \
-    return (double)LOADF(x);                             \
-  }                                                      \
-  CMX_EW_FN float cmx_tof_##S(cmx_##S##_t x) {           \
-    return (float)LOADF(x);                              \
-  }                                                      \
-  CMX_EW_FN cmx_c64 cmx_toc_##S(cmx_##S##_t x) {         \
-    return cmx_c64_make((float)LOADF(x), 0.0f);          \
+#define CMX__CVT_FLOAT_SRC(S, LOADF)              \
+  CMX_EW_FN bool cmx_nz_##S(cmx_##S##_t x) {      \
+    return LOADF(x) != 0;                         \
+  }                                               \
+  CMX_EW_FN int64_t cmx_toi_##S(cmx_##S##_t x) {  \
+    return cmx_ew_sat_i64(LOADF(x));              \
+  }                                               \
+  CMX_EW_FN uint64_t cmx_tou_##S(cmx_##S##_t x) { \
+    return cmx_ew_sat_u64(LOADF(x));              \
+  }                                               \
+  CMX_EW_FN double cmx_tod_##S(cmx_##S##_t x) {   \
+    return (double)LOADF(x);                      \
+  }                                               \
+  CMX_EW_FN float cmx_tof_##S(cmx_##S##_t x) {    \
+    return (float)LOADF(x);                       \
+  }                                               \
+  CMX_EW_FN cmx_c64 cmx_toc_##S(cmx_##S##_t x) {  \
+    return cmx_c64_make((float)LOADF(x), 0.0f);   \
   }
 #define cmx__cvt_id(x) (x)
 CMX__CVT_INT_SRC(b8)
@@ -369,10 +370,13 @@ CMX_EW_FN double cmx_ew_erfinv(double x) {
  * value rounds to 0). cmx_ew_params holds the parameters of every
  * elementwise op that has some (Round only, today); expressions name
  * them CMX_EW_P. */
+#ifndef CMX_EW_PARAMS_DEFINED /* also in ew_ops.h, for the host */
+#define CMX_EW_PARAMS_DEFINED
 typedef struct cmx_ew_params {
   int decimals;
   uint64_t q;
 } cmx_ew_params;
+#endif
 /* Large d where x * 10^d overflows leave x unchanged; 10^-d beyond the
  * range of doubles gives 0. */
 CMX_EW_FN double cmx_ew_round_d(double x, cmx_ew_params p) {
@@ -568,8 +572,7 @@ CMX_EW_FN cmx_c64 cmx_c_log1p(cmx_c64 z) {
   double x = cmx_cre(z), y = cmx_cim(z);
   double im = atan2(y, 1.0 + x);
   if (hypot(x, y) < 0.5)
-    return cmx_c64_make((float)(0.5 * log1p(x * (2.0 + x) + y * y)),
-                        (float)im);
+    return cmx_c64_make((float)(0.5 * log1p(x * (2.0 + x) + y * y)), (float)im);
   return cmx_c64_make((float)log(hypot(1.0 + x, y)), (float)im);
 }
 

@@ -51,7 +51,8 @@ typedef cmx_status (*bin_fn)(cmx_array*, cmx_array, cmx_array, cmx_stream);
 /* Every element of r equals the first (results of equal inputs). */
 static bool all_same(cmx_array r, double* first, int64_t* ifirst) {
   cmx_array f = NULL;
-  if (cmx_astype(&f, r, CMX_FLOAT64, CMX_STREAM_DEFAULT) != CMX_OK) return false;
+  if (cmx_astype(&f, r, CMX_FLOAT64, CMX_STREAM_DEFAULT) != CMX_OK)
+    return false;
   double v[N];
   bool ok = cmx_array_copy_to(f, v, sizeof v) == CMX_OK;
   cmx_array_release(f);
@@ -157,7 +158,8 @@ static void spec_integers(void) {
     for (size_t c = 0; c < sizeof INT_CASES / sizeof INT_CASES[0]; c++) {
       const int_case* k = &INT_CASES[c];
       if (!runs_on(g_devices[di], k->prim)) continue;
-      cmx_array x = vec_of(k->dt, true, k->x, 0), y = vec_of(k->dt, true, k->y, 0);
+      cmx_array x = vec_of(k->dt, true, k->x, 0),
+                y = vec_of(k->dt, true, k->y, 0);
       cmx_array ys = NULL, r = NULL, r0 = NULL;
       OK(cmx_array_from_int64(&ys, k->y, k->dt));
       OK(k->fn(&r, x, y, s));
@@ -265,9 +267,9 @@ static void spec_floats(void) {
       OK(k->b ? k->b(&r, x, y, s) : k->u(&r, x, s));
       double v = 0;
       bool same = r && all_same(r, &v, NULL);
-      bool ok = same && (isnan(k->want) ? isnan(v)
-                                        : v == k->want &&
-                                              signbit(v) == signbit(k->want));
+      bool ok = same && (isnan(k->want)
+                             ? isnan(v)
+                             : v == k->want && signbit(v) == signbit(k->want));
       CHECK_MSG(ok, "%s (%s) on %s: got %g", k->what, cmx_dtype_name(k->dt),
                 dev_name(g_devices[di]), v);
       cmx_array_release_all((cmx_array[]){x, y, r}, 3);
@@ -326,7 +328,7 @@ static void spec_convert(void) {
       {CMX_FLOAT16, -0.0, CMX_BOOL, 0, 0},
       {CMX_FLOAT32, 65520, CMX_FLOAT16, 0, INF},
       {CMX_FLOAT32, 65519, CMX_FLOAT16, 0, 65504},
-      {CMX_FLOAT32, 1.00390625, CMX_BFLOAT16, 0, 1.0},  /* tie -> even */
+      {CMX_FLOAT32, 1.00390625, CMX_BFLOAT16, 0, 1.0},      /* tie -> even */
       {CMX_FLOAT32, 1.01171875, CMX_BFLOAT16, 0, 1.015625}, /* tie -> even */
       {CMX_FLOAT32, 5.9604644775390625e-08, CMX_FLOAT16, 0,
        5.9604644775390625e-08}, /* the smallest float16 subnormal */
@@ -362,10 +364,10 @@ static void spec_convert(void) {
 /* Raw element values covering specials, both signs, subnormals, huge and
  * ordinary values, for a float dtype. */
 static int special_values(cmx_dtype dt, double* out) {
-  static const double V[] = {0.0,  -0.0,  1.0,   -1.0,   0.5,  -2.5,  3.0,
-                             7.25, -9.75, 1e-3,  -1e-3,  100,  -87.5, 88.5,
-                             1e30, -1e30, 1e-40, -1e-40, 1e-7, NAN,   INFINITY,
-                             -INFINITY, 0.1,  6.5,   -6.5, 65504, 1e5,  -1e5};
+  static const double V[] = {
+      0.0,      -0.0,      1.0,   -1.0, 0.5,  -2.5,  3.0,   7.25,   -9.75, 1e-3,
+      -1e-3,    100,       -87.5, 88.5, 1e30, -1e30, 1e-40, -1e-40, 1e-7,  NAN,
+      INFINITY, -INFINITY, 0.1,   6.5,  -6.5, 65504, 1e5,   -1e5};
   int n = (int)(sizeof V / sizeof V[0]);
   for (int i = 0; i < n; i++) out[i] = V[i];
   (void)dt;
@@ -403,8 +405,7 @@ static void fast_paths(void) {
       const void *px = NULL, *py = NULL;
       OK(cmx_array_data(x, &px));
       OK(cmx_array_data(y, &py));
-      size_t isz = cmx_dtype_size(
-          cmx__ew_out_dtype(op, (cmx_dtype)dt));
+      size_t isz = cmx_dtype_size(cmx__ew_out_dtype(op, (cmx_dtype)dt));
       char* o1 = malloc((size_t)m * isz);
       char* o2 = malloc((size_t)m * isz);
       cmx_ew_params prm = {0, 0};
@@ -440,8 +441,8 @@ static cmx_status apply_op(const cmx__ew_op* op, const cmx_array* in, int nin,
   const cmx_primitive_vtable* vt = cmx_builtin_primitive(op->id);
   cmx__round_params rp = {1};
   bool params = op->flags & CMX__EW_PARAMS;
-  cmx_primitive* p = cmx_primitive_new(vt, params ? &rp : NULL,
-                                       params ? sizeof rp : 0, s);
+  cmx_primitive* p =
+      cmx_primitive_new(vt, params ? &rp : NULL, params ? sizeof rp : 0, s);
   if (!p) return cmx_last_status();
   cmx_dtype dt = cmx_array_dtype(in[nin == 3 ? 1 : 0]);
   cmx_dtype odt = cmx__ew_out_dtype(op, dt);
@@ -452,12 +453,13 @@ static cmx_status apply_op(const cmx__ew_op* op, const cmx_array* in, int nin,
 }
 
 static bool transcendental(const cmx__ew_op* op, int cls) {
-  if (cls == CMX__EW_CLASS_C) return op->arity == 1 || op->id == CMX__P_Power ||
-                                     op->id == CMX__P_Divide;
+  if (cls == CMX__EW_CLASS_C)
+    return op->arity == 1 || op->id == CMX__P_Power || op->id == CMX__P_Divide;
   if (cls != CMX__EW_CLASS_F && cls != CMX__EW_CLASS_D) return false;
   const char* t = op->expr[cls];
-  return t && (strstr(t, "f(") || strstr(t, "cmx_") || strstr(t, "exp") ||
-               strstr(t, "log") || strstr(t, "pow") || strstr(t, "sqrt")) &&
+  return t &&
+         (strstr(t, "f(") || strstr(t, "cmx_") || strstr(t, "exp") ||
+          strstr(t, "log") || strstr(t, "pow") || strstr(t, "sqrt")) &&
          op->out != CMX__EW_OUT_BOOL && op->id != CMX__P_Abs &&
          op->id != CMX__P_Sign && op->id != CMX__P_Floor &&
          op->id != CMX__P_Ceil && op->id != CMX__P_Trunc &&
@@ -519,8 +521,10 @@ static void gpu_vs_cpu(void) {
         OK(cmx_imag(&ri, rc, CMX_STREAM_DEFAULT));
         OK(cmx_real(&gr, rg, CMX_STREAM_DEFAULT));
         OK(cmx_imag(&gi, rg, CMX_STREAM_DEFAULT));
-        OK(cmx_concatenate(&dc, (cmx_array[]){rr, ri}, 2, 0, CMX_STREAM_DEFAULT));
-        OK(cmx_concatenate(&dg, (cmx_array[]){gr, gi}, 2, 0, CMX_STREAM_DEFAULT));
+        OK(cmx_concatenate(&dc, (cmx_array[]){rr, ri}, 2, 0,
+                           CMX_STREAM_DEFAULT));
+        OK(cmx_concatenate(&dg, (cmx_array[]){gr, gi}, 2, 0,
+                           CMX_STREAM_DEFAULT));
         cmx_array_release_all((cmx_array[]){rr, ri, gr, gi}, 4);
         m *= 2;
       } else {
@@ -529,13 +533,14 @@ static void gpu_vs_cpu(void) {
       }
       double* a = malloc((size_t)m * sizeof(double));
       double* b = malloc((size_t)m * sizeof(double));
-      bool read = dc && dg &&
-                  cmx_array_copy_to(dc, a, (size_t)m * sizeof(double)) == CMX_OK &&
-                  cmx_array_copy_to(dg, b, (size_t)m * sizeof(double)) == CMX_OK;
+      bool read =
+          dc && dg &&
+          cmx_array_copy_to(dc, a, (size_t)m * sizeof(double)) == CMX_OK &&
+          cmx_array_copy_to(dg, b, (size_t)m * sizeof(double)) == CMX_OK;
       CHECK_MSG(read, "%s on %s: %s", op->name, cmx_dtype_name((cmx_dtype)dt),
                 cmx_last_error());
       /* ulp-scale tolerance of the output dtype */
-      double eps = odt == CMX_FLOAT64 ? 1e-13
+      double eps = odt == CMX_FLOAT64                            ? 1e-13
                    : (odt == CMX_FLOAT16 || odt == CMX_BFLOAT16) ? 1e-2
                                                                  : 4e-6;
       int bad = 0, first = -1;
@@ -543,14 +548,15 @@ static void gpu_vs_cpu(void) {
         bool same = (isnan(a[i]) && isnan(b[i])) ||
                     (a[i] == b[i] && signbit(a[i]) == signbit(b[i]));
         if (!same && !exact && isfinite(a[i]) && isfinite(b[i]))
-          same = fabs(a[i] - b[i]) <=
-                 eps * fmax(fabs(a[i]), 1e-30) + (cls == CMX__EW_CLASS_C ? eps : 0);
+          same = fabs(a[i] - b[i]) <= eps * fmax(fabs(a[i]), 1e-30) +
+                                          (cls == CMX__EW_CLASS_C ? eps : 0);
         if (!same && first < 0) first = i;
         bad += !same;
       }
-      CHECK_MSG(!bad, "%s on %s: gpu differs from cpu at %d of %d elements "
-                "(first: x=%g y=%g cpu=%.17g gpu=%.17g)", op->name,
-                cmx_dtype_name((cmx_dtype)dt), bad, m,
+      CHECK_MSG(!bad,
+                "%s on %s: gpu differs from cpu at %d of %d elements "
+                "(first: x=%g y=%g cpu=%.17g gpu=%.17g)",
+                op->name, cmx_dtype_name((cmx_dtype)dt), bad, m,
                 first >= 0 ? xs[first % (op->arity >= 2 ? n * n : n)] : 0,
                 first >= 0 ? ys[first % (op->arity >= 2 ? n * n : n)] : 0,
                 first >= 0 ? a[first] : 0, first >= 0 ? b[first] : 0);
@@ -568,17 +574,19 @@ static void gpu_vs_cpu(void) {
 
 int main(void) {
   g_devices[g_ndev++] = cmx_device_cpu();
-  if (cmx_is_available(cmx_device_gpu())) g_devices[g_ndev++] = cmx_device_gpu();
+  if (cmx_is_available(cmx_device_gpu()))
+    g_devices[g_ndev++] = cmx_device_gpu();
   RUN(spec_integers);
   RUN(spec_floats);
   RUN(spec_round);
   RUN(spec_convert);
   RUN(fast_paths);
   RUN(gpu_vs_cpu);
-  if (g_ndev < 2)
-    printf("test_ew_special: no gpu here: the cpu only\n");
+  if (g_ndev < 2) printf("test_ew_special: no gpu here: the cpu only\n");
   if (g_no_kernel)
-    printf("test_ew_special: %d gpu cases have no gpu kernel (see "
-           "cmx_coverage)\n", g_no_kernel);
+    printf(
+        "test_ew_special: %d gpu cases have no gpu kernel (see "
+        "cmx_coverage)\n",
+        g_no_kernel);
   return test_summary("test_ew_special");
 }

@@ -2,10 +2,10 @@
 
 The package is imported from PYTHONPATH (make test-python puts
 build/python there); as a fallback the build tree next to the sources is
-used. Ops whose C implementation is not in the linked libcmx are absent
-from cmx.core (see mx._unavailable()); tests of those skip with `need`.
+used.
 """
 import os
+import re
 import sys
 
 import pytest
@@ -25,19 +25,6 @@ ALL_DTYPES = [
 ]
 
 
-def has(*names):
-    """True when every named function/method/property is available."""
-    missing = set(mx._unavailable())
-    return all(n not in missing for n in names)
-
-
-def need(*names):
-    """A skip marker for tests of ops that libcmx does not have yet."""
-    return pytest.mark.skipif(
-        not has(*names), reason="libcmx lacks: " + ", ".join(n for n in names if not has(n))
-    )
-
-
 def np_dtype(dt):
     import numpy as np
 
@@ -50,28 +37,79 @@ def np_dtype(dt):
     }[dt]
 
 
-def devices():
-    """The devices to run device-parametrized tests on."""
-    out = [mx.cpu]
-    if mx.is_available(mx.gpu):
-        out.append(mx.gpu)
-    return out
+# ---------------------------------------------------------------- devices
+# Op tests run on every device: `device` is parametrized over cpu and gpu
+# (GPU cases are skipped only where no GPU exists), and modules of op tests
+# use `on_device` to make it the default device for the whole test. On the
+# GPU a result can be checked against the CPU's with `cpu_match`.
 
 
 @pytest.fixture(params=["cpu", "gpu"])
 def device(request):
     dev = mx.cpu if request.param == "cpu" else mx.gpu
     if not mx.is_available(dev):
-        pytest.skip("no GPU available")
+        pytest.skip("no GPU on this machine")
     return dev
 
 
-# The GPU has kernels for a few primitives so far (add, subtract, multiply,
-# copies, views); the others raise "[Name] has no gpu implementation", a
-# documented error. A GPU-parametrized test that fails with exactly that
-# error is reported as an expected failure naming the primitive; any other
-# failure, on either device, fails as usual.
-NO_GPU_KERNEL = "has no gpu implementation"
+@pytest.fixture
+def on_device(device):
+    """Runs the test with `device` as the default device (and stream)."""
+    with mx.stream(device):
+        yield device
+
+
+def _as_numpy(tree):
+    import numpy as np
+
+    if isinstance(tree, (list, tuple)):
+        return [_as_numpy(t) for t in tree]
+    if isinstance(tree, mx.array):
+        mx.eval(tree)
+        return tree.astype(mx.float32) if tree.dtype == mx.bfloat16 else tree
+    return np.asarray(tree)
+
+
+def cpu_match(device, fn, rtol=1e-5, atol=1e-6):
+    """fn() on `device` (the default device meanwhile); on the GPU its
+    result (an array or a list/tuple of arrays) must equal the CPU's in
+    dtype and shape, and in value to the tolerance. Returns the result."""
+    import numpy as np
+
+    with mx.stream(device):
+        got = fn()
+    if device == mx.cpu:
+        return got
+    with mx.stream(mx.cpu):
+        want = fn()
+    for g, w in zip(_flat(got), _flat(want)):
+        assert g.dtype == w.dtype and g.shape == w.shape, (g, w)
+        np.testing.assert_allclose(
+            np.array(_as_numpy(g)), np.array(_as_numpy(w)), rtol=rtol, atol=atol,
+            err_msg="the GPU's result differs from the CPU's")
+    return got
+
+
+def _flat(tree):
+    return [x for t in tree for x in _flat(t)] if isinstance(tree, (list, tuple)) else [tree]
+
+
+# A GPU case that fails with "[Name] has no gpu implementation" is an
+# expected failure when the one coverage table (cmx_primitive_has_kernel,
+# as cmx.core._kernel_coverage() and build/cmx_coverage show it) says Name
+# has no GPU kernel; the reason names the primitive. Any other failure, and
+# that error for a primitive the table says has a GPU kernel, fails.
+NO_GPU_KERNEL = re.compile(r"\[(\w+)\] has no gpu implementation")
+
+
+def _no_gpu_kernel_reason(exc):
+    m = NO_GPU_KERNEL.search(str(exc)) if isinstance(exc, RuntimeError) else None
+    if not m:
+        return None
+    cpu, gpu = mx._kernel_coverage().get(m.group(1), (None, None))
+    if gpu is not False:
+        return None
+    return f"coverage table: {m.group(1)} has no gpu kernel (cpu: {'yes' if cpu else 'no'})"
 
 
 @pytest.hookimpl(hookwrapper=True)
@@ -81,8 +119,9 @@ def pytest_runtest_makereport(item, call):
     if call.when != "call" or not report.failed or call.excinfo is None:
         return
     params = getattr(item, "callspec", None)
-    on_gpu = params is not None and params.params.get("device") == "gpu"
-    exc = call.excinfo.value
-    if on_gpu and isinstance(exc, RuntimeError) and NO_GPU_KERNEL in str(exc):
+    if params is None or params.params.get("device") != "gpu":
+        return
+    reason = _no_gpu_kernel_reason(call.excinfo.value)
+    if reason:
         report.outcome = "skipped"
-        report.wasxfail = f"no gpu kernel yet: {exc}"
+        report.wasxfail = reason

@@ -9,7 +9,7 @@ import numpy as np
 import pytest
 
 import cmx.core as mx
-from conftest import ALL_DTYPES, need, np_dtype
+from conftest import ALL_DTYPES, np_dtype
 
 
 # ---------------- construction from Python scalars ----------------
@@ -251,7 +251,6 @@ def test_iteration_of_0d_raises():
         iter(mx.array(1))
 
 
-@need("slice", "reshape")
 def test_iteration():
     a = mx.array([[1, 2], [3, 4], [5, 6]])
     rows = [r.tolist() for r in a]

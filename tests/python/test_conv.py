@@ -9,6 +9,9 @@ import pytest
 
 import cmx.core as mx
 
+# Every test here runs on every device (the GPU where there is one).
+pytestmark = pytest.mark.usefixtures("on_device")
+
 
 def ref_conv(x, w, stride, lo, hi, kdil, idil, groups, flip):
     """Channels-last N-d cross-correlation (convolution when flip) in

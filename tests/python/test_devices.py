@@ -6,7 +6,6 @@ import numpy as np
 import pytest
 
 import cmx.core as mx
-from conftest import has
 
 
 def test_device_objects():
@@ -137,3 +136,29 @@ def test_gpu_ops():
         assert mx.sum(a, stream=mx.gpu).item() == 3.0
     except RuntimeError as e:
         assert "[Reduce] has no gpu implementation" in str(e)
+
+
+def test_kernel_coverage_table():
+    """cmx.core._kernel_coverage(): the one table of which primitive has a
+    kernel on which device, as cmx_primitive_has_kernel gives it."""
+    cov = mx._kernel_coverage()
+    assert len(cov) > 50
+    assert all(isinstance(c, bool) and isinstance(g, bool) for c, g in cov.values())
+    assert cov["Add"] == (True, True) and cov["Exp"][0] is True
+    assert all(c for c, g in cov.values()), "every primitive has a CPU kernel"
+
+
+def test_gpu_xfail_reasons_come_from_the_coverage_table():
+    """A GPU case failing for a missing kernel is an expected failure only
+    when the table says the primitive has no GPU kernel."""
+    from conftest import _no_gpu_kernel_reason
+
+    cov = mx._kernel_coverage()
+    without = next(n for n, (c, g) in cov.items() if not g)
+    with_kernel = next(n for n, (c, g) in cov.items() if g)
+    reason = _no_gpu_kernel_reason(RuntimeError(f"[{without}] has no gpu implementation"))
+    assert reason == f"coverage table: {without} has no gpu kernel (cpu: yes)"
+    assert _no_gpu_kernel_reason(RuntimeError(f"[{with_kernel}] has no gpu implementation")) is None
+    assert _no_gpu_kernel_reason(RuntimeError("[NotAPrimitive] has no gpu implementation")) is None
+    assert _no_gpu_kernel_reason(ValueError(f"[{without}] has no gpu implementation")) is None
+    assert _no_gpu_kernel_reason(RuntimeError("something else")) is None

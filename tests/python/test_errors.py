@@ -6,12 +6,11 @@ import numpy as np
 import pytest
 
 import cmx.core as mx
-from conftest import has
 
 
 def test_status_mapping():
     with pytest.raises(ValueError, match=r"\[add\]"):
-        mx.add(mx.zeros((2,)) if has("zeros") else mx.array([1.0, 2.0]), mx.array([1.0, 2.0, 3.0]))
+        mx.add(mx.zeros((2,)), mx.array([1.0, 2.0, 3.0]))
     with pytest.raises(ValueError, match=r"\[broadcast_to\]"):
         mx.broadcast_to(mx.array([1, 2]), (3,))
     with pytest.raises(TypeError, match=r"\[astype\]"):
@@ -22,7 +21,6 @@ def test_status_mapping():
         mx.add(mx.array([1]), 1, stream=3)
 
 
-@pytest.mark.skipif(not has("reshape", "sum"), reason="needs reshape and sum")
 def test_shape_and_axis_errors():
     with pytest.raises(ValueError, match=r"\[reshape\]"):
         mx.reshape(mx.array([1, 2, 3]), (2, 2))
@@ -30,7 +28,6 @@ def test_shape_and_axis_errors():
         mx.sum(mx.array([1, 2]), axis=3)
 
 
-@pytest.mark.skipif(not has("reshape"), reason="needs reshape")
 def test_reshape_errors():
     with pytest.raises(ValueError, match=r"\[reshape\]"):
         mx.reshape(mx.array([1, 2, 3]), (2, 2))

@@ -3,7 +3,9 @@ import numpy as np
 import pytest
 
 import cmx.core as mx
-from conftest import need
+
+# Every test here runs on every device (the GPU where there is one).
+pytestmark = pytest.mark.usefixtures("on_device")
 
 X = np.arange(60, dtype=np.int32).reshape(3, 4, 5)
 
@@ -19,7 +21,6 @@ GET_KEYS = [
 ]
 
 
-@need("slice", "reshape")
 @pytest.mark.parametrize("key", GET_KEYS, ids=repr)
 def test_getitem_matches_numpy(key):
     a = mx.array(X)
@@ -29,7 +30,6 @@ def test_getitem_matches_numpy(key):
     np.testing.assert_array_equal(np.array(got), ref)
 
 
-@need("slice", "reshape")
 def test_getitem_documented_examples():
     arr = mx.arange(10)
     assert arr[3].item() == 3 and arr[3].dtype == mx.int32 and arr[3].shape == ()
@@ -41,7 +41,6 @@ def test_getitem_documented_examples():
     assert mx.arange(8)[None].shape == (1, 8)
 
 
-@need("slice", "reshape")
 def test_getitem_numpy_integer_keys():
     a = mx.array(X)
     np.testing.assert_array_equal(np.array(a[np.int64(1)]), X[1])
@@ -90,7 +89,6 @@ ARRAY_KEYS = [
 ]
 
 
-@need("index_get")
 @pytest.mark.parametrize("key", ARRAY_KEYS, ids=repr)
 def test_array_indices_match_numpy(key):
     a = mx.array(X)
@@ -100,7 +98,6 @@ def test_array_indices_match_numpy(key):
     np.testing.assert_array_equal(np.array(got), ref)
 
 
-@need("index_get")
 def test_index_array_types():
     a = mx.array(X)
     for idx in [mx.array([0, 2]), np.array([0, 2]), mx.array([0, 2], dtype=mx.uint8),
@@ -113,7 +110,6 @@ def test_index_array_types():
         a[mx.array([0.5])]
 
 
-@need("index_get")
 def test_boolean_masks():
     a = mx.array(X)
     m = X[:, :, 0] % 2 == 0
@@ -142,7 +138,6 @@ SET_CASES = [
 ]
 
 
-@need("slice_update", "reshape")
 @pytest.mark.parametrize("key,value", SET_CASES, ids=repr)
 def test_setitem_matches_numpy(key, value):
     ref = X.copy()
@@ -154,7 +149,6 @@ def test_setitem_matches_numpy(key, value):
     np.testing.assert_array_equal(np.array(a), ref)
 
 
-@need("slice_update", "reshape")
 def test_setitem_visible_through_references():
     a = mx.array([1, 2, 3])
     b = a
@@ -163,7 +157,6 @@ def test_setitem_visible_through_references():
     assert a.tolist() == [1, 2, 0]
 
 
-@need("slice_update", "reshape")
 def test_setitem_converts_to_the_array_dtype():
     a = mx.zeros((3,), dtype=mx.int32)
     a[1] = 2.7
@@ -173,7 +166,6 @@ def test_setitem_converts_to_the_array_dtype():
     assert f.dtype == mx.float16 and f.tolist() == [1.5, 0.0]
 
 
-@need("slice_update", "reshape")
 def test_setitem_errors():
     a = mx.zeros((3, 4))
     with pytest.raises(ValueError, match="broadcast"):
@@ -188,7 +180,6 @@ def test_setitem_errors():
         del a[0]
 
 
-@need("slice", "slice_update", "reshape", "add", "subtract", "multiply", "divide", "maximum", "minimum")
 def test_at_updates():
     x = np.arange(6, dtype=np.float32).reshape(2, 3)
     a = mx.array(x)
@@ -203,7 +194,6 @@ def test_at_updates():
     np.testing.assert_array_equal(np.array(a), x)  # a itself is unchanged
 
 
-@need("index_update")
 def test_at_add_documented():
     assert mx.array([0, 0]).at[1].add(2).tolist() == [0, 2]
     a = mx.array([0, 0])
@@ -214,7 +204,6 @@ def test_at_add_documented():
     assert a.at[idx].add(1).tolist() == [2, 2]  # at: all updates apply
 
 
-@need("index_update")
 def test_at_with_repeated_indices_matches_numpy_ufunc_at():
     x = np.arange(6, dtype=np.float32) + 1
     idx = np.array([0, 2, 2, 5, 0])

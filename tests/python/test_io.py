@@ -8,9 +8,7 @@ import numpy as np
 import pytest
 
 import cmx.core as mx
-from conftest import ALL_DTYPES, need, np_dtype
-
-pytestmark = need("save", "load")
+from conftest import ALL_DTYPES, np_dtype
 
 NPY_DTYPES = [d for d in ALL_DTYPES if d != mx.bfloat16]
 

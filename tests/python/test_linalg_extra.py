@@ -8,13 +8,9 @@ import numpy as np
 import pytest
 
 import cmx.core as mx
-from conftest import has
 
-pytestmark = pytest.mark.skipif(
-    not has("einsum", "einsum_path", "diagonal", "diag", "hadamard_transform",
-            "gather_mm", "segmented_mm", "block_masked_mm"),
-    reason="libcmx lacks the linear-algebra extras",
-)
+# Every test here runs on every device (the GPU where there is one).
+pytestmark = pytest.mark.usefixtures("on_device")
 
 RNG = np.random.default_rng(7)
 SIZES = dict(zip("abcdefghijklmnopqrstuvwxyz", [2, 3, 4, 5] * 7))

@@ -6,7 +6,7 @@ import numpy as np
 import pytest
 
 import cmx.core as mx
-from conftest import ALL_DTYPES, has, np_dtype
+from conftest import ALL_DTYPES, np_dtype
 
 NUMPY_DTYPES = [d for d in ALL_DTYPES if d != mx.bfloat16]
 

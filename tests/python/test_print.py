@@ -1,9 +1,7 @@
 """Printing: repr/str in MLX's format (the outputs of MLX's documentation)
 and print options."""
 import cmx.core as mx
-from conftest import need
 
-pytestmark = need("set_printoptions", "printoptions")
 
 
 def test_documented_outputs():

@@ -11,6 +11,9 @@ import pytest
 
 import cmx.core as mx
 
+# Every test here runs on every device (the GPU where there is one).
+pytestmark = pytest.mark.usefixtures("on_device")
+
 M32 = 0xFFFFFFFF
 
 

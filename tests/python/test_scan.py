@@ -10,6 +10,9 @@ import pytest
 import cmx.core as mx
 from conftest import np_dtype
 
+# Every test here runs on every device (the GPU where there is one).
+pytestmark = pytest.mark.usefixtures("on_device")
+
 SHAPES = [(0,), (1,), (10,), (3, 4), (2, 0, 3), (2, 3, 4)]
 INT_DTYPES = [mx.int8, mx.int16, mx.int32, mx.int64, mx.uint8, mx.uint32]
 FLOAT_DTYPES = [mx.float16, mx.float32, mx.float64]

@@ -6,6 +6,9 @@ import pytest
 import cmx.core as mx
 from conftest import ALL_DTYPES, np_dtype
 
+# Every test here runs on every device (the GPU where there is one).
+pytestmark = pytest.mark.usefixtures("on_device")
+
 SHAPES = [(0,), (1,), (9,), (4, 7), (3, 0, 2), (2, 3, 5)]
 NP_DTYPES = [d for d in ALL_DTYPES if d != mx.bfloat16]
 

@@ -9,6 +9,9 @@ import pytest
 
 import cmx.core as mx
 
+# Every test here runs on every device (the GPU where there is one).
+pytestmark = pytest.mark.usefixtures("on_device")
+
 F64 = mx.float64
 
 

@@ -164,7 +164,7 @@ static void emit_step(cmx__strbuf* b, const cmx__fused_program* prog, int s,
                      "#pragma GCC optimize(\"fp-contract=fast\")\n#endif\n");
   bool params = op && (op->flags & CMX__EW_PARAMS);
   if (params) {
-    struct cmx_ew_params q = cmx__cpu_round_params(st->prim);
+    cmx_ew_params q = cmx__ew_params_of(st->prim);
     cmx__strbuf_printf(b,
                        "static const cmx_ew_params P%d = {%d, 0x%llxull};\n"
                        "#define CMX_EW_P P%d\n",

@@ -27,16 +27,16 @@
 #define ATTR_f64
 #define ATTR_c64
 #define CONV_ROW(SS, DS) CONV_ROW_A(ATTR_##DS, SS, DS)
-#define CONV_ROW_A(ATTR, SS, DS)                                          \
-  ATTR static void conv_##SS##_##DS(char* const* p, const int64_t* st,    \
-                                    int64_t n, const void* ctx) {         \
-    (void)ctx;                                                            \
-    cmx_##DS##_t* o = (cmx_##DS##_t*)p[0];                                \
-    const cmx_##SS##_t* a = (const cmx_##SS##_t*)p[1];                    \
-    int64_t so = st[0], sa = st[1];                                       \
-    if (so == 1 && sa == 1)                                               \
-      for (int64_t i = 0; i < n; i++) o[i] = cmx_cvt_##DS(SS, a[i]);      \
-    else                                                                  \
+#define CONV_ROW_A(ATTR, SS, DS)                                               \
+  ATTR static void conv_##SS##_##DS(char* const* p, const int64_t* st,         \
+                                    int64_t n, const void* ctx) {              \
+    (void)ctx;                                                                 \
+    cmx_##DS##_t* o = (cmx_##DS##_t*)p[0];                                     \
+    const cmx_##SS##_t* a = (const cmx_##SS##_t*)p[1];                         \
+    int64_t so = st[0], sa = st[1];                                            \
+    if (so == 1 && sa == 1)                                                    \
+      for (int64_t i = 0; i < n; i++) o[i] = cmx_cvt_##DS(SS, a[i]);           \
+    else                                                                       \
       for (int64_t i = 0; i < n; i++) o[i * so] = cmx_cvt_##DS(SS, a[i * sa]); \
   }
 

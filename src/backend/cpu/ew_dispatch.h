@@ -30,10 +30,6 @@ extern const cmx__cpu_ew_fast cmx__cpu_ew_fast_binary[];
 cmx_status cmx__cpu_ew_eval(const cmx_primitive* p, const cmx_array* in,
                             int nin, const cmx_array* out, const void* ctx);
 
-/* Round's parameters as its rows read them (clamped decimals, and q =
- * 10^-decimals for integers), from its primitive. */
-struct cmx_ew_params cmx__cpu_round_params(const cmx_primitive* p);
-
 /* The row function of op id on input dtype dt: the fast path's when
  * `generic` is false and one exists, else the table's; NULL when the op
  * does not take dt. For tests. */

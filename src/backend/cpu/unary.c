@@ -12,7 +12,6 @@
 #include "backend/cpu/ew_dispatch.h"
 #include "backend/cpu/ew_gen.h"
 #include "backend/cpu/kernels.h"
-#include "primitives/elementwise.h"
 #include "primitives/registry.h"
 
 CMX__EW_UNARY_OPS(CMX__CPU_EW_ROWS)
@@ -183,25 +182,9 @@ CMX__KERNEL(cmx__cpu_unary) {
   return cmx__cpu_ew_eval(p, in, nin, out, NULL);
 }
 
-struct cmx_ew_params cmx__cpu_round_params(const cmx_primitive* p) {
-  const cmx__round_params* rp = cmx_primitive_params(p);
-  /* Beyond +-400 decimals every double is unchanged / rounds to 0; the
-   * clamp also keeps the negations below defined. */
-  int d = rp->decimals < -400 ? -400 : rp->decimals > 400 ? 400 : rp->decimals;
-  cmx_ew_params c = {d, 0};
-  if (d < 0) {
-    /* 10^20 exceeds every 64-bit magnitude's rounding range: q = 0
-     * stands for "everything rounds to 0". */
-    uint64_t q = 1;
-    for (int i = 0; i < -d && q; i++) q = q > UINT64_MAX / 10 ? 0 : q * 10;
-    c.q = q;
-  }
-  return c;
-}
-
 CMX__KERNEL(cmx__cpu_round) {
   (void)nout;
-  cmx_ew_params c = cmx__cpu_round_params(p);
+  cmx_ew_params c = cmx__ew_params_of(p);
   return cmx__cpu_ew_eval(p, in, nin, out, &c);
 }
 
