@@ -15,7 +15,7 @@ import weakref
 from typing import Any, Callable, Optional
 
 from . import core as _core
-from ._transforms import _fill, _flatten, _restore
+from ._transforms import _fill, _flatten, _restore, _unflatten
 
 array = _core.array
 
@@ -87,14 +87,14 @@ class _CompiledFunction:
         args, kwargs = rebuild(placeholders[:n])
         records = []
         if self._inputs is not None:
-            _fill(self._inputs, iter(placeholders[n:]), records)
+            _, records = _fill(self._inputs, placeholders[n:])
         try:
             out = self._fun(*args, **kwargs)
-            leaves, build = _flatten(out, strict=False)
+            leaves, treedef = _flatten(out, strict=False)
             captured = _state_leaves(self._outputs)
         finally:
             _restore(records)
-        _core._compile_set_aux((build, len(leaves)))
+        _core._compile_set_aux((treedef, len(leaves)))
         return leaves + captured
 
     def __call__(self, *args, **kwargs):
@@ -107,10 +107,10 @@ class _CompiledFunction:
             outs, aux = self._handle.call(leaves + state, key)
         finally:
             self._calls.pop()
-        build, n = aux
+        treedef, n = aux
         if self._outputs is not None:
-            _fill(self._outputs, iter(outs[n:]), [])
-        return build(outs[:n])
+            _fill(self._outputs, outs[n:])
+        return _unflatten(treedef, outs[:n])
 
     def __get__(self, obj, objtype=None):
         # Compiled methods bind like functions.
