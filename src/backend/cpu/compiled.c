@@ -107,15 +107,16 @@ static void emit_const(cmx__strbuf* b, const cmx__fused_program* prog, int i) {
   }
 }
 
-/* How the generated code reaches each value of the region, in a block of
- * m contiguous elements: a pointer to them (an argument's block, an
- * output's, or a scratch slot) or a scalar (a baked constant). */
-typedef struct {
-  char expr[32];
-  bool scalar;
-} val_ref;
+/* ---------------- the region as loops ----------------
+ * Steps run in groups over a block of m elements: a maximal run of
+ * consecutive steps whose eager rows are compiled without contraction is
+ * one loop (its values in registers); a step whose eager row is compiled
+ * with contraction is a loop of its own, compiled the same way. Values a
+ * later group reads are stored: outputs to their arrays, others to
+ * scratch slots of the block, reused once dead. Copy and Broadcast steps
+ * pass their operand's storage on (code only when they are outputs). */
 
-/* Steps that pass their operand through (no code unless an output). */
+/* Steps that pass their operand through. */
 static bool is_alias(const cmx__fused_step* st) {
   return st->id == CMX__P_Copy || st->id == CMX__P_Broadcast;
 }
@@ -136,72 +137,209 @@ static bool eager_contracts(const cmx__fused_step* st) {
 #endif
 }
 
-static const val_ref* ref_of(const cmx__fused_program* prog,
-                             const val_ref* refs, int o) {
-  return &refs[o >= 0 ? o : prog->nin + CMX__FUSED_STEP(o)];
+/* Values: inputs 0..nin-1, then step s as nin + s. */
+typedef struct {
+  const cmx__fused_program* prog;
+  int nin, nv, ngroups, nslots;
+  int* owner;       /* value -> the value whose storage it uses */
+  int* group;       /* value (a step's) -> its group, -1 for aliases, inputs */
+  int* out_of;      /* value (a step's) -> its output index, -1 */
+  int* last;        /* value -> the last later group reading it, -1 */
+  char (*name)[32]; /* value -> its storage in the block function */
+} plan;
+
+static int val_of(const plan* p, int operand) {
+  return p->owner[operand >= 0 ? operand : p->nin + CMX__FUSED_STEP(operand)];
 }
 
-/* One step as a loop over a block: cmx_s<s>(m, operands..., out). */
-static void emit_step(cmx__strbuf* b, const cmx__fused_program* prog, int s,
-                      const val_ref* refs) {
-  const cmx__fused_step* st = &prog->steps[s];
-  const cmx__ew_op* op = cmx__ew_op_get(st->id);
-  char pre[1024], px[16];
-  snprintf(px, sizeof px, "S%d_", s);
-  bool ok = true;
-  if (op && st->id != CMX__P_Select)
-    ok = cmx__ew_prelude(op, st->in_dtype, px, pre, sizeof pre);
-  else if (st->id == CMX__P_AsType)
-    ok = cmx__ew_convert_prelude(st->in_dtype, st->dtype, px, pre, sizeof pre);
+static cmx_dtype dtype_of(const plan* p, int v) {
+  return v < p->nin ? p->prog->in[v].dtype : p->prog->steps[v - p->nin].dtype;
+}
+
+static bool is_scalar(const plan* p, int v) {
+  return v < p->nin && p->prog->in[v].konst != NULL;
+}
+
+static void plan_free(plan* p) {
+  free(p->owner);
+  free(p->group);
+  free(p->out_of);
+  free(p->last);
+  free(p->name);
+}
+
+static bool plan_make(plan* p, const cmx__fused_program* prog) {
+  memset(p, 0, sizeof *p);
+  p->prog = prog;
+  p->nin = prog->nin;
+  p->nv = prog->nin + prog->nsteps;
+  size_t n = (size_t)p->nv + 1;
+  p->owner = malloc(n * sizeof(int));
+  p->group = malloc(n * sizeof(int));
+  p->out_of = malloc(n * sizeof(int));
+  p->last = malloc(n * sizeof(int));
+  p->name = calloc(n, sizeof *p->name);
+  bool* busy = calloc(n, 1);
+  int* slot = malloc(n * sizeof(int));
+  if (!p->owner || !p->group || !p->out_of || !p->last || !p->name || !busy ||
+      !slot) {
+    free(busy);
+    free(slot);
+    plan_free(p);
+    return false;
+  }
+  for (int v = 0; v < p->nv; v++) {
+    p->owner[v] = v;
+    p->group[v] = p->out_of[v] = p->last[v] = slot[v] = -1;
+  }
+  for (int k = 0; k < prog->nout; k++) p->out_of[p->nin + prog->out[k]] = k;
+  bool prev_contract = true;
+  for (int s = 0; s < prog->nsteps; s++) {
+    const cmx__fused_step* st = &prog->steps[s];
+    int v = p->nin + s;
+    if (is_alias(st) && p->out_of[v] < 0) {
+      p->owner[v] = val_of(p, st->in[0]);
+      continue;
+    }
+    bool c = eager_contracts(st);
+    if (c || prev_contract) p->ngroups++;
+    p->group[v] = p->ngroups - 1;
+    prev_contract = c;
+    for (int k = 0; k < st->nin; k++) {
+      int w = val_of(p, st->in[k]);
+      if (p->group[w] != p->group[v] && p->group[v] > p->last[w])
+        p->last[w] = p->group[v];
+    }
+  }
+  /* storage: inputs, outputs, and a slot per value read by a later group,
+   * free again after the last group reading it */
+  for (int i = 0; i < p->nin; i++)
+    snprintf(p->name[i], sizeof p->name[i], prog->in[i].konst ? "k%d" : "x%d",
+             prog->in[i].konst ? i : prog->in[i].arg);
+  for (int g = 0; g < p->ngroups; g++) {
+    for (int v = p->nin; v < p->nv; v++) {
+      if (p->group[v] != g) continue;
+      if (p->out_of[v] >= 0) {
+        snprintf(p->name[v], sizeof p->name[v], "y%d", p->out_of[v]);
+      } else if (p->last[v] >= 0) {
+        int k = 0;
+        while (k < p->nslots && busy[k]) k++;
+        if (k == p->nslots) p->nslots++;
+        busy[k] = true;
+        slot[v] = k;
+        snprintf(p->name[v], sizeof p->name[v], "(%s*)t[%d]",
+                 storage(dtype_of(p, v)), k);
+      }
+    }
+    for (int v = p->nin; v < p->nv; v++)
+      if (slot[v] >= 0 && p->last[v] == g) busy[slot[v]] = false;
+  }
+  for (int v = p->nin; v < p->nv; v++)
+    if (p->owner[v] != v) memcpy(p->name[v], p->name[p->owner[v]], 32);
+  free(busy);
+  free(slot);
+  return true;
+}
+
+/* The operand of a step inside group g's loop. */
+static void loop_operand(const plan* p, int g, int w, char* out, size_t size) {
+  if (p->group[w] == g)
+    snprintf(out, size, "t%d", w);
   else
-    pre[0] = 0;
-  if (!ok) b->failed = true;
-  cmx__strbuf_puts(b, pre);
-  bool contract = eager_contracts(st);
+    snprintf(out, size, is_scalar(p, w) ? "e%d" : "e%d[i]", w);
+}
+
+/* Whether value w (read by group g) is among its parameters already. */
+static bool listed(const int* list, int n, int w) {
+  for (int i = 0; i < n; i++)
+    if (list[i] == w) return true;
+  return false;
+}
+
+/* Group g as a function: cmx_g<g>(m, reads..., stores...). Writes the
+ * values it reads from storage to ext (count *next) and those it stores
+ * to sto (*nsto). */
+static void emit_group(cmx__strbuf* b, const plan* p, int g, int* ext,
+                       int* next, int* sto, int* nsto) {
+  const cmx__fused_program* prog = p->prog;
+  *next = *nsto = 0;
+  bool contract = false;
+  char pre[1024], px[16];
+  for (int v = p->nin; v < p->nv; v++) {
+    if (p->group[v] != g) continue;
+    const cmx__fused_step* st = &prog->steps[v - p->nin];
+    contract = eager_contracts(st);
+    for (int k = 0; k < st->nin; k++) {
+      int w = val_of(p, st->in[k]);
+      if (p->group[w] != g && !listed(ext, *next, w)) ext[(*next)++] = w;
+    }
+    if (p->out_of[v] >= 0 || p->last[v] >= 0) sto[(*nsto)++] = v;
+    const cmx__ew_op* op = cmx__ew_op_get(st->id);
+    snprintf(px, sizeof px, "S%d_", v);
+    bool ok = true;
+    if (op && st->id != CMX__P_Select)
+      ok = cmx__ew_prelude(op, st->in_dtype, px, pre, sizeof pre);
+    else if (st->id == CMX__P_AsType)
+      ok =
+          cmx__ew_convert_prelude(st->in_dtype, st->dtype, px, pre, sizeof pre);
+    else
+      pre[0] = 0;
+    if (!ok) b->failed = true;
+    cmx__strbuf_puts(b, pre);
+    if (op && (op->flags & CMX__EW_PARAMS)) {
+      cmx_ew_params q = cmx__ew_params_of(st->prim);
+      cmx__strbuf_printf(b,
+                         "static const cmx_ew_params P%d = {%d, 0x%llxull};\n",
+                         v, q.decimals, (unsigned long long)q.q);
+    }
+  }
   if (contract)
     cmx__strbuf_puts(b,
                      "#ifndef __clang__\n#pragma GCC push_options\n"
                      "#pragma GCC optimize(\"fp-contract=fast\")\n#endif\n");
-  bool params = op && (op->flags & CMX__EW_PARAMS);
-  if (params) {
-    cmx_ew_params q = cmx__ew_params_of(st->prim);
-    cmx__strbuf_printf(b,
-                       "static const cmx_ew_params P%d = {%d, 0x%llxull};\n"
-                       "#define CMX_EW_P P%d\n",
-                       s, q.decimals, (unsigned long long)q.q, s);
-  }
-  cmx__strbuf_printf(b, "static void cmx_s%d(int64_t m", s);
-  char a[3][16];
-  for (int k = 0; k < st->nin; k++) {
-    int o = st->in[k];
-    cmx_dtype dt =
-        o >= 0 ? prog->in[o].dtype : prog->steps[CMX__FUSED_STEP(o)].dtype;
-    bool scalar = ref_of(prog, refs, o)->scalar;
-    cmx__strbuf_printf(b, ", const %s%s a%d", storage(dt),
-                       scalar ? "" : "* restrict", k);
-    snprintf(a[k], sizeof a[k], scalar ? "a%d" : "a%d[i]", k);
-  }
-  cmx__strbuf_printf(b, ", %s* restrict o) {\n", storage(st->dtype));
+  cmx__strbuf_printf(b, "static void cmx_g%d(int64_t m", g);
+  for (int k = 0; k < *next; k++)
+    cmx__strbuf_printf(b, ", const %s%s e%d", storage(dtype_of(p, ext[k])),
+                       is_scalar(p, ext[k]) ? "" : "* restrict", ext[k]);
+  for (int k = 0; k < *nsto; k++)
+    cmx__strbuf_printf(b, ", %s* restrict s%d", storage(dtype_of(p, sto[k])),
+                       sto[k]);
+  cmx__strbuf_puts(b, ") {\n");
   if (contract)
     cmx__strbuf_puts(b,
                      "#ifdef __clang__\n#pragma clang fp contract(fast)\n"
                      "#endif\n");
-  cmx__strbuf_puts(b, "  for (int64_t i = 0; i < m; i++)\n    o[i] = ");
-  if (st->id == CMX__P_Select) {
-    /* Select moves x's or y's bits, as the eager kernel does. */
-    cmx__strbuf_printf(b, "%s != 0 ? %s : %s;\n", a[0], a[1], a[2]);
-  } else if (op) {
-    cmx__strbuf_printf(b, "S%d_STORE(S%d_OP(", s, s);
+  cmx__strbuf_puts(b, "  for (int64_t i = 0; i < m; i++) {\n");
+  for (int v = p->nin; v < p->nv; v++) {
+    if (p->group[v] != g) continue;
+    const cmx__fused_step* st = &prog->steps[v - p->nin];
+    const cmx__ew_op* op = cmx__ew_op_get(st->id);
+    char a[3][24];
     for (int k = 0; k < st->nin; k++)
-      cmx__strbuf_printf(b, "%sS%d_LOAD(%s)", k ? ", " : "", s, a[k]);
-    cmx__strbuf_puts(b, "));\n");
-  } else if (st->id == CMX__P_AsType) {
-    cmx__strbuf_printf(b, "S%d_CONVERT(%s);\n", s, a[0]);
-  } else { /* Copy, Broadcast written to an output */
-    cmx__strbuf_printf(b, "%s;\n", a[0]);
+      loop_operand(p, g, val_of(p, st->in[k]), a[k], sizeof a[k]);
+    if (st->id == CMX__P_Select) {
+      /* Select moves x's or y's bits, as the eager kernel does. */
+      cmx__strbuf_printf(b, "    %s t%d = %s != 0 ? %s : %s;\n",
+                         storage(st->dtype), v, a[0], a[1], a[2]);
+    } else if (op) {
+      bool params = op->flags & CMX__EW_PARAMS;
+      if (params) cmx__strbuf_printf(b, "#define CMX_EW_P P%d\n", v);
+      cmx__strbuf_printf(b, "    S%d_OUT_T t%d = S%d_STORE(S%d_OP(", v, v, v,
+                         v);
+      for (int k = 0; k < st->nin; k++)
+        cmx__strbuf_printf(b, "%sS%d_LOAD(%s)", k ? ", " : "", v, a[k]);
+      cmx__strbuf_puts(b, "));\n");
+      if (params) cmx__strbuf_puts(b, "#undef CMX_EW_P\n");
+    } else if (st->id == CMX__P_AsType) {
+      cmx__strbuf_printf(b, "    S%d_OUT_T t%d = S%d_CONVERT(%s);\n", v, v, v,
+                         a[0]);
+    } else { /* Copy or Broadcast written to an output */
+      cmx__strbuf_printf(b, "    %s t%d = %s;\n", storage(st->dtype), v, a[0]);
+    }
   }
-  cmx__strbuf_puts(b, "}\n");
-  if (params) cmx__strbuf_puts(b, "#undef CMX_EW_P\n");
+  for (int k = 0; k < *nsto; k++)
+    cmx__strbuf_printf(b, "    s%d[i] = t%d;\n", sto[k], sto[k]);
+  cmx__strbuf_puts(b, "  }\n}\n");
   if (contract)
     cmx__strbuf_puts(b, "#ifndef __clang__\n#pragma GCC pop_options\n#endif\n");
 }
@@ -214,74 +352,34 @@ static const char* arr_type(const cmx__fused_program* prog, int j) {
   return storage(prog->in[i].dtype);
 }
 
-/* The steps and the block function: every step over a block of m
- * elements, values in scratch slots of the block (reused once dead),
- * outputs written to their arrays. The arrays' block pointers come in p
- * (outputs, then arguments). */
+/* The groups and the block function calling them in order. The arrays'
+ * block pointers come in p (outputs, then arguments). */
 static void emit_block(cmx__strbuf* b, const cmx__fused_program* prog) {
-  int nv = prog->nin + prog->nsteps;
-  val_ref* refs = calloc((size_t)nv + 1, sizeof *refs);
-  int* last = calloc((size_t)nv + 1, sizeof *last);   /* last use (step) */
-  int* slot = calloc((size_t)nv + 1, sizeof *slot);   /* scratch slot */
-  int* owner = calloc((size_t)nv + 1, sizeof *owner); /* storage's value */
-  bool* busy = calloc((size_t)nv + 1, 1);
-  int* out_of = calloc((size_t)prog->nsteps + 1, sizeof *out_of);
-  if (!refs || !last || !slot || !owner || !busy || !out_of) {
+  plan p;
+  if (!plan_make(&p, prog)) {
     b->failed = true;
-    goto done;
+    return;
   }
-  for (int s = 0; s < prog->nsteps; s++) out_of[s] = -1;
-  for (int k = 0; k < prog->nout; k++) out_of[prog->out[k]] = k;
-  for (int i = 0; i < prog->nin; i++) {
-    owner[i] = i;
-    refs[i].scalar = prog->in[i].konst != NULL;
-    snprintf(refs[i].expr, sizeof refs[i].expr, refs[i].scalar ? "k%d" : "x%d",
-             refs[i].scalar ? i : prog->in[i].arg);
+  int* ext = malloc((size_t)(3 * p.nv + 1) * sizeof *ext);
+  int* sto = malloc((size_t)(p.nv + 1) * sizeof *sto);
+  cmx__strbuf calls = {0};
+  if (!ext || !sto) b->failed = true;
+  for (int g = 0; ext && sto && g < p.ngroups; g++) {
+    int next, nsto;
+    emit_group(b, &p, g, ext, &next, sto, &nsto);
+    cmx__strbuf_printf(&calls, "  cmx_g%d(m", g);
+    for (int k = 0; k < next; k++)
+      cmx__strbuf_printf(&calls, ", %s", p.name[ext[k]]);
+    for (int k = 0; k < nsto; k++)
+      cmx__strbuf_printf(&calls, ", %s", p.name[sto[k]]);
+    cmx__strbuf_puts(&calls, ");\n");
   }
-  /* aliases (Copy, Broadcast not written out) share their operand's
-   * storage, which lives until the last use of any of them */
-  for (int s = 0; s < prog->nsteps; s++) {
-    const cmx__fused_step* st = &prog->steps[s];
-    int v = prog->nin + s;
-    owner[v] = v;
-    if (is_alias(st) && out_of[s] < 0) {
-      int o = st->in[0];
-      owner[v] = owner[o >= 0 ? o : prog->nin + CMX__FUSED_STEP(o)];
-    }
-    for (int k = 0; k < st->nin; k++) {
-      int o = st->in[k];
-      last[owner[o >= 0 ? o : prog->nin + CMX__FUSED_STEP(o)]] = s;
-    }
-  }
-  int nslots = 0;
-  for (int s = 0; s < prog->nsteps; s++) {
-    const cmx__fused_step* st = &prog->steps[s];
-    int v = prog->nin + s;
-    if (owner[v] != v) {
-      refs[v] = refs[owner[v]];
-    } else if (out_of[s] >= 0) {
-      snprintf(refs[v].expr, sizeof refs[v].expr, "y%d", out_of[s]);
-    } else {
-      int k = 0;
-      while (k < nslots && busy[k]) k++;
-      if (k == nslots) nslots++;
-      busy[k] = true;
-      slot[v] = k;
-      snprintf(refs[v].expr, sizeof refs[v].expr, "(%s*)t[%d]",
-               storage(st->dtype), k);
-    }
-    /* slots whose value was used last by this step are free after it */
-    for (int w = prog->nin; w < v; w++)
-      if (owner[w] == w && last[w] == s && out_of[w - prog->nin] < 0)
-        busy[slot[w]] = false;
-  }
-  for (int s = 0; s < prog->nsteps; s++)
-    if (owner[prog->nin + s] == prog->nin + s) emit_step(b, prog, s, refs);
   cmx__strbuf_puts(b,
                    "\nstatic void cmx_fk_block(int64_t m, char* const* p) {\n");
-  if (nslots)
+  if (p.nslots)
     cmx__strbuf_printf(
-        b, "  _Alignas(64) unsigned char t[%d][CMX_FK_BLOCK * 16];\n", nslots);
+        b, "  _Alignas(64) unsigned char t[%d][CMX_FK_BLOCK * 16];\n",
+        p.nslots);
   for (int k = 0; k < prog->nout; k++) {
     char t[16];
     snprintf(t, sizeof t, "%s", storage(prog->steps[prog->out[k]].dtype));
@@ -297,22 +395,13 @@ static void emit_block(cmx__strbuf* b, const cmx__fused_program* prog) {
     cmx__strbuf_printf(b, "  const %s* x%d = (const %s*)p[%d];\n", t,
                        prog->in[i].arg, t, prog->nout + prog->in[i].arg);
   }
-  for (int s = 0; s < prog->nsteps; s++) {
-    const cmx__fused_step* st = &prog->steps[s];
-    if (owner[prog->nin + s] != prog->nin + s) continue;
-    cmx__strbuf_printf(b, "  cmx_s%d(m", s);
-    for (int k = 0; k < st->nin; k++)
-      cmx__strbuf_printf(b, ", %s", ref_of(prog, refs, st->in[k])->expr);
-    cmx__strbuf_printf(b, ", %s);\n", refs[prog->nin + s].expr);
-  }
+  if (calls.failed) b->failed = true;
+  if (calls.p) cmx__strbuf_puts(b, calls.p);
   cmx__strbuf_puts(b, "}\n\n");
-done:
-  free(refs);
-  free(last);
-  free(slot);
-  free(owner);
-  free(busy);
-  free(out_of);
+  free(calls.p);
+  free(ext);
+  free(sto);
+  plan_free(&p);
 }
 
 /* The segments: a flat one (arrays contiguous, or one value an argument
