@@ -73,6 +73,7 @@ cmx_array cmx__node_new(const char* op, const int64_t* shape, int ndim,
   a->offset = 0;
   a->data_size = size;
   a->error = NULL;
+  a->error_status = CMX_OK;
   memset(&a->weak_value, 0, sizeof a->weak_value);
   if (ndim) memcpy(a->dims, shape, (size_t)ndim * sizeof(int64_t));
   cmx__node_set_row_major(a);

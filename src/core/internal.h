@@ -154,6 +154,9 @@ struct cmx_array_node {
   int64_t offset;    /* elements from buf start to element 0 */
   int64_t data_size; /* elements reachable in buf from offset */
   char* error;       /* set when its computation failed */
+  /* The failing kernel's own status (reads report CMX_ERR_RUNTIME; tests
+   * tell a kernel's CMX_ERR_NOT_IMPLEMENTED from a failure by it). */
+  cmx_status error_status;
   cmx__scalar_value weak_value;
   int64_t dims[]; /* shape[ndim] then strides[ndim] */
 };
