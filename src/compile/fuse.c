@@ -31,7 +31,7 @@ static cmx_status oom(void) {
 
 typedef struct {
   cmx__cgraph* g;
-  int* region;   /* op -> region id, -1 none */
+  int* region;   /* op -> region id, -1 none, -2 tried or a Compiled op */
   int* cons;     /* consumers, CSR by value */
   int* cons_off; /* nvals + 1 */
   bool* is_out;  /* value -> graph output */
@@ -277,6 +277,7 @@ static cmx_status replace(fuser* f, const int* mem, int nm, int rid,
   int added = cmx__cgraph_add_op(g, p, args, nargs, outs, prog->nout);
   free(outs);
   if (added < 0) return cmx_last_status();
+  f->region[added] = -2; /* later regions read its outputs from outside */
   atomic_fetch_add(&cmx__fused_made, 1);
   return CMX_OK;
 }
@@ -340,13 +341,15 @@ cmx_status cmx__pass_fuse(cmx__cgraph* g) {
   if (g->nops < 2) return CMX_OK;
   fuser f = {.g = g};
   int n = g->nops;
-  f.region = malloc((size_t)n * sizeof *f.region);
+  /* Compiled ops are appended (at most one per two ops fused): region
+   * and dead cover them */
+  f.region = malloc((size_t)(2 * n + 1) * sizeof *f.region);
   f.cons_off = calloc((size_t)g->nvals + 2, sizeof *f.cons_off);
   f.is_out = calloc((size_t)g->nvals + 1, 1);
   f.inset = calloc((size_t)g->nvals + 1, 1);
   f.stamp = calloc((size_t)n, sizeof *f.stamp);
   f.stack = malloc((size_t)(n + 1) * sizeof *f.stack);
-  bool* dead = calloc((size_t)(2 * n + 1), 1); /* Compiled ops are appended */
+  bool* dead = calloc((size_t)(2 * n + 1), 1);
   int* mem = malloc((size_t)(n + 1) * sizeof *mem);
   int* work = malloc((size_t)(4 * n + 4) * sizeof *work);
   cmx_status st = CMX_OK;
@@ -354,8 +357,8 @@ cmx_status cmx__pass_fuse(cmx__cgraph* g) {
       !f.stack || !dead || !mem || !work)
     st = oom();
   if (st == CMX_OK) {
+    for (int i = 0; i < 2 * n + 1; i++) f.region[i] = -1;
     for (int i = 0; i < n; i++) {
-      f.region[i] = -1;
       for (int k = 0; k < g->ops[i].nin; k++) f.cons_off[g->ops[i].in[k] + 1]++;
     }
     for (int v = 0; v < g->nvals; v++) f.cons_off[v + 1] += f.cons_off[v];

@@ -521,8 +521,8 @@ static void check_layout(cmx_compiled* cf, cmx_array x, cmx_array y,
 static void test_layouts(void) {
   cmx_compiled* cf = NULL;
   OK(cmx_compile(&cf, (cmx_closure){f_axpb, NULL}, NULL));
-  float v[600];
-  for (int i = 0; i < 600; i++) v[i] = sinf((float)i) * 3;
+  float v[1205]; /* b reads 600 from v + 5, b6 1200 */
+  for (int i = 0; i < 1205; i++) v[i] = sinf((float)i) * 3;
   cmx_array a = f32(v, (int64_t[]){20, 30}, 2),
             b = f32(v + 5, (int64_t[]){20, 30}, 2);
   cmx_array t = NULL, sl = NULL, row = f32(v, (int64_t[]){30}, 1), sc = NULL,

@@ -123,10 +123,12 @@ static bool is_alias(const cmx__fused_step* st) {
 
 /* Whether libcmx's eager row of this step is compiled with FMA
  * contraction (its AVX2/AVX-512 clones: transcendental float32 rows and
- * every float16/bfloat16 row of ew_gen.h, built by gcc), so the step's
- * loop must be too to give the same bits. */
+ * every float16/bfloat16 row of ew_gen.h, built by gcc with optimisation:
+ * gcc contracts nothing at -O0, as in a Debug build), so the step's loop
+ * must be too to give the same bits. */
 static bool eager_contracts(const cmx__fused_step* st) {
-#if defined(__x86_64__) && defined(__GNUC__) && !defined(__clang__)
+#if defined(__x86_64__) && defined(__GNUC__) && !defined(__clang__) && \
+    defined(__OPTIMIZE__)
   const cmx__ew_op* op = cmx__ew_op_get(st->id);
   if (!op || st->id == CMX__P_Select) return false;
   if (st->in_dtype == CMX_FLOAT16 || st->in_dtype == CMX_BFLOAT16) return true;
