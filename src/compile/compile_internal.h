@@ -99,6 +99,18 @@ cmx_status cmx__pass_fuse(cmx__cgraph* g);
  * did not change keeps its traced shapes. Writes op->nout shapes. */
 cmx_status cmx__derive_shapes(const cmx__cgraph* g, const cmx__cop* op,
                               const cmx_array* inputs, cmx_shape* out);
+/* Broadcasts in a shapeless replay wait for their consumer: a Broadcast
+ * op (the ops' implicit ones included: `x * 2` broadcasts the constant)
+ * is deferred (bop[value] = its op index, arr[value] NULL) until an op
+ * reads it. cmx__shapeless_broadcasts then makes the deferred values
+ * among vals[0..n): for an elementwise consumer (or a Compiled one) to
+ * the common shape of the consumer's operands, broadcast dims following
+ * the others; otherwise (consumer NULL: a graph output) by the rule of
+ * cmx__derive_shapes. Each made value is a new reference in arr. */
+bool cmx__shapeless_defers(const cmx__cop* op);
+cmx_status cmx__shapeless_broadcasts(const cmx__cgraph* g,
+                                     const cmx__cop* consumer, cmx_array* arr,
+                                     const int* bop, const int* vals, int n);
 
 /* ---- the per-thread trace context (cache.c) ---- */
 /* The auxiliary pointer a trace attached (cmx_compile_set_aux). */

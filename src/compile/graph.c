@@ -3,7 +3,9 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "cmx/ops.h"
 #include "compile/compile_internal.h"
+#include "primitives/registry.h"
 #include "transforms/transforms_internal.h"
 
 static cmx_status oom(void) {
@@ -320,7 +322,14 @@ void cmx__cgraph_verify(const cmx__cgraph* g, const char* pass) {
 cmx_status cmx__cgraph_replay(const cmx__cgraph* g, const cmx_array* inputs,
                               cmx_array* out) {
   cmx_array* arr = calloc((size_t)g->nvals + 1, sizeof *arr);
-  if (!arr) return oom();
+  /* shapeless: value -> the Broadcast op it waits on (shapes.c), -1 */
+  int* bop = g->shapeless ? malloc((size_t)(g->nvals + 1) * sizeof *bop) : NULL;
+  if (!arr || (g->shapeless && !bop)) {
+    free(arr);
+    free(bop);
+    return oom();
+  }
+  for (int v = 0; bop && v < g->nvals; v++) bop[v] = -1;
   for (int i = 0; i < g->nin; i++) arr[g->inputs[i]] = inputs[i];
   for (int v = 0; v < g->nvals; v++)
     if (g->vals[v].kind == CMX__CV_CONST) arr[v] = g->vals[v].konst;
@@ -329,6 +338,12 @@ cmx_status cmx__cgraph_replay(const cmx__cgraph* g, const cmx_array* inputs,
   cmx_shape shapes_small[4];
   for (int i = 0; st == CMX_OK && i < g->nops; i++) {
     const cmx__cop* o = &g->ops[i];
+    if (bop && cmx__shapeless_defers(o)) {
+      bop[o->out[0]] = i;
+      continue;
+    }
+    if (bop) st = cmx__shapeless_broadcasts(g, o, arr, bop, o->in, o->nin);
+    if (st != CMX_OK) break;
     cmx_array* ins =
         o->nin <= 16 ? ins_small : malloc((size_t)o->nin * sizeof *ins);
     cmx_array* outs =
@@ -355,7 +370,15 @@ cmx_status cmx__cgraph_replay(const cmx__cgraph* g, const cmx_array* inputs,
       nd[k] = derived ? derived[k].ndim : v->ndim;
       dt[k] = v->dtype;
     }
-    if (st == CMX_OK) {
+    if (st == CMX_OK && derived &&
+        cmx_primitive_vt(o->prim) == &cmx__vt_Reshape &&
+        (nd[0] != g->vals[o->out[0]].ndim ||
+         memcmp(shp[0], g->vals[o->out[0]].shape,
+                (size_t)nd[0] * sizeof(int64_t)))) {
+      /* a new shape: a Reshape whose parameters say so */
+      st = cmx_reshape(&outs[0], ins[0], shp[0], nd[0],
+                       cmx_primitive_stream(o->prim));
+    } else if (st == CMX_OK) {
       cmx_primitive_retain(o->prim);
       st = cmx_primitive_apply(outs, o->nout, o->prim, ins, o->nin,
                                (const int64_t* const*)shp, nd, dt);
@@ -370,10 +393,13 @@ cmx_status cmx__cgraph_replay(const cmx__cgraph* g, const cmx_array* inputs,
       free(dt);
     }
   }
+  if (st == CMX_OK && bop)
+    st = cmx__shapeless_broadcasts(g, NULL, arr, bop, g->outputs, g->nout);
   for (int i = 0; st == CMX_OK && i < g->nout; i++)
     out[i] = cmx_array_retain(arr[g->outputs[i]]);
   for (int v = 0; v < g->nvals; v++)
     if (g->vals[v].kind == CMX__CV_OP) cmx_array_release(arr[v]);
   free(arr);
+  free(bop);
   return st;
 }

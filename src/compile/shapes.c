@@ -1,19 +1,20 @@
 /* Output shapes for a shapeless replay.
  *
  * An op whose inputs kept their traced shapes keeps its traced output
- * shapes. Otherwise the primitive's output_shapes slot decides; for
- * primitives without one, rules cover what derives from the inputs alone:
- * elementwise primitives (the inputs' common shape), Broadcast (dims that
- * were broadcast keep their traced extent, the others follow the input),
- * Reshape made by flatten (the flattened axes of the new shape) and plain
- * Reshape (its traced shape, which must still hold the input's size). Any
- * other primitive's shape was fixed when traced: a new input shape is an
- * error naming it, never a silently wrong shape.
+ * shapes. Otherwise rules cover Broadcast (dims that were broadcast keep
+ * their traced extent, the others follow the input), Reshape made by
+ * flatten (the flattened axes of the new shape) and plain Reshape (its
+ * traced shape, which must still hold the input's size); the primitive's
+ * output_shapes slot decides for the others, except those whose
+ * parameters hold positions or sizes of the traced shapes (Slice,
+ * AsStrided, SliceUpdate, Gather): there a new input shape is an error
+ * naming the primitive, never a silently wrong shape.
  */
 #include <string.h>
 
 #include "compile/compile_internal.h"
 #include "ops/ops_internal.h"
+#include "primitives/registry.h"
 #include "primitives/shape.h"
 
 static bool same_shape(const int64_t* a, int na, const int64_t* b, int nb) {
@@ -108,13 +109,21 @@ cmx_status cmx__derive_shapes(const cmx__cgraph* g, const cmx__cop* op,
     }
     return CMX_OK;
   }
-  if (vt->output_shapes)
-    return vt->output_shapes(op->prim, inputs, op->nin, out, op->nout);
+  /* Reshape and Broadcast hold their traced output shape: the rules
+   * above derive it again. Slices, strided views, slice updates and
+   * gathers hold starts or sizes taken from the traced shapes, so their
+   * output_shapes slots would give a shape (or a window) fixed when
+   * traced: an error, as in MLX, rather than a wrong answer. */
   cmx_status st = CMX_ERR_NOT_IMPLEMENTED;
   if (vt == &cmx__vt_Reshape) {
     st = reshape_shape(g, op, inputs[0], out);
   } else if (vt == &cmx__vt_Broadcast) {
     st = broadcast_shape(g, op, inputs[0], out);
+  } else if (vt == &cmx__vt_Slice || vt == &cmx__vt_AsStrided ||
+             vt == &cmx__vt_SliceUpdate || vt == &cmx__vt_Gather) {
+    st = CMX_ERR_NOT_IMPLEMENTED;
+  } else if (vt->output_shapes) {
+    return vt->output_shapes(op->prim, inputs, op->nin, out, op->nout);
   } else if ((vt->flags & CMX_PRIM_ELEMENTWISE) && op->nin > 0) {
     st = broadcast_all(vt->name, inputs, op->nin, &out[0]);
     for (int k = 1; st == CMX_OK && k < op->nout; k++) out[k] = out[0];
@@ -125,4 +134,92 @@ cmx_status cmx__derive_shapes(const cmx__cgraph* g, const cmx__cop* op,
                     "enabled: its output shape was fixed when traced and an "
                     "input's shape changed.",
                     vt->name);
+}
+
+/* ---------------- deferred broadcasts ---------------- */
+
+bool cmx__shapeless_defers(const cmx__cop* op) {
+  return cmx_primitive_vt(op->prim) == &cmx__vt_Broadcast;
+}
+
+static bool elementwise_like(const cmx__cop* op) {
+  const cmx_primitive_vtable* vt = cmx_primitive_vt(op->prim);
+  return vt == &cmx__vt_Compiled || (vt->flags & CMX_PRIM_ELEMENTWISE);
+}
+
+/* Whether dim d (of the traced output) of Broadcast op b was broadcast. */
+static bool flexible(const cmx__cgraph* g, const cmx__cop* b, int d) {
+  const cmx__cval* src = &g->vals[b->in[0]];
+  const cmx__cval* dst = &g->vals[b->out[0]];
+  int s = d - (dst->ndim - src->ndim);
+  return s < 0 || src->shape[s] != dst->shape[d];
+}
+
+/* The common shape of consumer's operands, deferred broadcasts counting
+ * their sources with broadcast dims as 1; a dim all operands leave at 1
+ * takes a deferred broadcast's traced extent (an explicit broadcast_to). */
+static void common_shape(const cmx__cgraph* g, const cmx__cop* c,
+                         cmx_array* arr, const int* bop, cmx_shape* out) {
+  int nd = g->vals[c->out[0]].ndim;
+  out->ndim = nd;
+  for (int d = 0; d < nd; d++) out->dims[d] = 1;
+  for (int pass = 0; pass < 2; pass++)
+    for (int k = 0; k < c->nin; k++) {
+      int v = c->in[k];
+      const cmx__cop* b = bop[v] >= 0 ? &g->ops[bop[v]] : NULL;
+      cmx_array a = b ? arr[b->in[0]] : arr[v];
+      int bn = b ? g->vals[b->out[0]].ndim : a->ndim;
+      for (int d = 0; d < bn && d < nd; d++) {
+        int od = nd - bn + d, ad = d - (bn - a->ndim);
+        int64_t x = ad < 0 ? 1 : a->dims[ad];
+        if (b && flexible(g, b, d)) {
+          /* the second pass: traced extents where nothing else sets one */
+          if (pass == 1 && out->dims[od] == 1)
+            out->dims[od] = g->vals[b->out[0]].shape[d];
+          continue;
+        }
+        if (pass == 0 && out->dims[od] == 1) out->dims[od] = x;
+      }
+    }
+}
+
+static cmx_status make_one(const cmx__cgraph* g, const cmx__cop* consumer,
+                           cmx_array* arr, const int* bop, int v) {
+  const cmx__cop* b = &g->ops[bop[v]];
+  int sv = b->in[0];
+  cmx_status st = CMX_OK;
+  if (bop[sv] >= 0 && !arr[sv]) /* a broadcast of a broadcast */
+    st = make_one(g, b, arr, bop, sv);
+  if (st != CMX_OK) return st;
+  cmx_shape shape;
+  if (consumer && elementwise_like(consumer) &&
+      g->vals[consumer->out[0]].ndim == g->vals[v].ndim) {
+    for (int k = 0; st == CMX_OK && k < consumer->nin; k++) {
+      int w = consumer->in[k]; /* the sources of the other operands */
+      if (bop[w] >= 0 && bop[g->ops[bop[w]].in[0]] >= 0 &&
+          !arr[g->ops[bop[w]].in[0]])
+        st = make_one(g, &g->ops[bop[w]], arr, bop, g->ops[bop[w]].in[0]);
+    }
+    if (st != CMX_OK) return st;
+    common_shape(g, consumer, arr, bop, &shape);
+  } else {
+    st = broadcast_shape(g, b, arr[sv], &shape);
+    if (st == CMX_ERR_NOT_IMPLEMENTED)
+      st = cmx__error(CMX_ERR_VALUE,
+                      "[compile] Cannot compile primitive Broadcast with "
+                      "shapeless enabled: its input's rank changed.");
+    if (st != CMX_OK) return st;
+  }
+  return cmx_broadcast_to(&arr[v], arr[sv], shape.dims, shape.ndim,
+                          cmx_primitive_stream(b->prim));
+}
+
+cmx_status cmx__shapeless_broadcasts(const cmx__cgraph* g,
+                                     const cmx__cop* consumer, cmx_array* arr,
+                                     const int* bop, const int* vals, int n) {
+  cmx_status st = CMX_OK;
+  for (int k = 0; st == CMX_OK && k < n; k++)
+    if (bop[vals[k]] >= 0 && !arr[vals[k]])
+      st = make_one(g, consumer, arr, bop, vals[k]);
+  return st;
 }

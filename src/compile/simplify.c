@@ -149,7 +149,9 @@ static uint64_t op_key(const cmx__cop* o) {
   return h;
 }
 
-/* Same primitive, same inputs, same output shapes and dtypes. */
+/* Same primitive, same inputs, same output shapes and dtypes; the same
+ * parameter size too (a flatten's Reshape and a plain one of the same
+ * shape derive shapes differently when shapeless). */
 static bool ops_equal(const cmx__cgraph* g, const cmx__cop* a,
                       const cmx__cop* b) {
   if (a->nin != b->nin || a->nout != b->nout) return false;
@@ -159,7 +161,9 @@ static bool ops_equal(const cmx__cgraph* g, const cmx__cop* a,
     const cmx__cval *x = &g->vals[a->out[k]], *y = &g->vals[b->out[k]];
     if (x->dtype != y->dtype || !same_shape(x, y)) return false;
   }
-  return cmx_primitive_equal(a->prim, b->prim);
+  return cmx_primitive_params_size(a->prim) ==
+             cmx_primitive_params_size(b->prim) &&
+         cmx_primitive_equal(a->prim, b->prim);
 }
 
 cmx_status cmx__pass_cse(cmx__cgraph* g) {

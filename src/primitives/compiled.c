@@ -7,7 +7,6 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "backend/cpu/kernels.h"
 #include "core/internal.h"
 #include "core/strbuf.h"
 #include "primitives/registry.h"
@@ -156,16 +155,22 @@ static cmx_status compiled_shapes(const cmx_primitive* p,
   return CMX_OK;
 }
 
-CMX__VTABLE(Compiled, .eval_cpu = cmx__cpu_compiled, .vjp = cmx__vjp_compiled,
-            .jvp = cmx__jvp_compiled, .vmap = cmx__vmap_compiled,
-            .output_shapes = compiled_shapes, .equal = compiled_equal,
-            .hash = compiled_hash, .print = compiled_print,
-            .destroy = compiled_destroy);
+CMX__VTABLE(Compiled, .vjp = cmx__vjp_compiled, .jvp = cmx__jvp_compiled,
+            .vmap = cmx__vmap_compiled, .output_shapes = compiled_shapes,
+            .equal = compiled_equal, .hash = compiled_hash,
+            .print = compiled_print, .destroy = compiled_destroy);
 
 /* ---------------- code generators ---------------- */
 
+static const cmx__fused_codegen* g_codegens[2]; /* by device type */
+
+void cmx__fused_codegen_register(cmx_device_type t,
+                                 const cmx__fused_codegen* cg) {
+  if ((int)t >= 0 && (int)t < 2) g_codegens[t] = cg;
+}
+
 const cmx__fused_codegen* cmx__fused_codegen_for(cmx_device_type t) {
-  return t == CMX_CPU ? &cmx__cpu_fused_codegen : NULL;
+  return (int)t >= 0 && (int)t < 2 ? g_codegens[t] : NULL;
 }
 
 _Atomic uint64_t cmx__fused_made;

@@ -9,7 +9,8 @@
  *
  * Code generators, one per device type, turn a program into a kernel:
  * the CPU's emits C (backend/cpu/compiled.c); a CUDA one can be added
- * beside it through the same table (cmx__fused_codegen_for). The program
+ * beside it through the same table (backends register theirs with
+ * cmx__fused_codegen_register; cmx__fused_codegen_for finds them). The program
  * keeps its steps' primitives, so transforms of a Compiled node re-apply
  * them (transforms/rules_compiled.c): MLX's "uncompiled inside".
  */
@@ -90,6 +91,11 @@ typedef struct cmx__fused_codegen {
   /* Adds its kernel counters to s. */
   void (*stats)(cmx_compile_stats* s);
 } cmx__fused_codegen;
+
+/* Makes cg (static storage) the generator of device type t: backends call
+ * it when the library loads (CMX__REGISTER, core/backend.h). */
+void cmx__fused_codegen_register(cmx_device_type t,
+                                 const cmx__fused_codegen* cg);
 
 /* The generator for a device type, or NULL (no fusion there). */
 const cmx__fused_codegen* cmx__fused_codegen_for(cmx_device_type t);

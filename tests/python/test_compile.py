@@ -264,6 +264,23 @@ def test_shapeless_broadcast():
         assert np.allclose(np.array(f(x, y)), want, rtol=1e-6)
 
 
+def test_shapeless_derived_shapes_and_fixed_ones():
+    # reductions and transposes derive their shapes from the new inputs
+    f = mx.compile(lambda x: (x * 2).sum(axis=0) + x.T.max(axis=1), shapeless=True)
+    for shape in ((2, 3), (4, 5), (3, 3)):
+        x = mx.random.uniform(shape=shape)
+        xn = np.array(x)
+        got = f(x)
+        assert got.shape == (shape[1],)
+        assert np.allclose(np.array(got), (xn * 2).sum(axis=0) + xn.max(axis=0), rtol=1e-5)
+    # a slice holds positions of the traced shape: a new shape is an
+    # error naming it, not a slice of the wrong extent
+    g = mx.compile(lambda x: x[:-1] * 2, shapeless=True)
+    assert g(mx.arange(4, dtype=mx.float32)).shape == (3,)
+    with pytest.raises(ValueError, match="Slice.*shapeless"):
+        g(mx.arange(6, dtype=mx.float32))
+
+
 def test_compiled_training_step_handwritten():
     """compile.rst's compiled SGD step, with a hand-written linear model,
     binary cross-entropy and SGD with momentum over dicts of arrays: the

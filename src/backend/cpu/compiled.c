@@ -33,6 +33,7 @@
 #include "backend/cpu/fused_abi.h"
 #include "backend/cpu/jit.h"
 #include "backend/cpu/kernels.h"
+#include "core/backend.h"
 #include "core/internal.h"
 #include "core/strbuf.h"
 #include "primitives/ew_ops.h"
@@ -565,11 +566,15 @@ static cmx_status cpu_prepare(cmx__fused_program* prog) {
   return st;
 }
 
-const cmx__fused_codegen cmx__cpu_fused_codegen = {.name = "C",
-                                                   .available = cpu_available,
-                                                   .supports = cpu_supports,
-                                                   .prepare = cpu_prepare,
-                                                   .stats = cmx__cpu_jit_stats};
+static const cmx__fused_codegen cpu_codegen = {.name = "C",
+                                               .available = cpu_available,
+                                               .supports = cpu_supports,
+                                               .prepare = cpu_prepare,
+                                               .stats = cmx__cpu_jit_stats};
+
+CMX__REGISTER(register_cpu_codegen) {
+  cmx__fused_codegen_register(CMX_CPU, &cpu_codegen);
+}
 
 /* ---------------- the kernel ---------------- */
 
