@@ -481,7 +481,7 @@ def transform_case(g, rng, fnames):
                      f"lambda x, y: mx.sum({body} * y)"])
     t = rng.choice(["mx.grad", "mx.value_and_grad", "mx.vmap",
                     "mx.checkpoint", "mx.custom_function", "mx.vjp",
-                    "mx.jvp"])
+                    "mx.jvp", "mx.compile"])
     args = [g.array() for _ in range(2 if "y" in fn else 1)]
     if t in ("mx.vjp", "mx.jvp"):
         cot = ", ".join(g.array() for _ in range(rng.randint(0, 2)))
