@@ -143,4 +143,16 @@
   X(Hadamard, 0)                                          \
   X(GatherMM, 0)                                          \
   X(SegmentedMM, 0)                                       \
+  /* ---- factorizations (linalg.c) ---- */               \
+  X(LUF, 0)                                               \
+  X(QRF, 0)                                               \
+  X(SVD, 0)                                               \
+  X(Inverse, 0)                                           \
+  X(Cholesky, 0)                                          \
+  X(Eigh, 0)                                              \
+  X(Eig, 0)                                               \
+  X(Solve, 0)                                             \
+  X(SolveTriangular, 0)                                   \
+  /* ---- fourier transforms (fft.c) ---- */              \
+  X(FFT, 0)                                               \
   /* end of list */

@@ -98,4 +98,20 @@ CMX__KERNEL(cmx__cpu_hadamard);
 CMX__KERNEL(cmx__cpu_gather_mm);
 CMX__KERNEL(cmx__cpu_segmented_mm);
 
+/* ---- factorizations (linalg.c) ----
+ * Contracts in primitives/linalg.h. */
+CMX__KERNEL(cmx__cpu_luf);
+CMX__KERNEL(cmx__cpu_qrf);
+CMX__KERNEL(cmx__cpu_svd);
+CMX__KERNEL(cmx__cpu_inverse);
+CMX__KERNEL(cmx__cpu_cholesky);
+CMX__KERNEL(cmx__cpu_eigh);
+CMX__KERNEL(cmx__cpu_eig);
+CMX__KERNEL(cmx__cpu_solve);
+CMX__KERNEL(cmx__cpu_solve_triangular);
+
+/* ---- fourier transforms (fft.c) ----
+ * Contract in primitives/fft.h. */
+CMX__KERNEL(cmx__cpu_fft);
+
 #endif
