@@ -9,8 +9,9 @@
  * LUF (no parameters): in = {a (..., M, N)}; out = {lu (..., M, N): L
  *   strictly below the diagonal (unit diagonal implied) and U on and above,
  *   pivots (..., K) uint32 (0-based LAPACK swaps: row i swapped with row
- *   pivots[i] at step i), perm (..., M) uint32 (the rows of a in the order
- *   of L U: a[perm] = L U)}, K = min(M, N). A zero pivot is not an error.
+ *   pivots[i] at step i), rows (..., M) uint32 (where each row of a went:
+ *   a = (L U)[rows], i.e. a = L[rows] U as MLX's lu)}, K = min(M, N). A
+ *   zero pivot is not an error.
  * QRF: in = {a (..., M, N)}; out = {q (..., M, K), r (..., K, N)}, the
  *   reduced factorization (Householder, so r's diagonal may be negative).
  * SVD (cmx__svd_params): in = {a (..., M, N)}; out = {s (..., K)} or, with

@@ -283,7 +283,8 @@ CMX__RULE_VMAP(cmx__vmap_scan);
 /* RandomBits: vjp/jvp are the zero rules; vmap puts the batch of keys in
  * front (one block of bits per key). */
 CMX__RULE_VMAP(cmx__vmap_random_bits);
-/* CovSqrt: vjp/jvp report that it is not differentiable (yet). */
+/* CovSqrt: vjp/jvp in rules_linalg.c (the derivative of a symmetric
+ * square root, through Eigh). */
 CMX__RULE_VJP(cmx__vjp_cov_sqrt);
 CMX__RULE_JVP(cmx__jvp_cov_sqrt);
 CMX__RULE_VMAP(cmx__vmap_cov_sqrt);

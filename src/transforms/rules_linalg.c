@@ -20,11 +20,17 @@
  * - QRF (rows >= columns): C = dA R^-1, X = Q^T C, W = triu(X) +
  *   tril(X, -1)^T; dR = W R, dQ = C - Q W. gA = (gQ + Q copyltu(M)) R^-T
  *   with M = R gR^T - gQ^T Q and copyltu(M) = tril(M) + tril(M, -1)^T.
- * - LUF (square): A[perm] = L U; X = L^-1 dA[perm] U^-1, d(lu) = L
- *   tril(X, -1) + triu(X) U; the vjp is its transpose: gA[perm] = L^-T
- *   (tril(L^T gL, -1) + triu(gU U^T)) U^-T with gL, gU the strict lower and
- *   upper parts of g. pivots and perm have no derivative.
+ * - LUF (square): A = (L U)[rows], so with perm = argsort(rows), A[perm] =
+ *   L U; X = L^-1 dA[perm] U^-1, d(lu) = L tril(X, -1) + triu(X) U; the
+ *   vjp is its transpose: gA = (L^-T (tril(L^T gL, -1) + triu(gU U^T))
+ *   U^-T)[rows] with gL, gU the strict lower and upper parts of g. pivots
+ *   and rows have no derivative.
  * - Eig: no derivative (an error says so).
+ * - CovSqrt (random.multivariate_normal's X = A^(1/2) of a symmetric PSD A,
+ *   symmetric convention): with sym(A) = V diag(l) V^T and s = sqrt(max(l,
+ *   0)), X dX + dX X = dA gives dX = V (G o (V^T sym(dA) V)) V^T with G_ij
+ *   = 1 / (s_i + s_j); the map is self-adjoint, so gA = the same of g
+ *   (inf/NaN where two eigenvalues are 0).
  * - vmap (all): batch axes to the front, the primitive again.
  * Eigen- and singular vector derivatives are inf/NaN where values repeat.
  */
@@ -92,6 +98,13 @@ static cmx_status not_diff(const char* rule, const char* what) {
 }
 
 /* ---------------- vmap ---------------- */
+/* The dtype of output i (for outputs the traced graph dropped). */
+static cmx_dtype out_dtype(const cmx_primitive_vtable* vt, int i, cmx_array a) {
+  if (vt == &cmx__vt_Eig) return CMX_COMPLEX64;
+  if (vt == &cmx__vt_LUF && i > 0) return CMX_UINT32;
+  return a->dtype;
+}
+
 CMX__RULE_VMAP(cmx__vmap_linalg) {
   cmx_stream s = S_;
   int64_t B = cmx__batch_size(inputs, axes, nin);
@@ -109,7 +122,8 @@ CMX__RULE_VMAP(cmx__vmap_linalg) {
   int nd[3];
   cmx_dtype dts[3];
   for (int i = 0; i < nout; i++)
-    shapes[i] = sh[i].dims, nd[i] = sh[i].ndim, dts[i] = outputs[i]->dtype;
+    shapes[i] = sh[i].dims, nd[i] = sh[i].ndim,
+    dts[i] = outputs[i] ? outputs[i]->dtype : out_dtype(vt, i, in[0]);
   cmx_array r[3];
   st = cmx__apply_n(vt, cmx_primitive_params(p), cmx_primitive_params_size(p),
                     s, in, nin, r, nout, shapes, nd, dts);
@@ -408,7 +422,7 @@ CMX__RULE_VJP(cmx__vjp_qrf) {
 
 /* ---------------- LUF ---------------- */
 typedef struct {
-  cmx_array l, u, perm;
+  cmx_array l, u, perm; /* perm: LUF's rows */
 } lu_parts;
 
 static bool lu_split(const cmx_primitive* p, const cmx_array* primals,
@@ -443,8 +457,9 @@ CMX__RULE_JVP(cmx__jvp_luf) {
   cmx_stream s = S_;
   lu_parts f;
   if (!lu_split(p, primals, outputs, "jvp", &f)) return cmx_last_status();
+  int ax = -1;
   cmx_array z = cmx__linalg_solve_triangular(
-      f.l, take_rows(tangents[0], f.perm, s), false, s);
+      f.l, take_rows(tangents[0], cmx__argsort(f.perm, &ax, s), s), false, s);
   cmx_array x = right_solve(z, f.u, true, s);
   out[0] = cmx__rule_keep(cmx__add(mm(f.l, cmx__tril(x, -1, s), s),
                                    mm(cmx__triu(x, 0, s), f.u, s), s));
@@ -464,8 +479,7 @@ CMX__RULE_VJP(cmx__vjp_luf) {
                cmx__triu(mm(cmx__triu(g, 0, s), cmx__mT(f.u, s), s), 0, s), s);
   cmx_array y = cmx__linalg_solve_triangular(cmx__mT(f.l, s), xb, true, s);
   cmx_array gp = right_solve(y, cmx__mT(f.u, s), false, s);
-  int ax = -1;
-  return keep1(out, take_rows(gp, cmx__argsort(f.perm, &ax, s), s));
+  return keep1(out, take_rows(gp, f.perm, s));
 }
 
 /* ---------------- Eig ---------------- */
@@ -478,4 +492,31 @@ CMX__RULE_VJP(cmx__vjp_eig) {
   (void)p, (void)primals, (void)nin, (void)cotangents, (void)nout;
   (void)argnums, (void)nargs, (void)outputs, (void)out;
   return not_diff("vjp", "eig (eigvals)");
+}
+
+/* ---------------- CovSqrt ---------------- */
+/* V (G o (V^T sym(x) V)) V^T for the eigendecomposition of sym(a). */
+static cmx_array sqrt_deriv(cmx_array a, cmx_array x, cmx_stream s) {
+  cmx_array wv[2];
+  if (!x || !cmx__linalg_eigh(wv, sym(a, s), false, true, "vjp", s))
+    return NULL;
+  cmx_array sq = cmx__sqrt(cmx__maximum(wv[0], cmx__scalar(0, a->dtype), s), s);
+  cmx_array g =
+      cmx__reciprocal(cmx__add(cmx__expand_dims(sq, (int[]){-1}, 1, s),
+                               cmx__expand_dims(sq, (int[]){-2}, 1, s), s),
+                      s);
+  cmx_array v = wv[1], vt = cmx__mT(wv[1], s);
+  cmx_array inner = cmx__multiply(g, mm(mm(vt, sym(x, s), s), v, s), s);
+  return mm(mm(v, inner, s), vt, s);
+}
+
+CMX__RULE_JVP(cmx__jvp_cov_sqrt) {
+  (void)nin, (void)argnums, (void)nargs, (void)outputs, (void)nout;
+  return keep1(out, sqrt_deriv(primals[0], tangents[0], S_));
+}
+
+CMX__RULE_VJP(cmx__vjp_cov_sqrt) {
+  (void)nin, (void)nout, (void)argnums, (void)outputs;
+  if (!nargs) return CMX_OK;
+  return keep1(out, sqrt_deriv(primals[0], cotangents[0], S_));
 }

@@ -119,7 +119,9 @@ static int run_luf(job* j, int64_t b, char* ws) {
   PICK(getrf, j->dbl)(&m, &n, ws, &m, ipiv, &info);
   transpose(j, j->o[0] + b * mat, ws, n, m);
   uint32_t* piv = (uint32_t*)j->o[1] + b * k;
-  uint32_t* perm = (uint32_t*)j->o[2] + b * m;
+  /* perm: the rows of a in the order of L U; out: where each row went */
+  uint32_t* rows = (uint32_t*)j->o[2] + b * m;
+  uint32_t* perm = (uint32_t*)(ipiv + k);
   for (int i = 0; i < m; i++) perm[i] = (uint32_t)i;
   for (int i = 0; i < k; i++) {
     int p = ipiv[i] - 1;
@@ -128,6 +130,7 @@ static int run_luf(job* j, int64_t b, char* ws) {
     perm[i] = perm[p];
     perm[p] = t;
   }
+  for (int i = 0; i < m; i++) rows[perm[i]] = (uint32_t)i;
   return 0; /* a zero pivot (info > 0) is a valid factorization */
 }
 
@@ -314,7 +317,7 @@ static void plan(job* j) {
   j->lwork = 1, j->liwork = 1;
   switch (j->k) {
     case K_LUF:
-      j->ws_bytes = align16(mat) + (size_t)k * sizeof(int);
+      j->ws_bytes = align16(mat) + (size_t)(k + m) * sizeof(int);
       break;
     case K_QRF:
       PICK(geqrf, j->dbl)(&m, &n, NULL, &m, NULL, wq, &q, &info);
