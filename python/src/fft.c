@@ -28,7 +28,13 @@ static PyObject* fftn_common(cmxpy_args* A, bool two) {
   const int* axes = ISNONE(2) ? NULL : A->v[2].axes;
   int naxes = ISNONE(2) ? 0 : A->v[2].n;
   static const int last_two[2] = {-2, -1};
-  if (!GIVEN(2) && two) axes = last_two, naxes = 2;
+  int all[CMX_MAX_NDIM];
+  if (two && !GIVEN(2)) axes = last_two, naxes = 2;
+  if (two && GIVEN(2) && ISNONE(2)) { /* None: every axis, as fftn */
+    naxes = cmx_array_ndim(ARR(0));
+    for (int i = 0; i < naxes; i++) all[i] = i;
+    axes = all;
+  }
   return RET(
       DATA(fftn_fn)(OUT, ARR(0), sizes, nsizes, axes, naxes, STR(3), STREAM));
 }
