@@ -12,6 +12,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "core/backend.h"
 #include "core/internal.h"
 
 /* The eval lock serialises graph walks and detaching (graph mutation). */
@@ -58,7 +59,7 @@ void cmx__task_run(cmx__task* t) {
     }
   const cmx_primitive_vtable* vt = t->prim->vt;
   bool gpu = t->prim->stream.device.type == CMX_GPU;
-  cmx_kernel_fn k = gpu ? vt->eval_gpu : vt->eval_cpu;
+  cmx_kernel_fn k = cmx__kernel_lookup(vt, gpu ? CMX_GPU : CMX_CPU);
   cmx_status st = CMX_OK;
   if (!k)
     st = cmx__error(CMX_ERR_NOT_IMPLEMENTED, "[%s] has no %s implementation",

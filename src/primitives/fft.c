@@ -3,9 +3,9 @@
 
 #include <stdio.h>
 
-#include "backend/cpu/kernels.h"
 #include "core/internal.h"
 #include "primitives/registry.h"
+#include "primitives/shapes.h"
 #include "transforms/rules.h"
 
 static void fft_print(const cmx_primitive* p, char* buf, size_t size) {
@@ -32,6 +32,9 @@ static cmx_status fft_shapes(const cmx_primitive* p, const cmx_array* in,
   return CMX_OK;
 }
 
-CMX__VTABLE(FFT, .eval_cpu = cmx__cpu_fft, .vjp = cmx__vjp_fft,
-            .jvp = cmx__jvp_fft, .vmap = cmx__vmap_fft,
-            .output_shapes = fft_shapes, .print = fft_print);
+/* Kernels: the backends' kernel tables. The parameters are a plain struct
+ * zeroed before filling (unused axes 0), compared and hashed as bytes. */
+CMX__VTABLE(FFT, .vjp = cmx__vjp_fft, .jvp = cmx__jvp_fft,
+            .vmap = cmx__vmap_fft, .output_shapes = fft_shapes,
+            .equal = cmx__params_equal_bytes, .hash = cmx__params_hash_bytes,
+            .print = fft_print);

@@ -5,9 +5,9 @@
 #include <stdio.h>
 #include <string.h>
 
-#include "backend/cpu/kernels.h"
 #include "core/internal.h"
 #include "primitives/registry.h"
+#include "primitives/shapes.h"
 #include "transforms/rules.h"
 
 /* A shape of the input's batch axes followed by the given trailing dims. */
@@ -102,22 +102,20 @@ static void eigh_print(const cmx_primitive* p, char* buf, size_t size) {
            q->vectors);
 }
 
-#define LINALG_SLOTS(cpu, name, shapes)                            \
-  .eval_cpu = cpu, .vjp = cmx__vjp_##name, .jvp = cmx__jvp_##name, \
-  .vmap = cmx__vmap_linalg, .output_shapes = shapes
+/* Kernels: the backends' kernel tables (backend/cpu/kernel_table.c). The
+ * parameter structs are plain ints, compared and hashed as bytes. */
+#define LINALG_SLOTS(name, shapes)                                          \
+  .vjp = cmx__vjp_##name, .jvp = cmx__jvp_##name, .vmap = cmx__vmap_linalg, \
+  .output_shapes = shapes, .equal = cmx__params_equal_bytes,                \
+  .hash = cmx__params_hash_bytes
 
-CMX__VTABLE(LUF, LINALG_SLOTS(cmx__cpu_luf, luf, luf_shapes));
-CMX__VTABLE(QRF, LINALG_SLOTS(cmx__cpu_qrf, qrf, qrf_shapes));
-CMX__VTABLE(SVD, LINALG_SLOTS(cmx__cpu_svd, svd, svd_shapes),
-            .print = svd_print);
-CMX__VTABLE(Inverse, LINALG_SLOTS(cmx__cpu_inverse, inverse, like_a),
-            .print = inverse_print);
-CMX__VTABLE(Cholesky, LINALG_SLOTS(cmx__cpu_cholesky, cholesky, like_a),
-            .print = uplo_print);
-CMX__VTABLE(Eigh, LINALG_SLOTS(cmx__cpu_eigh, eigh, eig_shapes),
-            .print = eigh_print);
-CMX__VTABLE(Eig, LINALG_SLOTS(cmx__cpu_eig, eig, eig_shapes));
-CMX__VTABLE(Solve, LINALG_SLOTS(cmx__cpu_solve, solve, like_b));
-CMX__VTABLE(SolveTriangular,
-            LINALG_SLOTS(cmx__cpu_solve_triangular, solve_triangular, like_b),
+CMX__VTABLE(LUF, LINALG_SLOTS(luf, luf_shapes));
+CMX__VTABLE(QRF, LINALG_SLOTS(qrf, qrf_shapes));
+CMX__VTABLE(SVD, LINALG_SLOTS(svd, svd_shapes), .print = svd_print);
+CMX__VTABLE(Inverse, LINALG_SLOTS(inverse, like_a), .print = inverse_print);
+CMX__VTABLE(Cholesky, LINALG_SLOTS(cholesky, like_a), .print = uplo_print);
+CMX__VTABLE(Eigh, LINALG_SLOTS(eigh, eig_shapes), .print = eigh_print);
+CMX__VTABLE(Eig, LINALG_SLOTS(eig, eig_shapes));
+CMX__VTABLE(Solve, LINALG_SLOTS(solve, like_b));
+CMX__VTABLE(SolveTriangular, LINALG_SLOTS(solve_triangular, like_b),
             .print = uplo_print);

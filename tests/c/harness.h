@@ -626,4 +626,30 @@ static inline int h_check_binary(const char* name, h_binary_fn fn, h_ref2 ref,
   return fails;
 }
 
+/* ---------------- small helpers ---------------- */
+/* A contiguous array of dtype dt holding the doubles v (converted). */
+static inline cmx_array h_from_doubles(const double* v, const int64_t* shape,
+                                       int nd, cmx_dtype dt) {
+  h_tensor t = h_alloc(shape, nd, dt);
+  for (int64_t i = 0; i < t.size; i++) t.re[i] = v[i];
+  cmx_array a = h_array(&t, H_CONTIG);
+  h_free(&t);
+  return a;
+}
+
+/* Checks r against want (rounded to want's dtype) within rtol = atol =
+ * tol; releases r. */
+static inline void h_expect(cmx_array r, h_tensor* want, double tol,
+                            const char* what) {
+  if (!r) return;
+  for (int64_t i = 0; i < want->size; i++) {
+    want->re[i] = h_round_to(want->re[i], want->dtype);
+    if (want->im) want->im[i] = h_round_to(want->im[i], want->dtype);
+  }
+  h_tensor g = h_read(r);
+  CHECK_MSG(h_close(&g, want, tol, tol, what), "%s", what);
+  h_free(&g);
+  cmx_array_release(r);
+}
+
 #endif

@@ -33,6 +33,17 @@
 
 /* ---------------- driver (driver.c) ---------------- */
 
+/* The CUDA driver is loaded on first use; with no driver or no device the
+ * GPU is unavailable (false, 0). Core reaches these through the backend
+ * interface (kernel_table.c). */
+bool cmx__gpu_available(void);
+int cmx__gpu_count(void);
+/* Why the GPU is unavailable ("" when it is available), for messages. */
+const char* cmx__gpu_unavailable_reason(void);
+/* Creates and registers a new GPU stream on device_index; NULL with the
+ * error set (stream.c). */
+cmx__stream* cmx__gpu_stream_new(int device_index);
+
 /* The resolved driver entry points (valid once cmx__gpu_available()). */
 extern cmx__cuda_api cmx__cu;
 

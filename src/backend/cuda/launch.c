@@ -2,8 +2,9 @@
  * donation, and the collapsed layouts that strided kernels take. */
 #include <string.h>
 
-#include "backend/cpu/indexing.h" /* cmx__cpu_collapse */
 #include "backend/cuda/gpu.h"
+#include "core/layout.h"
+#include "primitives/registry.h"
 
 cmx_status cmx__gpu_ptr(cmx_array a, int dev, CUdeviceptr* out) {
   *out = 0;
@@ -59,7 +60,7 @@ void cmx__gpu_layout_from(cmx__gpu_layout* l, const int64_t* shape, int ndim,
   }
   memcpy(l->shape, shape, (size_t)ndim * sizeof(int64_t));
   l->narr = n;
-  l->ndim = cmx__cpu_collapse(l->shape, ndim, st, n);
+  l->ndim = cmx__layout_collapse(l->shape, ndim, st, n);
 }
 
 void cmx__gpu_layout_make(cmx__gpu_layout* l, const cmx_array* arrays, int n) {

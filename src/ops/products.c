@@ -1,4 +1,5 @@
-/* Linear-algebra composites: tensordot, inner, outer, vecdot, kron, trace.
+/* Products and contractions: tensordot, inner, outer, vecdot, kron, and
+ * trace (the contraction of a plane).
  * Contractions are reduced to one 2-d product: a transposed to (free,
  * contracted) and b to (contracted, free), both flattened to matrices.
  * Inexact dtypes use matmul (BLAS); integers and bool, which matmul does

@@ -1,10 +1,6 @@
-/* Transform rules of the linear-algebra extras: Diagonal, Hadamard,
- * GatherMM and SegmentedMM (contracts in primitives/linalg_extra.h).
+/* Transform rules of the gathered matrix products: GatherMM and
+ * SegmentedMM (contracts in primitives/matmul_gather.h).
  *
- * - Diagonal: vjp places the cotangent back on the diagonal (diag_embed)
- *   and restores the axis order; jvp and vmap are Diagonal again.
- * - Hadamard: linear, T = s (H_m (x) H_n), so jvp is T and vjp is T^T
- *   (H_n is symmetric, H_m is transposed through the parameter).
  * - GatherMM: bilinear. The vjp of a gathers the products dC[i] @ b^T and
  *   scatter-adds them at lhs[i] (b likewise at rhs[i]); indices get none.
  *   vmap folds the vmapped axis into the operands' batch and offsets the
@@ -18,108 +14,8 @@
 #include <string.h>
 
 #include "ops/ops_internal.h"
-#include "primitives/linalg_extra.h"
+#include "primitives/matmul_gather.h"
 #include "transforms/rules.h"
-
-/* x converted to like's dtype (cotangents of promoted math). */
-static cmx_array as_like(cmx_array x, cmx_array like, cmx_stream s) {
-  if (!x || !like) return NULL;
-  return x->dtype == like->dtype ? x : cmx__astype(x, like->dtype, s);
-}
-
-/* ---------------- Diagonal ---------------- */
-CMX__RULE_VJP(cmx__vjp_diagonal) {
-  (void)nin, (void)nout, (void)argnums, (void)outputs;
-  if (!nargs) return CMX_OK;
-  const cmx__diagonal_params* q = cmx_primitive_params(p);
-  cmx_stream s = cmx__rule_stream(p);
-  cmx_array a = primals[0];
-  int nd = a->ndim, nr = nd - 2;
-  cmx_array e = cmx__diag_embed(cotangents[0], a->dims[q->axis1],
-                                a->dims[q->axis2], q->offset, s);
-  /* e is (rest..., n1, n2); put n1 and n2 back at axis1 and axis2. */
-  int perm[CMX_MAX_NDIM], r = 0;
-  for (int d = 0; d < nd; d++)
-    perm[d] = d == q->axis1 ? nr : d == q->axis2 ? nr + 1 : r++;
-  out[0] = cmx__rule_keep(as_like(cmx__transpose(e, perm, nd, s), a, s));
-  return out[0] ? CMX_OK : cmx_last_status();
-}
-
-CMX__RULE_JVP(cmx__jvp_diagonal) {
-  (void)primals, (void)nin, (void)argnums, (void)nargs, (void)nout;
-  out[0] = cmx__rule_keep(
-      cmx__apply(cmx_primitive_vt(p), cmx_primitive_params(p),
-                 cmx_primitive_params_size(p), cmx__rule_stream(p), tangents, 1,
-                 outputs[0]->dims, outputs[0]->ndim, tangents[0]->dtype));
-  return out[0] ? CMX_OK : cmx_last_status();
-}
-
-/* Diagonal of the same planes with the vmapped axis kept in place. */
-CMX__RULE_VMAP(cmx__vmap_diagonal) {
-  (void)nin, (void)outputs, (void)nout;
-  cmx__diagonal_params q =
-      *(const cmx__diagonal_params*)cmx_primitive_params(p);
-  cmx_array x = inputs[0];
-  int bx = axes[0];
-  q.axis1 += q.axis1 >= bx;
-  q.axis2 += q.axis2 >= bx;
-  int64_t off1 = q.offset < 0 ? -q.offset : 0,
-          off2 = q.offset > 0 ? q.offset : 0;
-  int64_t k1 = x->dims[q.axis1] - off1, k2 = x->dims[q.axis2] - off2;
-  int64_t shape[CMX_MAX_NDIM];
-  int nd = 0;
-  for (int d = 0; d < x->ndim; d++)
-    if (d != q.axis1 && d != q.axis2) shape[nd++] = x->dims[d];
-  shape[nd++] = k1 < k2 ? (k1 > 0 ? k1 : 0) : (k2 > 0 ? k2 : 0);
-  out[0] = cmx__rule_keep(cmx__apply(cmx_primitive_vt(p), &q, sizeof q,
-                                     cmx__rule_stream(p), &x, 1, shape, nd,
-                                     x->dtype));
-  out_axes[0] = bx - (q.axis1 < bx) - (q.axis2 < bx);
-  return out[0] ? CMX_OK : cmx_last_status();
-}
-
-/* ---------------- Hadamard ---------------- */
-static cmx_array hadamard(const cmx_primitive* p, cmx_array x, bool flip,
-                          cmx_stream s) {
-  if (!x) return NULL;
-  cmx__hadamard_params q =
-      *(const cmx__hadamard_params*)cmx_primitive_params(p);
-  if (flip) q.transpose = !q.transpose;
-  return cmx__apply(cmx_primitive_vt(p), &q, sizeof q, s, &x, 1, x->dims,
-                    x->ndim, x->dtype);
-}
-
-CMX__RULE_VJP(cmx__vjp_hadamard) {
-  (void)nin, (void)nout, (void)argnums, (void)outputs;
-  if (!nargs) return CMX_OK;
-  cmx_stream s = cmx__rule_stream(p);
-  out[0] = cmx__rule_keep(
-      hadamard(p, as_like(cotangents[0], primals[0], s), true, s));
-  return out[0] ? CMX_OK : cmx_last_status();
-}
-
-CMX__RULE_JVP(cmx__jvp_hadamard) {
-  (void)nin, (void)argnums, (void)nargs, (void)outputs, (void)nout;
-  cmx_stream s = cmx__rule_stream(p);
-  out[0] = cmx__rule_keep(
-      hadamard(p, as_like(tangents[0], primals[0], s), false, s));
-  return out[0] ? CMX_OK : cmx_last_status();
-}
-
-/* The transform acts on the last axis: any other vmapped axis stays. */
-CMX__RULE_VMAP(cmx__vmap_hadamard) {
-  (void)nin, (void)outputs, (void)nout;
-  cmx_stream s = cmx__rule_stream(p);
-  cmx_array x = inputs[0];
-  int bx = axes[0];
-  if (bx == x->ndim - 1) {
-    x = cmx__moveaxis(x, bx, 0, s);
-    bx = 0;
-  }
-  out[0] = cmx__rule_keep(hadamard(p, x, false, s));
-  out_axes[0] = bx;
-  return out[0] ? CMX_OK : cmx_last_status();
-}
 
 /* ---------------- GatherMM ---------------- */
 static cmx_array gather_mm(const cmx_primitive* p, cmx_array a, cmx_array b,
@@ -164,7 +60,7 @@ CMX__RULE_VJP(cmx__vjp_gather_mm) {
   (void)nin, (void)nout, (void)outputs;
   cmx_stream s = cmx__rule_stream(p);
   cmx_array a = primals[0], b = primals[1], li = primals[2], ri = primals[3];
-  cmx_array dc = as_like(cotangents[0], a, s);
+  cmx_array dc = cmx__rule_as_like(cotangents[0], a, s);
   for (int k = 0; k < nargs; k++) {
     out[k] = NULL;
     if (argnums[k] == 0) {
@@ -191,9 +87,11 @@ CMX__RULE_JVP(cmx__jvp_gather_mm) {
   for (int k = 0; k < nargs; k++) {
     cmx_array t = NULL;
     if (argnums[k] == 0)
-      t = gather_mm(p, as_like(tangents[k], x[0], s), x[1], x[2], x[3], s);
+      t = gather_mm(p, cmx__rule_as_like(tangents[k], x[0], s), x[1], x[2],
+                    x[3], s);
     else if (argnums[k] == 1)
-      t = gather_mm(p, x[0], as_like(tangents[k], x[1], s), x[2], x[3], s);
+      t = gather_mm(p, x[0], cmx__rule_as_like(tangents[k], x[1], s), x[2],
+                    x[3], s);
     else
       continue;
     if (!t) return cmx_last_status();
@@ -298,7 +196,7 @@ CMX__RULE_VJP(cmx__vjp_segmented_mm) {
   (void)nin, (void)nout, (void)outputs;
   cmx_stream s = cmx__rule_stream(p);
   cmx_array a = primals[0], b = primals[1];
-  cmx_array dc = as_like(cotangents[0], a, s);
+  cmx_array dc = cmx__rule_as_like(cotangents[0], a, s);
   int64_t K = a->dims[1];
   cmx_array mask = NULL;
   for (int k = 0; k < nargs; k++) {
@@ -325,9 +223,11 @@ CMX__RULE_JVP(cmx__jvp_segmented_mm) {
   for (int k = 0; k < nargs; k++) {
     cmx_array t = NULL;
     if (argnums[k] == 0)
-      t = segmented_mm(p, as_like(tangents[k], x[0], s), x[1], x[2], s);
+      t = segmented_mm(p, cmx__rule_as_like(tangents[k], x[0], s), x[1], x[2],
+                       s);
     else if (argnums[k] == 1)
-      t = segmented_mm(p, x[0], as_like(tangents[k], x[1], s), x[2], s);
+      t = segmented_mm(p, x[0], cmx__rule_as_like(tangents[k], x[1], s), x[2],
+                       s);
     else
       continue;
     if (!t) return cmx_last_status();

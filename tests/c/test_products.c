@@ -326,5 +326,5 @@ int main(void) {
   RUN(test_vecdot);
   RUN(test_kron);
   RUN(test_trace);
-  return test_summary("linalg_ops");
+  return test_summary("products");
 }

@@ -1,8 +1,8 @@
-/* Transform rules of the linear-algebra extra primitives (Diagonal,
- * Hadamard, GatherMM, SegmentedMM): vjp against central finite
- * differences and jvp against vjp (tc_check_grad, float64), vmap over each
- * argument's axis against a loop (tc_check_vmap), second order for
- * Hadamard (grad of grad, vmap of grad), and cotangent dtypes. */
+/* Transform rules of the gathered matrix products (GatherMM, SegmentedMM,
+ * and the composites einsum and block_masked_mm): vjp against central
+ * finite differences and jvp against vjp (tc_check_grad, float64), vmap
+ * over each argument's axis against a loop (tc_check_vmap), and cotangent
+ * dtypes. */
 #include "harness.h"
 #include "tcheck.h"
 
@@ -17,23 +17,6 @@ static cmx_array index_array(const int64_t* v, const int64_t* shape, int nd,
   return a;
 }
 
-typedef struct {
-  int offset, ax1, ax2;
-} diag_ctx;
-
-static cmx_status t_diagonal(void* ctx, const cmx_array* in, int n,
-                             cmx_array* outs, int* nout) {
-  (void)n;
-  const diag_ctx* c = ctx;
-  *nout = 1;
-  return cmx_diagonal(&outs[0], in[0], c->offset, c->ax1, c->ax2, S);
-}
-static cmx_status t_hadamard(void* ctx, const cmx_array* in, int n,
-                             cmx_array* outs, int* nout) {
-  (void)n;
-  *nout = 1;
-  return cmx_hadamard_transform(&outs[0], in[0], ctx, S);
-}
 static cmx_status t_gather_mm(void* ctx, const cmx_array* in, int n,
                               cmx_array* outs, int* nout) {
   (void)ctx, (void)n;
@@ -46,37 +29,6 @@ static cmx_status t_segmented_mm(void* ctx, const cmx_array* in, int n,
   *nout = 1;
   return cmx_segmented_mm(&outs[0], in[0], in[1], in[2], S);
 }
-/* sum(hadamard(x)^2), for second-order checks. */
-static cmx_status t_had_energy(void* ctx, const cmx_array* in, int n,
-                               cmx_array* outs, int* nout) {
-  (void)ctx, (void)n;
-  cmx_array h = NULL, sq = NULL;
-  cmx_status st = cmx_hadamard_transform(&h, in[0], NULL, S);
-  if (st == CMX_OK) st = cmx_multiply(&sq, h, h, S);
-  if (st == CMX_OK) st = cmx_sum(&outs[0], sq, NULL, 0, false, S);
-  cmx_array_release(h), cmx_array_release(sq);
-  *nout = 1;
-  return st;
-}
-static cmx_status f_had_energy(void* pl, const cmx_array* in, int n,
-                               cmx_array** out, int* nout) {
-  cmx_array o[1];
-  cmx_status st = t_had_energy(pl, in, n, o, nout);
-  if (st != CMX_OK) return st;
-  *out = malloc(sizeof(cmx_array));
-  (*out)[0] = o[0];
-  return CMX_OK;
-}
-/* The gradient of t_had_energy. */
-static cmx_status t_had_grad(void* ctx, const cmx_array* in, int n,
-                             cmx_array* outs, int* nout) {
-  (void)ctx;
-  cmx_closure f = {f_had_energy, NULL};
-  int arg = 0;
-  *nout = 1;
-  return cmx_value_and_grad(f, in, n, &arg, 1, NULL, NULL, &outs[0]);
-}
-
 static cmx_array rnd(const int64_t* shape, int nd, uint64_t seed) {
   h_tensor t = h_random(shape, nd, CMX_FLOAT64, -1, 1, seed);
   cmx_array a = h_array(&t, H_CONTIG);
@@ -85,63 +37,6 @@ static cmx_array rnd(const int64_t* shape, int nd, uint64_t seed) {
 }
 
 #define NA CMX_VMAP_NONE
-
-static void test_diagonal(void) {
-  int64_t s345[3] = {3, 4, 5}, s44[2] = {4, 4};
-  cmx_array x3 = rnd(s345, 3, 200), x2 = rnd(s44, 2, 201);
-  diag_ctx d1 = {1, 0, 1}, d2 = {-1, 1, 0}, d3 = {0, -1, 0}, past = {9, 0, 1};
-  tc_check_grad("diagonal 2-d", t_diagonal, &d2, &x2, 1, 1e-6);
-  tc_check_grad("diagonal 3-d", t_diagonal, &d1, &x3, 1, 1e-6);
-  tc_check_grad("diagonal 3-d last/first", t_diagonal, &d3, &x3, 1, 1e-6);
-  for (int ax = 0; ax < 3; ax++) {
-    char name[64];
-    snprintf(name, sizeof name, "vmap diagonal axis %d", ax);
-    tc_check_vmap(name, t_diagonal, &d1, &x3, 1, &ax, 0);
-    tc_check_vmap(name, t_diagonal, &d2, &x3, 1, &ax, 1);
-    tc_check_vmap(name, t_diagonal, &past, &x3, 1, &ax, 0); /* empty */
-  }
-  cmx_array_release(x3), cmx_array_release(x2);
-}
-
-static void test_hadamard(void) {
-  /* Hadamard, power of two and the odd factors (12, 20, 28: H_20 and
-   * H_28 are not symmetric, so the vjp must transpose them). */
-  int64_t hs[4][2] = {{3, 8}, {2, 12}, {2, 20}, {3, 28}};
-  float half = 0.5f;
-  for (int i = 0; i < 4; i++) {
-    cmx_array x = rnd(hs[i], 2, 210 + i);
-    tc_check_grad("hadamard", t_hadamard, NULL, &x, 1, 1e-6);
-    tc_check_grad("hadamard scaled", t_hadamard, &half, &x, 1, 1e-6);
-    int a0 = 0, a1 = 1;
-    tc_check_vmap("vmap hadamard axis 0", t_hadamard, NULL, &x, 1, &a0, 0);
-    int64_t ts[2] = {hs[i][1], 3};
-    cmx_array xt = rnd(ts, 2, 215 + i);
-    tc_check_vmap("vmap hadamard last axis", t_hadamard, NULL, &xt, 1, &a1, 1);
-    tc_check_vmap("vmap hadamard last axis, out 0", t_hadamard, NULL, &xt, 1,
-                  &a1, 0);
-    cmx_array_release(xt);
-    /* Second order: grad of grad and vmap of grad. */
-    tc_check_grad("grad of grad hadamard energy", t_had_grad, NULL, &x, 1,
-                  1e-6);
-    tc_check_vmap("vmap of grad hadamard energy", t_had_grad, NULL, &x, 1, &a0,
-                  0);
-    cmx_array_release(x);
-  }
-  /* Cotangent dtypes follow the primal's (float32, float16). */
-  cmx_dtype cdts[2] = {CMX_FLOAT32, CMX_FLOAT16};
-  for (int i = 0; i < 2; i++) {
-    cmx_array x = NULL, u = NULL, *outs = NULL, vj = NULL;
-    int nouts = 0;
-    OK(cmx_ones(&x, hs[2], 2, cdts[i], S));
-    OK(cmx_ones(&u, hs[2], 2, cdts[i], S));
-    tc_closure c = {t_hadamard, NULL};
-    cmx_closure f = {tc_call, &c};
-    OK(cmx_vjp(f, &x, 1, &u, 1, &outs, &nouts, &vj));
-    CHECK(vj && cmx_array_dtype(vj) == cdts[i]);
-    cmx_arrays_free(outs, nouts);
-    cmx_array_release(vj), cmx_array_release(x), cmx_array_release(u);
-  }
-}
 
 /* GatherMM: gradients for a and b, none for the indices. */
 static void test_gather_mm(void) {
@@ -284,11 +179,9 @@ static void test_block_masked_mm(void) {
 }
 
 int main(void) {
-  RUN(test_diagonal);
-  RUN(test_hadamard);
   RUN(test_gather_mm);
   RUN(test_segmented_mm);
   RUN(test_einsum);
   RUN(test_block_masked_mm);
-  return test_summary("test_rules_linalg_extra");
+  return test_summary("test_rules_matmul_gather");
 }

@@ -1,9 +1,9 @@
-/* Tests of diagonal, diag, hadamard_transform, gather_mm, segmented_mm and
- * block_masked_mm against plain double-precision references over dtypes,
- * shapes and layouts, and their error messages. Their transform rules are
- * checked in test_rules_linalg_extra.c. */
+/* Tests of gather_mm, segmented_mm and block_masked_mm against plain
+ * double-precision references over dtypes, shapes and layouts, and their
+ * error messages. Their transform rules are checked in
+ * test_rules_matmul_gather.c. */
 #include "harness.h"
-#include "primitives/linalg_extra.h"
+#include "primitives/matmul_gather.h"
 
 #define S CMX_STREAM_DEFAULT
 
@@ -17,302 +17,8 @@
               cmx_last_error(), (needle));                          \
   } while (0)
 
-static void unravel(int64_t k, const int64_t* shape, int nd, int64_t* idx) {
-  for (int d = nd - 1; d >= 0; d--) {
-    idx[d] = shape[d] ? k % shape[d] : 0;
-    k = shape[d] ? k / shape[d] : 0;
-  }
-}
-static int64_t ravel(const int64_t* idx, const int64_t* shape, int nd) {
-  int64_t k = 0;
-  for (int d = 0; d < nd; d++) k = k * shape[d] + idx[d];
-  return k;
-}
-
-/* Checks r against want (rounded to want's dtype) within rtol = atol =
- * tol; releases r. */
-static void expect(cmx_array r, h_tensor* want, double tol, const char* what) {
-  if (!r) return;
-  for (int64_t i = 0; i < want->size; i++) {
-    want->re[i] = h_round_to(want->re[i], want->dtype);
-    if (want->im) want->im[i] = h_round_to(want->im[i], want->dtype);
-  }
-  h_tensor g = h_read(r);
-  CHECK_MSG(h_close(&g, want, tol, tol, what), "%s", what);
-  h_free(&g);
-  cmx_array_release(r);
-}
-
-static cmx_array from_doubles(const double* v, const int64_t* shape, int nd,
-                              cmx_dtype dt) {
-  h_tensor t = h_alloc(shape, nd, dt);
-  for (int64_t i = 0; i < t.size; i++) t.re[i] = v[i];
-  cmx_array a = h_array(&t, H_CONTIG);
-  h_free(&t);
-  return a;
-}
-
 static const cmx_dtype FLOATS[] = {CMX_FLOAT32, CMX_FLOAT64, CMX_FLOAT16,
                                    CMX_BFLOAT16};
-
-/* ---------------- diagonal and diag ---------------- */
-static void check_diagonal(const int64_t* shape, int nd, int offset, int ax1,
-                           int ax2, uint64_t seed) {
-  static const cmx_dtype dts[] = {CMX_FLOAT32, CMX_FLOAT64, CMX_FLOAT16,
-                                  CMX_INT32,   CMX_BOOL,    CMX_COMPLEX64};
-  int a1 = ax1 < 0 ? ax1 + nd : ax1, a2 = ax2 < 0 ? ax2 + nd : ax2;
-  int64_t off1 = offset < 0 ? -offset : 0, off2 = offset > 0 ? offset : 0;
-  int64_t k =
-      shape[a1] - off1 < shape[a2] - off2 ? shape[a1] - off1 : shape[a2] - off2;
-  if (k < 0) k = 0;
-  int64_t os[CMX_MAX_NDIM];
-  int no = 0;
-  for (int d = 0; d < nd; d++)
-    if (d != a1 && d != a2) os[no++] = shape[d];
-  os[no++] = k;
-  for (size_t di = 0; di < sizeof dts / sizeof *dts; di++) {
-    cmx_dtype dt = dts[di];
-    h_tensor x = h_random(shape, nd, dt, -5, 5, seed + di);
-    h_tensor want = h_alloc(os, no, dt);
-    for (int64_t o = 0; o < want.size; o++) {
-      int64_t oi[CMX_MAX_NDIM], ii[CMX_MAX_NDIM];
-      unravel(o, os, no, oi);
-      int r = 0;
-      for (int d = 0; d < nd; d++)
-        if (d != a1 && d != a2) ii[d] = oi[r++];
-      ii[a1] = oi[no - 1] + off1;
-      ii[a2] = oi[no - 1] + off2;
-      int64_t src = ravel(ii, shape, nd);
-      want.re[o] = x.re[src];
-      if (want.im) want.im[o] = x.im[src];
-    }
-    for (int l = 0; l < H_NUM_LAYOUTS; l++) {
-      cmx_array a = h_array(&x, (h_layout)l), r = NULL;
-      OK(cmx_diagonal(&r, a, offset, ax1, ax2, S));
-      char what[160];
-      snprintf(what, sizeof what, "diagonal %s offset %d axes (%d, %d) %s",
-               cmx_dtype_name(dt), offset, ax1, ax2, h_layout_names[l]);
-      /* A view: it shares the input's buffer. */
-      if (r && cmx_array_eval(r) == CMX_OK && want.size > 0)
-        CHECK_MSG(r->buf == a->buf, "%s: not a view", what);
-      expect(r, &want, 0, what);
-      cmx_array_release(a);
-    }
-    h_free(&x), h_free(&want);
-  }
-}
-
-static void test_diagonal(void) {
-  int64_t s2[2] = {4, 6}, s3[3] = {3, 4, 5}, s4[4] = {2, 3, 3, 2};
-  check_diagonal(s2, 2, 0, 0, 1, 1);
-  check_diagonal(s2, 2, 2, 0, 1, 2);
-  check_diagonal(s2, 2, -3, 0, 1, 3);
-  check_diagonal(s2, 2, 1, 1, 0, 4); /* axes swapped */
-  check_diagonal(s2, 2, 9, 0, 1, 5); /* past the plane: empty */
-  check_diagonal(s2, 2, -4, 0, 1, 6);
-  check_diagonal(s3, 3, 1, 0, 2, 7);
-  check_diagonal(s3, 3, -1, -1, 1, 8);
-  check_diagonal(s4, 4, 0, 1, 2, 9);
-  check_diagonal(s4, 4, 1, 3, 0, 10);
-  int64_t s0[2] = {0, 3};
-  check_diagonal(s0, 2, 0, 0, 1, 11);
-
-  cmx_array a = NULL, r = NULL;
-  OK(cmx_zeros(&a, s3, 3, CMX_FLOAT32, S));
-  FAILS(cmx_diagonal(&r, a, 0, 0, 0, S), CMX_ERR_VALUE,
-        "[diagonal] axis1 and axis2 cannot be the same axis");
-  FAILS(cmx_diagonal(&r, a, 0, 0, 3, S), CMX_ERR_VALUE,
-        "[diagonal] axis 3 is out of bounds");
-  FAILS(cmx_diagonal(&r, a, 0, -4, 1, S), CMX_ERR_VALUE,
-        "[diagonal] axis -4 is out of bounds");
-  cmx_array_release(a);
-  OK(cmx_zeros(&a, s3, 1, CMX_FLOAT32, S));
-  FAILS(cmx_diagonal(&r, a, 0, 0, 1, S), CMX_ERR_VALUE,
-        "[diagonal] Array must have at least two dimensions, but got 1");
-  FAILS(cmx_diagonal(&r, NULL, 0, 0, 1, S), CMX_ERR_VALUE, "[diagonal]");
-  cmx_array_release(a);
-}
-
-static void test_diag(void) {
-  int64_t n1[1] = {4};
-  int ks[4] = {-2, 0, 1, 3};
-  for (int ki = 0; ki < 4; ki++)
-    for (int di = 0; di < 3; di++) {
-      cmx_dtype dt = di == 0 ? CMX_FLOAT32 : di == 1 ? CMX_INT64 : CMX_FLOAT16;
-      int k = ks[ki];
-      h_tensor x = h_random(n1, 1, dt, -9, 9, 30 + ki);
-      int64_t n = 4 + (k < 0 ? -k : k), os[2] = {n, n};
-      h_tensor want = h_alloc(os, 2, dt);
-      for (int64_t i = 0; i < 4; i++) {
-        int64_t row = k >= 0 ? i : i - k, col = k >= 0 ? i + k : i;
-        want.re[row * n + col] = x.re[i];
-      }
-      cmx_array a = h_array(&x, H_STRIDED), r = NULL;
-      OK(cmx_diag(&r, a, k, S));
-      char what[64];
-      snprintf(what, sizeof what, "diag 1-d k=%d %s", k, cmx_dtype_name(dt));
-      expect(r, &want, 0, what);
-      cmx_array_release(a), h_free(&x), h_free(&want);
-    }
-  /* A NaN or inf next to the diagonal stays out of the zeros. */
-  double v[3] = {NAN, INFINITY, 2};
-  int64_t s3[1] = {3};
-  cmx_array a = from_doubles(v, s3, 1, CMX_FLOAT32), r = NULL;
-  OK(cmx_diag(&r, a, 1, S));
-  h_tensor g = h_read(r);
-  CHECK(g.size == 16 && isnan(g.re[1]) && isinf(g.re[6]) && g.re[11] == 2);
-  int zeros = 0;
-  for (int64_t i = 0; i < g.size; i++) zeros += g.re[i] == 0;
-  CHECK(zeros == 13);
-  h_free(&g), cmx_array_release(r), cmx_array_release(a);
-  /* 2-d: the diagonal. */
-  int64_t s2[2] = {3, 5};
-  h_tensor x = h_random(s2, 2, CMX_FLOAT64, -1, 1, 40);
-  for (int k = -3; k <= 6; k += 3) {
-    int64_t cnt = 0, os[1];
-    double buf[8];
-    for (int64_t i = 0; i < 3; i++)
-      if (i + k >= 0 && i + k < 5) buf[cnt++] = x.re[i * 5 + i + k];
-    os[0] = cnt;
-    h_tensor want = h_alloc(os, 1, CMX_FLOAT64);
-    for (int64_t i = 0; i < cnt; i++) want.re[i] = buf[i];
-    a = h_array(&x, H_TRANSPOSED);
-    r = NULL;
-    OK(cmx_diag(&r, a, k, S));
-    expect(r, &want, 0, "diag 2-d");
-    cmx_array_release(a), h_free(&want);
-  }
-  h_free(&x);
-  /* Empty vector: (|k|, |k|) zeros. */
-  int64_t e[1] = {0};
-  OK(cmx_zeros(&a, e, 1, CMX_FLOAT32, S));
-  r = NULL;
-  OK(cmx_diag(&r, a, 2, S));
-  CHECK(r && cmx_array_ndim(r) == 2 && cmx_array_shape(r)[0] == 2 &&
-        cmx_array_shape(r)[1] == 2);
-  cmx_array_release(r);
-  OK(cmx_diag(&r, a, 0, S));
-  CHECK(r && cmx_array_size(r) == 0 && cmx_array_ndim(r) == 2);
-  cmx_array_release(r), cmx_array_release(a);
-  int64_t s33[3] = {2, 2, 2};
-  OK(cmx_zeros(&a, s33, 3, CMX_FLOAT32, S));
-  FAILS(cmx_diag(&r, a, 0, S), CMX_ERR_VALUE,
-        "[diag] array must be 1-D or 2-D, got array with 3 dimensions.");
-  cmx_array_release(a);
-}
-
-/* ---------------- hadamard_transform ---------------- */
-/* Entry (r, c) of H_m (x) H_n for N = m * n, scaled. */
-static double had_entry(int64_t r, int64_t c, int m, int64_t n,
-                        const int8_t* hm, bool transpose) {
-  int64_t rm = r / n, rn = r % n, cm = c / n, cn = c % n;
-  double hv = m == 1 ? 1 : transpose ? hm[cm * m + rm] : hm[rm * m + cm];
-  return hv * (__builtin_popcountll((uint64_t)(rn & cn)) & 1 ? -1 : 1);
-}
-
-static void check_hadamard(const int64_t* shape, int nd, cmx_dtype dt,
-                           const float* scale, uint64_t seed) {
-  int64_t N = shape[nd - 1], n;
-  int m;
-  CHECK(cmx__hadamard_split(N, &m, &n));
-  int8_t hm[28 * 28];
-  if (m > 1) cmx__hadamard_m(m, hm);
-  double sc = scale ? *scale : 1.0 / sqrt((double)N);
-  if (dt != CMX_FLOAT64) sc = (float)sc; /* float32 math: a float scale */
-  cmx_dtype odt = cmx_dtype_is_floating(dt) ? dt : CMX_FLOAT32;
-  h_tensor x = h_random(shape, nd, dt, -1, 1, seed);
-  h_tensor want = h_alloc(shape, nd, odt);
-  int64_t rows = x.size / N;
-  for (int64_t row = 0; row < rows; row++)
-    for (int64_t r = 0; r < N; r++) {
-      double acc = 0;
-      for (int64_t c = 0; c < N; c++)
-        acc += had_entry(r, c, m, n, hm, false) * x.re[row * N + c];
-      want.re[row * N + r] = sc * acc;
-    }
-  double tol =
-      (odt == CMX_FLOAT64 ? 1e-12 : h_tol(odt)) * 4 * (1 + log2((double)N));
-  for (int l = 0; l < H_NUM_LAYOUTS; l++) {
-    cmx_array a = h_array(&x, (h_layout)l), r = NULL;
-    OK(cmx_hadamard_transform(&r, a, scale, S));
-    char what[128], sh[64];
-    snprintf(what, sizeof what, "hadamard %s %s %s",
-             cmx__shape_str(shape, nd, sh, sizeof sh), cmx_dtype_name(dt),
-             h_layout_names[l]);
-    expect(r, &want, tol, what);
-    cmx_array_release(a);
-  }
-  h_free(&x), h_free(&want);
-}
-
-static void test_hadamard(void) {
-  /* The odd factors are Hadamard matrices: H H^T = m I. */
-  int ms[3] = {12, 20, 28};
-  for (int t = 0; t < 3; t++) {
-    int m = ms[t];
-    int8_t h[28 * 28];
-    CHECK(cmx__hadamard_m(m, h));
-    bool orth = true;
-    for (int i = 0; i < m; i++)
-      for (int j = 0; j < m; j++) {
-        int dot = 0;
-        for (int k = 0; k < m; k++) dot += h[i * m + k] * h[j * m + k];
-        orth = orth && dot == (i == j ? m : 0);
-      }
-    CHECK_MSG(orth, "H_%d is not a Hadamard matrix", m);
-  }
-  int8_t dummy[4];
-  CHECK(!cmx__hadamard_m(4, dummy));
-  int64_t sizes[] = {2, 4, 8, 64, 12, 24, 20, 80, 28, 56, 1024};
-  for (size_t i = 0; i < sizeof sizes / sizeof *sizes; i++) {
-    int64_t s1[1] = {sizes[i]}, s3[3] = {2, 3, sizes[i]};
-    check_hadamard(s1, 1, CMX_FLOAT32, NULL, 50 + i);
-    check_hadamard(s3, 3, CMX_FLOAT64, NULL, 60 + i);
-  }
-  int64_t s2[2] = {5, 48};
-  float half = 0.5f, one = 1.0f;
-  for (int d = 0; d < 4; d++) check_hadamard(s2, 2, FLOATS[d], &half, 70 + d);
-  check_hadamard(s2, 2, CMX_INT32, NULL, 75); /* computed in float32 */
-  int64_t s40[2] = {3, 40};
-  check_hadamard(s40, 2, CMX_BFLOAT16, &one, 76);
-  int64_t big[2] = {2, 4096};
-  check_hadamard(big, 2, CMX_FLOAT32, NULL, 77);
-  /* A last axis of 1 only scales; scale 1 gives a back. */
-  int64_t s31[2] = {3, 1};
-  cmx_array a = NULL, r = NULL;
-  OK(cmx_ones(&a, s31, 2, CMX_INT32, S));
-  OK(cmx_hadamard_transform(&r, a, NULL, S));
-  CHECK(r == a);
-  cmx_array_release(r);
-  float three = 3;
-  OK(cmx_hadamard_transform(&r, a, &three, S));
-  double v = 0;
-  int64_t zero[2] = {0, 0};
-  (void)zero;
-  CHECK(r && cmx_array_dtype(r) == CMX_FLOAT32);
-  cmx_array first = NULL;
-  int64_t st[2] = {0, 0}, sp[2] = {1, 1};
-  OK(cmx_slice(&first, r, st, sp, NULL, S));
-  OK(cmx_array_item_double(first, &v));
-  CHECK(v == 3);
-  cmx_array_release(first), cmx_array_release(r), cmx_array_release(a);
-  /* Errors. */
-  int64_t bad[2] = {2, 36}, e[2] = {0, 8};
-  OK(cmx_ones(&a, bad, 2, CMX_FLOAT32, S));
-  FAILS(cmx_hadamard_transform(&r, a, NULL, S), CMX_ERR_VALUE,
-        "[hadamard_transform] Only supports n = m*2^k where m in (1, 12, 20, "
-        "28), but the last axis has size 36.");
-  cmx_array_release(a);
-  OK(cmx_zeros(&a, e, 2, CMX_FLOAT32, S));
-  FAILS(cmx_hadamard_transform(&r, a, NULL, S), CMX_ERR_VALUE,
-        "[hadamard_transform] Does not support empty arrays.");
-  cmx_array_release(a);
-  bad[1] = 3;
-  OK(cmx_ones(&a, bad, 2, CMX_FLOAT32, S));
-  FAILS(cmx_hadamard_transform(&r, a, NULL, S), CMX_ERR_VALUE,
-        "[hadamard_transform] Only supports");
-  cmx_array_release(a);
-}
 
 /* ---------------- gather_mm ---------------- */
 /* Reference out[i] = a[li[i]] @ b[ri[i]] over broadcast index shape. */
@@ -366,7 +72,7 @@ static void test_gather_mm(void) {
       char what[96];
       snprintf(what, sizeof what, "gather_mm %s %s", cmx_dtype_name(dt),
                h_layout_names[l]);
-      expect(r, &wc, tol, what);
+      h_expect(r, &wc, tol, what);
       h_free(&wc);
       cmx_array_release(a), cmx_array_release(b), cmx_array_release(L),
           cmx_array_release(R);
@@ -386,13 +92,13 @@ static void test_gather_mm(void) {
   cmx_array L = index_array(l31, s31, 2, CMX_INT64),
             R = index_array(r12, s12, 2, CMX_INT32);
   OK(cmx_gather_mm(&r, a, b, L, R, false, S));
-  expect(r, &want, 1e-5, "gather_mm broadcast indices");
+  h_expect(r, &want, 1e-5, "gather_mm broadcast indices");
   h_free(&want);
   int64_t r3[3] = {1, 0, 1}, s3[1] = {3}, l3[3] = {0, 1, 2};
   want = ref_gather_mm(&x, &y, l3, r3, s3, 1, CMX_FLOAT32);
   cmx_array R3 = index_array(r3, s3, 1, CMX_UINT32);
   OK(cmx_gather_mm(&r, a, b, NULL, R3, true, S));
-  expect(r, &want, 1e-5, "gather_mm default lhs indices");
+  h_expect(r, &want, 1e-5, "gather_mm default lhs indices");
   h_free(&want);
   /* a 1-d: (K,) @ b[ri] -> (I, N). */
   int64_t s5[1] = {5};
@@ -408,7 +114,7 @@ static void test_gather_mm(void) {
         acc += v.re[k] * y.re[(r3[i] * 5 + k) * 6 + c];
       want.re[i * 6 + c] = acc;
     }
-  expect(r, &want, 1e-5, "gather_mm 1-d a");
+  h_expect(r, &want, 1e-5, "gather_mm 1-d a");
   h_free(&want);
   /* b 1-d: a[li] @ (K,) -> (I, M). */
   OK(cmx_gather_mm(&r, a, va, L, NULL, false, S));
@@ -421,7 +127,7 @@ static void test_gather_mm(void) {
         acc += x.re[(l31[i] * 4 + m) * 5 + k] * v.re[k];
       want.re[i * 4 + m] = acc;
     }
-  expect(r, &want, 1e-5, "gather_mm 1-d b");
+  h_expect(r, &want, 1e-5, "gather_mm 1-d b");
   h_free(&want);
   /* No indices: matmul. */
   int64_t sa2[2] = {4, 5};
@@ -503,7 +209,7 @@ static void test_segmented_mm(void) {
       char what[96];
       snprintf(what, sizeof what, "segmented_mm %s %s", cmx_dtype_name(dt),
                h_layout_names[l]);
-      expect(r, &wc, tol, what);
+      h_expect(r, &wc, tol, what);
       h_free(&wc);
       cmx_array_release(a), cmx_array_release(b), cmx_array_release(sg);
     }
@@ -515,7 +221,7 @@ static void test_segmented_mm(void) {
     int64_t o2[2] = {4, 3};
     h_tensor w2 = h_alloc(o2, 2, dt);
     memcpy(w2.re, want.re + 12, 12 * sizeof(double));
-    expect(r, &w2, tol, "segmented_mm single segment");
+    h_expect(r, &w2, tol, "segmented_mm single segment");
     h_free(&w2);
     cmx_array_release(sg);
     sg = index_array(segs, s212, 3, CMX_INT32);
@@ -525,7 +231,7 @@ static void test_segmented_mm(void) {
     int64_t o4[4] = {2, 1, 4, 3};
     h_tensor w4 = h_alloc(o4, 4, dt);
     memcpy(w4.re, want.re, 24 * sizeof(double));
-    expect(r, &w4, tol, "segmented_mm batched segments");
+    h_expect(r, &w4, tol, "segmented_mm batched segments");
     h_free(&w4);
     cmx_array_release(sg), cmx_array_release(a), cmx_array_release(b);
     h_free(&x), h_free(&y), h_free(&want);
@@ -625,7 +331,7 @@ static void check_block_masked(const int64_t* sa, const int64_t* sb, int nb,
   char what[96];
   snprintf(what, sizeof what, "block_masked_mm %s bs %d", cmx_dtype_name(dt),
            bs);
-  expect(r, &want, dt == CMX_FLOAT64 ? 1e-12 : 16 * h_tol(dt), what);
+  h_expect(r, &want, dt == CMX_FLOAT64 ? 1e-12 : 16 * h_tol(dt), what);
   cmx_array_release(a), cmx_array_release(bb), cmx_array_release(cmo),
       cmx_array_release(cml), cmx_array_release(cmr);
   h_free(&x), h_free(&y), h_free(&want);
@@ -665,8 +371,8 @@ static void test_block_masked_mm(void) {
            w = h_random(s4033, 2, CMX_FLOAT32, -1, 1, 161);
   double olv[2] = {1, 0}, llv[2] = {0, 1};
   cmx_array a = h_array(&v, H_CONTIG), b = h_array(&w, H_CONTIG), r = NULL;
-  cmx_array mo1 = from_doubles(olv, s2, 1, CMX_BOOL),
-            ml1 = from_doubles(llv, s2, 1, CMX_BOOL);
+  cmx_array mo1 = h_from_doubles(olv, s2, 1, CMX_BOOL),
+            ml1 = h_from_doubles(llv, s2, 1, CMX_BOOL);
   OK(cmx_block_masked_mm(&r, a, b, 32, mo1, ml1, NULL, S));
   int64_t s33[1] = {33};
   h_tensor want = h_alloc(s33, 1, CMX_FLOAT32);
@@ -675,7 +381,7 @@ static void test_block_masked_mm(void) {
     for (int k = 32; k < 40; k++) acc += v.re[k] * w.re[k * 33 + c];
     want.re[c] = c < 32 ? acc : 0;
   }
-  expect(r, &want, 1e-5, "block_masked_mm 1-d a");
+  h_expect(r, &want, 1e-5, "block_masked_mm 1-d a");
   h_free(&want);
   /* No masks: matmul. */
   OK(cmx_block_masked_mm(&r, a, b, 16, NULL, NULL, NULL, S));
@@ -712,11 +418,8 @@ static void test_block_masked_mm(void) {
 }
 
 int main(void) {
-  RUN(test_diagonal);
-  RUN(test_diag);
-  RUN(test_hadamard);
   RUN(test_gather_mm);
   RUN(test_segmented_mm);
   RUN(test_block_masked_mm);
-  return test_summary("test_linalg_extra");
+  return test_summary("test_matmul_gather");
 }

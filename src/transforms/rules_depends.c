@@ -1,4 +1,4 @@
-/* Transform rules of the misc primitives.
+/* Transform rules of Depends.
  *
  * Depends(inputs.., dependencies..) returns its first nout inputs
  * unchanged, only ordered after the dependencies (MLX's depends). As in
