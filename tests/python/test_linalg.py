@@ -347,6 +347,20 @@ def test_signatures():
     import cmx.core.linalg as la  # importable as a module
 
     assert la.inv is mx.linalg.inv
+    # every function is declared in python/cmx/core.pyi
+    import ast
+    import os
+
+    import cmx
+
+    stub = open(os.path.join(os.path.dirname(cmx.__file__), "core.pyi")).read()
+    for cls_name, mod in [("_LinalgModule", mx.linalg), ("_FFTModule", mx.fft)]:
+        cls = next(n for n in ast.parse(stub).body if isinstance(n, ast.ClassDef) and n.name == cls_name)
+        declared = {n.name for n in cls.body if isinstance(n, ast.FunctionDef)}
+        public = {n for n in dir(mod) if not n.startswith("_")}
+        assert public == declared, (cls_name, public ^ declared)
+        for name in public:
+            assert getattr(mod, name).__doc__
 
 
 # ---------------- gradients ----------------
