@@ -40,6 +40,13 @@ static cmx_array mt(cmx_array a) {
   return r;
 }
 
+/* a @ b^T (b^T released here). */
+static cmx_array mm_t(cmx_array a, cmx_array b) {
+  cmx_array bt = mt(b), r = mm(a, bt);
+  cmx_array_release(bt);
+  return r;
+}
+
 /* max |a - b| over all elements (b broadcast against a). */
 static double max_diff(cmx_array a, cmx_array b) {
   cmx_array d = NULL;
@@ -88,16 +95,16 @@ static void test_reconstructions(void) {
     cmx_array ai = mm(as, inv);
     CHECK_MSG(max_diff(ai, eye) < tol, "inv %s", cmx_dtype_name(dt));
     /* Cholesky of A A^T + 5 I */
-    cmx_array spd0 = mm(a, mt(a)), spd = shift_eye(spd0, 5), l = NULL;
+    cmx_array spd0 = mm_t(a, a), spd = shift_eye(spd0, 5), l = NULL;
     OK(cmx_linalg_cholesky(&l, spd, false, S));
-    cmx_array llt = mm(l, mt(l));
+    cmx_array llt = mm_t(l, l);
     CHECK_MSG(max_diff(llt, spd) < tol * 10, "cholesky %s", cmx_dtype_name(dt));
     /* eigh */
     cmx_array w = NULL, v = NULL, we = NULL, vw = NULL;
     OK(cmx_linalg_eigh(&w, &v, spd, "L", S));
     OK(cmx_expand_dims(&we, w, (int[]){-2}, 1, S));
     OK(cmx_multiply(&vw, v, we, S));
-    cmx_array rec = mm(vw, mt(v));
+    cmx_array rec = mm_t(vw, v);
     CHECK_MSG(max_diff(rec, spd) < tol * 10, "eigh %s", cmx_dtype_name(dt));
     /* LU: a = take_along_axis(L, P[..., None], -2) @ U */
     cmx_array p = NULL, lo = NULL, up = NULL, pi = NULL, pb = NULL, lp = NULL;
