@@ -108,8 +108,8 @@ bool cmx__linalg_lu(cmx_array* outs, cmx_array a, cmx_stream s) {
   cmx_array f[3];
   if (!cmx__linalg_luf(f, a, "lu", s)) return false;
   int64_t m = rows(f[0]), n = cols(f[0]), k = m < n ? m : n;
-  cmx_array l = cmx__add(cmx__tril(slice2(f[0], 0, m, 0, k, s), -1, s),
-                         cmx__eye(m, k, 0, f[0]->dtype, s), s);
+  cmx_array l = cmx__tril(slice2(f[0], 0, m, 0, k, s), -1, s);
+  if (m > 0 && k > 0) l = cmx__add(l, cmx__eye(m, k, 0, f[0]->dtype, s), s);
   outs[0] = f[2];
   outs[1] = l;
   outs[2] = cmx__triu(slice2(f[0], 0, k, 0, n, s), 0, s);

@@ -279,6 +279,22 @@ def test_singular_and_not_positive_definite():
     np.testing.assert_allclose(np.array(mx.linalg.svd(mx.ones((3, 3)), compute_uv=False)), [3, 0, 0], atol=1e-6)
 
 
+def test_empty_matrices():
+    u, s, vt = mx.linalg.svd(mx.zeros((0, 3)))
+    assert u.shape == (0, 0) and s.shape == (0,)
+    np.testing.assert_array_equal(np.array(vt), np.eye(3))
+    u, s, vt = mx.linalg.svd(mx.zeros((2, 2, 0)))
+    np.testing.assert_array_equal(np.array(u), np.broadcast_to(np.eye(2), (2, 2, 2)))
+    p, l, u = mx.linalg.lu(mx.zeros((3, 0)))
+    np.testing.assert_array_equal(np.array(p), [0, 1, 2])
+    assert l.shape == (3, 0) and u.shape == (0, 0)
+    q, r = mx.linalg.qr(mx.zeros((3, 0)))
+    assert q.shape == (3, 0) and r.shape == (0, 0)
+    assert mx.linalg.inv(mx.zeros((0, 0))).shape == (0, 0)
+    assert mx.linalg.solve(mx.zeros((0, 0)), mx.zeros((0,))).shape == (0,)
+    assert mx.linalg.eigvalsh(mx.zeros((2, 0, 0))).shape == (2, 0)
+
+
 def test_non_finite_inputs_give_nan():
     a = np.eye(3, dtype=np.float32)
     a[1, 1] = np.nan

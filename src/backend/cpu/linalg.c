@@ -411,13 +411,33 @@ static cmx_status report(const job* j, const char* op, int info) {
   }
 }
 
+/* Matrices with no rows or no columns: zeros, except the identities an
+ * empty factorization still has (SVD's U and Vt, LU's row order). */
+static cmx_status fill_empty(const job* j, const cmx_array* out, int nout) {
+  for (int i = 0; i < nout; i++)
+    if (out[i]->size)
+      memset(j->o[i], 0, (size_t)out[i]->size * cmx_dtype_size(out[i]->dtype));
+  for (int64_t b = 0; b < j->batch; b++) {
+    if (j->k == K_SVD && j->flag) {
+      for (int64_t r = 0; r < j->m; r++)
+        put(j, j->o[0], (b * j->m + r) * j->m + r, 1);
+      for (int64_t r = 0; r < j->n; r++)
+        put(j, j->o[2], (b * j->n + r) * j->n + r, 1);
+    }
+    if (j->k == K_LUF)
+      for (int64_t r = 0; r < j->m; r++)
+        ((uint32_t*)j->o[2])[b * j->m + r] = (uint32_t)r;
+  }
+  return CMX_OK;
+}
+
 /* Allocates the outputs, runs the job over the batch, reports. */
 static cmx_status run(job* j, const char* op, const cmx_array* out, int nout) {
   for (int i = 0; i < nout; i++) {
     if (cmx_kernel_alloc(out[i]) != CMX_OK) return cmx_last_status();
     j->o[i] = cmx_kernel_data(out[i]);
   }
-  if (j->batch == 0 || j->m == 0 || j->n == 0) return CMX_OK;
+  if (j->batch == 0 || j->m == 0 || j->n == 0) return fill_empty(j, out, nout);
   plan(j);
   atomic_init(&j->fail_info, 0);
   if (j->batch == 1) {
