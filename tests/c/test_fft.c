@@ -243,8 +243,34 @@ static void test_transforms(void) {
   cmx_array_release(r5), cmx_array_release(i5);
 }
 
+/* Long single transforms (split over the pool): round trips of 2^16 and
+ * the prime 65537 (Bluestein over 2^18), and Parseval's identity. */
+static void test_long(void) {
+  int64_t ns[2] = {65536, 65537};
+  for (int i = 0; i < 2; i++) {
+    int64_t n = ns[i];
+    h_tensor t = h_random(&n, 1, CMX_COMPLEX64, -1, 1, 900 + (uint64_t)i);
+    cmx_array x = h_array(&t, H_CONTIG), y = NULL, z = NULL;
+    OK(cmx_fft_fft(&y, x, NULL, -1, "ortho", S));
+    OK(cmx_fft_ifft(&z, y, NULL, -1, "ortho", S));
+    h_tensor ty = h_read(y), tz = h_read(z);
+    double e = 0, ex = 0, ey = 0;
+    for (int64_t k = 0; k < n && ty.size == n && tz.size == n; k++) {
+      e = fmax(e, fabs(tz.re[k] - t.re[k]) + fabs(tz.im[k] - t.im[k]));
+      ex += t.re[k] * t.re[k] + t.im[k] * t.im[k];
+      ey += ty.re[k] * ty.re[k] + ty.im[k] * ty.im[k];
+    }
+    CHECK_MSG(ty.size == n && e < 1e-4, "round trip n=%lld: %g", (long long)n,
+              e);
+    CHECK_MSG(fabs(ex - ey) < 1e-4 * ex, "Parseval n=%lld", (long long)n);
+    h_free(&t), h_free(&ty), h_free(&tz);
+    cmx_array_release(x), cmx_array_release(y), cmx_array_release(z);
+  }
+}
+
 int main(void) {
   RUN(test_lengths);
+  RUN(test_long);
   RUN(test_two_axes);
   RUN(test_transforms);
   return test_summary("test_fft");

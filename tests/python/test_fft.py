@@ -70,7 +70,7 @@ def test_powers_of_two_up_to_2_20():
 
 
 def test_mixed_radix_and_round_trip():
-    for n in [6, 12, 15, 30, 45, 60, 100, 360, 1000, 3 * 5 * 7 * 11, 2 * 37 * 41, 4096 * 3]:
+    for n in [6, 12, 15, 30, 45, 60, 100, 360, 1000, 3 * 5 * 7 * 11, 2 * 37 * 41, 4096 * 3, 65537, 3 * 5 * 4099]:
         x = crand(n)
         close(mx.fft.fft(mx.array(x)), np.fft.fft(x))
         close(mx.fft.ifft(mx.fft.fft(mx.array(x))), x)

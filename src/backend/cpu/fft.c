@@ -22,6 +22,7 @@ typedef struct axis_job {
   int64_t slen, dlen; /* the axis' length in src and dst */
   int sw, dw;         /* floats per element in src and dst */
   float scale;
+  bool par; /* one long line: the engine splits it over the pool */
   int failed;
 } axis_job;
 
@@ -40,13 +41,13 @@ static void axis_chunk(void* ctx, int64_t begin, int64_t end) {
       case C2C:
       case C2C_INV:
         cmx__fft_c2c(j->plan, s, j->inner, d, j->inner, j->k == C2C_INV,
-                     j->scale, work);
+                     j->scale, work, j->par);
         break;
       case R2C:
-        cmx__fft_r2c(j->plan, s, j->inner, d, j->inner, j->scale, work);
+        cmx__fft_r2c(j->plan, s, j->inner, d, j->inner, j->scale, work, j->par);
         break;
       case C2R:
-        cmx__fft_c2r(j->plan, s, j->inner, d, j->inner, j->scale, work);
+        cmx__fft_c2r(j->plan, s, j->inner, d, j->inner, j->scale, work, j->par);
         break;
     }
   }
@@ -74,6 +75,7 @@ static cmx_status run_axis(line_kind k, const float* src, const int64_t* sd,
     if (d != ax) lines *= dd[d];
   for (int d = ax + 1; d < ndim; d++) j.inner *= dd[d];
   if (lines == 0) return CMX_OK;
+  j.par = lines == 1 && n >= 32768 && cmx__pool_threads() > 1;
   cmx__parallel_for(lines, 1 + 32768 / n, axis_chunk, &j);
   if (j.failed) return cmx_kernel_error(CMX_ERR_MEMORY, "[fft] out of memory.");
   return CMX_OK;

@@ -20,6 +20,8 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "core/internal.h"
+
 #define MAXR 31  /* largest radix run directly; larger primes: Bluestein */
 #define MAXST 64 /* stages of one plan (n < 2^63) */
 
@@ -63,6 +65,7 @@ struct cmx__fft_plan {
 
 typedef struct pass {
   int64_t ns, nb, L; /* sub-length, blocks (L / ns), stride L = n / r */
+  int64_t kn;        /* k loop count: ns, or a slice of it (threads) */
   const float* restrict xr, * restrict xi;
   float* restrict yr, * restrict yi;
   const float* restrict twr, * restrict twi;
@@ -75,7 +78,7 @@ static void radix2(const pass* P) {
   for (int64_t b = 0; b < P->nb; b++) {
     const float *x0r = xr + b * ns, *x0i = xi + b * ns;
     float *y0r = yr + b * ns * 2, *y0i = yi + b * ns * 2;
-    for (int64_t k = 0; k < ns; k++) {
+    for (int64_t k = 0; k < P->kn; k++) {
       float ar = x0r[k + L], ai = x0i[k + L];
       CMUL(ar, ai, twr[k], twi[k]);
       y0r[k] = x0r[k] + ar, y0i[k] = x0i[k] + ai;
@@ -103,7 +106,7 @@ static void radix4(const pass* P) {
   for (int64_t b = 0; b < P->nb; b++) {
     const float *x0r = xr + b * ns, *x0i = xi + b * ns;
     float *y0r = yr + b * ns * 4, *y0i = yi + b * ns * 4;
-    for (int64_t k = 0; k < ns; k++) {
+    for (int64_t k = 0; k < P->kn; k++) {
       float a1r = x0r[k + L], a1i = x0i[k + L];
       float a2r = x0r[k + 2 * L], a2i = x0i[k + 2 * L];
       float a3r = x0r[k + 3 * L], a3i = x0i[k + 3 * L];
@@ -147,7 +150,7 @@ static void radix8(const pass* P) {
   for (int64_t b = 0; b < P->nb; b++) {
     const float *x0r = xr + b * ns, *x0i = xi + b * ns;
     float *y0r = yr + b * ns * 8, *y0i = yi + b * ns * 8;
-    for (int64_t k = 0; k < ns; k++) {
+    for (int64_t k = 0; k < P->kn; k++) {
       float ar[8], ai[8];
       ar[0] = x0r[k], ai[0] = x0i[k];
       for (int q = 1; q < 8; q++) {
@@ -166,7 +169,7 @@ static void radix_odd(const pass* P, const stage* s) {
   int r = s->r, h = r / 2;
   int64_t ns = P->ns, L = P->L;
   for (int64_t b = 0; b < P->nb; b++)
-    for (int64_t k = 0; k < ns; k++) {
+    for (int64_t k = 0; k < P->kn; k++) {
       float ar[MAXR], ai[MAXR], sr[MAXR], si[MAXR], dr[MAXR], di[MAXR];
       const float *x0r = P->xr + b * ns + k, *x0i = P->xi + b * ns + k;
       ar[0] = x0r[0], ai[0] = x0i[0];
@@ -197,30 +200,66 @@ static void radix_odd(const pass* P, const stage* s) {
     }
 }
 
+static void run_pass(const pass* P, const stage* s) {
+  switch (s->r) {
+    case 2:
+      radix2(P);
+      break;
+    case 4:
+      radix4(P);
+      break;
+    case 8:
+      radix8(P);
+      break;
+    default:
+      radix_odd(P, s);
+      break;
+  }
+}
+
+/* A stage split over cmx's pool: by blocks b, or by k when the blocks are
+ * few (the last stages). */
+typedef struct par_ctx {
+  const pass* P;
+  const stage* s;
+  int by_b;
+} par_ctx;
+
+static void pass_chunk(void* ctx, int64_t begin, int64_t end) {
+  const par_ctx* c = ctx;
+  pass Q = *c->P;
+  int64_t off = c->by_b ? begin * Q.ns : begin;
+  Q.xr += off, Q.xi += off;
+  Q.yr += c->by_b ? off * c->s->r : off, Q.yi += c->by_b ? off * c->s->r : off;
+  if (c->by_b) {
+    Q.nb = end - begin;
+  } else {
+    Q.kn = end - begin;
+    Q.twr += begin, Q.twi += begin;
+  }
+  run_pass(&Q, c->s);
+}
+
 /* Runs p's stages on (xr, xi) with (yr, yi) as the other buffer; returns
- * the buffer holding the result (0: x, 1: y). */
+ * the buffer holding the result (0: x, 1: y). par: split each stage over
+ * the pool (one long transform). */
 static int run_stages(const cmx__fft_plan* p, float* xr, float* xi, float* yr,
-                      float* yi) {
+                      float* yi, bool par) {
   int where = 0;
   for (int i = 0; i < p->nst; i++) {
     const stage* s = &p->st[i];
     pass P = {.ns = s->ns, .L = p->n / s->r, .twr = s->twr, .twi = s->twi};
     P.nb = P.L / s->ns;
+    P.kn = s->ns;
     P.xr = where ? yr : xr, P.xi = where ? yi : xi;
     P.yr = where ? xr : yr, P.yi = where ? xi : yi;
-    switch (s->r) {
-      case 2:
-        radix2(&P);
-        break;
-      case 4:
-        radix4(&P);
-        break;
-      case 8:
-        radix8(&P);
-        break;
-      default:
-        radix_odd(&P, s);
-        break;
+    if (par) {
+      par_ctx c = {&P, s, P.nb >= 16 || s->ns == 1};
+      int64_t units = c.by_b ? P.nb : s->ns;
+      int64_t per = p->n / units; /* points per unit */
+      cmx__parallel_for(units, 1 + 16384 / per, pass_chunk, &c);
+    } else {
+      run_pass(&P, s);
     }
     where ^= 1;
   }
@@ -230,9 +269,10 @@ static int run_stages(const cmx__fft_plan* p, float* xr, float* xi, float* yr,
 /* Forward transform of (xr, xi) (length n); the result lands in (*rr, *ri),
  * one of the buffers x, y. extra: Bluestein's 4 m floats. */
 static void transform(const cmx__fft_plan* p, float* xr, float* xi, float* yr,
-                      float* yi, float* extra, float** rr, float** ri) {
+                      float* yi, float* extra, float** rr, float** ri,
+                      bool par) {
   if (!p->m) {
-    int w = run_stages(p, xr, xi, yr, yi);
+    int w = run_stages(p, xr, xi, yr, yi, par);
     *rr = w ? yr : xr, *ri = w ? yi : xi;
     return;
   }
@@ -245,7 +285,7 @@ static void transform(const cmx__fft_plan* p, float* xr, float* xi, float* yr,
   }
   memset(ar + n, 0, (size_t)(m - n) * sizeof(float));
   memset(ai + n, 0, (size_t)(m - n) * sizeof(float));
-  int w = run_stages(p->sub, ar, ai, tr, ti);
+  int w = run_stages(p->sub, ar, ai, tr, ti, par);
   float *fr = w ? tr : ar, *fi = w ? ti : ai;
   for (int64_t k = 0; k < m; k++) { /* conj(F * B) feeds the inverse */
     float a = fr[k], b = fi[k];
@@ -253,7 +293,7 @@ static void transform(const cmx__fft_plan* p, float* xr, float* xi, float* yr,
     fr[k] = a, fi[k] = -b;
   }
   float *gr = w ? ar : tr, *gi = w ? ai : ti;
-  w = run_stages(p->sub, fr, fi, gr, gi);
+  w = run_stages(p->sub, fr, fi, gr, gi, par);
   float *hr = w ? gr : fr, *hi = w ? gi : fi;
   for (int64_t k = 0; k < n; k++) {
     float a = hr[k], b = -hi[k];
@@ -266,33 +306,33 @@ static void transform(const cmx__fft_plan* p, float* xr, float* xi, float* yr,
 /* ---------------- lines ---------------- */
 void cmx__fft_c2c(const cmx__fft_plan* p, const float* in, int64_t is,
                   float* out, int64_t os, bool inverse, float scale,
-                  float* work) {
+                  float* work, bool par) {
   int64_t n = p->n;
   float *xr = work, *xi = xr + n, *yr = xi + n, *yi = yr + n, *rr, *ri;
   float sg = inverse ? -1.f : 1.f;
   for (int64_t j = 0; j < n; j++)
     xr[j] = in[2 * j * is], xi[j] = sg * in[2 * j * is + 1];
-  transform(p, xr, xi, yr, yi, yi + n, &rr, &ri);
+  transform(p, xr, xi, yr, yi, yi + n, &rr, &ri, par);
   float si = sg * scale;
   for (int64_t k = 0; k < n; k++)
     out[2 * k * os] = scale * rr[k], out[2 * k * os + 1] = si * ri[k];
 }
 
 void cmx__fft_r2c(const cmx__fft_plan* p, const float* in, int64_t is,
-                  float* out, int64_t os, float scale, float* work) {
+                  float* out, int64_t os, float scale, float* work, bool par) {
   const cmx__fft_plan* c = p->sub;
   int64_t n = p->n, h = c->n;
   float *xr = work, *xi = xr + h, *yr = xi + h, *yi = yr + h, *rr, *ri;
   if (n & 1) {
     for (int64_t j = 0; j < n; j++) xr[j] = in[j * is], xi[j] = 0;
-    transform(c, xr, xi, yr, yi, yi + h, &rr, &ri);
+    transform(c, xr, xi, yr, yi, yi + h, &rr, &ri, par);
     for (int64_t k = 0; k <= n / 2; k++)
       out[2 * k * os] = scale * rr[k], out[2 * k * os + 1] = scale * ri[k];
     return;
   }
   for (int64_t j = 0; j < h; j++)
     xr[j] = in[2 * j * is], xi[j] = in[(2 * j + 1) * is];
-  transform(c, xr, xi, yr, yi, yi + h, &rr, &ri);
+  transform(c, xr, xi, yr, yi, yi + h, &rr, &ri, par);
   float hs = 0.5f * scale;
   for (int64_t k = 0; k <= h; k++) {
     int64_t k1 = k == h ? 0 : k, k2 = k == 0 ? 0 : h - k;
@@ -305,7 +345,7 @@ void cmx__fft_r2c(const cmx__fft_plan* p, const float* in, int64_t is,
 }
 
 void cmx__fft_c2r(const cmx__fft_plan* p, const float* in, int64_t is,
-                  float* out, int64_t os, float scale, float* work) {
+                  float* out, int64_t os, float scale, float* work, bool par) {
   const cmx__fft_plan* c = p->sub;
   int64_t n = p->n, h = c->n;
   float *xr = work, *xi = xr + h, *yr = xi + h, *yi = yr + h, *rr, *ri;
@@ -315,7 +355,7 @@ void cmx__fft_c2r(const cmx__fft_plan* p, const float* in, int64_t is,
       float im = k == 0 ? 0 : in[2 * src * is + 1];
       xr[k] = in[2 * src * is], xi[k] = k <= n / 2 ? -im : im;
     }
-    transform(c, xr, xi, yr, yi, yi + h, &rr, &ri);
+    transform(c, xr, xi, yr, yi, yi + h, &rr, &ri, par);
     for (int64_t j = 0; j < n; j++) out[j * os] = scale * rr[j];
     return;
   }
@@ -328,7 +368,7 @@ void cmx__fft_c2r(const cmx__fft_plan* p, const float* in, int64_t is,
     /* Z = (X + conj X') + i d; loaded conjugated for the inverse */
     xr[k] = (ar + br) - di, xi[k] = -((ai + bi) + dr);
   }
-  transform(c, xr, xi, yr, yi, yi + h, &rr, &ri);
+  transform(c, xr, xi, yr, yi, yi + h, &rr, &ri, par);
   for (int64_t j = 0; j < h; j++)
     out[2 * j * os] = scale * rr[j], out[(2 * j + 1) * os] = -scale * ri[j];
 }
@@ -427,7 +467,7 @@ static cmx__fft_plan* plan_new(int64_t n, bool real) {
     p->br[k] = (float)(c / (double)m), p->bi[k] = (float)(-s / (double)m);
     if (k) p->br[m - k] = p->br[k], p->bi[m - k] = p->bi[k];
   }
-  int w = run_stages(p->sub, p->br, p->bi, tmp, tmp + m);
+  int w = run_stages(p->sub, p->br, p->bi, tmp, tmp + m, false);
   if (w) {
     memcpy(p->br, tmp, (size_t)m * sizeof(float));
     memcpy(p->bi, tmp + m, (size_t)m * sizeof(float));

@@ -12,7 +12,8 @@
  * Lines are interleaved complex64 (or float32 for the real side) with a
  * stride in elements. `work` is scratch of cmx__fft_work_floats(p) floats,
  * one per thread. Transforms are unnormalised (forward sign -1, inverse
- * +1) and multiplied by `scale`.
+ * +1) and multiplied by `scale`. par: split the work of this one line over
+ * cmx's pool (for a single long transform; never from inside the pool).
  */
 #ifndef CMX_BACKEND_CPU_FFT_PLAN_H
 #define CMX_BACKEND_CPU_FFT_PLAN_H
@@ -31,14 +32,14 @@ int64_t cmx__fft_work_floats(const cmx__fft_plan* p);
 /* out[k] = scale * sum_j in[j] exp(-+2 pi i j k / n), n = p's length. */
 void cmx__fft_c2c(const cmx__fft_plan* p, const float* in, int64_t is,
                   float* out, int64_t os, bool inverse, float scale,
-                  float* work);
+                  float* work, bool par);
 /* Real plan: out[k], k <= n / 2, of the forward transform of real in. */
 void cmx__fft_r2c(const cmx__fft_plan* p, const float* in, int64_t is,
-                  float* out, int64_t os, float scale, float* work);
+                  float* out, int64_t os, float scale, float* work, bool par);
 /* Real plan: the real inverse transform (length n) of the Hermitian
  * spectrum in[0 .. n / 2] (imaginary parts of in[0] and, for even n,
  * in[n / 2] ignored, as NumPy's). */
 void cmx__fft_c2r(const cmx__fft_plan* p, const float* in, int64_t is,
-                  float* out, int64_t os, float scale, float* work);
+                  float* out, int64_t os, float scale, float* work, bool par);
 
 #endif
