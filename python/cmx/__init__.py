@@ -11,3 +11,8 @@ for _name in ("grad", "value_and_grad", "vjp", "jvp", "vmap",
               "custom_function", "checkpoint"):
     setattr(_core, _name, getattr(_tr, _name))
 del _name
+
+# compile (cmx/_compile.py) over cmx.core._compiled.
+from . import _compile as _cp  # noqa: E402
+
+_core.compile = _cp.compile

@@ -171,6 +171,7 @@ int cmxpy_init_indexing(PyObject* m);
 int cmxpy_init_array(PyObject* m, cmxpy_deflist* array_methods);
 /* Flat transform entry points (_vjp, _jvp, ...; transforms.c). */
 int cmxpy_init_transforms(PyObject* m);
+int cmxpy_init_compile(PyObject* m); /* compile.c */
 PyObject* cmxpy_getitem(PyObject* self, PyObject* key);
 int cmxpy_setitem(PyObject* self, PyObject* key, PyObject* value);
 /* Row i of a (a[i]) as a new reference (used by iteration). */

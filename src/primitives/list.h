@@ -158,4 +158,6 @@
   X(SolveTriangular, 0)                                   \
   /* ---- fourier transforms (fft.c) ---- */              \
   X(FFT, 0)                                               \
+  /* ---- compile's fused regions (compiled.c) ---- */    \
+  X(Compiled, 0)                                          \
   /* end of list */

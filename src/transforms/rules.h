@@ -367,5 +367,10 @@ CMX__RULE_JVP(cmx__jvp_solve_triangular);
 CMX__RULE_VJP(cmx__vjp_fft);
 CMX__RULE_JVP(cmx__jvp_fft);
 CMX__RULE_VMAP(cmx__vmap_fft);
+/* ---------------- compile (rules_compiled.c) ---------------- */
+/* Compiled: the fused region's primitives applied again, unfused. */
+CMX__RULE_VJP(cmx__vjp_compiled);
+CMX__RULE_JVP(cmx__jvp_compiled);
+CMX__RULE_VMAP(cmx__vmap_compiled);
 
 #endif

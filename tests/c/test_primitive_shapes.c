@@ -484,6 +484,38 @@ B(b_fft) {
   return v ? cmx_fft_rfft(o, in[0], &n, -1, NULL, S)
            : cmx_fft_fft(o, in[0], NULL, 0, "ortho", S);
 }
+/* Compiled: a fused region of two ops (exp, then multiply or, variant 1,
+ * add), from compile (the kernel cache makes later builds cheap). */
+static cmx_status fused_pair(void* payload, const cmx_array* in, int n,
+                             cmx_array** out, int* nout) {
+  (void)n;
+  cmx_array e = NULL, r = NULL;
+  cmx_status st = cmx_exp(&e, in[0], S);
+  if (st == CMX_OK)
+    st = *(const int*)payload ? cmx_add(&r, e, in[1], S)
+                              : cmx_multiply(&r, e, in[1], S);
+  cmx_array_release(e);
+  if (st != CMX_OK) return st;
+  *out = malloc(sizeof **out);
+  (*out)[0] = r;
+  *nout = 1;
+  return CMX_OK;
+}
+B(b_compiled) {
+  static const int variants[2] = {0, 1};
+  cmx_compiled* cf = NULL;
+  cmx_array* outs = NULL;
+  int nout = 0;
+  cmx_status st = cmx_compile(
+      &cf, (cmx_closure){fused_pair, (void*)&variants[v != 0]}, NULL);
+  if (st == CMX_OK) st = cmx_compiled_call(cf, in, 2, &outs, &nout);
+  if (st == CMX_OK) {
+    *o = outs[0];
+    free(outs);
+  }
+  cmx_compiled_release(cf);
+  return st;
+}
 B(b_depends) {
   (void)v;
   cmx_array outs[2] = {0}, dep = NULL;
@@ -575,6 +607,7 @@ static const op_case CASES[] = {
     {"solve", b_solve, 2, {{3, 3}, {3, 2}}, {2, 2}, {F32, F32}, 0},
     {"solve_triangular", b_solve_tri, 2, {{3, 3}, {3, 2}}, {2, 2}, {F32, F32}, VARIANT},
     {"fft", b_fft, 1, {{2, 5}}, {2}, {F32}, VARIANT},
+    {"compiled", b_compiled, 2, {{2, 3}, {3}}, {2, 1}, {F32, F32}, VARIANT},
     {"depends", b_depends, 2, {{2, 3}, {3}}, {2, 1}, {F32, F32}, 0},
     {"custom_function", b_custom, 1, {{2, 3}}, {2}, {F32}, VARIANT | DISTINCT},
 };

@@ -137,6 +137,8 @@ static const cmx_kernel_fn cpu_kernels[CMX__NUM_PRIMITIVES] = {
     [CMX__P_SolveTriangular] = cmx__cpu_solve_triangular,
     /* fourier transforms */
     [CMX__P_FFT] = cmx__cpu_fft,
+    /* compile's fused regions */
+    [CMX__P_Compiled] = cmx__cpu_compiled,
     /* the views, which run on any device */
     CMX__VIEW_KERNEL_ENTRIES,
 };

@@ -103,4 +103,7 @@ CMX__KERNEL(cmx__cpu_fft);
  * Contract in primitives/hadamard.h. */
 CMX__KERNEL(cmx__cpu_hadamard);
 
+/* ---- compile's fused regions (compiled.c) ---- */
+CMX__KERNEL(cmx__cpu_compiled);
+
 #endif
