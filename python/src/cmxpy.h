@@ -25,6 +25,8 @@
 /* Sets the Python exception matching st (ValueError, TypeError, ...) with
  * cmx_last_error() as message; returns NULL. */
 PyObject* cmxpy_raise(cmx_status st);
+/* Makes Ctrl-C interrupt evals (see check_signals in util.c). */
+void cmxpy_install_interrupt_check(void);
 /* A status meaning "the Python exception is already set" (cmxpy_raise
  * leaves it alone). */
 #define CMXPY_ERR_SET ((cmx_status)100)

@@ -129,5 +129,6 @@ PyMODINIT_FUNC PyInit_core(void) {
     Py_DECREF(m);
     return NULL;
   }
+  cmxpy_install_interrupt_check();
   return m;
 }
