@@ -553,6 +553,17 @@ cmx_status cmx_topk(cmx_array* out, cmx_array a, int k, const int* axis,
  * values. */
 cmx_status cmx_searchsorted(cmx_array* out, cmx_array sorted_sequence,
                             cmx_array values, bool right, cmx_stream s);
+/* The unique values of the flattened a, ascending, in an output of static
+ * length size (MLX's unique): outs[0] the values, outs[1] the uint32 index
+ * of each value's first occurrence, outs[2] the uint32 position in outs[0]
+ * of each element of a (shape of a; at most size - 1), outs[3] the int32
+ * count of each value. Slots past the number of unique values hold fill
+ * (a one-element array converted to a's dtype; NULL: the smallest unique
+ * value), the first value's index and a count of 0. NaNs are each their
+ * own value; -0 equals 0. Errors: size < 0, fill of more than one element,
+ * an empty a with size > 0 and no fill (CMX_ERR_VALUE). */
+cmx_status cmx_unique(cmx_array* outs, cmx_array a, int64_t size,
+                      cmx_array fill, cmx_stream s);
 
 /* Cumulative sum/product/max/min/log-sum-exp along *axis (NULL: of the
  * flattened array). reverse scans from the end; inclusive == false shifts

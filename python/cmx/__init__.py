@@ -11,3 +11,8 @@ for _name in ("grad", "value_and_grad", "vjp", "jvp", "vmap",
               "custom_function", "checkpoint"):
     setattr(_core, _name, getattr(_tr, _name))
 del _name
+
+# mx.metal, mx.cuda, mx.distributed, and the names still pending.
+from . import _compat  # noqa: E402
+
+_compat.install(_core)

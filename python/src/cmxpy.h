@@ -167,6 +167,11 @@ int cmxpy_init_array(PyObject* m, cmxpy_deflist* array_methods);
 int cmxpy_init_transforms(PyObject* m);
 PyObject* cmxpy_getitem(PyObject* self, PyObject* key);
 int cmxpy_setitem(PyObject* self, PyObject* key, PyObject* value);
+/* MLX's matrix_transpose (and array.mT): the last two axes swapped;
+ * ValueError below 2 dimensions. */
+PyObject* cmxpy_matrix_transpose(cmx_array a, cmx_stream s);
+/* MLX names that are small helpers (compat.c). */
+int cmxpy_init_compat(PyObject* m);
 /* Row i of a (a[i]) as a new reference (used by iteration). */
 cmx_array cmxpy_index_int(cmx_array a, int64_t i);
 /* A double as a float without undefined behaviour (out of range: inf). */

@@ -86,7 +86,7 @@ CMXPY_DEF_METHOD(transpose,
 CMXPY_DEF(matrix_transpose, "(a: array, /, " STREAM_KW,
           "Swap the last two axes (array API).\n\nReturns:\n    array: The "
           "transposed array.") {
-  return RET(cmx_swapaxes(OUT, ARR(0), -1, -2, STREAM));
+  return cmxpy_matrix_transpose(ARR(0), STREAM);
 }
 
 typedef cmx_status (*two_int_fn)(cmx_array*, cmx_array, int, int, cmx_stream);
