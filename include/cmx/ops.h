@@ -65,17 +65,17 @@ cmx_status cmx_triu(cmx_array* out, cmx_array a, int64_t k, cmx_stream s);
  * of complex64 give float32 (imag of a real array: zeros of its dtype).
  * negative rejects bool; rounding and erf/erfinv reject complex64;
  * bitwise_invert takes integers and bool only (TypeError otherwise). */
-#define CMX__UNARY_OPS(X)                                                      \
-  X(abs)                                                                       \
-  X(sign)                                                                      \
-  X(negative) X(positive) X(square) X(sqrt) X(rsqrt) X(reciprocal) X(exp)      \
-      X(expm1) X(log) X(log2) X(log10) X(log1p) X(erf) X(erfinv) X(sin) X(cos) \
-          X(tan) X(arcsin) X(arccos) X(arctan) X(sinh) X(cosh) X(tanh)         \
-              X(arcsinh) X(arccosh) X(arctanh) X(degrees) X(radians)           \
-                  X(sigmoid) X(floor) X(ceil) X(trunc) X(isnan) X(isinf)       \
-                      X(isfinite) X(isposinf) X(isneginf) X(logical_not)       \
-                          X(conjugate) X(real) X(imag) X(bitwise_invert)       \
-                              X(stop_gradient)
+#define CMX__UNARY_OPS(X)                                                     \
+  X(abs)                                                                      \
+  X(sign)                                                                     \
+  X(negative)                                                                 \
+  X(positive) X(square) X(sqrt) X(rsqrt) X(reciprocal) X(exp) X(expm1) X(log) \
+      X(log2) X(log10) X(log1p) X(erf) X(erfinv) X(sin) X(cos) X(tan)         \
+          X(arcsin) X(arccos) X(arctan) X(sinh) X(cosh) X(tanh) X(arcsinh)    \
+              X(arccosh) X(arctanh) X(degrees) X(radians) X(sigmoid) X(floor) \
+                  X(ceil) X(trunc) X(isnan) X(isinf) X(isfinite) X(isposinf)  \
+                      X(isneginf) X(logical_not) X(conjugate) X(real) X(imag) \
+                          X(bitwise_invert) X(stop_gradient)
 #define CMX__DECLARE_UNARY(name) \
   cmx_status cmx_##name(cmx_array* out, cmx_array a, cmx_stream s);
 CMX__UNARY_OPS(CMX__DECLARE_UNARY)
@@ -95,14 +95,15 @@ cmx_status cmx_astype(cmx_array* out, cmx_array a, cmx_dtype dtype,
  * shift counts < 0 or >= the bit width give 0 (left) or the sign fill
  * (right). Bitwise ops and shifts take integers and bool only; shifts
  * compute bool as uint8. */
-#define CMX__BINARY_OPS(X)                                               \
-  X(add)                                                                 \
-  X(subtract)                                                            \
-  X(multiply) X(divide) X(floor_divide) X(remainder) X(power) X(maximum) \
-      X(minimum) X(arctan2) X(logaddexp) X(equal) X(not_equal) X(less)   \
-          X(less_equal) X(greater) X(greater_equal) X(logical_and)       \
-              X(logical_or) X(logical_xor) X(bitwise_and) X(bitwise_or)  \
-                  X(bitwise_xor) X(left_shift) X(right_shift)
+#define CMX__BINARY_OPS(X)                                                \
+  X(add)                                                                  \
+  X(subtract)                                                             \
+  X(multiply)                                                             \
+  X(divide) X(floor_divide) X(remainder) X(power) X(maximum) X(minimum)   \
+      X(arctan2) X(logaddexp) X(equal) X(not_equal) X(less) X(less_equal) \
+          X(greater) X(greater_equal) X(logical_and) X(logical_or)        \
+              X(logical_xor) X(bitwise_and) X(bitwise_or) X(bitwise_xor)  \
+                  X(left_shift) X(right_shift)
 #define CMX__DECLARE_BINARY(name) \
   cmx_status cmx_##name(cmx_array* out, cmx_array a, cmx_array b, cmx_stream s);
 CMX__BINARY_OPS(CMX__DECLARE_BINARY)

@@ -219,8 +219,9 @@ static PyTypeObject CmxThreadLocalStream_Type = {
     PyVarObject_HEAD_INIT(NULL, 0).tp_name = "cmx.core.ThreadLocalStream",
     .tp_basicsize = sizeof(CmxThreadLocalStreamObject),
     .tp_flags = Py_TPFLAGS_DEFAULT,
-    .tp_doc = "A stream that will be unique per thread and can be used to "
-              "run operations on a given device.",
+    .tp_doc =
+        "A stream that will be unique per thread and can be used to "
+        "run operations on a given device.",
     .tp_repr = tls_repr,
     .tp_getset = tls_getset,
 };
@@ -243,8 +244,8 @@ static int tls_stream(PyObject* o, cmx_stream* out) {
     cmx_stream s;
     if (cmx_new_stream(&s, t->d) == CMX_OK) {
       *out = s;
-      PyObject* r = Py_BuildValue("(iii)", s.index, (int)s.device.type,
-                                  s.device.index);
+      PyObject* r =
+          Py_BuildValue("(iii)", s.index, (int)s.device.type, s.device.index);
       if (!r || PyDict_SetItem(dict, key, r) < 0) PyErr_Clear();
       Py_XDECREF(r);
     }
@@ -387,8 +388,10 @@ CMXPY_DEF(new_thread_local_stream, DEVICE_SIG " -> ThreadLocalStream",
           "that uses it runs its work on a stream of its own.") {
   cmx_device d = A->v[0].device;
   if (!cmx_is_available(d)) {
-    PyErr_Format(PyExc_ValueError, "[new_thread_local_stream] device %s:%d "
-                 "is not available", type_name(d.type), d.index);
+    PyErr_Format(PyExc_ValueError,
+                 "[new_thread_local_stream] device %s:%d "
+                 "is not available",
+                 type_name(d.type), d.index);
     return NULL;
   }
   CmxThreadLocalStreamObject* o =
@@ -416,8 +419,7 @@ CMXPY_DEF(clear_streams, "() -> None",
   Py_END_ALLOW_THREADS if (st != CMX_OK) return cmxpy_raise(st);
   for (int t = 0; t < 2; t++) {
     cmx_device d = {(cmx_device_type)t, 0};
-    if (cmx_is_available(d))
-      cmx_set_default_stream((cmx_stream){0, d});
+    if (cmx_is_available(d)) cmx_set_default_stream((cmx_stream){0, d});
   }
   Py_RETURN_NONE;
 }
@@ -505,12 +507,19 @@ CMXPY_DEF(device_info, "(device: Device | DeviceType | None = None) -> dict",
                        "device_count", (long)cmx_device_count(d.type));
 }
 
-static cmxpy_spec* const device_functions[] = {
-    &spec_default_device,     &spec_set_default_device, &spec_default_stream,
-    &spec_set_default_stream, &spec_new_stream,         &spec_stream,
-    &spec_synchronize,        &spec_is_available,       &spec_device_count,
-    &spec_device_info,        &spec_new_thread_local_stream,
-    &spec_new_thread_unsafe_stream, &spec_clear_streams};
+static cmxpy_spec* const device_functions[] = {&spec_default_device,
+                                               &spec_set_default_device,
+                                               &spec_default_stream,
+                                               &spec_set_default_stream,
+                                               &spec_new_stream,
+                                               &spec_stream,
+                                               &spec_synchronize,
+                                               &spec_is_available,
+                                               &spec_device_count,
+                                               &spec_device_info,
+                                               &spec_new_thread_local_stream,
+                                               &spec_new_thread_unsafe_stream,
+                                               &spec_clear_streams};
 
 int cmxpy_init_device(PyObject* m) {
   if (PyType_Ready(&CmxDevice_Type) < 0 || PyType_Ready(&CmxStream_Type) < 0 ||

@@ -1,7 +1,7 @@
 /* Memory statistics and limits (mx.get_active_memory ...) and print
  * options (mx.set_printoptions, the mx.printoptions context). */
 #include "args.h"
-
+/* after Python.h (args.h) */
 #include <structmember.h>
 
 #define SIZE_FN(name, expr, doc)      \
@@ -118,8 +118,9 @@ static PyTypeObject CmxPrintOptionsValue_Type = {
     PyVarObject_HEAD_INIT(NULL, 0).tp_name = "cmx.core.PrintOptions",
     .tp_basicsize = sizeof(CmxPrintOptionsValueObject),
     .tp_flags = Py_TPFLAGS_DEFAULT,
-    .tp_doc = "PrintOptions(precision=-1)\n--\n\nThe print options of "
-              "arrays (see :func:`get_printoptions`).",
+    .tp_doc =
+        "PrintOptions(precision=-1)\n--\n\nThe print options of "
+        "arrays (see :func:`get_printoptions`).",
     .tp_new = pov_new,
     .tp_members = pov_members,
 };

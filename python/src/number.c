@@ -208,8 +208,7 @@ static const op_desc d_cmp[6] = {
  * True, not element-wise. */
 static PyObject* richcompare(PyObject* self, PyObject* other, int op) {
   if ((op == Py_EQ || op == Py_NE) && other != Py_None &&
-      (PyList_Check(other) || PyTuple_Check(other) ||
-       !cmxpy_is_operand(other)))
+      (PyList_Check(other) || PyTuple_Check(other) || !cmxpy_is_operand(other)))
     return PyBool_FromLong(op == Py_NE);
   return cmxpy_wrap(binary(self, other, &d_cmp[op], false));
 }

@@ -260,8 +260,8 @@ static cmx_status load_tensor(const cmx__src* s, const tinfo* t, uint64_t at,
     return cmx__error(CMX_ERR_VALUE, "[%s] Duplicate parameter name %s", OP,
                       t->name);
   (void)nbytes; /* checked against the file by the caller */
-  cmx_array a = cmx__io_read_array(s, at, t->shape, (int)t->ndim,
-                                   (cmx_dtype)dt, "tensor data");
+  cmx_array a = cmx__io_read_array(s, at, t->shape, (int)t->ndim, (cmx_dtype)dt,
+                                   "tensor data");
   if (!a) return cmx_last_status();
   cmx_status st = cmx__named_arrays_push(out, t->name, a);
   cmx_array_release(a);

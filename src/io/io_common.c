@@ -2,8 +2,6 @@
  * atomic writer, row-major array streaming, CRC-32 and byte swapping. */
 #define _GNU_SOURCE
 #include "io/io_common.h"
-#include "primitives/io.h"
-#include "primitives/registry.h"
 
 #include <errno.h>
 #include <fcntl.h>
@@ -13,6 +11,9 @@
 #include <sys/mman.h>
 #include <sys/stat.h>
 #include <unistd.h>
+
+#include "primitives/io.h"
+#include "primitives/registry.h"
 #ifdef CMX_HAVE_ZLIB
 #include <zlib.h>
 #endif

@@ -208,8 +208,8 @@ static cmx_array lazy_npy(cmx__npy_in* in, const npy_header* h) {
   int64_t shape[CMX_MAX_NDIM];
   for (int i = 0; i < h->ndim; i++)
     shape[i] = h->fortran ? h->shape[h->ndim - 1 - i] : h->shape[i];
-  cmx_array a = cmx__io_read_array(in->lazy, *in->pos, shape, h->ndim,
-                                   h->dtype, "npy data");
+  cmx_array a = cmx__io_read_array(in->lazy, *in->pos, shape, h->ndim, h->dtype,
+                                   "npy data");
   if (!a || !h->fortran || h->ndim < 2) return a;
   cmx_array t = NULL;
   cmx_status st = cmx_transpose(&t, a, NULL, 0, in->lazy->stream);
@@ -260,7 +260,7 @@ cmx_array cmx__npy_read(cmx__npy_in* in) {
       __builtin_mul_overflow((uint64_t)size, cmx_dtype_size(h.dtype), &nbytes))
     return CMX__FAIL(CMX_ERR_VALUE, "[%s] npy shape is too large", op);
   if (in->lazy && !h.swap) /* read when evaluated (MLX: truncation fails
-                             * the evaluation) */
+                            * the evaluation) */
     return lazy_npy(in, &h);
   if (nbytes > in->avail)
     return CMX__FAIL(CMX_ERR_VALUE,
@@ -301,8 +301,8 @@ static cmx_status src_seq_read(void* ctx, void* dst, uint64_t n,
 
 cmx_array cmx__load_npy_src(const cmx__src* s) {
   src_cursor c = {s, 0};
-  cmx__npy_in in = {src_seq_read, &c, s->size, s->op, s->file ? s : NULL,
-                    &c.pos};
+  cmx__npy_in in = {src_seq_read,       &c,    s->size, s->op,
+                    s->file ? s : NULL, &c.pos};
   return cmx__npy_read(&in);
 }
 

@@ -71,9 +71,8 @@ bool cmx__unique(cmx_array* outs, cmx_array a, int64_t size, cmx_array fill,
   cmx_array sorted = cmx__take(flat, order, &axis0, s);
   int64_t zero = 0, one = 1, nm1 = n - 1, nn = n;
   cmx_array head = cmx__full(&one, 1, cmx__scalar(1, CMX_BOOL), CMX_BOOL, s);
-  cmx_array neq =
-      cmx__not_equal(cmx__slice(sorted, &one, &nn, &one, s),
-                     cmx__slice(sorted, &zero, &nm1, &one, s), s);
+  cmx_array neq = cmx__not_equal(cmx__slice(sorted, &one, &nn, &one, s),
+                                 cmx__slice(sorted, &zero, &nm1, &one, s), s);
   cmx_array parts[2] = {head, neq};
   cmx_array first = cmx__concatenate(parts, 2, 0, s);
   cmx_array rank = cmx__subtract(
@@ -84,21 +83,20 @@ bool cmx__unique(cmx_array* outs, cmx_array a, int64_t size, cmx_array fill,
   int64_t ks = k + 2;
   cmx_array pos = flat_positions(n, CMX_INT32, s);
   cmx_array slot = cmx__where(
-      cmx__logical_and(first,
-                       cmx__less_equal(rank, cmx__scalar((double)k, CMX_INT32),
-                                       s),
-                       s),
+      cmx__logical_and(
+          first, cmx__less_equal(rank, cmx__scalar((double)k, CMX_INT32), s),
+          s),
       rank, cmx__scalar((double)(k + 1), CMX_INT32), s);
   cmx_array start = cmx__scatter_axis(
-      "unique", cmx__full(&ks, 1, cmx__scalar((double)n, CMX_INT32), CMX_INT32, s),
-      slot, pos, &axis0, CMX__SCATTER_MIN, s);
+      "unique",
+      cmx__full(&ks, 1, cmx__scalar((double)n, CMX_INT32), CMX_INT32, s), slot,
+      pos, &axis0, CMX__SCATTER_MIN, s);
   int64_t kk = k, k1 = k + 1;
   cmx_array starts = cmx__slice(start, &zero, &kk, &one, s);
   cmx_array ends = cmx__slice(start, &one, &k1, &one, s);
-  cmx_array nuniq = cmx__add(
-      cmx__slice(rank, &nm1, &nn, &one, s), cmx__scalar(1, CMX_INT32), s);
-  cmx_array valid =
-      cmx__less(flat_positions(k, CMX_INT32, s), nuniq, s);
+  cmx_array nuniq = cmx__add(cmx__slice(rank, &nm1, &nn, &one, s),
+                             cmx__scalar(1, CMX_INT32), s);
+  cmx_array valid = cmx__less(flat_positions(k, CMX_INT32, s), nuniq, s);
   cmx_array at = cmx__where(valid, starts, cmx__scalar(0, CMX_INT32), s);
   cmx_array index = cmx__take(order, at, &axis0, s);
   cmx_array values = cmx__take(flat, index, &axis0, s);
@@ -106,22 +104,22 @@ bool cmx__unique(cmx_array* outs, cmx_array a, int64_t size, cmx_array fill,
   cmx_array counts = cmx__where(valid, cmx__subtract(ends, starts, s),
                                 cmx__scalar(0, CMX_INT32), s);
   /* The inverse: each sorted element's run, put back in input order. */
-  cmx_array clamped =
-      cmx__minimum(rank, cmx__scalar((double)(k > 0 ? k - 1 : 0), CMX_INT32),
-                   s);
-  cmx_array inverse = cmx__put_along_axis(
-      cmx__zeros(&nn, 1, CMX_INT32, s), order, clamped, &axis0, s);
+  cmx_array clamped = cmx__minimum(
+      rank, cmx__scalar((double)(k > 0 ? k - 1 : 0), CMX_INT32), s);
+  cmx_array inverse = cmx__put_along_axis(cmx__zeros(&nn, 1, CMX_INT32, s),
+                                          order, clamped, &axis0, s);
   outs[0] = values;
   outs[1] = cmx__astype(index, CMX_UINT32, s);
-  outs[2] = cmx__reshape(cmx__astype(inverse, CMX_UINT32, s), a->dims,
-                         a->ndim, s);
+  outs[2] =
+      cmx__reshape(cmx__astype(inverse, CMX_UINT32, s), a->dims, a->ndim, s);
   outs[3] = counts;
   return outs[0] && outs[1] && outs[2] && outs[3];
 }
 
 cmx_status cmx_unique(cmx_array* outs, cmx_array a, int64_t size,
                       cmx_array fill, cmx_stream s) {
-  if (!outs) return cmx__error(CMX_ERR_VALUE, "[unique] output pointer is NULL");
+  if (!outs)
+    return cmx__error(CMX_ERR_VALUE, "[unique] output pointer is NULL");
   for (int i = 0; i < 4; i++) outs[i] = NULL;
   size_t mark = cmx__scope_enter();
   if (mark == 0) cmx__error_reset_pending();

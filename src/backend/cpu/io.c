@@ -1,12 +1,13 @@
 /* The CPU kernel of Load: the output's bytes read from the file with
  * pread (a short read means the file is shorter than when it was loaded:
  * MLX's RuntimeError at evaluation). */
+#include "primitives/io.h"
+
 #include <errno.h>
 #include <string.h>
 #include <unistd.h>
 
 #include "backend/cpu/kernels.h"
-#include "primitives/io.h"
 
 cmx_status cmx__cpu_load(const cmx_primitive* p, const cmx_array* in, int nin,
                          const cmx_array* out, int nout) {
