@@ -15,6 +15,7 @@
 #include "cmx/device.h"
 #include "cmx/dtype.h"
 #include "cmx/error.h"
+#include "cmx/export.h"
 #include "cmx/io.h"
 #include "cmx/memory.h"
 #include "cmx/ops.h"
