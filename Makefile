@@ -3,7 +3,8 @@
 #   make          build libcmx and the programs (build/)
 #   make test     C tests (ctest) in a release build and under ASan/UBSan,
 #                 and the Python tests (pytest, in the project venv .venv)
-#   make demo     the demo program
+#   make demo     the demo: trains a LeNet on Fashion-MNIST (examples/demo.py);
+#                 builds only libcmx and the Python extension
 #   make bench    the benchmarks
 #   make fuzz     the file-loader fuzzers (clang + libFuzzer), FUZZ_TIME s each
 BUILD ?= build
@@ -46,8 +47,15 @@ test-python: build
 
 test: test-c test-asan test-python
 
-demo: build
-	./$(BUILD)/demo
+# The demo needs only libcmx and the extension (target cmx_core_py), not
+# the tests and benchmarks, and only the standard library in the venv.
+# DEMO_ARGS passes options (see python examples/demo.py --help).
+demo: bootstrap
+	@test -x $(VENV_PY) || python3 -m venv $(VENV)
+	@cmake -S . -B $(BUILD) -DCMAKE_BUILD_TYPE=Release \
+	  -DPython3_EXECUTABLE=$(abspath $(VENV_PY)) >/dev/null
+	@cmake --build $(BUILD) -j $(JOBS) --target cmx_core_py
+	PYTHONPATH=$(abspath $(BUILD))/python $(VENV_PY) examples/demo.py $(DEMO_ARGS)
 
 bench: build
 	./$(BUILD)/bench_core

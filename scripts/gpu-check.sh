@@ -9,9 +9,11 @@
 #   build    cmake configure + build into build-gpu (Release, -Werror, -j16);
 #            should only -Werror fail it, the build is redone without it
 #            (step build_no_werror) so the GPU still gets checked
+#   coverage which primitive has a CPU / GPU kernel (build-gpu/cmx_coverage)
 #   ctest    the whole C suite (test_gpu runs the GPU cases when it sees one)
-#   test_gpu test_gpu again with CMX_TEST_REQUIRE_GPU=1: a missing GPU or
-#            NVRTC is a failure there
+#   test_gpu the GPU tests again (test_gpu, test_gpu_layer, test_devices)
+#            with CMX_TEST_REQUIRE_GPU=1: a missing GPU, NVRTC, CCCL
+#            headers or cuBLASLt is a failure there
 #   bench    every build-gpu/bench_* program, if any
 #   python   the extension for the machine's python3 and the pytest suite
 #   pybench  benchmarks/*.py (numpy/torch/jax comparisons)
@@ -185,8 +187,10 @@ export CMX_CACHE_DIR=$PWD/$BUILD/kernel-cache
 export CMX_TEST_REQUIRE_GPU=0
 
 # ---------------- tests ----------------
+step coverage 30 '"$BUILD/cmx_coverage"'
 step ctest 200 'cd "$BUILD" && ctest --output-on-failure -j 8 --timeout 180'
-step test_gpu 150 'CMX_TEST_REQUIRE_GPU=1 "$BUILD/test_gpu"'
+step test_gpu 150 'rc=0; for t in test_gpu test_gpu_layer test_devices; do
+  CMX_TEST_REQUIRE_GPU=1 "$BUILD/$t" || rc=1; done; exit $rc'
 
 # ---------------- benchmarks ----------------
 benches() {

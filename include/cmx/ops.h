@@ -56,6 +56,17 @@ cmx_status cmx_tri(cmx_array* out, int64_t n, int64_t m, int64_t k,
  * axes. */
 cmx_status cmx_tril(cmx_array* out, cmx_array a, int64_t k, cmx_stream s);
 cmx_status cmx_triu(cmx_array* out, cmx_array a, int64_t k, cmx_stream s);
+/* Coordinate grids of n 1-D arrays (others are flattened first), written
+ * to outs[0..n). indexing "xy" (Cartesian, default for NULL) swaps the
+ * first two output axes; "ij" is matrix indexing. sparse gives shapes
+ * with size-1 dims broadcastable to the full grid instead of copies. */
+cmx_status cmx_meshgrid(cmx_array* outs, const cmx_array* arrays, int n,
+                        bool sparse, const char* indexing, cmx_stream s);
+/* NumPy's window functions of length m (m < 1: empty), float32. */
+cmx_status cmx_bartlett(cmx_array* out, int64_t m, cmx_stream s);
+cmx_status cmx_hanning(cmx_array* out, int64_t m, cmx_stream s);
+cmx_status cmx_hamming(cmx_array* out, int64_t m, cmx_stream s);
+cmx_status cmx_blackman(cmx_array* out, int64_t m, cmx_stream s);
 
 /* ================= unary elementwise =================
  * Dtypes as MLX: float functions (sqrt ... sigmoid, erf) compute integer
@@ -84,6 +95,12 @@ cmx_status cmx_round(cmx_array* out, cmx_array a, int decimals, cmx_stream s);
 /* Converts to dtype (a copy even when dtypes match, as MLX's astype). */
 cmx_status cmx_astype(cmx_array* out, cmx_array a, cmx_dtype dtype,
                       cmx_stream s);
+/* Replaces NaN by nan, +inf by *posinf and -inf by *neginf (NULL: the
+ * largest / lowest finite value of a's dtype). Integer and bool arrays
+ * come back unchanged; complex is a type error. */
+cmx_status cmx_nan_to_num(cmx_array* out, cmx_array a, double nan,
+                          const double* posinf, const double* neginf,
+                          cmx_stream s);
 
 /* ================= binary and ternary elementwise =================
  * divide, arctan2 and logaddexp compute integers in float32; comparisons
@@ -113,6 +130,19 @@ cmx_status cmx_where(cmx_array* out, cmx_array cond, cmx_array x, cmx_array y,
 /* Clamps a to [a_min, a_max]; either bound may be NULL (not both). */
 cmx_status cmx_clip(cmx_array* out, cmx_array a, cmx_array a_min,
                     cmx_array a_max, cmx_stream s);
+/* |a - b| <= atol + rtol * |b| elementwise (broadcast), with equal
+ * infinities close and NaNs close only when equal_nan. */
+cmx_status cmx_isclose(cmx_array* out, cmx_array a, cmx_array b, double rtol,
+                       double atol, bool equal_nan, cmx_stream s);
+/* all(isclose(...)) as a 0-d bool array. */
+cmx_status cmx_allclose(cmx_array* out, cmx_array a, cmx_array b, double rtol,
+                        double atol, bool equal_nan, cmx_stream s);
+/* 0-d bool: same shape (no broadcasting; different shapes give false) and
+ * equal elements after promotion; NaNs equal when equal_nan. */
+cmx_status cmx_array_equal(cmx_array* out, cmx_array a, cmx_array b,
+                           bool equal_nan, cmx_stream s);
+/* outs[0] = floor_divide(a, b), outs[1] = remainder(a, b). */
+cmx_status cmx_divmod(cmx_array* outs, cmx_array a, cmx_array b, cmx_stream s);
 
 /* ================= reductions ================= */
 /* axes == NULL: over all axes (naxes ignored). Duplicate or out-of-range
@@ -244,6 +274,24 @@ cmx_status cmx_contiguous(cmx_array* out, cmx_array a, bool allow_col_major,
                           cmx_stream s);
 /* Reinterprets the bytes as dtype; the last axis scales by the size ratio. */
 cmx_status cmx_view(cmx_array* out, cmx_array a, cmx_dtype dtype, cmx_stream s);
+/* a with leading (1d, 2d) or leading and trailing (3d: (1,n,1), (m,n,1))
+ * size-1 dims added until it has at least that many; a itself otherwise. */
+cmx_status cmx_atleast_1d(cmx_array* out, cmx_array a, cmx_stream s);
+cmx_status cmx_atleast_2d(cmx_array* out, cmx_array a, cmx_stream s);
+cmx_status cmx_atleast_3d(cmx_array* out, cmx_array a, cmx_stream s);
+/* Splits a along axis into shape[axis] arrays with that axis removed,
+ * written to outs (room for shape[axis] entries). */
+cmx_status cmx_unstack(cmx_array* outs, cmx_array a, int axis, cmx_stream s);
+/* The diagonal of the (axis1, axis2) planes of a (ndim >= 2) at offset
+ * (above the main diagonal for offset > 0, below for < 0), as the last
+ * axis of the result; the other axes keep their order. A view of a (no
+ * copy, whatever a's layout). Empty when the offset is past the plane. */
+cmx_status cmx_diagonal(cmx_array* out, cmx_array a, int offset, int axis1,
+                        int axis2, cmx_stream s);
+/* 1-d a: the square matrix of size len(a) + |k| holding a on diagonal k
+ * and zeros elsewhere. 2-d a: cmx_diagonal(a, k, 0, 1). Other ranks are
+ * errors. */
+cmx_status cmx_diag(cmx_array* out, cmx_array a, int k, cmx_stream s);
 
 /* ================= matrix products ================= */
 /* Matrix product with NumPy matmul broadcasting (1-d operands promoted and
@@ -252,6 +300,22 @@ cmx_status cmx_matmul(cmx_array* out, cmx_array a, cmx_array b, cmx_stream s);
 /* alpha * (a @ b) + beta * c. */
 cmx_status cmx_addmm(cmx_array* out, cmx_array c, cmx_array a, cmx_array b,
                      float alpha, float beta, cmx_stream s);
+
+/* ================= hadamard transform ================= */
+/* The Walsh-Hadamard transform along the last axis, times scale (NULL:
+ * 1/sqrt(n), which makes it orthonormal). n = m * 2^k with m in 1, 12, 20,
+ * 28 (MLX's Hadamard matrices for m > 1). Floating inputs keep their
+ * dtype, others compute in float32. A last axis of 1 (or a 0-d a) only
+ * scales (returning a itself for scale 1), as MLX; empty arrays are
+ * errors. */
+cmx_status cmx_hadamard_transform(cmx_array* out, cmx_array a,
+                                  const float* scale, cmx_stream s);
+
+/* ================= depends ================= */
+/* outs[i] = inputs[i] (same values, views) for i < n, whose computation
+ * waits for dependencies[0..m) to be evaluated (MLX's depends). */
+cmx_status cmx_depends(cmx_array* outs, const cmx_array* inputs, int n,
+                       const cmx_array* dependencies, int m, cmx_stream s);
 
 /* ================= indexing =================
  * Index arrays must have an integer dtype (bool, floating and complex
@@ -449,53 +513,7 @@ cmx_status cmx_index_update(cmx_array* out, cmx_array a, const cmx_index* index,
                             int n, cmx_array value, cmx_index_update_op op,
                             cmx_stream s);
 
-/* ================= misc =================
- * Composites of the ops above (MLX semantics). */
-/* Coordinate grids of n 1-D arrays (others are flattened first), written
- * to outs[0..n). indexing "xy" (Cartesian, default for NULL) swaps the
- * first two output axes; "ij" is matrix indexing. sparse gives shapes
- * with size-1 dims broadcastable to the full grid instead of copies. */
-cmx_status cmx_meshgrid(cmx_array* outs, const cmx_array* arrays, int n,
-                        bool sparse, const char* indexing, cmx_stream s);
-/* NumPy's window functions of length m (m < 1: empty), float32. */
-cmx_status cmx_bartlett(cmx_array* out, int64_t m, cmx_stream s);
-cmx_status cmx_hanning(cmx_array* out, int64_t m, cmx_stream s);
-cmx_status cmx_hamming(cmx_array* out, int64_t m, cmx_stream s);
-cmx_status cmx_blackman(cmx_array* out, int64_t m, cmx_stream s);
-/* a with leading (1d, 2d) or leading and trailing (3d: (1,n,1), (m,n,1))
- * size-1 dims added until it has at least that many; a itself otherwise. */
-cmx_status cmx_atleast_1d(cmx_array* out, cmx_array a, cmx_stream s);
-cmx_status cmx_atleast_2d(cmx_array* out, cmx_array a, cmx_stream s);
-cmx_status cmx_atleast_3d(cmx_array* out, cmx_array a, cmx_stream s);
-/* Splits a along axis into shape[axis] arrays with that axis removed,
- * written to outs (room for shape[axis] entries). */
-cmx_status cmx_unstack(cmx_array* outs, cmx_array a, int axis, cmx_stream s);
-/* Replaces NaN by nan, +inf by *posinf and -inf by *neginf (NULL: the
- * largest / lowest finite value of a's dtype). Integer and bool arrays
- * come back unchanged; complex is a type error. */
-cmx_status cmx_nan_to_num(cmx_array* out, cmx_array a, double nan,
-                          const double* posinf, const double* neginf,
-                          cmx_stream s);
-/* |a - b| <= atol + rtol * |b| elementwise (broadcast), with equal
- * infinities close and NaNs close only when equal_nan. */
-cmx_status cmx_isclose(cmx_array* out, cmx_array a, cmx_array b, double rtol,
-                       double atol, bool equal_nan, cmx_stream s);
-/* all(isclose(...)) as a 0-d bool array. */
-cmx_status cmx_allclose(cmx_array* out, cmx_array a, cmx_array b, double rtol,
-                        double atol, bool equal_nan, cmx_stream s);
-/* 0-d bool: same shape (no broadcasting; different shapes give false) and
- * equal elements after promotion; NaNs equal when equal_nan. */
-cmx_status cmx_array_equal(cmx_array* out, cmx_array a, cmx_array b,
-                           bool equal_nan, cmx_stream s);
-/* outs[0] = floor_divide(a, b), outs[1] = remainder(a, b). */
-cmx_status cmx_divmod(cmx_array* outs, cmx_array a, cmx_array b, cmx_stream s);
-
-/* outs[i] = inputs[i] (same values, views) for i < n, whose computation
- * waits for dependencies[0..m) to be evaluated (MLX's depends). */
-cmx_status cmx_depends(cmx_array* outs, const cmx_array* inputs, int n,
-                       const cmx_array* dependencies, int m, cmx_stream s);
-
-/* ================= linear-algebra ops =================
+/* ================= products =================
  * Composites of matmul, transpose, reshape, multiply and sum; inputs are
  * promoted as by multiply. */
 /* Sums products over the last `axes` axes of a and the first of b. Inexact
@@ -674,9 +692,9 @@ typedef enum cmx_convolve_mode {
 cmx_status cmx_convolve(cmx_array* out, cmx_array a, cmx_array v,
                         cmx_convolve_mode mode, cmx_stream s);
 
-/* ================= linear-algebra extras =================
- * As mlx.core's einsum, einsum_path, diagonal, diag, hadamard_transform,
- * gather_mm, segmented_mm and block_masked_mm. */
+/* ================= einsum and gathered products =================
+ * As mlx.core's einsum, einsum_path, gather_mm, segmented_mm and
+ * block_masked_mm. */
 
 /* Einstein summation of the n operands as NumPy and MLX read subscripts:
  * comma-separated letter terms, one per operand, with an optional "->"
@@ -707,24 +725,6 @@ cmx_status cmx_einsum(cmx_array* out, const char* subscripts,
 cmx_status cmx_einsum_path(int** positions, int** counts, int* nsteps,
                            char** report, const char* subscripts,
                            const cmx_array* operands, int n);
-/* The diagonal of the (axis1, axis2) planes of a (ndim >= 2) at offset
- * (above the main diagonal for offset > 0, below for < 0), as the last
- * axis of the result; the other axes keep their order. A view of a (no
- * copy, whatever a's layout). Empty when the offset is past the plane. */
-cmx_status cmx_diagonal(cmx_array* out, cmx_array a, int offset, int axis1,
-                        int axis2, cmx_stream s);
-/* 1-d a: the square matrix of size len(a) + |k| holding a on diagonal k
- * and zeros elsewhere. 2-d a: cmx_diagonal(a, k, 0, 1). Other ranks are
- * errors. */
-cmx_status cmx_diag(cmx_array* out, cmx_array a, int k, cmx_stream s);
-/* The Walsh-Hadamard transform along the last axis, times scale (NULL:
- * 1/sqrt(n), which makes it orthonormal). n = m * 2^k with m in 1, 12, 20,
- * 28 (MLX's Hadamard matrices for m > 1). Floating inputs keep their
- * dtype, others compute in float32. A last axis of 1 (or a 0-d a) only
- * scales (returning a itself for scale 1), as MLX; empty arrays are
- * errors. */
-cmx_status cmx_hadamard_transform(cmx_array* out, cmx_array a,
-                                  const float* scale, cmx_stream s);
 /* Matrix products with a gather over the batch: a (A..., M, K) and b
  * (B..., K, N) (1-d operands promoted as matmul does), lhs_indices and
  * rhs_indices integer arrays of flat indices into the batch dims A and B

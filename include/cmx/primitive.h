@@ -29,6 +29,8 @@
  * return CMX_OK, or set an error naming the op and return its status.
  * A NULL kernel slot means the primitive does not run on that device; a NULL
  * transform slot means it has no such rule (the transform reports so).
+ * cmx's own primitives leave eval_cpu / eval_gpu NULL: their kernels are in
+ * each backend's kernel table (see cmx_primitive_has_kernel).
  */
 #ifndef CMX_PRIMITIVE_H
 #define CMX_PRIMITIVE_H
@@ -67,9 +69,10 @@ typedef cmx_status (*cmx_kernel_fn)(const cmx_primitive* p,
 typedef struct cmx_primitive_vtable {
   const char* name; /* as printed in graphs and errors, e.g. "Add" */
   unsigned flags;   /* CMX_PRIM_* */
-  int id;           /* cmx's own primitives: their list.h index; else -1 */
+  int id; /* cmx's own primitives: their list.h index; extensions: -1 (cmx
+           * tells its own apart by the vtable's address, not by id) */
 
-  /* Kernels. */
+  /* Kernels of an extension (cmx's own primitives: NULL, see above). */
   cmx_kernel_fn eval_cpu;
   cmx_kernel_fn eval_gpu;
 

@@ -5,6 +5,7 @@
 #include <string.h>
 
 #include "core/internal.h"
+#include "core/layout.h"
 
 /* ---------------- shapes ---------------- */
 
@@ -73,6 +74,7 @@ cmx_array cmx__node_new(const char* op, const int64_t* shape, int ndim,
   a->offset = 0;
   a->data_size = size;
   a->error = NULL;
+  a->error_status = CMX_OK;
   memset(&a->weak_value, 0, sizeof a->weak_value);
   if (ndim) memcpy(a->dims, shape, (size_t)ndim * sizeof(int64_t));
   cmx__node_set_row_major(a);
@@ -80,14 +82,7 @@ cmx_array cmx__node_new(const char* op, const int64_t* shape, int ndim,
 }
 
 void cmx__node_set_row_major(cmx_array a) {
-  /* Unsigned products: an empty array may have huge other dims, whose
-   * strides never matter but must not overflow (UB) either. */
-  int64_t* st = CMX__STRIDES(a);
-  uint64_t s = 1;
-  for (int i = a->ndim - 1; i >= 0; i--) {
-    st[i] = (int64_t)s;
-    s *= a->dims[i] > 0 ? (uint64_t)a->dims[i] : 1u;
-  }
+  cmx__row_major_strides(a->dims, a->ndim, CMX__STRIDES(a));
   cmx__node_update_flags(a);
 }
 
@@ -95,7 +90,7 @@ void cmx__node_update_flags(cmx_array a) {
   const int64_t* sh = a->dims;
   const int64_t* st = CMX__STRIDES(a);
   bool row = true, col = true;
-  uint64_t s = 1; /* unsigned: see cmx__node_set_row_major */
+  uint64_t s = 1; /* unsigned: see cmx__row_major_strides */
   for (int i = a->ndim - 1; i >= 0; i--) {
     if (sh[i] != 1 && (uint64_t)st[i] != s) row = false;
     s *= (uint64_t)sh[i];

@@ -154,6 +154,9 @@ struct cmx_array_node {
   int64_t offset;    /* elements from buf start to element 0 */
   int64_t data_size; /* elements reachable in buf from offset */
   char* error;       /* set when its computation failed */
+  /* The failing kernel's own status (reads report CMX_ERR_RUNTIME; tests
+   * tell a kernel's CMX_ERR_NOT_IMPLEMENTED from a failure by it). */
+  cmx_status error_status;
   cmx__scalar_value weak_value;
   int64_t dims[]; /* shape[ndim] then strides[ndim] */
 };
@@ -307,14 +310,8 @@ void cmx__task_free(cmx__task* t);
 extern const cmx__stream_ops cmx__cpu_stream_ops;
 void* cmx__cpu_worker_new(cmx__stream* s);
 
-/* GPU backend entry points. The CUDA driver is loaded on first use; with
- * no driver or no device the GPU is unavailable (false, 0). */
-bool cmx__gpu_available(void);
-int cmx__gpu_count(void);
-/* Why the GPU is unavailable ("" when it is available), for messages. */
-const char* cmx__gpu_unavailable_reason(void);
-/* Creates the backend state of a new GPU stream; NULL with error. */
-cmx__stream* cmx__gpu_stream_new(int device_index);
+/* Device backends (the GPU) register their device queries and stream
+ * creation with core: see core/backend.h. */
 
 /* ---------------- thread pool ---------------- */
 /* Calls fn(ctx, begin, end) over [0, n) split into chunks of at least

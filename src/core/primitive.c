@@ -3,8 +3,8 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "core/backend.h"
 #include "core/internal.h"
-#include "primitives/registry.h"
 
 /* Primitives without parameters are immutable and identical per (vtable,
  * stream), so each thread keeps one of each in a small direct-mapped cache
@@ -115,6 +115,37 @@ void cmx_primitive_describe(const cmx_primitive* p, char* buf, size_t size) {
     snprintf(buf, size, "%s", p->vt->name);
 }
 
+#ifndef NDEBUG
+/* Debug builds check every node against its primitive's output_shapes (a
+ * disagreement is a bug of the op or the rule that built the node). */
+static void check_output_shapes(const cmx_primitive* p, const cmx_array* inputs,
+                                int nin, const int64_t* const* shapes,
+                                const int* ndims, int nout) {
+  if (!p->vt->output_shapes) return;
+  cmx_shape* got = malloc((size_t)nout * sizeof *got);
+  if (!got) return;
+  cmx__error_mark m = cmx__error_mark_get();
+  cmx_status st = p->vt->output_shapes(p, inputs, nin, got, nout);
+  for (int i = 0; i < nout; i++) {
+    bool same = st == CMX_OK && got[i].ndim == ndims[i] &&
+                (ndims[i] == 0 || !memcmp(got[i].dims, shapes[i],
+                                          (size_t)ndims[i] * sizeof(int64_t)));
+    if (!same) {
+      char a[256], b[256];
+      fprintf(stderr, "cmx: %s output %d: the op made %s, output_shapes %s%s\n",
+              p->vt->name, i, cmx__shape_str(shapes[i], ndims[i], a, sizeof a),
+              st == CMX_OK
+                  ? cmx__shape_str(got[i].dims, got[i].ndim, b, sizeof b)
+                  : "failed: ",
+              st == CMX_OK ? "" : cmx_last_error());
+      CMX__ASSERT(!"node shape agrees with output_shapes");
+    }
+  }
+  cmx__error_mark_restore(m);
+  free(got);
+}
+#endif
+
 cmx_status cmx_primitive_apply(cmx_array* outs, int nout, cmx_primitive* p,
                                const cmx_array* inputs, int nin,
                                const int64_t* const* shapes, const int* ndims,
@@ -184,6 +215,9 @@ cmx_status cmx_primitive_apply(cmx_array* outs, int nout, cmx_primitive* p,
     op->out_ndims = nd;
     op->out_dtypes = dt;
   }
+#ifndef NDEBUG
+  check_output_shapes(p, inputs, nin, shapes, ndims, nout);
+#endif
   uint8_t tracer = 0;
   uint32_t depth = 0;
   for (int i = 0; i < nin; i++) {
@@ -205,15 +239,14 @@ cmx_status cmx_primitive_apply(cmx_array* outs, int nout, cmx_primitive* p,
 }
 
 int cmx_builtin_primitive_count(void) {
-  return CMX__NUM_PRIMITIVES;
+  return cmx__builtin_count();
 }
 
 const cmx_primitive_vtable* cmx_builtin_primitive(int i) {
-  return i >= 0 && i < CMX__NUM_PRIMITIVES ? cmx__all_primitives[i] : NULL;
+  return cmx__builtin(i);
 }
 
 bool cmx_primitive_has_kernel(const cmx_primitive_vtable* vt,
                               cmx_device_type dev) {
-  if (!vt) return false;
-  return dev == CMX_GPU ? vt->eval_gpu != NULL : vt->eval_cpu != NULL;
+  return cmx__kernel_lookup(vt, dev) != NULL;
 }

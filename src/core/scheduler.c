@@ -12,6 +12,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "core/backend.h"
 #include "core/internal.h"
 
 /* The eval lock serialises graph walks and detaching (graph mutation). */
@@ -33,10 +34,15 @@ void cmx__task_free(cmx__task* t) {
   free(t);
 }
 
-static void fail_outputs(cmx__task* t, const char* msg) {
+/* The outputs keep the failure's message (which a later read reports)
+ * and the kernel's status. */
+static void fail_outputs(cmx__task* t, const char* msg, cmx_status st) {
   for (int i = 0; i < t->nout; i++) {
     cmx_array o = t->arrays[t->nin + i];
-    if (!o->error) o->error = strdup(msg);
+    if (!o->error) {
+      o->error = strdup(msg);
+      o->error_status = st;
+    }
   }
 }
 
@@ -47,13 +53,13 @@ void cmx__task_run(cmx__task* t) {
   const cmx_array* out = t->arrays + t->nin;
   for (int i = 0; i < t->nin; i++)
     if (in[i]->error) {
-      fail_outputs(t, in[i]->error);
+      fail_outputs(t, in[i]->error, in[i]->error_status);
       cmx__task_free(t);
       return;
     }
   const cmx_primitive_vtable* vt = t->prim->vt;
   bool gpu = t->prim->stream.device.type == CMX_GPU;
-  cmx_kernel_fn k = gpu ? vt->eval_gpu : vt->eval_cpu;
+  cmx_kernel_fn k = cmx__kernel_lookup(vt, gpu ? CMX_GPU : CMX_CPU);
   cmx_status st = CMX_OK;
   if (!k)
     st = cmx__error(CMX_ERR_NOT_IMPLEMENTED, "[%s] has no %s implementation",
@@ -66,7 +72,7 @@ void cmx__task_run(cmx__task* t) {
       if (!out[i]->buf && out[i]->size > 0)
         st = cmx__error(CMX_ERR_RUNTIME, "[%s] kernel left output %d empty",
                         vt->name, i);
-  if (st != CMX_OK) fail_outputs(t, cmx_last_error());
+  if (st != CMX_OK) fail_outputs(t, cmx_last_error(), st);
   cmx__task_free(t);
 }
 

@@ -2,6 +2,7 @@
  * resolution of stream-or-device values. */
 #include <stdlib.h>
 
+#include "core/backend.h"
 #include "core/internal.h"
 
 static struct {
@@ -32,9 +33,22 @@ bool cmx_stream_equal(cmx_stream a, cmx_stream b) {
   return a.index == b.index && cmx_device_equal(a.device, b.device);
 }
 
+/* The number of devices of a backend with device queries (the GPU). */
+static int backend_devices(cmx_device_type type) {
+  const cmx__backend* b = cmx__backend_get(type);
+  return b && b->device_count ? b->device_count() : 0;
+}
+
+/* Why a device backend has no device, for messages. */
+static const char* backend_reason(cmx_device_type type) {
+  const cmx__backend* b = cmx__backend_get(type);
+  if (!b || !b->unavailable_reason) return "no backend for this device";
+  return b->unavailable_reason();
+}
+
 int cmx_device_count(cmx_device_type type) {
   if (type == CMX_CPU) return 1;
-  if (type == CMX_GPU) return cmx__gpu_available() ? cmx__gpu_count() : 0;
+  if (type == CMX_GPU) return backend_devices(CMX_GPU);
   return 0;
 }
 
@@ -47,7 +61,8 @@ bool cmx_is_available(cmx_device dev) {
 
 cmx_device cmx_default_device(void) {
   int t = tl_default_device;
-  if (t < 0) t = (cmx__env_get()->default_gpu && cmx__gpu_available()) ? 1 : 0;
+  if (t < 0)
+    t = (cmx__env_get()->default_gpu && backend_devices(CMX_GPU)) ? 1 : 0;
   return (cmx_device){(cmx_device_type)t, 0};
 }
 
@@ -56,7 +71,7 @@ static cmx_status check_device(cmx_device dev, const char* op) {
     return cmx__error(CMX_ERR_VALUE, "[%s] unknown device type %d", op,
                       (int)dev.type);
   if (!cmx_is_available(dev)) {
-    const char* why = dev.type == CMX_GPU ? cmx__gpu_unavailable_reason() : "";
+    const char* why = dev.type == CMX_GPU ? backend_reason(CMX_GPU) : "";
     return cmx__error(CMX_ERR_VALUE, "[%s] device %s:%d is not available%s%s",
                       op, dev.type == CMX_GPU ? "gpu" : "cpu", dev.index,
                       *why ? ": " : "", why);
@@ -95,7 +110,13 @@ cmx__stream* cmx__stream_register(cmx_device dev, const cmx__stream_ops* ops,
 }
 
 static cmx__stream* new_stream(cmx_device dev) {
-  if (dev.type == CMX_GPU) return cmx__gpu_stream_new(dev.index);
+  if (dev.type != CMX_CPU) {
+    const cmx__backend* b = cmx__backend_get(dev.type);
+    if (!b || !b->stream_new)
+      return CMX__FAIL(CMX_ERR_VALUE, "[new_stream] no backend for device %d",
+                       (int)dev.type);
+    return b->stream_new(dev.index);
+  }
   cmx__stream* s = cmx__stream_register(dev, &cmx__cpu_stream_ops, NULL);
   if (!s) return NULL;
   s->backend = cmx__cpu_worker_new(s);

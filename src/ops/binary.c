@@ -5,7 +5,8 @@
  * arctan2 and logaddexp compute integers in float32; comparisons and
  * logical ops give bool; bitwise ops and shifts take integers and bool
  * only. The values (integer division by zero, wrap-around ...) are the
- * table's too.
+ * table's too. Composites of them: isclose, allclose, array_equal and
+ * divmod.
  */
 #include <string.h>
 
@@ -113,3 +114,80 @@ BINARY_OP(right_shift, RightShift)
     CMX__PUBLIC(out, #name, cmx__##name(a, b, s));                \
   }
 CMX__BINARY_OPS(PUBLIC_BINARY)
+
+/* A weak float scalar (gives way to a strongly typed float operand). */
+static cmx_array weak_float(const char* op, double v) {
+  cmx__scalar_value sv;
+  sv.f = v;
+  return cmx__own(cmx__scalar_node(op, sv, 2, CMX_FLOAT32, true));
+}
+
+/* ---------------- isclose / allclose / array_equal ---------------- */
+cmx_array cmx__isclose(cmx_array a, cmx_array b, double rtol, double atol,
+                       bool equal_nan, cmx_stream s) {
+  if (!CMX__ARGS("isclose", a, b)) return NULL;
+  /* |a - b| <= atol + rtol * |b|; infinities break the difference, so they
+   * are close exactly when both are the same infinity. */
+  cmx_array rhs = cmx__add(
+      weak_float("isclose", atol),
+      cmx__multiply(weak_float("isclose", rtol), cmx__abs(b, s), s), s);
+  cmx_array out = cmx__less_equal(cmx__abs(cmx__subtract(a, b, s), s), rhs, s);
+  cmx_array any_inf = cmx__logical_or(cmx__isinf(a, s), cmx__isinf(b, s), s);
+  cmx_array both_inf = cmx__logical_or(
+      cmx__logical_and(cmx__isposinf(a, s), cmx__isposinf(b, s), s),
+      cmx__logical_and(cmx__isneginf(a, s), cmx__isneginf(b, s), s), s);
+  out = cmx__logical_and(out, cmx__logical_not(any_inf, s), s);
+  out = cmx__logical_or(out, both_inf, s);
+  if (equal_nan)
+    out = cmx__logical_or(
+        out, cmx__logical_and(cmx__isnan(a, s), cmx__isnan(b, s), s), s);
+  return out;
+}
+cmx_array cmx__allclose(cmx_array a, cmx_array b, double rtol, double atol,
+                        bool equal_nan, cmx_stream s) {
+  return cmx__all(cmx__isclose(a, b, rtol, atol, equal_nan, s), NULL, 0, false,
+                  s);
+}
+cmx_array cmx__array_equal(cmx_array a, cmx_array b, bool equal_nan,
+                           cmx_stream s) {
+  if (!CMX__ARGS("array_equal", a, b)) return NULL;
+  bool same = a->ndim == b->ndim;
+  for (int d = 0; same && d < a->ndim; d++) same = a->dims[d] == b->dims[d];
+  if (!same) return cmx__scalar(0, CMX_BOOL);
+  cmx_array eq = cmx__equal(a, b, s);
+  if (equal_nan)
+    eq = cmx__logical_or(
+        eq, cmx__logical_and(cmx__isnan(a, s), cmx__isnan(b, s), s), s);
+  return cmx__all(eq, NULL, 0, false, s);
+}
+
+/* ---------------- divmod ---------------- */
+bool cmx__divmod(cmx_array* outs, cmx_array a, cmx_array b, cmx_stream s) {
+  if (!CMX__ARGS("divmod", a, b)) return false;
+  outs[0] = cmx__floor_divide(a, b, s);
+  outs[1] = outs[0] ? cmx__remainder(a, b, s) : NULL;
+  return outs[1] != NULL;
+}
+
+/* public wrappers of the comparisons above and divmod */
+cmx_status cmx_isclose(cmx_array* out, cmx_array a, cmx_array b, double rtol,
+                       double atol, bool equal_nan, cmx_stream s) {
+  CMX__PUBLIC(out, "isclose", cmx__isclose(a, b, rtol, atol, equal_nan, s));
+}
+cmx_status cmx_allclose(cmx_array* out, cmx_array a, cmx_array b, double rtol,
+                        double atol, bool equal_nan, cmx_stream s) {
+  CMX__PUBLIC(out, "allclose", cmx__allclose(a, b, rtol, atol, equal_nan, s));
+}
+cmx_status cmx_array_equal(cmx_array* out, cmx_array a, cmx_array b,
+                           bool equal_nan, cmx_stream s) {
+  CMX__PUBLIC(out, "array_equal", cmx__array_equal(a, b, equal_nan, s));
+}
+cmx_status cmx_divmod(cmx_array* outs, cmx_array a, cmx_array b, cmx_stream s) {
+  if (!outs)
+    return cmx__error(CMX_ERR_VALUE, "[divmod] output pointer is NULL");
+  outs[0] = outs[1] = NULL;
+  size_t mark = cmx__scope_enter();
+  if (mark == 0) cmx__error_reset_pending();
+  bool ok = cmx__divmod(outs, a, b, s);
+  return cmx__scope_exit_multi(mark, ok, outs, 2);
+}

@@ -182,3 +182,10 @@ cmx_status cmx_broadcast_shapes(int64_t* out, int* out_ndim, const int64_t* a,
              ? CMX_OK
              : cmx_last_status();
 }
+
+cmx_status cmx__scope_exit_multi(size_t mark, bool ok, cmx_array* outs, int n) {
+  if (!ok)
+    for (int i = 0; i < n; i++) outs[i] = NULL;
+  cmx_status st = cmx__scope_exit_n(mark, outs, outs, (size_t)(n > 0 ? n : 0));
+  return ok ? st : cmx_last_status();
+}

@@ -1,7 +1,9 @@
-/* Creation ops: ranges, filled arrays and triangular matrices. */
+/* Creation ops: ranges, filled arrays, triangular matrices, coordinate
+ * grids (meshgrid) and window functions. */
 #include "primitives/creation.h"
 
 #include <math.h>
+#include <stdlib.h>
 #include <string.h>
 
 #include "ops/shape_internal.h"
@@ -45,6 +47,8 @@ cmx_array cmx__arange(double start, double stop, double step, cmx_dtype dt,
   q.start = start;
   q.step = isinf(step) ? 0 : step;
   q.stop = stop;
+  q.num = size;
+  q.dtype = dt;
   return cmx__apply(&cmx__vt_Arange, &q, sizeof q, s, NULL, 0, &size, 1, dt);
 }
 
@@ -62,6 +66,8 @@ cmx_array cmx__linspace(double start, double stop, int64_t num, cmx_dtype dt,
   q.start = start;
   q.stop = num > 1 ? stop : start;
   q.step = num > 1 ? (stop - start) / (double)(num - 1) : 0;
+  q.num = num;
+  q.dtype = dt;
   return cmx__apply(&cmx__vt_Linspace, &q, sizeof q, s, NULL, 0, &num, 1, dt);
 }
 
@@ -116,7 +122,7 @@ cmx_array cmx__eye(int64_t n, int64_t m, int64_t k, cmx_dtype dt,
   if (m < 0) m = n;
   if (n <= 0 || m <= 0)
     return CMX__FAIL(CMX_ERR_VALUE, "[eye] N and M must be positive integers.");
-  cmx__diag_params q = {.k = k};
+  cmx__diag_params q = {.k = k, .n = n, .m = m, .dtype = dt};
   return cmx__apply(&cmx__vt_Eye, &q, sizeof q, s, NULL, 0, (int64_t[]){n, m},
                     2, dt);
 }
@@ -129,7 +135,7 @@ cmx_array cmx__tri(int64_t n, int64_t m, int64_t k, cmx_dtype dt,
   if (n < 0)
     return CMX__FAIL(CMX_ERR_VALUE, "[tri] N must be non-negative, got %lld.",
                      (long long)n);
-  cmx__diag_params q = {.k = k};
+  cmx__diag_params q = {.k = k, .n = n, .m = m, .dtype = dt};
   return cmx__apply(&cmx__vt_Tri, &q, sizeof q, s, NULL, 0, (int64_t[]){n, m},
                     2, dt);
 }
@@ -200,4 +206,121 @@ cmx_status cmx_tril(cmx_array* out, cmx_array a, int64_t k, cmx_stream s) {
 }
 cmx_status cmx_triu(cmx_array* out, cmx_array a, int64_t k, cmx_stream s) {
   CMX__PUBLIC(out, "triu", cmx__triu(a, k, s));
+}
+
+/* ---------------- meshgrid ---------------- */
+bool cmx__meshgrid(cmx_array* outs, const cmx_array* arrays, int n, bool sparse,
+                   const char* indexing, cmx_stream s) {
+  if (!indexing) indexing = "xy";
+  bool xy = strcmp(indexing, "xy") == 0;
+  if (!xy && strcmp(indexing, "ij") != 0) {
+    cmx__error(CMX_ERR_VALUE,
+               "[meshgrid] Invalid indexing value. Valid values are 'xy' "
+               "and 'ij'.");
+    return false;
+  }
+  if (n < 0 || n > CMX_MAX_NDIM || (n > 0 && !arrays)) {
+    cmx__error(CMX_ERR_VALUE, "[meshgrid] Expected between 0 and %d arrays.",
+               CMX_MAX_NDIM);
+    return false;
+  }
+  int64_t full[CMX_MAX_NDIM];
+  cmx_array flat[CMX_MAX_NDIM];
+  for (int i = 0; i < n; i++) {
+    if (!CMX__ARGS("meshgrid", arrays[i])) return false;
+    int64_t m = arrays[i]->size;
+    flat[i] = cmx__reshape(arrays[i], &m, 1, s);
+    if (!flat[i]) return false;
+  }
+  /* Output axis of input i: "xy" swaps the first two. */
+  int pos[CMX_MAX_NDIM];
+  for (int i = 0; i < n; i++) pos[i] = i;
+  if (xy && n >= 2) pos[0] = 1, pos[1] = 0;
+  for (int i = 0; i < n; i++) full[pos[i]] = flat[i]->size;
+  for (int i = 0; i < n; i++) {
+    int64_t shp[CMX_MAX_NDIM];
+    for (int d = 0; d < n; d++) shp[d] = 1;
+    shp[pos[i]] = flat[i]->size;
+    cmx_array r = cmx__reshape(flat[i], shp, n, s);
+    if (!sparse) r = cmx__broadcast_to(r, full, n, s);
+    if (!r) return false; /* the wrapper clears outs */
+    outs[i] = r;
+  }
+  return true;
+}
+
+/* ---------------- window functions ----------------
+ * Computed in double on the host (they are constants, as arange is) and
+ * stored as float32, following NumPy's definitions over n = 1-m, 3-m, ..,
+ * m-1. */
+typedef double (*window_fn)(double x); /* x = n / (m - 1) in [-1, 1] */
+static double w_bartlett(double x) {
+  return x <= 0 ? 1 + x : 1 - x;
+}
+static double w_hanning(double x) {
+  return 0.5 + 0.5 * cos(M_PI * x);
+}
+static double w_hamming(double x) {
+  return 0.54 + 0.46 * cos(M_PI * x);
+}
+static double w_blackman(double x) {
+  return 0.42 + 0.5 * cos(M_PI * x) + 0.08 * cos(2 * M_PI * x);
+}
+static cmx_array window(const char* op, int64_t m, window_fn f) {
+  if (m < 1) m = 0;
+  if (m > ((int64_t)1 << 40)) {
+    cmx__error(CMX_ERR_VALUE, "[%s] window length %lld is too large.", op,
+               (long long)m);
+    return NULL;
+  }
+  float* v = malloc((size_t)(m > 0 ? m : 1) * sizeof(float));
+  if (!v) {
+    cmx__error(CMX_ERR_MEMORY, "[%s] out of memory", op);
+    return NULL;
+  }
+  for (int64_t i = 0; i < m; i++)
+    v[i] = m == 1 ? 1.0f : (float)f((double)(1 - m + 2 * i) / (double)(m - 1));
+  cmx_array r = cmx__node_from_data(op, v, &m, 1, CMX_FLOAT32);
+  free(v);
+  return r ? cmx__own(r) : NULL;
+}
+cmx_array cmx__bartlett(int64_t m, cmx_stream s) {
+  (void)s;
+  return window("bartlett", m, w_bartlett);
+}
+cmx_array cmx__hanning(int64_t m, cmx_stream s) {
+  (void)s;
+  return window("hanning", m, w_hanning);
+}
+cmx_array cmx__hamming(int64_t m, cmx_stream s) {
+  (void)s;
+  return window("hamming", m, w_hamming);
+}
+cmx_array cmx__blackman(int64_t m, cmx_stream s) {
+  (void)s;
+  return window("blackman", m, w_blackman);
+}
+
+/* public wrappers of meshgrid and the windows */
+cmx_status cmx_meshgrid(cmx_array* outs, const cmx_array* arrays, int n,
+                        bool sparse, const char* indexing, cmx_stream s) {
+  if (!outs)
+    return cmx__error(CMX_ERR_VALUE, "[meshgrid] output pointer is NULL");
+  for (int i = 0; i < n; i++) outs[i] = NULL;
+  size_t mark = cmx__scope_enter();
+  if (mark == 0) cmx__error_reset_pending();
+  bool ok = cmx__meshgrid(outs, arrays, n, sparse, indexing, s);
+  return cmx__scope_exit_multi(mark, ok, outs, n > 0 ? n : 0);
+}
+cmx_status cmx_bartlett(cmx_array* out, int64_t m, cmx_stream s) {
+  CMX__PUBLIC(out, "bartlett", cmx__bartlett(m, s));
+}
+cmx_status cmx_hanning(cmx_array* out, int64_t m, cmx_stream s) {
+  CMX__PUBLIC(out, "hanning", cmx__hanning(m, s));
+}
+cmx_status cmx_hamming(cmx_array* out, int64_t m, cmx_stream s) {
+  CMX__PUBLIC(out, "hamming", cmx__hamming(m, s));
+}
+cmx_status cmx_blackman(cmx_array* out, int64_t m, cmx_stream s) {
+  CMX__PUBLIC(out, "blackman", cmx__blackman(m, s));
 }

@@ -29,6 +29,11 @@ cmx_status cmx__apply_n(const cmx_primitive_vtable* vt, const void* params,
                         int nin, cmx_array* outs, int nout,
                         const int64_t* const* shapes, const int* ndims,
                         const cmx_dtype* dts);
+/* Ends a public multi-output call: keeps outs[0..n) when ok (new
+ * references), else sets them NULL; releases the scope and returns the
+ * status. */
+cmx_status cmx__scope_exit_multi(size_t mark, bool ok, cmx_array* outs, int n);
+
 /* The dtype of combining arrays under MLX promotion, with weak scalars
  * giving way to strongly typed arrays of a compatible kind. */
 cmx_dtype cmx__result_type(const cmx_array* arrays, int n);
@@ -70,6 +75,12 @@ cmx_array cmx__eye(int64_t n, int64_t m, int64_t k, cmx_dtype dt, cmx_stream s);
 cmx_array cmx__tri(int64_t n, int64_t m, int64_t k, cmx_dtype dt, cmx_stream s);
 cmx_array cmx__tril(cmx_array a, int64_t k, cmx_stream s);
 cmx_array cmx__triu(cmx_array a, int64_t k, cmx_stream s);
+bool cmx__meshgrid(cmx_array* outs, const cmx_array* arrays, int n, bool sparse,
+                   const char* indexing, cmx_stream s);
+cmx_array cmx__bartlett(int64_t m, cmx_stream s);
+cmx_array cmx__hanning(int64_t m, cmx_stream s);
+cmx_array cmx__hamming(int64_t m, cmx_stream s);
+cmx_array cmx__blackman(int64_t m, cmx_stream s);
 
 /* ---------------- unary ---------------- */
 #define CMX__DECLARE_UNARY_INTERNAL(name) \
@@ -79,6 +90,8 @@ cmx_array cmx__round(cmx_array a, int decimals, cmx_stream s);
 cmx_array cmx__astype(cmx_array a, cmx_dtype dt, cmx_stream s);
 /* A row-major contiguous copy (Copy primitive). */
 cmx_array cmx__copy(cmx_array a, cmx_stream s);
+cmx_array cmx__nan_to_num(cmx_array a, double nan, const double* posinf,
+                          const double* neginf, cmx_stream s);
 
 /* ---------------- binary ---------------- */
 #define CMX__DECLARE_BINARY_INTERNAL(name) \
@@ -86,6 +99,13 @@ cmx_array cmx__copy(cmx_array a, cmx_stream s);
 CMX__BINARY_OPS(CMX__DECLARE_BINARY_INTERNAL)
 cmx_array cmx__where(cmx_array cond, cmx_array x, cmx_array y, cmx_stream s);
 cmx_array cmx__clip(cmx_array a, cmx_array lo, cmx_array hi, cmx_stream s);
+cmx_array cmx__isclose(cmx_array a, cmx_array b, double rtol, double atol,
+                       bool equal_nan, cmx_stream s);
+cmx_array cmx__allclose(cmx_array a, cmx_array b, double rtol, double atol,
+                        bool equal_nan, cmx_stream s);
+cmx_array cmx__array_equal(cmx_array a, cmx_array b, bool equal_nan,
+                           cmx_stream s);
+bool cmx__divmod(cmx_array* outs, cmx_array a, cmx_array b, cmx_stream s);
 
 /* ---------------- reductions ---------------- */
 #define CMX__DECLARE_REDUCE_INTERNAL(name)                       \
@@ -145,11 +165,30 @@ cmx_array cmx__as_strided(cmx_array a, const int64_t* shape, int ndim,
                           const int64_t* strides, int64_t offset, cmx_stream s);
 cmx_array cmx__contiguous(cmx_array a, bool allow_col_major, cmx_stream s);
 cmx_array cmx__view(cmx_array a, cmx_dtype dt, cmx_stream s);
+cmx_array cmx__atleast_1d(cmx_array a, cmx_stream s);
+cmx_array cmx__atleast_2d(cmx_array a, cmx_stream s);
+cmx_array cmx__atleast_3d(cmx_array a, cmx_stream s);
+bool cmx__unstack(cmx_array* outs, cmx_array a, int axis, cmx_stream s);
+/* diagonals (ops/shape_diagonal.c) */
+cmx_array cmx__diagonal(cmx_array a, int64_t offset, int axis1, int axis2,
+                        cmx_stream s);
+cmx_array cmx__diag(cmx_array a, int64_t k, cmx_stream s);
+/* The inverse of a last-axis diagonal: c (..., k) placed on diagonal
+ * `offset` of (..., n1, n2) planes, zeros elsewhere (k must be the length
+ * of that diagonal). */
+cmx_array cmx__diag_embed(cmx_array c, int64_t n1, int64_t n2, int64_t offset,
+                          cmx_stream s);
 
 /* ---------------- matmul ---------------- */
 cmx_array cmx__matmul(cmx_array a, cmx_array b, cmx_stream s);
 cmx_array cmx__addmm(cmx_array c, cmx_array a, cmx_array b, float alpha,
                      float beta, cmx_stream s);
+/* ---------------- hadamard (ops/hadamard.c) ---------------- */
+cmx_array cmx__hadamard_transform(cmx_array a, const float* scale,
+                                  cmx_stream s);
+/* ---------------- depends (ops/depends.c) ---------------- */
+bool cmx__depends(cmx_array* outs, const cmx_array* inputs, int n,
+                  const cmx_array* deps, int m, cmx_stream s);
 
 /* ---------------- indexing ---------------- */
 cmx_array cmx__gather(cmx_array a, const cmx_array* indices, int nindices,
@@ -210,31 +249,7 @@ cmx_array cmx__index_update(cmx_array a, const cmx_index* index, int n,
                             cmx_array value, cmx_index_update_op op,
                             cmx_stream s);
 
-/* ---------------- misc (ops/misc.c) ---------------- */
-bool cmx__meshgrid(cmx_array* outs, const cmx_array* arrays, int n, bool sparse,
-                   const char* indexing, cmx_stream s);
-cmx_array cmx__bartlett(int64_t m, cmx_stream s);
-cmx_array cmx__hanning(int64_t m, cmx_stream s);
-cmx_array cmx__hamming(int64_t m, cmx_stream s);
-cmx_array cmx__blackman(int64_t m, cmx_stream s);
-cmx_array cmx__atleast_1d(cmx_array a, cmx_stream s);
-cmx_array cmx__atleast_2d(cmx_array a, cmx_stream s);
-cmx_array cmx__atleast_3d(cmx_array a, cmx_stream s);
-bool cmx__unstack(cmx_array* outs, cmx_array a, int axis, cmx_stream s);
-cmx_array cmx__nan_to_num(cmx_array a, double nan, const double* posinf,
-                          const double* neginf, cmx_stream s);
-cmx_array cmx__isclose(cmx_array a, cmx_array b, double rtol, double atol,
-                       bool equal_nan, cmx_stream s);
-cmx_array cmx__allclose(cmx_array a, cmx_array b, double rtol, double atol,
-                        bool equal_nan, cmx_stream s);
-cmx_array cmx__array_equal(cmx_array a, cmx_array b, bool equal_nan,
-                           cmx_stream s);
-bool cmx__divmod(cmx_array* outs, cmx_array a, cmx_array b, cmx_stream s);
-
-bool cmx__depends(cmx_array* outs, const cmx_array* inputs, int n,
-                  const cmx_array* deps, int m, cmx_stream s);
-
-/* ---------------- linear-algebra ops (ops/linalg_ops.c) ---------------- */
+/* ---------------- products (ops/products.c) ---------------- */
 cmx_array cmx__tensordot(cmx_array a, cmx_array b, int axes, cmx_stream s);
 cmx_array cmx__tensordot_axes(cmx_array a, cmx_array b, const int* axes_a,
                               const int* axes_b, int n, cmx_stream s);
@@ -296,19 +311,9 @@ cmx_array cmx__conv_general(cmx_array in, cmx_array wt, const int* stride,
 cmx_array cmx__convolve(cmx_array a, cmx_array v, cmx_convolve_mode mode,
                         cmx_stream s);
 
-/* ------------ linear-algebra extras (ops/linalg_extra.c, einsum.c) ------ */
+/* ------ gathered products (ops/matmul_gather.c), einsum (einsum.c) ------ */
 cmx_array cmx__einsum(const char* subscripts, const cmx_array* operands, int n,
                       cmx_stream s);
-cmx_array cmx__diagonal(cmx_array a, int64_t offset, int axis1, int axis2,
-                        cmx_stream s);
-cmx_array cmx__diag(cmx_array a, int64_t k, cmx_stream s);
-/* The inverse of a last-axis diagonal: c (..., k) placed on diagonal
- * `offset` of (..., n1, n2) planes, zeros elsewhere (k must be the length
- * of that diagonal). */
-cmx_array cmx__diag_embed(cmx_array c, int64_t n1, int64_t n2, int64_t offset,
-                          cmx_stream s);
-cmx_array cmx__hadamard_transform(cmx_array a, const float* scale,
-                                  cmx_stream s);
 cmx_array cmx__gather_mm(cmx_array a, cmx_array b, cmx_array lhs_indices,
                          cmx_array rhs_indices, bool sorted_indices,
                          cmx_stream s);

@@ -6,6 +6,7 @@
 #include <float.h>
 #include <math.h>
 #include <pthread.h>
+#include <string.h>
 #include <time.h>
 
 #include "ops/random_internal.h"
@@ -138,7 +139,11 @@ static cmx_array bits_impl(const char* op, const int64_t* shape, int ndim,
                      "[%s] Bit width must be in {1, 2, 4} but got %d.", op,
                      width);
   if (!key) return NULL;
-  cmx__random_bits_params q = {.width = width};
+  cmx__random_bits_params q;
+  memset(&q, 0, sizeof q);
+  q.width = width;
+  q.ndim = ndim;
+  if (ndim) memcpy(q.shape, shape, (size_t)ndim * sizeof(int64_t));
   return cmx__apply(&cmx__vt_RandomBits, &q, sizeof q, s, &key, 1, shape, ndim,
                     dt);
 }

@@ -102,6 +102,7 @@ static cmx_array reduce(const char* op, int kind, cmx_array a, const int* axes,
   memset(&q, 0, sizeof q);
   q.kind = kind;
   fill_axes(q.axes, &q.naxes, &r);
+  q.keepdims = keepdims;
   return cmx__apply(&cmx__vt_Reduce, &q, sizeof q, s, &a, 1, r.shape, r.ndim,
                     dt);
 }
@@ -147,6 +148,7 @@ cmx_array cmx__logsumexp(cmx_array a, const int* axes, int naxes, bool keepdims,
   cmx__axes_params q;
   memset(&q, 0, sizeof q);
   fill_axes(q.axes, &q.naxes, &r);
+  q.keepdims = keepdims;
   return cmx__apply(&cmx__vt_LogSumExp, &q, sizeof q, s, &x, 1, r.shape, r.ndim,
                     x->dtype);
 }
@@ -169,6 +171,7 @@ static cmx_array var_std(const char* op, cmx_array a, const int* axes,
   fill_axes(q.axes, &q.naxes, &r);
   q.ddof = ddof;
   q.sqrt = sq;
+  q.keepdims = keepdims;
   return cmx__apply(&cmx__vt_Var, &q, sizeof q, s, &x, 1, r.shape, r.ndim,
                     x->dtype);
 }
@@ -242,6 +245,7 @@ static cmx_array arg_reduce(const char* op, int kind, cmx_array a,
   memset(&q, 0, sizeof q);
   q.kind = kind;
   q.axis = ax;
+  q.keepdims = keepdims;
   return cmx__apply(&cmx__vt_ArgReduce, &q, sizeof q, s, &a, 1, shape, nd,
                     CMX_UINT32);
 }

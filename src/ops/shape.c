@@ -68,7 +68,11 @@ static cmx_array reshape_to(cmx_array a, const int64_t* shape, int ndim,
   if (ndim == a->ndim &&
       (ndim == 0 || !memcmp(shape, a->dims, (size_t)ndim * sizeof(int64_t))))
     return a;
-  return cmx__apply(&cmx__vt_Reshape, NULL, 0, s, &a, 1, shape, ndim, a->dtype);
+  cmx__shape_params q;
+  q.ndim = ndim;
+  if (ndim) memcpy(q.dims, shape, (size_t)ndim * sizeof(int64_t));
+  return cmx__apply(&cmx__vt_Reshape, &q, CMX__SHAPE_PARAMS_SIZE(ndim), s, &a,
+                    1, shape, ndim, a->dtype);
 }
 
 cmx_array cmx__reshape(cmx_array a, const int64_t* shape, int ndim,
@@ -248,6 +252,7 @@ cmx_array cmx__expand_dims(cmx_array a, const int* axes, int naxes,
 static cmx_array permute(cmx_array a, const int* perm, cmx_stream s) {
   cmx__transpose_params q;
   memset(&q, 0, sizeof q);
+  q.ndim = a->ndim;
   int64_t shape[CMX_MAX_NDIM];
   bool identity = true;
   for (int d = 0; d < a->ndim; d++) {
@@ -350,8 +355,11 @@ cmx_array cmx__broadcast_to(cmx_array a, const int64_t* shape, int ndim,
   if (ndim == a->ndim &&
       (ndim == 0 || memcmp(a->dims, shape, (size_t)ndim * 8) == 0))
     return a;
-  return cmx__apply(&cmx__vt_Broadcast, NULL, 0, s, &a, 1, shape, ndim,
-                    a->dtype);
+  cmx__shape_params q;
+  q.ndim = ndim;
+  memcpy(q.dims, shape, (size_t)ndim * sizeof(int64_t));
+  return cmx__apply(&cmx__vt_Broadcast, &q, CMX__SHAPE_PARAMS_SIZE(ndim), s, &a,
+                    1, shape, ndim, a->dtype);
 }
 
 bool cmx__broadcast_arrays(cmx_array* outs, const cmx_array* arrays, int n,
@@ -412,9 +420,11 @@ bool cmx__norm_slice(const char* op, const int64_t* shape, int ndim,
                   : 0;
     }
     q->start[d] = len ? b : 0;
+    q->stop[d] = len ? e : 0;
     q->step[d] = step;
     out_shape[d] = len;
   }
+  q->ndim = ndim;
   return true;
 }
 
@@ -481,6 +491,8 @@ cmx_array cmx__as_strided(cmx_array a, const int64_t* shape, int ndim,
     for (int64_t d = ndim - 1, m = 1; d >= 0; m *= shape[d], d--)
       q.strides[d] = m;
   q.offset = offset;
+  q.ndim = ndim;
+  if (ndim) memcpy(q.shape, shape, (size_t)ndim * sizeof(int64_t));
   /* The view must stay inside a's elements: as_strided never reads memory
    * that is not the array's (MLX leaves this unchecked). */
   int64_t size = cmx__shape_size(shape, ndim);
@@ -531,17 +543,11 @@ cmx_array cmx__view(cmx_array a, cmx_dtype dt, cmx_stream s) {
   } else if (ib > ob) {
     shape[nd - 1] *= ib / ob;
   }
-  return cmx__apply(&cmx__vt_View, NULL, 0, s, &a, 1, shape, nd, dt);
+  cmx__view_params q = {.dtype = (int)dt};
+  return cmx__apply(&cmx__vt_View, &q, sizeof q, s, &a, 1, shape, nd, dt);
 }
 
 /* ---------------- public wrappers ---------------- */
-
-cmx_status cmx__scope_exit_multi(size_t mark, bool ok, cmx_array* outs, int n) {
-  if (!ok)
-    for (int i = 0; i < n; i++) outs[i] = NULL;
-  cmx_status st = cmx__scope_exit_n(mark, outs, outs, (size_t)(n > 0 ? n : 0));
-  return ok ? st : cmx_last_status();
-}
 
 cmx_status cmx_reshape(cmx_array* out, cmx_array a, const int64_t* shape,
                        int ndim, cmx_stream s) {

@@ -21,9 +21,4 @@ bool cmx__norm_slice(const char* op, const int64_t* shape, int ndim,
                      const int64_t* steps, cmx__slice_params* q,
                      int64_t* out_shape, bool* has_neg);
 
-/* Ends a public multi-output call: keeps outs[0..n) when ok (new
- * references), else sets them NULL; releases the scope and returns the
- * status. */
-cmx_status cmx__scope_exit_multi(size_t mark, bool ok, cmx_array* outs, int n);
-
 #endif

@@ -1,5 +1,6 @@
 /* Shape ops that build new arrays from pieces: slice updates, joins,
- * splits, padding, repeats, tiles and rolls. Splits are slices (views);
+ * splits (and unstack), padding, repeats, tiles and rolls, and
+ * atleast_*d. Splits are slices (views);
  * repeat and tile are a broadcast view reshaped (one copy); roll is two
  * slices joined; pad is one Pad primitive (constant) or joins (edge). */
 #include <stdio.h>
@@ -279,6 +280,8 @@ cmx_array cmx__pad(cmx_array a, const int* axes, const int64_t* low,
   cmx__pad_params q;
   memset(&q, 0, sizeof q);
   memcpy(q.low, lo, sizeof lo);
+  memcpy(q.high, hi, sizeof hi);
+  q.ndim = a->ndim;
   cmx_array in[2] = {a, v};
   return cmx__apply(&cmx__vt_Pad, &q, sizeof q, s, in, 2, shape, a->ndim,
                     a->dtype);
@@ -477,4 +480,73 @@ cmx_status cmx_tile(cmx_array* out, cmx_array a, const int64_t* reps, int nreps,
 cmx_status cmx_roll(cmx_array* out, cmx_array a, const int64_t* shifts,
                     int nshifts, const int* axes, int naxes, cmx_stream s) {
   CMX__PUBLIC(out, "roll", cmx__roll(a, shifts, nshifts, axes, naxes, s));
+}
+
+/* ---------------- atleast_*d ---------------- */
+cmx_array cmx__atleast_1d(cmx_array a, cmx_stream s) {
+  if (!CMX__ARGS("atleast_1d", a)) return NULL;
+  if (a->ndim >= 1) return cmx__ref(a);
+  int64_t one = 1;
+  return cmx__reshape(a, &one, 1, s);
+}
+cmx_array cmx__atleast_2d(cmx_array a, cmx_stream s) {
+  if (!CMX__ARGS("atleast_2d", a)) return NULL;
+  if (a->ndim >= 2) return cmx__ref(a);
+  int64_t shp[2] = {1, a->ndim == 1 ? a->dims[0] : 1};
+  return cmx__reshape(a, shp, 2, s);
+}
+cmx_array cmx__atleast_3d(cmx_array a, cmx_stream s) {
+  if (!CMX__ARGS("atleast_3d", a)) return NULL;
+  if (a->ndim >= 3) return cmx__ref(a);
+  int64_t shp[3] = {1, 1, 1};
+  if (a->ndim == 1) shp[1] = a->dims[0];
+  if (a->ndim == 2) shp[0] = a->dims[0], shp[1] = a->dims[1];
+  return cmx__reshape(a, shp, 3, s);
+}
+
+/* ---------------- unstack ---------------- */
+bool cmx__unstack(cmx_array* outs, cmx_array a, int axis, cmx_stream s) {
+  if (!CMX__ARGS("unstack", a)) return false;
+  if (a->ndim == 0) {
+    cmx__error(CMX_ERR_VALUE, "[unstack] No axis to unstack.");
+    return false;
+  }
+  if (!cmx__norm_axis("unstack", &axis, a->ndim)) return false;
+  int64_t start[CMX_MAX_NDIM], stop[CMX_MAX_NDIM], step[CMX_MAX_NDIM];
+  for (int d = 0; d < a->ndim; d++)
+    start[d] = 0, stop[d] = a->dims[d], step[d] = 1;
+  for (int64_t i = 0; i < a->dims[axis]; i++) {
+    start[axis] = i, stop[axis] = i + 1;
+    outs[i] = cmx__squeeze(cmx__slice(a, start, stop, step, s), &axis, 1, s);
+    if (!outs[i]) {
+      for (int64_t j = 0; j < i; j++) outs[j] = NULL;
+      return false;
+    }
+  }
+  return true;
+}
+
+/* public wrappers of atleast_*d and unstack */
+cmx_status cmx_atleast_1d(cmx_array* out, cmx_array a, cmx_stream s) {
+  CMX__PUBLIC(out, "atleast_1d", cmx__atleast_1d(a, s));
+}
+cmx_status cmx_atleast_2d(cmx_array* out, cmx_array a, cmx_stream s) {
+  CMX__PUBLIC(out, "atleast_2d", cmx__atleast_2d(a, s));
+}
+cmx_status cmx_atleast_3d(cmx_array* out, cmx_array a, cmx_stream s) {
+  CMX__PUBLIC(out, "atleast_3d", cmx__atleast_3d(a, s));
+}
+cmx_status cmx_unstack(cmx_array* outs, cmx_array a, int axis, cmx_stream s) {
+  if (!outs)
+    return cmx__error(CMX_ERR_VALUE, "[unstack] output pointer is NULL");
+  size_t mark = cmx__scope_enter();
+  if (mark == 0) cmx__error_reset_pending();
+  bool ok = cmx__unstack(outs, a, axis, s);
+  int n = 0;
+  if (ok) {
+    int ax = axis;
+    cmx__norm_axis("unstack", &ax, a->ndim);
+    n = (int)a->dims[ax];
+  }
+  return cmx__scope_exit_multi(mark, ok, outs, n);
 }

@@ -1,4 +1,5 @@
-/* Unary elementwise ops and dtype conversion. */
+/* Unary elementwise ops, dtype conversion, and nan_to_num (a composite). */
+#include <float.h>
 #include <math.h>
 
 #include "ops/ops_internal.h"
@@ -9,7 +10,9 @@ cmx_array cmx__astype(cmx_array a, cmx_dtype dt, cmx_stream s) {
   if (!CMX__ARGS("astype", a)) return NULL;
   if (!cmx_dtype_valid((int)dt))
     return CMX__FAIL(CMX_ERR_TYPE, "[astype] invalid dtype %d", (int)dt);
-  return cmx__apply(&cmx__vt_AsType, NULL, 0, s, &a, 1, a->dims, a->ndim, dt);
+  cmx__astype_params q = {.dtype = (int)dt};
+  return cmx__apply(&cmx__vt_AsType, &q, sizeof q, s, &a, 1, a->dims, a->ndim,
+                    dt);
 }
 
 cmx_status cmx_astype(cmx_array* out, cmx_array a, cmx_dtype dt, cmx_stream s) {
@@ -210,3 +213,29 @@ cmx_array cmx__bitwise_invert(cmx_array a, cmx_stream s) {
     CMX__PUBLIC(out, #name, cmx__##name(a, s));                      \
   }
 CMX__UNARY_OPS(PUBLIC_UNARY)
+
+/* ---------------- nan_to_num ---------------- */
+cmx_array cmx__nan_to_num(cmx_array a, double nan, const double* posinf,
+                          const double* neginf, cmx_stream s) {
+  if (!CMX__ARGS("nan_to_num", a)) return NULL;
+  cmx_dtype dt = a->dtype;
+  if (cmx_dtype_is_complex(dt)) {
+    cmx__error(CMX_ERR_TYPE, "[nan_to_num] complex inputs are not supported.");
+    return NULL;
+  }
+  if (!cmx_dtype_is_floating(dt)) return cmx__ref(a);
+  double big = dt == CMX_FLOAT16    ? 65504.0
+               : dt == CMX_BFLOAT16 ? 3.3895313892515355e38
+               : dt == CMX_FLOAT32  ? (double)FLT_MAX
+                                    : DBL_MAX;
+  double pv = posinf ? *posinf : big, nv = neginf ? *neginf : -big;
+  cmx_array r = cmx__where(cmx__isnan(a, s), cmx__scalar(nan, dt), a, s);
+  r = cmx__where(cmx__isposinf(a, s), cmx__scalar(pv, dt), r, s);
+  return cmx__where(cmx__isneginf(a, s), cmx__scalar(nv, dt), r, s);
+}
+
+cmx_status cmx_nan_to_num(cmx_array* out, cmx_array a, double nan,
+                          const double* posinf, const double* neginf,
+                          cmx_stream s) {
+  CMX__PUBLIC(out, "nan_to_num", cmx__nan_to_num(a, nan, posinf, neginf, s));
+}

@@ -1,58 +1,82 @@
 /* Binary elementwise primitives. Their transform rules are in
  * transforms/rules_binary.c (comparisons, logical and bitwise ops, shifts
  * and floor division: zero); vmap is the generic elementwise rule. */
-#include "backend/cpu/kernels.h"
-#include "backend/cuda/kernels.h"
 #include "primitives/registry.h"
+#include "primitives/shapes.h"
 #include "transforms/rules.h"
 
-CMX__VTABLE(Add, .eval_cpu = cmx__cpu_binary, .eval_gpu = cmx__gpu_binary,
-            .vjp = cmx__vjp_add, .jvp = cmx__jvp_add);
-CMX__VTABLE(Subtract, .eval_cpu = cmx__cpu_binary, .eval_gpu = cmx__gpu_binary,
-            .vjp = cmx__vjp_subtract, .jvp = cmx__jvp_subtract);
-CMX__VTABLE(Multiply, .eval_cpu = cmx__cpu_binary, .eval_gpu = cmx__gpu_binary,
-            .vjp = cmx__vjp_multiply, .jvp = cmx__jvp_multiply);
-CMX__VTABLE(Divide, .eval_cpu = cmx__cpu_binary, .vjp = cmx__vjp_divide,
-            .jvp = cmx__jvp_divide);
-CMX__VTABLE(FloorDivide, .eval_cpu = cmx__cpu_binary, .vjp = cmx__vjp_zero,
-            .jvp = cmx__jvp_zero);
-CMX__VTABLE(Remainder, .eval_cpu = cmx__cpu_binary, .vjp = cmx__vjp_remainder,
-            .jvp = cmx__jvp_remainder);
-CMX__VTABLE(Power, .eval_cpu = cmx__cpu_binary, .vjp = cmx__vjp_power,
-            .jvp = cmx__jvp_power);
-CMX__VTABLE(Maximum, .eval_cpu = cmx__cpu_binary, .vjp = cmx__vjp_maximum,
-            .jvp = cmx__jvp_maximum);
-CMX__VTABLE(Minimum, .eval_cpu = cmx__cpu_binary, .vjp = cmx__vjp_minimum,
-            .jvp = cmx__jvp_minimum);
-CMX__VTABLE(ArcTan2, .eval_cpu = cmx__cpu_binary, .vjp = cmx__vjp_arctan2,
-            .jvp = cmx__jvp_arctan2);
-CMX__VTABLE(LogAddExp, .eval_cpu = cmx__cpu_binary, .vjp = cmx__vjp_logaddexp,
-            .jvp = cmx__jvp_logaddexp);
-CMX__VTABLE(Equal, .eval_cpu = cmx__cpu_compare, .vjp = cmx__vjp_zero,
-            .jvp = cmx__jvp_zero);
-CMX__VTABLE(NotEqual, .eval_cpu = cmx__cpu_compare, .vjp = cmx__vjp_zero,
-            .jvp = cmx__jvp_zero);
-CMX__VTABLE(Less, .eval_cpu = cmx__cpu_compare, .vjp = cmx__vjp_zero,
-            .jvp = cmx__jvp_zero);
-CMX__VTABLE(LessEqual, .eval_cpu = cmx__cpu_compare, .vjp = cmx__vjp_zero,
-            .jvp = cmx__jvp_zero);
-CMX__VTABLE(Greater, .eval_cpu = cmx__cpu_compare, .vjp = cmx__vjp_zero,
-            .jvp = cmx__jvp_zero);
-CMX__VTABLE(GreaterEqual, .eval_cpu = cmx__cpu_compare, .vjp = cmx__vjp_zero,
-            .jvp = cmx__jvp_zero);
-CMX__VTABLE(LogicalAnd, .eval_cpu = cmx__cpu_compare, .vjp = cmx__vjp_zero,
-            .jvp = cmx__jvp_zero);
-CMX__VTABLE(LogicalOr, .eval_cpu = cmx__cpu_compare, .vjp = cmx__vjp_zero,
-            .jvp = cmx__jvp_zero);
-CMX__VTABLE(LogicalXor, .eval_cpu = cmx__cpu_compare, .vjp = cmx__vjp_zero,
-            .jvp = cmx__jvp_zero);
-CMX__VTABLE(BitwiseAnd, .eval_cpu = cmx__cpu_compare, .vjp = cmx__vjp_zero,
-            .jvp = cmx__jvp_zero);
-CMX__VTABLE(BitwiseOr, .eval_cpu = cmx__cpu_compare, .vjp = cmx__vjp_zero,
-            .jvp = cmx__jvp_zero);
-CMX__VTABLE(BitwiseXor, .eval_cpu = cmx__cpu_compare, .vjp = cmx__vjp_zero,
-            .jvp = cmx__jvp_zero);
-CMX__VTABLE(LeftShift, .eval_cpu = cmx__cpu_compare, .vjp = cmx__vjp_zero,
-            .jvp = cmx__jvp_zero);
-CMX__VTABLE(RightShift, .eval_cpu = cmx__cpu_compare, .vjp = cmx__vjp_zero,
-            .jvp = cmx__jvp_zero);
+CMX__VTABLE(Add, .vjp = cmx__vjp_add, .jvp = cmx__jvp_add,
+            .output_shapes = cmx__shapes_elementwise,
+            .equal = cmx__params_equal_bytes, .hash = cmx__params_hash_bytes);
+CMX__VTABLE(Subtract, .vjp = cmx__vjp_subtract, .jvp = cmx__jvp_subtract,
+            .output_shapes = cmx__shapes_elementwise,
+            .equal = cmx__params_equal_bytes, .hash = cmx__params_hash_bytes);
+CMX__VTABLE(Multiply, .vjp = cmx__vjp_multiply, .jvp = cmx__jvp_multiply,
+            .output_shapes = cmx__shapes_elementwise,
+            .equal = cmx__params_equal_bytes, .hash = cmx__params_hash_bytes);
+CMX__VTABLE(Divide, .vjp = cmx__vjp_divide, .jvp = cmx__jvp_divide,
+            .output_shapes = cmx__shapes_elementwise,
+            .equal = cmx__params_equal_bytes, .hash = cmx__params_hash_bytes);
+CMX__VTABLE(FloorDivide, .vjp = cmx__vjp_zero, .jvp = cmx__jvp_zero,
+            .output_shapes = cmx__shapes_elementwise,
+            .equal = cmx__params_equal_bytes, .hash = cmx__params_hash_bytes);
+CMX__VTABLE(Remainder, .vjp = cmx__vjp_remainder, .jvp = cmx__jvp_remainder,
+            .output_shapes = cmx__shapes_elementwise,
+            .equal = cmx__params_equal_bytes, .hash = cmx__params_hash_bytes);
+CMX__VTABLE(Power, .vjp = cmx__vjp_power, .jvp = cmx__jvp_power,
+            .output_shapes = cmx__shapes_elementwise,
+            .equal = cmx__params_equal_bytes, .hash = cmx__params_hash_bytes);
+CMX__VTABLE(Maximum, .vjp = cmx__vjp_maximum, .jvp = cmx__jvp_maximum,
+            .output_shapes = cmx__shapes_elementwise,
+            .equal = cmx__params_equal_bytes, .hash = cmx__params_hash_bytes);
+CMX__VTABLE(Minimum, .vjp = cmx__vjp_minimum, .jvp = cmx__jvp_minimum,
+            .output_shapes = cmx__shapes_elementwise,
+            .equal = cmx__params_equal_bytes, .hash = cmx__params_hash_bytes);
+CMX__VTABLE(ArcTan2, .vjp = cmx__vjp_arctan2, .jvp = cmx__jvp_arctan2,
+            .output_shapes = cmx__shapes_elementwise,
+            .equal = cmx__params_equal_bytes, .hash = cmx__params_hash_bytes);
+CMX__VTABLE(LogAddExp, .vjp = cmx__vjp_logaddexp, .jvp = cmx__jvp_logaddexp,
+            .output_shapes = cmx__shapes_elementwise,
+            .equal = cmx__params_equal_bytes, .hash = cmx__params_hash_bytes);
+CMX__VTABLE(Equal, .vjp = cmx__vjp_zero, .jvp = cmx__jvp_zero,
+            .output_shapes = cmx__shapes_elementwise,
+            .equal = cmx__params_equal_bytes, .hash = cmx__params_hash_bytes);
+CMX__VTABLE(NotEqual, .vjp = cmx__vjp_zero, .jvp = cmx__jvp_zero,
+            .output_shapes = cmx__shapes_elementwise,
+            .equal = cmx__params_equal_bytes, .hash = cmx__params_hash_bytes);
+CMX__VTABLE(Less, .vjp = cmx__vjp_zero, .jvp = cmx__jvp_zero,
+            .output_shapes = cmx__shapes_elementwise,
+            .equal = cmx__params_equal_bytes, .hash = cmx__params_hash_bytes);
+CMX__VTABLE(LessEqual, .vjp = cmx__vjp_zero, .jvp = cmx__jvp_zero,
+            .output_shapes = cmx__shapes_elementwise,
+            .equal = cmx__params_equal_bytes, .hash = cmx__params_hash_bytes);
+CMX__VTABLE(Greater, .vjp = cmx__vjp_zero, .jvp = cmx__jvp_zero,
+            .output_shapes = cmx__shapes_elementwise,
+            .equal = cmx__params_equal_bytes, .hash = cmx__params_hash_bytes);
+CMX__VTABLE(GreaterEqual, .vjp = cmx__vjp_zero, .jvp = cmx__jvp_zero,
+            .output_shapes = cmx__shapes_elementwise,
+            .equal = cmx__params_equal_bytes, .hash = cmx__params_hash_bytes);
+CMX__VTABLE(LogicalAnd, .vjp = cmx__vjp_zero, .jvp = cmx__jvp_zero,
+            .output_shapes = cmx__shapes_elementwise,
+            .equal = cmx__params_equal_bytes, .hash = cmx__params_hash_bytes);
+CMX__VTABLE(LogicalOr, .vjp = cmx__vjp_zero, .jvp = cmx__jvp_zero,
+            .output_shapes = cmx__shapes_elementwise,
+            .equal = cmx__params_equal_bytes, .hash = cmx__params_hash_bytes);
+CMX__VTABLE(LogicalXor, .vjp = cmx__vjp_zero, .jvp = cmx__jvp_zero,
+            .output_shapes = cmx__shapes_elementwise,
+            .equal = cmx__params_equal_bytes, .hash = cmx__params_hash_bytes);
+CMX__VTABLE(BitwiseAnd, .vjp = cmx__vjp_zero, .jvp = cmx__jvp_zero,
+            .output_shapes = cmx__shapes_elementwise,
+            .equal = cmx__params_equal_bytes, .hash = cmx__params_hash_bytes);
+CMX__VTABLE(BitwiseOr, .vjp = cmx__vjp_zero, .jvp = cmx__jvp_zero,
+            .output_shapes = cmx__shapes_elementwise,
+            .equal = cmx__params_equal_bytes, .hash = cmx__params_hash_bytes);
+CMX__VTABLE(BitwiseXor, .vjp = cmx__vjp_zero, .jvp = cmx__jvp_zero,
+            .output_shapes = cmx__shapes_elementwise,
+            .equal = cmx__params_equal_bytes, .hash = cmx__params_hash_bytes);
+CMX__VTABLE(LeftShift, .vjp = cmx__vjp_zero, .jvp = cmx__jvp_zero,
+            .output_shapes = cmx__shapes_elementwise,
+            .equal = cmx__params_equal_bytes, .hash = cmx__params_hash_bytes);
+CMX__VTABLE(RightShift, .vjp = cmx__vjp_zero, .jvp = cmx__jvp_zero,
+            .output_shapes = cmx__shapes_elementwise,
+            .equal = cmx__params_equal_bytes, .hash = cmx__params_hash_bytes);

@@ -7,14 +7,17 @@
 
 /* Arange: element i is start + i * step (integer dtypes: MLX's rule, see
  * ops/creation.c). Linspace: element i is start + i * step, the last one
- * exactly stop. */
+ * exactly stop. Both have num elements (the output's length). */
 typedef struct {
   double start, step, stop;
+  int64_t num;
+  int64_t dtype; /* cmx_dtype of the output */
 } cmx__range_params;
 
-/* Eye, Tri, Tril, Triu: the diagonal offset k. */
+/* Eye, Tri, Tril, Triu: the diagonal offset k; Eye and Tri also their
+ * output's shape (n, m) and dtype (0 for Tril, Triu). */
 typedef struct {
-  int64_t k;
+  int64_t k, n, m, dtype;
 } cmx__diag_params;
 
 #endif

@@ -4,8 +4,11 @@
  * flags CMX__PF_<Name>, the vtable declarations cmx__vt_<Name>, and the table
  * of all vtables (a primitive listed here and not defined fails to link).
  * Define a vtable in src/primitives/<family>.c with
- *   CMX__VTABLE(Name, .eval_cpu = ..., .vjp = ...);
- * Keep each family's entries together, in the family's section.
+ *   CMX__VTABLE(Name, .vjp = ..., .output_shapes = ..., .equal = ...);
+ * and register its kernels in each backend's table by id
+ * (src/backend/cpu/kernel_table.c, src/backend/cuda/kernel_table.c): cmx's
+ * own vtables name no kernel. Keep each family's entries together, in the
+ * family's section.
  */
 #define CMX__EW (CMX_PRIM_ELEMENTWISE | CMX_PRIM_FUSABLE)
 
@@ -115,6 +118,8 @@
   X(SliceUpdate, 0)                                       \
   X(Concatenate, 0)                                       \
   X(Pad, 0)                                               \
+  /* a view of a diagonal (shape.c) */                    \
+  X(Diagonal, CMX_PRIM_VIEW)                              \
   /* ---- indexing (indexing.c) ---- */                   \
   X(Gather, 0)                                            \
   X(Scatter, 0)                                           \
@@ -132,17 +137,15 @@
   X(CovSqrt, 0)                                           \
   /* ---- convolution (conv.c) ---- */                    \
   X(Convolution, 0)                                       \
-  /* ---- matrix products (matmul.c) ---- */              \
+  /* ---- matrix products (matmul.c, matmul_gather.c) */  \
   X(Matmul, 0)                                            \
   X(AddMM, 0)                                             \
-  /* ---- misc (misc.c) ---- */                           \
+  X(GatherMM, 0)                                          \
+  X(SegmentedMM, 0)                                       \
+  /* ---- hadamard transform (hadamard.c) ---- */         \
+  X(Hadamard, 0)                                          \
+  /* ---- depends (depends.c) ---- */                     \
   X(Depends, 0)                                           \
   /* ---- transforms (transforms/custom.c) ---- */        \
   X(CustomTransforms, 0)                                  \
-  /* ---- gpu-only test primitives (gpu.c) ---- */        \
-  /* ---- linear-algebra extras (linalg_extra.c) ---- */  \
-  X(Diagonal, CMX_PRIM_VIEW)                              \
-  X(Hadamard, 0)                                          \
-  X(GatherMM, 0)                                          \
-  X(SegmentedMM, 0)                                       \
   /* end of list */

@@ -22,8 +22,12 @@
 
 #include <stdint.h>
 
+#include "cmx/array.h" /* CMX_MAX_NDIM */
+
 typedef struct cmx__random_bits_params {
-  int width; /* bytes per element: 1, 2 or 4 */
+  int32_t width; /* bytes per element: 1, 2 or 4 */
+  int32_t ndim;  /* the block shape M... of each key */
+  int64_t shape[CMX_MAX_NDIM];
 } cmx__random_bits_params;
 
 /* threefry2x32 with 20 rounds (Salmon et al., Random123): hashes the

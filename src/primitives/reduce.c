@@ -2,9 +2,10 @@
 #include "primitives/reduce.h"
 
 #include <stdio.h>
+#include <string.h>
 
-#include "backend/cpu/kernels.h"
 #include "primitives/registry.h"
+#include "primitives/shapes.h"
 #include "transforms/rules.h"
 
 const char* cmx__reduce_kind_name(int kind) {
@@ -52,18 +53,107 @@ static void print_axes_prim(const cmx_primitive* p, char* buf, size_t size) {
   if (pos + 1 < size) snprintf(buf + pos, size - pos, ")");
 }
 
-CMX__VTABLE(Reduce, .eval_cpu = cmx__cpu_reduce, .print = print_reduce,
-            .vjp = cmx__vjp_reduce, .jvp = cmx__jvp_reduce,
-            .vmap = cmx__vmap_reduce);
-CMX__VTABLE(ArgReduce, .eval_cpu = cmx__cpu_arg_reduce,
-            .print = print_argreduce, .vjp = cmx__vjp_argreduce,
-            .jvp = cmx__jvp_argreduce, .vmap = cmx__vmap_argreduce);
-CMX__VTABLE(LogSumExp, .eval_cpu = cmx__cpu_logsumexp, .print = print_axes_prim,
-            .vjp = cmx__vjp_logsumexp, .jvp = cmx__jvp_logsumexp,
-            .vmap = cmx__vmap_axes_reduce);
-CMX__VTABLE(Softmax, .eval_cpu = cmx__cpu_softmax, .print = print_axes_prim,
-            .vjp = cmx__vjp_softmax, .jvp = cmx__jvp_softmax,
-            .vmap = cmx__vmap_softmax);
-CMX__VTABLE(Var, .eval_cpu = cmx__cpu_var, .print = print_axes_prim,
-            .vjp = cmx__vjp_var, .jvp = cmx__jvp_var,
-            .vmap = cmx__vmap_axes_reduce);
+/* ---- output shapes ---- */
+/* The input's shape without the reduced axes (size 1 with keepdims). */
+static cmx_status reduced_shape(const cmx_primitive* p, cmx_array a,
+                                const int32_t* axes, int naxes, bool keepdims,
+                                cmx_shape* out) {
+  bool red[CMX_MAX_NDIM] = {false};
+  for (int i = 0; i < naxes; i++) {
+    if (axes[i] < 0 || axes[i] >= cmx_array_ndim(a))
+      return cmx__shape_fail(p, "a reduced axis is past the input's rank");
+    red[axes[i]] = true;
+  }
+  const int64_t* dims = cmx_array_shape(a);
+  out->ndim = 0;
+  for (int d = 0; d < cmx_array_ndim(a); d++)
+    if (!red[d])
+      out->dims[out->ndim++] = dims[d];
+    else if (keepdims)
+      out->dims[out->ndim++] = 1;
+  return CMX_OK;
+}
+
+static cmx_status reduce_shapes(const cmx_primitive* p, const cmx_array* in,
+                                int nin, cmx_shape* out, int nout) {
+  (void)nin, (void)nout;
+  const cmx__reduce_params* q = cmx_primitive_params(p);
+  return reduced_shape(p, in[0], q->axes, q->naxes, q->keepdims, &out[0]);
+}
+
+static cmx_status axes_reduce_shapes(const cmx_primitive* p,
+                                     const cmx_array* in, int nin,
+                                     cmx_shape* out, int nout) {
+  (void)nin, (void)nout;
+  const cmx__axes_params* q = cmx_primitive_params(p);
+  return reduced_shape(p, in[0], q->axes, q->naxes, q->keepdims, &out[0]);
+}
+
+static cmx_status argreduce_shapes(const cmx_primitive* p, const cmx_array* in,
+                                   int nin, cmx_shape* out, int nout) {
+  (void)nin, (void)nout;
+  const cmx__argreduce_params* q = cmx_primitive_params(p);
+  int nd = cmx_array_ndim(in[0]);
+  if (q->axis >= 0)
+    return reduced_shape(p, in[0], &q->axis, 1, q->keepdims, &out[0]);
+  out[0].ndim = q->keepdims ? nd : 0; /* the flattened array */
+  for (int d = 0; d < out[0].ndim; d++) out[0].dims[d] = 1;
+  return CMX_OK;
+}
+
+/* ---- equality and hash: the used axes only ---- */
+static bool reduce_equal(const cmx_primitive* a, const cmx_primitive* b) {
+  const cmx__reduce_params *x = cmx_primitive_params(a),
+                           *y = cmx_primitive_params(b);
+  return x->kind == y->kind && x->keepdims == y->keepdims &&
+         x->naxes == y->naxes &&
+         !memcmp(x->axes, y->axes, (size_t)x->naxes * sizeof *x->axes);
+}
+
+static uint64_t reduce_hash(const cmx_primitive* p) {
+  const cmx__reduce_params* q = cmx_primitive_params(p);
+  uint64_t h = cmx__hash_start(p);
+  h = cmx__hash_i64(h, q->kind);
+  h = cmx__hash_i64(h, q->keepdims);
+  return cmx__hash_ints(h, q->axes, q->naxes);
+}
+
+static bool axes_equal(const cmx_primitive* a, const cmx_primitive* b) {
+  const cmx__axes_params *x = cmx_primitive_params(a),
+                         *y = cmx_primitive_params(b);
+  return x->ddof == y->ddof && x->sqrt == y->sqrt && x->precise == y->precise &&
+         x->keepdims == y->keepdims && x->naxes == y->naxes &&
+         !memcmp(x->axes, y->axes, (size_t)x->naxes * sizeof *x->axes);
+}
+
+static uint64_t axes_hash(const cmx_primitive* p) {
+  const cmx__axes_params* q = cmx_primitive_params(p);
+  uint64_t h = cmx__hash_start(p);
+  h = cmx__hash_i64(h, q->ddof);
+  h = cmx__hash_i64(h, q->sqrt);
+  h = cmx__hash_i64(h, q->precise);
+  h = cmx__hash_i64(h, q->keepdims);
+  return cmx__hash_ints(h, q->axes, q->naxes);
+}
+
+CMX__VTABLE(Reduce, .print = print_reduce, .vjp = cmx__vjp_reduce,
+            .jvp = cmx__jvp_reduce, .vmap = cmx__vmap_reduce,
+            .output_shapes = reduce_shapes, .equal = reduce_equal,
+            .hash = reduce_hash);
+/* ArgReduce's parameters are three plain ints: compared as bytes. */
+CMX__VTABLE(ArgReduce, .print = print_argreduce, .vjp = cmx__vjp_argreduce,
+            .jvp = cmx__jvp_argreduce, .vmap = cmx__vmap_argreduce,
+            .output_shapes = argreduce_shapes, .equal = cmx__params_equal_bytes,
+            .hash = cmx__params_hash_bytes);
+CMX__VTABLE(LogSumExp, .print = print_axes_prim, .vjp = cmx__vjp_logsumexp,
+            .jvp = cmx__jvp_logsumexp, .vmap = cmx__vmap_axes_reduce,
+            .output_shapes = axes_reduce_shapes, .equal = axes_equal,
+            .hash = axes_hash);
+CMX__VTABLE(Softmax, .print = print_axes_prim, .vjp = cmx__vjp_softmax,
+            .jvp = cmx__jvp_softmax, .vmap = cmx__vmap_softmax,
+            .output_shapes = cmx__shapes_like_input, .equal = axes_equal,
+            .hash = axes_hash);
+CMX__VTABLE(Var, .print = print_axes_prim, .vjp = cmx__vjp_var,
+            .jvp = cmx__jvp_var, .vmap = cmx__vmap_axes_reduce,
+            .output_shapes = axes_reduce_shapes, .equal = axes_equal,
+            .hash = axes_hash);

@@ -37,23 +37,26 @@ typedef struct {
   int32_t kind;  /* cmx__reduce_kind */
   int32_t naxes; /* reduced axes of the input, sorted, distinct */
   int32_t axes[CMX_MAX_NDIM];
+  int32_t keepdims; /* the output keeps the reduced axes as size 1 */
 } cmx__reduce_params;
 
 typedef enum { CMX__ARG_MIN = 0, CMX__ARG_MAX = 1 } cmx__argreduce_kind;
 
 typedef struct {
-  int32_t kind; /* cmx__argreduce_kind */
-  int32_t axis; /* input axis, or -1: the row-major flattened array */
+  int32_t kind;     /* cmx__argreduce_kind */
+  int32_t axis;     /* input axis, or -1: the row-major flattened array */
+  int32_t keepdims; /* the output keeps the reduced axes as size 1 */
 } cmx__argreduce_params;
 
 /* LogSumExp, Softmax and Var. */
 typedef struct {
   int32_t naxes;
   int32_t axes[CMX_MAX_NDIM];
-  int32_t ddof;    /* Var only */
-  int32_t sqrt;    /* Var only: 1 gives the standard deviation */
-  int32_t precise; /* Softmax only (float16/bfloat16 always compute in
-                      float32 on the CPU) */
+  int32_t ddof;     /* Var only */
+  int32_t sqrt;     /* Var only: 1 gives the standard deviation */
+  int32_t precise;  /* Softmax only (float16/bfloat16 always compute in
+                       float32 on the CPU) */
+  int32_t keepdims; /* LogSumExp, Var: the output keeps the reduced axes */
 } cmx__axes_params;
 
 #endif

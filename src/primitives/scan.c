@@ -3,8 +3,8 @@
 
 #include <stdio.h>
 
-#include "backend/cpu/kernels.h"
 #include "primitives/registry.h"
+#include "primitives/shapes.h"
 #include "transforms/rules.h"
 
 static void scan_print(const cmx_primitive* p, char* buf, size_t size) {
@@ -15,5 +15,8 @@ static void scan_print(const cmx_primitive* p, char* buf, size_t size) {
            q->reverse ? ", reverse" : "", q->inclusive ? "" : ", exclusive");
 }
 
-CMX__VTABLE(Scan, .eval_cpu = cmx__cpu_scan, .print = scan_print,
-            .vjp = cmx__vjp_scan, .jvp = cmx__jvp_scan, .vmap = cmx__vmap_scan);
+/* Four plain int32 parameters: compared as bytes. */
+CMX__VTABLE(Scan, .print = scan_print, .vjp = cmx__vjp_scan,
+            .jvp = cmx__jvp_scan, .vmap = cmx__vmap_scan,
+            .output_shapes = cmx__shapes_like_input,
+            .equal = cmx__params_equal_bytes, .hash = cmx__params_hash_bytes);

@@ -3,8 +3,8 @@
 
 #include <stdio.h>
 
-#include "backend/cpu/kernels.h"
 #include "primitives/registry.h"
+#include "primitives/shapes.h"
 #include "transforms/rules.h"
 
 static void sort_print(const cmx_primitive* p, char* buf, size_t size) {
@@ -23,16 +23,36 @@ static void searchsorted_print(const cmx_primitive* p, char* buf, size_t size) {
   snprintf(buf, size, "SearchSorted(side=%s)", q->right ? "right" : "left");
 }
 
-CMX__VTABLE(Sort, .eval_cpu = cmx__cpu_sort, .print = sort_print,
-            .vjp = cmx__vjp_sort, .jvp = cmx__jvp_sort, .vmap = cmx__vmap_sort);
-CMX__VTABLE(ArgSort, .eval_cpu = cmx__cpu_argsort, .print = sort_print,
+/* SearchSorted: the values' shape. */
+static cmx_status searchsorted_shapes(const cmx_primitive* p,
+                                      const cmx_array* in, int nin,
+                                      cmx_shape* out, int nout) {
+  (void)nout;
+  if (nin != 2) return cmx__shape_fail(p, "bad arity");
+  cmx__shape_of(&out[0], in[1]);
+  return CMX_OK;
+}
+
+/* The parameter structs have one field width each (no padding): compared
+ * as bytes. */
+CMX__VTABLE(Sort, .print = sort_print, .vjp = cmx__vjp_sort,
+            .jvp = cmx__jvp_sort, .vmap = cmx__vmap_sort,
+            .output_shapes = cmx__shapes_like_input,
+            .equal = cmx__params_equal_bytes, .hash = cmx__params_hash_bytes);
+CMX__VTABLE(ArgSort, .print = sort_print, .vjp = cmx__vjp_sort_index,
+            .jvp = cmx__jvp_sort_index, .vmap = cmx__vmap_sort,
+            .output_shapes = cmx__shapes_like_input,
+            .equal = cmx__params_equal_bytes, .hash = cmx__params_hash_bytes);
+CMX__VTABLE(Partition, .print = partition_print, .vjp = cmx__vjp_sort,
+            .jvp = cmx__jvp_sort, .vmap = cmx__vmap_sort,
+            .output_shapes = cmx__shapes_like_input,
+            .equal = cmx__params_equal_bytes, .hash = cmx__params_hash_bytes);
+CMX__VTABLE(ArgPartition, .print = partition_print, .vjp = cmx__vjp_sort_index,
+            .jvp = cmx__jvp_sort_index, .vmap = cmx__vmap_sort,
+            .output_shapes = cmx__shapes_like_input,
+            .equal = cmx__params_equal_bytes, .hash = cmx__params_hash_bytes);
+CMX__VTABLE(SearchSorted, .print = searchsorted_print,
             .vjp = cmx__vjp_sort_index, .jvp = cmx__jvp_sort_index,
-            .vmap = cmx__vmap_sort);
-CMX__VTABLE(Partition, .eval_cpu = cmx__cpu_partition, .print = partition_print,
-            .vjp = cmx__vjp_sort, .jvp = cmx__jvp_sort, .vmap = cmx__vmap_sort);
-CMX__VTABLE(ArgPartition, .eval_cpu = cmx__cpu_argpartition,
-            .print = partition_print, .vjp = cmx__vjp_sort_index,
-            .jvp = cmx__jvp_sort_index, .vmap = cmx__vmap_sort);
-CMX__VTABLE(SearchSorted, .eval_cpu = cmx__cpu_searchsorted,
-            .print = searchsorted_print, .vjp = cmx__vjp_sort_index,
-            .jvp = cmx__jvp_sort_index, .vmap = cmx__vmap_searchsorted);
+            .vmap = cmx__vmap_searchsorted,
+            .output_shapes = searchsorted_shapes,
+            .equal = cmx__params_equal_bytes, .hash = cmx__params_hash_bytes);

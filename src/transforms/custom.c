@@ -11,6 +11,7 @@
 #include <string.h>
 
 #include "ops/ops_internal.h"
+#include "primitives/shapes.h"
 #include "transforms/transforms_internal.h"
 
 static void state_release(cmx__custom_state* st) {
@@ -33,19 +34,6 @@ static cmx__custom_state* state_of(const cmx_primitive* p) {
 int cmx__op_visible_inputs(const cmx__op* op) {
   if (op->prim->vt == &cmx__vt_CustomTransforms) return state_of(op->prim)->nin;
   return op->nin;
-}
-
-/* Outputs are views of fun's outputs (the inputs after the primals). */
-static cmx_status custom_eval(const cmx_primitive* p, const cmx_array* in,
-                              int nin, const cmx_array* out, int nout) {
-  int n = nin - nout;
-  (void)p;
-  for (int i = 0; i < nout; i++) {
-    cmx_status st =
-        cmx_kernel_set_view(out[i], in[n + i], 0, CMX__STRIDES(in[n + i]));
-    if (st != CMX_OK) return st;
-  }
-  return CMX_OK;
 }
 
 /* ---- rules ---- */
@@ -249,9 +237,28 @@ static cmx_status custom_vmap(const cmx_primitive* p, const cmx_array* inputs,
   return s;
 }
 
-CMX__VTABLE(CustomTransforms, .eval_cpu = custom_eval, .eval_gpu = custom_eval,
-            .vjp = custom_vjp, .jvp = custom_jvp, .vmap = custom_vmap,
-            .destroy = custom_destroy);
+/* Output i has the shape of fun's output i (input nin - nout + i). */
+static cmx_status custom_shapes(const cmx_primitive* p, const cmx_array* in,
+                                int nin, cmx_shape* out, int nout) {
+  if (nout > nin) return cmx__shape_fail(p, "more outputs than inputs");
+  for (int i = 0; i < nout; i++) cmx__shape_of(&out[i], in[nin - nout + i]);
+  return CMX_OK;
+}
+
+/* Two nodes are equal only when they wrap the same custom function call
+ * (the same state: the parameters hold a pointer). */
+static bool custom_equal(const cmx_primitive* a, const cmx_primitive* b) {
+  return state_of(a) == state_of(b);
+}
+static uint64_t custom_hash(const cmx_primitive* p) {
+  uintptr_t st = (uintptr_t)state_of(p);
+  return cmx__hash_bytes(cmx__hash_start(p), &st, sizeof st);
+}
+
+CMX__VTABLE(CustomTransforms, .vjp = custom_vjp, .jvp = custom_jvp,
+            .vmap = custom_vmap, .destroy = custom_destroy,
+            .output_shapes = custom_shapes, .equal = custom_equal,
+            .hash = custom_hash);
 
 /* ---- entry points ---- */
 

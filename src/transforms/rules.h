@@ -38,6 +38,9 @@ cmx_array cmx__sum_to_shape(cmx_array a, const int64_t* shape, int ndim,
 cmx_array cmx__batch_front(cmx_array a, int axis, int64_t B, cmx_stream s);
 /* The batch size of the first batched input. */
 int64_t cmx__batch_size(const cmx_array* in, const int* axes, int nin);
+/* x converted to like's dtype (cotangents of promoted math); NULL
+ * propagates. */
+cmx_array cmx__rule_as_like(cmx_array x, cmx_array like, cmx_stream s);
 
 #define CMX__RULE_VJP(name)                                                  \
   cmx_status name(const cmx_primitive* p, const cmx_array* primals, int nin, \
@@ -218,6 +221,11 @@ CMX__RULE_VMAP(cmx__vmap_concatenate);
 CMX__RULE_VJP(cmx__vjp_pad);
 CMX__RULE_JVP(cmx__jvp_pad);
 CMX__RULE_VMAP(cmx__vmap_pad);
+/* Diagonal (rules_shape.c too): vjp puts the cotangent back on the
+ * diagonal; jvp and vmap are Diagonal again. */
+CMX__RULE_VJP(cmx__vjp_diagonal);
+CMX__RULE_JVP(cmx__jvp_diagonal);
+CMX__RULE_VMAP(cmx__vmap_diagonal);
 /* end of shape */
 
 /* ---------------- creation (rules_creation.c) ---------------- */
@@ -309,27 +317,27 @@ CMX__RULE_JVP(cmx__jvp_conv);
 CMX__RULE_VMAP(cmx__vmap_conv);
 /* end of matmul and convolution */
 
-/* ---------------- misc (rules_misc.c) ---------------- */
+/* ---------------- depends (rules_depends.c) ---------------- */
 /* Depends: cotangents and tangents pass to / from the first inputs, the
  * dependencies get none; vmap rebuilds it on the batched inputs. */
 CMX__RULE_VJP(cmx__vjp_depends);
 CMX__RULE_JVP(cmx__jvp_depends);
 CMX__RULE_VMAP(cmx__vmap_depends);
-/* end of misc */
+/* end of depends */
 
-/* ------------ linear-algebra extras (rules_linalg_extra.c) ------------ */
-CMX__RULE_VJP(cmx__vjp_diagonal);
-CMX__RULE_JVP(cmx__jvp_diagonal);
-CMX__RULE_VMAP(cmx__vmap_diagonal);
+/* ---------------- hadamard (rules_hadamard.c) ---------------- */
 CMX__RULE_VJP(cmx__vjp_hadamard);
 CMX__RULE_JVP(cmx__jvp_hadamard);
 CMX__RULE_VMAP(cmx__vmap_hadamard);
+/* end of hadamard */
+
+/* ------------ gathered matrix products (rules_matmul_gather.c) ------------ */
 CMX__RULE_VJP(cmx__vjp_gather_mm);
 CMX__RULE_JVP(cmx__jvp_gather_mm);
 CMX__RULE_VMAP(cmx__vmap_gather_mm);
 CMX__RULE_VJP(cmx__vjp_segmented_mm);
 CMX__RULE_JVP(cmx__jvp_segmented_mm);
 CMX__RULE_VMAP(cmx__vmap_segmented_mm);
-/* end of linear-algebra extras */
+/* end of gathered matrix products */
 
 #endif

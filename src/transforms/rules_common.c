@@ -46,3 +46,8 @@ int64_t cmx__batch_size(const cmx_array* in, const int* axes, int nin) {
     if (axes[i] >= 0) return in[i]->dims[axes[i]];
   return 1;
 }
+
+cmx_array cmx__rule_as_like(cmx_array x, cmx_array like, cmx_stream s) {
+  if (!x || !like) return NULL;
+  return x->dtype == like->dtype ? x : cmx__astype(x, like->dtype, s);
+}

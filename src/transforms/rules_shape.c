@@ -211,15 +211,19 @@ CMX__RULE_JVP(cmx__jvp_slice) {
                          outputs[0]->dtype));
 }
 
-/* Slice and SliceUpdate parameters with a whole batch axis in front. */
+/* Slice and SliceUpdate parameters with a whole batch axis of size B in
+ * front. */
 static void slice_params_batched(const cmx__slice_params* q, int ndim,
-                                 cmx__slice_params* b) {
+                                 int64_t B, cmx__slice_params* b) {
   memset(b, 0, sizeof *b);
   b->step[0] = 1;
+  b->stop[0] = B;
   for (int d = 0; d < ndim; d++) {
     b->start[d + 1] = q->start[d];
+    b->stop[d + 1] = q->stop[d];
     b->step[d + 1] = q->step[d];
   }
+  b->ndim = ndim + 1;
 }
 
 CMX__RULE_VMAP(cmx__vmap_slice) {
@@ -229,7 +233,8 @@ CMX__RULE_VMAP(cmx__vmap_slice) {
   cmx_array x = front_with_shape(inputs, axes, outputs, shape, s);
   if (!x) return cmx_last_status();
   cmx__slice_params b;
-  slice_params_batched(cmx_primitive_params(p), outputs[0]->ndim, &b);
+  slice_params_batched(cmx_primitive_params(p), outputs[0]->ndim, x->dims[0],
+                       &b);
   out_axes[0] = 0;
   return give(out, cmx__apply(cmx_primitive_vt(p), &b, sizeof b, s, &x, 1,
                               shape, outputs[0]->ndim + 1, outputs[0]->dtype));
@@ -285,6 +290,8 @@ CMX__RULE_VMAP(cmx__vmap_as_strided) {
   b.strides[0] = x->dims[0] ? x->size / x->dims[0] : 0;
   memcpy(b.strides + 1, q->strides, (size_t)outputs[0]->ndim * 8);
   b.offset = q->offset;
+  b.ndim = outputs[0]->ndim + 1;
+  memcpy(b.shape, shape, (size_t)b.ndim * 8);
   cmx_array c = cmx__contiguous(x, false, s);
   out_axes[0] = 0;
   return give(out, cmx__apply(cmx_primitive_vt(p), &b, sizeof b, s, &c, 1,
@@ -370,7 +377,8 @@ CMX__RULE_VMAP(cmx__vmap_view) {
   cmx_array x = front_with_shape(inputs, axes, outputs, shape, s);
   if (!x) return cmx_last_status();
   out_axes[0] = 0;
-  return give(out, cmx__apply(cmx_primitive_vt(p), NULL, 0, s, &x, 1, shape,
+  return give(out, cmx__apply(cmx_primitive_vt(p), cmx_primitive_params(p),
+                              cmx_primitive_params_size(p), s, &x, 1, shape,
                               outputs[0]->ndim + 1, outputs[0]->dtype));
 }
 
@@ -438,7 +446,7 @@ CMX__RULE_VMAP(cmx__vmap_slice_update) {
   shape[0] = B;
   memcpy(shape + 1, y->dims, (size_t)y->ndim * 8);
   cmx__slice_params b;
-  slice_params_batched(cmx_primitive_params(p), y->ndim, &b);
+  slice_params_batched(cmx_primitive_params(p), y->ndim, B, &b);
   out_axes[0] = 0;
   return give(out, cmx__apply(cmx_primitive_vt(p), &b, sizeof b, s, in, 2,
                               shape, y->ndim + 1, y->dtype));
@@ -565,6 +573,8 @@ CMX__RULE_VMAP(cmx__vmap_pad) {
   cmx__pad_params b;
   memset(&b, 0, sizeof b);
   memcpy(b.low + 1, q->low, (size_t)(nd - 1) * 8);
+  memcpy(b.high + 1, q->high, (size_t)(nd - 1) * 8);
+  b.ndim = nd;
   out_axes[0] = 0;
   const cmx_primitive_vtable* vt = cmx_primitive_vt(p);
   if (axes[1] < 0) {
@@ -582,4 +592,58 @@ CMX__RULE_VMAP(cmx__vmap_pad) {
   for (int d = 1; d < nd; d++) vs[d] = 1;
   cmx_array v = cmx__reshape(inputs[1], vs, nd, s);
   return give(out, cmx__where(border, v, padded, s));
+}
+
+/* ---------------- Diagonal ----------------
+ * vjp places the cotangent back on the diagonal (diag_embed) and restores
+ * the axis order; jvp and vmap are Diagonal again. */
+CMX__RULE_VJP(cmx__vjp_diagonal) {
+  (void)nin, (void)nout, (void)argnums, (void)outputs;
+  if (!nargs) return CMX_OK;
+  const cmx__diagonal_params* q = cmx_primitive_params(p);
+  cmx_stream s = cmx__rule_stream(p);
+  cmx_array a = primals[0];
+  int nd = a->ndim, nr = nd - 2;
+  cmx_array e = cmx__diag_embed(cotangents[0], a->dims[q->axis1],
+                                a->dims[q->axis2], q->offset, s);
+  /* e is (rest..., n1, n2); put n1 and n2 back at axis1 and axis2. */
+  int perm[CMX_MAX_NDIM], r = 0;
+  for (int d = 0; d < nd; d++)
+    perm[d] = d == q->axis1 ? nr : d == q->axis2 ? nr + 1 : r++;
+  out[0] =
+      cmx__rule_keep(cmx__rule_as_like(cmx__transpose(e, perm, nd, s), a, s));
+  return out[0] ? CMX_OK : cmx_last_status();
+}
+
+CMX__RULE_JVP(cmx__jvp_diagonal) {
+  (void)primals, (void)nin, (void)argnums, (void)nargs, (void)nout;
+  out[0] = cmx__rule_keep(
+      cmx__apply(cmx_primitive_vt(p), cmx_primitive_params(p),
+                 cmx_primitive_params_size(p), cmx__rule_stream(p), tangents, 1,
+                 outputs[0]->dims, outputs[0]->ndim, tangents[0]->dtype));
+  return out[0] ? CMX_OK : cmx_last_status();
+}
+
+/* Diagonal of the same planes with the vmapped axis kept in place. */
+CMX__RULE_VMAP(cmx__vmap_diagonal) {
+  (void)nin, (void)outputs, (void)nout;
+  cmx__diagonal_params q =
+      *(const cmx__diagonal_params*)cmx_primitive_params(p);
+  cmx_array x = inputs[0];
+  int bx = axes[0];
+  q.axis1 += q.axis1 >= bx;
+  q.axis2 += q.axis2 >= bx;
+  int64_t off1 = q.offset < 0 ? -q.offset : 0,
+          off2 = q.offset > 0 ? q.offset : 0;
+  int64_t k1 = x->dims[q.axis1] - off1, k2 = x->dims[q.axis2] - off2;
+  int64_t shape[CMX_MAX_NDIM];
+  int nd = 0;
+  for (int d = 0; d < x->ndim; d++)
+    if (d != q.axis1 && d != q.axis2) shape[nd++] = x->dims[d];
+  shape[nd++] = k1 < k2 ? (k1 > 0 ? k1 : 0) : (k2 > 0 ? k2 : 0);
+  out[0] = cmx__rule_keep(cmx__apply(cmx_primitive_vt(p), &q, sizeof q,
+                                     cmx__rule_stream(p), &x, 1, shape, nd,
+                                     x->dtype));
+  out_axes[0] = bx - (q.axis1 < bx) - (q.axis2 < bx);
+  return out[0] ? CMX_OK : cmx_last_status();
 }

@@ -4,8 +4,9 @@
  * complex64) with a dtype; h_array turns one into a cmx array in a chosen
  * memory layout (contiguous, column-major, strided with an offset), h_read
  * brings a cmx array back. Op tables run each op over the standard shapes,
- * every listed dtype and every layout, and compare against a plain
- * double-precision reference rounded to the output dtype.
+ * every listed dtype and every layout, on every device (devices.h), and
+ * compare against a plain double-precision reference rounded to the output
+ * dtype; GPU results are also compared with the CPU's.
  *
  *   static void ref_exp(double re, double im, double* o, double* oi) {...}
  *   h_check_unary("exp", cmx_exp, ref_exp, H_FLOATS, out_float, -5, 5, 1);
@@ -16,6 +17,7 @@
 #include <complex.h>
 
 #include "core/internal.h"
+#include "devices.h"
 #include "test.h"
 
 /* ---------------- host tensors ---------------- */
@@ -25,7 +27,9 @@ typedef struct {
   int64_t shape[CMX_MAX_NDIM];
   int64_t size;
   double* re;
-  double* im; /* NULL unless complex64 */
+  double* im;        /* NULL unless complex64 */
+  void* raw;         /* h_read: the values as stored (row-major), else NULL */
+  cmx_status status; /* h_read: how reading went */
 } h_tensor;
 
 static inline h_tensor h_alloc(const int64_t* shape, int ndim, cmx_dtype dt) {
@@ -47,7 +51,9 @@ static inline h_tensor h_alloc(const int64_t* shape, int ndim, cmx_dtype dt) {
 static inline void h_free(h_tensor* t) {
   free(t->re);
   free(t->im);
+  free(t->raw);
   t->re = t->im = NULL;
+  t->raw = NULL;
 }
 
 /* v rounded to a value of dtype dt (integers wrap modulo 2^bits as a C
@@ -270,23 +276,34 @@ static inline cmx_array h_array(const h_tensor* t, h_layout layout) {
   return a;
 }
 
-/* Evaluates a and reads it back (row-major). On failure the tensor has
- * size -1. */
-static inline h_tensor h_read(cmx_array a) {
+/* Evaluates a and reads it back (row-major), keeping the stored bytes in
+ * raw (h_free frees them). On failure the tensor has size -1 and its
+ * status says why. */
+static inline h_tensor h_read_raw(cmx_array a) {
   h_tensor t =
       h_alloc(cmx_array_shape(a), cmx_array_ndim(a), cmx_array_dtype(a));
   size_t isz = cmx_dtype_size(t.dtype);
   char* buf = malloc((size_t)(t.size ? t.size : 1) * isz);
-  if (cmx_array_copy_to(a, buf, (size_t)t.size * isz) != CMX_OK) {
+  t.status = cmx_array_copy_to(a, buf, (size_t)t.size * isz);
+  if (t.status != CMX_OK) {
     t.size = -1;
-  } else {
-    for (int64_t i = 0; i < t.size; i++) {
-      double im;
-      h_load(buf + i * (int64_t)isz, t.dtype, &t.re[i], &im);
-      if (t.im) t.im[i] = im;
-    }
+    free(buf);
+    return t;
   }
-  free(buf);
+  for (int64_t i = 0; i < t.size; i++) {
+    double im;
+    h_load(buf + i * (int64_t)isz, t.dtype, &t.re[i], &im);
+    if (t.im) t.im[i] = im;
+  }
+  t.raw = buf;
+  return t;
+}
+
+/* The same without the stored bytes (callers may free re and im alone). */
+static inline h_tensor h_read(cmx_array a) {
+  h_tensor t = h_read_raw(a);
+  free(t.raw);
+  t.raw = NULL;
   return t;
 }
 
@@ -390,6 +407,75 @@ static const cmx_dtype H_FLOATS[] = {CMX_FLOAT16, CMX_BFLOAT16, CMX_FLOAT32,
                                      CMX_FLOAT64, CMX_NUM_DTYPES};
 /* Lists end with CMX_NUM_DTYPES. */
 
+/* ---------------- one case on every device ---------------- */
+
+/* Set by a test around ops that both backends compute correctly rounded
+ * (add, subtract, multiply ...): their GPU results must then equal the
+ * CPU's bit for bit in every dtype, not only in integer and bool ones. */
+static bool h_devices_exact;
+
+/* Makes a case's result on stream s (a new reference in *out). */
+typedef cmx_status (*h_make_fn)(void* ctx, cmx_stream s, cmx_array* out);
+
+/* Runs case `what` on every device: the result must match want within
+ * rtol (relative and absolute) everywhere, and each GPU's must match the
+ * CPU's: exactly for integer and bool results, exact cases (rtol 0) and
+ * h_devices_exact, else within 2 rtol. GPU cases that cannot run are
+ * counted (devices.h). Returns the number of failing devices. */
+static inline int h_run_case(const char* what, h_make_fn make, void* ctx,
+                             const h_tensor* want, double rtol) {
+  int fails = 0;
+  h_tensor cpu;
+  memset(&cpu, 0, sizeof cpu);
+  cpu.size = -1;
+  for (int dev = 0; dev < h_ndevices(); dev++) {
+    char where[300], dname[32];
+    snprintf(where, sizeof where, "%s on %s", what,
+             h_device_name(dev, dname, sizeof dname));
+    cmx_array r = NULL;
+    cmx_status st = make(ctx, h_stream(dev), &r);
+    bool ok;
+    if (st != CMX_OK) {
+      if (dev > 0 && h_gpu_skip_notimpl(st, cmx_last_error(), where)) continue;
+      fprintf(stderr, "FAIL %s: %s\n", where, cmx_last_error());
+      ok = false;
+    } else if (dev > 0 && h_gpu_skip_missing(&r, 1, where)) {
+      cmx_array_release(r);
+      continue;
+    } else {
+      h_tensor got = h_read_raw(r);
+      /* The kernel's own status (reads say CMX_ERR_RUNTIME). */
+      if (dev > 0 && got.size < 0 && r->error &&
+          h_gpu_skip_notimpl(r->error_status, r->error, where)) {
+        h_free(&got);
+        cmx_array_release(r);
+        continue;
+      }
+      ok = h_close(&got, want, rtol, rtol, where);
+      if (ok && dev > 0 && cpu.size >= 0) {
+        bool exact =
+            h_devices_exact || rtol == 0 || !cmx_dtype_is_inexact(got.dtype);
+        if (exact) {
+          ok = h_same_bits(got.raw, cpu.raw, got.size, got.dtype);
+          if (!ok)
+            fprintf(stderr, "FAIL %s: differs from the cpu's result\n", where);
+        } else {
+          ok = h_close(&got, &cpu, 2 * rtol, 2 * rtol, where);
+        }
+      }
+      if (dev == 0)
+        cpu = got;
+      else
+        h_free(&got);
+    }
+    CHECK(ok);
+    fails += !ok;
+    cmx_array_release(r);
+  }
+  h_free(&cpu);
+  return fails;
+}
+
 /* ---------------- op tables ---------------- */
 typedef cmx_status (*h_unary_fn)(cmx_array*, cmx_array, cmx_stream);
 typedef cmx_status (*h_binary_fn)(cmx_array*, cmx_array, cmx_array, cmx_stream);
@@ -399,6 +485,22 @@ typedef void (*h_ref2)(double are, double aim, double bre, double bim,
                        double* ore, double* oim);
 /* The output dtype of an op for input dtype dt. */
 typedef cmx_dtype (*h_out_dtype)(cmx_dtype dt);
+
+/* An op applied to prepared inputs, for h_run_case. */
+typedef struct {
+  h_unary_fn fn;
+  cmx_array a, b;
+  h_binary_fn fn2;
+} h_op_case;
+static inline cmx_status h_make_unary(void* ctx, cmx_stream s, cmx_array* out) {
+  h_op_case* c = ctx;
+  return c->fn(out, c->a, s);
+}
+static inline cmx_status h_make_binary(void* ctx, cmx_stream s,
+                                       cmx_array* out) {
+  h_op_case* c = ctx;
+  return c->fn2(out, c->a, c->b, s);
+}
 
 static inline cmx_dtype h_same_dtype(cmx_dtype dt) {
   return dt;
@@ -439,21 +541,9 @@ static inline int h_check_unary(const char* name, h_unary_fn fn, h_ref1 ref,
         snprintf(what, sizeof what, "%s %s %s %s", name, cmx_dtype_name(dt),
                  cmx__shape_str(sh->dims, sh->ndim, shs, sizeof shs),
                  h_layout_names[l]);
-        cmx_array a = h_array(&x, (h_layout)l), r = NULL;
-        cmx_status st = fn(&r, a, CMX_STREAM_DEFAULT);
-        bool ok;
-        if (st != CMX_OK) {
-          fprintf(stderr, "FAIL %s: %s\n", what, cmx_last_error());
-          ok = false;
-        } else {
-          h_tensor got = h_read(r);
-          ok = h_close(&got, &want, rtol, rtol, what);
-          h_free(&got);
-        }
-        CHECK(ok);
-        fails += !ok;
-        cmx_array_release(a);
-        cmx_array_release(r);
+        h_op_case c = {.fn = fn, .a = h_array(&x, (h_layout)l)};
+        fails += h_run_case(what, h_make_unary, &c, &want, rtol);
+        cmx_array_release(c.a);
       }
       h_free(&x);
       h_free(&want);
@@ -520,24 +610,13 @@ static inline int h_check_binary(const char* name, h_binary_fn fn, h_ref2 ref,
                  cmx__shape_str(sa->dims, sa->ndim, s1, sizeof s1),
                  cmx__shape_str(sb->dims, sb->ndim, s2, sizeof s2),
                  h_layout_names[l]);
-        cmx_array a = h_array(&x, (h_layout)l);
-        cmx_array b = h_array(&y, l == H_TRANSPOSED ? H_CONTIG : (h_layout)l);
-        cmx_array r = NULL;
-        cmx_status st = fn(&r, a, b, CMX_STREAM_DEFAULT);
-        bool ok;
-        if (st != CMX_OK) {
-          fprintf(stderr, "FAIL %s: %s\n", what, cmx_last_error());
-          ok = false;
-        } else {
-          h_tensor got = h_read(r);
-          ok = h_close(&got, &want, rtol, rtol, what);
-          h_free(&got);
-        }
-        CHECK(ok);
-        fails += !ok;
-        cmx_array_release(a);
-        cmx_array_release(b);
-        cmx_array_release(r);
+        h_op_case c = {
+            .fn2 = fn,
+            .a = h_array(&x, (h_layout)l),
+            .b = h_array(&y, l == H_TRANSPOSED ? H_CONTIG : (h_layout)l)};
+        fails += h_run_case(what, h_make_binary, &c, &want, rtol);
+        cmx_array_release(c.a);
+        cmx_array_release(c.b);
       }
       h_free(&x);
       h_free(&y);
@@ -545,6 +624,32 @@ static inline int h_check_binary(const char* name, h_binary_fn fn, h_ref2 ref,
     }
   }
   return fails;
+}
+
+/* ---------------- small helpers ---------------- */
+/* A contiguous array of dtype dt holding the doubles v (converted). */
+static inline cmx_array h_from_doubles(const double* v, const int64_t* shape,
+                                       int nd, cmx_dtype dt) {
+  h_tensor t = h_alloc(shape, nd, dt);
+  for (int64_t i = 0; i < t.size; i++) t.re[i] = v[i];
+  cmx_array a = h_array(&t, H_CONTIG);
+  h_free(&t);
+  return a;
+}
+
+/* Checks r against want (rounded to want's dtype) within rtol = atol =
+ * tol; releases r. */
+static inline void h_expect(cmx_array r, h_tensor* want, double tol,
+                            const char* what) {
+  if (!r) return;
+  for (int64_t i = 0; i < want->size; i++) {
+    want->re[i] = h_round_to(want->re[i], want->dtype);
+    if (want->im) want->im[i] = h_round_to(want->im[i], want->dtype);
+  }
+  h_tensor g = h_read(r);
+  CHECK_MSG(h_close(&g, want, tol, tol, what), "%s", what);
+  h_free(&g);
+  cmx_array_release(r);
 }
 
 #endif

@@ -1,5 +1,6 @@
-/* Helpers of the rule tests of the matmul, conv and misc families
- * (test_rules_matmul.c, test_rules_conv.c, test_rules_misc.c): random
+/* Helpers of the rule tests of the matmul, conv, creation, random and
+ * depends families (test_rules_matmul.c, test_rules_conv.c,
+ * test_rules_creation.c, test_rules_random.c, test_rules_depends.c): random
  * inputs, non-contiguous copies, and second-order checks built from
  * tcheck.h. */
 #ifndef CMX_TEST_RULES_MM_UTIL_H

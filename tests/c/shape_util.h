@@ -163,4 +163,12 @@ static inline int64_t py_slice(int64_t n, int64_t* start, int64_t* stop,
   return *start < *stop ? (*stop - *start - 1) / step + 1 : 0;
 }
 
+/* True when a has shape s (nd dims). */
+static inline bool su_has_shape(cmx_array a, const int64_t* s, int nd) {
+  if (!a || cmx_array_ndim(a) != nd) return false;
+  for (int i = 0; i < nd; i++)
+    if (cmx_array_shape(a)[i] != s[i]) return false;
+  return true;
+}
+
 #endif

@@ -16,6 +16,12 @@
  *     fn per batch element (inputs sliced with take) and stacking the
  *     results on out_axis.
  * Both count one CHECK per comparison and print the op name on failure.
+ * Both run on every device (devices.h): the checks above on the CPU, then
+ * on each GPU (made the thread's default device, so fn's default-stream
+ * ops run there) the same outputs, vjps, jvps and vmaps, compared with the
+ * CPU's: exactly for integer and bool results, within tol (grad) or 1e-5
+ * (vmap) for floats. GPU cases whose graphs need a primitive without a GPU
+ * kernel are counted as such, not evaluated.
  */
 #ifndef CMX_TEST_TCHECK_H
 #define CMX_TEST_TCHECK_H
@@ -26,6 +32,7 @@
 
 #include "cmx/cmx.h"
 #include "cmx/transforms.h"
+#include "devices.h"
 #include "test.h"
 
 typedef cmx_status (*tc_fn)(void* ctx, const cmx_array* in, int n,
@@ -116,13 +123,102 @@ static int tc_eval_shifted(tc_closure* c, const cmx_array* x,
   return st == CMX_OK ? nout : -1;
 }
 
+/* What one device computes for tc_check_grad: fn's outputs, the vjps of
+ * cotangents u and the jvps of tangents tans (lazy until read). */
+typedef struct {
+  cmx_array o[8], vjp[8], jvp[8];
+  int no, nvjp, njvp;
+  cmx_status st; /* the first failure */
+  const char* step;
+} tc_grad_results;
+
+static void tc_grad_compute(tc_closure* c, const cmx_array* x, int n,
+                            const cmx_array* u, int nu, const cmx_array* tans,
+                            tc_grad_results* r) {
+  cmx_closure f = {tc_call, c};
+  memset(r, 0, sizeof *r);
+  cmx_array* outs = NULL;
+  int nout = 0;
+  r->step = "forward";
+  r->st = c->fn(c->ctx, x, n, r->o, &r->no);
+  if (r->st != CMX_OK) return;
+  r->step = "vjp";
+  r->st = cmx_vjp(f, x, n, u, nu, &outs, &nout, r->vjp);
+  if (r->st != CMX_OK) return;
+  r->nvjp = n;
+  cmx_arrays_free(outs, nout);
+  cmx_array* jvps = NULL;
+  cmx_array* jouts = NULL;
+  r->step = "jvp";
+  int nj = 0;
+  r->st = cmx_jvp(f, x, n, tans, &jouts, &jvps, &nj);
+  if (r->st != CMX_OK) return;
+  for (int j = 0; j < nj && j < 8; j++) r->jvp[j] = cmx_array_retain(jvps[j]);
+  r->njvp = nj < 8 ? nj : 8;
+  cmx_arrays_free(jvps, nj);
+  cmx_arrays_free(jouts, nj);
+}
+
+static void tc_grad_free(tc_grad_results* r) {
+  for (int j = 0; j < 8; j++) {
+    cmx_array_release(r->o[j]);
+    cmx_array_release(r->vjp[j]);
+    cmx_array_release(r->jvp[j]);
+  }
+}
+
+static double tc_max_err(cmx_array a, cmx_array b);
+
+/* got agrees with want (the CPU's) as devices must: exactly when integer
+ * or bool, else within tol. */
+static bool tc_agrees(cmx_array got, cmx_array want, double tol) {
+  if (!got || !want) return !got && !want;
+  if (cmx_array_dtype(got) != cmx_array_dtype(want)) return false;
+  double err = tc_max_err(got, want);
+  return cmx_dtype_is_inexact(cmx_array_dtype(want)) ? err <= tol : err == 0;
+}
+
+/* tc_check_grad's results on each GPU against the CPU's (cpu). */
+static void tc_grad_on_gpus(const char* name, tc_closure* c, const cmx_array* x,
+                            int n, const cmx_array* u, int nu,
+                            const cmx_array* tans, const tc_grad_results* cpu,
+                            double tol) {
+  for (int dev = 1; dev < h_ndevices(); dev++) {
+    char what[400], dname[32];
+    snprintf(what, sizeof what, "%.300s grad on %s", name,
+             h_device_name(dev, dname, sizeof dname));
+    cmx_device prev = cmx_default_device();
+    tc_grad_results g;
+    OK(cmx_set_default_device(h_device(dev)));
+    tc_grad_compute(c, x, n, u, nu, tans, &g);
+    OK(cmx_set_default_device(prev));
+    cmx_array all[24];
+    int na = 0;
+    for (int j = 0; j < 8; j++) {
+      if (g.o[j]) all[na++] = g.o[j];
+      if (g.vjp[j]) all[na++] = g.vjp[j];
+      if (g.jvp[j]) all[na++] = g.jvp[j];
+    }
+    if (g.st != CMX_OK) {
+      if (!h_gpu_skip_notimpl(g.st, cmx_last_error(), what))
+        CHECK_MSG(false, "%s: %s failed: %s", what, g.step, cmx_last_error());
+    } else if (!h_gpu_skip_missing(all, na, what) &&
+               h_gpu_eval(all, na, what)) {
+      bool ok = g.no == cpu->no && g.njvp == cpu->njvp;
+      for (int j = 0; ok && j < 8; j++)
+        ok = tc_agrees(g.o[j], cpu->o[j], tol) &&
+             tc_agrees(g.vjp[j], cpu->vjp[j], tol) &&
+             tc_agrees(g.jvp[j], cpu->jvp[j], tol);
+      CHECK_MSG(ok, "%s: outputs, vjps or jvps differ from the cpu's", what);
+    }
+    tc_grad_free(&g);
+  }
+}
+
 static inline void tc_check_grad(const char* name, tc_fn fn, void* ctx,
                                  const cmx_array* x, int n, double tol) {
   tc_closure c = {fn, ctx};
-  cmx_closure f = {tc_call, &c};
-  cmx_array v[8] = {0}, u[8] = {0}, vjps[8] = {0};
-  cmx_array* outs = NULL;
-  int nout = 0;
+  cmx_array v[8] = {0}, u[8] = {0}, tans[8] = {0};
   for (int i = 0; i < n; i++)
     if (tc_is_float(x[i])) v[i] = tc_random_like(x[i]);
   /* Outputs first, to size the cotangents. */
@@ -135,12 +231,21 @@ static inline void tc_check_grad(const char* name, tc_fn fn, void* ctx,
     u[j] = tc_random_like(o0[j]);
     cmx_array_release(o0[j]);
   }
-  st = cmx_vjp(f, x, n, u, n0, &outs, &nout, vjps);
-  CHECK_MSG(st == CMX_OK, "%s: vjp failed: %s", name, cmx_last_error());
-  if (st == CMX_OK) {
+  for (int i = 0; i < n; i++) {
+    if (v[i]) {
+      cmx_astype(&tans[i], v[i], cmx_array_dtype(x[i]), CMX_STREAM_DEFAULT);
+    } else {
+      cmx_zeros_like(&tans[i], x[i], CMX_STREAM_DEFAULT);
+    }
+  }
+  tc_grad_results r;
+  tc_grad_compute(&c, x, n, u, n0, tans, &r);
+  CHECK_MSG(r.st == CMX_OK, "%s: %s failed: %s", name, r.step,
+            cmx_last_error());
+  if (r.st == CMX_OK) {
     double lhs = 0;
     for (int i = 0; i < n; i++)
-      if (v[i]) lhs += tc_dot(vjps[i], v[i]);
+      if (v[i]) lhs += tc_dot(r.vjp[i], v[i]);
     /* Central differences. */
     double h = 1e-6, fd = 0;
     cmx_array plus[8] = {0}, minus[8] = {0};
@@ -165,35 +270,18 @@ static inline void tc_check_grad(const char* name, tc_fn fn, void* ctx,
     CHECK_MSG(np == n0 && nm == n0 && fabs(lhs - fd) <= tol * scale,
               "%s: vjp.v = %.12g, finite differences %.12g", name, lhs, fd);
     /* jvp against vjp. */
-    cmx_array tans[8];
-    for (int i = 0; i < n; i++) {
-      if (v[i]) {
-        cmx_astype(&tans[i], v[i], cmx_array_dtype(x[i]), CMX_STREAM_DEFAULT);
-      } else {
-        cmx_zeros_like(&tans[i], x[i], CMX_STREAM_DEFAULT);
-      }
-    }
-    cmx_array* jvps = NULL;
-    cmx_array* jouts = NULL;
-    int nj = 0;
-    st = cmx_jvp(f, x, n, tans, &jouts, &jvps, &nj);
-    CHECK_MSG(st == CMX_OK, "%s: jvp failed: %s", name, cmx_last_error());
-    if (st == CMX_OK) {
-      double rhs = 0;
-      for (int j = 0; j < nj; j++) rhs += tc_dot(u[j], jvps[j]);
-      double sc = fabs(lhs) > 1 ? fabs(lhs) : 1;
-      CHECK_MSG(nj == n0 && fabs(lhs - rhs) <= 1e-9 * sc + tol * 1e-3 * sc,
-                "%s: vjp.v = %.12g, u.jvp = %.12g", name, lhs, rhs);
-    }
-    cmx_arrays_free(jvps, nj);
-    cmx_arrays_free(jouts, nj);
-    for (int i = 0; i < n; i++) cmx_array_release(tans[i]);
+    double rhs = 0;
+    for (int j = 0; j < r.njvp; j++) rhs += tc_dot(u[j], r.jvp[j]);
+    CHECK_MSG(
+        r.njvp == n0 && fabs(lhs - rhs) <= 1e-9 * scale + tol * 1e-3 * scale,
+        "%s: vjp.v = %.12g, u.jvp = %.12g", name, lhs, rhs);
+    tc_grad_on_gpus(name, &c, x, n, u, n0, tans, &r, tol);
   }
-  cmx_arrays_free(outs, nout);
+  tc_grad_free(&r);
   for (int i = 0; i < 8; i++) {
     cmx_array_release(v[i]);
     cmx_array_release(u[i]);
-    cmx_array_release(vjps[i]);
+    cmx_array_release(tans[i]);
   }
 }
 
@@ -274,6 +362,29 @@ static inline void tc_check_vmap(const char* name, tc_fn fn, void* ctx,
     CHECK_MSG(err <= 1e-5, "%s: vmap output %d differs from the loop (%g)",
               name, j, err);
     cmx_array_release(want);
+  }
+  /* The same vmap on each GPU, against the CPU's. */
+  for (int dev = 1; dev < h_ndevices(); dev++) {
+    char what[400], dname[32];
+    snprintf(what, sizeof what, "%.300s vmap on %s", name,
+             h_device_name(dev, dname, sizeof dname));
+    cmx_device prev = cmx_default_device();
+    cmx_array* gouts = NULL;
+    int ng = 0;
+    OK(cmx_set_default_device(h_device(dev)));
+    st = cmx_vmap(f, x, n, in_axes, &out_axis, 1, &gouts, &ng);
+    OK(cmx_set_default_device(prev));
+    if (st != CMX_OK) {
+      if (!h_gpu_skip_notimpl(st, cmx_last_error(), what))
+        CHECK_MSG(false, "%s: %s", what, cmx_last_error());
+    } else if (!h_gpu_skip_missing(gouts, ng, what) &&
+               h_gpu_eval(gouts, ng, what)) {
+      bool ok = ng == nout;
+      for (int j = 0; ok && j < nout; j++)
+        ok = tc_agrees(gouts[j], outs[j], 1e-5);
+      CHECK_MSG(ok, "%s: outputs differ from the cpu's", what);
+    }
+    cmx_arrays_free(gouts, ng);
   }
   for (int j = 0; j < 8; j++)
     for (int b = 0; b < 64; b++) cmx_array_release(per[j][b]);

@@ -11,6 +11,10 @@
 #include "cmx/cmx.h"
 
 static int t_passed, t_failed;
+/* GPU cases that did not run (devices.h): a primitive without a GPU
+ * kernel, or a kernel that does not implement the case's dtypes yet. */
+static int t_gpu_nokernel, t_gpu_notimpl;
+static char t_gpu_nokernel_names[2048], t_gpu_notimpl_names[1024];
 
 #define CHECK(cond)                                                   \
   do {                                                                \
@@ -62,6 +66,12 @@ static int t_passed, t_failed;
 
 static inline int test_summary(const char* name) {
   printf("%s: %d passed, %d failed\n", name, t_passed, t_failed);
+  if (t_gpu_nokernel)
+    printf("%s: %d gpu cases not run, no gpu kernel: %s\n", name,
+           t_gpu_nokernel, t_gpu_nokernel_names);
+  if (t_gpu_notimpl)
+    printf("%s: %d gpu cases not run, not implemented on the gpu: %s\n", name,
+           t_gpu_notimpl, t_gpu_notimpl_names);
   return t_failed ? 1 : 0;
 }
 

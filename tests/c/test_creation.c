@@ -1,7 +1,8 @@
 /* Creation ops: arange, linspace, full, zeros, ones, *_like, eye, identity,
- * tri, tril, triu. Values against plain double-precision formulas (MLX's
- * size and integer rules for arange), dtype defaults and weak-scalar rules,
- * layouts of tril/triu inputs, and error messages. */
+ * tri, tril, triu, the window functions and meshgrid. Values against plain
+ * double-precision formulas (MLX's size and integer rules for arange), dtype
+ * defaults and weak-scalar rules, layouts of tril/triu inputs, and error
+ * messages. */
 #include <float.h>
 
 #include "shape_util.h"
@@ -382,11 +383,95 @@ static void test_tril_triu(void) {
   cmx_array_release(a);
 }
 
+/* ---------------- window functions ---------------- */
+typedef cmx_status (*win_fn)(cmx_array*, int64_t, cmx_stream);
+static double ref_win(int k, int64_t m, int64_t i) {
+  if (m == 1) return 1;
+  double nn = (double)(1 - m + 2 * i), x = nn / (double)(m - 1);
+  switch (k) {
+    case 0:
+      return nn <= 0 ? 1 + x : 1 - x;
+    case 1:
+      return 0.5 + 0.5 * cos(M_PI * x);
+    case 2:
+      return 0.54 + 0.46 * cos(M_PI * x);
+    default:
+      return 0.42 + 0.5 * cos(M_PI * x) + 0.08 * cos(2 * M_PI * x);
+  }
+}
+static void test_windows(void) {
+  win_fn fns[] = {cmx_bartlett, cmx_hanning, cmx_hamming, cmx_blackman};
+  int64_t ms[] = {-3, 0, 1, 2, 5, 8, 51};
+  for (int k = 0; k < 4; k++)
+    for (int j = 0; j < 7; j++) {
+      cmx_array r = NULL;
+      OK(fns[k](&r, ms[j], S));
+      h_tensor g = h_read(r);
+      int64_t m = ms[j] < 0 ? 0 : ms[j];
+      CHECK(g.dtype == CMX_FLOAT32 && g.ndim == 1 && g.size == m);
+      for (int64_t i = 0; i < m && g.size == m; i++) {
+        double w = ref_win(k, m, i);
+        CHECK_MSG(fabs(g.re[i] - w) <= 1e-6, "window %d m=%lld [%lld] %g vs %g",
+                  k, (long long)m, (long long)i, g.re[i], w);
+      }
+      h_free(&g);
+      cmx_array_release(r);
+    }
+}
+
+/* ---------------- meshgrid ---------------- */
+static void test_meshgrid(void) {
+  double xv[] = {1, 2, 3}, yv[] = {10, 20}, zv[] = {-1, -2, -3, -4};
+  int64_t nx = 3, ny = 2, zs[2] = {2, 2};
+  cmx_array in[3] = {h_from_doubles(xv, &nx, 1, CMX_INT32),
+                     h_from_doubles(yv, &ny, 1, CMX_FLOAT32),
+                     h_from_doubles(zv, zs, 2, CMX_FLOAT64)};
+  int64_t len[3] = {3, 2, 4};
+  const double* vals[3] = {xv, yv, zv};
+  for (int ij = 0; ij < 2; ij++)
+    for (int sparse = 0; sparse < 2; sparse++)
+      for (int n = 1; n <= 3; n++) {
+        cmx_array outs[3] = {0};
+        OK(cmx_meshgrid(outs, in, n, sparse, ij ? "ij" : "xy", S));
+        int pos[3] = {0, 1, 2};
+        if (!ij && n >= 2) pos[0] = 1, pos[1] = 0;
+        int64_t full[3];
+        for (int i = 0; i < n; i++) full[pos[i]] = len[i];
+        for (int i = 0; i < n; i++) {
+          int64_t ws[3];
+          for (int d = 0; d < n; d++)
+            ws[d] = sparse && d != pos[i] ? 1 : full[d];
+          CHECK_MSG(su_has_shape(outs[i], ws, n),
+                    "meshgrid %s sparse=%d n=%d out %d", ij ? "ij" : "xy",
+                    sparse, n, i);
+          h_tensor g = h_read(outs[i]);
+          CHECK(g.dtype == cmx_array_dtype(in[i]));
+          int64_t idx[3] = {0, 0, 0};
+          for (int64_t k = 0; k < g.size; k++) {
+            CHECK(g.re[k] == vals[i][idx[pos[i]]]);
+            for (int d = n - 1; d >= 0; d--) {
+              if (++idx[d] < ws[d]) break;
+              idx[d] = 0;
+            }
+          }
+          h_free(&g);
+          cmx_array_release(outs[i]);
+        }
+      }
+  cmx_array outs[3];
+  FAILS(cmx_meshgrid(outs, in, 2, false, "yx", S), CMX_ERR_VALUE,
+        "[meshgrid] Invalid indexing value");
+  CHECK(outs[0] == NULL && outs[1] == NULL);
+  for (int i = 0; i < 3; i++) cmx_array_release(in[i]);
+}
+
 int main(void) {
   RUN(test_arange);
   RUN(test_linspace);
   RUN(test_full);
   RUN(test_eye_tri);
   RUN(test_tril_triu);
+  RUN(test_windows);
+  RUN(test_meshgrid);
   return test_summary("test_creation");
 }

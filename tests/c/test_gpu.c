@@ -1,6 +1,10 @@
-/* The CUDA backend: device discovery, NVRTC compilation and the kernel
- * caches, GPU streams and events, host<->device data movement, and the
- * GPU kernels of Add and Copy/AsType through the ordinary op path.
+/* The CUDA backend: device discovery, NVRTC compilation of every kernel
+ * family and the kernel caches, GPU streams and events, host<->device data
+ * movement, and the GPU kernels' layout paths (Add, Copy/AsType) through
+ * the ordinary op path. Add, Subtract and Multiply on every dtype, shape
+ * and layout are checked against the CPU by the op harness (test_harness,
+ * test_binary), which runs every case on every device; the kernel layer
+ * (registry, encoder, launches, CCCL, cuBLASLt) by test_gpu_layer.
  *
  * With no GPU (CI), the unavailable-GPU behaviour is checked and the GPU
  * cases are skipped with a note; NVRTC cases run wherever NVRTC loads.
@@ -14,165 +18,17 @@
  * call: the environment is read once) and re-runs itself as a child
  * process to check that a second process finds the disk cache.
  */
-#include <dirent.h>
-#include <fcntl.h>
-#include <pthread.h>
-#include <spawn.h>
-#include <sys/stat.h>
-#include <sys/wait.h>
-#include <unistd.h>
-
-#include "backend/cuda/gpu.h"
-#include "core/internal.h"
-#include "ops/ops_internal.h"
-#include "test.h"
-
-extern char** environ;
-
-static char g_tmp[256];  /* mkdtemp'd folder, removed at the end */
-static char g_root[320]; /* CMX_CACHE_DIR: created by cmx */
-static bool g_gpu, g_nvrtc;
-static int g_arch = 90; /* the GPU's architecture, or sm_90 without one */
-
-/* ---------------- helpers ---------------- */
-
-/* RUN, unless CMX_TEST_ONLY names other cases. */
-static const char* g_only;
-#define CASE(fn)                                 \
-  do {                                           \
-    if (!g_only || strstr(g_only, #fn)) RUN(fn); \
-  } while (0)
-
-static uint64_t g_rng = 88172645463325252ull;
-static uint64_t rnd(void) {
-  g_rng ^= g_rng << 13;
-  g_rng ^= g_rng >> 7;
-  g_rng ^= g_rng << 17;
-  return g_rng;
-}
-/* Floats with few significant bits, so sums are exact in float32. */
-static float rndf(void) {
-  return (float)((int64_t)(rnd() >> 44) - (1 << 19)) / 64.0f;
-}
-static float* rnd_floats(int64_t n) {
-  float* p = malloc((size_t)(n ? n : 1) * sizeof(float));
-  for (int64_t i = 0; i < n; i++) p[i] = rndf();
-  return p;
-}
-
-static cmx_stream gpu(void) {
-  return cmx_stream_on(cmx_device_gpu());
-}
-static cmx_stream cpu(void) {
-  return cmx_stream_on(cmx_device_cpu());
-}
-
-static cmx_array arr(const void* data, const int64_t* shape, int ndim,
-                     cmx_dtype dt) {
-  cmx_array a = NULL;
-  OK(cmx_array_from_data(&a, data, shape, ndim, dt));
-  return a;
-}
-
-/* A strided view of a's data, as transpose or slicing would make. */
-static cmx_array view(cmx_array a, const int64_t* shape, const int64_t* strides,
-                      int ndim, int64_t offset) {
-  OK(cmx_array_eval(a));
-  cmx_array v = cmx__node_new("view", shape, ndim, a->dtype);
-  v->buf = cmx__buffer_retain(a->buf);
-  v->offset = a->offset + offset;
-  v->data_size = a->data_size - offset;
-  memcpy(CMX__STRIDES(v), strides, (size_t)ndim * sizeof(int64_t));
-  cmx__node_update_flags(v);
-  return v;
-}
-
-/* Copies c out and compares it with ref exactly (n floats). */
-static bool equal_f32(cmx_array c, const float* ref, int64_t n) {
-  float* got = malloc((size_t)(n ? n : 1) * sizeof(float));
-  cmx_status st = cmx_array_copy_to(c, got, (size_t)n * sizeof(float));
-  bool ok = st == CMX_OK && cmx_array_size(c) == n;
-  for (int64_t i = 0; ok && i < n; i++)
-    if (got[i] != ref[i]) {
-      fprintf(stderr, "  element %lld: got %g, want %g\n", (long long)i, got[i],
-              ref[i]);
-      ok = false;
-    }
-  if (st != CMX_OK) fprintf(stderr, "  copy_to: %s\n", cmx_last_error());
-  free(got);
-  return ok;
-}
-
-/* The bytes of two arrays' values (row-major) are identical. */
-static bool same_bytes(cmx_array a, cmx_array b) {
-  size_t n = cmx_array_nbytes(a);
-  if (n != cmx_array_nbytes(b)) return false;
-  char* x = malloc(n ? n : 1);
-  char* y = malloc(n ? n : 1);
-  bool ok = cmx_array_copy_to(a, x, n) == CMX_OK &&
-            cmx_array_copy_to(b, y, n) == CMX_OK && memcmp(x, y, n) == 0;
-  free(x);
-  free(y);
-  return ok;
-}
-
-/* True while a's data lives only on the device (the GPU path ran). */
-static bool device_only(cmx_array a) {
-  return a->buf && a->buf->dev_valid && !a->buf->host_valid;
-}
-
-static void cache_dir(char* buf, size_t size) {
-  CHECK(cmx__gpu_cache_dir(buf, size));
-}
-
-/* Names of the cache entries starting with prefix (at most cap). */
-static int list_entries(const char* prefix, char names[][1024], int cap) {
-  char dir[512];
-  if (!cmx__gpu_cache_dir(dir, sizeof dir)) return 0;
-  DIR* d = opendir(dir);
-  int n = 0;
-  struct dirent* e;
-  while (d && (e = readdir(d))) {
-    if (strncmp(e->d_name, prefix, strlen(prefix)) != 0) continue;
-    if (n < cap) snprintf(names[n], 1024, "%s/%s", dir, e->d_name);
-    n++;
-  }
-  if (d) closedir(d);
-  return n;
-}
-
-static void flip_byte(const char* path, long at) {
-  int fd = open(path, O_RDWR);
-  CHECK(fd >= 0);
-  if (fd < 0) return;
-  unsigned char c = 0;
-  CHECK(pread(fd, &c, 1, at) == 1);
-  c ^= 0x5a;
-  CHECK(pwrite(fd, &c, 1, at) == 1);
-  close(fd);
-}
-
-/* Runs this program again with argument `mode`; returns its exit code. */
-static int run_child(const char* mode) {
-  char exe[512];
-  ssize_t n = readlink("/proc/self/exe", exe, sizeof exe - 1);
-  if (n <= 0) return -1;
-  exe[n] = 0;
-  char* argv[] = {exe, (char*)mode, NULL};
-  pid_t pid;
-  if (posix_spawn(&pid, exe, NULL, NULL, argv, environ) != 0) return -1;
-  int status = 0;
-  if (waitpid(pid, &status, 0) != pid) return -1;
-  return WIFEXITED(status) ? WEXITSTATUS(status) : -1;
-}
+#include "gpu_util.h"
 
 /* The source of the f32 Add module with its contiguous kernel alone, as
- * cmx__gpu_function builds it (caller frees). */
+ * cmx__gpu_kernel_get builds it (caller frees). */
 static char* add_f32_source(void) {
-  char pre[600];
-  CHECK(cmx__gpu_binary_prelude(cmx__vt_Add.id, CMX_FLOAT32, pre, 512));
-  strcat(pre, "#define CMX_ONLY\n#define CMX_ONLY_cmx_binary_vv\n");
-  return cmx__gpu_module_source("binary", pre);
+  cmx__gpu_variant var;
+  int v = cmx__gpu_binary_variant(cmx__vt_Add.id, CMX_FLOAT32);
+  CHECK(v >= 0 && cmx__gpu_family_binary.variant(v, &var));
+  CHECK(strcmp(var.name, "binary_Add_float32") == 0);
+  CHECK(strcmp(cmx__gpu_family_binary.kernels[0], "cmx_binary_vv") == 0);
+  return cmx__gpu_family_source(&cmx__gpu_family_binary, var.prelude, 0);
 }
 
 /* ---------------- without a GPU ---------------- */
@@ -209,53 +65,74 @@ static void test_unavailable(void) {
 
 /* ---------------- NVRTC (no GPU needed) ---------------- */
 
-/* Compiles variant i of the list; a thread's slice of test_compile_all. */
+/* A module of test_compile_all: one variant of a family with some of its
+ * kernels (all of them when all). */
 typedef struct {
-  cmx__gpu_variant* v;
+  const cmx__gpu_family* f;
+  int variant;
+  bool all, cubin;
+  int kernels[3];
+  int failed;
+  char msg[256];
+} compile_item;
+
+typedef struct {
+  compile_item* items;
   int begin, end, step;
-  int failed[128];
-  char msg[128][256];
 } compile_job;
 
+/* Compiles its items; a thread's slice of test_compile_all. */
 static void* compile_slice(void* arg) {
   compile_job* job = arg;
   for (int i = job->begin; i < job->end; i += job->step) {
-    job->failed[i] = 1;
-    /* Variant 0 compiles whole. The other Add and copy variants compile a
-     * subset of kernels that still instantiates every template path
-     * (contiguous with and without a scalar operand, fixed and any rank,
-     * 32- and 64-bit indices); the other ops only need their expression
-     * checked, which one kernel does. */
-    char pre[1024];
-    const char* name = job->v[i].name;
-    bool bin = strcmp(job->v[i].file, "binary") == 0;
-    bool add = strncmp(name, "binary_Add_", 11) == 0;
-    snprintf(pre, sizeof pre, "%s%s", job->v[i].prelude,
-             i == 0 ? ""
-             : add  ? "#define CMX_ONLY\n#define CMX_ONLY_cmx_binary_vv\n"
-                      "#define CMX_ONLY_cmx_binary_sv\n"
-                      "#define CMX_ONLY_cmx_binary_g1_32\n"
-                      "#define CMX_ONLY_cmx_binary_g0_64\n"
-             : bin  ? "#define CMX_ONLY\n#define CMX_ONLY_cmx_binary_vv\n"
-                    : "#define CMX_ONLY\n#define CMX_ONLY_cmx_copy_v\n"
-                      "#define CMX_ONLY_cmx_copy_g1_32\n"
-                      "#define CMX_ONLY_cmx_copy_g0_64\n");
-    char* src = cmx__gpu_module_source(job->v[i].file, pre);
-    if (!src) continue;
-    /* PTX checks a source quickly; two variants go down to a CUBIN. */
-    bool ptx = i != 1 && strcmp(name, "copy_8") != 0;
+    compile_item* it = &job->items[i];
+    it->failed = 1;
+    cmx__gpu_variant var = {.flags = 0};
+    if (!it->f->variant(it->variant, &var)) continue;
+    /* Several kernels in one module: CMX_ONLY with one define each. */
+    char pre[CMX__GPU_PRELUDE_MAX + 512];
+    int w = snprintf(pre, sizeof pre, "%s", var.prelude);
+    if (!it->all) {
+      w += snprintf(pre + w, sizeof pre - (size_t)w, "#define CMX_ONLY\n");
+      for (int k = 0; k < 3; k++)
+        w += snprintf(pre + w, sizeof pre - (size_t)w, "#define CMX_ONLY_%s\n",
+                      it->f->kernels[it->kernels[k]]);
+    }
+    const char* opts[8];
+    char optbuf[4400];
+    int nopts =
+        cmx__gpu_family_options(it->f, &var, opts, 8, optbuf, sizeof optbuf);
+    char* src = nopts < 0 ? NULL : cmx__gpu_family_source(it->f, pre, -1);
+    if (!src) {
+      snprintf(it->msg, sizeof it->msg, "%s", cmx_last_error());
+      continue;
+    }
     cmx__gpu_image img;
-    if (cmx__nvrtc_compile(job->v[i].name, src, g_arch, ptx, &img) != CMX_OK) {
-      snprintf(job->msg[i], sizeof job->msg[i], "%s", cmx_last_error());
+    bool ptx = !it->cubin;
+    if (cmx__nvrtc_compile(var.name, src, g_arch, opts, nopts, ptx, &img) !=
+        CMX_OK) {
+      snprintf(it->msg, sizeof it->msg, "%s", cmx_last_error());
     } else if (img.size > 0 && (!ptx || img.ptx) &&
-               /* A CUBIN is an ELF object; PTX is NUL-terminated text
-                * with the module's entry points. */
-               (img.ptx ? ((char*)img.data)[img.size - 1] == 0 &&
-                              strstr(img.data, ".entry cmx_") != NULL
+               /* A CUBIN is an ELF object; PTX is NUL-terminated text. */
+               (img.ptx ? ((char*)img.data)[img.size - 1] == 0
                         : memcmp(img.data, "\177ELF", 4) == 0)) {
-      job->failed[i] = 0;
+      it->failed = 0;
+      /* The module holds exactly the kernels asked for, and every kernel
+       * the family lists exists in its source. */
+      int nk = cmx__gpu_family_nkernels(it->f);
+      for (int k = 0; img.ptx && k < nk; k++) {
+        char entry[128];
+        snprintf(entry, sizeof entry, ".entry %s(", it->f->kernels[k]);
+        bool want = it->all || k == it->kernels[0] || k == it->kernels[1] ||
+                    k == it->kernels[2];
+        if ((strstr(img.data, entry) != NULL) != want) {
+          snprintf(it->msg, sizeof it->msg, "kernel %s %s", it->f->kernels[k],
+                   want ? "missing" : "not left out");
+          it->failed = 1;
+        }
+      }
     } else {
-      snprintf(job->msg[i], sizeof job->msg[i], "bad image");
+      snprintf(it->msg, sizeof it->msg, "bad image");
     }
     cmx__gpu_image_free(&img);
     free(src);
@@ -263,31 +140,66 @@ static void* compile_slice(void* arg) {
   return NULL;
 }
 
-/* Every built-in kernel source on every dtype compiles (four threads at
- * once, which NVRTC allows). */
+/* Every variant of every registered kernel family compiles (four threads
+ * at once, which NVRTC allows), walking the registry. A family's first
+ * variant compiles whole (every kernel, checked against the family's
+ * list, and once as a CUBIN); the others compile three kernels each: the
+ * first and two that rotate with the variant, so each kernel is compiled
+ * for many variants and each variant's prelude is checked. */
 static void test_compile_all(void) {
-  static cmx__gpu_variant v[128];
-  int n = cmx__gpu_variants(v, 128);
-  /* Add, Subtract, Multiply on every dtype; 4 copy sizes. */
-  CHECK(n == 3 * CMX_NUM_DTYPES + 4);
-  if (n > 128) n = 128;
-  static compile_job jobs[4];
+  int nitems = 0, cap = 64;
+  compile_item* items = malloc((size_t)cap * sizeof *items);
+  int nfam = cmx__gpu_family_count();
+  CHECK(nfam >= 2 &&
+        cmx__gpu_family_find("binary") == &cmx__gpu_family_binary &&
+        cmx__gpu_family_find("copy") == &cmx__gpu_family_copy);
+  for (int fi = 0; fi < nfam; fi++) {
+    const cmx__gpu_family* f = cmx__gpu_family_at(fi);
+    int nk = cmx__gpu_family_nkernels(f), seen = 0;
+    CHECK_MSG(nk > 0 && f->nvariants > 0, "family %s", f->name);
+    for (int v = 0; v < f->nvariants; v++) {
+      cmx__gpu_variant var;
+      if (!f->variant(v, &var)) continue;
+      CHECK_MSG(strncmp(var.name, f->name, strlen(f->name)) == 0,
+                "variant %s of family %s", var.name, f->name);
+      if (nitems == cap)
+        items = realloc(items, (size_t)(cap *= 2) * sizeof *items);
+      compile_item* it = &items[nitems++];
+      memset(it, 0, sizeof *it);
+      it->f = f;
+      it->variant = v;
+      it->all = it->cubin = seen == 0;
+      it->kernels[0] = 0;
+      it->kernels[1] = nk > 1 ? 1 + (2 * seen) % (nk - 1) : 0;
+      it->kernels[2] = nk > 1 ? 1 + (2 * seen + 1) % (nk - 1) : 0;
+      seen++;
+    }
+    CHECK_MSG(seen > 0, "family %s has no variant", f->name);
+  }
+  compile_job jobs[4];
   pthread_t th[4];
   for (int t = 0; t < 4; t++) {
-    memset(&jobs[t], 0, sizeof jobs[t]);
-    jobs[t] = (compile_job){.v = v, .begin = t, .end = n, .step = 4};
+    jobs[t] =
+        (compile_job){.items = items, .begin = t, .end = nitems, .step = 4};
     CHECK(pthread_create(&th[t], NULL, compile_slice, &jobs[t]) == 0);
   }
   for (int t = 0; t < 4; t++) pthread_join(th[t], NULL);
-  for (int i = 0; i < n; i++)
-    CHECK_MSG(!jobs[i % 4].failed[i], "%s: %s", v[i].name, jobs[i % 4].msg[i]);
-  /* CMX_ONLY_<kernel> leaves one kernel in a module. */
-  char pre[600];
-  CHECK(cmx__gpu_binary_prelude(cmx__vt_Add.id, CMX_FLOAT32, pre, 512));
-  strcat(pre, "#define CMX_ONLY\n#define CMX_ONLY_cmx_binary_g2_32\n");
-  char* src = cmx__gpu_module_source("binary", pre);
+  for (int i = 0; i < nitems; i++) {
+    cmx__gpu_variant var;
+    items[i].f->variant(items[i].variant, &var);
+    CHECK_MSG(!items[i].failed, "%s: %s", var.name, items[i].msg);
+  }
+  printf("compiled %d variants of %d kernel families\n", nitems, nfam);
+  free(items);
+  /* The source of one kernel holds that kernel alone. */
+  cmx__gpu_variant var;
+  CHECK(cmx__gpu_family_binary.variant(
+      cmx__gpu_binary_variant(cmx__vt_Add.id, CMX_FLOAT32), &var));
+  int g2 = 3 + 1; /* after vv, sv, vs: g1_32, g2_32 */
+  CHECK(strcmp(cmx__gpu_family_binary.kernels[g2], "cmx_binary_g2_32") == 0);
+  char* src = cmx__gpu_family_source(&cmx__gpu_family_binary, var.prelude, g2);
   cmx__gpu_image img;
-  OK(cmx__nvrtc_compile("binary_only", src, g_arch, true, &img));
+  OK(cmx__nvrtc_compile("binary_only", src, g_arch, NULL, 0, true, &img));
   if (img.data) {
     CHECK(strstr(img.data, ".entry cmx_binary_g2_32") != NULL);
     CHECK(strstr(img.data, "cmx_binary_vv") == NULL);
@@ -295,8 +207,9 @@ static void test_compile_all(void) {
   }
   cmx__gpu_image_free(&img);
   free(src);
-  CHECK(cmx__gpu_module_source("no_such_file", "") == NULL);
-  CHECK(strstr(cmx_last_error(), "no kernel source named 'no_such_file'"));
+  CHECK(cmx__gpu_family_source(&cmx__gpu_family_binary, var.prelude, 99) ==
+        NULL);
+  CHECK(strstr(cmx_last_error(), "kernel family 'binary' has no kernel 99"));
 }
 
 static void test_compile_error(void) {
@@ -305,14 +218,15 @@ static void test_compile_error(void) {
       "  x[0] = not_declared_anywhere;\n}\n";
   cmx__gpu_image img;
   cmx__gpu_cache_stats s0 = cmx__gpu_cache_stats_get();
-  FAILS(cmx__nvrtc_compile("broken_kernel", bad, g_arch, false, &img),
+  FAILS(cmx__nvrtc_compile("broken_kernel", bad, g_arch, NULL, 0, false, &img),
         CMX_ERR_RUNTIME, "[gpu] NVRTC failed to compile 'broken_kernel'");
   CHECK(strstr(cmx_last_error(), "not_declared_anywhere") != NULL);
   CHECK(strstr(cmx_last_error(), "NVRTC_ERROR_COMPILATION") != NULL);
   /* Through the cache: same error, nothing written. */
   int origin = -1;
-  FAILS(cmx__gpu_image_get("broken_kernel", bad, g_arch, &img, &origin),
-        CMX_ERR_RUNTIME, "not_declared_anywhere");
+  FAILS(
+      cmx__gpu_image_get("broken_kernel", bad, g_arch, NULL, 0, &img, &origin),
+      CMX_ERR_RUNTIME, "not_declared_anywhere");
   char names[4][1024];
   CHECK(list_entries("broken_kernel", names, 4) == 0);
   cmx__gpu_cache_stats s1 = cmx__gpu_cache_stats_get();
@@ -335,7 +249,7 @@ static void test_disk_cache(void) {
   for (int i = 0, k = list_entries("binary-", old, 4); i < k && i < 4; i++)
     unlink(old[i]);
   cmx__gpu_cache_stats s0 = cmx__gpu_cache_stats_get();
-  OK(cmx__gpu_image_get("binary", src, g_arch, &a, &origin));
+  OK(cmx__gpu_image_get("binary", src, g_arch, NULL, 0, &a, &origin));
   CHECK(origin == CMX__IMAGE_COMPILED);
   cmx__gpu_cache_stats s1 = cmx__gpu_cache_stats_get();
   CHECK(s1.compiles == s0.compiles + 1);
@@ -346,7 +260,7 @@ static void test_disk_cache(void) {
   CHECK(stat(names[0], &st) == 0 && S_ISREG(st.st_mode) &&
         (st.st_mode & 0777) == 0600);
   /* Read back: same bytes, no compile. */
-  OK(cmx__gpu_image_get("binary", src, g_arch, &b, &origin));
+  OK(cmx__gpu_image_get("binary", src, g_arch, NULL, 0, &b, &origin));
   CHECK(origin == CMX__IMAGE_DISK);
   CHECK(a.size == b.size && a.ptx == b.ptx &&
         memcmp(a.data, b.data, a.size) == 0);
@@ -357,31 +271,31 @@ static void test_disk_cache(void) {
   CHECK(run_child("--child-image") == 0);
   /* A corrupt entry is ignored and rewritten... */
   flip_byte(names[0], (long)(st.st_size / 2));
-  OK(cmx__gpu_image_get("binary", src, g_arch, &b, &origin));
+  OK(cmx__gpu_image_get("binary", src, g_arch, NULL, 0, &b, &origin));
   CHECK(origin == CMX__IMAGE_COMPILED);
   CHECK(a.size == b.size && memcmp(a.data, b.data, a.size) == 0);
   cmx__gpu_image_free(&b);
   cmx__gpu_cache_stats s3 = cmx__gpu_cache_stats_get();
   CHECK(s3.disk_rejects == s2.disk_rejects + 1);
-  OK(cmx__gpu_image_get("binary", src, g_arch, &b, &origin));
+  OK(cmx__gpu_image_get("binary", src, g_arch, NULL, 0, &b, &origin));
   CHECK(origin == CMX__IMAGE_DISK);
   cmx__gpu_image_free(&b);
   /* ...so is a truncated one, and one that others could have written. */
   CHECK(truncate(names[0], 20) == 0);
-  OK(cmx__gpu_image_get("binary", src, g_arch, &b, &origin));
+  OK(cmx__gpu_image_get("binary", src, g_arch, NULL, 0, &b, &origin));
   CHECK(origin == CMX__IMAGE_COMPILED);
   cmx__gpu_image_free(&b);
   CHECK(chmod(names[0], 0666) == 0);
-  OK(cmx__gpu_image_get("binary", src, g_arch, &b, &origin));
+  OK(cmx__gpu_image_get("binary", src, g_arch, NULL, 0, &b, &origin));
   CHECK(origin == CMX__IMAGE_COMPILED);
   cmx__gpu_image_free(&b);
   CHECK(stat(names[0], &st) == 0 && (st.st_mode & 0777) == 0600);
   cmx__gpu_cache_stats s4 = cmx__gpu_cache_stats_get();
   CHECK(s4.disk_rejects == s3.disk_rejects + 2);
   /* Forgetting removes it. */
-  cmx__gpu_image_forget("binary", src, g_arch);
+  cmx__gpu_image_forget("binary", src, g_arch, NULL, 0);
   CHECK(list_entries("binary-", names, 4) == 0);
-  OK(cmx__gpu_image_get("binary", src, g_arch, &b, &origin));
+  OK(cmx__gpu_image_get("binary", src, g_arch, NULL, 0, &b, &origin));
   CHECK(origin == CMX__IMAGE_COMPILED);
   cmx__gpu_image_free(&b);
   cmx__gpu_image_free(&a);
@@ -393,7 +307,8 @@ static int child_image(void) {
   char* src = add_f32_source();
   cmx__gpu_image img;
   int origin = -1;
-  cmx_status st = cmx__gpu_image_get("binary", src, g_arch, &img, &origin);
+  cmx_status st =
+      cmx__gpu_image_get("binary", src, g_arch, NULL, 0, &img, &origin);
   cmx__gpu_cache_stats s = cmx__gpu_cache_stats_get();
   int rc = st == CMX_OK && origin == CMX__IMAGE_DISK && s.compiles == 0 ? 0 : 1;
   if (rc)
@@ -424,138 +339,6 @@ static void test_available(void) {
   cmx_stream s;
   OK(cmx_stream_resolve(&s, gpu()));
   CHECK(s.device.type == CMX_GPU && s.index >= 0);
-}
-
-static void test_add_sizes(void) {
-  const int64_t sizes[] = {0, 1, 1000, (1 << 20) + 3};
-  for (int k = 0; k < 4; k++) {
-    int64_t n = sizes[k];
-    float *x = rnd_floats(n), *y = rnd_floats(n), *ref = rnd_floats(n);
-    for (int64_t i = 0; i < n; i++) ref[i] = x[i] + y[i];
-    cmx_array a = arr(x, &n, 1, CMX_FLOAT32), b = arr(y, &n, 1, CMX_FLOAT32);
-    cmx_array c = NULL, h = NULL;
-    OK(cmx_add(&c, a, b, gpu()));
-    CHECK(cmx_array_is_lazy(c));
-    OK(cmx_array_eval(c));
-    CHECK(cmx_array_stream(c).device.type == CMX_GPU);
-    if (n) CHECK(device_only(c));
-    CHECK_MSG(equal_f32(c, ref, n), "n = %lld", (long long)n);
-    OK(cmx_add(&h, a, b, cpu()));
-    CHECK(same_bytes(c, h));
-    cmx_array_release_all((cmx_array[]){a, b, c, h}, 4);
-    free(x);
-    free(y);
-    free(ref);
-  }
-}
-
-/* Random values of dtype dt (finite for floats, 0/1 for bool). */
-static void fill(void* p, cmx_dtype dt, int64_t n) {
-  for (int64_t i = 0; i < n; i++) {
-    uint64_t r = rnd();
-    float f = rndf();
-    switch (dt) {
-      case CMX_BOOL:
-        ((uint8_t*)p)[i] = r & 1;
-        break;
-      case CMX_FLOAT16:
-        ((uint16_t*)p)[i] = cmx_float_to_float16(f);
-        break;
-      case CMX_BFLOAT16:
-        ((uint16_t*)p)[i] = cmx_float_to_bfloat16(f);
-        break;
-      case CMX_FLOAT32:
-        ((float*)p)[i] = f;
-        break;
-      case CMX_FLOAT64:
-        ((double*)p)[i] = f * 1.000001;
-        break;
-      case CMX_COMPLEX64:
-        ((float*)p)[2 * i] = f;
-        ((float*)p)[2 * i + 1] = rndf();
-        break;
-      default:
-        memcpy((char*)p + i * cmx_dtype_size(dt), &r, cmx_dtype_size(dt));
-    }
-  }
-}
-
-typedef cmx_status (*binary_fn)(cmx_array*, cmx_array, cmx_array, cmx_stream);
-
-/* Add, Subtract and Multiply on every dtype: bit for bit the CPU's. */
-static void test_binary_dtypes(void) {
-  const int64_t n = 1003; /* an odd count: vector body and scalar tail */
-  const binary_fn fns[3] = {cmx_add, cmx_subtract, cmx_multiply};
-  const char* names[3] = {"add", "subtract", "multiply"};
-  for (int op = 1; op < 3; op++)
-    for (int t = 0; t < CMX_NUM_DTYPES; t++) {
-      cmx_dtype dt = (cmx_dtype)t;
-      size_t isz = cmx_dtype_size(dt);
-      char *x = malloc(n * isz), *y = malloc(n * isz);
-      fill(x, dt, n);
-      fill(y, dt, n);
-      cmx_array a = arr(x, &n, 1, dt), b = arr(y, &n, 1, dt), g = NULL,
-                c = NULL;
-      cmx_status sc = fns[op](&c, a, b, cpu());
-      cmx_status sg = fns[op](&g, a, b, gpu());
-      CHECK_MSG(sc == sg, "%s %s", names[op], cmx_dtype_name(dt));
-      if (sc == CMX_OK && sg == CMX_OK) {
-        OK(cmx_array_eval(g));
-        CHECK_MSG(device_only(g) && same_bytes(g, c), "%s %s", names[op],
-                  cmx_dtype_name(dt));
-      }
-      cmx_array_release_all((cmx_array[]){a, b, g, c}, 4);
-      free(x);
-      free(y);
-    }
-}
-
-static void test_add_dtypes(void) {
-  const int64_t n = 1003; /* an odd count: vector body and scalar tail */
-  for (int t = 0; t < CMX_NUM_DTYPES; t++) {
-    cmx_dtype dt = (cmx_dtype)t;
-    size_t isz = cmx_dtype_size(dt);
-    char *x = malloc(n * isz), *y = malloc(n * isz);
-    fill(x, dt, n);
-    fill(y, dt, n);
-    cmx_array a = arr(x, &n, 1, dt), b = arr(y, &n, 1, dt), g = NULL, c = NULL;
-    OK(cmx_add(&g, a, b, gpu()));
-    OK(cmx_add(&c, a, b, cpu()));
-    OK(cmx_array_eval(g));
-    CHECK_MSG(cmx_array_dtype(g) == dt && device_only(g) && same_bytes(g, c),
-              "dtype %s", cmx_dtype_name(dt));
-    /* Independent references for two dtypes. */
-    if (dt == CMX_INT32) {
-      int32_t* r = malloc(n * 4);
-      CHECK(cmx_array_copy_to(g, r, n * 4) == CMX_OK);
-      for (int64_t i = 0; i < n; i++) {
-        uint32_t u = (uint32_t)((int32_t*)x)[i] + (uint32_t)((int32_t*)y)[i];
-        int32_t want;
-        memcpy(&want, &u, 4);
-        if (r[i] != want) {
-          CHECK_MSG(false, "int32 element %lld", (long long)i);
-          break;
-        }
-      }
-      free(r);
-    }
-    if (dt == CMX_FLOAT16) {
-      uint16_t* r = malloc(n * 2);
-      CHECK(cmx_array_copy_to(g, r, n * 2) == CMX_OK);
-      for (int64_t i = 0; i < n; i++) {
-        float want = cmx_float16_to_float(((uint16_t*)x)[i]) +
-                     cmx_float16_to_float(((uint16_t*)y)[i]);
-        if (r[i] != cmx_float_to_float16(want)) {
-          CHECK_MSG(false, "float16 element %lld", (long long)i);
-          break;
-        }
-      }
-      free(r);
-    }
-    cmx_array_release_all((cmx_array[]){a, b, g, c}, 4);
-    free(x);
-    free(y);
-  }
 }
 
 static void test_layouts(void) {
@@ -992,7 +775,7 @@ static bool gpu_add_ok(void) {
 
 static void test_kernel_cache(void) {
   char names[64][1024];
-  CHECK(list_entries("binary-", names, 64) >= 1);
+  CHECK(list_entries("binary_Add_float32-", names, 64) >= 1);
   cmx__gpu_cache_stats s0 = cmx__gpu_cache_stats_get();
   CHECK(gpu_add_ok());
   cmx__gpu_cache_stats s1 = cmx__gpu_cache_stats_get();
@@ -1005,7 +788,7 @@ static void test_kernel_cache(void) {
   /* So does a second process. */
   CHECK(run_child("--child-gpu") == 0);
   /* Corrupt entries are rebuilt. */
-  int k = list_entries("binary-", names, 64);
+  int k = list_entries("binary_Add_float32-", names, 64);
   for (int i = 0; i < k && i < 64; i++) flip_byte(names[i], 100);
   cmx__gpu_module_cache_clear();
   CHECK(gpu_add_ok());
@@ -1028,23 +811,6 @@ static int child_gpu(void) {
 
 /* ---------------- main ---------------- */
 
-static void remove_tree(const char* path) {
-  DIR* d = opendir(path);
-  struct dirent* e;
-  while (d && (e = readdir(d))) {
-    if (!strcmp(e->d_name, ".") || !strcmp(e->d_name, "..")) continue;
-    char p[1024];
-    snprintf(p, sizeof p, "%s/%s", path, e->d_name);
-    struct stat st;
-    if (lstat(p, &st) == 0 && S_ISDIR(st.st_mode))
-      remove_tree(p);
-    else
-      unlink(p);
-  }
-  if (d) closedir(d);
-  rmdir(path);
-}
-
 int main(int argc, char** argv) {
   if (argc > 1) { /* children inherit CMX_CACHE_DIR */
     g_gpu = cmx_is_available(cmx_device_gpu());
@@ -1056,24 +822,11 @@ int main(int argc, char** argv) {
     if (!strcmp(argv[1], "--child-gpu")) return child_gpu();
     return 3;
   }
-  snprintf(g_tmp, sizeof g_tmp, "/tmp/cmx-test-gpu-XXXXXX");
-  if (!mkdtemp(g_tmp)) {
-    perror("mkdtemp");
-    return 1;
-  }
-  snprintf(g_root, sizeof g_root, "%s/cache", g_tmp);
-  setenv("CMX_CACHE_DIR", g_root, 1);
-  g_only = getenv("CMX_TEST_ONLY");
-  const char* req = getenv("CMX_TEST_REQUIRE_GPU");
-  bool require = req && *req && strcmp(req, "0") != 0;
-
-  g_gpu = cmx_is_available(cmx_device_gpu());
+  if (!gpu_test_begin("test-gpu")) return 1;
+  bool require = gpu_test_required();
   const char* why = NULL;
-  g_nvrtc = cmx__nvrtc_available(&why);
+  cmx__nvrtc_available(&why);
   if (g_gpu) {
-    cmx__gpu_device* d = cmx__gpu_device_get(0);
-    CHECK(d != NULL);
-    if (d) g_arch = d->cc_major * 10 + d->cc_minor;
     CASE(test_available);
   } else {
     CASE(test_unavailable);
@@ -1087,9 +840,6 @@ int main(int argc, char** argv) {
     CHECK_MSG(!require && !g_gpu, "NVRTC is needed: %s", why);
   }
   if (g_gpu && g_nvrtc) {
-    CASE(test_add_sizes);
-    CASE(test_add_dtypes);
-    CASE(test_binary_dtypes);
     CASE(test_layouts);
     CASE(test_index64);
     CASE(test_shape_ops);
@@ -1106,6 +856,6 @@ int main(int argc, char** argv) {
               "unavailable: %s",
               g_gpu ? why : cmx__gpu_unavailable_reason());
   }
-  remove_tree(g_tmp);
+  gpu_test_end();
   return test_summary("test_gpu");
 }

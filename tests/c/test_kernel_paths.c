@@ -9,7 +9,7 @@
  *     divmod written from its definition, bit for bit;
  *   - Var of rows holding NaN or infinities is NaN (it was 0);
  *   - LogSumExp, Softmax and Var over leading/middle axes (column blocks)
- *     and short rows (transposed tiles) (softmax.c) against a double
+ *     and short rows (transposed tiles) (reduce_softmax.c) against a double
  *     reference, and bit for bit against the row kernels;
  *   - Reduce over rows shorter than 16 (reduce.c, impl->rows: many outputs
  *     a call), and narrow columns whose lanes combine as a tree when the

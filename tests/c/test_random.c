@@ -191,7 +191,7 @@ static void test_bits_batched(void) {
   for (int wi = 0; wi < 3; wi++)
     for (size_t mi = 0; mi < sizeof ms / sizeof ms[0]; mi++) {
       int w = widths[wi];
-      cmx__random_bits_params q = {.width = w};
+      cmx__random_bits_params q = {.width = w, .ndim = 1, .shape = {ms[mi]}};
       cmx_primitive* p =
           cmx_primitive_new(&cmx__vt_RandomBits, &q, sizeof q, S);
       int64_t shape[2] = {3, ms[mi]};

@@ -1,10 +1,13 @@
 /* Transform rules of the shape and view primitives (Broadcast, Transpose,
  * Squeeze, ExpandDims, Slice, AsStrided, Reshape, Contiguous, View,
- * SliceUpdate, Concatenate, Pad), reached through the public ops: vjp
+ * SliceUpdate, Concatenate, Pad, Diagonal), reached through the public ops: vjp
  * against finite differences and jvp against vjp in float64, vmap against
  * a loop for every input's axis, rule dtypes for float32/float16, and
  * second-order checks. */
 #include "rules_util.h"
+/* clang-format off */
+#include "primitives/shape.h"
+/* clang-format on */
 
 #define TOL 1e-6
 
@@ -316,10 +319,11 @@ static cmx_status f_view_same(void* ctx, const cmx_array* in, int n,
                               cmx_array* outs, int* nout) {
   (void)ctx, (void)n;
   *nout = 1;
-  cmx_primitive* p = cmx_primitive_new(&cmx__vt_View, NULL, 0, S);
+  cmx_dtype dt = cmx_array_dtype(in[0]);
+  cmx__view_params q = {.dtype = (int)dt};
+  cmx_primitive* p = cmx_primitive_new(&cmx__vt_View, &q, sizeof q, S);
   const int64_t* sh[1] = {cmx_array_shape(in[0])};
   int nd = cmx_array_ndim(in[0]);
-  cmx_dtype dt = cmx_array_dtype(in[0]);
   return cmx_primitive_apply(&outs[0], 1, p, in, 1, sh, &nd, &dt);
 }
 
@@ -437,6 +441,36 @@ static void test_pad(void) {
 
 /* ---------------- dtypes of the rules ---------------- */
 
+/* ---------------- Diagonal ---------------- */
+typedef struct {
+  int offset, ax1, ax2;
+} diag_ctx;
+
+static cmx_status t_diagonal(void* ctx, const cmx_array* in, int n,
+                             cmx_array* outs, int* nout) {
+  (void)n;
+  const diag_ctx* c = ctx;
+  *nout = 1;
+  return cmx_diagonal(&outs[0], in[0], c->offset, c->ax1, c->ax2, S);
+}
+
+static void test_diagonal(void) {
+  int64_t s345[3] = {3, 4, 5}, s44[2] = {4, 4};
+  cmx_array x3 = ru_rand(s345, 3), x2 = ru_rand(s44, 2);
+  diag_ctx d1 = {1, 0, 1}, d2 = {-1, 1, 0}, d3 = {0, -1, 0}, past = {9, 0, 1};
+  tc_check_grad("diagonal 2-d", t_diagonal, &d2, &x2, 1, TOL);
+  tc_check_grad("diagonal 3-d", t_diagonal, &d1, &x3, 1, TOL);
+  tc_check_grad("diagonal 3-d last/first", t_diagonal, &d3, &x3, 1, TOL);
+  for (int ax = 0; ax < 3; ax++) {
+    char name[64];
+    snprintf(name, sizeof name, "vmap diagonal axis %d", ax);
+    tc_check_vmap(name, t_diagonal, &d1, &x3, 1, &ax, 0);
+    tc_check_vmap(name, t_diagonal, &d2, &x3, 1, &ax, 1);
+    tc_check_vmap(name, t_diagonal, &past, &x3, 1, &ax, 0); /* empty */
+  }
+  cmx_array_release(x3), cmx_array_release(x2);
+}
+
 static void test_rule_dtypes(void) {
   cmx_dtype dts[2] = {CMX_FLOAT32, CMX_FLOAT16};
   for (int k = 0; k < 2; k++) {
@@ -549,6 +583,7 @@ int main(void) {
   RUN(test_slice_update);
   RUN(test_concatenate);
   RUN(test_pad);
+  RUN(test_diagonal);
   RUN(test_rule_dtypes);
   RUN(test_second_order);
   return test_summary("test_rules_shape");

@@ -1,5 +1,6 @@
 /* Shape ops that build arrays from pieces: slice_update, concatenate,
- * stack, split_sections, split_indices, pad, repeat, tile, roll. Checked
+ * stack, split_sections, split_indices, pad, repeat, tile, roll, unstack,
+ * atleast_1d/2d/3d. Checked
  * on many shapes, layouts and dtypes against index arithmetic (with dtype
  * promotion where the op promotes), plus buffer donation, views and
  * error messages. */
@@ -694,6 +695,75 @@ static void test_roll(void) {
   cmx_array_release_all((cmx_array[]){a, b, r}, 3);
 }
 
+/* ---------------- atleast_*d and unstack ---------------- */
+static void test_atleast(void) {
+  double v[24];
+  for (int i = 0; i < 24; i++) v[i] = i - 5;
+  int64_t shapes[4][3] = {{0}, {4}, {2, 3}, {2, 3, 4}};
+  int64_t want[3][4][3] = {{{1}, {4}, {2, 3}, {2, 3, 4}},
+                           {{1, 1}, {1, 4}, {2, 3}, {2, 3, 4}},
+                           {{1, 1, 1}, {1, 4, 1}, {2, 3, 1}, {2, 3, 4}}};
+  cmx_status (*fns[3])(cmx_array*, cmx_array, cmx_stream) = {
+      cmx_atleast_1d, cmx_atleast_2d, cmx_atleast_3d};
+  for (int nd = 0; nd < 4; nd++) {
+    cmx_array a = h_from_doubles(v, shapes[nd], nd, CMX_INT64);
+    h_tensor x = h_read(a);
+    for (int k = 0; k < 3; k++) {
+      cmx_array r = NULL;
+      OK(fns[k](&r, a, S));
+      int wnd = nd > k + 1 ? nd : k + 1;
+      CHECK_MSG(su_has_shape(r, want[k][nd], wnd), "atleast_%dd of %dd", k + 1,
+                nd);
+      h_tensor g = h_read(r);
+      CHECK(g.size == x.size && g.dtype == CMX_INT64);
+      for (int64_t i = 0; i < x.size && g.size == x.size; i++)
+        CHECK(g.re[i] == x.re[i]);
+      h_free(&g);
+      cmx_array_release(r);
+    }
+    h_free(&x);
+    cmx_array_release(a);
+  }
+}
+
+static void test_unstack(void) {
+  int64_t sh[3] = {2, 3, 4};
+  h_tensor x = h_random(sh, 3, CMX_FLOAT32, -1, 1, 7);
+  for (int l = 0; l < 2; l++) {
+    cmx_array a = h_array(&x, l ? H_TRANSPOSED : H_CONTIG);
+    for (int axis = -3; axis < 3; axis++) {
+      int ax = axis < 0 ? axis + 3 : axis;
+      cmx_array outs[4] = {0};
+      OK(cmx_unstack(outs, a, axis, S));
+      for (int64_t k = 0; k < sh[ax]; k++) {
+        h_tensor g = h_read(outs[k]);
+        CHECK(g.ndim == 2 && g.size == 24 / sh[ax]);
+        int64_t j = 0;
+        for (int64_t i0 = 0; i0 < 2; i0++)
+          for (int64_t i1 = 0; i1 < 3; i1++)
+            for (int64_t i2 = 0; i2 < 4; i2++) {
+              int64_t id[3] = {i0, i1, i2};
+              if (id[ax] != k) continue;
+              double w = x.re[(i0 * 3 + i1) * 4 + i2];
+              CHECK(j < g.size && g.re[j] == w);
+              j++;
+            }
+        h_free(&g);
+        cmx_array_release(outs[k]);
+      }
+    }
+    cmx_array outs[4];
+    FAILS(cmx_unstack(outs, a, 3, S), CMX_ERR_VALUE,
+          "[unstack] axis 3 is out of bounds");
+    cmx_array_release(a);
+  }
+  h_free(&x);
+  cmx_array z = NULL, outs[1];
+  OK(cmx_array_from_double(&z, 1, CMX_FLOAT32));
+  FAILS(cmx_unstack(outs, z, 0, S), CMX_ERR_VALUE, "[unstack]");
+  cmx_array_release(z);
+}
+
 int main(void) {
   RUN(test_slice_update);
   RUN(test_slice_update_donation);
@@ -704,5 +774,7 @@ int main(void) {
   RUN(test_repeat);
   RUN(test_tile);
   RUN(test_roll);
+  RUN(test_atleast);
+  RUN(test_unstack);
   return test_summary("test_shape_join");
 }

@@ -1,4 +1,4 @@
-/* The CPU thread pool (backend/cpu/threadpool.c): every index of a
+/* The CPU thread pool (core/threadpool.c): every index of a
  * parallel_for runs exactly once, whatever the size, grain and thread
  * count; jobs from several threads at once (one gets the pool, the others
  * run inline); nested loops; back-to-back jobs that catch workers spinning

@@ -18,31 +18,6 @@ typedef struct {
   const void* ctx;
 } ew_plan;
 
-/* Drops size-1 dims and merges dims that are jointly contiguous. */
-static void collapse(ew_plan* p) {
-  int nd = 0;
-  for (int d = 0; d < p->ndim; d++) {
-    if (p->shape[d] == 1) continue;
-    p->shape[nd] = p->shape[d];
-    for (int k = 0; k < p->narr; k++) p->strides[k][nd] = p->strides[k][d];
-    nd++;
-  }
-  p->ndim = nd;
-  if (nd <= 1) return;
-  int w = 0;
-  for (int d = 1; d < nd; d++) {
-    bool merge = true;
-    for (int k = 0; k < p->narr && merge; k++)
-      merge = p->strides[k][w] == p->strides[k][d] * p->shape[d];
-    if (merge)
-      p->shape[w] *= p->shape[d];
-    else
-      p->shape[++w] = p->shape[d];
-    for (int k = 0; k < p->narr; k++) p->strides[k][w] = p->strides[k][d];
-  }
-  p->ndim = w + 1;
-}
-
 /* One-dim case: a chunk [b, e) of the single row. */
 static void run_flat(void* ctx, int64_t b, int64_t e) {
   const ew_plan* p = ctx;
@@ -284,7 +259,9 @@ void cmx__cpu_ew_run(cmx_array out, const cmx_array* ins, int nin,
     p.base[k] = cmx__node_ptr(a);
     p.isz[k] = (int64_t)cmx_dtype_size(a->dtype);
   }
-  collapse(&p);
+  int64_t* st[MAX_ARRAYS];
+  for (int k = 0; k < p.narr; k++) st[k] = p.strides[k];
+  p.ndim = cmx__layout_collapse(p.shape, p.ndim, st, p.narr);
   if (p.ndim <= 1) {
     cmx__parallel_for(p.ndim ? p.shape[0] : 1, GRAIN, run_flat, &p);
     return;

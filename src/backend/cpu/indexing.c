@@ -11,6 +11,7 @@
 #include <stdlib.h>
 
 #include "backend/cpu/kernels.h"
+#include "core/layout.h"
 #include "primitives/indexing.h"
 
 void cmx__cpu_offsets(const int64_t* sh, const int64_t* st, int nd,
@@ -20,7 +21,7 @@ void cmx__cpu_offsets(const int64_t* sh, const int64_t* st, int nd,
   memcpy(shape, sh, (size_t)nd * sizeof(int64_t));
   memcpy(strides, st, (size_t)nd * sizeof(int64_t));
   int64_t* sts[1] = {strides};
-  nd = cmx__cpu_collapse(shape, nd, sts, 1);
+  nd = cmx__layout_collapse(shape, nd, sts, 1);
   if (nd == 0) {
     for (int64_t j = 0; j < n; j++) dst[j] = 0;
     return;
@@ -215,27 +216,6 @@ void cmx__cpu_copy_run(char* dst, int64_t ds, const char* src, int64_t ss,
   }
 }
 
-int cmx__cpu_collapse(int64_t* shape, int nd, int64_t** st, int na) {
-  int m = 0;
-  for (int d = 0; d < nd; d++) {
-    if (shape[d] == 1) continue;
-    if (m > 0) {
-      bool merge = true;
-      for (int k = 0; k < na; k++)
-        merge = merge && st[k][m - 1] == st[k][d] * shape[d];
-      if (merge) {
-        shape[m - 1] *= shape[d];
-        for (int k = 0; k < na; k++) st[k][m - 1] = st[k][d];
-        continue;
-      }
-    }
-    shape[m] = shape[d];
-    for (int k = 0; k < na; k++) st[k][m] = st[k][d];
-    m++;
-  }
-  return m;
-}
-
 /* ---------------- Gather ---------------- */
 
 typedef struct {
@@ -410,7 +390,7 @@ CMX__KERNEL(cmx__cpu_gather) {
     c->S *= q->slice_sizes[d];
   }
   int64_t* sts[1] = {c->sst};
-  c->snd = cmx__cpu_collapse(c->sshape, a->ndim, sts, 1);
+  c->snd = cmx__layout_collapse(c->sshape, a->ndim, sts, 1);
   int64_t npos = o->size / c->S;
   int64_t grain = 16384 / c->S;
   cmx__parallel_for(npos, grain < 1 ? 1 : grain, gather_chunk, c);

@@ -79,9 +79,5 @@ cmx_status cmx__idx_bad_error(const cmx__idx_bad* b, const char* op);
 void cmx__cpu_copy_run(char* dst, int64_t ds, const char* src, int64_t ss,
                        int64_t n, size_t isz);
 
-/* Drops size-1 dims and merges dims that are contiguous in every one of
- * the na stride sets (strides[k][d]); rewrites shape and strides in place
- * and returns the new rank. */
-int cmx__cpu_collapse(int64_t* shape, int nd, int64_t** strides, int na);
 
 #endif

@@ -1,5 +1,6 @@
-/* CPU kernel entry points, referenced by the primitive vtables. One section
- * per family; each kernel is defined in src/backend/cpu/<family>.c. */
+/* CPU kernel entry points, named by the CPU kernel table (kernel_table.c).
+ * One section per family; each kernel is defined in
+ * src/backend/cpu/<family>.c. */
 #ifndef CMX_BACKEND_CPU_KERNELS_H
 #define CMX_BACKEND_CPU_KERNELS_H
 
@@ -26,8 +27,6 @@ CMX__KERNEL(cmx__cpu_tril_triu); /* Tril, Triu */
 CMX__KERNEL(cmx__cpu_unary);
 /* Round, with cmx__round_params (primitives/elementwise.h). */
 CMX__KERNEL(cmx__cpu_round);
-/* StopGradient: a view of its input. */
-CMX__KERNEL(cmx__cpu_stop_gradient);
 
 /* ---- binary (binary.c, binary_cmp.c) ---- */
 /* Arithmetic: Add ... LogAddExp. */
@@ -38,21 +37,15 @@ CMX__KERNEL(cmx__cpu_compare);
 /* ---- ternary (ternary.c) ---- */
 CMX__KERNEL(cmx__cpu_select);
 
-/* ---- reductions (reduce.c, reduce_arg.c, softmax.c) ---- */
+/* ---- reductions (reduce.c, reduce_arg.c, reduce_softmax.c) ---- */
 CMX__KERNEL(cmx__cpu_reduce);
 CMX__KERNEL(cmx__cpu_arg_reduce);
 CMX__KERNEL(cmx__cpu_logsumexp);
 CMX__KERNEL(cmx__cpu_softmax);
 CMX__KERNEL(cmx__cpu_var);
 
-/* ---- shape and views (shape.c) ---- */
-CMX__KERNEL(cmx__cpu_broadcast);
+/* ---- shape (shape.c; the pure views are in backend/views.h) ---- */
 CMX__KERNEL(cmx__cpu_reshape);
-CMX__KERNEL(cmx__cpu_transpose);
-CMX__KERNEL(cmx__cpu_squeeze);
-CMX__KERNEL(cmx__cpu_expand_dims);
-CMX__KERNEL(cmx__cpu_slice);
-CMX__KERNEL(cmx__cpu_as_strided);
 CMX__KERNEL(cmx__cpu_contiguous);
 CMX__KERNEL(cmx__cpu_view);
 CMX__KERNEL(cmx__cpu_slice_update);
@@ -85,20 +78,16 @@ CMX__KERNEL(cmx__cpu_cov_sqrt);
  * (primitives/conv.h). */
 CMX__KERNEL(cmx__cpu_conv);
 
-/* ---- matrix products (matmul.c) ---- */
+/* ---- matrix products (matmul.c, matmul_gather.c) ---- */
 /* Matmul: in = {a, b}; AddMM: in = {a, b, c} with c of out's shape. */
 CMX__KERNEL(cmx__cpu_matmul);
 CMX__KERNEL(cmx__cpu_addmm);
-
-/* ---- misc (misc.c) ---- */
-/* Depends: in = {inputs..., dependencies...}; out[i] views in[i]. */
-CMX__KERNEL(cmx__cpu_depends);
-
-/* ---- linear-algebra extras (linalg_extra.c) ----
- * Contracts in primitives/linalg_extra.h. */
-CMX__KERNEL(cmx__cpu_diagonal);
-CMX__KERNEL(cmx__cpu_hadamard);
+/* GatherMM, SegmentedMM: contracts in primitives/matmul_gather.h. */
 CMX__KERNEL(cmx__cpu_gather_mm);
 CMX__KERNEL(cmx__cpu_segmented_mm);
+
+/* ---- hadamard transform (hadamard.c) ----
+ * Contract in primitives/hadamard.h. */
+CMX__KERNEL(cmx__cpu_hadamard);
 
 #endif

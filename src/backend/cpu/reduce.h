@@ -1,5 +1,5 @@
 /* Internals shared by the CPU reduction kernels (reduce.c, reduce_impl.c,
- * reduce_arg.c, softmax.c). */
+ * reduce_arg.c, reduce_softmax.c). */
 #ifndef CMX_BACKEND_CPU_REDUCE_H
 #define CMX_BACKEND_CPU_REDUCE_H
 

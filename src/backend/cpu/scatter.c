@@ -14,6 +14,7 @@
 #include "backend/cpu/indexing.h"
 #include "backend/cpu/kernels.h"
 #include "backend/cpu/shape_copy.h"
+#include "core/layout.h"
 #include "primitives/indexing.h"
 
 typedef void (*upd_row_fn)(char* o, int64_t os, const char* u, int64_t us,
@@ -251,7 +252,7 @@ CMX__KERNEL(cmx__cpu_scatter) {
     c.S *= c.ushape[d];
   }
   int64_t* sts[2] = {c.ost, c.ust};
-  c.und = cmx__cpu_collapse(c.ushape, o->ndim, sts, 2);
+  c.und = cmx__layout_collapse(c.ushape, o->ndim, sts, 2);
   int64_t npos = upd->size / c.S;
 
   /* Slices of different positions are disjoint when every indexed axis
@@ -272,7 +273,7 @@ CMX__KERNEL(cmx__cpu_scatter) {
   memcpy(ish, upd->dims, (size_t)ind * sizeof(int64_t));
   memcpy(ist, ust, (size_t)ind * sizeof(int64_t));
   int64_t* ists[1] = {ist};
-  int ind_c = cmx__cpu_collapse(ish, ind, ists, 1);
+  int ind_c = cmx__layout_collapse(ish, ind, ists, 1);
   bool ulinear = ind_c <= 1;
   int64_t ulin_stride = ind_c == 1 ? ist[0] : 0;
 

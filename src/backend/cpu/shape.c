@@ -1,10 +1,10 @@
 /* CPU kernels of shape primitives.
  *
- * Views (Broadcast, Transpose, Squeeze, ExpandDims, Slice, AsStrided) only
- * set strides and an offset into the input's buffer. Reshape, Contiguous
- * and View are views when the input's layout allows and copies otherwise,
- * decided here because strides are only known once the input exists.
- * SliceUpdate, Concatenate and Pad write fresh buffers. */
+ * The pure views (Broadcast, Transpose, Squeeze, ExpandDims, Slice,
+ * AsStrided, Diagonal) run on any device: backend/views.c. Reshape,
+ * Contiguous and View are views when the input's layout allows and copies
+ * otherwise, decided here because strides are only known once the input
+ * exists. SliceUpdate, Concatenate and Pad write fresh buffers. */
 #include "primitives/shape.h"
 
 #include "backend/cpu/cpu.h"
@@ -14,20 +14,6 @@
 #define UNUSED_ARGS \
   (void)nin;        \
   (void)nout
-
-/* Broadcast: stride 0 on new and size-1 dims. */
-CMX__KERNEL(cmx__cpu_broadcast) {
-  (void)p;
-  UNUSED_ARGS;
-  cmx_array a = in[0], o = out[0];
-  int64_t st[CMX_MAX_NDIM];
-  int lead = o->ndim - a->ndim;
-  for (int d = 0; d < o->ndim; d++) {
-    int ad = d - lead;
-    st[d] = (ad < 0 || a->dims[ad] == 1) ? 0 : CMX__STRIDES(a)[ad];
-  }
-  return cmx_kernel_set_view(o, a, 0, st);
-}
 
 /* Reshape: a view when the input's strides can express the new shape,
  * else a row-major copy. */
@@ -43,72 +29,6 @@ CMX__KERNEL(cmx__cpu_reshape) {
   if (s != CMX_OK) return s;
   cmx__cpu_copy_rowmajor(cmx_kernel_data(o), a);
   return CMX_OK;
-}
-
-CMX__KERNEL(cmx__cpu_transpose) {
-  UNUSED_ARGS;
-  const cmx__transpose_params* q = cmx_primitive_params(p);
-  cmx_array a = in[0], o = out[0];
-  int64_t st[CMX_MAX_NDIM];
-  for (int d = 0; d < o->ndim; d++) st[d] = CMX__STRIDES(a)[q->perm[d]];
-  return cmx_kernel_set_view(o, a, 0, st);
-}
-
-CMX__KERNEL(cmx__cpu_squeeze) {
-  UNUSED_ARGS;
-  const cmx__axes_params* q = cmx_primitive_params(p);
-  cmx_array a = in[0], o = out[0];
-  int64_t st[CMX_MAX_NDIM];
-  int k = 0, j = 0;
-  for (int d = 0; d < a->ndim; d++) {
-    if (k < q->naxes && q->axes[k] == d) {
-      k++;
-      continue;
-    }
-    st[j++] = CMX__STRIDES(a)[d];
-  }
-  return cmx_kernel_set_view(o, a, 0, st);
-}
-
-CMX__KERNEL(cmx__cpu_expand_dims) {
-  UNUSED_ARGS;
-  const cmx__axes_params* q = cmx_primitive_params(p);
-  cmx_array a = in[0], o = out[0];
-  int64_t st[CMX_MAX_NDIM];
-  int k = q->naxes - 1, j = a->ndim - 1;
-  /* From the back so an inserted dim can take the stride that keeps
-   * row-major data row-major. */
-  for (int d = o->ndim - 1; d >= 0; d--) {
-    if (k >= 0 && q->axes[k] == d) {
-      st[d] = d + 1 < o->ndim ? st[d + 1] * o->dims[d + 1] : 1;
-      k--;
-    } else {
-      st[d] = CMX__STRIDES(a)[j--];
-    }
-  }
-  return cmx_kernel_set_view(o, a, 0, st);
-}
-
-/* Slice: offset to the first element, strides scaled by the steps
- * (negative steps walk backwards). */
-CMX__KERNEL(cmx__cpu_slice) {
-  UNUSED_ARGS;
-  const cmx__slice_params* q = cmx_primitive_params(p);
-  cmx_array a = in[0], o = out[0];
-  int64_t st[CMX_MAX_NDIM], off = 0;
-  for (int d = 0; d < a->ndim; d++) {
-    st[d] = CMX__STRIDES(a)[d] * q->step[d];
-    off += q->start[d] * CMX__STRIDES(a)[d];
-  }
-  return cmx_kernel_set_view(o, a, o->size ? off : 0, st);
-}
-
-/* AsStrided: the op made the input contiguous and checked the bounds. */
-CMX__KERNEL(cmx__cpu_as_strided) {
-  UNUSED_ARGS;
-  const cmx__as_strided_params* q = cmx_primitive_params(p);
-  return cmx_kernel_set_view(out[0], in[0], out[0]->size ? q->offset : 0,
-                             q->strides);
 }
 
 CMX__KERNEL(cmx__cpu_contiguous) {

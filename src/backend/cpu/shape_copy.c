@@ -62,29 +62,8 @@ static void copy_row(char* dst, int64_t ds, const char* src, int64_t ss,
 }
 
 static void plan_collapse(copy_plan* p) {
-  int nd = 0;
-  for (int d = 0; d < p->ndim; d++) {
-    if (p->shape[d] == 1) continue;
-    p->shape[nd] = p->shape[d];
-    p->dst_st[nd] = p->dst_st[d];
-    p->src_st[nd] = p->src_st[d];
-    nd++;
-  }
-  p->ndim = nd;
-  if (nd <= 1) return;
-  int w = 0;
-  for (int d = 1; d < nd; d++) {
-    if (p->dst_st[w] == p->dst_st[d] * p->shape[d] &&
-        p->src_st[w] == p->src_st[d] * p->shape[d]) {
-      p->shape[w] *= p->shape[d];
-    } else {
-      w++;
-      p->shape[w] = p->shape[d];
-    }
-    p->dst_st[w] = p->dst_st[d];
-    p->src_st[w] = p->src_st[d];
-  }
-  p->ndim = w + 1;
+  p->ndim = cmx__layout_collapse(p->shape, p->ndim,
+                                 (int64_t* const[]){p->dst_st, p->src_st}, 2);
 }
 
 /* Chunk [b, e) of a single row. */
@@ -219,16 +198,6 @@ static void run_transpose(void* ctx, int64_t b, int64_t e) {
   }
 }
 
-int cmx__closest_outer_dim(const int64_t* st, int ndim) {
-  if (ndim < 3) return -1;
-  int best = -1;
-  int64_t lim = llabs(st[ndim - 2]) < llabs(st[ndim - 1]) ? llabs(st[ndim - 2])
-                                                          : llabs(st[ndim - 1]);
-  for (int d = 0; d < ndim - 2; d++)
-    if (llabs(st[d]) < lim) lim = llabs(st[d]), best = d;
-  return best;
-}
-
 /* A copy does not depend on the order the outer dims are walked in: when
  * the source walks the inner dim with a long stride, the outer dim where
  * its elements lie closest moves next to the inner one, so a (2, 1, 0)
@@ -302,59 +271,9 @@ void cmx__cpu_fill(char* dst, int64_t n, const void* val, size_t isz) {
   cmx__cpu_strided_copy(dst, &one, val, &zero, &n, 1, isz);
 }
 
-void cmx__row_major_strides(const int64_t* shape, int ndim, int64_t* out) {
-  int64_t s = 1;
-  for (int d = ndim - 1; d >= 0; d--) {
-    out[d] = s;
-    s *= shape[d] > 0 ? shape[d] : 1;
-  }
-}
-
 void cmx__cpu_copy_rowmajor(char* dst, cmx_array src) {
   int64_t st[CMX_MAX_NDIM];
   cmx__row_major_strides(src->dims, src->ndim, st);
   cmx__cpu_strided_copy(dst, st, cmx__node_ptr(src), CMX__STRIDES(src),
                         src->dims, src->ndim, cmx_dtype_size(src->dtype));
-}
-
-bool cmx__reshape_strides(const int64_t* in_shape, const int64_t* in_strides,
-                          int in_ndim, const int64_t* out_shape, int out_ndim,
-                          int64_t* out_strides) {
-  int64_t size = 1;
-  for (int d = 0; d < in_ndim; d++) size *= in_shape[d];
-  if (size == 0) {
-    cmx__row_major_strides(out_shape, out_ndim, out_strides);
-    return true;
-  }
-  /* Size-1 input dims carry no layout information: drop them. */
-  int64_t ish[CMX_MAX_NDIM], ist[CMX_MAX_NDIM];
-  int ni = 0;
-  for (int d = 0; d < in_ndim; d++)
-    if (in_shape[d] != 1) {
-      ish[ni] = in_shape[d];
-      ist[ni++] = in_strides[d];
-    }
-  /* Match runs of input dims and output dims with equal products; each
-   * input run must be contiguous in itself, then the output run takes
-   * strides counted up from the run's innermost input stride. */
-  int i = 0, o = 0;
-  while (i < ni && o < out_ndim) {
-    int i1 = i + 1, o1 = o + 1;
-    int64_t pi = ish[i], po = out_shape[o];
-    while (pi != po) {
-      if (pi < po)
-        pi *= ish[i1++];
-      else
-        po *= out_shape[o1++];
-    }
-    for (int k = i; k < i1 - 1; k++)
-      if (ist[k] != ist[k + 1] * ish[k + 1]) return false;
-    out_strides[o1 - 1] = ist[i1 - 1];
-    for (int k = o1 - 2; k >= o; k--)
-      out_strides[k] = out_strides[k + 1] * out_shape[k + 1];
-    i = i1;
-    o = o1;
-  }
-  for (; o < out_ndim; o++) out_strides[o] = 1; /* remaining size-1 dims */
-  return true;
 }

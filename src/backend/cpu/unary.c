@@ -187,11 +187,3 @@ CMX__KERNEL(cmx__cpu_round) {
   cmx_ew_params c = cmx__ew_params_of(p);
   return cmx__cpu_ew_eval(p, in, nin, out, &c);
 }
-
-/* StopGradient: the output is a view of the input (no copy). */
-CMX__KERNEL(cmx__cpu_stop_gradient) {
-  (void)p;
-  (void)nin;
-  (void)nout;
-  return cmx_kernel_set_view(out[0], in[0], 0, CMX__STRIDES(in[0]));
-}

@@ -55,19 +55,41 @@ static const char* op_expr(int id, cmx_dtype dt) {
   }
 }
 
-bool cmx__gpu_binary_prelude(int prim_id, cmx_dtype dt, char* buf,
-                             size_t size) {
-  if ((int)dt < 0 || dt >= CMX_NUM_DTYPES) return false;
-  const char* op = op_expr(prim_id, dt);
+/* Variants: one per (primitive, dtype) pair, v = id * CMX_NUM_DTYPES + dt. */
+int cmx__gpu_binary_variant(int prim_id, cmx_dtype dt) {
+  if ((int)dt < 0 || dt >= CMX_NUM_DTYPES || !op_expr(prim_id, dt)) return -1;
+  return prim_id * CMX_NUM_DTYPES + (int)dt;
+}
+
+static bool binary_variant(int v, cmx__gpu_variant* out) {
+  int id = v / CMX_NUM_DTYPES;
+  cmx_dtype dt = (cmx_dtype)(v % CMX_NUM_DTYPES);
+  const char* op = op_expr(id, dt);
   if (!op) return false;
-  int n = snprintf(buf, size,
+  snprintf(out->name, sizeof out->name, "binary_%s_%s",
+           cmx__all_primitives[id]->name, cmx_dtype_name(dt));
+  int n = snprintf(out->prelude, sizeof out->prelude,
                    "#define CMX_T %s\n#define CMX_CT %s\n"
                    "#define CMX_LOAD(x) %s\n#define CMX_STORE(x) %s\n"
                    "#define CMX_OP(x, y) %s\n",
                    k_types[dt].t, k_types[dt].ct, k_types[dt].load,
                    k_types[dt].store, op);
-  return n > 0 && (size_t)n < size;
+  return n > 0 && (size_t)n < sizeof out->prelude;
 }
+
+/* Kernels: contiguous (vv), a scalar operand (sv, vs), then strided. */
+enum { K_VV, K_SV, K_VS, K_STRIDED };
+static const char* const k_kernels[] = {
+    "cmx_binary_vv", "cmx_binary_sv", "cmx_binary_vs",
+    CMX__GPU_STRIDED_KERNELS("cmx_binary"), NULL};
+
+const cmx__gpu_family cmx__gpu_family_binary = {
+    .name = "binary",
+    .file = "binary",
+    .kernels = k_kernels,
+    .nvariants = CMX__NUM_PRIMITIVES * CMX_NUM_DTYPES,
+    .variant = binary_variant,
+    .shape = {CMX__GPU_GRID_STRIDE, 256, 16}};
 
 cmx_status cmx__gpu_binary(const cmx_primitive* p, const cmx_array* in, int nin,
                            const cmx_array* out, int nout) {
@@ -75,8 +97,8 @@ cmx_status cmx__gpu_binary(const cmx_primitive* p, const cmx_array* in, int nin,
   (void)nout;
   const cmx_primitive_vtable* vt = cmx_primitive_vt(p);
   cmx_array a = in[0], b = in[1], o = out[0];
-  char prelude[512];
-  if (!cmx__gpu_binary_prelude(vt->id, a->dtype, prelude, sizeof prelude))
+  int var = cmx__gpu_binary_variant(vt->id, a->dtype);
+  if (var < 0)
     return cmx_kernel_error(CMX_ERR_NOT_IMPLEMENTED,
                             "[%s] has no gpu kernel for dtype %s", vt->name,
                             cmx_dtype_name(a->dtype));
@@ -90,37 +112,35 @@ cmx_status cmx__gpu_binary(const cmx_primitive* p, const cmx_array* in, int nin,
   if (st != CMX_OK) return st;
 
   cmx__gpu_layout l;
-  cmx__gpu_collapse((cmx_array[]){o, a, b}, 3, &l);
-  const char* kernel = NULL;
+  cmx__gpu_layout_make(&l, (cmx_array[]){o, a, b}, 3);
   int64_t s1 = l.ndim == 1 ? l.strides[1][0] : 1;
   int64_t s2 = l.ndim == 1 ? l.strides[2][0] : 1;
+  int kernel = -1;
   if (l.ndim <= 1 && s1 == 1 && s2 == 1)
-    kernel = "cmx_binary_vv";
+    kernel = K_VV;
   else if (l.ndim == 1 && s1 == 0 && s2 == 1)
-    kernel = "cmx_binary_sv";
+    kernel = K_SV;
   else if (l.ndim == 1 && s1 == 1 && s2 == 0)
-    kernel = "cmx_binary_vs";
+    kernel = K_VS;
   long long n = o->size;
-  int n32 = (int)n;
-  bool i32 = false;
-  char gname[32];
-  if (!kernel) {
-    i32 = cmx__gpu_layout_fits_i32(&l, 3, n);
-    snprintf(gname, sizeof gname, "cmx_binary_g%d_%d", l.ndim <= 3 ? l.ndim : 0,
-             i32 ? 32 : 64);
-    kernel = gname;
-  }
-  CUfunction f = cmx__gpu_function(dev, "binary", prelude, kernel);
-  if (!f) return cmx_last_status();
   int64_t work = n;
-  void* args[5] = {&pa, &pb, &po, &n, &l};
-  if (kernel == gname) {
-    if (i32) args[3] = &n32;
+  cmx__gpu_args args;
+  cmx__gpu_args_init(&args);
+  CMX__GPU_ARG(&args, pa);
+  CMX__GPU_ARG(&args, pb);
+  CMX__GPU_ARG(&args, po);
+  if (kernel < 0) {
+    kernel = K_STRIDED + cmx__gpu_args_strided(&args, &l, n);
   } else {
+    CMX__GPU_ARG(&args, n);
     int64_t vec = 16 / (int64_t)cmx_dtype_size(o->dtype);
     work = (n + vec - 1) / vec;
   }
-  st = cmx__gpu_launch(vt->name, f, work, args);
+  const cmx__gpu_kernel* k =
+      cmx__gpu_kernel_get(dev, &cmx__gpu_family_binary, var, kernel);
+  if (!k) return cmx_last_status();
+  cmx__gpu_cfg cfg = cmx__gpu_cfg_for(k, work);
+  st = cmx__gpu_launch(vt->name, k, &cfg, &args);
   if (st == CMX_OK) cmx_kernel_mark_device_written(o);
   return st;
 }

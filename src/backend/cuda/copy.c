@@ -9,13 +9,31 @@
 #include "backend/cuda/gpu.h"
 #include "backend/cuda/kernels.h"
 
-void cmx__gpu_copy_prelude(size_t itemsize, char* buf, size_t size) {
-  const char* t = itemsize == 1   ? "cmx_u8"
-                  : itemsize == 2 ? "cmx_u16"
-                  : itemsize == 4 ? "cmx_u32"
-                                  : "cmx_u64";
-  snprintf(buf, size, "#define CMX_T %s\n", t);
+/* Variants: one per element size, 1 << v bytes. */
+int cmx__gpu_copy_variant(size_t itemsize) {
+  return itemsize == 1 ? 0 : itemsize == 2 ? 1 : itemsize == 4 ? 2 : 3;
 }
+
+static bool copy_variant(int v, cmx__gpu_variant* out) {
+  static const char* const types[] = {"cmx_u8", "cmx_u16", "cmx_u32",
+                                      "cmx_u64"};
+  snprintf(out->name, sizeof out->name, "copy_%d", 1 << v);
+  snprintf(out->prelude, sizeof out->prelude, "#define CMX_T %s\n", types[v]);
+  return true;
+}
+
+/* Kernels: contiguous (v), then strided. */
+enum { K_V, K_STRIDED };
+static const char* const k_kernels[] = {
+    "cmx_copy_v", CMX__GPU_STRIDED_KERNELS("cmx_copy"), NULL};
+
+const cmx__gpu_family cmx__gpu_family_copy = {
+    .name = "copy",
+    .file = "copy",
+    .kernels = k_kernels,
+    .nvariants = 4,
+    .variant = copy_variant,
+    .shape = {CMX__GPU_GRID_STRIDE, 256, 16}};
 
 cmx_status cmx__gpu_copy_rowmajor(cmx_array dst, cmx_array src, int dev,
                                   const char* op) {
@@ -25,28 +43,35 @@ cmx_status cmx__gpu_copy_rowmajor(cmx_array dst, cmx_array src, int dev,
   if (st == CMX_OK) st = cmx__gpu_ptr(dst, dev, &po);
   if (st != CMX_OK) return st;
   size_t isz = cmx_dtype_size(src->dtype);
-  char prelude[64];
-  cmx__gpu_copy_prelude(isz, prelude, sizeof prelude);
-  /* src's own layout, collapsed, as array 1 (the kernels' input). */
+  /* The output row-major (array 0), src as it is (array 1). */
+  int64_t rowmajor[CMX_MAX_NDIM], step = 1;
+  for (int d = src->ndim - 1; d >= 0; d--) {
+    rowmajor[d] = step;
+    step *= src->dims[d];
+  }
   cmx__gpu_layout l;
-  cmx__gpu_collapse(&src, 1, &l);
-  memcpy(l.strides[1], l.strides[0], sizeof l.strides[0]);
+  cmx__gpu_layout_from(&l, src->dims, src->ndim,
+                       (const int64_t* const[]){rowmajor, CMX__STRIDES(src)},
+                       2);
   long long n = src->size;
-  int n32 = (int)n;
-  char kernel[32] = "cmx_copy_v";
+  int kernel = K_V;
   int64_t vec = 16 / (int64_t)isz;
   int64_t work = (n + vec - 1) / vec;
-  void* args[4] = {&pa, &po, &n, &l};
+  cmx__gpu_args args;
+  cmx__gpu_args_init(&args);
+  CMX__GPU_ARG(&args, pa);
+  CMX__GPU_ARG(&args, po);
   if (!(l.ndim == 0 || (l.ndim == 1 && l.strides[1][0] == 1))) {
-    bool i32 = cmx__gpu_layout_fits_i32(&l, 2, n);
-    snprintf(kernel, sizeof kernel, "cmx_copy_g%d_%d", l.ndim <= 3 ? l.ndim : 0,
-             i32 ? 32 : 64);
-    if (i32) args[2] = &n32;
+    kernel = K_STRIDED + cmx__gpu_args_strided(&args, &l, n);
     work = n;
+  } else {
+    CMX__GPU_ARG(&args, n);
   }
-  CUfunction f = cmx__gpu_function(dev, "copy", prelude, kernel);
-  if (!f) return cmx_last_status();
-  st = cmx__gpu_launch(op, f, work, args);
+  const cmx__gpu_kernel* k = cmx__gpu_kernel_get(
+      dev, &cmx__gpu_family_copy, cmx__gpu_copy_variant(isz), kernel);
+  if (!k) return cmx_last_status();
+  cmx__gpu_cfg cfg = cmx__gpu_cfg_for(k, work);
+  st = cmx__gpu_launch(op, k, &cfg, &args);
   if (st == CMX_OK) cmx_kernel_mark_device_written(dst);
   return st;
 }

@@ -35,10 +35,21 @@ enum {
 
 /* CUdevice_attribute values. */
 enum {
+  CU_DEVICE_ATTRIBUTE_MAX_THREADS_PER_BLOCK = 1,
+  CU_DEVICE_ATTRIBUTE_MAX_SHARED_MEMORY_PER_BLOCK = 8,
   CU_DEVICE_ATTRIBUTE_MULTIPROCESSOR_COUNT = 16,
+  CU_DEVICE_ATTRIBUTE_L2_CACHE_SIZE = 38,
   CU_DEVICE_ATTRIBUTE_COMPUTE_CAPABILITY_MAJOR = 75,
   CU_DEVICE_ATTRIBUTE_COMPUTE_CAPABILITY_MINOR = 76,
+  CU_DEVICE_ATTRIBUTE_MAX_SHARED_MEMORY_PER_BLOCK_OPTIN = 97,
   CU_DEVICE_ATTRIBUTE_MEMORY_POOLS_SUPPORTED = 115
+};
+
+/* CUfunction_attribute values. */
+enum {
+  CU_FUNC_ATTRIBUTE_MAX_THREADS_PER_BLOCK = 0,
+  CU_FUNC_ATTRIBUTE_SHARED_SIZE_BYTES = 1, /* static shared memory */
+  CU_FUNC_ATTRIBUTE_MAX_DYNAMIC_SHARED_SIZE_BYTES = 8
 };
 
 enum { CU_STREAM_NON_BLOCKING = 0x1 };
@@ -83,6 +94,16 @@ typedef struct cmx__cuda_api {
                              unsigned gz, unsigned bx, unsigned by, unsigned bz,
                              unsigned shared, CUstream s, void** params,
                              void** extra);
+  CUresult (*cuFuncGetAttribute)(int* v, int attr, CUfunction f);
+  CUresult (*cuFuncSetAttribute)(CUfunction f, int attr, int value);
+  CUresult (*cuMemsetD8Async)(CUdeviceptr dst, unsigned char v, size_t n,
+                              CUstream s);
+  CUresult (*cuMemsetD16Async)(CUdeviceptr dst, unsigned short v, size_t n,
+                               CUstream s);
+  CUresult (*cuMemsetD32Async)(CUdeviceptr dst, unsigned v, size_t n,
+                               CUstream s);
+  CUresult (*cuMemcpyDtoDAsync)(CUdeviceptr dst, CUdeviceptr src, size_t bytes,
+                                CUstream s); /* _v2 */
   /* Optional (NULL when the driver lacks them): stream-ordered
    * allocation (CUDA 11.2+) and its pool settings. */
   CUresult (*cuMemAllocAsync)(CUdeviceptr* p, size_t bytes, CUstream s);
@@ -120,5 +141,66 @@ typedef struct cmx__nvrtc_api {
   nvrtcResult (*nvrtcGetNumSupportedArchs)(int* n);
   nvrtcResult (*nvrtcGetSupportedArchs)(int* archs);
 } cmx__nvrtc_api;
+
+/* ---- cuBLASLt (libcublasLt.so, loaded by cublaslt.c) ----
+ * The handle and descriptors are opaque pointers; the algorithm and the
+ * heuristic result are plain structs of fixed size (cublasLt.h). */
+typedef int cublasStatus_t; /* CUBLAS_STATUS_SUCCESS = 0 */
+typedef struct cublasLtContext* cublasLtHandle_t;
+typedef struct cublasLtMatmulDescOpaque_st* cublasLtMatmulDesc_t;
+typedef struct cublasLtMatrixLayoutOpaque_st* cublasLtMatrixLayout_t;
+typedef struct cublasLtMatmulPreferenceOpaque_st* cublasLtMatmulPreference_t;
+typedef struct {
+  uint64_t data[8];
+} cublasLtMatmulAlgo_t;
+typedef struct {
+  cublasLtMatmulAlgo_t algo;
+  size_t workspaceSize;
+  cublasStatus_t state;
+  float wavesCount;
+  int reserved[4];
+} cublasLtMatmulHeuristicResult_t;
+enum { CUBLAS_STATUS_SUCCESS = 0 };
+
+typedef struct cmx__cublaslt_api {
+  cublasStatus_t (*cublasLtCreate)(cublasLtHandle_t* h);
+  cublasStatus_t (*cublasLtDestroy)(cublasLtHandle_t h);
+  size_t (*cublasLtGetVersion)(void);
+  const char* (*cublasLtGetStatusName)(cublasStatus_t s);
+  const char* (*cublasLtGetStatusString)(cublasStatus_t s);
+  /* The matrix product (issue 12 builds on these). Enum arguments
+   * (cublasComputeType_t, cudaDataType_t, attribute ids) are ints. */
+  cublasStatus_t (*cublasLtMatmulDescCreate)(cublasLtMatmulDesc_t* d,
+                                             int compute_type, int scale_type);
+  cublasStatus_t (*cublasLtMatmulDescDestroy)(cublasLtMatmulDesc_t d);
+  cublasStatus_t (*cublasLtMatmulDescSetAttribute)(cublasLtMatmulDesc_t d,
+                                                   int attr, const void* buf,
+                                                   size_t size);
+  cublasStatus_t (*cublasLtMatrixLayoutCreate)(cublasLtMatrixLayout_t* l,
+                                               int type, uint64_t rows,
+                                               uint64_t cols, int64_t ld);
+  cublasStatus_t (*cublasLtMatrixLayoutDestroy)(cublasLtMatrixLayout_t l);
+  cublasStatus_t (*cublasLtMatrixLayoutSetAttribute)(cublasLtMatrixLayout_t l,
+                                                     int attr, const void* buf,
+                                                     size_t size);
+  cublasStatus_t (*cublasLtMatmulPreferenceCreate)(
+      cublasLtMatmulPreference_t* p);
+  cublasStatus_t (*cublasLtMatmulPreferenceDestroy)(
+      cublasLtMatmulPreference_t p);
+  cublasStatus_t (*cublasLtMatmulPreferenceSetAttribute)(
+      cublasLtMatmulPreference_t p, int attr, const void* buf, size_t size);
+  cublasStatus_t (*cublasLtMatmulAlgoGetHeuristic)(
+      cublasLtHandle_t h, cublasLtMatmulDesc_t op, cublasLtMatrixLayout_t a,
+      cublasLtMatrixLayout_t b, cublasLtMatrixLayout_t c,
+      cublasLtMatrixLayout_t d, cublasLtMatmulPreference_t pref, int requested,
+      cublasLtMatmulHeuristicResult_t* results, int* returned);
+  cublasStatus_t (*cublasLtMatmul)(
+      cublasLtHandle_t h, cublasLtMatmulDesc_t op, const void* alpha,
+      const void* a, cublasLtMatrixLayout_t adesc, const void* b,
+      cublasLtMatrixLayout_t bdesc, const void* beta, const void* c,
+      cublasLtMatrixLayout_t cdesc, void* d, cublasLtMatrixLayout_t ddesc,
+      const cublasLtMatmulAlgo_t* algo, void* workspace, size_t workspace_size,
+      CUstream s);
+} cmx__cublaslt_api;
 
 #endif

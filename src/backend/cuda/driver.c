@@ -111,6 +111,12 @@ static const char* resolve_all(void* lib) {
       REQ(cuModuleUnload, "cuModuleUnload"),
       REQ(cuModuleGetFunction, "cuModuleGetFunction"),
       REQ(cuLaunchKernel, "cuLaunchKernel"),
+      REQ(cuFuncGetAttribute, "cuFuncGetAttribute"),
+      REQ(cuFuncSetAttribute, "cuFuncSetAttribute"),
+      REQ(cuMemsetD8Async, "cuMemsetD8Async"),
+      REQ(cuMemsetD16Async, "cuMemsetD16Async"),
+      REQ(cuMemsetD32Async, "cuMemsetD32Async"),
+      REQ(cuMemcpyDtoDAsync, "cuMemcpyDtoDAsync_v2"),
       OPT(cuMemAllocAsync, "cuMemAllocAsync"),
       OPT(cuMemFreeAsync, "cuMemFreeAsync"),
       OPT(cuDeviceGetDefaultMemPool, "cuDeviceGetDefaultMemPool"),
@@ -159,6 +165,29 @@ static bool describe_devices(void) {
         CUDA_SUCCESS)
       snprintf(d->name, sizeof d->name, "gpu:%d", i);
     if (d->sm_count < 1) d->sm_count = 1;
+    /* Launch limits; a driver that cannot say gets the values every
+     * architecture since sm_30 has. */
+    static const struct {
+      int attr, dflt;
+      size_t offset;
+    } limits[] = {
+        {CU_DEVICE_ATTRIBUTE_MAX_THREADS_PER_BLOCK, 1024,
+         offsetof(cmx__gpu_device, max_threads)},
+        {CU_DEVICE_ATTRIBUTE_MAX_SHARED_MEMORY_PER_BLOCK, 48 << 10,
+         offsetof(cmx__gpu_device, shared_per_block)},
+        {CU_DEVICE_ATTRIBUTE_MAX_SHARED_MEMORY_PER_BLOCK_OPTIN, 48 << 10,
+         offsetof(cmx__gpu_device, shared_optin)},
+        {CU_DEVICE_ATTRIBUTE_L2_CACHE_SIZE, 0, offsetof(cmx__gpu_device, l2)},
+    };
+    for (size_t k = 0; k < sizeof limits / sizeof limits[0]; k++) {
+      int* v = (int*)((char*)d + limits[k].offset);
+      if (cmx__cu.cuDeviceGetAttribute(v, limits[k].attr, d->dev) !=
+              CUDA_SUCCESS ||
+          *v <= 0)
+        *v = limits[k].dflt;
+    }
+    if (d->shared_optin < d->shared_per_block)
+      d->shared_optin = d->shared_per_block;
   }
   return true;
 }

@@ -1,7 +1,24 @@
 /* CUDA backend internals shared by its files: the loaded driver and its
  * devices (driver.c), GPU streams (stream.c), device buffers (memory.c),
- * NVRTC compilation with its memory and disk caches (nvrtc.c), and the
- * launch helpers the eval_gpu kernels use (launch.c).
+ * the toolkit's run-time pieces (toolkit.c: NVRTC, cuBLASLt, CCCL headers),
+ * NVRTC compilation with its disk cache (nvrtc.c), the registry of kernel
+ * families (family.c) and their loaded kernels (module.c), the encoder
+ * through which every launch, memset and copy goes (encoder.c), the
+ * cuBLASLt loader (cublaslt.c) and the helpers of eval_gpu kernels
+ * (launch.c).
+ *
+ * Writing a GPU kernel (an eval_gpu function):
+ *
+ *   1. its CUDA source in kernels/<family>.cu (per-variant #defines come
+ *      from the prelude; each kernel wrapped in #if !defined(CMX_ONLY) ||
+ *      defined(CMX_ONLY_<kernel>) so a module holds one kernel);
+ *   2. its family (a cmx__gpu_family: source, kernel names, prelude builder
+ *      per variant, launch shape) defined in <family>.c and listed in
+ *      families.h;
+ *   3. in eval_gpu: cmx__gpu_kernel_get(dev, &family, variant, kernel)
+ *      (compiled at first use, cached in memory and on disk), arguments in
+ *      a cmx__gpu_args, a cmx__gpu_cfg (cmx__gpu_cfg_for, or explicit
+ *      grid/block/shared memory), then cmx__gpu_launch.
  *
  * Threads: any thread may touch the GPU (the thread that submits a GPU
  * stream's tasks, CPU workers reading GPU results, user threads freeing
@@ -16,6 +33,17 @@
 
 /* ---------------- driver (driver.c) ---------------- */
 
+/* The CUDA driver is loaded on first use; with no driver or no device the
+ * GPU is unavailable (false, 0). Core reaches these through the backend
+ * interface (kernel_table.c). */
+bool cmx__gpu_available(void);
+int cmx__gpu_count(void);
+/* Why the GPU is unavailable ("" when it is available), for messages. */
+const char* cmx__gpu_unavailable_reason(void);
+/* Creates and registers a new GPU stream on device_index; NULL with the
+ * error set (stream.c). */
+cmx__stream* cmx__gpu_stream_new(int device_index);
+
 /* The resolved driver entry points (valid once cmx__gpu_available()). */
 extern cmx__cuda_api cmx__cu;
 
@@ -24,6 +52,10 @@ typedef struct cmx__gpu_device {
   int cc_major, cc_minor; /* compute capability */
   int sm_count;           /* multiprocessors */
   bool pools;             /* stream-ordered allocation usable */
+  int max_threads;        /* threads per block */
+  int shared_per_block;   /* shared memory bytes a block gets by default */
+  int shared_optin;       /* ... and at most, once a kernel opts in */
+  int l2;                 /* L2 cache bytes (0: unknown) */
   char name[128];
   /* Set up on first use (cmx__gpu_device_get): */
   CUcontext ctx;        /* the primary context */
@@ -68,7 +100,31 @@ extern const cmx__device_memory_hooks cmx__cuda_memory_hooks;
 size_t cmx__gpu_active_bytes(void);
 size_t cmx__gpu_peak_bytes(void);
 
-/* ---------------- NVRTC and the kernel cache (nvrtc.c) ---------------- */
+/* ---------------- the toolkit (toolkit.c) ---------------- */
+
+/* Opens the first of names[0..n) that loads, from the loader's path or
+ * from a toolkit's library folders (see cmx__toolkit_homes). NULL when
+ * none does, with why (if given) saying what the loader said about
+ * names[0]. */
+void* cmx__toolkit_dlopen(const char* const* names, int n, char* why,
+                          size_t why_size);
+/* The toolkit folders searched, in order: $CUDA_HOME (or $CUDA_PATH), the
+ * toolkit of the loaded NVRTC (when with_nvrtc and it loaded), and
+ * /usr/local/cuda. Writes up to cap paths to homes; returns how many. */
+int cmx__toolkit_homes(char (*homes)[4096], int cap, bool with_nvrtc);
+/* The CCCL headers (CUB, libcu++, Thrust) of the toolkit, for kernels that
+ * include them: include/cccl or targets/x86_64-linux/include/cccl (CUDA
+ * 13), or include itself when it holds cub/ (CUDA 12), in the first home
+ * that has them. On success writes the folder to dir and the headers'
+ * version (CCCL_VERSION, else CUB_VERSION; 0 if unreadable) to *version;
+ * otherwise false, with why saying where it looked. */
+bool cmx__toolkit_cccl(char* dir, size_t dir_size, long* version, char* why,
+                       size_t why_size);
+/* For tests: NULL restores the search; any other path is the only place
+ * searched from then on ("" finds nothing). */
+void cmx__toolkit_cccl_override(const char* dir);
+
+/* ---------------- NVRTC and the disk cache (nvrtc.c) ---------------- */
 
 /* A compiled kernel image: a CUBIN, or NUL-terminated PTX text. */
 typedef struct cmx__gpu_image {
@@ -79,26 +135,32 @@ typedef struct cmx__gpu_image {
 
 /* True when NVRTC could be loaded; otherwise *why (if given) says why. */
 bool cmx__nvrtc_available(const char** why);
+/* The file NVRTC was loaded from ("" when it was not). */
+const char* cmx__nvrtc_library_path(void);
 /* Compiles CUDA `source` (program `name`) for compute capability `arch`
- * (e.g. 90): a CUBIN for sm_<arch>, or PTX for compute_<arch> when NVRTC
- * cannot emit that CUBIN or when want_ptx (no machine code: quicker, for
- * checking sources). No caching. On failure sets
- * "[gpu] NVRTC failed to compile '<name>' for sm_<arch> (...):\n<log>" and
- * returns its status. */
+ * (e.g. 90) with the extra NVRTC options opts[0..nopts): a CUBIN for
+ * sm_<arch>, or PTX for compute_<arch> when NVRTC cannot emit that CUBIN
+ * or when want_ptx (no machine code: quicker, for checking sources). No
+ * caching. On failure sets "[gpu] NVRTC failed to compile '<name>' for
+ * sm_<arch> (...):\n<log>" and returns its status. */
 cmx_status cmx__nvrtc_compile(const char* name, const char* source, int arch,
-                              bool want_ptx, cmx__gpu_image* out);
+                              const char* const* opts, int nopts, bool want_ptx,
+                              cmx__gpu_image* out);
 /* Where a cached image came from. */
 enum { CMX__IMAGE_COMPILED = 0, CMX__IMAGE_DISK = 1 };
-/* The image of `source` for `arch`: read from the disk cache when a valid
- * entry exists, else compiled and written to it (atomically, user-private).
- * The key hashes source, options, arch, NVRTC and driver versions. A bad
- * entry (wrong size, checksum, key) is ignored and rewritten. *origin (if
- * given) gets CMX__IMAGE_*. */
+/* The image of (source, opts) for `arch`: read from the disk cache when a
+ * valid entry exists, else compiled and written to it (atomically,
+ * user-private). The key hashes source, options, arch, NVRTC and driver
+ * versions. A bad entry (wrong size, checksum, key) is ignored and
+ * rewritten. *origin (if given) gets CMX__IMAGE_*. */
 cmx_status cmx__gpu_image_get(const char* name, const char* source, int arch,
+                              const char* const* opts, int nopts,
                               cmx__gpu_image* out, int* origin);
-/* Removes the disk entry of (source, arch): used when the driver rejects a
- * cached image, so it is compiled afresh. */
-void cmx__gpu_image_forget(const char* name, const char* source, int arch);
+/* Removes the disk entry of (source, opts, arch), counted as a rejected
+ * entry: used when the driver rejects a cached image, so it is compiled
+ * afresh. */
+void cmx__gpu_image_forget(const char* name, const char* source, int arch,
+                           const char* const* opts, int nopts);
 void cmx__gpu_image_free(cmx__gpu_image* img);
 /* The disk cache directory in use (its "cuda" subfolder) written to buf;
  * false when the disk cache is off (no usable directory). */
@@ -110,42 +172,260 @@ typedef struct cmx__gpu_cache_stats {
   uint64_t disk_hits;    /* images read from the disk cache */
   uint64_t disk_writes;  /* images written to it */
   uint64_t disk_rejects; /* entries ignored as corrupt or rejected */
-  uint64_t mem_hits;     /* module lookups served from memory */
+  uint64_t mem_hits;     /* kernel lookups served from memory */
 } cmx__gpu_cache_stats;
 cmx__gpu_cache_stats cmx__gpu_cache_stats_get(void);
+/* module.c counts its memory hits through this. */
+void cmx__gpu_cache_count_mem_hit(void);
 
-/* The embedded kernel source named `file` (src/backend/cuda/kernels/
- * <file>.cu), or NULL. */
+/* ---------------- kernel families (family.c) ---------------- */
+
+/* The launch shape a family's kernels use by default (cmx__gpu_cfg_for). */
+typedef enum {
+  /* 1-D grid-stride loops: ceil(work / threads) blocks, at most
+   * blocks_per_sm per multiprocessor. */
+  CMX__GPU_GRID_STRIDE = 0,
+  /* 1-D, one thread per work item: ceil(work / threads) blocks. */
+  CMX__GPU_ONE_PER_ITEM,
+  /* No default: the kernel's caller builds every cmx__gpu_cfg itself
+   * (rows per block, tiles, cooperative shapes ...). */
+  CMX__GPU_CUSTOM
+} cmx__gpu_shape_kind;
+
+typedef struct cmx__gpu_shape {
+  cmx__gpu_shape_kind kind;
+  unsigned threads;       /* threads per block; 0: 256 */
+  unsigned blocks_per_sm; /* GRID_STRIDE's cap; 0: 16 */
+} cmx__gpu_shape;
+
+/* Family flags. */
+enum {
+  /* Its kernels include CCCL headers (CUB, libcu++): NVRTC gets the
+   * toolkit's CCCL folder (-I) and -DCMX_CCCL_VERSION=<version>, which
+   * also keys the disk cache. */
+  CMX__GPU_NEEDS_CCCL = 1u << 0
+};
+
+#define CMX__GPU_PRELUDE_MAX 1024
+/* One variant of a family: the #defines put before its source. */
+typedef struct cmx__gpu_variant {
+  char prelude[CMX__GPU_PRELUDE_MAX];
+  char name[96];  /* readable: "<family>_<what>", e.g. binary_Add_float32 */
+  unsigned flags; /* CMX__GPU_NEEDS_CCCL for this variant alone (complex
+                     math through libcu++, say); the builder sets it or 0 */
+} cmx__gpu_variant;
+
+/* A kernel family: one CUDA source, the kernels (entry points) in it, and
+ * its variants (one prelude each: per dtype, op, element size ...).
+ * Kernels are named by their index in `kernels`; a (variant, kernel) pair
+ * is compiled as its own module at first use. Families live as long as
+ * the process (static storage). */
+typedef struct cmx__gpu_family {
+  const char* name;   /* unique; in errors, cache-entry and variant names */
+  const char* file;   /* embedded source kernels/<file>.cu, or NULL ... */
+  const char* source; /* ... and the source text itself */
+  /* Embedded sources put between the prelude and the family's source, in
+   * order (NULL-terminated; NULL: none): bindings shared by families. */
+  const char* const* preamble;
+  const char* const* kernels; /* entry points, NULL-terminated */
+  /* Variants are 0 .. nvariants-1; variant(v, out) writes v's prelude and
+   * name, or returns false when v is not one (a hole in the index space:
+   * an op without this dtype, say). */
+  int nvariants;
+  bool (*variant)(int v, cmx__gpu_variant* out);
+  unsigned flags; /* CMX__GPU_NEEDS_CCCL */
+  cmx__gpu_shape shape;
+} cmx__gpu_family;
+
+/* The built-in families (families.h) as cmx__gpu_family_<name>. */
+#define CMX__GPU_FAMILY(name) \
+  extern const cmx__gpu_family cmx__gpu_family_##name;
+#include "backend/cuda/families.h"
+#undef CMX__GPU_FAMILY
+
+/* Every family: the built-in ones, then those registered at run time. */
+int cmx__gpu_family_count(void);
+const cmx__gpu_family* cmx__gpu_family_at(int i);
+/* The family named `name`, or NULL. */
+const cmx__gpu_family* cmx__gpu_family_find(const char* name);
+/* Adds a family at run time (tests, extension kernels): f is borrowed for
+ * the life of the process. Fails (CMX_ERR_VALUE) when the name is taken,
+ * a field is missing, or no kernel is listed. */
+cmx_status cmx__gpu_family_register(const cmx__gpu_family* f);
+/* The number of kernels f lists. */
+int cmx__gpu_family_nkernels(const cmx__gpu_family* f);
+/* The source of variant `prelude` of f with only kernel `kernel` in it:
+ * the shared "common" source, the prelude, "#define CMX_ONLY" and
+ * "#define CMX_ONLY_<name>", f's preamble sources, then f's source
+ * (kernel < 0: every kernel). malloc'ed; NULL with the error set. */
+char* cmx__gpu_family_source(const cmx__gpu_family* f, const char* prelude,
+                             int kernel);
+/* The NVRTC options of variant var of f (var may be NULL: the family's
+ * own), its include folders and defines, written to opts (at most cap,
+ * pointing into buf); returns how many, or -1 with the error set when it
+ * needs headers that are missing ("[gpu] kernel family 'x' needs the CUDA
+ * toolkit's CCCL headers (CUB, libcu++), which were not found: ..."). */
+int cmx__gpu_family_options(const cmx__gpu_family* f,
+                            const cmx__gpu_variant* var, const char** opts,
+                            int cap, char* buf, size_t size);
+/* The embedded kernel source named `file` (kernels/<file>.cu), or NULL. */
 const char* cmx__gpu_kernel_source(const char* file);
-/* The full source of a kernel module: the shared "common" source, then
- * `prelude` (per-variant #defines), then `file`'s source. malloc'ed; NULL
- * with the error set when file is unknown. */
-char* cmx__gpu_module_source(const char* file, const char* prelude);
-/* The function `kernel` of file's source with `prelude` for device dev:
- * the module holds that one kernel (the prelude gets "#define CMX_ONLY" and
- * "#define CMX_ONLY_<kernel>", which the sources honour). Loaded from the
- * in-memory module cache, or built through cmx__gpu_image_get and loaded
- * with cuModuleLoadData. NULL with the error set on failure. */
-CUfunction cmx__gpu_function(int dev, const char* file, const char* prelude,
-                             const char* kernel);
+
+/* Names of the strided kernels shared by the elementwise families:
+ * <prefix>_g<ND>_<bits> for ND = 1, 2, 3, 0 (0: any rank) and 32- then
+ * 64-bit indices, in the order cmx__gpu_strided_kernel counts them. */
+#define CMX__GPU_STRIDED_KERNELS(prefix)                              \
+  prefix "_g1_32", prefix "_g2_32", prefix "_g3_32", prefix "_g0_32", \
+      prefix "_g1_64", prefix "_g2_64", prefix "_g3_64", prefix "_g0_64"
+#define CMX__GPU_NUM_STRIDED 8
+
+/* ---------------- loaded kernels (module.c) ---------------- */
+
+/* A kernel loaded on a device, with what launching it needs to know.
+ * Valid until cmx__gpu_module_cache_clear. */
+typedef struct cmx__gpu_kernel {
+  CUfunction fn;
+  const cmx__gpu_family* family;
+  int variant, index, dev;
+  const char* name;           /* its entry point */
+  int max_threads;            /* threads per block it can launch with */
+  int static_shared;          /* bytes of static shared memory */
+  _Atomic int dynamic_shared; /* dynamic shared bytes it may use now */
+} cmx__gpu_kernel;
+
+/* Kernel `kernel` (an index into f->kernels) of variant v of family f on
+ * device dev: from the in-memory cache, else built (through the disk
+ * cache, cmx__gpu_image_get) and loaded. NULL with the error set. */
+const cmx__gpu_kernel* cmx__gpu_kernel_get(int dev, const cmx__gpu_family* f,
+                                           int v, int kernel);
 /* Drops the in-memory module cache (after synchronising every device), so
  * the next lookups read the disk cache. For tests. */
 void cmx__gpu_module_cache_clear(void);
 
-/* ---------------- launching (launch.c) ---------------- */
+/* ---------------- launching: the encoder (encoder.c) ---------------- */
 
-/* A layout of up to 3 arrays of one shape (output first) with size-1 dims
+/* A launch configuration: grid and block sizes, dynamic shared memory. */
+typedef struct cmx__gpu_cfg {
+  unsigned grid[3], block[3];
+  size_t shared;
+} cmx__gpu_cfg;
+/* The configuration of k's family shape for `work` items (1-D). */
+cmx__gpu_cfg cmx__gpu_cfg_for(const cmx__gpu_kernel* k, int64_t work);
+
+/* Kernel arguments, packed by value as the kernel declares them (each at
+ * its alignment); any number of them up to the limits below. */
+#define CMX__GPU_MAX_ARGS 32
+#define CMX__GPU_ARGS_BYTES 4096
+typedef struct cmx__gpu_args {
+  int n;
+  bool overflow; /* more than the limits: launching fails */
+  size_t used;
+  uint16_t offset[CMX__GPU_MAX_ARGS], size[CMX__GPU_MAX_ARGS];
+  _Alignas(16) unsigned char data[CMX__GPU_ARGS_BYTES];
+} cmx__gpu_args;
+void cmx__gpu_args_init(cmx__gpu_args* a);
+/* Appends size bytes of value at the given alignment. */
+void cmx__gpu_args_add(cmx__gpu_args* a, const void* value, size_t size,
+                       size_t align);
+/* Appends variable v (its size and alignment). */
+#define CMX__GPU_ARG(a, v) \
+  cmx__gpu_args_add((a), &(v), sizeof(v), __alignof__(v))
+
+/* A command of a GPU task: what the encoder issues on a stream, or hands
+ * to a recorder. */
+typedef enum {
+  CMX__GPU_CMD_LAUNCH = 0, /* kernel, cfg, args */
+  CMX__GPU_CMD_MEMSET,     /* count elements of elem (1, 2, 4) bytes = value */
+  CMX__GPU_CMD_COPY        /* count bytes from src to dst, device to device */
+} cmx__gpu_cmd_kind;
+typedef struct cmx__gpu_cmd {
+  cmx__gpu_cmd_kind kind;
+  const char* op; /* the primitive it works for, in errors */
+  const cmx__gpu_kernel* kernel;
+  cmx__gpu_cfg cfg;
+  const cmx__gpu_args* args; /* borrowed for the call */
+  CUdeviceptr dst, src;
+  size_t count;
+  unsigned elem;
+  uint32_t value;
+} cmx__gpu_cmd;
+
+/* A recorder sees every command of the GPU tasks that run on the thread
+ * it is installed on (GPU tasks run on the evaluating thread, so that is
+ * every launch, memset and copy of the evals the thread makes), with the
+ * stream it is for. It copies what it keeps (cmd and its args are
+ * borrowed) and sets *issue to false when it takes the command over (it
+ * replays it later, with cmx__gpu_cmd_issue or as a CUDA graph node), or
+ * leaves it true to have it issued now. An error status fails the task.
+ * Buffers are not commands: allocations and frees stay stream-ordered
+ * (memory.c), so a recorder that delays commands must keep the buffers
+ * they touch alive until it replays them (an intermediate's free is
+ * queued when its last reference drops, which may be before the replay). */
+typedef struct cmx__gpu_recorder {
+  cmx_status (*record)(void* ctx, int dev, CUstream s, const cmx__gpu_cmd* cmd,
+                       bool* issue);
+  void* ctx;
+} cmx__gpu_recorder;
+/* Installs r (borrowed; NULL: none) as the calling thread's recorder;
+ * returns the one it replaces. */
+const cmx__gpu_recorder* cmx__gpu_recorder_set(const cmx__gpu_recorder* r);
+
+/* Issues cmd on stream s of device dev: the one place where cmx calls
+ * cuLaunchKernel, cuMemset*Async and cuMemcpyDtoDAsync. Launches are
+ * checked against the kernel's and the device's limits first (threads per
+ * block, shared memory: a kernel asking for more than 48 KB is opted in
+ * with cuFuncSetAttribute), with errors naming cmd->op. */
+cmx_status cmx__gpu_cmd_issue(int dev, CUstream s, const cmx__gpu_cmd* cmd);
+/* The encoder: cmd of the GPU task running on this thread goes to the
+ * thread's recorder, else is issued on the task's stream. Fails outside a
+ * GPU task. */
+cmx_status cmx__gpu_encode(const cmx__gpu_cmd* cmd);
+/* Encodes a launch of k. */
+cmx_status cmx__gpu_launch(const char* op, const cmx__gpu_kernel* k,
+                           const cmx__gpu_cfg* cfg, const cmx__gpu_args* args);
+/* Encodes a memset of count elements of elem (1, 2 or 4) bytes to value. */
+cmx_status cmx__gpu_memset(const char* op, CUdeviceptr dst, uint32_t value,
+                           unsigned elem, size_t count);
+/* Encodes a device-to-device copy of bytes. */
+cmx_status cmx__gpu_copy_d2d(const char* op, CUdeviceptr dst, CUdeviceptr src,
+                             size_t bytes);
+
+/* Commands issued so far (all threads), for tests and diagnostics. */
+typedef struct cmx__gpu_encoder_stats {
+  uint64_t launches, memsets, copies, recorded;
+} cmx__gpu_encoder_stats;
+cmx__gpu_encoder_stats cmx__gpu_encoder_stats_get(void);
+
+/* ---------------- eval_gpu helpers (launch.c) ---------------- */
+
+/* Arrays of one shape (output first) as kernels see them: size-1 dims
  * dropped and jointly contiguous dims merged. */
+#define CMX__GPU_MAX_OPERANDS 12
 typedef struct cmx__gpu_layout {
-  int ndim;
+  int ndim, narr;
   int64_t shape[CMX_MAX_NDIM];
-  int64_t strides[3][CMX_MAX_NDIM];
+  int64_t strides[CMX__GPU_MAX_OPERANDS][CMX_MAX_NDIM];
 } cmx__gpu_layout;
-/* Collapses the layout of arrays[0..n) (n <= 3, same shape). */
-void cmx__gpu_collapse(const cmx_array* arrays, int n, cmx__gpu_layout* l);
-/* True when every |offset| reachable in array k of l, and the element
- * count, fit in a signed 32-bit index. */
-bool cmx__gpu_layout_fits_i32(const cmx__gpu_layout* l, int narr, int64_t size);
+/* Collapses the layout of arrays[0..n) (n <= CMX__GPU_MAX_OPERANDS, every
+ * one of arrays[0]'s shape). */
+void cmx__gpu_layout_make(cmx__gpu_layout* l, const cmx_array* arrays, int n);
+/* The same from a shape and n stride sets. */
+void cmx__gpu_layout_from(cmx__gpu_layout* l, const int64_t* shape, int ndim,
+                          const int64_t* const* strides, int n);
+/* True when the element count and every |offset| reachable in l's arrays
+ * fit in a signed 32-bit index. */
+bool cmx__gpu_layout_fits_i32(const cmx__gpu_layout* l, int64_t size);
+/* Appends l as the kernel parameter cmx_layout_n<narr> (common.cu). */
+void cmx__gpu_args_layout(cmx__gpu_args* a, const cmx__gpu_layout* l);
+/* The index (0 .. CMX__GPU_NUM_STRIDED-1) among CMX__GPU_STRIDED_KERNELS
+ * of the strided kernel for l's rank with 32- or 64-bit indices. */
+int cmx__gpu_strided_kernel(const cmx__gpu_layout* l, bool i32);
+/* Appends a strided kernel's trailing arguments: the element count n
+ * (int when l and n fit 32-bit indices, else long long) and l. Returns
+ * the index of the strided kernel for them (cmx__gpu_strided_kernel). */
+int cmx__gpu_args_strided(cmx__gpu_args* a, const cmx__gpu_layout* l,
+                          int64_t n);
+
 /* Writes the device pointer of a's first element on device dev to *out,
  * moving a's data there first if needed (0 for an empty array). */
 cmx_status cmx__gpu_ptr(cmx_array a, int dev, CUdeviceptr* out);
@@ -158,31 +438,38 @@ cmx_status cmx__gpu_ptr(cmx_array a, int dev, CUdeviceptr* out);
  * index of the donor or -1. */
 cmx_status cmx__gpu_alloc_out(cmx_array out, const cmx_array* cands, int n,
                               int dev, int* donated);
-/* Launches f on the current GPU task's stream with a grid-stride 1-D
- * configuration sized for `work` items; op names errors. */
-cmx_status cmx__gpu_launch(const char* op, CUfunction f, int64_t work,
-                           void** args);
 
-/* The prelude of binary primitive prim_id (its list.h id) on dtype dt;
- * false when that pair has no GPU kernel (binary.c). */
-bool cmx__gpu_binary_prelude(int prim_id, cmx_dtype dt, char* buf, size_t size);
-/* The prelude of the copy kernels for elements of itemsize bytes (copy.c). */
-void cmx__gpu_copy_prelude(size_t itemsize, char* buf, size_t size);
+/* ---------------- families' helpers ---------------- */
+
+/* The variant of binary primitive prim_id (its list.h id) on dtype dt, or
+ * -1 when that pair has no GPU kernel (binary.c). */
+int cmx__gpu_binary_variant(int prim_id, cmx_dtype dt);
+/* The variant of the copy kernels for elements of itemsize bytes
+ * (copy.c). */
+int cmx__gpu_copy_variant(size_t itemsize);
 /* Copies src (any layout) into dst, a row-major device array of the same
  * size and dtype (its shape may differ: a reshape), on device dev; op names
  * errors (copy.c). */
 cmx_status cmx__gpu_copy_rowmajor(cmx_array dst, cmx_array src, int dev,
                                   const char* op);
 
-/* A kernel variant, for precompiling and tests: the module (file,
- * prelude) and a readable name. */
-typedef struct cmx__gpu_variant {
-  const char* file;
-  char prelude[512];
-  char name[64];
-} cmx__gpu_variant;
-/* Writes up to cap variants of the built-in kernels; returns how many
- * exist. */
-int cmx__gpu_variants(cmx__gpu_variant* out, int cap);
+/* ---------------- cuBLASLt (cublaslt.c) ---------------- */
+
+/* The resolved cuBLASLt entry points (valid once
+ * cmx__cublaslt_available()). */
+extern cmx__cublaslt_api cmx__lt;
+/* True when libcublasLt could be loaded with every entry point; otherwise
+ * *why (if given) says why. */
+bool cmx__cublaslt_available(const char** why);
+/* cuBLASLt's version (e.g. 130100), 0 when not loaded. */
+size_t cmx__cublaslt_version(void);
+/* The cuBLASLt handle of device dev, created at first use and kept for
+ * the process. Fails with "[op] cuBLASLt not available: <why>" when the
+ * library is missing, or names the failing call. */
+cmx_status cmx__cublaslt_handle(int dev, const char* op, cublasLtHandle_t* out);
+/* Loads cuBLASLt from exactly `path` into a private table, for tests of
+ * the loader's errors: false with why set as cmx__cublaslt_available
+ * would say it. */
+bool cmx__cublaslt_probe(const char* path, char* why, size_t why_size);
 
 #endif

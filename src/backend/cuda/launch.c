@@ -1,15 +1,10 @@
 /* Helpers of the eval_gpu kernels: device pointers, output allocation with
- * donation, layout collapsing, and launching on the task's stream. */
-#include <stdio.h>
+ * donation, and the collapsed layouts that strided kernels take. */
 #include <string.h>
 
 #include "backend/cuda/gpu.h"
+#include "core/layout.h"
 #include "primitives/registry.h"
-
-#define THREADS 256
-#define BLOCKS_PER_SM                                \
-  16 /* grid-stride loops: enough blocks to fill the \
-        device several times over, no more */
 
 cmx_status cmx__gpu_ptr(cmx_array a, int dev, CUdeviceptr* out) {
   *out = 0;
@@ -55,44 +50,33 @@ cmx_status cmx__gpu_alloc_out(cmx_array out, const cmx_array* cands, int n,
   return cmx_kernel_alloc(out);
 }
 
-void cmx__gpu_collapse(const cmx_array* arrays, int n, cmx__gpu_layout* l) {
-  CMX__ASSERT(n >= 1 && n <= 3);
-  cmx_array o = arrays[0];
-  int nd = 0;
-  /* Drop size-1 dims. */
-  for (int d = 0; d < o->ndim; d++) {
-    if (o->dims[d] == 1) continue;
-    l->shape[nd] = o->dims[d];
-    for (int k = 0; k < n; k++) {
-      CMX__ASSERT(arrays[k]->ndim == o->ndim);
-      l->strides[k][nd] = CMX__STRIDES(arrays[k])[d];
-    }
-    nd++;
+void cmx__gpu_layout_from(cmx__gpu_layout* l, const int64_t* shape, int ndim,
+                          const int64_t* const* strides, int n) {
+  CMX__ASSERT(n >= 1 && n <= CMX__GPU_MAX_OPERANDS);
+  int64_t* st[CMX__GPU_MAX_OPERANDS];
+  for (int k = 0; k < n; k++) {
+    st[k] = l->strides[k];
+    memcpy(st[k], strides[k], (size_t)ndim * sizeof(int64_t));
   }
-  /* Merge a dim into the previous one when every array steps through both
-   * as through one. */
-  int w = 0;
-  for (int d = 1; d < nd; d++) {
-    bool merge = true;
-    for (int k = 0; k < n && merge; k++)
-      merge = l->strides[k][w] == l->strides[k][d] * l->shape[d];
-    if (merge)
-      l->shape[w] *= l->shape[d];
-    else
-      l->shape[++w] = l->shape[d];
-    for (int k = 0; k < n; k++) l->strides[k][w] = l->strides[k][d];
-  }
-  l->ndim = nd ? w + 1 : 0;
-  for (int k = n; k < 3; k++)
-    for (int d = 0; d < l->ndim; d++) l->strides[k][d] = 0;
+  memcpy(l->shape, shape, (size_t)ndim * sizeof(int64_t));
+  l->narr = n;
+  l->ndim = cmx__layout_collapse(l->shape, ndim, st, n);
 }
 
-bool cmx__gpu_layout_fits_i32(const cmx__gpu_layout* l, int narr,
-                              int64_t size) {
+void cmx__gpu_layout_make(cmx__gpu_layout* l, const cmx_array* arrays, int n) {
+  const int64_t* st[CMX__GPU_MAX_OPERANDS];
+  for (int k = 0; k < n; k++) {
+    CMX__ASSERT(arrays[k]->ndim == arrays[0]->ndim);
+    st[k] = CMX__STRIDES(arrays[k]);
+  }
+  cmx__gpu_layout_from(l, arrays[0]->dims, arrays[0]->ndim, st, n);
+}
+
+bool cmx__gpu_layout_fits_i32(const cmx__gpu_layout* l, int64_t size) {
   /* 2^30 leaves room for i + (threads in the grid) to stay below 2^31. */
   const int64_t lim = (int64_t)1 << 30;
   if (size >= lim) return false;
-  for (int k = 1; k < narr; k++) {
+  for (int k = 0; k < l->narr; k++) {
     int64_t reach = 0;
     for (int d = 0; d < l->ndim; d++) {
       int64_t s = l->strides[k][d] < 0 ? -l->strides[k][d] : l->strides[k][d];
@@ -104,51 +88,33 @@ bool cmx__gpu_layout_fits_i32(const cmx__gpu_layout* l, int narr,
   return true;
 }
 
-cmx_status cmx__gpu_launch(const char* op, CUfunction f, int64_t work,
-                           void** args) {
-  int dev = -1;
-  CUstream s = cmx__gpu_current_stream(&dev);
-  if (!s)
-    return cmx__error(CMX_ERR_RUNTIME,
-                      "[%s] a gpu kernel can only run on a gpu stream", op);
-  cmx__gpu_device* d = cmx__gpu_device_get(dev);
-  if (!d) return cmx_last_status();
-  int64_t blocks = (work + THREADS - 1) / THREADS;
-  int64_t cap = (int64_t)d->sm_count * BLOCKS_PER_SM;
-  if (blocks > cap) blocks = cap;
-  if (blocks < 1) blocks = 1;
-  CUresult r = cmx__cu.cuLaunchKernel(f, (unsigned)blocks, 1, 1, THREADS, 1, 1,
-                                      0, s, args, NULL);
-  if (r != CUDA_SUCCESS) {
-    char what[64];
-    snprintf(what, sizeof what, "launching its gpu kernel");
-    return cmx__cu_error(r, op, what);
-  }
-  return CMX_OK;
+void cmx__gpu_args_layout(cmx__gpu_args* a, const cmx__gpu_layout* l) {
+  /* cmx_layout_n<narr>: int ndim; long long shape[32];
+   * long long strides[narr][32] (8-byte aligned). */
+  size_t size = 8 + sizeof l->shape + (size_t)l->narr * sizeof l->strides[0];
+  _Alignas(8) unsigned char buf[8 + sizeof l->shape + sizeof l->strides];
+  memset(buf, 0, 8);
+  memcpy(buf, &l->ndim, sizeof l->ndim);
+  memcpy(buf + 8, l->shape, sizeof l->shape);
+  memcpy(buf + 8 + sizeof l->shape, l->strides,
+         (size_t)l->narr * sizeof l->strides[0]);
+  cmx__gpu_args_add(a, buf, size, 8);
 }
 
-int cmx__gpu_variants(cmx__gpu_variant* out, int cap) {
-  int n = 0;
-  for (int id = 0; id < CMX__NUM_PRIMITIVES; id++)
-    for (int dt = 0; dt < CMX_NUM_DTYPES; dt++) {
-      char pre[512];
-      if (!cmx__gpu_binary_prelude(id, (cmx_dtype)dt, pre, sizeof pre))
-        continue;
-      if (n < cap) {
-        out[n].file = "binary";
-        snprintf(out[n].prelude, sizeof out[n].prelude, "%s", pre);
-        snprintf(out[n].name, sizeof out[n].name, "binary_%s_%s",
-                 cmx__all_primitives[id]->name, cmx_dtype_name((cmx_dtype)dt));
-      }
-      n++;
-    }
-  for (size_t size = 1; size <= 8; size *= 2) {
-    if (n < cap) {
-      out[n].file = "copy";
-      cmx__gpu_copy_prelude(size, out[n].prelude, sizeof out[n].prelude);
-      snprintf(out[n].name, sizeof out[n].name, "copy_%zu", size);
-    }
-    n++;
+int cmx__gpu_strided_kernel(const cmx__gpu_layout* l, bool i32) {
+  return (i32 ? 0 : 4) + (l->ndim >= 1 && l->ndim <= 3 ? l->ndim - 1 : 3);
+}
+
+int cmx__gpu_args_strided(cmx__gpu_args* a, const cmx__gpu_layout* l,
+                          int64_t n) {
+  bool i32 = cmx__gpu_layout_fits_i32(l, n);
+  if (i32) {
+    int n32 = (int)n;
+    CMX__GPU_ARG(a, n32);
+  } else {
+    long long n64 = n;
+    CMX__GPU_ARG(a, n64);
   }
-  return n;
+  cmx__gpu_args_layout(a, l);
+  return cmx__gpu_strided_kernel(l, i32);
 }

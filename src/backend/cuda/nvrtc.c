@@ -1,4 +1,4 @@
-/* Run-time kernel compilation with NVRTC, and the kernel caches.
+/* Run-time kernel compilation with NVRTC, and the disk cache of kernels.
  *
  * Every kernel is CUDA source (src/backend/cuda/kernels/NAME.cu, embedded in
  * the library as strings) compiled at first use for the device's
@@ -6,18 +6,18 @@
  * the newest compute_XY it supports that is not newer than the device (the
  * driver finishes PTX itself).
  *
- * Two caches keep compilation rare:
- * - memory: loaded modules (and their functions) per device, keyed by the
- *   module's file and prelude;
- * - disk: compiled images in a user-private directory ($CMX_CACHE_DIR, else
- *   $XDG_CACHE_HOME/cmx, else ~/.cache/cmx; images in its "cuda" folder,
- *   mode 0700, files 0600), keyed by a 128-bit hash of the source, the
- *   options, the architecture and the NVRTC and driver versions. Entries are
+ * Two caches keep compilation rare: loaded modules in memory (module.c),
+ * and compiled images on disk (here) in a user-private directory
+ * ($CMX_CACHE_DIR, else $XDG_CACHE_HOME/cmx, else ~/.cache/cmx; images in
+ * its "cuda" folder, mode 0700, files 0600), keyed by a 128-bit hash of the
+ * source, the options (include folders, header versions), the architecture
+ * and the NVRTC and driver versions. Entries are
  *   written to a temporary file and renamed into place, so readers never see
  *   half an entry; one that fails its checks (header, key, size, checksum)
  *   or that the driver rejects is ignored and rewritten. Directories or
  *   files that other users could have written are never read.
  */
+#define _GNU_SOURCE /* dladdr */
 #include <dlfcn.h>
 #include <errno.h>
 #include <fcntl.h>
@@ -48,34 +48,13 @@ static bool resolve(void* lib, void* slot, const char* name) {
   return p != NULL;
 }
 
-static void* open_nvrtc(char* err, size_t errsize) {
-  static const char* const names[] = {"libnvrtc.so.13", "libnvrtc.so.12",
-                                      "libnvrtc.so"};
-  static const char* const subdirs[] = {"lib64", "targets/x86_64-linux/lib"};
-  const char* homes[] = {cmx__env_get()->cuda_home, "/usr/local/cuda"};
-  err[0] = 0;
-  for (size_t i = 0; i < 3; i++) {
-    void* lib = dlopen(names[i], RTLD_NOW | RTLD_LOCAL);
-    if (lib) return lib;
-    const char* e = dlerror();
-    if (i == 0 && e) snprintf(err, errsize, "%s", e);
-  }
-  for (size_t h = 0; h < 2; h++) {
-    if (!homes[h] || !*homes[h]) continue;
-    for (size_t d = 0; d < 2; d++)
-      for (size_t i = 0; i < 3; i++) {
-        char path[PATH_MAX];
-        snprintf(path, sizeof path, "%s/%s/%s", homes[h], subdirs[d], names[i]);
-        void* lib = dlopen(path, RTLD_NOW | RTLD_LOCAL);
-        if (lib) return lib;
-      }
-  }
-  return NULL;
-}
+static char g_path[4096]; /* the file NVRTC was loaded from */
 
 static void nvrtc_load(void) {
+  static const char* const names[] = {"libnvrtc.so.13", "libnvrtc.so.12",
+                                      "libnvrtc.so"};
   char err[512];
-  void* lib = open_nvrtc(err, sizeof err);
+  void* lib = cmx__toolkit_dlopen(names, 3, err, sizeof err);
   if (!lib) {
     snprintf(g_rtc.reason, sizeof g_rtc.reason,
              "NVRTC (libnvrtc.so.13/.12) was not found on the loader path, "
@@ -120,6 +99,11 @@ static void nvrtc_load(void) {
     api.nvrtcGetCUBIN = NULL, api.nvrtcGetCUBINSize = NULL;
   if (api.nvrtcVersion(&g_rtc.major, &g_rtc.minor) != NVRTC_SUCCESS)
     g_rtc.major = g_rtc.minor = 0;
+  Dl_info info;
+  void* sym;
+  memcpy(&sym, &api.nvrtcVersion, sizeof sym);
+  if (dladdr(sym, &info) && info.dli_fname)
+    snprintf(g_path, sizeof g_path, "%s", info.dli_fname);
   int n = 0;
   if (api.nvrtcGetNumSupportedArchs && api.nvrtcGetSupportedArchs &&
       api.nvrtcGetNumSupportedArchs(&n) == NVRTC_SUCCESS && n > 0) {
@@ -136,10 +120,18 @@ bool cmx__nvrtc_available(const char** why) {
   return g_rtc.ok;
 }
 
+const char* cmx__nvrtc_library_path(void) {
+  return cmx__nvrtc_available(NULL) ? g_path : "";
+}
+
 /* ---------------- compiling ---------------- */
 
 static _Atomic uint64_t st_compiles, st_disk_hits, st_disk_writes,
     st_disk_rejects, st_mem_hits;
+
+void cmx__gpu_cache_count_mem_hit(void) {
+  atomic_fetch_add_explicit(&st_mem_hits, 1, memory_order_relaxed);
+}
 
 cmx__gpu_cache_stats cmx__gpu_cache_stats_get(void) {
   return (cmx__gpu_cache_stats){
@@ -171,14 +163,18 @@ static int pick_arch(int arch, bool* ptx) {
 }
 
 /* One NVRTC run. *res gets NVRTC's result for the caller's fallback. */
+#define MAX_OPTS 16
 static cmx_status compile_once(const char* name, const char* source, int arch,
-                               bool ptx, cmx__gpu_image* out,
-                               nvrtcResult* res) {
+                               const char* const* extra, int nextra, bool ptx,
+                               cmx__gpu_image* out, nvrtcResult* res) {
   char prog_name[96], opt[64];
   snprintf(prog_name, sizeof prog_name, "%s.cu", name);
   snprintf(opt, sizeof opt, "--gpu-architecture=%s_%d", ptx ? "compute" : "sm",
            arch);
-  const char* opts[] = {opt};
+  const char* opts[MAX_OPTS + 1] = {opt};
+  int nopts = 1;
+  for (int i = 0; i < nextra && nopts <= MAX_OPTS; i++)
+    opts[nopts++] = extra[i];
   nvrtcProgram prog = NULL;
   nvrtcResult r =
       api.nvrtcCreateProgram(&prog, source, prog_name, 0, NULL, NULL);
@@ -188,7 +184,7 @@ static cmx_status compile_once(const char* name, const char* source, int arch,
                       "[gpu] NVRTC could not create program '%s' (%s)", name,
                       api.nvrtcGetErrorString(r));
   atomic_fetch_add(&st_compiles, 1);
-  r = api.nvrtcCompileProgram(prog, 1, opts);
+  r = api.nvrtcCompileProgram(prog, nopts, opts);
   *res = r;
   cmx_status st = CMX_OK;
   if (r != NVRTC_SUCCESS) {
@@ -226,21 +222,26 @@ static cmx_status compile_once(const char* name, const char* source, int arch,
 }
 
 cmx_status cmx__nvrtc_compile(const char* name, const char* source, int arch,
-                              bool want_ptx, cmx__gpu_image* out) {
+                              const char* const* opts, int nopts, bool want_ptx,
+                              cmx__gpu_image* out) {
   const char* why;
   memset(out, 0, sizeof *out);
   if (!cmx__nvrtc_available(&why))
     return cmx__error(CMX_ERR_RUNTIME, "[gpu] cannot compile '%s': %s", name,
                       why);
+  if (nopts > MAX_OPTS)
+    return cmx__error(CMX_ERR_RUNTIME,
+                      "[gpu] cannot compile '%s': %d options, at most %d", name,
+                      nopts, MAX_OPTS);
   bool ptx;
   int use = pick_arch(arch, &ptx);
   ptx = ptx || want_ptx;
   nvrtcResult res;
-  cmx_status st = compile_once(name, source, use, ptx, out, &res);
+  cmx_status st = compile_once(name, source, use, opts, nopts, ptx, out, &res);
   /* A source error fails the same way for PTX; anything else (an unknown
    * sm_ option, no CUBIN) gets one more try as PTX. */
   if (st != CMX_OK && !ptx && res != NVRTC_ERROR_COMPILATION)
-    st = compile_once(name, source, use, true, out, &res);
+    st = compile_once(name, source, use, opts, nopts, true, out, &res);
   return st;
 }
 
@@ -271,15 +272,17 @@ static void hash_str(hasher* h, const char* s) {
   hash_bytes(h, s, strlen(s) + 1);
 }
 
-static key128 image_key(const char* source, int arch) {
+static key128 image_key(const char* source, int arch, const char* const* opts,
+                        int nopts) {
   char meta[160];
   snprintf(meta, sizeof meta,
-           "cmx-cuda-image-v1 arch=%d nvrtc=%d.%d driver=%d cubin=%d", arch,
-           g_rtc.major, g_rtc.minor, cmx__gpu_driver_version(),
-           api.nvrtcGetCUBIN != NULL);
+           "cmx-cuda-image-v2 arch=%d nvrtc=%d.%d driver=%d cubin=%d opts=%d",
+           arch, g_rtc.major, g_rtc.minor, cmx__gpu_driver_version(),
+           api.nvrtcGetCUBIN != NULL, nopts);
   hasher h;
   hash_init(&h);
   hash_str(&h, meta);
+  for (int i = 0; i < nopts; i++) hash_str(&h, opts[i]);
   hash_str(&h, source);
   return (key128){h.a, h.b};
 }
@@ -465,13 +468,14 @@ static void write_entry(const char* fname, key128 k,
 }
 
 cmx_status cmx__gpu_image_get(const char* name, const char* source, int arch,
+                              const char* const* opts, int nopts,
                               cmx__gpu_image* out, int* origin) {
   const char* why;
   memset(out, 0, sizeof *out);
   if (!cmx__nvrtc_available(&why))
     return cmx__error(CMX_ERR_RUNTIME, "[gpu] cannot compile '%s': %s", name,
                       why);
-  key128 k = image_key(source, arch);
+  key128 k = image_key(source, arch, opts, nopts);
   char fname[128];
   entry_name(fname, sizeof fname, name, k);
   bool disk = cmx__gpu_cache_dir(NULL, 0);
@@ -484,225 +488,22 @@ cmx_status cmx__gpu_image_get(const char* name, const char* source, int arch,
     }
     if (rc < 0) atomic_fetch_add(&st_disk_rejects, 1);
   }
-  cmx_status st = cmx__nvrtc_compile(name, source, arch, false, out);
+  cmx_status st =
+      cmx__nvrtc_compile(name, source, arch, opts, nopts, false, out);
   if (st != CMX_OK) return st;
   if (disk) write_entry(fname, k, out);
   if (origin) *origin = CMX__IMAGE_COMPILED;
   return CMX_OK;
 }
 
-void cmx__gpu_image_forget(const char* name, const char* source, int arch) {
+void cmx__gpu_image_forget(const char* name, const char* source, int arch,
+                           const char* const* opts, int nopts) {
   if (!cmx__nvrtc_available(NULL) || !cmx__gpu_cache_dir(NULL, 0)) return;
   char fname[128];
-  entry_name(fname, sizeof fname, name, image_key(source, arch));
+  entry_name(fname, sizeof fname, name, image_key(source, arch, opts, nopts));
+  atomic_fetch_add(&st_disk_rejects, 1);
   int dfd = open_cache_dir();
   if (dfd < 0) return;
   unlinkat(dfd, fname, 0);
   close(dfd);
-}
-
-/* ---------------- embedded sources ---------------- */
-
-/* Generated by scripts/embed_kernels.cmake. */
-typedef struct {
-  const char* name;
-  const char* source;
-} cmx__kernel_source;
-extern const cmx__kernel_source cmx__kernel_sources[];
-
-const char* cmx__gpu_kernel_source(const char* file) {
-  for (const cmx__kernel_source* k = cmx__kernel_sources; k->name; k++)
-    if (strcmp(k->name, file) == 0) return k->source;
-  return NULL;
-}
-
-char* cmx__gpu_module_source(const char* file, const char* prelude) {
-  const char* common = cmx__gpu_kernel_source("common");
-  const char* body = cmx__gpu_kernel_source(file);
-  if (!common || !body)
-    return CMX__FAIL(CMX_ERR_RUNTIME, "[gpu] no kernel source named '%s'",
-                     common ? file : "common");
-  /* #line keeps compiler messages pointing into the right file. */
-  size_t n = strlen(common) + strlen(prelude) + strlen(body) + 256;
-  char* s = malloc(n);
-  if (!s) return CMX__FAIL(CMX_ERR_MEMORY, "[gpu] out of host memory");
-  snprintf(s, n,
-           "#line 1 \"common.cu\"\n%s\n#line 1 \"prelude\"\n%s\n"
-           "#line 1 \"%s.cu\"\n%s",
-           common, prelude, file, body);
-  return s;
-}
-
-/* ---------------- the module cache ---------------- */
-
-typedef struct fn_entry {
-  struct fn_entry* next;
-  char* name;
-  CUfunction f;
-} fn_entry;
-
-typedef struct mod_entry {
-  struct mod_entry* next;
-  int dev;
-  uint64_t hash;
-  char* file;
-  char* prelude;
-  CUmodule mod;
-  fn_entry* fns;
-} mod_entry;
-
-#define NBUCKETS 256
-static struct {
-  pthread_mutex_t lock;
-  mod_entry* buckets[NBUCKETS];
-} g_mods = {.lock = PTHREAD_MUTEX_INITIALIZER};
-
-static uint64_t mod_hash(int dev, const char* file, const char* prelude) {
-  hasher h;
-  hash_init(&h);
-  hash_bytes(&h, &dev, sizeof dev);
-  hash_str(&h, file);
-  hash_str(&h, prelude);
-  return h.a;
-}
-
-/* Builds and loads the module of (file, prelude) for dev. The name of its
- * cache entry carries the file name for people browsing the cache. */
-static cmx_status load_module(int dev, const char* file, const char* prelude,
-                              CUmodule* mod) {
-  cmx__gpu_device* d = cmx__gpu_device_get(dev);
-  if (!d) return cmx_last_status();
-  int arch = d->cc_major * 10 + d->cc_minor;
-  char* src = cmx__gpu_module_source(file, prelude);
-  if (!src) return cmx_last_status();
-  cmx__gpu_image img;
-  int origin;
-  cmx_status st = cmx__gpu_image_get(file, src, arch, &img, &origin);
-  if (st == CMX_OK) st = cmx__gpu_ctx_enter(dev);
-  CUresult r = CUDA_SUCCESS;
-  if (st == CMX_OK) {
-    r = cmx__cu.cuModuleLoadData(mod, img.data);
-    if (r != CUDA_SUCCESS && origin == CMX__IMAGE_DISK) {
-      /* The driver refused a cached image: compile it afresh. */
-      atomic_fetch_add(&st_disk_rejects, 1);
-      cmx__gpu_image_free(&img);
-      cmx__gpu_image_forget(file, src, arch);
-      st = cmx__gpu_image_get(file, src, arch, &img, &origin);
-      if (st == CMX_OK) r = cmx__cu.cuModuleLoadData(mod, img.data);
-    }
-    if (st == CMX_OK && r != CUDA_SUCCESS) {
-      char what[96];
-      snprintf(what, sizeof what, "loading kernel module '%s' (%s, sm_%d)",
-               file, img.ptx ? "PTX" : "CUBIN", arch);
-      st = cmx__cu_error(r, "gpu", what);
-    }
-  }
-  cmx__gpu_image_free(&img);
-  free(src);
-  return st;
-}
-
-CUfunction cmx__gpu_function(int dev, const char* file, const char* prelude,
-                             const char* kernel) {
-  /* One kernel per module: CMX_ONLY_<kernel> makes the source emit just
-   * that one, so a first use compiles one function, not the file's all. */
-  char full[1024];
-  int n =
-      snprintf(full, sizeof full, "%s#define CMX_ONLY\n#define CMX_ONLY_%s\n",
-               prelude, kernel);
-  if (n < 0 || (size_t)n >= sizeof full)
-    return CMX__FAIL(CMX_ERR_RUNTIME, "[gpu] kernel prelude too long");
-  prelude = full;
-  uint64_t h = mod_hash(dev, file, prelude);
-  pthread_mutex_lock(&g_mods.lock);
-  mod_entry** slot = &g_mods.buckets[h % NBUCKETS];
-  mod_entry* m = *slot;
-  while (m && !(m->hash == h && m->dev == dev && strcmp(m->file, file) == 0 &&
-                strcmp(m->prelude, prelude) == 0))
-    m = m->next;
-  CUfunction f = NULL;
-  if (m) {
-    for (fn_entry* e = m->fns; e; e = e->next)
-      if (strcmp(e->name, kernel) == 0) {
-        f = e->f;
-        break;
-      }
-    if (f) atomic_fetch_add(&st_mem_hits, 1);
-  } else {
-    CUmodule mod;
-    if (load_module(dev, file, prelude, &mod) != CMX_OK) goto out;
-    m = calloc(1, sizeof *m);
-    char* fcopy = strdup(file);
-    char* pcopy = strdup(prelude);
-    if (!m || !fcopy || !pcopy) {
-      free(m);
-      free(fcopy);
-      free(pcopy);
-      cmx__cu.cuModuleUnload(mod);
-      cmx__error(CMX_ERR_MEMORY, "[gpu] out of host memory");
-      goto out;
-    }
-    m->dev = dev;
-    m->hash = h;
-    m->file = fcopy;
-    m->prelude = pcopy;
-    m->mod = mod;
-    m->next = *slot;
-    *slot = m;
-  }
-  if (!f) {
-    if (cmx__gpu_ctx_enter(dev) != CMX_OK) goto out;
-    CUfunction nf;
-    CUresult r = cmx__cu.cuModuleGetFunction(&nf, m->mod, kernel);
-    if (r != CUDA_SUCCESS) {
-      char what[160];
-      snprintf(what, sizeof what, "finding kernel '%s' in module '%s'", kernel,
-               file);
-      cmx__cu_error(r, "gpu", what);
-      goto out;
-    }
-    fn_entry* e = malloc(sizeof *e);
-    char* name = strdup(kernel);
-    if (!e || !name) {
-      free(e);
-      free(name);
-      cmx__error(CMX_ERR_MEMORY, "[gpu] out of host memory");
-      goto out;
-    }
-    e->name = name;
-    e->f = nf;
-    e->next = m->fns;
-    m->fns = e;
-    f = nf;
-  }
-out:
-  pthread_mutex_unlock(&g_mods.lock);
-  return f;
-}
-
-void cmx__gpu_module_cache_clear(void) {
-  pthread_mutex_lock(&g_mods.lock);
-  for (int b = 0; b < NBUCKETS; b++) {
-    mod_entry* m = g_mods.buckets[b];
-    g_mods.buckets[b] = NULL;
-    while (m) {
-      mod_entry* next = m->next;
-      /* Unloading needs the module's work finished. */
-      if (cmx__gpu_ctx_enter(m->dev) == CMX_OK) {
-        cmx__cu.cuCtxSynchronize();
-        cmx__cu.cuModuleUnload(m->mod);
-      }
-      for (fn_entry* e = m->fns; e;) {
-        fn_entry* en = e->next;
-        free(e->name);
-        free(e);
-        e = en;
-      }
-      free(m->file);
-      free(m->prelude);
-      free(m);
-      m = next;
-    }
-  }
-  pthread_mutex_unlock(&g_mods.lock);
 }

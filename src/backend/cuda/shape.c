@@ -5,9 +5,9 @@
  * kernels, which only set strides. */
 #include "primitives/shape.h"
 
-#include "backend/cpu/shape_copy.h"
 #include "backend/cuda/gpu.h"
 #include "backend/cuda/kernels.h"
+#include "core/layout.h"
 
 static cmx_status copy_out(const cmx_primitive* p, cmx_array o, cmx_array a) {
   cmx_status st = cmx_kernel_alloc(o);

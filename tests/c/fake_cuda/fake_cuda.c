@@ -10,12 +10,20 @@
  *
  * Kernels are recognised from their PTX: the fake device reports compute
  * capability 9.9, which NVRTC cannot target, so cmx compiles PTX for the
- * newest older architecture and hands that to cuModuleLoadData. From a
- * kernel's name and its PTX body (element type of its loads, float or
- * integer arithmetic, OR) the fake runs: cmx_binary_* for Add on float32,
- * float64, integers (wrapping) and bool; cmx_copy_* for 1/2/4/8-byte
- * elements. Other kernels fail to load (CUDA_ERROR_NOT_SUPPORTED), so cases
- * needing them are left out of that test's case list.
+ * newest older architecture and hands that to cuModuleLoadData. A kernel's
+ * parameters (count and sizes) and static shared memory are read from its
+ * PTX entry, so launches copy any argument list as the real driver does.
+ * From a kernel's name and its PTX body (element type of its loads, float
+ * or integer arithmetic, OR) the fake runs: cmx_binary_* for Add on
+ * float32, float64, integers (wrapping) and bool; cmx_copy_* for
+ * 1/2/4/8-byte elements; and the test kernels of test_gpu.c (cmx_test_*).
+ * Other kernels fail to load (CUDA_ERROR_NOT_SUPPORTED), so cases needing
+ * them are left out of that test's case list.
+ *
+ * Launch limits are the real driver's: at most 1024 threads per block, and
+ * more than a kernel's dynamic shared memory limit (48 KB less its static
+ * shared memory, until cuFuncSetAttribute raises it, to at most the
+ * device's opt-in limit of 100 KB here) fails with CUDA_ERROR_INVALID_VALUE.
  *
  * NVRTC itself looks for cuGetExportTable in libcuda; the fake has none to
  * give. */
@@ -61,10 +69,11 @@ typedef struct event {
 typedef struct fn fn;
 typedef struct op {
   struct op* next;
-  int kind; /* 0 kernel, 1 copy, 2 record, 3 wait, 4 free */
+  int kind; /* 0 kernel, 1 copy, 2 record, 3 wait, 4 free, 5 memset */
   fn* f;
-  unsigned char params[1200];
-  unsigned grid, block;
+  unsigned char params[4096];
+  unsigned grid[3], block[3];
+  size_t shared;
   void* dst;
   const void* src;
   size_t n;
@@ -111,6 +120,10 @@ static void* worker(void* arg) {
       case 4:
         memset(o->dst, 0xDB, o->n);
         free(o->dst);
+        break;
+      case 5: /* n elements of gen bytes (1, 2, 4) */
+        for (size_t i = 0; i < o->n; i++)
+          memcpy((char*)o->dst + i * o->gen, o->params, o->gen);
         break;
     }
     pthread_mutex_lock(&s->m);
@@ -234,6 +247,18 @@ CUresult cuDeviceGetAttribute(int* v, int a, int d) {
       return OK;
     case 115:
       *v = getenv("FAKE_CUDA_NO_POOLS") ? 0 : 1;
+      return OK;
+    case 1: /* threads per block */
+      *v = 1024;
+      return OK;
+    case 8: /* shared memory per block */
+      *v = 48 << 10;
+      return OK;
+    case 38: /* L2 */
+      *v = 1 << 20;
+      return OK;
+    case 97: /* shared memory per block, opted in */
+      *v = 100 << 10;
       return OK;
   }
   return ERR_INVALID;
@@ -399,6 +424,41 @@ CUresult cuMemcpyDtoHAsync_v2(void* h, unsigned long long d, size_t n,
   enqueue(s, o);
   return OK;
 }
+static CUresult memset_n(unsigned long long d, const void* v, unsigned size,
+                         size_t n, stream* s) {
+  need_ctx();
+  op* o = calloc(1, sizeof *o);
+  o->kind = 5;
+  o->dst = (void*)(uintptr_t)d;
+  memcpy(o->params, v, size);
+  o->gen = size;
+  o->n = n;
+  enqueue(s, o);
+  return OK;
+}
+CUresult cuMemsetD8Async(unsigned long long d, unsigned char v, size_t n,
+                         stream* s) {
+  return memset_n(d, &v, 1, n, s);
+}
+CUresult cuMemsetD16Async(unsigned long long d, unsigned short v, size_t n,
+                          stream* s) {
+  return memset_n(d, &v, 2, n, s);
+}
+CUresult cuMemsetD32Async(unsigned long long d, unsigned v, size_t n,
+                          stream* s) {
+  return memset_n(d, &v, 4, n, s);
+}
+CUresult cuMemcpyDtoDAsync_v2(unsigned long long d, unsigned long long src,
+                              size_t n, stream* s) {
+  need_ctx();
+  op* o = calloc(1, sizeof *o);
+  o->kind = 1;
+  o->dst = (void*)(uintptr_t)d;
+  o->src = (const void*)(uintptr_t)src;
+  o->n = n;
+  enqueue(s, o);
+  return OK;
+}
 CUresult cuDeviceGetDefaultMemPool(void** p, int d) {
   (void)d;
   *p = (void*)0x77;
@@ -412,13 +472,27 @@ CUresult cuMemPoolSetAttribute(void* p, int a, void* v) {
 }
 
 /* ---- modules and kernels ---- */
+enum {
+  K_BINARY,
+  K_COPY,
+  K_TEST_GRID,
+  K_TEST_SUM10,
+  K_TEST_ARGS,
+  K_TEST_SHARED,
+  K_TEST_BLOCK_SUM
+};
+#define MAX_PARAMS 32
 struct fn {
   struct fn* next; /* the module's functions */
   char name[64];
+  int kind;
+  int nparams;
+  size_t psize[MAX_PARAMS], poff[MAX_PARAMS]; /* in op->params */
+  int static_shared, dyn_max;
   int elem;     /* element bytes */
   int is_float; /* float arithmetic on float loads */
   int is_or;    /* bool: OR instead of add */
-  int binary, nd, bits, vec, sa, sb;
+  int nd, bits, vec, sa, sb;
 };
 typedef struct module {
   char* ptx;
@@ -444,16 +518,50 @@ CUresult cuModuleUnload(module* m) {
   free(m);
   return OK;
 }
-CUresult cuModuleGetFunction(fn** out, module* m, const char* name) {
-  char key[96];
-  snprintf(key, sizeof key, ".entry %s(", name);
-  char* e = strstr(m->ptx, key);
-  if (!e) return ERR_NOT_FOUND;
-  char* end = strstr(e, "\n}");
-  if (!end) end = e + strlen(e);
-  fn* f = calloc(1, sizeof *f);
-  snprintf(f->name, sizeof f->name, "%s", name);
-  for (char* p = e; p && p < end; p++) {
+
+/* Bytes of a PTX type at t (".u8" ... ".f64", ".b8" ...). */
+static size_t ptx_type_size(const char* t) {
+  return (size_t)atoi(t + 2) / 8;
+}
+
+/* Reads the parameter list "( .param <type> name[, ...] )" at e and the
+ * static shared memory of the body e..end into f. */
+static int parse_entry(fn* f, const char* e, const char* end) {
+  const char* p = strchr(e, '(');
+  const char* close = p ? strchr(p, ')') : NULL;
+  size_t off = 0;
+  while (p && close && (p = strstr(p, ".param")) && p < close) {
+    p += 6;
+    while (*p == ' ' || *p == '\t') p++;
+    size_t align = 0;
+    if (!strncmp(p, ".align", 6)) {
+      align = (size_t)atoi(p + 7);
+      p = strchr(p + 7, '.');
+    }
+    size_t size = ptx_type_size(p);
+    const char* nl = strchr(p, '\n');
+    const char* br = strchr(p, '[');
+    if (br && (!nl || br < nl)) size *= (size_t)atoi(br + 1);
+    if (!align) align = size < 8 ? size : 8;
+    if (f->nparams == MAX_PARAMS || !size) return 0;
+    off = (off + align - 1) / align * align;
+    f->psize[f->nparams] = size;
+    f->poff[f->nparams] = off;
+    f->nparams++;
+    off += size;
+  }
+  if (off > sizeof(((op*)0)->params)) return 0;
+  for (const char* q = e; (q = strstr(q, ".shared .align")) && q < end; q++) {
+    const char* br = strchr(q, '[');
+    if (br && br < end && br[1] != ']') f->static_shared += atoi(br + 1);
+  }
+  return 1;
+}
+
+/* The element size and arithmetic of a cmx_binary_ / cmx_copy_ kernel. */
+static CUresult classify_elementwise(fn* f, const char* name, const char* e,
+                                     const char* end) {
+  for (const char* p = e; p && p < end; p++) {
     p = strstr(p, "ld.global.");
     if (!p || p >= end) break;
     const char* t = p + 10;
@@ -467,11 +575,9 @@ CUresult cuModuleGetFunction(fn** out, module* m, const char* name) {
   if (!f->elem) {
     fprintf(stderr, "fake cuda: %s: no scalar loads (complex?): not emulated\n",
             name);
-    free(f);
     return ERR_NOT_SUPPORTED;
   }
-  f->binary = !strncmp(name, "cmx_binary_", 11);
-  const char* k = name + (f->binary ? 11 : 9);
+  const char* k = name + (f->kind == K_BINARY ? 11 : 9);
   if (k[0] == 'g') {
     f->nd = k[1] - '0';
     f->bits = atoi(k + 3);
@@ -480,88 +586,143 @@ CUresult cuModuleGetFunction(fn** out, module* m, const char* name) {
     f->sa = !strcmp(k, "sv");
     f->sb = !strcmp(k, "vs");
   }
-  if (f->binary && !f->is_float) {
+  if (f->kind == K_BINARY && !f->is_float) {
     /* Integer storage: float16/bfloat16 compute in float (unsupported),
      * bool ORs, integers add. */
     char* body = strndup(e, (size_t)(end - e));
     int fl = strstr(body, "add.f32") || strstr(body, "add.rn.f32") ||
              strstr(body, "cvt.f32.f16");
-    f->is_or = strstr(body, "or.b") != NULL;
+    /* Loop bounds use or.b64; a bool's OR works on 16/32-bit values. */
+    f->is_or = f->elem == 1 &&
+               (strstr(body, "or.b16") || strstr(body, "or.b32"));
     free(body);
     if (fl) {
       fprintf(
           stderr,
           "fake cuda: %s computes in float on 16-bit storage: not emulated\n",
           name);
-      free(f);
       return ERR_NOT_SUPPORTED;
     }
   }
+  return OK;
+}
+
+CUresult cuModuleGetFunction(fn** out, module* m, const char* name) {
+  char key[96];
+  snprintf(key, sizeof key, ".entry %s(", name);
+  char* e = strstr(m->ptx, key);
+  if (!e) return ERR_NOT_FOUND;
+  char* end = strstr(e, "\n}");
+  if (!end) end = e + strlen(e);
+  static const struct {
+    const char* name;
+    int kind;
+  } tests[] = {{"cmx_test_grid", K_TEST_GRID},
+               {"cmx_test_sum10", K_TEST_SUM10},
+               {"cmx_test_args", K_TEST_ARGS},
+               {"cmx_test_shared", K_TEST_SHARED},
+               {"cmx_test_block_sum", K_TEST_BLOCK_SUM}};
+  fn* f = calloc(1, sizeof *f);
+  snprintf(f->name, sizeof f->name, "%s", name);
+  f->kind = -1;
+  if (!strncmp(name, "cmx_binary_", 11)) f->kind = K_BINARY;
+  if (!strncmp(name, "cmx_copy_", 9)) f->kind = K_COPY;
+  for (size_t i = 0; i < sizeof tests / sizeof tests[0]; i++)
+    if (!strcmp(name, tests[i].name)) f->kind = tests[i].kind;
+  CUresult r = f->kind < 0 ? ERR_NOT_SUPPORTED : OK;
+  if (r == OK && !parse_entry(f, e, end)) r = ERR_NOT_SUPPORTED;
+  if (r == OK && (f->kind == K_BINARY || f->kind == K_COPY))
+    r = classify_elementwise(f, name, e, end);
+  if (r != OK) {
+    if (f->kind < 0) fprintf(stderr, "fake cuda: %s: not emulated\n", name);
+    free(f);
+    return r;
+  }
+  f->dyn_max = (48 << 10) - f->static_shared;
   f->next = m->fns;
   m->fns = f;
   *out = f;
   return OK;
 }
 
-typedef struct {
-  int ndim;
-  long long shape[32];
-  long long strides[3][32];
-} layout;
+CUresult cuFuncGetAttribute(int* v, int attr, fn* f) {
+  switch (attr) {
+    case 0:
+      *v = 1024;
+      return OK;
+    case 1:
+      *v = f->static_shared;
+      return OK;
+    case 8:
+      *v = f->dyn_max;
+      return OK;
+  }
+  return ERR_INVALID;
+}
+
+CUresult cuFuncSetAttribute(fn* f, int attr, int v) {
+  if (attr != 8 || v < 0 || v > (100 << 10) - f->static_shared)
+    return ERR_INVALID;
+  f->dyn_max = v;
+  return OK;
+}
 
 CUresult cuLaunchKernel(fn* f, unsigned gx, unsigned gy, unsigned gz,
                         unsigned bx, unsigned by, unsigned bz, unsigned sh,
                         stream* s, void** params, void** extra) {
-  (void)gy;
-  (void)gz;
-  (void)by;
-  (void)bz;
-  (void)sh;
   (void)extra;
   need_ctx();
-  if (gx == 0 || bx == 0) return ERR_INVALID;
+  if (gx == 0 || gy == 0 || gz == 0 || bx == 0 || by == 0 || bz == 0 ||
+      (uint64_t)bx * by * bz > 1024 || (int)sh > f->dyn_max)
+    return ERR_INVALID;
   op* o = calloc(1, sizeof *o);
   o->kind = 0;
   o->f = f;
-  unsigned char* q = o->params;
-  int nptr = f->binary ? 3 : 2;
-  for (int i = 0; i < nptr; i++) {
-    memcpy(q, params[i], 8);
-    q += 8;
-  }
-  int nsz = f->vec || f->bits == 64 ? 8 : 4;
-  long long n = 0;
-  if (nsz == 8)
-    memcpy(&n, params[nptr], 8);
-  else {
-    int x;
-    memcpy(&x, params[nptr], 4);
-    n = x;
-  }
-  memcpy(q, &n, 8);
-  q += 8;
-  if (!f->vec) memcpy(q, params[nptr + 1], sizeof(layout));
+  for (int i = 0; i < f->nparams; i++)
+    memcpy(o->params + f->poff[i], params[i], f->psize[i]);
+  unsigned g[3] = {gx, gy, gz}, b[3] = {bx, by, bz};
+  memcpy(o->grid, g, sizeof g);
+  memcpy(o->block, b, sizeof b);
+  o->shared = sh;
   enqueue(s, o);
   return OK;
 }
 
-static void run_kernel(op* o) {
-  fn* f = o->f;
-  unsigned char* q = o->params;
-  char *a, *b = NULL, *out;
-  memcpy(&a, q, 8);
-  q += 8;
-  if (f->binary) {
-    memcpy(&b, q, 8);
-    q += 8;
+/* Parameter i of the launch o, as a value of its own size (integers
+ * sign-extended from 4 bytes, as cmx passes int counts). */
+static void* param(op* o, int i) {
+  return o->params + o->f->poff[i];
+}
+static long long param_int(op* o, int i) {
+  if (o->f->psize[i] == 8) {
+    long long v;
+    memcpy(&v, param(o, i), 8);
+    return v;
   }
-  memcpy(&out, q, 8);
-  q += 8;
-  long long n;
-  memcpy(&n, q, 8);
-  q += 8;
+  int v;
+  memcpy(&v, param(o, i), 4);
+  return v;
+}
+static char* param_ptr(op* o, int i) {
+  char* p;
+  memcpy(&p, param(o, i), 8);
+  return p;
+}
+
+typedef struct {
+  int ndim;
+  long long shape[32];
+  long long strides[12][32];
+} layout;
+
+static void run_elementwise(op* o) {
+  fn* f = o->f;
+  int bin = f->kind == K_BINARY;
+  char *a = param_ptr(o, 0), *b = bin ? param_ptr(o, 1) : NULL;
+  char* out = param_ptr(o, bin ? 2 : 1);
+  long long n = param_int(o, bin ? 3 : 2);
   layout L;
-  if (!f->vec) memcpy(&L, q, sizeof L);
+  if (!f->vec) memcpy(&L, param(o, bin ? 4 : 3), f->psize[bin ? 4 : 3]);
   int nd = f->vec ? 0 : (f->nd ? f->nd : L.ndim);
   int es = f->elem;
   for (long long i = 0; i < n; i++) {
@@ -576,22 +737,22 @@ static void run_kernel(op* o) {
         long long k = r % L.shape[d];
         r /= L.shape[d];
         oa += k * L.strides[1][d];
-        ob += k * L.strides[2][d];
+        if (bin) ob += k * L.strides[2][d];
       }
     }
-    if (f->binary && f->is_float && es == 4) {
+    if (bin && f->is_float && es == 4) {
       float x, y;
       memcpy(&x, a + oa * 4, 4);
       memcpy(&y, b + ob * 4, 4);
       x = x + y;
       memcpy(out + i * 4, &x, 4);
-    } else if (f->binary && f->is_float) {
+    } else if (bin && f->is_float) {
       double x, y;
       memcpy(&x, a + oa * 8, 8);
       memcpy(&y, b + ob * 8, 8);
       x = x + y;
       memcpy(out + i * 8, &x, 8);
-    } else if (f->binary) { /* little-endian integers of es bytes */
+    } else if (bin) { /* little-endian integers of es bytes */
       uint64_t x = 0, y = 0;
       memcpy(&x, a + oa * es, es);
       memcpy(&y, b + ob * es, es);
@@ -601,6 +762,88 @@ static void run_kernel(op* o) {
       memcpy(out + i * es, a + oa * es, es);
     }
   }
+}
+
+/* The test kernels of test_gpu.c, as their sources there define them. */
+static void run_test(op* o) {
+  unsigned *g = o->grid, *b = o->block;
+  switch (o->f->kind) {
+    case K_TEST_GRID: { /* (int* out, int marker) */
+      int* out = (int*)param_ptr(o, 0);
+      int marker = (int)param_int(o, 1);
+      long long threads = (long long)b[0] * b[1] * b[2];
+      long long nb = (long long)g[0] * g[1] * g[2];
+      for (long long bl = 0; bl < nb; bl++)
+        for (long long t = 0; t < threads; t++)
+          out[bl * threads + t] = (int)(marker + bl * 1000 + t);
+      break;
+    }
+    case K_TEST_SUM10: { /* (float* out, const float* a0..a9, long long n) */
+      float* out = (float*)param_ptr(o, 0);
+      long long n = param_int(o, 11);
+      for (long long i = 0; i < n; i++) {
+        float acc = 0;
+        for (int k = 0; k < 10; k++)
+          acc += (float)(k + 1) * ((float*)param_ptr(o, 1 + k))[i];
+        out[i] = acc;
+      }
+      break;
+    }
+    case K_TEST_ARGS: { /* (double* out, char, short, int, long long, float,
+                           double, unsigned char) */
+      double* out = (double*)param_ptr(o, 0);
+      signed char c;
+      short sh;
+      int i;
+      long long l;
+      float fl;
+      double d;
+      unsigned char u;
+      memcpy(&c, param(o, 1), 1);
+      memcpy(&sh, param(o, 2), 2);
+      memcpy(&i, param(o, 3), 4);
+      memcpy(&l, param(o, 4), 8);
+      memcpy(&fl, param(o, 5), 4);
+      memcpy(&d, param(o, 6), 8);
+      memcpy(&u, param(o, 7), 1);
+      out[0] = c, out[1] = sh, out[2] = i, out[3] = (double)l, out[4] = fl;
+      out[5] = d, out[6] = u;
+      break;
+    }
+    case K_TEST_SHARED: { /* (const float* in, float* out, int n): reversed */
+      const float* in = (const float*)param_ptr(o, 0);
+      float* out = (float*)param_ptr(o, 1);
+      int n = (int)param_int(o, 2);
+      if ((size_t)n * 4 > o->shared) {
+        fprintf(stderr, "fake cuda: cmx_test_shared: %zu bytes for %d\n",
+                o->shared, n);
+        abort();
+      }
+      for (int i = 0; i < n; i++) out[i] = in[n - 1 - i];
+      break;
+    }
+    case K_TEST_BLOCK_SUM: { /* (const int* in, long long* out, int n) */
+      const int* in = (const int*)param_ptr(o, 0);
+      long long* out = (long long*)param_ptr(o, 1);
+      int n = (int)param_int(o, 2);
+      for (unsigned bl = 0; bl < g[0]; bl++) {
+        long long acc = 0;
+        for (unsigned t = 0; t < b[0]; t++) {
+          long long i = (long long)bl * b[0] + t;
+          if (i < n) acc += in[i];
+        }
+        out[bl] = acc;
+      }
+      break;
+    }
+  }
+}
+
+static void run_kernel(op* o) {
+  if (o->f->kind == K_BINARY || o->f->kind == K_COPY)
+    run_elementwise(o);
+  else
+    run_test(o);
 }
 CUresult cuGetExportTable(const void** table, const void* id) {
   (void)id;

@@ -69,9 +69,9 @@ __device__ __forceinline__ void cmx_binary_strided(const T* a, const T* b,
                                                    const cmx_layout& L) {
   const I nt = (I)cmx_nthreads();
   for (I i = (I)cmx_tid(); i < n; i += nt) {
-    I oa, ob;
-    cmx_offsets<I, ND, 3>(L, i, &oa, &ob);
-    o[i] = cmx_apply(a[oa], b[ob]);
+    I off[2];
+    cmx_offsets<I, ND>(L, i, off);
+    o[i] = cmx_apply(a[off[0]], b[off[1]]);
   }
 }
 

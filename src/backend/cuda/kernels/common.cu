@@ -83,38 +83,41 @@ __device__ __forceinline__ long long cmx_nthreads() {
   return (long long)gridDim.x * blockDim.x;
 }
 
-// A collapsed layout shared by up to three arrays of one shape (the output
-// first): the same struct as cmx__gpu_layout on the host.
+// A collapsed layout of N arrays of one shape (the output first): the
+// kernel parameter that cmx__gpu_args_layout packs from a cmx__gpu_layout.
 #define CMX_MAX_DIMS 32
-struct cmx_layout {
+template <int N>
+struct cmx_layout_n {
   int ndim;
   long long shape[CMX_MAX_DIMS];
-  long long strides[3][CMX_MAX_DIMS];
+  long long strides[N][CMX_MAX_DIMS];
 };
+// The output and two inputs: the elementwise binary layout.
+typedef cmx_layout_n<3> cmx_layout;
 
-// Element offsets of linear index i in arrays 1 and 2 of layout L, in index
-// type I. ND > 0: the layout has exactly ND dims (loop unrolled); ND == 0:
-// any number of dims.
-template <typename I, int ND, int NARR>
-__device__ __forceinline__ void cmx_offsets(const cmx_layout& L, I i, I* o1,
-                                            I* o2) {
-  I r = i, a = 0, b = 0;
+// Element offsets of linear index i in arrays 1 .. N-1 of layout L, in
+// index type I, to off[0 .. N-2]. ND > 0: the layout has exactly ND dims
+// (loop unrolled); ND == 0: any number of dims.
+template <typename I, int ND, int N>
+__device__ __forceinline__ void cmx_offsets(const cmx_layout_n<N>& L, I i,
+                                            I (&off)[N - 1]) {
+  I r = i;
+#pragma unroll
+  for (int a = 0; a < N - 1; a++) off[a] = 0;
   if (ND > 0) {
 #pragma unroll
     for (int d = ND - 1; d >= 0; d--) {
       I s = (I)L.shape[d], q = r / s, k = r - q * s;
       r = q;
-      a += k * (I)L.strides[1][d];
-      if (NARR > 2) b += k * (I)L.strides[2][d];
+#pragma unroll
+      for (int a = 0; a < N - 1; a++) off[a] += k * (I)L.strides[a + 1][d];
     }
   } else {
     for (int d = L.ndim - 1; d >= 0; d--) {
       I s = (I)L.shape[d], q = r / s, k = r - q * s;
       r = q;
-      a += k * (I)L.strides[1][d];
-      if (NARR > 2) b += k * (I)L.strides[2][d];
+#pragma unroll
+      for (int a = 0; a < N - 1; a++) off[a] += k * (I)L.strides[a + 1][d];
     }
   }
-  *o1 = a;
-  *o2 = b;
 }

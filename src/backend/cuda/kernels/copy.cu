@@ -22,18 +22,18 @@ extern "C" __global__ void cmx_copy_v(const T* a, T* o, long long n) {
 
 template <typename I, int ND>
 __device__ __forceinline__ void cmx_copy_strided(const T* a, T* o, I n,
-                                                 const cmx_layout& L) {
+                                                 const cmx_layout_n<2>& L) {
   const I nt = (I)cmx_nthreads();
   for (I i = (I)cmx_tid(); i < n; i += nt) {
-    I oa, unused;
-    cmx_offsets<I, ND, 2>(L, i, &oa, &unused);
-    o[i] = a[oa];
+    I off[1];
+    cmx_offsets<I, ND>(L, i, off);
+    o[i] = a[off[0]];
   }
 }
 
 #define CMX_COPY_G(ND, BITS, I)                                           \
   extern "C" __global__ void cmx_copy_g##ND##_##BITS(                     \
-      const T* a, T* o, I n, const CMX_GRID_CONST cmx_layout L) {         \
+      const T* a, T* o, I n, const CMX_GRID_CONST cmx_layout_n<2> L) {    \
     cmx_copy_strided<I, ND>(a, o, n, L);                                  \
   }
 #if !defined(CMX_ONLY) || defined(CMX_ONLY_cmx_copy_g1_32)

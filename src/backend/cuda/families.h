@@ -1,0 +1,7 @@
+/* The built-in GPU kernel families, one line each (an X-macro list, no
+ * include guard): CMX__GPU_FAMILY(name) declares cmx__gpu_family_<name>,
+ * a cmx__gpu_family defined in src/backend/cuda/<family>.c beside its
+ * eval_gpu kernels. The registry (family.c) walks this list, and with it
+ * every variant of every kernel (tests compile them all). */
+CMX__GPU_FAMILY(binary)
+CMX__GPU_FAMILY(copy)

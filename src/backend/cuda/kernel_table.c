@@ -1,0 +1,36 @@
+/* The GPU backend's kernel table (the built-in primitives that have a CUDA
+ * kernel, by id) and the device interface core calls (device count,
+ * streams), registered with core when the library loads. The driver
+ * itself is only loaded when core first asks for a device. */
+#include "backend/cuda/gpu.h"
+#include "backend/cuda/kernels.h"
+#include "backend/views.h"
+#include "core/backend.h"
+#include "primitives/registry.h"
+
+static const cmx_kernel_fn gpu_kernels[CMX__NUM_PRIMITIVES] = {
+    /* copy and conversion */
+    [CMX__P_AsType] = cmx__gpu_copy,
+    [CMX__P_Copy] = cmx__gpu_copy,
+    /* binary elementwise */
+    [CMX__P_Add] = cmx__gpu_binary,
+    [CMX__P_Subtract] = cmx__gpu_binary,
+    [CMX__P_Multiply] = cmx__gpu_binary,
+    /* shape */
+    [CMX__P_Reshape] = cmx__gpu_reshape,
+    [CMX__P_Contiguous] = cmx__gpu_contiguous,
+    /* the views, which run on any device */
+    CMX__VIEW_KERNEL_ENTRIES,
+};
+
+static const cmx__backend gpu_backend = {
+    .type = CMX_GPU,
+    .kernels = gpu_kernels,
+    .nkernels = CMX__NUM_PRIMITIVES,
+    .device_count = cmx__gpu_count,
+    .unavailable_reason = cmx__gpu_unavailable_reason,
+    .stream_new = cmx__gpu_stream_new};
+
+CMX__REGISTER(register_gpu_backend) {
+  cmx__backend_register(&gpu_backend);
+}

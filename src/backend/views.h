@@ -1,0 +1,44 @@
+/* View kernels that run on any device (views.c): each sets its outputs as
+ * views of its inputs (strides and an offset, no data moved). The CPU and
+ * GPU kernel tables both name them. */
+#ifndef CMX_BACKEND_VIEWS_H
+#define CMX_BACKEND_VIEWS_H
+
+#include "core/internal.h"
+
+#define CMX__VIEW_KERNEL(name)                                          \
+  cmx_status name(const cmx_primitive* p, const cmx_array* in, int nin, \
+                  const cmx_array* out, int nout)
+
+/* ---- shape (primitives/shape.h has the parameters) ---- */
+CMX__VIEW_KERNEL(cmx__view_broadcast);
+CMX__VIEW_KERNEL(cmx__view_transpose);
+CMX__VIEW_KERNEL(cmx__view_squeeze);
+CMX__VIEW_KERNEL(cmx__view_expand_dims);
+CMX__VIEW_KERNEL(cmx__view_slice);
+CMX__VIEW_KERNEL(cmx__view_as_strided);
+CMX__VIEW_KERNEL(cmx__view_diagonal);
+
+/* ---- graph bookkeeping ---- */
+/* StopGradient, Identity: out[0] views in[0]. */
+CMX__VIEW_KERNEL(cmx__view_identity);
+/* Depends: in = {inputs..., dependencies...}; out[i] views in[i]. */
+CMX__VIEW_KERNEL(cmx__view_depends);
+/* CustomTransforms: in = {primals..., outputs of the function}; out[i]
+ * views in[nin - nout + i]. */
+CMX__VIEW_KERNEL(cmx__view_custom);
+
+/* The view entries of a kernel table (inside its initializer). */
+#define CMX__VIEW_KERNEL_ENTRIES                                               \
+  [CMX__P_StopGradient] = cmx__view_identity,                                  \
+  [CMX__P_Identity] = cmx__view_identity,                                      \
+  [CMX__P_Broadcast] = cmx__view_broadcast,                                    \
+  [CMX__P_Transpose] = cmx__view_transpose,                                    \
+  [CMX__P_Squeeze] = cmx__view_squeeze,                                        \
+  [CMX__P_ExpandDims] = cmx__view_expand_dims,                                 \
+  [CMX__P_Slice] = cmx__view_slice, [CMX__P_AsStrided] = cmx__view_as_strided, \
+  [CMX__P_Diagonal] = cmx__view_diagonal,                                      \
+  [CMX__P_Depends] = cmx__view_depends,                                        \
+  [CMX__P_CustomTransforms] = cmx__view_custom
+
+#endif
