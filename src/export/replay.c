@@ -11,7 +11,8 @@
 #include "primitives/conv.h"
 #include "primitives/creation.h"
 #include "primitives/elementwise.h"
-#include "primitives/linalg_extra.h"
+#include "primitives/hadamard.h"
+#include "primitives/matmul_gather.h"
 #include "primitives/matmul.h"
 #include "primitives/reduce.h"
 #include "primitives/scan.h"
@@ -296,14 +297,6 @@ static bool r_custom(const cmx__fn_op* op, const cmx__fn_value* rec,
   return true;
 }
 
-static bool r_diagonal(const cmx__fn_op* op, const cmx__fn_value* rec,
-                       const cmx_array* in, cmx_array* out, const void* data) {
-  UNUSED;
-  NEED(1, 1);
-  PARAMS(cmx__diagonal_params, q);
-  ONE(cmx__diagonal(in[0], q.offset, q.axis1, q.axis2, S));
-}
-
 static bool r_hadamard(const cmx__fn_op* op, const cmx__fn_value* rec,
                        const cmx_array* in, cmx_array* out, const void* data) {
   UNUSED;
@@ -386,7 +379,7 @@ static const entry k_entries[] = {
     E(AddMM, r_addmm, 0),
     E(Depends, r_depends, 0),
     E(CustomTransforms, r_custom, 0),
-    E(Diagonal, r_diagonal, 0),
+    E(Diagonal, cmx__replay_diagonal, 0),
     E(Hadamard, r_hadamard, 0),
     E(GatherMM, r_gather_mm, 0),
     E(SegmentedMM, r_segmented_mm, 0),

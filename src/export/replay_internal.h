@@ -38,6 +38,7 @@ bool cmx__replay_bad(const cmx__fn_op* op, const char* why);
 
 /* replay_shape.c */
 REPLAY(cmx__replay_transpose);
+REPLAY(cmx__replay_diagonal);
 REPLAY(cmx__replay_squeeze_expand); /* data: non-NULL for ExpandDims */
 REPLAY(cmx__replay_slice);
 REPLAY(cmx__replay_slice_update);

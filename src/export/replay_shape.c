@@ -30,6 +30,13 @@ REPLAY(cmx__replay_squeeze_expand) {
   ONE(cmx__squeeze(in[0], q.axes, q.naxes, S));
 }
 
+REPLAY(cmx__replay_diagonal) {
+  UNUSED;
+  NEED(1, 1);
+  PARAMS(cmx__diagonal_params, q);
+  ONE(cmx__diagonal(in[0], q.offset, q.axis1, q.axis2, S));
+}
+
 /* The stop of each axis of a slice of n elements from start by step, as
  * slice reads it (a negative stop counts from the end, so one before the
  * first element is written as -1 - dim). */

@@ -442,7 +442,12 @@ cmx_array cmx__io_read_array(const cmx__src* s, uint64_t off,
     }
     return a;
   }
-  cmx__load_params q = {cmx__file_retain(s->file), off};
+  cmx__load_params q;
+  memset(&q, 0, sizeof q);
+  q.file = cmx__file_retain(s->file);
+  q.offset = off;
+  q.ndim = ndim;
+  memcpy(q.shape, shape, (size_t)ndim * sizeof *shape);
   cmx_primitive* p = cmx_primitive_new(&cmx__vt_Load, &q, sizeof q, s->stream);
   if (!p) {
     cmx__file_release(q.file);

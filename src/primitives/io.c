@@ -8,9 +8,10 @@
 #include <string.h>
 #include <unistd.h>
 
-#include "backend/cpu/kernels.h"
 #include "core/internal.h"
 #include "primitives/registry.h"
+#include "primitives/shapes.h"
+#include "transforms/rules.h"
 
 cmx__file* cmx__file_new(int fd, const char* path) {
   cmx__file* f = malloc(sizeof *f);
@@ -47,12 +48,21 @@ static void load_destroy(void* params) {
 static bool load_equal(const cmx_primitive* a, const cmx_primitive* b) {
   const cmx__load_params* p = cmx_primitive_params(a);
   const cmx__load_params* q = cmx_primitive_params(b);
-  return p->file == q->file && p->offset == q->offset;
+  return p->file == q->file && p->offset == q->offset && p->ndim == q->ndim &&
+         !memcmp(p->shape, q->shape, (size_t)p->ndim * sizeof *p->shape);
 }
 
 static uint64_t load_hash(const cmx_primitive* p) {
   const cmx__load_params* q = cmx_primitive_params(p);
   return (uint64_t)(uintptr_t)q->file * 0x9E3779B97F4A7C15ull ^ q->offset;
+}
+
+static cmx_status load_shapes(const cmx_primitive* p, const cmx_array* in,
+                              int nin, cmx_shape* out, int nout) {
+  (void)in, (void)nin, (void)nout;
+  const cmx__load_params* q = cmx_primitive_params(p);
+  cmx__shape_set(&out[0], q->shape, q->ndim);
+  return CMX_OK;
 }
 
 static void load_print(const cmx_primitive* p, char* buf, size_t size) {
@@ -61,5 +71,8 @@ static void load_print(const cmx_primitive* p, char* buf, size_t size) {
            (unsigned long long)q->offset);
 }
 
-CMX__VTABLE(Load, .eval_cpu = cmx__cpu_load, .equal = load_equal,
-            .hash = load_hash, .print = load_print, .destroy = load_destroy);
+/* A file's bytes are constants: zero derivatives, nothing to map. */
+CMX__VTABLE(Load, .vjp = cmx__vjp_zero, .jvp = cmx__jvp_zero,
+            .vmap = cmx__vmap_nullary, .output_shapes = load_shapes,
+            .equal = load_equal, .hash = load_hash, .print = load_print,
+            .destroy = load_destroy);

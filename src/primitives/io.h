@@ -7,6 +7,8 @@
 
 #include <stdint.h>
 
+#include "cmx/array.h"
+
 /* A file open for reading, shared by the loader and every Load primitive
  * of one load call; closed when the last of them lets go. */
 typedef struct cmx__file {
@@ -27,6 +29,8 @@ void cmx__file_release(cmx__file* f);
 typedef struct {
   cmx__file* file;
   uint64_t offset;
+  int ndim;
+  int64_t shape[CMX_MAX_NDIM]; /* the output's (output_shapes) */
 } cmx__load_params;
 
 #endif
