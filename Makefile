@@ -36,10 +36,16 @@ test-asan: bootstrap
 # Python tests: the extension is built in $(BUILD) against the venv's
 # Python and imported from $(BUILD)/python (pytest exit code 5, "no tests
 # collected", counts as a failure).
+# Real MLX (CPU build) is the oracle of the differential suite
+# (tests/python/test_mlx_diff*.py); pinned, as its results are the
+# expected ones.
+MLX_VERSION ?= 0.32.4
 test-python: build
 	@test -x $(VENV_PY) || python3 -m venv $(VENV)
 	@$(VENV_PY) -c "import numpy, pytest, safetensors, gguf" 2>/dev/null || \
 	  $(VENV_PY) -m pip install -q numpy pytest safetensors gguf
+	@$(VENV_PY) -c "import mlx.core" 2>/dev/null || \
+	  $(VENV_PY) -m pip install -q "mlx[cpu]==$(MLX_VERSION)"
 	@cmake -S . -B $(BUILD) -DPython3_EXECUTABLE=$(abspath $(VENV_PY)) >/dev/null
 	@cmake --build $(BUILD) -j $(JOBS)
 	PYTHONPATH=$(abspath $(BUILD))/python $(VENV_PY) -m pytest -q tests/python; \
@@ -72,7 +78,7 @@ fuzz:
 	@cmake -S . -B $(FUZZ_BUILD) -DCMAKE_C_COMPILER=clang -DCMX_FUZZ=ON \
 	  -DCMX_BUILD_TESTS=OFF -DCMAKE_BUILD_TYPE=Debug >/dev/null
 	@cmake --build $(FUZZ_BUILD) -j $(JOBS)
-	@for f in npy npz safetensors gguf; do \
+	@for f in npy npz safetensors gguf export; do \
 	  mkdir -p $(FUZZ_BUILD)/corpus/$$f; \
 	  echo "fuzz_$$f: $(FUZZ_TIME) s"; \
 	  ./$(FUZZ_BUILD)/fuzz_$$f -max_total_time=$(FUZZ_TIME) -max_len=8192 \

@@ -12,7 +12,9 @@ for _name in ("grad", "value_and_grad", "vjp", "jvp", "vmap",
     setattr(_core, _name, getattr(_tr, _name))
 del _name
 
-# mx.metal, mx.cuda, mx.distributed, and the names still pending.
-from . import _compat  # noqa: E402
+# Graph export; mx.metal, mx.cuda, mx.distributed, and the names still
+# pending.
+from . import _compat, _export  # noqa: E402
 
+_export.install(_core)
 _compat.install(_core)

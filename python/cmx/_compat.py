@@ -225,6 +225,8 @@ def _install_distributed(core):
 
 
 def install(core):
+    if not hasattr(core, "ArrayIterator"):  # the type of iter(array)
+        core.ArrayIterator = type(iter(core.array([0])))
     _install_metal(core)
     _install_cuda(core)
     _install_distributed(core)

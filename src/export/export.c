@@ -147,12 +147,22 @@ typedef struct {
   int next;
 } frame;
 
+/* Whether node a is a constant of the trace: it does not depend on a
+ * tracer, except for a lazy Broadcast of one, which stays an op (its
+ * input the constant) so shapeless traces broadcast it to the call's
+ * shapes, and files keep the small array. */
+static bool is_const(cmx_array a) {
+  return !a->op ||
+         (!a->tracer && (a->op->nin != 1 || a->op->nout != 1 ||
+                         strcmp(a->op->prim->vt->name, "Broadcast") != 0));
+}
+
 /* Walks back from root: every lazy node that depends on a tracer is an
  * op of the trace, everything else reached is a constant. */
 static bool walk_from(walk* w, cmx_array root, frame** stack, uint32_t* cap) {
   uint32_t n = 0;
   if (cmx__ptrmap_get(&w->ids, root) >= 0) return true;
-  if (!root->op || !root->tracer) return add_const(w, root);
+  if (is_const(root)) return add_const(w, root);
   if (!grow((void**)stack, cap, n, sizeof **stack)) return false;
   (*stack)[n++] = (frame){root, 0};
   while (n) {
@@ -161,7 +171,7 @@ static bool walk_from(walk* w, cmx_array root, frame** stack, uint32_t* cap) {
     if (top->next < op->nin) {
       cmx_array in = op->inputs[top->next++];
       if (cmx__ptrmap_get(&w->ids, in) >= 0) continue;
-      if (!in->op || !in->tracer) {
+      if (is_const(in)) {
         if (!add_const(w, in)) return false;
         continue;
       }

@@ -358,12 +358,51 @@ static cmx_status no_match(const cmx_imported* f, const cmx_array* args,
   return st;
 }
 
+/* In a shapeless trace, a Broadcast whose output is read only by
+ * element-wise ops of two or more inputs (which broadcast by themselves)
+ * and is not an output: its shape follows the call's shapes (MLX's
+ * shapeless broadcasting), so it is rebuilt as its input with leading
+ * 1-dims instead of the recorded shape. NULL when none (or no memory). */
+static bool* loose_broadcasts(const cmx__fn_trace* t) {
+  if (!t->shapeless) return NULL;
+  /* per value: 0 unread, 1 read only by such ops, 2 read otherwise */
+  unsigned char* use = calloc(t->nvals ? t->nvals : 1, 1);
+  bool* loose = calloc(t->nops ? t->nops : 1, sizeof *loose);
+  if (!use || !loose) {
+    free(use);
+    free(loose);
+    return NULL;
+  }
+  for (uint32_t k = 0; k < t->nops; k++) {
+    const cmx__fn_op* f = &t->ops[k];
+    bool ew = (f->vt->flags & CMX_PRIM_ELEMENTWISE) && f->nin >= 2;
+    for (int i = 0; i < f->nin; i++)
+      use[f->in[i]] = ew && use[f->in[i]] != 2 ? 1 : 2;
+  }
+  for (uint32_t i = 0; i < t->nout; i++) use[t->outs[i]] = 2;
+  for (uint32_t k = 0; k < t->nops; k++)
+    loose[k] = !strcmp(t->ops[k].vt->name, "Broadcast") && t->ops[k].nin == 1 &&
+               t->ops[k].nout == 1 && use[t->ops[k].out] == 1;
+  free(use);
+  return loose;
+}
+
+/* in reshaped to ndim dimensions by leading 1s (scope-owned). */
+static cmx_array lead_ones(cmx_array in, int ndim) {
+  int64_t shape[CMX_MAX_NDIM];
+  int pad = ndim - in->ndim;
+  if (pad < 0) return NULL;
+  for (int i = 0; i < ndim; i++) shape[i] = i < pad ? 1 : in->dims[i - pad];
+  return cmx__reshape(in, shape, ndim, CMX_STREAM_DEFAULT);
+}
+
 /* Rebuilds trace t on inputs; writes its outputs (scope-owned). */
 static bool run(const cmx__fn_trace* t, const cmx_array* inputs,
                 cmx_array* outs) {
   uint32_t nin = (uint32_t)(t->npos + t->nkw);
   cmx_array* v = calloc(t->nvals ? t->nvals : 1, sizeof *v);
   cmx_array* ins = NULL;
+  bool* loose = loose_broadcasts(t);
   bool ok = v != NULL;
   if (!ok) cmx__error(CMX_ERR_MEMORY, "[%s] out of host memory", OP);
   for (uint32_t i = 0; ok && i < nin + t->nconst; i++)
@@ -378,7 +417,17 @@ static bool run(const cmx__fn_trace* t, const cmx_array* inputs,
       break;
     }
     for (int i = 0; i < f->nin; i++) ins[i] = v[f->in[i]];
-    ok = cmx__fn_replay(f, &t->vals[f->out], ins, &v[f->out]);
+    if (loose && loose[k]) {
+      v[f->out] = lead_ones(ins[0], t->vals[f->out].ndim);
+      ok = v[f->out] != NULL;
+      if (!ok)
+        cmx__error(CMX_ERR_VALUE,
+                   "[%s] op %u (Broadcast) cannot "
+                   "be rebuilt",
+                   OP, k);
+    } else {
+      ok = cmx__fn_replay(f, &t->vals[f->out], ins, &v[f->out]);
+    }
     for (int i = 0; ok && i < f->nout; i++) {
       const cmx__fn_value* want = &t->vals[f->out + (uint32_t)i];
       if (!v[f->out + (uint32_t)i] ||
@@ -397,6 +446,7 @@ static bool run(const cmx__fn_trace* t, const cmx_array* inputs,
     }
   }
   for (uint32_t i = 0; ok && i < t->nout; i++) outs[i] = v[t->outs[i]];
+  free(loose);
   free(ins);
   free(v);
   return ok;
