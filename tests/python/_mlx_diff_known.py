@@ -373,26 +373,6 @@ KNOWN = {
         'results differ',
     'device/buffer_size':
         'results differ',
-    'dtype/finfo/bfloat16/bits':
-        "cmx raises AttributeError ('cmx.core.finfo' object has no attribute 'bits'); MLX returns a result",
-    'dtype/finfo/bfloat16/smallest_normal':
-        "cmx raises AttributeError ('cmx.core.finfo' object has no attribute 'smallest_normal'); MLX returns a result",
-    'dtype/finfo/complex64/bits':
-        "cmx raises AttributeError ('cmx.core.finfo' object has no attribute 'bits'); MLX returns a result",
-    'dtype/finfo/complex64/smallest_normal':
-        "cmx raises AttributeError ('cmx.core.finfo' object has no attribute 'smallest_normal'); MLX returns a result",
-    'dtype/finfo/float16/bits':
-        "cmx raises AttributeError ('cmx.core.finfo' object has no attribute 'bits'); MLX returns a result",
-    'dtype/finfo/float16/smallest_normal':
-        "cmx raises AttributeError ('cmx.core.finfo' object has no attribute 'smallest_normal'); MLX returns a result",
-    'dtype/finfo/float32/bits':
-        "cmx raises AttributeError ('cmx.core.finfo' object has no attribute 'bits'); MLX returns a result",
-    'dtype/finfo/float32/smallest_normal':
-        "cmx raises AttributeError ('cmx.core.finfo' object has no attribute 'smallest_normal'); MLX returns a result",
-    'dtype/finfo/float64/bits':
-        "cmx raises AttributeError ('cmx.core.finfo' object has no attribute 'bits'); MLX returns a result",
-    'dtype/finfo/float64/smallest_normal':
-        "cmx raises AttributeError ('cmx.core.finfo' object has no attribute 'smallest_normal'); MLX returns a result",
     'dtype/result_type_scalar/1':
         'MLX raises ValueError ([result_type] Inputs must be arrays or dtypes.); cmx returns a result',
     'dtype/result_type_scalar/1j':
@@ -715,50 +695,6 @@ KNOWN = {
         'exception type: MLX IndexError, cmx ValueError',
     'shape/moveaxis/0/3':
         'exception type: MLX IndexError, cmx ValueError',
-    'shape/pad/reflect/((2, 2), (1, 1))/float32':
-        "cmx raises ValueError ([pad] unsupported mode 'reflect'); MLX returns a result",
-    'shape/pad/reflect/((2, 2), (1, 1))/int32':
-        "cmx raises ValueError ([pad] unsupported mode 'reflect'); MLX returns a result",
-    'shape/pad/reflect/(1, 2)/float32':
-        "cmx raises ValueError ([pad] unsupported mode 'reflect'); MLX returns a result",
-    'shape/pad/reflect/(1, 2)/int32':
-        "cmx raises ValueError ([pad] unsupported mode 'reflect'); MLX returns a result",
-    'shape/pad/reflect/0/float32':
-        "cmx raises ValueError ([pad] unsupported mode 'reflect'); MLX returns a result",
-    'shape/pad/reflect/0/int32':
-        "cmx raises ValueError ([pad] unsupported mode 'reflect'); MLX returns a result",
-    'shape/pad/reflect/1/float32':
-        "cmx raises ValueError ([pad] unsupported mode 'reflect'); MLX returns a result",
-    'shape/pad/reflect/1/int32':
-        "cmx raises ValueError ([pad] unsupported mode 'reflect'); MLX returns a result",
-    'shape/pad/reflect/[(0, 1), (2, 0)]/float32':
-        "cmx raises ValueError ([pad] unsupported mode 'reflect'); MLX returns a result",
-    'shape/pad/reflect/[(0, 1), (2, 0)]/int32':
-        "cmx raises ValueError ([pad] unsupported mode 'reflect'); MLX returns a result",
-    'shape/pad/symmetric/((2, 2), (1, 1))/float32':
-        "cmx raises ValueError ([pad] unsupported mode 'symmetric'); MLX returns a result",
-    'shape/pad/symmetric/((2, 2), (1, 1))/int32':
-        "cmx raises ValueError ([pad] unsupported mode 'symmetric'); MLX returns a result",
-    'shape/pad/symmetric/(1, 2)/float32':
-        "cmx raises ValueError ([pad] unsupported mode 'symmetric'); MLX returns a result",
-    'shape/pad/symmetric/(1, 2)/int32':
-        "cmx raises ValueError ([pad] unsupported mode 'symmetric'); MLX returns a result",
-    'shape/pad/symmetric/0/float32':
-        "cmx raises ValueError ([pad] unsupported mode 'symmetric'); MLX returns a result",
-    'shape/pad/symmetric/0/int32':
-        "cmx raises ValueError ([pad] unsupported mode 'symmetric'); MLX returns a result",
-    'shape/pad/symmetric/1/float32':
-        "cmx raises ValueError ([pad] unsupported mode 'symmetric'); MLX returns a result",
-    'shape/pad/symmetric/1/int32':
-        "cmx raises ValueError ([pad] unsupported mode 'symmetric'); MLX returns a result",
-    'shape/pad/symmetric/[(0, 1), (2, 0)]/float32':
-        "cmx raises ValueError ([pad] unsupported mode 'symmetric'); MLX returns a result",
-    'shape/pad/symmetric/[(0, 1), (2, 0)]/int32':
-        "cmx raises ValueError ([pad] unsupported mode 'symmetric'); MLX returns a result",
-    'shape/pad1d/reflect':
-        "cmx raises ValueError ([pad] unsupported mode 'reflect'); MLX returns a result",
-    'shape/pad1d/symmetric':
-        "cmx raises ValueError ([pad] unsupported mode 'symmetric'); MLX returns a result",
     'shape/roll/(1, 2)/None':
         'cmx raises ValueError ([roll] Rolling the flattened array takes one shift, got 2.); MLX returns a result',
     'shape/squeeze/5':
