@@ -339,10 +339,6 @@ KNOWN = {
         'MLX raises RuntimeError (std::bad_cast); cmx returns a result',
     'create/array_of_arrays_mixed':
         'cmx raises ValueError (Initialization encountered extra dimension.); MLX returns a result',
-    'create/eye/0/None/0':
-        'cmx raises ValueError ([eye] N and M must be positive integers.); MLX returns a result',
-    'create/eye/3/0/0':
-        'cmx raises ValueError ([eye] N and M must be positive integers.); MLX returns a result',
     'create/full/bool_':
         'result dtype: MLX float32, cmx bool',
     'create/full/complex64':
@@ -363,14 +359,6 @@ KNOWN = {
         'result dtype: MLX float32, cmx uint64',
     'create/full/uint8':
         'result dtype: MLX float32, cmx uint8',
-    'create/meshgrid/ij/False':
-        'results differ',
-    'create/meshgrid/ij/True':
-        'results differ',
-    'create/meshgrid/xy/False':
-        'results differ',
-    'create/meshgrid/xy/True':
-        'results differ',
     'device/buffer_size':
         'results differ',
     'dtype/result_type_scalar/1':
@@ -735,10 +723,6 @@ KNOWN = {
         'results differ',
     'transform/jvp_nondiff/isnan':
         'results differ',
-    'transform/jvp_shape/at_add':
-        'MLX raises RuntimeError ([scatter] JVP not yet implemented); cmx returns a result',
-    'transform/jvp_shape/conv1d':
-        'MLX raises ValueError ([Primitive::jvp] Not implemented for Convolution.); cmx returns a result',
     'transform/vjp_complex/abs':
         'results differ',
     'transform/vjp_complex/cos':
