@@ -1,8 +1,11 @@
-# Turns every .cu file in SRC_DIR into a C string constant in OUT:
+# Turns every .cu file in SRC_DIR, and the files listed in EXTRA (the
+# elementwise semantics, primitives/ew_scalar.h, which kernels include as
+# "ew_scalar"), into a C string constant in OUT:
 #   static const unsigned char k_<name>[] = {...};
 # plus a lookup table, so the library carries CUDA source, not binaries.
 file(GLOB files ${SRC_DIR}/*.cu)
 list(SORT files)
+list(APPEND files ${EXTRA})
 set(body "/* Generated from the .cu files of src/backend/cuda/kernels. Do not edit. */\n#include <stddef.h>\n")
 set(table "")
 foreach(f ${files})

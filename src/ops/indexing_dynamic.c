@@ -102,7 +102,7 @@ static cmx_array slice_update_dynamic(cmx_array a, cmx_array update,
                      op, update->ndim, a->ndim);
   /* The window has the update's shape, right-aligned (1 on leading axes
    * the update lacks); it starts at 0 on the axes not sliced. */
-  int64_t window[CMX_MAX_NDIM], sizes[CMX_MAX_NDIM];
+  int64_t window[CMX_MAX_NDIM], sizes[CMX_MAX_NDIM] = {0};
   int lead = a->ndim - update->ndim;
   for (int d = 0; d < a->ndim; d++)
     window[d] = d < lead ? 1 : update->dims[d - lead];

@@ -152,11 +152,12 @@ static cmx_array run_work(gpu_work work, void* ctx, const cmx_array* in,
 
 static void test_registry(void) {
   CHECK(cmx__gpu_family_count() >= 2);
-  CHECK(cmx__gpu_family_find("binary") == &cmx__gpu_family_binary);
+  CHECK(cmx__gpu_family_find("elementwise") == &cmx__gpu_family_elementwise);
+  CHECK(cmx__gpu_family_find("convert") == &cmx__gpu_family_convert);
   CHECK(cmx__gpu_family_find("copy") == &cmx__gpu_family_copy);
   CHECK(cmx__gpu_family_find("no_such_family") == NULL);
-  CHECK(cmx__gpu_family_nkernels(&cmx__gpu_family_binary) ==
-        3 + CMX__GPU_NUM_STRIDED);
+  CHECK(cmx__gpu_family_nkernels(&cmx__gpu_family_elementwise) ==
+        7 + CMX__GPU_NUM_STRIDED);
   CHECK(cmx__gpu_family_nkernels(&g_launch) == 4);
   /* Run-time families join the walk; names are unique. */
   CHECK(cmx__gpu_family_find("test_launch") == &g_launch);
@@ -175,13 +176,23 @@ static void test_registry(void) {
   for (int i = 0; i < cmx__gpu_family_count(); i++)
     found = found || cmx__gpu_family_at(i) == &g_cccl;
   CHECK(found && cmx__gpu_family_at(cmx__gpu_family_count()) == NULL);
-  /* Variants: holes where a pair has no kernel. */
-  CHECK(cmx__gpu_binary_variant(cmx__vt_Add.id, CMX_FLOAT32) >= 0);
-  CHECK(cmx__gpu_binary_variant(cmx__vt_Reshape.id, CMX_FLOAT32) < 0);
-  CHECK(cmx__gpu_binary_variant(cmx__vt_Add.id, CMX_NUM_DTYPES) < 0);
+  /* Variants: holes where a pair has no kernel (an op the table does not
+   * hold, a dtype its row does not take); complex ones need CCCL. */
   cmx__gpu_variant var;
-  CHECK(!cmx__gpu_family_binary.variant(
+  CHECK(cmx__gpu_family_elementwise.variant(
+            cmx__vt_Add.id * CMX_NUM_DTYPES + CMX_FLOAT32, &var) &&
+        strstr(var.prelude, "#define CMX_EW_VARIANT \"Add float32\"") &&
+        var.flags == 0);
+  CHECK(cmx__gpu_family_elementwise.variant(
+            cmx__vt_Exp.id * CMX_NUM_DTYPES + CMX_COMPLEX64, &var) &&
+        (var.flags & CMX__GPU_NEEDS_CCCL));
+  CHECK(!cmx__gpu_family_elementwise.variant(
       cmx__vt_Reshape.id * CMX_NUM_DTYPES + CMX_FLOAT32, &var));
+  CHECK(!cmx__gpu_family_elementwise.variant(
+      cmx__vt_Erf.id * CMX_NUM_DTYPES + CMX_INT32, &var));
+  CHECK(cmx__gpu_family_convert.variant(
+            CMX_FLOAT32 * CMX_NUM_DTYPES + CMX_FLOAT16, &var) &&
+        strstr(var.prelude, "cmx_cvt_f16(f32, x)"));
   CHECK(cmx__gpu_family_copy.variant(cmx__gpu_copy_variant(8), &var) &&
         strcmp(var.name, "copy_8") == 0 && strstr(var.prelude, "cmx_u64"));
   /* One kernel's source: the prelude, CMX_ONLY_<kernel>, #line marks. */
@@ -207,13 +218,12 @@ static void test_registry(void) {
   CHECK(strstr(cmx_last_error(), "no kernel source named 'no_such_source'"));
   /* Strided kernels: g1, g2, g3, then g0 (any rank), 32- then 64-bit. */
   cmx__gpu_layout l = {.ndim = 2};
-  const char* const* bk = cmx__gpu_family_binary.kernels;
-  CHECK(!strcmp(bk[3 + cmx__gpu_strided_kernel(&l, true)], "cmx_binary_g2_32"));
+  const char* const* bk = cmx__gpu_family_elementwise.kernels;
+  CHECK(!strcmp(bk[7 + cmx__gpu_strided_kernel(&l, true)], "cmx_ew_g2_32"));
   l.ndim = 5;
-  CHECK(
-      !strcmp(bk[3 + cmx__gpu_strided_kernel(&l, false)], "cmx_binary_g0_64"));
+  CHECK(!strcmp(bk[7 + cmx__gpu_strided_kernel(&l, false)], "cmx_ew_g0_64"));
   l.ndim = 0;
-  CHECK(!strcmp(bk[3 + cmx__gpu_strided_kernel(&l, true)], "cmx_binary_g0_32"));
+  CHECK(!strcmp(bk[7 + cmx__gpu_strided_kernel(&l, true)], "cmx_ew_g0_32"));
   /* Layouts of any number of operands: the broadcast operand keeps its
    * dims apart, the others merge when it is dropped. */
   int64_t shape[3] = {4, 1, 6}, c[3] = {6, 6, 1}, bst[3] = {0, 0, 1};
@@ -672,9 +682,8 @@ static void test_recorder(void) {
   CHECK(s1.recorded == s0.recorded + 1 && s1.launches == s0.launches);
   CHECK(r.n == 1 && r.cmd[0].kind == CMX__GPU_CMD_LAUNCH &&
         !strcmp(r.cmd[0].op, "Add") &&
-        !strcmp(r.cmd[0].kernel->name, "cmx_binary_vv") &&
-        r.cmd[0].args->n == 4 && r.cmd[0].cfg.block[0] == 256 &&
-        r.cmd[0].cfg.grid[0] >= 1);
+        !strcmp(r.cmd[0].kernel->name, "cmx_ew_c0") && r.cmd[0].args->n == 6 &&
+        r.cmd[0].cfg.block[0] == 256 && r.cmd[0].cfg.grid[0] >= 1);
   replay(&r);
   CHECK(equal_f32(c, want, n));
   CHECK(cmx__gpu_encoder_stats_get().launches == s1.launches + 1);
@@ -690,7 +699,8 @@ static void test_recorder(void) {
   cmx__gpu_recorder_set(NULL);
   CUdeviceptr out0 = 0, in1 = 0;
   if (r.n == 2) {
-    memcpy(&out0, r.args[0].data + r.args[0].offset[2], 8);
+    /* arguments: the three input slots, then the output */
+    memcpy(&out0, r.args[0].data + r.args[0].offset[3], 8);
     memcpy(&in1, r.args[1].data + r.args[1].offset[0], 8);
   }
   CHECK(r.n == 2 && out0 != 0 && out0 == in1);

@@ -82,12 +82,7 @@ cmx_status cmx__gpu_copy(const cmx_primitive* p, const cmx_array* in, int nin,
   (void)nout;
   const char* name = cmx_primitive_name(p);
   cmx_array a = in[0], o = out[0];
-  if (a->dtype != o->dtype)
-    return cmx_kernel_error(CMX_ERR_NOT_IMPLEMENTED,
-                            "[%s] converting %s to %s is not implemented on "
-                            "the gpu yet",
-                            name, cmx_dtype_name(a->dtype),
-                            cmx_dtype_name(o->dtype));
+  if (a->dtype != o->dtype) return cmx__gpu_convert(p, a, o);
   if (o->size == 0) return cmx_kernel_alloc(o);
   int dev = cmx_primitive_stream(p).device.index;
   CUdeviceptr pa;

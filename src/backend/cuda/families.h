@@ -3,5 +3,6 @@
  * a cmx__gpu_family defined in src/backend/cuda/<family>.c beside its
  * eval_gpu kernels. The registry (family.c) walks this list, and with it
  * every variant of every kernel (tests compile them all). */
-CMX__GPU_FAMILY(binary)
+CMX__GPU_FAMILY(elementwise)
+CMX__GPU_FAMILY(convert)
 CMX__GPU_FAMILY(copy)

@@ -210,7 +210,7 @@ enum {
 /* One variant of a family: the #defines put before its source. */
 typedef struct cmx__gpu_variant {
   char prelude[CMX__GPU_PRELUDE_MAX];
-  char name[96];  /* readable: "<family>_<what>", e.g. binary_Add_float32 */
+  char name[96]; /* readable: "<family>_<what>", e.g. elementwise_Add_float32 */
   unsigned flags; /* CMX__GPU_NEEDS_CCCL for this variant alone (complex
                      math through libcu++, say); the builder sets it or 0 */
 } cmx__gpu_variant;
@@ -441,9 +441,6 @@ cmx_status cmx__gpu_alloc_out(cmx_array out, const cmx_array* cands, int n,
 
 /* ---------------- families' helpers ---------------- */
 
-/* The variant of binary primitive prim_id (its list.h id) on dtype dt, or
- * -1 when that pair has no GPU kernel (binary.c). */
-int cmx__gpu_binary_variant(int prim_id, cmx_dtype dt);
 /* The variant of the copy kernels for elements of itemsize bytes
  * (copy.c). */
 int cmx__gpu_copy_variant(size_t itemsize);

@@ -6,18 +6,19 @@
 #include "backend/cuda/kernels.h"
 #include "backend/views.h"
 #include "core/backend.h"
+#include "primitives/ew_ops.h"
 #include "primitives/registry.h"
+
+#define GPU_EW_ENTRY(Name, ...) [CMX__P_##Name] = cmx__gpu_elementwise,
 
 static const cmx_kernel_fn gpu_kernels[CMX__NUM_PRIMITIVES] = {
     /* copy and conversion */
     [CMX__P_AsType] = cmx__gpu_copy,
     [CMX__P_Copy] = cmx__gpu_copy,
-    /* binary elementwise */
-    [CMX__P_Add] = cmx__gpu_binary,
-    [CMX__P_Subtract] = cmx__gpu_binary,
-    [CMX__P_Multiply] = cmx__gpu_binary,
-    /* shape */
-    [CMX__P_Reshape] = cmx__gpu_reshape,
+    /* every op of the op table: one kernel family built from its rows */
+    CMX__EW_OPS(GPU_EW_ENTRY)
+        /* shape */
+        [CMX__P_Reshape] = cmx__gpu_reshape,
     [CMX__P_Contiguous] = cmx__gpu_contiguous,
     /* the views, which run on any device */
     CMX__VIEW_KERNEL_ENTRIES,

@@ -22,10 +22,14 @@ cmx_status cmx__gpu_reshape(const cmx_primitive* p, const cmx_array* in,
 cmx_status cmx__gpu_contiguous(const cmx_primitive* p, const cmx_array* in,
                                int nin, const cmx_array* out, int nout);
 
-/* ---- binary (binary.c) ---- */
-/* Binary elementwise primitives (Add, Subtract, Multiply), every dtype,
- * any input layout. */
-cmx_status cmx__gpu_binary(const cmx_primitive* p, const cmx_array* in, int nin,
-                           const cmx_array* out, int nout);
+/* ---- elementwise (elementwise.c) ---- */
+/* Every primitive of the op table (primitives/ew_ops.h): unary, binary
+ * and Select, every dtype its row takes, any input layout. */
+cmx_status cmx__gpu_elementwise(const cmx_primitive* p, const cmx_array* in,
+                                int nin, const cmx_array* out, int nout);
+/* in converted to out's dtype (AsType, Copy between dtypes): out is
+ * allocated here (or donated). */
+cmx_status cmx__gpu_convert(const cmx_primitive* p, cmx_array in,
+                            cmx_array out);
 
 #endif

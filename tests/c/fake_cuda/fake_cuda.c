@@ -473,7 +473,7 @@ CUresult cuMemPoolSetAttribute(void* p, int a, void* v) {
 
 /* ---- modules and kernels ---- */
 enum {
-  K_BINARY,
+  K_EW,
   K_COPY,
   K_TEST_GRID,
   K_TEST_SUM10,
@@ -489,10 +489,13 @@ struct fn {
   int nparams;
   size_t psize[MAX_PARAMS], poff[MAX_PARAMS]; /* in op->params */
   int static_shared, dyn_max;
-  int elem;     /* element bytes */
-  int is_float; /* float arithmetic on float loads */
-  int is_or;    /* bool: OR instead of add */
-  int nd, bits, vec, sa, sb;
+  int elem; /* copy: element bytes */
+  /* cmx_ew_*: the op ('+', '-', '*', or 'c' to convert), its input and
+   * output dtypes as 'b' bool, 'u'/'i' unsigned/signed integers, 'f'
+   * float, with their sizes */
+  char op, in_kind, out_kind;
+  int in_size, out_size;
+  int nd, bits, vec, mask;
 };
 typedef struct module {
   char* ptx;
@@ -558,51 +561,102 @@ static int parse_entry(fn* f, const char* e, const char* end) {
   return 1;
 }
 
-/* The element size and arithmetic of a cmx_binary_ / cmx_copy_ kernel. */
-static CUresult classify_elementwise(fn* f, const char* name, const char* e,
-                                     const char* end) {
+/* A dtype name as cmx prints it: kind ('b', 'u', 'i', 'f') and size;
+ * false for dtypes the fake does not compute (16-bit floats, complex). */
+static int dtype_of(const char* name, char* kind, int* size) {
+  static const struct {
+    const char* name;
+    char kind;
+    int size;
+  } D[] = {{"bool", 'b', 1},    {"uint8", 'u', 1},  {"uint16", 'u', 2},
+           {"uint32", 'u', 4},  {"uint64", 'u', 8}, {"int8", 'i', 1},
+           {"int16", 'i', 2},   {"int32", 'i', 4},  {"int64", 'i', 8},
+           {"float32", 'f', 4}, {"float64", 'f', 8}};
+  for (size_t i = 0; i < sizeof D / sizeof D[0]; i++)
+    if (!strcmp(name, D[i].name)) {
+      *kind = D[i].kind;
+      *size = D[i].size;
+      return 1;
+    }
+  return 0;
+}
+
+/* The module's cmx_ew_variant string (PTX: a byte array) into buf. */
+static int ew_variant(const char* ptx, char* buf, size_t cap) {
+  const char* v = strstr(ptx, "cmx_ew_variant[");
+  const char* q = v ? strchr(v, '{') : NULL;
+  size_t n = 0;
+  while (q && *q && *q != '}' && n + 1 < cap) {
+    q++;
+    int c = atoi(q);
+    if (c == 0) break;
+    buf[n++] = (char)c;
+    q = strpbrk(q, ",}");
+    if (!q || *q == '}') break;
+  }
+  buf[n] = 0;
+  return n > 0;
+}
+
+/* What a cmx_ew_ kernel computes, from its module's variant string. */
+static CUresult classify_ew(fn* f, const char* name, const char* ptx) {
+  char var[96], a[32] = "", b[32] = "", c[32] = "";
+  if (!ew_variant(ptx, var, sizeof var) ||
+      sscanf(var, "%31s %31s %31s", a, b, c) < 2) {
+    fprintf(stderr, "fake cuda: %s: no variant string\n", name);
+    return ERR_NOT_SUPPORTED;
+  }
+  int ok;
+  if (!strcmp(a, "convert")) {
+    f->op = 'c';
+    ok = dtype_of(b, &f->in_kind, &f->in_size) &&
+         dtype_of(c, &f->out_kind, &f->out_size);
+  } else {
+    f->op = !strcmp(a, "Add")        ? '+'
+            : !strcmp(a, "Subtract") ? '-'
+            : !strcmp(a, "Multiply") ? '*'
+                                     : 0;
+    ok = f->op && dtype_of(b, &f->in_kind, &f->in_size);
+    f->out_kind = f->in_kind;
+    f->out_size = f->in_size;
+  }
+  if (!ok) {
+    fprintf(stderr, "fake cuda: %s (%s): not emulated\n", name, var);
+    return ERR_NOT_SUPPORTED;
+  }
+  const char* k = name + 7;
+  if (k[0] == 'g') {
+    f->nd = k[1] - '0';
+    f->bits = atoi(k + 3);
+  } else {
+    f->vec = 1;
+    f->mask = atoi(k + 1);
+  }
+  return OK;
+}
+
+/* The element size of a cmx_copy_ kernel, and its layout kind. */
+static CUresult classify_copy(fn* f, const char* name, const char* e,
+                              const char* end) {
   for (const char* p = e; p && p < end; p++) {
     p = strstr(p, "ld.global.");
     if (!p || p >= end) break;
     const char* t = p + 10;
     if (!strncmp(t, "v2", 2) || !strncmp(t, "v4", 2) || !strncmp(t, "nc", 2))
       continue;
-    int bits = atoi(t + 1);
-    f->elem = bits / 8;
-    f->is_float = t[0] == 'f';
+    f->elem = atoi(t + 1) / 8;
     break;
   }
   if (!f->elem) {
-    fprintf(stderr, "fake cuda: %s: no scalar loads (complex?): not emulated\n",
-            name);
+    fprintf(stderr, "fake cuda: %s: no scalar loads: not emulated\n", name);
     return ERR_NOT_SUPPORTED;
   }
-  const char* k = name + (f->kind == K_BINARY ? 11 : 9);
+  const char* k = name + 9;
   if (k[0] == 'g') {
     f->nd = k[1] - '0';
     f->bits = atoi(k + 3);
   } else {
     f->vec = 1;
-    f->sa = !strcmp(k, "sv");
-    f->sb = !strcmp(k, "vs");
-  }
-  if (f->kind == K_BINARY && !f->is_float) {
-    /* Integer storage: float16/bfloat16 compute in float (unsupported),
-     * bool ORs, integers add. */
-    char* body = strndup(e, (size_t)(end - e));
-    int fl = strstr(body, "add.f32") || strstr(body, "add.rn.f32") ||
-             strstr(body, "cvt.f32.f16");
-    /* Loop bounds use or.b64; a bool's OR works on 16/32-bit values. */
-    f->is_or = f->elem == 1 &&
-               (strstr(body, "or.b16") || strstr(body, "or.b32"));
-    free(body);
-    if (fl) {
-      fprintf(
-          stderr,
-          "fake cuda: %s computes in float on 16-bit storage: not emulated\n",
-          name);
-      return ERR_NOT_SUPPORTED;
-    }
   }
   return OK;
 }
@@ -625,14 +679,14 @@ CUresult cuModuleGetFunction(fn** out, module* m, const char* name) {
   fn* f = calloc(1, sizeof *f);
   snprintf(f->name, sizeof f->name, "%s", name);
   f->kind = -1;
-  if (!strncmp(name, "cmx_binary_", 11)) f->kind = K_BINARY;
+  if (!strncmp(name, "cmx_ew_", 7)) f->kind = K_EW;
   if (!strncmp(name, "cmx_copy_", 9)) f->kind = K_COPY;
   for (size_t i = 0; i < sizeof tests / sizeof tests[0]; i++)
     if (!strcmp(name, tests[i].name)) f->kind = tests[i].kind;
   CUresult r = f->kind < 0 ? ERR_NOT_SUPPORTED : OK;
   if (r == OK && !parse_entry(f, e, end)) r = ERR_NOT_SUPPORTED;
-  if (r == OK && (f->kind == K_BINARY || f->kind == K_COPY))
-    r = classify_elementwise(f, name, e, end);
+  if (r == OK && f->kind == K_EW) r = classify_ew(f, name, m->ptx);
+  if (r == OK && f->kind == K_COPY) r = classify_copy(f, name, e, end);
   if (r != OK) {
     if (f->kind < 0) fprintf(stderr, "fake cuda: %s: not emulated\n", name);
     free(f);
@@ -715,52 +769,123 @@ typedef struct {
   long long strides[12][32];
 } layout;
 
-static void run_elementwise(op* o) {
+/* Element offsets of linear index i in arrays 1 .. narr-1 of L. */
+static void offsets(const layout* L, int nd, int narr, long long i,
+                    long long* off) {
+  for (int k = 1; k < narr; k++) off[k - 1] = 0;
+  for (int d = nd - 1; d >= 0; d--) {
+    long long k = i % L->shape[d];
+    i /= L->shape[d];
+    for (int a = 1; a < narr; a++) off[a - 1] += k * L->strides[a][d];
+  }
+}
+
+/* A stored value as a double or as 64 integer bits. */
+static double load_f(const char* p, int size) {
+  if (size == 4) {
+    float v;
+    memcpy(&v, p, 4);
+    return v;
+  }
+  double v;
+  memcpy(&v, p, 8);
+  return v;
+}
+static uint64_t load_i(const char* p, char kind, int size) {
+  uint64_t v = 0;
+  memcpy(&v, p, (size_t)size);
+  if (kind == 'i' && size < 8 && (v >> (8 * size - 1)) & 1)
+    v |= ~(uint64_t)0 << (8 * size); /* sign-extend */
+  return v;
+}
+static void store_f(char* p, int size, double v) {
+  if (size == 4) {
+    float f = (float)v;
+    memcpy(p, &f, 4);
+  } else {
+    memcpy(p, &v, 8);
+  }
+}
+
+/* A float converted as cmx converts it to an integer: truncated, NaN 0,
+ * saturated at the 64-bit range (uint64: from 2^64 up), then wrapped. */
+static uint64_t sat_int(double d, char kind, int size) {
+  if (d != d) return 0;
+  if (kind == 'u' && size == 8 && d >= 0) {
+    if (d >= 18446744073709551615.0) return ~(uint64_t)0;
+    return (uint64_t)d;
+  }
+  if (d >= 9223372036854775807.0) return (uint64_t)INT64_MAX;
+  if (d <= -9223372036854775808.0) return (uint64_t)INT64_MIN;
+  return (uint64_t)(int64_t)d;
+}
+
+/* cmx_ew_*(a0, a1, a2, out, n, params[, layout]) */
+static void run_ew(op* o) {
   fn* f = o->f;
-  int bin = f->kind == K_BINARY;
-  char *a = param_ptr(o, 0), *b = bin ? param_ptr(o, 1) : NULL;
-  char* out = param_ptr(o, bin ? 2 : 1);
-  long long n = param_int(o, bin ? 3 : 2);
+  char* in[2] = {param_ptr(o, 0), param_ptr(o, 1)};
+  char* out = param_ptr(o, 3);
+  long long n = param_int(o, 4);
+  int narr = f->op == 'c' ? 2 : 3;
   layout L;
-  if (!f->vec) memcpy(&L, param(o, bin ? 4 : 3), f->psize[bin ? 4 : 3]);
+  if (!f->vec) memcpy(&L, param(o, 6), f->psize[6]);
+  int nd = f->vec ? 0 : (f->nd ? f->nd : L.ndim);
+  int is = f->in_size, os = f->out_size;
+  for (long long i = 0; i < n; i++) {
+    long long off[2] = {i, i};
+    if (f->vec) {
+      for (int k = 0; k < 2; k++)
+        if (f->mask >> k & 1) off[k] = 0;
+    } else {
+      offsets(&L, nd, narr, i, off);
+    }
+    const char* x = in[0] + off[0] * is;
+    char* dst = out + i * os;
+    if (f->op == 'c') { /* conversions: floats truncate toward zero */
+      if (f->out_kind == 'f' && f->in_kind == 'f')
+        store_f(dst, os, load_f(x, is));
+      else if (f->out_kind == 'f')
+        store_f(dst, os,
+                f->in_kind == 'u' ? (double)load_i(x, 'u', is)
+                                  : (double)(int64_t)load_i(x, f->in_kind, is));
+      else if (f->out_kind == 'b')
+        *dst = f->in_kind == 'f' ? load_f(x, is) != 0 : load_i(x, 'u', is) != 0;
+      else {
+        uint64_t v = f->in_kind == 'f' ? sat_int(load_f(x, is), f->out_kind, os)
+                                       : load_i(x, f->in_kind, is);
+        memcpy(dst, &v, (size_t)os);
+      }
+      continue;
+    }
+    const char* y = in[1] + off[1] * is;
+    if (f->in_kind == 'f') {
+      double a = load_f(x, is), b = load_f(y, is);
+      store_f(dst, os, f->op == '+' ? a + b : f->op == '-' ? a - b : a * b);
+    } else if (f->in_kind == 'b') {
+      uint8_t a = (uint8_t)*x, b = (uint8_t)*y;
+      *dst = (char)(f->op == '+' ? a | b : f->op == '-' ? a ^ b : a & b);
+    } else { /* wrapping integers, little-endian */
+      uint64_t a = load_i(x, 'u', is), b = load_i(y, 'u', is);
+      uint64_t v = f->op == '+' ? a + b : f->op == '-' ? a - b : a * b;
+      memcpy(dst, &v, (size_t)os);
+    }
+  }
+}
+
+/* cmx_copy_*(a, out, n[, layout]) */
+static void run_copy(op* o) {
+  fn* f = o->f;
+  char* a = param_ptr(o, 0);
+  char* out = param_ptr(o, 1);
+  long long n = param_int(o, 2);
+  layout L;
+  if (!f->vec) memcpy(&L, param(o, 3), f->psize[3]);
   int nd = f->vec ? 0 : (f->nd ? f->nd : L.ndim);
   int es = f->elem;
   for (long long i = 0; i < n; i++) {
-    long long oa = i, ob = i;
-    if (f->vec) {
-      if (f->sa) oa = 0;
-      if (f->sb) ob = 0;
-    } else {
-      long long r = i;
-      oa = ob = 0;
-      for (int d = nd - 1; d >= 0; d--) {
-        long long k = r % L.shape[d];
-        r /= L.shape[d];
-        oa += k * L.strides[1][d];
-        if (bin) ob += k * L.strides[2][d];
-      }
-    }
-    if (bin && f->is_float && es == 4) {
-      float x, y;
-      memcpy(&x, a + oa * 4, 4);
-      memcpy(&y, b + ob * 4, 4);
-      x = x + y;
-      memcpy(out + i * 4, &x, 4);
-    } else if (bin && f->is_float) {
-      double x, y;
-      memcpy(&x, a + oa * 8, 8);
-      memcpy(&y, b + ob * 8, 8);
-      x = x + y;
-      memcpy(out + i * 8, &x, 8);
-    } else if (bin) { /* little-endian integers of es bytes */
-      uint64_t x = 0, y = 0;
-      memcpy(&x, a + oa * es, es);
-      memcpy(&y, b + ob * es, es);
-      x = f->is_or ? (x | y) : x + y;
-      memcpy(out + i * es, &x, es);
-    } else {
-      memcpy(out + i * es, a + oa * es, es);
-    }
+    long long off = i;
+    if (!f->vec) offsets(&L, nd, 2, i, &off);
+    memcpy(out + i * es, a + off * es, (size_t)es);
   }
 }
 
@@ -840,8 +965,10 @@ static void run_test(op* o) {
 }
 
 static void run_kernel(op* o) {
-  if (o->f->kind == K_BINARY || o->f->kind == K_COPY)
-    run_elementwise(o);
+  if (o->f->kind == K_EW)
+    run_ew(o);
+  else if (o->f->kind == K_COPY)
+    run_copy(o);
   else
     run_test(o);
 }

@@ -19,55 +19,6 @@ typedef long long cmx_i64;
 #define CMX_GRID_CONST
 #endif
 
-// float16 and bfloat16 are stored as 16-bit integers and computed in
-// float32. Conversions round to nearest even, as the CPU backend does.
-__device__ __forceinline__ float cmx_h2f(cmx_u16 h) {
-  float f;
-  asm("cvt.f32.f16 %0, %1;" : "=f"(f) : "h"(h));
-  return f;
-}
-__device__ __forceinline__ cmx_u16 cmx_f2h(float f) {
-  cmx_u16 h;
-  asm("cvt.rn.f16.f32 %0, %1;" : "=h"(h) : "f"(f));
-  return h;
-}
-__device__ __forceinline__ float cmx_bf2f(cmx_u16 h) {
-  return __uint_as_float((cmx_u32)h << 16);
-}
-__device__ __forceinline__ cmx_u16 cmx_f2bf(float f) {
-  cmx_u32 u = __float_as_uint(f);
-  if ((u & 0x7fffffffu) > 0x7f800000u) return (cmx_u16)((u >> 16) | 0x40);
-  u += 0x7fffu + ((u >> 16) & 1u);
-  return (cmx_u16)(u >> 16);
-}
-
-// complex64: two floats, 8-byte aligned like C's float _Complex.
-struct __align__(8) cmx_c64 {
-  float re, im;
-};
-__device__ __forceinline__ cmx_c64 operator+(cmx_c64 a, cmx_c64 b) {
-  cmx_c64 r;
-  r.re = a.re + b.re;
-  r.im = a.im + b.im;
-  return r;
-}
-__device__ __forceinline__ cmx_c64 operator-(cmx_c64 a, cmx_c64 b) {
-  cmx_c64 r;
-  r.re = a.re - b.re;
-  r.im = a.im - b.im;
-  return r;
-}
-// In double, as the CPU does: float products are exact there, so the real
-// part's cancellation costs no accuracy (and FMA contraction changes
-// nothing).
-__device__ __forceinline__ cmx_c64 cmx_cmul(cmx_c64 x, cmx_c64 y) {
-  double a = x.re, b = x.im, c = y.re, d = y.im;
-  cmx_c64 r;
-  r.re = (float)(a * c - b * d);
-  r.im = (float)(a * d + b * c);
-  return r;
-}
-
 // Sixteen bytes of elements, moved with one 128-bit access.
 template <typename T>
 union cmx_pack {

@@ -21,6 +21,11 @@
 
 #define CMX_EW_P P
 
+// The variant's name ("Add float32", "convert int32 float16"): visible in
+// the PTX and to cuobjdump, and how the fake driver of the tests knows
+// what a kernel computes.
+extern "C" __device__ const char cmx_ew_variant[] = CMX_EW_VARIANT;
+
 #if CMX_EW_ARITY == 3
 typedef cmx_b8_t cmx_t0;
 #else
@@ -71,7 +76,7 @@ __device__ __forceinline__ bool cmx_aligned(const T* p) {
 }
 
 // Input k takes part as a vector (it exists and is not broadcast).
-#define CMX_EW_VEC(k, MASK) (CMX_EW_ARITY > (k) && !((MASK) >> (k) & 1))
+#define CMX_EW_VEC(k, MASK) (CMX_EW_ARITY > (k) && !((MASK) >> (k)&1))
 
 template <int MASK>
 __device__ __forceinline__ void cmx_ew_contig(const cmx_t0* a0,
@@ -110,11 +115,11 @@ __device__ __forceinline__ void cmx_ew_contig(const cmx_t0* a0,
                         CMX_EW_VEC(2, MASK) ? a2[i] : s2, P);
 }
 
-#define CMX_EW_C(MASK)                                                       \
-  extern "C" __global__ void cmx_ew_c##MASK(                                 \
-      const cmx_t0* a0, const cmx_t1* a1, const cmx_t2* a2, cmx_to* o,       \
-      long long n, cmx_ew_params P) {                                        \
-    cmx_ew_contig<MASK>(a0, a1, a2, o, n, P);                                \
+#define CMX_EW_C(MASK)                                                 \
+  extern "C" __global__ void cmx_ew_c##MASK(                           \
+      const cmx_t0* a0, const cmx_t1* a1, const cmx_t2* a2, cmx_to* o, \
+      long long n, cmx_ew_params P) {                                  \
+    cmx_ew_contig<MASK>(a0, a1, a2, o, n, P);                          \
   }
 #if !defined(CMX_ONLY) || defined(CMX_ONLY_cmx_ew_c0)
 CMX_EW_C(0)
@@ -143,8 +148,8 @@ typedef cmx_layout_n<CMX_EW_ARITY + 1> cmx_ew_layout;
 template <typename I, int ND>
 __device__ __forceinline__ void cmx_ew_strided(const cmx_t0* a0,
                                                const cmx_t1* a1,
-                                               const cmx_t2* a2, cmx_to* o,
-                                               I n, const cmx_ew_layout& L,
+                                               const cmx_t2* a2, cmx_to* o, I n,
+                                               const cmx_ew_layout& L,
                                                const cmx_ew_params& P) {
   const I nt = (I)cmx_nthreads();
   for (I i = (I)cmx_tid(); i < n; i += nt) {
@@ -160,11 +165,11 @@ __device__ __forceinline__ void cmx_ew_strided(const cmx_t0* a0,
   }
 }
 
-#define CMX_EW_G(ND, BITS, I)                                                \
-  extern "C" __global__ void cmx_ew_g##ND##_##BITS(                          \
-      const cmx_t0* a0, const cmx_t1* a1, const cmx_t2* a2, cmx_to* o, I n,  \
-      cmx_ew_params P, const CMX_GRID_CONST cmx_ew_layout L) {               \
-    cmx_ew_strided<I, ND>(a0, a1, a2, o, n, L, P);                           \
+#define CMX_EW_G(ND, BITS, I)                                               \
+  extern "C" __global__ void cmx_ew_g##ND##_##BITS(                         \
+      const cmx_t0* a0, const cmx_t1* a1, const cmx_t2* a2, cmx_to* o, I n, \
+      cmx_ew_params P, const CMX_GRID_CONST cmx_ew_layout L) {              \
+    cmx_ew_strided<I, ND>(a0, a1, a2, o, n, L, P);                          \
   }
 #if !defined(CMX_ONLY) || defined(CMX_ONLY_cmx_ew_g1_32)
 CMX_EW_G(1, 32, int)
