@@ -241,6 +241,13 @@ def install(core):
                     setattr(mod, name, _pending(prefix + name, why))
 
 
+def implemented(mod, name):
+    """Whether mod.name exists and is not a pending stub: how code that
+    adapts to what cmx has (``hasattr`` before issue 20) asks."""
+    f = getattr(mod, name, None)
+    return f is not None and not getattr(f, "_cmx_pending", None)
+
+
 def pending_names():
     """The names still pending: {qualified name: why}."""
     import cmx.core as core

@@ -192,8 +192,10 @@ static void walk_free(walk* w) {
   cmx_array_release_all(w->consts, w->nconst);
   free(w->consts);
   for (uint32_t i = 0; i < w->nops; i++) {
-    free(w->fops[i].params);
-    free(w->fops[i].describe);
+    if (w->fops) { /* else moved into a trace (fill_trace) */
+      free(w->fops[i].params);
+      free(w->fops[i].describe);
+    }
     free(w->fin[i]);
   }
   free(w->fops);
@@ -256,7 +258,6 @@ static bool fill_trace(cmx__fn_trace* t, walk* w, const cmx_array* inputs,
     for (int i = 0; i < f->nin; i++) f->in[i] = final_id(t, w->fin[k][i]);
     f->out = final_id(t, CODE(K_OUT, f->out));
   }
-  w->nops = 0;
   return true;
 }
 
