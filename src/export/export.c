@@ -326,6 +326,7 @@ cmx_status cmx__fn_trace_build(cmx__fn_trace* t, cmx_closure fun,
   free(codes);
   free(stack);
   free(stand);
+  free(outs); /* the list; its arrays are the scope's */
   walk_free(&w);
   cmx__scope_exit_n(mark, NULL, NULL, 0);
   if (!ok) {
