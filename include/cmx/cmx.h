@@ -12,6 +12,7 @@
 #define CMX_CMX_H
 
 #include "cmx/array.h"
+#include "cmx/compile.h"
 #include "cmx/device.h"
 #include "cmx/dtype.h"
 #include "cmx/error.h"

@@ -12,8 +12,13 @@ for _name in ("grad", "value_and_grad", "vjp", "jvp", "vmap",
     setattr(_core, _name, getattr(_tr, _name))
 del _name
 
+# compile (cmx/_compile.py) over cmx.core._compiled.
+from . import _compile as _cp  # noqa: E402
+
+_core.compile = _cp.compile
+
 # Graph export; mx.metal, mx.cuda, mx.distributed, and the names still
-# pending.
+# pending (after compile: a name defined is never replaced).
 from . import _compat, _export  # noqa: E402
 
 _export.install(_core)

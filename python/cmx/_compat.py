@@ -20,8 +20,6 @@ import warnings
 # submodule ('' for cmx.core itself) -> (why, names)
 PENDING = {
     "": [
-        ("compile (issue 13)",
-         ["compile", "enable_compile", "disable_compile"]),
         ("quantization (issue 15)",
          ["quantize", "dequantize", "quantized_matmul", "gather_qmm",
           "gather_qqmm", "qqmm", "to_fp8", "from_fp8"]),

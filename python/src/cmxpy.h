@@ -165,6 +165,7 @@ int cmxpy_init_indexing(PyObject* m);
 int cmxpy_init_array(PyObject* m, cmxpy_deflist* array_methods);
 /* Flat transform entry points (_vjp, _jvp, ...; transforms.c). */
 int cmxpy_init_transforms(PyObject* m);
+int cmxpy_init_compile(PyObject* m); /* compile.c */
 PyObject* cmxpy_getitem(PyObject* self, PyObject* key);
 int cmxpy_setitem(PyObject* self, PyObject* key, PyObject* value);
 /* MLX's matrix_transpose (and array.mT): the last two axes swapped;

@@ -68,11 +68,43 @@ static int param(cmxpy_args* A, int i) {
   return cmxpy_operand(A, i, CMX_DTYPE_AUTO);
 }
 
-/* The key argument (parameter i): None (the global state, adopted first)
- * or an array. *used_global tells the caller to publish the state
- * afterwards. */
+/* While compile traces a function, state[0] may be a placeholder (the
+ * state captured with inputs=/outputs=): the global key is then split
+ * lazily, as MLX's KeySequence does, state[0] getting the new state and
+ * *key the sample key (a new reference). libcmx's own state adopts
+ * state[0] on the next eager call. */
+static int traced_key(cmx_array* key) {
+  if (!PyList_Check(g_state) || PyList_GET_SIZE(g_state) < 1 ||
+      !CmxArray_Check(PyList_GET_ITEM(g_state, 0))) {
+    PyErr_SetString(PyExc_ValueError,
+                    "[random] mx.random.state must be a list holding one key");
+    return -1;
+  }
+  cmx_array cur = CMXPY_ARR(PyList_GET_ITEM(g_state, 0)), pair = NULL;
+  cmx_array next = NULL;
+  cmx_status st = cmx_random_split(&pair, cur, 2, CMX_STREAM_DEFAULT);
+  if (st == CMX_OK)
+    st = cmx_index_get(&next, pair, (cmx_index[]){cmx_index_int(0)}, 1,
+                       CMX_STREAM_DEFAULT);
+  if (st == CMX_OK)
+    st = cmx_index_get(key, pair, (cmx_index[]){cmx_index_int(1)}, 1,
+                       CMX_STREAM_DEFAULT);
+  cmx_array_release(pair);
+  if (st != CMX_OK) {
+    cmx_array_release(next);
+    return cmxpy_raise(st), -1;
+  }
+  PyObject* w = cmxpy_wrap(next);
+  if (!w || PyList_SetItem(g_state, 0, w) < 0) return -1;
+  return 0;
+}
+
+/* The key argument (parameter i): None (the global state, adopted first;
+ * split lazily while compile traces) or an array. *used_global tells the
+ * caller to publish the state afterwards. */
 static int key_arg(cmxpy_args* A, int i, bool* used_global) {
-  *used_global = ISNONE(i);
+  *used_global = ISNONE(i) && !cmx_compile_tracing();
+  if (ISNONE(i) && cmx_compile_tracing()) return traced_key(&A->v[i].arr);
   return *used_global ? state_adopt() : 0;
 }
 

@@ -335,6 +335,9 @@ typedef struct cmx__env {
   const char* cuda_home;      /* CUDA_HOME or CUDA_PATH: where NVRTC is looked
                                  for after the loader's search path */
   int disable_compile;        /* CMX_DISABLE_COMPILE / MLX_DISABLE_COMPILE */
+  int compile_explain;        /* CMX_COMPILE_EXPLAIN: log why compile traces */
+  const char* cc;             /* CMX_CC: the C compiler compile runs ("cc") */
+  const char* path;           /* PATH: where the C compiler is looked for */
   int vmap_fallback;          /* CMX_VMAP_FALLBACK */
 } cmx__env;
 const cmx__env* cmx__env_get(void);

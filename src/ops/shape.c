@@ -121,7 +121,16 @@ cmx_array cmx__flatten(cmx_array a, int start_axis, int end_axis,
   for (int d = st; d <= en; d++) m *= a->dims[d];
   shape[n++] = m;
   for (int d = en + 1; d < nd; d++) shape[n++] = a->dims[d];
-  return reshape_to(a, shape, n, s);
+  /* The axes ride along so a shapeless compiled function can flatten
+   * inputs of other shapes (compile derives the shape again). */
+  cmx__flatten_params fp;
+  memset(&fp, 0, sizeof fp);
+  fp.shape.ndim = n;
+  memcpy(fp.shape.dims, shape, (size_t)n * sizeof(int64_t));
+  fp.start_axis = st;
+  fp.end_axis = en;
+  return cmx__apply(&cmx__vt_Reshape, &fp, sizeof fp, s, &a, 1, shape, n,
+                    a->dtype);
 }
 
 cmx_array cmx__unflatten(cmx_array a, int axis, const int64_t* shape, int ndim,

@@ -136,8 +136,8 @@ enum { CMX__EW_KIND_NO = 0, CMX__EW_KIND_E = 1, CMX__EW_KIND_W = 2 };
   CMX__EW_FN(X, Log2, 0, log2f, log2, log2)                                   \
   CMX__EW_FN(X, Log10, 0, log10f, log10, log10)                               \
   CMX__EW_FN(X, Log1p, 0, log1pf, log1p, log1p)                               \
-  X(Erf, 1, CMX__EW_OUT_SAME, CMX__EW_IN_FLOAT, 0, CMX__EW_NONE_INT,          \
-    CMX_EW_E(erff(x)), CMX_EW_E(erf(x)), CMX_EW_NO)                           \
+  X(Erf, 1, CMX__EW_OUT_SAME, CMX__EW_IN_FLOAT, CMX__EW_HEAVY,              \
+    CMX__EW_NONE_INT, CMX_EW_E(cmx_erff(x)), CMX_EW_E(erf(x)), CMX_EW_NO)     \
   X(ErfInv, 1, CMX__EW_OUT_SAME, CMX__EW_IN_FLOAT, 0, CMX__EW_NONE_INT,       \
     CMX_EW_E((float)cmx_ew_erfinv(x)), CMX_EW_E(cmx_ew_erfinv(x)), CMX_EW_NO)       \
   CMX__EW_FN(X, Sin, 0, sinf, sin, sin)                                       \

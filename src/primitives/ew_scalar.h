@@ -21,6 +21,8 @@
  *   cmx_expf, cmx_logf, cmx_tanhf     the backend's float exp/log/tanh
  *     (the CPU's are the vectorisable ones of vmath.h; their accuracy is
  *     bounded by the sweeps in tests/c/test_unary.c)
+ *   cmx_erff (optional)     the backend's float erf; libm's erff when the
+ *     binding does not define it (the CPU's is vmath.h's)
  *   cmx_c64                 complex64 values (float parts), with + - *
  *     as complex arithmetic is not used: products and quotients go
  *     through cmx_c_mul / cmx_c_div below so every backend rounds alike
@@ -33,6 +35,10 @@
  */
 #ifndef CMX_PRIMITIVES_EW_SCALAR_H
 #define CMX_PRIMITIVES_EW_SCALAR_H
+
+#ifndef cmx_erff
+#define cmx_erff erff
+#endif
 
 /* ---------------- 16-bit floats ----------------
  * float16 and bfloat16 are stored as uint16_t and computed in float.

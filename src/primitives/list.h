@@ -148,4 +148,6 @@
   X(Depends, 0)                                           \
   /* ---- transforms (transforms/custom.c) ---- */        \
   X(CustomTransforms, 0)                                  \
+  /* ---- compile's fused regions (compiled.c) ---- */    \
+  X(Compiled, 0)                                          \
   /* end of list */

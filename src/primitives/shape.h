@@ -17,6 +17,15 @@ typedef struct {
 #define CMX__SHAPE_PARAMS_SIZE(nd) \
   (offsetof(cmx__shape_params, dims) + (size_t)(nd) * sizeof(int64_t))
 
+/* Reshape made by flatten: the shape, then the (normalised) axes merged,
+ * so the shape can be derived again for inputs of other shapes (shapeless
+ * compile). Its size, sizeof(cmx__flatten_params), is larger than any
+ * plain Reshape's CMX__SHAPE_PARAMS_SIZE(ndim). */
+typedef struct {
+  cmx__shape_params shape;
+  int start_axis, end_axis;
+} cmx__flatten_params;
+
 /* Transpose: out axis i is input axis perm[i] (ndim axes). */
 typedef struct {
   int perm[CMX_MAX_NDIM];

@@ -340,4 +340,10 @@ CMX__RULE_JVP(cmx__jvp_segmented_mm);
 CMX__RULE_VMAP(cmx__vmap_segmented_mm);
 /* end of gathered matrix products */
 
+/* ---------------- compile (rules_compiled.c) ---------------- */
+/* Compiled: the fused region's primitives applied again, unfused. */
+CMX__RULE_VJP(cmx__vjp_compiled);
+CMX__RULE_JVP(cmx__jvp_compiled);
+CMX__RULE_VMAP(cmx__vmap_compiled);
+
 #endif

@@ -448,6 +448,38 @@ B(b_hadamard) {
   float sc = v ? 0.5f : 0.25f;
   return cmx_hadamard_transform(o, in[0], &sc, S);
 }
+/* Compiled: a fused region of two ops (exp, then multiply or, variant 1,
+ * add), from compile (the kernel cache makes later builds cheap). */
+static cmx_status fused_pair(void* payload, const cmx_array* in, int n,
+                             cmx_array** out, int* nout) {
+  (void)n;
+  cmx_array e = NULL, r = NULL;
+  cmx_status st = cmx_exp(&e, in[0], S);
+  if (st == CMX_OK)
+    st = *(const int*)payload ? cmx_add(&r, e, in[1], S)
+                              : cmx_multiply(&r, e, in[1], S);
+  cmx_array_release(e);
+  if (st != CMX_OK) return st;
+  *out = malloc(sizeof **out);
+  (*out)[0] = r;
+  *nout = 1;
+  return CMX_OK;
+}
+B(b_compiled) {
+  static const int variants[2] = {0, 1};
+  cmx_compiled* cf = NULL;
+  cmx_array* outs = NULL;
+  int nout = 0;
+  cmx_status st = cmx_compile(
+      &cf, (cmx_closure){fused_pair, (void*)&variants[v != 0]}, NULL);
+  if (st == CMX_OK) st = cmx_compiled_call(cf, in, 2, &outs, &nout);
+  if (st == CMX_OK) {
+    *o = outs[0];
+    free(outs);
+  }
+  cmx_compiled_release(cf);
+  return st;
+}
 B(b_depends) {
   (void)v;
   cmx_array outs[2] = {0}, dep = NULL;
@@ -530,6 +562,7 @@ static const op_case CASES[] = {
     {"gather_mm", b_gather_mm, 3, {{3, 2, 4}, {4, 5}, {2}}, {3, 2, 1}, {F32, F32, U32}, VARIANT | NO_VJP},
     {"segmented_mm", b_segmented_mm, 3, {{2, 4}, {4, 3}, {3, 2}}, {2, 2, 2}, {F32, F32, U32}, NO_VJP},
     {"hadamard_transform", b_hadamard, 1, {{3, 8}}, {2}, {F32}, VARIANT},
+    {"compiled", b_compiled, 2, {{2, 3}, {3}}, {2, 1}, {F32, F32}, VARIANT},
     {"depends", b_depends, 2, {{2, 3}, {3}}, {2, 1}, {F32, F32}, 0},
     {"custom_function", b_custom, 1, {{2, 3}}, {2}, {F32}, VARIANT | DISTINCT},
 };

@@ -637,6 +637,23 @@ static void test_tanh_accuracy(void) {
   CHECK(isnan(eg[6]) && eg[7] == 1e-30f);
 }
 
+/* erf (vmath.h: a fit of erf(x)/x below 1, of erfc(x) e^(x^2) up to
+ * 3.92, +-1 beyond): within 1.5 ulp everywhere; -0, infinities, NaN and
+ * subnormals exact. */
+static void test_erf_accuracy(void) {
+  float wx;
+  int64_t bad;
+  double worst = sweep_worst_ulp(cmx_erf, erf, &wx, &bad);
+  CHECK_MSG(worst <= 1.5, "erf max error %.3f ulp at %a", worst, wx);
+  CHECK_MSG(bad == 0, "erf: %lld wrong specials", (long long)bad);
+  float ev[8] = {0.0f, -0.0f, 3.92f, -5.0f, INFINITY, -INFINITY, NAN, -1e-40f};
+  float eg[8];
+  run_on(cmx_erf, ev, eg, 8);
+  CHECK(eg[0] == 0 && !signbit(eg[0]) && eg[1] == 0 && signbit(eg[1]));
+  CHECK(eg[2] == 1 && eg[3] == -1 && eg[4] == 1 && eg[5] == -1);
+  CHECK(isnan(eg[6]) && ulps(eg[7], erf(-1e-40)) <= 1);
+}
+
 /* log (vmath.h): within 1 ulp (subnormal inputs included); 0, negatives,
  * infinities and NaN exact. */
 static void test_log_accuracy(void) {
@@ -829,6 +846,7 @@ int main(void) {
   RUN(test_special_complex_half);
   RUN(test_exp_accuracy);
   RUN(test_tanh_accuracy);
+  RUN(test_erf_accuracy);
   RUN(test_log_accuracy);
   RUN(test_logaddexp_accuracy);
   RUN(test_layouts);

@@ -2,7 +2,7 @@
  * casts and math library that primitives/ew_scalar.h expects (see its
  * header comment), then the semantics themselves.
  *
- * Float exp/log/tanh are the vectorisable versions of vmath.h; complex
+ * Float exp/log/tanh/erf are the vectorisable versions of vmath.h; complex
  * functions are C99's (glibc), in double. Compile's generated C includes
  * this same binding.
  */
@@ -24,6 +24,7 @@
 #define cmx_expf cmx__vexpf
 #define cmx_logf cmx__vlogf
 #define cmx_tanhf cmx__vtanhf
+#define cmx_erff cmx__verff
 
 typedef float _Complex cmx_c64;
 typedef double _Complex cmx_c128;

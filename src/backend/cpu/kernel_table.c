@@ -127,6 +127,8 @@ static const cmx_kernel_fn cpu_kernels[CMX__NUM_PRIMITIVES] = {
     [CMX__P_SegmentedMM] = cmx__cpu_segmented_mm,
     /* hadamard transform */
     [CMX__P_Hadamard] = cmx__cpu_hadamard,
+    /* compile's fused regions */
+    [CMX__P_Compiled] = cmx__cpu_compiled,
     /* the views, which run on any device */
     CMX__VIEW_KERNEL_ENTRIES,
 };

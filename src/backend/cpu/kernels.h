@@ -90,4 +90,7 @@ CMX__KERNEL(cmx__cpu_segmented_mm);
  * Contract in primitives/hadamard.h. */
 CMX__KERNEL(cmx__cpu_hadamard);
 
+/* ---- compile's fused regions (compiled.c) ---- */
+CMX__KERNEL(cmx__cpu_compiled);
+
 #endif

@@ -207,6 +207,11 @@ static inline void prefetch_ahead(const void* p, int64_t bytes) {
             OPL(tmp[t], up[t]);                                               \
         m = lo;                                                               \
       }                                                                       \
+    } else if (w >= 16) { /* in row order, a vector of columns at a time */ \
+      for (int64_t i = 1; i < k; i++) {                                       \
+        const L* up = tmp + i * w;                                            \
+        for (int64_t j = 0; j < w; j++) tmp[j] = OPL(tmp[j], up[j]);          \
+      }                                                                       \
     } else { /* in row order, each column's running value in a register */    \
       for (int64_t j = 0; j < w; j++) {                                       \
         L a = tmp[j];                                                         \

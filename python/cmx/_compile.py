@@ -1,0 +1,158 @@
+"""compile with MLX's signature and behaviour: trees of arrays and
+constants as arguments, captured implicit inputs and outputs, recompiling
+on the triggers MLX documents.
+
+The tracing, graph passes, kernel generation and the trace cache are C
+(include/cmx/compile.h through cmx.core._compiled, python/src/compile.c);
+this layer flattens arguments into arrays plus a key of everything else
+(tree structure, constant values), swaps captured state for the trace's
+placeholders, and rebuilds output trees. cmx/__init__.py installs compile
+on cmx.core.
+"""
+
+import functools
+import weakref
+from typing import Any, Callable, Optional
+
+from . import core as _core
+from ._transforms import _fill, _flatten, _restore, _unflatten
+
+array = _core.array
+
+_CONSTANTS = (type(None), bool, int, float, complex, str)
+
+
+def _flatten_args(tree):
+    """The array leaves of (args, kwargs), a function rebuilding it from
+    new leaves, and the bytes of its structure and constants (the trace
+    key)."""
+    leaves = []
+
+    def walk(t):
+        if isinstance(t, array):
+            leaves.append(t)
+            return "A", next
+        if isinstance(t, (list, tuple)):
+            parts = [walk(v) for v in t]
+            kind = "L" if isinstance(t, list) else "T"
+            keys = tuple(p[0] for p in parts)
+            subs = [p[1] for p in parts]
+            if kind == "L":
+                return (kind, keys), lambda it: [s(it) for s in subs]
+            return (kind, keys), lambda it: tuple([s(it) for s in subs])
+        if isinstance(t, dict):
+            parts = [(k, walk(v)) for k, v in t.items()]
+            keys = tuple((repr(k), p[0]) for k, p in parts)
+            subs = [(k, p[1]) for k, p in parts]
+            return ("D", keys), lambda it: {k: s(it) for k, s in subs}
+        if isinstance(t, _CONSTANTS):
+            return ("C", type(t).__name__, repr(t)), lambda it: t
+        raise ValueError(
+            "[compile] Function arguments must be trees of arrays or "
+            "constants (floats, ints, or strings), but received type "
+            f"{type(t).__module__}.{type(t).__qualname__}."
+        )
+
+    key, build = walk(tree)
+    return leaves, (lambda new: build(iter(new))), repr(key).encode()
+
+
+def _state_leaves(tree):
+    """The arrays of a captured state tree (lists, tuples, dicts)."""
+    return _flatten(tree, strict=False)[0] if tree is not None else []
+
+
+class _CompiledFunction:
+    """A function compiled by :func:`compile` (callable like it)."""
+
+    def __init__(self, fun, inputs, outputs, shapeless):
+        self._fun = fun
+        self._inputs = inputs
+        self._outputs = outputs
+        self._calls = []  # (rebuild, n_explicit) of calls being traced
+        name = getattr(fun, "__qualname__", None) or repr(fun)
+        # The handle reaches self weakly: no cycle, so the function's traces
+        # go as soon as the compiled function does.
+        ref = weakref.ref(self)
+        self._handle = _core._compiled(
+            lambda xs: ref()._trace(xs), id(fun), shapeless, name
+        )
+        functools.update_wrapper(self, fun)
+
+    def _trace(self, placeholders):
+        """Runs fun on placeholders (the explicit inputs, then the captured
+        ones): the outputs' arrays then the captured outputs' arrays. The
+        output tree and its size go with the trace (its aux)."""
+        rebuild, n = self._calls[-1]
+        args, kwargs = rebuild(placeholders[:n])
+        records = []
+        if self._inputs is not None:
+            _, records = _fill(self._inputs, placeholders[n:])
+        try:
+            out = self._fun(*args, **kwargs)
+            leaves, treedef = _flatten(out, strict=False)
+            captured = _state_leaves(self._outputs)
+        finally:
+            _restore(records)
+        _core._compile_set_aux((treedef, len(leaves)))
+        return leaves + captured
+
+    def __call__(self, *args, **kwargs):
+        if not _core._compile_enabled():
+            return self._fun(*args, **kwargs)
+        leaves, rebuild, key = _flatten_args((args, kwargs))
+        state = _state_leaves(self._inputs)
+        self._calls.append((rebuild, len(leaves)))
+        try:
+            outs, aux = self._handle.call(leaves + state, key)
+        finally:
+            self._calls.pop()
+        treedef, n = aux
+        if self._outputs is not None:
+            _fill(self._outputs, outs[n:])
+        return _unflatten(treedef, outs[:n])
+
+    def __get__(self, obj, objtype=None):
+        # Compiled methods bind like functions.
+        if obj is None:
+            return self
+        return functools.partial(self, obj)
+
+
+def compile(
+    fun: Callable,
+    inputs: Optional[Any] = None,
+    outputs: Optional[Any] = None,
+    shapeless: bool = False,
+) -> Callable:
+    """Compile ``fun``: the result computes what ``fun`` computes, from a
+    graph traced once per input signature, simplified, and with its
+    elementwise work fused into generated kernels.
+
+    Args:
+        fun (Callable): the function; its arguments are arrays, trees
+          (lists, tuples, dicts) of arrays, and constants (None, bool, int,
+          float, complex, str), and it returns arrays or trees of arrays.
+        inputs (list or dict, optional): state ``fun`` reads besides its
+          arguments (e.g. a model's parameters, ``mx.random.state``): a
+          tree whose arrays are passed to the traced graph as inputs on
+          every call, so changes to them are seen. Default: ``None``.
+        outputs (list or dict, optional): state ``fun`` updates (a tree of
+          arrays): after every call its arrays are replaced, in place, by
+          the values the function stored there. Default: ``None``.
+        shapeless (bool, optional): reuse a trace when input shapes change
+          (with the same number of dimensions). Shapes are then derived
+          again on every call; a graph that fixed a shape while traced
+          (a reshape to literal sizes) fails when they no longer fit.
+          Default: ``False``.
+
+    Returns:
+        Callable: the compiled function, called like ``fun``.
+
+    A trace is made on the first call and again when the number of array
+    arguments, the dtype or shape (ndim when ``shapeless``) of one, or the
+    value or structure of the other arguments changes. Arrays ``fun`` reads
+    from elsewhere are constants of the trace. Setting
+    ``CMX_COMPILE_EXPLAIN=1`` logs each trace and why it happened.
+    """
+    return _CompiledFunction(fun, inputs, outputs, shapeless)

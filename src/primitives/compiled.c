@@ -1,0 +1,184 @@
+/* The Compiled primitive (see compiled.h): its programs, vtable and the
+ * table of code generators. */
+#include "primitives/compiled.h"
+
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "core/internal.h"
+#include "core/strbuf.h"
+#include "primitives/registry.h"
+#include "transforms/rules.h"
+
+/* ---------------- programs ---------------- */
+
+void cmx__fused_program_retain(cmx__fused_program* prog) {
+  if (prog) atomic_fetch_add(&prog->refcount, 1);
+}
+
+void cmx__fused_program_release(cmx__fused_program* prog) {
+  if (!prog || atomic_fetch_sub(&prog->refcount, 1) != 1) return;
+  for (int i = 0; i < prog->nin; i++) cmx_array_release(prog->in[i].konst);
+  for (int s = 0; s < prog->nsteps; s++)
+    cmx_primitive_release(prog->steps[s].prim);
+  free(prog->in);
+  free(prog->steps);
+  free(prog->out);
+  free(prog->sig);
+  free(prog->label);
+  free(prog);
+}
+
+void cmx__fused_const_bytes(const cmx__fused_program* prog, int i,
+                            unsigned char* out) {
+  cmx_array k = prog->in[i].konst;
+  memset(out, 0, 16);
+  memcpy(out, cmx__node_ptr(k), cmx_dtype_size(k->dtype));
+}
+
+bool cmx__fused_program_finish(cmx__fused_program* prog) {
+  cmx__strbuf sig = {0}, label = {0};
+  for (int i = 0; i < prog->nin; i++) {
+    const cmx__fused_input* in = &prog->in[i];
+    cmx__strbuf_printf(&sig, "i%d:%d", i, (int)in->dtype);
+    if (in->konst) {
+      unsigned char b[16];
+      cmx__fused_const_bytes(prog, i, b);
+      cmx__strbuf_printf(&sig, "=");
+      for (size_t k = 0; k < cmx_dtype_size(in->dtype); k++)
+        cmx__strbuf_printf(&sig, "%02x", b[k]);
+    } else {
+      cmx__strbuf_printf(&sig, "@%d", in->arg);
+    }
+    cmx__strbuf_printf(&sig, ";");
+  }
+  cmx__strbuf_printf(&label, "Compiled(");
+  for (int s = 0; s < prog->nsteps; s++) {
+    const cmx__fused_step* st = &prog->steps[s];
+    const char* name = cmx_primitive_name(st->prim);
+    cmx__strbuf_printf(&sig, "s%d:%s:%d:%d(", s, name, (int)st->dtype,
+                       (int)st->in_dtype);
+    for (int k = 0; k < st->nin; k++)
+      cmx__strbuf_printf(&sig, "%s%d", k ? "," : "", st->in[k]);
+    cmx__strbuf_printf(&sig, ")");
+    const unsigned char* pb = cmx_primitive_params(st->prim);
+    for (size_t k = 0; k < cmx_primitive_params_size(st->prim); k++)
+      cmx__strbuf_printf(&sig, "%02x", pb[k]);
+    cmx__strbuf_printf(&sig, ";");
+    cmx__strbuf_printf(&label, "%s%s", s ? ", " : "", name);
+  }
+  cmx__strbuf_printf(&label, ")");
+  cmx__strbuf_printf(&sig, "o");
+  for (int k = 0; k < prog->nout; k++)
+    cmx__strbuf_printf(&sig, ",%d", prog->out[k]);
+  /* Shapes matter to equality where the outputs' shape is not the
+   * inputs' broadcast shape (an explicit broadcast_to). */
+  cmx__strbuf_printf(&sig, ";%d", (int)prog->shapeless_ok);
+  if (!prog->shapeless_ok)
+    for (int d = 0; d < prog->ndim; d++)
+      cmx__strbuf_printf(&sig, ",%lld", (long long)prog->shape[d]);
+  if (sig.failed || label.failed || !sig.p || !label.p) {
+    free(sig.p);
+    free(label.p);
+    cmx__error(CMX_ERR_MEMORY, "[compile] out of host memory");
+    return false;
+  }
+  prog->sig = sig.p;
+  prog->label = label.p;
+  uint64_t h = 14695981039346656037ull;
+  for (const char* c = sig.p; *c; c++)
+    h = (h ^ (unsigned char)*c) * 1099511628211ull;
+  prog->hash = h;
+  return true;
+}
+
+cmx__fused_program* cmx__compiled_program(const cmx_primitive* p) {
+  const cmx__compiled_params* q = cmx_primitive_params(p);
+  return q->prog;
+}
+
+/* ---------------- the vtable ---------------- */
+
+static void compiled_destroy(void* params) {
+  cmx__fused_program_release(((cmx__compiled_params*)params)->prog);
+}
+
+static bool compiled_equal(const cmx_primitive* a, const cmx_primitive* b) {
+  const cmx__fused_program *x = cmx__compiled_program(a),
+                           *y = cmx__compiled_program(b);
+  return x == y || (x->hash == y->hash && !strcmp(x->sig, y->sig));
+}
+
+static uint64_t compiled_hash(const cmx_primitive* p) {
+  return cmx__compiled_program(p)->hash;
+}
+
+static void compiled_print(const cmx_primitive* p, char* buf, size_t size) {
+  snprintf(buf, size, "%s", cmx__compiled_program(p)->label);
+}
+
+/* Every output has the inputs' broadcast shape. */
+static cmx_status compiled_shapes(const cmx_primitive* p,
+                                  const cmx_array* inputs, int nin,
+                                  cmx_shape* out, int nout) {
+  const cmx__fused_program* prog = cmx__compiled_program(p);
+  if (!prog->shapeless_ok)
+    return cmx__error(CMX_ERR_VALUE,
+                      "[compile] Cannot derive the shape of %s for new input "
+                      "shapes: it broadcasts to a shape fixed when traced.",
+                      prog->label);
+  int nd = 0;
+  int64_t dims[CMX_MAX_NDIM];
+  for (int i = 0; i < nin; i++) {
+    int na = cmx_array_ndim(inputs[i]);
+    const int64_t* s = cmx_array_shape(inputs[i]);
+    int n = na > nd ? na : nd;
+    int64_t r[CMX_MAX_NDIM];
+    for (int d = 0; d < n; d++) {
+      int64_t a = d < n - nd ? 1 : dims[d - (n - nd)];
+      int64_t b = d < n - na ? 1 : s[d - (n - na)];
+      if (a != b && a != 1 && b != 1)
+        return cmx__error(CMX_ERR_VALUE,
+                          "[%s] input shapes cannot be broadcast together.",
+                          prog->label);
+      r[d] = a == 1 ? b : a;
+    }
+    memcpy(dims, r, (size_t)n * sizeof *r);
+    nd = n;
+  }
+  for (int k = 0; k < nout; k++) {
+    out[k].ndim = nd;
+    memcpy(out[k].dims, dims, (size_t)nd * sizeof *dims);
+  }
+  return CMX_OK;
+}
+
+CMX__VTABLE(Compiled, .vjp = cmx__vjp_compiled, .jvp = cmx__jvp_compiled,
+            .vmap = cmx__vmap_compiled, .output_shapes = compiled_shapes,
+            .equal = compiled_equal, .hash = compiled_hash,
+            .print = compiled_print, .destroy = compiled_destroy);
+
+/* ---------------- code generators ---------------- */
+
+static const cmx__fused_codegen* g_codegens[2]; /* by device type */
+
+void cmx__fused_codegen_register(cmx_device_type t,
+                                 const cmx__fused_codegen* cg) {
+  if ((int)t >= 0 && (int)t < 2) g_codegens[t] = cg;
+}
+
+const cmx__fused_codegen* cmx__fused_codegen_for(cmx_device_type t) {
+  return (int)t >= 0 && (int)t < 2 ? g_codegens[t] : NULL;
+}
+
+_Atomic uint64_t cmx__fused_made;
+
+void cmx__compiled_stats(cmx_compile_stats* s) {
+  s->fused = atomic_load(&cmx__fused_made);
+  for (int t = 0; t < 2; t++) {
+    const cmx__fused_codegen* g = cmx__fused_codegen_for((cmx_device_type)t);
+    if (g && g->stats) g->stats(s);
+  }
+}

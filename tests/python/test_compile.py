@@ -1,0 +1,654 @@
+"""mx.compile: every example of shared/seeds/compile.rst with its printed
+output, the recompilation triggers, captured state (random state too),
+transforms, fused results against uncompiled ones (every fusable op and
+random graphs of them), and, in fresh processes, the kernel disk cache
+(reused without running the compiler; tampered or foreign files
+refused), a machine without a compiler, CMX_COMPILE_EXPLAIN and
+MLX_DISABLE_COMPILE."""
+
+import math
+import os
+import random
+import subprocess
+import sys
+import textwrap
+from functools import partial
+
+import numpy as np
+import pytest
+
+import cmx.core as mx
+
+
+def stats():
+    return mx._compile_stats()
+
+
+def traces():
+    return stats()["traces"]
+
+
+# ------------------------------------------------------- compile.rst
+
+
+def test_basics(capsys):
+    def fun(x, y):
+        return mx.exp(-x) + y
+
+    x = mx.array(1.0)
+    y = mx.array(2.0)
+    print(fun(x, y))
+    compiled_fun = mx.compile(fun)
+    print(compiled_fun(x, y))
+    assert capsys.readouterr().out == (
+        "array(2.36788, dtype=float32)\narray(2.36788, dtype=float32)\n"
+    )
+
+
+def test_not_compiled_again():
+    def fun(x, y):
+        return mx.exp(-x) + y
+
+    x = mx.array(1.0)
+    y = mx.array(2.0)
+    compiled_fun = mx.compile(fun)
+    t0 = traces()
+    compiled_fun(x, y)  # compiled here
+    assert traces() == t0 + 1
+    compiled_fun(x, y)  # not compiled again
+    mx.compile(fun)(x, y)  # not compiled again
+    assert traces() == t0 + 1
+
+
+def test_recompile_triggers():
+    def fun(x, y):
+        return mx.exp(-x) + y
+
+    f = mx.compile(fun)
+    a = mx.ones((2, 3))
+    t0 = traces()
+    f(a, a)
+    f(mx.zeros((2, 3)), a)  # same shapes and dtypes: no trace
+    assert traces() == t0 + 1
+    f(mx.ones((3, 2)), mx.ones((3, 2)))  # shape
+    assert traces() == t0 + 2
+    f(mx.ones((6,)), mx.ones((6,)))  # number of dimensions
+    assert traces() == t0 + 3
+    f(a.astype(mx.float16), a)  # type
+    assert traces() == t0 + 4
+
+    g = mx.compile(lambda *xs: sum(xs[1:], xs[0]))
+    t0 = traces()
+    g(a, a)
+    g(a, a, a)  # number of inputs
+    assert traces() == t0 + 2
+
+    h = mx.compile(lambda x, k: x * k)
+    t0 = traces()
+    assert h(a, 2).tolist() == [[2.0] * 3] * 2
+    assert h(a, 2).tolist() == [[2.0] * 3] * 2
+    assert h(a, 3).tolist() == [[3.0] * 3] * 2  # a constant's value
+    assert traces() == t0 + 2
+    with pytest.raises(ValueError, match="trees of arrays or constants"):
+        h(a, object())
+
+
+def test_lambda_in_a_loop():
+    a = mx.array(1.0)
+    e0 = stats()["entries"]
+    for _ in range(5):
+        r = mx.compile(lambda x: mx.exp(mx.abs(x)))(a)
+    assert r.item() == pytest.approx(math.e)
+    # each lambda's trace went with it
+    assert stats()["entries"] == e0
+
+
+def test_print_inside_is_an_error_and_disable_compile(capsys):
+    @mx.compile
+    def fun(x):
+        z = -x
+        print(z)  # an error while compiling
+        return mx.exp(z)
+
+    with pytest.raises(ValueError, match="Attempting to eval an array"):
+        fun(mx.array(5.0))
+    mx.disable_compile()
+    try:
+        capsys.readouterr()
+        assert fun(mx.array(5.0)).item() == pytest.approx(math.exp(-5))
+        assert capsys.readouterr().out == "array(-5, dtype=float32)\n"
+    finally:
+        mx.enable_compile()
+
+
+def test_pure_functions_state():
+    state = []
+
+    @mx.compile
+    def fun(x, y):
+        z = x + y
+        state.append(z)
+        return mx.exp(z)
+
+    fun(mx.array(1.0), mx.array(2.0))
+    with pytest.raises(ValueError, match="Attempting to eval"):
+        print(state)  # a placeholder: an error, not a crash
+
+
+def test_state_returned(capsys):
+    state = []
+
+    @mx.compile
+    def fun(x, y):
+        z = x + y
+        state.append(z)
+        return mx.exp(z), state
+
+    _, state = fun(mx.array(1.0), mx.array(2.0))
+    print(state)
+    assert capsys.readouterr().out == "[array(3, dtype=float32)]\n"
+
+
+def test_captured_outputs(capsys):
+    state = []
+
+    @partial(mx.compile, outputs=state)
+    def fun(x, y):
+        z = x + y
+        state.append(z)
+        return mx.exp(z), state
+
+    fun(mx.array(1.0), mx.array(2.0))
+    print(state)
+    assert capsys.readouterr().out == "[array(3, dtype=float32)]\n"
+    fun(mx.array(2.0), mx.array(2.0))  # replayed: the state is updated
+    assert len(state) == 1 and state[0].item() == 4.0
+
+
+def test_constants_and_captured_inputs(capsys):
+    state = [mx.array(1.0)]
+
+    @mx.compile
+    def fun(x):
+        return x + state[0]
+
+    print(fun(mx.array(1.0)))
+    state[0] = mx.array(5.0)
+    print(fun(mx.array(1.0)))  # still 2: state[0] is a constant
+
+    state = [mx.array(1.0)]
+
+    @partial(mx.compile, inputs=state)
+    def fun2(x):
+        return x + state[0]
+
+    print(fun2(mx.array(1.0)))
+    state[0] = mx.array(5.0)
+    print(fun2(mx.array(1.0)))
+    assert capsys.readouterr().out == (
+        "array(2, dtype=float32)\narray(2, dtype=float32)\n"
+        "array(2, dtype=float32)\narray(6, dtype=float32)\n"
+    )
+
+
+def test_transformations_with_compile(capsys):
+    grad_fn = mx.grad(mx.exp)
+    compiled_grad_fn = mx.compile(grad_fn)
+    print(grad_fn(mx.array(1.0)))
+    print(compiled_grad_fn(mx.array(1.0)))
+    assert capsys.readouterr().out == (
+        "array(2.71828, dtype=float32)\narray(2.71828, dtype=float32)\n"
+    )
+
+    @mx.compile
+    def inner(x):
+        return mx.exp(-mx.abs(x))
+
+    def outer(x):
+        return inner(inner(x))
+
+    fun = mx.compile(outer)
+    x = mx.array([1.0, -2.0, 0.5])
+    want = np.exp(-np.abs(np.exp(-np.abs(np.array(x)))))
+    assert np.allclose(np.array(fun(x)), want, rtol=1e-6)
+    # a transformed compiled function (uncompiled inside)
+    g = mx.grad(lambda x: inner(x).sum())(x)
+    gx = np.array(x)
+    assert np.allclose(np.array(g), -np.sign(gx) * np.exp(-np.abs(gx)), rtol=1e-6)
+    v = mx.vmap(inner)(mx.array([[1.0, 2.0], [-3.0, 0.0]]))
+    assert np.allclose(np.array(v), np.exp(-np.abs([[1, 2], [-3, 0]])), rtol=1e-6)
+
+
+def test_shapeless(capsys):
+    def fun(x, y):
+        return mx.abs(x + y)
+
+    compiled_fun = mx.compile(fun, shapeless=True)
+    t0 = traces()
+    print(compiled_fun(mx.array(1.0), mx.array(-2.0)))
+    print(compiled_fun(mx.array([1.0, -6.0]), mx.array([-2.0, 3.0])))
+    # 0-d then 1-d is a change of ndim: one more trace; 1-d shapes after
+    # that reuse it
+    print(compiled_fun(mx.array([1.0, -6.0, 2.0]), mx.array([-2.0, 3.0, 0.5])))
+    assert traces() == t0 + 2
+    assert capsys.readouterr().out == (
+        "array(1, dtype=float32)\narray([1, 3], dtype=float32)\n"
+        "array([1, 3, 2.5], dtype=float32)\n"
+    )
+
+    def fun2(x):
+        return x.reshape(x.shape[0] * x.shape[1], -1)
+
+    compiled_fun = mx.compile(fun2, shapeless=True)
+    compiled_fun(mx.random.uniform(shape=(2, 3, 4)))
+    with pytest.raises(ValueError, match=r"reshape.*\(6,4\)"):
+        compiled_fun(mx.random.uniform(shape=(5, 5, 3)))
+
+    def fun3(x):
+        return x.flatten(0, 1)
+
+    compiled_fun = mx.compile(fun3, shapeless=True)
+    assert compiled_fun(mx.random.uniform(shape=(2, 3, 4))).shape == (6, 4)
+    x = mx.random.uniform(shape=(5, 5, 3))
+    out = compiled_fun(x)  # Ok
+    assert out.shape == (25, 3)
+    assert np.array_equal(np.array(out), np.array(x).reshape(25, 3))
+
+
+def test_shapeless_broadcast():
+    f = mx.compile(lambda x, y: mx.exp(x * 2 + y), shapeless=True)
+    for n in (3, 5, 8):
+        x = mx.arange(n, dtype=mx.float32)
+        y = mx.array(0.5)
+        want = np.exp(np.arange(n, dtype=np.float32) * 2 + 0.5)
+        assert np.allclose(np.array(f(x, y)), want, rtol=1e-6)
+
+
+def test_shapeless_derived_shapes_and_fixed_ones():
+    # reductions and transposes derive their shapes from the new inputs
+    f = mx.compile(lambda x: (x * 2).sum(axis=0) + x.T.max(axis=1), shapeless=True)
+    for shape in ((2, 3), (4, 5), (3, 3)):
+        x = mx.random.uniform(shape=shape)
+        xn = np.array(x)
+        got = f(x)
+        assert got.shape == (shape[1],)
+        assert np.allclose(np.array(got), (xn * 2).sum(axis=0) + xn.max(axis=0), rtol=1e-5)
+    # a slice holds positions of the traced shape: a new shape is an
+    # error naming it, not a slice of the wrong extent
+    g = mx.compile(lambda x: x[:-1] * 2, shapeless=True)
+    assert g(mx.arange(4, dtype=mx.float32)).shape == (3,)
+    with pytest.raises(ValueError, match="Slice.*shapeless"):
+        g(mx.arange(6, dtype=mx.float32))
+
+
+def test_compiled_training_step_handwritten():
+    """compile.rst's compiled SGD step, with a hand-written linear model,
+    binary cross-entropy and SGD with momentum over dicts of arrays: the
+    compiled step must reproduce the eager losses."""
+
+    def make():
+        mx.random.seed(3)
+        params = {"w": mx.random.normal((10, 1)) * 0.1, "b": mx.zeros((1,))}
+        opt = {"v_w": mx.zeros((10, 1)), "v_b": mx.zeros((1,))}
+        return params, opt
+
+    mx.random.seed(0)
+    x = mx.random.uniform(shape=(4, 10))
+    y = mx.array([0, 1, 0, 1])
+
+    def loss_fn(p, x, y):
+        logits = (x @ p["w"] + p["b"]).squeeze()
+        yf = y.astype(mx.float32)
+        return mx.mean(mx.logaddexp(0.0, logits) - yf * logits)
+
+    def update(params, opt, grads):
+        for k in params:
+            v = 0.8 * opt["v_" + k] + grads[k]
+            opt["v_" + k] = v
+            params[k] = params[k] - 0.1 * v
+
+    def run(compiled):
+        params, opt = make()
+        state = [params, opt]
+
+        def step(x, y):
+            loss, grads = mx.value_and_grad(loss_fn)(params, x, y)
+            update(params, opt, grads)
+            return loss
+
+        if compiled:
+            step = partial(mx.compile, inputs=state, outputs=state)(step)
+        losses = []
+        for _ in range(10):
+            loss = step(x, y)
+            mx.eval(state)
+            losses.append(loss.item())
+        return losses
+
+    t0 = traces()
+    eager, comp = run(False), run(True)
+    assert traces() == t0 + 1
+    assert np.allclose(eager, comp, rtol=1e-5)
+    assert comp[-1] < comp[0]
+
+
+def test_compiled_training_example_nn(capsys):
+    nn = pytest.importorskip("cmx.nn", reason="cmx.nn is not in this tree yet")
+    optim = pytest.importorskip("cmx.optimizers")
+    x = mx.random.uniform(shape=(4, 10))
+    y = mx.array([0, 1, 0, 1])
+    model = nn.Linear(10, 1)
+    optimizer = optim.SGD(learning_rate=0.1, momentum=0.8)
+
+    def loss_fn(model, x, y):
+        logits = model(x).squeeze()
+        return nn.losses.binary_cross_entropy(logits, y)
+
+    state = [model.state, optimizer.state]
+
+    @partial(mx.compile, inputs=state, outputs=state)
+    def step(x, y):
+        loss_and_grad_fn = nn.value_and_grad(model, loss_fn)
+        loss, grads = loss_and_grad_fn(model, x, y)
+        optimizer.update(model, grads)
+        return loss
+
+    losses = []
+    for it in range(10):
+        loss = step(x, y)
+        mx.eval(state)
+        print(loss)
+        losses.append(loss.item())
+    out = capsys.readouterr().out.splitlines()
+    assert len(out) == 10 and all(
+        line.startswith("array(") and line.endswith("dtype=float32)") for line in out
+    )
+    assert losses[-1] < losses[0]
+
+
+def test_random_state_captured():
+    def draw():
+        return mx.random.uniform(shape=(3,))
+
+    mx.random.seed(7)
+    eager = [np.array(draw()) for _ in range(3)]
+    f = partial(mx.compile, inputs=mx.random.state, outputs=mx.random.state)(draw)
+    mx.random.seed(7)
+    comp = [np.array(f()) for _ in range(3)]
+    for e, c in zip(eager, comp):
+        assert np.array_equal(e, c)
+    # eager draws continue from the state the compiled calls left
+    mx.random.seed(7)
+    for _ in range(3):
+        draw()
+    want = np.array(draw())
+    mx.random.seed(7)
+    for _ in range(3):
+        f()
+    assert np.array_equal(np.array(draw()), want)
+
+
+def test_random_state_not_captured_is_constant():
+    f = mx.compile(lambda: mx.random.uniform(shape=(4,)))
+    a, b = np.array(f()), np.array(f())
+    assert np.array_equal(a, b)  # as MLX: capture mx.random.state to advance
+
+
+def test_disable_compile_env_flag_in_state():
+    assert mx._compile_enabled()
+    mx.disable_compile()
+    assert not mx._compile_enabled()
+    mx.enable_compile()
+    assert mx._compile_enabled()
+
+
+# ------------------------------------------------------- fused results
+
+UNARY = [
+    mx.abs, mx.negative, mx.square, mx.sqrt, mx.rsqrt, mx.exp, mx.expm1,
+    mx.log, mx.log2, mx.log10, mx.log1p, mx.erf, mx.erfinv, mx.sin, mx.cos,
+    mx.tan, mx.arcsin, mx.arccos, mx.arctan, mx.sinh, mx.cosh, mx.tanh,
+    mx.arcsinh, mx.arccosh, mx.arctanh, mx.sigmoid, mx.floor, mx.ceil,
+    mx.round, mx.sign, mx.reciprocal, mx.isnan, mx.isinf, mx.logical_not,
+]
+BINARY = [
+    mx.add, mx.subtract, mx.multiply, mx.divide, mx.maximum, mx.minimum,
+    mx.power, mx.arctan2, mx.logaddexp, mx.remainder, mx.floor_divide,
+    mx.equal, mx.not_equal, mx.less, mx.less_equal, mx.greater,
+    mx.greater_equal, mx.logical_and, mx.logical_or,
+]
+# Fused steps are contracted (FMA) exactly where libcmx's eager rows are,
+# so fused results are the eager bits (with a gcc-built libcmx and gcc as
+# the system compiler, as here).
+HEAVY = set()
+
+
+def _agree(a, b, tol):
+    if a.dtype == mx.bfloat16:  # numpy has no bfloat16; float32 holds it
+        a, b = a.astype(mx.float32), b.astype(mx.float32)
+    a, b = np.array(a), np.array(b)
+    assert a.dtype == b.dtype and a.shape == b.shape
+    if tol == 0:
+        assert np.array_equal(a, b, equal_nan=a.dtype.kind in "fc")
+    else:
+        assert np.allclose(a, b, rtol=tol, atol=0, equal_nan=True)
+
+
+@pytest.fixture(scope="module")
+def values():
+    rng = np.random.default_rng(0)
+    v = rng.uniform(-3, 3, size=(7, 9)).astype(np.float32)
+    v[0, :5] = [0.0, -0.0, np.inf, -np.inf, np.nan]
+    w = rng.uniform(-3, 3, size=(7, 9)).astype(np.float32)
+    return mx.array(v), mx.array(w)
+
+
+@pytest.mark.parametrize("op", UNARY, ids=lambda f: f.__name__)
+def test_fused_unary(op, values):
+    x, w = values
+    fun = lambda x, w: op(x * 0.5 + w)  # noqa: E731
+    f0 = stats()["fused"]
+    got = mx.compile(fun)(x, w)
+    assert stats()["fused"] == f0 + 1
+    _agree(got, fun(x, w), 4e-7 if op in HEAVY else 0)
+
+
+@pytest.mark.parametrize("op", BINARY, ids=lambda f: f.__name__)
+def test_fused_binary(op, values):
+    x, w = values
+    fun = lambda x, w: op(x * 0.5, mx.abs(w))  # noqa: E731
+    got = mx.compile(fun)(x, w)
+    _agree(got, fun(x, w), 4e-7 if op in HEAVY else 0)
+
+
+OPS1 = [mx.sin, mx.cos, mx.abs, mx.negative, mx.square, mx.tanh, mx.exp,
+        lambda x: mx.sqrt(mx.abs(x)), lambda x: x * 0.5, lambda x: x + 1.0,
+        lambda x: mx.maximum(x, 0.0), mx.floor, mx.sigmoid,
+        lambda x: x.astype(mx.float16).astype(mx.float32)]
+OPS2 = [mx.add, mx.subtract, mx.multiply, mx.maximum, mx.minimum,
+        lambda a, b: mx.where(a > b, a, b * 2), mx.arctan2]
+
+
+def _random_graph(rng, nin):
+    """A random elementwise function of nin inputs (a list of steps)."""
+    steps = []
+    nvals = nin
+    for _ in range(rng.randint(3, 10)):
+        if rng.random() < 0.5:
+            steps.append((rng.randrange(len(OPS1)), rng.randrange(nvals)))
+        else:
+            steps.append((rng.randrange(len(OPS2)), rng.randrange(nvals),
+                          rng.randrange(nvals)))
+        nvals += 1
+    outs = sorted({nvals - 1, rng.randrange(nin, nvals)})
+
+    def fun(*xs):
+        vals = list(xs)
+        for s in steps:
+            if len(s) == 2:
+                vals.append(OPS1[s[0]](vals[s[1]]))
+            else:
+                vals.append(OPS2[s[0]](vals[s[1]], vals[s[2]]))
+        return [vals[i] for i in outs]
+
+    return fun
+
+
+@pytest.mark.parametrize("seed", range(12))
+def test_random_graphs(seed):
+    rng = random.Random(seed)
+    nin = rng.randint(1, 3)
+    fun = _random_graph(rng, nin)
+    shapes = [(5, 6), (6,), (1, 6), ()]
+    xs = [mx.array(np.random.default_rng(seed + i).uniform(-2, 2, size=(5, 6))
+                   .astype(np.float32)) for i in range(nin)]
+    # one input broadcast, one transposed
+    if nin > 1:
+        xs[1] = mx.array(np.random.default_rng(seed).uniform(-2, 2, size=shapes[seed % 4])
+                         .astype(np.float32))
+    if nin > 2:
+        xs[2] = mx.array(np.random.default_rng(seed + 9).uniform(-2, 2, size=(6, 5))
+                         .astype(np.float32)).T
+    want = fun(*xs)
+    got = mx.compile(fun)(*xs)
+    assert len(got) == len(want)
+    for g, w in zip(got, want):
+        _agree(g, w, 0)
+
+
+def test_dtypes_fused():
+    for dt in (mx.float16, mx.bfloat16, mx.float64, mx.int32, mx.uint8,
+               mx.int64, mx.complex64):
+        x = mx.arange(12).reshape(3, 4).astype(dt)
+        y = (mx.arange(12) % 5 + 1).reshape(3, 4).astype(dt)
+        fun = lambda x, y: (x * y + x) - y * y  # noqa: E731
+        _agree(mx.compile(fun)(x, y), fun(x, y), 0)
+
+
+# ------------------------------------------------------- fresh processes
+
+_SCRIPT = """
+import sys, math, json
+import cmx.core as mx
+def gelu(x):
+    return x * (1 + mx.erf(x / math.sqrt(2))) / 2
+x = mx.arange(-8, 8, dtype=mx.float32) / 3
+y = mx.compile(gelu)(x)
+assert abs(y[-1].item() - gelu(x)[-1].item()) < 1e-6
+print(json.dumps(mx._compile_stats()))
+"""
+
+
+def _run(env_extra, script=_SCRIPT):
+    env = dict(os.environ)
+    env.update(env_extra)
+    env["PYTHONPATH"] = os.pathsep.join(p for p in sys.path if p)
+    r = subprocess.run([sys.executable, "-c", script], env=env,
+                       capture_output=True, text=True, timeout=300)
+    assert r.returncode == 0, r.stderr
+    import json
+
+    return json.loads(r.stdout.strip().splitlines()[-1]), r.stderr
+
+
+@pytest.fixture()
+def logging_cc(tmp_path):
+    """A compiler wrapper that logs each run, then runs cc."""
+    log = tmp_path / "cc.log"
+    cc = tmp_path / "cc"
+    cc.write_text(f"#!/bin/sh\necho run >> {log}\nexec cc \"$@\"\n")
+    cc.chmod(0o755)
+    return cc, log
+
+
+def test_disk_cache_reused_by_another_process(tmp_path, logging_cc):
+    cc, log = logging_cc
+    env = {"CMX_CACHE_DIR": str(tmp_path / "cache"), "CMX_CC": str(cc)}
+    s1, _ = _run(env)
+    assert s1["kernels_built"] == 1 and s1["disk_hits"] == 0
+    runs = log.read_text().count("run")
+    assert runs == 1
+    files = list((tmp_path / "cache" / "cpu").glob("fused-*.so"))
+    assert len(files) == 1
+    assert (files[0].stat().st_mode & 0o777) == 0o600
+    assert ((tmp_path / "cache" / "cpu").stat().st_mode & 0o777) == 0o700
+    s2, _ = _run(env)
+    assert s2["kernels_built"] == 0 and s2["disk_hits"] == 1
+    assert log.read_text().count("run") == runs  # the compiler did not run
+
+    # a tampered entry is refused and built again
+    data = bytearray(files[0].read_bytes())
+    data[-100] ^= 0xFF
+    files[0].write_bytes(bytes(data))
+    s3, _ = _run(env)
+    assert s3["disk_rejects"] == 1 and s3["kernels_built"] == 1
+    assert log.read_text().count("run") == runs + 1
+    s4, _ = _run(env)  # rewritten: good again
+    assert s4["disk_hits"] == 1 and s4["kernels_built"] == 0
+
+    # an entry others may write, or owned by someone else, is refused
+    files[0].chmod(0o666)
+    s5, _ = _run(env)
+    assert s5["disk_rejects"] == 1 and s5["kernels_built"] == 1
+    if os.geteuid() == 0:
+        os.chown(files[0], 12345, 12345)
+        s6, _ = _run(env)
+        assert s6["disk_rejects"] == 1 and s6["kernels_built"] == 1
+
+
+def test_without_a_compiler(tmp_path):
+    s, err = _run({"CMX_CACHE_DIR": str(tmp_path / "c"),
+                   "CMX_CC": str(tmp_path / "no-such-cc"),
+                   "CMX_COMPILE_EXPLAIN": "1"})
+    assert s["traces"] == 1 and s["fused"] == 0 and s["kernels_built"] == 0
+
+
+def test_explain(tmp_path):
+    script = """
+import json
+import cmx.core as mx
+def f(x):
+    return mx.exp(x) * 2
+g = mx.compile(f)
+g(mx.ones((2,)))
+g(mx.ones((2,)))
+g(mx.ones((3,)))
+g(mx.ones((3,), dtype=mx.float16))
+print(json.dumps(mx._compile_stats()))
+"""
+    s, err = _run({"CMX_CACHE_DIR": str(tmp_path / "c"),
+                   "CMX_COMPILE_EXPLAIN": "1"}, script)
+    lines = [l for l in err.splitlines() if l.startswith("[compile] tracing")]
+    assert lines == [
+        "[compile] tracing f: first call",
+        "[compile] tracing f: input 0's shape changed from (2) to (3)",
+        "[compile] tracing f: input 0's dtype changed from float32 to float16",
+    ]
+
+
+@pytest.mark.parametrize("var", ["MLX_DISABLE_COMPILE", "CMX_DISABLE_COMPILE"])
+def test_disable_compile_variables(tmp_path, var):
+    script = """
+import json
+import cmx.core as mx
+@mx.compile
+def fun(x):
+    z = -x
+    print(z)
+    return mx.exp(z)
+fun(mx.array(5.0))
+print(json.dumps(mx._compile_stats()))
+"""
+    s, _ = _run({"CMX_CACHE_DIR": str(tmp_path / "c"), var: "1"}, script)
+    assert s["traces"] == 0
+
+
+def test_gelu_kernel_is_one_region():
+    def gelu(x):
+        return x * (1 + mx.erf(x / math.sqrt(2))) / 2
+
+    f0 = stats()["fused"]
+    x = mx.random.uniform(shape=(4, 100))
+    y = mx.compile(gelu)(x)
+    assert stats()["fused"] == f0 + 1
+    _agree(y, gelu(x), 0)
