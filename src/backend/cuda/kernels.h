@@ -8,8 +8,8 @@
 #include "cmx/primitive.h"
 
 /* ---- copy and conversion (copy.c) ---- */
-/* Copy and AsType: same-dtype copies (any layout); other dtype pairs fail
- * with CMX_ERR_NOT_IMPLEMENTED for now. */
+/* Copy, AsType and Full (a copy of its broadcast value: a fill): same-dtype
+ * copies of any layout; other dtype pairs convert (cmx__gpu_convert). */
 cmx_status cmx__gpu_copy(const cmx_primitive* p, const cmx_array* in, int nin,
                          const cmx_array* out, int nout);
 
