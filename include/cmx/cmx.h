@@ -17,6 +17,7 @@
 #include "cmx/dtype.h"
 #include "cmx/error.h"
 #include "cmx/export.h"
+#include "cmx/interop.h"
 #include "cmx/io.h"
 #include "cmx/memory.h"
 #include "cmx/ops.h"

@@ -18,8 +18,12 @@ const cmx__device_memory_hooks* cmx__device_hooks = NULL;
 
 static struct {
   pthread_mutex_t lock;
+  /* active, peak and cache cover host and device bytes together; the
+   * device's part of active and cache is kept apart too. */
   size_t active, peak, cache, limit, cache_limit;
+  size_t dev_active, dev_cache;
   bool init;
+  bool limit_set; /* set_memory_limit gave a limit: it bounds devices too */
   /* Cached buffers (header and host block kept together), per size class,
    * linked through next_free. */
   cmx__buffer* free_lists[NUM_CLASSES];
@@ -51,6 +55,10 @@ static size_t class_capacity(int idx) {
 
 /* Size class index of a request (-1: too large to cache); *cap gets the
  * capacity to allocate. */
+static int size_class(size_t bytes, size_t* cap);
+int cmx__mem_size_class(size_t bytes, size_t* cap) {
+  return size_class(bytes, cap);
+}
 static int size_class(size_t bytes, size_t* cap) {
   if (bytes <= 4096) {
     size_t c = bytes ? (bytes + 63) & ~(size_t)63 : 64;
@@ -65,7 +73,10 @@ static int size_class(size_t bytes, size_t* cap) {
   return idx < NUM_CLASSES ? idx : -1;
 }
 
+/* Frees cached host buffers until at most target host bytes stay
+ * cached. */
 static void trim_cache_locked(size_t target) {
+  target += g_mem.dev_cache; /* g_mem.cache counts device bytes too */
   for (int c = NUM_CLASSES - 1; c >= 0 && g_mem.cache > target; c--) {
     while (g_mem.free_lists[c] && g_mem.cache > target) {
       cmx__buffer* b = g_mem.free_lists[c];
@@ -91,6 +102,8 @@ static void buffer_init(cmx__buffer* b, size_t bytes, size_t cap, void* p) {
   b->host_valid = true;
   b->dev_valid = false;
   b->next_free = NULL;
+  b->ext_release = NULL;
+  b->ext_ctx = NULL;
 }
 
 cmx__buffer* cmx__buffer_alloc(size_t bytes) {
@@ -111,9 +124,12 @@ cmx__buffer* cmx__buffer_alloc(size_t bytes) {
     buffer_init(b, bytes, cap, b->host);
     return b;
   }
-  if (g_mem.active + cap > g_mem.limit && g_mem.cache > 0) trim_cache_locked(0);
-  if (g_mem.active + cap > g_mem.limit) {
-    size_t active = g_mem.active, limit = g_mem.limit;
+  /* The limit bounds host bytes (device bytes have their own check). */
+  size_t host = g_mem.active - g_mem.dev_active;
+  if (host + cap > g_mem.limit && g_mem.cache > g_mem.dev_cache)
+    trim_cache_locked(0);
+  if (host + cap > g_mem.limit) {
+    size_t active = host, limit = g_mem.limit;
     pthread_mutex_unlock(&g_mem.lock);
     return CMX__FAIL(CMX_ERR_MEMORY,
                      "[malloc] allocating %zu bytes would exceed the memory "
@@ -156,13 +172,14 @@ void cmx__buffer_release(cmx__buffer* b) {
   if (atomic_fetch_sub_explicit(&b->refcount, 1, memory_order_acq_rel) != 1)
     return;
   if (b->dev && cmx__device_hooks) cmx__device_hooks->free_device(b);
+  if (b->ext_release) b->ext_release(b->ext_ctx);
   if (b->host) {
     size_t cap;
     int cls = size_class(b->capacity, &cap);
     pthread_mutex_lock(&g_mem.lock);
     g_mem.active -= b->capacity;
     if (cls >= 0 && cap == b->capacity &&
-        g_mem.cache + cap <= g_mem.cache_limit) {
+        g_mem.cache - g_mem.dev_cache + cap <= g_mem.cache_limit) {
       b->next_free = g_mem.free_lists[cls];
       g_mem.free_lists[cls] = b;
       g_mem.cache += cap;
@@ -226,6 +243,7 @@ cmx_status cmx_set_memory_limit(size_t limit, size_t* previous) {
   mem_init_locked();
   if (previous) *previous = g_mem.limit;
   g_mem.limit = limit == 0 ? phys_memory() : limit;
+  g_mem.limit_set = limit != 0;
   pthread_mutex_unlock(&g_mem.lock);
   return CMX_OK;
 }
@@ -243,10 +261,74 @@ cmx_status cmx_set_cache_limit(size_t limit, size_t* previous) {
   g_mem.cache_limit = limit;
   trim_cache_locked(limit);
   pthread_mutex_unlock(&g_mem.lock);
+  if (cmx__device_hooks && cmx__device_hooks->trim_cache)
+    cmx__device_hooks->trim_cache(limit);
   return CMX_OK;
 }
 void cmx_clear_cache(void) {
   pthread_mutex_lock(&g_mem.lock);
   trim_cache_locked(0);
   pthread_mutex_unlock(&g_mem.lock);
+  if (cmx__device_hooks && cmx__device_hooks->trim_cache)
+    cmx__device_hooks->trim_cache(0);
+}
+
+/* ---------------- device bytes (device backends) ---------------- */
+
+cmx_status cmx__mem_device_reserve(size_t cap, const char* op, size_t bytes) {
+  pthread_mutex_lock(&g_mem.lock);
+  mem_init_locked();
+  if (g_mem.limit_set && g_mem.dev_active + cap > g_mem.limit) {
+    size_t limit = g_mem.limit, used = g_mem.dev_active;
+    pthread_mutex_unlock(&g_mem.lock);
+    return cmx__error(CMX_ERR_MEMORY,
+                      "[%s] allocating %zu bytes of device memory would "
+                      "exceed the memory limit of %zu bytes (%zu in use)",
+                      op, bytes, limit, used);
+  }
+  g_mem.dev_active += cap;
+  g_mem.active += cap;
+  if (g_mem.active > g_mem.peak) g_mem.peak = g_mem.active;
+  pthread_mutex_unlock(&g_mem.lock);
+  return CMX_OK;
+}
+
+void cmx__mem_device_unreserve(size_t cap) {
+  pthread_mutex_lock(&g_mem.lock);
+  g_mem.dev_active -= cap;
+  g_mem.active -= cap;
+  pthread_mutex_unlock(&g_mem.lock);
+}
+
+bool cmx__mem_device_cache_add(size_t cap) {
+  pthread_mutex_lock(&g_mem.lock);
+  mem_init_locked();
+  bool ok = g_mem.dev_cache + cap <= g_mem.cache_limit;
+  if (ok) {
+    g_mem.dev_cache += cap;
+    g_mem.cache += cap;
+  }
+  pthread_mutex_unlock(&g_mem.lock);
+  return ok;
+}
+
+void cmx__mem_device_cache_sub(size_t cap) {
+  pthread_mutex_lock(&g_mem.lock);
+  g_mem.dev_cache -= cap;
+  g_mem.cache -= cap;
+  pthread_mutex_unlock(&g_mem.lock);
+}
+
+size_t cmx__mem_device_cached(void) {
+  pthread_mutex_lock(&g_mem.lock);
+  size_t v = g_mem.dev_cache;
+  pthread_mutex_unlock(&g_mem.lock);
+  return v;
+}
+
+size_t cmx__mem_device_active(void) {
+  pthread_mutex_lock(&g_mem.lock);
+  size_t v = g_mem.dev_active;
+  pthread_mutex_unlock(&g_mem.lock);
+  return v;
 }
