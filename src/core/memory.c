@@ -8,6 +8,7 @@
 
 #include <stdlib.h>
 #include <string.h>
+#include <sys/mman.h>
 #include <unistd.h>
 
 #include "core/internal.h"
@@ -88,8 +89,19 @@ static void trim_cache_locked(size_t target) {
   }
 }
 
+/* Large blocks are aligned to 2 MiB and advised to use transparent huge
+ * pages where the kernel offers them: a first touch then faults in 2 MiB
+ * at a time, which is what a device->host copy into a new buffer, or a
+ * CPU kernel writing a large output, mostly spends its time on. */
+#define HUGE_PAGE ((size_t)2 << 20)
 void* cmx__host_alloc_raw(size_t capacity) {
-  return aligned_alloc(64, capacity);
+  if (capacity < 2 * HUGE_PAGE) return aligned_alloc(64, capacity);
+  size_t rounded = (capacity + HUGE_PAGE - 1) & ~(HUGE_PAGE - 1);
+  void* p = aligned_alloc(HUGE_PAGE, rounded);
+#ifdef MADV_HUGEPAGE
+  if (p) madvise(p, rounded, MADV_HUGEPAGE);
+#endif
+  return p;
 }
 
 static void buffer_init(cmx__buffer* b, size_t bytes, size_t cap, void* p) {

@@ -10,6 +10,8 @@
  * use waits for. Without the pinned entry points, or when the chunks
  * cannot be made, copies go straight from pageable memory.
  *
+ * The CPU's side of each piece is spread over the thread pool (a single
+ * thread copies, and faults in fresh pages, far slower than the bus).
  * One copy at a time uses a device's ring (a lock per device).
  */
 #include <stdio.h>
@@ -75,6 +77,32 @@ static CUresult chunk_mark(ring* r, int i, CUstream s) {
   return e;
 }
 
+/* memcpy of n bytes, spread over the thread pool in 1 MiB pieces: one
+ * thread copies (and faults in fresh pages) at well under the bus's
+ * speed. */
+typedef struct {
+  char* dst;
+  const char* src;
+} copy_job;
+
+#define PIECE ((int64_t)1 << 20)
+
+static void copy_range(void* ctx, int64_t begin, int64_t end) {
+  copy_job* j = ctx;
+  memcpy(j->dst + begin * PIECE, j->src + begin * PIECE,
+         (size_t)((end - begin) * PIECE));
+}
+
+static void par_memcpy(void* dst, const void* src, size_t n) {
+  int64_t pieces = (int64_t)(n / (size_t)PIECE);
+  size_t tail = n - (size_t)pieces * (size_t)PIECE;
+  copy_job j = {dst, src};
+  if (pieces) cmx__parallel_for(pieces, 1, copy_range, &j);
+  if (tail)
+    memcpy((char*)dst + (size_t)pieces * (size_t)PIECE,
+           (const char*)src + (size_t)pieces * (size_t)PIECE, tail);
+}
+
 static ring* ring_of(int dev) {
   return dev >= 0 && dev < MAX_RING_DEVICES ? &g_rings[dev] : NULL;
 }
@@ -96,7 +124,7 @@ cmx_status cmx__gpu_stage_h2d(int dev, CUdeviceptr dst, const void* src,
       size_t n = bytes - done < CHUNK ? bytes - done : CHUNK;
       e = chunk_wait(r, i);
       if (e != CUDA_SUCCESS) break;
-      memcpy(r->buf[i], (const char*)src + done, n);
+      par_memcpy(r->buf[i], (const char*)src + done, n);
       e = cmx__cu.cuMemcpyHtoDAsync(dst + done, r->buf[i], n, s);
       if (e == CUDA_SUCCESS) e = chunk_mark(r, i, s);
       done += n;
@@ -138,7 +166,7 @@ cmx_status cmx__gpu_stage_d2h(int dev, void* dst, CUdeviceptr src,
       size_t off = k * CHUNK;
       size_t n = bytes - off < CHUNK ? bytes - off : CHUNK;
       e = chunk_wait(r, i);
-      if (e == CUDA_SUCCESS) memcpy((char*)dst + off, r->buf[i], n);
+      if (e == CUDA_SUCCESS) par_memcpy((char*)dst + off, r->buf[i], n);
     }
   }
   if (r) pthread_mutex_unlock(&r->lock);
