@@ -345,9 +345,9 @@ CMXPY_DEF_METHOD(__dlpack__,
   memcpy(ctx->strides, cmx_array_strides(ctx->arr),
          (size_t)nd * sizeof(int64_t));
   DLDevice dl_dev = {where.type == CMX_GPU ? kDLCUDA : kDLCPU, where.index};
-  DLTensor tensor = {(void*)data, dl_dev,       nd,
-                     dl_dtype(cmx_array_dtype(ctx->arr)),
-                     ctx->shape,  ctx->strides, 0};
+  DLTensor tensor = {
+      (void*)data, dl_dev,       nd, dl_dtype(cmx_array_dtype(ctx->arr)),
+      ctx->shape,  ctx->strides, 0};
   PyObject* cap;
   if (versioned) {
     DLManagedTensorVersioned* t = calloc(1, sizeof *t);
@@ -618,8 +618,8 @@ cmx_array cmxpy_array_from_cuda_tensor(PyObject* o, bool* handled) {
     return NULL;
   PyObject* dd = PyObject_CallMethod(o, "__dlpack_device__", NULL);
   int dtype = 0, did = 0;
-  bool cuda = dd && PyArg_ParseTuple(dd, "ii", &dtype, &did) &&
-              dtype == kDLCUDA;
+  bool cuda =
+      dd && PyArg_ParseTuple(dd, "ii", &dtype, &did) && dtype == kDLCUDA;
   Py_XDECREF(dd);
   PyErr_Clear();
   if (!cuda) return NULL;

@@ -470,9 +470,9 @@ CMXPY_DEF(device_info, "(device: Device | DeviceType | None = None) -> dict",
   Py_BEGIN_ALLOW_THREADS st = cmx_device_get_info(d, &info);
   Py_END_ALLOW_THREADS if (st != CMX_OK) return cmxpy_raise(st);
   PyObject* r = Py_BuildValue(
-      "{s:s,s:s,s:i,s:i,s:K,s:K,s:K}", "device_name", info.name,
-      "architecture", info.architecture, "device_index", d.index,
-      "device_count", cmx_device_count(d.type), "memory_size",
+      "{s:s,s:s,s:i,s:i,s:K,s:K,s:K}", "device_name", info.name, "architecture",
+      info.architecture, "device_index", d.index, "device_count",
+      cmx_device_count(d.type), "memory_size",
       (unsigned long long)info.memory_size, "free_memory",
       (unsigned long long)info.free_memory, "max_recommended_working_set_size",
       (unsigned long long)info.memory_size);

@@ -30,10 +30,8 @@ static void cpu_model(char* buf, size_t size) {
 static void cpu_info(cmx_device_info* out) {
   long pages = sysconf(_SC_PHYS_PAGES), psize = sysconf(_SC_PAGESIZE);
   long avail = sysconf(_SC_AVPHYS_PAGES);
-  out->memory_size =
-      pages > 0 && psize > 0 ? (size_t)pages * (size_t)psize : 0;
-  out->free_memory =
-      avail > 0 && psize > 0 ? (size_t)avail * (size_t)psize : 0;
+  out->memory_size = pages > 0 && psize > 0 ? (size_t)pages * (size_t)psize : 0;
+  out->free_memory = avail > 0 && psize > 0 ? (size_t)avail * (size_t)psize : 0;
   struct utsname u;
   snprintf(out->architecture, sizeof out->architecture, "%.31s",
            uname(&u) == 0 ? u.machine : "unknown");
@@ -46,7 +44,8 @@ cmx_status cmx_device_get_info(cmx_device dev, cmx_device_info* out) {
     return cmx__error(CMX_ERR_VALUE, "[device_info] output pointer is NULL");
   memset(out, 0, sizeof *out);
   if (!cmx_is_available(dev))
-    return cmx__error(CMX_ERR_VALUE, "[device_info] device %s:%d is not "
+    return cmx__error(CMX_ERR_VALUE,
+                      "[device_info] device %s:%d is not "
                       "available",
                       dev.type == CMX_GPU ? "gpu" : "cpu", dev.index);
   if (dev.type == CMX_CPU) {
@@ -55,7 +54,8 @@ cmx_status cmx_device_get_info(cmx_device dev, cmx_device_info* out) {
   }
   const cmx__backend* b = cmx__backend_get(dev.type);
   if (!b || !b->device_info)
-    return cmx__error(CMX_ERR_VALUE, "[device_info] no backend describes "
+    return cmx__error(CMX_ERR_VALUE,
+                      "[device_info] no backend describes "
                       "device type %d",
                       (int)dev.type);
   return b->device_info(dev.index, out);

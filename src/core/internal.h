@@ -355,7 +355,7 @@ int cmx__pool_threads(void);
 /* All environment variables are read in env.c. */
 typedef struct cmx__env {
   int num_threads;            /* CMX_NUM_THREADS, default nproc */
-  int default_gpu; /* CMX_DEFAULT_DEVICE: gpu 1, cpu 0, unset (or other) -1 */
+  int default_gpu;            /* CMX_DEFAULT_DEVICE: gpu 1, cpu 0, else -1 */
   int max_inflight_tasks;     /* CMX_MAX_INFLIGHT, backpressure bound */
   const char* cache_dir;      /* CMX_CACHE_DIR, kernel cache (GPU) */
   const char* xdg_cache_home; /* XDG_CACHE_HOME: cache root when no

@@ -12,7 +12,8 @@ static void no_release(void* ctx) {
 
 static cmx_status check_gpu(cmx_device dev, const char* op) {
   if (dev.type != CMX_GPU || !cmx_is_available(dev))
-    return cmx__error(CMX_ERR_VALUE, "[%s] device %s:%d is not an available "
+    return cmx__error(CMX_ERR_VALUE,
+                      "[%s] device %s:%d is not an available "
                       "gpu",
                       op, dev.type == CMX_GPU ? "gpu" : "cpu", dev.index);
   if (!cmx__device_hooks)
@@ -35,8 +36,8 @@ cmx_status cmx_array_device_data(cmx_array a, cmx_device dev, void** out) {
     if (st != CMX_OK) return st;
   }
   *out = (void*)(uintptr_t)(a->buf->dev +
-                            (uint64_t)(a->offset * (int64_t)cmx_dtype_size(
-                                                       a->dtype)));
+                            (uint64_t)(a->offset *
+                                       (int64_t)cmx_dtype_size(a->dtype)));
   return CMX_OK;
 }
 
@@ -55,8 +56,7 @@ cmx_status cmx_array_data_device(cmx_array a, cmx_device* out) {
 cmx_status cmx_array_from_device_memory(cmx_array* out, void* ptr,
                                         cmx_device dev, const int64_t* shape,
                                         int ndim, cmx_dtype dtype,
-                                        void (*release)(void* ctx),
-                                        void* ctx) {
+                                        void (*release)(void* ctx), void* ctx) {
   if (!out)
     return cmx__error(CMX_ERR_VALUE, "[from_device_memory] output is NULL");
   *out = NULL;

@@ -305,11 +305,16 @@ cmx_status cmx__mem_device_reserve(size_t cap, const char* op, size_t bytes) {
   return CMX_OK;
 }
 
-void cmx__mem_device_unreserve(size_t cap) {
+/* Takes cap off a device figure and the total it is part of. */
+static void sub_locked(size_t* part, size_t* total, size_t cap) {
   pthread_mutex_lock(&g_mem.lock);
-  g_mem.dev_active -= cap;
-  g_mem.active -= cap;
+  *part -= cap;
+  *total -= cap;
   pthread_mutex_unlock(&g_mem.lock);
+}
+
+void cmx__mem_device_unreserve(size_t cap) {
+  sub_locked(&g_mem.dev_active, &g_mem.active, cap);
 }
 
 bool cmx__mem_device_cache_add(size_t cap) {
@@ -325,22 +330,18 @@ bool cmx__mem_device_cache_add(size_t cap) {
 }
 
 void cmx__mem_device_cache_sub(size_t cap) {
-  pthread_mutex_lock(&g_mem.lock);
-  g_mem.dev_cache -= cap;
-  g_mem.cache -= cap;
-  pthread_mutex_unlock(&g_mem.lock);
+  sub_locked(&g_mem.dev_cache, &g_mem.cache, cap);
 }
 
+static size_t read_locked(const size_t* field) {
+  pthread_mutex_lock(&g_mem.lock);
+  size_t v = *field;
+  pthread_mutex_unlock(&g_mem.lock);
+  return v;
+}
 size_t cmx__mem_device_cached(void) {
-  pthread_mutex_lock(&g_mem.lock);
-  size_t v = g_mem.dev_cache;
-  pthread_mutex_unlock(&g_mem.lock);
-  return v;
+  return read_locked(&g_mem.dev_cache);
 }
-
 size_t cmx__mem_device_active(void) {
-  pthread_mutex_lock(&g_mem.lock);
-  size_t v = g_mem.dev_active;
-  pthread_mutex_unlock(&g_mem.lock);
-  return v;
+  return read_locked(&g_mem.dev_active);
 }

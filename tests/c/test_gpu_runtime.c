@@ -181,8 +181,7 @@ static void test_out_of_memory(void) {
    * RuntimeError; the allocation itself fails with CMX_ERR_MEMORY). */
   int64_t n = (int64_t)(info.memory_size / 4) + ((int64_t)1 << 20);
   char want[96];
-  snprintf(want, sizeof want, "allocating %lld bytes",
-           (long long)(n * 4));
+  snprintf(want, sizeof want, "allocating %lld bytes", (long long)(n * 4));
   cmx_array c = NULL;
   FAILS(big_add(&c, n), CMX_ERR_RUNTIME, "[Add] out of device memory");
   CHECK(strstr(cmx_last_error(), want) != NULL);
@@ -256,9 +255,9 @@ static void test_event_deps(void) {
   int64_t n = 200000;
   cmx_array a = ramp(n, &ref);
   cmx_array x = NULL, y = NULL, w = NULL;
-  OK(cmx_add(&x, a, a, s1));     /* 2a on s1 */
-  OK(cmx_add(&y, x, a, s2));     /* 3a on s2: waits for s1 by an event */
-  OK(cmx_add(&w, y, x, s1));     /* 5a on s1: waits for s2 */
+  OK(cmx_add(&x, a, a, s1)); /* 2a on s1 */
+  OK(cmx_add(&y, x, a, s2)); /* 3a on s2: waits for s1 by an event */
+  OK(cmx_add(&w, y, x, s1)); /* 5a on s1: waits for s2 */
   cmx__gpu_dep_stats d0 = cmx__gpu_dep_stats_get();
   OK(cmx_async_eval(&w, 1));
   OK(cmx_array_eval(w));
@@ -310,8 +309,8 @@ static void* thread_main(void* p) {
   if (!j->ok) snprintf(j->err, sizeof j->err, "%s", cmx_last_error());
   for (int64_t i = 0; j->ok && i < n; i++)
     if (got[i] != ref[i] + 40 * v) {
-      snprintf(j->err, sizeof j->err, "element %lld: %g, want %g",
-               (long long)i, got[i], ref[i] + 40 * v);
+      snprintf(j->err, sizeof j->err, "element %lld: %g, want %g", (long long)i,
+               got[i], ref[i] + 40 * v);
       j->ok = false;
     }
   cmx_array_release_all((cmx_array[]){a, inc, cur}, 3);
@@ -354,9 +353,8 @@ static void test_interop(void) {
   CHECK(cmx__cu.cuStreamSynchronize(d->copy_stream) == CUDA_SUCCESS);
   size_t active = cmx__mem_device_active();
   cmx_array w = NULL;
-  OK(cmx_array_from_device_memory(&w, (void*)(uintptr_t)p, cmx_device_gpu(),
-                                  &n, 1, CMX_FLOAT32, on_release,
-                                  &g_released));
+  OK(cmx_array_from_device_memory(&w, (void*)(uintptr_t)p, cmx_device_gpu(), &n,
+                                  1, CMX_FLOAT32, on_release, &g_released));
   CHECK(cmx__mem_device_active() == active); /* not cmx's bytes */
   cmx_device where;
   OK(cmx_array_data_device(w, &where));
@@ -378,20 +376,19 @@ static void test_interop(void) {
   CHECK(where.type == CMX_GPU);
   OK(cmx_array_device_data(e, cmx_device_gpu(), &ep));
   float* got = malloc((size_t)n * 4);
-  CHECK(ep != NULL &&
-        cmx__cu.cuMemcpyDtoHAsync(got, (CUdeviceptr)(uintptr_t)ep,
-                                  (size_t)n * 4,
-                                  d->copy_stream) == CUDA_SUCCESS);
+  CHECK(ep != NULL && cmx__cu.cuMemcpyDtoHAsync(
+                          got, (CUdeviceptr)(uintptr_t)ep, (size_t)n * 4,
+                          d->copy_stream) == CUDA_SUCCESS);
   CHECK(cmx__cu.cuStreamSynchronize(d->copy_stream) == CUDA_SUCCESS);
   bool same = true;
   for (int64_t i = 0; i < n; i++) same &= got[i] == 4 * ref[i];
   CHECK(same);
   /* Errors: a CPU device, a NULL pointer. */
   cmx_array bad = NULL;
-  FAILS(cmx_array_from_device_memory(&bad, (void*)(uintptr_t)p,
-                                     cmx_device_cpu(), &n, 1, CMX_FLOAT32,
-                                     NULL, NULL),
-        CMX_ERR_VALUE, "is not an available gpu");
+  FAILS(
+      cmx_array_from_device_memory(&bad, (void*)(uintptr_t)p, cmx_device_cpu(),
+                                   &n, 1, CMX_FLOAT32, NULL, NULL),
+      CMX_ERR_VALUE, "is not an available gpu");
   FAILS(cmx_array_from_device_memory(&bad, NULL, cmx_device_gpu(), &n, 1,
                                      CMX_FLOAT32, NULL, NULL),
         CMX_ERR_VALUE, "device pointer is NULL");
@@ -422,8 +419,9 @@ int main(void) {
   } else {
     printf("gpu: unavailable, GPU cases not run (%s)\n",
            g_gpu ? "no NVRTC" : cmx__gpu_unavailable_reason());
-    CHECK_MSG(!gpu_test_required(), "CMX_TEST_REQUIRE_GPU is set but the GPU "
-                                    "is unavailable");
+    CHECK_MSG(!gpu_test_required(),
+              "CMX_TEST_REQUIRE_GPU is set but the GPU "
+              "is unavailable");
   }
   gpu_test_end();
   return test_summary("test_gpu_runtime");

@@ -129,8 +129,8 @@ cmx_status cmx__gpu_stage_h2d(int dev, CUdeviceptr dst, const void* src,
                               size_t bytes, CUstream s);
 /* Copies bytes of device src to host dst on stream s (ordered after s's
  * queued work); returns once dst holds them. */
-cmx_status cmx__gpu_stage_d2h(int dev, void* dst, CUdeviceptr src,
-                              size_t bytes, CUstream s);
+cmx_status cmx__gpu_stage_d2h(int dev, void* dst, CUdeviceptr src, size_t bytes,
+                              CUstream s);
 /* Copies that went through the ring, and directly. */
 typedef struct cmx__gpu_staging_stats {
   uint64_t staged, direct;

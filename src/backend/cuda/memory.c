@@ -73,7 +73,7 @@ typedef struct centry {
 static struct {
   pthread_mutex_t lock;
   centry* lists[MAX_CACHED_DEVICES][NUM_DEV_CLASSES];
-  centry* spare; /* entries (with their events) to reuse */
+  centry* spare;                    /* entries (with their events) to reuse */
   size_t bytes[MAX_CACHED_DEVICES]; /* cached per device */
   uint64_t hits, misses;
 } g_cache = {.lock = PTHREAD_MUTEX_INITIALIZER};
@@ -201,8 +201,7 @@ static bool cache_put(int dev, int c, CUdeviceptr p, size_t cap, CUstream s) {
 }
 
 /* The out-of-memory error of an allocation for op. */
-static cmx_status oom_error(const char* op, size_t bytes, int dev,
-                            CUresult r) {
+static cmx_status oom_error(const char* op, size_t bytes, int dev, CUresult r) {
   size_t free_b = 0, total = 0;
   cmx__cu.cuMemGetInfo(&free_b, &total);
   const cmx__gpu_device* d = cmx__gpu_device_get(dev);

@@ -107,70 +107,79 @@ static ring* ring_of(int dev) {
   return dev >= 0 && dev < MAX_RING_DEVICES ? &g_rings[dev] : NULL;
 }
 
-cmx_status cmx__gpu_stage_h2d(int dev, CUdeviceptr dst, const void* src,
-                              size_t bytes, CUstream s) {
-  ring* r = ring_of(dev);
-  if (r) pthread_mutex_lock(&r->lock);
+/* Host to device through the ring (lock held, chunks ready). */
+static CUresult ring_h2d(ring* r, CUdeviceptr dst, const void* src,
+                         size_t bytes, CUstream s) {
   CUresult e = CUDA_SUCCESS;
-  if (!r || !ring_ready(r)) {
-    atomic_fetch_add(&g_direct, 1);
-    e = cmx__cu.cuMemcpyHtoDAsync(dst, src, bytes, s);
-    /* pageable: src must stay put until the copy is done */
-    if (e == CUDA_SUCCESS) e = cmx__cu.cuStreamSynchronize(s);
-  } else {
-    atomic_fetch_add(&g_staged, 1);
-    size_t done = 0;
-    for (int i = 0; e == CUDA_SUCCESS && done < bytes; i = (i + 1) % CHUNKS) {
-      size_t n = bytes - done < CHUNK ? bytes - done : CHUNK;
-      e = chunk_wait(r, i);
-      if (e != CUDA_SUCCESS) break;
-      par_memcpy(r->buf[i], (const char*)src + done, n);
-      e = cmx__cu.cuMemcpyHtoDAsync(dst + done, r->buf[i], n, s);
-      if (e == CUDA_SUCCESS) e = chunk_mark(r, i, s);
-      done += n;
-    }
+  size_t done = 0;
+  for (int i = 0; e == CUDA_SUCCESS && done < bytes; i = (i + 1) % CHUNKS) {
+    size_t n = bytes - done < CHUNK ? bytes - done : CHUNK;
+    e = chunk_wait(r, i);
+    if (e != CUDA_SUCCESS) break;
+    par_memcpy(r->buf[i], (const char*)src + done, n);
+    e = cmx__cu.cuMemcpyHtoDAsync(dst + done, r->buf[i], n, s);
+    if (e == CUDA_SUCCESS) e = chunk_mark(r, i, s);
+    done += n;
   }
-  if (r) pthread_mutex_unlock(&r->lock);
-  return e == CUDA_SUCCESS
-             ? CMX_OK
-             : cmx__cu_error(e, "gpu", "copying data to the device");
+  return e;
 }
 
-cmx_status cmx__gpu_stage_d2h(int dev, void* dst, CUdeviceptr src,
-                              size_t bytes, CUstream s) {
+/* Device to host through the ring: up to CHUNKS pieces in flight, piece k
+ * in chunk k % CHUNKS, each drained (waited for, copied out) before its
+ * chunk is refilled. */
+static CUresult ring_d2h(ring* r, void* dst, CUdeviceptr src, size_t bytes,
+                         CUstream s) {
+  CUresult e = CUDA_SUCCESS;
+  size_t npieces = (bytes + CHUNK - 1) / CHUNK, issued = 0;
+  for (size_t k = 0; e == CUDA_SUCCESS && k < npieces; k++) {
+    while (e == CUDA_SUCCESS && issued < npieces && issued < k + CHUNKS) {
+      int i = (int)(issued % CHUNKS);
+      size_t off = issued * CHUNK;
+      size_t n = bytes - off < CHUNK ? bytes - off : CHUNK;
+      e = chunk_wait(r, i); /* an earlier copy's DMA from this chunk */
+      if (e == CUDA_SUCCESS)
+        e = cmx__cu.cuMemcpyDtoHAsync(r->buf[i], src + off, n, s);
+      if (e == CUDA_SUCCESS) e = chunk_mark(r, i, s);
+      issued++;
+    }
+    if (e != CUDA_SUCCESS) break;
+    int i = (int)(k % CHUNKS);
+    size_t off = k * CHUNK;
+    size_t n = bytes - off < CHUNK ? bytes - off : CHUNK;
+    e = chunk_wait(r, i);
+    if (e == CUDA_SUCCESS) par_memcpy((char*)dst + off, r->buf[i], n);
+  }
+  return e;
+}
+
+/* A copy either way: through dev's ring, else directly (pageable memory:
+ * waited for, as the host side must stay put until it is done). */
+static cmx_status stage(int dev, bool up, CUdeviceptr d, void* h, size_t bytes,
+                        CUstream s) {
   ring* r = ring_of(dev);
   if (r) pthread_mutex_lock(&r->lock);
-  CUresult e = CUDA_SUCCESS;
-  if (!r || !ring_ready(r)) {
-    atomic_fetch_add(&g_direct, 1);
-    e = cmx__cu.cuMemcpyDtoHAsync(dst, src, bytes, s);
-    if (e == CUDA_SUCCESS) e = cmx__cu.cuStreamSynchronize(s);
-  } else {
+  CUresult e;
+  if (r && ring_ready(r)) {
     atomic_fetch_add(&g_staged, 1);
-    /* Up to CHUNKS pieces in flight: piece k uses chunk k % CHUNKS; each
-     * is drained (waited for, copied out) before its chunk is refilled. */
-    size_t npieces = (bytes + CHUNK - 1) / CHUNK, issued = 0;
-    for (size_t k = 0; e == CUDA_SUCCESS && k < npieces; k++) {
-      while (e == CUDA_SUCCESS && issued < npieces && issued < k + CHUNKS) {
-        int i = (int)(issued % CHUNKS);
-        size_t off = issued * CHUNK;
-        size_t n = bytes - off < CHUNK ? bytes - off : CHUNK;
-        e = chunk_wait(r, i); /* an earlier copy's DMA from this chunk */
-        if (e == CUDA_SUCCESS)
-          e = cmx__cu.cuMemcpyDtoHAsync(r->buf[i], src + off, n, s);
-        if (e == CUDA_SUCCESS) e = chunk_mark(r, i, s);
-        issued++;
-      }
-      if (e != CUDA_SUCCESS) break;
-      int i = (int)(k % CHUNKS);
-      size_t off = k * CHUNK;
-      size_t n = bytes - off < CHUNK ? bytes - off : CHUNK;
-      e = chunk_wait(r, i);
-      if (e == CUDA_SUCCESS) par_memcpy((char*)dst + off, r->buf[i], n);
-    }
+    e = up ? ring_h2d(r, d, h, bytes, s) : ring_d2h(r, h, d, bytes, s);
+  } else {
+    atomic_fetch_add(&g_direct, 1);
+    e = up ? cmx__cu.cuMemcpyHtoDAsync(d, h, bytes, s)
+           : cmx__cu.cuMemcpyDtoHAsync(h, d, bytes, s);
+    if (e == CUDA_SUCCESS) e = cmx__cu.cuStreamSynchronize(s);
   }
   if (r) pthread_mutex_unlock(&r->lock);
-  return e == CUDA_SUCCESS
-             ? CMX_OK
-             : cmx__cu_error(e, "gpu", "copying data to the host");
+  if (e == CUDA_SUCCESS) return CMX_OK;
+  return cmx__cu_error(
+      e, "gpu", up ? "copying data to the device" : "copying data to the host");
+}
+
+cmx_status cmx__gpu_stage_h2d(int dev, CUdeviceptr dst, const void* src,
+                              size_t bytes, CUstream s) {
+  return stage(dev, true, dst, (void*)src, bytes, s);
+}
+
+cmx_status cmx__gpu_stage_d2h(int dev, void* dst, CUdeviceptr src, size_t bytes,
+                              CUstream s) {
+  return stage(dev, false, src, dst, bytes, s);
 }
