@@ -11,7 +11,7 @@
 #include <sys/mman.h>
 #include <unistd.h>
 
-#include "core/internal.h"
+#include "core/sched.h"
 
 const cmx__device_memory_hooks* cmx__device_hooks = NULL;
 
@@ -24,7 +24,7 @@ static struct {
   size_t active, peak, cache, limit, cache_limit;
   size_t dev_active, dev_cache;
   bool init;
-  bool limit_set; /* set_memory_limit gave a limit: it bounds devices too */
+  bool limit_set; /* a limit other than the default: it bounds GPUs too */
   /* Cached buffers (header and host block kept together), per size class,
    * linked through next_free. */
   cmx__buffer* free_lists[NUM_CLASSES];
@@ -87,6 +87,13 @@ static void trim_cache_locked(size_t target) {
       free(b);
     }
   }
+}
+
+void cmx__mem_fork(int phase) {
+  if (phase == CMX__FORK_PREPARE)
+    pthread_mutex_lock(&g_mem.lock);
+  else
+    pthread_mutex_unlock(&g_mem.lock);
 }
 
 /* Large blocks are aligned to 2 MiB and advised to use transparent huge
@@ -254,8 +261,10 @@ cmx_status cmx_set_memory_limit(size_t limit, size_t* previous) {
   pthread_mutex_lock(&g_mem.lock);
   mem_init_locked();
   if (previous) *previous = g_mem.limit;
-  g_mem.limit = limit == 0 ? phys_memory() : limit;
-  g_mem.limit_set = limit != 0;
+  g_mem.limit = limit; /* as given, 0 too (MLX: the limit in bytes) */
+  /* A limit other than the default (the host's memory) bounds GPU bytes
+   * too; the default leaves each GPU to its own memory. */
+  g_mem.limit_set = limit != phys_memory();
   pthread_mutex_unlock(&g_mem.lock);
   return CMX_OK;
 }

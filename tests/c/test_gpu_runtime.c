@@ -203,8 +203,7 @@ static void test_out_of_memory(void) {
         "[Add] allocating 4194304 bytes of device memory would exceed the "
         "memory limit");
   cmx_array_release(c);
-  OK(cmx_set_memory_limit(0, NULL));
-  (void)prev;
+  OK(cmx_set_memory_limit(prev, NULL));
   if (!g_fake) return;
   /* Fake card (64 MiB): 40 MiB of cached buffers, then a 40 MiB request of
    * another class fails at first; the cache is emptied and it succeeds. */
