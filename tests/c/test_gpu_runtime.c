@@ -176,15 +176,19 @@ static cmx_status big_add(cmx_array* out, int64_t n) {
 static void test_out_of_memory(void) {
   cmx_device_info info;
   OK(cmx_device_get_info(cmx_device_gpu(), &info));
-  /* More than the card has: the op fails, naming itself and the size (an
-   * eval reports a kernel's failure as CMX_ERR_RUNTIME, as MLX raises
-   * RuntimeError; the allocation itself fails with CMX_ERR_MEMORY). */
+  /* More than the card has: the op fails, naming itself and the size, and
+   * the memory the attempt took is given back to the card. */
   int64_t n = (int64_t)(info.memory_size / 4) + ((int64_t)1 << 20);
   char want[96];
   snprintf(want, sizeof want, "allocating %lld bytes", (long long)(n * 4));
   cmx_array c = NULL;
-  FAILS(big_add(&c, n), CMX_ERR_RUNTIME, "[Add] out of device memory");
+  FAILS(big_add(&c, n), CMX_ERR_MEMORY, "[Add] out of device memory");
   CHECK(strstr(cmx_last_error(), want) != NULL);
+  cmx_device_info after;
+  OK(cmx_device_get_info(cmx_device_gpu(), &after));
+  CHECK_MSG(after.free_memory > info.memory_size / 2,
+            "%zu of %zu bytes free after the failure", after.free_memory,
+            info.memory_size);
   cmx_array_release(c);
   c = NULL;
   /* The next op still works. */
@@ -199,7 +203,7 @@ static void test_out_of_memory(void) {
   size_t prev = 0;
   OK(cmx_set_memory_limit((size_t)2 << 20, &prev));
   c = NULL;
-  FAILS(big_add(&c, (int64_t)1 << 20), CMX_ERR_RUNTIME,
+  FAILS(big_add(&c, (int64_t)1 << 20), CMX_ERR_MEMORY,
         "[Add] allocating 4194304 bytes of device memory would exceed the "
         "memory limit");
   cmx_array_release(c);

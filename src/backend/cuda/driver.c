@@ -121,6 +121,7 @@ static const char* resolve_all(void* lib) {
       OPT(cuMemFreeAsync, "cuMemFreeAsync"),
       OPT(cuDeviceGetDefaultMemPool, "cuDeviceGetDefaultMemPool"),
       OPT(cuMemPoolSetAttribute, "cuMemPoolSetAttribute"),
+      OPT(cuMemPoolTrimTo, "cuMemPoolTrimTo"),
       OPT(cuDeviceTotalMem, "cuDeviceTotalMem_v2"),
       OPT(cuMemHostAlloc, "cuMemHostAlloc"),
       OPT(cuMemFreeHost, "cuMemFreeHost"),
@@ -256,9 +257,10 @@ int cmx__gpu_driver_version(void) {
   return cmx__gpu_available() ? g.driver_version : 0;
 }
 
-/* Retains the primary context and makes the helper streams. The pool's
- * release threshold is raised so freed memory stays cached in the pool
- * instead of going back to the driver at every synchronisation. */
+/* Retains the primary context and makes the helper streams. The default
+ * pool keeps its default release threshold (0): cmx caches freed buffers
+ * itself (memory.c), and what it gives back returns to the card at the
+ * next synchronisation, for other libraries in the process. */
 static cmx_status ready_device(int index) {
   cmx__gpu_device* d = &g.devs[index];
   CUresult r = cmx__cu.cuDevicePrimaryCtxRetain(&d->ctx, d->dev);
@@ -271,14 +273,8 @@ static cmx_status ready_device(int index) {
     r = cmx__cu.cuStreamCreate(&d->free_stream, CU_STREAM_NON_BLOCKING);
   if (r != CUDA_SUCCESS) return cmx__cu_error(r, "gpu", "creating a stream");
   if (d->pools && cmx__cu.cuDeviceGetDefaultMemPool &&
-      cmx__cu.cuMemPoolSetAttribute) {
-    CUmemoryPool pool;
-    if (cmx__cu.cuDeviceGetDefaultMemPool(&pool, d->dev) == CUDA_SUCCESS) {
-      uint64_t keep = UINT64_MAX;
-      cmx__cu.cuMemPoolSetAttribute(pool, CU_MEMPOOL_ATTR_RELEASE_THRESHOLD,
-                                    &keep);
-    }
-  }
+      cmx__cu.cuDeviceGetDefaultMemPool(&d->pool, d->dev) != CUDA_SUCCESS)
+    d->pool = NULL;
   return CMX_OK;
 }
 

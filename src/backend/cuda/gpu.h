@@ -61,6 +61,7 @@ typedef struct cmx__gpu_device {
   CUcontext ctx;        /* the primary context */
   CUstream copy_stream; /* host<->device copies, always synchronised */
   CUstream free_stream; /* frees issued outside any GPU task */
+  CUmemoryPool pool;    /* the default pool (NULL: none known) */
 } cmx__gpu_device;
 
 /* The ready device `index` (primary context retained, streams made), or

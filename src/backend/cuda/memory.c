@@ -255,6 +255,11 @@ static cmx_status dev_alloc(int dev, size_t bytes, CUstream s, const char* op,
   }
   if (r != CUDA_SUCCESS) {
     cmx__mem_device_unreserve(cap);
+    if (r == CUDA_ERROR_OUT_OF_MEMORY && d->pool && cmx__cu.cuMemPoolTrimTo) {
+      /* Whatever the failed attempt left reserved goes back to the card. */
+      cmx__cu.cuCtxSynchronize();
+      cmx__cu.cuMemPoolTrimTo(d->pool, 0);
+    }
     return oom_error(op, bytes, dev, r);
   }
   count_bytes(cap, +1);
