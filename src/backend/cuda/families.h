@@ -6,3 +6,6 @@
 CMX__GPU_FAMILY(elementwise)
 CMX__GPU_FAMILY(convert)
 CMX__GPU_FAMILY(copy)
+CMX__GPU_FAMILY(reduce)
+CMX__GPU_FAMILY(softmax)
+CMX__GPU_FAMILY(scan)
