@@ -108,7 +108,7 @@ CMX_R_FN cmx_ro cmx_r_store(cmx_racc a, const cmx_rparams& P) {
 // values the smaller index, so any combination order gives the CPU's.
 struct cmx_racc {
   CMX_R_A v;
-  unsigned i; // 0xffffffff: nothing yet
+  unsigned i;  // 0xffffffff: nothing yet
 };
 CMX_R_FN cmx_racc cmx_r_ident() {
   cmx_racc a;
@@ -121,7 +121,7 @@ CMX_R_FN cmx_racc cmx_r_comb(cmx_racc a, cmx_racc b) {
   if (b.i == 0xffffffffu) return a;
   if (CMX_R_BETTER(b.v, a.v)) return b;
   if (CMX_R_BETTER(a.v, b.v)) return a;
-  return b.i < a.i ? b : a; // equal
+  return b.i < a.i ? b : a;  // equal
 }
 CMX_R_FN cmx_racc cmx_r_push(cmx_racc a, cmx_rt x, long long i) {
   cmx_racc b;
@@ -160,7 +160,7 @@ CMX_R_FN cmx_racc cmx_r_comb(cmx_racc a, cmx_racc b) {
     return r;
   }
   r.m = a.m > b.m ? a.m : b.m;
-  if (isinf(r.m)) { // +inf, or every element -inf
+  if (isinf(r.m)) {  // +inf, or every element -inf
     r.s = 1;
     return r;
   }
@@ -268,7 +268,7 @@ CMX_R_FN cmx_c64 cmx_r_store(cmx_racc a, const cmx_rparams& P) {
   double den = a.n - (double)P.ddof;
   den = den > 0 ? den : 0.0;
   double vr = a.qr / den, vi = a.qi / den;
-  if (P.sq) { // principal square root
+  if (P.sq) {  // principal square root
     double t = sqrt((fabs(vr) + hypot(vr, vi)) * 0.5);
     if (vr == 0 && vi == 0) {
       vr = 0;
@@ -376,7 +376,7 @@ CMX_R_FN void cmx_red_row(const cmx_rt* x, cmx_rout* o, cmx_racc* part,
     }
   }
   a = cmx_r_warp(a);
-  if (G > 32) { // the warps' results through shared memory
+  if (G > 32) {  // the warps' results through shared memory
     const int w = lane / 32, nw = G / 32;
     if ((lane & 31) == 0) sm[w] = a;
     __syncthreads();
@@ -388,12 +388,12 @@ CMX_R_FN void cmx_red_row(const cmx_rt* x, cmx_rout* o, cmx_racc* part,
   if (lane == 0 && k < P.nk) cmx_r_finish(a, k, blockIdx.y, o, part, P);
 }
 
-#define CMX_RED_ROW(NAME, MODE)                                        \
-  extern "C" __global__ void NAME(                                     \
-      const cmx_rt* x, cmx_rout* o, cmx_racc* part, cmx_rparams P,     \
-      const CMX_GRID_CONST cmx_layout_n<2> K,                          \
-      const CMX_GRID_CONST cmx_layout_n<2> R) {                        \
-    cmx_red_row<MODE>(x, o, part, P, K, R);                            \
+#define CMX_RED_ROW(NAME, MODE)                                             \
+  extern "C" __global__ void NAME(const cmx_rt* x, cmx_rout* o,             \
+                                  cmx_racc* part, cmx_rparams P,            \
+                                  const CMX_GRID_CONST cmx_layout_n<2> K,   \
+                                  const CMX_GRID_CONST cmx_layout_n<2> R) { \
+    cmx_red_row<MODE>(x, o, part, P, K, R);                                 \
   }
 #if !defined(CMX_ONLY) || defined(CMX_ONLY_cmx_red_row_c)
 CMX_RED_ROW(cmx_red_row_c, 2)
@@ -422,7 +422,7 @@ CMX_R_FN void cmx_red_col(const cmx_rt* x, cmx_rout* o, cmx_racc* part,
   if (k < P.nk) {
     const cmx_rt* xb = x + cmx_r_off<0>(K, k);
     long long r = r0 + ty;
-    if (ND == 1) { // four loads in flight
+    if (ND == 1) {  // four loads in flight
       const long long s = R.strides[1][0];
       for (; r + 3 * BY < r1; r += 4 * BY) {
         cmx_rt v0 = xb[r * s], v1 = xb[(r + BY) * s];
@@ -445,12 +445,12 @@ CMX_R_FN void cmx_red_col(const cmx_rt* x, cmx_rout* o, cmx_racc* part,
   if (ty == 0 && k < P.nk) cmx_r_finish(a, k, blockIdx.y, o, part, P);
 }
 
-#define CMX_RED_COL(NAME, ND)                                          \
-  extern "C" __global__ void NAME(                                     \
-      const cmx_rt* x, cmx_rout* o, cmx_racc* part, cmx_rparams P,     \
-      const CMX_GRID_CONST cmx_layout_n<2> K,                          \
-      const CMX_GRID_CONST cmx_layout_n<2> R) {                        \
-    cmx_red_col<ND>(x, o, part, P, K, R);                              \
+#define CMX_RED_COL(NAME, ND)                                               \
+  extern "C" __global__ void NAME(const cmx_rt* x, cmx_rout* o,             \
+                                  cmx_racc* part, cmx_rparams P,            \
+                                  const CMX_GRID_CONST cmx_layout_n<2> K,   \
+                                  const CMX_GRID_CONST cmx_layout_n<2> R) { \
+    cmx_red_col<ND>(x, o, part, P, K, R);                                   \
   }
 #if !defined(CMX_ONLY) || defined(CMX_ONLY_cmx_red_col_1)
 CMX_RED_COL(cmx_red_col_1, 1)
@@ -465,7 +465,7 @@ CMX_RED_COL(cmx_red_col_0, 0)
 extern "C" __global__ void cmx_red_fin(const cmx_racc* part, cmx_rout* o,
                                        cmx_rparams P) {
   const long long k = (long long)blockIdx.x * blockDim.y + threadIdx.y;
-  if (k >= P.nk) return; // whole warps leave together
+  if (k >= P.nk) return;  // whole warps leave together
   cmx_racc a = cmx_r_ident();
   // lane j takes a contiguous run of parts, so lane order is part order
   const int per = (P.nparts + 31) / 32;

@@ -148,7 +148,7 @@ CMX_C_FN cmx_ca cmx_c_block_excl(cmx_ca v, cmx_ca* total) {
       cmx_ca w = cmx_c_shfl_up(t, d);
       if (lane >= d) t = cmx_c_op(w, t);
     }
-    sw[lane] = t; // inclusive scan of the warp totals
+    sw[lane] = t;  // inclusive scan of the warp totals
   }
   __syncthreads();
   cmx_ca before = wid > 0 ? sw[wid - 1] : (cmx_ca)CMX_C_ID;
@@ -205,7 +205,7 @@ extern "C" __global__ void cmx_scan_tile(const cmx_ct* x, cmx_ct* y,
   cmx_ca total;
   cmx_ca texcl = cmx_c_block_excl(run, &total);
   // the tile's prefix: its predecessors' combination
-  const long long g = row * ntiles; // status index of the row's tile 0
+  const long long g = row * ntiles;  // status index of the row's tile 0
   if (threadIdx.x < 32) {
     const int lane = threadIdx.x;
     cmx_ca excl = CMX_C_ID;
@@ -233,9 +233,10 @@ extern "C" __global__ void cmx_scan_tile(const cmx_ct* x, cmx_ct* y,
           w = f == 2 ? cmx_c_ld(pref + g + j) : cmx_c_ld(agg + g + j);
         }
         unsigned m = __ballot_sync(0xffffffffu, f == 2);
-        int cnt = m ? __ffs(m) : 32; // lanes 0 .. cnt-1 take part
-        cmx_ca win = CMX_C_ID;       // earliest tile first
-        for (int l = cnt - 1; l >= 0; l--) win = cmx_c_op(win, cmx_c_shfl(w, l));
+        int cnt = m ? __ffs(m) : 32;  // lanes 0 .. cnt-1 take part
+        cmx_ca win = CMX_C_ID;        // earliest tile first
+        for (int l = cnt - 1; l >= 0; l--)
+          win = cmx_c_op(win, cmx_c_shfl(w, l));
         excl = cmx_c_op(win, excl);
         if (m) break;
         pred -= 32;

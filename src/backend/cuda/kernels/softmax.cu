@@ -37,7 +37,7 @@ CMX_S_FN cmx_sf cmx_s_allreduce(cmx_sf v, int op) {
   }
   if (blockDim.x > 32) {
     const int lane = threadIdx.x & 31, wid = threadIdx.x / 32;
-    __syncthreads(); // sm is free again (an earlier call read it)
+    __syncthreads();  // sm is free again (an earlier call read it)
     if (lane == 0) sm[wid] = v;
     __syncthreads();
     v = lane < (int)(blockDim.x / 32) ? sm[lane]
@@ -69,7 +69,7 @@ template <bool C, bool REG>
 CMX_S_FN void cmx_softmax(const cmx_st* x, cmx_st* y, long long nrows,
                           long long len, const cmx_sl& K, const cmx_sl& R) {
   const long long r = (long long)blockIdx.x * blockDim.y + threadIdx.y;
-  const bool active = r < nrows; // inactive rows still join the shuffles
+  const bool active = r < nrows;  // inactive rows still join the shuffles
   const int t = threadIdx.x, G = blockDim.x;
   long long bx = 0, by = 0;
   if (active) {
@@ -126,12 +126,11 @@ CMX_S_FN void cmx_softmax(const cmx_st* x, cmx_st* y, long long nrows,
   }
 }
 
-#define CMX_SM(NAME, C, REG)                                               \
-  extern "C" __global__ void NAME(const cmx_st* x, cmx_st* y,              \
-                                  long long nrows, long long len,          \
-                                  const CMX_GRID_CONST cmx_sl K,           \
-                                  const CMX_GRID_CONST cmx_sl R) {         \
-    cmx_softmax<C, REG>(x, y, nrows, len, K, R);                           \
+#define CMX_SM(NAME, C, REG)                                          \
+  extern "C" __global__ void NAME(                                    \
+      const cmx_st* x, cmx_st* y, long long nrows, long long len,     \
+      const CMX_GRID_CONST cmx_sl K, const CMX_GRID_CONST cmx_sl R) { \
+    cmx_softmax<C, REG>(x, y, nrows, len, K, R);                      \
   }
 #if !defined(CMX_ONLY) || defined(CMX_ONLY_cmx_sm_reg_c)
 CMX_SM(cmx_sm_reg_c, true, true)
