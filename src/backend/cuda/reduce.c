@@ -443,6 +443,9 @@ static cmx_status run(const char* op, int dev, int var, size_t asz,
   cmx__gpu_args_layout(&args, R);
   const cmx__gpu_kernel* k =
       cmx__gpu_kernel_get(dev, &cmx__gpu_family_reduce, var, kernel);
+  /* a block row kernel may allow fewer threads than 512 */
+  while (k && cfg.block[0] > 32 && (int)cfg.block[0] > k->max_threads)
+    cfg.block[0] /= 2;
   st = k ? cmx__gpu_launch(op, k, &cfg, &args) : cmx_last_status();
   if (st == CMX_OK && parts > 1) {
     cmx__gpu_args_init(&args);

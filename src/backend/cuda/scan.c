@@ -190,7 +190,8 @@ cmx_status cmx__gpu_scan(const cmx_primitive* p, const cmx_array* in, int nin,
     long long ntiles = (n + tile - 1) / tile, total = ntiles * outer;
     if (total > 0x7fffffffLL)
       return cmx_kernel_error(CMX_ERR_VALUE, "[%s] too many tiles", op);
-    size_t asz = acc_size(q->kind, o->dtype);
+    /* status values are whole 4-byte words (kernels/scan.cu) */
+    size_t asz = (acc_size(q->kind, o->dtype) + 3) / 4 * 4;
     /* scratch: counter (16 bytes), flags, then agg and pref arrays */
     size_t flags_b = ((size_t)total * 4 + 15) / 16 * 16;
     size_t vals_b = ((size_t)total * asz + 15) / 16 * 16;

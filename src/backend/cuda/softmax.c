@@ -99,16 +99,27 @@ cmx_status cmx__gpu_softmax(const cmx_primitive* p, const cmx_array* in,
   if (st == CMX_OK) st = cmx__gpu_ptr(o, dev, &py);
   if (st != CMX_OK) return st;
   cmx__gpu_cfg cfg = {{1, 1, 1}, {32, 1, 1}, 0};
+  unsigned t = 32;
   if (len <= 512) {
     cfg.block[1] = 8;
   } else {
-    int64_t t = 64;
-    while (t < 1024 && t * 16 < len) t *= 2;
-    cfg.block[0] = (unsigned)t;
+    t = 64;
+    while (t < 1024 && (int64_t)t * 16 < len) t *= 2;
   }
-  bool reg = len <= 16 * (int64_t)cfg.block[0];
-  int kernel =
-      reg ? (contig ? K_REG_C : K_REG_0) : (contig ? K_LOOP_C : K_LOOP_0);
+  /* the register kernels may allow fewer threads a block than 1024 */
+  const cmx__gpu_kernel* k = NULL;
+  int kernel = -1;
+  for (int tries = 0; tries < 2; tries++) {
+    bool reg = len <= 16 * (int64_t)t;
+    kernel =
+        reg ? (contig ? K_REG_C : K_REG_0) : (contig ? K_LOOP_C : K_LOOP_0);
+    k = cmx__gpu_kernel_get(dev, &cmx__gpu_family_softmax, (int)a->dtype,
+                            kernel);
+    if (!k) return cmx_last_status();
+    if ((int)t <= k->max_threads) break;
+    while ((int)t > k->max_threads && t > 32) t /= 2;
+  }
+  cfg.block[0] = t;
   cfg.grid[0] = (unsigned)((nrows + cfg.block[1] - 1) / cfg.block[1]);
   long long nr = nrows, ln = len;
   cmx__gpu_args args;
@@ -119,9 +130,7 @@ cmx_status cmx__gpu_softmax(const cmx_primitive* p, const cmx_array* in,
   CMX__GPU_ARG(&args, ln);
   cmx__gpu_args_layout(&args, &K);
   cmx__gpu_args_layout(&args, &R);
-  const cmx__gpu_kernel* k =
-      cmx__gpu_kernel_get(dev, &cmx__gpu_family_softmax, (int)a->dtype, kernel);
-  st = k ? cmx__gpu_launch(op, k, &cfg, &args) : cmx_last_status();
+  st = cmx__gpu_launch(op, k, &cfg, &args);
   if (st == CMX_OK) cmx_kernel_mark_device_written(o);
   return st;
 }

@@ -85,18 +85,20 @@ CMX_C_FN cmx_ca cmx_c_shfl(cmx_ca v, int lane) {
     u.w[i] = __shfl_sync(0xffffffffu, u.w[i], lane);
   return u.a;
 }
-// Global loads and stores that bypass L1 (the status of other blocks).
-CMX_C_FN cmx_ca cmx_c_ld(const cmx_ca* p) {
+// Tile status values: CMX_C_W words each (4-byte aligned whatever the
+// accumulator's size), loaded and stored bypassing L1 (other blocks write
+// them).
+CMX_C_FN cmx_ca cmx_c_ld(const unsigned* base, long long i) {
   cmx_c_words u;
 #pragma unroll
-  for (int i = 0; i < CMX_C_W; i++) u.w[i] = __ldcg((const unsigned*)p + i);
+  for (int k = 0; k < CMX_C_W; k++) u.w[k] = __ldcg(base + i * CMX_C_W + k);
   return u.a;
 }
-CMX_C_FN void cmx_c_st(cmx_ca* p, cmx_ca v) {
+CMX_C_FN void cmx_c_st(unsigned* base, long long i, cmx_ca v) {
   cmx_c_words u;
   u.a = v;
 #pragma unroll
-  for (int i = 0; i < CMX_C_W; i++) __stcg((unsigned*)p + i, u.w[i]);
+  for (int k = 0; k < CMX_C_W; k++) __stcg(base + i * CMX_C_W + k, u.w[k]);
 }
 
 // ---------------- columns ----------------
@@ -162,8 +164,8 @@ extern "C" __global__ void cmx_scan_tile(const cmx_ct* x, cmx_ct* y,
                                          long long n, long long ntiles,
                                          int reverse, int inclusive,
                                          unsigned long long* counter,
-                                         int* flags, cmx_ca* agg,
-                                         cmx_ca* pref) {
+                                         int* flags, unsigned* agg,
+                                         unsigned* pref) {
   __shared__ long long s_id;
   __shared__ cmx_ca s_prefix;
   if (threadIdx.x == 0) s_id = (long long)atomicAdd(counter, 1ull);
@@ -211,13 +213,13 @@ extern "C" __global__ void cmx_scan_tile(const cmx_ct* x, cmx_ct* y,
     cmx_ca excl = CMX_C_ID;
     if (t == 0) {
       if (lane == 0) {
-        cmx_c_st(pref + g, total);
+        cmx_c_st(pref, g, total);
         __threadfence();
         ((volatile int*)flags)[g] = 2;
       }
     } else {
       if (lane == 0) {
-        cmx_c_st(agg + g + t, total);
+        cmx_c_st(agg, g + t, total);
         __threadfence();
         ((volatile int*)flags)[g + t] = 1;
       }
@@ -230,7 +232,7 @@ extern "C" __global__ void cmx_scan_tile(const cmx_ct* x, cmx_ct* y,
           while ((f = ((volatile int*)flags)[g + j]) == 0) {
           }
           __threadfence();
-          w = f == 2 ? cmx_c_ld(pref + g + j) : cmx_c_ld(agg + g + j);
+          w = f == 2 ? cmx_c_ld(pref, g + j) : cmx_c_ld(agg, g + j);
         }
         unsigned m = __ballot_sync(0xffffffffu, f == 2);
         int cnt = m ? __ffs(m) : 32;  // lanes 0 .. cnt-1 take part
@@ -242,7 +244,7 @@ extern "C" __global__ void cmx_scan_tile(const cmx_ct* x, cmx_ct* y,
         pred -= 32;
       }
       if (lane == 0) {
-        cmx_c_st(pref + g + t, cmx_c_op(excl, total));
+        cmx_c_st(pref, g + t, cmx_c_op(excl, total));
         __threadfence();
         ((volatile int*)flags)[g + t] = 2;
       }
