@@ -362,6 +362,7 @@ CMX_R_FN void cmx_red_row(const cmx_rt* x, cmx_rout* o, cmx_racc* part,
         a = cmx_r_push(a, row[r], r);
       const long long vb = r0 + head, nv = (r1 - vb) / V;
       const cmx_pack<cmx_rt>* pv = (const cmx_pack<cmx_rt>*)(row + vb);
+#pragma unroll 4
       for (long long v = lane; v < nv; v += G) {
         cmx_pack<cmx_rt> pk;
         pk.raw = ((const uint4*)pv)[v];
