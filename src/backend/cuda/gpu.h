@@ -450,6 +450,13 @@ int cmx__gpu_copy_variant(size_t itemsize);
 cmx_status cmx__gpu_copy_rowmajor(cmx_array dst, cmx_array src, int dev,
                                   const char* op);
 
+/* The suffix of dtype dt's storage type in kernel sources (ew_scalar.h's
+ * cmx_<suffix>_t: "b8", "u8" ... "c64") (reduce.c). */
+const char* cmx__gpu_dtype_suffix(cmx_dtype dt);
+/* The identity of max (its lowest value: -inf for floats) or min (the
+ * highest) over dtype dt, as a kernel-source expression (reduce.c). */
+const char* cmx__gpu_minmax_identity(cmx_dtype dt, bool max);
+
 /* ---------------- cuBLASLt (cublaslt.c) ---------------- */
 
 /* The resolved cuBLASLt entry points (valid once

@@ -48,9 +48,12 @@ static const char* const k_kernels[] = {"cmx_red_row_c",
                                         NULL};
 
 /* Storage type suffixes by dtype (ew_scalar.h's cmx_<s>_t). */
-static const char* const k_sfx[CMX_NUM_DTYPES] = {
-    "b8",  "u8",  "u16", "u32",  "u64", "i8",  "i16",
-    "i32", "i64", "f16", "bf16", "f32", "f64", "c64"};
+const char* cmx__gpu_dtype_suffix(cmx_dtype dt) {
+  static const char* const sfx[CMX_NUM_DTYPES] = {
+      "b8",  "u8",  "u16", "u32",  "u64", "i8",  "i16",
+      "i32", "i64", "f16", "bf16", "f32", "f64", "c64"};
+  return sfx[dt];
+}
 
 static bool is_int(cmx_dtype t) {
   return t == CMX_BOOL || cmx_dtype_is_integer(t);
@@ -80,8 +83,7 @@ static cmx_dtype reduce_out(int kind, cmx_dtype dt) {
   }
 }
 
-/* Identities of min (lo = 0) and max (lo = 1) by dtype. */
-static const char* minmax_id(cmx_dtype dt, bool max) {
+const char* cmx__gpu_minmax_identity(cmx_dtype dt, bool max) {
   static const char* const lo[CMX_NUM_DTYPES] = {
       "0",
       "0",
@@ -119,7 +121,7 @@ static const char* minmax_id(cmx_dtype dt, bool max) {
 static int plain_prelude(char* p, size_t n, int kind, cmx_dtype dt) {
   cmx_dtype od = reduce_out(kind, dt);
   const char *A, *LD, *OP, *ID;
-  const char* s = k_sfx[dt];
+  const char* s = cmx__gpu_dtype_suffix(dt);
   char ld[96], st[128];
   bool c = dt == CMX_COMPLEX64, f64 = dt == CMX_FLOAT64;
   const char* tof = dt == CMX_FLOAT16    ? "cmx_h2f(x)"
@@ -136,7 +138,7 @@ static int plain_prelude(char* p, size_t n, int kind, cmx_dtype dt) {
         A = cmx_dtype_size(dt) == 8 ? "uint64_t" : "uint32_t";
         snprintf(ld, sizeof ld, "((%s)(x))", A);
         LD = ld;
-        snprintf(st, sizeof st, "((cmx_%s_t)(a))", k_sfx[od]);
+        snprintf(st, sizeof st, "((cmx_%s_t)(a))", cmx__gpu_dtype_suffix(od));
       } else if (c) {
         A = "cmx_c64";
         LD = "(x)";
@@ -178,7 +180,7 @@ static int plain_prelude(char* p, size_t n, int kind, cmx_dtype dt) {
     case CMX__RED_MIN:
     case CMX__RED_MAX: {
       bool max = kind == CMX__RED_MAX;
-      ID = minmax_id(dt, max);
+      ID = cmx__gpu_minmax_identity(dt, max);
       if (c) {
         A = "cmx_c64", LD = "(x)";
         OP = max ? "cmx_r_cmax(a, b)" : "cmx_r_cmin(a, b)";
@@ -217,7 +219,7 @@ static int plain_prelude(char* p, size_t n, int kind, cmx_dtype dt) {
                   "#define CMX_R_O cmx_%s_t\n#define CMX_R_A %s\n"
                   "#define CMX_R_LD(x) %s\n#define CMX_R_OP(a, b) %s\n"
                   "#define CMX_R_ID %s\n#define CMX_R_ST(a, c) %s\n",
-                  s, k_sfx[od], A, LD, OP, ID, st);
+                  s, cmx__gpu_dtype_suffix(od), A, LD, OP, ID, st);
 }
 
 static bool red_variant(int v, cmx__gpu_variant* out) {
@@ -235,7 +237,7 @@ static bool red_variant(int v, cmx__gpu_variant* out) {
   out->flags = 0;
   char* p = out->prelude;
   size_t n = sizeof out->prelude;
-  const char* s = k_sfx[dt];
+  const char* s = cmx__gpu_dtype_suffix(dt);
   const char* tof = dt == CMX_FLOAT16    ? "cmx_h2f(x)"
                     : dt == CMX_BFLOAT16 ? "cmx_bf2f(x)"
                                          : "(x)";

@@ -25,10 +25,6 @@ static const char* const k_preamble[] = {"ew_bind", "ew_scalar", NULL};
 enum { K_COL, K_TILE };
 static const char* const k_kernels[] = {"cmx_scan_col", "cmx_scan_tile", NULL};
 
-static const char* const k_sfx[CMX_NUM_DTYPES] = {
-    "b8",  "u8",  "u16", "u32",  "u64", "i8",  "i16",
-    "i32", "i64", "f16", "bf16", "f32", "f64", "c64"};
-
 /* Whether the CPU has (kind, dt). */
 static bool scan_accepts(int kind, cmx_dtype dt) {
   if (kind < 0 || kind > CMX__SCAN_LOGADDEXP) return false;
@@ -54,7 +50,7 @@ static bool scan_variant(int v, cmx__gpu_variant* out) {
   snprintf(out->name, sizeof out->name, "scan_%s_%s", kn[kind],
            cmx_dtype_name(dt));
   out->flags = 0;
-  const char* s = k_sfx[dt];
+  const char* s = cmx__gpu_dtype_suffix(dt);
   char A[32], LD[64], ST[64];
   const char *OP, *ID;
   bool c = dt == CMX_COMPLEX64, half = dt == CMX_FLOAT16 || dt == CMX_BFLOAT16;
@@ -77,25 +73,6 @@ static bool scan_variant(int v, cmx__gpu_variant* out) {
   } else {
     snprintf(A, sizeof A, "cmx_%s_t", s);
   }
-  static const char* const ilo[CMX_NUM_DTYPES] = {
-      "0",
-      "0",
-      "0",
-      "0u",
-      "0ull",
-      "(-128)",
-      "(-32768)",
-      "(-2147483647 - 1)",
-      "(-9223372036854775807ll - 1)"};
-  static const char* const ihi[CMX_NUM_DTYPES] = {"1",
-                                                  "255",
-                                                  "65535",
-                                                  "4294967295u",
-                                                  "18446744073709551615ull",
-                                                  "127",
-                                                  "32767",
-                                                  "2147483647",
-                                                  "9223372036854775807ll"};
   switch (kind) {
     case CMX__SCAN_SUM:
       OP = c ? "cmx_c_cadd(a, b)" : "((a) + (b))";
@@ -109,15 +86,13 @@ static bool scan_variant(int v, cmx__gpu_variant* out) {
       OP = c     ? "cmx_c_cmax(a, b)"
            : flt ? "CMX_C_MAXF(a, b)"
                  : "CMX_C_MAXI(a, b)";
-      ID = c     ? "cmx_c64_make(-CMX_INFF, -CMX_INFF)"
-           : flt ? "(-CMX_INFF)"
-                 : ilo[dt];
+      ID = cmx__gpu_minmax_identity(dt, true);
       break;
     case CMX__SCAN_MIN:
       OP = c     ? "cmx_c_cmin(a, b)"
            : flt ? "CMX_C_MINF(a, b)"
                  : "CMX_C_MINI(a, b)";
-      ID = c ? "cmx_c64_make(CMX_INFF, CMX_INFF)" : flt ? "CMX_INFF" : ihi[dt];
+      ID = cmx__gpu_minmax_identity(dt, false);
       break;
     default:
       OP = dt == CMX_FLOAT64 ? "cmx_c_laed(a, b)" : "cmx_c_laef(a, b)";

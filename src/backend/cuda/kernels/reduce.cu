@@ -389,21 +389,22 @@ CMX_R_FN void cmx_red_row(const cmx_rt* x, cmx_rout* o, cmx_racc* part,
   if (lane == 0 && k < P.nk) cmx_r_finish(a, k, blockIdx.y, o, part, P);
 }
 
-#define CMX_RED_ROW(NAME, MODE)                                             \
+// An entry point running FN (a row or col kernel's instantiation).
+#define CMX_RED_K(NAME, FN)                                                 \
   extern "C" __global__ void NAME(const cmx_rt* x, cmx_rout* o,             \
                                   cmx_racc* part, cmx_rparams P,            \
                                   const CMX_GRID_CONST cmx_layout_n<2> K,   \
                                   const CMX_GRID_CONST cmx_layout_n<2> R) { \
-    cmx_red_row<MODE>(x, o, part, P, K, R);                                 \
+    FN(x, o, part, P, K, R);                                                \
   }
 #if !defined(CMX_ONLY) || defined(CMX_ONLY_cmx_red_row_c)
-CMX_RED_ROW(cmx_red_row_c, 2)
+CMX_RED_K(cmx_red_row_c, cmx_red_row<2>)
 #endif
 #if !defined(CMX_ONLY) || defined(CMX_ONLY_cmx_red_row_1)
-CMX_RED_ROW(cmx_red_row_1, 1)
+CMX_RED_K(cmx_red_row_1, cmx_red_row<1>)
 #endif
 #if !defined(CMX_ONLY) || defined(CMX_ONLY_cmx_red_row_0)
-CMX_RED_ROW(cmx_red_row_0, 0)
+CMX_RED_K(cmx_red_row_0, cmx_red_row<0>)
 #endif
 
 // ---------------- column kernels ----------------
@@ -446,18 +447,11 @@ CMX_R_FN void cmx_red_col(const cmx_rt* x, cmx_rout* o, cmx_racc* part,
   if (ty == 0 && k < P.nk) cmx_r_finish(a, k, blockIdx.y, o, part, P);
 }
 
-#define CMX_RED_COL(NAME, ND)                                               \
-  extern "C" __global__ void NAME(const cmx_rt* x, cmx_rout* o,             \
-                                  cmx_racc* part, cmx_rparams P,            \
-                                  const CMX_GRID_CONST cmx_layout_n<2> K,   \
-                                  const CMX_GRID_CONST cmx_layout_n<2> R) { \
-    cmx_red_col<ND>(x, o, part, P, K, R);                                   \
-  }
 #if !defined(CMX_ONLY) || defined(CMX_ONLY_cmx_red_col_1)
-CMX_RED_COL(cmx_red_col_1, 1)
+CMX_RED_K(cmx_red_col_1, cmx_red_col<1>)
 #endif
 #if !defined(CMX_ONLY) || defined(CMX_ONLY_cmx_red_col_0)
-CMX_RED_COL(cmx_red_col_0, 0)
+CMX_RED_K(cmx_red_col_0, cmx_red_col<0>)
 #endif
 
 // ---------------- partials ----------------

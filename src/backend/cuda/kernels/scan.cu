@@ -69,20 +69,15 @@ union cmx_c_words {
   cmx_ca a;
   unsigned w[CMX_C_W];
 };
-CMX_C_FN cmx_ca cmx_c_shfl_up(cmx_ca v, int d) {
+// v from lane - d (UP) or from lane d, word by word.
+template <bool UP>
+CMX_C_FN cmx_ca cmx_c_shfl(cmx_ca v, int d) {
   cmx_c_words u;
   u.a = v;
 #pragma unroll
   for (int i = 0; i < CMX_C_W; i++)
-    u.w[i] = __shfl_up_sync(0xffffffffu, u.w[i], d);
-  return u.a;
-}
-CMX_C_FN cmx_ca cmx_c_shfl(cmx_ca v, int lane) {
-  cmx_c_words u;
-  u.a = v;
-#pragma unroll
-  for (int i = 0; i < CMX_C_W; i++)
-    u.w[i] = __shfl_sync(0xffffffffu, u.w[i], lane);
+    u.w[i] = UP ? __shfl_up_sync(0xffffffffu, u.w[i], d)
+                : __shfl_sync(0xffffffffu, u.w[i], d);
   return u.a;
 }
 // Tile status values: CMX_C_W words each (4-byte aligned whatever the
@@ -138,7 +133,7 @@ CMX_C_FN cmx_ca cmx_c_block_excl(cmx_ca v, cmx_ca* total) {
   cmx_ca inc = v;
 #pragma unroll
   for (int d = 1; d < 32; d *= 2) {
-    cmx_ca w = cmx_c_shfl_up(inc, d);
+    cmx_ca w = cmx_c_shfl<true>(inc, d);
     if (lane >= d) inc = cmx_c_op(w, inc);
   }
   if (lane == 31) sw[wid] = inc;
@@ -147,7 +142,7 @@ CMX_C_FN cmx_ca cmx_c_block_excl(cmx_ca v, cmx_ca* total) {
     cmx_ca t = lane < nw ? sw[lane] : (cmx_ca)CMX_C_ID;
 #pragma unroll
     for (int d = 1; d < 32; d *= 2) {
-      cmx_ca w = cmx_c_shfl_up(t, d);
+      cmx_ca w = cmx_c_shfl<true>(t, d);
       if (lane >= d) t = cmx_c_op(w, t);
     }
     sw[lane] = t;  // inclusive scan of the warp totals
@@ -155,7 +150,7 @@ CMX_C_FN cmx_ca cmx_c_block_excl(cmx_ca v, cmx_ca* total) {
   __syncthreads();
   cmx_ca before = wid > 0 ? sw[wid - 1] : (cmx_ca)CMX_C_ID;
   *total = sw[nw - 1];
-  cmx_ca excl = cmx_c_shfl_up(inc, 1);
+  cmx_ca excl = cmx_c_shfl<true>(inc, 1);
   if (lane == 0) excl = CMX_C_ID;
   return wid > 0 ? cmx_c_op(before, excl) : excl;
 }
@@ -238,7 +233,7 @@ extern "C" __global__ void cmx_scan_tile(const cmx_ct* x, cmx_ct* y,
         int cnt = m ? __ffs(m) : 32;  // lanes 0 .. cnt-1 take part
         cmx_ca win = CMX_C_ID;        // earliest tile first
         for (int l = cnt - 1; l >= 0; l--)
-          win = cmx_c_op(win, cmx_c_shfl(w, l));
+          win = cmx_c_op(win, cmx_c_shfl<false>(w, l));
         excl = cmx_c_op(win, excl);
         if (m) break;
         pred -= 32;
