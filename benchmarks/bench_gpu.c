@@ -9,6 +9,11 @@
  *                               cmx_array_data): GB/s
  *   op overhead                 10,000 dependent 1-element adds: us per op
  *   first use of a kernel       NVRTC compile (or disk cache) + load
+ *   reductions of (8192, 4096) f32 (the first 32M elements of the add's
+ *   input): sum over the last and the first axis,
+ *   argmax, softmax and logsumexp over the last axis; cumsum of 64M f32:
+ *   GB/s (bytes read + written) and the fraction of the copy's
+ *   (goals: sum >= 0.85, argmax >= 0.8, cumsum >= 0.7)
  *
  * For scale: an H100 moved about 3.0 TB/s in a device-to-device copy
  * through PyTorch here (KINDS.md), an H200 about 4.3 TB/s. Figures are
@@ -90,6 +95,66 @@ static double time_op(int kind, cmx_array a, cmx_array b) {
   return t;
 }
 
+/* The reduction benchmarks: op k on x (see reduction_benchmarks). */
+static cmx_status red_op(int k, cmx_array x, cmx_array* out) {
+  int last = -1, first = 0;
+  switch (k) {
+    case 0:
+      return cmx_sum(out, x, &last, 1, false, g_gpu);
+    case 1:
+      return cmx_sum(out, x, &first, 1, false, g_gpu);
+    case 2:
+      return cmx_argmax(out, x, &last, false, g_gpu);
+    case 3:
+      return cmx_softmax(out, x, &last, 1, false, g_gpu);
+    case 4:
+      return cmx_logsumexp(out, x, &last, 1, false, g_gpu);
+    default:
+      return cmx_cumsum(out, x, &first, false, true, g_gpu);
+  }
+}
+
+/* Median seconds of op k on x (3 warm-ups, 11 timed runs of 10 ops
+ * evaluated together: launch overhead is amortised as in a real graph). */
+static double time_red(int k, cmx_array x) {
+  double t[11];
+  for (int i = -3; i < 11; i++) {
+    cmx_array r[10] = {NULL};
+    double t0 = now();
+    for (int j = 0; j < 10; j++) check(red_op(k, x, &r[j]), "reduction");
+    check(cmx_eval(r, 10), "eval");
+    check(cmx_synchronize(g_gpu), "synchronize");
+    if (i >= 0) t[i] = (now() - t0) / 10;
+    cmx_array_release_all(r, 10);
+  }
+  return median(t, 11);
+}
+
+/* Reductions of a device-resident (8192, 4096) f32 array and a cumsum of
+ * the flat 64M array xflat; copy_bw: the copy's GB/s. */
+static void reduction_benchmarks(cmx_array xflat, double copy_bw) {
+  int64_t shape[2] = {8192, 4096}, start = 0, stop = 8192 * 4096;
+  cmx_array x = NULL, half = NULL;
+  check(cmx_slice(&half, xflat, &start, &stop, NULL, g_gpu), "slice");
+  check(cmx_reshape(&x, half, shape, 2, g_gpu), "reshape");
+  check(cmx_array_eval(x), "eval");
+  cmx_array_release(half);
+  static const char* const names[] = {
+      "sum (8192,4096) last axis",  "sum (8192,4096) first axis",
+      "argmax (8192,4096) last",    "softmax (8192,4096) last",
+      "logsumexp (8192,4096) last", "cumsum 64M f32"};
+  /* bytes moved per element: read, plus written for same-size outputs */
+  static const double moved[] = {1, 1, 1, 2, 1, 2};
+  for (int k = 0; k < 6; k++) {
+    double t = time_red(k, k == 5 ? xflat : x);
+    double elems = k == 5 ? (double)N : 8192.0 * 4096.0;
+    double bw = moved[k] * elems * sizeof(float) / t / 1e9;
+    printf("%-28s %8.1f GB/s  (%.2f of copy, %.3f ms)\n", names[k], bw,
+           bw / copy_bw, t * 1e3);
+  }
+  cmx_array_release(x);
+}
+
 int main(void) {
   if (!cmx_is_available(cmx_device_gpu())) {
     cmx_stream s;
@@ -150,6 +215,8 @@ int main(void) {
            (moved / tk) / (2 * bytes / tcopy));
   }
   cmx_array_release_all((cmx_array[]){sq, g_top, g_bot, g_key}, 4);
+
+  reduction_benchmarks(da, 2 * bytes / tcopy / 1e9);
 
   /* Host inputs each time: fresh arrays, moved up, result read back. */
   for (int i = 0; i < 5; i++) {

@@ -500,6 +500,13 @@ cmx_status cmx__gpu_copy_strided(const char* op, int dev, CUdeviceptr dst,
                                  const int64_t* src_st, const int64_t* shape,
                                  int ndim, size_t isz);
 
+/* The suffix of dtype dt's storage type in kernel sources (ew_scalar.h's
+ * cmx_<suffix>_t: "b8", "u8" ... "c64") (reduce.c). */
+const char* cmx__gpu_dtype_suffix(cmx_dtype dt);
+/* The identity of max (its lowest value: -inf for floats) or min (the
+ * highest) over dtype dt, as a kernel-source expression (reduce.c). */
+const char* cmx__gpu_minmax_identity(cmx_dtype dt, bool max);
+
 /* ---------------- cuBLASLt (cublaslt.c) ---------------- */
 
 /* The resolved cuBLASLt entry points (valid once

@@ -15,6 +15,13 @@ static const cmx_kernel_fn gpu_kernels[CMX__NUM_PRIMITIVES] = {
     /* copy and conversion */
     [CMX__P_AsType] = cmx__gpu_copy,
     [CMX__P_Copy] = cmx__gpu_copy,
+    /* reductions (reduce.c) */
+    [CMX__P_Reduce] = cmx__gpu_reduce,
+    [CMX__P_ArgReduce] = cmx__gpu_arg_reduce,
+    [CMX__P_LogSumExp] = cmx__gpu_logsumexp,
+    [CMX__P_Var] = cmx__gpu_var,
+    [CMX__P_Softmax] = cmx__gpu_softmax, /* softmax.c */
+    [CMX__P_Scan] = cmx__gpu_scan,       /* scan.c */
     /* every op of the op table: one kernel family built from its rows */
     CMX__EW_OPS(GPU_EW_ENTRY)
         /* shape */

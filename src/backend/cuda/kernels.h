@@ -62,4 +62,27 @@ cmx_status cmx__gpu_concatenate(const cmx_primitive* p, const cmx_array* in,
 cmx_status cmx__gpu_pad(const cmx_primitive* p, const cmx_array* in, int nin,
                         const cmx_array* out, int nout);
 
+/* ---- reductions (reduce.c) ---- */
+/* Reduce (every kind), ArgReduce, LogSumExp and Var: every dtype the CPU
+ * kernels take, any axes and input layout. */
+cmx_status cmx__gpu_reduce(const cmx_primitive* p, const cmx_array* in, int nin,
+                           const cmx_array* out, int nout);
+cmx_status cmx__gpu_arg_reduce(const cmx_primitive* p, const cmx_array* in,
+                               int nin, const cmx_array* out, int nout);
+cmx_status cmx__gpu_logsumexp(const cmx_primitive* p, const cmx_array* in,
+                              int nin, const cmx_array* out, int nout);
+cmx_status cmx__gpu_var(const cmx_primitive* p, const cmx_array* in, int nin,
+                        const cmx_array* out, int nout);
+
+/* ---- softmax (softmax.c) ---- */
+/* Softmax over any axes, floating dtypes, any input layout. */
+cmx_status cmx__gpu_softmax(const cmx_primitive* p, const cmx_array* in,
+                            int nin, const cmx_array* out, int nout);
+
+/* ---- scans (scan.c) ---- */
+/* Scan: every kind and dtype the CPU takes, any axis, inclusive or
+ * exclusive, forward or reverse. */
+cmx_status cmx__gpu_scan(const cmx_primitive* p, const cmx_array* in, int nin,
+                         const cmx_array* out, int nout);
+
 #endif
