@@ -17,6 +17,8 @@
 #include "cmx/dtype.h"
 #include "cmx/error.h"
 #include "cmx/export.h"
+#include "cmx/fast.h"
+#include "cmx/quantize.h"
 #include "cmx/io.h"
 #include "cmx/memory.h"
 #include "cmx/ops.h"

@@ -1,0 +1,26 @@
+/* Helpers shared by the CPU kernels of mx.fast (fast.c, fast_sdpa.c):
+ * rows of any float dtype and stride read into and written from float32
+ * buffers, and simple SIMD-friendly loops. */
+#ifndef CMX_BACKEND_CPU_FAST_H
+#define CMX_BACKEND_CPU_FAST_H
+
+#include "backend/cpu/cpu.h"
+
+/* Element offset of row r of a (rows: every index but the last axis's). */
+int64_t cmx__fast_row_offset(cmx_array a, int64_t r);
+/* n elements of dtype dt (float16, bfloat16 or float32) at src, stride
+ * st (elements), converted into dst. */
+void cmx__fast_load(const void* src, cmx_dtype dt, int64_t st, int64_t n,
+                    float* dst);
+/* n floats of src stored contiguously at dst as dtype dt. */
+void cmx__fast_store(void* dst, cmx_dtype dt, int64_t n, const float* src);
+/* sum x[i] * y[i] over n (contiguous). */
+float cmx__fast_dot(const float* x, const float* y, int64_t n);
+/* y[i] += a * x[i] over n (contiguous). */
+void cmx__fast_axpy(float a, const float* x, float* y, int64_t n);
+/* Whether the kernels handle dtype dt (float16, bfloat16, float32). */
+static inline bool cmx__fast_dtype_ok(cmx_dtype dt) {
+  return dt == CMX_FLOAT32 || dt == CMX_FLOAT16 || dt == CMX_BFLOAT16;
+}
+
+#endif
