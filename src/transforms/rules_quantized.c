@@ -103,21 +103,23 @@ CMX__RULE_VMAP(cmx__vmap_quantized) {
   }
   const cmx__quant_params* q = cmx_primitive_params(p);
   const cmx_primitive_vtable* vt = cmx_primitive_vt(p);
-  int64_t shp[3][CMX_MAX_NDIM];
+  /* Shapes from the batched inputs (outputs[] may hold NULL for outputs
+   * that died); dtypes: Quantize's follow w, Dequantize's its output. */
+  cmx_shape shp[3];
+  cmx_status st = vt->output_shapes(p, in, nin, shp, nout);
+  if (st != CMX_OK) return st;
   const int64_t* shapes[3];
   int nds[3];
   cmx_dtype dts[3];
   cmx_array res[3];
   for (int i = 0; i < nout; i++) {
-    shp[i][0] = B;
-    memcpy(shp[i] + 1, outputs[i]->dims,
-           (size_t)outputs[i]->ndim * sizeof(int64_t));
-    shapes[i] = shp[i];
-    nds[i] = outputs[i]->ndim + 1;
-    dts[i] = outputs[i]->dtype;
+    shapes[i] = shp[i].dims;
+    nds[i] = shp[i].ndim;
+    dts[i] = outputs[i]            ? outputs[i]->dtype
+             : i == 0 && nout == 3 ? CMX_UINT32
+                                   : in[nout == 3 ? 0 : 1]->dtype;
   }
-  cmx_status st =
-      cmx__apply_n(vt, q, sizeof *q, s, in, nin, res, nout, shapes, nds, dts);
+  st = cmx__apply_n(vt, q, sizeof *q, s, in, nin, res, nout, shapes, nds, dts);
   for (int i = 0; i < nout; i++) {
     out[i] = st == CMX_OK ? cmx__rule_keep(res[i]) : NULL;
     out_axes[i] = 0;

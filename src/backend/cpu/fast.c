@@ -12,10 +12,10 @@
 
 /* ---------------- helpers ---------------- */
 
-int64_t cmx__fast_row_offset(cmx_array a, int64_t r) {
+int64_t cmx__fast_outer_offset(cmx_array a, int nd, int64_t r) {
   const int64_t* st = CMX__STRIDES(a);
   int64_t off = 0;
-  for (int d = a->ndim - 2; d >= 0 && r; d--) {
+  for (int d = nd - 1; d >= 0 && r; d--) {
     off += (r % a->dims[d]) * st[d];
     r /= a->dims[d];
   }
@@ -118,11 +118,8 @@ static void norm_chunk(void* ctx, int64_t begin, int64_t end) {
   int64_t D = j->D, ls = CMX__STRIDES(j->x)[j->x->ndim - 1];
   cmx_dtype dt = j->x->dtype;
   size_t es = cmx_dtype_size(dt);
-  float* v = malloc((size_t)D * sizeof *v);
-  if (!v) {
-    atomic_store(&j->failed, 1);
-    return;
-  }
+  float* v = cmx__fast_buf((size_t)D, &j->failed);
+  if (!v) return;
   const char* src = cmx__node_ptr(j->x);
   char* dst = cmx__node_ptr(j->o);
   for (int64_t r = begin; r < end; r++) {
@@ -231,11 +228,8 @@ static void rope_chunk(void* ctx, int64_t begin, int64_t end) {
   int64_t D = j->D, h = j->h, ls = CMX__STRIDES(j->x)[j->x->ndim - 1];
   cmx_dtype dt = j->x->dtype;
   size_t es = cmx_dtype_size(dt);
-  float* v = malloc((size_t)(D + 2 * h) * sizeof *v);
-  if (!v) {
-    atomic_store(&j->failed, 1);
-    return;
-  }
+  float* v = cmx__fast_buf((size_t)(D + 2 * h), &j->failed);
+  if (!v) return;
   const char* src = cmx__node_ptr(j->x);
   char* dst = cmx__node_ptr(j->o);
   for (int64_t r = begin; r < end; r++) {

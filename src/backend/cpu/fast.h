@@ -4,10 +4,23 @@
 #ifndef CMX_BACKEND_CPU_FAST_H
 #define CMX_BACKEND_CPU_FAST_H
 
+#include <stdlib.h>
+
 #include "backend/cpu/cpu.h"
 
-/* Element offset of row r of a (rows: every index but the last axis's). */
-int64_t cmx__fast_row_offset(cmx_array a, int64_t r);
+/* Element offset of entry r of a's first nd dimensions (nd = ndim - 1:
+ * row r; ndim - 2: matrix r). */
+int64_t cmx__fast_outer_offset(cmx_array a, int nd, int64_t r);
+static inline int64_t cmx__fast_row_offset(cmx_array a, int64_t r) {
+  return cmx__fast_outer_offset(a, a->ndim - 1, r);
+}
+/* A work buffer of n floats for a thread-pool chunk; NULL (and *failed
+ * set) when out of memory. */
+static inline float* cmx__fast_buf(size_t n, _Atomic int* failed) {
+  float* v = malloc((n ? n : 1) * sizeof *v);
+  if (!v) atomic_store(failed, 1);
+  return v;
+}
 /* n elements of dtype dt (float16, bfloat16 or float32) at src, stride
  * st (elements), converted into dst. */
 void cmx__fast_load(const void* src, cmx_dtype dt, int64_t st, int64_t n,

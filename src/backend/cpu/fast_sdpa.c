@@ -99,11 +99,8 @@ static void sdpa_chunk(void* ctx, int64_t begin, int64_t end) {
   int64_t S = j->S, D = j->D, Dv = j->Dv;
   size_t nf = (size_t)(2 * S + D + Dv);
   if (!j->kv_direct) nf += (size_t)(S * (D + Dv));
-  float* buf = malloc(nf * sizeof *buf);
-  if (!buf) {
-    atomic_store(&j->failed, 1);
-    return;
-  }
+  float* buf = cmx__fast_buf(nf, &j->failed);
+  if (!buf) return;
   float *sc = buf, *mrow = sc + S, *qr = mrow + S, *acc = qr + D,
         *kb = acc + Dv, *vb = kb + S * D;
   cmx_dtype qt = j->q->dtype, ot = j->o->dtype;

@@ -2,10 +2,13 @@
  * primitives/quantized.h). Packed rows are read 8 values at a time: 8
  * values of b bits are exactly b bytes of the row's LSB-first bit stream
  * (rows hold multiples of 32 values). QuantizedMatmul never dequantizes the
- * whole matrix: for few rows of x (decoding) each thread unpacks one weight
- * row (or a column strip of it) into a small buffer and takes dot products
- * or axpys with x; for many rows, tiles of the weight matrix are unpacked
- * and multiplied with BLAS. */
+ * whole matrix. For few rows of x (decoding), x @ W.T takes each weight
+ * row as sum_g scale_g (q_g . x_g) + bias_g sum(x_g), the integer dot
+ * products read from the packed words (4 bits: in SIMD lanes, no unpacked
+ * copy at all; other widths: one group at a time), and x @ W runs each
+ * thread down a column strip of W, unpacking it a row at a time for axpys;
+ * for many rows, tiles of W are unpacked and multiplied with BLAS (512 rows
+ * at a time). */
 #include "primitives/quantized.h"
 
 #include <cblas.h>
@@ -25,7 +28,8 @@ static void unpack(const uint8_t* p, int bits, int64_t n, float* q) {
     for (int64_t i = 0; i < n / 8; i++) {
       uint32_t w;
       memcpy(&w, p + 4 * i, 4);
-      for (int j = 0; j < 8; j++) q[8 * i + j] = (float)((w >> (4 * j)) & 15u);
+      for (int j = 0; j < 8; j++)
+        q[8 * i + j] = (float)(int32_t)((w >> (4 * j)) & 15u);
     }
   } else if (bits == 8) {
     for (int64_t i = 0; i < n; i++) q[i] = (float)p[i];
@@ -35,7 +39,7 @@ static void unpack(const uint8_t* p, int bits, int64_t n, float* q) {
       uint64_t w = 0;
       memcpy(&w, p + i * bits, (size_t)bits); /* little-endian hosts */
       for (int j = 0; j < 8; j++)
-        q[8 * i + j] = (float)((w >> (bits * j)) & mask);
+        q[8 * i + j] = (float)(int32_t)((w >> (bits * j)) & mask);
     }
   }
 }
@@ -73,13 +77,7 @@ static void dequant_row_half(const uint8_t* p, int bits, int g, const float* sc,
 /* Element offset of batch entry t of a (batch dims: all but the last
  * two). */
 static int64_t batch_offset(cmx_array a, int64_t t) {
-  const int64_t* st = CMX__STRIDES(a);
-  int64_t off = 0;
-  for (int d = a->ndim - 3; d >= 0 && t; d--) {
-    off += (t % a->dims[d]) * st[d];
-    t /= a->dims[d];
-  }
-  return off;
+  return cmx__fast_outer_offset(a, a->ndim - 2, t);
 }
 
 /* ---------------- Quantize ---------------- */
@@ -96,11 +94,8 @@ static void quant_chunk(void* ctx, int64_t begin, int64_t end) {
   int64_t K = j->K, G = K / j->g, ls = CMX__STRIDES(j->w)[j->w->ndim - 1];
   cmx_dtype dt = j->w->dtype;
   size_t es = cmx_dtype_size(dt);
-  float* v = malloc((size_t)(K + 2 * G) * sizeof *v);
-  if (!v) {
-    atomic_store(&j->failed, 1);
-    return;
-  }
+  float* v = cmx__fast_buf((size_t)(K + 2 * G), &j->failed);
+  if (!v) return;
   float *scs = v + K, *bis = scs + G;
   const float nb = (float)((1 << j->bits) - 1);
   for (int64_t r = begin; r < end; r++) {
@@ -257,6 +252,7 @@ typedef struct {
   int g, bits;
   int64_t M, K, N, R, C; /* x (M, K); stored W (R, C) */
   const float* x;        /* (M, K) */
+  float *xsum, *xp;      /* transpose, few rows: see qmm_prepare_x */
   float* out;            /* (M, N) */
   float* tile;           /* BLAS path: unpacked rows */
   int64_t t0;            /* first row of the tile */
@@ -278,21 +274,89 @@ static void qmm_row(const qmm_job* j, int64_t r, int64_t c0, int64_t n,
               tmp + G, n, dst);
 }
 
-/* transpose, few rows of x: output columns [begin, end) = weight rows. */
+/* Dot products of each group of a 4-bit packed row with x, given x
+ * deinterleaved (xp[j * W + t] = x[8 t + j], W words a row): nibble j of
+ * word t meets xp[j * W + t], so the loops over words run on contiguous
+ * data in SIMD lanes (8 or 4 words of a group at a time). */
+CMX__SIMD_CLONES
+static void dot4_groups(const uint32_t* w, const float* xp, int64_t W,
+                        int64_t gw, int64_t G, float* dots) {
+  for (int64_t gi = 0; gi < G; gi++) {
+    const uint32_t* wg = w + gi * gw;
+    const float* xg = xp + gi * gw;
+    float acc[8] = {0};
+    if (gw % 8 == 0) {
+      for (int64_t t = 0; t < gw; t += 8)
+        for (int j = 0; j < 8; j++)
+          for (int l = 0; l < 8; l++)
+            acc[l] += (float)(int32_t)((wg[t + l] >> (4 * j)) & 15u) *
+                      xg[j * W + t + l];
+    } else {
+      for (int64_t t = 0; t < gw; t += 4)
+        for (int j = 0; j < 8; j++)
+          for (int l = 0; l < 4; l++)
+            acc[l] += (float)(int32_t)((wg[t + l] >> (4 * j)) & 15u) *
+                      xg[j * W + t + l];
+    }
+    dots[gi] = ((acc[0] + acc[1]) + (acc[2] + acc[3])) +
+               ((acc[4] + acc[5]) + (acc[6] + acc[7]));
+  }
+}
+
+/* transpose, few rows of x: output columns [begin, end) = weight rows.
+ * Each row is sum_g scale_g * (q_g . x_g) + bias_g * sum(x_g), the
+ * integer dot products taken straight from the packed words. */
 static void qmm_t_chunk(void* ctx, int64_t begin, int64_t end) {
   qmm_job* j = ctx;
-  int64_t K = j->K;
-  float* buf = malloc((size_t)(K + 2 * (K / j->g)) * sizeof *buf);
-  if (!buf) {
-    atomic_store(&j->failed, 1);
-    return;
-  }
+  int64_t K = j->K, G = K / j->g;
+  float* buf = cmx__fast_buf((size_t)(j->g + 3 * G), &j->failed);
+  if (!buf) return;
+  float *sc = buf + j->g, *bi = sc + G, *dots = bi + G;
   for (int64_t n = begin; n < end; n++) {
-    qmm_row(j, n, 0, K, buf, buf + K);
-    for (int64_t m = 0; m < j->M; m++)
-      j->out[m * j->N + n] = cmx__fast_dot(j->x + m * K, buf, K);
+    cmx__fast_load(j->sc + n * j->srow * (int64_t)cmx_dtype_size(j->sdt),
+                   j->sdt, j->ss, G, sc);
+    cmx__fast_load(j->bi + n * j->bis * (int64_t)cmx_dtype_size(j->bdt), j->bdt,
+                   j->bs, G, bi);
+    const uint8_t* w = j->w + n * j->wrow;
+    for (int64_t m = 0; m < j->M; m++) {
+      if (j->bits == 4) {
+        dot4_groups((const uint32_t*)w, j->xp + m * K, K / 8, j->g / 8, G,
+                    dots);
+      } else {
+        for (int64_t gi = 0; gi < G; gi++) {
+          unpack(w + gi * j->g * j->bits / 8, j->bits, j->g, buf);
+          dots[gi] = cmx__fast_dot(buf, j->x + m * K + gi * j->g, j->g);
+        }
+      }
+      const float* xs = j->xsum + m * G;
+      float acc = 0;
+      for (int64_t gi = 0; gi < G; gi++)
+        acc += sc[gi] * dots[gi] + bi[gi] * xs[gi];
+      j->out[m * j->N + n] = acc;
+    }
   }
   free(buf);
+}
+
+/* The per-group sums of x's rows and, for 4 bits, x deinterleaved (see
+ * dot4_groups) into j->xsum and j->xp; false when out of memory. */
+static bool qmm_prepare_x(qmm_job* j) {
+  int64_t K = j->K, G = K / j->g, W = K / 8;
+  j->xsum = malloc((size_t)(j->M * G) * sizeof(float));
+  j->xp = j->bits == 4 ? malloc((size_t)(j->M * K) * sizeof(float)) : NULL;
+  if (!j->xsum || (j->bits == 4 && !j->xp)) return false;
+  for (int64_t m = 0; m < j->M; m++) {
+    const float* x = j->x + m * K;
+    for (int64_t gi = 0; gi < G; gi++) {
+      float t = 0;
+      for (int i = 0; i < j->g; i++) t += x[gi * j->g + i];
+      j->xsum[m * G + gi] = t;
+    }
+    if (j->xp)
+      for (int64_t t = 0; t < W; t++)
+        for (int i = 0; i < 8; i++) j->xp[m * K + i * W + t] = x[8 * t + i];
+  }
+  return true;
 }
 
 /* no transpose, few rows of x: output columns [begin, end) in units of
@@ -300,11 +364,9 @@ static void qmm_t_chunk(void* ctx, int64_t begin, int64_t end) {
 static void qmm_n_chunk(void* ctx, int64_t begin, int64_t end) {
   qmm_job* j = ctx;
   int64_t c0 = begin * j->g, n = (end - begin) * j->g, M = j->M;
-  float* buf = malloc((size_t)(n + 2 * (end - begin) + M * n) * sizeof *buf);
-  if (!buf) {
-    atomic_store(&j->failed, 1);
-    return;
-  }
+  float* buf =
+      cmx__fast_buf((size_t)(n + 2 * (end - begin) + M * n), &j->failed);
+  if (!buf) return;
   float *tmp = buf + n, *acc = tmp + 2 * (end - begin);
   memset(acc, 0, (size_t)(M * n) * sizeof *acc);
   for (int64_t k = 0; k < j->K; k++) {
@@ -320,17 +382,14 @@ static void qmm_n_chunk(void* ctx, int64_t begin, int64_t end) {
 /* BLAS path: stored rows [t0 + begin, t0 + end) into the tile. */
 static void qmm_tile_chunk(void* ctx, int64_t begin, int64_t end) {
   qmm_job* j = ctx;
-  float* tmp = malloc((size_t)(2 * (j->C / j->g)) * sizeof *tmp);
-  if (!tmp) {
-    atomic_store(&j->failed, 1);
-    return;
-  }
+  float* tmp = cmx__fast_buf((size_t)(2 * (j->C / j->g)), &j->failed);
+  if (!tmp) return;
   for (int64_t r = begin; r < end; r++)
     qmm_row(j, j->t0 + r, 0, j->C, j->tile + r * j->C, tmp);
   free(tmp);
 }
 
-enum { QMM_BLAS_MIN_M = 8, QMM_TILE = 256 };
+enum { QMM_BLAS_MIN_M = 8, QMM_TILE = 512 };
 
 static bool qmm_blas(qmm_job* j) {
   int64_t T = QMM_TILE < j->R ? QMM_TILE : j->R;
@@ -402,10 +461,15 @@ CMX__KERNEL(cmx__cpu_quantized_matmul) {
            batch_offset(bi, t) * (int64_t)cmx_dtype_size(bi->dtype);
     if (j.M >= QMM_BLAS_MIN_M)
       ok = qmm_blas(&j);
-    else if (j.transpose)
+    else if (j.transpose && (ok = qmm_prepare_x(&j)))
       cmx__parallel_for(j.N, 16, qmm_t_chunk, &j);
+    else if (j.transpose)
+      ok = false;
     else
       cmx__parallel_for(j.N / j.g, 4, qmm_n_chunk, &j);
+    free(j.xsum);
+    free(j.xp);
+    j.xsum = j.xp = NULL;
     ok = ok && !atomic_load(&j.failed);
     if (ok && ob)
       cmx__fast_store((char*)cmx__node_ptr(o) + t * j.M * j.N * (int64_t)oes,
