@@ -19,6 +19,7 @@
 #include "cmx/export.h"
 #include "cmx/fast.h"
 #include "cmx/fft.h"
+#include "cmx/interop.h"
 #include "cmx/io.h"
 #include "cmx/linalg.h"
 #include "cmx/memory.h"
