@@ -17,6 +17,7 @@
 #include "cmx/dtype.h"
 #include "cmx/error.h"
 #include "cmx/export.h"
+#include "cmx/fast.h"
 #include "cmx/fft.h"
 #include "cmx/interop.h"
 #include "cmx/io.h"
@@ -24,6 +25,7 @@
 #include "cmx/memory.h"
 #include "cmx/ops.h"
 #include "cmx/primitive.h"
+#include "cmx/quantize.h"
 #include "cmx/random.h"
 #include "cmx/transforms.h"
 

@@ -36,7 +36,7 @@
 
 #include "cmxpy.h"
 
-#define CMXPY_MAX_PARAMS 12
+#define CMXPY_MAX_PARAMS 16
 
 /* What an annotation converts to. */
 typedef enum cmxpy_kind {

@@ -163,6 +163,8 @@ int cmxpy_init_ops_linalg_extra(PyObject* m, cmxpy_deflist* array_methods);
 int cmxpy_init_ops_sort(PyObject* m, cmxpy_deflist* array_methods);
 int cmxpy_init_ops_conv(PyObject* m);
 int cmxpy_init_random(PyObject* m); /* the cmx.core.random submodule */
+int cmxpy_init_fast(PyObject* m);   /* the cmx.core.fast submodule */
+int cmxpy_init_ops_quantized(PyObject* m);
 int cmxpy_init_io(PyObject* m);
 /* The cmx.core.linalg and cmx.core.fft submodules (linalg.c, fft.c). */
 int cmxpy_init_linalg(PyObject* m);

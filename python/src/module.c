@@ -122,7 +122,8 @@ PyMODINIT_FUNC PyInit_core(void) {
       cmxpy_init_number(am) < 0 || cmxpy_init_array(m, am) < 0 ||
       cmxpy_init_ops_create(m) < 0 || cmxpy_init_ops_compose(m) < 0 ||
       cmxpy_init_ops_misc(m) < 0 || cmxpy_init_ops_conv(m) < 0 ||
-      cmxpy_init_random(m) < 0 || cmxpy_init_io(m) < 0 ||
+      cmxpy_init_random(m) < 0 || cmxpy_init_fast(m) < 0 ||
+      cmxpy_init_ops_quantized(m) < 0 || cmxpy_init_io(m) < 0 ||
       cmxpy_init_linalg(m) < 0 || cmxpy_init_fft(m) < 0 ||
       cmxpy_init_indexing(m) < 0 || cmxpy_init_transforms(m) < 0 ||
       cmxpy_init_compile(m) < 0 || cmxpy_init_compat(m) < 0 ||

@@ -144,6 +144,15 @@
   X(SegmentedMM, 0)                                       \
   /* ---- hadamard transform (hadamard.c) ---- */         \
   X(Hadamard, 0)                                          \
+  /* ---- mx.fast (fast.c) ---- */                        \
+  X(RMSNorm, 0)                                           \
+  X(LayerNorm, 0)                                         \
+  X(RoPE, 0)                                              \
+  X(ScaledDotProductAttention, 0)                         \
+  /* ---- quantization (quantized.c) ---- */              \
+  X(Quantize, 0)                                          \
+  X(Dequantize, 0)                                        \
+  X(QuantizedMatmul, 0)                                   \
   /* ---- depends (depends.c) ---- */                     \
   X(Depends, 0)                                           \
   /* ---- transforms (transforms/custom.c) ---- */        \

@@ -332,6 +332,23 @@ CMX__RULE_JVP(cmx__jvp_hadamard);
 CMX__RULE_VMAP(cmx__vmap_hadamard);
 /* end of hadamard */
 
+/* ---------------- mx.fast (rules_fast.c) ----------------
+ * Every fast primitive: the transform of its composite form
+ * (cmx__fast_composite, primitives/fast.h). */
+CMX__RULE_VJP(cmx__vjp_fast);
+CMX__RULE_JVP(cmx__jvp_fast);
+CMX__RULE_VMAP(cmx__vmap_fast);
+/* QuantizedMatmul uses the three above (its composite: matmul with the
+ * dequantized matrix). Quantize has no derivative (its vjp and jvp are
+ * errors naming it); Dequantize differentiates in scales and biases (the
+ * packed integers are constants); both vmap by moving the batch axis to
+ * the front (they act on the last axis). */
+CMX__RULE_VJP(cmx__vjp_quantize);
+CMX__RULE_JVP(cmx__jvp_quantize);
+CMX__RULE_VJP(cmx__vjp_dequantize);
+CMX__RULE_JVP(cmx__jvp_dequantize);
+CMX__RULE_VMAP(cmx__vmap_quantized);
+
 /* ------------ gathered matrix products (rules_matmul_gather.c) ------------ */
 CMX__RULE_VJP(cmx__vjp_gather_mm);
 CMX__RULE_JVP(cmx__jvp_gather_mm);

@@ -448,6 +448,51 @@ B(b_hadamard) {
   float sc = v ? 0.5f : 0.25f;
   return cmx_hadamard_transform(o, in[0], &sc, S);
 }
+B(b_rms_norm) {
+  return cmx_fast_rms_norm(o, in[0], in[1], v ? 1e-5f : 1e-6f, S);
+}
+B(b_layer_norm) {
+  return cmx_fast_layer_norm(o, in[0], in[1], in[2], v ? 1e-5f : 1e-6f, S);
+}
+B(b_rope) {
+  float base = 10000.f;
+  return cmx_fast_rope(o, in[0], 4, v, &base, 1.0f, 2, NULL, NULL, S);
+}
+B(b_sdpa) {
+  return cmx_fast_scaled_dot_product_attention(o, in[0], in[1], in[2],
+                                               v ? 0.5f : 0.25f, "causal",
+                                               NULL, NULL, S);
+}
+/* The quantization builders quantize their float input first (bits 4, or
+ * 8 for the variant). */
+static cmx_status quantized(cmx_array w, int v, cmx_array* q) {
+  return cmx_quantize(&q[0], &q[1], &q[2], w, 32, v ? 8 : 4, NULL, S);
+}
+B(b_quantize) {
+  cmx_array q[3] = {0};
+  cmx_status st = quantized(in[0], v, q);
+  *o = q[0];
+  cmx_array_release(q[1]), cmx_array_release(q[2]);
+  return st;
+}
+B(b_dequantize) {
+  cmx_array q[3] = {0};
+  cmx_status st = quantized(in[0], v, q);
+  if (st == CMX_OK)
+    st = cmx_dequantize(o, q[0], q[1], q[2], 32, v ? 8 : 4, NULL,
+                        CMX_DTYPE_AUTO, S);
+  for (int i = 0; i < 3; i++) cmx_array_release(q[i]);
+  return st;
+}
+B(b_quantized_matmul) {
+  cmx_array q[3] = {0};
+  cmx_status st = quantized(in[1], v, q);
+  if (st == CMX_OK)
+    st = cmx_quantized_matmul(o, in[0], q[0], q[1], q[2], true, 32,
+                              v ? 8 : 4, NULL, S);
+  for (int i = 0; i < 3; i++) cmx_array_release(q[i]);
+  return st;
+}
 /* Multi-output ops: output 0, the others released. */
 static cmx_status first_of(cmx_status st, cmx_array* outs, int n,
                            cmx_array* o) {
@@ -633,6 +678,13 @@ static const op_case CASES[] = {
     {"gather_mm", b_gather_mm, 3, {{3, 2, 4}, {4, 5}, {2}}, {3, 2, 1}, {F32, F32, U32}, VARIANT | NO_VJP},
     {"segmented_mm", b_segmented_mm, 3, {{2, 4}, {4, 3}, {3, 2}}, {2, 2, 2}, {F32, F32, U32}, NO_VJP},
     {"hadamard_transform", b_hadamard, 1, {{3, 8}}, {2}, {F32}, VARIANT},
+    {"rms_norm", b_rms_norm, 2, {{2, 8}, {8}}, {2, 1}, {F32, F32}, VARIANT},
+    {"layer_norm", b_layer_norm, 3, {{2, 8}, {8}, {8}}, {2, 1, 1}, {F32, F32, F32}, VARIANT},
+    {"rope", b_rope, 1, {{2, 3, 8}}, {3}, {F32}, VARIANT},
+    {"sdpa", b_sdpa, 3, {{1, 2, 3, 4}, {1, 1, 5, 4}, {1, 1, 5, 4}}, {4, 4, 4}, {F32, F32, F32}, VARIANT},
+    {"quantize", b_quantize, 1, {{2, 64}}, {2}, {F32}, VARIANT | NO_VJP},
+    {"dequantize", b_dequantize, 1, {{2, 64}}, {2}, {F32}, VARIANT | NO_VJP},
+    {"quantized_matmul", b_quantized_matmul, 2, {{3, 64}, {8, 64}}, {2, 2}, {F32, F32}, VARIANT | NO_VJP},
     {"lu_factor", b_lu_factor, 1, {{3, 3}}, {2}, {F32}, 0},
     {"qr", b_qr, 1, {{4, 3}}, {2}, {F32}, 0},
     {"svd", b_svd, 1, {{3, 3}}, {2}, {F32}, VARIANT},

@@ -127,6 +127,15 @@ static const cmx_kernel_fn cpu_kernels[CMX__NUM_PRIMITIVES] = {
     [CMX__P_SegmentedMM] = cmx__cpu_segmented_mm,
     /* hadamard transform */
     [CMX__P_Hadamard] = cmx__cpu_hadamard,
+    /* mx.fast */
+    [CMX__P_RMSNorm] = cmx__cpu_rms_norm,
+    [CMX__P_LayerNorm] = cmx__cpu_layer_norm,
+    [CMX__P_RoPE] = cmx__cpu_rope,
+    [CMX__P_ScaledDotProductAttention] = cmx__cpu_sdpa,
+    /* quantization */
+    [CMX__P_Quantize] = cmx__cpu_quantize,
+    [CMX__P_Dequantize] = cmx__cpu_dequantize,
+    [CMX__P_QuantizedMatmul] = cmx__cpu_quantized_matmul,
     /* factorizations */
     [CMX__P_LUF] = cmx__cpu_luf,
     [CMX__P_QRF] = cmx__cpu_qrf,

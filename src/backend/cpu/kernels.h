@@ -106,6 +106,19 @@ CMX__KERNEL(cmx__cpu_fft);
  * Contract in primitives/hadamard.h. */
 CMX__KERNEL(cmx__cpu_hadamard);
 
+/* ---- mx.fast (fast.c, fast_sdpa.c) ----
+ * Contracts in primitives/fast.h. */
+CMX__KERNEL(cmx__cpu_rms_norm);
+CMX__KERNEL(cmx__cpu_layer_norm);
+CMX__KERNEL(cmx__cpu_rope);
+CMX__KERNEL(cmx__cpu_sdpa);
+
+/* ---- quantization (quantized.c) ----
+ * Contracts in primitives/quantized.h. */
+CMX__KERNEL(cmx__cpu_quantize);
+CMX__KERNEL(cmx__cpu_dequantize);
+CMX__KERNEL(cmx__cpu_quantized_matmul);
+
 /* ---- compile's fused regions (compiled.c) ---- */
 CMX__KERNEL(cmx__cpu_compiled);
 

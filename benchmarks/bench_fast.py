@@ -1,0 +1,183 @@
+"""CPU benchmarks of mx.fast and quantized_matmul (issue 15), with NumPy
+(and PyTorch where it is installed) in the same run.
+
+1. rms_norm and layer_norm of (4096, 4096) float32 rows, rope of
+   (1, 32, 1024, 128) float32, against NumPy expressions of the same math
+   (and torch's fused ops).
+2. scaled_dot_product_attention, float32: a prompt (B 1, H 8, L 512, D 64,
+   causal) and a decode step (L 1 against a 4096-long cache, 32 query heads
+   sharing 8 kv heads), against NumPy (and torch's sdpa).
+3. 4-bit quantized_matmul (1, 4096) x (4096, 4096)^T, group 64, float32
+   scales and biases: against NumPy's float32 matvec of the dequantized
+   matrix (which reads 4x the bytes), and against the memory-bandwidth floor
+   of its own bytes (packed weights, scales, biases), the bandwidth being
+   measured here by NumPy reading a 256 MB array.
+
+Each figure is the best of several repetitions, cmx and the others
+alternating (the machine may be shared).
+Run: PYTHONPATH=build/python python benchmarks/bench_fast.py [--quick]
+"""
+
+import argparse
+import math
+import os
+import sys
+
+import numpy as np
+
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+import cmx.core as mx  # noqa: E402
+from _timing import best_alternating  # noqa: E402
+
+try:
+    import torch
+    import torch.nn.functional as F
+except ImportError:  # torch is optional
+    torch = None
+
+RNG = np.random.default_rng(0)
+
+
+def rand(*shape):
+    return RNG.standard_normal(shape).astype(np.float32)
+
+
+def row(name, t_cmx, others):
+    s = f"   {name:34s} cmx {t_cmx * 1e3:8.3f} ms"
+    for label, t in others:
+        s += f"   {label} {t * 1e3:8.3f} ms ({t / t_cmx:5.2f}x)"
+    print(s)
+
+
+def run(name, f_cmx, others, reps, number):
+    fns = [f_cmx] + [f for _, f in others]
+    ts = best_alternating(fns, reps, number)
+    row(name, ts[0], [(label, t) for (label, _), t in zip(others, ts[1:])])
+    return ts[0]
+
+
+def ev(f):
+    return lambda: mx.eval(f())
+
+
+def norms_rope(reps):
+    print("1. rms_norm, layer_norm, rope (float32; ratio = other / cmx)")
+    x = rand(4096, 4096)
+    w, b = rand(4096), rand(4096)
+    xa, wa, ba = mx.array(x), mx.array(w), mx.array(b)
+    tx = torch.from_numpy(x) if torch else None
+
+    def np_rms():
+        return x * (1 / np.sqrt((x * x).mean(-1, keepdims=True) + 1e-5)) * w
+
+    def np_ln():
+        m = x.mean(-1, keepdims=True)
+        d = x - m
+        return d / np.sqrt((d * d).mean(-1, keepdims=True) + 1e-5) * w + b
+
+    others = [("numpy", np_rms)]
+    if torch:
+        tw = torch.from_numpy(w)
+        others.append(("torch", lambda: F.rms_norm(tx, (4096,), tw, 1e-5)))
+    run("rms_norm (4096, 4096)", ev(lambda: mx.fast.rms_norm(xa, wa, 1e-5)),
+        others, reps, 3)
+    others = [("numpy", np_ln)]
+    if torch:
+        tb = torch.from_numpy(b)
+        others.append(("torch", lambda: F.layer_norm(tx, (4096,), tw, tb, 1e-5)))
+    run("layer_norm (4096, 4096)",
+        ev(lambda: mx.fast.layer_norm(xa, wa, ba, 1e-5)), others, reps, 3)
+
+    r = rand(1, 32, 1024, 128)
+    ra = mx.array(r)
+    inv = 10000.0 ** (-np.arange(64) * 2.0 / 128)
+    th = (np.arange(1024)[:, None] * inv).astype(np.float32)
+    c, s = np.cos(th), np.sin(th)
+
+    def np_rope():  # with the angle table precomputed (cmx computes its own)
+        a, bb = r[..., :64], r[..., 64:]
+        return np.concatenate([a * c - bb * s, a * s + bb * c], -1)
+
+    run("rope (1, 32, 1024, 128)",
+        ev(lambda: mx.fast.rope(ra, 128, traditional=False, base=10000.0,
+                                scale=1.0, offset=0)),
+        [("numpy", np_rope)], reps, 3)
+
+
+def attention(reps):
+    print("2. scaled_dot_product_attention (float32)")
+    for (B, H, Hk, L, S, D, mask) in [(1, 8, 8, 512, 512, 64, "causal"),
+                                      (1, 32, 8, 1, 4096, 128, None)]:
+        q, k, v = rand(B, H, L, D), rand(B, Hk, S, D), rand(B, Hk, S, D)
+        qa, ka, va = mx.array(q), mx.array(k), mx.array(v)
+        scale = 1 / math.sqrt(D)
+
+        def np_sdpa():
+            kk = np.repeat(k, H // Hk, 1)
+            vv = np.repeat(v, H // Hk, 1)
+            sc = (q * scale) @ np.swapaxes(kk, -1, -2)
+            if mask:
+                sc = np.where(np.tri(L, S, S - L, dtype=bool), sc, -np.inf)
+            sc = np.exp(sc - sc.max(-1, keepdims=True))
+            return (sc / sc.sum(-1, keepdims=True)) @ vv
+
+        others = [("numpy", np_sdpa)]
+        if torch:
+            tq, tk, tv = (torch.from_numpy(t) for t in (q, k, v))
+            tk = tk.repeat_interleave(H // Hk, 1)
+            tv = tv.repeat_interleave(H // Hk, 1)
+            others.append(("torch", lambda: F.scaled_dot_product_attention(
+                tq, tk, tv, is_causal=bool(mask), scale=scale)))
+        name = f"B{B} H{H}/{Hk} L{L} S{S} D{D}{' causal' if mask else ''}"
+        run(name, ev(lambda: mx.fast.scaled_dot_product_attention(
+            qa, ka, va, scale=scale, mask=mask)), others, reps,
+            3 if L > 1 else 20)
+
+
+def bandwidth(reps):
+    big = np.ones(64 * 1024 * 1024, np.float32)  # 256 MB
+    t = best_alternating([lambda: big.sum()], reps, 1)[0]
+    return big.nbytes / t
+
+
+def qmm(reps):
+    print("3. 4-bit quantized_matmul (1, 4096) x (4096, 4096)^T, group 64")
+    w = rand(4096, 4096)
+    x = rand(1, 4096)
+    wq, s, b = mx.quantize(mx.array(w), group_size=64, bits=4)
+    xa = mx.array(x)
+    mx.eval(wq, s, b, xa)
+    wd = np.array(mx.dequantize(wq, s, b))
+    nbytes = wq.nbytes + s.nbytes + b.nbytes + x.nbytes + 4096 * 4
+    others = [("numpy f32", lambda: x @ wd.T)]
+    if torch:
+        twd = torch.from_numpy(wd)
+        tx = torch.from_numpy(x)
+        others.append(("torch f32", lambda: tx @ twd.T))
+    t = run("quantized_matmul", ev(lambda: mx.quantized_matmul(xa, wq, s, b)),
+            others, reps, 20)
+    bw = bandwidth(reps)
+    floor = nbytes / bw
+    print(f"   bytes {nbytes / 1e6:.1f} MB; read bandwidth (numpy sum of 256 MB) "
+          f"{bw / 1e9:.1f} GB/s; floor {floor * 1e3:.3f} ms; cmx reaches "
+          f"{floor / t:.2f} of the floor")
+    xm = rand(64, 4096)
+    xma = mx.array(xm)
+    run("quantized_matmul, 64 rows", ev(lambda: mx.quantized_matmul(xma, wq, s, b)),
+        [("numpy f32", lambda: xm @ wd.T)], reps, 3)
+
+
+def main():
+    ap = argparse.ArgumentParser()
+    ap.add_argument("--quick", action="store_true")
+    a = ap.parse_args()
+    reps = 2 if a.quick else 5
+    print(f"threads: {os.cpu_count()} cpus; torch: "
+          f"{torch.__version__ if torch else 'not installed'}")
+    norms_rope(reps)
+    attention(reps)
+    qmm(reps)
+
+
+if __name__ == "__main__":
+    main()

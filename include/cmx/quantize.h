@@ -1,0 +1,66 @@
+/* Quantization, MLX's "affine" format: a matrix w (..., K) is split into
+ * groups of group_size consecutive elements of its last axis; each group
+ * stores bits-bit integers q and a scale and a bias, w ~ scale * q + bias.
+ * The integers are packed LSB-first into uint32 words, element i of a row
+ * at bits [i*bits, (i+1)*bits) of the row's little-endian bit stream, so a
+ * row of K elements takes K*bits/32 words. Scales and biases have w's
+ * dtype and shape (..., K / group_size).
+ *
+ *     cmx_array wq, sc, bi, y;
+ *     cmx_quantize(&wq, &sc, &bi, w, 64, 4, "affine", CMX_STREAM_DEFAULT);
+ *     cmx_quantized_matmul(&y, x, wq, sc, bi, true, 64, 4, "affine",
+ *                          CMX_STREAM_DEFAULT);   // x @ dequantize(...).T
+ */
+#ifndef CMX_QUANTIZE_H
+#define CMX_QUANTIZE_H
+
+#include <stdbool.h>
+
+#include "cmx/array.h"
+#include "cmx/device.h"
+#include "cmx/dtype.h"
+#include "cmx/error.h"
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+/* Quantizes w (at least 2-d, floating, last axis divisible by group_size)
+ * with group_size 32, 64 or 128 (0: 64) and bits 1, 2, 3, 4, 5, 6 or 8
+ * (0: 4); mode must be NULL or "affine". Writes new references to the
+ * packed uint32 integers *wq, *scales and *biases. Errors name quantize. */
+cmx_status cmx_quantize(cmx_array* wq, cmx_array* scales, cmx_array* biases,
+                        cmx_array w, int group_size, int bits, const char* mode,
+                        cmx_stream s);
+
+/* scales * q + biases of packed w (uint32 (..., K*bits/32)) with scales
+ * and biases (..., K/group_size); out_dtype CMX_DTYPE_AUTO means the
+ * scales' dtype. Writes a new reference to *out (..., K). */
+cmx_status cmx_dequantize(cmx_array* out, cmx_array w, cmx_array scales,
+                          cmx_array biases, int group_size, int bits,
+                          const char* mode, cmx_dtype out_dtype, cmx_stream s);
+
+/* x @ W.T (transpose) or x @ W, W the matrix that w, scales, biases
+ * quantize ((..., N, K) for transpose, else (..., K, N)); batch dimensions
+ * broadcast. Reads the packed weights directly. Writes a new reference to
+ * *out (..., M, N) of the promoted type of x, scales and biases. */
+cmx_status cmx_quantized_matmul(cmx_array* out, cmx_array x, cmx_array w,
+                                cmx_array scales, cmx_array biases,
+                                bool transpose, int group_size, int bits,
+                                const char* mode, cmx_stream s);
+
+/* quantized_matmul with matrix-level gather (as cmx_gather_mm):
+ * out[i] = x[lhs_indices[i]] @ W[rhs_indices[i]] (.T when transpose), the
+ * indices flat over the batch dimensions of x and of w; either index array
+ * may be NULL (all batches, in order). */
+cmx_status cmx_gather_qmm(cmx_array* out, cmx_array x, cmx_array w,
+                          cmx_array scales, cmx_array biases,
+                          cmx_array lhs_indices, cmx_array rhs_indices,
+                          bool transpose, int group_size, int bits,
+                          const char* mode, bool sorted_indices, cmx_stream s);
+
+#ifdef __cplusplus
+}
+#endif
+
+#endif

@@ -1,0 +1,84 @@
+/* ops_quantized.c: quantize, dequantize, quantized_matmul and gather_qmm
+ * with mlx.core's signatures (affine mode; see cmx/quantize.h). */
+#include "args.h"
+
+/* An optional int argument (None: 0, the C API's default). */
+#define OPT0(k) (ISNONE(k) ? 0 : INT(k))
+
+/* MLX's global_scale belongs to the nvfp4 mode, which cmx lacks. */
+static int no_global_scale(cmxpy_args* A, int k, const char* fname) {
+  if (ISNONE(k)) return 0;
+  PyErr_Format(PyExc_ValueError,
+               "[%s] global_scale is only used by the 'nvfp4' mode, which "
+               "cmx does not support yet.",
+               fname);
+  return -1;
+}
+
+CMXPY_DEF(quantize,
+          "(w: array, /, group_size: int | None = None, bits: int | None = "
+          "None, mode: str = 'affine', *, global_scale: array | None = None, "
+          "stream: StreamOrDevice = None) -> tuple[array, array, array]",
+          "Quantize the array w along its last axis: groups of group_size "
+          "(default 64) elements get bits-bit integers (default 4) packed "
+          "into uint32, a scale and a bias, w ~ scale * q + bias.\n\n"
+          "Returns:\n    tuple: The packed integers, the scales and the "
+          "biases.") {
+  if (no_global_scale(A, 4, "quantize") < 0) return NULL;
+  cmx_array r[3] = {NULL, NULL, NULL};
+  cmx_status st = cmx_quantize(&r[0], &r[1], &r[2], ARR(0), OPT0(1), OPT0(2),
+                               STR(3), STREAM);
+  PyObject* l = cmxpy_list(st, r, 3);
+  PyObject* t = l ? PyList_AsTuple(l) : NULL;
+  Py_XDECREF(l);
+  return t;
+}
+
+CMXPY_DEF(dequantize,
+          "(w: array, /, scales: array, biases: array | None = None, "
+          "group_size: int | None = None, bits: int | None = None, mode: str "
+          "= 'affine', global_scale: array | None = None, dtype: Dtype | "
+          "None = None, *, stream: StreamOrDevice = None) -> array",
+          "Dequantize w with its scales and biases: scale * q + bias per "
+          "group.\n\nReturns:\n    array: The dequantized matrix (dtype: "
+          "the scales' unless given).") {
+  if (no_global_scale(A, 6, "dequantize") < 0) return NULL;
+  return RET(cmx_dequantize(OUT, ARR(0), ARR(1), ARR(2), OPT0(3), OPT0(4),
+                            STR(5), DTYPE(7), STREAM));
+}
+
+CMXPY_DEF(quantized_matmul,
+          "(x: array, w: array, /, scales: array, biases: array | None = "
+          "None, transpose: bool = True, group_size: int | None = None, "
+          "bits: int | None = None, mode: str = 'affine', *, stream: "
+          "StreamOrDevice = None) -> array",
+          "Matrix multiplication with a quantized matrix: x @ W.T "
+          "(transpose) or x @ W, reading the packed integers directly.\n\n"
+          "Returns:\n    array: The result.") {
+  return RET(cmx_quantized_matmul(OUT, ARR(0), ARR(1), ARR(2), ARR(3), FLAG(4),
+                                  OPT0(5), OPT0(6), STR(7), STREAM));
+}
+
+CMXPY_DEF(gather_qmm,
+          "(x: array, w: array, /, scales: array, biases: array | None = "
+          "None, lhs_indices: array | None = None, rhs_indices: array | None "
+          "= None, transpose: bool = True, group_size: int | None = None, "
+          "bits: int | None = None, mode: str = 'affine', global_scale: "
+          "array | None = None, *, sorted_indices: bool = False, stream: "
+          "StreamOrDevice = None) -> array",
+          "quantized_matmul with matrix-level gather: out[i] = "
+          "x[lhs_indices[i]] @ W[rhs_indices[i]] (.T when transpose), the "
+          "indices flat over the batch dimensions.\n\nReturns:\n    array: "
+          "The result.") {
+  if (no_global_scale(A, 10, "gather_qmm") < 0) return NULL;
+  return RET(cmx_gather_qmm(OUT, ARR(0), ARR(1), ARR(2), ARR(3), ARR(4), ARR(5),
+                            FLAG(6), OPT0(7), OPT0(8), STR(9), FLAG(11),
+                            STREAM));
+}
+
+static cmxpy_spec* const functions[] = {
+    &spec_quantize, &spec_dequantize, &spec_quantized_matmul, &spec_gather_qmm};
+
+int cmxpy_init_ops_quantized(PyObject* m) {
+  return cmxpy_add_functions(m, functions, CMXPY_COUNT(functions));
+}

@@ -1,0 +1,483 @@
+/* CPU kernels of Quantize, Dequantize and QuantizedMatmul (contracts in
+ * primitives/quantized.h). Packed rows are read 8 values at a time: 8
+ * values of b bits are exactly b bytes of the row's LSB-first bit stream
+ * (rows hold multiples of 32 values). QuantizedMatmul never dequantizes the
+ * whole matrix. For few rows of x (decoding), x @ W.T takes each weight
+ * row as sum_g scale_g (q_g . x_g) + bias_g sum(x_g), the integer dot
+ * products read from the packed words (4 bits: in SIMD lanes, no unpacked
+ * copy at all; other widths: one group at a time), and x @ W runs each
+ * thread down a column strip of W, unpacking it a row at a time for axpys;
+ * for many rows, tiles of W are unpacked and multiplied with BLAS (512 rows
+ * at a time). */
+#include "primitives/quantized.h"
+
+#include <cblas.h>
+#include <math.h>
+#include <stdlib.h>
+
+#include "backend/cpu/ew_rows.h" /* CMX__SIMD_CLONES */
+#include "backend/cpu/fast.h"
+#include "backend/cpu/kernels.h"
+
+/* ---------------- packing ---------------- */
+
+/* n integers (a multiple of 8) from the packed stream at p into q. */
+CMX__SIMD_CLONES
+static void unpack(const uint8_t* p, int bits, int64_t n, float* q) {
+  if (bits == 4) {
+    for (int64_t i = 0; i < n / 8; i++) {
+      uint32_t w;
+      memcpy(&w, p + 4 * i, 4);
+      for (int j = 0; j < 8; j++)
+        q[8 * i + j] = (float)(int32_t)((w >> (4 * j)) & 15u);
+    }
+  } else if (bits == 8) {
+    for (int64_t i = 0; i < n; i++) q[i] = (float)p[i];
+  } else {
+    uint64_t mask = (1u << bits) - 1;
+    for (int64_t i = 0; i < n / 8; i++) {
+      uint64_t w = 0;
+      memcpy(&w, p + i * bits, (size_t)bits); /* little-endian hosts */
+      for (int j = 0; j < 8; j++)
+        q[8 * i + j] = (float)(int32_t)((w >> (bits * j)) & mask);
+    }
+  }
+}
+
+/* n values (a multiple of g) of a packed row from element 0 at p, with the
+ * row's scales and biases from group 0: dst = scale * q + bias. */
+CMX__SIMD_CLONES
+static void dequant_row(const uint8_t* p, int bits, int g, const float* sc,
+                        const float* bi, int64_t n, float* dst) {
+  unpack(p, bits, n, dst);
+  for (int64_t gi = 0; gi < n / g; gi++) {
+    float s = sc[gi], b = bi[gi];
+    float* d = dst + gi * g;
+    for (int i = 0; i < g; i++) d[i] = d[i] * s + b;
+  }
+}
+
+/* dequant_row as MLX computes it for a 16-bit float type dt: the product
+ * rounded to dt, then the sum (the caller's store rounds it). */
+CMX__SIMD_CLONES
+static void dequant_row_half(const uint8_t* p, int bits, int g, const float* sc,
+                             const float* bi, int64_t n, float* dst,
+                             cmx_dtype dt) {
+  unpack(p, bits, n, dst);
+  for (int64_t gi = 0; gi < n / g; gi++) {
+    float s = sc[gi], b = bi[gi];
+    float* d = dst + gi * g;
+    if (dt == CMX_FLOAT16)
+      for (int i = 0; i < g; i++) d[i] = cmx__h2f(cmx__f2h(d[i] * s)) + b;
+    else
+      for (int i = 0; i < g; i++) d[i] = cmx__bf2f(cmx__f2bf(d[i] * s)) + b;
+  }
+}
+
+/* Element offset of batch entry t of a (batch dims: all but the last
+ * two). */
+static int64_t batch_offset(cmx_array a, int64_t t) {
+  return cmx__fast_outer_offset(a, a->ndim - 2, t);
+}
+
+/* ---------------- Quantize ---------------- */
+
+typedef struct {
+  cmx_array w, wq, sc, bi;
+  int g, bits;
+  int64_t K;
+  _Atomic int failed;
+} quant_job;
+
+static void quant_chunk(void* ctx, int64_t begin, int64_t end) {
+  quant_job* j = ctx;
+  int64_t K = j->K, G = K / j->g, ls = CMX__STRIDES(j->w)[j->w->ndim - 1];
+  cmx_dtype dt = j->w->dtype;
+  size_t es = cmx_dtype_size(dt);
+  float* v = cmx__fast_buf((size_t)(K + 2 * G), &j->failed);
+  if (!v) return;
+  float *scs = v + K, *bis = scs + G;
+  const float nb = (float)((1 << j->bits) - 1);
+  for (int64_t r = begin; r < end; r++) {
+    cmx__fast_load((const char*)cmx__node_ptr(j->w) +
+                       cmx__fast_row_offset(j->w, r) * (int64_t)es,
+                   dt, ls, K, v);
+    uint8_t* out = (uint8_t*)cmx__node_ptr(j->wq) + r * (K * j->bits / 8);
+    for (int64_t gi = 0; gi < G; gi++) {
+      float* x = v + gi * j->g;
+      float lo = x[0], hi = x[0];
+      for (int i = 1; i < j->g; i++) {
+        lo = x[i] < lo ? x[i] : lo;
+        hi = x[i] > hi ? x[i] : hi;
+      }
+      float s = (hi - lo) / nb, b = lo;
+      s = s > 1e-7f ? s : 1e-7f;
+      if (j->bits > 1) { /* one bit keeps (scale, lo) as MLX does */
+        bool neg = fabsf(lo) > fabsf(hi);
+        s = neg ? s : -s;
+        float edge = neg ? lo : hi, q0 = rintf(edge / s);
+        b = 0;
+        if (q0 != 0) {
+          s = edge / q0;
+          b = edge;
+        }
+      }
+      scs[gi] = s;
+      bis[gi] = b;
+      for (int i = 0; i < j->g; i++) {
+        float q = rintf((x[i] - b) / s);
+        x[i] = q < 0 ? 0 : q > nb ? nb : q;
+      }
+    }
+    for (int64_t t = 0; t < K / 8; t++) {
+      uint64_t w = 0;
+      for (int i = 0; i < 8; i++) w |= (uint64_t)v[8 * t + i] << (j->bits * i);
+      memcpy(out + t * j->bits, &w, (size_t)j->bits);
+    }
+    cmx__fast_store((char*)cmx__node_ptr(j->sc) + r * G * (int64_t)es, dt, G,
+                    scs);
+    cmx__fast_store((char*)cmx__node_ptr(j->bi) + r * G * (int64_t)es, dt, G,
+                    bis);
+  }
+  free(v);
+}
+
+CMX__KERNEL(cmx__cpu_quantize) {
+  (void)nin, (void)nout;
+  const cmx__quant_params* q = cmx_primitive_params(p);
+  quant_job j = {.w = in[0],
+                 .wq = out[0],
+                 .sc = out[1],
+                 .bi = out[2],
+                 .g = q->group_size,
+                 .bits = q->bits};
+  if (!cmx__fast_dtype_ok(j.w->dtype))
+    return cmx_kernel_error(CMX_ERR_TYPE, "[quantize] unsupported dtype %s",
+                            cmx_dtype_name(j.w->dtype));
+  for (int i = 0; i < 3; i++) {
+    cmx_status st = cmx_kernel_alloc(out[i]);
+    if (st != CMX_OK) return st;
+  }
+  j.K = j.w->dims[j.w->ndim - 1];
+  if (j.w->size == 0) return CMX_OK;
+  cmx__parallel_for(j.w->size / j.K, 8192 / j.K + 1, quant_chunk, &j);
+  if (atomic_load(&j.failed))
+    return cmx_kernel_error(CMX_ERR_MEMORY, "[quantize] out of memory");
+  return CMX_OK;
+}
+
+/* ---------------- Dequantize ---------------- */
+
+typedef struct {
+  cmx_array w, sc, bi, o;
+  int g, bits;
+  int64_t K;
+  _Atomic int failed;
+} deq_job;
+
+/* The G scales (or biases) of row r of a as float32 into dst. */
+static void group_row(cmx_array a, int64_t r, int64_t G, float* dst) {
+  cmx__fast_load(
+      (const char*)cmx__node_ptr(a) +
+          cmx__fast_row_offset(a, r) * (int64_t)cmx_dtype_size(a->dtype),
+      a->dtype, CMX__STRIDES(a)[a->ndim - 1], G, dst);
+}
+
+static void deq_chunk(void* ctx, int64_t begin, int64_t end) {
+  deq_job* j = ctx;
+  int64_t K = j->K, G = K / j->g, Kb = K * j->bits / 8;
+  float* v = malloc((size_t)(K + 2 * G) * sizeof *v);
+  uint8_t* packed = malloc((size_t)Kb + 8);
+  if (!v || !packed) {
+    free(v);
+    free(packed);
+    atomic_store(&j->failed, 1);
+    return;
+  }
+  float *scs = v + K, *bis = scs + G;
+  cmx_dtype ot = j->o->dtype;
+  size_t oes = cmx_dtype_size(ot);
+  int64_t wl = CMX__STRIDES(j->w)[j->w->ndim - 1];
+  for (int64_t r = begin; r < end; r++) {
+    const uint32_t* wr =
+        (const uint32_t*)cmx__node_ptr(j->w) + cmx__fast_row_offset(j->w, r);
+    const uint8_t* pr = (const uint8_t*)wr;
+    if (wl != 1) { /* gather a strided row of words */
+      for (int64_t t = 0; t < Kb / 4; t++)
+        memcpy(packed + 4 * t, wr + t * wl, 4);
+      pr = packed;
+    }
+    group_row(j->sc, r, G, scs);
+    group_row(j->bi, r, G, bis);
+    if (ot == CMX_FLOAT32)
+      dequant_row(pr, j->bits, j->g, scs, bis, K, v);
+    else
+      dequant_row_half(pr, j->bits, j->g, scs, bis, K, v, ot);
+    cmx__fast_store((char*)cmx__node_ptr(j->o) + r * K * (int64_t)oes, ot, K,
+                    v);
+  }
+  free(v);
+  free(packed);
+}
+
+CMX__KERNEL(cmx__cpu_dequantize) {
+  (void)nin, (void)nout;
+  const cmx__quant_params* q = cmx_primitive_params(p);
+  deq_job j = {.w = in[0],
+               .sc = in[1],
+               .bi = in[2],
+               .o = out[0],
+               .g = q->group_size,
+               .bits = q->bits};
+  if (!cmx__fast_dtype_ok(j.o->dtype) || !cmx__fast_dtype_ok(j.sc->dtype) ||
+      !cmx__fast_dtype_ok(j.bi->dtype))
+    return cmx_kernel_error(CMX_ERR_TYPE, "[dequantize] unsupported dtype");
+  cmx_status st = cmx_kernel_alloc(j.o);
+  if (st != CMX_OK || j.o->size == 0) return st;
+  j.K = j.o->dims[j.o->ndim - 1];
+  cmx__parallel_for(j.o->size / j.K, 8192 / j.K + 1, deq_chunk, &j);
+  if (atomic_load(&j.failed))
+    return cmx_kernel_error(CMX_ERR_MEMORY, "[dequantize] out of memory");
+  return CMX_OK;
+}
+
+/* ---------------- QuantizedMatmul ---------------- */
+
+typedef struct {
+  const uint8_t* w;    /* packed rows of this batch entry */
+  const char *sc, *bi; /* their scales and biases */
+  cmx_dtype sdt, bdt;
+  int64_t wrow, srow, bis; /* row strides: bytes of w, elements of sc/bi */
+  int64_t ss, bs;          /* last-axis strides of sc, bi */
+  int g, bits;
+  int64_t M, K, N, R, C; /* x (M, K); stored W (R, C) */
+  const float* x;        /* (M, K) */
+  float *xsum, *xp;      /* transpose, few rows: see qmm_prepare_x */
+  float* out;            /* (M, N) */
+  float* tile;           /* BLAS path: unpacked rows */
+  int64_t t0;            /* first row of the tile */
+  bool transpose;
+  _Atomic int failed;
+} qmm_job;
+
+/* Columns [c0, c0 + n) of stored row r, dequantized into dst. */
+static void qmm_row(const qmm_job* j, int64_t r, int64_t c0, int64_t n,
+                    float* dst, float* tmp) {
+  int64_t G = n / j->g, g0 = c0 / j->g;
+  cmx__fast_load(
+      j->sc + (r * j->srow + g0 * j->ss) * (int64_t)cmx_dtype_size(j->sdt),
+      j->sdt, j->ss, G, tmp);
+  cmx__fast_load(
+      j->bi + (r * j->bis + g0 * j->bs) * (int64_t)cmx_dtype_size(j->bdt),
+      j->bdt, j->bs, G, tmp + G);
+  dequant_row(j->w + r * j->wrow + c0 * j->bits / 8, j->bits, j->g, tmp,
+              tmp + G, n, dst);
+}
+
+/* Dot products of each group of a 4-bit packed row with x, given x
+ * deinterleaved (xp[j * W + t] = x[8 t + j], W words a row): nibble j of
+ * word t meets xp[j * W + t], so the loops over words run on contiguous
+ * data in SIMD lanes (8 or 4 words of a group at a time). */
+CMX__SIMD_CLONES
+static void dot4_groups(const uint32_t* w, const float* xp, int64_t W,
+                        int64_t gw, int64_t G, float* dots) {
+  for (int64_t gi = 0; gi < G; gi++) {
+    const uint32_t* wg = w + gi * gw;
+    const float* xg = xp + gi * gw;
+    float acc[8] = {0};
+    if (gw % 8 == 0) {
+      for (int64_t t = 0; t < gw; t += 8)
+        for (int j = 0; j < 8; j++)
+          for (int l = 0; l < 8; l++)
+            acc[l] += (float)(int32_t)((wg[t + l] >> (4 * j)) & 15u) *
+                      xg[j * W + t + l];
+    } else {
+      for (int64_t t = 0; t < gw; t += 4)
+        for (int j = 0; j < 8; j++)
+          for (int l = 0; l < 4; l++)
+            acc[l] += (float)(int32_t)((wg[t + l] >> (4 * j)) & 15u) *
+                      xg[j * W + t + l];
+    }
+    dots[gi] = ((acc[0] + acc[1]) + (acc[2] + acc[3])) +
+               ((acc[4] + acc[5]) + (acc[6] + acc[7]));
+  }
+}
+
+/* transpose, few rows of x: output columns [begin, end) = weight rows.
+ * Each row is sum_g scale_g * (q_g . x_g) + bias_g * sum(x_g), the
+ * integer dot products taken straight from the packed words. */
+static void qmm_t_chunk(void* ctx, int64_t begin, int64_t end) {
+  qmm_job* j = ctx;
+  int64_t K = j->K, G = K / j->g;
+  float* buf = cmx__fast_buf((size_t)(j->g + 3 * G), &j->failed);
+  if (!buf) return;
+  float *sc = buf + j->g, *bi = sc + G, *dots = bi + G;
+  for (int64_t n = begin; n < end; n++) {
+    cmx__fast_load(j->sc + n * j->srow * (int64_t)cmx_dtype_size(j->sdt),
+                   j->sdt, j->ss, G, sc);
+    cmx__fast_load(j->bi + n * j->bis * (int64_t)cmx_dtype_size(j->bdt), j->bdt,
+                   j->bs, G, bi);
+    const uint8_t* w = j->w + n * j->wrow;
+    for (int64_t m = 0; m < j->M; m++) {
+      if (j->bits == 4) {
+        dot4_groups((const uint32_t*)w, j->xp + m * K, K / 8, j->g / 8, G,
+                    dots);
+      } else {
+        for (int64_t gi = 0; gi < G; gi++) {
+          unpack(w + gi * j->g * j->bits / 8, j->bits, j->g, buf);
+          dots[gi] = cmx__fast_dot(buf, j->x + m * K + gi * j->g, j->g);
+        }
+      }
+      const float* xs = j->xsum + m * G;
+      float acc = 0;
+      for (int64_t gi = 0; gi < G; gi++)
+        acc += sc[gi] * dots[gi] + bi[gi] * xs[gi];
+      j->out[m * j->N + n] = acc;
+    }
+  }
+  free(buf);
+}
+
+/* The per-group sums of x's rows and, for 4 bits, x deinterleaved (see
+ * dot4_groups) into j->xsum and j->xp; false when out of memory. */
+static bool qmm_prepare_x(qmm_job* j) {
+  int64_t K = j->K, G = K / j->g, W = K / 8;
+  j->xsum = malloc((size_t)(j->M * G) * sizeof(float));
+  j->xp = j->bits == 4 ? malloc((size_t)(j->M * K) * sizeof(float)) : NULL;
+  if (!j->xsum || (j->bits == 4 && !j->xp)) return false;
+  for (int64_t m = 0; m < j->M; m++) {
+    const float* x = j->x + m * K;
+    for (int64_t gi = 0; gi < G; gi++) {
+      float t = 0;
+      for (int i = 0; i < j->g; i++) t += x[gi * j->g + i];
+      j->xsum[m * G + gi] = t;
+    }
+    if (j->xp)
+      for (int64_t t = 0; t < W; t++)
+        for (int i = 0; i < 8; i++) j->xp[m * K + i * W + t] = x[8 * t + i];
+  }
+  return true;
+}
+
+/* no transpose, few rows of x: output columns [begin, end) in units of
+ * groups; each thread runs down all K weight rows of its strip. */
+static void qmm_n_chunk(void* ctx, int64_t begin, int64_t end) {
+  qmm_job* j = ctx;
+  int64_t c0 = begin * j->g, n = (end - begin) * j->g, M = j->M;
+  float* buf =
+      cmx__fast_buf((size_t)(n + 2 * (end - begin) + M * n), &j->failed);
+  if (!buf) return;
+  float *tmp = buf + n, *acc = tmp + 2 * (end - begin);
+  memset(acc, 0, (size_t)(M * n) * sizeof *acc);
+  for (int64_t k = 0; k < j->K; k++) {
+    qmm_row(j, k, c0, n, buf, tmp);
+    for (int64_t m = 0; m < M; m++)
+      cmx__fast_axpy(j->x[m * j->K + k], buf, acc + m * n, n);
+  }
+  for (int64_t m = 0; m < M; m++)
+    memcpy(j->out + m * j->N + c0, acc + m * n, (size_t)n * sizeof *acc);
+  free(buf);
+}
+
+/* BLAS path: stored rows [t0 + begin, t0 + end) into the tile. */
+static void qmm_tile_chunk(void* ctx, int64_t begin, int64_t end) {
+  qmm_job* j = ctx;
+  float* tmp = cmx__fast_buf((size_t)(2 * (j->C / j->g)), &j->failed);
+  if (!tmp) return;
+  for (int64_t r = begin; r < end; r++)
+    qmm_row(j, j->t0 + r, 0, j->C, j->tile + r * j->C, tmp);
+  free(tmp);
+}
+
+enum { QMM_BLAS_MIN_M = 8, QMM_TILE = 512 };
+
+static bool qmm_blas(qmm_job* j) {
+  int64_t T = QMM_TILE < j->R ? QMM_TILE : j->R;
+  j->tile = malloc((size_t)(T * j->C) * sizeof(float));
+  if (!j->tile) return false;
+  for (j->t0 = 0; j->t0 < j->R; j->t0 += T) {
+    int64_t nt = j->R - j->t0 < T ? j->R - j->t0 : T;
+    cmx__parallel_for(nt, 8, qmm_tile_chunk, j);
+    if (atomic_load(&j->failed)) break;
+    if (j->transpose) /* out[:, t0:t0+nt] = x @ tile.T */
+      cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasTrans, (int)j->M, (int)nt,
+                  (int)j->K, 1.0f, j->x, (int)j->K, j->tile, (int)j->C, 0.0f,
+                  j->out + j->t0, (int)j->N);
+    else /* out += x[:, t0:t0+nt] @ tile */
+      cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasNoTrans, (int)j->M,
+                  (int)j->N, (int)nt, 1.0f, j->x + j->t0, (int)j->K, j->tile,
+                  (int)j->C, j->t0 ? 1.0f : 0.0f, j->out, (int)j->N);
+  }
+  free(j->tile);
+  return true;
+}
+
+CMX__KERNEL(cmx__cpu_quantized_matmul) {
+  (void)nin, (void)nout;
+  const cmx__quant_params* q = cmx_primitive_params(p);
+  cmx_array x = in[0], w = in[1], sc = in[2], bi = in[3], o = out[0];
+  if (!cmx__fast_dtype_ok(o->dtype) || !cmx__fast_dtype_ok(sc->dtype) ||
+      !cmx__fast_dtype_ok(bi->dtype))
+    return cmx_kernel_error(CMX_ERR_TYPE,
+                            "[quantized_matmul] unsupported dtype %s",
+                            cmx_dtype_name(o->dtype));
+  cmx_status st = cmx_kernel_alloc(o);
+  if (st != CMX_OK || o->size == 0) return st;
+  int nd = o->ndim;
+  const int64_t *xs = CMX__STRIDES(x), *ws = CMX__STRIDES(w),
+                *sst = CMX__STRIDES(sc), *bst = CMX__STRIDES(bi);
+  qmm_job j = {.g = q->group_size, .bits = q->bits, .transpose = q->transpose};
+  j.M = o->dims[nd - 2];
+  j.N = o->dims[nd - 1];
+  j.K = x->dims[nd - 1];
+  j.R = w->dims[nd - 2];
+  j.C = w->dims[nd - 1] * 32 / q->bits;
+  j.sdt = sc->dtype;
+  j.bdt = bi->dtype;
+  j.wrow = ws[nd - 2] * 4;
+  j.srow = sst[nd - 2];
+  j.bis = bst[nd - 2];
+  j.ss = sst[nd - 1];
+  j.bs = bst[nd - 1];
+  int64_t nbatch = o->size / (j.M * j.N);
+  float* xb = malloc((size_t)(j.M * j.K) * sizeof *xb);
+  float* ob =
+      o->dtype == CMX_FLOAT32 ? NULL : malloc((size_t)(j.M * j.N) * sizeof *ob);
+  bool ok = xb && (o->dtype == CMX_FLOAT32 || ob);
+  size_t xes = cmx_dtype_size(x->dtype), oes = cmx_dtype_size(o->dtype);
+  for (int64_t t = 0; ok && t < nbatch; t++) {
+    const char* xp =
+        (const char*)cmx__node_ptr(x) + batch_offset(x, t) * (int64_t)xes;
+    for (int64_t m = 0; m < j.M; m++)
+      cmx__fast_load(xp + m * xs[nd - 2] * (int64_t)xes, x->dtype, xs[nd - 1],
+                     j.K, xb + m * j.K);
+    j.x = xb;
+    j.out = ob ? ob : (float*)cmx__node_ptr(o) + t * j.M * j.N;
+    j.w = (const uint8_t*)((const uint32_t*)cmx__node_ptr(w) +
+                           batch_offset(w, t));
+    j.sc = (const char*)cmx__node_ptr(sc) +
+           batch_offset(sc, t) * (int64_t)cmx_dtype_size(sc->dtype);
+    j.bi = (const char*)cmx__node_ptr(bi) +
+           batch_offset(bi, t) * (int64_t)cmx_dtype_size(bi->dtype);
+    if (j.M >= QMM_BLAS_MIN_M)
+      ok = qmm_blas(&j);
+    else if (j.transpose && (ok = qmm_prepare_x(&j)))
+      cmx__parallel_for(j.N, 16, qmm_t_chunk, &j);
+    else if (j.transpose)
+      ok = false;
+    else
+      cmx__parallel_for(j.N / j.g, 4, qmm_n_chunk, &j);
+    free(j.xsum);
+    free(j.xp);
+    j.xsum = j.xp = NULL;
+    ok = ok && !atomic_load(&j.failed);
+    if (ok && ob)
+      cmx__fast_store((char*)cmx__node_ptr(o) + t * j.M * j.N * (int64_t)oes,
+                      o->dtype, j.M * j.N, ob);
+  }
+  free(xb);
+  free(ob);
+  if (!ok)
+    return cmx_kernel_error(CMX_ERR_MEMORY, "[quantized_matmul] out of memory");
+  return CMX_OK;
+}

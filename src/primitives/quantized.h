@@ -1,0 +1,40 @@
+/* The quantization primitives (ops/quantized.c), shared by the op layer,
+ * the vtables, the CPU kernels and the transform rules. Format: see
+ * cmx/quantize.h (affine mode).
+ *
+ * Quantize: in = {w (..., K) float16/bfloat16/float32}; out = {wq uint32
+ *   (..., K*bits/32), scales (..., K/g), biases (..., K/g)} of w's dtype.
+ *   Per group, in float32: lo/hi = min/max; the edge is the one of larger
+ *   magnitude (lo on ties of |lo| > |hi|, else hi); scale = max((hi - lo) /
+ *   (2^bits - 1), 1e-7), negated when the edge is hi; q0 = round(edge /
+ *   scale); when q0 != 0, scale = edge / q0 and bias = edge, else bias =
+ *   0; q = clip(round((w - bias) / scale), 0, 2^bits - 1) (MLX's rule;
+ *   one bit: scale = max(hi - lo, 1e-7), bias = lo).
+ * Dequantize: in = {wq, scales, biases} (scales, biases any float dtype);
+ *   out (..., K) = scale * q + bias in the output dtype.
+ * QuantizedMatmul: in = {x (..., M, K'), wq, scales, biases}, all of the
+ *   output's batch shape (broadcast views), x of the output dtype; out
+ *   (..., M, N) = x @ W.T (transpose) or x @ W, W = dequantize(...).
+ */
+#ifndef CMX_PRIMITIVES_QUANTIZED_H
+#define CMX_PRIMITIVES_QUANTIZED_H
+
+#include "cmx/primitive.h"
+
+typedef struct cmx__quant_params {
+  int group_size;
+  int bits;
+  int transpose; /* QuantizedMatmul */
+  int mode;      /* 0: affine (the only one so far) */
+} cmx__quant_params;
+
+/* The composite form of QuantizedMatmul (matmul with the dequantized
+ * matrix): the transforms' fallback. Scope-owned result or NULL. */
+cmx_array cmx__qmm_composite(const cmx__quant_params* q, const cmx_array* in,
+                             cmx_stream s);
+/* dequantize as an internal op (scope-owned; dt CMX_DTYPE_AUTO: the
+ * scales' dtype). */
+cmx_array cmx__dequantize(cmx_array w, cmx_array scales, cmx_array biases,
+                          int group_size, int bits, cmx_dtype dt, cmx_stream s);
+
+#endif

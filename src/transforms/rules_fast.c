@@ -1,0 +1,97 @@
+/* Transform rules of the fast primitives (primitives/fast.h) and of
+ * QuantizedMatmul (primitives/quantized.h): each
+ * transforms the primitive's composite form, a closure over the same
+ * inputs, so gradients, tangents and batching are those of the plain ops
+ * (as MLX's fallbacks). The fused kernel runs only in forward passes. */
+#include <stdlib.h>
+
+#include "ops/ops_internal.h"
+#include "primitives/fast.h"
+#include "primitives/quantized.h"
+#include "primitives/registry.h"
+#include "transforms/rules.h"
+
+typedef struct {
+  const cmx_primitive* p;
+} fast_payload;
+
+/* The closure: the composite of the primitive on the given inputs. */
+static cmx_status composite_fn(void* payload, const cmx_array* in, int nin,
+                               cmx_array** out, int* nout) {
+  const cmx_primitive* p = ((const fast_payload*)payload)->p;
+  cmx_array* res = malloc(sizeof *res);
+  if (!res) return cmx__error(CMX_ERR_MEMORY, "[fast] out of memory");
+  size_t mark = cmx__scope_enter();
+  cmx_array r =
+      cmx_primitive_vt(p) == &cmx__vt_QuantizedMatmul
+          ? cmx__qmm_composite(cmx_primitive_params(p), in, cmx__rule_stream(p))
+          : cmx__fast_composite(cmx_primitive_vt(p), cmx_primitive_params(p),
+                                in, nin, cmx__rule_stream(p));
+  cmx_status st = cmx__scope_exit(mark, r, &res[0]);
+  if (!r || st != CMX_OK) {
+    free(res);
+    return st != CMX_OK ? st : cmx_last_status();
+  }
+  *out = res;
+  *nout = 1;
+  return CMX_OK;
+}
+
+CMX__RULE_VJP(cmx__vjp_fast) {
+  (void)nout, (void)outputs;
+  for (int k = 0; k < nargs; k++) out[k] = NULL;
+  fast_payload pl = {p};
+  cmx_closure f = {composite_fn, &pl};
+  cmx_array* vjps = calloc((size_t)nin, sizeof *vjps);
+  if (!vjps) return cmx__error(CMX_ERR_MEMORY, "[fast] out of memory");
+  cmx_status st = cmx_vjp(f, primals, nin, cotangents, 1, NULL, NULL, vjps);
+  if (st == CMX_OK)
+    for (int k = 0; k < nargs; k++) out[k] = cmx_array_retain(vjps[argnums[k]]);
+  for (int i = 0; i < nin; i++) cmx_array_release(vjps[i]);
+  free(vjps);
+  return st;
+}
+
+CMX__RULE_JVP(cmx__jvp_fast) {
+  (void)outputs, (void)nout;
+  fast_payload pl = {p};
+  cmx_closure f = {composite_fn, &pl};
+  cmx_array* tan = calloc((size_t)nin, sizeof *tan);
+  if (!tan) return cmx__error(CMX_ERR_MEMORY, "[fast] out of memory");
+  cmx_status st = CMX_OK;
+  for (int i = 0; i < nin && st == CMX_OK; i++) {
+    for (int k = 0; k < nargs; k++)
+      if (argnums[k] == i) tan[i] = cmx_array_retain(tangents[k]);
+    if (!tan[i]) st = cmx_zeros_like(&tan[i], primals[i], cmx__rule_stream(p));
+  }
+  cmx_array* res = NULL;
+  int nres = 0;
+  if (st == CMX_OK) st = cmx_jvp(f, primals, nin, tan, NULL, &res, &nres);
+  if (st == CMX_OK) {
+    out[0] = res[0];
+    for (int i = 1; i < nres; i++) cmx_array_release(res[i]);
+    free(res);
+  }
+  for (int i = 0; i < nin; i++) cmx_array_release(tan[i]);
+  free(tan);
+  return st;
+}
+
+CMX__RULE_VMAP(cmx__vmap_fast) {
+  (void)outputs, (void)nout;
+  fast_payload pl = {p};
+  cmx_closure f = {composite_fn, &pl};
+  int* ax = malloc((size_t)nin * sizeof *ax);
+  if (!ax) return cmx__error(CMX_ERR_MEMORY, "[fast] out of memory");
+  for (int i = 0; i < nin; i++) ax[i] = axes[i] < 0 ? CMX_VMAP_NONE : axes[i];
+  cmx_array* res = NULL;
+  int nres = 0, zero = 0;
+  cmx_status st = cmx_vmap(f, inputs, nin, ax, &zero, 1, &res, &nres);
+  free(ax);
+  if (st != CMX_OK) return st;
+  out[0] = res[0];
+  out_axes[0] = 0;
+  for (int i = 1; i < nres; i++) cmx_array_release(res[i]);
+  free(res);
+  return CMX_OK;
+}

@@ -1,0 +1,248 @@
+/* The fused CPU kernels of mx.fast and quantized_matmul against their
+ * composite forms (cmx__fast_composite, cmx__qmm_composite: the graphs the
+ * transform rules differentiate) on the same inputs: every mask kind and
+ * grouped-query ratio of attention, rope's variants and offsets, norms
+ * with and without weight and bias, float16/bfloat16, strided inputs, and
+ * quantized products for several bits, both transposes, decode (1 row) and
+ * prompt (BLAS) shapes. Also a quantize -> dequantize round trip bound and
+ * the op errors. Runs under ASan/UBSan with the other C tests. */
+#include <math.h>
+#include <stdlib.h>
+
+#include "ops/ops_internal.h"
+#include "primitives/fast.h"
+#include "primitives/quantized.h"
+#include "test.h"
+
+#define S CMX_STREAM_DEFAULT
+
+static uint64_t g_rng = 88172645463325252ull;
+static float frand(void) {
+  g_rng ^= g_rng << 13, g_rng ^= g_rng >> 7, g_rng ^= g_rng << 17;
+  return (float)((g_rng >> 11) * (1.0 / 9007199254740992.0)) * 2.f - 1.f;
+}
+
+/* A random float32 array of the shape, converted to dt. */
+static cmx_array rnd(const int64_t* shape, int nd, cmx_dtype dt) {
+  int64_t n = 1;
+  for (int i = 0; i < nd; i++) n *= shape[i];
+  float* v = malloc((size_t)(n ? n : 1) * sizeof *v);
+  for (int64_t i = 0; i < n; i++) v[i] = frand();
+  cmx_array a = NULL, b = NULL;
+  OK(cmx_array_from_data(&a, v, shape, nd, CMX_FLOAT32));
+  free(v);
+  if (dt == CMX_FLOAT32) return a;
+  OK(cmx_astype(&b, a, dt, S));
+  cmx_array_release(a);
+  return b;
+}
+
+/* Largest |a - b| as float32 (both evaluated); -1 on shape mismatch. */
+static double max_diff(cmx_array a, cmx_array b) {
+  cmx_array d = NULL, m = NULL, f = NULL;
+  double r = -1;
+  if (cmx_subtract(&d, a, b, S) == CMX_OK && cmx_abs(&m, d, S) == CMX_OK &&
+      cmx_max(&f, m, NULL, 0, false, S) == CMX_OK) {
+    OK(cmx_array_item_double(f, &r));
+  }
+  cmx_array_release(d), cmx_array_release(m), cmx_array_release(f);
+  return r;
+}
+
+/* out (lazy, from a fast op or quantized_matmul) against the composite of
+ * its own primitive on its own inputs. */
+static void check_composite(const char* what, cmx_array out, double tol) {
+  const cmx_primitive* p = cmx_array_primitive(out);
+  CHECK_MSG(p != NULL, "%s: not lazy", what);
+  if (!p) return;
+  int nin = 0;
+  const cmx_array* in = cmx_array_inputs(out, &nin);
+  size_t mark = cmx__scope_enter();
+  const cmx_primitive_vtable* vt = cmx_primitive_vt(p);
+  cmx_array c =
+      vt == &cmx__vt_QuantizedMatmul
+          ? cmx__qmm_composite(cmx_primitive_params(p), in, S)
+          : cmx__fast_composite(vt, cmx_primitive_params(p), in, nin, S);
+  cmx_array kept = NULL;
+  cmx__scope_exit(mark, c, &kept);
+  CHECK_MSG(kept != NULL, "%s: composite failed: %s", what, cmx_last_error());
+  if (!kept) return;
+  double d = max_diff(out, kept);
+  CHECK_MSG(d >= 0 && d <= tol, "%s: |kernel - composite| = %g (tol %g)", what,
+            d, tol);
+  cmx_array_release(kept);
+}
+
+static double tol_of(cmx_dtype dt) {
+  return dt == CMX_FLOAT32 ? 2e-5 : dt == CMX_FLOAT16 ? 4e-3 : 3e-2;
+}
+
+static void test_norms(void) {
+  cmx_dtype dts[3] = {CMX_FLOAT32, CMX_FLOAT16, CMX_BFLOAT16};
+  for (int k = 0; k < 3; k++) {
+    int64_t xs[3] = {3, 5, 67}, ws[1] = {67};
+    cmx_array x = rnd(xs, 3, dts[k]), w = rnd(ws, 1, dts[k]),
+              b = rnd(ws, 1, dts[k]), y = NULL, xt = NULL;
+    OK(cmx_fast_rms_norm(&y, x, w, 1e-5f, S));
+    check_composite("rms_norm", y, tol_of(dts[k]));
+    cmx_array_release(y), y = NULL;
+    OK(cmx_fast_rms_norm(&y, x, NULL, 1e-5f, S));
+    check_composite("rms_norm, no weight", y, tol_of(dts[k]));
+    cmx_array_release(y), y = NULL;
+    OK(cmx_fast_layer_norm(&y, x, w, b, 1e-5f, S));
+    check_composite("layer_norm", y, tol_of(dts[k]));
+    cmx_array_release(y), y = NULL;
+    OK(cmx_fast_layer_norm(&y, x, NULL, b, 1e-5f, S));
+    check_composite("layer_norm, bias only", y, tol_of(dts[k]));
+    cmx_array_release(y), y = NULL;
+    OK(cmx_swapaxes(&xt, x, 0, 2, S)); /* strided rows */
+    OK(cmx_array_eval(xt));
+    OK(cmx_fast_rms_norm(&y, xt, NULL, 1e-5f, S));
+    check_composite("rms_norm, strided", y, tol_of(dts[k]));
+    cmx_array_release(y), cmx_array_release(xt);
+    cmx_array_release(x), cmx_array_release(w), cmx_array_release(b);
+  }
+  int64_t xs[2] = {2, 8}, ws[1] = {4};
+  cmx_array x = rnd(xs, 2, CMX_FLOAT32), w = rnd(ws, 1, CMX_FLOAT32), y = NULL;
+  FAILS(cmx_fast_rms_norm(&y, x, w, 1e-5f, S), CMX_ERR_VALUE, "[rms_norm]");
+  cmx_array_release(x), cmx_array_release(w);
+}
+
+static void test_rope(void) {
+  float base = 10000.f;
+  int32_t offs[2] = {3, 17};
+  int64_t two = 2;
+  cmx_array off = NULL;
+  OK(cmx_array_from_data(&off, offs, &two, 1, CMX_INT32));
+  cmx_dtype dts[3] = {CMX_FLOAT32, CMX_FLOAT16, CMX_BFLOAT16};
+  for (int k = 0; k < 3; k++)
+    for (int trad = 0; trad < 2; trad++)
+      for (int dims = 8; dims <= 16; dims += 8) {
+        int64_t xs[4] = {2, 3, 7, 16};
+        cmx_array x = rnd(xs, 4, dts[k]), y = NULL;
+        OK(cmx_fast_rope(&y, x, dims, trad, &base, 0.5f, 5, NULL, NULL, S));
+        check_composite("rope", y, 4 * tol_of(dts[k]));
+        cmx_array_release(y), y = NULL;
+        OK(cmx_fast_rope(&y, x, dims, trad, &base, 1.0f, 0, off, NULL, S));
+        check_composite("rope, offsets per batch entry", y, 4 * tol_of(dts[k]));
+        cmx_array_release(y), cmx_array_release(x);
+      }
+  int64_t fs[1] = {4}, xs[3] = {2, 5, 8};
+  cmx_array x = rnd(xs, 3, CMX_FLOAT32), fr = NULL, y = NULL, a = NULL;
+  a = rnd(fs, 1, CMX_FLOAT32);
+  OK(cmx_abs(&fr, a, S));
+  cmx_array_release(a), a = NULL;
+  cmx_array one = NULL;
+  OK(cmx_array_weak_float(&one, 1.0));
+  OK(cmx_add(&a, fr, one, S));
+  OK(cmx_fast_rope(&y, x, 8, false, NULL, 1.0f, 2, NULL, a, S));
+  check_composite("rope, freqs", y, 1e-4);
+  cmx_array_release(y), y = NULL;
+  FAILS(cmx_fast_rope(&y, x, 7, false, &base, 1.0f, 0, NULL, NULL, S),
+        CMX_ERR_VALUE, "dims must be even");
+  cmx_array_release(x), cmx_array_release(fr), cmx_array_release(a);
+  cmx_array_release(one), cmx_array_release(off);
+}
+
+static void test_sdpa(void) {
+  static const int64_t LS[5][2] = {{1, 1}, {1, 33}, {5, 5}, {7, 12}, {9, 4}};
+  static const int64_t HH[3][2] = {{4, 4}, {4, 2}, {6, 1}};
+  const char* modes[4] = {NULL, "causal", "bool", "add"};
+  for (int l = 0; l < 5; l++)
+    for (int h = 0; h < 3; h++)
+      for (int m = 0; m < 4; m++) {
+        int64_t L = LS[l][0], Sk = LS[l][1], H = HH[h][0], Hk = HH[h][1];
+        int64_t qs[4] = {2, H, L, 16}, ks[4] = {2, Hk, Sk, 16},
+                vs[4] = {2, Hk, Sk, 12}, ms[2] = {L, Sk};
+        cmx_array q = rnd(qs, 4, CMX_FLOAT32), k = rnd(ks, 4, CMX_FLOAT32),
+                  v = rnd(vs, 4, CMX_FLOAT32), mask = NULL, r = NULL, y = NULL,
+                  zero = NULL;
+        if (m >= 2) {
+          r = rnd(ms, 2, CMX_FLOAT32);
+          if (m == 2) {
+            OK(cmx_array_weak_float(&zero, -0.3));
+            OK(cmx_greater(&mask, r, zero, S));
+          } else {
+            mask = cmx_array_retain(r);
+          }
+        }
+        OK(cmx_fast_scaled_dot_product_attention(
+            &y, q, k, v, 0.25f, m == 1 ? "causal" : NULL, mask, NULL, S));
+        check_composite("sdpa", y, 2e-5);
+        cmx_array_release(y), y = NULL;
+        if (m < 2) { /* with sinks */
+          int64_t hs[1] = {H};
+          cmx_array sk = rnd(hs, 1, CMX_FLOAT32);
+          OK(cmx_fast_scaled_dot_product_attention(&y, q, k, v, 0.25f, modes[m],
+                                                   NULL, sk, S));
+          check_composite("sdpa, sinks", y, 2e-5);
+          cmx_array_release(y), cmx_array_release(sk);
+        }
+        cmx_array_release(q), cmx_array_release(k), cmx_array_release(v);
+        cmx_array_release(mask), cmx_array_release(r), cmx_array_release(zero);
+      }
+  /* half types, keys and values as slices of a longer cache */
+  cmx_dtype dts[2] = {CMX_FLOAT16, CMX_BFLOAT16};
+  for (int d = 0; d < 2; d++) {
+    int64_t qs[4] = {1, 4, 3, 32}, ks[4] = {1, 2, 24, 32};
+    int64_t st[4] = {0, 0, 2, 0}, sp[4] = {1, 2, 22, 32};
+    cmx_array q = rnd(qs, 4, dts[d]), kc = rnd(ks, 4, dts[d]),
+              vc = rnd(ks, 4, dts[d]), k = NULL, v = NULL, y = NULL;
+    OK(cmx_slice(&k, kc, st, sp, NULL, S));
+    OK(cmx_slice(&v, vc, st, sp, NULL, S));
+    OK(cmx_fast_scaled_dot_product_attention(&y, q, k, v, 0.2f, "causal", NULL,
+                                             NULL, S));
+    check_composite("sdpa, half", y, 2 * tol_of(dts[d]));
+    cmx_array_release(y), cmx_array_release(q), cmx_array_release(kc);
+    cmx_array_release(vc), cmx_array_release(k), cmx_array_release(v);
+  }
+  int64_t qs[4] = {1, 3, 2, 8}, ks[4] = {1, 2, 5, 8};
+  cmx_array q = rnd(qs, 4, CMX_FLOAT32), k = rnd(ks, 4, CMX_FLOAT32), y = NULL;
+  FAILS(cmx_fast_scaled_dot_product_attention(&y, q, k, k, 1.f, NULL, NULL,
+                                              NULL, S),
+        CMX_ERR_VALUE, "n_heads must be a multiple of n_kv_heads");
+  FAILS(cmx_fast_scaled_dot_product_attention(&y, k, k, k, 1.f, "foo", NULL,
+                                              NULL, S),
+        CMX_ERR_VALUE, "invalid mask option");
+  cmx_array_release(q), cmx_array_release(k);
+}
+
+static void test_quantized(void) {
+  static const int bits[5] = {2, 3, 4, 6, 8};
+  for (int b = 0; b < 5; b++)
+    for (int t = 0; t < 2; t++)
+      for (int mi = 0; mi < 2; mi++) {
+        int64_t M = mi ? 9 : 1, ws[2] = {t ? 48 : 128, t ? 128 : 64},
+                xs[2] = {M, 128};
+        cmx_array w = rnd(ws, 2, CMX_FLOAT32), x = rnd(xs, 2, CMX_FLOAT32);
+        cmx_array q[3] = {0}, y = NULL, d = NULL;
+        OK(cmx_quantize(&q[0], &q[1], &q[2], w, 32, bits[b], "affine", S));
+        OK(cmx_quantized_matmul(&y, x, q[0], q[1], q[2], t, 32, bits[b], NULL,
+                                S));
+        check_composite("quantized_matmul", y, 2e-4);
+        /* round trip: within 1.5 steps of the group (MLX's rule) */
+        OK(cmx_dequantize(&d, q[0], q[1], q[2], 32, bits[b], NULL,
+                          CMX_DTYPE_AUTO, S));
+        double err = max_diff(d, w), step = 2.0 / ((1 << bits[b]) - 1);
+        CHECK_MSG(err >= 0 && err <= 1.5 * step + 1e-5,
+                  "round trip %d bits: error %g", bits[b], err);
+        for (int i = 0; i < 3; i++) cmx_array_release(q[i]);
+        cmx_array_release(y), cmx_array_release(d);
+        cmx_array_release(w), cmx_array_release(x);
+      }
+  int64_t ws[2] = {4, 100};
+  cmx_array w = rnd(ws, 2, CMX_FLOAT32), q[3] = {0};
+  FAILS(cmx_quantize(&q[0], &q[1], &q[2], w, 64, 4, NULL, S), CMX_ERR_VALUE,
+        "divisible by the quantization group size");
+  FAILS(cmx_quantize(&q[0], &q[1], &q[2], w, 64, 7, NULL, S), CMX_ERR_VALUE,
+        "bits 7 is not supported");
+  cmx_array_release(w);
+}
+
+int main(void) {
+  RUN(test_norms);
+  RUN(test_rope);
+  RUN(test_sdpa);
+  RUN(test_quantized);
+  return test_summary("test_fast");
+}
