@@ -6,6 +6,9 @@
 #   make demo     the demo: trains a LeNet on Fashion-MNIST (examples/demo.py);
 #                 builds only libcmx and the Python extension
 #   make bench    the benchmarks
+#   make install  libcmx, headers, CMake package (find_package(cmx)),
+#                 pkg-config file and the Python package into PREFIX
+#                 (default /usr/local; cmake --install build --prefix P)
 #   make fuzz     the file-loader fuzzers (clang + libFuzzer), FUZZ_TIME s each
 BUILD ?= build
 ASAN_BUILD ?= build-asan
@@ -14,7 +17,7 @@ JOBS ?= $(shell nproc 2>/dev/null || echo 2)
 VENV ?= .venv
 VENV_PY := $(VENV)/bin/python
 
-.PHONY: all build bootstrap test test-c test-asan test-python demo bench fuzz clean
+.PHONY: all build bootstrap test test-c test-asan test-python demo bench fuzz clean install
 
 all: build
 
@@ -24,6 +27,10 @@ bootstrap:
 build: bootstrap
 	@cmake -S . -B $(BUILD) -DCMAKE_BUILD_TYPE=Release >/dev/null
 	@cmake --build $(BUILD) -j $(JOBS)
+
+PREFIX ?= /usr/local
+install: build
+	cmake --install $(BUILD) --prefix $(PREFIX)
 
 test-c: build
 	cd $(BUILD) && ctest --output-on-failure -j $(JOBS)
@@ -42,8 +49,8 @@ test-asan: bootstrap
 MLX_VERSION ?= 0.32.4
 test-python: build
 	@test -x $(VENV_PY) || python3 -m venv $(VENV)
-	@$(VENV_PY) -c "import numpy, pytest, safetensors, gguf" 2>/dev/null || \
-	  $(VENV_PY) -m pip install -q numpy pytest safetensors gguf
+	@$(VENV_PY) -c "import numpy, pytest, safetensors, gguf, scikit_build_core" 2>/dev/null || \
+	  $(VENV_PY) -m pip install -q numpy pytest safetensors gguf scikit-build-core
 	@$(VENV_PY) -c "import mlx.core" 2>/dev/null || \
 	  $(VENV_PY) -m pip install -q "mlx[cpu]==$(MLX_VERSION)"
 	@cmake -S . -B $(BUILD) -DPython3_EXECUTABLE=$(abspath $(VENV_PY)) >/dev/null

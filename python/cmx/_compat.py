@@ -39,7 +39,7 @@ PENDING = {
     ],
     "fast": [
         ("mx.fast (issue 15)",
-         ["cross_entropy", "cuda_kernel", "gated_delta_update", "layer_norm",
+         ["cross_entropy", "gated_delta_update", "layer_norm",
           "metal_kernel", "precompiled_cuda_kernel", "rms_norm", "rope",
           "scaled_dot_product_attention"]),
     ],
