@@ -31,7 +31,8 @@ install(EXPORT cmxTargets NAMESPACE cmx:: FILE cmxTargets.cmake
 set(CMX_CONFIG_TEMPLATE ${PROJECT_SOURCE_DIR}/cmake/cmxConfig.cmake.in)
 configure_package_config_file(${CMX_CONFIG_TEMPLATE}
   ${CMAKE_BINARY_DIR}/cmake/cmxConfig.cmake
-  INSTALL_DESTINATION ${CMX_INSTALL_CMAKEDIR})
+  INSTALL_DESTINATION ${CMX_INSTALL_CMAKEDIR}
+  PATH_VARS CMX_INSTALL_INCLUDEDIR)
 write_basic_package_version_file(${CMAKE_BINARY_DIR}/cmake/cmxConfigVersion.cmake
   VERSION ${PROJECT_VERSION} COMPATIBILITY SameMinorVersion)
 install(FILES ${CMAKE_BINARY_DIR}/cmake/cmxConfig.cmake

@@ -35,20 +35,23 @@ typedef struct job {
   float a, b;
 } job;
 
-/* z[i] = a * x[i * sx] + b * y[i * sy] for i < n, in dtype T. */
-#define AXPBY_LOOP(T, LOAD, STORE)                                      \
-  static void run_##T(const job* j, const char* x, const char* y,        \
-                      char* z, int64_t n, int64_t sx, int64_t sy) {      \
-    const T* xp = (const T*)x;                                           \
-    const T* yp = (const T*)y;                                           \
-    T* zp = (T*)z;                                                       \
-    if (sx == 1 && sy == 1) {                                            \
-      for (int64_t i = 0; i < n; i++)                                    \
-        zp[i] = STORE(j->a * LOAD(xp[i]) + j->b * LOAD(yp[i]));          \
-    } else {                                                             \
-      for (int64_t i = 0; i < n; i++)                                    \
-        zp[i] = STORE(j->a * LOAD(xp[i * sx]) + j->b * LOAD(yp[i * sy])); \
-    }                                                                    \
+/* z[i] = a * x[i * sx] + b * y[i * sy] for i < n, in dtype T (a, b are
+ * copied to locals and the pointers restrict-qualified, so the contiguous
+ * loop vectorises). */
+#define AXPBY_LOOP(T, LOAD, STORE)                                         \
+  static void run_##T(const job* j, const char* x, const char* y,           \
+                      char* z, int64_t n, int64_t sx, int64_t sy) {         \
+    const T* restrict xp = (const T*)x;                                     \
+    const T* restrict yp = (const T*)y;                                     \
+    T* restrict zp = (T*)z;                                                 \
+    const float a = j->a, b = j->b;                                         \
+    if (sx == 1 && sy == 1) {                                               \
+      for (int64_t i = 0; i < n; i++)                                       \
+        zp[i] = STORE(a * LOAD(xp[i]) + b * LOAD(yp[i]));                   \
+    } else {                                                                \
+      for (int64_t i = 0; i < n; i++)                                       \
+        zp[i] = STORE(a * LOAD(xp[i * sx]) + b * LOAD(yp[i * sy]));         \
+    }                                                                       \
   }
 #define ID(v) (v)
 typedef float f32;
@@ -352,9 +355,18 @@ cmx_status axpby(cmx_array* out, cmx_array x, cmx_array y, float alpha,
   if (!cmx_dtype_is_inexact(dt)) dt = cmx_dtype_promote(dt, CMX_FLOAT32);
   cmx_array in[2] = {x, y}, c[2] = {NULL, NULL}, b[2] = {NULL, NULL};
   cmx_status st = CMX_OK;
+  /* Casts and broadcasts only where needed (each is a pass over memory
+   * otherwise). */
   for (int i = 0; i < 2 && st == CMX_OK; i++)
-    st = cmx_astype(&c[i], in[i], dt, s);
-  if (st == CMX_OK) st = cmx_broadcast_arrays(b, c, 2, s);
+    st = cmx_array_dtype(in[i]) == dt ? (c[i] = cmx_array_retain(in[i]), CMX_OK)
+                                      : cmx_astype(&c[i], in[i], dt, s);
+  bool same = st == CMX_OK && cmx_array_ndim(c[0]) == cmx_array_ndim(c[1]) &&
+              !memcmp(cmx_array_shape(c[0]), cmx_array_shape(c[1]),
+                      (size_t)cmx_array_ndim(c[0]) * sizeof(int64_t));
+  if (same)
+    for (int i = 0; i < 2; i++) b[i] = cmx_array_retain(c[i]);
+  else if (st == CMX_OK)
+    st = cmx_broadcast_arrays(b, c, 2, s);
   if (st == CMX_OK) {
     axpby_params q = {alpha, beta};
     cmx_primitive* p = cmx_primitive_new(&axpby_vt, &q, sizeof q, s);

@@ -45,9 +45,13 @@ static PyMethodDef methods[] = {
      "    array: ``alpha * x + beta * y``"},
     {NULL, NULL, 0, NULL}};
 
-static struct PyModuleDef module = {PyModuleDef_HEAD_INIT, "_ext",
-                                    "axpby: a cmx extension (C and CUDA)", -1,
-                                    methods};
+static struct PyModuleDef module = {
+    PyModuleDef_HEAD_INIT,
+    .m_name = "_ext",
+    .m_doc = "axpby: a cmx extension (C and CUDA)",
+    .m_size = -1,
+    .m_methods = methods,
+};
 
 PyMODINIT_FUNC PyInit__ext(void) {
   if (cmx_python_import() < 0) return NULL;
