@@ -8,7 +8,9 @@ uses, its shape (``int`` elements), strides (``long long``, in elements)
 and rank. Template arguments become typedefs (dtypes) and ``constexpr``
 constants (ints, bools) at the top of the body. ``grid`` counts threads,
 not blocks (as ``metal_kernel``): cmx launches ``ceil(grid / threadgroup)``
-blocks per axis, so the body must skip threads past its data.
+blocks per axis (a threadgroup larger than the grid along an axis is cut to
+it), so a body whose grid is not a multiple of its threadgroup must skip
+the threads past its data.
 
 A program is generated and compiled (NVRTC, through cmx's kernel cache:
 in memory and on disk) once per signature: the template arguments, the
@@ -191,13 +193,18 @@ class CudaKernel:
             raise ValueError(
                 f"[cuda_kernel] {self.name} has {len(self.output_names)} "
                 "outputs: give as many output_shapes and output_dtypes")
-        s = stream if stream is not None else core.default_stream(
-            core.default_device())
-        dev = s if isinstance(s, core.Device) else getattr(s, "device", s)
-        if getattr(dev, "type", None) != core.gpu:
+        s = stream if stream is not None else core.default_device()
+        if isinstance(s, core.Stream):
+            s = s.device
+        kind = s.type if isinstance(s, core.Device) else s
+        if kind != core.gpu:
             raise ValueError(
                 f"[cuda_kernel] {self.name}: custom CUDA kernels run only on "
                 "the gpu; pass stream=mx.gpu (or make it the default device)")
+        if not core.is_available(core.gpu):
+            raise ValueError(
+                f"[cuda_kernel] {self.name}: the gpu is not available on "
+                "this machine (no CUDA driver or device)")
         arrs, template, (src, entry, specs) = self._prepare(
             inputs, template, output_dtypes, init_value, stream)
         if verbose:

@@ -149,9 +149,13 @@ static cmx_status ck_gpu(const cmx_primitive* p, const cmx_array* in, int nin,
   }
   cmx_cuda_cfg cfg = {{0, 0, 0}, {q->block[0], q->block[1], q->block[2]},
                       q->shared};
-  for (int d = 0; d < 3; d++)
-    cfg.grid[d] = q->block[d] ? (q->grid[d] + q->block[d] - 1) / q->block[d]
-                              : 0;
+  /* grid counts threads (as metal_kernel's): blocks cover it, a block no
+   * larger than the grid along each axis. */
+  for (int d = 0; d < 3; d++) {
+    if (cfg.block[d] > q->grid[d] && q->grid[d] > 0) cfg.block[d] = q->grid[d];
+    cfg.grid[d] = cfg.block[d] ? (q->grid[d] + cfg.block[d] - 1) / cfg.block[d]
+                               : 0;
+  }
   st = cmx_cuda_launch(q->name, k, &cfg, args, sizes, q->nspecs);
   for (int j = 0; j < nout && st == CMX_OK; j++)
     cmx_kernel_mark_device_written(out[j]);
