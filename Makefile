@@ -2,7 +2,9 @@
 # (scripts/bootstrap.sh installs missing Debian packages).
 #   make          build libcmx and the programs (build/)
 #   make test     C tests (ctest) in a release build and under ASan/UBSan,
-#                 and the Python tests (pytest, in the project venv .venv)
+#                 the Python tests (pytest, in the project venv .venv), a
+#                 bounded run of the Python API fuzzer on both builds, and
+#                 the file-loader fuzzers briefly
 #   make demo     the demo: trains a LeNet on Fashion-MNIST (examples/demo.py);
 #                 builds only libcmx and the Python extension
 #   make bench    the benchmarks
@@ -10,6 +12,8 @@
 #                 pkg-config file and the Python package into PREFIX
 #                 (default /usr/local; cmake --install build --prefix P)
 #   make fuzz     the file-loader fuzzers (clang + libFuzzer), FUZZ_TIME s each
+#   make fuzz-python  a long run of the Python API fuzzer (FUZZ_CALLS calls
+#                 on the release build, then on the ASan/UBSan build)
 BUILD ?= build
 ASAN_BUILD ?= build-asan
 JOBS ?= $(shell nproc 2>/dev/null || echo 2)
@@ -17,7 +21,8 @@ JOBS ?= $(shell nproc 2>/dev/null || echo 2)
 VENV ?= .venv
 VENV_PY := $(VENV)/bin/python
 
-.PHONY: all build bootstrap test test-c test-asan test-python demo bench fuzz clean install
+.PHONY: all build bootstrap venv test test-c test-asan test-python test-fuzz \
+	demo bench fuzz fuzz-python clean install
 
 all: build
 
@@ -35,30 +40,40 @@ install: build
 test-c: build
 	cd $(BUILD) && ctest --output-on-failure -j $(JOBS)
 
-test-asan: bootstrap
-	@cmake -S . -B $(ASAN_BUILD) -DCMX_SANITIZE=ON -DCMAKE_BUILD_TYPE=Debug >/dev/null
+# The ASan/UBSan build: the C tests, then a bounded run of the Python API
+# fuzzer on the extension built there (see PYFUZZ below for the recipe).
+ASAN_FUZZ_CALLS ?= 3000
+test-asan: bootstrap venv
+	@cmake -S . -B $(ASAN_BUILD) -DCMX_SANITIZE=ON -DCMAKE_BUILD_TYPE=Debug \
+	  -DPython3_EXECUTABLE=$(abspath $(VENV_PY)) >/dev/null
 	@cmake --build $(ASAN_BUILD) -j $(JOBS)
 	cd $(ASAN_BUILD) && ASAN_OPTIONS=detect_leaks=1 ctest --output-on-failure -j $(JOBS)
+	$(PYFUZZ) --build $(ASAN_BUILD) --sanitize --seed 19 \
+	  --calls $(ASAN_FUZZ_CALLS) --batch 500 --regressions
 
-# Python tests: the extension is built in $(BUILD) against the venv's
-# Python and imported from $(BUILD)/python (pytest exit code 5, "no tests
-# collected", counts as a failure).
+# The project venv (numpy, pytest and the reference packages of the tests).
 # Real MLX (CPU build) is the oracle of the differential suite
 # (tests/python/test_mlx_diff*.py); pinned, as its results are the
 # expected ones.
 MLX_VERSION ?= 0.32.4
-test-python: build
+venv:
 	@test -x $(VENV_PY) || python3 -m venv $(VENV)
 	@$(VENV_PY) -c "import numpy, pytest, safetensors, gguf, scikit_build_core" 2>/dev/null || \
 	  $(VENV_PY) -m pip install -q numpy pytest safetensors gguf scikit-build-core
 	@$(VENV_PY) -c "import mlx.core" 2>/dev/null || \
 	  $(VENV_PY) -m pip install -q "mlx[cpu]==$(MLX_VERSION)"
+
+# Python tests: the extension is built in $(BUILD) against the venv's
+# Python and imported from $(BUILD)/python (pytest exit code 5, "no tests
+# collected", counts as a failure). test_fuzz.py runs the API fuzzer's
+# bounded release run (20,000 calls, seed 19).
+test-python: build venv
 	@cmake -S . -B $(BUILD) -DPython3_EXECUTABLE=$(abspath $(VENV_PY)) >/dev/null
 	@cmake --build $(BUILD) -j $(JOBS)
 	PYTHONPATH=$(abspath $(BUILD))/python $(VENV_PY) -m pytest -q tests/python; \
 	  rc=$$?; if [ $$rc -eq 5 ]; then echo "test-python: no tests collected"; exit 1; fi; exit $$rc
 
-test: test-c test-asan test-python
+test: test-c test-asan test-python test-fuzz
 
 # The demo needs only libcmx and the extension (target cmx_core_py), not
 # the tests and benchmarks, and only the standard library in the venv.
@@ -74,18 +89,21 @@ bench: build
 	./$(BUILD)/bench_core
 
 # Builds tests/fuzz/fuzz_<format> with clang (-fsanitize=fuzzer,address,
-# undefined) and runs each for FUZZ_TIME seconds from the committed seed
-# corpus (new inputs go to $(FUZZ_BUILD)/corpus). A crash stops the run and
-# leaves the input in $(FUZZ_BUILD)/crash-*; add it to
-# tests/c/regressions/<format>/ once fixed.
+# undefined; Debian 12's clang 14, installed by bootstrap.sh fuzz) and runs
+# each for FUZZ_TIME seconds from the committed seed corpus (new inputs go
+# to $(FUZZ_BUILD)/corpus). A crash stops the run and leaves the input in
+# $(FUZZ_BUILD)/crash-*; add it to tests/c/regressions/<format>/ once fixed.
+# make test runs each loader for FUZZ_TEST_TIME seconds (test-fuzz).
 FUZZ_BUILD ?= build-fuzz
 FUZZ_TIME ?= 60
+FUZZ_TEST_TIME ?= 10
+FUZZERS := npy npz safetensors gguf export
 fuzz:
 	@bash scripts/bootstrap.sh fuzz
 	@cmake -S . -B $(FUZZ_BUILD) -DCMAKE_C_COMPILER=clang -DCMX_FUZZ=ON \
-	  -DCMX_BUILD_TESTS=OFF -DCMAKE_BUILD_TYPE=Debug >/dev/null
-	@cmake --build $(FUZZ_BUILD) -j $(JOBS)
-	@for f in npy npz safetensors gguf export; do \
+	  -DCMX_BUILD_TESTS=OFF -DCMX_PYTHON=OFF -DCMAKE_BUILD_TYPE=Debug >/dev/null
+	@cmake --build $(FUZZ_BUILD) -j $(JOBS) --target $(addprefix fuzz_,$(FUZZERS))
+	@for f in $(FUZZERS); do \
 	  mkdir -p $(FUZZ_BUILD)/corpus/$$f; \
 	  echo "fuzz_$$f: $(FUZZ_TIME) s"; \
 	  ./$(FUZZ_BUILD)/fuzz_$$f -max_total_time=$(FUZZ_TIME) -max_len=8192 \
@@ -96,5 +114,33 @@ fuzz:
 	  if [ $$rc -ne 0 ]; then tail -40 $(FUZZ_BUILD)/fuzz_$$f.log; exit 1; fi; \
 	done
 
+test-fuzz:
+	@$(MAKE) --no-print-directory fuzz FUZZ_TIME=$(FUZZ_TEST_TIME)
+
+# The Python API fuzzer (tests/fuzz/pyfuzz.py): random calls to every public
+# function of cmx.core, array methods, operators, indexing and transforms,
+# in subprocess batches; a crash, sanitizer report, hang or SystemError
+# fails with a minimal reproducer printed. Under the sanitizer build the
+# workers run with the recipe that loads an ASan-instrumented extension
+# into an uninstrumented python: LD_PRELOAD=$$(gcc -print-file-name=libasan.so)
+# (ASan's runtime must be the process's first library; libubsan comes as a
+# dependency of libcmx), ASAN_OPTIONS=detect_leaks=0 (the interpreter keeps
+# memory until exit) and PYTHONMALLOC=malloc (so ASan sees Python objects).
+# pyfuzz.py --sanitize sets these. One job per FUZZ_JOBS.
+PYFUZZ = $(VENV_PY) tests/fuzz/pyfuzz.py
+FUZZ_CALLS ?= 1000000
+FUZZ_SEED ?= 1
+FUZZ_JOBS ?= 1
+fuzz-python: build venv
+	@cmake -S . -B $(BUILD) -DPython3_EXECUTABLE=$(abspath $(VENV_PY)) >/dev/null
+	@cmake --build $(BUILD) -j $(JOBS)
+	$(PYFUZZ) --build $(BUILD) --seed $(FUZZ_SEED) --calls $(FUZZ_CALLS) \
+	  --batch 2000 --jobs $(FUZZ_JOBS) --regressions --progress
+	@cmake -S . -B $(ASAN_BUILD) -DCMX_SANITIZE=ON -DCMAKE_BUILD_TYPE=Debug \
+	  -DPython3_EXECUTABLE=$(abspath $(VENV_PY)) >/dev/null
+	@cmake --build $(ASAN_BUILD) -j $(JOBS) --target cmx_core_py
+	$(PYFUZZ) --build $(ASAN_BUILD) --sanitize --seed $(FUZZ_SEED) \
+	  --calls $(FUZZ_CALLS) --batch 500 --jobs $(FUZZ_JOBS) --regressions --progress
+
 clean:
-	rm -rf $(BUILD) $(ASAN_BUILD)
+	rm -rf $(BUILD) $(ASAN_BUILD) $(FUZZ_BUILD)

@@ -71,7 +71,7 @@ static cmx_array random_array(const int64_t* shape, int nd, unsigned seed) {
   for (int i = 0; i < nd; i++) n *= shape[i];
   float* v = malloc((size_t)n * sizeof(float));
   srand(seed);
-  for (int64_t i = 0; i < n; i++) v[i] = (float)rand() / RAND_MAX - 0.5f;
+  for (int64_t i = 0; i < n; i++) v[i] = (float)rand() / (float)RAND_MAX - 0.5f;
   cmx_array a = NULL;
   CK(cmx_array_from_data(&a, v, shape, nd, CMX_FLOAT32));
   free(v);

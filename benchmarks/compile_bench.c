@@ -101,7 +101,7 @@ static void hand(void (*fn)(const float*, float*, int64_t), const float* x,
                  float* y, int64_t n) {
   pthread_t th[256];
   job jobs[256];
-  int t = g_threads;
+  int t = g_threads < 1 ? 1 : g_threads > 256 ? 256 : g_threads;
   int64_t chunk = (n + t - 1) / t;
   for (int i = 0; i < t; i++) {
     int64_t b = i * chunk, e = b + chunk < n ? b + chunk : n;

@@ -95,6 +95,14 @@ cmx_status cmx_eval(const cmx_array* arrays, size_t n);
 cmx_status cmx_array_eval(cmx_array a);
 /* Schedules the computation and returns at once; reading data waits. */
 cmx_status cmx_async_eval(const cmx_array* arrays, size_t n);
+/* Installs the interrupt check (NULL removes it). A thread waiting in
+ * cmx_eval (or for data) on CPU streams calls check(ctx) about every 50 ms,
+ * without any cmx lock held; when it returns true the eval cancels its work
+ * not yet started, waits for the kernels running now, and fails with
+ * CMX_ERR_INTERRUPTED. Cancelled arrays are computed again by a later eval.
+ * The Python module installs one that runs Python's signal handlers
+ * (Ctrl-C raises KeyboardInterrupt). */
+void cmx_set_interrupt_check(bool (*check)(void* ctx), void* ctx);
 /* True when the array's data is computed and readable without waiting. */
 bool cmx_array_is_available(cmx_array a);
 /* True when the array still has a producer that has not been scheduled. */

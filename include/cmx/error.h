@@ -27,7 +27,8 @@ typedef enum cmx_status {
   CMX_ERR_MEMORY = 4,          /* allocation failed or memory limit hit */
   CMX_ERR_RUNTIME = 5,         /* device or evaluation failure */
   CMX_ERR_NOT_IMPLEMENTED = 6, /* op not available on this device/dtype */
-  CMX_ERR_IO = 7               /* file errors (OSError) */
+  CMX_ERR_IO = 7,              /* file errors (OSError) */
+  CMX_ERR_INTERRUPTED = 8      /* eval interrupted (KeyboardInterrupt) */
 } cmx_status;
 
 /* Returns the calling thread's last error message ("" if none). The pointer

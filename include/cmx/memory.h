@@ -12,6 +12,7 @@
 #define CMX_MEMORY_H
 
 #include <stddef.h>
+#include <stdint.h>
 
 #include "cmx/error.h"
 
@@ -27,14 +28,22 @@ size_t cmx_get_peak_memory(void);
 void cmx_reset_peak_memory(void);
 /* Bytes held in the buffer cache (freed, kept for reuse). */
 size_t cmx_get_cache_memory(void);
-/* Sets the memory limit in bytes (0 means no limit beyond the machine);
- * writes the previous limit to *previous when it is not NULL. */
+/* Sets the memory limit in bytes, taken as given as in MLX (0 is a limit
+ * of 0 bytes, which no allocation fits; the default is the machine's
+ * physical memory); writes the previous limit to *previous when it is not
+ * NULL. An eval that failed for the limit computes again once it is
+ * raised. */
 cmx_status cmx_set_memory_limit(size_t limit, size_t* previous);
 size_t cmx_get_memory_limit(void);
 /* Sets the cache limit in bytes (0 disables caching); trims the cache. */
 cmx_status cmx_set_cache_limit(size_t limit, size_t* previous);
 /* Frees every cached buffer. */
 void cmx_clear_cache(void);
+/* For tests of error paths: the n-th array node made from now on by the
+ * calling thread fails as out of memory (CMX_ERR_MEMORY, "injected" in the
+ * message), as does nothing after it; 0 turns it off. The Python fuzzer
+ * uses it to fail intermediates of composite ops at every position. */
+void cmx_debug_fail_after(int64_t n);
 
 #ifdef __cplusplus
 }

@@ -416,6 +416,14 @@ static int conv_ints(const cmxpy_spec* s, const cmxpy_param* p, PyObject* o,
 
 static int conv_arrays(const cmxpy_spec* s, PyObject* o, cmxpy_val* v) {
   if (PyUnicode_Check(o) || PyBytes_Check(o)) return CONV_TYPE;
+  /* Too long a sequence fails before it is copied into a list (an array
+   * of 2**31 rows made 2**31 objects first) */
+  Py_ssize_t len = PyList_Check(o) || PyTuple_Check(o) ? 0 : PyObject_Length(o);
+  if (len < 0) PyErr_Clear();
+  if (len > INT_MAX) {
+    PyErr_Format(PyExc_ValueError, "[%s] too many arrays", s->name);
+    return CONV_FAIL;
+  }
   PyObject* seq = PySequence_Fast(o, "");
   if (!seq) return PyErr_Clear(), CONV_TYPE;
   Py_ssize_t n = PySequence_Fast_GET_SIZE(seq);

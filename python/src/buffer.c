@@ -261,6 +261,10 @@ static void dl_delete_v(DLManagedTensorVersioned* t) {
 }
 
 static void capsule_destructor(PyObject* cap) {
+  /* Keeps an exception pending when the capsule dies (from_dlpack failing
+   * after taking the tensor): only this function's own errors are cleared. */
+  PyObject *type, *value, *tb;
+  PyErr_Fetch(&type, &value, &tb);
   if (PyCapsule_IsValid(cap, "dltensor")) {
     DLManagedTensor* t = PyCapsule_GetPointer(cap, "dltensor");
     if (t && t->deleter) t->deleter(t);
@@ -270,6 +274,7 @@ static void capsule_destructor(PyObject* cap) {
     if (t && t->deleter) t->deleter(t);
   }
   PyErr_Clear();
+  PyErr_Restore(type, value, tb);
 }
 
 static DLDataType dl_dtype(cmx_dtype t) {
@@ -412,9 +417,26 @@ static cmx_array array_from_dl(const DLTensor* t) {
   }
   int nd = t->ndim;
   size_t src_isz = (size_t)(t->dtype.bits / 8);
-  int64_t size = 1;
-  for (int i = 0; i < nd; i++) size *= t->shape[i];
-  char* buf = PyMem_RawMalloc(size > 0 ? (size_t)size * src_isz : 1);
+  /* The shape is the producer's: checked, and the copy bounded by the
+   * memory limit before it is made (a broadcast 2**31-element tensor
+   * copied for 90 s before cmx refused it). */
+  int64_t size = 1, bytes = 0;
+  bool over = false;
+  for (int i = 0; i < nd; i++)
+    over |= t->shape[i] < 0 || __builtin_mul_overflow(size, t->shape[i], &size);
+  over |= __builtin_mul_overflow(size, (int64_t)src_isz, &bytes);
+  if (over) {
+    PyErr_SetString(PyExc_ValueError, "[from_dlpack] the tensor is too large");
+    return NULL;
+  }
+  if ((uint64_t)size * cmx_dtype_size((cmx_dtype)dt) > cmx_get_memory_limit()) {
+    PyErr_Format(PyExc_MemoryError,
+                 "[from_dlpack] a copy of %lld elements would exceed the "
+                 "memory limit of %zu bytes",
+                 (long long)size, cmx_get_memory_limit());
+    return NULL;
+  }
+  char* buf = PyMem_RawMalloc(size > 0 ? (size_t)bytes : 1);
   if (!buf) {
     PyErr_NoMemory();
     return NULL;

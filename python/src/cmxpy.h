@@ -25,6 +25,8 @@
 /* Sets the Python exception matching st (ValueError, TypeError, ...) with
  * cmx_last_error() as message; returns NULL. */
 PyObject* cmxpy_raise(cmx_status st);
+/* Makes Ctrl-C interrupt evals (see check_signals in util.c). */
+void cmxpy_install_interrupt_check(void);
 /* A status meaning "the Python exception is already set" (cmxpy_raise
  * leaves it alone). */
 #define CMXPY_ERR_SET ((cmx_status)100)
@@ -158,6 +160,12 @@ int cmxpy_init_ops_sort(PyObject* m, cmxpy_deflist* array_methods);
 int cmxpy_init_ops_conv(PyObject* m);
 int cmxpy_init_random(PyObject* m); /* the cmx.core.random submodule */
 int cmxpy_init_io(PyObject* m);
+/* The cmx.core.linalg and cmx.core.fft submodules (linalg.c, fft.c). */
+int cmxpy_init_linalg(PyObject* m);
+int cmxpy_init_fft(PyObject* m);
+/* Adds sub to m as attribute name and to sys.modules as full; 0 or -1. */
+int cmxpy_add_submodule(PyObject* m, PyObject* sub, const char* name,
+                        const char* full);
 int cmxpy_init_buffer(PyObject* m, cmxpy_deflist* array_methods);
 extern PyBufferProcs cmxpy_buffer_procs;
 int cmxpy_init_number(cmxpy_deflist* array_methods);

@@ -4,6 +4,18 @@
 /* after Python.h (args.h) */
 #include <structmember.h>
 
+/* _fail_after(n): for the fuzzer (tests/fuzz/pyfuzz.py), see
+ * cmx_debug_fail_after. Private: not part of mlx.core's API. */
+static PyObject* impl_fail_after(cmxpy_args* A);
+CMXPY_SPEC_FULL(fail_after, "_fail_after", "(n: int, /) -> None",
+                "For tests: the n-th array made from now on by this thread "
+                "fails with MemoryError (0: off).",
+                impl_fail_after, NULL, 0, NULL)
+static PyObject* impl_fail_after(cmxpy_args* A) {
+  cmx_debug_fail_after(I64(0));
+  Py_RETURN_NONE;
+}
+
 #define SIZE_FN(name, expr, doc)      \
   CMXPY_DEF(name, "() -> int", doc) { \
     (void)A;                          \
@@ -18,7 +30,7 @@ SIZE_FN(get_peak_memory, cmx_get_peak_memory(),
 SIZE_FN(get_cache_memory, cmx_get_cache_memory(),
         "Get the cache size in bytes (freed buffers kept for reuse).")
 SIZE_FN(get_memory_limit, cmx_get_memory_limit(),
-        "Get the memory limit in bytes (0: no limit).")
+        "Get the memory limit in bytes.")
 
 CMXPY_DEF(reset_peak_memory, "() -> None",
           "Reset the peak memory to the current active memory.") {
@@ -58,9 +70,10 @@ CMXPY_FN(set_memory_limit, "(limit: int) -> int", set_limit,
          cmx_set_memory_limit,
          "Set the memory limit.\n\n"
          "Allocations past the limit raise MemoryError from the op or "
-         "eval that needed them.\n\n"
-         "Args:\n    limit (int): Memory limit in bytes (0: no "
-         "limit).\n\n"
+         "eval that needed them; arrays whose eval failed so compute again "
+         "once the limit is raised. The limit is taken as given, as in MLX: "
+         "0 is a limit of 0 bytes (the default is the machine's memory).\n\n"
+         "Args:\n    limit (int): Memory limit in bytes.\n\n"
          "Returns:\n    int: The previous memory limit in bytes.")
 CMXPY_FN(set_cache_limit, "(limit: int) -> int", set_limit, cmx_set_cache_limit,
          "Set the free cache limit.\n\n"
@@ -197,6 +210,7 @@ static PyTypeObject CmxPrintOptions_Type = {
 };
 
 static cmxpy_spec* const memory_functions[] = {
+    &spec_fail_after,
     &spec_get_active_memory, &spec_get_peak_memory,  &spec_reset_peak_memory,
     &spec_get_cache_memory,  &spec_get_memory_limit, &spec_set_memory_limit,
     &spec_set_cache_limit,   &spec_set_wired_limit,  &spec_clear_cache,

@@ -124,6 +124,7 @@ PyMODINIT_FUNC PyInit_core(void) {
       cmxpy_init_ops_create(m) < 0 || cmxpy_init_ops_compose(m) < 0 ||
       cmxpy_init_ops_misc(m) < 0 || cmxpy_init_ops_conv(m) < 0 ||
       cmxpy_init_random(m) < 0 || cmxpy_init_io(m) < 0 ||
+      cmxpy_init_linalg(m) < 0 || cmxpy_init_fft(m) < 0 ||
       cmxpy_init_indexing(m) < 0 || cmxpy_init_transforms(m) < 0 ||
       cmxpy_init_compile(m) < 0 || cmxpy_init_compat(m) < 0 ||
       cmxpy_init_export(m) < 0 || add_constants(m) < 0 ||
@@ -131,5 +132,6 @@ PyMODINIT_FUNC PyInit_core(void) {
     Py_DECREF(m);
     return NULL;
   }
+  cmxpy_install_interrupt_check();
   return m;
 }

@@ -50,7 +50,9 @@ CMXPY_DEF(unstack, "(x: array, /, axis: int = 0, " STREAM_KW,
   int64_t n = axis >= -nd && axis < nd
                   ? cmx_array_shape(ARR(0))[axis < 0 ? axis + nd : axis]
                   : 0;
-  cmx_array* outs = PyMem_RawCalloc((size_t)(n ? n : 1), sizeof *outs);
+  /* past INT_MAX cmx_unstack raises (no room needed) */
+  cmx_array* outs =
+      PyMem_RawCalloc((size_t)(n > 0 && n <= INT_MAX ? n : 1), sizeof *outs);
   if (!outs) return PyErr_NoMemory();
   cmx_status st = cmx_unstack(outs, ARR(0), axis, STREAM);
   PyObject* l = cmxpy_list(st, outs, st == CMX_OK ? (int)n : 0);

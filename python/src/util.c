@@ -7,6 +7,9 @@
 
 PyObject* cmxpy_raise(cmx_status st) {
   if (st == CMXPY_ERR_SET) return NULL;
+  /* An interrupted eval: the interrupt check left KeyboardInterrupt (or
+   * what a signal handler raised) set. */
+  if (st == CMX_ERR_INTERRUPTED && PyErr_Occurred()) return NULL;
   PyObject* type;
   switch (st) {
     case CMX_ERR_VALUE:
@@ -26,6 +29,9 @@ PyObject* cmxpy_raise(cmx_status st) {
       break;
     case CMX_ERR_IO:
       type = PyExc_OSError;
+      break;
+    case CMX_ERR_INTERRUPTED:
+      type = PyExc_KeyboardInterrupt;
       break;
     default:
       type = PyExc_RuntimeError;
@@ -86,6 +92,27 @@ PyMethodDef* cmxpy_defs_finish(cmxpy_deflist* l) {
 }
 
 /* ---------------- evaluation ---------------- */
+/* The interrupt check cmx calls while an eval waits (without the GIL):
+ * runs Python's signal handlers, so Ctrl-C stops a long eval (KeyboardInterrupt
+ * stays set for the caller, see cmxpy_raise). Only the main thread runs
+ * handlers; elsewhere this is a no-op. */
+static bool check_signals(void* ctx) {
+  (void)ctx;
+#if PY_VERSION_HEX >= 0x030D0000
+  if (Py_IsFinalizing()) return false;
+#else
+  if (_Py_IsFinalizing()) return false;
+#endif
+  PyGILState_STATE g = PyGILState_Ensure();
+  bool stop = PyErr_CheckSignals() != 0;
+  PyGILState_Release(g);
+  return stop;
+}
+
+void cmxpy_install_interrupt_check(void) {
+  cmx_set_interrupt_check(check_signals, NULL);
+}
+
 cmx_status cmxpy_eval(cmx_array a) {
   cmx_status st;
   Py_BEGIN_ALLOW_THREADS st = cmx_array_eval(a);

@@ -33,8 +33,20 @@ const char* cmx__shape_str(const int64_t* shape, int ndim, char* buf,
 
 /* ---------------- nodes ---------------- */
 
+_Thread_local const char* cmx__tl_public_op CMX__TLS_FAST;
+static _Thread_local int64_t tl_fail_after CMX__TLS_FAST;
+
+void cmx_debug_fail_after(int64_t n) {
+  tl_fail_after = n > 0 ? n : 0;
+}
+
 cmx_array cmx__node_new(const char* op, const int64_t* shape, int ndim,
                         cmx_dtype dtype) {
+  op = cmx__op_name(op);
+  if (tl_fail_after > 0 && --tl_fail_after == 0)
+    return CMX__FAIL(CMX_ERR_MEMORY,
+                     "[%s] out of host memory (injected: cmx_debug_fail_after)",
+                     op);
   if (ndim < 0 || ndim > CMX_MAX_NDIM)
     return CMX__FAIL(CMX_ERR_VALUE,
                      "[%s] arrays have at most %d dimensions, got %d", op,
@@ -47,12 +59,15 @@ cmx_array cmx__node_new(const char* op, const int64_t* shape, int ndim,
     if (shape[i] < 0)
       return CMX__FAIL(CMX_ERR_VALUE, "[%s] negative dimension %lld in shape",
                        op, (long long)shape[i]);
+  /* NumPy's rule: the product of the non-zero dims, in bytes, fits in an
+   * int64, so that every stride and byte offset of the array fits too,
+   * those of an empty array with huge other dims included. */
   int64_t size = cmx__shape_size(shape, ndim);
-  int64_t bytes;
-  if (size < 0 ||
-      __builtin_mul_overflow(size, (int64_t)cmx_dtype_size(dtype), &bytes))
-    return CMX__FAIL(CMX_ERR_VALUE, "[%s] shape is too large (size overflows)",
-                     op);
+  int64_t span = (int64_t)cmx_dtype_size(dtype);
+  for (int i = 0; i < ndim; i++)
+    if (shape[i] > 0 && __builtin_mul_overflow(span, shape[i], &span))
+      return CMX__FAIL(CMX_ERR_VALUE,
+                       "[%s] shape is too large (size overflows)", op);
   cmx_array a = malloc(sizeof *a + 2 * (size_t)ndim * sizeof(int64_t));
   if (!a) return CMX__FAIL(CMX_ERR_MEMORY, "[%s] out of host memory", op);
   atomic_init(&a->refcount, 1);
@@ -216,8 +231,24 @@ static void node_free(cmx_array a) {
     cmx__op_release(op);
   }
   cmx__buffer_release(a->buf);
-  free(a->error);
+  cmx__node_fail(a, NULL, CMX_OK);
   free(a);
+}
+
+/* The message kept when there is no memory to copy a failure's own. */
+static char g_oom_msg[] = "[eval] failed (out of memory recording why)";
+
+void cmx__node_fail(cmx_array a, const char* msg, cmx_status status) {
+  if (!msg) {
+    if (a->error != g_oom_msg) free(a->error);
+    a->error = NULL;
+    a->error_status = CMX_OK;
+    return;
+  }
+  if (a->error) return;
+  a->error = strdup(msg);
+  if (!a->error) a->error = g_oom_msg;
+  a->error_status = status == CMX_OK ? CMX_ERR_RUNTIME : status;
 }
 
 void cmx__op_release(cmx__op* op) {
@@ -476,21 +507,6 @@ cmx_status cmx_array_buffer_size(cmx_array a, size_t* out) {
 }
 
 /* ---------------- data access ---------------- */
-
-cmx_status cmx__node_wait(cmx_array a) {
-  if (a->op) {
-    cmx_status st = cmx_eval(&a, 1);
-    if (st != CMX_OK) return st;
-  }
-  if (atomic_load_explicit(&a->status, memory_order_acquire) !=
-      CMX__NODE_AVAILABLE) {
-    cmx__stream_wait(a->stream, a->seq);
-    atomic_store_explicit(&a->status, CMX__NODE_AVAILABLE,
-                          memory_order_release);
-  }
-  if (a->error) return cmx__error(CMX_ERR_RUNTIME, "%s", a->error);
-  return CMX_OK;
-}
 
 cmx_status cmx__node_host(cmx_array a, void** out) {
   if (a->tracer == CMX__PLACEHOLDER)

@@ -115,6 +115,8 @@ const char* cmx_status_name(cmx_status s) {
       return "NotImplementedError";
     case CMX_ERR_IO:
       return "OSError";
+    case CMX_ERR_INTERRUPTED:
+      return "KeyboardInterrupt";
   }
   return "UnknownError";
 }

@@ -153,10 +153,8 @@ struct cmx_array_node {
   cmx__buffer* buf;  /* data, NULL until evaluated */
   int64_t offset;    /* elements from buf start to element 0 */
   int64_t data_size; /* elements reachable in buf from offset */
-  char* error;       /* set when its computation failed */
-  /* The failing kernel's own status (reads report CMX_ERR_RUNTIME; tests
-   * tell a kernel's CMX_ERR_NOT_IMPLEMENTED from a failure by it). */
-  cmx_status error_status;
+  char* error;       /* set when its computation failed (cmx__node_fail) */
+  cmx_status error_status; /* the failure's kind (IndexError, MemoryError..) */
   cmx__scalar_value weak_value;
   int64_t dims[]; /* shape[ndim] then strides[ndim] */
 };
@@ -207,8 +205,17 @@ cmx_array cmx__op_output(cmx__op* op, int i);
 /* Element p of dtype dt as a double. */
 double cmx__load_double(const void* p, cmx_dtype dt);
 /* Waits until a is available (evaluating it if lazy). Returns the failure
- * of its computation if any. */
+ * of its computation if any, with the kernel's status. */
 cmx_status cmx__node_wait(cmx_array a);
+/* Records a failure of a's computation (message copied; the first one
+ * stays), or clears it (msg NULL) before a is computed again. */
+void cmx__node_fail(cmx_array a, const char* msg, cmx_status status);
+/* Puts an op back on outputs[0..nout) of a task that failed for want of
+ * memory, so that a later eval computes them again (inputs retained, prim
+ * retained). Does nothing when out of memory for the op itself. Call with
+ * the eval lock held. */
+void cmx__op_reattach(cmx_primitive* prim, const cmx_array* inputs, int nin,
+                      const cmx_array* outputs, int nout);
 /* Host pointer after waiting and moving data to the host. */
 cmx_status cmx__node_host(cmx_array a, void** out);
 
@@ -236,6 +243,14 @@ cmx_status cmx__scope_exit(size_t mark, cmx_array keep, cmx_array* out);
 /* Releases everything registered since mark, keeping n arrays. */
 cmx_status cmx__scope_exit_n(size_t mark, const cmx_array* keep, cmx_array* out,
                              size_t n);
+/* The public op this thread is in (set by the outermost CMX__PUBLIC,
+ * cleared when its scope closes), so that errors from the nodes and
+ * streams of its intermediates name the op the user called; NULL outside. */
+extern _Thread_local const char* cmx__tl_public_op CMX__TLS_FAST;
+/* Its name if set, else fallback. */
+static inline const char* cmx__op_name(const char* fallback) {
+  return cmx__tl_public_op ? cmx__tl_public_op : fallback;
+}
 /* Outermost public entry resets the "pending" error flag. */
 #define CMX__PUBLIC(out, opname, expr)                                \
   do {                                                                \
@@ -244,7 +259,10 @@ cmx_status cmx__scope_exit_n(size_t mark, const cmx_array* keep, cmx_array* out,
                         (opname));                                    \
     *(out) = NULL;                                                    \
     size_t cmx__mark = cmx__scope_enter();                            \
-    if (cmx__mark == 0) cmx__error_reset_pending();                   \
+    if (cmx__mark == 0) {                                             \
+      cmx__error_reset_pending();                                     \
+      cmx__tl_public_op = (opname);                                   \
+    }                                                                 \
     cmx_array cmx__r = (expr);                                        \
     return cmx__scope_exit(cmx__mark, cmx__r, (out));                 \
   } while (0)

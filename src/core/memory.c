@@ -10,7 +10,7 @@
 #include <string.h>
 #include <unistd.h>
 
-#include "core/internal.h"
+#include "core/sched.h"
 
 const cmx__device_memory_hooks* cmx__device_hooks = NULL;
 
@@ -75,6 +75,13 @@ static void trim_cache_locked(size_t target) {
       free(b);
     }
   }
+}
+
+void cmx__mem_fork(int phase) {
+  if (phase == CMX__FORK_PREPARE)
+    pthread_mutex_lock(&g_mem.lock);
+  else
+    pthread_mutex_unlock(&g_mem.lock);
 }
 
 void* cmx__host_alloc_raw(size_t capacity) {
@@ -225,7 +232,7 @@ cmx_status cmx_set_memory_limit(size_t limit, size_t* previous) {
   pthread_mutex_lock(&g_mem.lock);
   mem_init_locked();
   if (previous) *previous = g_mem.limit;
-  g_mem.limit = limit == 0 ? phys_memory() : limit;
+  g_mem.limit = limit; /* as given, 0 too (MLX: the limit in bytes) */
   pthread_mutex_unlock(&g_mem.lock);
   return CMX_OK;
 }

@@ -30,7 +30,7 @@ cmx_primitive* cmx_primitive_new(const cmx_primitive_vtable* vt,
                                  cmx_stream s) {
   if (!vt || !vt->name)
     return CMX__FAIL(CMX_ERR_VALUE, "[primitive] vtable or name is NULL");
-  cmx__stream* st = cmx__stream_resolve(s, vt->name);
+  cmx__stream* st = cmx__stream_resolve(s, cmx__op_name(vt->name));
   if (!st) return NULL;
   unsigned slot = 0;
   if (size == 0) {
@@ -146,22 +146,12 @@ static void check_output_shapes(const cmx_primitive* p, const cmx_array* inputs,
 }
 #endif
 
-cmx_status cmx_primitive_apply(cmx_array* outs, int nout, cmx_primitive* p,
-                               const cmx_array* inputs, int nin,
-                               const int64_t* const* shapes, const int* ndims,
-                               const cmx_dtype* dtypes) {
-  const char* name = p ? p->vt->name : "apply";
-  if (!p || !outs || nout < 1 || nin < 0 || (nin && !inputs)) {
-    cmx_primitive_release(p);
-    return cmx__error(CMX_ERR_VALUE, "[%s] bad arguments to apply", name);
-  }
-  for (int i = 0; i < nin; i++)
-    if (!inputs[i]) {
-      cmx_primitive_release(p);
-      return cmx__error(CMX_ERR_VALUE, "[%s] input %d is a null array", name,
-                        i);
-    }
-  /* One block: op, inputs, outputs, and (nout > 1) output descriptors. */
+/* One block: op, inputs, outputs, and (nout > 1) output descriptors. The
+ * op holds p and a reference to each input; outputs are left to fill in.
+ * NULL when out of memory (nothing retained). */
+static cmx__op* op_new(cmx_primitive* p, const cmx_array* inputs, int nin,
+                       int nout, const int64_t* const* shapes, const int* ndims,
+                       const cmx_dtype* dtypes) {
   size_t extra = 0;
   if (nout > 1) {
     extra = (size_t)nout * (sizeof(int64_t*) + sizeof(int) + sizeof(cmx_dtype));
@@ -170,23 +160,7 @@ cmx_status cmx_primitive_apply(cmx_array* outs, int nout, cmx_primitive* p,
   size_t head = sizeof(cmx__op) + (size_t)nin * sizeof(cmx_array) +
                 (size_t)nout * sizeof(cmx_array);
   cmx__op* op = calloc(1, head + extra + 16);
-  if (!op) {
-    cmx_primitive_release(p);
-    return cmx__error(CMX_ERR_MEMORY, "[%s] out of host memory", name);
-  }
-  for (int i = 0; i < nout; i++) outs[i] = NULL;
-  for (int i = 0; i < nout; i++) {
-    outs[i] = cmx__node_new(name, shapes[i], ndims[i], dtypes[i]);
-    if (!outs[i]) {
-      for (int j = 0; j < i; j++) {
-        cmx_array_release(outs[j]);
-        outs[j] = NULL;
-      }
-      free(op);
-      cmx_primitive_release(p);
-      return cmx_last_status();
-    }
-  }
+  if (!op) return NULL;
   atomic_init(&op->refcount, nout);
   op->prim = p;
   op->nin = nin;
@@ -215,6 +189,45 @@ cmx_status cmx_primitive_apply(cmx_array* outs, int nout, cmx_primitive* p,
     op->out_ndims = nd;
     op->out_dtypes = dt;
   }
+  return op;
+}
+
+cmx_status cmx_primitive_apply(cmx_array* outs, int nout, cmx_primitive* p,
+                               const cmx_array* inputs, int nin,
+                               const int64_t* const* shapes, const int* ndims,
+                               const cmx_dtype* dtypes) {
+  const char* name = p ? p->vt->name : "apply";
+  if (!p || !outs || nout < 1 || nin < 0 || (nin && !inputs)) {
+    cmx_primitive_release(p);
+    return cmx__error(CMX_ERR_VALUE, "[%s] bad arguments to apply", name);
+  }
+  for (int i = 0; i < nin; i++)
+    if (!inputs[i]) {
+      cmx_primitive_release(p);
+      return cmx__error(CMX_ERR_VALUE, "[%s] input %d is a null array", name,
+                        i);
+    }
+  for (int i = 0; i < nout; i++) outs[i] = NULL;
+  for (int i = 0; i < nout; i++) {
+    outs[i] = cmx__node_new(name, shapes[i], ndims[i], dtypes[i]);
+    if (!outs[i]) {
+      for (int j = 0; j < i; j++) {
+        cmx_array_release(outs[j]);
+        outs[j] = NULL;
+      }
+      cmx_primitive_release(p);
+      return cmx_last_status();
+    }
+  }
+  cmx__op* op = op_new(p, inputs, nin, nout, shapes, ndims, dtypes);
+  if (!op) {
+    for (int i = 0; i < nout; i++) {
+      cmx_array_release(outs[i]);
+      outs[i] = NULL;
+    }
+    cmx_primitive_release(p);
+    return cmx__error(CMX_ERR_MEMORY, "[%s] out of host memory", name);
+  }
 #ifndef NDEBUG
   check_output_shapes(p, inputs, nin, shapes, ndims, nout);
 #endif
@@ -236,6 +249,32 @@ cmx_status cmx_primitive_apply(cmx_array* outs, int nout, cmx_primitive* p,
     atomic_store(&a->status, CMX__NODE_UNSCHEDULED);
   }
   return CMX_OK;
+}
+
+void cmx__op_reattach(cmx_primitive* prim, const cmx_array* inputs, int nin,
+                      const cmx_array* outputs, int nout) {
+  const int64_t* shapes[64];
+  int ndims[64];
+  cmx_dtype dtypes[64];
+  if (nout > 64) return; /* the failure then stays */
+  for (int i = 0; i < nout; i++) {
+    if (outputs[i]->op) return; /* put back already */
+    shapes[i] = outputs[i]->dims;
+    ndims[i] = outputs[i]->ndim;
+    dtypes[i] = outputs[i]->dtype;
+  }
+  cmx__op* op = op_new(prim, inputs, nin, nout, shapes, ndims, dtypes);
+  if (!op) return;
+  cmx_primitive_retain(prim);
+  for (int i = 0; i < nout; i++) {
+    cmx_array a = outputs[i];
+    op->outputs[i] = a;
+    cmx__buffer_release(a->buf); /* a partial result */
+    a->buf = NULL;
+    a->op = op;
+    a->out_index = i;
+    atomic_store(&a->status, CMX__NODE_UNSCHEDULED);
+  }
 }
 
 int cmx_builtin_primitive_count(void) {

@@ -11,13 +11,76 @@
  */
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 
 #include "core/backend.h"
-#include "core/internal.h"
+#include "core/sched.h"
 
 /* The eval lock serialises graph walks and detaching (graph mutation). */
 static pthread_mutex_t g_eval_lock = PTHREAD_MUTEX_INITIALIZER;
 static uint32_t g_mark;
+/* This thread holds g_eval_lock (GPU streams run tasks while scheduling). */
+static _Thread_local bool tl_eval_locked CMX__TLS_FAST;
+
+static void eval_lock(void) {
+  pthread_mutex_lock(&g_eval_lock);
+  tl_eval_locked = true;
+}
+static void eval_unlock(void) {
+  tl_eval_locked = false;
+  pthread_mutex_unlock(&g_eval_lock);
+}
+
+void cmx__eval_fork(int phase) {
+  /* The eval lock is held for graph walks, which may be long: wait for it
+   * a while, and in a child whose parent could not get it, make a new one
+   * (the walk it guarded does not exist there). */
+  static bool held;
+  if (phase == CMX__FORK_PREPARE) {
+    struct timespec ts;
+    clock_gettime(CLOCK_REALTIME, &ts);
+    ts.tv_sec += 2;
+    held = pthread_mutex_timedlock(&g_eval_lock, &ts) == 0;
+  } else if (held) {
+    pthread_mutex_unlock(&g_eval_lock);
+  } else if (phase == CMX__FORK_CHILD) {
+    pthread_mutex_init(&g_eval_lock, NULL);
+  }
+}
+
+/* ---------------- interrupts ---------------- */
+
+typedef bool (*interrupt_fn)(void*);
+static _Atomic(interrupt_fn) g_interrupt;
+static void* _Atomic g_interrupt_ctx;
+
+void cmx_set_interrupt_check(bool (*check)(void* ctx), void* ctx) {
+  atomic_store(&g_interrupt_ctx, ctx);
+  atomic_store(&g_interrupt, check);
+}
+
+bool cmx__interrupt_installed(void) {
+  return atomic_load_explicit(&g_interrupt, memory_order_relaxed) != NULL;
+}
+
+int64_t cmx__now_ns(void) {
+  struct timespec ts;
+  clock_gettime(CLOCK_MONOTONIC, &ts);
+  return (int64_t)ts.tv_sec * 1000000000 + ts.tv_nsec;
+}
+
+bool cmx__interrupt_poll(int64_t* last_ns) {
+  interrupt_fn f = atomic_load_explicit(&g_interrupt, memory_order_acquire);
+  if (!f) return false;
+  int64_t now = cmx__now_ns();
+  if (*last_ns == 0) { /* the clock starts at the first poll */
+    *last_ns = now;
+    return false;
+  }
+  if (now - *last_ns < (int64_t)CMX__INTERRUPT_MS * 1000000) return false;
+  *last_ns = now;
+  return f(atomic_load(&g_interrupt_ctx));
+}
 
 uint64_t cmx__stream_last_seq(cmx__stream* s) {
   pthread_mutex_lock(&g_eval_lock);
@@ -34,16 +97,33 @@ void cmx__task_free(cmx__task* t) {
   free(t);
 }
 
-/* The outputs keep the failure's message (which a later read reports)
- * and the kernel's status. */
+/* A failure for want of memory is not kept for good: the task's op goes
+ * back on its outputs (cmx__op_reattach), so the evals waiting now report
+ * the failure and a later one computes the arrays again, once memory was
+ * freed or the limit raised. Not when a kernel gave an input's buffer to an
+ * output, which may then hold part of a result. */
+static void reattach(cmx__task* t) {
+  const cmx_array* in = t->arrays;
+  const cmx_array* out = t->arrays + t->nin;
+  for (int i = 0; i < t->nout; i++)
+    for (int j = 0; out[i]->buf && j < t->nin; j++)
+      if (out[i]->buf == in[j]->buf) return;
+  bool lock = !tl_eval_locked;
+  if (lock) eval_lock();
+  cmx__op_reattach(t->prim, in, t->nin, out, t->nout);
+  if (lock) eval_unlock();
+}
+
 static void fail_outputs(cmx__task* t, const char* msg, cmx_status st) {
-  for (int i = 0; i < t->nout; i++) {
-    cmx_array o = t->arrays[t->nin + i];
-    if (!o->error) {
-      o->error = strdup(msg);
-      o->error_status = st;
-    }
-  }
+  for (int i = 0; i < t->nout; i++)
+    cmx__node_fail(t->arrays[t->nin + i], msg, st);
+  if (st == CMX_ERR_MEMORY || st == CMX_ERR_INTERRUPTED) reattach(t);
+}
+
+void cmx__task_cancel(cmx__task* t) {
+  fail_outputs(t, "[eval] not computed: the eval was interrupted",
+               CMX_ERR_INTERRUPTED);
+  cmx__task_free(t);
 }
 
 void cmx__task_run(cmx__task* t) {
@@ -75,144 +155,6 @@ void cmx__task_run(cmx__task* t) {
   if (st != CMX_OK) fail_outputs(t, cmx_last_error(), st);
   cmx__task_free(t);
 }
-
-/* ---------------- CPU stream worker ---------------- */
-
-typedef struct cpu_worker {
-  cmx__stream* stream;
-  pthread_t thread;
-  pthread_mutex_t lock;
-  pthread_cond_t work, done;
-  cmx__task *head, *tail;
-  uint64_t submitted;
-  _Atomic int waiters;
-  bool running; /* the worker is running a batch (guarded by lock) */
-  bool claimed; /* an eval runs this stream's tasks itself (see below) */
-} cpu_worker;
-
-/* Marks task seq done and wakes its waiters. */
-static void cpu_complete(cpu_worker* w, uint64_t seq) {
-  /* seq_cst store then load: pairs with cpu_wait's increment-then-check so
-   * a waiter is never missed. */
-  atomic_store(&w->stream->completed, seq);
-  if (atomic_load(&w->waiters)) {
-    pthread_mutex_lock(&w->lock);
-    pthread_cond_broadcast(&w->done);
-    pthread_mutex_unlock(&w->lock);
-  }
-}
-
-static void* cpu_worker_main(void* arg) {
-  cpu_worker* w = arg;
-  pthread_mutex_lock(&w->lock);
-  for (;;) {
-    while (!w->head || w->claimed) pthread_cond_wait(&w->work, &w->lock);
-    /* Take the whole queue at once: fewer lock round trips. */
-    cmx__task* batch = w->head;
-    w->head = w->tail = NULL;
-    w->running = true;
-    pthread_mutex_unlock(&w->lock);
-    while (batch) {
-      cmx__task* t = batch;
-      batch = t->next;
-      uint64_t my_seq = t->arrays[t->nin]->seq;
-      cmx__task_run(t);
-      cpu_complete(w, my_seq);
-    }
-    pthread_mutex_lock(&w->lock);
-    w->running = false;
-  }
-  return NULL;
-}
-
-void* cmx__cpu_worker_new(cmx__stream* s) {
-  cpu_worker* w = calloc(1, sizeof *w);
-  if (!w) return CMX__FAIL(CMX_ERR_MEMORY, "[new_stream] out of host memory");
-  w->stream = s;
-  pthread_mutex_init(&w->lock, NULL);
-  pthread_cond_init(&w->work, NULL);
-  pthread_cond_init(&w->done, NULL);
-  pthread_attr_t attr;
-  pthread_attr_init(&attr);
-  pthread_attr_setdetachstate(&attr, PTHREAD_CREATE_DETACHED);
-  int rc = pthread_create(&w->thread, &attr, cpu_worker_main, w);
-  pthread_attr_destroy(&attr);
-  if (rc != 0) {
-    free(w);
-    return CMX__FAIL(CMX_ERR_RUNTIME, "[new_stream] cannot start a thread");
-  }
-  return w;
-}
-
-static void cpu_wait(cmx__stream* s, uint64_t seq) {
-  cpu_worker* w = s->backend;
-  if (atomic_load_explicit(&s->completed, memory_order_acquire) >= seq) return;
-  pthread_mutex_lock(&w->lock);
-  atomic_fetch_add(&w->waiters, 1);
-  while (atomic_load(&s->completed) < seq)
-    pthread_cond_wait(&w->done, &w->lock);
-  atomic_fetch_sub(&w->waiters, 1);
-  pthread_mutex_unlock(&w->lock);
-}
-
-static void cpu_submit(cmx__stream* s, cmx__task* t) {
-  cpu_worker* w = s->backend;
-  uint64_t seq = t->arrays[t->nin]->seq;
-  /* Backpressure: bound the tasks in flight. */
-  uint64_t bound = (uint64_t)cmx__env_get()->max_inflight_tasks;
-  if (seq > bound) cpu_wait(s, seq - bound);
-  t->next = NULL;
-  pthread_mutex_lock(&w->lock);
-  if (w->tail)
-    w->tail->next = t;
-  else
-    w->head = t;
-  w->tail = t;
-  w->submitted = seq;
-  pthread_cond_signal(&w->work);
-  pthread_mutex_unlock(&w->lock);
-}
-
-/* Running small evaluations on the caller's thread.
- *
- * Handing a task to the worker and waiting for it costs two thread wake-ups,
- * several microseconds: most of the time of a small eval (c = a + b on four
- * elements). When an eval is small, waits for its result, and its stream's
- * worker is idle with nothing queued, the eval claims the stream and runs
- * the tasks itself, in order. While the claim is held the worker runs
- * nothing, so tasks other threads queue meanwhile (with later sequence
- * numbers) still run after these; releasing the claim wakes the worker. */
-static bool cpu_try_claim(cmx__stream* s) {
-  if (s->ops != &cmx__cpu_stream_ops) return false;
-  cpu_worker* w = s->backend;
-  pthread_mutex_lock(&w->lock);
-  bool ok = !w->head && !w->running && !w->claimed;
-  if (ok) w->claimed = true;
-  pthread_mutex_unlock(&w->lock);
-  return ok;
-}
-
-/* Runs a claimed stream's tasks (a list linked by next) and releases the
- * claim. */
-static void cpu_run_claimed(cmx__stream* s, cmx__task* list) {
-  cpu_worker* w = s->backend;
-  cmx__error_mark mark = cmx__error_mark_get();
-  while (list) {
-    cmx__task* t = list;
-    list = t->next;
-    uint64_t seq = t->arrays[t->nin]->seq;
-    cmx__task_run(t);
-    cpu_complete(w, seq);
-  }
-  cmx__error_mark_restore(mark); /* eval reports failures it waits for */
-  pthread_mutex_lock(&w->lock);
-  w->claimed = false;
-  if (w->head) pthread_cond_signal(&w->work);
-  pthread_mutex_unlock(&w->lock);
-}
-
-const cmx__stream_ops cmx__cpu_stream_ops = {
-    .submit = cpu_submit, .wait = cpu_wait, .shutdown = NULL};
 
 /* ---------------- eval ---------------- */
 
@@ -312,14 +254,38 @@ static cmx_status build_tape(const cmx_array* roots, size_t n, vec* tape) {
   return st;
 }
 
-/* Tasks an eval runs itself (see cpu_try_claim), in order. */
+/* Tasks an eval runs itself (see cmx__cpu_try_claim), in order. */
 typedef struct task_list {
   cmx__task *head, *tail;
 } task_list;
 
 /* Makes a task from node's op, detaches the outputs, and submits it (or
  * appends it to `own` when the eval runs its tasks itself). */
-static cmx_status schedule(cmx_array node, task_list* own) {
+/* The tasks an eval submitted to each stream: a contiguous range of
+ * sequence numbers (evals schedule under one lock), cancelled if the eval
+ * is interrupted. */
+#define MAX_SPANS 16
+typedef struct {
+  int n;
+  struct {
+    cmx__stream* s;
+    uint64_t lo, hi;
+  } at[MAX_SPANS];
+} spans;
+
+static void spans_add(spans* sp, cmx__stream* s, uint64_t seq) {
+  for (int i = 0; i < sp->n; i++)
+    if (sp->at[i].s == s) {
+      sp->at[i].hi = seq;
+      return;
+    }
+  if (sp->n == MAX_SPANS) return; /* not cancelled: computed as usual */
+  sp->at[sp->n].s = s;
+  sp->at[sp->n].lo = sp->at[sp->n].hi = seq;
+  sp->n++;
+}
+
+static cmx_status schedule(cmx_array node, task_list* own, spans* sp) {
   cmx__op* op = node->op;
   cmx_primitive* prim = op->prim;
   cmx__stream* s = cmx__stream_get(prim->stream.index);
@@ -368,6 +334,7 @@ static cmx_status schedule(cmx_array node, task_list* own) {
   uint64_t seq = ++s->next_seq;
   for (int i = 0; i < nout; i++) {
     cmx_array o = t->arrays[nin + i];
+    cmx__node_fail(o, NULL, CMX_OK); /* a failure being retried */
     o->stream = s->index;
     o->seq = seq;
     atomic_store_explicit(&o->status, CMX__NODE_SCHEDULED,
@@ -375,12 +342,15 @@ static cmx_status schedule(cmx_array node, task_list* own) {
     if (o->op == op) {
       o->op = NULL;
       if (o->tracer &&
-          atomic_load_explicit(&cmx__tracing, memory_order_relaxed))
-        o->hist = op; /* a transform walks it later */
-      else
+          atomic_load_explicit(&cmx__tracing, memory_order_relaxed)) {
+        if (o->hist) cmx__op_release(o->hist); /* scheduled again */
+        o->hist = op;                          /* a transform walks it later */
+      } else {
         cmx__op_release(op);
+      }
     }
   }
+  spans_add(sp, s, seq);
   if (own) {
     t->next = NULL;
     if (own->tail)
@@ -392,6 +362,57 @@ static cmx_status schedule(cmx_array node, task_list* own) {
     s->ops->submit(s, t);
   }
   return CMX_OK;
+}
+
+/* Waits for a node that an eval has scheduled (or found scheduled or
+ * available) and returns its failure, if any, with the kernel's status;
+ * CMX_ERR_INTERRUPTED (no error set) when the interrupt check fired.
+ * The node is read under the eval lock: a task failing for want of memory
+ * puts the op back on its outputs meanwhile (reattach), and another eval
+ * may schedule them again. */
+static cmx_status wait_scheduled(cmx_array a, int64_t* last_poll) {
+  eval_lock();
+  bool pending =
+      !a->op && atomic_load_explicit(&a->status, memory_order_acquire) ==
+                    CMX__NODE_SCHEDULED;
+  int stream = a->stream;
+  uint64_t seq = a->seq;
+  eval_unlock();
+  cmx__stream* s = pending ? cmx__stream_get(stream) : NULL;
+  if (s && s->ops == &cmx__cpu_stream_ops && cmx__interrupt_installed()) {
+    /* Interruptible: wake up now and then to ask the interrupt check. */
+    while (!cmx__cpu_wait_for(s, seq, CMX__INTERRUPT_MS))
+      if (cmx__interrupt_poll(last_poll)) return CMX_ERR_INTERRUPTED;
+  } else if (pending) {
+    cmx__stream_wait(stream, seq);
+  }
+  eval_lock();
+  cmx_status st = CMX_OK;
+  if (a->error)
+    st = cmx__error(a->error_status, "%s", a->error);
+  else if (pending && !a->op && a->stream == stream && a->seq == seq)
+    atomic_store_explicit(&a->status, CMX__NODE_AVAILABLE,
+                          memory_order_release);
+  eval_unlock();
+  return st;
+}
+
+/* After the interrupt check fired: cancels the eval's tasks not started,
+ * waits for the kernels running now (the cancelled tasks pass at once),
+ * and fails with CMX_ERR_INTERRUPTED. The cancelled arrays keep their op
+ * (cmx__task_cancel), so a later eval computes them. */
+static cmx_status interrupted(const spans* sp) {
+  for (int i = 0; i < sp->n; i++)
+    if (sp->at[i].s->ops == &cmx__cpu_stream_ops)
+      cmx__cpu_cancel(sp->at[i].s, sp->at[i].lo, sp->at[i].hi);
+  for (int i = 0; i < sp->n; i++) {
+    cmx__stream_wait(sp->at[i].s->index, sp->at[i].hi);
+    if (sp->at[i].s->ops == &cmx__cpu_stream_ops)
+      cmx__cpu_cancel(sp->at[i].s, 1, 0);
+  }
+  return cmx__error(CMX_ERR_INTERRUPTED,
+                    "[eval] interrupted: arrays not computed yet are computed "
+                    "by the next eval");
 }
 
 /* Evals of at most this many ops may run on the caller's thread. */
@@ -419,25 +440,38 @@ static cmx_status eval_impl(const cmx_array* arrays, size_t n, bool wait) {
     if (!arrays[i])
       return cmx__error(CMX_ERR_VALUE, "[eval] argument %zu is a null array",
                         i);
-  pthread_mutex_lock(&g_eval_lock);
+  eval_lock();
   vec tape = {.elem = sizeof(cmx_array)};
   cmx_status st = build_tape(arrays, n, &tape);
   cmx_array* nodes = tape.items;
   cmx__stream* mine =
       st == CMX_OK && wait ? inline_stream(nodes, tape.n) : NULL;
-  if (mine && !cpu_try_claim(mine)) mine = NULL;
+  if (mine && !cmx__cpu_try_claim(mine)) mine = NULL;
   task_list own = {NULL, NULL};
+  spans sp = {0};
   for (size_t i = 0; st == CMX_OK && i < tape.n; i++)
-    if (nodes[i]->op) st = schedule(nodes[i], mine ? &own : NULL);
-  pthread_mutex_unlock(&g_eval_lock);
+    if (nodes[i]->op) st = schedule(nodes[i], mine ? &own : NULL, &sp);
+  eval_unlock();
   free(tape.items);
-  if (mine) cpu_run_claimed(mine, own.head);
+  cmx_status ist = mine ? cmx__cpu_run_claimed(mine, own.head) : CMX_OK;
   if (st != CMX_OK || !wait) return st;
-  for (size_t i = 0; i < n; i++) {
-    st = cmx__node_wait(arrays[i]);
-    if (st != CMX_OK) return st;
+  int64_t last_poll = 0;
+  for (size_t i = 0; i < n && ist == CMX_OK; i++) {
+    st = wait_scheduled(arrays[i], &last_poll);
+    if (st == CMX_ERR_INTERRUPTED)
+      ist = st;
+    else if (st != CMX_OK)
+      return st;
   }
-  return CMX_OK;
+  return ist == CMX_OK ? CMX_OK : interrupted(&sp);
+}
+
+cmx_status cmx__node_wait(cmx_array a) {
+  if (atomic_load_explicit(&a->status, memory_order_acquire) ==
+          CMX__NODE_AVAILABLE &&
+      !a->error)
+    return CMX_OK;
+  return eval_impl(&a, 1, true);
 }
 
 cmx_status cmx_eval(const cmx_array* arrays, size_t n) {

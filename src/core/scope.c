@@ -67,6 +67,7 @@ cmx_status cmx__scope_exit_n(size_t mark, const cmx_array* keep, cmx_array* out,
     if (!keep[i]) ok = false;
   for (size_t i = 0; i < n; i++) out[i] = ok ? cmx_array_retain(keep[i]) : NULL;
   release_to(mark);
+  if (mark == 0) cmx__tl_public_op = NULL;
   if (ok) return CMX_OK;
   if (!cmx__error_pending())
     cmx__error(CMX_ERR_RUNTIME, "[internal] an op failed without a message");

@@ -3,7 +3,7 @@
 #include <stdlib.h>
 
 #include "core/backend.h"
-#include "core/internal.h"
+#include "core/sched.h"
 
 static struct {
   pthread_mutex_t lock;
@@ -84,6 +84,13 @@ cmx_status cmx_set_default_device(cmx_device dev) {
   if (st != CMX_OK) return st;
   tl_default_device = (int)dev.type;
   return CMX_OK;
+}
+
+void cmx__streams_fork(int phase) {
+  if (phase == CMX__FORK_PREPARE)
+    pthread_mutex_lock(&g_streams.lock);
+  else
+    pthread_mutex_unlock(&g_streams.lock);
 }
 
 cmx__stream* cmx__stream_register(cmx_device dev, const cmx__stream_ops* ops,

@@ -51,7 +51,8 @@ typedef struct {
 } pool_t;
 
 static pool_t g_pool = {.busy = PTHREAD_MUTEX_INITIALIZER};
-static pthread_once_t g_pool_once = PTHREAD_ONCE_INIT;
+static _Atomic bool g_pool_ready;
+static pthread_mutex_t g_pool_init_lock = PTHREAD_MUTEX_INITIALIZER;
 
 static void run_chunks(void) {
   for (;;) {
@@ -116,7 +117,22 @@ static void caller_wait(void) {
   }
 }
 
+/* fork(): the child has none of the pool's threads, so it starts a new
+ * pool on first use (PyTorch does the same); the old workers' records are
+ * dropped. The busy lock may have been held by a parent thread. */
+static void pool_atfork_child(void) {
+  pthread_mutex_init(&g_pool.busy, NULL);
+  pthread_mutex_init(&g_pool_init_lock, NULL);
+  g_pool.nthreads = 0;
+  g_pool.workers = NULL;
+  atomic_store(&g_pool.caller_sleeping, 0);
+  atomic_store(&g_pool_ready, false);
+}
+
 static void pool_init(void) {
+  static bool registered;
+  if (!registered)
+    registered = pthread_atfork(NULL, NULL, pool_atfork_child) == 0;
   int want = cmx__env_get()->num_threads - 1;
   sem_init(&g_pool.done, 0, 0);
   if (want <= 0) return;
@@ -136,7 +152,14 @@ static void pool_init(void) {
 }
 
 int cmx__pool_threads(void) {
-  pthread_once(&g_pool_once, pool_init);
+  if (!atomic_load_explicit(&g_pool_ready, memory_order_acquire)) {
+    pthread_mutex_lock(&g_pool_init_lock);
+    if (!atomic_load(&g_pool_ready)) {
+      pool_init();
+      atomic_store(&g_pool_ready, true);
+    }
+    pthread_mutex_unlock(&g_pool_init_lock);
+  }
   return g_pool.nthreads + 1;
 }
 

@@ -268,21 +268,18 @@ static double w_blackman(double x) {
 }
 static cmx_array window(const char* op, int64_t m, window_fn f) {
   if (m < 1) m = 0;
-  if (m > ((int64_t)1 << 40)) {
-    cmx__error(CMX_ERR_VALUE, "[%s] window length %lld is too large.", op,
-               (long long)m);
+  /* The buffer comes from the allocator first, so a length past the
+   * memory limit fails at once instead of after computing it. */
+  cmx_array r = cmx__node_new(op, &m, 1, CMX_FLOAT32);
+  if (!r) return NULL;
+  if (cmx_kernel_alloc(r) != CMX_OK) {
+    cmx_array_release(r);
     return NULL;
   }
-  float* v = malloc((size_t)(m > 0 ? m : 1) * sizeof(float));
-  if (!v) {
-    cmx__error(CMX_ERR_MEMORY, "[%s] out of memory", op);
-    return NULL;
-  }
+  float* v = cmx__node_ptr(r);
   for (int64_t i = 0; i < m; i++)
     v[i] = m == 1 ? 1.0f : (float)f((double)(1 - m + 2 * i) / (double)(m - 1));
-  cmx_array r = cmx__node_from_data(op, v, &m, 1, CMX_FLOAT32);
-  free(v);
-  return r ? cmx__own(r) : NULL;
+  return cmx__own(r);
 }
 cmx_array cmx__bartlett(int64_t m, cmx_stream s) {
   (void)s;

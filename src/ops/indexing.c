@@ -357,7 +357,7 @@ cmx_array cmx__scatter_axis(const char* op, cmx_array a, cmx_array indices,
   cmx_array in[3] = {src, iv[0], iv[1]};
   if (!broadcast_except(op, in, 3, ax, s)) return NULL;
   cmx_array r;
-  if (in[0]->size == 0) {
+  if (in[0]->size == 0 && in[1]->size == 0) {
     r = in[0];
   } else {
     cmx__axis_params q;

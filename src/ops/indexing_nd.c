@@ -77,6 +77,11 @@ static bool norm_entry(const char* op, cmx_array a, entry* x, int ax) {
                            &neg))
         return false;
       x->first = q.start[0];
+      if (x->len <= 1) { /* the same element(s) with step 1 (norm_slice) */
+        x->step = step = 1;
+        x->start = x->first;
+        x->stop = x->first + x->len;
+      }
       x->full = x->len == dim && (step == 1 || dim <= 1);
       return true;
     }
@@ -398,13 +403,46 @@ static cmx_array value_to_T(const char* op, cmx_array a, const parsed* P,
   return cmx__broadcast_to(v, P->T, P->nt, s);
 }
 
+/* a[index] (op)= v where nothing is written (an empty T): a itself, but
+ * the index arrays must still be in bounds, as NumPy checks them (a[[5]] =
+ * v on a of shape (3, 0) raises). Their values are known only at eval, so
+ * each one gathers from a stand-in of its axis (a broadcast, no data) and
+ * the result depends on those gathers. */
+static cmx_array check_only(const char* op, cmx_array a, const parsed* P,
+                            cmx_stream s) {
+  cmx_array probes[MAX_ENTRIES];
+  int k = 0;
+  for (int i = 0; i < P->n; i++) {
+    const entry* x = &P->e[i];
+    if (x->kind != CMX_INDEX_ARRAY || x->array->size == 0) continue;
+    int64_t dim = a->dims[x->axis];
+    if (dim == 0)
+      return CMX__FAIL(CMX_ERR_INDEX,
+                       "[%s] Index out of bounds for axis %d with size 0.", op,
+                       x->axis);
+    /* a (1, ..., 1, dim) stand-in keeps the axis in the kernel's message */
+    int nd = x->axis + 2 <= CMX_MAX_NDIM ? x->axis + 1 : 1;
+    int64_t shape[CMX_MAX_NDIM], ones[CMX_MAX_NDIM];
+    for (int d = 0; d < nd; d++) shape[d] = 1, ones[d] = 1;
+    shape[nd - 1] = dim;
+    int ax = nd - 1;
+    int64_t n = x->array->size;
+    cmx_array probe = cmx__broadcast_to(cmx__scalar(0, CMX_BOOL), shape, nd, s);
+    cmx_array idx = cmx__reshape(x->array, &n, 1, s);
+    probes[k] = cmx__gather(probe, &idx, idx ? 1 : 0, &ax, 1, ones, nd, s);
+    if (!probes[k++]) return NULL;
+  }
+  if (k == 0) return a;
+  cmx_array r;
+  return cmx__depends(&r, &a, 1, probes, k, s) ? r : NULL;
+}
+
 /* The scatter for a[index] (op)= vT, vT of shape T. */
 static cmx_array scatter_index(const char* op, cmx_array a, const parsed* P,
                                cmx_array vT, cmx__scatter_mode mode,
                                cmx_stream s) {
   if (!vT) return NULL;
-  /* Nothing is written: a itself (validation is done). */
-  if (vT->size == 0) return a;
+  if (vT->size == 0) return check_only(op, a, P, s);
   /* A trailing run of full slices stays in the update's slice. */
   int t = P->n;
   while (t > 0 && P->e[t - 1].kind == CMX_INDEX_SLICE && P->e[t - 1].full) t--;

@@ -215,7 +215,7 @@ static cmx_array atleast_1d(cmx_array m, cmx_stream s) {
 /* x with its blocks masked: where() for bool masks (masked blocks become
  * exactly zero), a product for numeric ones (blocks scaled), as MLX. */
 static cmx_array apply_mask(cmx_array x, cmx_array m, cmx_stream s) {
-  if (!m) return NULL;
+  if (!m || !x) return NULL;
   if (m->dtype == CMX_BOOL)
     return cmx__where(m, x, cmx__scalar(0, x->dtype), s);
   return cmx__multiply(x, m, s);

@@ -10,6 +10,7 @@
 
 /* a (M, K) @ b (K, N) for any dtype after promotion. */
 static cmx_array mat_product(cmx_array a, cmx_array b, cmx_stream s) {
+  if (!a || !b) return NULL; /* an operand's reshape failed */
   cmx_array ab[2] = {a, b};
   cmx_dtype dt = cmx__result_type(ab, 2);
   if (cmx_dtype_is_inexact(dt)) return cmx__matmul(a, b, s);

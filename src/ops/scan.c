@@ -31,6 +31,7 @@ static cmx_array scan(const char* op, cmx__scan_kind kind, cmx_array a,
     if (!cmx_dtype_is_inexact(dt)) dt = CMX_FLOAT32;
   }
   a = cmx__as_dtype(a, dt, s);
+  if (!a) return NULL;
   cmx__scan_params q = {kind, ax, reverse, inclusive};
   return cmx__apply(&cmx__vt_Scan, &q, sizeof q, s, &a, 1, a->dims, a->ndim,
                     dt);

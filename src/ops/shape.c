@@ -428,9 +428,13 @@ bool cmx__norm_slice(const char* op, const int64_t* shape, int ndim,
       len = b > e ? (int64_t)((uint64_t)(b - e - 1) / (0 - (uint64_t)step)) + 1
                   : 0;
     }
+    /* A dim of at most one element is taken with step 1 (the same
+     * element), so kernels and rules never scale a stride or an offset by
+     * a huge step (x[::2**63 - 1]: signed overflow). With two elements or
+     * more, |step| < n. */
     q->start[d] = len ? b : 0;
-    q->stop[d] = len ? e : 0;
-    q->step[d] = step;
+    q->stop[d] = len > 1 ? e : len ? b + 1 : 0;
+    q->step[d] = len > 1 ? step : 1;
     out_shape[d] = len;
   }
   q->ndim = ndim;
@@ -494,19 +498,23 @@ cmx_array cmx__as_strided(cmx_array a, const int64_t* shape, int ndim,
   if (!cmx__check_shape_arg("as_strided", shape, ndim, false)) return NULL;
   cmx__as_strided_params q;
   memset(&q, 0, sizeof q);
-  if (strides)
-    memcpy(q.strides, strides, (size_t)ndim * sizeof(int64_t));
-  else
-    for (int64_t d = ndim - 1, m = 1; d >= 0; m *= shape[d], d--)
-      q.strides[d] = m;
+  int64_t size = cmx__shape_size(shape, ndim);
+  if (size < 0)
+    return CMX__FAIL(CMX_ERR_VALUE, "[as_strided] The shape is too large.");
+  /* Row-major strides by default; strides that can never be stepped (an
+   * empty view, a dim of one element) are replaced by row-major ones, so
+   * that no stride of any array overflows when scaled to bytes. */
+  uint64_t m = 1;
+  for (int d = ndim - 1; d >= 0; d--) {
+    q.strides[d] = (int64_t)m;
+    m *= shape[d] > 0 ? (uint64_t)shape[d] : 1u;
+    if (strides && size > 0 && shape[d] > 1) q.strides[d] = strides[d];
+  }
   q.offset = offset;
   q.ndim = ndim;
   if (ndim) memcpy(q.shape, shape, (size_t)ndim * sizeof(int64_t));
   /* The view must stay inside a's elements: as_strided never reads memory
    * that is not the array's (MLX leaves this unchecked). */
-  int64_t size = cmx__shape_size(shape, ndim);
-  if (size < 0)
-    return CMX__FAIL(CMX_ERR_VALUE, "[as_strided] The shape is too large.");
   if (size > 0) {
     int64_t lo = offset, hi = offset;
     bool overflow = offset < 0;

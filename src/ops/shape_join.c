@@ -3,6 +3,7 @@
  * atleast_*d. Splits are slices (views);
  * repeat and tile are a broadcast view reshaped (one copy); roll is two
  * slices joined; pad is one Pad primitive (constant) or joins (edge). */
+#include <limits.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -379,6 +380,10 @@ cmx_array cmx__tile(cmx_array a, const int64_t* reps, int nreps, cmx_stream s) {
     count += r[d] != 1;
   }
   if (count == 0) return cmx__reshape(a, shape, nd, s);
+  /* An empty result is made directly: the broadcasts below would have
+   * huge intermediate shapes for huge repetitions of an empty axis. */
+  if (cmx__shape_size(final, nd) == 0)
+    return cmx__zeros(final, nd, a->dtype, s);
   if (nd + count <= CMX_MAX_NDIM) {
     /* One copy: a new size-1 axis before each tiled axis, broadcast to
      * the repetitions, then merged. */
@@ -546,6 +551,14 @@ bool cmx__unstack(cmx_array* outs, cmx_array a, int axis, cmx_stream s) {
     return false;
   }
   if (!cmx__norm_axis("unstack", &axis, a->ndim)) return false;
+  /* The count of arrays made is an int (2**31 truncated to a negative one). */
+  if (a->dims[axis] > INT_MAX) {
+    cmx__error(CMX_ERR_VALUE,
+               "[unstack] Cannot unstack an axis of %lld into more than "
+               "%d arrays.",
+               (long long)a->dims[axis], INT_MAX);
+    return false;
+  }
   int64_t start[CMX_MAX_NDIM], stop[CMX_MAX_NDIM], step[CMX_MAX_NDIM];
   for (int d = 0; d < a->ndim; d++)
     start[d] = 0, stop[d] = a->dims[d], step[d] = 1;

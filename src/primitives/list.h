@@ -148,6 +148,18 @@
   X(Depends, 0)                                           \
   /* ---- transforms (transforms/custom.c) ---- */        \
   X(CustomTransforms, 0)                                  \
+  /* ---- factorizations (linalg.c) ---- */               \
+  X(LUF, 0)                                               \
+  X(QRF, 0)                                               \
+  X(SVD, 0)                                               \
+  X(Inverse, 0)                                           \
+  X(Cholesky, 0)                                          \
+  X(Eigh, 0)                                              \
+  X(Eig, 0)                                               \
+  X(Solve, 0)                                             \
+  X(SolveTriangular, 0)                                   \
+  /* ---- fourier transforms (fft.c) ---- */              \
+  X(FFT, 0)                                               \
   /* ---- compile's fused regions (compiled.c) ---- */    \
   X(Compiled, 0)                                          \
   /* end of list */

@@ -291,7 +291,8 @@ CMX__RULE_VMAP(cmx__vmap_scan);
 /* RandomBits: vjp/jvp are the zero rules; vmap puts the batch of keys in
  * front (one block of bits per key). */
 CMX__RULE_VMAP(cmx__vmap_random_bits);
-/* CovSqrt: vjp/jvp report that it is not differentiable (yet). */
+/* CovSqrt: vjp/jvp in rules_linalg.c (the derivative of a symmetric
+ * square root, through Eigh). */
 CMX__RULE_VJP(cmx__vjp_cov_sqrt);
 CMX__RULE_JVP(cmx__jvp_cov_sqrt);
 CMX__RULE_VMAP(cmx__vmap_cov_sqrt);
@@ -340,6 +341,32 @@ CMX__RULE_JVP(cmx__jvp_segmented_mm);
 CMX__RULE_VMAP(cmx__vmap_segmented_mm);
 /* end of gathered matrix products */
 
+/* ---------------- factorizations (rules_linalg.c) ---------------- */
+/* Every factorization vmaps by moving batch axes to the front. */
+CMX__RULE_VMAP(cmx__vmap_linalg);
+CMX__RULE_VJP(cmx__vjp_luf);
+CMX__RULE_JVP(cmx__jvp_luf);
+CMX__RULE_VJP(cmx__vjp_qrf);
+CMX__RULE_JVP(cmx__jvp_qrf);
+CMX__RULE_VJP(cmx__vjp_svd);
+CMX__RULE_JVP(cmx__jvp_svd);
+CMX__RULE_VJP(cmx__vjp_inverse);
+CMX__RULE_JVP(cmx__jvp_inverse);
+CMX__RULE_VJP(cmx__vjp_cholesky);
+CMX__RULE_JVP(cmx__jvp_cholesky);
+CMX__RULE_VJP(cmx__vjp_eigh);
+CMX__RULE_JVP(cmx__jvp_eigh);
+CMX__RULE_VJP(cmx__vjp_eig);
+CMX__RULE_JVP(cmx__jvp_eig);
+CMX__RULE_VJP(cmx__vjp_solve);
+CMX__RULE_JVP(cmx__jvp_solve);
+CMX__RULE_VJP(cmx__vjp_solve_triangular);
+CMX__RULE_JVP(cmx__jvp_solve_triangular);
+
+/* ---------------- fourier transforms (rules_fft.c) ---------------- */
+CMX__RULE_VJP(cmx__vjp_fft);
+CMX__RULE_JVP(cmx__jvp_fft);
+CMX__RULE_VMAP(cmx__vmap_fft);
 /* ---------------- compile (rules_compiled.c) ---------------- */
 /* Compiled: the fused region's primitives applied again, unfused. */
 CMX__RULE_VJP(cmx__vjp_compiled);

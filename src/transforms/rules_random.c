@@ -5,8 +5,7 @@
  * (K.., 2) give one block per key), so vmap moves the batch of keys to
  * the front: each key yields its own bits, exactly as a loop would.
  * CovSqrt: a stack of matrices, so vmap puts the batch in front. Its
- * derivative (of an SVD-based square root) needs an eigendecomposition,
- * which cmx does not have yet: vjp and jvp report so by name. */
+ * vjp and jvp (through an eigendecomposition) are in rules_linalg.c. */
 #include <string.h>
 
 #include "ops/ops_internal.h"
@@ -48,24 +47,4 @@ CMX__RULE_VMAP(cmx__vmap_cov_sqrt) {
       cmx__contiguous(cmx__batch_front(inputs[0], axes[0], 1, s), false, s);
   if (!x) return cmx_last_status();
   return batch_front_apply(p, x, 0, outputs[0], out, out_axes);
-}
-
-CMX__RULE_VJP(cmx__vjp_cov_sqrt) {
-  (void)p, (void)primals, (void)nin, (void)cotangents, (void)nout;
-  (void)argnums, (void)nargs, (void)outputs, (void)out;
-  return cmx__error(CMX_ERR_NOT_IMPLEMENTED,
-                    "[vjp] CovSqrt (the covariance square root of "
-                    "multivariate_normal) is not differentiable yet: its "
-                    "derivative needs an eigendecomposition, which cmx does "
-                    "not have.");
-}
-
-CMX__RULE_JVP(cmx__jvp_cov_sqrt) {
-  (void)p, (void)primals, (void)nin, (void)tangents, (void)argnums;
-  (void)nargs, (void)outputs, (void)out, (void)nout;
-  return cmx__error(CMX_ERR_NOT_IMPLEMENTED,
-                    "[jvp] CovSqrt (the covariance square root of "
-                    "multivariate_normal) is not differentiable yet: its "
-                    "derivative needs an eigendecomposition, which cmx does "
-                    "not have.");
 }

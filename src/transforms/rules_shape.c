@@ -465,19 +465,24 @@ CMX__RULE_VJP(cmx__vjp_concatenate) {
     start[d] = 0;
     stop[d] = c->dims[d];
   }
-  for (int k = 0; k < nargs; k++) {
-    out[k] = NULL;
+  /* Offsets of all inputs at once: summing the earlier inputs for each one
+   * was quadratic (grad through a stack of 100,000 arrays took 62 s). */
+  int64_t* offs = malloc(((size_t)nin + 1) * sizeof *offs);
+  if (!offs) return cmx__error(CMX_ERR_MEMORY, "[vjp] out of host memory");
+  offs[0] = 0;
+  for (int i = 0; i < nin; i++)
+    offs[i + 1] = offs[i] + primals[i]->dims[q->axis];
+  cmx_status st = CMX_OK;
+  for (int k = 0; k < nargs; k++) out[k] = NULL;
+  for (int k = 0; k < nargs && st == CMX_OK; k++) {
     cmx_array x = primals[argnums[k]];
     if (!inexact(x)) continue;
-    int64_t off = 0;
-    for (int i = 0; i < argnums[k]; i++) off += primals[i]->dims[q->axis];
-    start[q->axis] = off;
-    stop[q->axis] = off + x->dims[q->axis];
-    cmx_status st = give(&out[k], cmx__slice(c, start, stop, NULL, s));
-    if (st != CMX_OK) return st;
+    start[q->axis] = offs[argnums[k]];
+    stop[q->axis] = offs[argnums[k] + 1];
+    st = give(&out[k], cmx__slice(c, start, stop, NULL, s));
   }
-  (void)nin;
-  return CMX_OK;
+  free(offs);
+  return st;
 }
 
 CMX__RULE_JVP(cmx__jvp_concatenate) {

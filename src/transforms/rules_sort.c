@@ -245,6 +245,7 @@ static cmx_array log_part(cmx_array a, cmx_array sign_mask, cmx_stream s) {
 static cmx_array signed_lcse(cmx_array a, cmx_array pre, cmx_array post,
                              int axis, bool reverse, bool inclusive,
                              cmx_stream s) {
+  if (!a) return NULL; /* a failed intermediate (out of memory) */
   cmx_array zero = cmx__scalar(0, a->dtype);
   cmx_array parts[2] = {cmx__greater(a, zero, s), cmx__less(a, zero, s)};
   cmx_array r[2];

@@ -448,6 +448,61 @@ B(b_hadamard) {
   float sc = v ? 0.5f : 0.25f;
   return cmx_hadamard_transform(o, in[0], &sc, S);
 }
+/* Multi-output ops: output 0, the others released. */
+static cmx_status first_of(cmx_status st, cmx_array* outs, int n,
+                           cmx_array* o) {
+  for (int i = 1; i < n; i++) cmx_array_release(outs[i]);
+  *o = outs[0];
+  return st;
+}
+B(b_lu_factor) {
+  (void)v;
+  cmx_array r[2] = {0};
+  return first_of(cmx_linalg_lu_factor(&r[0], &r[1], in[0], S), r, 2, o);
+}
+B(b_qr) {
+  (void)v;
+  cmx_array r[2] = {0};
+  return first_of(cmx_linalg_qr(&r[0], &r[1], in[0], S), r, 2, o);
+}
+B(b_svd) {
+  cmx_array r[3] = {0};
+  int n = 0;
+  cmx_status st = cmx_linalg_svd(r, &n, in[0], v, S);
+  if (!v) return (*o = r[0]), st;
+  cmx_array_release(r[0]), cmx_array_release(r[2]);
+  *o = r[1];
+  return st;
+}
+B(b_inv) {
+  return v ? cmx_linalg_tri_inv(o, in[0], false, S)
+           : cmx_linalg_inv(o, in[0], S);
+}
+B(b_cholesky) {
+  return cmx_linalg_cholesky(o, in[0], v, S);
+}
+B(b_eigh) {
+  cmx_array r[2] = {0};
+  return first_of(cmx_linalg_eigh(&r[0], &r[1], in[0], v ? "U" : "L", S), r, 2,
+                  o);
+}
+B(b_eig) {
+  cmx_array r[2] = {0};
+  if (!v) return cmx_linalg_eigvals(o, in[0], S);
+  return first_of(cmx_linalg_eig(&r[0], &r[1], in[0], S), r, 2, o);
+}
+B(b_solve) {
+  (void)v;
+  return cmx_linalg_solve(o, in[0], in[1], S);
+}
+B(b_solve_tri) {
+  return cmx_linalg_solve_triangular(o, in[0], in[1], v, S);
+}
+B(b_fft) {
+  int64_t n = 6;
+  return v ? cmx_fft_rfft(o, in[0], &n, -1, NULL, S)
+           : cmx_fft_fft(o, in[0], NULL, 0, "ortho", S);
+}
 /* Compiled: a fused region of two ops (exp, then multiply or, variant 1,
  * add), from compile (the kernel cache makes later builds cheap). */
 static cmx_status fused_pair(void* payload, const cmx_array* in, int n,
@@ -562,6 +617,16 @@ static const op_case CASES[] = {
     {"gather_mm", b_gather_mm, 3, {{3, 2, 4}, {4, 5}, {2}}, {3, 2, 1}, {F32, F32, U32}, VARIANT | NO_VJP},
     {"segmented_mm", b_segmented_mm, 3, {{2, 4}, {4, 3}, {3, 2}}, {2, 2, 2}, {F32, F32, U32}, NO_VJP},
     {"hadamard_transform", b_hadamard, 1, {{3, 8}}, {2}, {F32}, VARIANT},
+    {"lu_factor", b_lu_factor, 1, {{3, 3}}, {2}, {F32}, 0},
+    {"qr", b_qr, 1, {{4, 3}}, {2}, {F32}, 0},
+    {"svd", b_svd, 1, {{3, 3}}, {2}, {F32}, VARIANT},
+    {"inv", b_inv, 1, {{3, 3}}, {2}, {F32}, VARIANT},
+    {"cholesky", b_cholesky, 1, {{3, 3}}, {2}, {F32}, VARIANT},
+    {"eigh", b_eigh, 1, {{3, 3}}, {2}, {F32}, VARIANT},
+    {"eig", b_eig, 1, {{3, 3}}, {2}, {F32}, VARIANT | NO_VJP},
+    {"solve", b_solve, 2, {{3, 3}, {3, 2}}, {2, 2}, {F32, F32}, 0},
+    {"solve_triangular", b_solve_tri, 2, {{3, 3}, {3, 2}}, {2, 2}, {F32, F32}, VARIANT},
+    {"fft", b_fft, 1, {{2, 5}}, {2}, {F32}, VARIANT},
     {"compiled", b_compiled, 2, {{2, 3}, {3}}, {2, 1}, {F32, F32}, VARIANT},
     {"depends", b_depends, 2, {{2, 3}, {3}}, {2, 1}, {F32, F32}, 0},
     {"custom_function", b_custom, 1, {{2, 3}}, {2}, {F32}, VARIANT | DISTINCT},

@@ -1,5 +1,6 @@
 /* Transform rules of the random primitives: RandomBits (vmap over batches
- * of keys, no derivative) and CovSqrt (vmap; vjp and jvp fail clearly). */
+ * of keys, no derivative) and CovSqrt (vmap; jvp solves X dX + dX X = dA
+ * for symmetric dA, and vjp is its transpose). */
 #include "rules_mm_util.h"
 
 /* clang-format off */
@@ -118,18 +119,37 @@ static void test_cov_sqrt(void) {
   cmx_array c0 = spd_stack(3, 0, 3), c2 = spd_stack(2, 2, 4);
   tc_check_vmap("cov_sqrt vmap axis 0", t_cov_sqrt, NULL, &c0, 1, &ax0, 0);
   tc_check_vmap("cov_sqrt vmap axis 2", t_cov_sqrt, NULL, &c2, 1, &ax2, 1);
-  /* Not differentiable yet: a clear error naming it. */
-  cmx_array one = spd_stack(1, 0, 3), ct = NULL, g = NULL;
+  /* jvp: X = sqrt(A) and X dX + dX X = dA for a symmetric tangent dA
+   * (float32 math: 1e-4); vjp: <vjp(U), dA> = <U, jvp(dA)>. */
+  cmx_array one = spd_stack(1, 0, 3), t0 = rnd((int64_t[]){1, 3, 3}, 3);
+  cmx_array t32 = NULL, tt = NULL, tan = NULL, u = rnd((int64_t[]){1, 3, 3}, 3);
+  cmx_array u32 = NULL, g = NULL, *jo = NULL, *jt = NULL, *vo = NULL;
+  OK(cmx_astype(&t32, t0, CMX_FLOAT32, S));
+  OK(cmx_swapaxes(&tt, t32, 1, 2, S));
+  OK(cmx_add(&tan, t32, tt, S));
+  OK(cmx_astype(&u32, u, CMX_FLOAT32, S));
   tc_closure cl = {t_cov_sqrt, NULL};
   cmx_closure f = {tc_call, &cl};
-  cmx_ones_like(&ct, one, S);
-  FAILS(cmx_vjp(f, &one, 1, &ct, 1, NULL, NULL, &g), CMX_ERR_NOT_IMPLEMENTED,
-        "[vjp] CovSqrt");
-  cmx_array *jo = NULL, *jt = NULL;
-  int nj = 0;
-  FAILS(cmx_jvp(f, &one, 1, &ct, &jo, &jt, &nj), CMX_ERR_NOT_IMPLEMENTED,
-        "[jvp] CovSqrt");
-  release_all((cmx_array[]){c0, c2, one, ct}, 4);
+  int nj = 0, nv = 0;
+  OK(cmx_jvp(f, &one, 1, &tan, &jo, &jt, &nj));
+  OK(cmx_vjp(f, &one, 1, &u32, 1, &vo, &nv, &g));
+  if (nj == 1 && nv == 1 && g) {
+    cmx_array a1 = NULL, a2 = NULL, lhs = NULL;
+    OK(cmx_matmul(&a1, jo[0], jt[0], S));
+    OK(cmx_matmul(&a2, jt[0], jo[0], S));
+    OK(cmx_add(&lhs, a1, a2, S));
+    double m = tc_max_err(lhs, tan);
+    CHECK_MSG(m < 1e-4, "X dX + dX X - dA: %g", m);
+    double lhs_dot = tc_dot(g, tan), rhs_dot = tc_dot(u32, jt[0]);
+    CHECK_MSG(fabs(lhs_dot - rhs_dot) < 1e-4 * (1 + fabs(lhs_dot)),
+              "vjp.t %g vs u.jvp %g", lhs_dot, rhs_dot);
+    release_all((cmx_array[]){a1, a2, lhs}, 3);
+  }
+  for (int i = 0; i < nj; i++)
+    cmx_array_release(jo[i]), cmx_array_release(jt[i]);
+  for (int i = 0; i < nv; i++) cmx_array_release(vo[i]);
+  free(jo), free(jt), free(vo);
+  release_all((cmx_array[]){c0, c2, one, t0, t32, tt, tan, u, u32, g}, 10);
 }
 
 int main(void) {

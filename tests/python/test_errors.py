@@ -57,7 +57,8 @@ def call_quietly(fn, *args, **kw):
         try:
             mx.eval(r)
             r.tolist()
-        except (ValueError, RuntimeError, MemoryError, NotImplementedError) as e:
+        except (ValueError, IndexError, RuntimeError, MemoryError,
+                NotImplementedError) as e:
             return e
     return r
 

@@ -11,12 +11,22 @@
 #ifndef CMX_BACKEND_CPU_H
 #define CMX_BACKEND_CPU_H
 
+#include <complex.h>
 #include <math.h>
 #include <string.h>
 
 #include "backend/cpu/ew_scalar_cpu.h" /* half conversions */
 #include "backend/cpu/vmath.h" /* CMX__KINLINE, cmx__fbits, cmx__bitsf */
 #include "core/internal.h"
+
+/* glibc's <complex.h> (2.36) defines CMPLX and CMPLXF for GCC only, so
+ * clang (make fuzz) gets them from its __builtin_complex here. */
+#if defined(__clang__) && !defined(CMPLX)
+#define CMPLX(x, y) __builtin_complex((double)(x), (double)(y))
+#endif
+#if defined(__clang__) && !defined(CMPLXF)
+#define CMPLXF(x, y) __builtin_complex((float)(x), (float)(y))
+#endif
 
 /* ---- 16-bit floats, inline for kernels ----
  * The conversions of the elementwise semantics (primitives/ew_scalar.h):

@@ -134,7 +134,10 @@ bool cmx__cpu_index_offsets(cmx_array idx, int64_t begin, int64_t n,
   bool contig = idx->ndim > 0 && (idx->flags & CMX__FLAG_ROW_CONTIG);
   if (!contig)
     cmx__cpu_offsets(idx->dims, CMX__STRIDES(idx), idx->ndim, begin, n, tmp);
-  uint64_t lim = (uint64_t)(dim - ext), any_bad = 0;
+  /* An axis shorter than the slice (an empty axis) admits no index; the
+   * unsigned limit would wrap to admit every index. */
+  uint64_t lim = dim >= ext ? (uint64_t)(dim - ext) : 0;
+  uint64_t any_bad = dim < ext;
   switch (idx->dtype) {
     case CMX_UINT8:
       INDEX_OFFSETS(uint8_t, AS_I64);
@@ -173,6 +176,19 @@ bool cmx__cpu_index_offsets(cmx_array idx, int64_t begin, int64_t n,
     }
   }
   return false;
+}
+
+bool cmx__cpu_check_indices(cmx_array idx, int64_t dim, int64_t ext, int axis,
+                            cmx__idx_bad* bad) {
+  int64_t offs[CMX__IDX_BATCH], tmp[CMX__IDX_BATCH];
+  for (int64_t p0 = 0; p0 < idx->size; p0 += CMX__IDX_BATCH) {
+    int64_t n =
+        idx->size - p0 < CMX__IDX_BATCH ? idx->size - p0 : CMX__IDX_BATCH;
+    if (!cmx__cpu_index_offsets(idx, p0, n, dim, ext, 0, axis, true, offs, tmp,
+                                bad))
+      return false;
+  }
+  return true;
 }
 
 cmx_status cmx__idx_bad_error(const cmx__idx_bad* b, const char* op) {
@@ -314,6 +330,25 @@ static void gather_strided_slices(const gather_ctx* c, int64_t p0, int64_t n,
     for (int64_t j = 0; j < n; j++) d_[j] = s_[offs[j]]; \
   } while (0)
 
+/* GATHER_ELEMS with the unsigned type of c->isz bytes. */
+#define GATHER_ELEMS_BY_SIZE()  \
+  do {                          \
+    switch (c->isz) {           \
+      case 1:                   \
+        GATHER_ELEMS(uint8_t);  \
+        break;                  \
+      case 2:                   \
+        GATHER_ELEMS(uint16_t); \
+        break;                  \
+      case 4:                   \
+        GATHER_ELEMS(uint32_t); \
+        break;                  \
+      default:                  \
+        GATHER_ELEMS(uint64_t); \
+        break;                  \
+    }                           \
+  } while (0)
+
 static void gather_chunk(void* vc, int64_t b, int64_t e) {
   gather_ctx* c = vc;
   int64_t offs[CMX__IDX_BATCH], v[CMX__IDX_BATCH];
@@ -334,20 +369,7 @@ static void gather_chunk(void* vc, int64_t b, int64_t e) {
         return;
       }
     if (c->S == 1) {
-      switch (c->isz) {
-        case 1:
-          GATHER_ELEMS(uint8_t);
-          break;
-        case 2:
-          GATHER_ELEMS(uint16_t);
-          break;
-        case 4:
-          GATHER_ELEMS(uint32_t);
-          break;
-        default:
-          GATHER_ELEMS(uint64_t);
-          break;
-      }
+      GATHER_ELEMS_BY_SIZE();
     } else if (tile) {
       gather_strided_slices(c, p0, n, offs, tile);
     } else {
@@ -368,7 +390,16 @@ CMX__KERNEL(cmx__cpu_gather) {
   cmx_array a = in[0], o = out[0];
   cmx_status s = cmx_kernel_alloc(o);
   if (s != CMX_OK) return s;
-  if (o->size == 0) return CMX_OK;
+  if (o->size == 0) { /* nothing to copy, but the indices must be valid */
+    cmx__idx_bad bad;
+    memset(&bad, 0, sizeof bad);
+    for (int k = 1; k < nin; k++)
+      if (!cmx__cpu_check_indices(in[k], a->dims[q->axes[k - 1]],
+                                  q->slice_sizes[q->axes[k - 1]],
+                                  q->axes[k - 1], &bad))
+        return cmx__idx_bad_error(&bad, "gather");
+    return CMX_OK;
+  }
   gather_ctx* c = calloc(1, sizeof *c);
   if (!c) return cmx_kernel_error(CMX_ERR_MEMORY, "[gather] out of memory");
   c->idx = in + 1;
@@ -424,20 +455,7 @@ static void gather_axis_chunk(void* vc, int64_t b, int64_t e) {
     if (!cmx__cpu_index_offsets(c->idx, p0, n, c->dim, 1, c->axis_stride,
                                 c->axis, false, offs, v, &c->bad))
       return;
-    switch (c->isz) {
-      case 1:
-        GATHER_ELEMS(uint8_t);
-        break;
-      case 2:
-        GATHER_ELEMS(uint16_t);
-        break;
-      case 4:
-        GATHER_ELEMS(uint32_t);
-        break;
-      default:
-        GATHER_ELEMS(uint64_t);
-        break;
-    }
+    GATHER_ELEMS_BY_SIZE();
   }
 }
 
@@ -449,7 +467,7 @@ CMX__KERNEL(cmx__cpu_gather_axis) {
   cmx_array a = in[0], o = out[0];
   cmx_status s = cmx_kernel_alloc(o);
   if (s != CMX_OK) return s;
-  if (o->size == 0) return CMX_OK;
+  if (o->size == 0) return CMX_OK; /* the indices are empty too */
   gather_axis_ctx c;
   memset(&c, 0, sizeof c);
   c.idx = in[1];

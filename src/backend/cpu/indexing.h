@@ -70,6 +70,14 @@ bool cmx__cpu_index_offsets(cmx_array idx, int64_t begin, int64_t n,
                             bool first, int64_t* offs, int64_t* tmp,
                             cmx__idx_bad* bad);
 
+/* Bounds-checks every index of idx (wrapping negatives by dim, room for a
+ * slice of ext elements) without computing offsets: for kernels whose
+ * output or slices are empty, which move no data but must still reject an
+ * out-of-range index as NumPy does. False, with the first bad index in
+ * bad, when one is out of range. */
+bool cmx__cpu_check_indices(cmx_array idx, int64_t dim, int64_t ext, int axis,
+                            cmx__idx_bad* bad);
+
 /* Sets the kernel error for a recorded bad index ("[op] Index 7 is out of
  * bounds for axis 0 with size 5.") and returns CMX_ERR_INDEX. */
 cmx_status cmx__idx_bad_error(const cmx__idx_bad* b, const char* op);

@@ -1,6 +1,7 @@
 /* The CPU kernel of Load: the output's bytes read from the file with
  * pread (a short read means the file is shorter than when it was loaded:
- * MLX's RuntimeError at evaluation). */
+ * MLX's RuntimeError at evaluation, so CMX_ERR_RUNTIME, not an I/O
+ * error). */
 #include "primitives/io.h"
 
 #include <errno.h>
@@ -23,11 +24,12 @@ cmx_status cmx__cpu_load(const cmx_primitive* p, const cmx_array* in, int nin,
     ssize_t r = pread(q->file->fd, dst, want, (off_t)off);
     if (r < 0 && errno == EINTR) continue;
     if (r < 0)
-      return cmx_kernel_error(CMX_ERR_IO, "[load] Unable to read from %s: %s",
+      return cmx_kernel_error(CMX_ERR_RUNTIME,
+                              "[load] Unable to read from %s: %s",
                               q->file->path, strerror(errno));
     if (r == 0)
       return cmx_kernel_error(
-          CMX_ERR_IO,
+          CMX_ERR_RUNTIME,
           "[load] Unable to read from %s: the file ends at byte %llu, before "
           "the %llu bytes of this array (it is truncated, or changed since it "
           "was loaded).",

@@ -127,6 +127,18 @@ static const cmx_kernel_fn cpu_kernels[CMX__NUM_PRIMITIVES] = {
     [CMX__P_SegmentedMM] = cmx__cpu_segmented_mm,
     /* hadamard transform */
     [CMX__P_Hadamard] = cmx__cpu_hadamard,
+    /* factorizations */
+    [CMX__P_LUF] = cmx__cpu_luf,
+    [CMX__P_QRF] = cmx__cpu_qrf,
+    [CMX__P_SVD] = cmx__cpu_svd,
+    [CMX__P_Inverse] = cmx__cpu_inverse,
+    [CMX__P_Cholesky] = cmx__cpu_cholesky,
+    [CMX__P_Eigh] = cmx__cpu_eigh,
+    [CMX__P_Eig] = cmx__cpu_eig,
+    [CMX__P_Solve] = cmx__cpu_solve,
+    [CMX__P_SolveTriangular] = cmx__cpu_solve_triangular,
+    /* fourier transforms */
+    [CMX__P_FFT] = cmx__cpu_fft,
     /* compile's fused regions */
     [CMX__P_Compiled] = cmx__cpu_compiled,
     /* the views, which run on any device */

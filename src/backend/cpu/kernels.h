@@ -86,6 +86,22 @@ CMX__KERNEL(cmx__cpu_addmm);
 CMX__KERNEL(cmx__cpu_gather_mm);
 CMX__KERNEL(cmx__cpu_segmented_mm);
 
+/* ---- factorizations (linalg.c) ----
+ * Contracts in primitives/linalg.h. */
+CMX__KERNEL(cmx__cpu_luf);
+CMX__KERNEL(cmx__cpu_qrf);
+CMX__KERNEL(cmx__cpu_svd);
+CMX__KERNEL(cmx__cpu_inverse);
+CMX__KERNEL(cmx__cpu_cholesky);
+CMX__KERNEL(cmx__cpu_eigh);
+CMX__KERNEL(cmx__cpu_eig);
+CMX__KERNEL(cmx__cpu_solve);
+CMX__KERNEL(cmx__cpu_solve_triangular);
+
+/* ---- fourier transforms (fft.c) ----
+ * Contract in primitives/fft.h. */
+CMX__KERNEL(cmx__cpu_fft);
+
 /* ---- hadamard transform (hadamard.c) ----
  * Contract in primitives/hadamard.h. */
 CMX__KERNEL(cmx__cpu_hadamard);

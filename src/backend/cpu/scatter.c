@@ -233,7 +233,18 @@ CMX__KERNEL(cmx__cpu_scatter) {
   const cmx_array* idx = in + 1;
   int nidx = nin - 2;
   cmx_status s = init_output(o, a);
-  if (s != CMX_OK || upd->size == 0) return s;
+  if (s != CMX_OK) return s;
+  if (upd->size == 0) { /* nothing to write, but the indices must be valid */
+    cmx__idx_bad bad;
+    memset(&bad, 0, sizeof bad);
+    int ind = upd->ndim - o->ndim;
+    for (int k = 0; k < nidx; k++)
+      if (!cmx__cpu_check_indices(idx[k], o->dims[q->axes[k]],
+                                  upd->dims[ind + q->axes[k]], q->axes[k],
+                                  &bad))
+        return cmx__idx_bad_error(&bad, "scatter");
+    return CMX_OK;
+  }
 
   scatter_ctx c;
   memset(&c, 0, sizeof c);

@@ -1,0 +1,104 @@
+"""mx.fft and mx.linalg benchmarks (issue 17), one run, figures printed as
+ratios against NumPy (pocketfft, LAPACK) and PyTorch when it is installed,
+measured in the same run, functions taking turns (benchmarks/_timing.py).
+
+CPU goals: fft and rfft of 2^20 points and of a (1024, 1024) batch along
+the last axis at >= 0.8 of NumPy's speed. The linalg figures (batched
+(256, 64, 64) inv, cholesky, svd, eigh; a 4096x4096 solve) are printed for
+the CPU; their GPU goals need cuSOLVER (not yet). complex64/float32 on
+every side (NumPy >= 2 computes float32 transforms in single precision).
+
+    PYTHONPATH=build/python python benchmarks/linalg_fft_bench.py [--quick]
+"""
+
+import os
+import sys
+
+import numpy as np
+
+import cmx.core as mx
+from _timing import best_alternating
+
+try:
+    import torch
+except ImportError:  # the project venv has no torch
+    torch = None
+
+QUICK = "--quick" in sys.argv
+RNG = np.random.default_rng(0)
+
+
+def cplx(shape):
+    return (RNG.standard_normal(shape) + 1j * RNG.standard_normal(shape)).astype(np.complex64)
+
+
+def row(name, fns, reps, number):
+    names = [n for n, _ in fns]
+    times = best_alternating([f for _, f in fns], reps, number)
+    base = times[0]
+    parts = [f"{n} {t * 1e3:8.2f} ms" for n, t in zip(names, times)]
+    ratios = [f"cmx/{n} speed {t / base:5.2f}x" for n, t in zip(names[1:], times[1:])]
+    print(f"{name:34s} " + "  ".join(parts) + "   " + "  ".join(ratios))
+    return times
+
+
+def fft_rows():
+    print("== FFT (complex64 / float32), CPU, cmx threads: "
+          f"{os.environ.get('CMX_NUM_THREADS', 'all')}")
+    cases = [("fft 2^20", cplx((1 << 20,)), "fft"),
+             ("rfft 2^20", RNG.standard_normal(1 << 20).astype(np.float32), "rfft"),
+             ("fft (1024, 1024) last axis", cplx((1024, 1024)), "fft"),
+             ("rfft (1024, 1024) last axis",
+              RNG.standard_normal((1024, 1024)).astype(np.float32), "rfft"),
+             ("ifft 2^20", cplx((1 << 20,)), "ifft"),
+             ("fft 1009 x 1024 batch (prime)", cplx((1024, 1009)), "fft"),
+             ("fft2 (1024, 1024)", cplx((1024, 1024)), "fft2")]
+    out = {}
+    for name, x, fn in cases:
+        a = mx.array(x)
+        mx.eval(a)
+        cf, nf = getattr(mx.fft, fn), getattr(np.fft, fn)
+        fns = [("cmx", lambda: mx.eval(cf(a))), ("numpy", lambda: nf(x))]
+        if torch is not None:
+            t = torch.from_numpy(x)
+            tf = getattr(torch.fft, fn)
+            fns.append(("torch", lambda: tf(t)))
+        out[name] = row(name, fns, 3 if QUICK else 7, 3 if QUICK else 5)
+    return out
+
+
+def linalg_rows():
+    print("== linalg (float32), CPU")
+    b = RNG.standard_normal((256, 64, 64)).astype(np.float32)
+    spd = b @ b.transpose(0, 2, 1) + 64 * np.eye(64, dtype=np.float32)
+    big = RNG.standard_normal((4096, 4096)).astype(np.float32) + 64 * np.eye(4096, dtype=np.float32)
+    rhs = RNG.standard_normal((4096, 1)).astype(np.float32)
+    cases = [("inv (256, 64, 64)", b, lambda a: mx.linalg.inv(a), np.linalg.inv, "inv"),
+             ("cholesky (256, 64, 64)", spd, lambda a: mx.linalg.cholesky(a), np.linalg.cholesky, "cholesky"),
+             ("svd (256, 64, 64)", b, lambda a: mx.linalg.svd(a)[1], lambda a: np.linalg.svd(a)[1], "svd"),
+             ("eigh (256, 64, 64)", spd, lambda a: mx.linalg.eigh(a)[0], lambda a: np.linalg.eigh(a)[0], "eigh")]
+    for name, x, cf, nf, tn in cases:
+        a = mx.array(x)
+        mx.eval(a)
+        fns = [("cmx", lambda: mx.eval(cf(a))), ("numpy", lambda: nf(x))]
+        if torch is not None:
+            t = torch.from_numpy(x)
+            tfn = {"inv": torch.linalg.inv, "cholesky": torch.linalg.cholesky,
+                   "svd": torch.linalg.svd, "eigh": torch.linalg.eigh}[tn]
+            fns.append(("torch", lambda: tfn(t)))
+        row(name, fns, 2 if QUICK else 4, 1 if QUICK else 2)
+    a, r = mx.array(big), mx.array(rhs)
+    mx.eval(a, r)
+    fns = [("cmx", lambda: mx.eval(mx.linalg.solve(a, r))), ("numpy", lambda: np.linalg.solve(big, rhs))]
+    if torch is not None:
+        ta, tr = torch.from_numpy(big), torch.from_numpy(rhs)
+        fns.append(("torch", lambda: torch.linalg.solve(ta, tr)))
+    row("solve 4096 x 4096", fns, 2 if QUICK else 3, 1)
+
+
+if __name__ == "__main__":
+    print(f"numpy {np.__version__}; torch {'not installed' if torch is None else torch.__version__}; "
+          f"cpus {os.cpu_count()}, load {os.getloadavg()[0]:.1f}")
+    fft_rows()
+    if "--fft-only" not in sys.argv:
+        linalg_rows()

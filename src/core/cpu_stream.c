@@ -1,0 +1,315 @@
+/* The CPU stream backend: one worker thread per stream running its tasks
+ * in order from a FIFO queue; small evals that run their tasks on the
+ * caller's thread (claiming the stream); cancellation of an interrupted
+ * eval's tasks; and fork().
+ *
+ * fork(): the child has only the forking thread, so the workers are gone.
+ * A pthread_atfork handler takes the core's locks before fork() (the eval
+ * lock, the stream table, each worker's lock, the allocator: the order in
+ * which they nest), so the child's copies are consistent, and releases them
+ * after. In the child each worker restarts on first use; tasks still queued
+ * (and those of a batch the parent's worker had not started) run there;
+ * a task that was running in the parent is lost, and is counted as finished
+ * so that nothing waits for it forever (reading its result fails with "no
+ * data"). PyTorch resets its thread pool the same way.
+ */
+#include <stdlib.h>
+#include <time.h>
+
+#include "core/sched.h"
+
+typedef struct cpu_worker {
+  cmx__stream* stream;
+  pthread_mutex_t lock;
+  pthread_cond_t work, done; /* done uses CLOCK_MONOTONIC (timed waits) */
+  cmx__task *head, *tail;
+  uint64_t submitted;
+  _Atomic int waiters;
+  bool running; /* the worker is running a batch (guarded by lock) */
+  bool claimed; /* an eval runs this stream's tasks itself (see below) */
+  bool alive;   /* the worker thread exists (false in a forked child) */
+  /* For a forked child: the seq of the task being run and the batch's
+   * tasks not started yet (written by the worker as it goes). */
+  _Atomic uint64_t current;
+  _Atomic(cmx__task*) rest;
+  /* Tasks lo..hi are cancelled (an interrupted eval's); any is set once a
+   * range was ever given, so the worker looks only then (under lock). */
+  _Atomic bool cancel_any;
+  uint64_t cancel_lo, cancel_hi;
+} cpu_worker;
+
+static uint64_t task_seq(const cmx__task* t) {
+  return t->arrays[t->nin]->seq;
+}
+
+static void init_sync(cpu_worker* w) {
+  pthread_mutex_init(&w->lock, NULL);
+  pthread_cond_init(&w->work, NULL);
+  pthread_condattr_t ca;
+  pthread_condattr_init(&ca);
+  pthread_condattr_setclock(&ca, CLOCK_MONOTONIC);
+  pthread_cond_init(&w->done, &ca);
+  pthread_condattr_destroy(&ca);
+}
+
+/* Marks task seq done and wakes its waiters. */
+static void cpu_complete(cpu_worker* w, uint64_t seq) {
+  /* seq_cst store then load: pairs with cpu_wait's increment-then-check so
+   * a waiter is never missed. */
+  atomic_store(&w->stream->completed, seq);
+  if (atomic_load(&w->waiters)) {
+    pthread_mutex_lock(&w->lock);
+    pthread_cond_broadcast(&w->done);
+    pthread_mutex_unlock(&w->lock);
+  }
+}
+
+static bool is_cancelled(cpu_worker* w, uint64_t seq) {
+  if (!atomic_load_explicit(&w->cancel_any, memory_order_acquire)) return false;
+  pthread_mutex_lock(&w->lock);
+  bool c = seq >= w->cancel_lo && seq <= w->cancel_hi;
+  pthread_mutex_unlock(&w->lock);
+  return c;
+}
+
+static void run_or_cancel(cpu_worker* w, cmx__task* t, uint64_t seq) {
+  if (is_cancelled(w, seq))
+    cmx__task_cancel(t);
+  else
+    cmx__task_run(t);
+}
+
+static void* cpu_worker_main(void* arg) {
+  cpu_worker* w = arg;
+  pthread_mutex_lock(&w->lock);
+  for (;;) {
+    while (!w->head || w->claimed) pthread_cond_wait(&w->work, &w->lock);
+    /* Take the whole queue at once: fewer lock round trips. */
+    cmx__task* batch = w->head;
+    w->head = w->tail = NULL;
+    w->running = true;
+    atomic_store(&w->rest, batch);
+    pthread_mutex_unlock(&w->lock);
+    while (batch) {
+      cmx__task* t = batch;
+      uint64_t seq = task_seq(t);
+      /* current, then rest: a child forked between the two re-runs t */
+      atomic_store(&w->current, seq);
+      batch = t->next;
+      atomic_store(&w->rest, batch);
+      run_or_cancel(w, t, seq);
+      cpu_complete(w, seq);
+    }
+    pthread_mutex_lock(&w->lock);
+    w->running = false;
+  }
+  return NULL;
+}
+
+/* Starts the worker thread if it is not running (a forked child). Lock
+ * held. False when no thread could be started. */
+static bool ensure_thread(cpu_worker* w) {
+  if (w->alive) return true;
+  pthread_attr_t attr;
+  pthread_attr_init(&attr);
+  pthread_attr_setdetachstate(&attr, PTHREAD_CREATE_DETACHED);
+  pthread_t th;
+  w->alive = pthread_create(&th, &attr, cpu_worker_main, w) == 0;
+  pthread_attr_destroy(&attr);
+  return w->alive;
+}
+
+static pthread_once_t g_fork_once = PTHREAD_ONCE_INIT;
+static void register_fork_handlers(void);
+
+void* cmx__cpu_worker_new(cmx__stream* s) {
+  pthread_once(&g_fork_once, register_fork_handlers);
+  cpu_worker* w = calloc(1, sizeof *w);
+  if (!w) return CMX__FAIL(CMX_ERR_MEMORY, "[new_stream] out of host memory");
+  w->stream = s;
+  init_sync(w);
+  pthread_mutex_lock(&w->lock);
+  bool ok = ensure_thread(w);
+  pthread_mutex_unlock(&w->lock);
+  if (!ok) {
+    free(w);
+    return CMX__FAIL(CMX_ERR_RUNTIME, "[new_stream] cannot start a thread");
+  }
+  return w;
+}
+
+static void cpu_wait(cmx__stream* s, uint64_t seq) {
+  cpu_worker* w = s->backend;
+  if (atomic_load_explicit(&s->completed, memory_order_acquire) >= seq) return;
+  pthread_mutex_lock(&w->lock);
+  ensure_thread(w);
+  atomic_fetch_add(&w->waiters, 1);
+  while (atomic_load(&s->completed) < seq)
+    pthread_cond_wait(&w->done, &w->lock);
+  atomic_fetch_sub(&w->waiters, 1);
+  pthread_mutex_unlock(&w->lock);
+}
+
+bool cmx__cpu_wait_for(cmx__stream* s, uint64_t seq, int ms) {
+  cpu_worker* w = s->backend;
+  if (atomic_load_explicit(&s->completed, memory_order_acquire) >= seq)
+    return true;
+  struct timespec ts;
+  clock_gettime(CLOCK_MONOTONIC, &ts);
+  ts.tv_nsec += (long)ms * 1000000L;
+  ts.tv_sec += ts.tv_nsec / 1000000000L;
+  ts.tv_nsec %= 1000000000L;
+  pthread_mutex_lock(&w->lock);
+  ensure_thread(w);
+  atomic_fetch_add(&w->waiters, 1);
+  int rc = 0;
+  while (atomic_load(&s->completed) < seq && rc == 0)
+    rc = pthread_cond_timedwait(&w->done, &w->lock, &ts);
+  atomic_fetch_sub(&w->waiters, 1);
+  pthread_mutex_unlock(&w->lock);
+  return atomic_load(&s->completed) >= seq;
+}
+
+static void cpu_submit(cmx__stream* s, cmx__task* t) {
+  cpu_worker* w = s->backend;
+  uint64_t seq = task_seq(t);
+  /* Backpressure: bound the tasks in flight. */
+  uint64_t bound = (uint64_t)cmx__env_get()->max_inflight_tasks;
+  if (seq > bound) cpu_wait(s, seq - bound);
+  t->next = NULL;
+  pthread_mutex_lock(&w->lock);
+  if (w->tail)
+    w->tail->next = t;
+  else
+    w->head = t;
+  w->tail = t;
+  w->submitted = seq;
+  ensure_thread(w);
+  pthread_cond_signal(&w->work);
+  pthread_mutex_unlock(&w->lock);
+}
+
+void cmx__cpu_cancel(cmx__stream* s, uint64_t lo, uint64_t hi) {
+  cpu_worker* w = s->backend;
+  pthread_mutex_lock(&w->lock);
+  w->cancel_lo = lo;
+  w->cancel_hi = hi;
+  atomic_store(&w->cancel_any, lo <= hi);
+  pthread_mutex_unlock(&w->lock);
+}
+
+/* Running small evaluations on the caller's thread.
+ *
+ * Handing a task to the worker and waiting for it costs two thread wake-ups,
+ * several microseconds: most of the time of a small eval (c = a + b on four
+ * elements). When an eval is small, waits for its result, and its stream's
+ * worker is idle with nothing queued, the eval claims the stream and runs
+ * the tasks itself, in order. While the claim is held the worker runs
+ * nothing, so tasks other threads queue meanwhile (with later sequence
+ * numbers) still run after these; releasing the claim wakes the worker. */
+bool cmx__cpu_try_claim(cmx__stream* s) {
+  if (s->ops != &cmx__cpu_stream_ops) return false;
+  cpu_worker* w = s->backend;
+  pthread_mutex_lock(&w->lock);
+  bool ok = !w->head && !w->running && !w->claimed;
+  if (ok) w->claimed = true;
+  pthread_mutex_unlock(&w->lock);
+  return ok;
+}
+
+cmx_status cmx__cpu_run_claimed(cmx__stream* s, cmx__task* list) {
+  cpu_worker* w = s->backend;
+  cmx__error_mark mark = cmx__error_mark_get();
+  int64_t last = 0;
+  bool stop = false;
+  while (list) {
+    cmx__task* t = list;
+    list = t->next;
+    uint64_t seq = task_seq(t);
+    stop = stop || cmx__interrupt_poll(&last);
+    if (stop)
+      cmx__task_cancel(t);
+    else
+      cmx__task_run(t);
+    cpu_complete(w, seq);
+  }
+  cmx__error_mark_restore(mark); /* eval reports failures it waits for */
+  pthread_mutex_lock(&w->lock);
+  w->claimed = false;
+  if (w->head) {
+    ensure_thread(w);
+    pthread_cond_signal(&w->work);
+  }
+  pthread_mutex_unlock(&w->lock);
+  return stop ? CMX_ERR_INTERRUPTED : CMX_OK;
+}
+
+const cmx__stream_ops cmx__cpu_stream_ops = {
+    .submit = cpu_submit, .wait = cpu_wait, .shutdown = NULL};
+
+/* ---------------- fork ---------------- */
+
+/* Calls fn on every CPU stream's worker, in index order. */
+static void each_worker(void (*fn)(cpu_worker* w)) {
+  for (int i = 0;; i++) {
+    cmx__stream* s = cmx__stream_get(i);
+    if (!s) break;
+    if (s->ops == &cmx__cpu_stream_ops && s->backend) fn(s->backend);
+  }
+}
+
+static void lock_worker(cpu_worker* w) {
+  pthread_mutex_lock(&w->lock);
+}
+static void unlock_worker(cpu_worker* w) {
+  pthread_mutex_unlock(&w->lock);
+}
+
+/* In the child (locks held by this thread from prepare): fresh sync
+ * objects, the unstarted part of a running batch queued again in front,
+ * and every task before the first queued one counted as finished (it ran,
+ * or it was running or claimed in the parent and is lost). */
+static void reset_worker(cpu_worker* w) {
+  init_sync(w); /* the parent's waiters and worker do not exist here */
+  atomic_store(&w->waiters, 0);
+  w->alive = false;
+  cmx__task* r = w->running ? atomic_load(&w->rest) : NULL;
+  if (r) {
+    cmx__task* tail = r;
+    while (tail->next) tail = tail->next;
+    tail->next = w->head;
+    if (!w->head) w->tail = tail;
+    w->head = r;
+  }
+  w->running = false;
+  w->claimed = false;
+  atomic_store(&w->rest, NULL);
+  cmx__stream* s = w->stream;
+  uint64_t done = w->head ? task_seq(w->head) - 1 : s->next_seq;
+  if (atomic_load(&s->completed) < done) atomic_store(&s->completed, done);
+}
+
+static void fork_prepare(void) {
+  cmx__eval_fork(CMX__FORK_PREPARE);
+  cmx__streams_fork(CMX__FORK_PREPARE);
+  each_worker(lock_worker);
+  cmx__mem_fork(CMX__FORK_PREPARE);
+}
+
+static void fork_parent(void) {
+  cmx__mem_fork(CMX__FORK_PARENT);
+  each_worker(unlock_worker);
+  cmx__streams_fork(CMX__FORK_PARENT);
+  cmx__eval_fork(CMX__FORK_PARENT);
+}
+
+static void fork_child(void) {
+  cmx__mem_fork(CMX__FORK_CHILD);
+  each_worker(reset_worker);
+  cmx__streams_fork(CMX__FORK_CHILD);
+  cmx__eval_fork(CMX__FORK_CHILD);
+}
+
+static void register_fork_handlers(void) {
+  pthread_atfork(fork_prepare, fork_parent, fork_child);
+}
