@@ -50,7 +50,7 @@ extern "C" {
 #define CMX_PYTHON_API_VERSION 1
 typedef struct cmx_python_api {
   int version;
-  PyTypeObject* array_type; /* cmx.core.array */
+  PyTypeObject* array_type;  /* cmx.core.array */
   PyTypeObject* stream_type; /* cmx.core.Stream */
   /* A new cmx.core.array owning a (the reference is taken, also on
    * failure). */

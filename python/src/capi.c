@@ -6,9 +6,13 @@
 #include "cmx/python.h"
 #include "extension.h"
 
-static cmx_array handle(PyObject* o) { return CMXPY_ARR(o); }
+static cmx_array handle(PyObject* o) {
+  return CMXPY_ARR(o);
+}
 
-static cmx_status eval_one(cmx_array a) { return cmxpy_eval(a); }
+static cmx_status eval_one(cmx_array a) {
+  return cmxpy_eval(a);
+}
 
 static cmx_python_api g_api = {
     .version = CMX_PYTHON_API_VERSION,

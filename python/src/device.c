@@ -565,5 +565,9 @@ int cmxpy_init_device(PyObject* m) {
 }
 
 /* For the C API capsule (capi.c). */
-PyObject* cmxpy_stream_object(cmx_stream s) { return stream_object(s); }
-PyTypeObject* cmxpy_stream_type(void) { return &CmxStream_Type; }
+PyObject* cmxpy_stream_object(cmx_stream s) {
+  return stream_object(s);
+}
+PyTypeObject* cmxpy_stream_type(void) {
+  return &CmxStream_Type;
+}

@@ -43,8 +43,7 @@ static void ck_destroy(void* p) {
 
 static bool ck_equal(const cmx_primitive* a, const cmx_primitive* b) {
   const ck_params *p = cmx_primitive_params(a), *q = cmx_primitive_params(b);
-  return strcmp(p->entry, q->entry) == 0 &&
-         strcmp(p->source, q->source) == 0 &&
+  return strcmp(p->entry, q->entry) == 0 && strcmp(p->source, q->source) == 0 &&
          memcmp(p->grid, q->grid, sizeof p->grid) == 0 &&
          memcmp(p->block, q->block, sizeof p->block) == 0 &&
          p->shared == q->shared && p->has_init == q->has_init &&
@@ -67,8 +66,7 @@ static void ck_print(const cmx_primitive* a, char* buf, size_t size) {
 }
 
 /* Fills output j with the init value (the program's <entry>_init<j>). */
-static cmx_status fill(const ck_params* q, cmx_array out, int j,
-                       uint64_t ptr) {
+static cmx_status fill(const ck_params* q, cmx_array out, int j, uint64_t ptr) {
   char entry[300];
   snprintf(entry, sizeof entry, "%s_init%d", q->entry, j);
   const cmx_cuda_kernel* k;
@@ -147,14 +145,14 @@ static cmx_status ck_gpu(const cmx_primitive* p, const cmx_array* in, int nin,
         break;
     }
   }
-  cmx_cuda_cfg cfg = {{0, 0, 0}, {q->block[0], q->block[1], q->block[2]},
-                      q->shared};
+  cmx_cuda_cfg cfg = {
+      {0, 0, 0}, {q->block[0], q->block[1], q->block[2]}, q->shared};
   /* grid counts threads (as metal_kernel's): blocks cover it, a block no
    * larger than the grid along each axis. */
   for (int d = 0; d < 3; d++) {
     if (cfg.block[d] > q->grid[d] && q->grid[d] > 0) cfg.block[d] = q->grid[d];
-    cfg.grid[d] = cfg.block[d] ? (q->grid[d] + cfg.block[d] - 1) / cfg.block[d]
-                               : 0;
+    cfg.grid[d] =
+        cfg.block[d] ? (q->grid[d] + cfg.block[d] - 1) / cfg.block[d] : 0;
   }
   st = cmx_cuda_launch(q->name, k, &cfg, args, sizes, q->nspecs);
   for (int j = 0; j < nout && st == CMX_OK; j++)
@@ -219,7 +217,8 @@ static PyObject* ck_apply(PyObject* self, PyObject* args) {
     PyErr_NoMemory();
     return fail_params(&q, ins, 0);
   }
-  if (dims3(grid, q.grid, "grid") < 0 || dims3(block, q.block, "threadgroup") < 0)
+  if (dims3(grid, q.grid, "grid") < 0 ||
+      dims3(block, q.block, "threadgroup") < 0)
     return fail_params(&q, ins, 0);
   if (init != Py_None) {
     q.has_init = 1;
@@ -267,8 +266,7 @@ static PyObject* ck_apply(PyObject* self, PyObject* args) {
   for (int j = 0; j < nout; j++) {
     PyObject* o = list ? cmxpy_wrap(outs[j]) : NULL;
     if (!o) {
-      for (int k = list ? j + 1 : j; k < nout; k++)
-        cmx_array_release(outs[k]);
+      for (int k = list ? j + 1 : j; k < nout; k++) cmx_array_release(outs[k]);
       Py_XDECREF(list);
       return NULL;
     }

@@ -86,4 +86,6 @@ void cmx_parallel_for(int64_t n, int64_t grain,
   cmx__parallel_for(n, grain, fn, ctx);
 }
 
-int cmx_parallel_threads(void) { return cmx__pool_threads(); }
+int cmx_parallel_threads(void) {
+  return cmx__pool_threads();
+}

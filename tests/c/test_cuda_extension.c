@@ -105,13 +105,13 @@ typedef struct grid_params {
   int broken; /* 1: a source that does not compile; 2: a missing entry */
 } grid_params;
 
-static cmx_status grid_gpu(const cmx_primitive* p, const cmx_array* in,
-                           int nin, const cmx_array* out, int nout) {
+static cmx_status grid_gpu(const cmx_primitive* p, const cmx_array* in, int nin,
+                           const cmx_array* out, int nout) {
   (void)in, (void)nin, (void)nout;
   const grid_params* q = cmx_primitive_params(p);
   const cmx_cuda_kernel* k;
-  const char* src = q->broken == 1 ? "extern \"C\" __global__ void f() { oops }"
-                                   : k_grid_src;
+  const char* src =
+      q->broken == 1 ? "extern \"C\" __global__ void f() { oops }" : k_grid_src;
   cmx_status st = cmx_cuda_kernel_get(
       &k, "grid_ids", src, q->broken == 2 ? "no_such_kernel" : "cmx_test_grid");
   if (st == CMX_OK) st = cmx_kernel_alloc(out[0]);
@@ -127,9 +127,10 @@ static cmx_status grid_gpu(const cmx_primitive* p, const cmx_array* in,
   return st;
 }
 
-static const cmx_primitive_vtable grid_vt = {
-    .name = "GridIds", .flags = CMX_PRIM_EXTERNAL, .id = -1,
-    .eval_gpu = grid_gpu};
+static const cmx_primitive_vtable grid_vt = {.name = "GridIds",
+                                             .flags = CMX_PRIM_EXTERNAL,
+                                             .id = -1,
+                                             .eval_gpu = grid_gpu};
 
 /* The ids the kernel writes, evaluated on the gpu; NULL with the error
  * set on failure. */
@@ -153,7 +154,8 @@ static cmx_array grid_ids(const grid_params* q) {
 
 static void test_extension_kernel(void) {
   if (!g_gpu) {
-    CHECK_MSG(!gpu_test_required(), "no GPU: %s", cmx__gpu_unavailable_reason());
+    CHECK_MSG(!gpu_test_required(), "no GPU: %s",
+              cmx__gpu_unavailable_reason());
     printf("test_extension_kernel: no GPU here, not run\n");
     return;
   }

@@ -147,8 +147,8 @@ cmx_status cmx_cuda_compile_check(const char* name, const char* source,
                          .flags = CMX__GPU_TOOLKIT_HEADERS};
   const char* opts[8];
   char optbuf[8400];
-  int nopts = cmx__gpu_family_options(&fam, NULL, opts, 8, optbuf,
-                                      sizeof optbuf);
+  int nopts =
+      cmx__gpu_family_options(&fam, NULL, opts, 8, optbuf, sizeof optbuf);
   if (nopts < 0) return cmx_last_status();
   char* src = cmx__gpu_family_source(&fam, "", -1);
   if (!src) return cmx_last_status();
@@ -159,4 +159,6 @@ cmx_status cmx_cuda_compile_check(const char* name, const char* source,
   return st;
 }
 
-bool cmx_cuda_nvrtc_available(void) { return cmx__nvrtc_available(NULL); }
+bool cmx_cuda_nvrtc_available(void) {
+  return cmx__nvrtc_available(NULL);
+}

@@ -26,32 +26,37 @@ static uint16_t f32_to_bf16(float f) {
   return (uint16_t)((u + 0x7fffu + ((u >> 16) & 1)) >> 16);
 }
 
-typedef struct job {
+typedef struct job job;
+/* The loop of one dtype (below). */
+typedef void (*run_fn)(const job* j, const char* x, const char* y, char* z,
+                       int64_t n, int64_t sx, int64_t sy);
+struct job {
+  run_fn run;
   const char *x, *y;
   char* z;
   const int64_t *shape, *xs, *ys; /* strides in elements */
   int ndim, dtype;
   int64_t inner; /* elements of the last axis (1 for 0-d) */
   float a, b;
-} job;
+};
 
 /* z[i] = a * x[i * sx] + b * y[i * sy] for i < n, in dtype T (a, b are
  * copied to locals and the pointers restrict-qualified, so the contiguous
  * loop vectorises). */
 #define AXPBY_LOOP(T, LOAD, STORE)                                         \
-  static void run_##T(const job* j, const char* x, const char* y,           \
-                      char* z, int64_t n, int64_t sx, int64_t sy) {         \
-    const T* restrict xp = (const T*)x;                                     \
-    const T* restrict yp = (const T*)y;                                     \
-    T* restrict zp = (T*)z;                                                 \
-    const float a = j->a, b = j->b;                                         \
-    if (sx == 1 && sy == 1) {                                               \
-      for (int64_t i = 0; i < n; i++)                                       \
-        zp[i] = STORE(a * LOAD(xp[i]) + b * LOAD(yp[i]));                   \
-    } else {                                                                \
-      for (int64_t i = 0; i < n; i++)                                       \
-        zp[i] = STORE(a * LOAD(xp[i * sx]) + b * LOAD(yp[i * sy]));         \
-    }                                                                       \
+  static void run_##T(const job* j, const char* x, const char* y, char* z, \
+                      int64_t n, int64_t sx, int64_t sy) {                 \
+    const T* restrict xp = (const T*)x;                                    \
+    const T* restrict yp = (const T*)y;                                    \
+    T* restrict zp = (T*)z;                                                \
+    const float a = j->a, b = j->b;                                        \
+    if (sx == 1 && sy == 1) {                                              \
+      for (int64_t i = 0; i < n; i++)                                      \
+        zp[i] = STORE(a * LOAD(xp[i]) + b * LOAD(yp[i]));                  \
+    } else {                                                               \
+      for (int64_t i = 0; i < n; i++)                                      \
+        zp[i] = STORE(a * LOAD(xp[i * sx]) + b * LOAD(yp[i * sy]));        \
+    }                                                                      \
   }
 #define ID(v) (v)
 typedef float f32;
@@ -85,13 +90,7 @@ static void run_rows(void* ctx, int64_t begin, int64_t end) {
     const char* x = j->x + ox * (int64_t)item;
     const char* y = j->y + oy * (int64_t)item;
     char* z = j->z + r * j->inner * (int64_t)item;
-    switch (j->dtype) {
-      case CMX_FLOAT32: run_f32(j, x, y, z, j->inner, sx, sy); break;
-      case CMX_FLOAT64: run_f64(j, x, y, z, j->inner, sx, sy); break;
-      case CMX_FLOAT16: run_f16(j, x, y, z, j->inner, sx, sy); break;
-      case CMX_BFLOAT16: run_bf16(j, x, y, z, j->inner, sx, sy); break;
-      default: run_c64(j, x, y, z, j->inner, sx, sy); break;
-    }
+    j->run(j, x, y, z, j->inner, sx, sy);
   }
 }
 
@@ -103,13 +102,7 @@ static void run_flat(void* ctx, int64_t begin, int64_t end) {
   const char* y = j->y + begin * item;
   char* z = j->z + begin * item;
   int64_t n = end - begin;
-  switch (j->dtype) {
-    case CMX_FLOAT32: run_f32(j, x, y, z, n, 1, 1); break;
-    case CMX_FLOAT64: run_f64(j, x, y, z, n, 1, 1); break;
-    case CMX_FLOAT16: run_f16(j, x, y, z, n, 1, 1); break;
-    case CMX_BFLOAT16: run_bf16(j, x, y, z, n, 1, 1); break;
-    default: run_c64(j, x, y, z, n, 1, 1); break;
-  }
+  j->run(j, x, y, z, n, 1, 1);
 }
 
 static cmx_status axpby_cpu(const cmx_primitive* p, const cmx_array* in,
@@ -131,6 +124,26 @@ static cmx_status axpby_cpu(const cmx_primitive* p, const cmx_array* in,
            .dtype = cmx_array_dtype(z),
            .a = q->alpha,
            .b = q->beta};
+  switch (j.dtype) {
+    case CMX_FLOAT32:
+      j.run = run_f32;
+      break;
+    case CMX_FLOAT64:
+      j.run = run_f64;
+      break;
+    case CMX_FLOAT16:
+      j.run = run_f16;
+      break;
+    case CMX_BFLOAT16:
+      j.run = run_bf16;
+      break;
+    case CMX_COMPLEX64:
+      j.run = run_c64;
+      break;
+    default:
+      return cmx_kernel_error(CMX_ERR_TYPE, "[axpby] no kernel for %s",
+                              cmx_dtype_name((cmx_dtype)j.dtype));
+  }
   int64_t n = cmx_array_size(z);
   if (n == 0) return CMX_OK;
   if (cmx_kernel_is_contiguous(x) && cmx_kernel_is_contiguous(y)) {
@@ -212,10 +225,18 @@ static cmx_status axpby_gpu(const cmx_primitive* p, const cmx_array* in,
   cmx_array x = in[0], y = in[1], z = out[0];
   const char* dt = NULL;
   switch (cmx_array_dtype(z)) {
-    case CMX_FLOAT32: dt = "float32"; break;
-    case CMX_FLOAT64: dt = "float64"; break;
-    case CMX_FLOAT16: dt = "float16"; break;
-    case CMX_BFLOAT16: dt = "bfloat16"; break;
+    case CMX_FLOAT32:
+      dt = "float32";
+      break;
+    case CMX_FLOAT64:
+      dt = "float64";
+      break;
+    case CMX_FLOAT16:
+      dt = "float16";
+      break;
+    case CMX_BFLOAT16:
+      dt = "bfloat16";
+      break;
     default:
       return cmx_kernel_error(CMX_ERR_TYPE,
                               "[axpby] the gpu kernel supports float16, "
@@ -271,9 +292,9 @@ static cmx_status axpby_vjp(const cmx_primitive* p, const cmx_array* primals,
   (void)primals, (void)nin, (void)nout, (void)outputs;
   const axpby_params* q = cmx_primitive_params(p);
   for (int k = 0; k < nargs; k++) {
-    cmx_status st = scaled(&out[k], cotangents[0],
-                           argnums[k] == 0 ? q->alpha : q->beta,
-                           cmx_primitive_stream(p));
+    cmx_status st =
+        scaled(&out[k], cotangents[0], argnums[k] == 0 ? q->alpha : q->beta,
+               cmx_primitive_stream(p));
     if (st != CMX_OK) {
       for (int j = 0; j < k; j++) cmx_array_release(out[j]);
       return st;

@@ -11,8 +11,8 @@ static PyObject* py_axpby(PyObject* self, PyObject* args, PyObject* kw) {
   static char* kwlist[] = {"", "", "alpha", "beta", "stream", NULL};
   PyObject *xo, *yo, *so = Py_None;
   float alpha, beta;
-  if (!PyArg_ParseTupleAndKeywords(args, kw, "OOff|$O:axpby", kwlist, &xo,
-                                   &yo, &alpha, &beta, &so))
+  if (!PyArg_ParseTupleAndKeywords(args, kw, "OOff|$O:axpby", kwlist, &xo, &yo,
+                                   &alpha, &beta, &so))
     return NULL;
   cmx_stream s;
   cmx_array x = NULL, y = NULL, z = NULL;
