@@ -4,6 +4,9 @@
  *   copy 64M f32 on the gpu     GB/s (read + written): cmx's floor here
  *   add 64M f32 on the gpu      GB/s (3 x 256 MB moved), fraction of copy
  *   add with host data          2 x 256 MB to the device, 256 MB back
+ *   host->device, device->host  256 MB each way through the pinned
+ *                               staging ring (cmx_array_device_data,
+ *                               cmx_array_data): GB/s
  *   op overhead                 10,000 dependent 1-element adds: us per op
  *   first use of a kernel       NVRTC compile (or disk cache) + load
  *
@@ -111,6 +114,30 @@ int main(void) {
       "add with host data           %8.1f GB/s  (768 MB moved over PCIe "
       "in %.1f ms)\n",
       3 * bytes / tio / 1e9, tio * 1e3);
+
+  /* Plain copies: 256 MB up (a host array's device copy made), and a GPU
+   * result's 256 MB down (its host copy made). */
+  double tup[5], tdown[5];
+  for (int i = 0; i < 5; i++) {
+    cmx_array a, c = NULL;
+    void* dptr;
+    const void* hptr;
+    check(cmx_array_from_data(&a, x, &n, 1, CMX_FLOAT32), "array");
+    double t0 = now();
+    check(cmx_array_device_data(a, cmx_device_gpu(), &dptr), "device_data");
+    tup[i] = now() - t0;
+    check(cmx_add(&c, da, zero, g_gpu), "add");
+    check(cmx_array_eval(c), "eval");
+    t0 = now();
+    check(cmx_array_data(c, &hptr), "data");
+    tdown[i] = now() - t0;
+    cmx_array_release(a);
+    cmx_array_release(c);
+  }
+  printf("host->device copy            %8.1f GB/s  (256 MB)\n",
+         bytes / median(tup, 5) / 1e9);
+  printf("device->host copy            %8.1f GB/s  (256 MB)\n",
+         bytes / median(tdown, 5) / 1e9);
 
   /* Per-op overhead: a chain of tiny dependent adds. */
   cmx_array one, cur;

@@ -30,7 +30,8 @@ static const cmx__backend gpu_backend = {
     .nkernels = CMX__NUM_PRIMITIVES,
     .device_count = cmx__gpu_count,
     .unavailable_reason = cmx__gpu_unavailable_reason,
-    .stream_new = cmx__gpu_stream_new};
+    .stream_new = cmx__gpu_stream_new,
+    .device_info = cmx__gpu_device_info};
 
 CMX__REGISTER(register_gpu_backend) {
   cmx__backend_register(&gpu_backend);
