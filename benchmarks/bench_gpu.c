@@ -48,6 +48,33 @@ static void check(cmx_status st, const char* what) {
   }
 }
 
+/* The inputs of the join benchmarks: two (4096, 8192) halves of a device
+ * array, the whole (8192, 8192), a key. */
+static cmx_array g_top, g_bot, g_sq, g_key, g_zero;
+
+/* Seconds for join op `kind` on the gpu (2: concatenate rows, 3: columns,
+ * 4: pad by 1 on every side, 5: 2^26 random words), evaluated. */
+static double time_join(int kind) {
+  double t0 = now();
+  cmx_array c = NULL;
+  cmx_array two[2] = {g_top, g_bot};
+  if (kind == 2 || kind == 3) {
+    check(cmx_concatenate(&c, two, 2, kind - 2, g_gpu), "concatenate");
+  } else if (kind == 4) {
+    check(cmx_pad(&c, g_sq, (int[]){0, 1}, (int64_t[]){1, 1}, (int64_t[]){1, 1},
+                  2, g_zero, CMX_PAD_CONSTANT, g_gpu),
+          "pad");
+  } else {
+    int64_t n = N;
+    check(cmx_random_bits(&c, &n, 1, 4, g_key, g_gpu), "bits");
+  }
+  check(cmx_array_eval(c), "eval");
+  check(cmx_synchronize(g_gpu), "synchronize");
+  double t = now() - t0;
+  cmx_array_release(c);
+  return t;
+}
+
 /* Seconds for op(a, b) on the gpu, output evaluated and released. */
 static double time_op(int kind, cmx_array a, cmx_array b) {
   double t0 = now();
@@ -95,6 +122,34 @@ int main(void) {
   printf("copy 64M f32 on the gpu      %8.1f GB/s\n", 2 * bytes / tcopy / 1e9);
   printf("add 64M f32 on the gpu       %8.1f GB/s  (%.2f of copy)\n",
          3 * bytes / tadd / 1e9, (2 * bytes / tcopy) / (3 * bytes / tadd));
+
+  /* Joins and random bits, as fractions of the copy bandwidth. */
+  cmx_array sq = NULL;
+  check(cmx_reshape(&sq, da, (int64_t[]){8192, 8192}, 2, g_gpu), "reshape");
+  check(cmx_slice(&g_top, sq, (int64_t[]){0, 0}, (int64_t[]){4096, 8192},
+                  (int64_t[]){1, 1}, g_gpu),
+        "slice");
+  check(cmx_slice(&g_bot, sq, (int64_t[]){4096, 0}, (int64_t[]){8192, 8192},
+                  (int64_t[]){1, 1}, g_gpu),
+        "slice");
+  g_sq = sq;
+  g_zero = zero;
+  check(cmx_random_key(&g_key, 0), "key");
+  static const char* const names[] = {
+      "concatenate rows 2x128 MB   ", "concatenate cols 2x128 MB   ",
+      "pad 256 MB by 1             ", "random bits 2^26 words      "};
+  for (int kind = 2; kind <= 5; kind++) {
+    for (int i = 0; i < 3; i++) time_join(kind);
+    for (int i = 0; i < 11; i++) t[i] = time_join(kind);
+    double tk = median(t, 11);
+    /* bytes read + written (pad: the input once, the output once) */
+    double moved = kind == 5   ? bytes
+                   : kind == 4 ? bytes + 8194.0 * 8194.0 * sizeof(float)
+                               : 2 * bytes;
+    printf("%s %8.1f GB/s  (%.2f of copy)\n", names[kind - 2], moved / tk / 1e9,
+           (moved / tk) / (2 * bytes / tcopy));
+  }
+  cmx_array_release_all((cmx_array[]){sq, g_top, g_bot, g_key}, 4);
 
   /* Host inputs each time: fresh arrays, moved up, result read back. */
   for (int i = 0; i < 5; i++) {

@@ -492,6 +492,18 @@ int cmx__gpu_copy_variant(size_t itemsize);
  * errors (copy.c). */
 cmx_status cmx__gpu_copy_rowmajor(cmx_array dst, cmx_array src, int dev,
                                   const char* op);
+/* Copies every element of shape (ndim dims) from device address src,
+ * element strides src_st, to device address dst, strides dst_st, on the
+ * running GPU task's stream of device dev (copy.c): elements of isz bytes
+ * (1, 2, 4 or 8; 16-byte elements are not handled), strides of any sign,
+ * zero source strides broadcast one element; the destination must not
+ * overlap itself or the source. Contiguous runs move as 16-byte vectors,
+ * one source element fills with them. op names errors. The caller marks
+ * the written array (cmx_kernel_mark_device_written). */
+cmx_status cmx__gpu_copy_strided(const char* op, int dev, CUdeviceptr dst,
+                                 const int64_t* dst_st, CUdeviceptr src,
+                                 const int64_t* src_st, const int64_t* shape,
+                                 int ndim, size_t isz);
 
 /* ---------------- cuBLASLt (cublaslt.c) ---------------- */
 

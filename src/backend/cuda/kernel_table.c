@@ -20,6 +20,19 @@ static const cmx_kernel_fn gpu_kernels[CMX__NUM_PRIMITIVES] = {
         /* shape */
         [CMX__P_Reshape] = cmx__gpu_reshape,
     [CMX__P_Contiguous] = cmx__gpu_contiguous,
+    /* creation, random bits, joins (creation.c, random.c, shape_join.c) */
+    [CMX__P_Arange] = cmx__gpu_range,
+    [CMX__P_Linspace] = cmx__gpu_range,
+    [CMX__P_Full] = cmx__gpu_copy,
+    [CMX__P_Eye] = cmx__gpu_eye_tri,
+    [CMX__P_Tri] = cmx__gpu_eye_tri,
+    [CMX__P_Tril] = cmx__gpu_tril_triu,
+    [CMX__P_Triu] = cmx__gpu_tril_triu,
+    [CMX__P_RandomBits] = cmx__gpu_random_bits,
+    [CMX__P_View] = cmx__gpu_view,
+    [CMX__P_SliceUpdate] = cmx__gpu_slice_update,
+    [CMX__P_Concatenate] = cmx__gpu_concatenate,
+    [CMX__P_Pad] = cmx__gpu_pad,
     /* the views, which run on any device */
     CMX__VIEW_KERNEL_ENTRIES,
 };
