@@ -8,6 +8,9 @@
 #   make demo     the demo: trains a LeNet on Fashion-MNIST (examples/demo.py);
 #                 builds only libcmx and the Python extension
 #   make bench    the benchmarks
+#   make install  libcmx, headers, CMake package (find_package(cmx)),
+#                 pkg-config file and the Python package into PREFIX
+#                 (default /usr/local; cmake --install build --prefix P)
 #   make fuzz     the file-loader fuzzers (clang + libFuzzer), FUZZ_TIME s each
 #   make fuzz-python  a long run of the Python API fuzzer (FUZZ_CALLS calls
 #                 on the release build, then on the ASan/UBSan build)
@@ -19,7 +22,7 @@ VENV ?= .venv
 VENV_PY := $(VENV)/bin/python
 
 .PHONY: all build bootstrap venv test test-c test-asan test-python test-fuzz \
-	demo bench fuzz fuzz-python clean
+	demo bench fuzz fuzz-python clean install
 
 all: build
 
@@ -29,6 +32,10 @@ bootstrap:
 build: bootstrap
 	@cmake -S . -B $(BUILD) -DCMAKE_BUILD_TYPE=Release >/dev/null
 	@cmake --build $(BUILD) -j $(JOBS)
+
+PREFIX ?= /usr/local
+install: build
+	cmake --install $(BUILD) --prefix $(PREFIX)
 
 test-c: build
 	cd $(BUILD) && ctest --output-on-failure -j $(JOBS)
@@ -51,8 +58,8 @@ test-asan: bootstrap venv
 MLX_VERSION ?= 0.32.4
 venv:
 	@test -x $(VENV_PY) || python3 -m venv $(VENV)
-	@$(VENV_PY) -c "import numpy, pytest, safetensors, gguf" 2>/dev/null || \
-	  $(VENV_PY) -m pip install -q numpy pytest safetensors gguf
+	@$(VENV_PY) -c "import numpy, pytest, safetensors, gguf, scikit_build_core" 2>/dev/null || \
+	  $(VENV_PY) -m pip install -q numpy pytest safetensors gguf scikit-build-core
 	@$(VENV_PY) -c "import mlx.core" 2>/dev/null || \
 	  $(VENV_PY) -m pip install -q "mlx[cpu]==$(MLX_VERSION)"
 

@@ -13,6 +13,7 @@
 
 #include "cmx/array.h"
 #include "cmx/compile.h"
+#include "cmx/cuda.h"
 #include "cmx/device.h"
 #include "cmx/dtype.h"
 #include "cmx/error.h"

@@ -186,6 +186,16 @@ uint64_t cmx_kernel_device_ptr(cmx_array a);
 void cmx_kernel_mark_device_written(cmx_array a);
 /* True when a's elements are row-major contiguous. */
 bool cmx_kernel_is_contiguous(cmx_array a);
+/* Runs fn(ctx, begin, end) over the ranges of a split of [0, n) into
+ * chunks of at least `grain` items on cmx's CPU thread pool (the calling
+ * thread takes part; a call from inside another parallel_for, or with
+ * n < 2 * grain, runs fn(ctx, 0, n) on the caller) and returns once every
+ * range is done. For eval_cpu kernels; fn must not fail or block. */
+void cmx_parallel_for(int64_t n, int64_t grain,
+                      void (*fn)(void* ctx, int64_t begin, int64_t end),
+                      void* ctx);
+/* The number of threads cmx_parallel_for may use (CMX_NUM_THREADS). */
+int cmx_parallel_threads(void);
 /* Sets the error for a failing kernel and returns status. */
 cmx_status cmx_kernel_error(cmx_status status, const char* fmt, ...)
     __attribute__((format(printf, 2, 3)));

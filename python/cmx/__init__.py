@@ -1,6 +1,10 @@
 """cmx: MLX's array framework design in C, with a Python package mirroring
 ``mlx``: ``import cmx.core as mx`` gives the arrays, ops, devices and
-streams; ``cmx.utils`` has the tree utilities."""
+streams; ``cmx.utils`` has the tree utilities. ``cmake_dir()``,
+``include_dir()`` and ``library_dir()`` (also ``python -m cmx --cmake-dir``)
+say where libcmx is, for building extensions (``cmx/python.h``)."""
+
+from ._paths_api import cmake_dir, include_dir, library_dir  # noqa: F401
 
 # The transforms with pytree handling are Python (cmx/_transforms.py) over
 # the C entry points of cmx.core; install them under MLX's names.
@@ -19,7 +23,9 @@ _core.compile = _cp.compile
 
 # Graph export; mx.metal, mx.cuda, mx.distributed, and the names still
 # pending (after compile: a name defined is never replaced).
-from . import _compat, _export  # noqa: E402
+from . import _compat, _export, _fast_cuda  # noqa: E402
 
 _export.install(_core)
+_fast_cuda.install(_core, _compat._submodule(
+    _core, "fast", "mx.fast: see cmx._compat.PENDING."))
 _compat.install(_core)

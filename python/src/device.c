@@ -543,3 +543,11 @@ int cmxpy_init_device(PyObject* m) {
   return cmxpy_add_functions(m, device_functions,
                              CMXPY_COUNT(device_functions));
 }
+
+/* For the C API capsule (capi.c). */
+PyObject* cmxpy_stream_object(cmx_stream s) {
+  return stream_object(s);
+}
+PyTypeObject* cmxpy_stream_type(void) {
+  return &CmxStream_Type;
+}

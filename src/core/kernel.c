@@ -80,3 +80,13 @@ void cmx_kernel_mark_device_written(cmx_array a) {
   a->buf->dev_valid = true;
   a->buf->host_valid = false;
 }
+
+void cmx_parallel_for(int64_t n, int64_t grain,
+                      void (*fn)(void* ctx, int64_t begin, int64_t end),
+                      void* ctx) {
+  cmx__parallel_for(n, grain, fn, ctx);
+}
+
+int cmx_parallel_threads(void) {
+  return cmx__pool_threads();
+}

@@ -125,11 +125,35 @@ char* cmx__gpu_family_source(const cmx__gpu_family* f, const char* prelude,
   return s;
 }
 
+/* -I<toolkit>/include/cccl and -I<toolkit>/include when the CCCL headers
+ * are found (CUDA 13 keeps them in include/cccl; CUDA 12 in include), none
+ * otherwise. */
+static int toolkit_includes(const char** opts, int cap, char* buf,
+                            size_t size) {
+  char dir[4096], why[1024];
+  long version = 0;
+  if (cap < 2 || !cmx__toolkit_cccl(dir, sizeof dir, &version, why, sizeof why))
+    return 0;
+  int n = 0, w = snprintf(buf, size, "-I%s", dir);
+  if (w < 0 || (size_t)w + 1 >= size) return 0;
+  opts[n++] = buf;
+  size_t len = strlen(dir);
+  if (len > 5 && strcmp(dir + len - 5, "/cccl") == 0) {
+    char* inc = buf + w + 1;
+    int w2 = snprintf(inc, size - (size_t)w - 1, "-I%.*s", (int)(len - 5), dir);
+    if (w2 > 0 && (size_t)w2 < size - (size_t)w - 1) opts[n++] = inc;
+  }
+  return n;
+}
+
 int cmx__gpu_family_options(const cmx__gpu_family* f,
                             const cmx__gpu_variant* var, const char** opts,
                             int cap, char* buf, size_t size) {
   int n = 0;
-  if ((f->flags | (var ? var->flags : 0)) & CMX__GPU_NEEDS_CCCL) {
+  unsigned flags = f->flags | (var ? var->flags : 0);
+  if ((flags & CMX__GPU_TOOLKIT_HEADERS) && !(flags & CMX__GPU_NEEDS_CCCL))
+    return toolkit_includes(opts, cap, buf, size);
+  if (flags & CMX__GPU_NEEDS_CCCL) {
     char dir[4096], why[1024];
     long version = 0;
     if (!cmx__toolkit_cccl(dir, sizeof dir, &version, why, sizeof why)) {

@@ -241,7 +241,12 @@ enum {
   /* Its kernels include CCCL headers (CUB, libcu++): NVRTC gets the
    * toolkit's CCCL folder (-I) and -DCMX_CCCL_VERSION=<version>, which
    * also keys the disk cache. */
-  CMX__GPU_NEEDS_CCCL = 1u << 0
+  CMX__GPU_NEEDS_CCCL = 1u << 0,
+  /* Its kernels may include the toolkit's headers (cuda_fp16.h,
+   * cooperative_groups.h, CCCL): NVRTC gets the toolkit's include folder
+   * and its CCCL folder when they are found, nothing otherwise (extension
+   * kernels, cmx/cuda.h). */
+  CMX__GPU_TOOLKIT_HEADERS = 1u << 1
 };
 
 #define CMX__GPU_PRELUDE_MAX 1024
