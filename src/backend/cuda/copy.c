@@ -35,25 +35,27 @@ const cmx__gpu_family cmx__gpu_family_copy = {
     .variant = copy_variant,
     .shape = {CMX__GPU_GRID_STRIDE, 256, 16}};
 
-cmx_status cmx__gpu_copy_rowmajor(cmx_array dst, cmx_array src, int dev,
-                                  const char* op) {
-  if (src->size == 0) return CMX_OK;
-  CUdeviceptr pa, po;
-  cmx_status st = cmx__gpu_ptr(src, dev, &pa);
-  if (st == CMX_OK) st = cmx__gpu_ptr(dst, dev, &po);
-  if (st != CMX_OK) return st;
-  size_t isz = cmx_dtype_size(src->dtype);
-  /* The output row-major (array 0), src as it is (array 1). */
+cmx_status cmx__gpu_copy_packed(CUdeviceptr po, CUdeviceptr pa, size_t isz,
+                                const int64_t* shape, const int64_t* strides,
+                                int ndim, const char* op) {
+  int64_t n = 1;
+  for (int d = 0; d < ndim; d++) n *= shape[d];
+  if (n == 0) return CMX_OK;
+  int dev = -1;
+  if (!cmx__gpu_current_stream(&dev))
+    return cmx__error(CMX_ERR_RUNTIME,
+                      "[%s] gpu work can only be issued by a task of a gpu "
+                      "stream",
+                      op);
+  /* The output row-major (array 0), the source as it is (array 1). */
   int64_t rowmajor[CMX_MAX_NDIM], step = 1;
-  for (int d = src->ndim - 1; d >= 0; d--) {
+  for (int d = ndim - 1; d >= 0; d--) {
     rowmajor[d] = step;
-    step *= src->dims[d];
+    step *= shape[d];
   }
   cmx__gpu_layout l;
-  cmx__gpu_layout_from(&l, src->dims, src->ndim,
-                       (const int64_t* const[]){rowmajor, CMX__STRIDES(src)},
-                       2);
-  long long n = src->size;
+  cmx__gpu_layout_from(&l, shape, ndim,
+                       (const int64_t* const[]){rowmajor, strides}, 2);
   int kernel = K_V;
   int64_t vec = 16 / (int64_t)isz;
   int64_t work = (n + vec - 1) / vec;
@@ -65,13 +67,25 @@ cmx_status cmx__gpu_copy_rowmajor(cmx_array dst, cmx_array src, int dev,
     kernel = K_STRIDED + cmx__gpu_args_strided(&args, &l, n);
     work = n;
   } else {
-    CMX__GPU_ARG(&args, n);
+    long long nn = n;
+    CMX__GPU_ARG(&args, nn);
   }
   const cmx__gpu_kernel* k = cmx__gpu_kernel_get(
       dev, &cmx__gpu_family_copy, cmx__gpu_copy_variant(isz), kernel);
   if (!k) return cmx_last_status();
   cmx__gpu_cfg cfg = cmx__gpu_cfg_for(k, work);
-  st = cmx__gpu_launch(op, k, &cfg, &args);
+  return cmx__gpu_launch(op, k, &cfg, &args);
+}
+
+cmx_status cmx__gpu_copy_rowmajor(cmx_array dst, cmx_array src, int dev,
+                                  const char* op) {
+  if (src->size == 0) return CMX_OK;
+  CUdeviceptr pa, po;
+  cmx_status st = cmx__gpu_ptr(src, dev, &pa);
+  if (st == CMX_OK) st = cmx__gpu_ptr(dst, dev, &po);
+  if (st == CMX_OK)
+    st = cmx__gpu_copy_packed(po, pa, cmx_dtype_size(src->dtype), src->dims,
+                              CMX__STRIDES(src), src->ndim, op);
   if (st == CMX_OK) cmx_kernel_mark_device_written(dst);
   return st;
 }

@@ -6,3 +6,5 @@
 CMX__GPU_FAMILY(elementwise)
 CMX__GPU_FAMILY(convert)
 CMX__GPU_FAMILY(copy)
+CMX__GPU_FAMILY(gather)
+CMX__GPU_FAMILY(scatter)

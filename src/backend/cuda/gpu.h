@@ -336,7 +336,12 @@ void cmx__gpu_args_add(cmx__gpu_args* a, const void* value, size_t size,
 typedef enum {
   CMX__GPU_CMD_LAUNCH = 0, /* kernel, cfg, args */
   CMX__GPU_CMD_MEMSET,     /* count elements of elem (1, 2, 4) bytes = value */
-  CMX__GPU_CMD_COPY        /* count bytes from src to dst, device to device */
+  CMX__GPU_CMD_COPY,       /* count bytes from src to dst, device to device */
+  /* call(ctx, stream): work a library enqueues itself (a cuBLASLt
+   * product). ctx is borrowed for the encode only: a recorder must let
+   * the command through (or replay what it holds first, then issue it),
+   * never keep it for later. */
+  CMX__GPU_CMD_CALL
 } cmx__gpu_cmd_kind;
 typedef struct cmx__gpu_cmd {
   cmx__gpu_cmd_kind kind;
@@ -348,6 +353,8 @@ typedef struct cmx__gpu_cmd {
   size_t count;
   unsigned elem;
   uint32_t value;
+  cmx_status (*call)(void* ctx, CUstream s); /* CALL */
+  void* ctx;
 } cmx__gpu_cmd;
 
 /* A recorder sees every command of the GPU tasks that run on the thread
@@ -389,10 +396,15 @@ cmx_status cmx__gpu_memset(const char* op, CUdeviceptr dst, uint32_t value,
 /* Encodes a device-to-device copy of bytes. */
 cmx_status cmx__gpu_copy_d2d(const char* op, CUdeviceptr dst, CUdeviceptr src,
                              size_t bytes);
+/* Encodes call(ctx, stream) (CMX__GPU_CMD_CALL): a library's work on the
+ * task's stream; call's status is the command's. */
+cmx_status cmx__gpu_call(const char* op, cmx_status (*call)(void*, CUstream),
+                         void* ctx);
 
 /* Commands issued so far (all threads), for tests and diagnostics. */
 typedef struct cmx__gpu_encoder_stats {
   uint64_t launches, memsets, copies, recorded;
+  uint64_t calls; /* CMX__GPU_CMD_CALL commands issued */
 } cmx__gpu_encoder_stats;
 cmx__gpu_encoder_stats cmx__gpu_encoder_stats_get(void);
 
@@ -449,6 +461,12 @@ int cmx__gpu_copy_variant(size_t itemsize);
  * errors (copy.c). */
 cmx_status cmx__gpu_copy_rowmajor(cmx_array dst, cmx_array src, int dev,
                                   const char* op);
+/* Copies the ndim-d array of isz-byte elements at src (element strides
+ * `strides`, any signs) to dst, row-major, on the running task's stream;
+ * op names errors (copy.c). */
+cmx_status cmx__gpu_copy_packed(CUdeviceptr dst, CUdeviceptr src, size_t isz,
+                                const int64_t* shape, const int64_t* strides,
+                                int ndim, const char* op);
 
 /* ---------------- cuBLASLt (cublaslt.c) ---------------- */
 
