@@ -89,11 +89,12 @@ static double eps_of(cmx_dtype dt) {
   }
 }
 
-/* A filled array of shape on stream s. */
-static cmx_array filled(const int64_t* shape, int nd, double v, cmx_stream s) {
+/* A filled float32 array of shape (made on the CPU). */
+static cmx_array filled(const int64_t* shape, int nd, double v) {
   cmx_array x = NULL, out = NULL;
   OK(cmx_array_from_double(&x, v, CMX_FLOAT32));
-  OK(cmx_full(&out, shape, nd, x, CMX_FLOAT32, s));
+  OK(cmx_full(&out, shape, nd, x, CMX_FLOAT32,
+              cmx_stream_on(cmx_device_cpu())));
   cmx_array_release(x);
   return out;
 }
@@ -153,8 +154,11 @@ static const cmx_dtype k_floats[] = {CMX_FLOAT32, CMX_FLOAT64, CMX_FLOAT16,
  * logical (..., r, c) operand. */
 enum { L_CONTIG, L_TRANS, L_PAD, L_GAP, L_REV, L_BATCHT };
 
-/* A view of x (made on the CPU) in layout kind, on stream s. */
+/* A view of x (made on the CPU) in layout kind: the data arranged on the
+ * CPU, the view itself taken on stream s (views run on any device; a GPU
+ * kernel moves the whole underlying buffer). */
 static cmx_array as_layout(cmx_array x, int kind, cmx_stream s) {
+  cmx_stream cpu = cmx_stream_on(cmx_device_cpu());
   int nd = cmx_array_ndim(x);
   const int64_t* sh = cmx_array_shape(x);
   cmx_array out = NULL;
@@ -177,8 +181,8 @@ static cmx_array as_layout(cmx_array x, int kind, cmx_stream s) {
         axes[1] = 0;
       }
       cmx_array t = NULL, c = NULL;
-      OK(cmx_transpose(&t, x, axes, nd, s));
-      OK(cmx_contiguous(&c, t, false, s));
+      OK(cmx_transpose(&t, x, axes, nd, cpu));
+      OK(cmx_contiguous(&c, t, false, cpu));
       OK(cmx_transpose(&out, c, axes, nd, s));
       cmx_array_release(t);
       cmx_array_release(c);
@@ -194,7 +198,7 @@ static cmx_array as_layout(cmx_array x, int kind, cmx_stream s) {
                    : kind == L_GAP ? 2 * sh[last]
                                    : sh[last];
       cmx_array w = NULL, p = NULL;
-      OK(cmx_zeros(&w, wide, nd, cmx_array_dtype(x), s));
+      OK(cmx_zeros(&w, wide, nd, cmx_array_dtype(x), cpu));
       if (kind == L_REV) {
         start[last] = sh[last] - 1;
         stop[last] = -sh[last] - 1;
@@ -203,7 +207,7 @@ static cmx_array as_layout(cmx_array x, int kind, cmx_stream s) {
         stop[last] = 2 * sh[last];
         step[last] = 2;
       }
-      OK(cmx_slice_update(&p, w, x, start, stop, step, s));
+      OK(cmx_slice_update(&p, w, x, start, stop, step, cpu));
       OK(cmx_slice(&out, p, start, stop, step, s));
       cmx_array_release(w);
       cmx_array_release(p);
@@ -317,7 +321,7 @@ static void test_addmm_beta0_nan(void) {
     cmx_stream s = h_stream(dev);
     cmx_array a = rand_array(CMX_FLOAT32, sa, 2, 0, 0),
               b = rand_array(CMX_FLOAT32, sb, 2, 0, 0), c = NULL, o = NULL;
-    c = filled(sc, 2, NAN, s);
+    c = filled(sc, 2, NAN);
     OK(cmx_addmm(&o, c, a, b, 1.0f, 0.0f, s));
     int64_t n = 0;
     double* v = values(o, &n);
@@ -338,8 +342,8 @@ static void test_no_tf32(void) {
   for (int dev = 1; dev < h_ndevices(); dev++) {
     cmx_stream s = h_stream(dev);
     cmx_array a = NULL, b = NULL, o = NULL;
-    a = filled(sh, 2, 1.0 + 1.0 / 4096, s);
-    b = filled(sh, 2, 1.0, s);
+    a = filled(sh, 2, 1.0 + 1.0 / 4096);
+    b = filled(sh, 2, 1.0);
     OK(cmx_matmul(&o, a, b, s));
     int64_t n = 0;
     double* v = values(o, &n);

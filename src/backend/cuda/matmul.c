@@ -28,8 +28,8 @@
  *
  * Plans (descriptors, layouts and the heuristic's algorithm) are cached
  * per (device, dtype, compute type, shapes, leading dims, batch, strides,
- * alignment, epilogue); the workspace comes from cmx's device allocator
- * for each product (stream-ordered, so its memory is reused at once).
+ * alignment, epilogue); the workspace comes from cmx's device allocator,
+ * one kept per GPU stream.
  * Every call goes through the encoder as a CALL command.
  */
 #include "primitives/matmul.h"
@@ -260,6 +260,46 @@ static plan* plan_get(const plan_key* key, cublasLtHandle_t h, const char* op,
   return tmp;
 }
 
+/* ---------------- workspaces ----------------
+ * One per GPU stream, kept and grown as needed: products on one stream run
+ * in order, so they can share it, and no allocation is queued per product.
+ * A grown workspace frees the old one stream-ordered (after the work that
+ * uses it). */
+#define NWORKSPACES 64
+static struct {
+  pthread_mutex_t lock;
+  CUstream stream[NWORKSPACES];
+  cmx__buffer* buf[NWORKSPACES];
+} g_ws = {.lock = PTHREAD_MUTEX_INITIALIZER};
+
+/* A workspace of at least bytes for the running task's stream: *out is
+ * its device pointer. */
+static cmx_status workspace(int dev, size_t bytes, CUdeviceptr* out) {
+  *out = 0;
+  if (bytes == 0) return CMX_OK;
+  CUstream s = cmx__gpu_current_stream(NULL);
+  pthread_mutex_lock(&g_ws.lock);
+  int i = 0;
+  while (i < NWORKSPACES && g_ws.buf[i] && g_ws.stream[i] != s) i++;
+  cmx_status st = CMX_OK;
+  if (i == NWORKSPACES) { /* too many streams: the last slot is shared by */
+    i = NWORKSPACES - 1;  /* turns, its buffer replaced */
+    if (g_ws.stream[i] != s && g_ws.buf[i]) {
+      cmx__buffer_release(g_ws.buf[i]);
+      g_ws.buf[i] = NULL;
+    }
+  }
+  if (!g_ws.buf[i] || g_ws.buf[i]->size < bytes) {
+    if (g_ws.buf[i]) cmx__buffer_release(g_ws.buf[i]);
+    g_ws.buf[i] = cmx__device_hooks->alloc_device(bytes, dev);
+    if (!g_ws.buf[i]) st = cmx_last_status();
+  }
+  g_ws.stream[i] = s;
+  if (st == CMX_OK) *out = g_ws.buf[i]->dev;
+  pthread_mutex_unlock(&g_ws.lock);
+  return st;
+}
+
 /* ---------------- one product ---------------- */
 
 /* An operand as a stack of rows x cols matrices (strides rs, cs) over the
@@ -461,11 +501,8 @@ static cmx_status run_job(job* j) {
   plan tmp;
   plan* pl = plan_get(&key, h, j->op, &tmp);
   if (!pl) return cmx_last_status();
-  cmx__buffer* ws = NULL;
-  if (pl->ws) {
-    ws = cmx__device_hooks->alloc_device(pl->ws, j->dev);
-    if (!ws) st = cmx_last_status();
-  }
+  CUdeviceptr ws = 0;
+  st = workspace(j->dev, pl->ws, &ws);
   float fa[2] = {(float)j->alpha, 0}, fb[2] = {(float)j->beta, 0};
   double da = j->alpha, db = j->beta;
   bool dbl = j->dt == CMX_FLOAT64;
@@ -477,7 +514,7 @@ static cmx_status run_job(job* j) {
                   0,
                   0,
                   j->bias,
-                  ws ? ws->dev : 0,
+                  ws,
                   pl->ws,
                   j->op};
   for (int64_t i = 0; i < nouter && st == CMX_OK; i++) {
@@ -494,7 +531,6 @@ static cmx_status run_job(job* j) {
     call.d = j->out + (CUdeviceptr)(od * e);
     st = cmx__gpu_call(j->op, lt_run, &call);
   }
-  if (ws) cmx__buffer_release(ws);
   if (pl == &tmp) {
     plan_destroy(&tmp);
     pthread_mutex_destroy(&tmp.bias_lock);
