@@ -45,10 +45,16 @@ test-asan: bootstrap venv
 	  --calls $(ASAN_FUZZ_CALLS) --batch 500 --regressions
 
 # The project venv (numpy, pytest and the reference packages of the tests).
+# Real MLX (CPU build) is the oracle of the differential suite
+# (tests/python/test_mlx_diff*.py); pinned, as its results are the
+# expected ones.
+MLX_VERSION ?= 0.32.4
 venv:
 	@test -x $(VENV_PY) || python3 -m venv $(VENV)
 	@$(VENV_PY) -c "import numpy, pytest, safetensors, gguf" 2>/dev/null || \
 	  $(VENV_PY) -m pip install -q numpy pytest safetensors gguf
+	@$(VENV_PY) -c "import mlx.core" 2>/dev/null || \
+	  $(VENV_PY) -m pip install -q "mlx[cpu]==$(MLX_VERSION)"
 
 # Python tests: the extension is built in $(BUILD) against the venv's
 # Python and imported from $(BUILD)/python (pytest exit code 5, "no tests
@@ -84,7 +90,7 @@ bench: build
 FUZZ_BUILD ?= build-fuzz
 FUZZ_TIME ?= 60
 FUZZ_TEST_TIME ?= 10
-FUZZERS := npy npz safetensors gguf
+FUZZERS := npy npz safetensors gguf export
 fuzz:
 	@bash scripts/bootstrap.sh fuzz
 	@cmake -S . -B $(FUZZ_BUILD) -DCMAKE_C_COMPILER=clang -DCMX_FUZZ=ON \

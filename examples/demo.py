@@ -138,7 +138,8 @@ def gpu_trains():
 
 
 def compile_available():
-    return hasattr(mx, "compile")
+    f = getattr(mx, "compile", None)  # a pending name raises when called
+    return f is not None and not getattr(f, "_cmx_pending", None)
 
 
 def accuracy(model, x, y, batch=1000):

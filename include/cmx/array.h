@@ -108,6 +108,12 @@ bool cmx_array_is_available(cmx_array a);
 /* True when the array still has a producer that has not been scheduled. */
 bool cmx_array_is_lazy(cmx_array a);
 
+/* Bytes of the buffer a's data lives in (a view's whole buffer, a
+ * broadcast's source), as MLX's get_array_buffer_size. Waits for a
+ * scheduled array. Errors: a not evaluated yet (CMX_ERR_VALUE: "Arrays
+ * must be evaluated before querying buffer size."). */
+cmx_status cmx_array_buffer_size(cmx_array a, size_t* out);
+
 /* ---- Data access (evaluate and wait first) ---- */
 /* Pointer to the first element of a's storage on the host. Elements are laid
  * out by cmx_array_strides (in elements), which may be non-contiguous or 0

@@ -16,6 +16,7 @@
 #include "cmx/device.h"
 #include "cmx/dtype.h"
 #include "cmx/error.h"
+#include "cmx/export.h"
 #include "cmx/fft.h"
 #include "cmx/io.h"
 #include "cmx/linalg.h"

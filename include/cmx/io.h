@@ -18,8 +18,15 @@
  * package and the gguf package. bfloat16 is stored in .npy as "<V2" (as
  * MLX does; numpy reads it as 2-byte void).
  *
- * Loading is eager: every array's bytes are read from the file straight into
- * its own (host) buffer, once; the result arrays are available. Headers are
+ * Loading is lazy, as MLX's: loading a file reads and checks its headers,
+ * and each array reads its bytes from the file when it is evaluated (into
+ * its own host buffer, once), so a model larger than free memory can be
+ * loaded and used part by part. The file stays open while an unevaluated
+ * array of it exists; a read that comes short (the file was truncated or
+ * replaced) fails that evaluation ("[load] Unable to read from ..."). .npy
+ * files check their data size then too (MLX's behaviour); byte-swapped
+ * .npy data, .npz members, quantized gguf tensors and cmx_load_bytes are
+ * read at once. Headers are
  * validated against the file size before anything is allocated, so
  * malformed or hostile files fail with CMX_ERR_VALUE ("[load_gguf] ...")
  * and files that cannot be read with CMX_ERR_IO. Saving evaluates the

@@ -76,17 +76,18 @@ cmx_status cmx_blackman(cmx_array* out, int64_t m, cmx_stream s);
  * of complex64 give float32 (imag of a real array: zeros of its dtype).
  * negative rejects bool; rounding and erf/erfinv reject complex64;
  * bitwise_invert takes integers and bool only (TypeError otherwise). */
-#define CMX__UNARY_OPS(X)                                                      \
-  X(abs)                                                                       \
-  X(sign)                                                                      \
-  X(negative) X(positive) X(square) X(sqrt) X(rsqrt) X(reciprocal) X(exp)      \
-      X(expm1) X(log) X(log2) X(log10) X(log1p) X(erf) X(erfinv) X(sin) X(cos) \
-          X(tan) X(arcsin) X(arccos) X(arctan) X(sinh) X(cosh) X(tanh)         \
-              X(arcsinh) X(arccosh) X(arctanh) X(degrees) X(radians)           \
-                  X(sigmoid) X(floor) X(ceil) X(trunc) X(isnan) X(isinf)       \
-                      X(isfinite) X(isposinf) X(isneginf) X(logical_not)       \
-                          X(conjugate) X(real) X(imag) X(bitwise_invert)       \
-                              X(stop_gradient)
+#define CMX__UNARY_OPS(X)                                                     \
+  X(abs)                                                                      \
+  X(sign)                                                                     \
+  X(negative)                                                                 \
+  X(positive)                                                                 \
+  X(square) X(sqrt) X(rsqrt) X(reciprocal) X(exp) X(expm1) X(log) X(log2)     \
+      X(log10) X(log1p) X(erf) X(erfinv) X(sin) X(cos) X(tan) X(arcsin)       \
+          X(arccos) X(arctan) X(sinh) X(cosh) X(tanh) X(arcsinh) X(arccosh)   \
+              X(arctanh) X(degrees) X(radians) X(sigmoid) X(floor) X(ceil)    \
+                  X(trunc) X(isnan) X(isinf) X(isfinite) X(isposinf)          \
+                      X(isneginf) X(logical_not) X(conjugate) X(real) X(imag) \
+                          X(bitwise_invert) X(stop_gradient)
 #define CMX__DECLARE_UNARY(name) \
   cmx_status cmx_##name(cmx_array* out, cmx_array a, cmx_stream s);
 CMX__UNARY_OPS(CMX__DECLARE_UNARY)
@@ -112,14 +113,16 @@ cmx_status cmx_nan_to_num(cmx_array* out, cmx_array a, double nan,
  * shift counts < 0 or >= the bit width give 0 (left) or the sign fill
  * (right). Bitwise ops and shifts take integers and bool only; shifts
  * compute bool as uint8. */
-#define CMX__BINARY_OPS(X)                                               \
-  X(add)                                                                 \
-  X(subtract)                                                            \
-  X(multiply) X(divide) X(floor_divide) X(remainder) X(power) X(maximum) \
-      X(minimum) X(arctan2) X(logaddexp) X(equal) X(not_equal) X(less)   \
-          X(less_equal) X(greater) X(greater_equal) X(logical_and)       \
-              X(logical_or) X(logical_xor) X(bitwise_and) X(bitwise_or)  \
-                  X(bitwise_xor) X(left_shift) X(right_shift)
+#define CMX__BINARY_OPS(X)                                                \
+  X(add)                                                                  \
+  X(subtract)                                                             \
+  X(multiply)                                                             \
+  X(divide)                                                               \
+  X(floor_divide) X(remainder) X(power) X(maximum) X(minimum) X(arctan2)  \
+      X(logaddexp) X(equal) X(not_equal) X(less) X(less_equal) X(greater) \
+          X(greater_equal) X(logical_and) X(logical_or) X(logical_xor)    \
+              X(bitwise_and) X(bitwise_or) X(bitwise_xor) X(left_shift)   \
+                  X(right_shift)
 #define CMX__DECLARE_BINARY(name) \
   cmx_status cmx_##name(cmx_array* out, cmx_array a, cmx_array b, cmx_stream s);
 CMX__BINARY_OPS(CMX__DECLARE_BINARY)
@@ -243,10 +246,15 @@ cmx_status cmx_split_indices(cmx_array* outs, cmx_array a,
                              cmx_stream s);
 typedef enum cmx_pad_mode {
   CMX_PAD_CONSTANT = 0,
-  CMX_PAD_EDGE = 1
+  CMX_PAD_EDGE = 1,
+  CMX_PAD_REFLECT = 2,  /* mirrored without the edge: 2 1 | 0 1 2 | 1 0 */
+  CMX_PAD_SYMMETRIC = 3 /* mirrored with the edge: 1 0 | 0 1 2 | 2 1 */
 } cmx_pad_mode;
 /* Pads axes[i] with low[i] before and high[i] after (naxes entries; axes
- * NULL means axis i for i < naxes). value (NULL: 0) fills constant mode. */
+ * NULL means axis i for i < naxes). value (NULL: 0) fills constant mode.
+ * Reflect and symmetric padding repeat periodically past the array's
+ * length (NumPy's and MLX's); they need a non-empty axis
+ * (CMX_ERR_VALUE). */
 cmx_status cmx_pad(cmx_array* out, cmx_array a, const int* axes,
                    const int64_t* low, const int64_t* high, int naxes,
                    cmx_array value, cmx_pad_mode mode, cmx_stream s);
@@ -571,6 +579,17 @@ cmx_status cmx_topk(cmx_array* out, cmx_array a, int k, const int* axis,
  * values. */
 cmx_status cmx_searchsorted(cmx_array* out, cmx_array sorted_sequence,
                             cmx_array values, bool right, cmx_stream s);
+/* The unique values of the flattened a, ascending, in an output of static
+ * length size (MLX's unique): outs[0] the values, outs[1] the uint32 index
+ * of each value's first occurrence, outs[2] the uint32 position in outs[0]
+ * of each element of a (shape of a; at most size - 1), outs[3] the int32
+ * count of each value. Slots past the number of unique values hold fill
+ * (a one-element array converted to a's dtype; NULL: the smallest unique
+ * value), the first value's index and a count of 0. NaNs are each their
+ * own value; -0 equals 0. Errors: size < 0, fill of more than one element,
+ * an empty a with size > 0 and no fill (CMX_ERR_VALUE). */
+cmx_status cmx_unique(cmx_array* outs, cmx_array a, int64_t size,
+                      cmx_array fill, cmx_stream s);
 
 /* Cumulative sum/product/max/min/log-sum-exp along *axis (NULL: of the
  * flattened array). reverse scans from the end; inclusive == false shifts

@@ -16,3 +16,10 @@ del _name
 from . import _compile as _cp  # noqa: E402
 
 _core.compile = _cp.compile
+
+# Graph export; mx.metal, mx.cuda, mx.distributed, and the names still
+# pending (after compile: a name defined is never replaced).
+from . import _compat, _export  # noqa: E402
+
+_export.install(_core)
+_compat.install(_core)

@@ -380,14 +380,13 @@ def _grad_fn(fun, argnums, argnames, tag, scalar_only):
             outs, box["def"] = _flatten(out, strict=False)
             loss = outs[0]
             if loss.ndim != 0:
-                hint = (
-                    " If you are using grad your function must return a scalar."
-                    if len(outs) == 1 and loss.size == 1
-                    else ""
-                )
                 raise ValueError(
-                    f"[vjp] Output shape {_shape_str(loss.shape)} does not match "
-                    f"cotangent shape ().{hint}"
+                    f"{tag} The function to differentiate must return a "
+                    f"scalar (a 0-d array), but its output has shape "
+                    f"{_shape_str(loss.shape)}: gradients are taken of a "
+                    "scalar loss. Reduce the output first (e.g. with "
+                    "mx.sum or mx.mean), or use mx.vjp with a cotangent of "
+                    "the output's shape."
                 )
             return outs
 

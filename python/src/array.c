@@ -98,6 +98,20 @@ static PyObject* get_T(PyObject* s, void* c) {
   return cmxpy_result(
       cmx_transpose(&out, CMXPY_ARR(s), NULL, 0, CMX_STREAM_DEFAULT), &out);
 }
+PyObject* cmxpy_matrix_transpose(cmx_array a, cmx_stream s) {
+  if (cmx_array_ndim(a) < 2) {
+    PyErr_SetString(PyExc_ValueError,
+                    "[matrix_transpose] Input array must have at least 2 "
+                    "dimensions.");
+    return NULL;
+  }
+  cmx_array out = NULL;
+  return cmxpy_result(cmx_swapaxes(&out, a, -1, -2, s), &out);
+}
+static PyObject* get_mT(PyObject* s, void* c) {
+  (void)c;
+  return cmxpy_matrix_transpose(CMXPY_ARR(s), CMX_STREAM_DEFAULT);
+}
 PyObject* cmxpy_array_at(PyObject* self, void* c); /* indexing.c */
 
 static PyGetSetDef array_getset[] = {
@@ -116,6 +130,10 @@ static PyGetSetDef array_getset[] = {
     {"imag", get_imag, NULL, "The imaginary part of a complex array.", NULL},
     {"T", get_T, NULL,
      "Equivalent to calling ``self.transpose()`` with no arguments.", NULL},
+    {"mT", get_mT, NULL,
+     "Equivalent to calling ``self.swapaxes(-1, -2)`` (at least 2 "
+     "dimensions).",
+     NULL},
     {"at", cmxpy_array_at, NULL,
      "Used to apply updates at the given indices.\n\n"
      ".. note::\n\n   Regular in-place updates map to assignment. For "

@@ -176,6 +176,20 @@ int cmxpy_init_transforms(PyObject* m);
 int cmxpy_init_compile(PyObject* m); /* compile.c */
 PyObject* cmxpy_getitem(PyObject* self, PyObject* key);
 int cmxpy_setitem(PyObject* self, PyObject* key, PyObject* value);
+/* MLX's matrix_transpose (and array.mT): the last two axes swapped;
+ * ValueError below 2 dimensions. */
+PyObject* cmxpy_matrix_transpose(cmx_array a, cmx_stream s);
+/* MLX names that are small helpers (compat.c). */
+int cmxpy_init_compat(PyObject* m);
+/* Graph export (export.c). */
+int cmxpy_init_export(PyObject* m);
+/* A cmx_closure_fn whose payload is a Python callable from a list of
+ * arrays to a list of arrays (transforms.c). */
+cmx_status cmxpy_call_closure(void* fun, const cmx_array* in, int nin,
+                              cmx_array** outputs, int* nout);
+/* After a C call that ran cmxpy_call_closure: None when st is CMX_OK,
+ * else NULL with the callable's exception (else the cmx error) raised. */
+PyObject* cmxpy_closure_result(cmx_status st);
 /* Row i of a (a[i]) as a new reference (used by iteration). */
 cmx_array cmxpy_index_int(cmx_array a, int64_t i);
 /* A double as a float without undefined behaviour (out of range: inf). */

@@ -1,5 +1,8 @@
 /* Devices and streams: DeviceType (mx.cpu, mx.gpu), Device, Stream, the
  * `with mx.stream(...)` context, defaults, synchronize, device queries. */
+#include <stdio.h>
+#include <string.h>
+#include <sys/utsname.h>
 #include <unistd.h>
 
 #include "args.h"
@@ -48,12 +51,15 @@ int cmxpy_device_value(PyObject* o, cmx_device* out) {
   return 0;
 }
 
+static int tls_stream(PyObject* o, cmx_stream* out);
+
 int cmxpy_stream_value(PyObject* o, cmx_stream* out) {
   cmx_device d;
   if (!o || o == Py_None) {
     *out = CMX_STREAM_DEFAULT;
   } else if (PyObject_TypeCheck(o, &CmxStream_Type)) {
     *out = ((CmxStreamObject*)o)->s;
+  } else if (tls_stream(o, out) == 0) {
   } else if (cmxpy_device_value(o, &d) == 0) {
     *out = cmx_stream_on(d);
   } else {
@@ -180,6 +186,74 @@ static PyTypeObject CmxStream_Type = {
     .tp_hash = stream_hash,
     .tp_getset = stream_getset,
 };
+
+/* ---------------- ThreadLocalStream ----------------
+ * MLX's stream that is a different stream in each thread: each thread
+ * that uses it gets its own new stream of the device, made on first use
+ * and kept in the thread's state dict under (the object's key). */
+typedef struct {
+  PyObject_HEAD cmx_device d;
+  long key; /* unique per object: the index shown by repr */
+} CmxThreadLocalStreamObject;
+
+static long g_tls_count;
+
+static PyTypeObject CmxThreadLocalStream_Type;
+
+static PyObject* tls_repr(PyObject* self) {
+  CmxThreadLocalStreamObject* t = (CmxThreadLocalStreamObject*)self;
+  return PyUnicode_FromFormat("ThreadLocalStream(Device(%s, %d), %ld)",
+                              type_name(t->d.type), t->d.index, t->key);
+}
+
+static PyObject* tls_get_device(PyObject* self, void* c) {
+  (void)c;
+  return device_object(((CmxThreadLocalStreamObject*)self)->d);
+}
+
+static PyGetSetDef tls_getset[] = {
+    {"device", tls_get_device, NULL, "The stream's :obj:`Device`.", NULL},
+    {NULL, NULL, NULL, NULL, NULL}};
+
+static PyTypeObject CmxThreadLocalStream_Type = {
+    PyVarObject_HEAD_INIT(NULL, 0).tp_name = "cmx.core.ThreadLocalStream",
+    .tp_basicsize = sizeof(CmxThreadLocalStreamObject),
+    .tp_flags = Py_TPFLAGS_DEFAULT,
+    .tp_doc =
+        "A stream that will be unique per thread and can be used to "
+        "run operations on a given device.",
+    .tp_repr = tls_repr,
+    .tp_getset = tls_getset,
+};
+
+/* The calling thread's stream of a ThreadLocalStream: 0, or 1 when o is
+ * not one. A stream that cannot be made falls back to the device's
+ * default stream (the error then shows where the stream is used). */
+static int tls_stream(PyObject* o, cmx_stream* out) {
+  if (!PyObject_TypeCheck(o, &CmxThreadLocalStream_Type)) return 1;
+  CmxThreadLocalStreamObject* t = (CmxThreadLocalStreamObject*)o;
+  *out = cmx_stream_on(t->d);
+  PyObject* dict = PyThreadState_GetDict(); /* borrowed */
+  PyObject* key = dict ? Py_BuildValue("(sl)", "cmx.tls", t->key) : NULL;
+  PyObject* v = key ? PyDict_GetItemWithError(dict, key) : NULL;
+  if (v && PyTuple_Check(v) && PyTuple_GET_SIZE(v) == 3) {
+    out->index = (int)PyLong_AsLong(PyTuple_GET_ITEM(v, 0));
+    out->device.type = (cmx_device_type)PyLong_AsLong(PyTuple_GET_ITEM(v, 1));
+    out->device.index = (int)PyLong_AsLong(PyTuple_GET_ITEM(v, 2));
+  } else if (key && !PyErr_Occurred()) {
+    cmx_stream s;
+    if (cmx_new_stream(&s, t->d) == CMX_OK) {
+      *out = s;
+      PyObject* r =
+          Py_BuildValue("(iii)", s.index, (int)s.device.type, s.device.index);
+      if (!r || PyDict_SetItem(dict, key, r) < 0) PyErr_Clear();
+      Py_XDECREF(r);
+    }
+  }
+  PyErr_Clear();
+  Py_XDECREF(key);
+  return 0;
+}
 
 /* ---------------- StreamContext ---------------- */
 typedef struct {
@@ -309,6 +383,47 @@ CMXPY_DEF(new_stream, DEVICE_SIG " -> Stream",
   return stream_or_raise(cmx_new_stream(&s, A->v[0].device), s);
 }
 
+CMXPY_DEF(new_thread_local_stream, DEVICE_SIG " -> ThreadLocalStream",
+          "Make a new thread local stream on the given device: each thread "
+          "that uses it runs its work on a stream of its own.") {
+  cmx_device d = A->v[0].device;
+  if (!cmx_is_available(d)) {
+    PyErr_Format(PyExc_ValueError,
+                 "[new_thread_local_stream] device %s:%d "
+                 "is not available",
+                 type_name(d.type), d.index);
+    return NULL;
+  }
+  CmxThreadLocalStreamObject* o =
+      PyObject_New(CmxThreadLocalStreamObject, &CmxThreadLocalStream_Type);
+  if (o) {
+    o->d = d;
+    o->key = g_tls_count++;
+  }
+  return (PyObject*)o;
+}
+
+CMXPY_DEF(new_thread_unsafe_stream, DEVICE_SIG " -> Stream",
+          "Make a new stream on the given device that any thread may use "
+          "(cmx's streams all may: the same as :func:`new_stream`).") {
+  cmx_stream s;
+  return stream_or_raise(cmx_new_stream(&s, A->v[0].device), s);
+}
+
+CMXPY_DEF(clear_streams, "() -> None",
+          "Finish the work of every stream and make each device's first "
+          "stream the calling thread's default again.") {
+  (void)A;
+  cmx_status st;
+  Py_BEGIN_ALLOW_THREADS st = cmx_synchronize_all();
+  Py_END_ALLOW_THREADS if (st != CMX_OK) return cmxpy_raise(st);
+  for (int t = 0; t < 2; t++) {
+    cmx_device d = {(cmx_device_type)t, 0};
+    if (cmx_is_available(d)) cmx_set_default_stream((cmx_stream){0, d});
+  }
+  Py_RETURN_NONE;
+}
+
 CMXPY_DEF(stream, "(s: Stream | Device | DeviceType) -> StreamContext",
           "Create a context manager to set the default device and stream.\n\n"
           "Args:\n    s: The :obj:`Stream` or :obj:`Device` to set as the "
@@ -343,8 +458,28 @@ CMXPY_DEF(device_count, DEVICE_SIG " -> int",
   return PyLong_FromLong(cmx_device_count(A->v[0].device.type));
 }
 
+/* The CPU's model name from /proc/cpuinfo into buf ("cpu" when it
+ * cannot be read). */
+static void cpu_model(char* buf, size_t size) {
+  snprintf(buf, size, "cpu");
+  FILE* f = fopen("/proc/cpuinfo", "r");
+  if (!f) return;
+  char line[512];
+  while (fgets(line, sizeof line, f)) {
+    char* colon = strchr(line, ':');
+    if (strncmp(line, "model name", 10) != 0 || !colon) continue;
+    colon++;
+    while (*colon == ' ' || *colon == '\t') colon++;
+    size_t n = strcspn(colon, "\n");
+    snprintf(buf, size, "%.*s", (int)n, colon);
+    break;
+  }
+  fclose(f);
+}
+
 CMXPY_DEF(device_info, "(device: Device | DeviceType | None = None) -> dict",
           "A dict describing the device (default: the default device): "
+          "architecture (the CPU's machine name, e.g. x86_64, or the GPU's), "
           "device_name, device_index, memory_size (bytes of host memory), "
           "device_count.") {
   cmx_device d = ISNONE(0) ? cmx_default_device() : A->v[0].device;
@@ -359,21 +494,37 @@ CMXPY_DEF(device_info, "(device: Device | DeviceType | None = None) -> dict",
       pages > 0 && psize > 0
           ? (unsigned long long)pages * (unsigned long long)psize
           : 0;
-  return Py_BuildValue("{s:s,s:i,s:K,s:l}", "device_name",
-                       d.type == CMX_GPU ? "gpu" : "cpu", "device_index",
-                       d.index, "memory_size", mem, "device_count",
-                       (long)cmx_device_count(d.type));
+  char name[256];
+  struct utsname u;
+  const char* arch = uname(&u) == 0 ? u.machine : "unknown";
+  if (d.type == CMX_GPU)
+    snprintf(name, sizeof name, "gpu");
+  else
+    cpu_model(name, sizeof name);
+  return Py_BuildValue("{s:s,s:s,s:i,s:K,s:l}", "architecture",
+                       d.type == CMX_GPU ? "cuda" : arch, "device_name", name,
+                       "device_index", d.index, "memory_size", mem,
+                       "device_count", (long)cmx_device_count(d.type));
 }
 
-static cmxpy_spec* const device_functions[] = {
-    &spec_default_device,     &spec_set_default_device, &spec_default_stream,
-    &spec_set_default_stream, &spec_new_stream,         &spec_stream,
-    &spec_synchronize,        &spec_is_available,       &spec_device_count,
-    &spec_device_info};
+static cmxpy_spec* const device_functions[] = {&spec_default_device,
+                                               &spec_set_default_device,
+                                               &spec_default_stream,
+                                               &spec_set_default_stream,
+                                               &spec_new_stream,
+                                               &spec_stream,
+                                               &spec_synchronize,
+                                               &spec_is_available,
+                                               &spec_device_count,
+                                               &spec_device_info,
+                                               &spec_new_thread_local_stream,
+                                               &spec_new_thread_unsafe_stream,
+                                               &spec_clear_streams};
 
 int cmxpy_init_device(PyObject* m) {
   if (PyType_Ready(&CmxDevice_Type) < 0 || PyType_Ready(&CmxStream_Type) < 0 ||
-      PyType_Ready(&CmxStreamContext_Type) < 0)
+      PyType_Ready(&CmxStreamContext_Type) < 0 ||
+      PyType_Ready(&CmxThreadLocalStream_Type) < 0)
     return -1;
   PyObject* enum_mod = PyImport_ImportModule("enum");
   if (!enum_mod) return -1;
@@ -402,9 +553,10 @@ int cmxpy_init_device(PyObject* m) {
   Py_INCREF(g_devtype_type);
   if (PyModule_AddObject(m, "DeviceType", g_devtype_type) < 0) return -1;
   PyTypeObject* types[] = {&CmxDevice_Type, &CmxStream_Type,
-                           &CmxStreamContext_Type};
-  const char* tnames[] = {"Device", "Stream", "StreamContext"};
-  for (int i = 0; i < 3; i++) {
+                           &CmxStreamContext_Type, &CmxThreadLocalStream_Type};
+  const char* tnames[] = {"Device", "Stream", "StreamContext",
+                          "ThreadLocalStream"};
+  for (int i = 0; i < 4; i++) {
     Py_INCREF(types[i]);
     if (PyModule_AddObject(m, tnames[i], (PyObject*)types[i]) < 0) return -1;
   }

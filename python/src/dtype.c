@@ -111,7 +111,9 @@ static int category_of(PyObject* o) {
 typedef struct {
   PyObject_HEAD PyObject* min;
   PyObject* max;
-  PyObject* eps; /* NULL for iinfo */
+  PyObject* eps;      /* NULL for iinfo */
+  PyObject* smallest; /* smallest_normal; NULL for iinfo */
+  int bits;           /* finfo: bits of the (real) type */
   PyObject* dtype;
 } CmxInfoObject;
 
@@ -120,6 +122,7 @@ static void info_dealloc(PyObject* self) {
   Py_XDECREF(i->min);
   Py_XDECREF(i->max);
   Py_XDECREF(i->eps);
+  Py_XDECREF(i->smallest);
   Py_XDECREF(i->dtype);
   Py_TYPE(self)->tp_free(self);
 }
@@ -141,19 +144,19 @@ static PyObject* finfo_new(PyTypeObject* type, PyObject* args, PyObject* kw) {
     return NULL;
   }
   if (t == CMX_COMPLEX64) t = CMX_FLOAT32; /* as NumPy: the parts' type */
-  double mx, eps;
+  double mx, eps, tiny;
   switch (t) {
     case CMX_FLOAT16:
-      mx = 65504.0, eps = 0.0009765625;
+      mx = 65504.0, eps = 0.0009765625, tiny = 6.103515625e-05;
       break;
     case CMX_BFLOAT16:
-      mx = 3.3895313892515355e38, eps = 0.0078125;
+      mx = 3.3895313892515355e38, eps = 0.0078125, tiny = FLT_MIN;
       break;
     case CMX_FLOAT64:
-      mx = DBL_MAX, eps = DBL_EPSILON;
+      mx = DBL_MAX, eps = DBL_EPSILON, tiny = DBL_MIN;
       break;
     default:
-      mx = FLT_MAX, eps = FLT_EPSILON;
+      mx = FLT_MAX, eps = FLT_EPSILON, tiny = FLT_MIN;
       break;
   }
   CmxInfoObject* self = (CmxInfoObject*)type->tp_alloc(type, 0);
@@ -161,8 +164,11 @@ static PyObject* finfo_new(PyTypeObject* type, PyObject* args, PyObject* kw) {
   self->min = PyFloat_FromDouble(-mx);
   self->max = PyFloat_FromDouble(mx);
   self->eps = PyFloat_FromDouble(eps);
+  self->smallest = PyFloat_FromDouble(tiny);
+  self->bits = (int)cmx_dtype_size(t) * 8;
   self->dtype = cmxpy_dtype_object(t);
-  if (!self->min || !self->max || !self->eps || !self->dtype) {
+  if (!self->min || !self->max || !self->eps || !self->smallest ||
+      !self->dtype) {
     Py_DECREF(self);
     return NULL;
   }
@@ -234,6 +240,10 @@ static PyMemberDef finfo_members[] = {
     {"eps", T_OBJECT, offsetof(CmxInfoObject, eps), READONLY,
      "The difference between 1.0 and the next larger representable "
      "number."},
+    {"smallest_normal", T_OBJECT, offsetof(CmxInfoObject, smallest), READONLY,
+     "The smallest positive normal number."},
+    {"bits", T_INT, offsetof(CmxInfoObject, bits), READONLY,
+     "The number of bits of the type (of its real part for complex)."},
     {"dtype", T_OBJECT, offsetof(CmxInfoObject, dtype), READONLY,
      "The :obj:`Dtype`."},
     {NULL, 0, 0, 0, NULL}};

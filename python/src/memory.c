@@ -1,6 +1,8 @@
 /* Memory statistics and limits (mx.get_active_memory ...) and print
  * options (mx.set_printoptions, the mx.printoptions context). */
 #include "args.h"
+/* after Python.h (args.h) */
+#include <structmember.h>
 
 /* _fail_after(n): for the fuzzer (tests/fuzz/pyfuzz.py), see
  * cmx_debug_fail_after. Private: not part of mlx.core's API. */
@@ -87,55 +89,76 @@ CMXPY_DEF(set_wired_limit, "(limit: int) -> int",
   return limit_arg(A, &limit) < 0 ? NULL : PyLong_FromLong(0);
 }
 
-/* ---------------- print options ---------------- */
-static int precision_arg(PyObject* o, int* out) {
-  if (o == Py_None) {
-    *out = -1;
-    return 0;
-  }
-  if (cmxpy_int_arg(o, out, "set_printoptions", "precision") < 0) return -1;
-  if (*out < 0) {
-    PyErr_SetString(PyExc_ValueError,
-                    "[set_printoptions] precision must be non-negative");
-    return -1;
-  }
-  return 0;
+/* ---------------- print options ----------------
+ * As MLX: precision -1 (the default) prints the shortest round-trip
+ * form; other negative values print 6 decimals. */
+static int precision_arg(PyObject* o, int* out, const char* fname) {
+  return cmxpy_int_arg(o, out, fname, "precision");
 }
 
-CMXPY_DEF(set_printoptions, "(*, precision: int | None = None) -> None",
+CMXPY_DEF(set_printoptions, "(precision: int = -1) -> None",
           "Set print options for arrays.\n\n"
           "Args:\n    precision (int, optional): Number of digits after the "
-          "point for floating point values.") {
-  int prec;
-  if (precision_arg(OBJ(0), &prec) < 0) return NULL;
-  if (prec >= 0) {
-    cmx_status st = cmx_set_printoptions(prec);
-    if (st != CMX_OK) return cmxpy_raise(st);
-  }
+          "point for floating point values (-1: as many as needed to read "
+          "the value back).") {
+  cmx_status st = cmx_set_printoptions(INT(0));
+  if (st != CMX_OK) return cmxpy_raise(st);
   Py_RETURN_NONE;
 }
 
-/* precision None: the default (shortest round-trip) formatting. */
-CMXPY_DEF(get_printoptions, "() -> dict",
-          "The current print options as a dict.") {
+/* ---- PrintOptions: what get_printoptions returns ---- */
+typedef struct {
+  PyObject_HEAD int precision;
+} CmxPrintOptionsValueObject;
+
+static PyMemberDef pov_members[] = {
+    {"precision", T_INT, offsetof(CmxPrintOptionsValueObject, precision), 0,
+     "Digits after the point for floating point values (-1: shortest)."},
+    {NULL, 0, 0, 0, NULL}};
+
+static PyObject* pov_new(PyTypeObject* type, PyObject* args, PyObject* kw) {
+  static char* kwlist[] = {"precision", NULL};
+  int prec = -1;
+  if (!PyArg_ParseTupleAndKeywords(args, kw, "|i:PrintOptions", kwlist, &prec))
+    return NULL;
+  CmxPrintOptionsValueObject* self =
+      (CmxPrintOptionsValueObject*)type->tp_alloc(type, 0);
+  if (self) self->precision = prec;
+  return (PyObject*)self;
+}
+
+static PyTypeObject CmxPrintOptionsValue_Type = {
+    PyVarObject_HEAD_INIT(NULL, 0).tp_name = "cmx.core.PrintOptions",
+    .tp_basicsize = sizeof(CmxPrintOptionsValueObject),
+    .tp_flags = Py_TPFLAGS_DEFAULT,
+    .tp_doc =
+        "PrintOptions(precision=-1)\n--\n\nThe print options of "
+        "arrays (see :func:`get_printoptions`).",
+    .tp_new = pov_new,
+    .tp_members = pov_members,
+};
+
+CMXPY_DEF(get_printoptions, "() -> PrintOptions",
+          "The current print options (a :class:`PrintOptions`).") {
   (void)A;
-  int p = cmx_get_printoptions_precision();
-  if (p < 0) return Py_BuildValue("{s:O}", "precision", Py_None);
-  return Py_BuildValue("{s:i}", "precision", p);
+  CmxPrintOptionsValueObject* o =
+      PyObject_New(CmxPrintOptionsValueObject, &CmxPrintOptionsValue_Type);
+  if (o) o->precision = cmx_get_printoptions_precision();
+  return (PyObject*)o;
 }
 
 typedef struct {
-  PyObject_HEAD int precision; /* -1: unchanged */
+  PyObject_HEAD int precision;
   int saved[8];
   int depth;
 } CmxPrintOptionsObject;
 
 static PyObject* popts_new(PyTypeObject* type, PyObject* args, PyObject* kw) {
   static char* kwlist[] = {"precision", NULL};
-  PyObject* p = Py_None;
-  int prec;
-  if (!PyArg_ParseTupleAndKeywords(args, kw, "|$O:printoptions", kwlist, &p) ||
-      precision_arg(p, &prec) < 0)
+  PyObject* p = NULL;
+  int prec = -1;
+  if (!PyArg_ParseTupleAndKeywords(args, kw, "|O:printoptions", kwlist, &p) ||
+      (p && precision_arg(p, &prec, "printoptions") < 0))
     return NULL;
   CmxPrintOptionsObject* self = (CmxPrintOptionsObject*)type->tp_alloc(type, 0);
   if (self) self->precision = prec;
@@ -150,12 +173,10 @@ static PyObject* popts_enter(PyObject* o, PyObject* u) {
     return NULL;
   }
   self->saved[self->depth++] = cmx_get_printoptions_precision();
-  if (self->precision >= 0) {
-    cmx_status st = cmx_set_printoptions(self->precision);
-    if (st != CMX_OK) {
-      self->depth--;
-      return cmxpy_raise(st);
-    }
+  cmx_status st = cmx_set_printoptions(self->precision);
+  if (st != CMX_OK) {
+    self->depth--;
+    return cmxpy_raise(st);
   }
   Py_INCREF(o);
   return o;
@@ -178,7 +199,7 @@ static PyTypeObject CmxPrintOptions_Type = {
     .tp_basicsize = sizeof(CmxPrintOptionsObject),
     .tp_flags = Py_TPFLAGS_DEFAULT,
     .tp_doc =
-        "printoptions(*, precision=None)\n--\n\nA context manager that "
+        "printoptions(precision=-1)\n--\n\nA context manager that "
         "sets print options (as :func:`set_printoptions`) and restores "
         "them on exit.\n\n"
         "Example:\n    >>> with mx.printoptions(precision=2):\n"
@@ -198,7 +219,12 @@ static cmxpy_spec* const memory_functions[] = {
 int cmxpy_init_memory(PyObject* m) {
   if (cmxpy_add_functions(m, memory_functions, CMXPY_COUNT(memory_functions)) <
           0 ||
-      PyType_Ready(&CmxPrintOptions_Type) < 0)
+      PyType_Ready(&CmxPrintOptions_Type) < 0 ||
+      PyType_Ready(&CmxPrintOptionsValue_Type) < 0)
+    return -1;
+  Py_INCREF(&CmxPrintOptionsValue_Type);
+  if (PyModule_AddObject(m, "PrintOptions",
+                         (PyObject*)&CmxPrintOptionsValue_Type) < 0)
     return -1;
   Py_INCREF(&CmxPrintOptions_Type);
   return PyModule_AddObject(m, "printoptions",

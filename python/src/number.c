@@ -28,6 +28,12 @@ static cmx_array binary(PyObject* x, PyObject* y, const op_desc* d,
   bool reflected = !CmxArray_Check(x);
   PyObject* self = reflected ? y : x;
   PyObject* other = reflected ? x : y;
+  if (other == Py_None) { /* MLX: no overload takes None */
+    PyErr_Format(PyExc_TypeError,
+                 "Cannot perform %s on an cmx.core.array and NoneType",
+                 d->what);
+    return NULL;
+  }
   if (!cmxpy_is_operand(other)) {
     if (inplace) {
       char buf[64];
@@ -197,8 +203,12 @@ static const op_desc d_cmp[6] = {
     [Py_GE] = {cmx_greater_equal, "greater than or equal", false},
 };
 
+/* As MLX: == and != with a list, a tuple or another object that is not
+ * an array (nor a scalar, a buffer or an __mlx_array__) are False and
+ * True, not element-wise. */
 static PyObject* richcompare(PyObject* self, PyObject* other, int op) {
-  if ((op == Py_EQ || op == Py_NE) && !cmxpy_is_operand(other))
+  if ((op == Py_EQ || op == Py_NE) && other != Py_None &&
+      (PyList_Check(other) || PyTuple_Check(other) || !cmxpy_is_operand(other)))
     return PyBool_FromLong(op == Py_NE);
   return cmxpy_wrap(binary(self, other, &d_cmp[op], false));
 }

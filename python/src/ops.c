@@ -148,6 +148,8 @@ BINARY(bitwise_xor, "Element-wise bitwise xor.")
 BINARY(left_shift, "Element-wise left shift.")
 BINARY(right_shift, "Element-wise right shift.")
 ALIAS(pow, power)
+ALIAS(bitwise_left_shift, left_shift)
+ALIAS(bitwise_right_shift, right_shift)
 ALIAS(atan2, arctan2)
 
 REDUCE(sum, "Sum reduce the array over the given axes.")
@@ -278,15 +280,17 @@ static cmxpy_spec* const functions[] = {
                         P(minimum) P(arctan2) P(logaddexp) P(equal)
                             P(not_equal) P(less) P(less_equal) P(greater) P(
                                 greater_equal) P(logical_and) P(logical_or)
-                                P(logical_xor) P(bitwise_and) P(bitwise_or)
-                                    P(bitwise_xor) P(left_shift) P(right_shift)
-                                        P(pow) P(atan2) P(sum) P(prod) P(min)
-                                            P(max) P(mean) P(all) P(any)
-                                                P(logsumexp) P(var) P(std)
-                                                    P(argmin) P(argmax) P(round)
-                                                        P(astype) P(softmax)
-                                                            P(where) P(clip)
-                                                                P(divmod)};
+                                P(logical_xor) P(bitwise_and) P(bitwise_or) P(
+                                    bitwise_xor) P(left_shift) P(right_shift)
+                                    P(bitwise_left_shift) P(bitwise_right_shift)
+                                        P(pow) P(atan2)
+                                            P(sum) P(prod) P(min) P(max) P(mean)
+                                                P(all) P(any) P(logsumexp)
+                                                    P(var) P(std) P(argmin)
+                                                        P(argmax) P(round)
+                                                            P(astype) P(softmax)
+                                                                P(where) P(clip)
+                                                                    P(divmod)};
 
 static cmxpy_spec* const methods[] = {
     P(m_abs) P(m_square) P(m_sqrt) P(m_rsqrt) P(m_reciprocal) P(m_exp) P(m_log)

@@ -62,9 +62,9 @@ CMXPY_DEF(unstack, "(x: array, /, axis: int = 0, " STREAM_KW,
 
 CMXPY_DEF(meshgrid,
           "(*arrays: array, sparse: bool = False, indexing: str = 'xy', "
-          "stream: StreamOrDevice = None) -> list[array]",
+          "stream: StreamOrDevice = None) -> tuple[array, ...]",
           "Generate multidimensional coordinate grids from 1-D coordinate "
-          "arrays (NumPy's meshgrid).\n\nReturns:\n    list(array): The "
+          "arrays (NumPy's meshgrid).\n\nReturns:\n    tuple(array): The "
           "output arrays.") {
   int n = A->v[0].n;
   cmx_array* outs = PyMem_RawCalloc((size_t)(n ? n : 1), sizeof *outs);
@@ -72,7 +72,9 @@ CMXPY_DEF(meshgrid,
   cmx_status st = cmx_meshgrid(outs, ARRAYS(0), FLAG(1), STR(2), STREAM);
   PyObject* l = cmxpy_list(st, outs, st == CMX_OK ? n : 0);
   PyMem_RawFree(outs);
-  return l;
+  PyObject* t = l ? PyList_AsTuple(l) : NULL; /* MLX returns a tuple */
+  Py_XDECREF(l);
+  return t;
 }
 
 /* ---------------- windows ---------------- */

@@ -86,7 +86,7 @@ CMXPY_DEF_METHOD(transpose,
 CMXPY_DEF(matrix_transpose, "(a: array, /, " STREAM_KW,
           "Swap the last two axes (array API).\n\nReturns:\n    array: The "
           "transposed array.") {
-  return RET(cmx_swapaxes(OUT, ARR(0), -1, -2, STREAM));
+  return cmxpy_matrix_transpose(ARR(0), STREAM);
 }
 
 typedef cmx_status (*two_int_fn)(cmx_array*, cmx_array, int, int, cmx_stream);
@@ -269,10 +269,13 @@ static int pad_widths(PyObject* pw, int nd, int64_t* lo, int64_t* hi) {
 
 CMXPY_DEF(pad,
           "(a: array, /, pad_width: int | tuple[int] | tuple[int, int] | "
-          "list[tuple[int, int]], mode: Literal['constant', 'edge'] = "
+          "list[tuple[int, int]], mode: Literal['constant', 'edge', 'reflect', "
+          "'symmetric'] = "
           "'constant', constant_values: scalar | array = 0, " STREAM_KW,
-          "Pad an array with a constant value (mode 'constant') or its edge "
-          "values (mode 'edge'). pad_width is an int, a (before, after) "
+          "Pad an array with a constant value (mode 'constant'), its edge "
+          "values (mode 'edge') or its mirror image without or with the edge "
+          "(modes 'reflect' and 'symmetric', repeating periodically). "
+          "pad_width is an int, a (before, after) "
           "pair, or one pair per axis.\n\nReturns:\n    array: The padded "
           "array.") {
   cmx_pad_mode pm;
@@ -280,6 +283,10 @@ CMXPY_DEF(pad,
     pm = CMX_PAD_CONSTANT;
   } else if (!strcmp(STR(2), "edge")) {
     pm = CMX_PAD_EDGE;
+  } else if (!strcmp(STR(2), "reflect")) {
+    pm = CMX_PAD_REFLECT;
+  } else if (!strcmp(STR(2), "symmetric")) {
+    pm = CMX_PAD_SYMMETRIC;
   } else {
     PyErr_Format(PyExc_ValueError, "[pad] unsupported mode '%s'", STR(2));
     return NULL;

@@ -355,3 +355,14 @@ int cmxpy_init_transforms(PyObject* m) {
                                           &spec__custom_jvp_argnums};
   return cmxpy_add_functions(m, functions, CMXPY_COUNT(functions));
 }
+
+/* ---- for other areas (export.c): the closure trampoline and the
+ * transform error path ---- */
+cmx_status cmxpy_call_closure(void* fun, const cmx_array* in, int nin,
+                              cmx_array** outputs, int* nout) {
+  return call_python(fun, in, nin, outputs, nout);
+}
+
+PyObject* cmxpy_closure_result(cmx_status st) {
+  return succeeded(st) ? Py_NewRef(Py_None) : fail(st);
+}

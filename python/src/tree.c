@@ -119,6 +119,23 @@ static int record(walker* w, PyObject* container, PyObject* key, PyObject* r,
   return rc;
 }
 
+/* The tuple of the items of list `items` with the type of `like`, as MLX
+ * rebuilds trees: tuple subclasses keep their type (a namedtuple through
+ * its _make, others by calling the type with the items), while lists and
+ * dicts become plain ones. */
+static PyObject* rebuild_tuple(PyObject* like, PyObject* items) {
+  if (PyTuple_CheckExact(like)) return PyList_AsTuple(items);
+  PyObject* type = (PyObject*)Py_TYPE(like);
+  PyObject* make = PyObject_HasAttrString(type, "_fields")
+                       ? PyObject_GetAttrString(type, "_make")
+                       : NULL;
+  PyErr_Clear();
+  PyObject* r = make ? PyObject_CallOneArg(make, items)
+                     : PyObject_CallOneArg(type, items);
+  Py_XDECREF(make);
+  return r;
+}
+
 /* A list or tuple node. */
 static PyObject* walk_seq(walker* w, PyObject* node, PyObject* prefix) {
   bool is_list = PyList_Check(node);
@@ -152,7 +169,7 @@ static PyObject* walk_seq(walker* w, PyObject* node, PyObject* prefix) {
   }
   if (!build) return Py_NewRef(in_place ? node : Py_None);
   if (is_list) return out;
-  PyObject* t = PyList_AsTuple(out);
+  PyObject* t = rebuild_tuple(node, out);
   Py_DECREF(out);
   return t;
 fail:

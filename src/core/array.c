@@ -494,9 +494,23 @@ bool cmx_array_is_available(cmx_array a) {
   return cmx__stream_done(a->stream, a->seq);
 }
 
+cmx_status cmx_array_buffer_size(cmx_array a, size_t* out) {
+  *out = 0;
+  if (!a || a->op)
+    return cmx__error(CMX_ERR_VALUE,
+                      "[get_array_buffer_size] Arrays must be evaluated "
+                      "before querying buffer size.");
+  cmx_status st = cmx_array_eval(a);
+  if (st != CMX_OK) return st;
+  *out = a->buf ? a->buf->size : 0;
+  return CMX_OK;
+}
+
 /* ---------------- data access ---------------- */
 
 cmx_status cmx__node_host(cmx_array a, void** out) {
+  if (a->tracer == CMX__PLACEHOLDER)
+    return cmx__error(CMX_ERR_VALUE, "%s", cmx__placeholder_msg);
   cmx_status st = cmx__node_wait(a);
   if (st != CMX_OK) return st;
   if (!a->buf) return cmx__error(CMX_ERR_RUNTIME, "[eval] array has no data");

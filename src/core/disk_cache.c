@@ -31,7 +31,7 @@ cmx__key128 cmx__key128_add(cmx__key128 h, const void* p, size_t n) {
 
 /* ---------------- folders ---------------- */
 
-#define MAX_KINDS 4
+#define MAX_KINDS 8
 
 static struct {
   pthread_mutex_t lock;
@@ -219,4 +219,13 @@ bool cmx__disk_cache_write(const char* sub, const char* name, cmx__key128 k,
   if (!ok) unlinkat(dfd, tmp, 0);
   close(dfd);
   return ok;
+}
+
+void cmx__disk_cache_remove(const char* sub, const char* name) {
+  const char* dir = kind_dir(sub);
+  if (!dir) return;
+  int dfd = open_dir(dir);
+  if (dfd < 0) return;
+  unlinkat(dfd, name, 0);
+  close(dfd);
 }

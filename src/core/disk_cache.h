@@ -40,4 +40,7 @@ int cmx__disk_cache_read(const char* sub, const char* name, cmx__key128 k,
 bool cmx__disk_cache_write(const char* sub, const char* name, cmx__key128 k,
                            const void* data, size_t size);
 
+/* Removes entry `name` of kind sub, if there is one (best effort). */
+void cmx__disk_cache_remove(const char* sub, const char* name);
+
 #endif

@@ -164,6 +164,9 @@ enum {
   CMX__TRACER = 1,     /* computed from a transform's traced input */
   CMX__PLACEHOLDER = 2 /* vmap's stand-in input: shape only, no data */
 };
+/* The error of reading a transform's placeholder input (vmap): MLX's
+ * text and why. */
+extern const char cmx__placeholder_msg[];
 /* Number of transforms tracing right now (all threads). While > 0, tracer
  * nodes keep their history when evaluated. */
 extern _Atomic int cmx__tracing;

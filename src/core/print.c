@@ -26,12 +26,12 @@
 #include <inttypes.h>
 #include <limits.h>
 #include <math.h>
-#include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
 #include "core/internal.h"
+#include "core/strbuf.h"
 
 /* Axes longer than 2 * EDGE are summarised to EDGE entries each side. */
 #define EDGE 3
@@ -43,116 +43,46 @@
 
 static _Atomic int g_precision = -1;
 
-/* ---------------- a growable string ---------------- */
-
-typedef struct sbuf {
-  char* p;
-  size_t len, cap;
-  bool failed; /* allocation failed or MAX_OUTPUT reached */
-} sbuf;
-
-/* Makes room for `extra` more bytes plus the terminator. */
-static bool sb_reserve(sbuf* b, size_t extra) {
-  if (b->failed) return false;
-  if (extra > MAX_OUTPUT || b->len + extra + 1 > MAX_OUTPUT) {
-    b->failed = true;
-    return false;
-  }
-  size_t need = b->len + extra + 1;
-  if (need <= b->cap) return true;
-  size_t cap = b->cap ? b->cap : 64;
-  while (cap < need) cap *= 2;
-  char* p = realloc(b->p, cap);
-  if (!p) {
-    b->failed = true;
-    return false;
-  }
-  b->p = p;
-  b->cap = cap;
-  return true;
-}
-
-static void sb_putn(sbuf* b, const char* s, size_t n) {
-  if (!sb_reserve(b, n)) return;
-  memcpy(b->p + b->len, s, n);
-  b->len += n;
-  b->p[b->len] = '\0';
-}
-
-static void sb_puts(sbuf* b, const char* s) {
-  sb_putn(b, s, strlen(s));
-}
-
-static void sb_spaces(sbuf* b, int n) {
-  if (!sb_reserve(b, (size_t)n)) return;
-  memset(b->p + b->len, ' ', (size_t)n);
-  b->len += (size_t)n;
-  b->p[b->len] = '\0';
-}
-
-static void sb_printf(sbuf* b, const char* fmt, ...)
-    __attribute__((format(printf, 2, 3)));
-static void sb_printf(sbuf* b, const char* fmt, ...) {
-  /* Most numbers fit in 64 bytes; a long fixed-notation one takes a second
-   * pass with the exact size. */
-  if (!sb_reserve(b, 64)) return;
-  va_list ap;
-  va_start(ap, fmt);
-  int n = vsnprintf(b->p + b->len, b->cap - b->len, fmt, ap);
-  va_end(ap);
-  if (n < 0) {
-    b->failed = true;
-    return;
-  }
-  if ((size_t)n >= b->cap - b->len) {
-    if (!sb_reserve(b, (size_t)n)) return;
-    va_start(ap, fmt);
-    vsnprintf(b->p + b->len, b->cap - b->len, fmt, ap);
-    va_end(ap);
-  }
-  b->len += (size_t)n;
-}
-
 /* ---------------- elements ---------------- */
 
 /* One real number in the current float format. */
-static void put_real(sbuf* b, double v, int prec) {
+static void put_real(cmx__strbuf* b, double v, int prec) {
   if (isnan(v))
-    sb_puts(b, "nan");
+    cmx__strbuf_puts(b, "nan");
   else if (prec == -1)
-    sb_printf(b, "%.6g", v);
+    cmx__strbuf_printf(b, "%.6g", v);
   else
-    sb_printf(b, "%.*f", prec < 0 ? 6 : prec, v);
+    cmx__strbuf_printf(b, "%.*f", prec < 0 ? 6 : prec, v);
 }
 
-static void put_element(sbuf* b, const char* p, cmx_dtype dt, int prec) {
+static void put_element(cmx__strbuf* b, const char* p, cmx_dtype dt, int prec) {
   switch (dt) {
     case CMX_BOOL:
-      sb_puts(b, *(const uint8_t*)p ? "True" : "False");
+      cmx__strbuf_puts(b, *(const uint8_t*)p ? "True" : "False");
       break;
     case CMX_UINT8:
-      sb_printf(b, "%u", (unsigned)*(const uint8_t*)p);
+      cmx__strbuf_printf(b, "%u", (unsigned)*(const uint8_t*)p);
       break;
     case CMX_UINT16:
-      sb_printf(b, "%u", (unsigned)*(const uint16_t*)p);
+      cmx__strbuf_printf(b, "%u", (unsigned)*(const uint16_t*)p);
       break;
     case CMX_UINT32:
-      sb_printf(b, "%" PRIu32, *(const uint32_t*)p);
+      cmx__strbuf_printf(b, "%" PRIu32, *(const uint32_t*)p);
       break;
     case CMX_UINT64:
-      sb_printf(b, "%" PRIu64, *(const uint64_t*)p);
+      cmx__strbuf_printf(b, "%" PRIu64, *(const uint64_t*)p);
       break;
     case CMX_INT8:
-      sb_printf(b, "%d", (int)*(const int8_t*)p);
+      cmx__strbuf_printf(b, "%d", (int)*(const int8_t*)p);
       break;
     case CMX_INT16:
-      sb_printf(b, "%d", (int)*(const int16_t*)p);
+      cmx__strbuf_printf(b, "%d", (int)*(const int16_t*)p);
       break;
     case CMX_INT32:
-      sb_printf(b, "%" PRId32, *(const int32_t*)p);
+      cmx__strbuf_printf(b, "%" PRId32, *(const int32_t*)p);
       break;
     case CMX_INT64:
-      sb_printf(b, "%" PRId64, *(const int64_t*)p);
+      cmx__strbuf_printf(b, "%" PRId64, *(const int64_t*)p);
       break;
     case CMX_COMPLEX64: {
       float re, im;
@@ -160,13 +90,13 @@ static void put_element(sbuf* b, const char* p, cmx_dtype dt, int prec) {
       memcpy(&im, p + sizeof re, sizeof im);
       put_real(b, re, prec);
       if (im >= 0 || isnan(im)) {
-        sb_putn(b, "+", 1);
+        cmx__strbuf_putn(b, "+", 1);
         put_real(b, im, prec);
       } else {
-        sb_putn(b, "-", 1);
+        cmx__strbuf_putn(b, "-", 1);
         put_real(b, -(double)im, prec);
       }
-      sb_putn(b, "j", 1);
+      cmx__strbuf_putn(b, "j", 1);
       break;
     }
     default:  // float16, bfloat16, float32, float64
@@ -177,7 +107,7 @@ static void put_element(sbuf* b, const char* p, cmx_dtype dt, int prec) {
 /* ---------------- layout ---------------- */
 
 typedef struct printer {
-  sbuf* b;
+  cmx__strbuf* b;
   const char* data; /* element 0 */
   const int64_t* shape;
   const int64_t* strides; /* in elements */
@@ -191,22 +121,22 @@ typedef struct printer {
 /* Prints the sub-array at depth `dim` whose first element is `off` bytes
  * from element 0 (offsets, not pointers: an empty array has no data). */
 static void put_subarray(const printer* pr, int64_t off, int dim) {
-  sbuf* b = pr->b;
+  cmx__strbuf* b = pr->b;
   int64_t n = pr->shape[dim];
   int64_t step = pr->strides[dim] * (int64_t)pr->isz;
   bool last = dim == pr->ndim - 1;
-  sb_putn(b, "[", 1);
+  cmx__strbuf_putn(b, "[", 1);
   for (int64_t i = 0; i < n && !b->failed; i++) {
     if (i > 0) {
       if (last)
-        sb_putn(b, ", ", 2);
+        cmx__strbuf_putn(b, ", ", 2);
       else {
-        sb_putn(b, ",\n", 2);
-        sb_spaces(b, pr->indent + dim);
+        cmx__strbuf_putn(b, ",\n", 2);
+        cmx__strbuf_repeat(b, ' ', (size_t)(pr->indent + dim));
       }
     }
     if (i == EDGE && n > 2 * EDGE) {
-      sb_putn(b, "...", 3);
+      cmx__strbuf_putn(b, "...", 3);
       i = n - EDGE - 1;  // the loop's increment moves to the tail
       continue;
     }
@@ -215,7 +145,7 @@ static void put_subarray(const printer* pr, int64_t off, int dim) {
     else
       put_subarray(pr, off + i * step, dim + 1);
   }
-  sb_putn(b, "]", 1);
+  cmx__strbuf_putn(b, "]", 1);
 }
 
 /* Formats a (evaluating it first) as repr or values-only. */
@@ -228,7 +158,7 @@ static cmx_status format_array(cmx_array a, char** out, bool repr) {
   cmx_status st = a->size > 0 ? cmx__node_host(a, &data) : cmx__node_wait(a);
   if (st != CMX_OK) return st;
 
-  sbuf b = {0};
+  cmx__strbuf b = {.limit = MAX_OUTPUT};
   printer pr = {.b = &b,
                 .data = data,
                 .shape = CMX__SHAPE(a),
@@ -238,15 +168,15 @@ static cmx_status format_array(cmx_array a, char** out, bool repr) {
                 .isz = cmx_dtype_size(a->dtype),
                 .indent = repr ? 7 : 1,
                 .prec = cmx_get_printoptions_precision()};
-  if (repr) sb_puts(&b, "array(");
+  if (repr) cmx__strbuf_puts(&b, "array(");
   if (a->ndim == 0)
     put_element(&b, pr.data, pr.dtype, pr.prec);
   else
     put_subarray(&pr, 0, 0);
   if (repr) {
-    sb_puts(&b, ", dtype=");
-    sb_puts(&b, cmx_dtype_name(a->dtype));
-    sb_puts(&b, ")");
+    cmx__strbuf_puts(&b, ", dtype=");
+    cmx__strbuf_puts(&b, cmx_dtype_name(a->dtype));
+    cmx__strbuf_puts(&b, ")");
   }
   if (b.failed) {
     free(b.p);

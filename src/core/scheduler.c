@@ -183,9 +183,12 @@ static bool vec_push(vec* v, const void* x) {
 
 _Atomic int cmx__tracing = 0;
 
-static const char placeholder_msg[] =
+const char cmx__placeholder_msg[] =
     "[eval] Attempting to eval an array during function transformations like "
-    "compile or vmap is not allowed.";
+    "compile or vmap is not allowed. (Its values do not exist while the "
+    "function is traced: under vmap an input stands for the whole batch, so "
+    "item(), tolist(), printing or Python control flow on it cannot work; "
+    "use array ops such as mx.where instead.)";
 
 /* The k-th input of op to visit. Deeper inputs go first (for ops with a
  * few inputs): a long chain, such as the cotangent in a backward pass, is
@@ -218,7 +221,7 @@ static cmx_status build_tape(const cmx_array* roots, size_t n, vec* tape) {
   for (size_t r = 0; r < n && st == CMX_OK; r++) {
     cmx_array root = roots[r];
     if (root->tracer == CMX__PLACEHOLDER) {
-      st = cmx__error(CMX_ERR_VALUE, "%s", placeholder_msg);
+      st = cmx__error(CMX_ERR_VALUE, "%s", cmx__placeholder_msg);
       break;
     }
     if (!root->op || root->mark == mark) continue;
@@ -231,7 +234,7 @@ static cmx_status build_tape(const cmx_array* roots, size_t n, vec* tape) {
       if (top->next < op->nin) {
         cmx_array in = next_input(op, top->next++, mark);
         if (in->tracer == CMX__PLACEHOLDER) {
-          st = cmx__error(CMX_ERR_VALUE, "%s", placeholder_msg);
+          st = cmx__error(CMX_ERR_VALUE, "%s", cmx__placeholder_msg);
           break;
         }
         if (in->op && in->mark != mark) {

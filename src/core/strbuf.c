@@ -9,7 +9,7 @@
 bool cmx__strbuf_reserve(cmx__strbuf* b, size_t extra) {
   if (b->failed) return false;
   size_t need = b->len + extra + 1;
-  if (need < extra) {
+  if (need < extra || (b->limit && need > b->limit)) {
     b->failed = true;
     return false;
   }
@@ -35,6 +35,13 @@ void cmx__strbuf_putn(cmx__strbuf* b, const char* s, size_t n) {
 
 void cmx__strbuf_puts(cmx__strbuf* b, const char* s) {
   cmx__strbuf_putn(b, s, strlen(s));
+}
+
+void cmx__strbuf_repeat(cmx__strbuf* b, char c, size_t n) {
+  if (!cmx__strbuf_reserve(b, n)) return;
+  memset(b->p + b->len, c, n);
+  b->len += n;
+  b->p[b->len] = '\0';
 }
 
 void cmx__strbuf_printf(cmx__strbuf* b, const char* fmt, ...) {

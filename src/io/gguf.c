@@ -259,10 +259,11 @@ static cmx_status load_tensor(const cmx__src* s, const tinfo* t, uint64_t at,
   if (cmx__named_arrays_find(out, t->name) >= 0)
     return cmx__error(CMX_ERR_VALUE, "[%s] Duplicate parameter name %s", OP,
                       t->name);
-  cmx_array a = cmx__io_new_array(OP, t->shape, (int)t->ndim, (cmx_dtype)dt);
+  (void)nbytes; /* checked against the file by the caller */
+  cmx_array a = cmx__io_read_array(s, at, t->shape, (int)t->ndim, (cmx_dtype)dt,
+                                   "tensor data");
   if (!a) return cmx_last_status();
-  cmx_status st = cmx__src_read(s, cmx__io_data(a), nbytes, at, "tensor data");
-  if (st == CMX_OK) st = cmx__named_arrays_push(out, t->name, a);
+  cmx_status st = cmx__named_arrays_push(out, t->name, a);
   cmx_array_release(a);
   return st;
 }

@@ -11,6 +11,9 @@
 #include <sys/mman.h>
 #include <sys/stat.h>
 #include <unistd.h>
+
+#include "primitives/io.h"
+#include "primitives/registry.h"
 #ifdef CMX_HAVE_ZLIB
 #include <zlib.h>
 #endif
@@ -38,8 +41,11 @@ cmx_status cmx__src_open(cmx__src* s, const char* op, const char* path) {
     return cmx__error(CMX_ERR_IO, "[%s] Failed to open %s: not a regular file",
                       op, path);
   }
+  s->file = cmx__file_new(fd, path);
+  if (!s->file) return cmx_last_status();
   s->fd = fd;
   s->size = (uint64_t)st.st_size;
+  s->stream = cmx_stream_on(cmx_device_cpu());
   return CMX_OK;
 }
 
@@ -53,7 +59,11 @@ void cmx__src_mem(cmx__src* s, const char* op, const void* data,
 }
 
 void cmx__src_close(cmx__src* s) {
-  if (s->fd >= 0) close(s->fd);
+  if (s->file)
+    cmx__file_release(s->file); /* closes fd with the last reference */
+  else if (s->fd >= 0)
+    close(s->fd);
+  s->file = NULL;
   s->fd = -1;
 }
 
@@ -418,6 +428,35 @@ cmx_status cmx__array_bytes(cmx_array a, bool as_col, cmx__sink_fn sink,
   size_t nbytes = (size_t)a->size * cmx_dtype_size(a->dtype);
   if (as_col || (a->flags & CMX__FLAG_ROW_CONTIG)) return sink(ctx, p, nbytes);
   return gather(a, p, sink, ctx);
+}
+
+cmx_array cmx__io_read_array(const cmx__src* s, uint64_t off,
+                             const int64_t* shape, int ndim, cmx_dtype dt,
+                             const char* what) {
+  if (!s->file) {
+    cmx_array a = cmx__io_new_array(s->op, shape, ndim, dt);
+    if (a && cmx__src_read(s, cmx__io_data(a), cmx_array_nbytes(a), off,
+                           what) != CMX_OK) {
+      cmx_array_release(a);
+      a = NULL;
+    }
+    return a;
+  }
+  cmx__load_params q;
+  memset(&q, 0, sizeof q);
+  q.file = cmx__file_retain(s->file);
+  q.offset = off;
+  q.ndim = ndim;
+  memcpy(q.shape, shape, (size_t)ndim * sizeof *shape);
+  cmx_primitive* p = cmx_primitive_new(&cmx__vt_Load, &q, sizeof q, s->stream);
+  if (!p) {
+    cmx__file_release(q.file);
+    return NULL;
+  }
+  cmx_array out = NULL;
+  return cmx_primitive_apply(&out, 1, p, NULL, 0, &shape, &ndim, &dt) == CMX_OK
+             ? out
+             : NULL;
 }
 
 cmx_array cmx__io_new_array(const char* op, const int64_t* shape, int ndim,

@@ -17,6 +17,9 @@ typedef struct cmx__src {
   const uint8_t* mem; /* memory source */
   uint64_t size;      /* bytes in the source */
   const char* op;     /* op name for messages ("load_gguf") */
+  /* A file source: the shared handle lazy arrays read from (owns fd). */
+  struct cmx__file* file;
+  cmx_stream stream; /* where lazy arrays are read (a cpu stream) */
 } cmx__src;
 
 /* Opens path for reading. CMX_ERR_IO "[op] Failed to open <path>: <why>"
@@ -118,6 +121,14 @@ cmx_status cmx__array_bytes(cmx_array a, bool as_col, cmx__sink_fn sink,
  * buffer (the loader fills it). NULL with the error set. */
 cmx_array cmx__io_new_array(const char* op, const int64_t* shape, int ndim,
                             cmx_dtype dt);
+/* The array of the given shape and dtype whose row-major bytes are the
+ * source's bytes at off: from a file, a lazy array that reads them when
+ * evaluated (a read that comes short then fails the evaluation, as MLX);
+ * from memory, read now (bounds checked as cmx__src_read, with what).
+ * NULL with the error set. */
+cmx_array cmx__io_read_array(const cmx__src* s, uint64_t off,
+                             const int64_t* shape, int ndim, cmx_dtype dt,
+                             const char* what);
 /* Host pointer to the buffer of an array made by cmx__io_new_array. */
 static inline void* cmx__io_data(cmx_array a) {
   return a->buf->host;
@@ -158,6 +169,9 @@ typedef struct cmx__npy_in {
   void* ctx;
   uint64_t avail; /* bytes available from the current position */
   const char* op;
+  /* A .npy file of its own: the data is read lazily at *pos. */
+  const cmx__src* lazy;
+  const uint64_t* pos;
 } cmx__npy_in;
 /* Reads one .npy stream (magic, header, data) into a new array. */
 cmx_array cmx__npy_read(cmx__npy_in* in);

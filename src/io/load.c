@@ -13,6 +13,14 @@ static cmx_status check_stream(cmx_stream s, const char* op) {
   return cmx__stream_resolve(s, op) ? CMX_OK : cmx_last_status();
 }
 
+/* Lazy arrays are read on s when it is a cpu stream (reading files is
+ * a cpu kernel), else on the cpu's default stream. */
+static void read_on(cmx__src* src, cmx_stream s) {
+  cmx_stream r;
+  if (cmx_stream_resolve(&r, s) == CMX_OK && r.device.type == CMX_CPU)
+    src->stream = r;
+}
+
 /* Loads from an open source into *out. */
 static cmx_status load_src(cmx_loaded* out, const cmx__src* src, fmt f,
                            bool return_metadata) {
@@ -87,6 +95,7 @@ cmx_status cmx_load(cmx_loaded* out, const char* path, const char* format,
   cmx__src src;
   if (st == CMX_OK) st = cmx__src_open(&src, op_of(f), path);
   if (st != CMX_OK) return st;
+  read_on(&src, s);
   st = load_src(out, &src, f, return_metadata);
   cmx__src_close(&src);
   return st;
@@ -117,6 +126,7 @@ static cmx_status load_one(fmt f, const char* path, cmx_stream s,
   cmx__src src;
   if (st == CMX_OK) st = cmx__src_open(&src, op_of(f), path);
   if (st != CMX_OK) return st;
+  read_on(&src, s);
   st = load_src(r, &src, f, want_meta);
   cmx__src_close(&src);
   return st;

@@ -7,6 +7,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "cmx/ops.h"
 #include "io/io_common.h"
 
 static const uint8_t k_magic[6] = {0x93, 'N', 'U', 'M', 'P', 'Y'};
@@ -201,6 +202,21 @@ static cmx_status in_read(cmx__npy_in* in, void* dst, uint64_t n,
   return st;
 }
 
+/* The lazy array of a .npy file's data at *in->pos: Fortran-order data
+ * as the transpose of the reversed shape. */
+static cmx_array lazy_npy(cmx__npy_in* in, const npy_header* h) {
+  int64_t shape[CMX_MAX_NDIM];
+  for (int i = 0; i < h->ndim; i++)
+    shape[i] = h->fortran ? h->shape[h->ndim - 1 - i] : h->shape[i];
+  cmx_array a = cmx__io_read_array(in->lazy, *in->pos, shape, h->ndim, h->dtype,
+                                   "npy data");
+  if (!a || !h->fortran || h->ndim < 2) return a;
+  cmx_array t = NULL;
+  cmx_status st = cmx_transpose(&t, a, NULL, 0, in->lazy->stream);
+  cmx_array_release(a);
+  return st == CMX_OK ? t : NULL;
+}
+
 cmx_array cmx__npy_read(cmx__npy_in* in) {
   const char* op = in->op;
   uint8_t pre[12] = {0};
@@ -243,6 +259,9 @@ cmx_array cmx__npy_read(cmx__npy_in* in) {
   if (size < 0 ||
       __builtin_mul_overflow((uint64_t)size, cmx_dtype_size(h.dtype), &nbytes))
     return CMX__FAIL(CMX_ERR_VALUE, "[%s] npy shape is too large", op);
+  if (in->lazy && !h.swap) /* read when evaluated (MLX: truncation fails
+                            * the evaluation) */
+    return lazy_npy(in, &h);
   if (nbytes > in->avail)
     return CMX__FAIL(CMX_ERR_VALUE,
                      "[%s] file is truncated: the npy header describes %llu "
@@ -282,7 +301,8 @@ static cmx_status src_seq_read(void* ctx, void* dst, uint64_t n,
 
 cmx_array cmx__load_npy_src(const cmx__src* s) {
   src_cursor c = {s, 0};
-  cmx__npy_in in = {src_seq_read, &c, s->size, s->op};
+  cmx__npy_in in = {src_seq_read,       &c,    s->size, s->op,
+                    s->file ? s : NULL, &c.pos};
   return cmx__npy_read(&in);
 }
 

@@ -333,7 +333,7 @@ static cmx_array load_member(const cmx__src* s, const entry* e) {
     m.z_init = true;
   }
 #endif
-  cmx__npy_in in = {member_read, &m, e->usize, OP};
+  cmx__npy_in in = {member_read, &m, e->usize, OP, NULL, NULL};
   cmx_array a = cmx__npy_read(&in);
   /* Bytes after the array (none from numpy) still count for the CRC. */
   uint8_t scratch[4096];

@@ -113,13 +113,8 @@ static cmx_array load_tensor(const cmx__src* s, const cJSON* j,
                      "%llu but the data block has %llu bytes",
                      OP, name, (unsigned long long)off[1],
                      (unsigned long long)data_size);
-  cmx_array a = cmx__io_new_array(OP, shape, ndim, (cmx_dtype)dt);
-  if (a && cmx__src_read(s, cmx__io_data(a), nbytes, data_start + off[0],
-                         "tensor data") != CMX_OK) {
-    cmx_array_release(a);
-    a = NULL;
-  }
-  return a;
+  return cmx__io_read_array(s, data_start + off[0], shape, ndim, (cmx_dtype)dt,
+                            "tensor data");
 }
 
 cmx_named_arrays* cmx__load_safetensors_src(const cmx__src* s,

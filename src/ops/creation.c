@@ -120,7 +120,7 @@ cmx_array cmx__eye(int64_t n, int64_t m, int64_t k, cmx_dtype dt,
   dt = or_float32(dt);
   if (!check_dtype("eye", dt)) return NULL;
   if (m < 0) m = n;
-  if (n <= 0 || m <= 0)
+  if (n < 0 || m < 0) /* as MLX: 0 rows or columns make an empty matrix */
     return CMX__FAIL(CMX_ERR_VALUE, "[eye] N and M must be positive integers.");
   cmx__diag_params q = {.k = k, .n = n, .m = m, .dtype = dt};
   return cmx__apply(&cmx__vt_Eye, &q, sizeof q, s, NULL, 0, (int64_t[]){n, m},

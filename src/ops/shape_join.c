@@ -222,11 +222,39 @@ static cmx_array edge_pad_axis(cmx_array x, int ax, int64_t lo, int64_t hi,
   return cmx__concatenate(parts, n, ax, s);
 }
 
+/* Reflect / symmetric padding of one axis: a take of mirrored indices. */
+static cmx_array mirror_pad_axis(cmx_array x, int ax, int64_t lo, int64_t hi,
+                                 bool symmetric, cmx_stream s) {
+  if (!lo && !hi) return x;
+  int64_t n = x->dims[ax], len = n + lo + hi;
+  if (n == 0)
+    return CMX__FAIL(CMX_ERR_VALUE,
+                     "[pad] Cannot pad an empty axis (%d) in %s mode.", ax,
+                     symmetric ? "symmetric" : "reflect");
+  int64_t* idx = malloc((size_t)len * sizeof *idx);
+  if (!idx) return CMX__FAIL(CMX_ERR_MEMORY, "[pad] out of host memory");
+  int64_t period = symmetric ? 2 * n : 2 * (n - 1);
+  for (int64_t i = 0; i < len; i++) {
+    if (period == 0) {
+      idx[i] = 0;
+      continue;
+    }
+    int64_t j = (i - lo) % period;
+    if (j < 0) j += period;
+    idx[i] = j < n ? j : (symmetric ? period - 1 - j : period - j);
+  }
+  cmx_array ia = NULL;
+  cmx_status st = cmx_array_from_data(&ia, idx, &len, 1, CMX_INT64);
+  free(idx);
+  if (st != CMX_OK) return NULL;
+  return cmx__take(x, cmx__own(ia), &ax, s);
+}
+
 cmx_array cmx__pad(cmx_array a, const int* axes, const int64_t* low,
                    const int64_t* high, int naxes, cmx_array value,
                    cmx_pad_mode mode, cmx_stream s) {
   if (!CMX__ARGS("pad", a)) return NULL;
-  if (mode != CMX_PAD_CONSTANT && mode != CMX_PAD_EDGE)
+  if (mode < CMX_PAD_CONSTANT || mode > CMX_PAD_SYMMETRIC)
     return CMX__FAIL(CMX_ERR_VALUE,
                      "[pad] Invalid padding mode (%d) passed "
                      "to pad",
@@ -276,6 +304,12 @@ cmx_array cmx__pad(cmx_array a, const int* axes, const int64_t* low,
     cmx_array x = a;
     for (int d = 0; d < a->ndim && x; d++)
       x = edge_pad_axis(x, d, lo[d], hi[d], s);
+    return x;
+  }
+  if (mode == CMX_PAD_REFLECT || mode == CMX_PAD_SYMMETRIC) {
+    cmx_array x = a;
+    for (int d = 0; d < a->ndim && x; d++)
+      x = mirror_pad_axis(x, d, lo[d], hi[d], mode == CMX_PAD_SYMMETRIC, s);
     return x;
   }
   cmx__pad_params q;

@@ -24,6 +24,8 @@
   X(Tri, 0)                                               \
   X(Tril, 0)                                              \
   X(Triu, 0)                                              \
+  /* ---- file reads (io.c) ---- */                       \
+  X(Load, 0)                                              \
   /* ---- unary elementwise (unary.c) ---- */             \
   X(Abs, CMX__EW)                                         \
   X(Sign, CMX__EW)                                        \

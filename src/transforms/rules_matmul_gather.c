@@ -79,19 +79,24 @@ CMX__RULE_VJP(cmx__vjp_gather_mm) {
   return CMX_OK;
 }
 
-CMX__RULE_JVP(cmx__jvp_gather_mm) {
-  (void)nin, (void)outputs, (void)nout;
+/* The JVP of a product bilinear in its first two inputs (the others are
+ * indices): the sum over the differentiated inputs of the product with
+ * that input replaced by its tangent. apply(p, a, b, primals, s) forms
+ * the product of a and b with the indices of primals. */
+typedef cmx_array (*bilinear_fn)(const cmx_primitive* p, cmx_array a,
+                                 cmx_array b, const cmx_array* x, cmx_stream s);
+
+static cmx_status bilinear_jvp(const cmx_primitive* p, const cmx_array* x,
+                               const cmx_array* tangents, const int* argnums,
+                               int nargs, bilinear_fn apply, cmx_array* out) {
   cmx_stream s = cmx__rule_stream(p);
-  const cmx_array* x = primals;
   cmx_array r = NULL;
   for (int k = 0; k < nargs; k++) {
     cmx_array t = NULL;
     if (argnums[k] == 0)
-      t = gather_mm(p, cmx__rule_as_like(tangents[k], x[0], s), x[1], x[2],
-                    x[3], s);
+      t = apply(p, cmx__rule_as_like(tangents[k], x[0], s), x[1], x, s);
     else if (argnums[k] == 1)
-      t = gather_mm(p, x[0], cmx__rule_as_like(tangents[k], x[1], s), x[2],
-                    x[3], s);
+      t = apply(p, x[0], cmx__rule_as_like(tangents[k], x[1], s), x, s);
     else
       continue;
     if (!t) return cmx_last_status();
@@ -99,6 +104,16 @@ CMX__RULE_JVP(cmx__jvp_gather_mm) {
   }
   out[0] = cmx__rule_keep(r);
   return !r || out[0] ? CMX_OK : cmx_last_status();
+}
+
+static cmx_array gather_mm_of(const cmx_primitive* p, cmx_array a, cmx_array b,
+                              const cmx_array* x, cmx_stream s) {
+  return gather_mm(p, a, b, x[2], x[3], s);
+}
+
+CMX__RULE_JVP(cmx__jvp_gather_mm) {
+  (void)nin, (void)outputs, (void)nout;
+  return bilinear_jvp(p, primals, tangents, argnums, nargs, gather_mm_of, out);
 }
 
 /* Index array ix (vmapped on axis ix_axis or not) of the batched call:
@@ -215,26 +230,16 @@ CMX__RULE_VJP(cmx__vjp_segmented_mm) {
   return CMX_OK;
 }
 
+static cmx_array segmented_mm_of(const cmx_primitive* p, cmx_array a,
+                                 cmx_array b, const cmx_array* x,
+                                 cmx_stream s) {
+  return segmented_mm(p, a, b, x[2], s);
+}
+
 CMX__RULE_JVP(cmx__jvp_segmented_mm) {
   (void)nin, (void)outputs, (void)nout;
-  cmx_stream s = cmx__rule_stream(p);
-  const cmx_array* x = primals;
-  cmx_array r = NULL;
-  for (int k = 0; k < nargs; k++) {
-    cmx_array t = NULL;
-    if (argnums[k] == 0)
-      t = segmented_mm(p, cmx__rule_as_like(tangents[k], x[0], s), x[1], x[2],
-                       s);
-    else if (argnums[k] == 1)
-      t = segmented_mm(p, x[0], cmx__rule_as_like(tangents[k], x[1], s), x[2],
-                       s);
-    else
-      continue;
-    if (!t) return cmx_last_status();
-    r = r ? cmx__add(r, t, s) : t;
-  }
-  out[0] = cmx__rule_keep(r);
-  return !r || out[0] ? CMX_OK : cmx_last_status();
+  return bilinear_jvp(p, primals, tangents, argnums, nargs, segmented_mm_of,
+                      out);
 }
 
 CMX__RULE_VMAP(cmx__vmap_segmented_mm) {

@@ -9,6 +9,8 @@
  *   equal, for every primitive that has parameters;
  * - every primitive of src/primitives/list.h was checked at least once.
  * Copy has no public op: it is built with the internal cmx__copy. */
+#include <unistd.h>
+
 #include "harness.h"
 /* clang-format off */
 #include "ops/ops_internal.h"
@@ -225,6 +227,23 @@ B(b_copy) {
 B(b_arange) {
   (void)in;
   return cmx_arange(o, 0, v ? 5 : 7, 1, v ? CMX_INT32 : CMX_FLOAT32, S);
+}
+/* A lazy load (each load opens the file again: never equal). */
+static char g_load_path[64]; /* removed by main */
+B(b_load) {
+  (void)in, (void)v;
+  char* path = g_load_path;
+  if (!path[0]) {
+    snprintf(path, sizeof g_load_path, "/tmp/cmx_test_shapes_%d.npy",
+             (int)getpid());
+    cmx_array a = NULL;
+    cmx_status st = cmx_arange(&a, 0, 6, 1, CMX_FLOAT32, S);
+    if (st == CMX_OK) st = cmx_save(path, a);
+    cmx_array_release(a);
+    if (st != CMX_OK) return st;
+  }
+  cmx_status st = cmx_load_npy(o, path, S);
+  return st;
 }
 B(b_linspace) {
   (void)in;
@@ -554,6 +573,7 @@ static const op_case CASES[] = {
     {"copy", b_copy, 1, {{2, 3}}, {2}, {F32}, 0},
     {"arange", b_arange, 0, {{0}}, {0}, {0}, VARIANT},
     {"linspace", b_linspace, 0, {{0}}, {0}, {0}, VARIANT},
+    {"load", b_load, 0, {{0}}, {0}, {0}, DISTINCT},
     {"full", b_full, 1, {{3}}, {1}, {F32}, 0},
     {"eye", b_eye, 0, {{0}}, {0}, {0}, VARIANT},
     {"tri", b_tri, 0, {{0}}, {0}, {0}, VARIANT},
@@ -714,5 +734,6 @@ int main(void) {
   RUN(test_consistency);
   RUN(test_coverage);
   for (int i = 0; i < g_nprims; i++) cmx_primitive_release(g_prims[i]);
+  if (g_load_path[0]) unlink(g_load_path);
   return test_summary("test_primitive_shapes");
 }

@@ -764,6 +764,58 @@ static void test_unstack(void) {
   cmx_array_release(z);
 }
 
+/* Reflect and symmetric padding against a bouncing reference (the
+ * position reflected at the edges until it lands in the array). */
+static int64_t bounce(int64_t p, int64_t n, bool symmetric) {
+  if (!symmetric && n == 1) return 0;
+  while (p < 0 || p >= n) {
+    if (p < 0) p = symmetric ? -p - 1 : -p;
+    if (p >= n) p = symmetric ? 2 * n - 1 - p : 2 * (n - 1) - p;
+  }
+  return p;
+}
+
+static void test_pad_mirror(void) {
+  for (int sym = 0; sym < 2; sym++)
+    for (int64_t n = 1; n <= 4; n++)
+      for (int64_t lo = 0; lo <= 9; lo += 3)
+        for (int64_t hi = 0; hi <= 7; hi += 2) {
+          cmx_array a = NULL, r = NULL;
+          OK(cmx_arange(&a, 0, (double)n, 1, CMX_INT32, S));
+          OK(cmx_pad(&r, a, NULL, &lo, &hi, 1, NULL,
+                     sym ? CMX_PAD_SYMMETRIC : CMX_PAD_REFLECT, S));
+          int32_t got[32] = {0};
+          int64_t len = n + lo + hi;
+          CHECK(r && cmx_array_size(r) == len);
+          if (r) OK(cmx_array_copy_to(r, got, (size_t)len * sizeof *got));
+          bool ok = true;
+          for (int64_t i = 0; i < len; i++)
+            ok &= got[i] == bounce(i - lo, n, sym);
+          CHECK_MSG(ok, "%s n=%lld lo=%lld hi=%lld",
+                    sym ? "symmetric" : "reflect", (long long)n, (long long)lo,
+                    (long long)hi);
+          cmx_array_release_all((cmx_array[]){a, r}, 2);
+        }
+  /* Two axes, and an empty axis. */
+  int64_t sh[2] = {2, 3}, lo[2] = {1, 2}, hi[2] = {2, 1};
+  cmx_array flat = NULL, a = NULL, r = NULL, z = NULL, e = NULL;
+  OK(cmx_arange(&flat, 0, 6, 1, CMX_INT32, S));
+  OK(cmx_reshape(&a, flat, sh, 2, S));
+  OK(cmx_pad(&r, a, NULL, lo, hi, 2, NULL, CMX_PAD_REFLECT, S));
+  int32_t got[30] = {0};
+  if (r) OK(cmx_array_copy_to(r, got, sizeof got));
+  bool ok = r && cmx_array_dim(r, 0) == 5 && cmx_array_dim(r, 1) == 6;
+  for (int i = 0; ok && i < 5; i++)
+    for (int j = 0; j < 6; j++)
+      ok &= got[i * 6 + j] ==
+            bounce(i - 1, 2, false) * 3 + bounce(j - 2, 3, false);
+  CHECK(ok);
+  OK(cmx_zeros(&z, (int64_t[]){0, 2}, 2, CMX_FLOAT32, S));
+  FAILS(cmx_pad(&e, z, NULL, lo, hi, 1, NULL, CMX_PAD_SYMMETRIC, S),
+        CMX_ERR_VALUE, "[pad] Cannot pad an empty axis (0) in symmetric mode");
+  cmx_array_release_all((cmx_array[]){flat, a, r, z}, 4);
+}
+
 int main(void) {
   RUN(test_slice_update);
   RUN(test_slice_update_donation);
@@ -771,6 +823,7 @@ int main(void) {
   RUN(test_stack);
   RUN(test_split);
   RUN(test_pad);
+  RUN(test_pad_mirror);
   RUN(test_repeat);
   RUN(test_tile);
   RUN(test_roll);

@@ -132,3 +132,36 @@ def test_io_errors(tmp_path):
         mx.save_safetensors(str(tmp_path / "s"), [mx.array(1)])
     with pytest.raises(OSError):
         mx.save(str(tmp_path / "no" / "such" / "dir" / "a.npy"), mx.array(1))
+
+
+@pytest.mark.parametrize("ext", ["npy", "safetensors", "gguf"])
+def test_load_is_lazy(ext, tmp_path):
+    # As MLX: mx.load reads headers; each array reads its bytes when it is
+    # evaluated (so bytes changed after loading show, and a file truncated
+    # after loading fails that evaluation, not the load).
+    path = str(tmp_path / f"w.{ext}")
+    a = mx.arange(256, dtype=mx.float32)
+    if ext == "npy":
+        mx.save(path, a)
+    elif ext == "safetensors":
+        mx.save_safetensors(path, {"w": a})
+    else:
+        mx.save_gguf(path, {"w": a})
+    size = os.path.getsize(path)
+    loaded = mx.load(path)
+    w = loaded if ext == "npy" else loaded["w"]
+    with open(path, "r+b") as f:  # the last element's bytes
+        f.seek(size - 4 if ext != "gguf" else _gguf_last(path, size))
+        f.write(np.float32(-1.0).tobytes())
+    assert w[-1].item() == -1.0 and w[0].item() == 0.0
+    again = mx.load(path)
+    w2 = again if ext == "npy" else again["w"]
+    os.truncate(path, size - 512)
+    with pytest.raises(RuntimeError, match=r"\[load\] Unable to read from"):
+        mx.eval(w2)
+
+
+def _gguf_last(path, size):
+    # gguf pads after the data to its alignment: find the last element.
+    data = open(path, "rb").read()
+    return data.rindex(np.float32(255.0).tobytes())

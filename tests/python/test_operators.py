@@ -149,8 +149,11 @@ def test_invalid_operands():
     with pytest.raises(ValueError, match="inplace addition"):
         a += object()
     assert (a == "x") is False
-    assert (a != None) is True  # noqa: E711
-    assert (a == None) is False  # noqa: E711
+    assert (a == [1, 2]) is False and (a != (1, 2)) is True  # as MLX
+    with pytest.raises(TypeError, match="NoneType"):  # MLX: no overload
+        a != None  # noqa: E711
+    with pytest.raises(TypeError, match="NoneType"):
+        a == None  # noqa: E711
     with pytest.raises(ValueError, match="less than"):
         a < "x"
     with pytest.raises(TypeError):

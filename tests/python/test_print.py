@@ -32,17 +32,19 @@ def test_str_is_repr_and_format():
 def test_printoptions():
     a = mx.array([1.2345, 2.5])
     default = repr(a)
-    assert mx.get_printoptions()["precision"] is None
+    assert isinstance(mx.get_printoptions(), mx.PrintOptions)
+    assert mx.get_printoptions().precision == -1
     with mx.printoptions(precision=2):
-        assert mx.get_printoptions()["precision"] == 2
+        assert mx.get_printoptions().precision == 2
         assert repr(a) == "array([1.23, 2.50], dtype=float32)"
     assert repr(a) == default
-    assert mx.get_printoptions()["precision"] is None
-    with mx.printoptions():  # restores whatever set_printoptions changes
-        mx.set_printoptions(precision=3)
+    assert mx.get_printoptions().precision == -1
+    with mx.printoptions(3):  # positional, as MLX
         assert repr(mx.array([3.14159])) == "array([3.142], dtype=float32)"
-        mx.set_printoptions()  # no change
-        assert mx.get_printoptions()["precision"] == 3
+        mx.set_printoptions(4)
+        assert mx.get_printoptions().precision == 4
+        mx.set_printoptions()  # MLX: back to the default
+        assert mx.get_printoptions().precision == -1
     assert repr(a) == default
 
 

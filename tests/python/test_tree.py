@@ -43,7 +43,8 @@ def test_flatten_strict_and_subclasses():
     p = Point(mx.array(1), mx.array(2))
     leaves, d = mx._tree_flatten(p, True)
     assert len(leaves) == 2
-    assert type(mx._tree_unflatten(d, leaves)) is tuple  # rebuilt plain, as MLX
+    # MLX keeps tuple subclasses (namedtuples through _make).
+    assert type(mx._tree_unflatten(d, leaves)) is Point
     with pytest.raises(ValueError, match="Not enough leaves"):
         mx._tree_unflatten(d, leaves[:1])
 

@@ -10,6 +10,7 @@ import math
 from typing import Callable, Literal
 
 import cmx.core as mx
+from cmx import _compat
 
 __all__ = ["constant", "normal", "uniform", "identity", "glorot_normal",
            "glorot_uniform", "he_normal", "he_uniform", "sparse", "orthogonal"]
@@ -138,7 +139,7 @@ def _orthonormal_columns(m):
     positive: mx.linalg.qr when the core has it, else Gram-Schmidt over the
     columns (the same Q: both make R's diagonal positive)."""
     linalg = getattr(mx, "linalg", None)
-    if linalg is not None and hasattr(linalg, "qr"):
+    if linalg is not None and _compat.implemented(linalg, "qr"):
         q, r = linalg.qr(m, stream=mx.cpu)
         d = mx.diagonal(r)
         return q * mx.where(d < 0, -1.0, 1.0)

@@ -330,6 +330,25 @@ static void gather_strided_slices(const gather_ctx* c, int64_t p0, int64_t n,
     for (int64_t j = 0; j < n; j++) d_[j] = s_[offs[j]]; \
   } while (0)
 
+/* GATHER_ELEMS with the unsigned type of c->isz bytes. */
+#define GATHER_ELEMS_BY_SIZE()  \
+  do {                          \
+    switch (c->isz) {           \
+      case 1:                   \
+        GATHER_ELEMS(uint8_t);  \
+        break;                  \
+      case 2:                   \
+        GATHER_ELEMS(uint16_t); \
+        break;                  \
+      case 4:                   \
+        GATHER_ELEMS(uint32_t); \
+        break;                  \
+      default:                  \
+        GATHER_ELEMS(uint64_t); \
+        break;                  \
+    }                           \
+  } while (0)
+
 static void gather_chunk(void* vc, int64_t b, int64_t e) {
   gather_ctx* c = vc;
   int64_t offs[CMX__IDX_BATCH], v[CMX__IDX_BATCH];
@@ -350,20 +369,7 @@ static void gather_chunk(void* vc, int64_t b, int64_t e) {
         return;
       }
     if (c->S == 1) {
-      switch (c->isz) {
-        case 1:
-          GATHER_ELEMS(uint8_t);
-          break;
-        case 2:
-          GATHER_ELEMS(uint16_t);
-          break;
-        case 4:
-          GATHER_ELEMS(uint32_t);
-          break;
-        default:
-          GATHER_ELEMS(uint64_t);
-          break;
-      }
+      GATHER_ELEMS_BY_SIZE();
     } else if (tile) {
       gather_strided_slices(c, p0, n, offs, tile);
     } else {
@@ -449,20 +455,7 @@ static void gather_axis_chunk(void* vc, int64_t b, int64_t e) {
     if (!cmx__cpu_index_offsets(c->idx, p0, n, c->dim, 1, c->axis_stride,
                                 c->axis, false, offs, v, &c->bad))
       return;
-    switch (c->isz) {
-      case 1:
-        GATHER_ELEMS(uint8_t);
-        break;
-      case 2:
-        GATHER_ELEMS(uint16_t);
-        break;
-      case 4:
-        GATHER_ELEMS(uint32_t);
-        break;
-      default:
-        GATHER_ELEMS(uint64_t);
-        break;
-    }
+    GATHER_ELEMS_BY_SIZE();
   }
 }
 

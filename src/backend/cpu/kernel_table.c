@@ -18,6 +18,8 @@ static const cmx_kernel_fn cpu_kernels[CMX__NUM_PRIMITIVES] = {
     [CMX__P_Tri] = cmx__cpu_eye_tri,
     [CMX__P_Tril] = cmx__cpu_tril_triu,
     [CMX__P_Triu] = cmx__cpu_tril_triu,
+    /* file reads */
+    [CMX__P_Load] = cmx__cpu_load,
     /* unary elementwise */
     [CMX__P_Abs] = cmx__cpu_unary,
     [CMX__P_Sign] = cmx__cpu_unary,

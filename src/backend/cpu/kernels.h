@@ -13,6 +13,9 @@
 /* ---- copy and conversion (copy.c) ---- */
 CMX__KERNEL(cmx__cpu_astype);
 
+/* ---- file reads (io.c) ---- */
+CMX__KERNEL(cmx__cpu_load);
+
 /* ---- creation (creation.c) ---- */
 CMX__KERNEL(cmx__cpu_range); /* Arange, Linspace */
 CMX__KERNEL(cmx__cpu_full);

@@ -11,24 +11,21 @@
  * ($CMX_CACHE_DIR, else $XDG_CACHE_HOME/cmx, else ~/.cache/cmx; images in
  * its "cuda" folder, mode 0700, files 0600), keyed by a 128-bit hash of the
  * source, the options (include folders, header versions), the architecture
- * and the NVRTC and driver versions. Entries are
- *   written to a temporary file and renamed into place, so readers never see
- *   half an entry; one that fails its checks (header, key, size, checksum)
- *   or that the driver rejects is ignored and rewritten. Directories or
- *   files that other users could have written are never read.
+ * and the NVRTC and driver versions. The files are core's disk-cache
+ * entries (core/disk_cache.h: written to a temporary file and renamed into
+ * place; one that fails its checks (header, key, size, checksum) or that
+ * the driver rejects is ignored and rewritten; folders or files that other
+ * users could have written are never read).
  */
 #define _GNU_SOURCE /* dladdr */
 #include <dlfcn.h>
-#include <errno.h>
-#include <fcntl.h>
 #include <limits.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/stat.h>
-#include <unistd.h>
 
 #include "backend/cuda/gpu.h"
+#include "core/disk_cache.h"
 
 /* ---------------- loading NVRTC ---------------- */
 
@@ -247,126 +244,33 @@ cmx_status cmx__nvrtc_compile(const char* name, const char* source, int arch,
 
 /* ---------------- the disk cache ---------------- */
 
-typedef struct {
-  uint64_t lo, hi;
-} key128;
+/* Entries are core's disk-cache entries (core/disk_cache.c: private
+ * folder, header, key, checksum, atomic rename) of kind "cuda"; the
+ * payload is one byte (1: PTX text, 0: CUBIN) and then the image. */
+#define KIND "cuda"
 
-/* Two independent 64-bit hashes (FNV-1a, and a multiply-rotate one) make
- * a 128-bit key; accidental collisions are out of reach. */
-typedef struct {
-  uint64_t a, b;
-} hasher;
-static void hash_init(hasher* h) {
-  h->a = 14695981039346656037ull;
-  h->b = 0x9e3779b97f4a7c15ull;
-}
-static void hash_bytes(hasher* h, const void* p, size_t n) {
-  const unsigned char* s = p;
-  for (size_t i = 0; i < n; i++) {
-    h->a = (h->a ^ s[i]) * 1099511628211ull;
-    h->b = (h->b + s[i] + 1) * 0xff51afd7ed558ccdull;
-    h->b ^= h->b >> 29;
-  }
-}
-static void hash_str(hasher* h, const char* s) {
-  hash_bytes(h, s, strlen(s) + 1);
+static cmx__key128 key_str(cmx__key128 h, const char* s) {
+  return cmx__key128_add(h, s, strlen(s) + 1);
 }
 
-static key128 image_key(const char* source, int arch, const char* const* opts,
-                        int nopts) {
+static cmx__key128 image_key(const char* source, int arch,
+                             const char* const* opts, int nopts) {
   char meta[160];
   snprintf(meta, sizeof meta,
-           "cmx-cuda-image-v2 arch=%d nvrtc=%d.%d driver=%d cubin=%d opts=%d",
+           "cmx-cuda-image-v3 arch=%d nvrtc=%d.%d driver=%d cubin=%d opts=%d",
            arch, g_rtc.major, g_rtc.minor, cmx__gpu_driver_version(),
            api.nvrtcGetCUBIN != NULL, nopts);
-  hasher h;
-  hash_init(&h);
-  hash_str(&h, meta);
-  for (int i = 0; i < nopts; i++) hash_str(&h, opts[i]);
-  hash_str(&h, source);
-  return (key128){h.a, h.b};
-}
-
-static uint64_t checksum(const void* p, size_t n) {
-  hasher h;
-  hash_init(&h);
-  hash_bytes(&h, p, n);
-  return h.a ^ h.b;
-}
-
-#define MAGIC "CMXKRN01"
-typedef struct {
-  char magic[8];
-  uint64_t key_lo, key_hi;
-  uint64_t size, sum;
-  uint32_t ptx, reserved;
-} disk_header;
-
-static struct {
-  pthread_once_t once;
-  char dir[PATH_MAX];
-  bool ok;
-} g_dir = {.once = PTHREAD_ONCE_INIT};
-
-/* Creates every missing directory of path, private to the user. */
-static bool mkdir_p(const char* path) {
-  char buf[PATH_MAX];
-  size_t n = strlen(path);
-  if (n == 0 || n >= sizeof buf) return false;
-  memcpy(buf, path, n + 1);
-  for (size_t i = 1; i <= n; i++) {
-    if (buf[i] != '/' && buf[i] != 0) continue;
-    char c = buf[i];
-    buf[i] = 0;
-    if (mkdir(buf, 0700) != 0 && errno != EEXIST) return false;
-    buf[i] = c;
-  }
-  return true;
-}
-
-/* Opens the cache directory if it is safe to use: a real directory owned
- * by us that nobody else can write (group/other bits are then dropped). */
-static int open_cache_dir(void) {
-  int fd = open(g_dir.dir, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
-  if (fd < 0) return -1;
-  struct stat st;
-  if (fstat(fd, &st) != 0 || !S_ISDIR(st.st_mode) || st.st_uid != geteuid() ||
-      (st.st_mode & 022)) {
-    close(fd);
-    return -1;
-  }
-  if (st.st_mode & 077) fchmod(fd, 0700);
-  return fd;
-}
-
-static void dir_init(void) {
-  const cmx__env* e = cmx__env_get();
-  char root[PATH_MAX - 16]; /* room for "/cuda" in g_dir.dir */
-  int n;
-  if (e->cache_dir && *e->cache_dir)
-    n = snprintf(root, sizeof root, "%s", e->cache_dir);
-  else if (e->xdg_cache_home && e->xdg_cache_home[0] == '/')
-    n = snprintf(root, sizeof root, "%s/cmx", e->xdg_cache_home);
-  else if (e->home && e->home[0] == '/')
-    n = snprintf(root, sizeof root, "%s/.cache/cmx", e->home);
-  else
-    return; /* no place for a disk cache: memory only */
-  if (n < 0 || (size_t)n >= sizeof root || !mkdir_p(root)) return;
-  snprintf(g_dir.dir, sizeof g_dir.dir, "%s/cuda", root);
-  if (mkdir(g_dir.dir, 0700) != 0 && errno != EEXIST) return;
-  int fd = open_cache_dir();
-  if (fd < 0) return;
-  close(fd);
-  g_dir.ok = true;
+  cmx__key128 h = key_str(cmx__key128_init(), meta);
+  for (int i = 0; i < nopts; i++) h = key_str(h, opts[i]);
+  return key_str(h, source);
 }
 
 bool cmx__gpu_cache_dir(char* buf, size_t size) {
-  pthread_once(&g_dir.once, dir_init);
-  if (buf && size) snprintf(buf, size, "%s", g_dir.ok ? g_dir.dir : "");
-  return g_dir.ok;
+  return cmx__disk_cache_dir(KIND, buf, size);
 }
 
-static void entry_name(char* out, size_t size, const char* name, key128 k) {
+static void entry_name(char* out, size_t size, const char* name,
+                       cmx__key128 k) {
   char clean[48];
   size_t j = 0;
   for (size_t i = 0; name[i] && j + 1 < sizeof clean; i++) {
@@ -380,91 +284,34 @@ static void entry_name(char* out, size_t size, const char* name, key128 k) {
            (unsigned long long)k.lo);
 }
 
-static bool read_all(int fd, void* p, size_t n) {
-  char* c = p;
-  while (n) {
-    ssize_t r = read(fd, c, n);
-    if (r < 0 && errno == EINTR) continue;
-    if (r <= 0) return false;
-    c += r;
-    n -= (size_t)r;
-  }
-  return true;
-}
-
-static bool write_all(int fd, const void* p, size_t n) {
-  const char* c = p;
-  while (n) {
-    ssize_t r = write(fd, c, n);
-    if (r < 0 && errno == EINTR) continue;
-    if (r <= 0) return false;
-    c += r;
-    n -= (size_t)r;
-  }
-  return true;
-}
-
 /* 1: a valid entry was read into out; 0: none; -1: a bad entry. */
-static int read_entry(const char* fname, key128 k, cmx__gpu_image* out) {
-  int dfd = open_cache_dir();
-  if (dfd < 0) return 0;
-  int fd = openat(dfd, fname, O_RDONLY | O_NOFOLLOW | O_CLOEXEC);
-  close(dfd);
-  if (fd < 0) return errno == ENOENT ? 0 : -1;
-  struct stat st;
-  disk_header h;
-  int rc = -1;
-  char* data = NULL;
-  if (fstat(fd, &st) != 0 || !S_ISREG(st.st_mode) || st.st_uid != geteuid() ||
-      (st.st_mode & 022) || st.st_size < (off_t)sizeof h ||
-      st.st_size > ((off_t)1 << 30) || !read_all(fd, &h, sizeof h))
-    goto done;
-  size_t size = (size_t)st.st_size - sizeof h;
-  if (memcmp(h.magic, MAGIC, 8) != 0 || h.key_lo != k.lo || h.key_hi != k.hi ||
-      h.size != size || size == 0 || !(data = malloc(size)) ||
-      !read_all(fd, data, size) || checksum(data, size) != h.sum ||
-      (h.ptx && data[size - 1] != 0))
-    goto done;
+static int read_entry(const char* fname, cmx__key128 k, cmx__gpu_image* out) {
+  void* data;
+  size_t size;
+  int rc = cmx__disk_cache_read(KIND, fname, k, &data, &size);
+  if (rc != 1) return rc;
+  unsigned char* p = data;
+  bool ptx = p[0] == 1;
+  if (size < 2 || p[0] > 1 || (ptx && p[size - 1] != 0)) {
+    free(data);
+    return -1;
+  }
+  memmove(p, p + 1, size - 1);
   out->data = data;
-  out->size = size;
-  out->ptx = h.ptx != 0;
-  data = NULL;
-  rc = 1;
-done:
-  free(data);
-  close(fd);
-  return rc;
+  out->size = size - 1;
+  out->ptx = ptx;
+  return 1;
 }
 
-static void write_entry(const char* fname, key128 k,
+static void write_entry(const char* fname, cmx__key128 k,
                         const cmx__gpu_image* img) {
-  static _Atomic unsigned counter;
-  int dfd = open_cache_dir();
-  if (dfd < 0) return;
-  char tmp[PATH_MAX];
-  snprintf(tmp, sizeof tmp, ".tmp-%ld-%u-%s", (long)getpid(),
-           atomic_fetch_add(&counter, 1), fname);
-  int fd = openat(dfd, tmp,
-                  O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0600);
-  if (fd < 0) {
-    close(dfd);
-    return;
-  }
-  disk_header h;
-  memset(&h, 0, sizeof h);
-  memcpy(h.magic, MAGIC, 8);
-  h.key_lo = k.lo;
-  h.key_hi = k.hi;
-  h.size = img->size;
-  h.sum = checksum(img->data, img->size);
-  h.ptx = img->ptx;
-  bool ok = write_all(fd, &h, sizeof h) && write_all(fd, img->data, img->size);
-  ok = close(fd) == 0 && ok;
-  if (ok && renameat(dfd, tmp, dfd, fname) == 0)
+  unsigned char* payload = malloc(img->size + 1);
+  if (!payload) return;
+  payload[0] = img->ptx ? 1 : 0;
+  memcpy(payload + 1, img->data, img->size);
+  if (cmx__disk_cache_write(KIND, fname, k, payload, img->size + 1))
     atomic_fetch_add(&st_disk_writes, 1);
-  else
-    unlinkat(dfd, tmp, 0);
-  close(dfd);
+  free(payload);
 }
 
 cmx_status cmx__gpu_image_get(const char* name, const char* source, int arch,
@@ -475,7 +322,7 @@ cmx_status cmx__gpu_image_get(const char* name, const char* source, int arch,
   if (!cmx__nvrtc_available(&why))
     return cmx__error(CMX_ERR_RUNTIME, "[gpu] cannot compile '%s': %s", name,
                       why);
-  key128 k = image_key(source, arch, opts, nopts);
+  cmx__key128 k = image_key(source, arch, opts, nopts);
   char fname[128];
   entry_name(fname, sizeof fname, name, k);
   bool disk = cmx__gpu_cache_dir(NULL, 0);
@@ -502,8 +349,5 @@ void cmx__gpu_image_forget(const char* name, const char* source, int arch,
   char fname[128];
   entry_name(fname, sizeof fname, name, image_key(source, arch, opts, nopts));
   atomic_fetch_add(&st_disk_rejects, 1);
-  int dfd = open_cache_dir();
-  if (dfd < 0) return;
-  unlinkat(dfd, fname, 0);
-  close(dfd);
+  cmx__disk_cache_remove(KIND, fname);
 }

@@ -8,6 +8,7 @@ import math
 from typing import Callable, Optional, Union
 
 import cmx.core as mx
+from cmx import _compat
 from .base import Module
 from .embedding import Embedding
 from .linear import Linear
@@ -20,7 +21,7 @@ _DEFAULT_BITS = 4
 
 def _require(layer: str):
     missing = [n for n in ("quantize", "dequantize", "quantized_matmul")
-               if not hasattr(mx, n)]
+               if not _compat.implemented(mx, n)]
     if missing:
         raise NotImplementedError(
             f"[{layer}] needs cmx.core.{', cmx.core.'.join(missing)}, which "

@@ -1,0 +1,285 @@
+"""The harness of the differential suite (tests/python/test_mlx_diff*.py):
+the same call runs in cmx and in real MLX (``mlx[cpu]``, installed into the
+project venv by ``make test-python``) and the two outcomes must agree.
+
+A case is a function ``f(m, A)`` of a module (``cmx.core`` or ``mlx.core``)
+and an input maker ``A`` (``A(values, dtype)`` turns a NumPy array or a
+nested list into an array of module m with dtype named by a string). Its
+outcome is its result, normalised (arrays by dtype name, shape and values,
+nested lists/tuples/dicts by their items, dtypes by name, other objects by
+their text with the module's name removed), or the type of the exception it
+raised. Two outcomes agree when both raised the same exception type, or both
+returned equal normalised results: dtypes and shapes exactly, values to a
+tolerance of the dtype (NaN equal to NaN, infinities exactly, integers
+exactly), text exactly.
+
+MLX is only ever called, never copied: the expected outcome of each case is
+what the installed MLX does.
+
+Where cmx differs from MLX on purpose, the case's id matches an entry of
+``DIFFERENCES`` (why it differs); such a case must still differ, so a
+difference that went away is noticed and its entry dropped. Cases where
+cmx disagrees and should not (open work) are listed one by one in
+``_mlx_diff_known.KNOWN``, strict in the same way.
+"""
+import math
+import re
+
+import numpy as np
+
+import cmx.core as cx
+from _mlx_diff_known import KNOWN  # cases still to fix (strict)
+
+try:  # the oracle; the test modules skip when it is missing
+    import mlx.core as mlx
+except ImportError:  # pragma: no cover - without mlx the suite is skipped
+    mlx = None
+
+DTYPES = ["bool_", "uint8", "uint16", "uint32", "uint64", "int8", "int16",
+          "int32", "int64", "float16", "bfloat16", "float32", "float64",
+          "complex64"]
+INTS = ["uint8", "uint16", "uint32", "uint64", "int8", "int16", "int32",
+        "int64"]
+FLOATS = ["float16", "bfloat16", "float32", "float64"]
+
+# Case ids (regular expressions, matched from the start) -> why cmx differs
+# from MLX there on purpose. A matching case must differ.
+DIFFERENCES = {
+    r"index/bool_mask/get": "cmx reads boolean masks (a[mask], NumPy's "
+    "meaning, a documented extension); MLX raises ValueError.",
+    r"index/out_of_bounds/": "cmx bounds-checks integer indices and raises "
+    "IndexError; MLX reads out of bounds unchecked (undefined values).",
+    r"transform/jvp_shape/(at_add|conv1d)$": "cmx has JVPs of scatter and "
+    "convolution; MLX 0.32 raises that they are not implemented.",
+}
+
+
+# ---------------------------------------------------------------- inputs
+_RNGS = []
+
+
+def make_rng(seed):
+    """A NumPy generator for a test module's inputs. check() runs a case
+    in MLX and in cmx from the same state of every such generator, so
+    inputs drawn inside a case are the same in both."""
+    g = np.random.default_rng(seed)
+    _RNGS.append(g)
+    return g
+
+
+def np_values(rng, shape, dtype, domain=None):
+    """Random values of a dtype (named) as a NumPy array: small integers
+    (non-negative for unsigned types), floats with a few decimals; domain
+    'pos' (> 0), 'unit' (|x| < 1), 'ge1' (>= 1) or 'nonzero' narrows
+    them."""
+    shape = tuple(shape)
+    if dtype == "bool_":
+        return rng.random(shape) > 0.5
+    if dtype in INTS:
+        lo = 0 if dtype.startswith("u") or domain in ("pos", "ge1") else -6
+        lo = max(lo, 1) if domain in ("pos", "ge1", "nonzero") else lo
+        v = rng.integers(lo, 7, size=shape)
+        if domain == "nonzero" and not dtype.startswith("u"):
+            v = np.where(rng.random(shape) > 0.5, v, -v)
+        return v.astype(np.dtype(dtype))
+    v = np.round(rng.standard_normal(shape) * 2, 2)
+    if domain == "pos":
+        v = np.abs(v) + 0.25
+    elif domain == "unit":
+        v = np.tanh(v) * 0.95
+    elif domain == "ge1":
+        v = np.abs(v) + 1.0
+    elif domain == "nonzero":
+        v = np.where(np.abs(v) < 0.25, 0.5, v)
+    if dtype == "complex64":
+        w = np.round(rng.standard_normal(shape), 2)
+        return (v + 1j * w).astype(np.complex64)
+    return v.astype(np.float64 if dtype == "float64" else np.float32)
+
+
+def maker(m):
+    """The input maker A(values, dtype) of module m."""
+
+    def A(values, dtype=None):
+        if dtype is None:
+            return m.array(values)
+        if dtype == "bfloat16":
+            return m.array(np.asarray(values, dtype=np.float32)).astype(m.bfloat16)
+        return m.array(np.asarray(values), dtype=getattr(m, dtype))
+
+    return A
+
+
+# ---------------------------------------------------------------- outcomes
+
+_MOD = re.compile(r"\b(mlx\.core|cmx\.core|mlx|cmx)\.")
+
+
+def _text(s):
+    return _MOD.sub("", s)
+
+
+class Raised:
+    def __init__(self, exc):
+        self.type = type(exc).__name__
+        self.msg = str(exc).split("\n")[0][:200]
+
+    def __repr__(self):
+        return f"raised {self.type}: {self.msg}"
+
+
+def _dtype_name(d):
+    return str(d).rsplit(".", 1)[-1]
+
+
+def normalise(m, r, depth=0):
+    """The comparable form of a result of module m."""
+    if depth > 20:
+        return ("deep",)
+    if isinstance(r, m.array):
+        dt = _dtype_name(r.dtype)
+        if r.dtype == m.bfloat16:
+            r = r.astype(m.float32)
+        return ("array", dt, tuple(r.shape), np.array(r))
+    if isinstance(r, m.Dtype):
+        return ("dtype", _dtype_name(r))
+    if isinstance(r, (list, tuple)):  # by type name: namedtuples kept
+        return ("seq", type(r).__name__,
+                tuple(normalise(m, x, depth + 1) for x in r))
+    if isinstance(r, dict):
+        return ("dict", tuple((k, normalise(m, v, depth + 1))
+                              for k, v in r.items()))
+    if isinstance(r, str):  # printed text: the module's name removed
+        return ("py", "str", _text(r))
+    if isinstance(r, (bool, int, float, complex, type(None))):
+        return ("py", type(r).__name__, r)
+    if isinstance(r, np.ndarray):
+        return ("ndarray", str(r.dtype), r.shape, r)
+    return ("obj", _text(repr(r)))
+
+
+def outcome(fn, m):
+    try:
+        r = fn(m, maker(m))
+        if isinstance(r, m.array):
+            m.eval(r)
+        return normalise(m, r)
+    except Exception as e:  # noqa: BLE001 - the exception is the outcome
+        return Raised(e)
+
+
+TOL = {"float16": (2e-3, 2e-3), "bfloat16": (1.6e-2, 1e-2),
+       "float32": (2e-5, 2e-6), "float64": (1e-12, 1e-14),
+       "complex64": (2e-5, 2e-6)}
+
+
+def _close(dt, a, b, tol):
+    if a.shape != b.shape:
+        return False
+    if dt in TOL or a.dtype.kind in "fc":
+        rtol, atol = tol or TOL.get(dt, (2e-5, 2e-6))
+        if a.dtype.kind == "c" or b.dtype.kind == "c":
+            return (_close("float32", a.real, b.real, (rtol, atol))
+                    and _close("float32", a.imag, b.imag, (rtol, atol)))
+        a = a.astype(np.float64)
+        b = b.astype(np.float64)
+        fin = np.isfinite(a) & np.isfinite(b)
+        if not np.array_equal(np.isnan(a), np.isnan(b)):
+            return False
+        if not np.array_equal(a[~fin & ~np.isnan(a)], b[~fin & ~np.isnan(b)]):
+            return False
+        if not np.array_equal(fin, np.isfinite(b) & np.isfinite(a)):
+            return False
+        return bool(np.all(np.abs(a[fin] - b[fin])
+                           <= atol + rtol * np.abs(b[fin])))
+    return np.array_equal(a, b)
+
+
+def same(x, y, tol=None):
+    """True when two normalised outcomes agree (see the module doc)."""
+    if isinstance(x, Raised) or isinstance(y, Raised):
+        return (isinstance(x, Raised) and isinstance(y, Raised)
+                and x.type == y.type)
+    if x[0] != y[0]:
+        return False
+    kind = x[0]
+    if kind == "array":
+        return x[1] == y[1] and x[2] == y[2] and _close(x[1], x[3], y[3], tol)
+    if kind == "ndarray":
+        return x[1] == y[1] and x[2] == y[2] and _close(x[1], x[3], y[3], tol)
+    if kind == "seq":
+        return x[1] == y[1] and len(x[2]) == len(y[2]) and all(
+            same(a, b, tol) for a, b in zip(x[2], y[2]))
+    if kind == "dict":
+        return [k for k, _ in x[1]] == [k for k, _ in y[1]] and all(
+            same(a, b, tol) for (_, a), (_, b) in zip(x[1], y[1]))
+    if kind == "py":
+        if x[1] != y[1]:
+            return False
+        a, b = x[2], y[2]
+        if isinstance(a, float):
+            return (a == b or (math.isnan(a) and math.isnan(b))
+                    or abs(a - b) <= 1e-6 * max(abs(a), abs(b)))
+        return a == b
+    return x == y
+
+
+def describe(o):
+    if isinstance(o, Raised):
+        return repr(o)
+    if o[0] == "array":
+        return f"array {o[1]} {o[2]}: {np.array2string(o[3], threshold=40)}"
+    if o[0] == "seq":
+        return f"{o[1]}[" + ", ".join(describe(x) for x in o[2]) + "]"
+    return repr(o)
+
+
+def difference_reason(case_id):
+    for pat, why in DIFFERENCES.items():
+        if re.match(pat, case_id):
+            return why
+    known = KNOWN.get(case_id)
+    return f"known open difference, to fix: {known}" if known else None
+
+
+def check(case_id, fn, tol=None):
+    """Runs case fn in both modules and asserts MLX's outcome (or, for a
+    named difference, that the outcomes still differ)."""
+    states = [g.bit_generator.state for g in _RNGS]
+    want = outcome(fn, mlx)
+    for g, st in zip(_RNGS, states):
+        g.bit_generator.state = st
+    got = outcome(fn, cx)
+    why = difference_reason(case_id)
+    agree = same(got, want, tol)
+    if why:
+        assert not agree, (f"{case_id}: listed as an intended difference "
+                           f"({why}) but cmx now agrees with MLX: "
+                           f"{describe(got)}")
+        return
+    assert agree, (f"{case_id}\n  mlx: {describe(want)}\n  cmx: "
+                   f"{describe(got)}")
+
+
+class Cases:
+    """A collection of generated cases: add(id, fn, tol=None); ids are
+    unique (a repeated id gets a suffix)."""
+
+    def __init__(self):
+        self.items = []
+        self._seen = {}
+
+    def add(self, case_id, fn, tol=None):
+        n = self._seen.get(case_id, 0)
+        self._seen[case_id] = n + 1
+        if n:
+            case_id = f"{case_id}#{n}"
+        self.items.append((case_id, fn, tol))
+
+    def params(self):
+        import pytest
+
+        return [pytest.param(i, f, t, id=i) for i, f, t in self.items]
+
+    def ids(self):
+        return [i for i, _, _ in self.items]
