@@ -144,6 +144,15 @@ static void compare(const char* name, build_fn build, const cmx_array* in,
   cmx_array_release(ref);
 }
 
+static cmx_array index_array(const int64_t* v, const int64_t* shape, int nd,
+                             cmx_dtype dt) {
+  cmx_array i64 = NULL, out = NULL;
+  OK(cmx_array_from_data(&i64, v, shape, nd, CMX_INT64));
+  OK(cmx_astype(&out, i64, dt, cmx_stream_on(cmx_device_cpu())));
+  cmx_array_release(i64);
+  return out;
+}
+
 /* ---------------- matrix products ---------------- */
 
 static const cmx_dtype k_floats[] = {CMX_FLOAT32, CMX_FLOAT64, CMX_FLOAT16,
@@ -356,6 +365,44 @@ static void test_no_tf32(void) {
   }
 }
 
+/* GatherMM: out[i] = a[lhs[i]] @ b[rhs[i]] (a's stack transposed or not). */
+static cmx_array build_gmm(cmx_stream s, const cmx_array* in, const void* vc) {
+  const mm_ctx* c = vc;
+  cmx_array a = as_layout(in[0], c->ka, s), b = as_layout(in[1], c->kb, s);
+  cmx_array out = NULL;
+  cmx_status st = cmx_gather_mm(&out, a, b, in[2], in[3], false, s);
+  cmx_array_release(a);
+  cmx_array_release(b);
+  return st == CMX_OK ? out : NULL;
+}
+
+static void test_gather_mm(void) {
+  const int64_t sa[] = {3, 4, 5}, sb[] = {2, 5, 6}, si[] = {7}, s2[] = {2, 3};
+  const int64_t lv[] = {0, 2, 1, 1, 0, 2, 2}, rv[] = {1, 0, 0, 1, 1, 0, 1};
+  char name[96];
+  for (int d = 0; d < NFLOATS - 1; d++) { /* real floats only */
+    cmx_dtype dt = k_floats[d];
+    cmx_array in[4] = {rand_array(dt, sa, 3, 0, 0), rand_array(dt, sb, 3, 0, 0),
+                       index_array(lv, si, 1, CMX_UINT32),
+                       index_array(rv, si, 1, CMX_UINT32)};
+    for (int ka = 0; ka < 6; ka++) {
+      mm_ctx c = {ka, (ka + 1) % 6, 1, 0, false, 0};
+      snprintf(name, sizeof name, "gather_mm %s (layouts %d,%d)",
+               cmx_dtype_name(dt), c.ka, c.kb);
+      compare(name, build_gmm, in, &c, 7);
+    }
+    /* 2-d indices */
+    cmx_array_release(in[2]);
+    cmx_array_release(in[3]);
+    in[2] = index_array(lv, s2, 2, CMX_UINT32);
+    in[3] = index_array(rv, s2, 2, CMX_UINT32);
+    mm_ctx c = {L_CONTIG, L_CONTIG, 1, 0, false, 0};
+    snprintf(name, sizeof name, "gather_mm %s 2-d indices", cmx_dtype_name(dt));
+    compare(name, build_gmm, in, &c, 7);
+    cmx_array_release_all(in, 4);
+  }
+}
+
 /* ---------------- gather and scatter ---------------- */
 
 static const cmx_dtype k_all[] = {
@@ -411,15 +458,6 @@ static cmx_array build_ix(cmx_stream s, const cmx_array* in, const void* vc) {
       break;
   }
   return st == CMX_OK ? out : NULL;
-}
-
-static cmx_array index_array(const int64_t* v, const int64_t* shape, int nd,
-                             cmx_dtype dt) {
-  cmx_array i64 = NULL, out = NULL;
-  OK(cmx_array_from_data(&i64, v, shape, nd, CMX_INT64));
-  OK(cmx_astype(&out, i64, dt, cmx_stream_on(cmx_device_cpu())));
-  cmx_array_release(i64);
-  return out;
 }
 
 static void test_gather(void) {
@@ -570,6 +608,7 @@ int main(void) {
   RUN(test_addmm);
   RUN(test_addmm_beta0_nan);
   RUN(test_no_tf32);
+  RUN(test_gather_mm);
   RUN(test_gather);
   RUN(test_along_axis);
   RUN(test_scatter_modes);

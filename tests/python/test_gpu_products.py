@@ -165,3 +165,14 @@ def test_mlp_training_step(device):
         return mx.stack(out)
     got = cpu_match(device, losses, rtol=1e-4, atol=1e-5)
     assert float(got[-1]) < float(got[0])
+
+
+@pytest.mark.parametrize("dtype", [mx.float32, mx.float16, mx.bfloat16, mx.float64])
+def test_gather_mm(device, dtype):
+    a, b = rand((3, 4, 5), dtype, 9), rand((2, 5, 6), dtype, 10)
+    li = mx.array(np.array([[0, 2, 1], [1, 0, 2]], np.uint32))
+    ri = mx.array(np.array([[1, 0, 0], [1, 1, 0]], np.uint32))
+    t = TOL[dtype] * 3
+    cpu_match(device, lambda: mx.gather_mm(a, b, li, ri), rtol=t, atol=t)
+    cpu_match(device, lambda: mx.gather_mm(mx.swapaxes(mx.swapaxes(a, 1, 2), 1, 2)[:, ::-1], b,
+                                           li, ri), rtol=t, atol=t)

@@ -437,6 +437,8 @@ int cmx__gpu_strided_kernel(const cmx__gpu_layout* l, bool i32);
  * the index of the strided kernel for them (cmx__gpu_strided_kernel). */
 int cmx__gpu_args_strided(cmx__gpu_args* a, const cmx__gpu_layout* l,
                           int64_t n);
+/* Appends an element count n: int when i32, else long long. */
+void cmx__gpu_args_count(cmx__gpu_args* a, bool i32, int64_t n);
 
 /* Writes the device pointer of a's first element on device dev to *out,
  * moving a's data there first if needed (0 for an empty array). */
@@ -467,6 +469,14 @@ cmx_status cmx__gpu_copy_rowmajor(cmx_array dst, cmx_array src, int dev,
 cmx_status cmx__gpu_copy_packed(CUdeviceptr dst, CUdeviceptr src, size_t isz,
                                 const int64_t* shape, const int64_t* strides,
                                 int ndim, const char* op);
+
+/* Copies blocks of `block` elements (isz bytes each) from src, a row-major
+ * stack of nblocks of them, to dst: block p of dst is block idx[p] of src
+ * (idx: any integer dtype and layout; an index outside [0, nblocks), after
+ * wrapping a negative one, gives a block of zeros) (indexing.c). */
+cmx_status cmx__gpu_gather_blocks(const char* op, int dev, CUdeviceptr dst,
+                                  CUdeviceptr src, size_t isz, cmx_array idx,
+                                  int64_t nblocks, int64_t block);
 
 /* ---------------- cuBLASLt (cublaslt.c) ---------------- */
 

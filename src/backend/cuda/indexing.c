@@ -184,17 +184,6 @@ static cmx_status launch(const char* op, int dev, const cmx__gpu_family* f,
   return cmx__gpu_launch(op, k, &cfg, args);
 }
 
-/* Appends the element count (int when i32, else long long). */
-static void arg_count(cmx__gpu_args* a, bool i32, int64_t n) {
-  if (i32) {
-    int n32 = (int)n;
-    CMX__GPU_ARG(a, n32);
-  } else {
-    long long n64 = n;
-    CMX__GPU_ARG(a, n64);
-  }
-}
-
 /* Fills offs[0..npos) from the index arrays idx[0..nidx): index k on axis
  * axes[k] of an array of dims `dims`, with room for ext[axis] elements,
  * times strides[axis] / unit. */
@@ -249,11 +238,57 @@ static cmx_status start_from(cmx_array o, cmx_array a, int dev,
   return st;
 }
 
+/* ---------------- Gather ---------------- */
+
 static int variant_of_size(size_t isz) {
   return isz == 1 ? 0 : isz == 2 ? 1 : isz == 4 ? 2 : isz == 8 ? 3 : 4;
 }
 
-/* ---------------- Gather ---------------- */
+/* o[p * S + s] = a[offs[p] + slice offset s (layout l)] for the n elements
+ * of o, elements of isz bytes (16: vectors). */
+static cmx_status launch_gather(const char* op, int dev, CUdeviceptr pa,
+                                CUdeviceptr po, CUdeviceptr poffs, int64_t S,
+                                int64_t n, const cmx__gpu_layout* l,
+                                size_t isz) {
+  long long S1 = S;
+  bool i32 = cmx__gpu_layout_fits_i32(l, n);
+  cmx__gpu_args args;
+  cmx__gpu_args_init(&args);
+  CMX__GPU_ARG(&args, pa);
+  CMX__GPU_ARG(&args, po);
+  CMX__GPU_ARG(&args, poffs);
+  CMX__GPU_ARG(&args, S1);
+  cmx__gpu_args_count(&args, i32, n);
+  cmx__gpu_args_layout(&args, l);
+  int kernel = G_GATHER + (i32 ? 0 : 2) + (l->ndim == 1 ? 0 : 1);
+  return launch(op, dev, &cmx__gpu_family_gather, variant_of_size(isz), kernel,
+                n, &args);
+}
+
+cmx_status cmx__gpu_gather_blocks(const char* op, int dev, CUdeviceptr dst,
+                                  CUdeviceptr src, size_t isz, cmx_array idx,
+                                  int64_t nblocks, int64_t block) {
+  int64_t npos = idx->size;
+  if (npos == 0 || block == 0) return CMX_OK;
+  int64_t unit = 1;
+  if (isz < 16 && (block * (int64_t)isz) % 16 == 0 && src % 16 == 0 &&
+      dst % 16 == 0)
+    unit = 16 / (int64_t)isz;
+  cmx__buffer* offs = NULL;
+  cmx_status st = scratch((size_t)npos * sizeof(int64_t), dev, &offs);
+  if (st == CMX_OK)
+    st = index_offsets(op, dev, offs->dev, &idx, 1, (const int[]){0}, &nblocks,
+                       (const int64_t[]){1}, &block, unit, npos);
+  if (st == CMX_OK) {
+    int64_t S = block / unit, one = 1;
+    cmx__gpu_layout l;
+    layout_of(&l, &S, 1, (const int64_t* const[]){&one}, 1);
+    st = launch_gather(op, dev, src, dst, offs->dev, S, npos * S, &l,
+                       isz * (size_t)unit);
+  }
+  if (offs) cmx__buffer_release(offs);
+  return st;
+}
 
 cmx_status cmx__gpu_gather(const cmx_primitive* p, const cmx_array* in, int nin,
                            const cmx_array* out, int nout) {
@@ -295,22 +330,9 @@ cmx_status cmx__gpu_gather(const cmx_primitive* p, const cmx_array* in, int nin,
       st = index_offsets("gather", dev, poffs, in + 1, nidx, q->axes, a->dims,
                          q->slice_sizes, ast, unit, npos);
   }
-  if (st == CMX_OK) {
-    int64_t n = o->size / unit;
-    long long S1 = S / unit;
-    bool i32 = cmx__gpu_layout_fits_i32(&l, n);
-    cmx__gpu_args args;
-    cmx__gpu_args_init(&args);
-    CMX__GPU_ARG(&args, pa);
-    CMX__GPU_ARG(&args, po);
-    CMX__GPU_ARG(&args, poffs);
-    CMX__GPU_ARG(&args, S1);
-    arg_count(&args, i32, n);
-    cmx__gpu_args_layout(&args, &l);
-    int kernel = G_GATHER + (i32 ? 0 : 2) + (l.ndim == 1 ? 0 : 1);
-    st = launch("gather", dev, &cmx__gpu_family_gather,
-                variant_of_size(isz * (size_t)unit), kernel, n, &args);
-  }
+  if (st == CMX_OK)
+    st = launch_gather("gather", dev, pa, po, poffs, S / unit, o->size / unit,
+                       &l, isz * (size_t)unit);
   if (offs) cmx__buffer_release(offs);
   if (st == CMX_OK) cmx_kernel_mark_device_written(o);
   return st;
@@ -349,7 +371,7 @@ cmx_status cmx__gpu_gather_axis(const cmx_primitive* p, const cmx_array* in,
   CMX__GPU_ARG(&args, idt);
   CMX__GPU_ARG(&args, dim);
   CMX__GPU_ARG(&args, axis_stride);
-  arg_count(&args, i32, o->size);
+  cmx__gpu_args_count(&args, i32, o->size);
   cmx__gpu_args_layout(&args, &l);
   st = launch("take_along_axis", dev, &cmx__gpu_family_gather,
               variant_of_size(cmx_dtype_size(a->dtype)), G_AXIS + (i32 ? 0 : 1),
@@ -403,7 +425,7 @@ cmx_status cmx__gpu_scatter(const cmx_primitive* p, const cmx_array* in,
     CMX__GPU_ARG(&args, pu);
     CMX__GPU_ARG(&args, poffs);
     CMX__GPU_ARG(&args, S1);
-    arg_count(&args, i32, upd->size);
+    cmx__gpu_args_count(&args, i32, upd->size);
     cmx__gpu_args_layout(&args, &lo);
     cmx__gpu_args_layout(&args, &lu);
     st = launch("scatter", dev, &cmx__gpu_family_scatter,
@@ -448,7 +470,7 @@ cmx_status cmx__gpu_scatter_axis(const cmx_primitive* p, const cmx_array* in,
   CMX__GPU_ARG(&args, idt);
   CMX__GPU_ARG(&args, dim);
   CMX__GPU_ARG(&args, axis_stride);
-  arg_count(&args, i32, idx->size);
+  cmx__gpu_args_count(&args, i32, idx->size);
   cmx__gpu_args_layout(&args, &l);
   return launch("put_along_axis", dev, &cmx__gpu_family_scatter,
                 q->mode * CMX_NUM_DTYPES + (int)o->dtype,

@@ -23,6 +23,7 @@ static const cmx_kernel_fn gpu_kernels[CMX__NUM_PRIMITIVES] = {
     /* matrix products (cuBLASLt) */
     [CMX__P_Matmul] = cmx__gpu_matmul,
     [CMX__P_AddMM] = cmx__gpu_addmm,
+    [CMX__P_GatherMM] = cmx__gpu_gather_mm,
     /* indexing */
     [CMX__P_Gather] = cmx__gpu_gather,
     [CMX__P_GatherAxis] = cmx__gpu_gather_axis,

@@ -40,6 +40,11 @@ cmx_status cmx__gpu_matmul(const cmx_primitive* p, const cmx_array* in, int nin,
                            const cmx_array* out, int nout);
 cmx_status cmx__gpu_addmm(const cmx_primitive* p, const cmx_array* in, int nin,
                           const cmx_array* out, int nout);
+/* GatherMM: the picked matrices gathered into stacks, then one batched
+ * product (an index past the batch gives a zero matrix on the GPU; the CPU
+ * reports it). */
+cmx_status cmx__gpu_gather_mm(const cmx_primitive* p, const cmx_array* in,
+                              int nin, const cmx_array* out, int nout);
 
 /* ---- indexing (indexing.c) ---- */
 /* Gather, GatherAxis, Scatter (every mode), ScatterAxis: every dtype, any

@@ -642,3 +642,88 @@ cmx_status cmx__gpu_addmm(const cmx_primitive* p, const cmx_array* in, int nin,
   const cmx__addmm_params* q = cmx_primitive_params(p);
   return product(p, "addmm", in, nin, out[0], q->alpha, q->beta);
 }
+
+/* ---------------- GatherMM ---------------- */
+
+/* The matrices of x (rows x cols each, over its batch dims) picked by idx,
+ * as a row-major stack of idx->size matrices in *out (a new buffer; x is
+ * packed row-major first when it is not). */
+static cmx_status pick(cmx_array x, cmx_array idx, int dev, size_t esz,
+                       cmx__buffer** out) {
+  int64_t block = x->dims[x->ndim - 2] * x->dims[x->ndim - 1];
+  int64_t nblocks = block ? x->size / block : 0;
+  CUdeviceptr src;
+  cmx__buffer* packed = NULL;
+  cmx_status st = cmx__gpu_ptr(x, dev, &src);
+  if (st == CMX_OK && !(x->flags & CMX__FLAG_ROW_CONTIG)) {
+    packed = cmx__device_hooks->alloc_device((size_t)x->size * esz, dev);
+    st = packed ? cmx__gpu_copy_packed(packed->dev, src, esz, x->dims,
+                                       CMX__STRIDES(x), x->ndim, "gather_mm")
+                : cmx_last_status();
+    if (packed) src = packed->dev;
+  }
+  *out = NULL;
+  if (st == CMX_OK) {
+    *out =
+        cmx__device_hooks->alloc_device((size_t)(idx->size * block) * esz, dev);
+    if (!*out) st = cmx_last_status();
+  }
+  if (st == CMX_OK)
+    st = cmx__gpu_gather_blocks("gather_mm", dev, (*out)->dev, src, esz, idx,
+                                nblocks, block);
+  if (packed) cmx__buffer_release(packed);
+  return st;
+}
+
+cmx_status cmx__gpu_gather_mm(const cmx_primitive* p, const cmx_array* in,
+                              int nin, const cmx_array* out, int nout) {
+  (void)nin;
+  (void)nout;
+  cmx_array a = in[0], b = in[1], li = in[2], ri = in[3], o = out[0];
+  cmx_dtype dt = o->dtype;
+  if (!cmx_dtype_is_inexact(dt) || a->dtype != dt || b->dtype != dt)
+    return cmx_kernel_error(CMX_ERR_TYPE, "[gather_mm] unsupported dtype %s",
+                            cmx_dtype_name(dt));
+  cmx_status st = cmx_kernel_alloc(o);
+  if (st != CMX_OK || o->size == 0) return st;
+  job j;
+  memset(&j, 0, sizeof j);
+  j.op = "gather_mm";
+  j.dev = cmx_primitive_stream(p).device.index;
+  j.dt = dt;
+  j.esz = cmx_dtype_size(dt);
+  j.M = a->dims[a->ndim - 2];
+  j.K = a->dims[a->ndim - 1];
+  j.N = b->dims[b->ndim - 1];
+  j.alpha = 1;
+  st = cmx__gpu_ptr(o, j.dev, &j.out);
+  if (st != CMX_OK) return st;
+  cmx_kernel_mark_device_written(o);
+  if (j.K == 0)
+    return cmx__gpu_memset("gather_mm", j.out, 0, 2,
+                           (size_t)o->size * j.esz / 2);
+  /* the picked matrices as contiguous stacks, one product per index */
+  cmx__buffer *sa = NULL, *sb = NULL;
+  st = pick(a, li, j.dev, j.esz, &sa);
+  if (st == CMX_OK) st = pick(b, ri, j.dev, j.esz, &sb);
+  if (st == CMX_OK) {
+    j.nb = 1;
+    j.bdims[0] = li->size;
+    j.a = (operand){.p = sa->dev,
+                    .rows = j.M,
+                    .cols = j.K,
+                    .rs = j.K,
+                    .cs = 1,
+                    .bst = {j.M * j.K}};
+    j.b = (operand){.p = sb->dev,
+                    .rows = j.K,
+                    .cols = j.N,
+                    .rs = j.N,
+                    .cs = 1,
+                    .bst = {j.K * j.N}};
+    st = run_job(&j);
+  }
+  if (sa) cmx__buffer_release(sa);
+  if (sb) cmx__buffer_release(sb);
+  return st;
+}
