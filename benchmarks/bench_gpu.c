@@ -4,6 +4,9 @@
  *   copy 64M f32 on the gpu     GB/s (read + written): cmx's floor here
  *   add 64M f32 on the gpu      GB/s (3 x 256 MB moved), fraction of copy
  *   add with host data          2 x 256 MB to the device, 256 MB back
+ *   host->device, device->host  256 MB each way through the pinned
+ *                               staging ring (cmx_array_device_data,
+ *                               cmx_array_data): GB/s
  *   op overhead                 10,000 dependent 1-element adds: us per op
  *   first use of a kernel       NVRTC compile (or disk cache) + load
  *
@@ -43,6 +46,33 @@ static void check(cmx_status st, const char* what) {
     fprintf(stderr, "bench_gpu: %s: %s\n", what, cmx_last_error());
     exit(1);
   }
+}
+
+/* The inputs of the join benchmarks: two (4096, 8192) halves of a device
+ * array, the whole (8192, 8192), a key. */
+static cmx_array g_top, g_bot, g_sq, g_key, g_zero;
+
+/* Seconds for join op `kind` on the gpu (2: concatenate rows, 3: columns,
+ * 4: pad by 1 on every side, 5: 2^26 random words), evaluated. */
+static double time_join(int kind) {
+  double t0 = now();
+  cmx_array c = NULL;
+  cmx_array two[2] = {g_top, g_bot};
+  if (kind == 2 || kind == 3) {
+    check(cmx_concatenate(&c, two, 2, kind - 2, g_gpu), "concatenate");
+  } else if (kind == 4) {
+    check(cmx_pad(&c, g_sq, (int[]){0, 1}, (int64_t[]){1, 1}, (int64_t[]){1, 1},
+                  2, g_zero, CMX_PAD_CONSTANT, g_gpu),
+          "pad");
+  } else {
+    int64_t n = N;
+    check(cmx_random_bits(&c, &n, 1, 4, g_key, g_gpu), "bits");
+  }
+  check(cmx_array_eval(c), "eval");
+  check(cmx_synchronize(g_gpu), "synchronize");
+  double t = now() - t0;
+  cmx_array_release(c);
+  return t;
 }
 
 /* Seconds for op(a, b) on the gpu, output evaluated and released. */
@@ -93,6 +123,34 @@ int main(void) {
   printf("add 64M f32 on the gpu       %8.1f GB/s  (%.2f of copy)\n",
          3 * bytes / tadd / 1e9, (2 * bytes / tcopy) / (3 * bytes / tadd));
 
+  /* Joins and random bits, as fractions of the copy bandwidth. */
+  cmx_array sq = NULL;
+  check(cmx_reshape(&sq, da, (int64_t[]){8192, 8192}, 2, g_gpu), "reshape");
+  check(cmx_slice(&g_top, sq, (int64_t[]){0, 0}, (int64_t[]){4096, 8192},
+                  (int64_t[]){1, 1}, g_gpu),
+        "slice");
+  check(cmx_slice(&g_bot, sq, (int64_t[]){4096, 0}, (int64_t[]){8192, 8192},
+                  (int64_t[]){1, 1}, g_gpu),
+        "slice");
+  g_sq = sq;
+  g_zero = zero;
+  check(cmx_random_key(&g_key, 0), "key");
+  static const char* const names[] = {
+      "concatenate rows 2x128 MB   ", "concatenate cols 2x128 MB   ",
+      "pad 256 MB by 1             ", "random bits 2^26 words      "};
+  for (int kind = 2; kind <= 5; kind++) {
+    for (int i = 0; i < 3; i++) time_join(kind);
+    for (int i = 0; i < 11; i++) t[i] = time_join(kind);
+    double tk = median(t, 11);
+    /* bytes read + written (pad: the input once, the output once) */
+    double moved = kind == 5   ? bytes
+                   : kind == 4 ? bytes + 8194.0 * 8194.0 * sizeof(float)
+                               : 2 * bytes;
+    printf("%s %8.1f GB/s  (%.2f of copy)\n", names[kind - 2], moved / tk / 1e9,
+           (moved / tk) / (2 * bytes / tcopy));
+  }
+  cmx_array_release_all((cmx_array[]){sq, g_top, g_bot, g_key}, 4);
+
   /* Host inputs each time: fresh arrays, moved up, result read back. */
   for (int i = 0; i < 5; i++) {
     cmx_array a, b, c = NULL;
@@ -111,6 +169,30 @@ int main(void) {
       "add with host data           %8.1f GB/s  (768 MB moved over PCIe "
       "in %.1f ms)\n",
       3 * bytes / tio / 1e9, tio * 1e3);
+
+  /* Plain copies: 256 MB up (a host array's device copy made), and a GPU
+   * result's 256 MB down (its host copy made). */
+  double tup[5], tdown[5];
+  for (int i = 0; i < 5; i++) {
+    cmx_array a, c = NULL;
+    void* dptr;
+    const void* hptr;
+    check(cmx_array_from_data(&a, x, &n, 1, CMX_FLOAT32), "array");
+    double t0 = now();
+    check(cmx_array_device_data(a, cmx_device_gpu(), &dptr), "device_data");
+    tup[i] = now() - t0;
+    check(cmx_add(&c, da, zero, g_gpu), "add");
+    check(cmx_array_eval(c), "eval");
+    t0 = now();
+    check(cmx_array_data(c, &hptr), "data");
+    tdown[i] = now() - t0;
+    cmx_array_release(a);
+    cmx_array_release(c);
+  }
+  printf("host->device copy            %8.1f GB/s  (256 MB)\n",
+         bytes / median(tup, 5) / 1e9);
+  printf("device->host copy            %8.1f GB/s  (256 MB)\n",
+         bytes / median(tdown, 5) / 1e9);
 
   /* Per-op overhead: a chain of tiny dependent adds. */
   cmx_array one, cur;

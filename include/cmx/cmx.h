@@ -18,6 +18,7 @@
 #include "cmx/error.h"
 #include "cmx/export.h"
 #include "cmx/fft.h"
+#include "cmx/interop.h"
 #include "cmx/io.h"
 #include "cmx/linalg.h"
 #include "cmx/memory.h"

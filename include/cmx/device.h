@@ -52,8 +52,10 @@ bool cmx_is_available(cmx_device dev);
 /* Number of devices of a type (0 for gpu on a machine with no GPU). */
 int cmx_device_count(cmx_device_type type);
 
-/* The calling thread's default device. Defaults to cpu; the environment
- * variable CMX_DEFAULT_DEVICE=gpu changes the process-wide starting value. */
+/* The calling thread's default device. Its process-wide starting value is
+ * CMX_DEFAULT_DEVICE (cpu or gpu; gpu falls back to cpu on a machine
+ * without a GPU); unset, it is cpu (see CMX__GPU_DEFAULT_WHEN_PRESENT in
+ * src/core/stream.c). */
 cmx_device cmx_default_device(void);
 /* Sets the calling thread's default device. Errors if it is unavailable. */
 cmx_status cmx_set_default_device(cmx_device dev);
@@ -65,6 +67,21 @@ cmx_status cmx_set_default_stream(cmx_stream s);
 cmx_status cmx_new_stream(cmx_stream* out, cmx_device dev);
 /* Resolves a stream-or-device value to a concrete stream. */
 cmx_status cmx_stream_resolve(cmx_stream* out, cmx_stream s);
+/* What cmx_device_get_info reports about a device. */
+typedef struct cmx_device_info {
+  char name[256];        /* "NVIDIA H100 80GB HBM3", or the CPU's model */
+  char architecture[32]; /* a GPU's "sm_<major><minor>", the CPU's machine */
+  size_t memory_size;    /* bytes of the device's memory (CPU: host RAM) */
+  size_t free_memory;    /* bytes free now, 0 when unknown */
+  int compute_major, compute_minor; /* GPU compute capability (CPU: 0) */
+  int sm_count;                     /* GPU multiprocessors (CPU: 0) */
+  int cores; /* CPU: the threads cmx computes with (CMX_NUM_THREADS) */
+} cmx_device_info;
+
+/* Describes dev into *out. Errors (CMX_ERR_VALUE) when dev is not
+ * available; a GPU's free memory needs its context, which this makes. */
+cmx_status cmx_device_get_info(cmx_device dev, cmx_device_info* out);
+
 /* Waits until all work submitted to s has finished. */
 cmx_status cmx_synchronize(cmx_stream s);
 /* Waits until all work on every stream has finished. */

@@ -6,7 +6,17 @@
  * Freed buffers go to a size-bucketed cache and are reused; the cache is
  * bounded by the cache limit. Exceeding the memory limit is an error
  * (CMX_ERR_MEMORY) from the op or eval that needed the memory, never a crash.
- * The figures cover host buffers; device buffers are counted by the device.
+ *
+ * The figures cover host and GPU buffers together (GPU buffers in bytes of
+ * their size class). Device buffers have a cache of their own, by the same
+ * size classes, in the cache figure and under the same cache limit (for
+ * all GPUs together). A memory limit other than the default (the host's
+ * memory) bounds host bytes and GPU bytes each; with the default, a GPU's
+ * own memory is its limit. Running out of
+ * GPU memory frees that GPU's cache and retries once before the op fails
+ * with CMX_ERR_MEMORY ("[op] out of device memory: allocating N bytes on
+ * gpu:0 ..."). Memory imported from other libraries
+ * (cmx_array_from_device_memory) is not counted.
  */
 #ifndef CMX_MEMORY_H
 #define CMX_MEMORY_H

@@ -24,6 +24,9 @@ PENDING = {
          ["quantize", "dequantize", "quantized_matmul", "gather_qmm",
           "gather_qqmm", "qqmm", "to_fp8", "from_fp8"]),
     ],
+    "fft": [
+        ("mx.fft's short-time transforms (issue 17)", ["stft", "istft"]),
+    ],
     "fast": [
         ("mx.fast (issue 15)",
          ["cross_entropy", "cuda_kernel", "gated_delta_update", "layer_norm",

@@ -236,7 +236,7 @@ enum {
   kDLComplex = 5,
   kDLBool = 6
 };
-enum { kDLCPU = 1, kDLCUDAHost = 3 };
+enum { kDLCPU = 1, kDLCUDA = 2, kDLCUDAHost = 3 };
 
 /* What an exported tensor owns: the array and its shape/strides. */
 typedef struct {
@@ -298,14 +298,26 @@ CMXPY_DEF_METHOD(__dlpack__,
                  "Export the array as a DLPack capsule (CPU memory, shared "
                  "with the array).") {
   PyObject *self = OBJ(0), *maxv = OBJ(2), *dev = OBJ(3), *copy = OBJ(4);
+  /* Exported where the data is (the GPU for a GPU result), or on the
+   * device dl_device asks for. A GPU export has finished computing (the
+   * eval waited), so the consumer's stream needs no further ordering. */
+  cmx_device where = {CMX_CPU, 0};
   if (dev != Py_None) {
     int dt, di;
     if (!PyArg_ParseTuple(dev, "ii", &dt, &di)) return NULL;
-    if (dt != kDLCPU || di != 0) {
-      PyErr_SetString(PyExc_BufferError,
-                      "[__dlpack__] arrays are exported on the CPU only");
+    if (dt == kDLCUDA && cmx_is_available((cmx_device){CMX_GPU, di})) {
+      where = (cmx_device){CMX_GPU, di};
+    } else if (dt != kDLCPU || di != 0) {
+      PyErr_Format(PyExc_BufferError,
+                   "[__dlpack__] cannot export to DLPack device (%d, %d)", dt,
+                   di);
       return NULL;
     }
+  } else {
+    cmx_status st;
+    cmx_array a0 = CMXPY_ARR(OBJ(0));
+    Py_BEGIN_ALLOW_THREADS st = cmx_array_data_device(a0, &where);
+    Py_END_ALLOW_THREADS if (st != CMX_OK) return cmxpy_raise(st);
   }
   bool versioned = false;
   if (maxv != Py_None) {
@@ -322,7 +334,13 @@ CMXPY_DEF_METHOD(__dlpack__,
   else
     ctx->arr = cmx_array_retain(a);
   const void* data = NULL;
-  if (st == CMX_OK) st = cmxpy_data(ctx->arr, &data);
+  if (st == CMX_OK && where.type == CMX_GPU) {
+    void* p = NULL;
+    Py_BEGIN_ALLOW_THREADS st = cmx_array_device_data(ctx->arr, where, &p);
+    Py_END_ALLOW_THREADS data = p;
+  } else if (st == CMX_OK) {
+    st = cmxpy_data(ctx->arr, &data);
+  }
   if (st != CMX_OK) {
     dl_free_ctx(ctx);
     return cmxpy_raise(st);
@@ -331,8 +349,9 @@ CMXPY_DEF_METHOD(__dlpack__,
   memcpy(ctx->shape, cmx_array_shape(ctx->arr), (size_t)nd * sizeof(int64_t));
   memcpy(ctx->strides, cmx_array_strides(ctx->arr),
          (size_t)nd * sizeof(int64_t));
+  DLDevice dl_dev = {where.type == CMX_GPU ? kDLCUDA : kDLCPU, where.index};
   DLTensor tensor = {
-      (void*)data, {kDLCPU, 0},  nd, dl_dtype(cmx_array_dtype(ctx->arr)),
+      (void*)data, dl_dev,       nd, dl_dtype(cmx_array_dtype(ctx->arr)),
       ctx->shape,  ctx->strides, 0};
   PyObject* cap;
   if (versioned) {
@@ -364,8 +383,15 @@ CMXPY_DEF_METHOD(__dlpack__,
 }
 
 CMXPY_DEF_METHOD(__dlpack_device__, "(self, /)",
-                 "The DLPack device of the exported data: (1, 0), the CPU.") {
-  (void)A;
+                 "The DLPack device of the exported data: (1, 0) for the "
+                 "CPU, (2, index) for a GPU (kDLCUDA) when the array's data "
+                 "is there (a GPU result); evaluates the array.") {
+  cmx_device where;
+  cmx_status st;
+  cmx_array a = CMXPY_ARR(OBJ(0));
+  Py_BEGIN_ALLOW_THREADS st = cmx_array_data_device(a, &where);
+  Py_END_ALLOW_THREADS if (st != CMX_OK) return cmxpy_raise(st);
+  if (where.type == CMX_GPU) return Py_BuildValue("(ii)", kDLCUDA, where.index);
   return Py_BuildValue("(ii)", kDLCPU, 0);
 }
 
@@ -402,6 +428,58 @@ static int dtype_from_dl(DLDataType d, bool* c128) {
   return -1;
 }
 
+/* Hands an imported tensor back to its producer (cmx calls this when the
+ * array's data is no longer used, on any thread). */
+static void release_managed(void* p, bool versioned) {
+  PyGILState_STATE g = PyGILState_Ensure();
+  if (versioned) {
+    DLManagedTensorVersioned* t = p;
+    if (t->deleter) t->deleter(t);
+  } else {
+    DLManagedTensor* t = p;
+    if (t->deleter) t->deleter(t);
+  }
+  PyGILState_Release(g);
+}
+static void release_v(void* p) {
+  release_managed(p, true);
+}
+static void release_u(void* p) {
+  release_managed(p, false);
+}
+
+/* A new array over a CUDA tensor's memory, without a copy (row-major
+ * tensors only); it calls release(owner) when done with it. */
+static cmx_array array_from_cuda(const DLTensor* t, void (*release)(void*),
+                                 void* owner) {
+  bool c128;
+  int dt = dtype_from_dl(t->dtype, &c128);
+  if (dt < 0 || c128 || t->ndim < 0 || t->ndim > CMX_MAX_NDIM) {
+    PyErr_SetString(PyExc_TypeError, "[from_dlpack] unsupported dtype or rank");
+    return NULL;
+  }
+  int64_t expect = 1;
+  for (int i = t->ndim - 1; i >= 0; i--) {
+    if (t->strides && t->shape[i] != 1 && t->strides[i] != expect) {
+      PyErr_SetString(PyExc_BufferError,
+                      "[from_dlpack] only row-major (contiguous) CUDA tensors "
+                      "are shared without a copy: call .contiguous() first");
+      return NULL;
+    }
+    expect *= t->shape[i];
+  }
+  cmx_array out = NULL;
+  cmx_status st = cmx_array_from_device_memory(
+      &out, (char*)t->data + t->byte_offset,
+      (cmx_device){CMX_GPU, t->device.device_id}, t->shape, t->ndim,
+      (cmx_dtype)dt, release, owner);
+  if (st != CMX_OK) {
+    cmxpy_raise(st);
+    return NULL;
+  }
+  return out;
+}
+
 /* Copies a DLTensor into a new array (row-major). */
 static cmx_array array_from_dl(const DLTensor* t) {
   bool c128;
@@ -412,7 +490,8 @@ static cmx_array array_from_dl(const DLTensor* t) {
   }
   if (t->device.device_type != kDLCPU && t->device.device_type != kDLCUDAHost) {
     PyErr_SetString(PyExc_ValueError,
-                    "[from_dlpack] only CPU (host) tensors can be imported");
+                    "[from_dlpack] only CPU (host) and CUDA tensors can be "
+                    "imported");
     return NULL;
   }
   int nd = t->ndim;
@@ -474,33 +553,51 @@ static cmx_array array_from_dl(const DLTensor* t) {
   return out;
 }
 
-CMXPY_DEF(from_dlpack,
-          "(x: object, /, *, device: object = None, copy: object = None) -> "
-          "array",
-          "Create an array from an object supporting DLPack (or a DLPack "
-          "capsule). The data are copied.\n\n"
-          "Args:\n    x: An object with ``__dlpack__``.\n\n"
-          "Returns:\n    array: The new array.") {
-  PyObject* x = OBJ(0);
-  PyObject* cap;
+/* The DLPack capsule of x (a capsule already, or x.__dlpack__(...)): a
+ * CUDA producer is asked to order its work before the default stream of
+ * the GPU its tensor is on. NULL with an exception set. */
+static PyObject* dlpack_capsule(PyObject* x) {
   if (PyCapsule_CheckExact(x)) {
-    cap = x;
-    Py_INCREF(cap);
-  } else {
-    PyObject* f = PyObject_GetAttrString(x, "__dlpack__");
-    if (!f) return NULL;
-    PyObject* kwargs = Py_BuildValue("{s:(ii)}", "max_version", 1, 0);
-    PyObject* noargs = PyTuple_New(0);
-    cap = kwargs && noargs ? PyObject_Call(f, noargs, kwargs) : NULL;
-    Py_XDECREF(kwargs);
-    Py_XDECREF(noargs);
-    if (!cap && PyErr_ExceptionMatches(PyExc_TypeError)) {
-      PyErr_Clear(); /* a producer without max_version */
-      cap = PyObject_CallNoArgs(f);
-    }
-    Py_DECREF(f);
-    if (!cap) return NULL;
+    Py_INCREF(x);
+    return x;
   }
+  PyObject* f = PyObject_GetAttrString(x, "__dlpack__");
+  if (!f) return NULL;
+  PyObject* kwargs = Py_BuildValue("{s:(ii)}", "max_version", 1, 0);
+  PyObject* dd = PyObject_HasAttrString(x, "__dlpack_device__")
+                     ? PyObject_CallMethod(x, "__dlpack_device__", NULL)
+                     : NULL;
+  PyErr_Clear();
+  int dtype = 0, did = 0;
+  if (dd && PyArg_ParseTuple(dd, "ii", &dtype, &did) && dtype == kDLCUDA &&
+      cmx_is_available((cmx_device){CMX_GPU, did})) {
+    void* h = NULL;
+    cmx_stream s;
+    if (cmx_default_stream(&s, (cmx_device){CMX_GPU, did}) == CMX_OK &&
+        cmx_stream_native_handle(s, &h) == CMX_OK && h && kwargs) {
+      PyObject* hs = PyLong_FromVoidPtr(h);
+      if (!hs || PyDict_SetItemString(kwargs, "stream", hs) < 0)
+        Py_CLEAR(kwargs);
+      Py_XDECREF(hs);
+    }
+  }
+  PyErr_Clear();
+  Py_XDECREF(dd);
+  PyObject* noargs = PyTuple_New(0);
+  PyObject* cap = kwargs && noargs ? PyObject_Call(f, noargs, kwargs) : NULL;
+  Py_XDECREF(kwargs);
+  Py_XDECREF(noargs);
+  if (!cap && PyErr_ExceptionMatches(PyExc_TypeError)) {
+    PyErr_Clear(); /* a producer without max_version */
+    cap = PyObject_CallNoArgs(f);
+  }
+  Py_DECREF(f);
+  return cap;
+}
+
+/* The array of a DLPack capsule, consuming it: CUDA tensors are shared,
+ * others copied. */
+static cmx_array array_from_capsule(PyObject* cap) {
   cmx_array a = NULL;
   if (PyCapsule_IsValid(cap, "dltensor_versioned")) {
     DLManagedTensorVersioned* t =
@@ -508,21 +605,66 @@ CMXPY_DEF(from_dlpack,
     if (t->version.major > 1) {
       PyErr_SetString(PyExc_BufferError,
                       "[from_dlpack] unsupported DLPack version");
+      return NULL;
+    }
+    PyCapsule_SetName(cap, "used_dltensor_versioned");
+    if (t->dl_tensor.device.device_type == kDLCUDA) {
+      a = array_from_cuda(&t->dl_tensor, release_v, t);
+      if (a) return a; /* the array owns t now */
     } else {
       a = array_from_dl(&t->dl_tensor);
-      PyCapsule_SetName(cap, "used_dltensor_versioned");
-      if (t->deleter) t->deleter(t);
     }
+    if (t->deleter) t->deleter(t);
   } else if (PyCapsule_IsValid(cap, "dltensor")) {
     DLManagedTensor* t = PyCapsule_GetPointer(cap, "dltensor");
-    a = array_from_dl(&t->dl_tensor);
     PyCapsule_SetName(cap, "used_dltensor");
+    if (t->dl_tensor.device.device_type == kDLCUDA) {
+      a = array_from_cuda(&t->dl_tensor, release_u, t);
+      if (a) return a;
+    } else {
+      a = array_from_dl(&t->dl_tensor);
+    }
     if (t->deleter) t->deleter(t);
   } else {
     PyErr_SetString(PyExc_TypeError,
                     "[from_dlpack] expected an object with __dlpack__ or a "
                     "DLPack capsule that was not consumed yet");
   }
+  return a;
+}
+
+cmx_array cmxpy_array_from_cuda_tensor(PyObject* o, bool* handled) {
+  *handled = false;
+  if (!PyObject_HasAttrString(o, "__dlpack_device__") ||
+      !PyObject_HasAttrString(o, "__dlpack__"))
+    return NULL;
+  PyObject* dd = PyObject_CallMethod(o, "__dlpack_device__", NULL);
+  int dtype = 0, did = 0;
+  bool cuda =
+      dd && PyArg_ParseTuple(dd, "ii", &dtype, &did) && dtype == kDLCUDA;
+  Py_XDECREF(dd);
+  PyErr_Clear();
+  if (!cuda) return NULL;
+  *handled = true;
+  PyObject* cap = dlpack_capsule(o);
+  if (!cap) return NULL;
+  cmx_array a = array_from_capsule(cap);
+  Py_DECREF(cap);
+  return a;
+}
+
+CMXPY_DEF(from_dlpack,
+          "(x: object, /, *, device: object = None, copy: object = None) -> "
+          "array",
+          "Create an array from an object supporting DLPack (or a DLPack "
+          "capsule). CUDA tensors (row-major) share their memory with the "
+          "array, ordered after the producer's queued work; others are "
+          "copied.\n\n"
+          "Args:\n    x: An object with ``__dlpack__``.\n\n"
+          "Returns:\n    array: The new array.") {
+  PyObject* cap = dlpack_capsule(OBJ(0));
+  if (!cap) return NULL;
+  cmx_array a = array_from_capsule(cap);
   Py_DECREF(cap);
   return cmxpy_wrap(a);
 }

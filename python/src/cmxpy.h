@@ -72,6 +72,10 @@ cmx_status cmxpy_eval(cmx_array a);
 cmx_status cmxpy_eval_many(const cmx_array* a, size_t n);
 /* Evaluates and returns the host data pointer (GIL released meanwhile). */
 cmx_status cmxpy_data(cmx_array a, const void** out);
+/* An array sharing the memory of o when o is a CUDA DLPack producer (a
+ * torch CUDA tensor, say: *handled true; NULL with an exception on
+ * failure); else NULL with *handled false and no exception. */
+cmx_array cmxpy_array_from_cuda_tensor(PyObject* o, bool* handled);
 
 /* ---------------- dtypes ---------------- */
 extern PyTypeObject CmxDtype_Type;

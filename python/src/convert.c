@@ -583,6 +583,13 @@ static cmx_array from_array_like(PyObject* o, cmx_dtype dtype, bool* handled) {
   }
   if (!is_text(o) && PyObject_CheckBuffer(o))
     return array_from_buffer(o, dtype);
+  bool cuda;
+  cmx_array c = cmxpy_array_from_cuda_tensor(o, &cuda);
+  if (cuda) {
+    cmx_array r = c ? retype(c, dtype) : NULL;
+    cmx_array_release(c);
+    return r;
+  }
   if (!is_text(o) && PyObject_HasAttrString(o, "__array__")) {
     PyObject* r = PyObject_CallMethod(o, "__array__", NULL);
     if (!r) return NULL;

@@ -2,8 +2,6 @@
  * `with mx.stream(...)` context, defaults, synchronize, device queries. */
 #include <stdio.h>
 #include <string.h>
-#include <sys/utsname.h>
-#include <unistd.h>
 
 #include "args.h"
 
@@ -458,53 +456,35 @@ CMXPY_DEF(device_count, DEVICE_SIG " -> int",
   return PyLong_FromLong(cmx_device_count(A->v[0].device.type));
 }
 
-/* The CPU's model name from /proc/cpuinfo into buf ("cpu" when it
- * cannot be read). */
-static void cpu_model(char* buf, size_t size) {
-  snprintf(buf, size, "cpu");
-  FILE* f = fopen("/proc/cpuinfo", "r");
-  if (!f) return;
-  char line[512];
-  while (fgets(line, sizeof line, f)) {
-    char* colon = strchr(line, ':');
-    if (strncmp(line, "model name", 10) != 0 || !colon) continue;
-    colon++;
-    while (*colon == ' ' || *colon == '\t') colon++;
-    size_t n = strcspn(colon, "\n");
-    snprintf(buf, size, "%.*s", (int)n, colon);
-    break;
-  }
-  fclose(f);
-}
-
 CMXPY_DEF(device_info, "(device: Device | DeviceType | None = None) -> dict",
           "A dict describing the device (default: the default device): "
-          "architecture (the CPU's machine name, e.g. x86_64, or the GPU's), "
-          "device_name, device_index, memory_size (bytes of host memory), "
-          "device_count.") {
+          "device_name, architecture (the CPU's machine name, e.g. x86_64, "
+          "or the GPU's sm_<compute capability>, e.g. sm_90), device_index, "
+          "device_count, memory_size (bytes: host memory for the CPU, the "
+          "card's memory for a GPU), free_memory, "
+          "max_recommended_working_set_size (as memory_size); for a GPU also "
+          "compute_capability ((major, minor)) and sm_count.") {
   cmx_device d = ISNONE(0) ? cmx_default_device() : A->v[0].device;
-  if (!cmx_is_available(d)) {
-    PyErr_Format(PyExc_ValueError,
-                 "[device_info] device %s:%d is not available",
-                 type_name(d.type), d.index);
-    return NULL;
-  }
-  long pages = sysconf(_SC_PHYS_PAGES), psize = sysconf(_SC_PAGESIZE);
-  unsigned long long mem =
-      pages > 0 && psize > 0
-          ? (unsigned long long)pages * (unsigned long long)psize
-          : 0;
-  char name[256];
-  struct utsname u;
-  const char* arch = uname(&u) == 0 ? u.machine : "unknown";
-  if (d.type == CMX_GPU)
-    snprintf(name, sizeof name, "gpu");
-  else
-    cpu_model(name, sizeof name);
-  return Py_BuildValue("{s:s,s:s,s:i,s:K,s:l}", "architecture",
-                       d.type == CMX_GPU ? "cuda" : arch, "device_name", name,
-                       "device_index", d.index, "memory_size", mem,
-                       "device_count", (long)cmx_device_count(d.type));
+  cmx_device_info info;
+  cmx_status st;
+  Py_BEGIN_ALLOW_THREADS st = cmx_device_get_info(d, &info);
+  Py_END_ALLOW_THREADS if (st != CMX_OK) return cmxpy_raise(st);
+  PyObject* r = Py_BuildValue(
+      "{s:s,s:s,s:i,s:i,s:K,s:K,s:K}", "device_name", info.name, "architecture",
+      info.architecture, "device_index", d.index, "device_count",
+      cmx_device_count(d.type), "memory_size",
+      (unsigned long long)info.memory_size, "free_memory",
+      (unsigned long long)info.free_memory, "max_recommended_working_set_size",
+      (unsigned long long)info.memory_size);
+  if (!r || d.type != CMX_GPU) return r;
+  PyObject* cc = Py_BuildValue("(ii)", info.compute_major, info.compute_minor);
+  PyObject* sm = PyLong_FromLong(info.sm_count);
+  if (!cc || !sm || PyDict_SetItemString(r, "compute_capability", cc) < 0 ||
+      PyDict_SetItemString(r, "sm_count", sm) < 0)
+    Py_CLEAR(r);
+  Py_XDECREF(cc);
+  Py_XDECREF(sm);
+  return r;
 }
 
 static cmxpy_spec* const device_functions[] = {&spec_default_device,

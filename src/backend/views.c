@@ -135,3 +135,24 @@ CMX__VIEW_KERNEL(cmx__view_custom) {
   }
   return CMX_OK;
 }
+
+cmx_status cmx__view_dtype_try(cmx_array o, cmx_array a, bool* shared) {
+  int64_t ib = (int64_t)cmx_dtype_size(a->dtype);
+  int64_t ob = (int64_t)cmx_dtype_size(o->dtype);
+  const int64_t* ast = CMX__STRIDES(a);
+  int nd = a->ndim;
+  *shared = false;
+  if (ib != ob && a->size > 0) {
+    if (a->dims[nd - 1] != 1 && ast[nd - 1] != 1) return CMX_OK;
+    for (int d = 0; d < nd - 1; d++)
+      if (a->dims[d] != 1 && (ast[d] * ib) % ob != 0) return CMX_OK;
+    if ((a->offset * ib) % ob != 0) return CMX_OK;
+  }
+  int64_t st[CMX_MAX_NDIM];
+  for (int d = 0; d < nd; d++) st[d] = ib == ob ? ast[d] : ast[d] * ib / ob;
+  if (nd && ib != ob) st[nd - 1] = 1;
+  *shared = true;
+  cmx_status s = cmx_kernel_set_view(o, a, a->offset * ib / ob - a->offset, st);
+  if (s == CMX_OK) o->data_size = a->data_size * ib / ob;
+  return s;
+}

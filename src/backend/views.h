@@ -28,6 +28,14 @@ CMX__VIEW_KERNEL(cmx__view_depends);
  * views in[nin - nout + i]. */
 CMX__VIEW_KERNEL(cmx__view_custom);
 
+/* View (dtype reinterpretation, primitives/shape.h): out[0] becomes a
+ * view of in[0] when every element of out's dtype lies whole at its
+ * boundary in in[0]'s buffer (the last axis contiguous, the other strides
+ * and the offset multiples of its size; always for equal sizes), and
+ * *shared is true; otherwise nothing is set, *shared is false and the
+ * backend copies in[0]'s bytes row-major into a fresh out[0]. */
+cmx_status cmx__view_dtype_try(cmx_array out, cmx_array in, bool* shared);
+
 /* The view entries of a kernel table (inside its initializer). */
 #define CMX__VIEW_KERNEL_ENTRIES                                               \
   [CMX__P_StopGradient] = cmx__view_identity,                                  \

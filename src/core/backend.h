@@ -38,6 +38,8 @@ typedef struct cmx__backend {
   /* Creates and registers a stream on device index; NULL with the error
    * set. NULL for the CPU, whose streams are core's worker threads. */
   cmx__stream* (*stream_new)(int device_index);
+  /* Describes device index (cmx_device_get_info); NULL for the CPU. */
+  cmx_status (*device_info)(int device_index, cmx_device_info* out);
 } cmx__backend;
 
 /* Runs fn when the library is loaded (before any public call): the layers

@@ -39,7 +39,10 @@ static void env_load(void) {
   g_env.num_threads = env_int("CMX_NUM_THREADS", n > 0 ? (int)n : 1);
   if (g_env.num_threads < 1) g_env.num_threads = 1;
   const char* dev = getenv("CMX_DEFAULT_DEVICE");
-  g_env.default_gpu = dev && strcmp(dev, "gpu") == 0;
+  g_env.default_gpu = !dev || !*dev             ? -1
+                      : strcmp(dev, "gpu") == 0 ? 1
+                      : strcmp(dev, "cpu") == 0 ? 0
+                                                : -1;
   g_env.max_inflight_tasks = env_int("CMX_MAX_INFLIGHT", 1 << 16);
   if (g_env.max_inflight_tasks < 16) g_env.max_inflight_tasks = 16;
   g_env.cache_dir = getenv("CMX_CACHE_DIR");

@@ -76,6 +76,11 @@ typedef struct cmx__buffer {
   bool host_valid;               /* host copy holds the current data */
   bool dev_valid;                /* device copy holds the current data */
   struct cmx__buffer* next_free; /* cache free-list link */
+  /* Device memory owned elsewhere (cmx_array_from_device_memory): dev is
+   * not cmx's to free or count; once no queued work reads it, the last
+   * release calls ext_release(ext_ctx). NULL for cmx's own buffers. */
+  void (*ext_release)(void* ctx);
+  void* ext_ctx;
 } cmx__buffer;
 
 /* Allocates a host buffer of at least `bytes` (64-byte aligned, from the
@@ -97,8 +102,30 @@ typedef struct cmx__device_memory_hooks {
   void (*free_device)(cmx__buffer* b);
   /* Allocates a device-only buffer of `bytes` on device dev. */
   cmx__buffer* (*alloc_device)(size_t bytes, int dev);
+  /* Frees cached device buffers until at most `target` bytes stay cached
+   * on all devices together (cmx_clear_cache: 0; cmx_set_cache_limit). */
+  void (*trim_cache)(size_t target);
 } cmx__device_memory_hooks;
 extern const cmx__device_memory_hooks* cmx__device_hooks;
+
+/* The size class of a request of `bytes` (core/memory.c; -1: none) and, in
+ * *cap, its capacity: device caches bucket by the same classes. */
+int cmx__mem_size_class(size_t bytes, size_t* cap);
+/* Device bytes in the memory figures (cmx/memory.h counts host and device
+ * together). reserve: cap more bytes active; fails (CMX_ERR_MEMORY,
+ * "[op] allocating <bytes> bytes of device memory would exceed the memory
+ * limit ...") when a limit set by cmx_set_memory_limit would be passed
+ * (without one the device's own memory is the limit). unreserve: cap
+ * fewer. cache_add: cap bytes move into a device cache, when that stays
+ * within the cache limit (false: free them instead); cache_sub: out of
+ * it. */
+cmx_status cmx__mem_device_reserve(size_t cap, const char* op, size_t bytes);
+void cmx__mem_device_unreserve(size_t cap);
+bool cmx__mem_device_cache_add(size_t cap);
+void cmx__mem_device_cache_sub(size_t cap);
+/* Device bytes active now, and cached now (all devices). */
+size_t cmx__mem_device_active(void);
+size_t cmx__mem_device_cached(void);
 /* Host memory accounting, for device backends that keep host copies. */
 void* cmx__host_alloc_raw(size_t capacity);
 
@@ -295,6 +322,8 @@ typedef struct cmx__stream_ops {
   void (*wait)(cmx__stream* s, uint64_t seq);
   /* Frees backend resources at exit. */
   void (*shutdown)(cmx__stream* s);
+  /* The backend's own handle of the stream (a CUstream); NULL: none. */
+  void* (*native)(cmx__stream* s);
 } cmx__stream_ops;
 
 struct cmx__stream {
@@ -344,7 +373,7 @@ int cmx__pool_threads(void);
 /* All environment variables are read in env.c. */
 typedef struct cmx__env {
   int num_threads;            /* CMX_NUM_THREADS, default nproc */
-  int default_gpu;            /* CMX_DEFAULT_DEVICE=gpu */
+  int default_gpu;            /* CMX_DEFAULT_DEVICE: gpu 1, cpu 0, else -1 */
   int max_inflight_tasks;     /* CMX_MAX_INFLIGHT, backpressure bound */
   const char* cache_dir;      /* CMX_CACHE_DIR, kernel cache (GPU) */
   const char* xdg_cache_home; /* XDG_CACHE_HOME: cache root when no

@@ -6,7 +6,8 @@
 bool cmx__can_donate(cmx_array out, cmx_array in) {
   size_t obytes = (size_t)out->size * cmx_dtype_size(out->dtype);
   size_t ibytes = (size_t)in->size * cmx_dtype_size(in->dtype);
-  return in->buf && in != out &&
+  /* Memory owned elsewhere (imported) is shared: never written. */
+  return in->buf && in != out && !in->buf->ext_release &&
          atomic_load_explicit(&in->refcount, memory_order_acquire) == 1 &&
          atomic_load_explicit(&in->buf->refcount, memory_order_acquire) == 1 &&
          (in->flags & CMX__FLAG_ROW_CONTIG) && in->offset == 0 &&

@@ -8,6 +8,7 @@
 
 #include <stdlib.h>
 #include <string.h>
+#include <sys/mman.h>
 #include <unistd.h>
 
 #include "core/sched.h"
@@ -18,8 +19,12 @@ const cmx__device_memory_hooks* cmx__device_hooks = NULL;
 
 static struct {
   pthread_mutex_t lock;
+  /* active, peak and cache cover host and device bytes together; the
+   * device's part of active and cache is kept apart too. */
   size_t active, peak, cache, limit, cache_limit;
+  size_t dev_active, dev_cache;
   bool init;
+  bool limit_set; /* a limit other than the default: it bounds GPUs too */
   /* Cached buffers (header and host block kept together), per size class,
    * linked through next_free. */
   cmx__buffer* free_lists[NUM_CLASSES];
@@ -51,6 +56,10 @@ static size_t class_capacity(int idx) {
 
 /* Size class index of a request (-1: too large to cache); *cap gets the
  * capacity to allocate. */
+static int size_class(size_t bytes, size_t* cap);
+int cmx__mem_size_class(size_t bytes, size_t* cap) {
+  return size_class(bytes, cap);
+}
 static int size_class(size_t bytes, size_t* cap) {
   if (bytes <= 4096) {
     size_t c = bytes ? (bytes + 63) & ~(size_t)63 : 64;
@@ -65,7 +74,10 @@ static int size_class(size_t bytes, size_t* cap) {
   return idx < NUM_CLASSES ? idx : -1;
 }
 
+/* Frees cached host buffers until at most target host bytes stay
+ * cached. */
 static void trim_cache_locked(size_t target) {
+  target += g_mem.dev_cache; /* g_mem.cache counts device bytes too */
   for (int c = NUM_CLASSES - 1; c >= 0 && g_mem.cache > target; c--) {
     while (g_mem.free_lists[c] && g_mem.cache > target) {
       cmx__buffer* b = g_mem.free_lists[c];
@@ -84,8 +96,19 @@ void cmx__mem_fork(int phase) {
     pthread_mutex_unlock(&g_mem.lock);
 }
 
+/* Large blocks are aligned to 2 MiB and advised to use transparent huge
+ * pages where the kernel offers them: a first touch then faults in 2 MiB
+ * at a time, which is what a device->host copy into a new buffer, or a
+ * CPU kernel writing a large output, mostly spends its time on. */
+#define HUGE_PAGE ((size_t)2 << 20)
 void* cmx__host_alloc_raw(size_t capacity) {
-  return aligned_alloc(64, capacity);
+  if (capacity < 2 * HUGE_PAGE) return aligned_alloc(64, capacity);
+  size_t rounded = (capacity + HUGE_PAGE - 1) & ~(HUGE_PAGE - 1);
+  void* p = aligned_alloc(HUGE_PAGE, rounded);
+#ifdef MADV_HUGEPAGE
+  if (p) madvise(p, rounded, MADV_HUGEPAGE);
+#endif
+  return p;
 }
 
 static void buffer_init(cmx__buffer* b, size_t bytes, size_t cap, void* p) {
@@ -98,6 +121,8 @@ static void buffer_init(cmx__buffer* b, size_t bytes, size_t cap, void* p) {
   b->host_valid = true;
   b->dev_valid = false;
   b->next_free = NULL;
+  b->ext_release = NULL;
+  b->ext_ctx = NULL;
 }
 
 cmx__buffer* cmx__buffer_alloc(size_t bytes) {
@@ -118,9 +143,12 @@ cmx__buffer* cmx__buffer_alloc(size_t bytes) {
     buffer_init(b, bytes, cap, b->host);
     return b;
   }
-  if (g_mem.active + cap > g_mem.limit && g_mem.cache > 0) trim_cache_locked(0);
-  if (g_mem.active + cap > g_mem.limit) {
-    size_t active = g_mem.active, limit = g_mem.limit;
+  /* The limit bounds host bytes (device bytes have their own check). */
+  size_t host = g_mem.active - g_mem.dev_active;
+  if (host + cap > g_mem.limit && g_mem.cache > g_mem.dev_cache)
+    trim_cache_locked(0);
+  if (host + cap > g_mem.limit) {
+    size_t active = host, limit = g_mem.limit;
     pthread_mutex_unlock(&g_mem.lock);
     return CMX__FAIL(CMX_ERR_MEMORY,
                      "[malloc] allocating %zu bytes would exceed the memory "
@@ -163,13 +191,14 @@ void cmx__buffer_release(cmx__buffer* b) {
   if (atomic_fetch_sub_explicit(&b->refcount, 1, memory_order_acq_rel) != 1)
     return;
   if (b->dev && cmx__device_hooks) cmx__device_hooks->free_device(b);
+  if (b->ext_release) b->ext_release(b->ext_ctx);
   if (b->host) {
     size_t cap;
     int cls = size_class(b->capacity, &cap);
     pthread_mutex_lock(&g_mem.lock);
     g_mem.active -= b->capacity;
     if (cls >= 0 && cap == b->capacity &&
-        g_mem.cache + cap <= g_mem.cache_limit) {
+        g_mem.cache - g_mem.dev_cache + cap <= g_mem.cache_limit) {
       b->next_free = g_mem.free_lists[cls];
       g_mem.free_lists[cls] = b;
       g_mem.cache += cap;
@@ -233,6 +262,9 @@ cmx_status cmx_set_memory_limit(size_t limit, size_t* previous) {
   mem_init_locked();
   if (previous) *previous = g_mem.limit;
   g_mem.limit = limit; /* as given, 0 too (MLX: the limit in bytes) */
+  /* A limit other than the default (the host's memory) bounds GPU bytes
+   * too; the default leaves each GPU to its own memory. */
+  g_mem.limit_set = limit != phys_memory();
   pthread_mutex_unlock(&g_mem.lock);
   return CMX_OK;
 }
@@ -250,10 +282,75 @@ cmx_status cmx_set_cache_limit(size_t limit, size_t* previous) {
   g_mem.cache_limit = limit;
   trim_cache_locked(limit);
   pthread_mutex_unlock(&g_mem.lock);
+  if (cmx__device_hooks && cmx__device_hooks->trim_cache)
+    cmx__device_hooks->trim_cache(limit);
   return CMX_OK;
 }
 void cmx_clear_cache(void) {
   pthread_mutex_lock(&g_mem.lock);
   trim_cache_locked(0);
   pthread_mutex_unlock(&g_mem.lock);
+  if (cmx__device_hooks && cmx__device_hooks->trim_cache)
+    cmx__device_hooks->trim_cache(0);
+}
+
+/* ---------------- device bytes (device backends) ---------------- */
+
+cmx_status cmx__mem_device_reserve(size_t cap, const char* op, size_t bytes) {
+  pthread_mutex_lock(&g_mem.lock);
+  mem_init_locked();
+  if (g_mem.limit_set && g_mem.dev_active + cap > g_mem.limit) {
+    size_t limit = g_mem.limit, used = g_mem.dev_active;
+    pthread_mutex_unlock(&g_mem.lock);
+    return cmx__error(CMX_ERR_MEMORY,
+                      "[%s] allocating %zu bytes of device memory would "
+                      "exceed the memory limit of %zu bytes (%zu in use)",
+                      op, bytes, limit, used);
+  }
+  g_mem.dev_active += cap;
+  g_mem.active += cap;
+  if (g_mem.active > g_mem.peak) g_mem.peak = g_mem.active;
+  pthread_mutex_unlock(&g_mem.lock);
+  return CMX_OK;
+}
+
+/* Takes cap off a device figure and the total it is part of. */
+static void sub_locked(size_t* part, size_t* total, size_t cap) {
+  pthread_mutex_lock(&g_mem.lock);
+  *part -= cap;
+  *total -= cap;
+  pthread_mutex_unlock(&g_mem.lock);
+}
+
+void cmx__mem_device_unreserve(size_t cap) {
+  sub_locked(&g_mem.dev_active, &g_mem.active, cap);
+}
+
+bool cmx__mem_device_cache_add(size_t cap) {
+  pthread_mutex_lock(&g_mem.lock);
+  mem_init_locked();
+  bool ok = g_mem.dev_cache + cap <= g_mem.cache_limit;
+  if (ok) {
+    g_mem.dev_cache += cap;
+    g_mem.cache += cap;
+  }
+  pthread_mutex_unlock(&g_mem.lock);
+  return ok;
+}
+
+void cmx__mem_device_cache_sub(size_t cap) {
+  sub_locked(&g_mem.dev_cache, &g_mem.cache, cap);
+}
+
+static size_t read_locked(const size_t* field) {
+  pthread_mutex_lock(&g_mem.lock);
+  size_t v = *field;
+  pthread_mutex_unlock(&g_mem.lock);
+  return v;
+}
+size_t cmx__mem_device_cached(void) {
+  return read_locked(&g_mem.dev_cache);
+}
+size_t cmx__mem_device_active(void) {
+  return read_locked(&g_mem.dev_active);
 }

@@ -59,10 +59,20 @@ bool cmx_is_available(cmx_device dev) {
   return false;
 }
 
+/* Whether the GPU is the default device when one is present and
+ * CMX_DEFAULT_DEVICE is unset, as in MLX. Off while some primitives
+ * (conv, matmul, sort ...) have no GPU kernel, so that code written for
+ * the default device keeps running on GPU machines; turning it on is
+ * this one line. */
+#define CMX__GPU_DEFAULT_WHEN_PRESENT false
+
 cmx_device cmx_default_device(void) {
   int t = tl_default_device;
-  if (t < 0)
-    t = (cmx__env_get()->default_gpu && backend_devices(CMX_GPU)) ? 1 : 0;
+  if (t < 0) {
+    int env = cmx__env_get()->default_gpu;
+    bool want = env < 0 ? CMX__GPU_DEFAULT_WHEN_PRESENT : env == 1;
+    t = want && backend_devices(CMX_GPU) ? 1 : 0;
+  }
   return (cmx_device){(cmx_device_type)t, 0};
 }
 

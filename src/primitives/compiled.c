@@ -119,11 +119,34 @@ static void compiled_print(const cmx_primitive* p, char* buf, size_t size) {
   snprintf(buf, size, "%s", cmx__compiled_program(p)->label);
 }
 
-/* Every output has the inputs' broadcast shape. */
+/* Whether every argument input has its traced shape. */
+static bool traced_shapes(const cmx__fused_program* prog,
+                          const cmx_array* inputs, int nin) {
+  for (int i = 0; i < prog->nin; i++) {
+    const cmx__fused_input* in = &prog->in[i];
+    if (in->arg < 0) continue;
+    if (in->arg >= nin || cmx_array_ndim(inputs[in->arg]) != in->ndim ||
+        (in->ndim && memcmp(cmx_array_shape(inputs[in->arg]), in->shape,
+                            (size_t)in->ndim * sizeof(int64_t))))
+      return false;
+  }
+  return true;
+}
+
+/* Every output has the inputs' broadcast shape; a region that broadcasts
+ * to a fixed shape has its traced shape for the traced input shapes (and
+ * no derivable shape for others). */
 static cmx_status compiled_shapes(const cmx_primitive* p,
                                   const cmx_array* inputs, int nin,
                                   cmx_shape* out, int nout) {
   const cmx__fused_program* prog = cmx__compiled_program(p);
+  if (!prog->shapeless_ok && traced_shapes(prog, inputs, nin)) {
+    for (int k = 0; k < nout; k++) {
+      out[k].ndim = prog->ndim;
+      memcpy(out[k].dims, prog->shape, (size_t)prog->ndim * sizeof(int64_t));
+    }
+    return CMX_OK;
+  }
   if (!prog->shapeless_ok)
     return cmx__error(CMX_ERR_VALUE,
                       "[compile] Cannot derive the shape of %s for new input "

@@ -504,13 +504,25 @@ B(b_fft) {
            : cmx_fft_fft(o, in[0], NULL, 0, "ortho", S);
 }
 /* Compiled: a fused region of two ops (exp, then multiply or, variant 1,
- * add), from compile (the kernel cache makes later builds cheap). */
+ * add), from compile (the kernel cache makes later builds cheap); payload
+ * 2 is -(broadcast_to(x, S) * broadcast_to(y, S)) with a fixed S = (4, 2,
+ * 3), a region whose shape is not the inputs' broadcast shape. */
 static cmx_status fused_pair(void* payload, const cmx_array* in, int n,
                              cmx_array** out, int* nout) {
   (void)n;
   cmx_array e = NULL, r = NULL;
   cmx_status st = cmx_exp(&e, in[0], S);
-  if (st == CMX_OK)
+  if (st == CMX_OK && *(const int*)payload == 2) {
+    static const int64_t to[3] = {4, 2, 3};
+    cmx_array b0 = NULL, b1 = NULL, m = NULL;
+    st = cmx_broadcast_to(&b0, in[0], to, 3, S);
+    if (st == CMX_OK) st = cmx_broadcast_to(&b1, in[1], to, 3, S);
+    if (st == CMX_OK) st = cmx_multiply(&m, b0, b1, S);
+    if (st == CMX_OK) st = cmx_negative(&r, m, S);
+    cmx_array_release(b0);
+    cmx_array_release(b1);
+    cmx_array_release(m);
+  } else if (st == CMX_OK)
     st = *(const int*)payload ? cmx_add(&r, e, in[1], S)
                               : cmx_multiply(&r, e, in[1], S);
   cmx_array_release(e);
@@ -521,12 +533,12 @@ static cmx_status fused_pair(void* payload, const cmx_array* in, int n,
   return CMX_OK;
 }
 B(b_compiled) {
-  static const int variants[2] = {0, 1};
+  static const int variants[3] = {0, 1, 2};
   cmx_compiled* cf = NULL;
   cmx_array* outs = NULL;
   int nout = 0;
-  cmx_status st = cmx_compile(
-      &cf, (cmx_closure){fused_pair, (void*)&variants[v != 0]}, NULL);
+  cmx_status st =
+      cmx_compile(&cf, (cmx_closure){fused_pair, (void*)&variants[v]}, NULL);
   if (st == CMX_OK) st = cmx_compiled_call(cf, in, 2, &outs, &nout);
   if (st == CMX_OK) {
     *o = outs[0];
@@ -534,6 +546,10 @@ B(b_compiled) {
   }
   cmx_compiled_release(cf);
   return st;
+}
+B(b_compiled_fixed) {
+  (void)v;
+  return b_compiled(o, in, 2);
 }
 B(b_depends) {
   (void)v;
@@ -628,6 +644,7 @@ static const op_case CASES[] = {
     {"solve_triangular", b_solve_tri, 2, {{3, 3}, {3, 2}}, {2, 2}, {F32, F32}, VARIANT},
     {"fft", b_fft, 1, {{2, 5}}, {2}, {F32}, VARIANT},
     {"compiled", b_compiled, 2, {{2, 3}, {3}}, {2, 1}, {F32, F32}, VARIANT},
+    {"compiled_fixed", b_compiled_fixed, 2, {{2, 3}, {3}}, {2, 1}, {F32, F32}, 0},
     {"depends", b_depends, 2, {{2, 3}, {3}}, {2, 1}, {F32, F32}, 0},
     {"custom_function", b_custom, 1, {{2, 3}}, {2}, {F32}, VARIANT | DISTINCT},
 };

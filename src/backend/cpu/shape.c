@@ -10,6 +10,7 @@
 #include "backend/cpu/cpu.h"
 #include "backend/cpu/kernels.h"
 #include "backend/cpu/shape_copy.h"
+#include "backend/views.h"
 
 #define UNUSED_ARGS \
   (void)nin;        \
@@ -50,32 +51,12 @@ CMX__KERNEL(cmx__cpu_contiguous) {
 CMX__KERNEL(cmx__cpu_view) {
   (void)p;
   UNUSED_ARGS;
-  cmx_array a = in[0], o = out[0];
-  int64_t ib = (int64_t)cmx_dtype_size(a->dtype);
-  int64_t ob = (int64_t)cmx_dtype_size(o->dtype);
-  const int64_t* ast = CMX__STRIDES(a);
-  int nd = a->ndim;
-  bool share = true;
-  if (ib != ob && a->size > 0) {
-    /* The last axis must be contiguous, and every other stride and the
-     * offset must fall on output-element boundaries. */
-    if (a->dims[nd - 1] != 1 && ast[nd - 1] != 1) share = false;
-    for (int d = 0; d < nd - 1 && share; d++)
-      if (a->dims[d] != 1 && (ast[d] * ib) % ob != 0) share = false;
-    if ((a->offset * ib) % ob != 0) share = false;
-  }
-  if (share) {
-    int64_t st[CMX_MAX_NDIM];
-    for (int d = 0; d < nd; d++) st[d] = ib == ob ? ast[d] : ast[d] * ib / ob;
-    if (nd && ib != ob) st[nd - 1] = 1;
-    int64_t abs_off = a->offset * ib / ob;
-    cmx_status s = cmx_kernel_set_view(o, a, abs_off - a->offset, st);
-    if (s == CMX_OK) o->data_size = a->data_size * ib / ob;
-    return s;
-  }
-  cmx_status s = cmx_kernel_alloc(o);
+  bool shared;
+  cmx_status s = cmx__view_dtype_try(out[0], in[0], &shared);
+  if (s != CMX_OK || shared) return s;
+  s = cmx_kernel_alloc(out[0]);
   if (s != CMX_OK) return s;
-  cmx__cpu_copy_rowmajor(cmx_kernel_data(o), a);
+  cmx__cpu_copy_rowmajor(cmx_kernel_data(out[0]), in[0]);
   return CMX_OK;
 }
 

@@ -1,13 +1,16 @@
-/* GPU kernels of Copy and AsType, and the row-major copy other GPU kernels
- * use. Same-dtype copies move bytes with one module per element size
- * (kernels/copy.cu): contiguous sources with 16-byte vectors, strided ones
- * over collapsed dims. Conversions between dtypes are not on the GPU yet
- * and say so. */
+/* GPU kernels of Copy and AsType, and the copies other GPU kernels use
+ * (row-major, or between any two layouts). Same-dtype copies move bytes
+ * with one module per element size (kernels/copy.cu): contiguous runs with
+ * 16-byte vectors, fills of one source element, strided sources into
+ * row-major destinations, and strided destinations (any sign, as slice
+ * updates with negative steps write them) over collapsed dims.
+ * Conversions between dtypes go to the convert family (elementwise.c). */
 #include <stdio.h>
 #include <string.h>
 
 #include "backend/cuda/gpu.h"
 #include "backend/cuda/kernels.h"
+#include "core/layout.h"
 
 /* Variants: one per element size, 1 << v bytes. */
 int cmx__gpu_copy_variant(size_t itemsize) {
@@ -22,10 +25,11 @@ static bool copy_variant(int v, cmx__gpu_variant* out) {
   return true;
 }
 
-/* Kernels: contiguous (v), then strided. */
-enum { K_V, K_STRIDED };
+/* Kernels: contiguous (v), strided source, fill, strided destination. */
+enum { K_V, K_STRIDED, K_FILL = K_STRIDED + CMX__GPU_NUM_STRIDED, K_TO };
 static const char* const k_kernels[] = {
-    "cmx_copy_v", CMX__GPU_STRIDED_KERNELS("cmx_copy"), NULL};
+    "cmx_copy_v", CMX__GPU_STRIDED_KERNELS("cmx_copy"), "cmx_fill_v",
+    CMX__GPU_STRIDED_KERNELS("cmx_copyto"), NULL};
 
 const cmx__gpu_family cmx__gpu_family_copy = {
     .name = "copy",
@@ -35,40 +39,42 @@ const cmx__gpu_family cmx__gpu_family_copy = {
     .variant = copy_variant,
     .shape = {CMX__GPU_GRID_STRIDE, 256, 16}};
 
-cmx_status cmx__gpu_copy_packed(CUdeviceptr po, CUdeviceptr pa, size_t isz,
-                                const int64_t* shape, const int64_t* strides,
-                                int ndim, const char* op) {
-  int64_t n = 1;
+cmx_status cmx__gpu_copy_strided(const char* op, int dev, CUdeviceptr dst,
+                                 const int64_t* dst_st, CUdeviceptr src,
+                                 const int64_t* src_st, const int64_t* shape,
+                                 int ndim, size_t isz) {
+  int64_t n = 1, rowmajor[CMX_MAX_NDIM];
   for (int d = 0; d < ndim; d++) n *= shape[d];
   if (n == 0) return CMX_OK;
-  int dev = -1;
-  if (!cmx__gpu_current_stream(&dev))
-    return cmx__error(CMX_ERR_RUNTIME,
-                      "[%s] gpu work can only be issued by a task of a gpu "
-                      "stream",
-                      op);
-  /* The output row-major (array 0), the source as it is (array 1). */
-  int64_t rowmajor[CMX_MAX_NDIM], step = 1;
-  for (int d = ndim - 1; d >= 0; d--) {
-    rowmajor[d] = step;
-    step *= shape[d];
-  }
+  cmx__row_major_strides(shape, ndim, rowmajor);
+  /* the walk (row-major), the destination, the source */
   cmx__gpu_layout l;
   cmx__gpu_layout_from(&l, shape, ndim,
-                       (const int64_t* const[]){rowmajor, strides}, 2);
-  int kernel = K_V;
-  int64_t vec = 16 / (int64_t)isz;
-  int64_t work = (n + vec - 1) / vec;
+                       (const int64_t* const[]){rowmajor, dst_st, src_st}, 3);
+  bool dst_rowmajor = true;
+  for (int d = 0; d < l.ndim; d++)
+    dst_rowmajor = dst_rowmajor && l.strides[1][d] == l.strides[0][d];
+  long long nn = n;
+  int kernel;
+  int64_t work = n;
   cmx__gpu_args args;
   cmx__gpu_args_init(&args);
-  CMX__GPU_ARG(&args, pa);
-  CMX__GPU_ARG(&args, po);
-  if (!(l.ndim == 0 || (l.ndim == 1 && l.strides[1][0] == 1))) {
-    kernel = K_STRIDED + cmx__gpu_args_strided(&args, &l, n);
-    work = n;
-  } else {
-    long long nn = n;
+  CMX__GPU_ARG(&args, src);
+  CMX__GPU_ARG(&args, dst);
+  if (dst_rowmajor && l.ndim <= 1 && (l.ndim == 0 || l.strides[2][0] == 1)) {
+    kernel = K_V;
+    work = (n + (int64_t)(16 / isz) - 1) / (int64_t)(16 / isz);
     CMX__GPU_ARG(&args, nn);
+  } else if (dst_rowmajor && l.ndim == 1 && l.strides[2][0] == 0) {
+    kernel = K_FILL;
+    work = (n + (int64_t)(16 / isz) - 1) / (int64_t)(16 / isz);
+    CMX__GPU_ARG(&args, nn);
+  } else if (dst_rowmajor) { /* (walk, source) */
+    l.narr = 2;
+    memcpy(l.strides[1], l.strides[2], sizeof l.strides[1]);
+    kernel = K_STRIDED + cmx__gpu_args_strided(&args, &l, n);
+  } else {
+    kernel = K_TO + cmx__gpu_args_strided(&args, &l, n);
   }
   const cmx__gpu_kernel* k = cmx__gpu_kernel_get(
       dev, &cmx__gpu_family_copy, cmx__gpu_copy_variant(isz), kernel);
@@ -83,9 +89,11 @@ cmx_status cmx__gpu_copy_rowmajor(cmx_array dst, cmx_array src, int dev,
   CUdeviceptr pa, po;
   cmx_status st = cmx__gpu_ptr(src, dev, &pa);
   if (st == CMX_OK) st = cmx__gpu_ptr(dst, dev, &po);
-  if (st == CMX_OK)
-    st = cmx__gpu_copy_packed(po, pa, cmx_dtype_size(src->dtype), src->dims,
-                              CMX__STRIDES(src), src->ndim, op);
+  if (st != CMX_OK) return st;
+  int64_t rowmajor[CMX_MAX_NDIM];
+  cmx__row_major_strides(src->dims, src->ndim, rowmajor);
+  st = cmx__gpu_copy_strided(op, dev, po, rowmajor, pa, CMX__STRIDES(src),
+                             src->dims, src->ndim, cmx_dtype_size(src->dtype));
   if (st == CMX_OK) cmx_kernel_mark_device_written(dst);
   return st;
 }

@@ -110,6 +110,13 @@ typedef struct cmx__cuda_api {
   CUresult (*cuMemFreeAsync)(CUdeviceptr p, CUstream s);
   CUresult (*cuDeviceGetDefaultMemPool)(CUmemoryPool* pool, CUdevice d);
   CUresult (*cuMemPoolSetAttribute)(CUmemoryPool pool, int attr, void* value);
+  CUresult (*cuMemPoolTrimTo)(CUmemoryPool pool, size_t keep);
+  /* Optional: the card's total memory (device_info), and page-locked host
+   * memory for the staging ring of host<->device copies (memory.c; without
+   * them copies go from pageable memory). */
+  CUresult (*cuDeviceTotalMem)(size_t* bytes, CUdevice d); /* _v2 */
+  CUresult (*cuMemHostAlloc)(void** p, size_t bytes, unsigned flags);
+  CUresult (*cuMemFreeHost)(void* p);
 } cmx__cuda_api;
 
 /* ---- NVRTC ---- */

@@ -121,6 +121,10 @@ static const char* resolve_all(void* lib) {
       OPT(cuMemFreeAsync, "cuMemFreeAsync"),
       OPT(cuDeviceGetDefaultMemPool, "cuDeviceGetDefaultMemPool"),
       OPT(cuMemPoolSetAttribute, "cuMemPoolSetAttribute"),
+      OPT(cuMemPoolTrimTo, "cuMemPoolTrimTo"),
+      OPT(cuDeviceTotalMem, "cuDeviceTotalMem_v2"),
+      OPT(cuMemHostAlloc, "cuMemHostAlloc"),
+      OPT(cuMemFreeHost, "cuMemFreeHost"),
 #undef REQ
 #undef OPT
   };
@@ -253,9 +257,10 @@ int cmx__gpu_driver_version(void) {
   return cmx__gpu_available() ? g.driver_version : 0;
 }
 
-/* Retains the primary context and makes the helper streams. The pool's
- * release threshold is raised so freed memory stays cached in the pool
- * instead of going back to the driver at every synchronisation. */
+/* Retains the primary context and makes the helper streams. The default
+ * pool keeps its default release threshold (0): cmx caches freed buffers
+ * itself (memory.c), and what it gives back returns to the card at the
+ * next synchronisation, for other libraries in the process. */
 static cmx_status ready_device(int index) {
   cmx__gpu_device* d = &g.devs[index];
   CUresult r = cmx__cu.cuDevicePrimaryCtxRetain(&d->ctx, d->dev);
@@ -268,14 +273,8 @@ static cmx_status ready_device(int index) {
     r = cmx__cu.cuStreamCreate(&d->free_stream, CU_STREAM_NON_BLOCKING);
   if (r != CUDA_SUCCESS) return cmx__cu_error(r, "gpu", "creating a stream");
   if (d->pools && cmx__cu.cuDeviceGetDefaultMemPool &&
-      cmx__cu.cuMemPoolSetAttribute) {
-    CUmemoryPool pool;
-    if (cmx__cu.cuDeviceGetDefaultMemPool(&pool, d->dev) == CUDA_SUCCESS) {
-      uint64_t keep = UINT64_MAX;
-      cmx__cu.cuMemPoolSetAttribute(pool, CU_MEMPOOL_ATTR_RELEASE_THRESHOLD,
-                                    &keep);
-    }
-  }
+      cmx__cu.cuDeviceGetDefaultMemPool(&d->pool, d->dev) != CUDA_SUCCESS)
+    d->pool = NULL;
   return CMX_OK;
 }
 
@@ -308,4 +307,38 @@ cmx_status cmx__gpu_ctx_enter(int index) {
   CUresult r = cmx__cu.cuCtxSetCurrent(d->ctx);
   return r == CUDA_SUCCESS ? CMX_OK
                            : cmx__cu_error(r, "gpu", "setting the context");
+}
+
+cmx_status cmx__gpu_device_info(int index, cmx_device_info* out) {
+  cmx_status st = cmx__gpu_ctx_enter(index);
+  if (st != CMX_OK) return st;
+  const cmx__gpu_device* d = &g.devs[index];
+  snprintf(out->name, sizeof out->name, "%s", d->name);
+  snprintf(out->architecture, sizeof out->architecture, "sm_%d%d", d->cc_major,
+           d->cc_minor);
+  out->compute_major = d->cc_major;
+  out->compute_minor = d->cc_minor;
+  out->sm_count = d->sm_count;
+  size_t free_b = 0, total = 0;
+  if (cmx__cu.cuMemGetInfo(&free_b, &total) == CUDA_SUCCESS)
+    out->free_memory = free_b;
+  size_t dev_total = 0;
+  if (cmx__cu.cuDeviceTotalMem &&
+      cmx__cu.cuDeviceTotalMem(&dev_total, d->dev) == CUDA_SUCCESS)
+    total = dev_total;
+  out->memory_size = total;
+  return CMX_OK;
+}
+
+size_t cmx__gpu_total_memory(int index) {
+  if (index < 0 || index >= cmx__gpu_count()) return 0;
+  size_t total = 0;
+  if (cmx__cu.cuDeviceTotalMem &&
+      cmx__cu.cuDeviceTotalMem(&total, g.devs[index].dev) == CUDA_SUCCESS)
+    return total;
+  size_t free_b = 0;
+  if (cmx__gpu_ctx_enter(index) == CMX_OK &&
+      cmx__cu.cuMemGetInfo(&free_b, &total) == CUDA_SUCCESS)
+    return total;
+  return 0;
 }

@@ -61,6 +61,7 @@ typedef struct cmx__gpu_device {
   CUcontext ctx;        /* the primary context */
   CUstream copy_stream; /* host<->device copies, always synchronised */
   CUstream free_stream; /* frees issued outside any GPU task */
+  CUmemoryPool pool;    /* the default pool (NULL: none known) */
 } cmx__gpu_device;
 
 /* The ready device `index` (primary context retained, streams made), or
@@ -69,6 +70,10 @@ cmx__gpu_device* cmx__gpu_device_get(int index);
 /* Makes device index's primary context current on the calling thread
  * (readying the device first). */
 cmx_status cmx__gpu_ctx_enter(int index);
+/* Describes device index (the backend's device_info hook). */
+cmx_status cmx__gpu_device_info(int index, cmx_device_info* out);
+/* The card's memory in bytes (0 when the driver cannot say). */
+size_t cmx__gpu_total_memory(int index);
 /* The driver's CUDA version (e.g. 13000), 0 when no driver is loaded. */
 int cmx__gpu_driver_version(void);
 /* Sets the error "[op] <what> failed: CUDA_ERROR_X (description)" and
@@ -85,11 +90,21 @@ CUstream cmx__gpu_current_stream(int* dev);
  * top of its arrays' own (the submitter keeps its inputs' buffers until
  * the task's event is recorded); donation checks discount them. */
 int cmx__gpu_task_holds(const cmx__buffer* b);
+/* Dependencies of GPU tasks met by a device-side event wait, and by a
+ * host wait (on a CPU stream, another device). */
+typedef struct cmx__gpu_dep_stats {
+  uint64_t by_event, by_host;
+} cmx__gpu_dep_stats;
+cmx__gpu_dep_stats cmx__gpu_dep_stats_get(void);
 /* Makes `target` wait for all recorded, unfinished work of every other
  * GPU stream of device dev: a buffer whose last reference is dropped may
  * still be read by work queued on any stream, so its stream-ordered free
  * must come after that work. */
 void cmx__gpu_order_after_all(int dev, CUstream target);
+
+/* The name of the primitive whose GPU task runs on this thread ("gpu"
+ * outside a task), for errors. */
+const char* cmx__gpu_current_op(void);
 
 /* ---------------- device memory (memory.c) ---------------- */
 
@@ -99,6 +114,29 @@ extern const cmx__device_memory_hooks cmx__cuda_memory_hooks;
 /* Device bytes currently allocated by cmx (all devices) and the peak. */
 size_t cmx__gpu_active_bytes(void);
 size_t cmx__gpu_peak_bytes(void);
+/* Device buffer cache lookups that found a buffer, and that did not. */
+typedef struct cmx__gpu_memory_stats {
+  uint64_t cache_hits, cache_misses;
+} cmx__gpu_memory_stats;
+cmx__gpu_memory_stats cmx__gpu_memory_stats_get(void);
+
+/* ---------------- pinned staging (staging.c) ---------------- */
+
+/* Copies bytes of host src to device dst on stream s of device dev (its
+ * context current) through the device's pinned staging ring: returns once
+ * src is no longer needed, the last pieces' DMA possibly still queued on
+ * s. Without pinned memory the copy is direct and waited for. */
+cmx_status cmx__gpu_stage_h2d(int dev, CUdeviceptr dst, const void* src,
+                              size_t bytes, CUstream s);
+/* Copies bytes of device src to host dst on stream s (ordered after s's
+ * queued work); returns once dst holds them. */
+cmx_status cmx__gpu_stage_d2h(int dev, void* dst, CUdeviceptr src, size_t bytes,
+                              CUstream s);
+/* Copies that went through the ring, and directly. */
+typedef struct cmx__gpu_staging_stats {
+  uint64_t staged, direct;
+} cmx__gpu_staging_stats;
+cmx__gpu_staging_stats cmx__gpu_staging_stats_get(void);
 
 /* ---------------- the toolkit (toolkit.c) ---------------- */
 
@@ -463,12 +501,18 @@ int cmx__gpu_copy_variant(size_t itemsize);
  * errors (copy.c). */
 cmx_status cmx__gpu_copy_rowmajor(cmx_array dst, cmx_array src, int dev,
                                   const char* op);
-/* Copies the ndim-d array of isz-byte elements at src (element strides
- * `strides`, any signs) to dst, row-major, on the running task's stream;
- * op names errors (copy.c). */
-cmx_status cmx__gpu_copy_packed(CUdeviceptr dst, CUdeviceptr src, size_t isz,
-                                const int64_t* shape, const int64_t* strides,
-                                int ndim, const char* op);
+/* Copies every element of shape (ndim dims) from device address src,
+ * element strides src_st, to device address dst, strides dst_st, on the
+ * running GPU task's stream of device dev (copy.c): elements of isz bytes
+ * (1, 2, 4 or 8; 16-byte elements are not handled), strides of any sign,
+ * zero source strides broadcast one element; the destination must not
+ * overlap itself or the source. Contiguous runs move as 16-byte vectors,
+ * one source element fills with them. op names errors. The caller marks
+ * the written array (cmx_kernel_mark_device_written). */
+cmx_status cmx__gpu_copy_strided(const char* op, int dev, CUdeviceptr dst,
+                                 const int64_t* dst_st, CUdeviceptr src,
+                                 const int64_t* src_st, const int64_t* shape,
+                                 int ndim, size_t isz);
 
 /* Copies blocks of `block` elements (isz bytes each) from src, a row-major
  * stack of nblocks of them, to dst: block p of dst is block idx[p] of src

@@ -29,6 +29,19 @@ static const cmx_kernel_fn gpu_kernels[CMX__NUM_PRIMITIVES] = {
     [CMX__P_GatherAxis] = cmx__gpu_gather_axis,
     [CMX__P_Scatter] = cmx__gpu_scatter,
     [CMX__P_ScatterAxis] = cmx__gpu_scatter_axis,
+    /* creation, random bits, joins (creation.c, random.c, shape_join.c) */
+    [CMX__P_Arange] = cmx__gpu_range,
+    [CMX__P_Linspace] = cmx__gpu_range,
+    [CMX__P_Full] = cmx__gpu_copy,
+    [CMX__P_Eye] = cmx__gpu_eye_tri,
+    [CMX__P_Tri] = cmx__gpu_eye_tri,
+    [CMX__P_Tril] = cmx__gpu_tril_triu,
+    [CMX__P_Triu] = cmx__gpu_tril_triu,
+    [CMX__P_RandomBits] = cmx__gpu_random_bits,
+    [CMX__P_View] = cmx__gpu_view,
+    [CMX__P_SliceUpdate] = cmx__gpu_slice_update,
+    [CMX__P_Concatenate] = cmx__gpu_concatenate,
+    [CMX__P_Pad] = cmx__gpu_pad,
     /* the views, which run on any device */
     CMX__VIEW_KERNEL_ENTRIES,
 };
@@ -39,7 +52,8 @@ static const cmx__backend gpu_backend = {
     .nkernels = CMX__NUM_PRIMITIVES,
     .device_count = cmx__gpu_count,
     .unavailable_reason = cmx__gpu_unavailable_reason,
-    .stream_new = cmx__gpu_stream_new};
+    .stream_new = cmx__gpu_stream_new,
+    .device_info = cmx__gpu_device_info};
 
 CMX__REGISTER(register_gpu_backend) {
   cmx__backend_register(&gpu_backend);

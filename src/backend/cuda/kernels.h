@@ -8,8 +8,8 @@
 #include "cmx/primitive.h"
 
 /* ---- copy and conversion (copy.c) ---- */
-/* Copy and AsType: same-dtype copies (any layout); other dtype pairs fail
- * with CMX_ERR_NOT_IMPLEMENTED for now. */
+/* Copy, AsType and Full (a copy of its broadcast value: a fill): same-dtype
+ * copies of any layout; other dtype pairs convert (cmx__gpu_convert). */
 cmx_status cmx__gpu_copy(const cmx_primitive* p, const cmx_array* in, int nin,
                          const cmx_array* out, int nout);
 
@@ -58,5 +58,35 @@ cmx_status cmx__gpu_scatter(const cmx_primitive* p, const cmx_array* in,
                             int nin, const cmx_array* out, int nout);
 cmx_status cmx__gpu_scatter_axis(const cmx_primitive* p, const cmx_array* in,
                                  int nin, const cmx_array* out, int nout);
+
+/* ---- creation (creation.c) ---- */
+/* Arange and Linspace, Eye and Tri, Tril and Triu: every dtype, values
+ * equal to the CPU's bit for bit. (Full is cmx__gpu_copy of its broadcast
+ * value.) */
+cmx_status cmx__gpu_range(const cmx_primitive* p, const cmx_array* in, int nin,
+                          const cmx_array* out, int nout);
+cmx_status cmx__gpu_eye_tri(const cmx_primitive* p, const cmx_array* in,
+                            int nin, const cmx_array* out, int nout);
+cmx_status cmx__gpu_tril_triu(const cmx_primitive* p, const cmx_array* in,
+                              int nin, const cmx_array* out, int nout);
+
+/* ---- random (random.c) ---- */
+/* RandomBits: the CPU's threefry bits for every key layout, shape and
+ * width. */
+cmx_status cmx__gpu_random_bits(const cmx_primitive* p, const cmx_array* in,
+                                int nin, const cmx_array* out, int nout);
+
+/* ---- joins and reinterpretation (shape_join.c) ---- */
+/* View (a view when the layout allows, else a row-major copy),
+ * SliceUpdate (any steps), Concatenate (any axis, any inputs' layouts),
+ * Pad (constant). */
+cmx_status cmx__gpu_view(const cmx_primitive* p, const cmx_array* in, int nin,
+                         const cmx_array* out, int nout);
+cmx_status cmx__gpu_slice_update(const cmx_primitive* p, const cmx_array* in,
+                                 int nin, const cmx_array* out, int nout);
+cmx_status cmx__gpu_concatenate(const cmx_primitive* p, const cmx_array* in,
+                                int nin, const cmx_array* out, int nout);
+cmx_status cmx__gpu_pad(const cmx_primitive* p, const cmx_array* in, int nin,
+                        const cmx_array* out, int nout);
 
 #endif

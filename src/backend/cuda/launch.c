@@ -24,7 +24,7 @@ cmx_status cmx__gpu_ptr(cmx_array a, int dev, CUdeviceptr* out) {
 static bool can_donate(cmx_array out, cmx_array in, int dev) {
   cmx__buffer* b = in->buf;
   size_t bytes = (size_t)out->size * cmx_dtype_size(out->dtype);
-  return b && in != out && in->size == out->size &&
+  return b && in != out && !b->ext_release && in->size == out->size &&
          cmx_dtype_size(in->dtype) == cmx_dtype_size(out->dtype) &&
          atomic_load_explicit(&in->refcount, memory_order_acquire) == 1 &&
          atomic_load_explicit(&b->refcount, memory_order_acquire) ==

@@ -51,51 +51,249 @@ static void count_bytes(size_t n, int sign) {
   }
 }
 
-/* Allocates bytes (> 0) on device dev, ordered on stream s. After an
- * out-of-memory failure it waits for the device (frees still in flight
- * return their memory to the pool) and tries once more. */
-static cmx_status dev_alloc(int dev, size_t bytes, CUstream s,
+/* ---------------- the device buffer cache ----------------
+ * Freed device buffers wait in per-device free lists by size class (the
+ * host cache's classes, core/memory.c), each with an event recorded on the
+ * stream that freed it after every stream's pending work: a stream that
+ * takes the buffer again first waits for that event (on the device, not
+ * the host), so no kernel still reading the old data sees it overwritten.
+ * The cache is bounded by the cache limit (core keeps the figure); an
+ * allocation that fails for lack of memory empties the device's cache and
+ * tries once more. */
+#define MAX_CACHED_DEVICES 16
+#define NUM_DEV_CLASSES 512
+
+typedef struct centry {
+  CUdeviceptr p;
+  size_t cap;
+  CUevent ev; /* recorded when the buffer was freed */
+  struct centry* next;
+} centry;
+
+static struct {
+  pthread_mutex_t lock;
+  centry* lists[MAX_CACHED_DEVICES][NUM_DEV_CLASSES];
+  centry* spare;                    /* entries (with their events) to reuse */
+  size_t bytes[MAX_CACHED_DEVICES]; /* cached per device */
+  uint64_t hits, misses;
+} g_cache = {.lock = PTHREAD_MUTEX_INITIALIZER};
+
+cmx__gpu_memory_stats cmx__gpu_memory_stats_get(void) {
+  pthread_mutex_lock(&g_cache.lock);
+  cmx__gpu_memory_stats st = {g_cache.hits, g_cache.misses};
+  pthread_mutex_unlock(&g_cache.lock);
+  return st;
+}
+
+/* The class and capacity of a device request of bytes (> 0). */
+static int dev_class(size_t bytes, size_t* cap) {
+  int c = cmx__mem_size_class(bytes, cap);
+  if (c >= NUM_DEV_CLASSES || *cap < bytes) c = -1;
+  if (c < 0) *cap = bytes;
+  return c;
+}
+
+/* A cached buffer of class c on dev, or NULL. */
+static centry* cache_take(int dev, int c) {
+  if (c < 0 || dev >= MAX_CACHED_DEVICES) return NULL;
+  pthread_mutex_lock(&g_cache.lock);
+  centry* e = g_cache.lists[dev][c];
+  if (e) {
+    g_cache.lists[dev][c] = e->next;
+    g_cache.bytes[dev] -= e->cap;
+    g_cache.hits++;
+  } else {
+    g_cache.misses++;
+  }
+  pthread_mutex_unlock(&g_cache.lock);
+  if (e) cmx__mem_device_cache_sub(e->cap);
+  return e;
+}
+
+static void entry_recycle(centry* e) {
+  pthread_mutex_lock(&g_cache.lock);
+  e->next = g_cache.spare;
+  g_cache.spare = e;
+  pthread_mutex_unlock(&g_cache.lock);
+}
+
+/* Gives e's memory back to the driver, after its free event (dev's
+ * context is current). */
+static void entry_release(int dev, centry* e) {
+  cmx__gpu_device* d = cmx__gpu_device_get(dev);
+  if (d && d->pools) {
+    cmx__cu.cuStreamWaitEvent(d->free_stream, e->ev, 0);
+    cmx__cu.cuMemFreeAsync(e->p, d->free_stream);
+  } else if (d) {
+    cmx__cu.cuEventSynchronize(e->ev);
+    cmx__cu.cuMemFree(e->p);
+  }
+  entry_recycle(e);
+}
+
+/* Frees cached buffers of dev (every device when dev < 0) until the
+ * device cache holds at most target bytes (largest classes first). */
+static void cache_trim(int dev, size_t target) {
+  int n = cmx__gpu_count();
+  for (int k = 0; k < n && k < MAX_CACHED_DEVICES; k++) {
+    if (dev >= 0 && k != dev) continue;
+    pthread_mutex_lock(&g_cache.lock);
+    bool any = g_cache.bytes[k] > 0;
+    pthread_mutex_unlock(&g_cache.lock);
+    /* (a device never used has nothing cached: its context stays unmade) */
+    if (!any || cmx__gpu_ctx_enter(k) != CMX_OK) continue;
+    for (int c = NUM_DEV_CLASSES - 1; c >= 0; c--) {
+      for (;;) {
+        if (cmx__mem_device_cached() <= target) return;
+        pthread_mutex_lock(&g_cache.lock);
+        centry* e = g_cache.lists[k][c];
+        if (e) {
+          g_cache.lists[k][c] = e->next;
+          g_cache.bytes[k] -= e->cap;
+        }
+        pthread_mutex_unlock(&g_cache.lock);
+        if (!e) break;
+        cmx__mem_device_cache_sub(e->cap);
+        entry_release(k, e);
+      }
+    }
+  }
+}
+
+static void hook_trim_cache(size_t target) {
+  if (cmx__gpu_count() > 0) cache_trim(-1, target);
+}
+
+/* Puts p (capacity cap, class c) in dev's cache, ordered after every
+ * stream's pending work through an event recorded on s; false when it
+ * does not fit the cache (or cannot be tracked): the caller frees it. */
+static bool cache_put(int dev, int c, CUdeviceptr p, size_t cap, CUstream s) {
+  if (c < 0 || dev >= MAX_CACHED_DEVICES) return false;
+  if (!cmx__mem_device_cache_add(cap)) return false;
+  pthread_mutex_lock(&g_cache.lock);
+  centry* e = g_cache.spare;
+  if (e) g_cache.spare = e->next;
+  pthread_mutex_unlock(&g_cache.lock);
+  if (!e) {
+    e = calloc(1, sizeof *e);
+    if (e && cmx__cu.cuEventCreate(&e->ev, CU_EVENT_DISABLE_TIMING) !=
+                 CUDA_SUCCESS) {
+      free(e);
+      e = NULL;
+    }
+  }
+  if (e && cmx__cu.cuEventRecord(e->ev, s) != CUDA_SUCCESS) {
+    entry_recycle(e);
+    e = NULL;
+  }
+  if (!e) {
+    cmx__mem_device_cache_sub(cap);
+    return false;
+  }
+  e->p = p;
+  e->cap = cap;
+  pthread_mutex_lock(&g_cache.lock);
+  e->next = g_cache.lists[dev][c];
+  g_cache.lists[dev][c] = e;
+  g_cache.bytes[dev] += cap;
+  pthread_mutex_unlock(&g_cache.lock);
+  return true;
+}
+
+/* The out-of-memory error of an allocation for op. */
+static cmx_status oom_error(const char* op, size_t bytes, int dev, CUresult r) {
+  size_t free_b = 0, total = 0;
+  cmx__cu.cuMemGetInfo(&free_b, &total);
+  const cmx__gpu_device* d = cmx__gpu_device_get(dev);
+  if (r != CUDA_ERROR_OUT_OF_MEMORY) {
+    char what[128];
+    snprintf(what, sizeof what, "allocating %zu bytes on gpu:%d", bytes, dev);
+    return cmx__cu_error(r, op, what);
+  }
+  return cmx__error(CMX_ERR_MEMORY,
+                    "[%s] out of device memory: allocating %zu bytes on "
+                    "gpu:%d (%s) failed; cmx holds %zu bytes there, the card "
+                    "has %zu of %zu bytes free",
+                    op, bytes, dev, d ? d->name : "?", cmx__gpu_active_bytes(),
+                    free_b, total);
+}
+
+/* Allocates bytes (> 0) on device dev for op, ordered on stream s: from
+ * the cache (s then waits for the buffer's free event), else from the
+ * driver. Out of memory, it empties dev's cache, waits for the device
+ * (frees in flight return their memory) and tries once more. *cap_out
+ * The free finds the capacity again from the size. */
+static cmx_status dev_alloc(int dev, size_t bytes, CUstream s, const char* op,
                             CUdeviceptr* out) {
   cmx__gpu_device* d = cmx__gpu_device_get(dev);
   if (!d) return cmx_last_status();
+  size_t cap;
+  int c = dev_class(bytes, &cap);
+  cmx_status st = cmx__mem_device_reserve(cap, op, bytes);
+  if (st != CMX_OK) return st;
+  centry* e = cache_take(dev, c);
+  if (e) {
+    CUresult r = cmx__cu.cuStreamWaitEvent(s, e->ev, 0);
+    if (r != CUDA_SUCCESS) { /* cannot order: give it back instead */
+      entry_release(dev, e);
+    } else {
+      *out = e->p;
+      entry_recycle(e);
+      count_bytes(cap, +1);
+      return CMX_OK;
+    }
+  }
   CUresult r = CUDA_ERROR_OUT_OF_MEMORY;
   for (int attempt = 0; attempt < 2 && r == CUDA_ERROR_OUT_OF_MEMORY;
        attempt++) {
-    if (attempt) cmx__cu.cuCtxSynchronize();
-    r = d->pools ? cmx__cu.cuMemAllocAsync(out, bytes, s)
-                 : cmx__cu.cuMemAlloc(out, bytes);
+    if (attempt) {
+      cache_trim(dev, 0);
+      cmx__cu.cuCtxSynchronize();
+    }
+    r = d->pools ? cmx__cu.cuMemAllocAsync(out, cap, s)
+                 : cmx__cu.cuMemAlloc(out, cap);
   }
   if (r != CUDA_SUCCESS) {
-    char what[96];
-    snprintf(what, sizeof what, "allocating %zu bytes on gpu:%d", bytes, dev);
-    return cmx__cu_error(r, "gpu", what);
+    cmx__mem_device_unreserve(cap);
+    if (r == CUDA_ERROR_OUT_OF_MEMORY && d->pool && cmx__cu.cuMemPoolTrimTo) {
+      /* Whatever the failed attempt left reserved goes back to the card. */
+      cmx__cu.cuCtxSynchronize();
+      cmx__cu.cuMemPoolTrimTo(d->pool, 0);
+    }
+    return oom_error(op, bytes, dev, r);
   }
-  count_bytes(bytes, +1);
+  count_bytes(cap, +1);
   return CMX_OK;
 }
 
-/* Frees p (bytes long) on device dev. Stream-ordered: on the current task's
- * stream when the freeing thread runs one of dev's tasks, else on the
- * device's free stream; either way after the pending work of every other
- * stream, which may still read p. */
+/* Frees p (a buffer of bytes) on device dev. Stream-ordered: on the
+ * current task's stream when the freeing thread runs one of dev's tasks,
+ * else on the device's free stream; either way after the pending work of
+ * every other stream, which may still read p. It goes to the cache when
+ * that has room. */
 static void dev_free(int dev, CUdeviceptr p, size_t bytes) {
   if (cmx__gpu_ctx_enter(dev) != CMX_OK) return; /* no device: nothing to do */
   cmx__gpu_device* d = cmx__gpu_device_get(dev);
+  size_t cap;
+  int c = dev_class(bytes, &cap);
+  count_bytes(cap, -1);
+  cmx__mem_device_unreserve(cap);
+  int cur_dev = -1;
+  CUstream cur = cmx__gpu_current_stream(&cur_dev);
+  CUstream target = cur && cur_dev == dev ? cur : d->free_stream;
+  cmx__gpu_order_after_all(dev, target);
+  if (cache_put(dev, c, p, cap, target)) return;
   if (d->pools) {
-    int cur_dev = -1;
-    CUstream cur = cmx__gpu_current_stream(&cur_dev);
-    CUstream target = cur && cur_dev == dev ? cur : d->free_stream;
-    cmx__gpu_order_after_all(dev, target);
     cmx__cu.cuMemFreeAsync(p, target);
   } else {
     cmx__cu.cuCtxSynchronize(); /* cuMemFree does not order after work */
     cmx__cu.cuMemFree(p);
   }
-  count_bytes(bytes, -1);
 }
 
 static cmx_status to_host_locked(cmx__buffer* b) {
   if (b->host_valid) return CMX_OK;
+  cmx_status st = CMX_OK;
   if (!b->host) {
     size_t cap = (b->size + 63) & ~(size_t)63;
     if (cap == 0) cap = 64;
@@ -110,14 +308,12 @@ static cmx_status to_host_locked(cmx__buffer* b) {
     b->capacity = cap;
   }
   if (b->dev_valid && b->size) {
-    cmx_status st = cmx__gpu_ctx_enter(b->dev_index);
+    st = cmx__gpu_ctx_enter(b->dev_index);
     if (st != CMX_OK) return st;
     cmx__gpu_device* d = cmx__gpu_device_get(b->dev_index);
-    CUresult r =
-        cmx__cu.cuMemcpyDtoHAsync(b->host, b->dev, b->size, d->copy_stream);
-    if (r == CUDA_SUCCESS) r = cmx__cu.cuStreamSynchronize(d->copy_stream);
-    if (r != CUDA_SUCCESS)
-      return cmx__cu_error(r, "gpu", "copying data to the host");
+    st = cmx__gpu_stage_d2h(b->dev_index, b->host, b->dev, b->size,
+                            d->copy_stream);
+    if (st != CMX_OK) return st;
   }
   b->host_valid = true;
   return CMX_OK;
@@ -132,6 +328,11 @@ static cmx_status hook_to_host(cmx__buffer* b) {
 
 static cmx_status to_device_locked(cmx__buffer* b, int dev) {
   if (b->dev_valid && b->dev_index == dev) return CMX_OK;
+  if (b->ext_release && b->dev_index != dev)
+    return cmx__error(CMX_ERR_VALUE,
+                      "[%s] data imported on gpu:%d cannot be used on gpu:%d; "
+                      "copy it first",
+                      cmx__gpu_current_op(), b->dev_index, dev);
   cmx_status st;
   if (b->dev_valid) { /* current on another device: stage through host */
     st = to_host_locked(b);
@@ -148,18 +349,18 @@ static cmx_status to_device_locked(cmx__buffer* b, int dev) {
   if (b->size) {
     if (!b->dev) {
       CUdeviceptr p;
-      st = dev_alloc(dev, b->size, d->copy_stream, &p);
+      st = dev_alloc(dev, b->size, d->copy_stream, cmx__gpu_current_op(), &p);
       if (st != CMX_OK) return st;
       b->dev = p;
     } else {
       /* A stale copy being refreshed may still be read by queued work. */
       cmx__gpu_order_after_all(dev, d->copy_stream);
     }
-    CUresult r = CUDA_SUCCESS;
     if (b->host_valid)
-      r = cmx__cu.cuMemcpyHtoDAsync(b->dev, b->host, b->size, d->copy_stream);
+      st = cmx__gpu_stage_h2d(dev, b->dev, b->host, b->size, d->copy_stream);
     /* Also makes a fresh allocation usable on every stream. */
-    if (r == CUDA_SUCCESS) r = cmx__cu.cuStreamSynchronize(d->copy_stream);
+    CUresult r = cmx__cu.cuStreamSynchronize(d->copy_stream);
+    if (st != CMX_OK) return st;
     if (r != CUDA_SUCCESS)
       return cmx__cu_error(r, "gpu", "copying data to the device");
   }
@@ -175,9 +376,19 @@ static cmx_status hook_to_device(cmx__buffer* b, int dev) {
   return st;
 }
 
-/* Called by the last release of b (nobody else can touch it). */
+/* Called by the last release of b (nobody else can touch it). Memory
+ * owned elsewhere is waited for (every stream's queued work, which may
+ * read it) before core hands it back to its owner. */
 static void hook_free_device(cmx__buffer* b) {
-  if (b->dev) dev_free(b->dev_index, b->dev, b->size);
+  if (b->dev && b->ext_release) {
+    if (cmx__gpu_ctx_enter(b->dev_index) == CMX_OK) {
+      cmx__gpu_device* d = cmx__gpu_device_get(b->dev_index);
+      cmx__gpu_order_after_all(b->dev_index, d->free_stream);
+      cmx__cu.cuStreamSynchronize(d->free_stream);
+    }
+  } else if (b->dev) {
+    dev_free(b->dev_index, b->dev, b->size);
+  }
   b->dev = 0;
   b->dev_valid = false;
 }
@@ -198,7 +409,8 @@ static cmx__buffer* hook_alloc_device(size_t bytes, int dev) {
   if (bytes) {
     cmx__gpu_device* d = cmx__gpu_device_get(dev);
     CUdeviceptr p = 0;
-    cmx_status st = dev_alloc(dev, bytes, s ? s : d->copy_stream, &p);
+    cmx_status st = dev_alloc(dev, bytes, s ? s : d->copy_stream,
+                              cmx__gpu_current_op(), &p);
     b->dev = p;
     if (st == CMX_OK && !s) {
       CUresult r = cmx__cu.cuStreamSynchronize(d->copy_stream);
@@ -219,4 +431,5 @@ const cmx__device_memory_hooks cmx__cuda_memory_hooks = {
     .to_host = hook_to_host,
     .to_device = hook_to_device,
     .free_device = hook_free_device,
-    .alloc_device = hook_alloc_device};
+    .alloc_device = hook_alloc_device,
+    .trim_cache = hook_trim_cache};

@@ -48,6 +48,17 @@ static struct {
 static _Thread_local cmx__gpu_stream* tl_current;
 static _Thread_local cmx__buffer** tl_held;
 static _Thread_local int tl_nheld;
+static _Thread_local const char* tl_op;
+static _Atomic uint64_t g_event_deps, g_host_deps;
+
+const char* cmx__gpu_current_op(void) {
+  return tl_op ? tl_op : "gpu";
+}
+
+cmx__gpu_dep_stats cmx__gpu_dep_stats_get(void) {
+  return (cmx__gpu_dep_stats){atomic_load(&g_event_deps),
+                              atomic_load(&g_host_deps)};
+}
 
 CUstream cmx__gpu_current_stream(int* dev) {
   if (!tl_current) return NULL;
@@ -114,6 +125,36 @@ static void record(cmx__gpu_stream* gs, uint64_t seq) {
   pthread_mutex_unlock(&gs->lock);
 }
 
+static const cmx__stream_ops gpu_stream_ops;
+
+/* Makes gs's stream wait, on the device, for task seq of stream `other`
+ * when that is a GPU stream of the same device: once the task is recorded
+ * (its submitter has run it, so its outputs have their buffers), gs waits
+ * for the event of the first pending entry at or after seq (none pending:
+ * it finished). False when other is not such a stream: the caller waits
+ * on the host. */
+static bool wait_by_event(cmx__gpu_stream* gs, int other, uint64_t seq) {
+  cmx__stream* os = cmx__stream_get(other);
+  if (!os || os->ops != &gpu_stream_ops) return false;
+  cmx__gpu_stream* o = os->backend;
+  if (o == gs) return true; /* same stream: ordered already */
+  if (o->dev != gs->dev) return false;
+  if (atomic_load_explicit(&os->completed, memory_order_acquire) >= seq)
+    return true;
+  pthread_mutex_lock(&o->lock);
+  while (o->last_recorded < seq && atomic_load(&os->completed) < seq)
+    pthread_cond_wait(&o->recorded, &o->lock);
+  int k = 0;
+  while (k < o->count && o->seq[(o->head + k) % RING] < seq) k++;
+  bool ok = true;
+  if (k < o->count) /* the wait takes the event's state now: under lock */
+    ok = cmx__cu.cuStreamWaitEvent(gs->cu, o->ev[(o->head + k) % RING], 0) ==
+         CUDA_SUCCESS;
+  pthread_mutex_unlock(&o->lock);
+  if (ok) atomic_fetch_add(&g_event_deps, 1);
+  return ok;
+}
+
 /* Runs the task on this thread with gs current. The thread's error state
  * is the caller's (this is the evaluating user thread): a kernel failure
  * belongs to the task's outputs only, so it is restored afterwards. */
@@ -124,10 +165,17 @@ static void gpu_submit(cmx__stream* s, cmx__task* t) {
    * a reference dropped meanwhile by another thread must not free memory
    * that this task's kernels may still use. Inputs are held through their
    * buffers so that the input arrays themselves stay donatable. An input
-   * made on another stream has its buffer once that stream passes it, so
-   * the dependencies are waited for first (cmx__task_run finds them done). */
-  for (int i = 0; i < t->ndeps; i++)
+   * made on another stream has its buffer once that stream's submitter has
+   * run the task: a GPU stream of the same device is waited for by an
+   * event (its task recorded, the device waits); any other stream on the
+   * host. cmx__task_run then has no dependency left to wait for. */
+  cmx__gpu_ctx_enter(gs->dev); /* a failure resurfaces in the kernel */
+  for (int i = 0; i < t->ndeps; i++) {
+    if (wait_by_event(gs, t->deps[i].stream, t->deps[i].seq)) continue;
+    atomic_fetch_add(&g_host_deps, 1);
     cmx__stream_wait(t->deps[i].stream, t->deps[i].seq);
+  }
+  t->ndeps = 0;
   int nin = t->nin, nout = t->nout;
   cmx__buffer* held_small[16];
   cmx_array outs_small[4];
@@ -153,13 +201,15 @@ static void gpu_submit(cmx__stream* s, cmx__task* t) {
   cmx__gpu_stream* prev = tl_current;
   cmx__buffer** prev_held = tl_held;
   int prev_nheld = tl_nheld;
+  const char* prev_op = tl_op;
   tl_current = gs;
   tl_held = held;
   tl_nheld = nheld;
-  cmx__gpu_ctx_enter(gs->dev); /* a failure resurfaces in the kernel */
+  tl_op = t->prim->vt->name;
   cmx__task_run(t);
   tl_held = NULL;
   tl_nheld = 0;
+  tl_op = prev_op;
   if (!can_hold) /* no memory to hold buffers: finish the work instead */
     report_async(gs, cmx__cu.cuStreamSynchronize(gs->cu));
   record(gs, seq);
@@ -235,8 +285,14 @@ static void gpu_shutdown(cmx__stream* s) {
   pthread_mutex_unlock(&gs->lock);
 }
 
-static const cmx__stream_ops gpu_stream_ops = {
-    .submit = gpu_submit, .wait = gpu_wait, .shutdown = gpu_shutdown};
+static void* gpu_native(cmx__stream* s) {
+  return ((cmx__gpu_stream*)s->backend)->cu;
+}
+
+static const cmx__stream_ops gpu_stream_ops = {.submit = gpu_submit,
+                                               .wait = gpu_wait,
+                                               .shutdown = gpu_shutdown,
+                                               .native = gpu_native};
 
 cmx__stream* cmx__gpu_stream_new(int device_index) {
   if (!cmx__gpu_device_get(device_index)) return NULL;

@@ -90,6 +90,8 @@ typedef struct stream {
 } stream;
 
 static void run_kernel(op* o);
+/* Device bytes allocated and not yet freed (see mem_total). */
+static atomic_size_t g_used;
 
 static void* worker(void* arg) {
   stream* s = arg;
@@ -120,6 +122,7 @@ static void* worker(void* arg) {
       case 4:
         memset(o->dst, 0xDB, o->n);
         free(o->dst);
+        atomic_fetch_sub(&g_used, o->n);
         break;
       case 5: /* n elements of gen bytes (1, 2, 4) */
         for (size_t i = 0; i < o->n; i++)
@@ -368,13 +371,49 @@ CUresult cuEventDestroy_v2(event* e) {
   (void)e;
   return OK;
 }
+/* The card's memory: FAKE_CUDA_MEM_TOTAL bytes (default 16 GiB);
+ * allocations past it fail with CUDA_ERROR_OUT_OF_MEMORY. Bytes count as
+ * used until a free runs (stream-ordered frees: when the stream reaches
+ * them). */
+static size_t mem_total(void) {
+  static size_t t;
+  if (!t) {
+    const char* e = getenv("FAKE_CUDA_MEM_TOTAL");
+    t = e && atoll(e) > 0 ? (size_t)atoll(e) : (size_t)1 << 34;
+  }
+  return t;
+}
 CUresult cuMemAlloc_v2(unsigned long long* p, size_t n) {
   need_ctx();
+  size_t used = atomic_fetch_add(&g_used, n) + n;
+  if (used > mem_total()) {
+    atomic_fetch_sub(&g_used, n);
+    return ERR_OOM;
+  }
   void* m = malloc(n);
-  if (!m) return ERR_OOM;
+  if (!m) {
+    atomic_fetch_sub(&g_used, n);
+    return ERR_OOM;
+  }
   memset(m, 0xAB, n);
   track(m, n);
   *p = (uintptr_t)m;
+  return OK;
+}
+CUresult cuDeviceTotalMem_v2(size_t* bytes, int d) {
+  (void)d;
+  *bytes = mem_total();
+  return OK;
+}
+/* Page-locked host memory is plain memory here. */
+CUresult cuMemHostAlloc(void** p, size_t n, unsigned flags) {
+  (void)flags;
+  need_ctx();
+  *p = malloc(n ? n : 1);
+  return *p ? OK : ERR_OOM;
+}
+CUresult cuMemFreeHost(void* p) {
+  free(p);
   return OK;
 }
 CUresult cuMemAllocAsync(unsigned long long* p, size_t n, stream* s) {
@@ -386,6 +425,7 @@ CUresult cuMemFree_v2(unsigned long long p) {
   size_t n = untrack((void*)(uintptr_t)p);
   memset((void*)(uintptr_t)p, 0xDB, n);
   free((void*)(uintptr_t)p);
+  atomic_fetch_sub(&g_used, n);
   return OK;
 }
 CUresult cuMemFreeAsync(unsigned long long p, stream* s) {
@@ -398,8 +438,9 @@ CUresult cuMemFreeAsync(unsigned long long p, stream* s) {
   return OK;
 }
 CUresult cuMemGetInfo_v2(size_t* f, size_t* t) {
-  *f = 1ull << 33;
-  *t = 1ull << 34;
+  size_t used = atomic_load(&g_used);
+  *t = mem_total();
+  *f = used < *t ? *t - used : 0;
   return OK;
 }
 CUresult cuMemcpyHtoDAsync_v2(unsigned long long d, const void* h, size_t n,

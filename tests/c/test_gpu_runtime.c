@@ -1,0 +1,431 @@
+/* The GPU runtime: device queries (cmx_device_get_info, the default
+ * device), the device buffer cache and memory figures, limits and
+ * out-of-memory errors, pinned staging of host<->device copies,
+ * dependencies between GPU streams by events, four threads each
+ * evaluating on a GPU stream of its own, and device memory shared with
+ * other libraries (cmx/interop.h).
+ *
+ * Runs on a GPU, or on the fake driver (tests/c/fake_cuda, whose card has
+ * FAKE_CUDA_MEM_TOTAL bytes: this test sets 64 MiB before its first cmx
+ * call, so running out of device memory is cheap to provoke). With
+ * neither, only the CPU's device info and the default device are
+ * checked. CMX_TEST_ONLY=name,name runs only the named cases.
+ */
+#include "gpu_util.h"
+
+#define FAKE_TOTAL ((size_t)64 << 20)
+
+static bool g_fake;
+
+/* A 1-D float32 array of n elements x[i] = i % 251 - 100 (host). */
+static cmx_array ramp(int64_t n, float** ref) {
+  float* x = malloc((size_t)(n ? n : 1) * sizeof(float));
+  for (int64_t i = 0; i < n; i++) x[i] = (float)(i % 251) - 100;
+  cmx_array a = arr(x, &n, 1, CMX_FLOAT32);
+  if (ref)
+    *ref = x;
+  else
+    free(x);
+  return a;
+}
+
+/* ---------------- devices ---------------- */
+
+static void test_cpu_info(void) {
+  cmx_device_info info;
+  OK(cmx_device_get_info(cmx_device_cpu(), &info));
+  CHECK(info.memory_size > 0 && strlen(info.architecture) > 0);
+  CHECK(strlen(info.name) > 0 && info.cores >= 1 && info.sm_count == 0);
+  FAILS(cmx_device_get_info((cmx_device){CMX_CPU, 3}, &info), CMX_ERR_VALUE,
+        "[device_info] device cpu:3 is not available");
+  /* The default device: the CPU unless CMX_DEFAULT_DEVICE=gpu picks an
+   * available GPU (CMX__GPU_DEFAULT_WHEN_PRESENT is off). */
+  const char* env = getenv("CMX_DEFAULT_DEVICE");
+  bool gpu_default = env && !strcmp(env, "gpu") && g_gpu;
+  CHECK(cmx_default_device().type == (gpu_default ? CMX_GPU : CMX_CPU));
+}
+
+static void test_gpu_info(void) {
+  cmx_device_info info;
+  OK(cmx_device_get_info(cmx_device_gpu(), &info));
+  cmx__gpu_device* d = cmx__gpu_device_get(0);
+  char arch[32];
+  snprintf(arch, sizeof arch, "sm_%d%d", d->cc_major, d->cc_minor);
+  CHECK(!strcmp(info.architecture, arch));
+  CHECK(!strcmp(info.name, d->name) && info.sm_count == d->sm_count);
+  CHECK(info.compute_major == d->cc_major && info.compute_minor == d->cc_minor);
+  CHECK(info.memory_size > 0 && info.free_memory <= info.memory_size);
+  if (g_fake) CHECK(info.memory_size == FAKE_TOTAL);
+  printf("gpu: %s, %s, %d SMs, %zu MiB (%zu MiB free)\n", info.name,
+         info.architecture, info.sm_count, info.memory_size >> 20,
+         info.free_memory >> 20);
+  cmx_device none = {CMX_GPU, cmx_device_count(CMX_GPU)};
+  FAILS(cmx_device_get_info(none, &info), CMX_ERR_VALUE, "is not available");
+  /* A GPU stream has a native handle (its CUstream); a CPU one has none. */
+  void* h = (void*)1;
+  OK(cmx_stream_native_handle(gpu(), &h));
+  CHECK(h != NULL);
+  OK(cmx_stream_native_handle(cpu(), &h));
+  CHECK(h == NULL);
+}
+
+/* ---------------- memory ---------------- */
+
+/* The device bytes the driver holds for the process now (the fake's
+ * figure; every queued free done first). */
+static size_t driver_used(void) {
+  OK(cmx_synchronize_all());
+  OK(cmx__gpu_ctx_enter(0));
+  cmx__cu.cuCtxSynchronize();
+  size_t free_b = 0, total = 0;
+  cmx__cu.cuMemGetInfo(&free_b, &total);
+  return total - free_b;
+}
+
+static void test_cache_reuse(void) {
+  cmx_clear_cache();
+  CHECK(cmx__mem_device_cached() == 0);
+  size_t active0 = cmx_get_active_memory();
+  cmx_array a = ramp(1000, NULL);
+  OK(cmx_array_eval(a));
+  cmx_array c = NULL;
+  OK(cmx_add(&c, a, a, gpu()));
+  OK(cmx_array_eval(c));
+  CHECK(device_only(c));
+  /* 4000 bytes: the 4032-byte class, active on the device. */
+  CHECK(cmx__mem_device_active() >= 4000);
+  cmx_array_release(c);
+  OK(cmx_synchronize(gpu()));
+  size_t cached = cmx__mem_device_cached();
+  CHECK_MSG(cached >= 4000 && cmx_get_cache_memory() >= cached,
+            "cached %zu, cache figure %zu", cached, cmx_get_cache_memory());
+  /* The same class again comes from the cache. */
+  cmx__gpu_memory_stats before = cmx__gpu_memory_stats_get();
+  OK(cmx_add(&c, a, a, gpu()));
+  OK(cmx_array_eval(c));
+  cmx__gpu_memory_stats after = cmx__gpu_memory_stats_get();
+  CHECK(after.cache_hits > before.cache_hits);
+  float* ref = NULL;
+  cmx_array_release(ramp(1000, &ref));
+  for (int i = 0; i < 1000; i++) ref[i] *= 2;
+  CHECK(equal_f32(c, ref, 1000));
+  free(ref);
+  cmx_array_release_all((cmx_array[]){a, c}, 2);
+  /* clear_cache gives every cached device byte back. */
+  cmx_clear_cache();
+  CHECK(cmx__mem_device_cached() == 0);
+  CHECK_MSG(cmx_get_active_memory() <= active0 + 64, "active %zu, was %zu",
+            cmx_get_active_memory(), active0);
+}
+
+/* 10^5 evals of mixed shapes on the GPU: the cache stays within its
+ * limit, and the driver holds no more than the cache and the live arrays
+ * (nothing leaks). */
+static void test_cache_bounded(void) {
+  const int64_t sizes[] = {1, 7, 64, 129, 1000, 2049, 4097, 8193};
+  const int nsizes = (int)(sizeof sizes / sizeof sizes[0]);
+  cmx_array in[8];
+  for (int k = 0; k < nsizes; k++) {
+    cmx_array h = ramp(sizes[k], NULL);
+    in[k] = NULL;
+    OK(cmx_add(&in[k], h, h, gpu())); /* the inputs live on the device */
+    OK(cmx_array_eval(in[k]));
+    cmx_array_release(h);
+  }
+  size_t limit = (size_t)64 << 10, prev = 0;
+  OK(cmx_set_cache_limit(limit, &prev));
+  size_t base = driver_used(), active_base = cmx__mem_device_active();
+  int evals = getenv("CMX_TEST_QUICK") ? 10000 : 100000;
+  size_t max_cached = 0;
+  for (int i = 0; i < evals; i++) {
+    int k = (int)((unsigned)(i * 2654435761u) >> 29) % nsizes;
+    cmx_array c = NULL;
+    cmx_status st = cmx_add(&c, in[k], in[k], gpu());
+    if (st == CMX_OK) st = cmx_array_eval(c);
+    cmx_array_release(c);
+    if (st != CMX_OK) {
+      OK(st);
+      break;
+    }
+    size_t cached = cmx__mem_device_cached();
+    if (cached > max_cached) max_cached = cached;
+  }
+  CHECK_MSG(max_cached <= limit, "cache reached %zu bytes, limit %zu",
+            max_cached, limit);
+  CHECK(cmx__mem_device_active() == active_base);
+  size_t used = driver_used();
+  /* The driver may hold the cache, nothing more. */
+  CHECK_MSG(used <= base + limit, "driver holds %zu bytes, was %zu (+%zu)",
+            used, base, limit);
+  OK(cmx_set_cache_limit(prev, NULL));
+  for (int k = 0; k < nsizes; k++) cmx_array_release(in[k]);
+  cmx_clear_cache();
+}
+
+/* An output as large as n float32 elements of the scalar 1.5 + 1.5. */
+static cmx_status big_add(cmx_array* out, int64_t n) {
+  float v = 1.5f;
+  cmx_array s = arr(&v, NULL, 0, CMX_FLOAT32), b = NULL;
+  cmx_status st = cmx_broadcast_to(&b, s, &n, 1, gpu());
+  if (st == CMX_OK) st = cmx_add(out, b, b, gpu());
+  if (st == CMX_OK) st = cmx_array_eval(*out);
+  cmx_array_release_all((cmx_array[]){s, b}, 2);
+  return st;
+}
+
+static void test_out_of_memory(void) {
+  cmx_device_info info;
+  OK(cmx_device_get_info(cmx_device_gpu(), &info));
+  /* More than the card has: the op fails, naming itself and the size, and
+   * the memory the attempt took is given back to the card. */
+  int64_t n = (int64_t)(info.memory_size / 4) + ((int64_t)1 << 20);
+  char want[96];
+  snprintf(want, sizeof want, "allocating %lld bytes", (long long)(n * 4));
+  cmx_array c = NULL;
+  FAILS(big_add(&c, n), CMX_ERR_MEMORY, "[Add] out of device memory");
+  CHECK(strstr(cmx_last_error(), want) != NULL);
+  cmx_device_info after;
+  OK(cmx_device_get_info(cmx_device_gpu(), &after));
+  CHECK_MSG(after.free_memory > info.memory_size / 2,
+            "%zu of %zu bytes free after the failure", after.free_memory,
+            info.memory_size);
+  cmx_array_release(c);
+  c = NULL;
+  /* The next op still works. */
+  float* ref = NULL;
+  cmx_array a = ramp(100, &ref);
+  OK(cmx_add(&c, a, a, gpu()));
+  for (int i = 0; i < 100; i++) ref[i] *= 2;
+  CHECK(equal_f32(c, ref, 100));
+  cmx_array_release_all((cmx_array[]){a, c}, 2);
+  free(ref);
+  /* The memory limit bounds device bytes too, with the op named. */
+  size_t prev = 0;
+  OK(cmx_set_memory_limit((size_t)2 << 20, &prev));
+  c = NULL;
+  FAILS(big_add(&c, (int64_t)1 << 20), CMX_ERR_MEMORY,
+        "[Add] allocating 4194304 bytes of device memory would exceed the "
+        "memory limit");
+  cmx_array_release(c);
+  OK(cmx_set_memory_limit(prev, NULL));
+  if (!g_fake) return;
+  /* Fake card (64 MiB): 40 MiB of cached buffers, then a 40 MiB request of
+   * another class fails at first; the cache is emptied and it succeeds. */
+  cmx_clear_cache();
+  OK(cmx_set_cache_limit((size_t)1 << 30, &prev));
+  c = NULL;
+  OK(big_add(&c, (int64_t)10 << 20));
+  cmx_array_release(c);
+  OK(cmx_synchronize(gpu()));
+  CHECK(cmx__mem_device_cached() >= (size_t)40 << 20);
+  c = NULL;
+  OK(big_add(&c, ((int64_t)10 << 20) + (1 << 19)));
+  /* (the scalar input's 64 bytes went back to the cache since) */
+  CHECK(cmx__mem_device_cached() < ((size_t)1 << 20));
+  cmx_array_release(c);
+  OK(cmx_set_cache_limit(prev, NULL));
+  cmx_clear_cache();
+}
+
+/* ---------------- staging ---------------- */
+
+static void test_staging(void) {
+  /* 5M + 3 floats: several 8 MiB chunks and a ragged end, both ways. */
+  int64_t n = 5 * 1000 * 1000 + 3;
+  float* ref = NULL;
+  cmx_array a = ramp(n, &ref);
+  cmx__gpu_staging_stats s0 = cmx__gpu_staging_stats_get();
+  cmx_array z = NULL, c = NULL;
+  float zero = 0;
+  cmx_array zs = arr(&zero, NULL, 0, CMX_FLOAT32);
+  OK(cmx_add(&c, a, zs, gpu()));
+  OK(cmx_array_eval(c));
+  CHECK(device_only(c));
+  CHECK(equal_f32(c, ref, n)); /* up, then down */
+  cmx__gpu_staging_stats s1 = cmx__gpu_staging_stats_get();
+  CHECK(s1.staged >= s0.staged + 2 && s1.direct == s0.direct);
+  cmx_array_release_all((cmx_array[]){a, z, c, zs}, 4);
+  free(ref);
+}
+
+/* ---------------- streams and events ---------------- */
+
+static void test_event_deps(void) {
+  cmx_stream s1, s2;
+  OK(cmx_new_stream(&s1, cmx_device_gpu()));
+  OK(cmx_new_stream(&s2, cmx_device_gpu()));
+  float* ref = NULL;
+  int64_t n = 200000;
+  cmx_array a = ramp(n, &ref);
+  cmx_array x = NULL, y = NULL, w = NULL;
+  OK(cmx_add(&x, a, a, s1)); /* 2a on s1 */
+  OK(cmx_add(&y, x, a, s2)); /* 3a on s2: waits for s1 by an event */
+  OK(cmx_add(&w, y, x, s1)); /* 5a on s1: waits for s2 */
+  cmx__gpu_dep_stats d0 = cmx__gpu_dep_stats_get();
+  OK(cmx_async_eval(&w, 1));
+  OK(cmx_array_eval(w));
+  cmx__gpu_dep_stats d1 = cmx__gpu_dep_stats_get();
+  CHECK_MSG(d1.by_event >= d0.by_event + 2 && d1.by_host == d0.by_host,
+            "by event %llu -> %llu, by host %llu -> %llu",
+            (unsigned long long)d0.by_event, (unsigned long long)d1.by_event,
+            (unsigned long long)d0.by_host, (unsigned long long)d1.by_host);
+  for (int64_t i = 0; i < n; i++) ref[i] *= 5;
+  CHECK(equal_f32(w, ref, n));
+  /* A CPU result feeding a GPU task is waited for on the host. */
+  cmx_array h = NULL, g = NULL;
+  OK(cmx_add(&h, a, a, cpu()));
+  OK(cmx_add(&g, h, x, s2)); /* 4a */
+  OK(cmx_array_eval(g));
+  for (int64_t i = 0; i < n; i++) ref[i] = ref[i] / 5 * 4;
+  CHECK(equal_f32(g, ref, n));
+  cmx_array_release_all((cmx_array[]){a, x, y, w, h, g}, 6);
+  free(ref);
+}
+
+typedef struct {
+  int id;
+  bool ok;
+  char err[256];
+} thread_job;
+
+/* Builds 40 dependent adds on a stream of its own, async_evals them, then
+ * checks the result: x + 40 * (id + 1). */
+static void* thread_main(void* p) {
+  thread_job* j = p;
+  cmx_stream s;
+  int64_t n = 4096;
+  j->ok = cmx_new_stream(&s, cmx_device_gpu()) == CMX_OK;
+  float* ref = NULL;
+  cmx_array a = ramp(n, &ref);
+  float v = (float)(j->id + 1);
+  cmx_array inc = arr(&v, NULL, 0, CMX_FLOAT32);
+  cmx_array cur = cmx_array_retain(a);
+  for (int i = 0; j->ok && i < 40; i++) {
+    cmx_array next = NULL;
+    j->ok = cmx_add(&next, cur, inc, s) == CMX_OK;
+    cmx_array_release(cur);
+    cur = next;
+  }
+  if (j->ok) j->ok = cmx_async_eval(&cur, 1) == CMX_OK;
+  float* got = malloc((size_t)n * sizeof(float));
+  if (j->ok) j->ok = cmx_array_copy_to(cur, got, (size_t)n * 4) == CMX_OK;
+  if (!j->ok) snprintf(j->err, sizeof j->err, "%s", cmx_last_error());
+  for (int64_t i = 0; j->ok && i < n; i++)
+    if (got[i] != ref[i] + 40 * v) {
+      snprintf(j->err, sizeof j->err, "element %lld: %g, want %g", (long long)i,
+               got[i], ref[i] + 40 * v);
+      j->ok = false;
+    }
+  cmx_array_release_all((cmx_array[]){a, inc, cur}, 3);
+  free(got);
+  free(ref);
+  return NULL;
+}
+
+static void test_threads(void) {
+  pthread_t th[4];
+  thread_job jobs[4];
+  for (int i = 0; i < 4; i++) {
+    jobs[i] = (thread_job){.id = i};
+    pthread_create(&th[i], NULL, thread_main, &jobs[i]);
+  }
+  for (int i = 0; i < 4; i++) {
+    pthread_join(th[i], NULL);
+    CHECK_MSG(jobs[i].ok, "thread %d: %s", i, jobs[i].err);
+  }
+}
+
+/* ---------------- interop ---------------- */
+
+static int g_released;
+static void on_release(void* ctx) {
+  g_released += ctx == &g_released;
+}
+
+static void test_interop(void) {
+  /* Device memory of "another library": allocated here, filled, wrapped. */
+  int64_t n = 3000;
+  float* ref = NULL;
+  cmx_array_release(ramp(n, &ref));
+  OK(cmx__gpu_ctx_enter(0));
+  CUdeviceptr p = 0;
+  CHECK(cmx__cu.cuMemAlloc(&p, (size_t)n * 4) == CUDA_SUCCESS);
+  cmx__gpu_device* d = cmx__gpu_device_get(0);
+  CHECK(cmx__cu.cuMemcpyHtoDAsync(p, ref, (size_t)n * 4, d->copy_stream) ==
+        CUDA_SUCCESS);
+  CHECK(cmx__cu.cuStreamSynchronize(d->copy_stream) == CUDA_SUCCESS);
+  size_t active = cmx__mem_device_active();
+  cmx_array w = NULL;
+  OK(cmx_array_from_device_memory(&w, (void*)(uintptr_t)p, cmx_device_gpu(), &n,
+                                  1, CMX_FLOAT32, on_release, &g_released));
+  CHECK(cmx__mem_device_active() == active); /* not cmx's bytes */
+  cmx_device where;
+  OK(cmx_array_data_device(w, &where));
+  CHECK(where.type == CMX_GPU && where.index == 0);
+  /* Read by a GPU op (never written: w's buffer is not donated). */
+  cmx_array c = NULL;
+  OK(cmx_add(&c, w, w, gpu()));
+  cmx_array_release(w);
+  OK(cmx_array_eval(c));
+  CHECK(g_released == 1); /* handed back once no work reads it */
+  float* twice = malloc((size_t)n * 4);
+  for (int64_t i = 0; i < n; i++) twice[i] = 2 * ref[i];
+  CHECK(equal_f32(c, twice, n));
+  /* Export: the device address of a GPU result holds its values. */
+  cmx_array e = NULL;
+  OK(cmx_add(&e, c, c, gpu()));
+  void* ep = NULL;
+  OK(cmx_array_data_device(e, &where));
+  CHECK(where.type == CMX_GPU);
+  OK(cmx_array_device_data(e, cmx_device_gpu(), &ep));
+  float* got = malloc((size_t)n * 4);
+  CHECK(ep != NULL && cmx__cu.cuMemcpyDtoHAsync(
+                          got, (CUdeviceptr)(uintptr_t)ep, (size_t)n * 4,
+                          d->copy_stream) == CUDA_SUCCESS);
+  CHECK(cmx__cu.cuStreamSynchronize(d->copy_stream) == CUDA_SUCCESS);
+  bool same = true;
+  for (int64_t i = 0; i < n; i++) same &= got[i] == 4 * ref[i];
+  CHECK(same);
+  /* Errors: a CPU device, a NULL pointer. */
+  cmx_array bad = NULL;
+  FAILS(
+      cmx_array_from_device_memory(&bad, (void*)(uintptr_t)p, cmx_device_cpu(),
+                                   &n, 1, CMX_FLOAT32, NULL, NULL),
+      CMX_ERR_VALUE, "is not an available gpu");
+  FAILS(cmx_array_from_device_memory(&bad, NULL, cmx_device_gpu(), &n, 1,
+                                     CMX_FLOAT32, NULL, NULL),
+        CMX_ERR_VALUE, "device pointer is NULL");
+  CHECK(bad == NULL);
+  cmx__cu.cuMemFree(p);
+  cmx_array_release_all((cmx_array[]){c, e}, 2);
+  free(ref);
+  free(twice);
+  free(got);
+}
+
+int main(void) {
+  /* The fake card's memory (read by the fake at its first use); a real
+   * driver ignores it. */
+  setenv("FAKE_CUDA_MEM_TOTAL", "67108864", 1);
+  if (!gpu_test_begin("test-gpu-runtime")) return 1;
+  g_fake = getenv("CMX_TEST_FAKE_DRIVER") != NULL;
+  CASE(test_cpu_info);
+  if (g_gpu && g_nvrtc) {
+    CASE(test_gpu_info);
+    CASE(test_cache_reuse);
+    CASE(test_cache_bounded);
+    CASE(test_out_of_memory);
+    CASE(test_staging);
+    CASE(test_event_deps);
+    CASE(test_threads);
+    CASE(test_interop);
+  } else {
+    printf("gpu: unavailable, GPU cases not run (%s)\n",
+           g_gpu ? "no NVRTC" : cmx__gpu_unavailable_reason());
+    CHECK_MSG(!gpu_test_required(),
+              "CMX_TEST_REQUIRE_GPU is set but the GPU "
+              "is unavailable");
+  }
+  gpu_test_end();
+  return test_summary("test_gpu_runtime");
+}
