@@ -19,12 +19,12 @@
 #include "backend/cuda/gpu.h"
 
 static _Thread_local const cmx__gpu_recorder* tl_recorder;
-static _Atomic uint64_t n_launches, n_memsets, n_copies, n_recorded;
+static _Atomic uint64_t n_launches, n_memsets, n_copies, n_recorded, n_calls;
 
 cmx__gpu_encoder_stats cmx__gpu_encoder_stats_get(void) {
   return (cmx__gpu_encoder_stats){
       atomic_load(&n_launches), atomic_load(&n_memsets), atomic_load(&n_copies),
-      atomic_load(&n_recorded)};
+      atomic_load(&n_recorded), atomic_load(&n_calls)};
 }
 
 const cmx__gpu_recorder* cmx__gpu_recorder_set(const cmx__gpu_recorder* r) {
@@ -159,6 +159,11 @@ cmx_status cmx__gpu_cmd_issue(int dev, CUstream s, const cmx__gpu_cmd* c) {
       r = cmx__cu.cuMemcpyDtoDAsync(c->dst, c->src, c->count, s);
       if (r == CUDA_SUCCESS) atomic_fetch_add(&n_copies, 1);
       break;
+    case CMX__GPU_CMD_CALL: {
+      cmx_status st = c->call(c->ctx, s);
+      if (st == CMX_OK) atomic_fetch_add(&n_calls, 1);
+      return st;
+    }
   }
   if (r == CUDA_SUCCESS) return CMX_OK;
   char what[160];
@@ -215,4 +220,11 @@ cmx_status cmx__gpu_copy_d2d(const char* op, CUdeviceptr dst, CUdeviceptr src,
                     .src = src,
                     .count = bytes};
   return bytes ? cmx__gpu_encode(&c) : CMX_OK;
+}
+
+cmx_status cmx__gpu_call(const char* op, cmx_status (*call)(void*, CUstream),
+                         void* ctx) {
+  cmx__gpu_cmd c = {
+      .kind = CMX__GPU_CMD_CALL, .op = op, .call = call, .ctx = ctx};
+  return cmx__gpu_encode(&c);
 }

@@ -6,6 +6,8 @@
 CMX__GPU_FAMILY(elementwise)
 CMX__GPU_FAMILY(convert)
 CMX__GPU_FAMILY(copy)
+CMX__GPU_FAMILY(gather)
+CMX__GPU_FAMILY(scatter)
 CMX__GPU_FAMILY(creation)
 CMX__GPU_FAMILY(random)
 CMX__GPU_FAMILY(reduce)

@@ -379,7 +379,12 @@ void cmx__gpu_args_add(cmx__gpu_args* a, const void* value, size_t size,
 typedef enum {
   CMX__GPU_CMD_LAUNCH = 0, /* kernel, cfg, args */
   CMX__GPU_CMD_MEMSET,     /* count elements of elem (1, 2, 4) bytes = value */
-  CMX__GPU_CMD_COPY        /* count bytes from src to dst, device to device */
+  CMX__GPU_CMD_COPY,       /* count bytes from src to dst, device to device */
+  /* call(ctx, stream): work a library enqueues itself (a cuBLASLt
+   * product). ctx is borrowed for the encode only: a recorder must let
+   * the command through (or replay what it holds first, then issue it),
+   * never keep it for later. */
+  CMX__GPU_CMD_CALL
 } cmx__gpu_cmd_kind;
 typedef struct cmx__gpu_cmd {
   cmx__gpu_cmd_kind kind;
@@ -391,6 +396,8 @@ typedef struct cmx__gpu_cmd {
   size_t count;
   unsigned elem;
   uint32_t value;
+  cmx_status (*call)(void* ctx, CUstream s); /* CALL */
+  void* ctx;
 } cmx__gpu_cmd;
 
 /* A recorder sees every command of the GPU tasks that run on the thread
@@ -432,10 +439,15 @@ cmx_status cmx__gpu_memset(const char* op, CUdeviceptr dst, uint32_t value,
 /* Encodes a device-to-device copy of bytes. */
 cmx_status cmx__gpu_copy_d2d(const char* op, CUdeviceptr dst, CUdeviceptr src,
                              size_t bytes);
+/* Encodes call(ctx, stream) (CMX__GPU_CMD_CALL): a library's work on the
+ * task's stream; call's status is the command's. */
+cmx_status cmx__gpu_call(const char* op, cmx_status (*call)(void*, CUstream),
+                         void* ctx);
 
 /* Commands issued so far (all threads), for tests and diagnostics. */
 typedef struct cmx__gpu_encoder_stats {
   uint64_t launches, memsets, copies, recorded;
+  uint64_t calls; /* CMX__GPU_CMD_CALL commands issued */
 } cmx__gpu_encoder_stats;
 cmx__gpu_encoder_stats cmx__gpu_encoder_stats_get(void);
 
@@ -468,6 +480,8 @@ int cmx__gpu_strided_kernel(const cmx__gpu_layout* l, bool i32);
  * the index of the strided kernel for them (cmx__gpu_strided_kernel). */
 int cmx__gpu_args_strided(cmx__gpu_args* a, const cmx__gpu_layout* l,
                           int64_t n);
+/* Appends an element count n: int when i32, else long long. */
+void cmx__gpu_args_count(cmx__gpu_args* a, bool i32, int64_t n);
 
 /* Writes the device pointer of a's first element on device dev to *out,
  * moving a's data there first if needed (0 for an empty array). */
@@ -511,6 +525,13 @@ const char* cmx__gpu_dtype_suffix(cmx_dtype dt);
 /* The identity of max (its lowest value: -inf for floats) or min (the
  * highest) over dtype dt, as a kernel-source expression (reduce.c). */
 const char* cmx__gpu_minmax_identity(cmx_dtype dt, bool max);
+/* Copies blocks of `block` elements (isz bytes each) from src, a row-major
+ * stack of nblocks of them, to dst: block p of dst is block idx[p] of src
+ * (idx: any integer dtype and layout; an index outside [0, nblocks), after
+ * wrapping a negative one, gives a block of zeros) (indexing.c). */
+cmx_status cmx__gpu_gather_blocks(const char* op, int dev, CUdeviceptr dst,
+                                  CUdeviceptr src, size_t isz, cmx_array idx,
+                                  int64_t nblocks, int64_t block);
 
 /* ---------------- cuBLASLt (cublaslt.c) ---------------- */
 

@@ -27,6 +27,15 @@ static const cmx_kernel_fn gpu_kernels[CMX__NUM_PRIMITIVES] = {
         /* shape */
         [CMX__P_Reshape] = cmx__gpu_reshape,
     [CMX__P_Contiguous] = cmx__gpu_contiguous,
+    /* matrix products (cuBLASLt) */
+    [CMX__P_Matmul] = cmx__gpu_matmul,
+    [CMX__P_AddMM] = cmx__gpu_addmm,
+    [CMX__P_GatherMM] = cmx__gpu_gather_mm,
+    /* indexing */
+    [CMX__P_Gather] = cmx__gpu_gather,
+    [CMX__P_GatherAxis] = cmx__gpu_gather_axis,
+    [CMX__P_Scatter] = cmx__gpu_scatter,
+    [CMX__P_ScatterAxis] = cmx__gpu_scatter_axis,
     /* creation, random bits, joins (creation.c, random.c, shape_join.c) */
     [CMX__P_Arange] = cmx__gpu_range,
     [CMX__P_Linspace] = cmx__gpu_range,

@@ -32,6 +32,33 @@ cmx_status cmx__gpu_elementwise(const cmx_primitive* p, const cmx_array* in,
 cmx_status cmx__gpu_convert(const cmx_primitive* p, cmx_array in,
                             cmx_array out);
 
+/* ---- matrix products (matmul.c) ---- */
+/* Matmul and AddMM through cuBLASLt: float32 (no TF32 unless
+ * CMX_CUDA_ALLOW_TF32=1), float64, float16, bfloat16, complex64; any
+ * operand layout, broadcast batch dims. */
+cmx_status cmx__gpu_matmul(const cmx_primitive* p, const cmx_array* in, int nin,
+                           const cmx_array* out, int nout);
+cmx_status cmx__gpu_addmm(const cmx_primitive* p, const cmx_array* in, int nin,
+                          const cmx_array* out, int nout);
+/* GatherMM: the picked matrices gathered into stacks, then one batched
+ * product (an index past the batch gives a zero matrix on the GPU; the CPU
+ * reports it). */
+cmx_status cmx__gpu_gather_mm(const cmx_primitive* p, const cmx_array* in,
+                              int nin, const cmx_array* out, int nout);
+
+/* ---- indexing (indexing.c) ---- */
+/* Gather, GatherAxis, Scatter (every mode), ScatterAxis: every dtype, any
+ * index dtype and layout. Out-of-range indices are not reported on the
+ * GPU (a gather yields 0 there, a scatter drops them). */
+cmx_status cmx__gpu_gather(const cmx_primitive* p, const cmx_array* in, int nin,
+                           const cmx_array* out, int nout);
+cmx_status cmx__gpu_gather_axis(const cmx_primitive* p, const cmx_array* in,
+                                int nin, const cmx_array* out, int nout);
+cmx_status cmx__gpu_scatter(const cmx_primitive* p, const cmx_array* in,
+                            int nin, const cmx_array* out, int nout);
+cmx_status cmx__gpu_scatter_axis(const cmx_primitive* p, const cmx_array* in,
+                                 int nin, const cmx_array* out, int nout);
+
 /* ---- creation (creation.c) ---- */
 /* Arange and Linspace, Eye and Tri, Tril and Triu: every dtype, values
  * equal to the CPU's bit for bit. (Full is cmx__gpu_copy of its broadcast

@@ -105,9 +105,7 @@ int cmx__gpu_strided_kernel(const cmx__gpu_layout* l, bool i32) {
   return (i32 ? 0 : 4) + (l->ndim >= 1 && l->ndim <= 3 ? l->ndim - 1 : 3);
 }
 
-int cmx__gpu_args_strided(cmx__gpu_args* a, const cmx__gpu_layout* l,
-                          int64_t n) {
-  bool i32 = cmx__gpu_layout_fits_i32(l, n);
+void cmx__gpu_args_count(cmx__gpu_args* a, bool i32, int64_t n) {
   if (i32) {
     int n32 = (int)n;
     CMX__GPU_ARG(a, n32);
@@ -115,6 +113,12 @@ int cmx__gpu_args_strided(cmx__gpu_args* a, const cmx__gpu_layout* l,
     long long n64 = n;
     CMX__GPU_ARG(a, n64);
   }
+}
+
+int cmx__gpu_args_strided(cmx__gpu_args* a, const cmx__gpu_layout* l,
+                          int64_t n) {
+  bool i32 = cmx__gpu_layout_fits_i32(l, n);
+  cmx__gpu_args_count(a, i32, n);
   cmx__gpu_args_layout(a, l);
   return cmx__gpu_strided_kernel(l, i32);
 }

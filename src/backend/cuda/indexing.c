@@ -1,0 +1,478 @@
+/* GPU kernels of Gather, Scatter, GatherAxis and ScatterAxis
+ * (kernels/indexing.cu).
+ *
+ * Gather and Scatter first turn their index arrays into one element
+ * offset per index position (cmx_idx_offsets, once per index array, any
+ * integer dtype and layout), then move one thread per output or update
+ * element. A Gather whose slices are contiguous rows of 16-byte multiples
+ * (an embedding lookup) moves 16-byte vectors. Scatter's modes are atomic
+ * updates: native atomicAdd for float32, float64, complex64 (per part) and
+ * 32/64-bit integers, a compare-and-swap loop on the enclosing word for
+ * everything else (float16, bfloat16, 8/16-bit integers, bool, products,
+ * max, min), computing as the CPU does (integers wrap, 16-bit floats in
+ * float32, NaN wins max/min). The output of a scatter starts as the input
+ * array (its buffer when it can be donated, else a copy).
+ *
+ * Differences from the CPU, inherent to a parallel device that does not
+ * stop to check:
+ *   - out-of-range indices (after wrapping negative ones) are not reported:
+ *     a gather yields zeros for that position, a scatter drops it;
+ *   - duplicate indices: a plain scatter (mode none) keeps one of the
+ *     updates, not necessarily the last; float sums accumulate in some
+ *     order (integer results are exact).
+ */
+#include "primitives/indexing.h"
+
+#include <stdio.h>
+#include <string.h>
+
+#include "backend/cuda/gpu.h"
+#include "backend/cuda/kernels.h"
+#include "primitives/registry.h"
+
+static const char* const k_preamble[] = {"ew_bind", "ew_scalar", NULL};
+
+/* ---------------- families ---------------- */
+
+/* gather: variant v moves elements of 1 << v bytes (v == 4: uint4). */
+enum { G_OFFSETS, G_GATHER, G_AXIS = 5 };
+static const char* const k_gather[] = {
+    "cmx_idx_offsets",    "cmx_gather_g1_32",
+    "cmx_gather_g0_32",   "cmx_gather_g1_64",
+    "cmx_gather_g0_64",   "cmx_gather_axis_32",
+    "cmx_gather_axis_64", NULL};
+
+static bool gather_variant(int v, cmx__gpu_variant* out) {
+  static const char* const types[] = {"cmx_u8", "cmx_u16", "cmx_u32", "cmx_u64",
+                                      "uint4"};
+  snprintf(out->name, sizeof out->name, "gather_%d", 1 << v);
+  snprintf(out->prelude, sizeof out->prelude, "#define CMX_T %s\n", types[v]);
+  out->flags = 0;
+  return true;
+}
+
+const cmx__gpu_family cmx__gpu_family_gather = {
+    .name = "gather",
+    .file = "indexing",
+    .kernels = k_gather,
+    .nvariants = 5,
+    .variant = gather_variant,
+    .shape = {CMX__GPU_GRID_STRIDE, 256, 16}};
+
+/* scatter: variant mode * CMX_NUM_DTYPES + dtype. */
+enum { S_SCATTER, S_AXIS = 2 };
+static const char* const k_scatter[] = {"cmx_scatter_32", "cmx_scatter_64",
+                                        "cmx_scatter_axis_32",
+                                        "cmx_scatter_axis_64", NULL};
+
+/* The storage type of dt and, for integers, the unsigned type sums and
+ * products wrap in. */
+static const char* storage_type(cmx_dtype dt, const char** wide) {
+  static const char* const t[CMX_NUM_DTYPES] = {
+      "cmx_u8",  "cmx_u8",  "cmx_u16", "cmx_u32", "cmx_u64",
+      "cmx_i8",  "cmx_i16", "cmx_i32", "cmx_i64", "cmx_u16",
+      "cmx_u16", "float",   "double",  "cmx_c64"};
+  *wide = cmx_dtype_size(dt) == 8 ? "cmx_u64" : "cmx_u32";
+  return t[dt];
+}
+
+/* CMX_SC_OP (and CMX_SC_ATOMIC_ADD) of mode m for dtype dt. */
+static int scatter_ops(int m, cmx_dtype dt, char* buf, size_t size) {
+  static const char* const fop[] = {"", "((x) + (y))", "((x) * (y))",
+                                    "CMX_FMAX(x, y)", "CMX_FMIN(x, y)"};
+  const char* wide;
+  (void)storage_type(dt, &wide);
+  if (m == CMX__SCATTER_NONE) return snprintf(buf, size, "\n");
+  if (dt == CMX_BOOL)
+    return snprintf(buf, size, "#define CMX_SC_OP(x, y) ((T)((x) %c (y)))\n",
+                    m == CMX__SCATTER_ADD || m == CMX__SCATTER_MAX ? '|' : '&');
+  if (dt == CMX_FLOAT16 || dt == CMX_BFLOAT16) {
+    const char* h = dt == CMX_FLOAT16 ? "h" : "bf";
+    return snprintf(buf, size,
+                    "#define CMX_SC_F(x, y) %s\n#define CMX_SC_OP(x, y) "
+                    "cmx_f2%s(CMX_SC_F(cmx_%s2f(x), cmx_%s2f(y)))\n",
+                    fop[m], h, h, h);
+  }
+  if (dt == CMX_COMPLEX64) {
+    static const char* const cop[] = {
+        "", "cmx_c64_make((x).re + (y).re, (x).im + (y).im)",
+        "cmx_c64_mul(x, y)", "cmx_c64_max(x, y)", "cmx_c64_min(x, y)"};
+    return snprintf(buf, size, "#define CMX_SC_OP(x, y) %s\n%s", cop[m],
+                    m == CMX__SCATTER_ADD
+                        ? "#define CMX_SC_ATOMIC_ADD(p, y) do { "
+                          "atomicAdd(&(p)->re, (y).re); atomicAdd(&(p)->im, "
+                          "(y).im); } while (0)\n"
+                        : "");
+  }
+  if (dt == CMX_FLOAT32 || dt == CMX_FLOAT64)
+    return snprintf(buf, size, "#define CMX_SC_OP(x, y) %s\n%s", fop[m],
+                    m == CMX__SCATTER_ADD
+                        ? "#define CMX_SC_ATOMIC_ADD(p, y) atomicAdd(p, y)\n"
+                        : "");
+  /* integers */
+  if (m == CMX__SCATTER_ADD || m == CMX__SCATTER_PROD) {
+    size_t isz = cmx_dtype_size(dt);
+    return snprintf(buf, size,
+                    "#define CMX_SC_OP(x, y) ((T)((%s)(x) %c (%s)(y)))\n%s",
+                    wide, m == CMX__SCATTER_ADD ? '+' : '*', wide,
+                    m == CMX__SCATTER_ADD && isz >= 4
+                        ? (isz == 4 ? "#define CMX_SC_ATOMIC_ADD(p, y) "
+                                      "atomicAdd((unsigned*)(p), "
+                                      "(unsigned)(y))\n"
+                                    : "#define CMX_SC_ATOMIC_ADD(p, y) "
+                                      "atomicAdd((unsigned long long*)(p), "
+                                      "(unsigned long long)(y))\n")
+                        : "");
+  }
+  return snprintf(buf, size,
+                  "#define CMX_SC_OP(x, y) ((y) %c (x) ? (y) : (x))\n",
+                  m == CMX__SCATTER_MAX ? '>' : '<');
+}
+
+static bool scatter_variant(int v, cmx__gpu_variant* out) {
+  int m = v / CMX_NUM_DTYPES;
+  cmx_dtype dt = (cmx_dtype)(v % CMX_NUM_DTYPES);
+  static const char* const modes[] = {"none", "add", "prod", "max", "min"};
+  const char* wide;
+  snprintf(out->name, sizeof out->name, "scatter_%s_%s", modes[m],
+           cmx_dtype_name(dt));
+  int n = snprintf(out->prelude, sizeof out->prelude,
+                   "#define CMX_T %s\n#define CMX_SC_MODE %d\n"
+                   "#define CMX_SC_BYTES %d\n",
+                   storage_type(dt, &wide), m, (int)cmx_dtype_size(dt));
+  int k = scatter_ops(m, dt, out->prelude + n, sizeof out->prelude - (size_t)n);
+  out->flags = 0;
+  return k > 0 && (size_t)(n + k) < sizeof out->prelude;
+}
+
+const cmx__gpu_family cmx__gpu_family_scatter = {
+    .name = "scatter",
+    .file = "indexing",
+    .preamble = k_preamble,
+    .kernels = k_scatter,
+    .nvariants = CMX__SCATTER_NUM_MODES * CMX_NUM_DTYPES,
+    .variant = scatter_variant,
+    .shape = {CMX__GPU_GRID_STRIDE, 256, 16}};
+
+/* ---------------- helpers ---------------- */
+
+static void rowmajor(const int64_t* shape, int nd, int64_t* st) {
+  int64_t step = 1;
+  for (int d = nd - 1; d >= 0; d--) {
+    st[d] = step;
+    step *= shape[d];
+  }
+}
+
+/* The layout of shape (nd dims) with stride sets sts[0..n) after a
+ * row-major one (kernels index it by position). */
+static void layout_of(cmx__gpu_layout* l, const int64_t* shape, int nd,
+                      const int64_t* const* sts, int n) {
+  int64_t rm[CMX_MAX_NDIM];
+  rowmajor(shape, nd, rm);
+  const int64_t* all[CMX__GPU_MAX_OPERANDS] = {rm};
+  for (int k = 0; k < n; k++) all[k + 1] = sts[k];
+  cmx__gpu_layout_from(l, shape, nd, all, n + 1);
+}
+
+static cmx_status launch(const char* op, int dev, const cmx__gpu_family* f,
+                         int variant, int kernel, int64_t work,
+                         const cmx__gpu_args* args) {
+  const cmx__gpu_kernel* k = cmx__gpu_kernel_get(dev, f, variant, kernel);
+  if (!k) return cmx_last_status();
+  cmx__gpu_cfg cfg = cmx__gpu_cfg_for(k, work);
+  return cmx__gpu_launch(op, k, &cfg, args);
+}
+
+/* Fills offs[0..npos) from the index arrays idx[0..nidx): index k on axis
+ * axes[k] of an array of dims `dims`, with room for ext[axis] elements,
+ * times strides[axis] / unit. */
+static cmx_status index_offsets(const char* op, int dev, CUdeviceptr offs,
+                                const cmx_array* idx, int nidx, const int* axes,
+                                const int64_t* dims, const int64_t* ext,
+                                const int64_t* strides, int64_t unit,
+                                int64_t npos) {
+  cmx_status st = CMX_OK;
+  for (int k = 0; k < nidx && st == CMX_OK; k++) {
+    cmx_array x = idx[k];
+    CUdeviceptr px;
+    st = cmx__gpu_ptr(x, dev, &px);
+    if (st != CMX_OK) break;
+    cmx__gpu_layout l;
+    layout_of(&l, x->dims, x->ndim, (const int64_t* const[]){CMX__STRIDES(x)},
+              1);
+    int ax = axes[k], idt = (int)x->dtype, first = k == 0;
+    long long dim = dims[ax], e = ext[ax], stride = strides[ax] / unit,
+              n = npos;
+    cmx__gpu_args args;
+    cmx__gpu_args_init(&args);
+    CMX__GPU_ARG(&args, px);
+    CMX__GPU_ARG(&args, idt);
+    CMX__GPU_ARG(&args, offs);
+    CMX__GPU_ARG(&args, dim);
+    CMX__GPU_ARG(&args, e);
+    CMX__GPU_ARG(&args, stride);
+    CMX__GPU_ARG(&args, first);
+    CMX__GPU_ARG(&args, n);
+    cmx__gpu_args_layout(&args, &l);
+    st = launch(op, dev, &cmx__gpu_family_gather, 0, G_OFFSETS, npos, &args);
+  }
+  return st;
+}
+
+/* A device scratch buffer of bytes (released by the caller). */
+static cmx_status scratch(size_t bytes, int dev, cmx__buffer** out) {
+  *out = cmx__device_hooks->alloc_device(bytes, dev);
+  return *out ? CMX_OK : cmx_last_status();
+}
+
+/* The output of a scatter: a's values, in a's buffer when it can be
+ * donated, else copied. */
+static cmx_status start_from(cmx_array o, cmx_array a, int dev,
+                             const char* op) {
+  int donated = -1;
+  cmx_status st = cmx__gpu_alloc_out(o, &a, 1, dev, &donated);
+  if (st == CMX_OK && donated < 0 && o->size > 0)
+    st = cmx__gpu_copy_rowmajor(o, a, dev, op);
+  if (st == CMX_OK) cmx_kernel_mark_device_written(o);
+  return st;
+}
+
+/* ---------------- Gather ---------------- */
+
+static int variant_of_size(size_t isz) {
+  return isz == 1 ? 0 : isz == 2 ? 1 : isz == 4 ? 2 : isz == 8 ? 3 : 4;
+}
+
+/* o[p * S + s] = a[offs[p] + slice offset s (layout l)] for the n elements
+ * of o, elements of isz bytes (16: vectors). */
+static cmx_status launch_gather(const char* op, int dev, CUdeviceptr pa,
+                                CUdeviceptr po, CUdeviceptr poffs, int64_t S,
+                                int64_t n, const cmx__gpu_layout* l,
+                                size_t isz) {
+  long long S1 = S;
+  bool i32 = cmx__gpu_layout_fits_i32(l, n);
+  cmx__gpu_args args;
+  cmx__gpu_args_init(&args);
+  CMX__GPU_ARG(&args, pa);
+  CMX__GPU_ARG(&args, po);
+  CMX__GPU_ARG(&args, poffs);
+  CMX__GPU_ARG(&args, S1);
+  cmx__gpu_args_count(&args, i32, n);
+  cmx__gpu_args_layout(&args, l);
+  int kernel = G_GATHER + (i32 ? 0 : 2) + (l->ndim == 1 ? 0 : 1);
+  return launch(op, dev, &cmx__gpu_family_gather, variant_of_size(isz), kernel,
+                n, &args);
+}
+
+cmx_status cmx__gpu_gather_blocks(const char* op, int dev, CUdeviceptr dst,
+                                  CUdeviceptr src, size_t isz, cmx_array idx,
+                                  int64_t nblocks, int64_t block) {
+  int64_t npos = idx->size;
+  if (npos == 0 || block == 0) return CMX_OK;
+  int64_t unit = 1;
+  if (isz < 16 && (block * (int64_t)isz) % 16 == 0 && src % 16 == 0 &&
+      dst % 16 == 0)
+    unit = 16 / (int64_t)isz;
+  cmx__buffer* offs = NULL;
+  cmx_status st = scratch((size_t)npos * sizeof(int64_t), dev, &offs);
+  if (st == CMX_OK)
+    st = index_offsets(op, dev, offs->dev, &idx, 1, (const int[]){0}, &nblocks,
+                       (const int64_t[]){1}, &block, unit, npos);
+  if (st == CMX_OK) {
+    int64_t S = block / unit, one = 1;
+    cmx__gpu_layout l;
+    layout_of(&l, &S, 1, (const int64_t* const[]){&one}, 1);
+    st = launch_gather(op, dev, src, dst, offs->dev, S, npos * S, &l,
+                       isz * (size_t)unit);
+  }
+  if (offs) cmx__buffer_release(offs);
+  return st;
+}
+
+cmx_status cmx__gpu_gather(const cmx_primitive* p, const cmx_array* in, int nin,
+                           const cmx_array* out, int nout) {
+  (void)nout;
+  const cmx__gather_params* q = cmx_primitive_params(p);
+  int dev = cmx_primitive_stream(p).device.index;
+  cmx_array a = in[0], o = out[0];
+  int nidx = nin - 1;
+  cmx_status st = cmx_kernel_alloc(o);
+  if (st != CMX_OK || o->size == 0) return st;
+  CUdeviceptr pa, po, poffs = 0;
+  st = cmx__gpu_ptr(a, dev, &pa);
+  if (st == CMX_OK) st = cmx__gpu_ptr(o, dev, &po);
+  if (st != CMX_OK) return st;
+  size_t isz = cmx_dtype_size(a->dtype);
+  const int64_t* ast = CMX__STRIDES(a);
+  int64_t S = 1;
+  for (int d = 0; d < a->ndim; d++) S *= q->slice_sizes[d];
+  int64_t npos = o->size / S;
+  cmx__gpu_layout l;
+  layout_of(&l, q->slice_sizes, a->ndim, (const int64_t* const[]){ast}, 1);
+  /* contiguous slices of 16-byte multiples at 16-byte steps: vectors */
+  int64_t unit = 1;
+  if (isz < 16 && l.ndim == 1 && l.strides[1][0] == 1 &&
+      (S * (int64_t)isz) % 16 == 0 && pa % 16 == 0 && po % 16 == 0) {
+    int64_t v = 16 / (int64_t)isz;
+    bool ok = true;
+    for (int k = 0; k < nidx; k++) ok = ok && ast[q->axes[k]] % v == 0;
+    if (ok) {
+      unit = v;
+      l.shape[0] = S / v;
+    }
+  }
+  cmx__buffer* offs = NULL;
+  if (nidx > 0) {
+    st = scratch((size_t)npos * sizeof(int64_t), dev, &offs);
+    if (st == CMX_OK) poffs = offs->dev;
+    if (st == CMX_OK)
+      st = index_offsets("gather", dev, poffs, in + 1, nidx, q->axes, a->dims,
+                         q->slice_sizes, ast, unit, npos);
+  }
+  if (st == CMX_OK)
+    st = launch_gather("gather", dev, pa, po, poffs, S / unit, o->size / unit,
+                       &l, isz * (size_t)unit);
+  if (offs) cmx__buffer_release(offs);
+  if (st == CMX_OK) cmx_kernel_mark_device_written(o);
+  return st;
+}
+
+/* ---------------- GatherAxis ---------------- */
+
+cmx_status cmx__gpu_gather_axis(const cmx_primitive* p, const cmx_array* in,
+                                int nin, const cmx_array* out, int nout) {
+  (void)nin;
+  (void)nout;
+  const cmx__axis_params* q = cmx_primitive_params(p);
+  int dev = cmx_primitive_stream(p).device.index;
+  cmx_array a = in[0], idx = in[1], o = out[0];
+  cmx_status st = cmx_kernel_alloc(o);
+  if (st != CMX_OK || o->size == 0) return st;
+  CUdeviceptr pa, po, pi;
+  st = cmx__gpu_ptr(a, dev, &pa);
+  if (st == CMX_OK) st = cmx__gpu_ptr(o, dev, &po);
+  if (st == CMX_OK) st = cmx__gpu_ptr(idx, dev, &pi);
+  if (st != CMX_OK) return st;
+  int64_t ast[CMX_MAX_NDIM];
+  memcpy(ast, CMX__STRIDES(a), (size_t)a->ndim * sizeof(int64_t));
+  long long axis_stride = ast[q->axis], dim = a->dims[q->axis];
+  ast[q->axis] = 0;
+  cmx__gpu_layout l;
+  layout_of(&l, o->dims, o->ndim,
+            (const int64_t* const[]){ast, CMX__STRIDES(idx)}, 2);
+  bool i32 = cmx__gpu_layout_fits_i32(&l, o->size);
+  int idt = (int)idx->dtype;
+  cmx__gpu_args args;
+  cmx__gpu_args_init(&args);
+  CMX__GPU_ARG(&args, pa);
+  CMX__GPU_ARG(&args, po);
+  CMX__GPU_ARG(&args, pi);
+  CMX__GPU_ARG(&args, idt);
+  CMX__GPU_ARG(&args, dim);
+  CMX__GPU_ARG(&args, axis_stride);
+  cmx__gpu_args_count(&args, i32, o->size);
+  cmx__gpu_args_layout(&args, &l);
+  st = launch("take_along_axis", dev, &cmx__gpu_family_gather,
+              variant_of_size(cmx_dtype_size(a->dtype)), G_AXIS + (i32 ? 0 : 1),
+              o->size, &args);
+  if (st == CMX_OK) cmx_kernel_mark_device_written(o);
+  return st;
+}
+
+/* ---------------- Scatter ---------------- */
+
+cmx_status cmx__gpu_scatter(const cmx_primitive* p, const cmx_array* in,
+                            int nin, const cmx_array* out, int nout) {
+  (void)nout;
+  const cmx__scatter_params* q = cmx_primitive_params(p);
+  int dev = cmx_primitive_stream(p).device.index;
+  cmx_array a = in[0], upd = in[nin - 1], o = out[0];
+  int nidx = nin - 2;
+  cmx_status st = start_from(o, a, dev, "scatter");
+  if (st != CMX_OK || upd->size == 0) return st;
+  CUdeviceptr po, pu, poffs = 0;
+  st = cmx__gpu_ptr(o, dev, &po);
+  if (st == CMX_OK) st = cmx__gpu_ptr(upd, dev, &pu);
+  if (st != CMX_OK) return st;
+  int ind = upd->ndim - o->ndim; /* index dims of the updates */
+  const int64_t* ost = CMX__STRIDES(o);
+  int64_t S = 1, ext[CMX_MAX_NDIM];
+  for (int d = 0; d < o->ndim; d++) {
+    ext[d] = upd->dims[ind + d];
+    S *= ext[d];
+  }
+  int64_t npos = upd->size / S;
+  cmx__buffer* offs = NULL;
+  if (nidx > 0) {
+    st = scratch((size_t)npos * sizeof(int64_t), dev, &offs);
+    if (st == CMX_OK) poffs = offs->dev;
+    if (st == CMX_OK)
+      st = index_offsets("scatter", dev, poffs, in + 1, nidx, q->axes, o->dims,
+                         ext, ost, 1, npos);
+  }
+  if (st == CMX_OK) {
+    cmx__gpu_layout lo, lu;
+    layout_of(&lo, ext, o->ndim, (const int64_t* const[]){ost}, 1);
+    layout_of(&lu, upd->dims, upd->ndim,
+              (const int64_t* const[]){CMX__STRIDES(upd)}, 1);
+    bool i32 = cmx__gpu_layout_fits_i32(&lo, upd->size) &&
+               cmx__gpu_layout_fits_i32(&lu, upd->size);
+    long long S1 = S;
+    cmx__gpu_args args;
+    cmx__gpu_args_init(&args);
+    CMX__GPU_ARG(&args, po);
+    CMX__GPU_ARG(&args, pu);
+    CMX__GPU_ARG(&args, poffs);
+    CMX__GPU_ARG(&args, S1);
+    cmx__gpu_args_count(&args, i32, upd->size);
+    cmx__gpu_args_layout(&args, &lo);
+    cmx__gpu_args_layout(&args, &lu);
+    st = launch("scatter", dev, &cmx__gpu_family_scatter,
+                q->mode * CMX_NUM_DTYPES + (int)o->dtype,
+                S_SCATTER + (i32 ? 0 : 1), upd->size, &args);
+  }
+  if (offs) cmx__buffer_release(offs);
+  return st;
+}
+
+/* ---------------- ScatterAxis ---------------- */
+
+cmx_status cmx__gpu_scatter_axis(const cmx_primitive* p, const cmx_array* in,
+                                 int nin, const cmx_array* out, int nout) {
+  (void)nin;
+  (void)nout;
+  const cmx__axis_params* q = cmx_primitive_params(p);
+  int dev = cmx_primitive_stream(p).device.index;
+  cmx_array a = in[0], idx = in[1], val = in[2], o = out[0];
+  cmx_status st = start_from(o, a, dev, "put_along_axis");
+  if (st != CMX_OK || idx->size == 0) return st;
+  CUdeviceptr po, pu, pi;
+  st = cmx__gpu_ptr(o, dev, &po);
+  if (st == CMX_OK) st = cmx__gpu_ptr(val, dev, &pu);
+  if (st == CMX_OK) st = cmx__gpu_ptr(idx, dev, &pi);
+  if (st != CMX_OK) return st;
+  int64_t ost[CMX_MAX_NDIM];
+  memcpy(ost, CMX__STRIDES(o), (size_t)o->ndim * sizeof(int64_t));
+  long long axis_stride = ost[q->axis], dim = o->dims[q->axis];
+  ost[q->axis] = 0;
+  cmx__gpu_layout l;
+  layout_of(&l, idx->dims, idx->ndim,
+            (const int64_t* const[]){ost, CMX__STRIDES(idx), CMX__STRIDES(val)},
+            3);
+  bool i32 = cmx__gpu_layout_fits_i32(&l, idx->size);
+  int idt = (int)idx->dtype;
+  cmx__gpu_args args;
+  cmx__gpu_args_init(&args);
+  CMX__GPU_ARG(&args, po);
+  CMX__GPU_ARG(&args, pu);
+  CMX__GPU_ARG(&args, pi);
+  CMX__GPU_ARG(&args, idt);
+  CMX__GPU_ARG(&args, dim);
+  CMX__GPU_ARG(&args, axis_stride);
+  cmx__gpu_args_count(&args, i32, idx->size);
+  cmx__gpu_args_layout(&args, &l);
+  return launch("put_along_axis", dev, &cmx__gpu_family_scatter,
+                q->mode * CMX_NUM_DTYPES + (int)o->dtype,
+                S_AXIS + (i32 ? 0 : 1), idx->size, &args);
+}

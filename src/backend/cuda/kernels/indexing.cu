@@ -1,0 +1,276 @@
+// Gather and scatter kernels (see src/backend/cuda/indexing.c). Two
+// families share this source:
+//   gather   CMX_T: the element type of its size (1, 2, 4, 8 bytes, or
+//            uint4 for 16-byte vectors of a contiguous slice); the index
+//            offsets kernel, Gather and GatherAxis
+//   scatter  CMX_T, the mode (CMX_SC_MODE: 0 none, 1 add, 2 prod, 3 max,
+//            4 min) and CMX_SC_OP(x, y), the combined value of the old
+//            element x and the update y (storage values); Scatter and
+//            ScatterAxis, updates applied with atomics
+// Index arrays are read in their own dtype (idt: cmx_dtype's number) and
+// layout. A negative index is wrapped by its axis's size; an index that
+// is still out of range marks its position bad: a gather writes zeros
+// there, a scatter skips it.
+// With CMX_ONLY defined, only the kernel K with CMX_ONLY_K is emitted.
+
+typedef CMX_T T;
+#define CMX_BAD_OFFSET (-0x7fffffffffffffffll - 1)
+
+__device__ __forceinline__ long long cmx_load_index(const void* p, int dt,
+                                                    long long off) {
+  switch (dt) {
+    case 1:
+      return ((const cmx_u8*)p)[off];
+    case 2:
+      return ((const cmx_u16*)p)[off];
+    case 3:
+      return ((const cmx_u32*)p)[off];
+    case 4: {  // above INT64_MAX: stays out of range
+      cmx_u64 v = ((const cmx_u64*)p)[off];
+      return v > 0x7fffffffffffffffull ? 0x7fffffffffffffffll : (long long)v;
+    }
+    case 5:
+      return ((const cmx_i8*)p)[off];
+    case 6:
+      return ((const cmx_i16*)p)[off];
+    case 7:
+      return ((const cmx_i32*)p)[off];
+    default:
+      return ((const cmx_i64*)p)[off];
+  }
+}
+
+// Wraps a negative x by dim; true when [x, x + ext) lies in [0, dim).
+__device__ __forceinline__ bool cmx_wrap(long long& x, long long dim,
+                                         long long ext) {
+  if (x < 0) x += dim;
+  return x >= 0 && x <= dim - ext;
+}
+
+#ifndef CMX_SC_MODE
+// ---------------- gather ----------------
+
+// offs[i] (first: =, else +=) index i of idx (layout L) times stride, or
+// CMX_BAD_OFFSET once any index of position i is out of range.
+#if !defined(CMX_ONLY) || defined(CMX_ONLY_cmx_idx_offsets)
+extern "C" __global__ void cmx_idx_offsets(const void* idx, int idt,
+                                           long long* offs, long long dim,
+                                           long long ext, long long stride,
+                                           int first, long long n,
+                                           const CMX_GRID_CONST
+                                           cmx_layout_n<2> L) {
+  for (long long i = cmx_tid(); i < n; i += cmx_nthreads()) {
+    long long off[1];
+    cmx_offsets<long long, 0>(L, i, off);
+    long long x = cmx_load_index(idx, idt, off[0]);
+    long long prev = first ? 0 : offs[i];
+    offs[i] = (prev == CMX_BAD_OFFSET || !cmx_wrap(x, dim, ext))
+                  ? CMX_BAD_OFFSET
+                  : prev + x * stride;
+  }
+}
+#endif
+
+// o[p * S + s] = a[offs[p] + slice offset of s] (slice layout L).
+template <typename I, int ND>
+__device__ __forceinline__ void cmx_gather_body(const T* a, T* o,
+                                                const long long* offs,
+                                                long long S, I n,
+                                                const cmx_layout_n<2>& L) {
+  const I nt = (I)cmx_nthreads(), s1 = (I)S;
+  for (I i = (I)cmx_tid(); i < n; i += nt) {
+    I p = i / s1, s = i - p * s1;
+    long long base = offs ? offs[p] : 0;
+    if (base == CMX_BAD_OFFSET) {
+      o[i] = T();
+      continue;
+    }
+    I off[1];
+    cmx_offsets<I, ND>(L, s, off);
+    o[i] = a[base + off[0]];
+  }
+}
+
+#define CMX_GATHER(ND, BITS, I)                                          \
+  extern "C" __global__ void cmx_gather_g##ND##_##BITS(                  \
+      const T* a, T* o, const long long* offs, long long S, I n,         \
+      const CMX_GRID_CONST cmx_layout_n<2> L) {                          \
+    cmx_gather_body<I, ND>(a, o, offs, S, n, L);                         \
+  }
+#if !defined(CMX_ONLY) || defined(CMX_ONLY_cmx_gather_g1_32)
+CMX_GATHER(1, 32, int)
+#endif
+#if !defined(CMX_ONLY) || defined(CMX_ONLY_cmx_gather_g0_32)
+CMX_GATHER(0, 32, int)
+#endif
+#if !defined(CMX_ONLY) || defined(CMX_ONLY_cmx_gather_g1_64)
+CMX_GATHER(1, 64, long long)
+#endif
+#if !defined(CMX_ONLY) || defined(CMX_ONLY_cmx_gather_g0_64)
+CMX_GATHER(0, 64, long long)
+#endif
+
+// GatherAxis: L = (output row-major, a with stride 0 on the axis, idx).
+template <typename I>
+__device__ __forceinline__ void cmx_gather_axis_body(
+    const T* a, T* o, const void* idx, int idt, long long dim,
+    long long axis_stride, I n, const cmx_layout_n<3>& L) {
+  const I nt = (I)cmx_nthreads();
+  for (I i = (I)cmx_tid(); i < n; i += nt) {
+    I off[2];
+    cmx_offsets<I, 0>(L, i, off);
+    long long x = cmx_load_index(idx, idt, off[1]);
+    o[i] = cmx_wrap(x, dim, 1) ? a[off[0] + x * axis_stride] : T();
+  }
+}
+
+#define CMX_GATHER_AXIS(BITS, I)                                          \
+  extern "C" __global__ void cmx_gather_axis_##BITS(                      \
+      const T* a, T* o, const void* idx, int idt, long long dim,          \
+      long long axis_stride, I n, const CMX_GRID_CONST cmx_layout_n<3> L) { \
+    cmx_gather_axis_body<I>(a, o, idx, idt, dim, axis_stride, n, L);      \
+  }
+#if !defined(CMX_ONLY) || defined(CMX_ONLY_cmx_gather_axis_32)
+CMX_GATHER_AXIS(32, int)
+#endif
+#if !defined(CMX_ONLY) || defined(CMX_ONLY_cmx_gather_axis_64)
+CMX_GATHER_AXIS(64, long long)
+#endif
+
+#else
+// ---------------- scatter ----------------
+
+// max/min as the CPU's: a NaN (either side) wins; complex64 compares
+// (real, imaginary) lexicographically.
+#define CMX_FMAX(x, y) ((x) != (x) ? (x) : ((y) != (y) || (y) > (x)) ? (y) : (x))
+#define CMX_FMIN(x, y) ((x) != (x) ? (x) : ((y) != (y) || (y) < (x)) ? (y) : (x))
+__device__ __forceinline__ bool cmx_c64_nan(cmx_c64 z) {
+  return z.re != z.re || z.im != z.im;
+}
+__device__ __forceinline__ cmx_c64 cmx_c64_max(cmx_c64 x, cmx_c64 y) {
+  if (cmx_c64_nan(x)) return x;
+  if (cmx_c64_nan(y)) return y;
+  return (y.re > x.re || (y.re == x.re && y.im > x.im)) ? y : x;
+}
+__device__ __forceinline__ cmx_c64 cmx_c64_min(cmx_c64 x, cmx_c64 y) {
+  if (cmx_c64_nan(x)) return x;
+  if (cmx_c64_nan(y)) return y;
+  return (y.re < x.re || (y.re == x.re && y.im < x.im)) ? y : x;
+}
+__device__ __forceinline__ cmx_c64 cmx_c64_mul(cmx_c64 x, cmx_c64 y) {
+  return cmx_c64_make(__fsub_rn(__fmul_rn(x.re, y.re), __fmul_rn(x.im, y.im)),
+                      __fadd_rn(__fmul_rn(x.re, y.im), __fmul_rn(x.im, y.re)));
+}
+
+#if CMX_SC_MODE != 0
+// *p = CMX_SC_OP(*p, y) atomically: a compare-and-swap loop on the
+// aligned word holding *p (the 32-bit word around a 1- or 2-byte value).
+// CMX_SC_BYTES is sizeof(T).
+__device__ __forceinline__ void cmx_cas_update(T* p, T y) {
+#if CMX_SC_BYTES < 4
+  unsigned long long addr = (unsigned long long)p;
+  unsigned* w = (unsigned*)(addr & ~3ull);
+  unsigned shift = (unsigned)(addr & 3) * 8;
+  unsigned mask = (CMX_SC_BYTES == 1 ? 0xffu : 0xffffu) << shift;
+  unsigned old = *(volatile unsigned*)w, assumed;
+  do {
+    assumed = old;
+    T x = (T)((assumed & mask) >> shift);
+    T r = CMX_SC_OP(x, y);
+    unsigned nw = (assumed & ~mask) | (((unsigned)r << shift) & mask);
+    if (nw == assumed) return;
+    old = atomicCAS(w, assumed, nw);
+  } while (old != assumed);
+#else
+#if CMX_SC_BYTES == 4
+  typedef unsigned W;
+#else
+  typedef unsigned long long W;
+#endif
+  W* w = (W*)p;
+  W old = *(volatile W*)w, assumed;
+  do {
+    assumed = old;
+    union {
+      W u;
+      T t;
+    } x, r;
+    x.u = assumed;
+    r.t = CMX_SC_OP(x.t, y);
+    if (r.u == assumed) return;
+    old = atomicCAS(w, assumed, r.u);
+  } while (old != assumed);
+#endif
+}
+#endif
+
+__device__ __forceinline__ void cmx_apply(T* p, T y) {
+#if CMX_SC_MODE == 0
+  *p = y;
+#elif defined(CMX_SC_ATOMIC_ADD)
+  CMX_SC_ATOMIC_ADD(p, y);
+#else
+  cmx_cas_update(p, y);
+#endif
+}
+
+// Scatter: update i (layout LU over the updates' shape) goes to
+// o[offs[p] + slice offset of s] (LO: the slice's shape, o's strides).
+template <typename I>
+__device__ __forceinline__ void cmx_scatter_body(
+    T* o, const T* u, const long long* offs, long long S, I n,
+    const cmx_layout_n<2>& LO, const cmx_layout_n<2>& LU) {
+  const I nt = (I)cmx_nthreads(), s1 = (I)S;
+  for (I i = (I)cmx_tid(); i < n; i += nt) {
+    I p = i / s1, s = i - p * s1;
+    long long base = offs ? offs[p] : 0;
+    if (base == CMX_BAD_OFFSET) continue;
+    I oo[1], uo[1];
+    cmx_offsets<I, 0>(LO, s, oo);
+    cmx_offsets<I, 0>(LU, i, uo);
+    cmx_apply(o + base + oo[0], u[uo[0]]);
+  }
+}
+
+#define CMX_SCATTER(BITS, I)                                              \
+  extern "C" __global__ void cmx_scatter_##BITS(                          \
+      T* o, const T* u, const long long* offs, long long S, I n,          \
+      const CMX_GRID_CONST cmx_layout_n<2> LO,                            \
+      const CMX_GRID_CONST cmx_layout_n<2> LU) {                          \
+    cmx_scatter_body<I>(o, u, offs, S, n, LO, LU);                        \
+  }
+#if !defined(CMX_ONLY) || defined(CMX_ONLY_cmx_scatter_32)
+CMX_SCATTER(32, int)
+#endif
+#if !defined(CMX_ONLY) || defined(CMX_ONLY_cmx_scatter_64)
+CMX_SCATTER(64, long long)
+#endif
+
+// ScatterAxis: L = (positions row-major, o with stride 0 on the axis, idx,
+// values).
+template <typename I>
+__device__ __forceinline__ void cmx_scatter_axis_body(
+    T* o, const T* u, const void* idx, int idt, long long dim,
+    long long axis_stride, I n, const cmx_layout_n<4>& L) {
+  const I nt = (I)cmx_nthreads();
+  for (I i = (I)cmx_tid(); i < n; i += nt) {
+    I off[3];
+    cmx_offsets<I, 0>(L, i, off);
+    long long x = cmx_load_index(idx, idt, off[1]);
+    if (cmx_wrap(x, dim, 1)) cmx_apply(o + off[0] + x * axis_stride, u[off[2]]);
+  }
+}
+
+#define CMX_SCATTER_AXIS(BITS, I)                                         \
+  extern "C" __global__ void cmx_scatter_axis_##BITS(                     \
+      T* o, const T* u, const void* idx, int idt, long long dim,          \
+      long long axis_stride, I n, const CMX_GRID_CONST cmx_layout_n<4> L) { \
+    cmx_scatter_axis_body<I>(o, u, idx, idt, dim, axis_stride, n, L);     \
+  }
+#if !defined(CMX_ONLY) || defined(CMX_ONLY_cmx_scatter_axis_32)
+CMX_SCATTER_AXIS(32, int)
+#endif
+#if !defined(CMX_ONLY) || defined(CMX_ONLY_cmx_scatter_axis_64)
+CMX_SCATTER_AXIS(64, long long)
+#endif
+#endif
