@@ -188,7 +188,7 @@ export CMX_TEST_REQUIRE_GPU=0
 
 # ---------------- tests ----------------
 step coverage 30 '"$BUILD/cmx_coverage"'
-step ctest 300 'cd "$BUILD" && ctest --output-on-failure -j 8 --timeout 180'
+step ctest 300 'cd "$BUILD" && ctest --output-on-failure -j 8 --timeout 240'
 step test_gpu 150 'rc=0; for t in test_gpu test_gpu_layer test_devices; do
   CMX_TEST_REQUIRE_GPU=1 CMX_TEST_COMPILE_ALL=1 "$BUILD/$t" || rc=1; done; exit $rc'
 
