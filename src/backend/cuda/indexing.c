@@ -17,9 +17,10 @@
  * stop to check:
  *   - out-of-range indices (after wrapping negative ones) are not reported:
  *     a gather yields zeros for that position, a scatter drops it;
- *   - duplicate indices: a plain scatter (mode none) keeps one of the
- *     updates, not necessarily the last; float sums accumulate in some
- *     order (integer results are exact).
+ *   - float sums of duplicate indices accumulate in some order (integer
+ *     results are exact). A plain scatter (mode none) keeps the last
+ *     update of each element, as the CPU does, through a winner pass
+ *     (winner_words).
  */
 #include "primitives/indexing.h"
 
@@ -238,6 +239,17 @@ static cmx_status start_from(cmx_array o, cmx_array a, int dev,
   return st;
 }
 
+/* The winner words of a plain scatter into o (mode none; see cmx_apply
+ * in kernels/indexing.cu): one zeroed 64-bit word per element of o's
+ * buffer, so that the last update of each element wins as on the CPU. */
+static cmx_status winner_words(const char* op, cmx_array o, int dev,
+                               cmx__buffer** out) {
+  size_t n = o->buf->size / cmx_dtype_size(o->dtype) + 1;
+  cmx_status st = scratch(n * sizeof(uint64_t), dev, out);
+  if (st == CMX_OK) st = cmx__gpu_memset(op, (*out)->dev, 0, 4, 2 * n);
+  return st;
+}
+
 /* ---------------- Gather ---------------- */
 
 static int variant_of_size(size_t isz) {
@@ -411,20 +423,26 @@ cmx_status cmx__gpu_scatter(const cmx_primitive* p, const cmx_array* in,
       st = index_offsets("scatter", dev, poffs, in + 1, nidx, q->axes, o->dims,
                          ext, ost, 1, npos);
   }
-  if (st == CMX_OK) {
-    cmx__gpu_layout lo, lu;
-    layout_of(&lo, ext, o->ndim, (const int64_t* const[]){ost}, 1);
-    layout_of(&lu, upd->dims, upd->ndim,
-              (const int64_t* const[]){CMX__STRIDES(upd)}, 1);
-    bool i32 = cmx__gpu_layout_fits_i32(&lo, upd->size) &&
-               cmx__gpu_layout_fits_i32(&lu, upd->size);
-    long long S1 = S;
+  cmx__buffer* win = NULL;
+  if (st == CMX_OK && q->mode == CMX__SCATTER_NONE)
+    st = winner_words("scatter", o, dev, &win);
+  cmx__gpu_layout lo, lu;
+  layout_of(&lo, ext, o->ndim, (const int64_t* const[]){ost}, 1);
+  layout_of(&lu, upd->dims, upd->ndim,
+            (const int64_t* const[]){CMX__STRIDES(upd)}, 1);
+  bool i32 = cmx__gpu_layout_fits_i32(&lo, upd->size) &&
+             cmx__gpu_layout_fits_i32(&lu, upd->size);
+  long long S1 = S;
+  CUdeviceptr pw = win ? win->dev : 0;
+  for (int pass = win ? 1 : 0; st == CMX_OK && pass <= (win ? 2 : 0); pass++) {
     cmx__gpu_args args;
     cmx__gpu_args_init(&args);
     CMX__GPU_ARG(&args, po);
     CMX__GPU_ARG(&args, pu);
     CMX__GPU_ARG(&args, poffs);
     CMX__GPU_ARG(&args, S1);
+    CMX__GPU_ARG(&args, pw);
+    CMX__GPU_ARG(&args, pass);
     cmx__gpu_args_count(&args, i32, upd->size);
     cmx__gpu_args_layout(&args, &lo);
     cmx__gpu_args_layout(&args, &lu);
@@ -432,6 +450,7 @@ cmx_status cmx__gpu_scatter(const cmx_primitive* p, const cmx_array* in,
                 q->mode * CMX_NUM_DTYPES + (int)o->dtype,
                 S_SCATTER + (i32 ? 0 : 1), upd->size, &args);
   }
+  if (win) cmx__buffer_release(win);
   if (offs) cmx__buffer_release(offs);
   return st;
 }
@@ -462,17 +481,27 @@ cmx_status cmx__gpu_scatter_axis(const cmx_primitive* p, const cmx_array* in,
             3);
   bool i32 = cmx__gpu_layout_fits_i32(&l, idx->size);
   int idt = (int)idx->dtype;
-  cmx__gpu_args args;
-  cmx__gpu_args_init(&args);
-  CMX__GPU_ARG(&args, po);
-  CMX__GPU_ARG(&args, pu);
-  CMX__GPU_ARG(&args, pi);
-  CMX__GPU_ARG(&args, idt);
-  CMX__GPU_ARG(&args, dim);
-  CMX__GPU_ARG(&args, axis_stride);
-  cmx__gpu_args_count(&args, i32, idx->size);
-  cmx__gpu_args_layout(&args, &l);
-  return launch("put_along_axis", dev, &cmx__gpu_family_scatter,
+  cmx__buffer* win = NULL;
+  if (q->mode == CMX__SCATTER_NONE)
+    st = winner_words("put_along_axis", o, dev, &win);
+  CUdeviceptr pw = win ? win->dev : 0;
+  for (int pass = win ? 1 : 0; st == CMX_OK && pass <= (win ? 2 : 0); pass++) {
+    cmx__gpu_args args;
+    cmx__gpu_args_init(&args);
+    CMX__GPU_ARG(&args, po);
+    CMX__GPU_ARG(&args, pu);
+    CMX__GPU_ARG(&args, pi);
+    CMX__GPU_ARG(&args, idt);
+    CMX__GPU_ARG(&args, dim);
+    CMX__GPU_ARG(&args, axis_stride);
+    CMX__GPU_ARG(&args, pw);
+    CMX__GPU_ARG(&args, pass);
+    cmx__gpu_args_count(&args, i32, idx->size);
+    cmx__gpu_args_layout(&args, &l);
+    st = launch("put_along_axis", dev, &cmx__gpu_family_scatter,
                 q->mode * CMX_NUM_DTYPES + (int)o->dtype,
                 S_AXIS + (i32 ? 0 : 1), idx->size, &args);
+  }
+  if (win) cmx__buffer_release(win);
+  return st;
 }

@@ -204,13 +204,26 @@ __device__ __forceinline__ void cmx_cas_update(T* p, T y) {
 }
 #endif
 
-__device__ __forceinline__ void cmx_apply(T* p, T y) {
+// Update number id (1-based, in the CPU's order) of value y for element e
+// of o. Mode none keeps the last update as the CPU does: with a winner
+// buffer W, pass 1 takes the largest id per element, pass 2 lets only that
+// update write (without W, a plain store).
+__device__ __forceinline__ void cmx_apply(T* o, long long e, T y,
+                                         unsigned long long* W, int pass,
+                                         unsigned long long id) {
 #if CMX_SC_MODE == 0
-  *p = y;
+  if (!W)
+    o[e] = y;
+  else if (pass == 1)
+    atomicMax(W + e, id);
+  else if (W[e] == id)
+    o[e] = y;
 #elif defined(CMX_SC_ATOMIC_ADD)
-  CMX_SC_ATOMIC_ADD(p, y);
+  (void)W, (void)pass, (void)id;
+  CMX_SC_ATOMIC_ADD(o + e, y);
 #else
-  cmx_cas_update(p, y);
+  (void)W, (void)pass, (void)id;
+  cmx_cas_update(o + e, y);
 #endif
 }
 
@@ -218,8 +231,9 @@ __device__ __forceinline__ void cmx_apply(T* p, T y) {
 // o[offs[p] + slice offset of s] (LO: the slice's shape, o's strides).
 template <typename I>
 __device__ __forceinline__ void cmx_scatter_body(
-    T* o, const T* u, const long long* offs, long long S, I n,
-    const cmx_layout_n<2>& LO, const cmx_layout_n<2>& LU) {
+    T* o, const T* u, const long long* offs, long long S,
+    unsigned long long* W, int pass, I n, const cmx_layout_n<2>& LO,
+    const cmx_layout_n<2>& LU) {
   const I nt = (I)cmx_nthreads(), s1 = (I)S;
   for (I i = (I)cmx_tid(); i < n; i += nt) {
     I p = i / s1, s = i - p * s1;
@@ -228,16 +242,18 @@ __device__ __forceinline__ void cmx_scatter_body(
     I oo[1], uo[1];
     cmx_offsets<I, 0>(LO, s, oo);
     cmx_offsets<I, 0>(LU, i, uo);
-    cmx_apply(o + base + oo[0], u[uo[0]]);
+    cmx_apply(o, base + oo[0], u[uo[0]], W, pass,
+              (unsigned long long)i + 1);
   }
 }
 
 #define CMX_SCATTER(BITS, I)                                              \
   extern "C" __global__ void cmx_scatter_##BITS(                          \
-      T* o, const T* u, const long long* offs, long long S, I n,          \
+      T* o, const T* u, const long long* offs, long long S,               \
+      unsigned long long* W, int pass, I n,                               \
       const CMX_GRID_CONST cmx_layout_n<2> LO,                            \
       const CMX_GRID_CONST cmx_layout_n<2> LU) {                          \
-    cmx_scatter_body<I>(o, u, offs, S, n, LO, LU);                        \
+    cmx_scatter_body<I>(o, u, offs, S, W, pass, n, LO, LU);               \
   }
 #if !defined(CMX_ONLY) || defined(CMX_ONLY_cmx_scatter_32)
 CMX_SCATTER(32, int)
@@ -251,21 +267,26 @@ CMX_SCATTER(64, long long)
 template <typename I>
 __device__ __forceinline__ void cmx_scatter_axis_body(
     T* o, const T* u, const void* idx, int idt, long long dim,
-    long long axis_stride, I n, const cmx_layout_n<4>& L) {
+    long long axis_stride, unsigned long long* W, int pass, I n,
+    const cmx_layout_n<4>& L) {
   const I nt = (I)cmx_nthreads();
   for (I i = (I)cmx_tid(); i < n; i += nt) {
     I off[3];
     cmx_offsets<I, 0>(L, i, off);
     long long x = cmx_load_index(idx, idt, off[1]);
-    if (cmx_wrap(x, dim, 1)) cmx_apply(o + off[0] + x * axis_stride, u[off[2]]);
+    if (cmx_wrap(x, dim, 1))
+      cmx_apply(o, off[0] + x * axis_stride, u[off[2]], W, pass,
+                (unsigned long long)i + 1);
   }
 }
 
 #define CMX_SCATTER_AXIS(BITS, I)                                         \
   extern "C" __global__ void cmx_scatter_axis_##BITS(                     \
       T* o, const T* u, const void* idx, int idt, long long dim,          \
-      long long axis_stride, I n, const CMX_GRID_CONST cmx_layout_n<4> L) { \
-    cmx_scatter_axis_body<I>(o, u, idx, idt, dim, axis_stride, n, L);     \
+      long long axis_stride, unsigned long long* W, int pass, I n,        \
+      const CMX_GRID_CONST cmx_layout_n<4> L) {                           \
+    cmx_scatter_axis_body<I>(o, u, idx, idt, dim, axis_stride, W, pass, n, \
+                             L);                                          \
   }
 #if !defined(CMX_ONLY) || defined(CMX_ONLY_cmx_scatter_axis_32)
 CMX_SCATTER_AXIS(32, int)
