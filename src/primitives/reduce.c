@@ -157,3 +157,17 @@ CMX__VTABLE(Var, .print = print_axes_prim, .vjp = cmx__vjp_var,
             .jvp = cmx__jvp_var, .vmap = cmx__vmap_axes_reduce,
             .output_shapes = axes_reduce_shapes, .equal = axes_equal,
             .hash = axes_hash);
+
+cmx_status cmx__reduce_count(const cmx__reduce_params* q, cmx_array a,
+                             cmx_array o, double* out) {
+  double count = 1;
+  const int64_t* dims = cmx_array_shape(a);
+  for (int i = 0; i < q->naxes; i++) count *= (double)dims[q->axes[i]];
+  if (out) *out = count;
+  if (count == 0 && cmx_array_size(o) > 0 &&
+      (q->kind == CMX__RED_MIN || q->kind == CMX__RED_MAX))
+    return cmx_kernel_error(
+        CMX_ERR_VALUE, "[%s] Cannot %s reduce zero size array.",
+        cmx__reduce_kind_name(q->kind), cmx__reduce_kind_name(q->kind));
+  return CMX_OK;
+}

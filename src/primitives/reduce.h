@@ -59,4 +59,11 @@ typedef struct {
   int32_t keepdims; /* LogSumExp, Var: the output keeps the reduced axes */
 } cmx__axes_params;
 
+/* A kernel's first step for Reduce q on input a with output o: the number
+ * of elements reduced into each output (to *count, when count is
+ * non-NULL), and CMX_OK, or the kernel error (naming the kind) that
+ * min/max of an empty range with a non-empty output gets. */
+cmx_status cmx__reduce_count(const cmx__reduce_params* q, cmx_array a,
+                             cmx_array o, double* count);
+
 #endif

@@ -391,14 +391,10 @@ CMX__KERNEL(cmx__cpu_reduce) {
     return cmx_kernel_error(CMX_ERR_TYPE, "[%s] unsupported dtype %s",
                             cmx__reduce_kind_name(q->kind),
                             cmx_dtype_name(a->dtype));
-  double count = 1;
-  for (int i = 0; i < q->naxes; i++) count *= (double)a->dims[q->axes[i]];
-  if (count == 0 && o->size > 0 &&
-      (q->kind == CMX__RED_MIN || q->kind == CMX__RED_MAX))
-    return cmx_kernel_error(
-        CMX_ERR_VALUE, "[%s] Cannot %s reduce zero size array.",
-        cmx__reduce_kind_name(q->kind), cmx__reduce_kind_name(q->kind));
-  cmx_status st = cmx_kernel_alloc(o);
+  double count;
+  cmx_status st = cmx__reduce_count(q, a, o, &count);
+  if (st != CMX_OK) return st;
+  st = cmx_kernel_alloc(o);
   if (st != CMX_OK || o->size == 0) return st;
   plan_t plan;
   memset(&plan, 0, sizeof plan);

@@ -494,13 +494,8 @@ cmx_status cmx__gpu_reduce(const cmx_primitive* p, const cmx_array* in, int nin,
     return cmx_kernel_error(CMX_ERR_TYPE, "[%s] unsupported dtype %s",
                             cmx__reduce_kind_name(q->kind),
                             cmx_dtype_name(a->dtype));
-  double count = 1;
-  for (int i = 0; i < q->naxes; i++) count *= (double)a->dims[q->axes[i]];
-  if (count == 0 && o->size > 0 &&
-      (q->kind == CMX__RED_MIN || q->kind == CMX__RED_MAX))
-    return cmx_kernel_error(
-        CMX_ERR_VALUE, "[%s] Cannot %s reduce zero size array.",
-        cmx__reduce_kind_name(q->kind), cmx__reduce_kind_name(q->kind));
+  cmx_status st = cmx__reduce_count(q, a, o, NULL);
+  if (st != CMX_OK) return st;
   return reduce_axes(p, q->kind, a, o, q->axes, q->naxes, 0, false);
 }
 
