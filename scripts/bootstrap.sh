@@ -7,7 +7,8 @@
 set -euo pipefail
 
 PACKAGES=(cmake make gcc libc6-dev libopenblas-dev zlib1g-dev libcjson-dev
-          python3-dev python3-venv pkg-config dataset-fashion-mnist fortunes)
+          python3-dev python3-venv pkg-config dataset-fashion-mnist fortunes
+          openmpi-bin libopenmpi-dev)
 if [ "${1:-}" = "fuzz" ]; then
   PACKAGES=(cmake make clang libclang-rt-14-dev zlib1g-dev libcjson-dev)
 fi

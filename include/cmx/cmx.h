@@ -15,6 +15,7 @@
 #include "cmx/compile.h"
 #include "cmx/cuda.h"
 #include "cmx/device.h"
+#include "cmx/distributed.h"
 #include "cmx/dtype.h"
 #include "cmx/error.h"
 #include "cmx/export.h"

@@ -1,7 +1,7 @@
 """The parts of mlx.core's namespace that are not ops of cmx's own: the
-``metal`` and ``cuda`` submodules (as MLX has them on every platform), the
-single-process ``distributed`` group, and the names whose implementation
-belongs to an issue that has not landed yet.
+``metal`` and ``cuda`` submodules (as MLX has them on every platform), and
+the names whose implementation belongs to an issue that has not landed yet
+(``distributed`` is the extension's own: python/src/distributed.c).
 
 A pending name exists and raises NotImplementedError naming itself and the
 work that brings it, never AttributeError: code written for MLX imports,
@@ -122,91 +122,6 @@ def _install_cuda(core):
     cuda.is_available = is_available
 
 
-# ---------------------------------------------------------- distributed
-
-
-def _install_distributed(core):
-    dist = _submodule(core, "distributed",
-                      "Distributed communication. Until the backends of "
-                      "issue 18 land, cmx runs as MLX does with no backend: "
-                      "one process, a group of size 1.")
-    if hasattr(dist, "init"):
-        return
-
-    class Group:
-        """A group of independent processes that communicate; here the
-        singleton group (rank 0 of 1)."""
-
-        def rank(self):
-            """The rank of this process in the group."""
-            return 0
-
-        def size(self):
-            """The number of processes in the group."""
-            return 1
-
-        def split(self, color, key=-1):
-            """Split the group (impossible for a singleton group)."""
-            raise RuntimeError("Cannot split the distributed group further.")
-
-    Group.__module__ = dist.__name__
-    world = Group()
-
-    def is_available(backend="any"):
-        """Whether a distributed backend is available: the singleton one
-        always is."""
-        return True
-
-    def init(strict=False, backend="any", *, all_gather_factory=None):
-        """The distributed group of this process. Without a backend (cmx
-        has none yet) it is the singleton group; strict=True raises, as
-        MLX does when no backend can be initialized."""
-        if strict:
-            raise RuntimeError("[distributed] Couldn't initialize any backend")
-        return world
-
-    def _check(x, group, fname):
-        if group is not None and not isinstance(group, Group):
-            raise TypeError(f"[{fname}] group must be a Group")
-        return core.asarray(x) if not isinstance(x, core.array) else x
-
-    def _collective(name, doc):
-        def f(x, *, group=None, stream=None):
-            return _check(x, group, name)
-
-        f.__name__ = f.__qualname__ = name
-        f.__doc__ = doc + " In a group of one process: x itself."
-        return f
-
-    for name, doc in (("all_sum", "Sum x over the group."),
-                      ("all_max", "The maximum of x over the group."),
-                      ("all_min", "The minimum of x over the group."),
-                      ("all_gather", "Gather x from every process along "
-                                     "its first axis."),
-                      ("sum_scatter", "Sum x over the group and scatter "
-                                      "the result.")):
-        setattr(dist, name, _collective(name, doc))
-
-    def send(x, dst, *, group=None, stream=None):
-        """Send x to process dst (impossible in a singleton group)."""
-        _check(x, group, "send")
-        raise ValueError("Cannot send to a singleton group")
-
-    def recv(shape, dtype, src, *, group=None, stream=None):
-        """Receive an array from process src (impossible in a singleton
-        group)."""
-        raise ValueError("Cannot recv from a singleton group")
-
-    def recv_like(x, src, *, group=None, stream=None):
-        """Receive an array shaped as x from process src (impossible in a
-        singleton group)."""
-        raise ValueError("Cannot recv from a singleton group")
-
-    dist.Group = Group
-    for f in (is_available, init, send, recv, recv_like):
-        setattr(dist, f.__name__, f)
-
-
 # ---------------------------------------------------------------- all
 
 
@@ -215,7 +130,6 @@ def install(core):
         core.ArrayIterator = type(iter(core.array([0])))
     _install_metal(core)
     _install_cuda(core)
-    _install_distributed(core)
     for sub in ("linalg", "fft", "fast"):
         _submodule(core, sub, f"mx.{sub}: see cmx._compat.PENDING.")
     # MLX keeps mx.matrix_norm as a second name of mx.linalg.norm.

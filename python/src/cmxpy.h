@@ -169,6 +169,8 @@ int cmxpy_init_io(PyObject* m);
 /* The cmx.core.linalg and cmx.core.fft submodules (linalg.c, fft.c). */
 int cmxpy_init_linalg(PyObject* m);
 int cmxpy_init_fft(PyObject* m);
+/* The cmx.core.distributed submodule (distributed.c). */
+int cmxpy_init_distributed(PyObject* m);
 /* Adds sub to m as attribute name and to sys.modules as full; 0 or -1. */
 int cmxpy_add_submodule(PyObject* m, PyObject* sub, const char* name,
                         const char* full);

@@ -64,3 +64,20 @@ const cmx__env* cmx__env_get(void) {
   pthread_once(&g_env_once, env_load);
   return &g_env;
 }
+
+/* Read at each call (not cached): the launcher and tests set these before
+ * init, possibly after cmx was loaded. */
+void cmx__dist_env_read(cmx__dist_env* e) {
+  const char* hf = getenv("MLX_HOSTFILE");
+  e->hostfile = hf && *hf ? hf : NULL;
+  const char* r = getenv("MLX_RANK");
+  char* end = NULL;
+  long v = r && *r ? strtol(r, &end, 10) : -1;
+  e->rank = (r && *r && !*end && v >= 0 && v < 1 << 20) ? (int)v : -1;
+  e->timeout_s = env_int("CMX_DISTRIBUTED_TIMEOUT", 300);
+  if (e->timeout_s < 1) e->timeout_s = 1;
+  e->verbose = env_flag("MLX_RING_VERBOSE");
+  const char* n1 = getenv("OMPI_COMM_WORLD_SIZE");
+  const char* n2 = getenv("PMI_SIZE");
+  e->under_mpirun = (n1 && *n1) || (n2 && *n2);
+}

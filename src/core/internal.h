@@ -388,6 +388,17 @@ typedef struct cmx__env {
   int vmap_fallback;          /* CMX_VMAP_FALLBACK */
 } cmx__env;
 const cmx__env* cmx__env_get(void);
+/* The ring's and the timeouts' environment, read now (core/env.c):
+ * MLX_HOSTFILE, MLX_RANK, CMX_DISTRIBUTED_TIMEOUT (seconds, default 300),
+ * MLX_RING_VERBOSE. */
+typedef struct cmx__dist_env {
+  const char* hostfile; /* NULL when unset */
+  int rank;             /* -1 when unset or not a number */
+  int timeout_s;
+  int verbose;
+  int under_mpirun; /* OMPI_COMM_WORLD_SIZE or PMI_SIZE is set */
+} cmx__dist_env;
+void cmx__dist_env_read(cmx__dist_env* e);
 
 /* ---------------- misc ---------------- */
 /* Formats a shape as "(2,3)" into buf. */

@@ -169,6 +169,12 @@
   X(SolveTriangular, 0)                                   \
   /* ---- fourier transforms (fft.c) ---- */              \
   X(FFT, 0)                                               \
+  /* ---- collectives (distributed.c) ---- */            \
+  X(AllReduce, 0)                                         \
+  X(AllGather, 0)                                         \
+  X(ReduceScatter, 0)                                     \
+  X(Send, 0)                                              \
+  X(Recv, 0)                                              \
   /* ---- compile's fused regions (compiled.c) ---- */    \
   X(Compiled, 0)                                          \
   /* end of list */

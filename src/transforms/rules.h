@@ -332,6 +332,14 @@ CMX__RULE_JVP(cmx__jvp_hadamard);
 CMX__RULE_VMAP(cmx__vmap_hadamard);
 /* end of hadamard */
 
+/* ---------------- collectives (rules_distributed.c) ---------------- */
+CMX__RULE_JVP(cmx__jvp_all_reduce);
+CMX__RULE_VMAP(cmx__vmap_all_reduce);
+CMX__RULE_VJP(cmx__vjp_all_gather);
+CMX__RULE_JVP(cmx__jvp_all_gather);
+CMX__RULE_VMAP(cmx__vmap_all_gather);
+/* end of collectives */
+
 /* ---------------- mx.fast (rules_fast.c) ----------------
  * Every fast primitive: the transform of its composite form
  * (cmx__fast_composite, primitives/fast.h). */

@@ -65,25 +65,66 @@ def average_gradients(gradients: Any, group: Any = None,
                       communication_type: Optional[mx.Dtype] = None,
                       communication_stream: Any = None):
     """Averages ``gradients`` (a tree of arrays) over the processes of a
-    distributed group. With a single process (and today, always: cmx has no
-    multi-process backend yet) the gradients are returned unchanged.
+    distributed group (the global group when ``group`` is None), as MLX's.
+
+    Small arrays are flattened and concatenated into buckets of up to
+    ``all_reduce_size`` bytes, one ``all_sum`` per bucket (0 or less: one
+    per array). ``communication_type`` casts the gradients for the
+    communication (back to their dtype after). With one process the
+    gradients are returned unchanged.
 
     Returns:
         The averaged gradients (the same tree).
     """
-    dist = getattr(mx, "distributed", None)
-    if dist is None:
-        return gradients
+    from cmx.utils import tree_flatten, tree_map, tree_unflatten
+
+    dist = mx.distributed
     group = group or dist.init()
     n = group.size()
     if n == 1:
         return gradients
-    from cmx.utils import tree_map
+    stream = communication_stream
 
-    def avg(g):
-        dt = g.dtype
+    def all_sum(x):
+        kw = {"group": group}
+        if stream is not None:
+            kw["stream"] = stream
+        return dist.all_sum(x, **kw)
+
+    def average(x):
+        dt = x.dtype
         if communication_type is not None:
-            g = g.astype(communication_type)
-        return (dist.all_sum(g, group=group) / n).astype(dt)
+            x = x.astype(communication_type)
+        return (all_sum(x) / n).astype(dt)
 
-    return tree_map(avg, gradients)
+    if all_reduce_size <= 0:
+        return tree_map(average, gradients)
+    leaves = tree_flatten(gradients)
+    if not leaves:
+        return gradients
+    keys = [k for k, _ in leaves]
+    values = [v for _, v in leaves]
+    dtype = values[0].dtype
+    if any(v.dtype != dtype for v in values):  # mixed dtypes: one by one
+        return tree_map(average, gradients)
+    comm = communication_type or dtype
+    itemsize = comm.size
+    out = [None] * len(values)
+    start = 0
+    while start < len(values):  # buckets of consecutive leaves
+        end, nbytes = start, 0
+        while end < len(values) and (end == start or nbytes + values[end].size
+                                     * itemsize <= all_reduce_size):
+            nbytes += values[end].size * itemsize
+            end += 1
+        flat = mx.concatenate([v.reshape(-1) for v in values[start:end]])
+        flat = average(flat)
+        offsets = []
+        o = 0
+        for v in values[start:end - 1]:
+            o += v.size
+            offsets.append(o)
+        for i, part in zip(range(start, end), mx.split(flat, offsets)):
+            out[i] = part.reshape(values[i].shape)
+        start = end
+    return tree_unflatten(list(zip(keys, out)))

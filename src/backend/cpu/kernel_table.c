@@ -148,6 +148,12 @@ static const cmx_kernel_fn cpu_kernels[CMX__NUM_PRIMITIVES] = {
     [CMX__P_SolveTriangular] = cmx__cpu_solve_triangular,
     /* fourier transforms */
     [CMX__P_FFT] = cmx__cpu_fft,
+    /* collectives */
+    [CMX__P_AllReduce] = cmx__cpu_all_reduce,
+    [CMX__P_AllGather] = cmx__cpu_all_gather,
+    [CMX__P_ReduceScatter] = cmx__cpu_reduce_scatter,
+    [CMX__P_Send] = cmx__cpu_send,
+    [CMX__P_Recv] = cmx__cpu_recv,
     /* compile's fused regions */
     [CMX__P_Compiled] = cmx__cpu_compiled,
     /* the views, which run on any device */

@@ -122,4 +122,12 @@ CMX__KERNEL(cmx__cpu_quantized_matmul);
 /* ---- compile's fused regions (compiled.c) ---- */
 CMX__KERNEL(cmx__cpu_compiled);
 
+/* ---- collectives (distributed.c) ----
+ * Contract in primitives/distributed.h. */
+CMX__KERNEL(cmx__cpu_all_reduce);
+CMX__KERNEL(cmx__cpu_all_gather);
+CMX__KERNEL(cmx__cpu_reduce_scatter);
+CMX__KERNEL(cmx__cpu_send);
+CMX__KERNEL(cmx__cpu_recv);
+
 #endif

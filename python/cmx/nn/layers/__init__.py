@@ -3,6 +3,7 @@
 from .activations import *  # noqa: F401,F403
 from .base import Module  # noqa: F401
 from .containers import Sequential  # noqa: F401
+from .distributed import *  # noqa: F401,F403
 from .convolution import *  # noqa: F401,F403
 from .dropout import Dropout, Dropout2d, Dropout3d  # noqa: F401
 from .embedding import Embedding  # noqa: F401

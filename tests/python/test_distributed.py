@@ -1,0 +1,142 @@
+"""mx.distributed over several local processes (ring over TCP, and MPI
+when OpenMPI is installed), and the group of one in this process.
+
+Each multi-process case runs tests/python/dist_worker.py on every rank under
+a hard timeout: a hang fails the test instead of stalling the suite."""
+
+import os
+import shutil
+import subprocess
+import sys
+
+import numpy as np
+import pytest
+
+import cmx.core as mx
+import cmx.nn as nn
+
+HERE = os.path.dirname(os.path.abspath(__file__))
+WORKER = os.path.join(HERE, "dist_worker.py")
+D = mx.distributed
+
+
+def _env(extra=None):
+    env = dict(os.environ)
+    env["PYTHONPATH"] = os.pathsep.join(
+        p for p in [os.path.dirname(mx.__file__).rsplit(os.sep, 1)[0],
+                    env.get("PYTHONPATH", "")] if p)
+    env["CMX_NUM_THREADS"] = "1"  # 2 cores, several processes
+    env.pop("MLX_HOSTFILE", None)
+    env.pop("MLX_RANK", None)
+    env.update(extra or {})
+    return env
+
+
+def _run(cmd, n, timeout, extra=None, expect_ok=True):
+    p = subprocess.run(cmd, env=_env(extra), capture_output=True, text=True,
+                       timeout=timeout)
+    out = p.stdout + p.stderr
+    if expect_ok:
+        assert p.returncode == 0, out
+        for r in range(n):
+            assert f"rank {r} ok" in p.stdout, out
+    return p, out
+
+
+def ring(n, mode, timeout=60, extra=None, expect_ok=True):
+    cmd = [sys.executable, "-m", "cmx.launch", "-n", str(n), WORKER, mode,
+           "ring"]
+    return _run(cmd, n, timeout, extra, expect_ok)
+
+
+def have_mpi():
+    return shutil.which("mpirun") is not None and D.is_available("mpi")
+
+
+def mpi(n, mode, timeout=60):
+    cmd = [sys.executable, "-m", "cmx.launch", "--backend", "mpi", "-n",
+           str(n), WORKER, mode, "mpi"]
+    return _run(cmd, n, timeout)
+
+
+# ------------------------------------------------------------ one process
+
+
+def test_group_of_one():
+    g = D.init()
+    assert (g.rank(), g.size()) == (0, 1)
+    assert D.is_available() and D.is_available("ring")
+    assert not D.is_available("nonsense")
+    x = mx.array([1.0, 2.0])
+    for f in (D.all_sum, D.all_max, D.all_min, D.all_gather, D.sum_scatter):
+        assert f(x, group=g).tolist() == [1.0, 2.0]
+    with pytest.raises(ValueError, match="singleton"):
+        D.send(x, 0)
+    with pytest.raises(ValueError, match="singleton"):
+        D.recv((2,), mx.float32, 0)
+    with pytest.raises(ValueError, match="split"):
+        g.split(0)
+    with pytest.raises(TypeError):
+        D.all_sum(x, group=3)
+    grads = {"w": mx.ones((2, 2))}
+    assert nn.average_gradients(grads)["w"].tolist() == [[1, 1], [1, 1]]
+
+
+def test_init_errors():
+    with pytest.raises(ValueError, match="backend"):
+        D.init(backend="carrier-pigeon")
+    # strict without a launcher's environment: a clear error
+    with pytest.raises(RuntimeError, match="MLX_HOSTFILE"):
+        D.init(strict=True, backend="ring")
+
+
+def test_nccl_without_gpus_is_a_clear_error():
+    if mx.is_available(mx.gpu):
+        pytest.skip("a GPU is present: the NCCL check is for CPU machines")
+    assert not D.is_available("nccl")
+    with pytest.raises(RuntimeError, match="nccl"):
+        D.init(strict=True, backend="nccl")
+
+
+def test_sharded_layers_in_one_process():
+    lin = nn.Linear(4, 6)
+    a = nn.layers.distributed.shard_linear(lin, "all-to-sharded")
+    b = nn.ShardedToAllLinear.from_linear(nn.Linear(6, 3))
+    assert isinstance(a, nn.AllToShardedLinear)
+    x = mx.ones((2, 4))
+    assert np.allclose(np.array(a(x)), np.array(lin(x)))
+    assert b(a(x)).shape == (2, 3)
+    m = nn.Sequential(nn.Linear(4, 4))
+    nn.layers.distributed.shard_inplace(m, "all-to-sharded")
+    assert m.layers[0].weight.shape == (4, 4)
+
+
+# ------------------------------------------------------------- the ring
+
+
+@pytest.mark.parametrize("n", [2, 3])
+def test_ring_collectives(n):
+    ring(n, "collectives", timeout=120)
+
+
+def test_ring_killed_peer_fails_every_rank():
+    p, out = ring(3, "killed", timeout=60, expect_ok=False)
+    assert "rank 0 ok" in p.stdout and "rank 1 ok" in p.stdout, out
+    assert p.returncode == 17, out  # the launcher reports the dead rank
+
+
+def test_ring_silent_peer_times_out():
+    ring(2, "silent", timeout=60, extra={"CMX_DISTRIBUTED_TIMEOUT": "2"})
+
+
+def test_ring_data_parallel_training_matches_one_process():
+    ring(2, "train", timeout=90)
+
+
+# ------------------------------------------------------------------ MPI
+
+
+@pytest.mark.skipif(not have_mpi(), reason="OpenMPI (mpirun, libmpi.so.40) "
+                    "is not installed: make bootstrap installs it")
+def test_mpi_collectives():
+    mpi(2, "collectives", timeout=120)
