@@ -5,8 +5,11 @@ plain socket pair between 2 processes.
     python benchmarks/bench_distributed.py [--mib 64] [--iters 5]
 
 Bandwidth of an all_sum = its buffer's bytes / its time (what the caller
-moves through the collective); loopback = bytes / time of a one-way
-transfer of the same size through one TCP connection on 127.0.0.1.
+moves through the collective); loopback one way = bytes / time of a
+one-way transfer of the same size through one TCP connection on
+127.0.0.1; two ways = the same with both processes sending at once (a
+2-rank all_sum must move its buffer in each direction: half in the
+reduce-scatter, half in the all-gather).
 """
 
 import argparse
@@ -49,6 +52,51 @@ def loopback(nbytes, iters):
             got += conn.recv_into(view[got:], nbytes - got)
         dt = time.perf_counter() - t
         if i:  # the first is a warm-up
+            best = max(best, nbytes / dt)
+    conn.close()
+    srv.close()
+    os.waitpid(pid, 0)
+    return best
+
+
+def duplex(nbytes, iters):
+    """Best per-direction bandwidth (bytes/s) when two processes each send
+    nbytes to the other at the same time over one TCP connection (what a
+    2-rank ring step does)."""
+    import threading
+
+    srv = socket.socket()
+    srv.bind(("127.0.0.1", 0))
+    srv.listen(1)
+    port = srv.getsockname()[1]
+
+    def exchange(c, buf, out):
+        t = threading.Thread(target=c.sendall, args=(buf,))
+        t.start()
+        view, got = memoryview(out), 0
+        while got < nbytes:
+            got += c.recv_into(view[got:], nbytes - got)
+        t.join()
+
+    pid = os.fork()
+    if pid == 0:
+        srv.close()
+        c = socket.create_connection(("127.0.0.1", port))
+        buf, out = bytearray(nbytes), bytearray(nbytes)
+        for _ in range(iters + 1):
+            c.recv(1)
+            exchange(c, buf, out)
+        c.close()
+        os._exit(0)
+    conn, _ = srv.accept()
+    buf, out = bytearray(nbytes), bytearray(nbytes)
+    best = 0.0
+    for i in range(iters + 1):
+        t = time.perf_counter()
+        conn.sendall(b"g")
+        exchange(conn, buf, out)
+        dt = time.perf_counter() - t
+        if i:
             best = max(best, nbytes / dt)
     conn.close()
     srv.close()
@@ -100,10 +148,14 @@ def main():
         return worker(a.mib, a.iters, a.worker)
     nbytes = a.mib * 1024 * 1024
     tcp = loopback(nbytes, a.iters)
+    both = duplex(nbytes, a.iters)
     print(f"loopback TCP, one way, {a.mib} MiB: {tcp / 1e9:.2f} GB/s")
+    print(f"loopback TCP, both ways at once, {a.mib} MiB each way: "
+          f"{both / 1e9:.2f} GB/s per direction")
     ring = collective(a.mib, a.iters, "ring")
     print(f"ring all_sum, 2 processes, {a.mib} MiB float32: "
-          f"{ring / 1e9:.2f} GB/s = {ring / tcp:.2f} x loopback")
+          f"{ring / 1e9:.2f} GB/s = {ring / tcp:.2f} x one-way loopback, "
+          f"{ring / both:.2f} x two-way loopback")
     import cmx.core as mx
 
     if shutil.which("mpirun") and mx.distributed.is_available("mpi"):

@@ -70,8 +70,9 @@ cmx_array cmx__all_reduce(cmx_array x, cmx_group* g, int red, cmx_stream s);
 cmx_array cmx__all_gather(cmx_array x, cmx_group* g, cmx_stream s);
 cmx_array cmx__sum_scatter(cmx_array x, cmx_group* g, cmx_stream s);
 
-/* dst[i] = red(dst[i], src[i]) for n elements of dt (reduce.c). */
-void cmx__dist_reduce(void* dst, const void* src, size_t n, cmx_dtype dt,
-                      cmx__red_op red);
+/* dst[i] = red(a[i], b[i]) for n elements of dt (reduce.c); dst may be
+ * a or b. */
+void cmx__dist_reduce(void* dst, const void* a, const void* b, size_t n,
+                      cmx_dtype dt, cmx__red_op red);
 
 #endif

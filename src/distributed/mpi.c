@@ -156,7 +156,7 @@ static cmx_status mpi_all_reduce(void* st, const char* op, const void* in,
   if (s == CMX_OK) {
     memcpy(out, all, count * es);
     for (int r = 1; r < g->size; r++)
-      cmx__dist_reduce(out, all + (size_t)r * count * es, count, dt, red);
+      cmx__dist_reduce(out, out, all + (size_t)r * count * es, count, dt, red);
   }
   free(all);
   return s;

@@ -1,8 +1,7 @@
-/* Elementwise reduction of one host buffer into another, for the
- * communication backends (a received chunk into the local one). Max/min
- * propagate NaN (as mx.maximum); half types are computed in float and
- * rounded once per step; complex64 max/min order by the real then the
- * imaginary part. */
+/* Elementwise reduction of host buffers for the communication backends
+ * (a received chunk with the local one). Max/min propagate NaN (as
+ * mx.maximum); half types are computed in float and rounded once per
+ * step; complex64 max/min order by the real then the imaginary part. */
 #include <string.h>
 
 #include "backend/cpu/ew_scalar_cpu.h"
@@ -11,9 +10,9 @@
 #define LOOP(T, EXPR)                \
   do {                               \
     T* d = dst;                      \
-    const T* s = src;                \
+    const T *x = a_, *y = b_;        \
     for (size_t i = 0; i < n; i++) { \
-      T a = d[i], b = s[i];          \
+      T a = x[i], b = y[i];          \
       d[i] = (EXPR);                 \
     }                                \
   } while (0)
@@ -40,9 +39,9 @@
 #define HALF(TOF, FROMF)                                             \
   do {                                                               \
     uint16_t* d = dst;                                               \
-    const uint16_t* s = src;                                         \
+    const uint16_t *x = a_, *y = b_;                                 \
     for (size_t i = 0; i < n; i++) {                                 \
-      float a = TOF(d[i]), b = TOF(s[i]);                            \
+      float a = TOF(x[i]), b = TOF(y[i]);                            \
       float r = red == CMX__RED_SUM   ? a + b                        \
                 : red == CMX__RED_MAX ? ((a > b || a != a) ? a : b)  \
                                       : ((a < b || a != a) ? a : b); \
@@ -50,9 +49,10 @@
     }                                                                \
   } while (0)
 
-static void complex64(float* d, const float* s, size_t n, cmx__red_op red) {
+static void complex64(float* d, const float* x, const float* y, size_t n,
+                      cmx__red_op red) {
   for (size_t i = 0; i < n; i++) {
-    float ar = d[2 * i], ai = d[2 * i + 1], br = s[2 * i], bi = s[2 * i + 1];
+    float ar = x[2 * i], ai = x[2 * i + 1], br = y[2 * i], bi = y[2 * i + 1];
     if (red == CMX__RED_SUM) {
       d[2 * i] = ar + br;
       d[2 * i + 1] = ai + bi;
@@ -60,15 +60,14 @@ static void complex64(float* d, const float* s, size_t n, cmx__red_op red) {
     }
     bool a_gt = ar > br || (ar == br && ai > bi);
     bool a_lt = ar < br || (ar == br && ai < bi);
-    if (red == CMX__RED_MAX ? !a_gt : !a_lt) {
-      d[2 * i] = br;
-      d[2 * i + 1] = bi;
-    }
+    bool take_b = red == CMX__RED_MAX ? !a_gt : !a_lt;
+    d[2 * i] = take_b ? br : ar;
+    d[2 * i + 1] = take_b ? bi : ai;
   }
 }
 
-void cmx__dist_reduce(void* dst, const void* src, size_t n, cmx_dtype dt,
-                      cmx__red_op red) {
+void cmx__dist_reduce(void* dst, const void* a_, const void* b_, size_t n,
+                      cmx_dtype dt, cmx__red_op red) {
   switch (dt) {
     case CMX_BOOL:
       if (red == CMX__RED_MIN)
@@ -113,7 +112,7 @@ void cmx__dist_reduce(void* dst, const void* src, size_t n, cmx_dtype dt,
       NUM(double);
       break;
     case CMX_COMPLEX64:
-      complex64(dst, src, n, red);
+      complex64(dst, a_, b_, n, red);
       break;
     default:
       break;

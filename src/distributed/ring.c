@@ -78,13 +78,15 @@ static cmx_status net_fail(ring_net* n, const char* op, const char* fmt, ...) {
 
 /* ---------------- transfers ---------------- */
 
-/* What a transfer does with the bytes it receives: reduce them into dst
- * (red >= 0; elements of dt) or leave them in the receive buffer. */
+/* What a transfer does with the bytes it receives: dst = red(base,
+ * received) (red >= 0; elements of dt), or nothing (they stay in the
+ * receive buffer). */
 typedef struct sink {
   int red; /* cmx__red_op, or -1 */
   cmx_dtype dt;
   size_t esize;
   char* dst;
+  const char* base;
 } sink;
 
 /* Sends sb[0..sn) to world peer `to` and receives rn bytes into rb from
@@ -135,8 +137,9 @@ static cmx_status xfer(ring_net* n, const char* op, int to, const char* sb,
       if (k && k->red >= 0) { /* reduce the whole elements that arrived */
         size_t upto = got / k->esize * k->esize;
         if (upto > reduced) {
-          cmx__dist_reduce(k->dst + reduced, rb + reduced,
-                           (upto - reduced) / k->esize, k->dt, k->red);
+          cmx__dist_reduce(k->dst + reduced, k->base + reduced, rb + reduced,
+                           (upto - reduced) / k->esize, k->dt,
+                           (cmx__red_op)k->red);
           reduced = upto;
         }
       }
@@ -173,10 +176,14 @@ static void seg(size_t count, int size, int i, size_t* lo, size_t* hi) {
 
 #define MOD(a, m) ((((a) % (m)) + (m)) % (m))
 
-/* The reduce-scatter half of the ring on buf (count elements): afterwards
- * segment `rank` holds the reduction over the group. */
-static cmx_status reduce_scatter_ring(ring_st* g, const char* op, char* buf,
-                                      size_t count, cmx_dtype dt, int red) {
+/* The reduce-scatter half of the ring over `in` into `out` (count
+ * elements; they may be the same buffer): afterwards segment `rank` of out
+ * holds the reduction over the group. Each segment is received once and
+ * reduced with in's copy of it, so out needs no copy of in first: step 0
+ * sends from in, later steps the segment out received the step before. */
+static cmx_status reduce_scatter_ring(ring_st* g, const char* op,
+                                      const char* in, char* out, size_t count,
+                                      cmx_dtype dt, int red) {
   ring_net* n = g->net;
   int N = g->size, r = g->rank;
   int right = g->world[(r + 1) % N], left = g->world[MOD(r - 1, N)];
@@ -186,8 +193,9 @@ static cmx_status reduce_scatter_ring(ring_st* g, const char* op, char* buf,
   for (int s = 0; s < N - 1; s++) {
     seg(count, N, MOD(r - s - 1, N), &lo, &hi);
     seg(count, N, MOD(r - s - 2, N), &lo2, &hi2);
-    sink k = {red, dt, es, buf + lo2 * es};
-    if (xfer(n, op, right, buf + lo * es, (hi - lo) * es, left, tmp,
+    const char* from = s == 0 ? in : out;
+    sink k = {red, dt, es, out + lo2 * es, in + lo2 * es};
+    if (xfer(n, op, right, from + lo * es, (hi - lo) * es, left, tmp,
              (hi2 - lo2) * es, &k) != CMX_OK)
       return cmx_last_status();
   }
@@ -216,9 +224,8 @@ static cmx_status ring_all_reduce(void* st, const char* op, const void* in,
                                   void* out, size_t count, cmx_dtype dt,
                                   cmx__red_op red) {
   ring_st* g = st;
-  if (in != out) memcpy(out, in, count * cmx_dtype_size(dt));
   pthread_mutex_lock(&g->net->lock);
-  cmx_status s = reduce_scatter_ring(g, op, out, count, dt, (int)red);
+  cmx_status s = reduce_scatter_ring(g, op, in, out, count, dt, (int)red);
   if (s == CMX_OK) s = all_gather_ring(g, op, out, count, cmx_dtype_size(dt));
   pthread_mutex_unlock(&g->net->lock);
   return s;
@@ -240,9 +247,8 @@ static cmx_status ring_reduce_scatter(void* st, const char* op, const void* in,
   size_t es = cmx_dtype_size(dt), total = count * (size_t)g->size;
   char* buf = malloc(total * es + 1);
   if (!buf) return cmx__error(CMX_ERR_MEMORY, "[%s] out of memory", op);
-  memcpy(buf, in, total * es);
   pthread_mutex_lock(&g->net->lock);
-  cmx_status s = reduce_scatter_ring(g, op, buf, total, dt, CMX__RED_SUM);
+  cmx_status s = reduce_scatter_ring(g, op, in, buf, total, dt, CMX__RED_SUM);
   pthread_mutex_unlock(&g->net->lock);
   if (s == CMX_OK) memcpy(out, buf + (size_t)g->rank * count * es, count * es);
   free(buf);
