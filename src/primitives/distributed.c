@@ -65,7 +65,9 @@ CMX__VTABLE(AllGather, .vjp = cmx__vjp_all_gather, .jvp = cmx__jvp_all_gather,
             .vmap = cmx__vmap_all_gather, .output_shapes = all_gather_shapes,
             .equal = cmx__params_equal_bytes, .hash = cmx__params_hash_bytes,
             .destroy = dist_destroy);
-CMX__VTABLE(ReduceScatter, .output_shapes = reduce_scatter_shapes,
+CMX__VTABLE(ReduceScatter, .jvp = cmx__jvp_reduce_scatter,
+            .vmap = cmx__vmap_reduce_scatter,
+            .output_shapes = reduce_scatter_shapes,
             .equal = cmx__params_equal_bytes, .hash = cmx__params_hash_bytes,
             .destroy = dist_destroy);
 CMX__VTABLE(Send, .output_shapes = cmx__shapes_like_input, .equal = never_equal,

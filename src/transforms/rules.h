@@ -338,6 +338,8 @@ CMX__RULE_VMAP(cmx__vmap_all_reduce);
 CMX__RULE_VJP(cmx__vjp_all_gather);
 CMX__RULE_JVP(cmx__jvp_all_gather);
 CMX__RULE_VMAP(cmx__vmap_all_gather);
+CMX__RULE_JVP(cmx__jvp_reduce_scatter);
+CMX__RULE_VMAP(cmx__vmap_reduce_scatter);
 /* end of collectives */
 
 /* ---------------- mx.fast (rules_fast.c) ----------------

@@ -4,7 +4,8 @@
  * result; the identity rule), its jvp (sums only) reduces the tangent, and
  * vmap reduces the batched input as it is. all_gather's vjp takes this
  * rank's rows of the cotangent, its jvp gathers the tangent, and its vmap
- * gathers with the batch axis moved off axis 0 (to axis 1). */
+ * gathers with the batch axis moved off axis 0 (to axis 1). sum_scatter has
+ * no vjp (none in MLX either). */
 #include "distributed/distributed.h"
 #include "ops/ops_internal.h"
 #include "primitives/distributed.h"
@@ -67,5 +68,29 @@ CMX__RULE_VMAP(cmx__vmap_all_gather) {
   }
   out[0] = cmx__rule_keep(cmx__all_gather(x, dp(p)->group, s));
   out_axes[0] = 1;
+  return out[0] ? CMX_OK : cmx_last_status();
+}
+
+/* sum_scatter is linear: its jvp scatters the tangent; vmap keeps the batch
+ * axis off axis 0, which it splits. */
+CMX__RULE_JVP(cmx__jvp_reduce_scatter) {
+  (void)nin, (void)argnums, (void)nargs, (void)outputs, (void)nout;
+  cmx_stream s = cmx__rule_stream(p);
+  out[0] = cmx__rule_keep(cmx__sum_scatter(
+      cmx__rule_as_like(tangents[0], primals[0], s), dp(p)->group, s));
+  return out[0] ? CMX_OK : cmx_last_status();
+}
+
+CMX__RULE_VMAP(cmx__vmap_reduce_scatter) {
+  (void)nin, (void)outputs, (void)nout;
+  cmx_stream s = cmx__rule_stream(p);
+  cmx_array x = inputs[0];
+  int ax = axes[0];
+  if (ax == 0) {
+    x = cmx__moveaxis(x, 0, 1, s);
+    ax = 1;
+  }
+  out[0] = cmx__rule_keep(cmx__sum_scatter(x, dp(p)->group, s));
+  out_axes[0] = ax;
   return out[0] ? CMX_OK : cmx_last_status();
 }

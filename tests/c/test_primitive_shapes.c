@@ -14,6 +14,7 @@
 #include "harness.h"
 /* clang-format off */
 #include "ops/ops_internal.h"
+#include "distributed/distributed.h"
 /* clang-format on */
 
 #define S CMX_STREAM_DEFAULT
@@ -459,9 +460,8 @@ B(b_rope) {
   return cmx_fast_rope(o, in[0], 4, v, &base, 1.0f, 2, NULL, NULL, S);
 }
 B(b_sdpa) {
-  return cmx_fast_scaled_dot_product_attention(o, in[0], in[1], in[2],
-                                               v ? 0.5f : 0.25f, "causal",
-                                               NULL, NULL, S);
+  return cmx_fast_scaled_dot_product_attention(
+      o, in[0], in[1], in[2], v ? 0.5f : 0.25f, "causal", NULL, NULL, S);
 }
 /* The quantization builders quantize their float input first (bits 4, or
  * 8 for the variant). */
@@ -488,8 +488,8 @@ B(b_quantized_matmul) {
   cmx_array q[3] = {0};
   cmx_status st = quantized(in[1], v, q);
   if (st == CMX_OK)
-    st = cmx_quantized_matmul(o, in[0], q[0], q[1], q[2], true, 32,
-                              v ? 8 : 4, NULL, S);
+    st = cmx_quantized_matmul(o, in[0], q[0], q[1], q[2], true, 32, v ? 8 : 4,
+                              NULL, S);
   for (int i = 0; i < 3; i++) cmx_array_release(q[i]);
   return st;
 }
@@ -625,6 +625,37 @@ B(b_custom) {
   return st;
 }
 
+/* Collectives need a group of more than one process: a group of 2 whose
+ * backend is never called (these graphs are built, never evaluated). */
+static const cmx__dist_backend g_nobackend = {.name = "none"};
+static cmx_group* g_pairs[2];     /* released by main */
+static cmx_group* pair_v(int v) { /* two groups: other parameters */
+  if (!g_pairs[v]) g_pairs[v] = cmx__group_new(&g_nobackend, NULL, 0, 2);
+  return g_pairs[v];
+}
+static cmx_group* pair(void) {
+  return pair_v(0);
+}
+B(b_all_reduce) {
+  return (v ? cmx_distributed_all_max : cmx_distributed_all_sum)(o, in[0],
+                                                                 pair(), S);
+}
+B(b_all_gather) {
+  return cmx_distributed_all_gather(o, in[0], pair_v(v), S);
+}
+B(b_sum_scatter) {
+  return cmx_distributed_sum_scatter(o, in[0], pair_v(v), S);
+}
+B(b_send) {
+  (void)v;
+  return cmx_distributed_send(o, in[0], 1, pair(), S);
+}
+B(b_recv) {
+  (void)in;
+  int64_t shape[2] = {2, 3};
+  return cmx_distributed_recv(o, shape, v ? 1 : 2, CMX_FLOAT32, 1, pair(), S);
+}
+
 #define F32 CMX_FLOAT32
 #define I32 CMX_INT32
 #define U32 CMX_UINT32
@@ -699,6 +730,11 @@ static const op_case CASES[] = {
     {"compiled_fixed", b_compiled_fixed, 2, {{2, 3}, {3}}, {2, 1}, {F32, F32}, 0},
     {"depends", b_depends, 2, {{2, 3}, {3}}, {2, 1}, {F32, F32}, 0},
     {"custom_function", b_custom, 1, {{2, 3}}, {2}, {F32}, VARIANT | DISTINCT},
+    {"all_sum", b_all_reduce, 1, {{2, 3}}, {2}, {F32}, VARIANT},
+    {"all_gather", b_all_gather, 1, {{2, 3}}, {2}, {F32}, VARIANT},
+    {"sum_scatter", b_sum_scatter, 1, {{4, 3}}, {2}, {F32}, VARIANT | NO_VJP},
+    {"send", b_send, 1, {{2, 3}}, {2}, {F32}, DISTINCT | NO_VMAP | NO_VJP},
+    {"recv", b_recv, 0, {{0}}, {0}, {0}, DISTINCT},
 };
 /* clang-format on */
 
@@ -803,6 +839,7 @@ int main(void) {
   RUN(test_consistency);
   RUN(test_coverage);
   for (int i = 0; i < g_nprims; i++) cmx_primitive_release(g_prims[i]);
+  cmx_group_release(g_pairs[0]), cmx_group_release(g_pairs[1]);
   if (g_load_path[0]) unlink(g_load_path);
   return test_summary("test_primitive_shapes");
 }
