@@ -12,6 +12,7 @@
 #define CMX_DISTRIBUTED_INTERNAL_H
 
 #include <stddef.h>
+#include <stdint.h>
 
 #include "cmx/distributed.h"
 #include "core/internal.h"
@@ -37,6 +38,21 @@ typedef struct cmx__dist_backend {
                      int dst);
   cmx_status (*recv)(void* st, const char* op, void* buf, size_t bytes,
                      int src);
+  /* The same on GPU memory (device pointers as uint64, the CUDA stream to
+   * enqueue on as void*), called from the GPU kernels inside a GPU task;
+   * NULL for the backends that move host memory only (ring, MPI). */
+  cmx_status (*gpu_all_reduce)(void* st, const char* op, uint64_t in,
+                               uint64_t out, size_t count, cmx_dtype dt,
+                               cmx__red_op red, void* stream);
+  cmx_status (*gpu_all_gather)(void* st, const char* op, uint64_t in,
+                               uint64_t out, size_t bytes, void* stream);
+  cmx_status (*gpu_reduce_scatter)(void* st, const char* op, uint64_t in,
+                                   uint64_t out, size_t count, cmx_dtype dt,
+                                   void* stream);
+  cmx_status (*gpu_send)(void* st, const char* op, uint64_t buf, size_t bytes,
+                         int dst, void* stream);
+  cmx_status (*gpu_recv)(void* st, const char* op, uint64_t buf, size_t bytes,
+                         int src, void* stream);
   /* A new state for the processes passing color; writes its rank/size. */
   cmx_status (*split)(void* st, int color, int key, void** out, int* rank,
                       int* size);
@@ -62,7 +78,8 @@ void* cmx__mpi_init(int* rank, int* size);
 bool cmx__mpi_available(void);
 void* cmx__nccl_init(int* rank, int* size);
 bool cmx__nccl_available(void);
-extern const cmx__dist_backend cmx__ring_backend, cmx__mpi_backend;
+extern const cmx__dist_backend cmx__ring_backend, cmx__mpi_backend,
+    cmx__nccl_backend;
 
 /* The collectives' internal ops (ops/distributed.c), for the transform
  * rules: red is a cmx__red_op; scope-owned results. */

@@ -77,10 +77,7 @@ static cmx_group* start(int b) {
   if (!st) return NULL;
   const cmx__dist_backend* be = b == B_RING  ? &cmx__ring_backend
                                 : b == B_MPI ? &cmx__mpi_backend
-                                             : NULL;
-  if (b == B_NCCL) { /* cmx__nccl_init never succeeds yet (see nccl.c) */
-    return CMX__FAIL(CMX_ERR_RUNTIME, "[distributed.init] nccl unavailable");
-  }
+                                             : &cmx__nccl_backend;
   g_world[b] = cmx__group_new(be, st, rank, size);
   return g_world[b];
 }

@@ -13,12 +13,14 @@ static cmx_group* group_of(cmx_group* g) {
 }
 
 /* The stream a collective runs on: the ring and MPI move host memory, so
- * the default stream is the cpu's; an explicit gpu stream is an error. */
-static bool comm_stream(const char* op, cmx_stream* s) {
+ * their default stream is the cpu's and an explicit gpu stream is an
+ * error; NCCL takes either (gpu arrays through NCCL, cpu ones over its
+ * bootstrap group). */
+static bool comm_stream(const char* op, cmx_group* g, cmx_stream* s) {
   bool dflt = s->index < 0 && s->device.index < 0;
   cmx_stream r;
   if (cmx_stream_resolve(&r, *s) != CMX_OK) return false;
-  if (r.device.type == CMX_GPU) {
+  if (r.device.type == CMX_GPU && !g->be->gpu_all_reduce) {
     if (!dflt) {
       cmx__error(CMX_ERR_VALUE,
                  "[%s] the ring and mpi backends run on the cpu only; pass "
@@ -45,7 +47,7 @@ static cmx__dist_params params(cmx_group* g, int red, int peer) {
 static cmx_array collective(const char* op, const cmx_primitive_vtable* vt,
                             cmx_array x, cmx_group* g, int red,
                             const int64_t* shape, int ndim, cmx_stream s) {
-  if (!comm_stream(op, &s)) return NULL;
+  if (!comm_stream(op, g, &s)) return NULL;
   x = cmx__contiguous(x, false, s);
   if (!x) return NULL;
   cmx__dist_params q = params(g, red, -1);
@@ -112,7 +114,7 @@ static bool check_peer(const char* op, cmx_group* g, int peer) {
 static cmx_array send_op(cmx_array x, int dst, cmx_group* g, cmx_stream s) {
   if (!CMX__ARGS("send", x)) return NULL;
   g = group_of(g);
-  if (!check_peer("send", g, dst) || !comm_stream("send", &s)) return NULL;
+  if (!check_peer("send", g, dst) || !comm_stream("send", g, &s)) return NULL;
   x = cmx__contiguous(x, false, s);
   if (!x) return NULL;
   cmx__dist_params q = params(g, 0, dst);
@@ -123,7 +125,7 @@ static cmx_array send_op(cmx_array x, int dst, cmx_group* g, cmx_stream s) {
 static cmx_array recv_op(const int64_t* shape, int ndim, cmx_dtype dt, int src,
                          cmx_group* g, cmx_stream s) {
   g = group_of(g);
-  if (!check_peer("recv", g, src) || !comm_stream("recv", &s)) return NULL;
+  if (!check_peer("recv", g, src) || !comm_stream("recv", g, &s)) return NULL;
   if (ndim < 0 || ndim > CMX_MAX_NDIM || (ndim && !shape))
     return CMX__FAIL(CMX_ERR_VALUE, "[recv] invalid shape");
   for (int i = 0; i < ndim; i++)

@@ -3,6 +3,7 @@
 #include "distributed/distributed.h"
 
 #include "backend/cpu/kernels.h"
+#include "core/layout.h"
 #include "primitives/distributed.h"
 
 static const char* reduce_name(int red) {
@@ -56,13 +57,9 @@ CMX__KERNEL(cmx__cpu_send) {
   if (g->be->send(g->st, "send", cmx_kernel_data(in[0]), nbytes(in[0]),
                   q->peer) != CMX_OK)
     return cmx_last_status();
-  int nd = cmx_array_ndim(out[0]);
-  const int64_t* dims = cmx_array_shape(out[0]);
-  int64_t strides[CMX_MAX_NDIM], st = 1;
-  for (int i = nd - 1; i >= 0; i--) {
-    strides[i] = st;
-    st *= dims[i];
-  }
+  int64_t strides[CMX_MAX_NDIM];
+  cmx__row_major_strides(cmx_array_shape(out[0]), cmx_array_ndim(out[0]),
+                         strides);
   return cmx_kernel_set_view(out[0], in[0], 0, strides);
 }
 

@@ -49,6 +49,12 @@ static const cmx_kernel_fn gpu_kernels[CMX__NUM_PRIMITIVES] = {
     [CMX__P_SliceUpdate] = cmx__gpu_slice_update,
     [CMX__P_Concatenate] = cmx__gpu_concatenate,
     [CMX__P_Pad] = cmx__gpu_pad,
+    /* collectives through NCCL (distributed.c) */
+    [CMX__P_AllReduce] = cmx__gpu_all_reduce,
+    [CMX__P_AllGather] = cmx__gpu_all_gather,
+    [CMX__P_ReduceScatter] = cmx__gpu_reduce_scatter,
+    [CMX__P_Send] = cmx__gpu_send,
+    [CMX__P_Recv] = cmx__gpu_recv,
     /* the views, which run on any device */
     CMX__VIEW_KERNEL_ENTRIES,
 };

@@ -112,4 +112,18 @@ cmx_status cmx__gpu_softmax(const cmx_primitive* p, const cmx_array* in,
 cmx_status cmx__gpu_scan(const cmx_primitive* p, const cmx_array* in, int nin,
                          const cmx_array* out, int nout);
 
+/* ---- collectives (distributed.c) ----
+ * Contract in primitives/distributed.h: through the group's backend on the
+ * task's stream (NCCL); an error for host-memory backends. */
+cmx_status cmx__gpu_all_reduce(const cmx_primitive* p, const cmx_array* in,
+                               int nin, const cmx_array* out, int nout);
+cmx_status cmx__gpu_all_gather(const cmx_primitive* p, const cmx_array* in,
+                               int nin, const cmx_array* out, int nout);
+cmx_status cmx__gpu_reduce_scatter(const cmx_primitive* p, const cmx_array* in,
+                                   int nin, const cmx_array* out, int nout);
+cmx_status cmx__gpu_send(const cmx_primitive* p, const cmx_array* in, int nin,
+                         const cmx_array* out, int nout);
+cmx_status cmx__gpu_recv(const cmx_primitive* p, const cmx_array* in, int nin,
+                         const cmx_array* out, int nout);
+
 #endif
