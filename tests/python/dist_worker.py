@@ -204,6 +204,15 @@ def train():
     g_sh = mx.grad(lambda x: s2(s1(x)).sum())(x)
     g_full = mx.grad(lambda x: l2(l1(x)).sum())(x)
     assert np.allclose(np.array(g_sh), np.array(g_full), rtol=1e-4, atol=1e-5)
+    # the quantized forms
+    mx.random.seed(3)
+    q1, q2 = nn.QuantizedLinear(64, 64 * N), nn.QuantizedLinear(64 * N, 3)
+    t1 = nn.layers.distributed.shard_linear(q1, "all-to-sharded")
+    t2 = nn.layers.distributed.shard_linear(q2, "sharded-to-all")
+    assert isinstance(t2, nn.QuantizedShardedToAllLinear)
+    x = mx.random.normal((2, 64))
+    assert np.allclose(np.array(t2(t1(x))), np.array(q2(q1(x))), rtol=1e-4,
+                       atol=1e-4)
     # average_gradients' buckets: 10 arrays in 1, 2 or 10 all_sums
     calls = []
     orig = D.all_sum

@@ -78,7 +78,50 @@ def _check_div(what, n, size):
                          f"{size}")
 
 
-class AllToShardedLinear(Module):
+class _ShardedLinear(Module):
+    """A Linear layer's shard: all-to-sharded layers keep rows of the
+    weight (the output features), sharded-to-all ones its columns."""
+
+    _SHARDING = ""
+
+    def __init__(self, input_dims, output_dims, bias, group):
+        super().__init__()
+        scale = math.sqrt(1.0 / input_dims)
+        self.group = _group(group)
+        n = self.group.size()
+        rows = self._SHARDING == "all-to-sharded"
+        _check_div(type(self).__name__, output_dims if rows else input_dims,
+                   n)
+        shape = ((output_dims // n, input_dims) if rows
+                 else (output_dims, input_dims // n))
+        self.weight = mx.random.uniform(-scale, scale, shape)
+        if bias:
+            self.bias = mx.random.uniform(-scale, scale,
+                                          (output_dims // n if rows
+                                           else output_dims,))
+
+    def _extra_repr(self) -> str:
+        out, inp = self.weight.shape
+        n = self.group.size()
+        if self._SHARDING == "all-to-sharded":
+            out *= n
+        else:
+            inp *= n
+        return f"input_dims={inp}, output_dims={out}, bias={'bias' in self}"
+
+    @classmethod
+    def from_linear(cls, linear_layer: Module, *, segments=1, group=None):
+        """This rank's shard of ``linear_layer`` (``segments``: the number
+        of fused parts of its weight, each sharded on its own)."""
+        group = _group(group)
+        out, inp = linear_layer.weight.shape
+        layer = cls(inp, out, "bias" in linear_layer, group)
+        layer.update(_unflatten(_shard_params(
+            linear_layer.parameters(), cls._SHARDING, group, segments)))
+        return layer
+
+
+class AllToShardedLinear(_ShardedLinear):
     """Each process applies its rows of the affine map, so the output is
     sharded over the group along its last axis; the input gradient is
     summed over the group.
@@ -88,22 +131,11 @@ class AllToShardedLinear(Module):
         group (mx.distributed.Group, optional): Default: the global group.
     """
 
+    _SHARDING = "all-to-sharded"
+
     def __init__(self, input_dims: int, output_dims: int, bias: bool = True,
                  group=None):
-        super().__init__()
-        scale = math.sqrt(1.0 / input_dims)
-        self.group = _group(group)
-        n = self.group.size()
-        _check_div("AllToShardedLinear", output_dims, n)
-        self.weight = mx.random.uniform(-scale, scale,
-                                        (output_dims // n, input_dims))
-        if bias:
-            self.bias = mx.random.uniform(-scale, scale, (output_dims // n,))
-
-    def _extra_repr(self) -> str:
-        out, inp = self.weight.shape
-        return (f"input_dims={inp}, output_dims={out * self.group.size()}, "
-                f"bias={'bias' in self}")
+        super().__init__(input_dims, output_dims, bias, group)
 
     def __call__(self, x):
         x = sum_gradients(self.group)(x)
@@ -111,17 +143,8 @@ class AllToShardedLinear(Module):
             return mx.addmm(self["bias"], x, self["weight"].T)
         return x @ self["weight"].T
 
-    @classmethod
-    def from_linear(cls, linear_layer: Module, *, segments=1, group=None):
-        group = _group(group)
-        out, inp = linear_layer.weight.shape
-        layer = cls(inp, out, "bias" in linear_layer, group)
-        layer.update(_shard_params(linear_layer.parameters(),
-                                   "all-to-sharded", group, segments))
-        return layer
 
-
-class ShardedToAllLinear(Module):
+class ShardedToAllLinear(_ShardedLinear):
     """Each process applies its columns of the affine map to its slice of
     the input features; the partial results are summed over the group, so
     every process gets the full output.
@@ -131,37 +154,17 @@ class ShardedToAllLinear(Module):
         group (mx.distributed.Group, optional): Default: the global group.
     """
 
+    _SHARDING = "sharded-to-all"
+
     def __init__(self, input_dims: int, output_dims: int, bias: bool = True,
                  group=None):
-        super().__init__()
-        scale = math.sqrt(1.0 / input_dims)
-        self.group = _group(group)
-        n = self.group.size()
-        _check_div("ShardedToAllLinear", input_dims, n)
-        self.weight = mx.random.uniform(-scale, scale,
-                                        (output_dims, input_dims // n))
-        if bias:
-            self.bias = mx.random.uniform(-scale, scale, (output_dims,))
-
-    def _extra_repr(self) -> str:
-        out, inp = self.weight.shape
-        return (f"input_dims={inp * self.group.size()}, output_dims={out}, "
-                f"bias={'bias' in self}")
+        super().__init__(input_dims, output_dims, bias, group)
 
     def __call__(self, x):
         x = mx.distributed.all_sum(x @ self["weight"].T, group=self.group)
         if "bias" in self:
             x = x + self["bias"]
         return x
-
-    @classmethod
-    def from_linear(cls, linear_layer: Module, *, segments=1, group=None):
-        group = _group(group)
-        out, inp = linear_layer.weight.shape
-        layer = cls(inp, out, "bias" in linear_layer, group)
-        layer.update(_shard_params(linear_layer.parameters(),
-                                   "sharded-to-all", group, segments))
-        return layer
 
 
 class _QuantizedSharded(Module):
