@@ -102,12 +102,18 @@ static PyObject* is_available(PyObject* m, PyObject* args, PyObject* kw) {
 
 static PyObject* init(PyObject* m, PyObject* args, PyObject* kw) {
   (void)m;
-  static char* kws[] = {"strict", "backend", NULL};
+  static char* kws[] = {"strict", "backend", "all_gather_factory", NULL};
   int strict = 0;
   const char* backend = "any";
-  if (!PyArg_ParseTupleAndKeywords(args, kw, "|ps:init", kws, &strict,
-                                   &backend))
+  PyObject* factory = Py_None;
+  if (!PyArg_ParseTupleAndKeywords(args, kw, "|ps$O:init", kws, &strict,
+                                   &backend, &factory))
     return NULL;
+  if (factory != Py_None) {
+    PyErr_SetString(PyExc_NotImplementedError,
+                    "[init] all_gather_factory is not implemented in cmx");
+    return NULL;
+  }
   cmx_group* g = NULL;
   cmx_status st;
   Py_BEGIN_ALLOW_THREADS st = cmx_distributed_init(&g, strict, backend);
@@ -219,7 +225,8 @@ static PyMethodDef functions[] = {
      "is_available(backend: str = 'any') -> bool\n\nCheck if a communication "
      "backend is available ('any', 'ring', 'mpi' or 'nccl')."},
     {"init", FN(init), KW,
-     "init(strict: bool = False, backend: str = 'any') -> Group\n\nInitialize "
+     "init(strict: bool = False, backend: str = 'any', *, "
+     "all_gather_factory: Callable | None = None) -> Group\n\nInitialize "
      "the communication backend and create the global communication group. "
      "Without a backend (and strict=False) the group of this process alone."},
     {"all_sum", FN(py_all_sum), KW,
