@@ -53,8 +53,9 @@ bool cmx_distributed_is_available(const char* backend);
  * without, the group of one. Unknown backend: CMX_ERR_VALUE. */
 cmx_status cmx_distributed_init(cmx_group** out, bool strict,
                                 const char* backend);
-/* The group that collectives use when passed NULL: the last group
- * cmx_distributed_init made (the group of one before any). Borrowed. */
+/* The group that collectives use when passed NULL: the last world group
+ * cmx_distributed_init started or returned (the group of one before any,
+ * and after inits that fell back to it). Borrowed. */
 cmx_group* cmx_distributed_default_group(void);
 
 /* This process's rank in g, and g's size. */

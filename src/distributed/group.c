@@ -111,9 +111,13 @@ cmx_status cmx_distributed_init(cmx_group** out, bool strict,
       cmx__error(CMX_ERR_RUNTIME, "[init] Couldn't initialize any backend");
     st = cmx_last_status();
   } else {
-    if (!g) g = &g_single;
+    /* A backend that could not start leaves the default group as it was
+     * (the group of one, or a world made before). */
+    if (g)
+      g_default = g;
+    else
+      g = &g_single;
     cmx_clear_error();
-    g_default = g;
     *out = cmx_group_retain(g);
   }
   pthread_mutex_unlock(&g_lock);

@@ -244,6 +244,12 @@ void* cmx__mpi_init(int* rank, int* size) {
     return CMX__FAIL(CMX_ERR_RUNTIME,
                      "[init] mpi backend: cannot load libmpi.so.40 (install "
                      "OpenMPI: apt-get install openmpi-bin)");
+  cmx__dist_env e;
+  cmx__dist_env_read(&e);
+  if (!e.under_mpirun) /* a singleton MPI_Init would spawn OpenMPI's daemon */
+    return CMX__FAIL(CMX_ERR_RUNTIME,
+                     "[init] mpi backend: this process was not started by "
+                     "mpirun (or python -m cmx.launch --backend mpi)");
   int inited = 0, provided = 0;
   pthread_mutex_lock(&g_mpi);
   M.Initialized(&inited);

@@ -88,6 +88,13 @@ def test_init_errors():
     # strict without a launcher's environment: a clear error
     with pytest.raises(RuntimeError, match="MLX_HOSTFILE"):
         D.init(strict=True, backend="ring")
+    if D.is_available("mpi"):
+        with pytest.raises(RuntimeError, match="mpirun"):
+            D.init(strict=True, backend="mpi")
+    # not strict: the group of one
+    assert D.init(backend="ring").size() == 1
+    with pytest.raises(NotImplementedError):
+        D.init(all_gather_factory=lambda r, n: None)
 
 
 def test_nccl_without_gpus_is_a_clear_error():
