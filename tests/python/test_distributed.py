@@ -126,6 +126,16 @@ def test_ring_collectives(n):
     ring(n, "collectives", timeout=120)
 
 
+def test_launch_hostfile(tmp_path):
+    """MLX's hostfile format (local hosts run as local processes)."""
+    hf = tmp_path / "hosts.json"
+    hf.write_text('{"backend": "ring", "envs": ["CMX_TEST_ENV=1"], "hosts": '
+                  '[{"ssh": "localhost", "ips": ["127.0.0.1"]}, '
+                  '{"ssh": "localhost", "ips": ["127.0.0.1"]}]}')
+    _run([sys.executable, "-m", "cmx.launch", "--hostfile", str(hf), WORKER,
+          "smoke", "ring"], 2, timeout=60)
+
+
 def test_ring_killed_peer_fails_every_rank():
     p, out = ring(3, "killed", timeout=60, expect_ok=False)
     assert "rank 0 ok" in p.stdout and "rank 1 ok" in p.stdout, out
