@@ -202,8 +202,6 @@ def main(argv=None):
         ap.error("the script to run is missing")
     if args.command[0] == "--":
         args.command = args.command[1:]
-    if not args.command[0].startswith("-") and args.command[0] != "-m":
-        pass
 
     envs = list(args.env)
     backend = args.backend
