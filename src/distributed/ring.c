@@ -30,6 +30,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/socket.h>
+#include <sys/time.h>
 #include <time.h>
 #include <unistd.h>
 
@@ -415,8 +416,12 @@ static void tune(int fd) {
   setsockopt(fd, IPPROTO_TCP, TCP_NODELAY, &one, sizeof one);
 }
 
-/* Full exchange of 4-byte ranks on a blocking socket. */
-static int hello(int fd, int me, int* peer) {
+/* Full exchange of 4-byte ranks on a blocking socket, waiting at most
+ * timeout_s for the peer. */
+static int hello(int fd, int me, int* peer, int timeout_s) {
+  struct timeval tv = {timeout_s, 0};
+  setsockopt(fd, SOL_SOCKET, SO_RCVTIMEO, &tv, sizeof tv);
+  setsockopt(fd, SOL_SOCKET, SO_SNDTIMEO, &tv, sizeof tv);
   int32_t v = me, p = -1;
   if (send(fd, &v, sizeof v, MSG_NOSIGNAL) != (ssize_t)sizeof v) return -1;
   if (recv(fd, &p, sizeof p, MSG_WAITALL) != (ssize_t)sizeof p) return -1;
@@ -518,7 +523,7 @@ void* cmx__ring_init(int* rank, int* size) {
     int peer = -1, fd = -1;
     if (resolve(hosts[p], &sa, &salen) == 0)
       fd = connect_retry(&sa, salen, deadline);
-    if (fd < 0 || hello(fd, me, &peer) != 0 || peer != p) {
+    if (fd < 0 || hello(fd, me, &peer, e.timeout_s) != 0 || peer != p) {
       if (fd >= 0) close(fd);
       snprintf(what, sizeof what, "%d at %s", p, hosts[p]);
       free(hosts);
@@ -532,8 +537,8 @@ void* cmx__ring_init(int* rank, int* size) {
     int left_ms = (int)((deadline - now_s()) * 1000);
     int fd = -1, peer = -1;
     if (left_ms > 0 && poll(&pf, 1, left_ms) == 1) fd = accept(lfd, NULL, NULL);
-    if (fd < 0 || hello(fd, me, &peer) != 0 || peer <= me || peer >= N ||
-        fds[peer] >= 0) {
+    if (fd < 0 || hello(fd, me, &peer, e.timeout_s) != 0 || peer <= me ||
+        peer >= N || fds[peer] >= 0) {
       if (fd >= 0) close(fd);
       free(hosts);
       return init_fail(n, lfd,
