@@ -71,6 +71,11 @@ struct cmx_group {
 cmx_group* cmx__group_new(const cmx__dist_backend* be, void* st, int rank,
                           int size);
 
+/* The ring's or MPI's world group (from the environment: MLX_HOSTFILE,
+ * else mpirun's), started if needed: a new reference, or NULL with the
+ * error set. For NCCL's bootstrap, called while a world is started. */
+cmx_group* cmx__dist_host_world(void);
+
 /* Backends' constructors: a world state, or NULL with the error set (the
  * message says why the backend cannot start). */
 void* cmx__ring_init(int* rank, int* size);

@@ -82,6 +82,20 @@ static cmx_group* start(int b) {
   return g_world[b];
 }
 
+/* Called by cmx__nccl_init inside start (g_lock held): the host world
+ * that bootstraps NCCL, shared with init(backend="ring"/"mpi"). */
+cmx_group* cmx__dist_host_world(void) {
+  cmx__dist_env e;
+  cmx__dist_env_read(&e);
+  int b = e.hostfile ? B_RING : e.under_mpirun ? B_MPI : -1;
+  if (b < 0)
+    return CMX__FAIL(CMX_ERR_RUNTIME,
+                     "[init] nccl backend: start the processes with "
+                     "cmx.launch or mpirun (NCCL's id is shared over the ring "
+                     "or MPI)");
+  return cmx_group_retain(start(b));
+}
+
 cmx_status cmx_distributed_init(cmx_group** out, bool strict,
                                 const char* backend) {
   if (!out) return cmx__error(CMX_ERR_VALUE, "[init] out is NULL");

@@ -134,26 +134,12 @@ void* cmx__nccl_init(int* rank, int* size) {
   if (!cmx__nccl_available())
     return CMX__FAIL(CMX_ERR_RUNTIME,
                      "[init] nccl backend: cannot load libnccl.so.2");
-  cmx__dist_env e;
-  cmx__dist_env_read(&e);
-  int hr = 0, hs = 1;
-  void* hst = e.hostfile       ? cmx__ring_init(&hr, &hs)
-              : e.under_mpirun ? cmx__mpi_init(&hr, &hs)
-                               : NULL;
-  if (!hst) {
-    if (!e.hostfile && !e.under_mpirun)
-      cmx__error(CMX_ERR_RUNTIME,
-                 "[init] nccl backend: start the processes with cmx.launch "
-                 "or mpirun (NCCL's id is shared over the ring or MPI)");
-    return NULL;
-  }
-  cmx_group* host = cmx__group_new(
-      e.hostfile ? &cmx__ring_backend : &cmx__mpi_backend, hst, hr, hs);
+  cmx_group* host = cmx__dist_host_world();
   if (!host) return NULL;
   nccl_st* s = st_new(host, "init");
   if (!s) return NULL;
-  *rank = hr;
-  *size = hs;
+  *rank = host->rank;
+  *size = host->size;
   return s;
 }
 
