@@ -21,24 +21,9 @@ import numpy as np
 
 sys.path.insert(0, os.path.dirname(__file__))
 from _timing import best_alternating  # noqa: E402
+from gpu_products_bench import cmx_fn, torch_fn  # noqa: E402
 
 import cmx.core as mx  # noqa: E402
-
-
-def cmx_fn(f):
-    def run(number):
-        outs = [f() for _ in range(number)]
-        mx.eval(outs)
-        mx.synchronize()
-    return run
-
-
-def torch_fn(torch, f):
-    def run(number):
-        for _ in range(number):
-            f()
-        torch.cuda.synchronize()
-    return run
 
 
 def main():

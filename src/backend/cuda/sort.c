@@ -47,50 +47,41 @@ static const char* const k_kernels[] = {"cmx_sort_block",
 #define SORT_TILE 4096
 #define SORT_THREADS 256
 
+/* Per dtype: the key kind (kernels/sort.cu: 0 unsigned, 1 signed, 2
+ * float, 3 complex64), the sign bit and the bits of +inf. */
+static const struct {
+  int kind;
+  const char *sign, *inf;
+} k_keys[CMX_NUM_DTYPES] = {
+    [CMX_BOOL] = {0, "0", "0"},
+    [CMX_UINT8] = {0, "0", "0"},
+    [CMX_UINT16] = {0, "0", "0"},
+    [CMX_UINT32] = {0, "0", "0"},
+    [CMX_UINT64] = {0, "0", "0"},
+    [CMX_INT8] = {1, "0x80u", "0"},
+    [CMX_INT16] = {1, "0x8000u", "0"},
+    [CMX_INT32] = {1, "0x80000000u", "0"},
+    [CMX_INT64] = {1, "0x8000000000000000ull", "0"},
+    [CMX_FLOAT16] = {2, "0x8000u", "0x7c00u"},
+    [CMX_BFLOAT16] = {2, "0x8000u", "0x7f80u"},
+    [CMX_FLOAT32] = {2, "0x80000000u", "0x7f800000u"},
+    [CMX_FLOAT64] = {2, "0x8000000000000000ull", "0x7ff0000000000000ull"},
+    [CMX_COMPLEX64] = {3, "0", "0"}};
+
 static bool sort_variant(int v, cmx__gpu_variant* out) {
   if (v < 0 || v >= CMX_NUM_DTYPES) return false;
   cmx_dtype dt = (cmx_dtype)v;
   int bits = (int)cmx_dtype_size(dt) * 8;
   static const char* const types[] = {
       "", "cmx_u8", "cmx_u16", "", "cmx_u32", "", "", "", "cmx_u64"};
-  int kind = 0;
-  const char *sign = "0", *inf = "0";
-  switch (dt) {
-    case CMX_INT8:
-    case CMX_INT16:
-    case CMX_INT32:
-    case CMX_INT64:
-      kind = 1;
-      sign = bits == 8    ? "0x80u"
-             : bits == 16 ? "0x8000u"
-             : bits == 32 ? "0x80000000u"
-                          : "0x8000000000000000ull";
-      break;
-    case CMX_FLOAT16:
-      kind = 2, sign = "0x8000u", inf = "0x7c00u";
-      break;
-    case CMX_BFLOAT16:
-      kind = 2, sign = "0x8000u", inf = "0x7f80u";
-      break;
-    case CMX_FLOAT32:
-      kind = 2, sign = "0x80000000u", inf = "0x7f800000u";
-      break;
-    case CMX_FLOAT64:
-      kind = 2, sign = "0x8000000000000000ull", inf = "0x7ff0000000000000ull";
-      break;
-    case CMX_COMPLEX64:
-      kind = 3;
-      break;
-    default:
-      break;
-  }
   snprintf(out->name, sizeof out->name, "sort_%s", cmx_dtype_name(dt));
   out->flags = 0;
   int w = snprintf(out->prelude, sizeof out->prelude,
                    "#define CMX_S_T %s\n#define CMX_S_BITS %d\n"
                    "#define CMX_S_KIND %d\n#define CMX_S_SIGN %s\n"
                    "#define CMX_S_INF %s\n",
-                   types[bits / 8], bits, kind, sign, inf);
+                   types[bits / 8], bits, k_keys[v].kind, k_keys[v].sign,
+                   k_keys[v].inf);
   return w > 0 && (size_t)w < sizeof out->prelude;
 }
 

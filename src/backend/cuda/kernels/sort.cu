@@ -190,6 +190,18 @@ CMX_S_FN unsigned cmx_s_rank(unsigned d, unsigned* wc) {
   return c + r;
 }
 
+// Turns the warps' counts of digit d = threadIdx.x (wc[warp][d]) into
+// each warp's first place for its elements of d, the first warp's at run.
+CMX_S_FN void cmx_s_warp_starts(unsigned (*wc)[256], unsigned run) {
+  const int d = threadIdx.x;
+#pragma unroll
+  for (int q = 0; q < CMX_S_WARPS; q++) {
+    const unsigned v = wc[q][d];
+    wc[q][d] = run;
+    run += v;
+  }
+}
+
 // Key bits that differ within the block's keys: or ^ and over the block
 // (256 threads); every thread gets it.
 CMX_S_FN cmx_sk cmx_s_block_diff(cmx_sk o, cmx_sk a) {
@@ -271,17 +283,11 @@ extern "C" __global__ void __launch_bounds__(CMX_S_THREADS)
       rk[it] = cmx_s_rank(j < n ? cmx_s_digit(k[it], shift) : 256u, wc[w]);
     }
     __syncthreads();
-    {  // thread tid = digit: each warp's first place for it
+    {  // thread tid = digit: the digit's first place in the tile
       unsigned t = 0, total;
 #pragma unroll
       for (int q = 0; q < CMX_S_WARPS; q++) t += wc[q][tid];
-      unsigned run = cmx_s_block_excl(t, &total);
-#pragma unroll
-      for (int q = 0; q < CMX_S_WARPS; q++) {
-        const unsigned v = wc[q][tid];
-        wc[q][tid] = run;
-        run += v;
-      }
+      cmx_s_warp_starts(wc, cmx_s_block_excl(t, &total));
     }
     __syncthreads();
 #pragma unroll
@@ -403,15 +409,7 @@ extern "C" __global__ void __launch_bounds__(CMX_S_THREADS)
     rk[it] = cmx_s_rank(act ? cmx_s_digit(k[it], shift) : 256u, wc[w]);
   }
   __syncthreads();
-  {  // thread tid = digit: each warp's first place for it
-    unsigned run = start[tid];
-#pragma unroll
-    for (int q = 0; q < CMX_S_WARPS; q++) {
-      const unsigned v = wc[q][tid];
-      wc[q][tid] = run;
-      run += v;
-    }
-  }
+  cmx_s_warp_starts(wc, start[tid]);
   __syncthreads();
 #pragma unroll
   for (int it = 0; it < CMX_S_IPT; it++) {
