@@ -179,3 +179,41 @@ def test_sort_stream_and_signature():
     assert str(inspect.signature(mx.sort)) == "(a, /, axis=-1, *, stream=None)"
     assert str(inspect.signature(mx.topk)) == "(a, /, k, axis=-1, *, stream=None)"
     assert "sorted copy" in mx.sort.__doc__
+
+
+def sample_specials(shape, dt, seed):
+    """sample() with NaN, +-inf, -0.0 and 0.0 mixed into float dtypes."""
+    x = sample(shape, dt, seed)
+    if np.issubdtype(x.dtype, np.floating):
+        rng = np.random.default_rng(seed + 1)
+        m = rng.integers(0, 10, shape)
+        specials = np.array([np.nan, np.inf, -np.inf, -0.0, 0.0], x.dtype)
+        x = np.where(m < 5, specials[np.minimum(m, 4)], x).astype(x.dtype)
+    return x
+
+
+# Row lengths that reach each GPU path (bitonic rows several to a block,
+# a block's radix sort, the tiled radix sort over one and many tiles),
+# sorted along the last, first and a middle axis; stable ties, NaN last.
+@pytest.mark.parametrize("n", [1, 2, 31, 1024, 1025, 4097, 1 << 20])
+@pytest.mark.parametrize("dt", [mx.float32, mx.int64, mx.float16, mx.uint8, mx.float64])
+def test_sort_rows_of_every_length(n, dt):
+    shapes = [((3, n), -1), ((n, 2), 0), ((2, n, 3), 1)] if n < (1 << 20) else [((n,), 0)]
+    for shape, axis in shapes:
+        x = sample_specials(shape, dt, seed=n % 97)
+        a = mx.array(x, dtype=dt)
+        want = np.argsort(x, axis=axis, kind="stable")
+        np.testing.assert_array_equal(np.array(mx.argsort(a, axis=axis)), want)
+        got = np.array(mx.sort(a, axis=axis))
+        ref = np.take_along_axis(x, want, axis=axis)
+        # the elements themselves, bit for bit (-0.0 stays -0.0)
+        u = f"u{x.itemsize}"
+        np.testing.assert_array_equal(got.view(u), ref.view(u))
+        # a partition: the sorted element at k, the sorted sides as sets
+        k = shape[axis] // 2
+        p = np.array(mx.partition(a, k, axis=axis))
+        srt = np.take_along_axis(x, want, axis=axis)
+        n_ax = shape[axis]
+        for lo, hi in [(0, k), (k, k + 1), (k + 1, n_ax)]:
+            np.testing.assert_array_equal(np.sort(np.take(p, range(lo, hi), axis=axis), axis=axis),
+                                          np.take(srt, range(lo, hi), axis=axis))

@@ -22,6 +22,12 @@ static const cmx_kernel_fn gpu_kernels[CMX__NUM_PRIMITIVES] = {
     [CMX__P_Var] = cmx__gpu_var,
     [CMX__P_Softmax] = cmx__gpu_softmax, /* softmax.c */
     [CMX__P_Scan] = cmx__gpu_scan,       /* scan.c */
+    /* sorts (sort.c): a partition is a full sort */
+    [CMX__P_Sort] = cmx__gpu_sort,
+    [CMX__P_ArgSort] = cmx__gpu_argsort,
+    [CMX__P_Partition] = cmx__gpu_sort,
+    [CMX__P_ArgPartition] = cmx__gpu_argsort,
+    [CMX__P_SearchSorted] = cmx__gpu_searchsorted,
     /* every op of the op table: one kernel family built from its rows */
     CMX__EW_OPS(GPU_EW_ENTRY)
         /* shape */

@@ -126,4 +126,16 @@ cmx_status cmx__gpu_send(const cmx_primitive* p, const cmx_array* in, int nin,
 cmx_status cmx__gpu_recv(const cmx_primitive* p, const cmx_array* in, int nin,
                          const cmx_array* out, int nout);
 
+/* ---- sorts (sort.c) ---- */
+/* Sort and Partition (cmx__gpu_sort), ArgSort and ArgPartition
+ * (cmx__gpu_argsort): every dtype, any axis and input layout, equal to the
+ * CPU's sort bit for bit (stable, NaNs last); a partition is the full
+ * sort. SearchSorted: the CPU's keys, both sides. */
+cmx_status cmx__gpu_sort(const cmx_primitive* p, const cmx_array* in, int nin,
+                         const cmx_array* out, int nout);
+cmx_status cmx__gpu_argsort(const cmx_primitive* p, const cmx_array* in,
+                            int nin, const cmx_array* out, int nout);
+cmx_status cmx__gpu_searchsorted(const cmx_primitive* p, const cmx_array* in,
+                                 int nin, const cmx_array* out, int nout);
+
 #endif
