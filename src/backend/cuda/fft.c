@@ -9,7 +9,9 @@
  *
  * An axis with one element per line (inner == 1) is one batched plan over
  * every line; otherwise a plan strided by `inner` over the inner lines,
- * executed once per outer index. Any length (cuFFT's Bluestein path takes
+ * executed once per outer index (a real transform whose executions would
+ * start an odd number of floats in, which cuFFT rejects, moves the axis
+ * last through copies instead). Any length (cuFFT's Bluestein path takes
  * large primes); length 1 is a copy. Plans are cached per (device, type,
  * length, strides, distances, batch) in a bounded cache (PLANS entries;
  * the least recently used idle one is destroyed, after the device
@@ -178,6 +180,45 @@ static cmx_status launch(int dev, int kernel, const cmx__gpu_args* args,
   return cmx__gpu_launch("fft", k, &cfg, args);
 }
 
+static cmx_status run_axis(int dev, int type, int dir, CUdeviceptr src,
+                           const int64_t* sd, CUdeviceptr dst,
+                           const int64_t* dd, int ndim, int ax, int64_t n);
+
+/* The lines of a middle axis (outer and inner both > 1) of a real
+ * transform whose per-outer executions would start at addresses cuFFT
+ * rejects (an odd number of floats in): src moved so the axis is last
+ * (outer, inner, slen), transformed as one batch, moved back. */
+static cmx_status run_moved(int dev, int type, int dir, CUdeviceptr src,
+                            int64_t slen, CUdeviceptr dst, int64_t dlen,
+                            int64_t outer, int64_t inner, int64_t n) {
+  size_t si = type == CMX__CUFFT_R2C ? 4 : 8,
+         di = type == CMX__CUFFT_C2R ? 4 : 8;
+  cmx__buffer* t1 =
+      cmx__device_hooks->alloc_device((size_t)(outer * inner * slen) * si, dev);
+  cmx__buffer* t2 = t1 ? cmx__device_hooks->alloc_device(
+                             (size_t)(outer * inner * dlen) * di, dev)
+                       : NULL;
+  cmx_status st = t2 ? CMX_OK : cmx_last_status();
+  const int64_t sshape[3] = {outer, slen, inner},
+                dshape[3] = {outer, dlen, inner};
+  const int64_t srm[3] = {slen * inner, inner, 1},
+                smv[3] = {inner * slen, 1, slen};
+  const int64_t drm[3] = {dlen * inner, inner, 1},
+                dmv[3] = {inner * dlen, 1, dlen};
+  const int64_t sd2[2] = {outer * inner, slen}, dd2[2] = {outer * inner, dlen};
+  if (st == CMX_OK)
+    st = cmx__gpu_copy_strided("fft", dev, t1->dev, smv, src, srm, sshape, 3,
+                               si);
+  if (st == CMX_OK)
+    st = run_axis(dev, type, dir, t1->dev, sd2, t2->dev, dd2, 2, 1, n);
+  if (st == CMX_OK)
+    st = cmx__gpu_copy_strided("fft", dev, dst, drm, t2->dev, dmv, dshape, 3,
+                               di);
+  if (t1) cmx__buffer_release(t1);
+  if (t2) cmx__buffer_release(t2);
+  return st;
+}
+
 /* Transforms every line along axis ax of src (dims sd) into dst (dims dd;
  * they differ at ax only): type is a cuFFT type, n the length. */
 static cmx_status run_axis(int dev, int type, int dir, CUdeviceptr src,
@@ -217,6 +258,9 @@ static cmx_status run_axis(int dev, int type, int dir, CUdeviceptr src,
     c.outer = outer;
     c.sstep = sd[ax] * inner * sw * 4;
     c.dstep = dd[ax] * inner * dw * 4;
+    if (outer > 1 && (c.sstep % 8 || c.dstep % 8))
+      return run_moved(dev, type, dir, src, sd[ax], dst, dd[ax], outer, inner,
+                       n);
   }
   plan tmp;
   c.p = plan_get(&k, "fft", &tmp);

@@ -14,11 +14,14 @@
  * (kernels/linalg.cu).
  *
  * Routines: batches of small matrices take the batched routines (cuBLAS
- * getrf/getri/getrs/trsm, cuSOLVER potrfBatched, syevjBatched and
- * gesvdjBatched up to 32x32); single or large matrices a loop of the
- * 64-bit API (Xgetrf, Xgetrs, Xpotrf, Xsyevd, Xgeqrf + orgqr, gesvdj,
- * Xgeev). Every library call goes through the encoder as a CALL command,
- * under the device's solver lock (a handle binds one stream at a time).
+ * getrf/getri/getrs/trsm, cuSOLVER potrfBatched); single or large
+ * matrices a loop of the 64-bit API (Xgetrf, Xgetrs, Xpotrf, Xsyevd,
+ * Xgeqrf + orgqr, gesvdj, Xgeev). Eigh and SVD of matrices up to 32x32
+ * always take syevjBatched / gesvdjBatched, a single matrix too, so that
+ * a matrix gets the same eigenvectors (signs) alone and in a batch (vmap
+ * equals the loop). Every library call goes through the encoder as a CALL
+ * command, under the device's solver lock (a handle binds one stream at a
+ * time).
  *
  * Errors: the routines report per matrix in device info words; reading
  * them back synchronises the task's stream (a CALL that copies them to
@@ -845,7 +848,7 @@ cmx_status cmx__gpu_eigh(const cmx_primitive* p, const cmx_array* in, int nin,
   if (st != CMX_OK || empty) return st;
   eig_ctx c = {.jobz = q->vectors ? CMX__EIG_VECTOR : CMX__EIG_NOVECTOR,
                .uplo = q->upper ? CMX__FILL_LOWER : CMX__FILL_UPPER,
-               .batched = j.batch > 1 && j.n <= 32};
+               .batched = j.n <= 32};
   CUdeviceptr flags = 0, src = dptr(&j, in[0], &st);
   c.w = dptr(&j, out[0], &st);
   if (st == CMX_OK) st = sanitized(&j, src, &c.a, &flags);
@@ -877,7 +880,7 @@ cmx_status cmx__gpu_svd(const cmx_primitive* p, const cmx_array* in, int nin,
   }
   int64_t m = j.m, n = j.n, k = m < n ? m : n, e = j.esz;
   eig_ctx c = {.jobz = uv ? CMX__EIG_VECTOR : CMX__EIG_NOVECTOR,
-               .batched = j.batch > 1 && m <= 32 && n <= 32};
+               .batched = m <= 32 && n <= 32};
   CUdeviceptr flags = 0, src = dptr(&j, in[0], &st);
   CUdeviceptr s_out = dptr(&j, out[uv ? 1 : 0], &st);
   c.w = s_out;
