@@ -61,6 +61,7 @@ static const cmx_kernel_fn gpu_kernels[CMX__NUM_PRIMITIVES] = {
     [CMX__P_Eigh] = cmx__gpu_eigh,
     [CMX__P_Eig] = cmx__gpu_eig,
     [CMX__P_FFT] = cmx__gpu_fft,
+    [CMX__P_CovSqrt] = cmx__gpu_cov_sqrt,
     /* the views, which run on any device */
     CMX__VIEW_KERNEL_ENTRIES,
 };

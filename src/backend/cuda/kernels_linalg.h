@@ -24,6 +24,8 @@ CMX__GPU_LINALG_KERNEL(cmx__gpu_svd);
 CMX__GPU_LINALG_KERNEL(cmx__gpu_eigh);
 CMX__GPU_LINALG_KERNEL(cmx__gpu_eig);
 CMX__GPU_LINALG_KERNEL(cmx__gpu_fft);
+/* CovSqrt (primitives/random.h), the CPU's algorithm (linalg.c). */
+CMX__GPU_LINALG_KERNEL(cmx__gpu_cov_sqrt);
 #undef CMX__GPU_LINALG_KERNEL
 
 #endif

@@ -60,7 +60,8 @@ enum {
   K_DIAG_ZERO,
   K_LUF_PIV,
   K_QR_R,
-  K_EIG_PACK
+  K_EIG_PACK,
+  K_COV_SQRT
 };
 
 static bool la_variant(int v, cmx__gpu_variant* out) {
@@ -1067,5 +1068,43 @@ cmx_status cmx__gpu_eig(const cmx_primitive* p, const cmx_array* in, int nin,
   }
   if (st == CMX_OK)
     st = check_info(&j, c.info, flags, "Eigensolver did not converge.");
+  return finish(&j, st, out, nout);
+}
+
+/* CovSqrt (primitives/random.h): the CPU's one-sided Jacobi in double, one
+ * thread per matrix (kernels/linalg.cu), for the small covariances of
+ * random.multivariate_normal. */
+cmx_status cmx__gpu_cov_sqrt(const cmx_primitive* p, const cmx_array* in,
+                             int nin, const cmx_array* out, int nout) {
+  (void)nin, (void)nout;
+  cmx_array a = in[0], o = out[0];
+  if (!cmx_kernel_is_contiguous(a) || a->dtype != CMX_FLOAT32)
+    return cmx_kernel_error(CMX_ERR_VALUE,
+                            "[CovSqrt] expects a contiguous input.");
+  job j;
+  memset(&j, 0, sizeof j);
+  j.op = "CovSqrt";
+  j.dev = cmx_primitive_stream(p).device.index;
+  cmx_status st = cmx_kernel_alloc(o);
+  if (st != CMX_OK || o->size == 0) return st;
+  long long n = a->dims[a->ndim - 1], batch = o->size / (n * n);
+  CUdeviceptr src = dptr(&j, a, &st), dst = dptr(&j, o, &st), ws = 0;
+  if (st == CMX_OK)
+    st = scratch(&j, (size_t)(batch * (2 * n * n + n)) * sizeof(double), &ws);
+  if (st == CMX_OK) {
+    cmx__gpu_args args;
+    cmx__gpu_args_init(&args);
+    CMX__GPU_ARG(&args, src);
+    CMX__GPU_ARG(&args, dst);
+    CMX__GPU_ARG(&args, ws);
+    CMX__GPU_ARG(&args, batch);
+    CMX__GPU_ARG(&args, n);
+    const cmx__gpu_kernel* k =
+        cmx__gpu_kernel_get(j.dev, &cmx__gpu_family_linalg, 0, K_COV_SQRT);
+    if (!k) st = cmx_last_status();
+    cmx__gpu_cfg cfg = {.grid = {(unsigned)((batch + 63) / 64), 1, 1},
+                        .block = {64, 1, 1}};
+    if (st == CMX_OK) st = cmx__gpu_launch(j.op, k, &cfg, &args);
+  }
   return finish(&j, st, out, nout);
 }

@@ -148,3 +148,71 @@ extern "C" __global__ void cmx_la_eig_pack(const T* w, const T* vr, float* ow,
   }
 }
 #endif
+
+// CovSqrt, one thread per matrix of a float32 stack: U diag(sqrt(s)) V^T
+// of the n x n matrix's SVD in double by one-sided Jacobi, as the CPU's
+// kernel (backend/cpu/random.c) computes it: rotations V make the columns
+// of W = A V orthogonal, then out = W diag(1 / sqrt(|w_j|)) V^T, columns
+// at rounding level counting as zero. ws: 2 n^2 + n doubles per matrix.
+#if !defined(CMX_ONLY) || defined(CMX_ONLY_cmx_la_cov_sqrt)
+extern "C" __global__ void cmx_la_cov_sqrt(const float* in, float* out,
+                                           double* ws, long long batch,
+                                           long long n) {
+  CMX_LA_LOOP(b, batch) {
+    long long nn = n * n;
+    double* w = ws + b * (2 * nn + n);
+    double* v = w + nn;
+    double* sig = v + nn;
+    for (long long i = 0; i < nn; i++) {
+      w[i] = (double)in[b * nn + i];
+      v[i] = i / n == i % n ? 1.0 : 0.0;
+    }
+    for (int sweep = 0; sweep < 60; sweep++) {
+      bool rotated = false;
+      for (long long p = 0; p < n - 1; p++)
+        for (long long q = p + 1; q < n; q++) {
+          double al = 0, be = 0, ga = 0;
+          for (long long k = 0; k < n; k++) {
+            double x = w[k * n + p], y = w[k * n + q];
+            al += x * x;
+            be += y * y;
+            ga += x * y;
+          }
+          if (!(fabs(ga) > 1e-15 * sqrt(al * be))) continue;
+          rotated = true;
+          double zeta = (be - al) / (2 * ga);
+          double t = (zeta >= 0 ? 1.0 : -1.0) /
+                     (fabs(zeta) + sqrt(1 + zeta * zeta));
+          double cs = 1 / sqrt(1 + t * t), sn = cs * t;
+          for (long long k = 0; k < n; k++) {
+            double x = w[k * n + p], y = w[k * n + q];
+            w[k * n + p] = cs * x - sn * y;
+            w[k * n + q] = sn * x + cs * y;
+            x = v[k * n + p];
+            y = v[k * n + q];
+            v[k * n + p] = cs * x - sn * y;
+            v[k * n + q] = sn * x + cs * y;
+          }
+        }
+      if (!rotated) break;
+    }
+    double smax = 0;
+    for (long long j = 0; j < n; j++) {
+      double s2 = 0;
+      for (long long k = 0; k < n; k++) s2 += w[k * n + j] * w[k * n + j];
+      sig[j] = sqrt(s2);
+      if (sig[j] > smax) smax = sig[j];
+    }
+    double tol = smax * (double)n * 2.220446049250313e-16;
+    for (long long j = 0; j < n; j++)
+      sig[j] = sig[j] > tol ? 1 / sqrt(sig[j]) : 0;
+    for (long long r = 0; r < n; r++)
+      for (long long c = 0; c < n; c++) {
+        double acc = 0;
+        for (long long j = 0; j < n; j++)
+          acc += w[r * n + j] * sig[j] * v[c * n + j];
+        out[b * nn + r * n + c] = (float)acc;
+      }
+  }
+}
+#endif
