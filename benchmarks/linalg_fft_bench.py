@@ -5,10 +5,15 @@ measured in the same run, functions taking turns (benchmarks/_timing.py).
 CPU goals: fft and rfft of 2^20 points and of a (1024, 1024) batch along
 the last axis at >= 0.8 of NumPy's speed. The linalg figures (batched
 (256, 64, 64) inv, cholesky, svd, eigh; a 4096x4096 solve) are printed for
-the CPU; their GPU goals need cuSOLVER (not yet). complex64/float32 on
-every side (NumPy >= 2 computes float32 transforms in single precision).
+the CPU. complex64/float32 on every side (NumPy >= 2 computes float32
+transforms in single precision).
 
-    PYTHONPATH=build/python python benchmarks/linalg_fft_bench.py [--quick]
+--gpu: the GPU mode (cuFFT, cuSOLVER/cuBLAS) against cmx on the CPU and
+torch on the same GPU (torch.cuda), each call synchronised: goals fft/rfft
+>= 0.9 of torch's speed; batched (256, 64, 64) inv, cholesky, svd, eigh
+faster than the CPU and >= 0.8 of torch; 4096x4096 solve >= 0.8 of torch.
+
+    PYTHONPATH=build/python python benchmarks/linalg_fft_bench.py [--quick] [--gpu]
 """
 
 import os
@@ -96,9 +101,88 @@ def linalg_rows():
     row("solve 4096 x 4096", fns, 2 if QUICK else 3, 1)
 
 
+def gpu_rows():
+    """cmx on the GPU vs cmx on the CPU and torch on the GPU (same card)."""
+    have_torch = torch is not None and torch.cuda.is_available()
+    try:
+        card = mx.device_info(mx.gpu)
+    except Exception as e:  # the name is for the log only
+        card = f"? ({e})"
+    print(f"== GPU: {card}; torch.cuda "
+          f"{'yes: ' + torch.cuda.get_device_name(0) if have_torch else 'no'}")
+    sync = (lambda: torch.cuda.synchronize()) if have_torch else (lambda: None)
+
+    def run(name, x, cf, tf, reps, number, cpu=True):
+        a = mx.array(x)
+        mx.eval(a)
+        with mx.stream(mx.gpu):
+            ag = mx.array(x) + 0
+            mx.eval(ag)
+
+        def on_gpu():
+            with mx.stream(mx.gpu):
+                mx.eval(cf(ag))
+
+        def on_cpu():
+            with mx.stream(mx.cpu):
+                mx.eval(cf(a))
+
+        fns = [("cmx-gpu", on_gpu)]
+        if cpu:
+            fns.append(("cmx-cpu", on_cpu))
+        if have_torch:
+            t = torch.from_numpy(x).cuda()
+
+            def tor():
+                tf(t)
+                sync()
+            fns.append(("torch", tor))
+        return row(name, fns, reps, number)
+
+    r = 2 if QUICK else 5
+    for name, x, fn in [("fft 2^20", cplx((1 << 20,)), "fft"),
+                        ("rfft 2^20", RNG.standard_normal(1 << 20).astype(np.float32), "rfft"),
+                        ("fft (1024, 1024) last axis", cplx((1024, 1024)), "fft"),
+                        ("rfft (1024, 1024) last axis",
+                         RNG.standard_normal((1024, 1024)).astype(np.float32), "rfft"),
+                        ("fft2 (1024, 1024)", cplx((1024, 1024)), "fft2")]:
+        run(name, x, getattr(mx.fft, fn), getattr(torch.fft, fn) if have_torch else None, r, 10, cpu=False)
+    b = RNG.standard_normal((256, 64, 64)).astype(np.float32)
+    spd = b @ b.transpose(0, 2, 1) + 64 * np.eye(64, dtype=np.float32)
+    lt = (lambda f: f) if have_torch else (lambda f: None)
+    run("inv (256, 64, 64)", b, mx.linalg.inv, lt(torch.linalg.inv if have_torch else None), r, 3)
+    run("cholesky (256, 64, 64)", spd, mx.linalg.cholesky, lt(torch.linalg.cholesky if have_torch else None), r, 3)
+    run("svd (256, 64, 64)", b, lambda a: mx.linalg.svd(a)[1],
+        lt((lambda t: torch.linalg.svd(t)) if have_torch else None), 2 if QUICK else 3, 1)
+    run("eigh (256, 64, 64)", spd, lambda a: mx.linalg.eigh(a)[0],
+        lt((lambda t: torch.linalg.eigh(t)) if have_torch else None), 2 if QUICK else 3, 1)
+    big = RNG.standard_normal((4096, 4096)).astype(np.float32) + 64 * np.eye(4096, dtype=np.float32)
+    rhs = RNG.standard_normal((4096, 1)).astype(np.float32)
+    ag, rg = mx.array(big), mx.array(rhs)
+    with mx.stream(mx.gpu):
+        ag, rg = ag + 0, rg + 0
+        mx.eval(ag, rg)
+
+    def solve_gpu():
+        with mx.stream(mx.gpu):
+            mx.eval(mx.linalg.solve(ag, rg))
+    fns = [("cmx-gpu", solve_gpu)]
+    if have_torch:
+        ta, tr = torch.from_numpy(big).cuda(), torch.from_numpy(rhs).cuda()
+
+        def tsolve():
+            torch.linalg.solve(ta, tr)
+            sync()
+        fns.append(("torch", tsolve))
+    row("solve 4096 x 4096", fns, 2 if QUICK else 4, 1)
+
+
 if __name__ == "__main__":
     print(f"numpy {np.__version__}; torch {'not installed' if torch is None else torch.__version__}; "
           f"cpus {os.cpu_count()}, load {os.getloadavg()[0]:.1f}")
+    if "--gpu" in sys.argv:
+        gpu_rows()
+        sys.exit(0)
     fft_rows()
     if "--fft-only" not in sys.argv:
         linalg_rows()

@@ -4,6 +4,7 @@
  * itself is only loaded when core first asks for a device. */
 #include "backend/cuda/gpu.h"
 #include "backend/cuda/kernels.h"
+#include "backend/cuda/kernels_linalg.h"
 #include "backend/views.h"
 #include "core/backend.h"
 #include "primitives/ew_ops.h"
@@ -61,6 +62,18 @@ static const cmx_kernel_fn gpu_kernels[CMX__NUM_PRIMITIVES] = {
     [CMX__P_ReduceScatter] = cmx__gpu_reduce_scatter,
     [CMX__P_Send] = cmx__gpu_send,
     [CMX__P_Recv] = cmx__gpu_recv,
+    /* factorizations (linalg.c: cuSOLVER, cuBLAS) and FFT (fft.c: cuFFT) */
+    [CMX__P_Inverse] = cmx__gpu_inverse,
+    [CMX__P_Cholesky] = cmx__gpu_cholesky,
+    [CMX__P_LUF] = cmx__gpu_luf,
+    [CMX__P_Solve] = cmx__gpu_solve,
+    [CMX__P_SolveTriangular] = cmx__gpu_solve_triangular,
+    [CMX__P_QRF] = cmx__gpu_qrf,
+    [CMX__P_SVD] = cmx__gpu_svd,
+    [CMX__P_Eigh] = cmx__gpu_eigh,
+    [CMX__P_Eig] = cmx__gpu_eig,
+    [CMX__P_FFT] = cmx__gpu_fft,
+    [CMX__P_CovSqrt] = cmx__gpu_cov_sqrt,
     /* the views, which run on any device */
     CMX__VIEW_KERNEL_ENTRIES,
 };
