@@ -3,9 +3,9 @@
 Each fused op is checked against a NumPy reference of its definition
 (float64), against the same computation written with plain cmx ops (the
 "composite"), with gradients (vjp), tangents (jvp) and vmap compared to
-those of the composite, and against real MLX where it is installed. The
-fused kernels are CPU kernels for now (issue 15's GPU part brings the
-GPU's), so these run on the CPU."""
+those of the composite, and against real MLX where it is installed. These
+run on the CPU; test_fast_gpu.py runs the norms, rope and quantization on
+every device against the CPU (attention has no GPU kernel yet)."""
 import math
 
 import numpy as np
@@ -439,8 +439,10 @@ def test_sdpa_errors():
 def test_no_gpu_kernel_yet():
     if not mx.is_available(mx.gpu):
         pytest.skip("no GPU on this machine")
-    with pytest.raises(RuntimeError, match="RMSNorm"):
-        mx.eval(mx.fast.rms_norm(mx.ones((2, 8)), None, 1e-5, stream=mx.gpu))
+    q = mx.ones((1, 2, 3, 8))
+    with pytest.raises(RuntimeError, match="ScaledDotProductAttention"):
+        mx.eval(mx.fast.scaled_dot_product_attention(q, q, q, scale=1.0,
+                                                     stream=mx.gpu))
 
 
 # ---------------------------------------------------------- against MLX

@@ -49,6 +49,14 @@ static const cmx_kernel_fn gpu_kernels[CMX__NUM_PRIMITIVES] = {
     [CMX__P_SliceUpdate] = cmx__gpu_slice_update,
     [CMX__P_Concatenate] = cmx__gpu_concatenate,
     [CMX__P_Pad] = cmx__gpu_pad,
+    /* mx.fast (fast.c) */
+    [CMX__P_RMSNorm] = cmx__gpu_rms_norm,
+    [CMX__P_LayerNorm] = cmx__gpu_layer_norm,
+    [CMX__P_RoPE] = cmx__gpu_rope,
+    /* quantization (quantized.c) */
+    [CMX__P_Quantize] = cmx__gpu_quantize,
+    [CMX__P_Dequantize] = cmx__gpu_dequantize,
+    [CMX__P_QuantizedMatmul] = cmx__gpu_quantized_matmul,
     /* the views, which run on any device */
     CMX__VIEW_KERNEL_ENTRIES,
 };
