@@ -11,8 +11,8 @@
  * GPU kernels are checked against the composite evaluated on that GPU,
  * with GPU-only shapes added (rows long enough for a block a row, and
  * longer than the registers hold; every bit width and group size, 1 to 70
- * rows of x). Attention has no GPU kernel yet: there it must fail with
- * the clear "has no gpu implementation" error. */
+ * rows of x). Attention has no fused GPU kernel yet: there the op builds
+ * its composite, whose results must match the CPU kernel's. */
 #include <math.h>
 #include <stdlib.h>
 
@@ -267,15 +267,40 @@ static void test_quantized(void) {
   cmx_array_release(w);
 }
 
-/* On a GPU: attention must refuse clearly (no GPU kernel yet). */
-static void test_sdpa_gpu_refuses(void) {
-  int64_t qs[4] = {1, 2, 3, 8};
-  cmx_array q = rnd(qs, 4, CMX_FLOAT32), y = NULL;
-  OK(cmx_fast_scaled_dot_product_attention(&y, q, q, q, 1.f, NULL, NULL, NULL,
-                                           S));
-  FAILS(cmx_array_eval(y), CMX_ERR_NOT_IMPLEMENTED,
-        "[ScaledDotProductAttention] has no gpu implementation");
-  cmx_array_release(y), cmx_array_release(q);
+/* On a GPU attention has no fused kernel yet: the op builds its
+ * composite there; its results must match the CPU kernel's. */
+static void test_sdpa_gpu(void) {
+  const char* modes[4] = {NULL, "causal", "bool", "add"};
+  static const int64_t LS[3][2] = {{1, 40}, {7, 12}, {9, 4}};
+  for (int l = 0; l < 3; l++)
+    for (int m = 0; m < 4; m++)
+      for (int sk = 0; sk < 2; sk++) {
+        int64_t L = LS[l][0], Sk = LS[l][1];
+        int64_t qs[4] = {2, 4, L, 16}, ks[4] = {2, 2, Sk, 16},
+                vs[4] = {2, 2, Sk, 12}, ms[2] = {L, Sk}, hs[1] = {4};
+        cmx_array q = rnd(qs, 4, CMX_FLOAT32), k = rnd(ks, 4, CMX_FLOAT32),
+                  v = rnd(vs, 4, CMX_FLOAT32), r = rnd(ms, 2, CMX_FLOAT32),
+                  sinks = sk ? rnd(hs, 1, CMX_FLOAT32) : NULL, mask = NULL,
+                  zero = NULL, y = NULL, want = NULL;
+        if (m == 2) {
+          OK(cmx_array_weak_float(&zero, -0.3));
+          OK(cmx_greater(&mask, r, zero, S));
+        } else if (m == 3) {
+          mask = cmx_array_retain(r);
+        }
+        const char* mode = m == 1 ? "causal" : NULL;
+        OK(cmx_fast_scaled_dot_product_attention(&y, q, k, v, 0.25f, mode, mask,
+                                                 sinks, S));
+        OK(cmx_fast_scaled_dot_product_attention(&want, q, k, v, 0.25f, mode,
+                                                 mask, sinks, h_stream(0)));
+        double d = max_diff(y, want);
+        CHECK_MSG(d >= 0 && d <= 2e-5, "sdpa on gpu, L %lld, mask %s: %g",
+                  (long long)L, modes[m] ? modes[m] : "none", d);
+        cmx_array_release(y), cmx_array_release(want);
+        cmx_array_release(q), cmx_array_release(k), cmx_array_release(v);
+        cmx_array_release(r), cmx_array_release(sinks);
+        cmx_array_release(mask), cmx_array_release(zero);
+      }
 }
 
 int main(void) {
@@ -288,7 +313,7 @@ int main(void) {
     if (i == 0)
       RUN(test_sdpa);
     else
-      RUN(test_sdpa_gpu_refuses);
+      RUN(test_sdpa_gpu);
     RUN(test_quantized);
   }
   return test_summary("test_fast");

@@ -220,3 +220,37 @@ def test_quantized_matmul_dtypes_batches(device, dt, M):
         x2, wq2, s2.astype(mx.bfloat16), b2.astype(mx.bfloat16), transpose=False,
         group_size=32, bits=3), 1e-3, 1e-3)
 
+
+
+# ---------------------------------------------------------------- attention
+# No fused GPU kernel yet: on the GPU the op builds its composite (matmul,
+# softmax ... on the GPU); its results must match the CPU kernel's.
+
+
+@pytest.mark.parametrize("mask", [None, "causal", "bool", "add"])
+@pytest.mark.parametrize("H,Hk", [(4, 4), (8, 2), (6, 1)])
+@pytest.mark.parametrize("L,S", [(1, 50), (7, 7), (9, 4), (5, 33)])
+def test_sdpa(device, mask, H, Hk, L, S):
+    q, k, v = arr(2, H, L, 32), arr(2, Hk, S, 32), arr(2, Hk, S, 24)
+    m = mask
+    if mask == "bool":
+        m = arr(L, S) > -0.3
+    elif mask == "add":
+        m = arr(2, 1, L, S)
+    for sinks in (None, arr(H)):
+        if sinks is not None and mask in ("bool", "add"):
+            continue
+        y = cpu_match(device, lambda: mx.fast.scaled_dot_product_attention(
+            q, k, v, scale=0.3, mask=m, sinks=sinks), 2e-5, 2e-5)
+        assert y.shape == (2, H, L, 24)
+
+
+@pytest.mark.parametrize("dt", [mx.float16, mx.bfloat16])
+def test_sdpa_half_decode(device, dt):
+    tol = TOL[dt] * 2
+    q = arr(1, 8, 1, 64, dtype=dt)
+    kc, vc = arr(1, 2, 300, 64, dtype=dt), arr(1, 2, 300, 64, dtype=dt)
+    k, v = kc[:, :, :257], vc[:, :, :257]  # a slice of a longer cache
+    y = cpu_match(device, lambda: mx.fast.scaled_dot_product_attention(
+        q, k, v, scale=0.125, mask="causal"), tol, tol)
+    assert y.dtype == dt
