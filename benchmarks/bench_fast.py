@@ -26,7 +26,9 @@ as a fraction of the bandwidth floor of its bytes (16 different weight
 matrices take turns, so L2 does not hold them; the bandwidth is torch's
 device-to-device copy of 1 GiB, bytes read plus written), and its
 64-row prompt shape beside torch's bfloat16 matmul of the dequantized
-matrix. Attention has no GPU kernel yet and is left out.
+matrix; attention (decode: L 1 against a 4096 cache; prompt: B 4, H 32,
+L 4096, D 128, causal) against torch's scaled_dot_product_attention (cmx
+runs its composite there: no fused GPU kernel yet).
 """
 
 import argparse
@@ -286,6 +288,21 @@ def gpu_main(reps):
     report("qmm (64, 4096) x (4096, 4096)^T",
            lambda i: mx.quantized_matmul(xm, *ws[i % NW]),
            lambda i: txm @ wd.T, 32)
+    del ws
+
+    print("3. attention, bfloat16 (cmx: the composite, no fused GPU kernel yet)")
+    for (B, H, L, S, D, causal, number) in [(1, 32, 1, 4096, 128, False, 32),
+                                            (4, 32, 4096, 4096, 128, True, 2)]:
+        qa, tq = both((B, H, L, D))
+        ka, tk = both((B, H, S, D))
+        va, tv = both((B, H, S, D))
+        mx.eval(qa, ka, va)
+        sc = 1 / math.sqrt(D)
+        report(f"sdpa B{B} H{H} L{L} S{S} D{D}{' causal' if causal else ''}",
+               lambda i: mx.fast.scaled_dot_product_attention(
+                   qa, ka, va, scale=sc, mask="causal" if causal else None),
+               lambda i: F.scaled_dot_product_attention(tq, tk, tv, is_causal=causal,
+                                                        scale=sc), number)
 
 
 def main():
