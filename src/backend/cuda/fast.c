@@ -31,9 +31,8 @@ static bool fast_dtype_ok(cmx_dtype dt) {
   return dt == CMX_FLOAT16 || dt == CMX_BFLOAT16 || dt == CMX_FLOAT32;
 }
 
-static bool fast_variant(int v, cmx__gpu_variant* out) {
-  cmx_dtype dt = (cmx_dtype)v;
-  if (!fast_dtype_ok(dt)) return false;
+int cmx__gpu_float_prelude(char* buf, size_t size, const char* prefix,
+                           cmx_dtype dt) {
   const char* t = dt == CMX_FLOAT16    ? "cmx_f16_t"
                   : dt == CMX_BFLOAT16 ? "cmx_bf16_t"
                                        : "float";
@@ -43,12 +42,19 @@ static bool fast_variant(int v, cmx__gpu_variant* out) {
   const char* fromf = dt == CMX_FLOAT16    ? "cmx_f2h(v)"
                       : dt == CMX_BFLOAT16 ? "cmx_f2bf(v)"
                                            : "(v)";
+  return snprintf(buf, size,
+                  "#define %s_T %s\n#define %s_TOF(x) %s\n"
+                  "#define %s_FROMF(v) %s\n",
+                  prefix, t, prefix, tof, prefix, fromf);
+}
+
+static bool fast_variant(int v, cmx__gpu_variant* out) {
+  cmx_dtype dt = (cmx_dtype)v;
+  if (!fast_dtype_ok(dt)) return false;
   snprintf(out->name, sizeof out->name, "fast_%s", cmx_dtype_name(dt));
   out->flags = 0;
-  int w = snprintf(out->prelude, sizeof out->prelude,
-                   "#define CMX_F_T %s\n#define CMX_F_TOF(x) %s\n"
-                   "#define CMX_F_FROMF(v) %s\n",
-                   t, tof, fromf);
+  int w =
+      cmx__gpu_float_prelude(out->prelude, sizeof out->prelude, "CMX_F", dt);
   return w > 0 && (size_t)w < sizeof out->prelude;
 }
 

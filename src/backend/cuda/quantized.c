@@ -44,23 +44,15 @@ static bool q_variant(int v, cmx__gpu_variant* out) {
   cmx_dtype dt = (cmx_dtype)(v / 9);
   int bits = v % 9;
   if (!q_dtype_ok(dt) || !q_bits_ok(bits)) return false;
-  const char* t = dt == CMX_FLOAT16    ? "cmx_f16_t"
-                  : dt == CMX_BFLOAT16 ? "cmx_bf16_t"
-                                       : "float";
-  const char* tof = dt == CMX_FLOAT16    ? "cmx_h2f(x)"
-                    : dt == CMX_BFLOAT16 ? "cmx_bf2f(x)"
-                                         : "(x)";
-  const char* fromf = dt == CMX_FLOAT16    ? "cmx_f2h(v)"
-                      : dt == CMX_BFLOAT16 ? "cmx_f2bf(v)"
-                                           : "(v)";
   snprintf(out->name, sizeof out->name, "quantized_%s_%d", cmx_dtype_name(dt),
            bits);
   out->flags = 0;
-  int w = snprintf(out->prelude, sizeof out->prelude,
-                   "#define CMX_Q_T %s\n#define CMX_Q_TOF(x) %s\n"
-                   "#define CMX_Q_FROMF(v) %s\n#define CMX_Q_BITS %d\n",
-                   t, tof, fromf, bits);
-  return w > 0 && (size_t)w < sizeof out->prelude;
+  size_t n = sizeof out->prelude;
+  int w = cmx__gpu_float_prelude(out->prelude, n, "CMX_Q", dt);
+  if (w <= 0 || (size_t)w >= n) return false;
+  int w2 = snprintf(out->prelude + w, n - (size_t)w, "#define CMX_Q_BITS %d\n",
+                    bits);
+  return w2 > 0 && (size_t)(w + w2) < n;
 }
 
 const cmx__gpu_family cmx__gpu_family_quantized = {
