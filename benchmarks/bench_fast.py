@@ -16,6 +16,19 @@
 Each figure is the best of several repetitions, cmx and the others
 alternating (the machine may be shared).
 Run: PYTHONPATH=build/python python benchmarks/bench_fast.py [--quick]
+
+--device gpu (on a machine with a GPU and PyTorch): bfloat16, cmx beside
+torch on the same card, each round `number` calls queued then waited for:
+rms_norm and layer_norm of (8192, 4096) against torch's fused kernels,
+rope of (4, 32, 2048, 128) against torch's eager expression (torch has no
+fused rope), 4-bit quantized_matmul (1, 4096) x (4096, 4096)^T group 64
+as a fraction of the bandwidth floor of its bytes (16 different weight
+matrices take turns, so L2 does not hold them; the bandwidth is torch's
+device-to-device copy of 1 GiB, bytes read plus written), and its
+64-row prompt shape beside torch's bfloat16 matmul of the dequantized
+matrix; attention (decode: L 1 against a 4096 cache; prompt: B 4, H 32,
+L 4096, D 128, causal) against torch's scaled_dot_product_attention (cmx
+runs its composite there: no fused GPU kernel yet).
 """
 
 import argparse
@@ -167,11 +180,143 @@ def qmm(reps):
         [("numpy f32", lambda: xm @ wd.T)], reps, 3)
 
 
+def gpu_main(reps):
+    import torch
+    import torch.nn.functional as F
+
+    mx.set_default_device(mx.gpu)
+    dev = torch.device("cuda")
+    print(f"device: {torch.cuda.get_device_name(0)}; torch {torch.__version__}")
+    bf = mx.bfloat16
+
+    def cmx_run(f):
+        def run(number):
+            outs = [f(i) for i in range(number)]
+            mx.eval(outs)
+            mx.synchronize()
+        return run
+
+    def torch_run(f):
+        def run(number):
+            for i in range(number):
+                f(i)
+            torch.cuda.synchronize()
+        return run
+
+    def timed(fns, number):
+        for fn in fns:
+            fn(2)
+        best = best_alternating([lambda f=f: f(number) for f in fns], reps, 1)
+        return [b / number for b in best]
+
+    def report(name, fc, ft, number, nbytes=None):
+        ts = timed([cmx_run(fc)] + ([torch_run(ft)] if ft else []), number)
+        line = f"   {name:40s} cmx {ts[0] * 1e6:9.1f} us"
+        if nbytes:
+            line += f" ({nbytes / ts[0] / 1e9:6.0f} GB/s)"
+        if ft:
+            line += f"   torch {ts[1] * 1e6:9.1f} us   cmx speed / torch {ts[1] / ts[0]:5.2f}"
+        print(line)
+        return ts[0]
+
+    def both(shape):
+        x = RNG.standard_normal(shape).astype(np.float32)
+        return mx.array(x).astype(bf), torch.from_numpy(x).to(dev, torch.bfloat16)
+
+    print("1. norms and rope, bfloat16")
+    xa, tx = both((8192, 4096))
+    wa, tw = both((4096,))
+    ba, tb = both((4096,))
+    mx.eval(xa, wa, ba)
+    nb = 2 * xa.nbytes
+    report("rms_norm (8192, 4096)", lambda i: mx.fast.rms_norm(xa, wa, 1e-5),
+           lambda i: F.rms_norm(tx, (4096,), tw, 1e-5), 20, nb)
+    report("layer_norm (8192, 4096)",
+           lambda i: mx.fast.layer_norm(xa, wa, ba, 1e-5),
+           lambda i: F.layer_norm(tx, (4096,), tw, tb, 1e-5), 20, nb)
+    ra, tr = both((4, 32, 2048, 128))
+    mx.eval(ra)
+    inv = 10000.0 ** (-torch.arange(64, device=dev, dtype=torch.float32) * 2.0 / 128)
+    th = torch.arange(2048, device=dev, dtype=torch.float32)[:, None] * inv
+    cos, sin = th.cos(), th.sin()
+
+    def t_rope(i):  # eager, the angle table precomputed
+        a, b = tr[..., :64].float(), tr[..., 64:].float()
+        return torch.cat([a * cos - b * sin, a * sin + b * cos], -1).to(torch.bfloat16)
+
+    report("rope (4, 32, 2048, 128)",
+           lambda i: mx.fast.rope(ra, 128, traditional=False, base=10000.0,
+                                  scale=1.0, offset=0),
+           t_rope, 20, 2 * ra.nbytes)
+
+    print("2. 4-bit quantized_matmul, bfloat16, group 64")
+    src = torch.empty(1 << 28, dtype=torch.float32, device=dev)
+    dst = torch.empty_like(src)
+    for _ in range(3):
+        dst.copy_(src)
+    torch.cuda.synchronize()
+    import time
+    t0 = time.perf_counter()
+    for _ in range(10):
+        dst.copy_(src)
+    torch.cuda.synchronize()
+    bw = 2 * src.numel() * 4 * 10 / (time.perf_counter() - t0)
+    del src, dst
+    NW = 16
+    ws = []
+    for i in range(NW):
+        w = mx.array(RNG.standard_normal((4096, 4096)).astype(np.float32) * 0.02).astype(bf)
+        ws.append(mx.quantize(w, group_size=64, bits=4))
+    mx.eval(ws)
+    xq = mx.array(RNG.standard_normal((1, 4096)).astype(np.float32)).astype(bf)
+    mx.eval(xq)
+    wq, s, b = ws[0]
+    nbytes = wq.nbytes + s.nbytes + b.nbytes + xq.nbytes + 4096 * 2
+    wd = torch.from_numpy(np.array(mx.dequantize(wq, s, b).astype(mx.float32))).to(
+        dev, torch.bfloat16)
+    txq = torch.from_numpy(np.array(xq.astype(mx.float32))).to(dev, torch.bfloat16)
+    t = report("qmm (1, 4096) x (4096, 4096)^T",
+               lambda i: mx.quantized_matmul(xq, *ws[i % NW]),
+               lambda i: txq @ wd.T, 64, nbytes)
+    floor = nbytes / bw
+    print(f"   bytes {nbytes / 1e6:.2f} MB; copy bandwidth {bw / 1e9:.0f} GB/s; "
+          f"floor {floor * 1e6:.2f} us; cmx reaches {floor / t:.2f} of the floor "
+          f"(torch: bfloat16 matvec of the dequantized matrix, 4x the bytes)")
+    xm = mx.array(RNG.standard_normal((64, 4096)).astype(np.float32)).astype(bf)
+    mx.eval(xm)
+    txm = torch.from_numpy(np.array(xm.astype(mx.float32))).to(dev, torch.bfloat16)
+    report("qmm (64, 4096) x (4096, 4096)^T",
+           lambda i: mx.quantized_matmul(xm, *ws[i % NW]),
+           lambda i: txm @ wd.T, 32)
+    del ws
+
+    print("3. attention, bfloat16 (cmx: the composite, no fused GPU kernel yet)")
+    for (B, H, L, S, D, causal, number) in [(1, 32, 1, 4096, 128, False, 32),
+                                            (4, 32, 4096, 4096, 128, True, 2)]:
+        qa, tq = both((B, H, L, D))
+        ka, tk = both((B, H, S, D))
+        va, tv = both((B, H, S, D))
+        mx.eval(qa, ka, va)
+        sc = 1 / math.sqrt(D)
+        report(f"sdpa B{B} H{H} L{L} S{S} D{D}{' causal' if causal else ''}",
+               lambda i: mx.fast.scaled_dot_product_attention(
+                   qa, ka, va, scale=sc, mask="causal" if causal else None),
+               lambda i: F.scaled_dot_product_attention(tq, tk, tv, is_causal=causal,
+                                                        scale=sc), number)
+
+
 def main():
     ap = argparse.ArgumentParser()
     ap.add_argument("--quick", action="store_true")
+    ap.add_argument("--device", choices=["cpu", "gpu"], default="cpu")
     a = ap.parse_args()
     reps = 2 if a.quick else 5
+    if a.device == "gpu":
+        if not mx.is_available(mx.gpu):
+            print("bench_fast --device gpu: no GPU here")
+            return
+        gpu_main(reps)
+        return
     print(f"threads: {os.cpu_count()} cpus; torch: "
           f"{torch.__version__ if torch else 'not installed'}")
     norms_rope(reps)

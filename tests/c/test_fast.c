@@ -5,16 +5,26 @@
  * with and without weight and bias, float16/bfloat16, strided inputs, and
  * quantized products for several bits, both transposes, decode (1 row) and
  * prompt (BLAS) shapes. Also a quantize -> dequantize round trip bound and
- * the op errors. Runs under ASan/UBSan with the other C tests. */
+ * the op errors. Runs under ASan/UBSan with the other C tests.
+ *
+ * Every case but attention's runs on every device (devices.h): on a GPU the
+ * GPU kernels are checked against the composite evaluated on that GPU,
+ * with GPU-only shapes added (rows long enough for a block a row, and
+ * longer than the registers hold; every bit width and group size, 1 to 70
+ * rows of x). Attention has no fused GPU kernel yet: there the op builds
+ * its composite, whose results must match the CPU kernel's. */
 #include <math.h>
 #include <stdlib.h>
 
+#include "devices.h"
 #include "ops/ops_internal.h"
 #include "primitives/fast.h"
 #include "primitives/quantized.h"
 #include "test.h"
 
-#define S CMX_STREAM_DEFAULT
+/* the device the cases run on (main walks every device) */
+static cmx_stream g_stream;
+#define S g_stream
 
 static uint64_t g_rng = 88172645463325252ull;
 static float frand(void) {
@@ -102,6 +112,21 @@ static void test_norms(void) {
     cmx_array_release(y), cmx_array_release(xt);
     cmx_array_release(x), cmx_array_release(w), cmx_array_release(b);
   }
+  /* rows for a block of threads, in registers and not (GPU kernels) */
+  static const int64_t longs[3] = {4096, 40000, 1001};
+  for (int k = 0; k < 3; k++)
+    for (int l = 0; l < 3; l++) {
+      int64_t xs[2] = {3, longs[l]}, ws[1] = {longs[l]};
+      cmx_array x = rnd(xs, 2, dts[k]), w = rnd(ws, 1, dts[k]),
+                b = rnd(ws, 1, dts[k]), y = NULL;
+      OK(cmx_fast_rms_norm(&y, x, w, 1e-5f, S));
+      check_composite("rms_norm, long rows", y, tol_of(dts[k]));
+      cmx_array_release(y), y = NULL;
+      OK(cmx_fast_layer_norm(&y, x, w, b, 1e-5f, S));
+      check_composite("layer_norm, long rows", y, 2 * tol_of(dts[k]));
+      cmx_array_release(y);
+      cmx_array_release(x), cmx_array_release(w), cmx_array_release(b);
+    }
   int64_t xs[2] = {2, 8}, ws[1] = {4};
   cmx_array x = rnd(xs, 2, CMX_FLOAT32), w = rnd(ws, 1, CMX_FLOAT32), y = NULL;
   FAILS(cmx_fast_rms_norm(&y, x, w, 1e-5f, S), CMX_ERR_VALUE, "[rms_norm]");
@@ -208,22 +233,25 @@ static void test_sdpa(void) {
 }
 
 static void test_quantized(void) {
-  static const int bits[5] = {2, 3, 4, 6, 8};
-  for (int b = 0; b < 5; b++)
+  static const int bits[6] = {2, 3, 4, 5, 6, 8};
+  static const int64_t rows[4] = {1, 9, 3, 70};
+  for (int b = 0; b < 6; b++)
     for (int t = 0; t < 2; t++)
-      for (int mi = 0; mi < 2; mi++) {
-        int64_t M = mi ? 9 : 1, ws[2] = {t ? 48 : 128, t ? 128 : 64},
+      for (int mi = 0; mi < 4; mi++) {
+        int gs = 32 << (mi % 3); /* 32, 64, 128 */
+        int64_t M = rows[mi], ws[2] = {t ? 48 : 128, t ? 128 : 128},
                 xs[2] = {M, 128};
         cmx_array w = rnd(ws, 2, CMX_FLOAT32), x = rnd(xs, 2, CMX_FLOAT32);
         cmx_array q[3] = {0}, y = NULL, d = NULL;
-        OK(cmx_quantize(&q[0], &q[1], &q[2], w, 32, bits[b], "affine", S));
-        OK(cmx_quantized_matmul(&y, x, q[0], q[1], q[2], t, 32, bits[b], NULL,
+        OK(cmx_quantize(&q[0], &q[1], &q[2], w, gs, bits[b], "affine", S));
+        OK(cmx_quantized_matmul(&y, x, q[0], q[1], q[2], t, gs, bits[b], NULL,
                                 S));
         check_composite("quantized_matmul", y, 2e-4);
         /* round trip: within 1.5 steps of the group (MLX's rule) */
-        OK(cmx_dequantize(&d, q[0], q[1], q[2], 32, bits[b], NULL,
+        OK(cmx_dequantize(&d, q[0], q[1], q[2], gs, bits[b], NULL,
                           CMX_DTYPE_AUTO, S));
         double err = max_diff(d, w), step = 2.0 / ((1 << bits[b]) - 1);
+        CHECK_MSG(err >= 0, "round trip %d bits: no result", bits[b]);
         CHECK_MSG(err >= 0 && err <= 1.5 * step + 1e-5,
                   "round trip %d bits: error %g", bits[b], err);
         for (int i = 0; i < 3; i++) cmx_array_release(q[i]);
@@ -239,10 +267,54 @@ static void test_quantized(void) {
   cmx_array_release(w);
 }
 
+/* On a GPU attention has no fused kernel yet: the op builds its
+ * composite there; its results must match the CPU kernel's. */
+static void test_sdpa_gpu(void) {
+  const char* modes[4] = {NULL, "causal", "bool", "add"};
+  static const int64_t LS[3][2] = {{1, 40}, {7, 12}, {9, 4}};
+  for (int l = 0; l < 3; l++)
+    for (int m = 0; m < 4; m++)
+      for (int sk = 0; sk < 2; sk++) {
+        int64_t L = LS[l][0], Sk = LS[l][1];
+        int64_t qs[4] = {2, 4, L, 16}, ks[4] = {2, 2, Sk, 16},
+                vs[4] = {2, 2, Sk, 12}, ms[2] = {L, Sk}, hs[1] = {4};
+        cmx_array q = rnd(qs, 4, CMX_FLOAT32), k = rnd(ks, 4, CMX_FLOAT32),
+                  v = rnd(vs, 4, CMX_FLOAT32), r = rnd(ms, 2, CMX_FLOAT32),
+                  sinks = sk ? rnd(hs, 1, CMX_FLOAT32) : NULL, mask = NULL,
+                  zero = NULL, y = NULL, want = NULL;
+        if (m == 2) {
+          OK(cmx_array_weak_float(&zero, -0.3));
+          OK(cmx_greater(&mask, r, zero, S));
+        } else if (m == 3) {
+          mask = cmx_array_retain(r);
+        }
+        const char* mode = m == 1 ? "causal" : NULL;
+        OK(cmx_fast_scaled_dot_product_attention(&y, q, k, v, 0.25f, mode, mask,
+                                                 sinks, S));
+        OK(cmx_fast_scaled_dot_product_attention(&want, q, k, v, 0.25f, mode,
+                                                 mask, sinks, h_stream(0)));
+        double d = max_diff(y, want);
+        CHECK_MSG(d >= 0 && d <= 2e-5, "sdpa on gpu, L %lld, mask %s: %g",
+                  (long long)L, modes[m] ? modes[m] : "none", d);
+        cmx_array_release(y), cmx_array_release(want);
+        cmx_array_release(q), cmx_array_release(k), cmx_array_release(v);
+        cmx_array_release(r), cmx_array_release(sinks);
+        cmx_array_release(mask), cmx_array_release(zero);
+      }
+}
+
 int main(void) {
-  RUN(test_norms);
-  RUN(test_rope);
-  RUN(test_sdpa);
-  RUN(test_quantized);
+  for (int i = 0; i < h_ndevices(); i++) {
+    char name[32];
+    printf("test_fast on %s\n", h_device_name(i, name, sizeof name));
+    g_stream = h_stream(i);
+    RUN(test_norms);
+    RUN(test_rope);
+    if (i == 0)
+      RUN(test_sdpa);
+    else
+      RUN(test_sdpa_gpu);
+    RUN(test_quantized);
+  }
   return test_summary("test_fast");
 }

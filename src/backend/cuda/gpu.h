@@ -545,6 +545,12 @@ cmx_status cmx__gpu_copy_strided(const char* op, int dev, CUdeviceptr dst,
                                  const int64_t* src_st, const int64_t* shape,
                                  int ndim, size_t isz);
 
+/* Writes the prelude lines of float storage dtype dt (float16, bfloat16,
+ * float32) to buf: "#define <P>_T <type>", "#define <P>_TOF(x) <to
+ * float32>" and "#define <P>_FROMF(v) <from float32>", P = prefix.
+ * Returns snprintf's count (fast.c). */
+int cmx__gpu_float_prelude(char* buf, size_t size, const char* prefix,
+                           cmx_dtype dt);
 /* The suffix of dtype dt's storage type in kernel sources (ew_scalar.h's
  * cmx_<suffix>_t: "b8", "u8" ... "c64") (reduce.c). */
 const char* cmx__gpu_dtype_suffix(cmx_dtype dt);

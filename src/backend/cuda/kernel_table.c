@@ -74,6 +74,14 @@ static const cmx_kernel_fn gpu_kernels[CMX__NUM_PRIMITIVES] = {
     [CMX__P_Eig] = cmx__gpu_eig,
     [CMX__P_FFT] = cmx__gpu_fft,
     [CMX__P_CovSqrt] = cmx__gpu_cov_sqrt,
+    /* mx.fast (fast.c) */
+    [CMX__P_RMSNorm] = cmx__gpu_rms_norm,
+    [CMX__P_LayerNorm] = cmx__gpu_layer_norm,
+    [CMX__P_RoPE] = cmx__gpu_rope,
+    /* quantization (quantized.c) */
+    [CMX__P_Quantize] = cmx__gpu_quantize,
+    [CMX__P_Dequantize] = cmx__gpu_dequantize,
+    [CMX__P_QuantizedMatmul] = cmx__gpu_quantized_matmul,
     /* the views, which run on any device */
     CMX__VIEW_KERNEL_ENTRIES,
 };

@@ -138,4 +138,27 @@ cmx_status cmx__gpu_argsort(const cmx_primitive* p, const cmx_array* in,
 cmx_status cmx__gpu_searchsorted(const cmx_primitive* p, const cmx_array* in,
                                  int nin, const cmx_array* out, int nout);
 
+/* ---- mx.fast (fast.c) ---- */
+/* RMSNorm and LayerNorm (weight, bias optional) and RoPE (traditional or
+ * not, base or freqs, scalar or per-batch offsets): float16, bfloat16,
+ * float32, any input layout. */
+cmx_status cmx__gpu_rms_norm(const cmx_primitive* p, const cmx_array* in,
+                             int nin, const cmx_array* out, int nout);
+cmx_status cmx__gpu_layer_norm(const cmx_primitive* p, const cmx_array* in,
+                               int nin, const cmx_array* out, int nout);
+cmx_status cmx__gpu_rope(const cmx_primitive* p, const cmx_array* in, int nin,
+                         const cmx_array* out, int nout);
+
+/* ---- quantization (quantized.c) ---- */
+/* Quantize, Dequantize and QuantizedMatmul (affine; bits 2, 3, 4, 5, 6,
+ * 8; group sizes 32, 64, 128; both transposes): float16, bfloat16,
+ * float32, the packed weights read directly. */
+cmx_status cmx__gpu_quantize(const cmx_primitive* p, const cmx_array* in,
+                             int nin, const cmx_array* out, int nout);
+cmx_status cmx__gpu_dequantize(const cmx_primitive* p, const cmx_array* in,
+                               int nin, const cmx_array* out, int nout);
+cmx_status cmx__gpu_quantized_matmul(const cmx_primitive* p,
+                                     const cmx_array* in, int nin,
+                                     const cmx_array* out, int nout);
+
 #endif

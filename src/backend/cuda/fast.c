@@ -1,0 +1,227 @@
+/* GPU kernels of RMSNorm, LayerNorm and RoPE (kernels/fast.cu; contracts
+ * in primitives/fast.h): one variant per dtype (float16, bfloat16,
+ * float32), float32 arithmetic in the CPU kernels' order.
+ *
+ * Norms: a row is taken by a warp (4 rows a block) when it is at most
+ * 128 vectors of 16 bytes, else by a block of up to 1024 threads. Rows
+ * that are contiguous, 16-byte aligned and a whole number of vectors long
+ * (weight and bias too) stay in registers, read once with 16-byte loads
+ * (up to 4 vectors a thread: 32768 bfloat16 or 16384 float32 features);
+ * other rows go through the strided kernel, which reads x again per pass.
+ * RoPE: one thread per rotated pair or passed-through feature, angles
+ * computed in the kernel (as the CPU: (pos * scale) * inv_freq). */
+#include "primitives/fast.h"
+
+#include <math.h>
+#include <stdio.h>
+
+#include "backend/cuda/gpu.h"
+#include "backend/cuda/kernels.h"
+#include "core/layout.h"
+#include "primitives/registry.h"
+
+static const char* const k_preamble[] = {"ew_bind", "ew_scalar", NULL};
+
+enum { K_VEC_RMS, K_VEC_LN, K_GEN_RMS, K_GEN_LN, K_ROPE };
+static const char* const k_kernels[] = {"cmx_norm_vec_rms", "cmx_norm_vec_ln",
+                                        "cmx_norm_gen_rms", "cmx_norm_gen_ln",
+                                        "cmx_rope",         NULL};
+
+static bool fast_dtype_ok(cmx_dtype dt) {
+  return dt == CMX_FLOAT16 || dt == CMX_BFLOAT16 || dt == CMX_FLOAT32;
+}
+
+int cmx__gpu_float_prelude(char* buf, size_t size, const char* prefix,
+                           cmx_dtype dt) {
+  const char* t = dt == CMX_FLOAT16    ? "cmx_f16_t"
+                  : dt == CMX_BFLOAT16 ? "cmx_bf16_t"
+                                       : "float";
+  const char* tof = dt == CMX_FLOAT16    ? "cmx_h2f(x)"
+                    : dt == CMX_BFLOAT16 ? "cmx_bf2f(x)"
+                                         : "(x)";
+  const char* fromf = dt == CMX_FLOAT16    ? "cmx_f2h(v)"
+                      : dt == CMX_BFLOAT16 ? "cmx_f2bf(v)"
+                                           : "(v)";
+  return snprintf(buf, size,
+                  "#define %s_T %s\n#define %s_TOF(x) %s\n"
+                  "#define %s_FROMF(v) %s\n",
+                  prefix, t, prefix, tof, prefix, fromf);
+}
+
+static bool fast_variant(int v, cmx__gpu_variant* out) {
+  cmx_dtype dt = (cmx_dtype)v;
+  if (!fast_dtype_ok(dt)) return false;
+  snprintf(out->name, sizeof out->name, "fast_%s", cmx_dtype_name(dt));
+  out->flags = 0;
+  int w =
+      cmx__gpu_float_prelude(out->prelude, sizeof out->prelude, "CMX_F", dt);
+  return w > 0 && (size_t)w < sizeof out->prelude;
+}
+
+const cmx__gpu_family cmx__gpu_family_fast = {
+    .name = "fast",
+    .file = "fast",
+    .preamble = k_preamble,
+    .kernels = k_kernels,
+    .nvariants = CMX_NUM_DTYPES,
+    .variant = fast_variant,
+    .shape = {CMX__GPU_GRID_STRIDE, 256, 16}};
+
+/* The layout of x's rows (its first ndim - 1 dims: row-major index ->
+ * x's element offset). */
+static void rows_layout(cmx__gpu_layout* X, cmx_array x) {
+  int64_t rm[CMX_MAX_NDIM];
+  cmx__row_major_strides(x->dims, x->ndim - 1, rm);
+  cmx__gpu_layout_from(X, x->dims, x->ndim - 1,
+                       (const int64_t* const[]){rm, CMX__STRIDES(x)}, 2);
+}
+
+static const cmx__gpu_kernel* get_kernel(int dev, cmx_dtype dt, int kernel) {
+  return cmx__gpu_kernel_get(dev, &cmx__gpu_family_fast, (int)dt, kernel);
+}
+
+/* Whether the row-register kernel takes x (rows at layout X) with weight
+ * and bias (NULL: none) at device addresses px, pw, pb. */
+static bool norm_vec_ok(cmx_array x, const cmx__gpu_layout* X, CUdeviceptr px,
+                        cmx_array w, CUdeviceptr pw, cmx_array b,
+                        CUdeviceptr pb, int64_t D) {
+  int64_t V = 16 / (int64_t)cmx_dtype_size(x->dtype);
+  if (D % V || D / V > 4 * 1024 || CMX__STRIDES(x)[x->ndim - 1] != 1 || px % 16)
+    return false;
+  for (int d = 0; d < X->ndim; d++)
+    if (X->strides[1][d] % V) return false;
+  if (w && (CMX__STRIDES(w)[0] != 1 || pw % 16)) return false;
+  if (b && (CMX__STRIDES(b)[0] != 1 || pb % 16)) return false;
+  return true;
+}
+
+static cmx_status norm_run(const cmx_primitive* p, const cmx_array* in,
+                           const cmx_array* out, bool ln) {
+  const cmx__fast_params* q = cmx_primitive_params(p);
+  const char* op = ln ? "layer_norm" : "rms_norm";
+  cmx_array x = in[0], o = out[0];
+  if (!fast_dtype_ok(x->dtype))
+    return cmx_kernel_error(CMX_ERR_TYPE, "[%s] unsupported dtype %s", op,
+                            cmx_dtype_name(x->dtype));
+  int dev = cmx_primitive_stream(p).device.index;
+  cmx_status st = cmx_kernel_alloc(o);
+  if (st != CMX_OK || o->size == 0) return st;
+  int i = 1;
+  cmx_array w = q->has_weight ? in[i++] : NULL;
+  cmx_array b = ln && q->has_bias ? in[i++] : NULL;
+  CUdeviceptr px = 0, py = 0, pw = 0, pb = 0;
+  st = cmx__gpu_ptr(x, dev, &px);
+  if (st == CMX_OK) st = cmx__gpu_ptr(o, dev, &py);
+  if (st == CMX_OK && w) st = cmx__gpu_ptr(w, dev, &pw);
+  if (st == CMX_OK && b) st = cmx__gpu_ptr(b, dev, &pb);
+  if (st != CMX_OK) return st;
+  long long D = x->dims[x->ndim - 1], nrows = o->size / D;
+  cmx__gpu_layout X;
+  rows_layout(&X, x);
+  bool vec = norm_vec_ok(x, &X, px, w, pw, b, pb, D);
+  int64_t V = 16 / (int64_t)cmx_dtype_size(x->dtype);
+  /* units a thread-row covers: vectors (4 a thread) or elements (8) */
+  int64_t units = vec ? (D / V + 3) / 4 : (D + 7) / 8;
+  int kernel = vec ? (ln ? K_VEC_LN : K_VEC_RMS) : (ln ? K_GEN_LN : K_GEN_RMS);
+  const cmx__gpu_kernel* k = get_kernel(dev, x->dtype, kernel);
+  if (!k) return cmx_last_status();
+  cmx__gpu_cfg cfg = {{1, 1, 1}, {32, 1, 1}, 0};
+  if (units <= 32) {
+    cfg.block[1] = 4;
+  } else {
+    unsigned t = 64;
+    while (t < 1024 && (int64_t)t < units) t *= 2;
+    while ((int)t > k->max_threads && t > 32) t /= 2;
+    cfg.block[0] = t;
+  }
+  cfg.grid[0] = (unsigned)((nrows + cfg.block[1] - 1) / cfg.block[1]);
+  float eps = q->eps;
+  long long ls = CMX__STRIDES(x)[x->ndim - 1];
+  long long ws = w ? CMX__STRIDES(w)[0] : 0, bs = b ? CMX__STRIDES(b)[0] : 0;
+  cmx__gpu_args args;
+  cmx__gpu_args_init(&args);
+  CMX__GPU_ARG(&args, px);
+  CMX__GPU_ARG(&args, pw);
+  CMX__GPU_ARG(&args, pb);
+  CMX__GPU_ARG(&args, py);
+  CMX__GPU_ARG(&args, nrows);
+  CMX__GPU_ARG(&args, D);
+  CMX__GPU_ARG(&args, eps);
+  if (!vec) {
+    CMX__GPU_ARG(&args, ls);
+    CMX__GPU_ARG(&args, ws);
+    CMX__GPU_ARG(&args, bs);
+  }
+  cmx__gpu_args_layout(&args, &X);
+  st = cmx__gpu_launch(op, k, &cfg, &args);
+  if (st == CMX_OK) cmx_kernel_mark_device_written(o);
+  return st;
+}
+
+cmx_status cmx__gpu_rms_norm(const cmx_primitive* p, const cmx_array* in,
+                             int nin, const cmx_array* out, int nout) {
+  (void)nin, (void)nout;
+  return norm_run(p, in, out, false);
+}
+
+cmx_status cmx__gpu_layer_norm(const cmx_primitive* p, const cmx_array* in,
+                               int nin, const cmx_array* out, int nout) {
+  (void)nin, (void)nout;
+  return norm_run(p, in, out, true);
+}
+
+cmx_status cmx__gpu_rope(const cmx_primitive* p, const cmx_array* in, int nin,
+                         const cmx_array* out, int nout) {
+  (void)nin, (void)nout;
+  const cmx__fast_params* q = cmx_primitive_params(p);
+  cmx_array x = in[0], off = in[1], o = out[0];
+  cmx_array fr = q->has_freqs ? in[2] : NULL;
+  if (!fast_dtype_ok(x->dtype))
+    return cmx_kernel_error(CMX_ERR_TYPE, "[rope] unsupported dtype %s",
+                            cmx_dtype_name(x->dtype));
+  int dev = cmx_primitive_stream(p).device.index;
+  cmx_status st = cmx_kernel_alloc(o);
+  if (st != CMX_OK || o->size == 0) return st;
+  CUdeviceptr px = 0, py = 0, po = 0, pf = 0;
+  st = cmx__gpu_ptr(x, dev, &px);
+  if (st == CMX_OK) st = cmx__gpu_ptr(o, dev, &py);
+  if (st == CMX_OK) st = cmx__gpu_ptr(off, dev, &po);
+  if (st == CMX_OK && fr) st = cmx__gpu_ptr(fr, dev, &pf);
+  if (st != CMX_OK) return st;
+  int nd = x->ndim;
+  long long L = x->dims[nd - 2], D = x->dims[nd - 1];
+  long long nrows = o->size / D, per_b = o->size / (D * x->dims[0]);
+  int h = q->dims / 2, off_vec = off->ndim == 1, trad = q->traditional;
+  long long os = off_vec ? CMX__STRIDES(off)[0] : 0;
+  long long fs = fr ? CMX__STRIDES(fr)[0] : 0;
+  long long ls = CMX__STRIDES(x)[nd - 1];
+  float k = (float)(-2.0 * log((double)q->base) / (double)q->dims);
+  float scale = q->scale;
+  cmx__gpu_layout X;
+  rows_layout(&X, x);
+  const cmx__gpu_kernel* kk = get_kernel(dev, x->dtype, K_ROPE);
+  if (!kk) return cmx_last_status();
+  cmx__gpu_cfg cfg = cmx__gpu_cfg_for(kk, nrows * (D - h));
+  cmx__gpu_args args;
+  cmx__gpu_args_init(&args);
+  CMX__GPU_ARG(&args, px);
+  CMX__GPU_ARG(&args, py);
+  CMX__GPU_ARG(&args, po);
+  CMX__GPU_ARG(&args, pf);
+  CMX__GPU_ARG(&args, nrows);
+  CMX__GPU_ARG(&args, L);
+  CMX__GPU_ARG(&args, per_b);
+  CMX__GPU_ARG(&args, D);
+  CMX__GPU_ARG(&args, h);
+  CMX__GPU_ARG(&args, off_vec);
+  CMX__GPU_ARG(&args, os);
+  CMX__GPU_ARG(&args, fs);
+  CMX__GPU_ARG(&args, k);
+  CMX__GPU_ARG(&args, scale);
+  CMX__GPU_ARG(&args, trad);
+  CMX__GPU_ARG(&args, ls);
+  cmx__gpu_args_layout(&args, &X);
+  st = cmx__gpu_launch("rope", kk, &cfg, &args);
+  if (st == CMX_OK) cmx_kernel_mark_device_written(o);
+  return st;
+}

@@ -1,0 +1,225 @@
+// Kernels of mx.fast's RMSNorm, LayerNorm and RoPE for one storage dtype.
+// The module is common.cu, the prelude, ew_bind.cu and primitives/
+// ew_scalar.h, then this file. The prelude (fast.c) defines:
+//   CMX_F_T        the storage type (float16, bfloat16 as uint16_t; float)
+//   CMX_F_TOF(x), CMX_F_FROMF(v)   storage <-> float32
+// Everything is computed in float32 in the CPU kernels' order
+// (backend/cpu/fast.c); outputs are row-major.
+//
+// Norms: a row (the last axis) is taken by blockDim.x threads, blockDim.y
+// rows a block. The x row starts at the offset of row r in layout X (the
+// outer dims; array 1: x's strides), its elements ls apart; weight and
+// bias elements ws and bs apart (ignored when the pointer is null).
+//   cmx_norm_vec_<rms|ln>: ls == ws == bs == 1, rows, weight and bias
+//        16-byte aligned, D a multiple of the vector width V; each thread
+//        holds up to NV vectors of the row in registers (one read of x).
+//   cmx_norm_gen_<rms|ln>: any strides and length; x read two or three
+//        times (L2 serves the repeats).
+// RoPE: one thread per (row, j), j < D - dims/2: j < dims/2 rotates one
+// pair, the rest copy the features past dims.
+
+typedef CMX_F_T cmx_ft;
+typedef cmx_layout_n<2> cmx_fl;
+
+#define CMX_F_FN static __device__ __forceinline__
+#define CMX_F_V (16 / (int)sizeof(cmx_ft))
+#define CMX_F_NV 4
+
+// The sum of v over the blockDim.x threads of this row; every thread of
+// the row gets it. Rows of more than 32 threads have blockDim.y == 1.
+CMX_F_FN float cmx_f_sum(float v) {
+  __shared__ float sm[32];
+#pragma unroll
+  for (int d = 16; d > 0; d /= 2) v += __shfl_xor_sync(0xffffffffu, v, d);
+  if (blockDim.x > 32) {
+    const int lane = threadIdx.x & 31, wid = threadIdx.x / 32;
+    __syncthreads();  // sm is free again (an earlier call read it)
+    if (lane == 0) sm[wid] = v;
+    __syncthreads();
+    v = lane < (int)(blockDim.x / 32) ? sm[lane] : 0.0f;
+#pragma unroll
+    for (int d = 16; d > 0; d /= 2) v += __shfl_xor_sync(0xffffffffu, v, d);
+  }
+  return v;
+}
+
+CMX_F_FN float cmx_f_scale(float v, float r, float w, float b, bool hw,
+                           bool hb) {
+  // the CPU's order: (v * r) * w + b
+  float y = v * r;
+  if (hw) y = y * w;
+  if (hb) y = y + b;
+  return y;
+}
+
+template <bool LN>
+CMX_F_FN void cmx_norm_vec(const cmx_ft* x, const cmx_ft* w, const cmx_ft* b,
+                           cmx_ft* y, long long nrows, long long D, float eps,
+                           const cmx_fl& X) {
+  const long long r = (long long)blockIdx.x * blockDim.y + threadIdx.y;
+  const bool active = r < nrows;  // inactive rows still join the shuffles
+  const int t = threadIdx.x, G = blockDim.x;
+  const long long nv = active ? D / CMX_F_V : 0;
+  long long xo = 0;
+  if (active) {
+    long long off[1];
+    cmx_offsets<long long, 0, 2>(X, r, off);
+    xo = off[0];
+  }
+  const uint4* xr = (const uint4*)(x + xo);
+  float v[CMX_F_NV][CMX_F_V];
+  float s = 0;
+#pragma unroll
+  for (int j = 0; j < CMX_F_NV; j++) {
+    long long i = (long long)j * G + t;
+    cmx_pack<cmx_ft> p;
+    p.raw = i < nv ? xr[i] : make_uint4(0, 0, 0, 0);
+#pragma unroll
+    for (int e = 0; e < CMX_F_V; e++) {
+      v[j][e] = i < nv ? CMX_F_TOF(p.e[e]) : 0.0f;
+      s += v[j][e];
+    }
+  }
+  const float Df = (float)D;
+  if (LN) {
+    const float m = cmx_f_sum(s) / Df;
+    s = 0;
+#pragma unroll
+    for (int j = 0; j < CMX_F_NV; j++) {
+      long long i = (long long)j * G + t;
+#pragma unroll
+      for (int e = 0; e < CMX_F_V; e++) {
+        v[j][e] = i < nv ? v[j][e] - m : 0.0f;
+        s += v[j][e] * v[j][e];
+      }
+    }
+  } else {
+    s = 0;
+#pragma unroll
+    for (int j = 0; j < CMX_F_NV; j++)
+#pragma unroll
+      for (int e = 0; e < CMX_F_V; e++) s += v[j][e] * v[j][e];
+  }
+  const float rs = 1.0f / sqrtf(cmx_f_sum(s) / Df + eps);
+  uint4* yr = (uint4*)(y + r * D);
+  const uint4* wr = (const uint4*)w;
+  const uint4* br = (const uint4*)b;
+#pragma unroll
+  for (int j = 0; j < CMX_F_NV; j++) {
+    long long i = (long long)j * G + t;
+    if (i < nv) {
+      cmx_pack<cmx_ft> pw, pb, po;
+      if (w) pw.raw = wr[i];
+      if (b) pb.raw = br[i];
+#pragma unroll
+      for (int e = 0; e < CMX_F_V; e++)
+        po.e[e] = CMX_F_FROMF(
+            cmx_f_scale(v[j][e], rs, w ? CMX_F_TOF(pw.e[e]) : 0.0f,
+                        b ? CMX_F_TOF(pb.e[e]) : 0.0f, w != 0, b != 0));
+      yr[i] = po.raw;
+    }
+  }
+}
+
+template <bool LN>
+CMX_F_FN void cmx_norm_gen(const cmx_ft* x, const cmx_ft* w, const cmx_ft* b,
+                           cmx_ft* y, long long nrows, long long D, float eps,
+                           long long ls, long long ws, long long bs,
+                           const cmx_fl& X) {
+  const long long r = (long long)blockIdx.x * blockDim.y + threadIdx.y;
+  const bool active = r < nrows;
+  const int t = threadIdx.x, G = blockDim.x;
+  const long long n = active ? D : 0;
+  long long xo = 0;
+  if (active) {
+    long long off[1];
+    cmx_offsets<long long, 0, 2>(X, r, off);
+    xo = off[0];
+  }
+  const cmx_ft* xr = x + xo;
+  const float Df = (float)D;
+  float m = 0, s = 0;
+  if (LN) {
+    for (long long i = t; i < n; i += G) s += CMX_F_TOF(xr[i * ls]);
+    m = cmx_f_sum(s) / Df;
+    s = 0;
+  }
+  for (long long i = t; i < n; i += G) {
+    float d = CMX_F_TOF(xr[i * ls]) - m;
+    s += d * d;
+  }
+  const float rs = 1.0f / sqrtf(cmx_f_sum(s) / Df + eps);
+  cmx_ft* yr = y + r * D;
+  for (long long i = t; i < n; i += G)
+    yr[i] = CMX_F_FROMF(cmx_f_scale(CMX_F_TOF(xr[i * ls]) - m, rs,
+                                    w ? CMX_F_TOF(w[i * ws]) : 0.0f,
+                                    b ? CMX_F_TOF(b[i * bs]) : 0.0f, w != 0,
+                                    b != 0));
+}
+
+#define CMX_NORM_VEC(NAME, LN)                                             \
+  extern "C" __global__ void NAME(const cmx_ft* x, const cmx_ft* w,        \
+                                  const cmx_ft* b, cmx_ft* y,              \
+                                  long long nrows, long long D, float eps, \
+                                  const CMX_GRID_CONST cmx_fl X) {         \
+    cmx_norm_vec<LN>(x, w, b, y, nrows, D, eps, X);                        \
+  }
+#define CMX_NORM_GEN(NAME, LN)                                              \
+  extern "C" __global__ void NAME(                                          \
+      const cmx_ft* x, const cmx_ft* w, const cmx_ft* b, cmx_ft* y,         \
+      long long nrows, long long D, float eps, long long ls, long long ws,  \
+      long long bs, const CMX_GRID_CONST cmx_fl X) {                        \
+    cmx_norm_gen<LN>(x, w, b, y, nrows, D, eps, ls, ws, bs, X);             \
+  }
+#if !defined(CMX_ONLY) || defined(CMX_ONLY_cmx_norm_vec_rms)
+CMX_NORM_VEC(cmx_norm_vec_rms, false)
+#endif
+#if !defined(CMX_ONLY) || defined(CMX_ONLY_cmx_norm_vec_ln)
+CMX_NORM_VEC(cmx_norm_vec_ln, true)
+#endif
+#if !defined(CMX_ONLY) || defined(CMX_ONLY_cmx_norm_gen_rms)
+CMX_NORM_GEN(cmx_norm_gen_rms, false)
+#endif
+#if !defined(CMX_ONLY) || defined(CMX_ONLY_cmx_norm_gen_ln)
+CMX_NORM_GEN(cmx_norm_gen_ln, true)
+#endif
+
+// RoPE over rows of D features (nrows rows, L positions a batch entry's
+// run of rows cycling, per_b rows a batch entry). off: the int32 offsets
+// (noff_vec: one per batch entry, offset stride os; else off[0]); freqs:
+// h float32 frequencies fs apart, or null (inverse frequencies
+// exp(i * k)). x rows at layout X with last stride ls; y row-major.
+#if !defined(CMX_ONLY) || defined(CMX_ONLY_cmx_rope)
+extern "C" __global__ void cmx_rope(const cmx_ft* x, cmx_ft* y,
+                                    const int* off, const float* freqs,
+                                    long long nrows, long long L,
+                                    long long per_b, long long D, int h,
+                                    int off_vec, long long os, long long fs,
+                                    float k, float scale, int traditional,
+                                    long long ls, const CMX_GRID_CONST cmx_fl X) {
+  const long long per_row = D - h, n = nrows * per_row;
+  for (long long it = cmx_tid(); it < n; it += cmx_nthreads()) {
+    const long long r = it / per_row;
+    const int j = (int)(it - r * per_row);
+    long long o[1];
+    cmx_offsets<long long, 0, 2>(X, r, o);
+    const cmx_ft* xr = x + o[0];
+    cmx_ft* yr = y + r * D;
+    if (j >= h) {  // past the rotated features
+      const long long i = (long long)2 * h + (j - h);
+      yr[i] = xr[i * ls];
+      continue;
+    }
+    const long long l = r % L;
+    const long long pos = (long long)off[off_vec ? (r / per_b) * os : 0] + l;
+    const float inv = freqs ? 1.0f / freqs[j * fs] : expf((float)j * k);
+    const float th = ((float)pos * scale) * inv;
+    const float c = cosf(th), s = sinf(th);
+    const long long i1 = traditional ? 2 * j : j;
+    const long long i2 = traditional ? 2 * j + 1 : j + h;
+    const float a = CMX_F_TOF(xr[i1 * ls]), bb = CMX_F_TOF(xr[i2 * ls]);
+    yr[i1] = CMX_F_FROMF(a * c - bb * s);
+    yr[i2] = CMX_F_FROMF(a * s + bb * c);
+  }
+}
+#endif

@@ -1,0 +1,256 @@
+"""mx.fast's norms and rope and the quantization ops on every device: each
+case runs on `device` and, on the GPU, is compared with the CPU's result
+(cpu_match): every dtype, odd and long rows (the register and the strided
+norm kernels), non-contiguous inputs, rope's variants and offsets, every
+bits/group size of quantize/dequantize/quantized_matmul with both
+transposes, decode (1-8 rows: the matrix-vector kernel) and prompt
+shapes (the tiled kernel), broadcast batches. On the CPU the same cases
+check the ops against float64 NumPy references of their definitions."""
+import numpy as np
+import pytest
+
+import cmx.core as mx
+from conftest import cpu_match
+
+RNG = np.random.default_rng(18)
+DTYPES = [mx.float32, mx.float16, mx.bfloat16]
+TOL = {mx.float32: 1e-4, mx.float16: 5e-3, mx.bfloat16: 4e-2}
+
+
+def arr(*shape, dtype=mx.float32, scale=1.0):
+    return mx.array((RNG.standard_normal(shape) * scale).astype(np.float32)).astype(dtype)
+
+
+def f64(a):
+    return np.array(a.astype(mx.float32)).astype(np.float64)
+
+
+def rms_ref(x, w, eps):
+    y = x / np.sqrt((x * x).mean(-1, keepdims=True) + eps)
+    return y if w is None else y * w
+
+
+def ln_ref(x, w, b, eps):
+    m = x.mean(-1, keepdims=True)
+    y = (x - m) / np.sqrt(((x - m) ** 2).mean(-1, keepdims=True) + eps)
+    y = y if w is None else y * w
+    return y if b is None else y + b
+
+
+# ---------------------------------------------------------------- norms
+# (2, 7): a warp a row, strided kernel (7 is no whole vector); (3, 64) and
+# (5, 4096): register kernel, a warp / a block a row; (2, 40000): longer
+# than the registers hold; (3, 1001): odd.
+SHAPES = [(2, 7), (3, 64), (2, 3, 4096), (2, 40000), (3, 1001), (1, 8)]
+
+
+@pytest.mark.parametrize("dt", DTYPES)
+@pytest.mark.parametrize("shape", SHAPES)
+@pytest.mark.parametrize("wb", ["none", "w", "b", "wb"])
+def test_norms(device, dt, shape, wb):
+    D = shape[-1]
+    x = arr(*shape, dtype=dt)
+    w = arr(D, dtype=dt) if "w" in wb else None
+    b = arr(D, dtype=dt) if "b" in wb else None
+    tol = TOL[dt]
+    y = cpu_match(device, lambda: mx.fast.layer_norm(x, w, b, 1e-5), tol, tol)
+    assert y.dtype == dt and y.shape == x.shape
+    np.testing.assert_allclose(
+        f64(y), ln_ref(f64(x), None if w is None else f64(w),
+                       None if b is None else f64(b), 1e-5), tol * 4, tol * 4)
+    if b is None:
+        y = cpu_match(device, lambda: mx.fast.rms_norm(x, w, 1e-5), tol, tol)
+        np.testing.assert_allclose(
+            f64(y), rms_ref(f64(x), None if w is None else f64(w), 1e-5),
+            tol * 4, tol * 4)
+
+
+@pytest.mark.parametrize("dt", DTYPES)
+def test_norms_strided(device, dt):
+    # transposed x, sliced x (offset rows), strided weight and bias
+    xt = arr(256, 6, dtype=dt).T
+    xs = arr(5, 300, dtype=dt)[1:, 8:264]
+    wfull = arr(512, dtype=dt)
+    w = wfull[::2]
+    b = wfull[1::2]
+    tol = TOL[dt]
+    for x in (xt, xs):
+        y = cpu_match(device, lambda: mx.fast.rms_norm(x, w, 1e-6), tol, tol)
+        np.testing.assert_allclose(f64(y), rms_ref(f64(x), f64(w), 1e-6), tol * 4, tol * 4)
+        y = cpu_match(device, lambda: mx.fast.layer_norm(x, w, b, 1e-6), tol, tol)
+        np.testing.assert_allclose(f64(y), ln_ref(f64(x), f64(w), f64(b), 1e-6),
+                                   tol * 4, tol * 4)
+    # a broadcast row and an empty input
+    xb = mx.broadcast_to(arr(1, 128, dtype=dt), (4, 128))
+    cpu_match(device, lambda: mx.fast.rms_norm(xb, None, 1e-5), tol, tol)
+    e = cpu_match(device, lambda: mx.fast.layer_norm(arr(0, 16, dtype=dt), None, None, 1e-5))
+    assert e.shape == (0, 16)
+
+
+# ---------------------------------------------------------------- rope
+
+
+def rope_ref(x, dims, traditional, base, scale, offset, freqs=None):
+    L, h = x.shape[-2], dims // 2
+    inv = 1.0 / freqs if freqs is not None else base ** (-np.arange(h) * 2.0 / dims)
+    off = np.asarray(offset).reshape((-1,) + (1,) * (x.ndim - 1))
+    pos = (off + np.arange(L).reshape(-1, 1)) * scale  # (B|1, ..., L, 1)
+    th = pos * inv
+    c, s = np.cos(th), np.sin(th)
+    y = x.copy()
+    if traditional:
+        a, b = x[..., 0:dims:2], x[..., 1:dims:2]
+        y[..., 0:dims:2] = a * c - b * s
+        y[..., 1:dims:2] = a * s + b * c
+    else:
+        a, b = x[..., :h], x[..., h:dims]
+        y[..., :h] = a * c - b * s
+        y[..., h:dims] = a * s + b * c
+    return y
+
+
+@pytest.mark.parametrize("dt", DTYPES)
+@pytest.mark.parametrize("traditional", [False, True])
+@pytest.mark.parametrize("dims,D", [(8, 8), (32, 80), (128, 128), (6, 7)])
+def test_rope(device, dt, traditional, dims, D):
+    x = arr(2, 3, 9, D, dtype=dt)
+    tol = TOL[dt] * 2
+    y = cpu_match(device, lambda: mx.fast.rope(x, dims, traditional=traditional,
+                                               base=10000.0, scale=0.5, offset=7),
+                  tol, tol)
+    assert y.dtype == dt
+    np.testing.assert_allclose(f64(y), rope_ref(f64(x), dims, traditional, 10000.0, 0.5, 7),
+                               tol * 2, tol * 2)
+
+
+@pytest.mark.parametrize("dt", DTYPES)
+def test_rope_offsets_freqs_strided(device, dt):
+    tol = TOL[dt] * 2
+    x = arr(3, 2, 5, 16, dtype=dt)
+    freqs = mx.array(np.abs(RNG.standard_normal(8)).astype(np.float32) + 0.5)
+    y = cpu_match(device, lambda: mx.fast.rope(x, 16, traditional=False, base=None,
+                                               scale=1.0, offset=2, freqs=freqs), tol, tol)
+    np.testing.assert_allclose(f64(y), rope_ref(f64(x), 16, False, None, 1.0, 2,
+                                                np.array(freqs).astype(np.float64)),
+                               tol * 2, tol * 2)
+    offs = mx.array(np.array([0, 3, 1000], np.int32))
+    y = cpu_match(device, lambda: mx.fast.rope(x, 16, traditional=True, base=10000.0,
+                                               scale=1.0, offset=offs), tol, tol)
+    np.testing.assert_allclose(f64(y), rope_ref(f64(x), 16, True, 10000.0, 1.0,
+                                                np.array(offs)), tol * 2, tol * 2)
+    y = cpu_match(device, lambda: mx.fast.rope(x, 16, traditional=False, base=10000.0,
+                                               scale=1.0, offset=mx.array(4)), tol, tol)
+    # (B, L, H, D) transposed to (B, H, L, D): strided rows and positions
+    xt = arr(2, 6, 4, 32, dtype=dt).transpose(0, 2, 1, 3)
+    y = cpu_match(device, lambda: mx.fast.rope(xt, 24, traditional=False, base=500.0,
+                                               scale=2.0, offset=3), tol, tol)
+    np.testing.assert_allclose(f64(y), rope_ref(f64(xt), 24, False, 500.0, 2.0, 3),
+                               tol * 2, tol * 2)
+
+
+# ---------------------------------------------------------------- quantization
+BITS = [2, 3, 4, 5, 6, 8]
+GROUPS = [32, 64, 128]
+
+
+@pytest.mark.parametrize("bits", BITS)
+@pytest.mark.parametrize("g", GROUPS)
+@pytest.mark.parametrize("dt", DTYPES)
+def test_quantize_dequantize(device, bits, g, dt):
+    w = arr(6, 256, dtype=dt)
+    # quantize: the same float32 operations as the CPU, so equal packs
+    got = cpu_match(device, lambda: mx.quantize(w, group_size=g, bits=bits), 0, 0)
+    wq, s, b = got
+    assert wq.dtype == mx.uint32 and s.dtype == dt
+    d = cpu_match(device, lambda: mx.dequantize(wq, s, b, group_size=g, bits=bits),
+                  1e-6, 1e-6)
+    # within 1.5 steps of each group's range (MLX's rule), half rounding aside
+    wg = f64(w).reshape(6, -1, g)
+    step = (wg.max(-1) - wg.min(-1)) / ((1 << bits) - 1)
+    err = np.abs(f64(d) - f64(w)).reshape(6, -1, g).max(-1)
+    assert (err <= 1.5 * step + 0.02 * np.abs(wg).max(-1)).all()
+    # strided (transposed) input to quantize
+    wt = arr(256, 4, dtype=dt).T
+    cpu_match(device, lambda: mx.quantize(wt, group_size=g, bits=bits), 0, 0)
+
+
+def qmm_ref(x, wq, s, b, g, bits, transpose):
+    W = f64(mx.dequantize(wq, s, b, group_size=g, bits=bits, stream=mx.cpu))
+    return x @ (np.swapaxes(W, -1, -2) if transpose else W)
+
+
+@pytest.mark.parametrize("bits", BITS)
+@pytest.mark.parametrize("g", GROUPS)
+@pytest.mark.parametrize("transpose", [True, False])
+@pytest.mark.parametrize("M", [1, 3, 8, 9, 70])
+def test_quantized_matmul(device, bits, g, transpose, M):
+    K, N = 256, 96
+    w = arr(N, K) if transpose else arr(K, N + 32)
+    wq, s, b = mx.quantize(w, group_size=g, bits=bits, stream=mx.cpu)
+    Kx = K if transpose else K
+    x = arr(M, Kx)
+    y = cpu_match(device, lambda: mx.quantized_matmul(
+        x, wq, s, b, transpose=transpose, group_size=g, bits=bits), 2e-4, 2e-4)
+    np.testing.assert_allclose(f64(y), qmm_ref(f64(x), wq, s, b, g, bits, transpose),
+                               1e-3, 1e-3)
+
+
+@pytest.mark.parametrize("dt", DTYPES)
+@pytest.mark.parametrize("M", [1, 5, 33])
+def test_quantized_matmul_dtypes_batches(device, dt, M):
+    tol = TOL[dt] * 4
+    # a long row (two x tiles in the matrix-vector kernel for M 5), a
+    # broadcast weight batch, transposed x
+    K, N = 4096 if M == 5 else 512, 40
+    w = arr(N, K, scale=0.2)
+    wq, s, b = mx.quantize(w.astype(dt), group_size=64, bits=4, stream=mx.cpu)
+    x = arr(2, M, K, dtype=dt, scale=0.2)
+    y = cpu_match(device, lambda: mx.quantized_matmul(
+        x, wq, s, b, transpose=True, group_size=64, bits=4), tol, tol)
+    assert y.dtype == dt and y.shape == (2, M, N)
+    np.testing.assert_allclose(f64(y), qmm_ref(f64(x), wq, s, b, 64, 4, True), tol, tol * 4)
+    xt = arr(2, K, M, dtype=dt, scale=0.2).transpose(0, 2, 1)
+    cpu_match(device, lambda: mx.quantized_matmul(
+        xt, wq, s, b, transpose=True, group_size=64, bits=4), tol, tol)
+    # x @ W with W (K, N), batch of weights, x float32 with bfloat16 scales
+    w2 = arr(3, 128, 64)
+    wq2, s2, b2 = mx.quantize(w2, group_size=32, bits=3, stream=mx.cpu)
+    x2 = arr(3, M, 128)
+    cpu_match(device, lambda: mx.quantized_matmul(
+        x2, wq2, s2.astype(mx.bfloat16), b2.astype(mx.bfloat16), transpose=False,
+        group_size=32, bits=3), 1e-3, 1e-3)
+
+
+
+# ---------------------------------------------------------------- attention
+# No fused GPU kernel yet: on the GPU the op builds its composite (matmul,
+# softmax ... on the GPU); its results must match the CPU kernel's.
+
+
+@pytest.mark.parametrize("mask", [None, "causal", "bool", "add"])
+@pytest.mark.parametrize("H,Hk", [(4, 4), (8, 2), (6, 1)])
+@pytest.mark.parametrize("L,S", [(1, 50), (7, 7), (9, 4), (5, 33)])
+def test_sdpa(device, mask, H, Hk, L, S):
+    q, k, v = arr(2, H, L, 32), arr(2, Hk, S, 32), arr(2, Hk, S, 24)
+    m = mask
+    if mask == "bool":
+        m = arr(L, S) > -0.3
+    elif mask == "add":
+        m = arr(2, 1, L, S)
+    for sinks in (None, arr(H)):
+        if sinks is not None and mask in ("bool", "add"):
+            continue
+        y = cpu_match(device, lambda: mx.fast.scaled_dot_product_attention(
+            q, k, v, scale=0.3, mask=m, sinks=sinks), 2e-5, 2e-5)
+        assert y.shape == (2, H, L, 24)
+
+
+@pytest.mark.parametrize("dt", [mx.float16, mx.bfloat16])
+def test_sdpa_half_decode(device, dt):
+    tol = TOL[dt] * 2
+    q = arr(1, 8, 1, 64, dtype=dt)
+    kc, vc = arr(1, 2, 300, 64, dtype=dt), arr(1, 2, 300, 64, dtype=dt)
+    k, v = kc[:, :, :257], vc[:, :, :257]  # a slice of a longer cache
+    y = cpu_match(device, lambda: mx.fast.scaled_dot_product_attention(
+        q, k, v, scale=0.125, mask="causal"), tol, tol)
+    assert y.dtype == dt
