@@ -533,6 +533,22 @@ cmx_status cmx__gpu_gather_blocks(const char* op, int dev, CUdeviceptr dst,
                                   CUdeviceptr src, size_t isz, cmx_array idx,
                                   int64_t nblocks, int64_t block);
 
+/* A strided batched product on device data, for kernels built on
+ * products (matmul.c): for i < batch, D_i = A_i @ B_i with A_i (M x K,
+ * element strides a_rs, a_cs) at a + i * a_bs elements, B_i (K x N,
+ * strides b_rs, b_cs) at b + i * b_bs, D_i (M x N, row stride d_rs,
+ * column stride 1) at d + i * d_bs; dt a floating dtype (float16/bfloat16
+ * accumulate in float32; float32 as Matmul, TF32 only when allowed).
+ * Each operand needs a unit stride along its rows or its columns; K >= 1.
+ * Encoded on the running GPU task's stream; op names errors. */
+typedef struct cmx__gpu_gemm_desc {
+  cmx_dtype dt;
+  int64_t M, N, K, batch;
+  CUdeviceptr a, b, d;
+  int64_t a_rs, a_cs, a_bs, b_rs, b_cs, b_bs, d_rs, d_bs;
+} cmx__gpu_gemm_desc;
+cmx_status cmx__gpu_gemm(const char* op, int dev, const cmx__gpu_gemm_desc* g);
+
 /* ---------------- cuBLASLt (cublaslt.c) ---------------- */
 
 /* The resolved cuBLASLt entry points (valid once
