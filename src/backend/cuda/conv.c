@@ -62,21 +62,6 @@ typedef struct {
   int64_t xs_n, xs[3], xs_c;
 } geo;
 
-/* A row-major copy of x in a new device buffer *out. */
-static cmx_status pack(cmx_array x, int dev, cmx__buffer** out) {
-  size_t isz = cmx_dtype_size(x->dtype);
-  *out = cmx__device_hooks->alloc_device((size_t)x->size * isz, dev);
-  if (!*out) return cmx_last_status();
-  CUdeviceptr src;
-  int64_t rm[CMX_MAX_NDIM];
-  cmx__row_major_strides(x->dims, x->ndim, rm);
-  cmx_status st = cmx__gpu_ptr(x, dev, &src);
-  if (st == CMX_OK)
-    st = cmx__gpu_copy_strided("conv", dev, (*out)->dev, rm, src,
-                               CMX__STRIDES(x), x->dims, x->ndim, isz);
-  return st;
-}
-
 static bool aligned16(int64_t v) {
   return v % 16 == 0;
 }
@@ -267,14 +252,14 @@ cmx_status cmx__gpu_convolution(const cmx_primitive* p, const cmx_array* in,
   /* the weight-gradient form: a kernel larger than the output */
   if (cudnn && c.taps > c.out_sp) st = attempt(&c, true, &done);
   if (st == CMX_OK && !done && !c.w_rowmajor) {
-    st = pack(w, c.dev, &wpack);
+    st = cmx__gpu_pack_rowmajor(w, c.dev, "conv", &wpack);
     if (wpack) c.w = wpack->dev;
     c.w_rowmajor = true;
   }
   /* the unfolding reads channel runs: the input packed row-major when its
    * channels are not contiguous */
   if (st == CMX_OK && !done && !c.x_rowmajor && c.C > 1 && c.xs_c != 1) {
-    st = pack(x, c.dev, &xpack);
+    st = cmx__gpu_pack_rowmajor(x, c.dev, "conv", &xpack);
     if (xpack) c.x = xpack->dev;
     c.x_rowmajor = true;
   }

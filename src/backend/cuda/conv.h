@@ -33,8 +33,9 @@ typedef struct cmx__gpu_conv {
  * Needs w row-major (wgrad false) or, for the weight-gradient form
  * (wgrad true: cudnnConvolutionBackwardFilter on the input and weight
  * read as the original input and output cotangent, see cudnn.c), any
- * strides. Returns an error status (set) only for failures worth
- * reporting; a case cuDNN does not take leaves *done false. */
+ * strides. A case cuDNN does not take returns CMX_OK with *done false; a
+ * failure of cuDNN itself returns its status with the error set (conv.c
+ * clears it and computes the case on its own path). */
 cmx_status cmx__cudnn_conv(const cmx__gpu_conv* c, bool wgrad, bool* done);
 
 /* Whether cuDNN could be loaded; otherwise *why (if given) says why. */

@@ -506,6 +506,12 @@ int cmx__gpu_copy_variant(size_t itemsize);
  * errors (copy.c). */
 cmx_status cmx__gpu_copy_rowmajor(cmx_array dst, cmx_array src, int dev,
                                   const char* op);
+/* A row-major copy of x (any layout) in a new device buffer *out of
+ * device dev (copy.c): *out is NULL when the allocation failed; on a
+ * failed copy it is set and the caller still releases it. op names
+ * errors. */
+cmx_status cmx__gpu_pack_rowmajor(cmx_array x, int dev, const char* op,
+                                  cmx__buffer** out);
 /* Copies every element of shape (ndim dims) from device address src,
  * element strides src_st, to device address dst, strides dst_st, on the
  * running GPU task's stream of device dev (copy.c): elements of isz bytes
@@ -519,6 +525,13 @@ cmx_status cmx__gpu_copy_strided(const char* op, int dev, CUdeviceptr dst,
                                  const int64_t* src_st, const int64_t* shape,
                                  int ndim, size_t isz);
 
+/* The variant v (a dtype) of a family with one variant per floating dtype
+ * (softmax.c): false for other dtypes; the prelude defines CMX_S_T (the
+ * storage type), CMX_S_F (the compute type: float, double for float64),
+ * CMX_S_TOF(x) and CMX_S_FROMF(v) (storage <-> compute, through
+ * ew_scalar.h's conversions: the family's preamble has "ew_bind" and
+ * "ew_scalar"); the name is "<family>_<dtype>". */
+bool cmx__gpu_float_variant(int v, const char* family, cmx__gpu_variant* out);
 /* The suffix of dtype dt's storage type in kernel sources (ew_scalar.h's
  * cmx_<suffix>_t: "b8", "u8" ... "c64") (reduce.c). */
 const char* cmx__gpu_dtype_suffix(cmx_dtype dt);

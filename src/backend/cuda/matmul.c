@@ -354,27 +354,11 @@ static void setup(operand* o, cmx_array x, const int64_t* st, bool is_a,
   }
 }
 
-/* A row-major copy of x in a new device buffer *out. */
-static cmx_status packed_copy(cmx_array x, int dev, const char* op,
-                              cmx__buffer** out) {
-  size_t isz = cmx_dtype_size(x->dtype);
-  *out = cmx__device_hooks->alloc_device((size_t)x->size * isz, dev);
-  if (!*out) return cmx_last_status();
-  CUdeviceptr src;
-  int64_t rm[CMX_MAX_NDIM];
-  cmx__row_major_strides(x->dims, x->ndim, rm);
-  cmx_status st = cmx__gpu_ptr(x, dev, &src);
-  if (st == CMX_OK)
-    st = cmx__gpu_copy_strided(op, dev, (*out)->dev, rm, src, CMX__STRIDES(x),
-                               x->dims, x->ndim, isz);
-  return st;
-}
-
 /* Packs x row-major into a new device buffer (o->packed) and describes the
  * copy. */
 static cmx_status pack(operand* o, cmx_array x, bool is_a, int64_t K, int nb,
                        const int64_t* bdims, int dev, const char* op) {
-  cmx_status st = packed_copy(x, dev, op, &o->packed);
+  cmx_status st = cmx__gpu_pack_rowmajor(x, dev, op, &o->packed);
   if (!o->packed) return st;
   int64_t rm[CMX_MAX_NDIM];
   cmx__row_major_strides(x->dims, x->ndim, rm);
@@ -702,7 +686,7 @@ static cmx_status pick(cmx_array x, cmx_array idx, int dev, size_t esz,
   cmx__buffer* packed = NULL;
   cmx_status st = cmx__gpu_ptr(x, dev, &src);
   if (st == CMX_OK && !(x->flags & CMX__FLAG_ROW_CONTIG)) {
-    st = packed_copy(x, dev, "gather_mm", &packed);
+    st = cmx__gpu_pack_rowmajor(x, dev, "gather_mm", &packed);
     if (packed) src = packed->dev;
   }
   *out = NULL;

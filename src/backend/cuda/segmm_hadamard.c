@@ -24,24 +24,7 @@ enum { K_HADAMARD, K_SEGMM };
 static const char* const k_kernels[] = {"cmx_hadamard", "cmx_segmm", NULL};
 
 static bool float_variant(int v, cmx__gpu_variant* out) {
-  cmx_dtype dt = (cmx_dtype)v;
-  if (!cmx_dtype_is_floating(dt)) return false;
-  static const char* const t[4][4] = {
-      {"cmx_f16_t", "float", "cmx_h2f(x)", "cmx_f2h(v)"},
-      {"cmx_bf16_t", "float", "cmx_bf2f(x)", "cmx_f2bf(v)"},
-      {"float", "float", "(x)", "(v)"},
-      {"double", "double", "(x)", "(v)"}};
-  int i = dt == CMX_FLOAT16    ? 0
-          : dt == CMX_BFLOAT16 ? 1
-          : dt == CMX_FLOAT32  ? 2
-                               : 3;
-  snprintf(out->name, sizeof out->name, "hadamard_%s", cmx_dtype_name(dt));
-  out->flags = 0;
-  int w = snprintf(out->prelude, sizeof out->prelude,
-                   "#define CMX_F_T %s\n#define CMX_F_C %s\n"
-                   "#define CMX_F_TOF(x) %s\n#define CMX_F_FROMF(v) %s\n",
-                   t[i][0], t[i][1], t[i][2], t[i][3]);
-  return w > 0 && (size_t)w < sizeof out->prelude;
+  return cmx__gpu_float_variant(v, "hadamard", out);
 }
 
 const cmx__gpu_family cmx__gpu_family_hadamard = {
@@ -148,14 +131,8 @@ cmx_status cmx__gpu_segmented_mm(const cmx_primitive* p, const cmx_array* in,
   if (st == CMX_OK) st = cmx__gpu_ptr(sg, dev, &ps);
   if (st == CMX_OK) st = cmx__gpu_ptr(o, dev, &po);
   if (st == CMX_OK && !(sg->flags & CMX__FLAG_ROW_CONTIG)) {
-    packed = cmx__device_hooks->alloc_device((size_t)sg->size * 4, dev);
-    if (!packed) st = cmx_last_status();
-    int64_t rm[CMX_MAX_NDIM];
-    cmx__row_major_strides(sg->dims, sg->ndim, rm);
-    if (st == CMX_OK)
-      st = cmx__gpu_copy_strided("segmented_mm", dev, packed->dev, rm, ps,
-                                 CMX__STRIDES(sg), sg->dims, sg->ndim, 4);
-    if (st == CMX_OK) ps = packed->dev;
+    st = cmx__gpu_pack_rowmajor(sg, dev, "segmented_mm", &packed);
+    if (packed) ps = packed->dev;
   }
   const cmx__gpu_kernel* k =
       st == CMX_OK ? cmx__gpu_kernel_get(dev, &cmx__gpu_family_hadamard,

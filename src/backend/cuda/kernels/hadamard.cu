@@ -1,13 +1,13 @@
 // The GPU Hadamard transform and segmented matrix product for one floating
 // dtype (see src/backend/cuda/segmm_hadamard.c). The module is common.cu,
 // the prelude, ew_bind.cu and primitives/ew_scalar.h, then this file. The
-// prelude defines:
-//   CMX_F_T      the storage type
-//   CMX_F_C      the compute type (float; double for float64)
-//   CMX_F_TOF(x), CMX_F_FROMF(v)   storage <-> compute
+// prelude (cmx__gpu_float_variant) defines:
+//   CMX_S_T      the storage type
+//   CMX_S_F      the compute type (float; double for float64)
+//   CMX_S_TOF(x), CMX_S_FROMF(v)   storage <-> compute
 
-typedef CMX_F_T cmx_ft;
-typedef CMX_F_C cmx_fc;
+typedef CMX_S_T cmx_ft;
+typedef CMX_S_F cmx_fc;
 
 // The odd factor's matrix (m x m, +1/-1 entries, m <= 28).
 struct cmx_had_m {
@@ -30,7 +30,7 @@ extern "C" __global__ void cmx_hadamard(cmx_ft* o, long long rows, int n,
   const cmx_fc sc = (cmx_fc)scale;
   for (long long row = blockIdx.x; row < rows; row += gridDim.x) {
     cmx_ft* p = o + row * N;
-    for (int i = threadIdx.x; i < N; i += blockDim.x) x[i] = CMX_F_TOF(p[i]);
+    for (int i = threadIdx.x; i < N; i += blockDim.x) x[i] = CMX_S_TOF(p[i]);
     __syncthreads();
     for (int h = 1; h < n; h <<= 1) {
       for (int idx = threadIdx.x; idx < pairs; idx += blockDim.x) {
@@ -58,7 +58,7 @@ extern "C" __global__ void cmx_hadamard(cmx_ft* o, long long rows, int n,
       __syncthreads();
     }
     for (int i = threadIdx.x; i < N; i += blockDim.x)
-      p[i] = CMX_F_FROMF(x[i] * sc);
+      p[i] = CMX_S_FROMF(x[i] * sc);
     __syncthreads();
   }
 }
@@ -85,9 +85,9 @@ extern "C" __global__ void cmx_segmm(const cmx_ft* a, const cmx_ft* b,
     cmx_fc acc = 0;
     for (unsigned kt = k0; kt < k1; kt += 16) {
       const unsigned ka = kt + tx, kb = kt + ty;
-      ta[ty][tx] = row < M && ka < k1 ? CMX_F_TOF(a[row * as_r + ka * as_c])
+      ta[ty][tx] = row < M && ka < k1 ? CMX_S_TOF(a[row * as_r + ka * as_c])
                                       : (cmx_fc)0;
-      tb[ty][tx] = col < N && kb < k1 ? CMX_F_TOF(b[kb * bs_r + col * bs_c])
+      tb[ty][tx] = col < N && kb < k1 ? CMX_S_TOF(b[kb * bs_r + col * bs_c])
                                       : (cmx_fc)0;
       __syncthreads();
 #pragma unroll
@@ -95,7 +95,7 @@ extern "C" __global__ void cmx_segmm(const cmx_ft* a, const cmx_ft* b,
       __syncthreads();
     }
     if (row < M && col < N)
-      o[(s * M + row) * (long long)N + col] = CMX_F_FROMF(acc);
+      o[(s * M + row) * (long long)N + col] = CMX_S_FROMF(acc);
   }
 }
 #endif
