@@ -6,6 +6,25 @@ say where libcmx is, for building extensions (``cmx/python.h``)."""
 
 from ._paths_api import cmake_dir, include_dir, library_dir  # noqa: F401
 
+
+def _cudnn_site_dirs():
+    """The nvidia/cudnn/lib folders of the site-packages on sys.path (the
+    nvidia-cudnn wheels' layout), where the GPU convolution looks for
+    libcudnn.so.9 after the loader's path (src/backend/cuda/cudnn.c)."""
+    import os
+    import sys
+
+    found = []
+    for p in sys.path:
+        d = os.path.join(p or ".", "nvidia", "cudnn", "lib")
+        if os.path.isfile(os.path.join(d, "libcudnn.so.9")) and d not in found:
+            found.append(os.path.abspath(d))
+    if found and "CMX_CUDNN_SITE_DIRS" not in os.environ:
+        os.environ["CMX_CUDNN_SITE_DIRS"] = ":".join(found)
+
+
+_cudnn_site_dirs()
+
 # The transforms with pytree handling are Python (cmx/_transforms.py) over
 # the C entry points of cmx.core; install them under MLX's names.
 from . import core as _core  # noqa: E402

@@ -83,6 +83,21 @@ cmx_status cmx__gpu_copy_strided(const char* op, int dev, CUdeviceptr dst,
   return cmx__gpu_launch(op, k, &cfg, &args);
 }
 
+cmx_status cmx__gpu_pack_rowmajor(cmx_array x, int dev, const char* op,
+                                  cmx__buffer** out) {
+  size_t isz = cmx_dtype_size(x->dtype);
+  *out = cmx__device_hooks->alloc_device((size_t)x->size * isz, dev);
+  if (!*out) return cmx_last_status();
+  CUdeviceptr src;
+  int64_t rm[CMX_MAX_NDIM];
+  cmx__row_major_strides(x->dims, x->ndim, rm);
+  cmx_status st = cmx__gpu_ptr(x, dev, &src);
+  if (st == CMX_OK)
+    st = cmx__gpu_copy_strided(op, dev, (*out)->dev, rm, src, CMX__STRIDES(x),
+                               x->dims, x->ndim, isz);
+  return st;
+}
+
 cmx_status cmx__gpu_copy_rowmajor(cmx_array dst, cmx_array src, int dev,
                                   const char* op) {
   if (src->size == 0) return CMX_OK;

@@ -532,6 +532,12 @@ int cmx__gpu_copy_variant(size_t itemsize);
  * errors (copy.c). */
 cmx_status cmx__gpu_copy_rowmajor(cmx_array dst, cmx_array src, int dev,
                                   const char* op);
+/* A row-major copy of x (any layout) in a new device buffer *out of
+ * device dev (copy.c): *out is NULL when the allocation failed; on a
+ * failed copy it is set and the caller still releases it. op names
+ * errors. */
+cmx_status cmx__gpu_pack_rowmajor(cmx_array x, int dev, const char* op,
+                                  cmx__buffer** out);
 /* Copies every element of shape (ndim dims) from device address src,
  * element strides src_st, to device address dst, strides dst_st, on the
  * running GPU task's stream of device dev (copy.c): elements of isz bytes
@@ -551,6 +557,13 @@ cmx_status cmx__gpu_copy_strided(const char* op, int dev, CUdeviceptr dst,
  * Returns snprintf's count (fast.c). */
 int cmx__gpu_float_prelude(char* buf, size_t size, const char* prefix,
                            cmx_dtype dt);
+/* The variant v (a dtype) of a family with one variant per floating dtype
+ * (softmax.c): false for other dtypes; the prelude defines CMX_S_T (the
+ * storage type), CMX_S_F (the compute type: float, double for float64),
+ * CMX_S_TOF(x) and CMX_S_FROMF(v) (storage <-> compute, through
+ * ew_scalar.h's conversions: the family's preamble has "ew_bind" and
+ * "ew_scalar"); the name is "<family>_<dtype>". */
+bool cmx__gpu_float_variant(int v, const char* family, cmx__gpu_variant* out);
 /* The suffix of dtype dt's storage type in kernel sources (ew_scalar.h's
  * cmx_<suffix>_t: "b8", "u8" ... "c64") (reduce.c). */
 const char* cmx__gpu_dtype_suffix(cmx_dtype dt);
@@ -566,6 +579,22 @@ cmx_status cmx__gpu_gather_blocks(const char* op, const char* which, int dev,
                                   CUdeviceptr dst, CUdeviceptr src, size_t isz,
                                   cmx_array idx, int64_t nblocks,
                                   int64_t block);
+
+/* A strided batched product on device data, for kernels built on
+ * products (matmul.c): for i < batch, D_i = A_i @ B_i with A_i (M x K,
+ * element strides a_rs, a_cs) at a + i * a_bs elements, B_i (K x N,
+ * strides b_rs, b_cs) at b + i * b_bs, D_i (M x N, row stride d_rs,
+ * column stride 1) at d + i * d_bs; dt a floating dtype (float16/bfloat16
+ * accumulate in float32; float32 as Matmul, TF32 only when allowed).
+ * Each operand needs a unit stride along its rows or its columns; K >= 1.
+ * Encoded on the running GPU task's stream; op names errors. */
+typedef struct cmx__gpu_gemm_desc {
+  cmx_dtype dt;
+  int64_t M, N, K, batch;
+  CUdeviceptr a, b, d;
+  int64_t a_rs, a_cs, a_bs, b_rs, b_cs, b_bs, d_rs, d_bs;
+} cmx__gpu_gemm_desc;
+cmx_status cmx__gpu_gemm(const char* op, int dev, const cmx__gpu_gemm_desc* g);
 
 /* ---------------- cuBLASLt (cublaslt.c) ---------------- */
 

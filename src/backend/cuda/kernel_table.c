@@ -38,6 +38,9 @@ static const cmx_kernel_fn gpu_kernels[CMX__NUM_PRIMITIVES] = {
     [CMX__P_Matmul] = cmx__gpu_matmul,
     [CMX__P_AddMM] = cmx__gpu_addmm,
     [CMX__P_GatherMM] = cmx__gpu_gather_mm,
+    [CMX__P_Convolution] = cmx__gpu_convolution,  /* conv.c, cudnn.c */
+    [CMX__P_SegmentedMM] = cmx__gpu_segmented_mm, /* segmm_hadamard.c */
+    [CMX__P_Hadamard] = cmx__gpu_hadamard,        /* segmm_hadamard.c */
     /* indexing */
     [CMX__P_Gather] = cmx__gpu_gather,
     [CMX__P_GatherAxis] = cmx__gpu_gather_axis,

@@ -46,6 +46,23 @@ cmx_status cmx__gpu_addmm(const cmx_primitive* p, const cmx_array* in, int nin,
 cmx_status cmx__gpu_gather_mm(const cmx_primitive* p, const cmx_array* in,
                               int nin, const cmx_array* out, int nout);
 
+/* ---- convolution (conv.c, cudnn.c) ---- */
+/* Convolution: every case of the primitive (1-3 spatial dims, strides,
+ * padding, both dilations, groups, flip), floating dtypes, any layouts;
+ * through cuDNN when it loads and takes the case, else cmx's unfold +
+ * cuBLASLt path (CMX_CUDA_CONV=fallback forces the latter). */
+cmx_status cmx__gpu_convolution(const cmx_primitive* p, const cmx_array* in,
+                                int nin, const cmx_array* out, int nout);
+
+/* ---- segmented products, Hadamard transform (segmm_hadamard.c) ---- */
+/* SegmentedMM (floating dtypes; a segment bound past K is clamped on the
+ * GPU) and Hadamard (floating dtypes, rows up to the device's shared
+ * memory in compute values; float results equal the CPU's). */
+cmx_status cmx__gpu_segmented_mm(const cmx_primitive* p, const cmx_array* in,
+                                 int nin, const cmx_array* out, int nout);
+cmx_status cmx__gpu_hadamard(const cmx_primitive* p, const cmx_array* in,
+                             int nin, const cmx_array* out, int nout);
+
 /* ---- indexing (indexing.c) ---- */
 /* Gather, GatherAxis, Scatter (every mode), ScatterAxis: every dtype, any
  * index dtype and layout. Out-of-range indices are not reported on the

@@ -80,7 +80,7 @@ typedef struct {
   int dev, dtype, compute, epilogue, opa, opb;
   uint32_t align; /* of every pointer, bytes (<= 256) */
   int32_t batch;
-  int64_t m, n, k, lda, ldb, sa, sb, sd;
+  int64_t m, n, k, lda, ldb, ldd, sa, sb, sd;
 } plan_key;
 
 typedef struct {
@@ -190,7 +190,7 @@ static cmx_status plan_build(plan* p, cublasLtHandle_t h, const char* op) {
       r = make_layout(&p->lb, type, tb ? k->n : k->k, tb ? k->k : k->n, k->ldb,
                       k->batch, k->sb);
     if (r == CUBLAS_STATUS_SUCCESS)
-      r = make_layout(&p->ld, type, k->m, k->n, k->m, k->batch, k->sd);
+      r = make_layout(&p->ld, type, k->m, k->n, k->ldd, k->batch, k->sd);
   }
   cublasLtMatmulPreference_t pref = NULL;
   if (r == CUBLAS_STATUS_SUCCESS) {
@@ -354,27 +354,11 @@ static void setup(operand* o, cmx_array x, const int64_t* st, bool is_a,
   }
 }
 
-/* A row-major copy of x in a new device buffer *out. */
-static cmx_status packed_copy(cmx_array x, int dev, const char* op,
-                              cmx__buffer** out) {
-  size_t isz = cmx_dtype_size(x->dtype);
-  *out = cmx__device_hooks->alloc_device((size_t)x->size * isz, dev);
-  if (!*out) return cmx_last_status();
-  CUdeviceptr src;
-  int64_t rm[CMX_MAX_NDIM];
-  cmx__row_major_strides(x->dims, x->ndim, rm);
-  cmx_status st = cmx__gpu_ptr(x, dev, &src);
-  if (st == CMX_OK)
-    st = cmx__gpu_copy_strided(op, dev, (*out)->dev, rm, src, CMX__STRIDES(x),
-                               x->dims, x->ndim, isz);
-  return st;
-}
-
 /* Packs x row-major into a new device buffer (o->packed) and describes the
  * copy. */
 static cmx_status pack(operand* o, cmx_array x, bool is_a, int64_t K, int nb,
                        const int64_t* bdims, int dev, const char* op) {
-  cmx_status st = packed_copy(x, dev, op, &o->packed);
+  cmx_status st = cmx__gpu_pack_rowmajor(x, dev, op, &o->packed);
   if (!o->packed) return st;
   int64_t rm[CMX_MAX_NDIM];
   cmx__row_major_strides(x->dims, x->ndim, rm);
@@ -434,6 +418,10 @@ typedef struct {
   operand a, b;
   CUdeviceptr out, bias;
   double alpha, beta;
+  /* The output's row stride and batch strides (cmx__gpu_gemm): 0 / NULL
+   * for a row-major output. */
+  int64_t ldo;
+  const int64_t* ost;
 } job;
 
 /* Runs j: the batch dims collapsed (output, a, b), the innermost one a
@@ -443,10 +431,10 @@ static cmx_status run_job(job* j) {
   cmx_status st = cmx__cublaslt_handle(j->dev, j->op, &h);
   if (st != CMX_OK) return st;
   int64_t shape[CMX_MAX_NDIM], so[CMX_MAX_NDIM], sa[CMX_MAX_NDIM],
-      sb[CMX_MAX_NDIM], step = j->M * j->N;
+      sb[CMX_MAX_NDIM], ldo = j->ldo ? j->ldo : j->N, step = j->M * ldo;
   for (int d = j->nb - 1; d >= 0; d--) {
     shape[d] = j->bdims[d];
-    so[d] = step;
+    so[d] = j->ost ? j->ost[d] : step;
     step *= j->bdims[d];
     sa[d] = j->a.bst[d];
     sb[d] = j->b.bst[d];
@@ -460,7 +448,7 @@ static cmx_status run_job(job* j) {
     int64_t row = M > 1 ? A.rs : sa[0];
     int op;
     int64_t ld;
-    if (sa[0] == M * row &&
+    if (sa[0] == M * row && so[0] == M * ldo &&
         lt_view(M * shape[0], A.cols, row, A.cs, &op, &ld)) {
       A.rows = M * shape[0];
       A.rs = row;
@@ -479,6 +467,7 @@ static cmx_status run_job(job* j) {
   key.m = j->N;
   key.n = M;
   key.k = j->K;
+  key.ldd = ldo;
   if (!lt_view(B.rows, B.cols, B.rs, B.cs, &key.opa, &key.lda) ||
       !lt_view(A.rows, A.cols, A.rs, A.cs, &key.opb, &key.ldb))
     return cmx__error(CMX_ERR_RUNTIME,
@@ -498,8 +487,8 @@ static cmx_status run_job(job* j) {
   for (int d = 0; d < nd; d++) nouter *= shape[d];
   uint64_t bits = A.p | B.p | j->out | j->bias;
   int64_t e = (int64_t)j->esz;
-  bits |=
-      (uint64_t)(key.sa * e) | (uint64_t)(key.sb * e) | (uint64_t)(key.sd * e);
+  bits |= (uint64_t)(key.sa * e) | (uint64_t)(key.sb * e) |
+          (uint64_t)(key.sd * e) | (uint64_t)(ldo * e);
   for (int d = 0; d < nd; d++)
     bits |=
         (uint64_t)(sa[d] * e) | (uint64_t)(sb[d] * e) | (uint64_t)(so[d] * e);
@@ -650,6 +639,40 @@ cmx_status cmx__gpu_addmm(const cmx_primitive* p, const cmx_array* in, int nin,
   return product(p, "addmm", in, nin, out[0], q->alpha, q->beta);
 }
 
+/* ---------------- products for other kernels ---------------- */
+
+cmx_status cmx__gpu_gemm(const char* op, int dev, const cmx__gpu_gemm_desc* g) {
+  job j;
+  memset(&j, 0, sizeof j);
+  j.op = op;
+  j.dev = dev;
+  j.dt = g->dt;
+  j.esz = cmx_dtype_size(g->dt);
+  j.M = g->M;
+  j.N = g->N;
+  j.K = g->K;
+  j.alpha = 1;
+  j.nb = g->batch > 1 ? 1 : 0;
+  j.bdims[0] = g->batch;
+  j.out = g->d;
+  j.ldo = g->d_rs;
+  j.ost = &g->d_bs;
+  j.a = (operand){.p = g->a,
+                  .rows = g->M,
+                  .cols = g->K,
+                  .rs = g->a_rs,
+                  .cs = g->a_cs,
+                  .bst = {g->a_bs}};
+  j.b = (operand){.p = g->b,
+                  .rows = g->K,
+                  .cols = g->N,
+                  .rs = g->b_rs,
+                  .cs = g->b_cs,
+                  .bst = {g->b_bs}};
+  if (g->M == 0 || g->N == 0 || g->batch == 0) return CMX_OK;
+  return run_job(&j);
+}
+
 /* ---------------- GatherMM ---------------- */
 
 /* The matrices of x (rows x cols each, over its batch dims) picked by idx,
@@ -663,7 +686,7 @@ static cmx_status pick(cmx_array x, cmx_array idx, const char* which, int dev,
   cmx__buffer* packed = NULL;
   cmx_status st = cmx__gpu_ptr(x, dev, &src);
   if (st == CMX_OK && !(x->flags & CMX__FLAG_ROW_CONTIG)) {
-    st = packed_copy(x, dev, "gather_mm", &packed);
+    st = cmx__gpu_pack_rowmajor(x, dev, "gather_mm", &packed);
     if (packed) src = packed->dev;
   }
   *out = NULL;

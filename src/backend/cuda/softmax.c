@@ -23,7 +23,7 @@ enum { K_REG_C, K_REG_0, K_LOOP_C, K_LOOP_0 };
 static const char* const k_kernels[] = {"cmx_sm_reg_c", "cmx_sm_reg_0",
                                         "cmx_sm_loop_c", "cmx_sm_loop_0", NULL};
 
-static bool sm_variant(int v, cmx__gpu_variant* out) {
+bool cmx__gpu_float_variant(int v, const char* family, cmx__gpu_variant* out) {
   cmx_dtype dt = (cmx_dtype)v;
   if (!cmx_dtype_is_floating(dt)) return false;
   static const char* const t[4][4] = {
@@ -35,13 +35,17 @@ static bool sm_variant(int v, cmx__gpu_variant* out) {
           : dt == CMX_BFLOAT16 ? 1
           : dt == CMX_FLOAT32  ? 2
                                : 3;
-  snprintf(out->name, sizeof out->name, "softmax_%s", cmx_dtype_name(dt));
+  snprintf(out->name, sizeof out->name, "%s_%s", family, cmx_dtype_name(dt));
   out->flags = 0;
   int w = snprintf(out->prelude, sizeof out->prelude,
                    "#define CMX_S_T %s\n#define CMX_S_F %s\n"
                    "#define CMX_S_TOF(x) %s\n#define CMX_S_FROMF(v) %s\n",
                    t[i][0], t[i][1], t[i][2], t[i][3]);
   return w > 0 && (size_t)w < sizeof out->prelude;
+}
+
+static bool sm_variant(int v, cmx__gpu_variant* out) {
+  return cmx__gpu_float_variant(v, "softmax", out);
 }
 
 const cmx__gpu_family cmx__gpu_family_softmax = {
