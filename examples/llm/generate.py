@@ -23,7 +23,7 @@ sys.path.insert(0, os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 
 import blas_setup  # noqa: E402,F401  (OPENBLAS_CORETYPE, before cmx loads OpenBLAS)
 import cmx.core as mx  # noqa: E402
-from model import from_gguf  # noqa: E402
+from model import attention_mask, from_gguf  # noqa: E402
 from tokenizer import Tokenizer  # noqa: E402
 
 DEFAULT_FILE = "SmolLM2-135M-Instruct.Q4_1.gguf"
@@ -112,30 +112,51 @@ class Generator:
         mx.eval(self.model.parameters())
         self.capacity = min(capacity, self.model.args.context_length)
         self.reset()
-        step = self._step
-        self.step = mx.compile(step) if compile_step else step
+        self.compiled = compile_step
+        self._compiled = (mx.compile(self._first), mx.compile(self._second),
+                          mx.compile(self._head))
 
     def reset(self):
         self.caches = self.model.make_cache(self.capacity)
         self.offset = 0
         self.tokens = []  # the ids whose keys and values the cache holds
 
-    def _step(self, token, offset, *kv):
-        """One decoding step, a pure function of arrays (compiled): the
-        logits of ``token`` (``(1, 1)``) at position ``offset`` (a scalar
-        array) and the updated caches."""
-        caches = self.model.make_cache(0)
-        for i, c in enumerate(caches):
-            c.keys, c.values = kv[2 * i], kv[2 * i + 1]
-        logits = self.model(token, caches, offset)[:, -1, :]
-        return (logits,) + tuple(a for c in caches for a in (c.keys, c.values))
+    # The decoding step, in pieces that are pure functions of arrays (and
+    # of Python ints, constants of their traces): each block's half before
+    # the cache write and its half after it, and the head. The cache is
+    # written between them, outside the compiled functions, so that the
+    # write reuses the cache's buffer (an array passed into a compiled
+    # function is not donated to its outputs in cmx; a write inside would
+    # copy the whole cache every step).
+    def _first(self, i, x, offset):
+        return self.model.layers[i].first_half(x, offset)
+
+    def _second(self, i, window, x, q, keys, values, mask):
+        return self.model.layers[i].second_half(
+            x, q, keys[:, :, :window], values[:, :, :window], mask)
+
+    def _head(self, h):
+        return self.model.head(h)[:, -1, :]
+
+    def decode(self, token, offset: int):
+        """The logits ``(1, vocab)`` of ``token`` (``(1, 1)`` int32) at
+        position ``offset``, writing its keys and values into the cache.
+        Attention reads the cache up to ``offset`` rounded up to 256
+        positions (a new trace of each block's second half every 256)."""
+        first, second, head = (self._compiled if self.compiled else
+                               (self._first, self._second, self._head))
+        off = mx.array(offset, mx.int32)
+        window = min(self.capacity, -(-(offset + 1) // 256) * 256)
+        mask = attention_mask(off, 1, window)
+        h = self.model.embed(token)
+        for i, c in enumerate(self.caches):
+            q, k, v = first(i, h, off)
+            c.write(off, k, v)
+            h = second(i, window, h, q, c.keys, c.values, mask)
+        return head(h)
 
     def _kv(self):
         return tuple(a for c in self.caches for a in (c.keys, c.values))
-
-    def _set_kv(self, kv):
-        for i, c in enumerate(self.caches):
-            c.keys, c.values = kv[2 * i], kv[2 * i + 1]
 
     def prefill(self, ids, chunk=256):
         """Runs ``ids`` through the model after the cached tokens (in
@@ -174,11 +195,8 @@ class Generator:
             # built while the step computes
             last = n + 1 >= max_tokens or self.offset + 1 >= self.capacity
             if not last:
-                out = self.step(token[:, None], mx.array(self.offset, mx.int32),
-                                *self._kv())
-                nxt = sample(out[0], temp, top_p)
-                self._set_kv(out[1:])
-                mx.async_eval(nxt, *out[1:])
+                nxt = sample(self.decode(token[:, None], self.offset), temp, top_p)
+                mx.async_eval(nxt, *self._kv())
             tid = token.item()
             n += 1
             if tid in stop:

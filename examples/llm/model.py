@@ -109,17 +109,26 @@ class Attention(nn.Module):
         self.wo = nn.Linear(args.n_heads * args.head_dim, args.dims, bias=False)
         self.rope = nn.RoPE(args.rope_dims, traditional=True, base=args.rope_base)
 
-    def __call__(self, x, cache: KVCache, offset, mask):
+    def qkv(self, x, offset):
+        """Queries, keys and values ``(B, heads, L, head_dim)`` of ``x``
+        at positions ``offset ...`` (rotated)."""
         B, L, _ = x.shape
         q = self.wq(x).reshape(B, L, self.n_heads, -1).transpose(0, 2, 1, 3)
         k = self.wk(x).reshape(B, L, self.n_kv_heads, -1).transpose(0, 2, 1, 3)
         v = self.wv(x).reshape(B, L, self.n_kv_heads, -1).transpose(0, 2, 1, 3)
-        q = self.rope(q, offset=offset)
-        k = self.rope(k, offset=offset)
-        keys, values = cache.write(offset, k, v)
+        return self.rope(q, offset=offset), self.rope(k, offset=offset), v
+
+    def attend(self, q, keys, values, mask):
+        """The output projection of the queries' attention over the cache."""
+        B, _, L, _ = q.shape
         o = mx.fast.scaled_dot_product_attention(q, keys, values, scale=self.scale,
                                                  mask=mask)
         return self.wo(o.transpose(0, 2, 1, 3).reshape(B, L, -1))
+
+    def __call__(self, x, cache: KVCache, offset, mask):
+        q, k, v = self.qkv(x, offset)
+        keys, values = cache.write(offset, k, v)
+        return self.attend(q, keys, values, mask)
 
 
 class MLP(nn.Module):
@@ -145,6 +154,15 @@ class Block(nn.Module):
         h = x + self.attention(self.attention_norm(x), cache, offset, mask)
         return h + self.mlp(self.mlp_norm(h))
 
+    # The block in two halves around the cache write (the decoding step
+    # compiles each, and writes the cache in place between them).
+    def first_half(self, x, offset):
+        return self.attention.qkv(self.attention_norm(x), offset)
+
+    def second_half(self, x, q, keys, values, mask):
+        h = x + self.attention.attend(q, keys, values, mask)
+        return h + self.mlp(self.mlp_norm(h))
+
 
 class Llama(nn.Module):
     def __init__(self, args: ModelArgs, tied: bool = True):
@@ -167,9 +185,23 @@ class Llama(nn.Module):
         across layers)."""
         if mask is None:
             mask = attention_mask(offset, tokens.shape[1], caches[0].capacity)
-        h = self.embedding(tokens)
+        h = self.embed(tokens)
         for layer, c in zip(self.layers, caches):
             h = layer(h, c, offset, mask)
+        return self.head(h)
+
+    def embed(self, tokens):
+        """The embeddings of tokens, in float32 (a quantized table with
+        float16 scales, as GGUF files have them, would give float16)."""
+        e = self.embedding
+        if isinstance(e, nn.QuantizedEmbedding):
+            return mx.dequantize(e["weight"][tokens], e["scales"][tokens],
+                                 e["biases"][tokens], e.group_size, e.bits,
+                                 dtype=mx.float32)
+        return e(tokens).astype(mx.float32)
+
+    def head(self, h):
+        """The logits of the last hidden states."""
         h = self.norm(h)
         if "output" in self:
             return self.output(h)
@@ -197,7 +229,8 @@ def from_gguf(weights: dict, meta: dict, dtype=mx.float32) -> Llama:
     returns it: quantized tensors (``.weight`` packed uint32 with
     ``.scales`` and ``.biases``) become QuantizedLinear /
     QuantizedEmbedding layers holding those arrays, the others plain
-    parameters (cast to ``dtype``)."""
+    parameters (cast to ``dtype``). The quantized scales and biases stay
+    float16 (the file's values; half the bytes to stream per token)."""
     args = ModelArgs.from_gguf(meta)
     model = Llama(args, tied="output.weight" not in weights)
     modules = dict(model.named_modules())
@@ -223,7 +256,7 @@ def from_gguf(weights: dict, meta: dict, dtype=mx.float32) -> Llama:
         else:
             layer = nn.QuantizedLinear(in_dims, rows, False, group, bits)
         # the packed arrays replace the (never evaluated) random ones
-        layer.update({"weight": w, "scales": s.astype(dtype), "biases": b.astype(dtype)})
+        layer.update({"weight": w, "scales": s, "biases": b})
         replace.append((path, layer))
     from cmx.utils import tree_unflatten
 

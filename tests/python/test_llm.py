@@ -129,20 +129,21 @@ def test_first_forward_matches_numpy_over_gguf_dequantized(gen, prompt_ids):
 
 
 def test_cached_decoding_matches_full_forward(gen, prompt_ids):
-    """Each decoding step's logits (KV cache, masked buffer, array offset;
-    compiled and not) equal the last row of a fresh forward pass."""
+    """Each decoding step's logits (KV cache written in place, masked
+    window, array offset; compiled and not) equal the last row of a fresh
+    forward pass."""
     ids = prompt_ids[:10]
     extra = [1060, 314, 3575]  # three more tokens fed one at a time
     full = forward(gen, ids + extra)
-    for fn in (gen._step, gen.step):
+    for compiled in (False, True):
+        gen.compiled = compiled
         gen.reset()
         gen.prefill(ids)
         for j, t in enumerate(extra):
-            out = fn(mx.array([[t]], dtype=mx.int32), mx.array(gen.offset, mx.int32),
-                     *gen._kv())
-            gen._set_kv(out[1:])
+            logits = gen.decode(mx.array([[t]], dtype=mx.int32), gen.offset)
             gen.offset += 1
-            assert rel_err(np.array(out[0][0]), full[len(ids) + j]) < 1e-4
+            assert rel_err(np.array(logits[0]), full[len(ids) + j]) < 1e-4
+    gen.compiled = True
 
 
 def test_attention_mask_hides_later_positions():
