@@ -105,7 +105,7 @@ class Generator:
     """A model, its tokenizer and a KV cache of ``capacity`` positions;
     ``generate`` continues the conversation held in the cache."""
 
-    def __init__(self, path, capacity=2048, compile_step=True):
+    def __init__(self, path, capacity=2048, compile_step=True, whole_step=None):
         weights, self.meta = mx.load(path, return_metadata=True)
         self.model = from_gguf(weights, self.meta)
         self.tokenizer = Tokenizer(self.meta)
@@ -115,6 +115,12 @@ class Generator:
         self.compiled = compile_step
         self._compiled = (mx.compile(self._first), mx.compile(self._second),
                           mx.compile(self._head))
+        # one compiled function for the whole step (default on the GPU:
+        # one replayable graph; copying the cache costs little there)
+        if whole_step is None:
+            whole_step = mx.default_device() == mx.gpu
+        self.whole_step = whole_step
+        self._whole = mx.compile(self._whole_fn)
 
     def reset(self):
         self.caches = self.model.make_cache(self.capacity)
@@ -138,22 +144,39 @@ class Generator:
     def _head(self, h):
         return self.model.head(h)[:, -1, :]
 
-    def decode(self, token, offset: int):
-        """The logits ``(1, vocab)`` of ``token`` (``(1, 1)`` int32) at
-        position ``offset``, writing its keys and values into the cache.
-        Attention reads the cache up to ``offset`` rounded up to 256
-        positions (a new trace of each block's second half every 256)."""
-        first, second, head = (self._compiled if self.compiled else
-                               (self._first, self._second, self._head))
-        off = mx.array(offset, mx.int32)
-        window = min(self.capacity, -(-(offset + 1) // 256) * 256)
+    def _split(self, pieces, window, token, off, caches):
+        first, second, head = pieces
         mask = attention_mask(off, 1, window)
         h = self.model.embed(token)
-        for i, c in enumerate(self.caches):
+        for i, c in enumerate(caches):
             q, k, v = first(i, h, off)
             c.write(off, k, v)
             h = second(i, window, h, q, c.keys, c.values, mask)
         return head(h)
+
+    def _whole_fn(self, window, token, off, kv):
+        caches = self.model.make_cache(0)
+        for i, c in enumerate(caches):
+            c.keys, c.values = kv[2 * i], kv[2 * i + 1]
+        pieces = (self._first, self._second, self._head)
+        logits = self._split(pieces, window, token, off, caches)
+        return logits, [a for c in caches for a in (c.keys, c.values)]
+
+    def decode(self, token, offset: int):
+        """The logits ``(1, vocab)`` of ``token`` (``(1, 1)`` int32) at
+        position ``offset``, writing its keys and values into the cache.
+        Attention reads the cache up to ``offset`` rounded up to 256
+        positions (a new trace every 256)."""
+        off = mx.array(offset, mx.int32)
+        window = min(self.capacity, -(-(offset + 1) // 256) * 256)
+        if self.compiled and self.whole_step:
+            logits, kv = self._whole(window, token, off, list(self._kv()))
+            for i, c in enumerate(self.caches):
+                c.keys, c.values = kv[2 * i], kv[2 * i + 1]
+            return logits
+        pieces = (self._compiled if self.compiled else
+                  (self._first, self._second, self._head))
+        return self._split(pieces, window, token, off, self.caches)
 
     def _kv(self):
         return tuple(a for c in self.caches for a in (c.keys, c.values))
@@ -224,6 +247,10 @@ def main(argv=None):
     ap.add_argument("--context", type=int, default=2048, help="KV cache positions")
     ap.add_argument("--device", choices=["auto", "cpu", "gpu"], default="auto")
     ap.add_argument("--no-compile", action="store_true")
+    ap.add_argument("--step", choices=["auto", "whole", "split"], default="auto",
+                    help="compile the decoding step as one function (the GPU's "
+                    "default) or as the halves of each block around in-place "
+                    "cache writes (the CPU's)")
     ap.add_argument("--raw", action="store_true", help="no chat template")
     ap.add_argument("--interactive", "-i", action="store_true", help="a chat loop")
     args = ap.parse_args(argv)
@@ -236,7 +263,8 @@ def main(argv=None):
 
     path = args.model or default_model_path()
     t = time.perf_counter()
-    gen = Generator(path, args.context, not args.no_compile)
+    gen = Generator(path, args.context, not args.no_compile,
+                    None if args.step == "auto" else args.step == "whole")
     tok = gen.tokenizer
     print(f"[{os.path.basename(path)} on {mx.default_device()}: loaded in "
           f"{time.perf_counter() - t:.2f} s]", file=sys.stderr)

@@ -129,21 +129,21 @@ def test_first_forward_matches_numpy_over_gguf_dequantized(gen, prompt_ids):
 
 
 def test_cached_decoding_matches_full_forward(gen, prompt_ids):
-    """Each decoding step's logits (KV cache written in place, masked
-    window, array offset; compiled and not) equal the last row of a fresh
-    forward pass."""
+    """Each decoding step's logits (KV cache, masked window, array offset;
+    plain, compiled in pieces around in-place cache writes, and compiled
+    whole) equal the last row of a fresh forward pass."""
     ids = prompt_ids[:10]
     extra = [1060, 314, 3575]  # three more tokens fed one at a time
     full = forward(gen, ids + extra)
-    for compiled in (False, True):
-        gen.compiled = compiled
+    for compiled, whole in ((False, False), (True, False), (True, True)):
+        gen.compiled, gen.whole_step = compiled, whole
         gen.reset()
         gen.prefill(ids)
         for j, t in enumerate(extra):
             logits = gen.decode(mx.array([[t]], dtype=mx.int32), gen.offset)
             gen.offset += 1
             assert rel_err(np.array(logits[0]), full[len(ids) + j]) < 1e-4
-    gen.compiled = True
+    gen.compiled, gen.whole_step = True, False
 
 
 def test_attention_mask_hides_later_positions():
