@@ -126,9 +126,13 @@ class Attention(nn.Module):
         return self.wo(o.transpose(0, 2, 1, 3).reshape(B, L, -1))
 
     def __call__(self, x, cache: KVCache, offset, mask):
+        """Attention of x at positions ``offset ...`` over the cache (its
+        first ``mask.shape[-1]`` positions) after writing x's keys and
+        values into it."""
         q, k, v = self.qkv(x, offset)
         keys, values = cache.write(offset, k, v)
-        return self.attend(q, keys, values, mask)
+        n = mask.shape[-1]
+        return self.attend(q, keys[:, :, :n], values[:, :, :n], mask)
 
 
 class MLP(nn.Module):
@@ -181,10 +185,14 @@ class Llama(nn.Module):
     def __call__(self, tokens, caches, offset, mask=None):
         """Logits ``(B, L, vocab)`` of ``tokens`` (``(B, L)``) at positions
         ``offset ...``, writing their keys and values into ``caches``.
-        ``mask`` defaults to :func:`attention_mask` (pass it to share one
-        across layers)."""
+        ``mask`` defaults to :func:`attention_mask` over the cache's
+        positions up to the last token's rounded up to 256 (the whole cache
+        when ``offset`` is an array)."""
         if mask is None:
-            mask = attention_mask(offset, tokens.shape[1], caches[0].capacity)
+            cap, L = caches[0].capacity, tokens.shape[1]
+            window = cap if isinstance(offset, mx.array) else min(
+                cap, -(-(offset + L) // 256) * 256)
+            mask = attention_mask(offset, L, window)
         h = self.embed(tokens)
         for layer, c in zip(self.layers, caches):
             h = layer(h, c, offset, mask)
