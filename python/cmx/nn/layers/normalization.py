@@ -1,6 +1,7 @@
 """Normalization layers: LayerNorm, RMSNorm, GroupNorm, InstanceNorm and
-BatchNorm. Written with plain ops (mean and variance over the normalized
-axes); a later change may route LayerNorm and RMSNorm to fused kernels."""
+BatchNorm. LayerNorm and RMSNorm call the fused ``mx.fast`` kernels (as
+MLX's do); the others are written with plain ops (mean and variance over
+the normalized axes)."""
 
 import cmx.core as mx
 from .base import Module
@@ -48,7 +49,9 @@ class LayerNorm(Module):
         return f"{self.dims}, eps={self.eps}, affine={'weight' in self}"
 
     def __call__(self, x):
-        return _affine(self, _standardize(x, -1, self.eps))
+        weight = self["weight"] if "weight" in self else None
+        bias = self["bias"] if "bias" in self else None
+        return mx.fast.layer_norm(x, weight, bias, self.eps)
 
 
 class RMSNorm(Module):
@@ -70,9 +73,7 @@ class RMSNorm(Module):
         return f"{self.weight.shape[0]}, eps={self.eps}"
 
     def __call__(self, x):
-        xf = x.astype(mx.float32) if x.dtype in (mx.float16, mx.bfloat16) else x
-        y = xf * mx.rsqrt(mx.mean(mx.square(xf), axis=-1, keepdims=True) + self.eps)
-        return self.weight * y.astype(x.dtype)
+        return mx.fast.rms_norm(x, self["weight"], self.eps)
 
 
 class GroupNorm(Module):

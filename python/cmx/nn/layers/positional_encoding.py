@@ -1,5 +1,6 @@
-"""Positional encodings: RoPE, SinusoidalPositionalEncoding and ALiBi,
-written with plain ops (RoPE may later route to a fused kernel)."""
+"""Positional encodings: RoPE (the fused ``mx.fast.rope``, as MLX's),
+SinusoidalPositionalEncoding and ALiBi. ``rope`` is the composite form
+of the rotation, written with plain ops (a reference for the fused one)."""
 
 import math
 from typing import Optional
@@ -67,8 +68,11 @@ class RoPE(Module):
     def _extra_repr(self) -> str:
         return f"{self.dims}, traditional={self.traditional}"
 
-    def __call__(self, x, offset: int = 0):
-        return rope(x, self.dims, self.traditional, self.base, self.scale, offset)
+    def __call__(self, x, offset=0):
+        """Rotates ``x`` (``(..., L, D)``) for positions ``offset ...
+        offset + L - 1`` (``offset`` an int or a scalar array)."""
+        return mx.fast.rope(x, self.dims, traditional=self.traditional,
+                            base=self.base, scale=self.scale, offset=offset)
 
 
 class SinusoidalPositionalEncoding(Module):

@@ -1,41 +1,43 @@
-"""QuantizedLinear, QuantizedEmbedding and nn.quantize.
+"""QuantizedLinear, QuantizedEmbedding and nn.quantize, over cmx.core's
+quantize, dequantize and quantized_matmul (MLX's affine format: packed
+uint32 integers with a scale and a bias per group).
 
-They need cmx.core's quantize, dequantize and quantized_matmul; until the
-core has them, building a quantized layer raises NotImplementedError
-(never an approximation with different numerics)."""
+The layers' packed weights are parameters like any other, so a model can
+be built with them and then given weights that were quantized elsewhere
+(``load_weights``, ``update``), for instance a GGUF file's Q4_0/Q4_1/Q8_0
+tensors as ``mx.load`` returns them."""
 
 import math
 from typing import Callable, Optional, Union
 
 import cmx.core as mx
-from cmx import _compat
+from cmx.utils import tree_map_with_path
 from .base import Module
-from .embedding import Embedding
-from .linear import Linear
 
 __all__ = ["QuantizedLinear", "QuantizedEmbedding", "quantize"]
 
-_DEFAULT_GROUP_SIZE = 64
-_DEFAULT_BITS = 4
+# mode -> (default group size, default bits), as MLX's.
+_DEFAULTS = {"affine": (64, 4)}
 
 
-def _require(layer: str):
-    missing = [n for n in ("quantize", "dequantize", "quantized_matmul")
-               if not _compat.implemented(mx, n)]
-    if missing:
-        raise NotImplementedError(
-            f"[{layer}] needs cmx.core.{', cmx.core.'.join(missing)}, which "
-            "cmx does not implement yet"
-        )
+def _defaults(group_size, bits, mode):
+    if mode not in _DEFAULTS:
+        raise ValueError(f"[quantize] Quantization mode '{mode}' is not supported "
+                         f"by cmx yet (only {', '.join(map(repr, _DEFAULTS))}).")
+    g, b = _DEFAULTS[mode]
+    return group_size or g, bits or b
 
 
 class _Quantized(Module):
+    """The packed weight of a quantized layer (frozen)."""
+
     def _setup(self, weight, group_size, bits, mode):
-        self.group_size = group_size or _DEFAULT_GROUP_SIZE
-        self.bits = bits or _DEFAULT_BITS
+        self.group_size, self.bits = _defaults(group_size, bits, mode)
         self.mode = mode
-        self.weight, self.scales, self.biases = mx.quantize(
-            weight, self.group_size, self.bits)
+        self.weight, self.scales, *biases = mx.quantize(
+            weight, self.group_size, self.bits, mode=mode)
+        if biases and biases[0] is not None:
+            self.biases = biases[0]
         self.freeze()
 
     def unfreeze(self, *args, **kwargs):
@@ -46,6 +48,14 @@ class _Quantized(Module):
 
     def _qargs(self) -> str:
         return f"group_size={self.group_size}, bits={self.bits}, mode={self.mode}"
+
+    def _qkw(self) -> dict:
+        return dict(scales=self["scales"], biases=self.get("biases"),
+                    group_size=self.group_size, bits=self.bits, mode=self.mode)
+
+    def _matmul_t(self, x):
+        """``x`` times the dequantized weight, transposed."""
+        return mx.quantized_matmul(x, self["weight"], transpose=True, **self._qkw())
 
 
 class QuantizedLinear(_Quantized):
@@ -62,7 +72,6 @@ class QuantizedLinear(_Quantized):
     def __init__(self, input_dims: int, output_dims: int, bias: bool = True,
                  group_size: int = None, bits: int = None, mode: str = "affine"):
         super().__init__()
-        _require("QuantizedLinear")
         k = math.sqrt(1 / input_dims)
         self._setup(mx.random.uniform(-k, k, (output_dims, input_dims)),
                     group_size, bits, mode)
@@ -76,9 +85,7 @@ class QuantizedLinear(_Quantized):
         return f"input_dims={inp}, output_dims={out}, bias={'bias' in self}, " + self._qargs()
 
     def __call__(self, x):
-        y = mx.quantized_matmul(x, self["weight"], scales=self["scales"],
-                                biases=self["biases"], transpose=True,
-                                group_size=self.group_size, bits=self.bits)
+        y = self._matmul_t(x)
         if "bias" in self:
             y = y + self["bias"]
         return y
@@ -88,7 +95,8 @@ class QuantizedLinear(_Quantized):
                     bits: int = None, mode: str = "affine"):
         """A QuantizedLinear with ``linear_layer``'s weights quantized."""
         out, inp = linear_layer.weight.shape
-        q = cls(inp, out, False, group_size, bits, mode)
+        q = cls.__new__(cls)
+        Module.__init__(q)
         q._setup(linear_layer.weight, group_size, bits, mode)
         if "bias" in linear_layer:
             q.bias = linear_layer.bias
@@ -103,7 +111,6 @@ class QuantizedEmbedding(_Quantized):
     def __init__(self, num_embeddings: int, dims: int, group_size: int = None,
                  bits: int = None, mode: str = "affine"):
         super().__init__()
-        _require("QuantizedEmbedding")
         self.num_embeddings = num_embeddings
         self.dims = dims
         self._setup(mx.random.normal((num_embeddings, dims), scale=math.sqrt(1 / dims)),
@@ -113,21 +120,23 @@ class QuantizedEmbedding(_Quantized):
         return f"{self.num_embeddings}, {self.dims}, " + self._qargs()
 
     def __call__(self, x):
-        return mx.dequantize(self["weight"][x], self["scales"][x], self["biases"][x],
-                             self.group_size, self.bits)
+        b = self.get("biases")
+        return mx.dequantize(self["weight"][x], self["scales"][x],
+                             None if b is None else b[x], self.group_size,
+                             self.bits, mode=self.mode)
 
     def as_linear(self, x):
         """``x`` times the dequantized table, transposed (weight tying)."""
-        return mx.quantized_matmul(x, self["weight"], scales=self["scales"],
-                                   biases=self["biases"], transpose=True,
-                                   group_size=self.group_size, bits=self.bits)
+        return self._matmul_t(x)
 
     @classmethod
     def from_embedding(cls, embedding_layer: Module, group_size: int = None,
                        bits: int = None, mode: str = "affine"):
         """A QuantizedEmbedding with ``embedding_layer``'s table quantized."""
         n, d = embedding_layer.weight.shape
-        q = cls(n, d, group_size, bits, mode)
+        q = cls.__new__(cls)
+        Module.__init__(q)
+        q.num_embeddings, q.dims = n, d
         q._setup(embedding_layer.weight, group_size, bits, mode)
         return q
 
@@ -135,32 +144,37 @@ class QuantizedEmbedding(_Quantized):
 def quantize(model: Module, group_size: int = None, bits: int = None, *,
              mode: str = "affine", quantize_input: bool = False,
              class_predicate: Optional[Callable[[str, Module], Union[bool, dict]]] = None):
-    """Replaces, in place, the Linear and Embedding layers of ``model`` for
-    which ``class_predicate(path, module)`` holds (default: all whose
-    weight's last axis divides into groups) by quantized ones."""
-    _require("quantize")
+    """Replaces, in place, the leaf modules of ``model`` that have a
+    ``to_quantized`` method (Linear and Embedding) by quantized ones.
+
+    Args:
+        model (Module): The model.
+        group_size (int, optional), bits (int, optional), mode (str): The
+            quantization of every replaced layer (defaults as
+            :class:`QuantizedLinear`).
+        quantize_input (bool): Not supported by cmx (raises).
+        class_predicate (callable, optional): ``(path, module)`` -> ``False``
+            to keep the module, ``True`` to quantize it with the arguments
+            above, or a dict of ``to_quantized`` arguments to use instead.
+            Default: every module with ``to_quantized``.
+
+    Raises:
+        ValueError: for a selected module that cannot be quantized (no
+        ``to_quantized``), or shapes that do not divide into groups.
+    """
     if quantize_input:
         raise NotImplementedError("[quantize] quantize_input is not implemented in cmx")
+    pred = class_predicate or (lambda _, m: hasattr(m, "to_quantized"))
 
-    def default_pred(path, m):
-        return m.weight.shape[-1] % (group_size or _DEFAULT_GROUP_SIZE) == 0
-
-    pred = class_predicate or default_pred
-    replace = {}
-    for path, m in model.named_modules():
-        if not isinstance(m, (Linear, Embedding)):
-            continue
+    def maybe(path, m):
         choice = pred(path, m)
         if not choice:
-            continue
-        kw = dict(group_size=group_size, bits=bits, mode=mode)
+            return m
+        if not hasattr(m, "to_quantized"):
+            raise ValueError(f"[quantize] Unable to quantize model of type {type(m)}")
         if isinstance(choice, dict):
-            kw.update(choice)
-        if isinstance(m, Linear):
-            replace[path] = QuantizedLinear.from_linear(m, **kw)
-        else:
-            replace[path] = QuantizedEmbedding.from_embedding(m, **kw)
-    from cmx.utils import tree_unflatten
+            return m.to_quantized(**choice)
+        return m.to_quantized(group_size=group_size, bits=bits, mode=mode)
 
-    if replace:
-        model.update_modules(tree_unflatten(list(replace.items())))
+    leaves = tree_map_with_path(maybe, model.leaf_modules(), is_leaf=Module.is_module)
+    model.update_modules(leaves)
