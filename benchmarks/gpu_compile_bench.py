@@ -55,13 +55,19 @@ def tiny_chain(x):
 def main():
     ap = argparse.ArgumentParser()
     ap.add_argument("--quick", action="store_true")
+    ap.add_argument("--device", choices=["gpu", "cpu"], default="gpu",
+                    help="cpu: a smoke run of the script (small, cmx only)")
     args = ap.parse_args()
-    if not mx.is_available(mx.gpu):
+    small = args.device == "cpu"
+    if not small and not mx.is_available(mx.gpu):
         print("gpu_compile_bench: no GPU here")
         return
-    mx.set_default_device(mx.gpu)
+    mx.set_default_device(mx.cpu if small else mx.gpu)
     reps = 3 if args.quick else 7
+    torch = jax = None
     try:
+        if small:
+            raise RuntimeError("cpu smoke run")
         import torch
         tdev = torch.device("cuda")
         print(f"device: {torch.cuda.get_device_name(0)}")
@@ -69,6 +75,8 @@ def main():
         torch = None
         print(f"torch not usable ({e})")
     try:
+        if small:
+            raise RuntimeError("cpu smoke run")
         import jax
         import jax.numpy as jnp
         jax.devices("gpu")
@@ -76,7 +84,7 @@ def main():
         jax = None
         print(f"jax not usable ({e})")
 
-    shape = (32, 1000, 4096)
+    shape = (2, 100, 4096) if small else (32, 1000, 4096)
     n = math.prod(shape)
     nbytes = 2 * 4 * n
     xn = np.random.default_rng(0).standard_normal(shape, dtype=np.float32)
@@ -135,12 +143,13 @@ def main():
             print(f"  compiled / {k:13s} {c / tt[k]:6.3f}x")
 
     # a 7-op chain: one kernel compiled
-    a = mx.array(np.random.default_rng(1).standard_normal((4096, 4096), dtype=np.float32))
-    b = mx.array(np.random.default_rng(2).standard_normal((4096, 4096), dtype=np.float32))
+    cshape = (256, 256) if small else (4096, 4096)
+    a = mx.array(np.random.default_rng(1).standard_normal(cshape, dtype=np.float32))
+    b = mx.array(np.random.default_rng(2).standard_normal(cshape, dtype=np.float32))
     mx.eval(a, b)
     cchain = mx.compile(chain7)
     t = timed([cmx_runner(cchain, a, b), cmx_runner(chain7, a, b)], 10, reps)
-    print(f"7-op chain (4096, 4096) float32: compiled {t[0] * 1e3:.3f} ms, "
+    print(f"7-op chain {cshape} float32: compiled {t[0] * 1e3:.3f} ms, "
           f"eager {t[1] * 1e3:.3f} ms ({t[1] / t[0]:.1f}x)")
 
     # 1000 dependent tiny ops
