@@ -141,4 +141,4 @@ def test_gelu_gpu_one_region_against_eager_and_cpu():
     _close(got, gelu(mx.array(xn)), 2e-6, 1e-7)
     with mx.stream(mx.cpu):
         cpu = gelu(mx.array(xn))
-    _close(got, cpu, 1e-5, 1e-7)
+    _close(got, cpu, 1e-5, 1e-6)  # the GPU's erff is not the CPU's

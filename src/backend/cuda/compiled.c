@@ -100,6 +100,13 @@ static bool uses_complex(const cmx__fused_program* prog) {
 }
 
 /* V: 16 bytes of the widest array. */
+/* U: vectors a thread loads before computing (memory-level parallelism),
+ * fewer for regions of many arrays (registers). */
+static int unroll_of(const cmx__fused_program* prog) {
+  int na = prog->nargs + prog->nout;
+  return na <= 8 ? 4 : na <= 16 ? 2 : 1;
+}
+
 static int vec_of(const cmx__fused_program* prog) {
   size_t widest = 1;
   for (int j = 0; j < prog->nargs; j++)
@@ -194,27 +201,42 @@ static void emit_contig(cmx__strbuf* b, const cmx__fused_program* prog) {
                        "  const %s s%d = b%d ? a%d[0] : %s();\n",
                        j, j, t, j, j, j, t);
   }
-  cmx__strbuf_puts(b, "  for (long long i = t0; i < nv; i += nt) {\n");
+  /* U vectors a thread in flight: every load first, then the math */
+  cmx__strbuf_puts(b,
+                   "  for (long long i = t0; i < nv; i += CMX_FK_U * nt) {\n");
+  for (int j = 0; j < prog->nargs; j++)
+    cmx__strbuf_printf(b, "    cmx_fk_vec<%s> v%d[CMX_FK_U];\n",
+                       cmx__fused_storage(arg_dtype(prog, j)), j);
+  cmx__strbuf_puts(b,
+                   "#pragma unroll\n    for (int u = 0; u < CMX_FK_U; u++) {\n"
+                   "      const long long j = i + u * nt;\n"
+                   "      if (j >= nv) break;\n");
   for (int j = 0; j < prog->nargs; j++) {
     const char* t = cmx__fused_storage(arg_dtype(prog, j));
     cmx__strbuf_printf(b,
-                       "    cmx_fk_vec<%s> v%d;\n"
-                       "    if (b%d) {\n#pragma unroll\n"
-                       "      for (int k = 0; k < CMX_FK_V; k++) v%d.e[k] = "
-                       "s%d;\n"
-                       "    } else {\n"
-                       "      v%d = ((const cmx_fk_vec<%s>*)a%d)[i];\n    }\n",
-                       t, j, j, j, j, j, t, j);
+                       "      if (b%d) {\n#pragma unroll\n"
+                       "        for (int k = 0; k < CMX_FK_V; k++) v%d[u].e[k] "
+                       "= s%d;\n"
+                       "      } else {\n"
+                       "        v%d[u] = ((const cmx_fk_vec<%s>*)a%d)[j];\n"
+                       "      }\n",
+                       j, j, j, j, t, j);
   }
-  for (int k = 0; k < prog->nout; k++)
-    cmx__strbuf_printf(b, "    cmx_fk_vec<%s> w%d;\n",
-                       cmx__fused_storage(out_dtype(prog, k)), k);
   cmx__strbuf_puts(b,
-                   "#pragma unroll\n    for (int k = 0; k < CMX_FK_V; k++)\n");
-  emit_call(b, prog, "      ", "v%d.e[k]", "w%d.e[k]");
+                   "    }\n#pragma unroll\n"
+                   "    for (int u = 0; u < CMX_FK_U; u++) {\n"
+                   "      const long long j = i + u * nt;\n"
+                   "      if (j >= nv) break;\n");
   for (int k = 0; k < prog->nout; k++)
-    cmx__strbuf_printf(b, "    ((cmx_fk_vec<%s>*)o%d)[i] = w%d;\n",
+    cmx__strbuf_printf(b, "      cmx_fk_vec<%s> w%d;\n",
+                       cmx__fused_storage(out_dtype(prog, k)), k);
+  cmx__strbuf_puts(
+      b, "#pragma unroll\n      for (int k = 0; k < CMX_FK_V; k++)\n");
+  emit_call(b, prog, "        ", "v%d[u].e[k]", "w%d.e[k]");
+  for (int k = 0; k < prog->nout; k++)
+    cmx__strbuf_printf(b, "      ((cmx_fk_vec<%s>*)o%d)[j] = w%d;\n",
                        cmx__fused_storage(out_dtype(prog, k)), k, k);
+  cmx__strbuf_puts(b, "    }\n");
   cmx__strbuf_puts(
       b, "  }\n  for (long long i = nv * CMX_FK_V + t0; i < n; i += nt)\n");
   emit_call(b, prog, "    ", "(b%d ? s%d : a%d[i])", "o%d[i]");
@@ -257,8 +279,10 @@ static void emit_strided(cmx__strbuf* b, const cmx__fused_program* prog) {
 static char* source_of(const cmx__fused_program* prog, int vec, int ndim,
                        int narr) {
   cmx__strbuf b = {0};
-  cmx__strbuf_printf(&b, "// cmx fused kernel: %s\n#define CMX_FK_V %d\n",
-                     prog->label, vec);
+  cmx__strbuf_printf(&b,
+                     "// cmx fused kernel: %s\n#define CMX_FK_V %d\n"
+                     "#define CMX_FK_U %d\n",
+                     prog->label, vec, unroll_of(prog));
   cmx__strbuf_printf(
       &b,
       "CMX_EW_FN double cmx_fk_bitsd(uint64_t u) {\n"
@@ -535,7 +559,8 @@ cmx_status cmx__gpu_compiled(const cmx_primitive* p, const cmx_array* in,
     CMX__GPU_ARG(&args, n);
     CMX__GPU_ARG(&args, nv);
     CMX__GPU_ARG(&args, mask);
-    work = (n + f->vec - 1) / f->vec;
+    int64_t per = (int64_t)f->vec * unroll_of(prog);
+    work = (n + per - 1) / per;
   } else if (nd > f->ndim) {
     st =
         cmx_kernel_error(CMX_ERR_RUNTIME, "[%s] %d dims exceed the kernel's %d",
