@@ -102,6 +102,13 @@ cmx__fused_program* cmx__compiled_program(const cmx_primitive* p) {
 
 /* ---------------- programs as code ---------------- */
 
+bool cmx__fused_step_supported(const cmx__fused_step* st) {
+  const cmx__ew_op* op = cmx__ew_op_get(st->id);
+  if (op) return cmx__ew_accepts(op, st->in_dtype);
+  return st->id == CMX__P_AsType || st->id == CMX__P_Copy ||
+         st->id == CMX__P_Broadcast;
+}
+
 const char* cmx__fused_storage(cmx_dtype dt) {
   static _Thread_local char buf[16];
   snprintf(buf, sizeof buf, "cmx_%s_t", cmx__ew_suffix(dt));

@@ -86,6 +86,9 @@ void cmx__fused_const_bytes(const cmx__fused_program* prog, int i,
 /* The storage type of dt in generated code ("cmx_f32_t"); a thread-local
  * buffer, valid until the next call. */
 const char* cmx__fused_storage(cmx_dtype dt);
+/* Whether code can be generated for st: every table op on a dtype its row
+ * accepts, AsType, Copy and Broadcast (the generators' supports). */
+bool cmx__fused_step_supported(const cmx__fused_step* st);
 /* "  const <T> k<i> = <literal>;\n": baked input i, bit-exact (float64
  * through cmx_fk_bitsd(uint64_t), which the generated code defines). */
 void cmx__fused_emit_const(cmx__strbuf* b, const cmx__fused_program* prog,

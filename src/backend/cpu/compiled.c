@@ -476,14 +476,6 @@ static bool cpu_available(const char** why) {
   return cmx__cpu_jit_available(why);
 }
 
-/* Every table op and dtype, conversions, copies and broadcasts. */
-static bool cpu_supports(const cmx__fused_step* st) {
-  const cmx__ew_op* op = cmx__ew_op_get(st->id);
-  if (op) return cmx__ew_accepts(op, st->in_dtype);
-  return st->id == CMX__P_AsType || st->id == CMX__P_Copy ||
-         st->id == CMX__P_Broadcast;
-}
-
 static cmx_status cpu_prepare(cmx__fused_program* prog) {
   if (prog->cpu_kernel) return CMX_OK;
   char* src = source_of(prog);
@@ -495,11 +487,12 @@ static cmx_status cpu_prepare(cmx__fused_program* prog) {
   return st;
 }
 
-static const cmx__fused_codegen cpu_codegen = {.name = "C",
-                                               .available = cpu_available,
-                                               .supports = cpu_supports,
-                                               .prepare = cpu_prepare,
-                                               .stats = cmx__cpu_jit_stats};
+static const cmx__fused_codegen cpu_codegen = {
+    .name = "C",
+    .available = cpu_available,
+    .supports = cmx__fused_step_supported,
+    .prepare = cpu_prepare,
+    .stats = cmx__cpu_jit_stats};
 
 CMX__REGISTER(register_cpu_codegen) {
   cmx__fused_codegen_register(CMX_CPU, &cpu_codegen);

@@ -359,14 +359,6 @@ static bool gpu_available(const char** why) {
   return cmx__nvrtc_available(why);
 }
 
-/* Every table op and dtype, conversions, copies and broadcasts. */
-static bool gpu_supports(const cmx__fused_step* st) {
-  const cmx__ew_op* op = cmx__ew_op_get(st->id);
-  if (op) return cmx__ew_accepts(op, st->in_dtype);
-  return st->id == CMX__P_AsType || st->id == CMX__P_Copy ||
-         st->id == CMX__P_Broadcast;
-}
-
 static cmx_status gpu_prepare(cmx__fused_program* prog) {
   if (prog->gpu_kernel) return CMX_OK;
   const char* why = NULL;
@@ -397,11 +389,12 @@ static void gpu_stats(cmx_compile_stats* s) {
   s->memory_hits += atomic_load(&st_found);
 }
 
-static const cmx__fused_codegen gpu_codegen = {.name = "CUDA",
-                                               .available = gpu_available,
-                                               .supports = gpu_supports,
-                                               .prepare = gpu_prepare,
-                                               .stats = gpu_stats};
+static const cmx__fused_codegen gpu_codegen = {
+    .name = "CUDA",
+    .available = gpu_available,
+    .supports = cmx__fused_step_supported,
+    .prepare = gpu_prepare,
+    .stats = gpu_stats};
 
 CMX__REGISTER(register_gpu_codegen) {
   cmx__fused_codegen_register(CMX_GPU, &gpu_codegen);
