@@ -298,9 +298,8 @@ static uint64_t d2u(double d) {
   return (uint64_t)d;
 }
 
-/* Writes scalar s (of kind: 0 int64, 1 uint64, 2 double, 3 complex) as dt. */
-static void store_scalar(void* dst, cmx_dtype dt, int kind,
-                         cmx__scalar_value s) {
+void cmx__store_scalar(void* dst, cmx_dtype dt, int kind,
+                       cmx__scalar_value s) {
   double d = kind == 0   ? (double)s.i
              : kind == 1 ? (double)s.u
              : kind == 2 ? s.f
@@ -362,7 +361,7 @@ cmx_array cmx__scalar_node(const char* op, cmx__scalar_value s, int kind,
   unsigned char tmp[16] = {0};
   if (!cmx_dtype_valid((int)dt))
     return CMX__FAIL(CMX_ERR_TYPE, "[%s] invalid dtype %d", op, (int)dt);
-  store_scalar(tmp, dt, kind, s);
+  cmx__store_scalar(tmp, dt, kind, s);
   cmx_array a = cmx__node_from_data(op, tmp, NULL, 0, dt);
   if (a && weak) {
     a->weak = (uint8_t)(kind + 1); /* 1 int, 2 uint, 3 float, 4 complex */

@@ -64,6 +64,10 @@ typedef union cmx__scalar_value {
     double re, im;
   } c;
 } cmx__scalar_value;
+/* Writes scalar s (of kind: 0 int64, 1 uint64, 2 double, 3 complex) at
+ * dst as one element of dtype dt (integers wrap, floats round, bool is
+ * s != 0). */
+void cmx__store_scalar(void* dst, cmx_dtype dt, int kind, cmx__scalar_value s);
 
 /* ---------------- buffers ---------------- */
 typedef struct cmx__buffer {
@@ -324,6 +328,10 @@ typedef struct cmx__stream_ops {
   void (*shutdown)(cmx__stream* s);
   /* The backend's own handle of the stream (a CUstream); NULL: none. */
   void* (*native)(cmx__stream* s);
+  /* Optional: an error found after the fact by a wait (a GPU kernel's
+   * out-of-range index), as a malloc'd message with its status in *st;
+   * NULL when none. Taken once. */
+  char* (*take_error)(cmx__stream* s, cmx_status* st);
 } cmx__stream_ops;
 
 struct cmx__stream {

@@ -386,7 +386,15 @@ static cmx_status wait_scheduled(cmx_array a, int64_t* last_poll) {
   } else if (pending) {
     cmx__stream_wait(stream, seq);
   }
+  /* A failure the device found meanwhile (see take_error) fails the
+   * waited array, which keeps it. */
+  cmx_status late_st = CMX_OK;
+  char* late = s && s->ops->take_error ? s->ops->take_error(s, &late_st) : NULL;
   eval_lock();
+  if (late) {
+    cmx__node_fail(a, late, late_st);
+    free(late);
+  }
   cmx_status st = CMX_OK;
   if (a->error)
     st = cmx__error(a->error_status, "%s", a->error);

@@ -219,3 +219,40 @@ def test_at_with_repeated_indices_matches_numpy_ufunc_at():
     np.divide.at(ref, idx, vals)
     got = mx.array(x).at[mx.array(idx)].divide(mx.array(vals))
     np.testing.assert_allclose(np.array(got), ref, rtol=1e-6)
+
+
+# Out-of-range index arrays raise on every device. On the GPU the kernel
+# cannot stop: it records the first bad index and the eval that waits for
+# it raises the CPU's IndexError; the array keeps the error and the
+# device stays usable.
+OUT_OF_RANGE_CASES = {
+    "take": lambda a: mx.take(a, mx.array([1, 7, 2]), axis=0),
+    "take_negative": lambda a: mx.take(a, mx.array([-8]), axis=0),
+    "take_along_axis": lambda a: mx.take_along_axis(
+        a, mx.array([[0], [5], [1], [2]]), axis=1),
+    "getitem": lambda a: a[mx.array([0, 4])],
+    "put_along_axis": lambda a: mx.put_along_axis(
+        a, mx.array([[0], [9], [1], [2]]), mx.array(1.0), axis=1),
+    "at_add_scalar": lambda a: a.at[mx.array([5])].add(1.0),
+    "scatter_add": lambda a: a.at[mx.array([1, 4])].add(mx.ones((2, 3))),
+}
+
+
+@pytest.mark.parametrize("case", sorted(OUT_OF_RANGE_CASES))
+def test_out_of_range_indices_raise_on_every_device(device, case):
+    fn = OUT_OF_RANGE_CASES[case]
+    messages = []
+    for dev in (mx.cpu, device):
+        with mx.stream(dev):
+            a = mx.arange(12, dtype=mx.float32).reshape(4, 3)
+            out = fn(a)
+            with pytest.raises(IndexError, match="out of bounds") as e:
+                mx.eval(out)
+            messages.append(str(e.value))
+            with pytest.raises(IndexError, match="out of bounds"):
+                mx.eval(out)  # the array keeps its error
+            with pytest.raises(IndexError, match="out of bounds"):
+                mx.eval(out + 1)  # and so do arrays computed from it
+            ok = mx.take(a, mx.array([3, 0]), axis=0) * 2
+            assert ok.tolist() == [[18, 20, 22], [0, 2, 4]]  # still usable
+    assert messages[0] == messages[1]

@@ -185,8 +185,13 @@ def test_dlpack_capsules():
     assert "dltensor_versioned" in repr(v)
     del v  # an unconsumed capsule frees its tensor
     assert mx.from_dlpack(a).tolist() == [1.0, 2.0]
-    with pytest.raises(BufferError):
-        a.__dlpack__(dl_device=(2, 0))
+    with pytest.raises(BufferError, match="cannot export"):
+        a.__dlpack__(dl_device=(8, 0))  # Metal: never a cmx device
+    if mx.is_available(mx.gpu):  # CUDA export: the data goes to the card
+        assert "dltensor" in repr(a.__dlpack__(dl_device=(2, 0)))
+    else:
+        with pytest.raises(BufferError, match="cannot export"):
+            a.__dlpack__(dl_device=(2, 0))
 
 
 def test_dlpack_bfloat16_export():

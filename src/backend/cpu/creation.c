@@ -137,44 +137,6 @@ CMX__KERNEL(cmx__cpu_full) {
   return CMX_OK;
 }
 
-/* The value 1 of dtype dt, as bytes. */
-static void one_of(cmx_dtype dt, void* buf) {
-  switch (dt) {
-    case CMX_BOOL:
-    case CMX_UINT8:
-    case CMX_INT8:
-      *(uint8_t*)buf = 1;
-      break;
-    case CMX_UINT16:
-    case CMX_INT16:
-      *(uint16_t*)buf = 1;
-      break;
-    case CMX_UINT32:
-    case CMX_INT32:
-      *(uint32_t*)buf = 1;
-      break;
-    case CMX_UINT64:
-    case CMX_INT64:
-      *(uint64_t*)buf = 1;
-      break;
-    case CMX_FLOAT16:
-      *(uint16_t*)buf = cmx__f2h(1.0f);
-      break;
-    case CMX_BFLOAT16:
-      *(uint16_t*)buf = cmx__f2bf(1.0f);
-      break;
-    case CMX_FLOAT32:
-      *(float*)buf = 1.0f;
-      break;
-    case CMX_FLOAT64:
-      *(double*)buf = 1.0;
-      break;
-    default:
-      *(cmx__c64*)buf = 1.0f;
-      break;
-  }
-}
-
 /* Eye (ones on diagonal k) and Tri (ones at and below diagonal k) of an
  * n x m output. Zero is all-zero bytes in every dtype. */
 CMX__KERNEL(cmx__cpu_eye_tri) {
@@ -191,7 +153,7 @@ CMX__KERNEL(cmx__cpu_eye_tri) {
   char* base = cmx_kernel_data(o);
   memset(base, 0, (size_t)o->size * isz);
   _Alignas(16) unsigned char one[16];
-  one_of(o->dtype, one);
+  cmx__store_scalar(one, o->dtype, 0, (cmx__scalar_value){.i = 1});
   bool tri = cmx_primitive_vt(p)->id == CMX__P_Tri;
   for (int64_t i = 0; i < n; i++) {
     /* Columns j with j - i <= k (tri) or j - i == k (eye); k is clamped

@@ -106,6 +106,32 @@ void cmx__gpu_order_after_all(int dev, CUstream target);
  * outside a task), for errors. */
 const char* cmx__gpu_current_op(void);
 
+/* ---------------- deferred index errors (index_errors.c) ----------------
+ *
+ * A kernel that meets an out-of-range index cannot stop the device: it
+ * records the first such index in its stream's error record (host memory
+ * the device writes; kernels/indexing.cu, cmx_report_bad_index) and goes
+ * on (a gather yields zeros there, a scatter skips it). Once the stream
+ * has finished its work, the eval that waited for it fails with the CPU's
+ * IndexError message and the arrays it waited for keep that error. */
+typedef struct cmx__gpu_index_error {
+  int32_t code; /* 0: none; else cmx__gpu_index_error_code's */
+  int32_t axis;
+  int64_t value, dim;
+} cmx__gpu_index_error;
+/* The code kernels record for an error of op (static strings): which ==
+ * NULL gives the CPU's gather message ("[op] Index v is out of bounds for
+ * axis a with size d."), else a batch index's ("[op] <which> index v is
+ * out of bounds for a batch of d matrices."). Codes are interned, >= 1. */
+int cmx__gpu_index_error_code(const char* op, const char* which);
+/* The device address of the error record of the stream of the GPU task
+ * running on this thread; 0 when there is none (kernels then record
+ * nothing). */
+CUdeviceptr cmx__gpu_index_error_record(void);
+/* When rec holds an error: clears it and returns its message (malloc'd,
+ * the caller frees) with its status in *st; else NULL. */
+char* cmx__gpu_index_error_take(cmx__gpu_index_error* rec, cmx_status* st);
+
 /* ---------------- device memory (memory.c) ---------------- */
 
 /* The buffer hooks (installed into cmx__device_hooks when the driver
@@ -528,10 +554,12 @@ const char* cmx__gpu_minmax_identity(cmx_dtype dt, bool max);
 /* Copies blocks of `block` elements (isz bytes each) from src, a row-major
  * stack of nblocks of them, to dst: block p of dst is block idx[p] of src
  * (idx: any integer dtype and layout; an index outside [0, nblocks), after
- * wrapping a negative one, gives a block of zeros) (indexing.c). */
-cmx_status cmx__gpu_gather_blocks(const char* op, int dev, CUdeviceptr dst,
-                                  CUdeviceptr src, size_t isz, cmx_array idx,
-                                  int64_t nblocks, int64_t block);
+ * wrapping a negative one, gives a block of zeros and a deferred index
+ * error of op naming the operand `which`) (indexing.c). */
+cmx_status cmx__gpu_gather_blocks(const char* op, const char* which, int dev,
+                                  CUdeviceptr dst, CUdeviceptr src, size_t isz,
+                                  cmx_array idx, int64_t nblocks,
+                                  int64_t block);
 
 /* ---------------- cuBLASLt (cublaslt.c) ---------------- */
 

@@ -15,8 +15,10 @@
  *
  * Differences from the CPU, inherent to a parallel device that does not
  * stop to check:
- *   - out-of-range indices (after wrapping negative ones) are not reported:
- *     a gather yields zeros for that position, a scatter drops it;
+ *   - an out-of-range index (after wrapping a negative one) is reported
+ *     once the stream has finished (gpu.h, deferred index errors): the
+ *     eval fails with the CPU's IndexError, the kernel itself has gone on
+ *     (a gather yields zeros for that position, a scatter drops it);
  *   - float sums of duplicate indices accumulate in some order (integer
  *     results are exact). A plain scatter (mode none) keeps the last
  *     update of each element, as the CPU does, through a winner pass
@@ -185,10 +187,22 @@ static cmx_status launch(const char* op, int dev, const cmx__gpu_family* f,
   return cmx__gpu_launch(op, k, &cfg, args);
 }
 
+/* Appends the error-reporting arguments (record, code, axis) of an
+ * index kernel of op (which: see cmx__gpu_index_error_code). */
+static void add_error_args(cmx__gpu_args* args, const char* op,
+                           const char* which, int axis) {
+  CUdeviceptr rec = cmx__gpu_index_error_record();
+  int code = cmx__gpu_index_error_code(op, which);
+  CMX__GPU_ARG(args, rec);
+  CMX__GPU_ARG(args, code);
+  CMX__GPU_ARG(args, axis);
+}
+
 /* Fills offs[0..npos) from the index arrays idx[0..nidx): index k on axis
  * axes[k] of an array of dims `dims`, with room for ext[axis] elements,
  * times strides[axis] / unit. */
-static cmx_status index_offsets(const char* op, int dev, CUdeviceptr offs,
+static cmx_status index_offsets(const char* op, const char* which, int dev,
+                                CUdeviceptr offs,
                                 const cmx_array* idx, int nidx, const int* axes,
                                 const int64_t* dims, const int64_t* ext,
                                 const int64_t* strides, int64_t unit,
@@ -215,6 +229,7 @@ static cmx_status index_offsets(const char* op, int dev, CUdeviceptr offs,
     CMX__GPU_ARG(&args, stride);
     CMX__GPU_ARG(&args, first);
     CMX__GPU_ARG(&args, n);
+    add_error_args(&args, op, which, ax);
     cmx__gpu_args_layout(&args, &l);
     st = launch(op, dev, &cmx__gpu_family_gather, 0, G_OFFSETS, npos, &args);
   }
@@ -250,6 +265,23 @@ static cmx_status winner_words(const char* op, cmx_array o, int dev,
   return st;
 }
 
+/* Launches scatter kernel `kernel` of variant v over `work` updates with
+ * the arguments `rest`: once, or, with winner words (a plain scatter), as
+ * its two passes; the kernels take (W, pass) after rest. */
+static cmx_status scatter_passes(const char* op, int dev, int v, int kernel,
+                                 int64_t work, const cmx__gpu_args* rest,
+                                 const cmx__buffer* win) {
+  CUdeviceptr pw = win ? win->dev : 0;
+  cmx_status st = CMX_OK;
+  for (int pass = win ? 1 : 0; st == CMX_OK && pass <= (win ? 2 : 0); pass++) {
+    cmx__gpu_args args = *rest;
+    CMX__GPU_ARG(&args, pw);
+    CMX__GPU_ARG(&args, pass);
+    st = launch(op, dev, &cmx__gpu_family_scatter, v, kernel, work, &args);
+  }
+  return st;
+}
+
 /* ---------------- Gather ---------------- */
 
 static int variant_of_size(size_t isz) {
@@ -277,9 +309,10 @@ static cmx_status launch_gather(const char* op, int dev, CUdeviceptr pa,
                 n, &args);
 }
 
-cmx_status cmx__gpu_gather_blocks(const char* op, int dev, CUdeviceptr dst,
-                                  CUdeviceptr src, size_t isz, cmx_array idx,
-                                  int64_t nblocks, int64_t block) {
+cmx_status cmx__gpu_gather_blocks(const char* op, const char* which, int dev,
+                                  CUdeviceptr dst, CUdeviceptr src, size_t isz,
+                                  cmx_array idx, int64_t nblocks,
+                                  int64_t block) {
   int64_t npos = idx->size;
   if (npos == 0 || block == 0) return CMX_OK;
   int64_t unit = 1;
@@ -289,7 +322,8 @@ cmx_status cmx__gpu_gather_blocks(const char* op, int dev, CUdeviceptr dst,
   cmx__buffer* offs = NULL;
   cmx_status st = scratch((size_t)npos * sizeof(int64_t), dev, &offs);
   if (st == CMX_OK)
-    st = index_offsets(op, dev, offs->dev, &idx, 1, (const int[]){0}, &nblocks,
+    st = index_offsets(op, which, dev, offs->dev, &idx, 1, (const int[]){0},
+                       &nblocks,
                        (const int64_t[]){1}, &block, unit, npos);
   if (st == CMX_OK) {
     int64_t S = block / unit, one = 1;
@@ -339,7 +373,7 @@ cmx_status cmx__gpu_gather(const cmx_primitive* p, const cmx_array* in, int nin,
     st = scratch((size_t)npos * sizeof(int64_t), dev, &offs);
     if (st == CMX_OK) poffs = offs->dev;
     if (st == CMX_OK)
-      st = index_offsets("gather", dev, poffs, in + 1, nidx, q->axes, a->dims,
+      st = index_offsets("gather", NULL, dev, poffs, in + 1, nidx, q->axes, a->dims,
                          q->slice_sizes, ast, unit, npos);
   }
   if (st == CMX_OK)
@@ -383,6 +417,7 @@ cmx_status cmx__gpu_gather_axis(const cmx_primitive* p, const cmx_array* in,
   CMX__GPU_ARG(&args, idt);
   CMX__GPU_ARG(&args, dim);
   CMX__GPU_ARG(&args, axis_stride);
+  add_error_args(&args, "take_along_axis", NULL, q->axis);
   cmx__gpu_args_count(&args, i32, o->size);
   cmx__gpu_args_layout(&args, &l);
   st = launch("take_along_axis", dev, &cmx__gpu_family_gather,
@@ -420,7 +455,7 @@ cmx_status cmx__gpu_scatter(const cmx_primitive* p, const cmx_array* in,
     st = scratch((size_t)npos * sizeof(int64_t), dev, &offs);
     if (st == CMX_OK) poffs = offs->dev;
     if (st == CMX_OK)
-      st = index_offsets("scatter", dev, poffs, in + 1, nidx, q->axes, o->dims,
+      st = index_offsets("scatter", NULL, dev, poffs, in + 1, nidx, q->axes, o->dims,
                          ext, ost, 1, npos);
   }
   cmx__buffer* win = NULL;
@@ -433,23 +468,18 @@ cmx_status cmx__gpu_scatter(const cmx_primitive* p, const cmx_array* in,
   bool i32 = cmx__gpu_layout_fits_i32(&lo, upd->size) &&
              cmx__gpu_layout_fits_i32(&lu, upd->size);
   long long S1 = S;
-  CUdeviceptr pw = win ? win->dev : 0;
-  for (int pass = win ? 1 : 0; st == CMX_OK && pass <= (win ? 2 : 0); pass++) {
-    cmx__gpu_args args;
-    cmx__gpu_args_init(&args);
-    CMX__GPU_ARG(&args, po);
-    CMX__GPU_ARG(&args, pu);
-    CMX__GPU_ARG(&args, poffs);
-    CMX__GPU_ARG(&args, S1);
-    CMX__GPU_ARG(&args, pw);
-    CMX__GPU_ARG(&args, pass);
-    cmx__gpu_args_count(&args, i32, upd->size);
-    cmx__gpu_args_layout(&args, &lo);
-    cmx__gpu_args_layout(&args, &lu);
-    st = launch("scatter", dev, &cmx__gpu_family_scatter,
-                q->mode * CMX_NUM_DTYPES + (int)o->dtype,
-                S_SCATTER + (i32 ? 0 : 1), upd->size, &args);
-  }
+  cmx__gpu_args args;
+  cmx__gpu_args_init(&args);
+  CMX__GPU_ARG(&args, po);
+  CMX__GPU_ARG(&args, pu);
+  CMX__GPU_ARG(&args, poffs);
+  CMX__GPU_ARG(&args, S1);
+  cmx__gpu_args_count(&args, i32, upd->size);
+  cmx__gpu_args_layout(&args, &lo);
+  cmx__gpu_args_layout(&args, &lu);
+  if (st == CMX_OK)
+    st = scatter_passes("scatter", dev, q->mode * CMX_NUM_DTYPES + (int)o->dtype,
+                        S_SCATTER + (i32 ? 0 : 1), upd->size, &args, win);
   if (win) cmx__buffer_release(win);
   if (offs) cmx__buffer_release(offs);
   return st;
@@ -484,24 +514,21 @@ cmx_status cmx__gpu_scatter_axis(const cmx_primitive* p, const cmx_array* in,
   cmx__buffer* win = NULL;
   if (q->mode == CMX__SCATTER_NONE)
     st = winner_words("put_along_axis", o, dev, &win);
-  CUdeviceptr pw = win ? win->dev : 0;
-  for (int pass = win ? 1 : 0; st == CMX_OK && pass <= (win ? 2 : 0); pass++) {
-    cmx__gpu_args args;
-    cmx__gpu_args_init(&args);
-    CMX__GPU_ARG(&args, po);
-    CMX__GPU_ARG(&args, pu);
-    CMX__GPU_ARG(&args, pi);
-    CMX__GPU_ARG(&args, idt);
-    CMX__GPU_ARG(&args, dim);
-    CMX__GPU_ARG(&args, axis_stride);
-    CMX__GPU_ARG(&args, pw);
-    CMX__GPU_ARG(&args, pass);
-    cmx__gpu_args_count(&args, i32, idx->size);
-    cmx__gpu_args_layout(&args, &l);
-    st = launch("put_along_axis", dev, &cmx__gpu_family_scatter,
-                q->mode * CMX_NUM_DTYPES + (int)o->dtype,
-                S_AXIS + (i32 ? 0 : 1), idx->size, &args);
-  }
+  cmx__gpu_args args;
+  cmx__gpu_args_init(&args);
+  CMX__GPU_ARG(&args, po);
+  CMX__GPU_ARG(&args, pu);
+  CMX__GPU_ARG(&args, pi);
+  CMX__GPU_ARG(&args, idt);
+  CMX__GPU_ARG(&args, dim);
+  CMX__GPU_ARG(&args, axis_stride);
+  add_error_args(&args, "put_along_axis", NULL, q->axis);
+  cmx__gpu_args_count(&args, i32, idx->size);
+  cmx__gpu_args_layout(&args, &l);
+  if (st == CMX_OK)
+    st = scatter_passes("put_along_axis", dev,
+                        q->mode * CMX_NUM_DTYPES + (int)o->dtype,
+                        S_AXIS + (i32 ? 0 : 1), idx->size, &args, win);
   if (win) cmx__buffer_release(win);
   return st;
 }

@@ -655,8 +655,8 @@ cmx_status cmx__gpu_addmm(const cmx_primitive* p, const cmx_array* in, int nin,
 /* The matrices of x (rows x cols each, over its batch dims) picked by idx,
  * as a row-major stack of idx->size matrices in *out (a new buffer; x is
  * packed row-major first when it is not). */
-static cmx_status pick(cmx_array x, cmx_array idx, int dev, size_t esz,
-                       cmx__buffer** out) {
+static cmx_status pick(cmx_array x, cmx_array idx, const char* which, int dev,
+                       size_t esz, cmx__buffer** out) {
   int64_t block = x->dims[x->ndim - 2] * x->dims[x->ndim - 1];
   int64_t nblocks = block ? x->size / block : 0;
   CUdeviceptr src;
@@ -673,8 +673,8 @@ static cmx_status pick(cmx_array x, cmx_array idx, int dev, size_t esz,
     if (!*out) st = cmx_last_status();
   }
   if (st == CMX_OK)
-    st = cmx__gpu_gather_blocks("gather_mm", dev, (*out)->dev, src, esz, idx,
-                                nblocks, block);
+    st = cmx__gpu_gather_blocks("gather_mm", which, dev, (*out)->dev, src, esz,
+                                idx, nblocks, block);
   if (packed) cmx__buffer_release(packed);
   return st;
 }
@@ -708,8 +708,8 @@ cmx_status cmx__gpu_gather_mm(const cmx_primitive* p, const cmx_array* in,
                            (size_t)o->size * j.esz / 2);
   /* the picked matrices as contiguous stacks, one product per index */
   cmx__buffer *sa = NULL, *sb = NULL;
-  st = pick(a, li, j.dev, j.esz, &sa);
-  if (st == CMX_OK) st = pick(b, ri, j.dev, j.esz, &sb);
+  st = pick(a, li, "lhs", j.dev, j.esz, &sa);
+  if (st == CMX_OK) st = pick(b, ri, "rhs", j.dev, j.esz, &sb);
   if (st == CMX_OK) {
     j.nb = 1;
     j.bdims[0] = li->size;

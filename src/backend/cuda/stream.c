@@ -34,6 +34,7 @@ struct cmx__gpu_stream {
   CUevent ev[RING];
   uint64_t seq[RING];
   bool reported; /* an asynchronous CUDA error was reported */
+  cmx__gpu_index_error* index_error; /* device-written record, or NULL */
 };
 
 /* Every GPU stream, for ordering frees after their pending work. */
@@ -64,6 +65,10 @@ CUstream cmx__gpu_current_stream(int* dev) {
   if (!tl_current) return NULL;
   if (dev) *dev = tl_current->dev;
   return tl_current->cu;
+}
+
+CUdeviceptr cmx__gpu_index_error_record(void) {
+  return tl_current ? (CUdeviceptr)(uintptr_t)tl_current->index_error : 0;
 }
 
 int cmx__gpu_task_holds(const cmx__buffer* b) {
@@ -261,6 +266,24 @@ static void gpu_wait(cmx__stream* s, uint64_t seq) {
   pthread_mutex_unlock(&gs->lock);
 }
 
+/* The recorded index error, once gs has no work in flight (a kernel still
+ * running could be writing the record). */
+static char* gpu_take_error(cmx__stream* s, cmx_status* st) {
+  cmx__gpu_stream* gs = s->backend;
+  /* the common case, unlocked: nothing recorded */
+  if (!gs->index_error ||
+      !((volatile cmx__gpu_index_error*)gs->index_error)->code)
+    return NULL;
+  if (cmx__gpu_ctx_enter(gs->dev) != CMX_OK) return NULL;
+  pthread_mutex_lock(&gs->lock);
+  while (gs->count && cmx__cu.cuEventQuery(gs->ev[gs->head]) == CUDA_SUCCESS)
+    pop_oldest_locked(gs, false);
+  char* msg =
+      gs->count ? NULL : cmx__gpu_index_error_take(gs->index_error, st);
+  pthread_mutex_unlock(&gs->lock);
+  return msg;
+}
+
 void cmx__gpu_order_after_all(int dev, CUstream target) {
   pthread_mutex_lock(&g_streams.lock);
   for (int i = 0; i < g_streams.n; i++) {
@@ -282,6 +305,8 @@ static void gpu_shutdown(cmx__stream* s) {
   cmx__cu.cuStreamSynchronize(gs->cu);
   pthread_mutex_lock(&gs->lock);
   while (gs->count) pop_oldest_locked(gs, false);
+  if (gs->index_error) cmx__cu.cuMemFreeHost(gs->index_error);
+  gs->index_error = NULL;
   pthread_mutex_unlock(&gs->lock);
 }
 
@@ -292,7 +317,8 @@ static void* gpu_native(cmx__stream* s) {
 static const cmx__stream_ops gpu_stream_ops = {.submit = gpu_submit,
                                                .wait = gpu_wait,
                                                .shutdown = gpu_shutdown,
-                                               .native = gpu_native};
+                                               .native = gpu_native,
+                                               .take_error = gpu_take_error};
 
 cmx__stream* cmx__gpu_stream_new(int device_index) {
   if (!cmx__gpu_device_get(device_index)) return NULL;
@@ -300,10 +326,21 @@ cmx__stream* cmx__gpu_stream_new(int device_index) {
   cmx__gpu_stream* gs = calloc(1, sizeof *gs);
   if (!gs) return CMX__FAIL(CMX_ERR_MEMORY, "[new_stream] out of host memory");
   gs->dev = device_index;
+  /* The index error record: portable, device-mapped host memory; with
+   * unified addressing (every 64-bit platform CUDA runs on) its host
+   * address is its device address. None: kernels record nothing. */
+  void* rec = NULL;
+  if (cmx__cu.cuMemHostAlloc && cmx__cu.cuMemFreeHost &&
+      cmx__cu.cuMemHostAlloc(&rec, sizeof *gs->index_error, 0x3) ==
+          CUDA_SUCCESS) {
+    memset(rec, 0, sizeof *gs->index_error);
+    gs->index_error = rec;
+  }
   pthread_mutex_init(&gs->lock, NULL);
   pthread_cond_init(&gs->recorded, NULL);
   CUresult r = cmx__cu.cuStreamCreate(&gs->cu, CU_STREAM_NON_BLOCKING);
   if (r != CUDA_SUCCESS) {
+    if (gs->index_error) cmx__cu.cuMemFreeHost(gs->index_error);
     free(gs);
     cmx__cu_error(r, "new_stream", "creating a CUDA stream");
     return NULL;
@@ -318,6 +355,7 @@ cmx__stream* cmx__gpu_stream_new(int device_index) {
   pthread_mutex_unlock(&g_streams.lock);
   if (!s) {
     cmx__cu.cuStreamDestroy(gs->cu);
+    if (gs->index_error) cmx__cu.cuMemFreeHost(gs->index_error);
     free(gs);
   }
   return s;

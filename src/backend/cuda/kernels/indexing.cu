@@ -40,6 +40,25 @@ __device__ __forceinline__ long long cmx_load_index(const void* p, int dt,
   }
 }
 
+// The stream's error record (host memory the device writes).
+struct cmx_index_error {
+  int code, axis;
+  long long value, dim;
+};
+
+// Records index value (out of range for size dim of axis) unless an
+// earlier error is recorded; code names the op (host side).
+__device__ __forceinline__ void cmx_report_bad_index(cmx_index_error* e,
+                                                     int code, int axis,
+                                                     long long value,
+                                                     long long dim) {
+  if (e && atomicCAS(&e->code, 0, code) == 0) {
+    e->axis = axis;
+    e->value = value;
+    e->dim = dim;
+  }
+}
+
 // Wraps a negative x by dim; true when [x, x + ext) lies in [0, dim).
 __device__ __forceinline__ bool cmx_wrap(long long& x, long long dim,
                                          long long ext) {
@@ -57,16 +76,19 @@ extern "C" __global__ void cmx_idx_offsets(const void* idx, int idt,
                                            long long* offs, long long dim,
                                            long long ext, long long stride,
                                            int first, long long n,
+                                           cmx_index_error* err, int code,
+                                           int axis,
                                            const CMX_GRID_CONST
                                            cmx_layout_n<2> L) {
   for (long long i = cmx_tid(); i < n; i += cmx_nthreads()) {
     long long off[1];
     cmx_offsets<long long, 0>(L, i, off);
-    long long x = cmx_load_index(idx, idt, off[0]);
+    long long x = cmx_load_index(idx, idt, off[0]), x0 = x;
     long long prev = first ? 0 : offs[i];
-    offs[i] = (prev == CMX_BAD_OFFSET || !cmx_wrap(x, dim, ext))
-                  ? CMX_BAD_OFFSET
-                  : prev + x * stride;
+    bool ok = cmx_wrap(x, dim, ext);
+    if (!ok) cmx_report_bad_index(err, code, axis, x0, dim);
+    offs[i] = (prev == CMX_BAD_OFFSET || !ok) ? CMX_BAD_OFFSET
+                                              : prev + x * stride;
   }
 }
 #endif
@@ -114,21 +136,29 @@ CMX_GATHER(0, 64, long long)
 template <typename I>
 __device__ __forceinline__ void cmx_gather_axis_body(
     const T* a, T* o, const void* idx, int idt, long long dim,
-    long long axis_stride, I n, const cmx_layout_n<3>& L) {
+    long long axis_stride, cmx_index_error* err, int code, int axis, I n,
+    const cmx_layout_n<3>& L) {
   const I nt = (I)cmx_nthreads();
   for (I i = (I)cmx_tid(); i < n; i += nt) {
     I off[2];
     cmx_offsets<I, 0>(L, i, off);
-    long long x = cmx_load_index(idx, idt, off[1]);
-    o[i] = cmx_wrap(x, dim, 1) ? a[off[0] + x * axis_stride] : T();
+    long long x = cmx_load_index(idx, idt, off[1]), x0 = x;
+    if (cmx_wrap(x, dim, 1)) {
+      o[i] = a[off[0] + x * axis_stride];
+    } else {
+      o[i] = T();
+      cmx_report_bad_index(err, code, axis, x0, dim);
+    }
   }
 }
 
-#define CMX_GATHER_AXIS(BITS, I)                                          \
-  extern "C" __global__ void cmx_gather_axis_##BITS(                      \
-      const T* a, T* o, const void* idx, int idt, long long dim,          \
-      long long axis_stride, I n, const CMX_GRID_CONST cmx_layout_n<3> L) { \
-    cmx_gather_axis_body<I>(a, o, idx, idt, dim, axis_stride, n, L);      \
+#define CMX_GATHER_AXIS(BITS, I)                                            \
+  extern "C" __global__ void cmx_gather_axis_##BITS(                        \
+      const T* a, T* o, const void* idx, int idt, long long dim,            \
+      long long axis_stride, cmx_index_error* err, int code, int axis, I n, \
+      const CMX_GRID_CONST cmx_layout_n<3> L) {                             \
+    cmx_gather_axis_body<I>(a, o, idx, idt, dim, axis_stride, err, code,    \
+                            axis, n, L);                                    \
   }
 #if !defined(CMX_ONLY) || defined(CMX_ONLY_cmx_gather_axis_32)
 CMX_GATHER_AXIS(32, int)
@@ -231,9 +261,9 @@ __device__ __forceinline__ void cmx_apply(T* o, long long e, T y,
 // o[offs[p] + slice offset of s] (LO: the slice's shape, o's strides).
 template <typename I>
 __device__ __forceinline__ void cmx_scatter_body(
-    T* o, const T* u, const long long* offs, long long S,
-    unsigned long long* W, int pass, I n, const cmx_layout_n<2>& LO,
-    const cmx_layout_n<2>& LU) {
+    T* o, const T* u, const long long* offs, long long S, I n,
+    const cmx_layout_n<2>& LO, const cmx_layout_n<2>& LU,
+    unsigned long long* W, int pass) {
   const I nt = (I)cmx_nthreads(), s1 = (I)S;
   for (I i = (I)cmx_tid(); i < n; i += nt) {
     I p = i / s1, s = i - p * s1;
@@ -247,13 +277,13 @@ __device__ __forceinline__ void cmx_scatter_body(
   }
 }
 
-#define CMX_SCATTER(BITS, I)                                              \
-  extern "C" __global__ void cmx_scatter_##BITS(                          \
-      T* o, const T* u, const long long* offs, long long S,               \
-      unsigned long long* W, int pass, I n,                               \
-      const CMX_GRID_CONST cmx_layout_n<2> LO,                            \
-      const CMX_GRID_CONST cmx_layout_n<2> LU) {                          \
-    cmx_scatter_body<I>(o, u, offs, S, W, pass, n, LO, LU);               \
+#define CMX_SCATTER(BITS, I)                                         \
+  extern "C" __global__ void cmx_scatter_##BITS(                     \
+      T* o, const T* u, const long long* offs, long long S, I n,     \
+      const CMX_GRID_CONST cmx_layout_n<2> LO,                       \
+      const CMX_GRID_CONST cmx_layout_n<2> LU, unsigned long long* W, \
+      int pass) {                                                    \
+    cmx_scatter_body<I>(o, u, offs, S, n, LO, LU, W, pass);          \
   }
 #if !defined(CMX_ONLY) || defined(CMX_ONLY_cmx_scatter_32)
 CMX_SCATTER(32, int)
@@ -267,26 +297,29 @@ CMX_SCATTER(64, long long)
 template <typename I>
 __device__ __forceinline__ void cmx_scatter_axis_body(
     T* o, const T* u, const void* idx, int idt, long long dim,
-    long long axis_stride, unsigned long long* W, int pass, I n,
-    const cmx_layout_n<4>& L) {
+    long long axis_stride, cmx_index_error* err, int code, int axis, I n,
+    const cmx_layout_n<4>& L, unsigned long long* W, int pass) {
   const I nt = (I)cmx_nthreads();
   for (I i = (I)cmx_tid(); i < n; i += nt) {
     I off[3];
     cmx_offsets<I, 0>(L, i, off);
-    long long x = cmx_load_index(idx, idt, off[1]);
+    long long x = cmx_load_index(idx, idt, off[1]), x0 = x;
     if (cmx_wrap(x, dim, 1))
       cmx_apply(o, off[0] + x * axis_stride, u[off[2]], W, pass,
                 (unsigned long long)i + 1);
+    else if (pass < 2)
+      cmx_report_bad_index(err, code, axis, x0, dim);
   }
 }
 
-#define CMX_SCATTER_AXIS(BITS, I)                                         \
-  extern "C" __global__ void cmx_scatter_axis_##BITS(                     \
-      T* o, const T* u, const void* idx, int idt, long long dim,          \
-      long long axis_stride, unsigned long long* W, int pass, I n,        \
-      const CMX_GRID_CONST cmx_layout_n<4> L) {                           \
-    cmx_scatter_axis_body<I>(o, u, idx, idt, dim, axis_stride, W, pass, n, \
-                             L);                                          \
+#define CMX_SCATTER_AXIS(BITS, I)                                           \
+  extern "C" __global__ void cmx_scatter_axis_##BITS(                       \
+      T* o, const T* u, const void* idx, int idt, long long dim,            \
+      long long axis_stride, cmx_index_error* err, int code, int axis, I n, \
+      const CMX_GRID_CONST cmx_layout_n<4> L, unsigned long long* W,        \
+      int pass) {                                                           \
+    cmx_scatter_axis_body<I>(o, u, idx, idt, dim, axis_stride, err, code,   \
+                             axis, n, L, W, pass);                          \
   }
 #if !defined(CMX_ONLY) || defined(CMX_ONLY_cmx_scatter_axis_32)
 CMX_SCATTER_AXIS(32, int)
