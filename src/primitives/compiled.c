@@ -9,6 +9,7 @@
 
 #include "core/internal.h"
 #include "core/strbuf.h"
+#include "primitives/ew_ops.h"
 #include "primitives/registry.h"
 #include "transforms/rules.h"
 
@@ -97,6 +98,98 @@ bool cmx__fused_program_finish(cmx__fused_program* prog) {
 cmx__fused_program* cmx__compiled_program(const cmx_primitive* p) {
   const cmx__compiled_params* q = cmx_primitive_params(p);
   return q->prog;
+}
+
+/* ---------------- programs as code ---------------- */
+
+bool cmx__fused_step_supported(const cmx__fused_step* st) {
+  const cmx__ew_op* op = cmx__ew_op_get(st->id);
+  if (op) return cmx__ew_accepts(op, st->in_dtype);
+  return st->id == CMX__P_AsType || st->id == CMX__P_Copy ||
+         st->id == CMX__P_Broadcast;
+}
+
+const char* cmx__fused_storage(cmx_dtype dt) {
+  static _Thread_local char buf[16];
+  snprintf(buf, sizeof buf, "cmx_%s_t", cmx__ew_suffix(dt));
+  return buf;
+}
+
+void cmx__fused_emit_const(cmx__strbuf* b, const cmx__fused_program* prog,
+                           int i) {
+  unsigned char v[16];
+  cmx__fused_const_bytes(prog, i, v);
+  cmx_dtype dt = prog->in[i].dtype;
+  uint64_t u = 0;
+  uint32_t re, im;
+  memcpy(&u, v, cmx_dtype_size(dt) < 8 ? cmx_dtype_size(dt) : 8);
+  cmx__strbuf_printf(b, "  const %s k%d = ", cmx__fused_storage(dt), i);
+  switch (dt) {
+    case CMX_FLOAT32:
+      cmx__strbuf_printf(b, "cmx_bitsf(0x%08xu);\n", (unsigned)u);
+      break;
+    case CMX_FLOAT64:
+      cmx__strbuf_printf(b, "cmx_fk_bitsd(0x%016llxull);\n",
+                         (unsigned long long)u);
+      break;
+    case CMX_COMPLEX64:
+      memcpy(&re, v, 4);
+      memcpy(&im, v + 4, 4);
+      cmx__strbuf_printf(
+          b, "cmx_c64_make(cmx_bitsf(0x%08xu), cmx_bitsf(0x%08xu));\n", re, im);
+      break;
+    default: /* integers, bool, 16-bit floats: their bits */
+      cmx__strbuf_printf(b, "(%s)0x%llxull;\n", cmx__fused_storage(dt),
+                         (unsigned long long)u);
+  }
+}
+
+void cmx__fused_emit_step_defs(cmx__strbuf* b, const cmx__fused_program* prog,
+                               int s, int v, const char* qual) {
+  const cmx__fused_step* st = &prog->steps[s];
+  const cmx__ew_op* op = cmx__ew_op_get(st->id);
+  char pre[1024], px[16];
+  snprintf(px, sizeof px, "S%d_", v);
+  bool ok = true;
+  if (op && st->id != CMX__P_Select)
+    ok = cmx__ew_prelude(op, st->in_dtype, px, pre, sizeof pre);
+  else if (st->id == CMX__P_AsType)
+    ok = cmx__ew_convert_prelude(st->in_dtype, st->dtype, px, pre, sizeof pre);
+  else
+    pre[0] = 0;
+  if (!ok) b->failed = true;
+  cmx__strbuf_puts(b, pre);
+  if (op && (op->flags & CMX__EW_PARAMS)) {
+    cmx_ew_params q = cmx__ew_params_of(st->prim);
+    cmx__strbuf_printf(b, "%s cmx_ew_params P%d = {%d, 0x%llxull};\n", qual, v,
+                       q.decimals, (unsigned long long)q.q);
+  }
+}
+
+void cmx__fused_emit_step(cmx__strbuf* b, const cmx__fused_program* prog, int s,
+                          int v, char (*a)[24], const char* indent) {
+  const cmx__fused_step* st = &prog->steps[s];
+  const cmx__ew_op* op = cmx__ew_op_get(st->id);
+  if (st->id == CMX__P_Select) {
+    /* Select moves x's or y's bits, as the eager kernels do. */
+    cmx__strbuf_printf(b, "%s%s t%d = %s != 0 ? %s : %s;\n", indent,
+                       cmx__fused_storage(st->dtype), v, a[0], a[1], a[2]);
+  } else if (op) {
+    bool params = op->flags & CMX__EW_PARAMS;
+    if (params) cmx__strbuf_printf(b, "#define CMX_EW_P P%d\n", v);
+    cmx__strbuf_printf(b, "%sS%d_OUT_T t%d = S%d_STORE(S%d_OP(", indent, v, v,
+                       v, v);
+    for (int k = 0; k < st->nin; k++)
+      cmx__strbuf_printf(b, "%sS%d_LOAD(%s)", k ? ", " : "", v, a[k]);
+    cmx__strbuf_puts(b, "));\n");
+    if (params) cmx__strbuf_puts(b, "#undef CMX_EW_P\n");
+  } else if (st->id == CMX__P_AsType) {
+    cmx__strbuf_printf(b, "%sS%d_OUT_T t%d = S%d_CONVERT(%s);\n", indent, v, v,
+                       v, a[0]);
+  } else { /* Copy or Broadcast: the operand's storage */
+    cmx__strbuf_printf(b, "%s%s t%d = %s;\n", indent,
+                       cmx__fused_storage(st->dtype), v, a[0]);
+  }
 }
 
 /* ---------------- the vtable ---------------- */

@@ -21,6 +21,7 @@
 
 #include "cmx/compile.h"
 #include "cmx/primitive.h"
+#include "core/strbuf.h"
 
 /* A step operand: >= 0 a region input, < 0 the step CMX__FUSED_STEP(s). */
 #define CMX__FUSED_STEP(s) (-(s)-1)
@@ -77,6 +78,32 @@ cmx__fused_program* cmx__compiled_program(const cmx_primitive* p);
  * dtype, at most 16 bytes) into out. */
 void cmx__fused_const_bytes(const cmx__fused_program* prog, int i,
                             unsigned char* out);
+
+/* ---- writing a program as code (shared by the code generators) ----
+ * Generated code includes a backend binding of ew_scalar.h; values are
+ * named by the generator and computed in their dtype's storage type,
+ * step by step, exactly as the eager rows store them. */
+/* The storage type of dt in generated code ("cmx_f32_t"); a thread-local
+ * buffer, valid until the next call. */
+const char* cmx__fused_storage(cmx_dtype dt);
+/* Whether code can be generated for st: every table op on a dtype its row
+ * accepts, AsType, Copy and Broadcast (the generators' supports). */
+bool cmx__fused_step_supported(const cmx__fused_step* st);
+/* "  const <T> k<i> = <literal>;\n": baked input i, bit-exact (float64
+ * through cmx_fk_bitsd(uint64_t), which the generated code defines). */
+void cmx__fused_emit_const(cmx__strbuf* b, const cmx__fused_program* prog,
+                           int i);
+/* The macros step s computes with (cmx__ew_prelude's or the
+ * conversion's, prefixed S<v>_) and, for parametrised ops, its
+ * parameters as "<qual> cmx_ew_params P<v> = {...};" (qual: "static
+ * const" in C, "static __device__ const" in CUDA). Sets b->failed when
+ * the step's dtype is not accepted. */
+void cmx__fused_emit_step_defs(cmx__strbuf* b, const cmx__fused_program* prog,
+                               int s, int v, const char* qual);
+/* "<indent><T> t<v> = <step s of operands a[0..nin)>;\n" (a: expressions
+ * of the operands' storage values). */
+void cmx__fused_emit_step(cmx__strbuf* b, const cmx__fused_program* prog, int s,
+                          int v, char (*a)[24], const char* indent);
 
 /* A kernel generator for one device type. */
 typedef struct cmx__fused_codegen {

@@ -71,43 +71,6 @@ static void emit_header(cmx__strbuf* b, const char* path, int depth) {
   }
 }
 
-/* ---------------- source ---------------- */
-
-static const char* storage(cmx_dtype dt) {
-  static _Thread_local char buf[16];
-  snprintf(buf, sizeof buf, "cmx_%s_t", cmx__ew_suffix(dt));
-  return buf;
-}
-
-/* The literal of baked input i. */
-static void emit_const(cmx__strbuf* b, const cmx__fused_program* prog, int i) {
-  unsigned char v[16];
-  cmx__fused_const_bytes(prog, i, v);
-  cmx_dtype dt = prog->in[i].dtype;
-  uint64_t u = 0;
-  uint32_t re, im;
-  memcpy(&u, v, cmx_dtype_size(dt) < 8 ? cmx_dtype_size(dt) : 8);
-  cmx__strbuf_printf(b, "  const %s k%d = ", storage(dt), i);
-  switch (dt) {
-    case CMX_FLOAT32:
-      cmx__strbuf_printf(b, "cmx_bitsf(0x%08xu);\n", (unsigned)u);
-      break;
-    case CMX_FLOAT64:
-      cmx__strbuf_printf(b, "cmx_fk_bitsd(0x%016llxull);\n",
-                         (unsigned long long)u);
-      break;
-    case CMX_COMPLEX64:
-      memcpy(&re, v, 4);
-      memcpy(&im, v + 4, 4);
-      cmx__strbuf_printf(
-          b, "cmx_c64_make(cmx_bitsf(0x%08xu), cmx_bitsf(0x%08xu));\n", re, im);
-      break;
-    default: /* integers, bool, 16-bit floats: their bits */
-      cmx__strbuf_printf(b, "(%s)0x%llxull;\n", storage(dt),
-                         (unsigned long long)u);
-  }
-}
-
 /* ---------------- the region as loops ----------------
  * Steps run in groups over a block of m elements: a maximal run of
  * consecutive steps whose eager rows are compiled without contraction is
@@ -231,7 +194,7 @@ static bool plan_make(plan* p, const cmx__fused_program* prog) {
         busy[k] = true;
         slot[v] = k;
         snprintf(p->name[v], sizeof p->name[v], "(%s*)t[%d]",
-                 storage(dtype_of(p, v)), k);
+                 cmx__fused_storage(dtype_of(p, v)), k);
       }
     }
     for (int v = p->nin; v < p->nv; v++)
@@ -267,7 +230,6 @@ static void emit_group(cmx__strbuf* b, const plan* p, int g, int* ext,
   const cmx__fused_program* prog = p->prog;
   *next = *nsto = 0;
   bool contract = false;
-  char pre[1024], px[16];
   for (int v = p->nin; v < p->nv; v++) {
     if (p->group[v] != g) continue;
     const cmx__fused_step* st = &prog->steps[v - p->nin];
@@ -277,24 +239,7 @@ static void emit_group(cmx__strbuf* b, const plan* p, int g, int* ext,
       if (p->group[w] != g && !listed(ext, *next, w)) ext[(*next)++] = w;
     }
     if (p->out_of[v] >= 0 || p->last[v] >= 0) sto[(*nsto)++] = v;
-    const cmx__ew_op* op = cmx__ew_op_get(st->id);
-    snprintf(px, sizeof px, "S%d_", v);
-    bool ok = true;
-    if (op && st->id != CMX__P_Select)
-      ok = cmx__ew_prelude(op, st->in_dtype, px, pre, sizeof pre);
-    else if (st->id == CMX__P_AsType)
-      ok =
-          cmx__ew_convert_prelude(st->in_dtype, st->dtype, px, pre, sizeof pre);
-    else
-      pre[0] = 0;
-    if (!ok) b->failed = true;
-    cmx__strbuf_puts(b, pre);
-    if (op && (op->flags & CMX__EW_PARAMS)) {
-      cmx_ew_params q = cmx__ew_params_of(st->prim);
-      cmx__strbuf_printf(b,
-                         "static const cmx_ew_params P%d = {%d, 0x%llxull};\n",
-                         v, q.decimals, (unsigned long long)q.q);
-    }
+    cmx__fused_emit_step_defs(b, prog, v - p->nin, v, "static const");
   }
   if (contract)
     cmx__strbuf_puts(b,
@@ -302,11 +247,12 @@ static void emit_group(cmx__strbuf* b, const plan* p, int g, int* ext,
                      "#pragma GCC optimize(\"fp-contract=fast\")\n#endif\n");
   cmx__strbuf_printf(b, "static void cmx_g%d(int64_t m", g);
   for (int k = 0; k < *next; k++)
-    cmx__strbuf_printf(b, ", const %s%s e%d", storage(dtype_of(p, ext[k])),
+    cmx__strbuf_printf(b, ", const %s%s e%d",
+                       cmx__fused_storage(dtype_of(p, ext[k])),
                        is_scalar(p, ext[k]) ? "" : "* restrict", ext[k]);
   for (int k = 0; k < *nsto; k++)
-    cmx__strbuf_printf(b, ", %s* restrict s%d", storage(dtype_of(p, sto[k])),
-                       sto[k]);
+    cmx__strbuf_printf(b, ", %s* restrict s%d",
+                       cmx__fused_storage(dtype_of(p, sto[k])), sto[k]);
   cmx__strbuf_puts(b, ") {\n");
   if (contract)
     cmx__strbuf_puts(b,
@@ -316,29 +262,10 @@ static void emit_group(cmx__strbuf* b, const plan* p, int g, int* ext,
   for (int v = p->nin; v < p->nv; v++) {
     if (p->group[v] != g) continue;
     const cmx__fused_step* st = &prog->steps[v - p->nin];
-    const cmx__ew_op* op = cmx__ew_op_get(st->id);
     char a[3][24];
     for (int k = 0; k < st->nin; k++)
       loop_operand(p, g, val_of(p, st->in[k]), a[k], sizeof a[k]);
-    if (st->id == CMX__P_Select) {
-      /* Select moves x's or y's bits, as the eager kernel does. */
-      cmx__strbuf_printf(b, "    %s t%d = %s != 0 ? %s : %s;\n",
-                         storage(st->dtype), v, a[0], a[1], a[2]);
-    } else if (op) {
-      bool params = op->flags & CMX__EW_PARAMS;
-      if (params) cmx__strbuf_printf(b, "#define CMX_EW_P P%d\n", v);
-      cmx__strbuf_printf(b, "    S%d_OUT_T t%d = S%d_STORE(S%d_OP(", v, v, v,
-                         v);
-      for (int k = 0; k < st->nin; k++)
-        cmx__strbuf_printf(b, "%sS%d_LOAD(%s)", k ? ", " : "", v, a[k]);
-      cmx__strbuf_puts(b, "));\n");
-      if (params) cmx__strbuf_puts(b, "#undef CMX_EW_P\n");
-    } else if (st->id == CMX__P_AsType) {
-      cmx__strbuf_printf(b, "    S%d_OUT_T t%d = S%d_CONVERT(%s);\n", v, v, v,
-                         a[0]);
-    } else { /* Copy or Broadcast written to an output */
-      cmx__strbuf_printf(b, "    %s t%d = %s;\n", storage(st->dtype), v, a[0]);
-    }
+    cmx__fused_emit_step(b, prog, v - p->nin, v, a, "    ");
   }
   for (int k = 0; k < *nsto; k++)
     cmx__strbuf_printf(b, "    s%d[i] = t%d;\n", sto[k], sto[k]);
@@ -349,10 +276,11 @@ static void emit_group(cmx__strbuf* b, const plan* p, int g, int* ext,
 
 /* The type of array j (outputs, then arguments). */
 static const char* arr_type(const cmx__fused_program* prog, int j) {
-  if (j < prog->nout) return storage(prog->steps[prog->out[j]].dtype);
+  if (j < prog->nout)
+    return cmx__fused_storage(prog->steps[prog->out[j]].dtype);
   int i = 0;
   while (prog->in[i].arg != j - prog->nout) i++;
-  return storage(prog->in[i].dtype);
+  return cmx__fused_storage(prog->in[i].dtype);
 }
 
 /* The groups and the block function calling them in order. The arrays'
@@ -385,16 +313,17 @@ static void emit_block(cmx__strbuf* b, const cmx__fused_program* prog) {
         p.nslots);
   for (int k = 0; k < prog->nout; k++) {
     char t[16];
-    snprintf(t, sizeof t, "%s", storage(prog->steps[prog->out[k]].dtype));
+    snprintf(t, sizeof t, "%s",
+             cmx__fused_storage(prog->steps[prog->out[k]].dtype));
     cmx__strbuf_printf(b, "  %s* y%d = (%s*)p[%d];\n", t, k, t, k);
   }
   for (int i = 0; i < prog->nin; i++) {
     if (prog->in[i].konst) {
-      emit_const(b, prog, i);
+      cmx__fused_emit_const(b, prog, i);
       continue;
     }
     char t[16];
-    snprintf(t, sizeof t, "%s", storage(prog->in[i].dtype));
+    snprintf(t, sizeof t, "%s", cmx__fused_storage(prog->in[i].dtype));
     cmx__strbuf_printf(b, "  const %s* x%d = (const %s*)p[%d];\n", t,
                        prog->in[i].arg, t, prog->nout + prog->in[i].arg);
   }
@@ -547,14 +476,6 @@ static bool cpu_available(const char** why) {
   return cmx__cpu_jit_available(why);
 }
 
-/* Every table op and dtype, conversions, copies and broadcasts. */
-static bool cpu_supports(const cmx__fused_step* st) {
-  const cmx__ew_op* op = cmx__ew_op_get(st->id);
-  if (op) return cmx__ew_accepts(op, st->in_dtype);
-  return st->id == CMX__P_AsType || st->id == CMX__P_Copy ||
-         st->id == CMX__P_Broadcast;
-}
-
 static cmx_status cpu_prepare(cmx__fused_program* prog) {
   if (prog->cpu_kernel) return CMX_OK;
   char* src = source_of(prog);
@@ -566,11 +487,12 @@ static cmx_status cpu_prepare(cmx__fused_program* prog) {
   return st;
 }
 
-static const cmx__fused_codegen cpu_codegen = {.name = "C",
-                                               .available = cpu_available,
-                                               .supports = cpu_supports,
-                                               .prepare = cpu_prepare,
-                                               .stats = cmx__cpu_jit_stats};
+static const cmx__fused_codegen cpu_codegen = {
+    .name = "C",
+    .available = cpu_available,
+    .supports = cmx__fused_step_supported,
+    .prepare = cpu_prepare,
+    .stats = cmx__cpu_jit_stats};
 
 CMX__REGISTER(register_cpu_codegen) {
   cmx__fused_codegen_register(CMX_CPU, &cpu_codegen);

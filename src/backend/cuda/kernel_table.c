@@ -21,6 +21,7 @@ static const cmx_kernel_fn gpu_kernels[CMX__NUM_PRIMITIVES] = {
     [CMX__P_ArgReduce] = cmx__gpu_arg_reduce,
     [CMX__P_LogSumExp] = cmx__gpu_logsumexp,
     [CMX__P_Var] = cmx__gpu_var,
+    [CMX__P_Compiled] = cmx__gpu_compiled,
     [CMX__P_Softmax] = cmx__gpu_softmax, /* softmax.c */
     [CMX__P_Scan] = cmx__gpu_scan,       /* scan.c */
     /* sorts (sort.c): a partition is a full sort */

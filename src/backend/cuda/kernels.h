@@ -32,6 +32,16 @@ cmx_status cmx__gpu_elementwise(const cmx_primitive* p, const cmx_array* in,
 cmx_status cmx__gpu_convert(const cmx_primitive* p, cmx_array in,
                             cmx_array out);
 
+/* ---- fused regions (compiled.c) ---- */
+/* Compiled: a region made by compile's fuse pass, one generated kernel. */
+cmx_status cmx__gpu_compiled(const cmx_primitive* p, const cmx_array* in,
+                             int nin, const cmx_array* out, int nout);
+/* For tests: compiles prog's whole CUDA module (every kernel) to PTX for
+ * sm_<arch> with NVRTC, no cache; NVRTC's error when it fails. */
+struct cmx__fused_program;
+cmx_status cmx__gpu_compiled_check(const struct cmx__fused_program* prog,
+                                   int arch);
+
 /* ---- matrix products (matmul.c) ---- */
 /* Matmul and AddMM through cuBLASLt: float32 (no TF32 unless
  * CMX_CUDA_ALLOW_TF32=1), float64, float16, bfloat16, complex64; any
