@@ -8,6 +8,8 @@ PyTorch in the same process (run it on the lent GPU machine):
   embedding gather: a 50,000 x 1,024 float32 table, 16,384 token ids
   its gradient: scatter-add of (16,384, 1,024) rows into a 50,000 x 1,024 zero
       table (cmx: zeros.at[ids].add(g); torch: index_add_)
+  MLP 784-512-512-10 training step (batch 256, SGD, cross-entropy): cmx
+      eager and compiled (compile.rst's step) beside torch eager
 
 Each figure is the best mean over alternating rounds (cmx and torch take
 turns), each round `number` products queued and then waited for.
@@ -141,6 +143,83 @@ def main():
     # the result agrees with numpy
     got = np.array(table[ids])
     assert np.array_equal(got, np.array(table)[np.array(ids)])
+    mlp_steps(torch, r)
+
+
+def mlp_steps(torch, r):
+    from functools import partial
+
+    import cmx.nn as nn
+    import cmx.optimizers as optim
+
+    x_np = r.standard_normal((256, 784), dtype=np.float32)
+    y_np = r.integers(0, 10, 256)
+    x, y = mx.array(x_np), mx.array(y_np.astype(np.int32))
+    model = nn.Sequential(nn.Linear(784, 512), nn.ReLU(), nn.Linear(512, 512),
+                          nn.ReLU(), nn.Linear(512, 10))
+    opt = optim.SGD(learning_rate=0.01)
+    mx.eval(model.parameters())
+
+    def loss_fn(m, x, y):
+        return nn.losses.cross_entropy(m(x), y, reduction="mean")
+
+    lg = nn.value_and_grad(model, loss_fn)
+
+    def eager():
+        loss, grads = lg(model, x, y)
+        opt.update(model, grads)
+        mx.eval(loss, model.parameters())
+
+    state = [model.state, opt.state]
+
+    @partial(mx.compile, inputs=state, outputs=state)
+    def compiled_step(x, y):
+        loss, grads = lg(model, x, y)
+        opt.update(model, grads)
+        return loss
+
+    def compiled():
+        mx.eval(compiled_step(x, y), model.parameters())
+
+    fns = {"cmx eager": eager, "cmx compiled": compiled}
+    if torch:
+        tm = torch.nn.Sequential(torch.nn.Linear(784, 512), torch.nn.ReLU(),
+                                 torch.nn.Linear(512, 512), torch.nn.ReLU(),
+                                 torch.nn.Linear(512, 10)).cuda()
+        topt = torch.optim.SGD(tm.parameters(), lr=0.01)
+        tx = torch.tensor(x_np, device="cuda")
+        ty = torch.tensor(y_np, device="cuda")
+
+        def teager():
+            topt.zero_grad(set_to_none=True)
+            loss = torch.nn.functional.cross_entropy(tm(tx), ty)
+            loss.backward()
+            topt.step()
+
+        fns["torch eager"] = teager
+
+    def per_step(f):
+        def run():
+            for _ in range(20):
+                f()
+            mx.synchronize()
+            if torch:
+                torch.cuda.synchronize()
+        return run
+
+    runs = [per_step(f) for f in fns.values()]
+    for f in runs:
+        f()  # warm up (compile, kernels)
+    best = best_alternating(runs, 7, 1)
+    times = dict(zip(fns, (b / 20 for b in best)))
+    line = "MLP 784-512-512-10 step (batch 256, SGD):"
+    for k, t in times.items():
+        line += f" {k} {t * 1e6:7.1f} us;"
+    if "torch eager" in times:
+        line += (f" eager vs torch eager {times['torch eager'] / times['cmx eager']:.2f}x,"
+                 f" compiled vs torch eager "
+                 f"{times['torch eager'] / times['cmx compiled']:.2f}x")
+    print(line, flush=True)
 
 
 if __name__ == "__main__":
