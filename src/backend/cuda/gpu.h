@@ -119,11 +119,21 @@ typedef struct cmx__gpu_index_error {
   int32_t axis;
   int64_t value, dim;
 } cmx__gpu_index_error;
-/* The code kernels record for an error of op (static strings): which ==
- * NULL gives the CPU's gather message ("[op] Index v is out of bounds for
- * axis a with size d."), else a batch index's ("[op] <which> index v is
- * out of bounds for a batch of d matrices."). Codes are interned, >= 1. */
-int cmx__gpu_index_error_code(const char* op, const char* which);
+/* The CPU's message a recorded error gets (v: the value, a: the axis,
+ * d: the size). */
+typedef enum {
+  CMX__GPU_IDX_AXIS,    /* "[op] Index v is out of bounds for axis a with
+                           size d." */
+  CMX__GPU_IDX_BATCH,   /* "[op] <which> index v is out of bounds for a
+                           batch of d matrices." */
+  CMX__GPU_IDX_SEGMENT, /* "[op] Segment bound v is out of bounds for the
+                           inner dimension d." */
+} cmx__gpu_index_msg;
+/* The code kernels record for an error of op with message kind `msg`
+ * (which: the operand a batch message names; op and which are static
+ * strings). Codes are interned, >= 1. */
+int cmx__gpu_index_error_code(const char* op, cmx__gpu_index_msg msg,
+                              const char* which);
 /* The device address of the error record of the stream of the GPU task
  * running on this thread; 0 when there is none (kernels then record
  * nothing). */

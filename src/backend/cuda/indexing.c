@@ -192,7 +192,8 @@ static cmx_status launch(const char* op, int dev, const cmx__gpu_family* f,
 static void add_error_args(cmx__gpu_args* args, const char* op,
                            const char* which, int axis) {
   CUdeviceptr rec = cmx__gpu_index_error_record();
-  int code = cmx__gpu_index_error_code(op, which);
+  int code = cmx__gpu_index_error_code(
+      op, which ? CMX__GPU_IDX_BATCH : CMX__GPU_IDX_AXIS, which);
   CMX__GPU_ARG(args, rec);
   CMX__GPU_ARG(args, code);
   CMX__GPU_ARG(args, axis);

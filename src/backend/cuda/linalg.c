@@ -49,6 +49,7 @@ static const char* const k_kernels[] = {"cmx_la_transpose",
                                         "cmx_la_luf_piv",
                                         "cmx_la_qr_r",
                                         "cmx_la_eig_pack",
+                                        "cmx_la_cov_sqrt",
                                         NULL};
 enum {
   K_TRANSPOSE,

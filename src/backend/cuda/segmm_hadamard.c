@@ -8,7 +8,8 @@
  * implementation and say so.
  * SegmentedMM: a tiled kernel over (columns, rows, segments); any layout
  * of a and b; the segments packed row-major when they are not. A bound
- * past K is clamped to K on the GPU (the CPU reports it).
+ * past K is clamped to K and reported once the stream has finished (gpu.h,
+ * deferred index errors), as the CPU reports it at once.
  */
 #include <stdio.h>
 #include <string.h>
@@ -158,6 +159,11 @@ cmx_status cmx__gpu_segmented_mm(const cmx_primitive* p, const cmx_array* in,
     CMX__GPU_ARG(&args, ac);
     CMX__GPU_ARG(&args, br);
     CMX__GPU_ARG(&args, bc);
+    CUdeviceptr rec = cmx__gpu_index_error_record();
+    int code = cmx__gpu_index_error_code("segmented_mm", CMX__GPU_IDX_SEGMENT,
+                                         NULL);
+    CMX__GPU_ARG(&args, rec);
+    CMX__GPU_ARG(&args, code);
     unsigned gz = nseg < 65535 ? (unsigned)nseg : 65535u;
     cmx__gpu_cfg cfg = {
         {(unsigned)((N + 15) / 16), (unsigned)((M + 15) / 16), gz},

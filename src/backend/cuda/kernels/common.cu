@@ -72,3 +72,23 @@ __device__ __forceinline__ void cmx_offsets(const cmx_layout_n<N>& L, I i,
     }
   }
 }
+
+// The stream's error record of out-of-range indices (host memory the
+// device writes; gpu.h's cmx__gpu_index_error).
+struct cmx_index_error {
+  int code, axis;
+  long long value, dim;
+};
+
+// Records index value (out of range for size dim of axis) unless an
+// earlier error is recorded; code names the op (host side).
+__device__ __forceinline__ void cmx_report_bad_index(cmx_index_error* e,
+                                                     int code, int axis,
+                                                     long long value,
+                                                     long long dim) {
+  if (e && atomicCAS(&e->code, 0, code) == 0) {
+    e->axis = axis;
+    e->value = value;
+    e->dim = dim;
+  }
+}

@@ -65,8 +65,8 @@ extern "C" __global__ void cmx_hadamard(cmx_ft* o, long long rows, int n,
 #endif
 
 // SegmentedMM: o[s] (M x N, row-major) = a[:, k0:k1] @ b[k0:k1, :] for
-// (k0, k1) = seg[2 s], seg[2 s + 1] (bounds past K are clamped to K; k1
-// <= k0 gives zeros). Tiles of 16 x 16 outputs a block (blockIdx.x over
+// (k0, k1) = seg[2 s], seg[2 s + 1] (a bound past K is recorded in the
+// stream's error record and clamped to K; k1 <= k0 gives zeros). Tiles of 16 x 16 outputs a block (blockIdx.x over
 // columns, y over rows, z over segments), accumulated in the compute type
 // through shared-memory tiles of a and b (any strides).
 #if !defined(CMX_ONLY) || defined(CMX_ONLY_cmx_segmm)
@@ -74,12 +74,15 @@ extern "C" __global__ void cmx_segmm(const cmx_ft* a, const cmx_ft* b,
                                      const unsigned* seg, cmx_ft* o,
                                      long long nseg, int M, int N, int K,
                                      long long as_r, long long as_c,
-                                     long long bs_r, long long bs_c) {
+                                     long long bs_r, long long bs_c,
+                                     cmx_index_error* err, int code) {
   __shared__ cmx_fc ta[16][17], tb[16][17];
   const int tx = threadIdx.x, ty = threadIdx.y;
   const int row = blockIdx.y * 16 + ty, col = blockIdx.x * 16 + tx;
   for (long long s = blockIdx.z; s < nseg; s += gridDim.z) {
     unsigned k1 = seg[2 * s + 1], k0 = seg[2 * s];
+    if ((k0 > (unsigned)K || k1 > (unsigned)K) && tx == 0 && ty == 0)
+      cmx_report_bad_index(err, code, 0, k0 > (unsigned)K ? k0 : k1, K);
     if (k1 > (unsigned)K) k1 = (unsigned)K;
     if (k0 > k1) k0 = k1;
     cmx_fc acc = 0;

@@ -40,25 +40,6 @@ __device__ __forceinline__ long long cmx_load_index(const void* p, int dt,
   }
 }
 
-// The stream's error record (host memory the device writes).
-struct cmx_index_error {
-  int code, axis;
-  long long value, dim;
-};
-
-// Records index value (out of range for size dim of axis) unless an
-// earlier error is recorded; code names the op (host side).
-__device__ __forceinline__ void cmx_report_bad_index(cmx_index_error* e,
-                                                     int code, int axis,
-                                                     long long value,
-                                                     long long dim) {
-  if (e && atomicCAS(&e->code, 0, code) == 0) {
-    e->axis = axis;
-    e->value = value;
-    e->dim = dim;
-  }
-}
-
 // Wraps a negative x by dim; true when [x, x + ext) lies in [0, dim).
 __device__ __forceinline__ bool cmx_wrap(long long& x, long long dim,
                                          long long ext) {
