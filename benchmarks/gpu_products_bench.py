@@ -51,13 +51,17 @@ def timed(fns, number, reps):
     return [b / number for b in best]
 
 
-def main():
+def gpu_start(name):
+    """The start of a GPU benchmark: parses --quick, makes the GPU cmx's
+    default device and imports torch (TF32 off). Returns (args, torch, its
+    cuda device), torch and device None when torch is not usable, or None
+    when there is no GPU."""
     ap = argparse.ArgumentParser()
     ap.add_argument("--quick", action="store_true")
     args = ap.parse_args()
     if not mx.is_available(mx.gpu):
-        print("gpu_products_bench: no GPU here")
-        return
+        print(f"{name}: no GPU here")
+        return None
     mx.set_default_device(mx.gpu)
     try:
         import torch
@@ -66,8 +70,16 @@ def main():
         dev = torch.device("cuda")
         print(f"device: {torch.cuda.get_device_name(0)}")
     except Exception as e:  # noqa: BLE001
-        torch = None
+        torch = dev = None
         print(f"torch not usable ({e}): cmx alone")
+    return args, torch, dev
+
+
+def main():
+    started = gpu_start("gpu_products_bench")
+    if started is None:
+        return
+    args, torch, dev = started
     r = np.random.default_rng(0)
     rows = []
 

@@ -13,7 +13,6 @@ indices either way). Each figure is the best mean over alternating rounds
 waited for. Results are checked against NumPy's stable sort.
 """
 
-import argparse
 import os
 import sys
 
@@ -21,26 +20,16 @@ import numpy as np
 
 sys.path.insert(0, os.path.dirname(__file__))
 from _timing import best_alternating  # noqa: E402
-from gpu_products_bench import cmx_fn, torch_fn  # noqa: E402
+from gpu_products_bench import cmx_fn, gpu_start, torch_fn  # noqa: E402
 
 import cmx.core as mx  # noqa: E402
 
 
 def main():
-    ap = argparse.ArgumentParser()
-    ap.add_argument("--quick", action="store_true")
-    args = ap.parse_args()
-    if not mx.is_available(mx.gpu):
-        print("gpu_sort_bench: no GPU here")
+    started = gpu_start("gpu_sort_bench")
+    if started is None:
         return
-    mx.set_default_device(mx.gpu)
-    try:
-        import torch
-        dev = torch.device("cuda")
-        print(f"device: {torch.cuda.get_device_name(0)}")
-    except Exception as e:  # noqa: BLE001
-        torch = None
-        print(f"torch not usable ({e}): cmx alone")
+    args, torch, dev = started
     r = np.random.default_rng(0)
     reps = 3 if args.quick else 5
 
