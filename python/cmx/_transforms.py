@@ -426,7 +426,7 @@ def _flat_axes(tree, axes, output):
         nd = x.ndim + extra
         ax = a + nd if a < 0 else a
         if ax < 0 or ax >= nd:
-            raise ValueError(
+            raise IndexError(
                 f"[vmap] Invalid{where}vectorization axis {ax} for array with "
                 f"shape {_shape_str(x.shape)}"
             )

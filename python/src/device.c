@@ -510,8 +510,15 @@ int cmxpy_init_device(PyObject* m) {
   if (!enum_mod) return -1;
   g_devtype_type = PyObject_CallMethod(enum_mod, "Enum", "s[(si)(si)]",
                                        "DeviceType", "cpu", 0, "gpu", 1);
+  /* repr as MLX's: DeviceType.cpu (the Enum's str) */
+  PyObject* base = PyObject_GetAttrString(enum_mod, "Enum");
+  PyObject* as_str = base ? PyObject_GetAttrString(base, "__str__") : NULL;
+  Py_XDECREF(base);
   Py_DECREF(enum_mod);
-  if (!g_devtype_type) return -1;
+  int bad = !g_devtype_type || !as_str ||
+            PyObject_SetAttrString(g_devtype_type, "__repr__", as_str) < 0;
+  Py_XDECREF(as_str);
+  if (bad) return -1;
   PyObject* modname = PyModule_GetNameObject(m);
   if (!modname) return -1;
   int rc = PyObject_SetAttrString(g_devtype_type, "__module__", modname);

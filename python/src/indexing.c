@@ -118,8 +118,9 @@ static int parse_key(PyObject* key, key_entries* k, const char* what) {
       rc = v == -1 && PyErr_Occurred() ? -1
                                        : key_push(k, cmx_index_int(v), NULL);
     } else {
-      PyErr_SetString(PyExc_IndexError,
-                      "only integers, slices (`:`), ellipsis (`...`), None "
+      PyErr_SetString(PyExc_ValueError,
+                      "Cannot index an array with this type: only integers, "
+                      "slices (`:`), ellipsis (`...`), None "
                       "and integer or boolean arrays are valid indices");
       rc = -1;
     }

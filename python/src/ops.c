@@ -231,10 +231,8 @@ CMXPY_DEF(divmod, SIG_BINARY,
           "remainder(a, b))." DOC_TAIL) {
   cmx_array qr[2] = {NULL, NULL};
   if (cmxpy_operands(A, 0, 1) < 0) return NULL;
-  PyObject* l = cmxpy_list(cmx_divmod(qr, ARR(0), ARR(1), STREAM), qr, 2);
-  PyObject* t = l ? PyList_AsTuple(l) : NULL;
-  Py_XDECREF(l);
-  return t;
+  /* a list, as MLX returns */
+  return cmxpy_list(cmx_divmod(qr, ARR(0), ARR(1), STREAM), qr, 2);
 }
 
 /* ---------------- methods ---------------- */

@@ -45,7 +45,8 @@ ATLEAST(3d,
 
 CMXPY_DEF(unstack, "(x: array, /, axis: int = 0, " STREAM_KW,
           "Split an array into its slices along an axis (the axis "
-          "removed).\n\nReturns:\n    list(array): The slices.") {
+          "removed).\n\nReturns:\n    tuple(array): The slices (a tuple, "
+          "as MLX's).") {
   int nd = cmx_array_ndim(ARR(0)), axis = INT(1);
   int64_t n = axis >= -nd && axis < nd
                   ? cmx_array_shape(ARR(0))[axis < 0 ? axis + nd : axis]
@@ -57,7 +58,9 @@ CMXPY_DEF(unstack, "(x: array, /, axis: int = 0, " STREAM_KW,
   cmx_status st = cmx_unstack(outs, ARR(0), axis, STREAM);
   PyObject* l = cmxpy_list(st, outs, st == CMX_OK ? (int)n : 0);
   PyMem_RawFree(outs);
-  return l;
+  PyObject* t = l ? PyList_AsTuple(l) : NULL;
+  Py_XDECREF(l);
+  return t;
 }
 
 CMXPY_DEF(meshgrid,

@@ -112,19 +112,17 @@ CMXPY_DEF(broadcast_to, "(a: array, /, shape: Sequence[int], " STREAM_KW,
 }
 
 CMXPY_DEF(broadcast_arrays,
-          "(*arrays: array, stream: StreamOrDevice = None) -> tuple[array, "
-          "...]",
+          "(*arrays: array, stream: StreamOrDevice = None) -> "
+          "list[array]",
           "Broadcast arrays against one another.\n\nReturns:\n    "
-          "tuple(array): The broadcast arrays.") {
+          "list(array): The broadcast arrays (a list, as MLX's).") {
   int n = A->v[0].n;
   cmx_array* outs = PyMem_RawCalloc((size_t)(n ? n : 1), sizeof *outs);
   if (!outs) return PyErr_NoMemory();
   cmx_status st = cmx_broadcast_arrays(outs, ARRAYS(0), STREAM);
   PyObject* l = cmxpy_list(st, outs, st == CMX_OK ? n : 0);
   PyMem_RawFree(outs);
-  PyObject* t = l ? PyList_AsTuple(l) : NULL;
-  Py_XDECREF(l);
-  return t;
+  return l;
 }
 
 CMXPY_DEF(broadcast_shapes, "(*shapes: Sequence[int]) -> tuple[int]",

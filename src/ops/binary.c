@@ -68,11 +68,11 @@ static cmx_array binary(const char* op, const cmx_primitive_vtable* vt,
     bool ints_only = t->kind[CMX__EW_CLASS_F] == CMX__EW_KIND_NO &&
                      t->kind[CMX__EW_CLASS_D] == CMX__EW_KIND_NO;
     if (ints_only)
-      return CMX__FAIL(CMX_ERR_TYPE,
+      return CMX__FAIL(CMX_ERR_RUNTIME,
                        "[%s] Only allowed on integer or boolean types but "
                        "got types %s and %s.",
                        op, cmx_dtype_name(a->dtype), cmx_dtype_name(b->dtype));
-    return CMX__FAIL(CMX_ERR_TYPE, "[%s] Not supported for %s.", op,
+    return CMX__FAIL(CMX_ERR_VALUE, "[%s] Not supported for %s.", op,
                      cmx_dtype_name(dt));
   }
   return apply2(op, vt, a, b, dt, cmx__ew_out_dtype(t, dt), s);
@@ -86,13 +86,41 @@ BINARY_OP(add, Add)
 BINARY_OP(subtract, Subtract)
 BINARY_OP(multiply, Multiply)
 BINARY_OP(divide, Divide)
-BINARY_OP(floor_divide, FloorDivide)
+/* MLX: floor division of complex numbers is their division. */
+cmx_array cmx__floor_divide(cmx_array a, cmx_array b, cmx_stream s) {
+  if (!CMX__ARGS("floor_divide", a, b)) return NULL;
+  if (cmx_dtype_is_complex(result_type(a, b))) return cmx__divide(a, b, s);
+  return binary("floor_divide", &cmx__vt_FloorDivide, a, b, s);
+}
 BINARY_OP(remainder, Remainder)
 BINARY_OP(power, Power)
 BINARY_OP(maximum, Maximum)
 BINARY_OP(minimum, Minimum)
 BINARY_OP(arctan2, ArcTan2)
-BINARY_OP(logaddexp, LogAddExp)
+/* log(exp(a) + exp(b)) of complex operands (MLX computes it; the op
+ * table's kernel is real): the operand with the larger real part is
+ * factored out, hi + log(1 + exp(lo - hi)); two infinities of the same
+ * sign give hi itself. */
+static cmx_array complex_logaddexp(cmx_array a, cmx_array b, cmx_stream s) {
+  cmx_array c = cmx__as_dtype(a, CMX_COMPLEX64, s);
+  cmx_array d = cmx__as_dtype(b, CMX_COMPLEX64, s);
+  cmx_array a_hi = cmx__greater_equal(cmx__real(c, s), cmx__real(d, s), s);
+  cmx_array hi = cmx__where(a_hi, c, d, s), lo = cmx__where(a_hi, d, c, s);
+  cmx_array t = cmx__log(cmx__add(cmx__scalar(1.0, CMX_COMPLEX64),
+                                  cmx__exp(cmx__subtract(lo, hi, s), s), s),
+                         s);
+  cmx_array same_inf =
+      cmx__logical_and(cmx__isinf(cmx__real(hi, s), s),
+                       cmx__equal(cmx__real(hi, s), cmx__real(lo, s), s), s);
+  return cmx__where(same_inf, hi, cmx__add(hi, t, s), s);
+}
+
+cmx_array cmx__logaddexp(cmx_array a, cmx_array b, cmx_stream s) {
+  if (!CMX__ARGS("logaddexp", a, b)) return NULL;
+  if (cmx_dtype_is_complex(result_type(a, b)))
+    return complex_logaddexp(a, b, s);
+  return binary("logaddexp", &cmx__vt_LogAddExp, a, b, s);
+}
 BINARY_OP(equal, Equal)
 BINARY_OP(not_equal, NotEqual)
 BINARY_OP(less, Less)
@@ -164,6 +192,9 @@ cmx_array cmx__array_equal(cmx_array a, cmx_array b, bool equal_nan,
 /* ---------------- divmod ---------------- */
 bool cmx__divmod(cmx_array* outs, cmx_array a, cmx_array b, cmx_stream s) {
   if (!CMX__ARGS("divmod", a, b)) return false;
+  /* MLX: neither output has a derivative */
+  if (!a->weak) a = cmx__stop_gradient(a, s); /* weak scalars stay weak */
+  if (!b->weak) b = cmx__stop_gradient(b, s);
   outs[0] = cmx__floor_divide(a, b, s);
   outs[1] = outs[0] ? cmx__remainder(a, b, s) : NULL;
   return outs[1] != NULL;

@@ -107,7 +107,7 @@ cmx_array cmx__as_dtype(cmx_array a, cmx_dtype dt, cmx_stream s) {
 bool cmx__norm_axis(const char* op, int* axis, int ndim) {
   int ax = *axis;
   if (ax < -ndim || ax >= ndim) {
-    cmx__error(CMX_ERR_VALUE,
+    cmx__error(CMX_ERR_INDEX,
                "[%s] axis %d is out of bounds for array of dimension %d", op,
                ax, ndim);
     return false;

@@ -19,7 +19,7 @@ static const char* ints_str(const int64_t* v, int n, char* buf, size_t size) {
 static bool conv_checks(cmx_array in, cmx_array wt, int nsp, int groups) {
   char s1[256], s2[256];
   if (!cmx_dtype_is_floating(in->dtype)) {
-    cmx__error(CMX_ERR_TYPE,
+    cmx__error(CMX_ERR_VALUE,
                "[conv] Invalid input array with type %s. Convolution "
                "currently only supports floating point types",
                cmx_dtype_name(in->dtype));
@@ -172,7 +172,7 @@ static cmx_array conv_node(cmx_array in, cmx_array wt, cmx__conv_params* q,
   cmx_array iw[2] = {in, wt};
   cmx_dtype dt = cmx__result_type(iw, 2);
   if (!cmx_dtype_is_floating(dt))
-    return CMX__FAIL(CMX_ERR_TYPE,
+    return CMX__FAIL(CMX_ERR_VALUE,
                      "[conv] Invalid weight array with type %s for input of "
                      "type %s: the promoted type %s is not a real floating "
                      "point type.",

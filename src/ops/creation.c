@@ -27,7 +27,7 @@ cmx_array cmx__arange(double start, double stop, double step, cmx_dtype dt,
   dt = or_float32(dt);
   if (!check_dtype("arange", dt)) return NULL;
   if (dt == CMX_BOOL)
-    return CMX__FAIL(CMX_ERR_TYPE, "[arange] bool not supported for arange.");
+    return CMX__FAIL(CMX_ERR_VALUE, "[arange] bool not supported for arange.");
   if (isnan(start) || isnan(stop) || isnan(step) || isinf(start) || isinf(stop))
     return CMX__FAIL(CMX_ERR_VALUE, "[arange] Cannot compute length.");
   if (step == 0)

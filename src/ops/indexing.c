@@ -49,7 +49,7 @@ static bool norm_index_axes(const char* op, const int* axes, int naxes,
   for (int i = 0; i < naxes; i++) {
     int ax = axes[i] < 0 ? axes[i] + ndim : axes[i];
     if (ax < 0 || ax >= ndim) {
-      cmx__error(CMX_ERR_VALUE,
+      cmx__error(CMX_ERR_INDEX,
                  "[%s] Axis %d does not match an array with %d dimensions.", op,
                  axes[i], ndim);
       return false;
@@ -219,7 +219,7 @@ cmx_array cmx__take(cmx_array a, cmx_array indices, const int* axis,
   } else {
     ax = *axis;
     if (ax < -a->ndim || ax >= a->ndim)
-      return CMX__FAIL(CMX_ERR_VALUE,
+      return CMX__FAIL(CMX_ERR_INDEX,
                        "[take] Received invalid axis %d for array with %d "
                        "dimensions.",
                        ax, a->ndim);
@@ -296,7 +296,7 @@ static bool along_axis_args(const char* op, cmx_array* a, cmx_array* indices,
   int nd = (*a)->ndim;
   *ax = *axis;
   if (*ax < -nd || *ax >= nd) {
-    cmx__error(CMX_ERR_VALUE,
+    cmx__error(CMX_ERR_INDEX,
                "[%s] Received invalid axis %d for array with %d dimensions.",
                op, *ax, nd);
     return false;

@@ -175,12 +175,12 @@ static bool parse(const char* op, cmx_array a, const cmx_index* index, int n,
     }
   }
   if (nell > 1) {
-    cmx__error(CMX_ERR_INDEX,
+    cmx__error(CMX_ERR_VALUE,
                "[%s] An index can only have a single ellipsis (...).", op);
     return false;
   }
   if (ncons > a->ndim) {
-    cmx__error(CMX_ERR_INDEX,
+    cmx__error(CMX_ERR_VALUE,
                "[%s] Too many indices for array with %d dimensions (got %d).",
                op, a->ndim, ncons);
     return false;

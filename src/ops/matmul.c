@@ -58,7 +58,7 @@ cmx_array cmx__matmul(cmx_array a, cmx_array b, cmx_stream s) {
   cmx_array ab[2] = {a, b};
   cmx_dtype dt = cmx__result_type(ab, 2);
   if (!cmx_dtype_is_inexact(dt))
-    return CMX__FAIL(CMX_ERR_TYPE,
+    return CMX__FAIL(CMX_ERR_VALUE,
                      "[matmul] Only inexact types are supported but %s and "
                      "%s were provided which results in %s, which is not a "
                      "floating point type.",
@@ -81,7 +81,7 @@ cmx_array cmx__addmm(cmx_array c, cmx_array a, cmx_array b, float alpha,
   cmx_array abc[3] = {a, b, c};
   cmx_dtype dt = cmx__result_type(abc, 3);
   if (!cmx_dtype_is_inexact(dt))
-    return CMX__FAIL(CMX_ERR_TYPE,
+    return CMX__FAIL(CMX_ERR_VALUE,
                      "[addmm] Only inexact types are supported but %s, %s "
                      "and %s were provided which results in %s, which is "
                      "not a floating point type.",

@@ -24,7 +24,7 @@ static cmx_array categorical_impl(cmx_array logits, int axis,
 static bool valid_axis(int* axis, int ndim) {
   int ax = *axis < 0 ? *axis + ndim : *axis;
   if (ax < 0 || ax >= ndim) {
-    cmx__error(CMX_ERR_VALUE,
+    cmx__error(CMX_ERR_INDEX,
                "[categorical] Invalid axis %d for logits with %d dimensions.",
                *axis, ndim);
     return false;

@@ -136,13 +136,34 @@ static cmx_array float_input(const char* op, cmx_array a, bool allow_complex,
   return cmx__as_dtype(a, at_least_float(a->dtype), s);
 }
 
+/* log(sum(exp(a))) of complex a as a composite: the largest real part
+ * (where finite) is taken out before exp and added back after log. */
+static cmx_array complex_logsumexp(cmx_array a, const red_shape* r,
+                                   bool keepdims, cmx_stream s) {
+  int32_t ax[CMX_MAX_NDIM], nax;
+  fill_axes(ax, &nax, r);
+  cmx_array re = cmx__real(a, s);
+  cmx_array m = cmx__stop_gradient(cmx__max(re, ax, nax, true, s), s);
+  m = cmx__where(cmx__isfinite(m, s), m, cmx__scalar(0.0, CMX_FLOAT32), s);
+  cmx_array sum =
+      cmx__sum(cmx__exp(cmx__subtract(a, m, s), s), ax, nax, keepdims, s);
+  if (!keepdims) m = cmx__squeeze(m, ax, nax, s);
+  return cmx__add(cmx__log(sum, s), m, s);
+}
+
 cmx_array cmx__logsumexp(cmx_array a, const int* axes, int naxes, bool keepdims,
                          cmx_stream s) {
   if (!CMX__ARGS("logsumexp", a) || !(a = strong(a))) return NULL;
+  if (a->ndim == 0 && axes && naxes > 0) /* MLX checks this first */
+    return CMX__FAIL(CMX_ERR_VALUE,
+                     "[logsumexp] Received non-empty axes for array with 0 "
+                     "dimensions.");
   red_shape r;
   if (!reduce_shape("logsumexp", a, axes, naxes, keepdims, &r)) return NULL;
   if (a->size == 0)
     return CMX__FAIL(CMX_ERR_VALUE, "[logsumexp] Received empty array.");
+  if (cmx_dtype_is_complex(a->dtype))
+    return complex_logsumexp(a, &r, keepdims, s);
   cmx_array x = float_input("logsumexp", a, false, s);
   if (!x) return NULL;
   cmx__axes_params q;
@@ -164,7 +185,15 @@ static cmx_array var_std(const char* op, cmx_array a, const int* axes,
   if (!CMX__ARGS(op, a) || !(a = strong(a))) return NULL;
   red_shape r;
   if (!reduce_shape(op, a, axes, naxes, keepdims, &r)) return NULL;
-  cmx_array x = float_input(op, a, true, s);
+  if (cmx_dtype_is_complex(a->dtype)) {
+    /* MLX: the mean squared modulus of the deviations, a real result;
+     * |x - mean|^2 splits into the real and imaginary parts' squares. */
+    cmx_array v = cmx__add(
+        var_std(op, cmx__real(a, s), axes, naxes, keepdims, ddof, false, s),
+        var_std(op, cmx__imag(a, s), axes, naxes, keepdims, ddof, false, s), s);
+    return sq ? cmx__sqrt(v, s) : v;
+  }
+  cmx_array x = float_input(op, a, false, s);
   if (!x) return NULL;
   cmx__axes_params q;
   memset(&q, 0, sizeof q);
@@ -221,26 +250,24 @@ cmx_status cmx_softmax(cmx_array* out, cmx_array a, const int* axes, int naxes,
 static cmx_array arg_reduce(const char* op, int kind, cmx_array a,
                             const int* axis, bool keepdims, cmx_stream s) {
   if (!CMX__ARGS(op, a) || !(a = strong(a))) return NULL;
+  if (a->size == 0) /* MLX checks this before the axis */
+    return CMX__FAIL(CMX_ERR_VALUE, "[%s] Cannot %s reduce zero size array.",
+                     op, op);
   int ax = -1;
-  int64_t shape[CMX_MAX_NDIM], len;
+  int64_t shape[CMX_MAX_NDIM];
   int nd = 0;
   if (axis) {
     ax = *axis;
     if (!cmx__norm_axis(op, &ax, a->ndim)) return NULL;
-    len = a->dims[ax];
     for (int d = 0; d < a->ndim; d++)
       if (d != ax)
         shape[nd++] = a->dims[d];
       else if (keepdims)
         shape[nd++] = 1;
   } else {
-    len = a->size;
     if (keepdims)
       for (int d = 0; d < a->ndim; d++) shape[nd++] = 1;
   }
-  if (len == 0)
-    return CMX__FAIL(CMX_ERR_VALUE, "[%s] Cannot %s reduce zero size array.",
-                     op, op);
   cmx__argreduce_params q;
   memset(&q, 0, sizeof q);
   q.kind = kind;

@@ -4,6 +4,19 @@
 
 #include "ops/ops_internal.h"
 
+/* logcumsumexp of complex a (MLX computes it; the Scan kernel is real):
+ * log of the running sum of exp, with the axis' largest real part (where
+ * finite) taken out before exp and added back after log. */
+static cmx_array complex_logcumsumexp(cmx_array a, int ax, bool reverse,
+                                      bool inclusive, cmx_stream s) {
+  cmx_array m =
+      cmx__stop_gradient(cmx__max(cmx__real(a, s), &ax, 1, true, s), s);
+  m = cmx__where(cmx__isfinite(m, s), m, cmx__scalar(0.0, CMX_FLOAT32), s);
+  cmx_array c = cmx__cumsum(cmx__exp(cmx__subtract(a, m, s), s), &ax, reverse,
+                            inclusive, s);
+  return cmx__add(cmx__log(c, s), m, s);
+}
+
 static cmx_array scan(const char* op, cmx__scan_kind kind, cmx_array a,
                       const int* axis, bool reverse, bool inclusive,
                       cmx_stream s) {
@@ -16,7 +29,7 @@ static cmx_array scan(const char* op, cmx__scan_kind kind, cmx_array a,
   } else {
     ax = *axis;
     if (ax < -a->ndim || ax >= a->ndim)
-      return CMX__FAIL(CMX_ERR_VALUE,
+      return CMX__FAIL(CMX_ERR_INDEX,
                        "[%s] Axis %d is out of bounds for array with %d "
                        "dimensions.",
                        op, ax, a->ndim);
@@ -26,8 +39,7 @@ static cmx_array scan(const char* op, cmx__scan_kind kind, cmx_array a,
   if (kind == CMX__SCAN_SUM && dt == CMX_BOOL) dt = CMX_INT32;
   if (kind == CMX__SCAN_LOGADDEXP) {
     if (cmx_dtype_is_complex(dt))
-      return CMX__FAIL(CMX_ERR_TYPE, "[%s] Not supported for complex inputs.",
-                       op);
+      return complex_logcumsumexp(a, ax, reverse, inclusive, s);
     if (!cmx_dtype_is_inexact(dt)) dt = CMX_FLOAT32;
   }
   a = cmx__as_dtype(a, dt, s);

@@ -142,7 +142,7 @@ cmx_array cmx__unflatten(cmx_array a, int axis, const int64_t* shape, int ndim,
   if (!cmx__check_shape_arg("unflatten", shape, ndim, true)) return NULL;
   int ax = axis < 0 ? axis + a->ndim : axis;
   if (ax < 0 || ax >= a->ndim)
-    return CMX__FAIL(CMX_ERR_VALUE,
+    return CMX__FAIL(CMX_ERR_INDEX,
                      "[unflatten] Invalid axes %d for array with %d "
                      "dimensions.",
                      axis, a->ndim);
@@ -188,7 +188,7 @@ cmx_array cmx__squeeze(cmx_array a, const int* axes, int naxes, cmx_stream s) {
     for (int i = 0; i < naxes; i++) {
       int ax = axes[i] < 0 ? axes[i] + a->ndim : axes[i];
       if (ax < 0 || ax >= a->ndim)
-        return CMX__FAIL(CMX_ERR_VALUE,
+        return CMX__FAIL(CMX_ERR_INDEX,
                          "[squeeze] Invalid axes %d for array with %d "
                          "dimensions.",
                          axes[i], a->ndim);
@@ -236,7 +236,7 @@ cmx_array cmx__expand_dims(cmx_array a, const int* axes, int naxes,
   for (int i = 0; i < naxes; i++) {
     int ax = axes[i] < 0 ? axes[i] + out_nd : axes[i];
     if (ax < 0 || ax >= out_nd)
-      return CMX__FAIL(CMX_ERR_VALUE,
+      return CMX__FAIL(CMX_ERR_INDEX,
                        "[expand_dims] Invalid axis %d for output array with "
                        "%d dimensions.",
                        axes[i], out_nd);
@@ -291,7 +291,7 @@ cmx_array cmx__transpose(cmx_array a, const int* axes, int naxes,
   for (int i = 0; i < naxes; i++) {
     int ax = axes[i] < 0 ? axes[i] + a->ndim : axes[i];
     if (ax < 0 || ax >= a->ndim)
-      return CMX__FAIL(CMX_ERR_VALUE,
+      return CMX__FAIL(CMX_ERR_INDEX,
                        "[transpose] Invalid axis (%d) for array with %d "
                        "dimensions.",
                        axes[i], a->ndim);
@@ -306,7 +306,7 @@ cmx_array cmx__transpose(cmx_array a, const int* axes, int naxes,
 /* Normalises one axis for swapaxes/moveaxis (MLX's message). */
 static bool check_axis(const char* op, int* ax, int ndim) {
   if (*ax < -ndim || *ax >= ndim) {
-    cmx__error(CMX_ERR_VALUE,
+    cmx__error(CMX_ERR_INDEX,
                "[%s] Invalid axis %d for array with %d "
                "dimensions.",
                op, *ax, ndim);

@@ -21,7 +21,7 @@ static cmx_array along(const char* op, cmx_array a, const int* axis, int* ax,
   } else {
     int v = *axis;
     if (v < -a->ndim || v >= a->ndim)
-      return CMX__FAIL(CMX_ERR_VALUE,
+      return CMX__FAIL(CMX_ERR_INDEX,
                        "[%s] Received invalid axis %d for array with %d "
                        "dimensions.",
                        op, v, a->ndim);

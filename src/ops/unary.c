@@ -48,7 +48,7 @@ static cmx_array identity(cmx_array a) {
 }
 
 static void* no_complex(const char* op) {
-  return CMX__FAIL(CMX_ERR_TYPE, "[%s] Not supported for complex64.", op);
+  return CMX__FAIL(CMX_ERR_VALUE, "[%s] Not supported for complex64.", op);
 }
 
 /* A float function: integer and bool inputs are converted to float32;
@@ -125,9 +125,21 @@ ROUNDING_UNARY(floor, Floor)
 ROUNDING_UNARY(ceil, Ceil)
 ROUNDING_UNARY(trunc, Trunc)
 
+/* The imaginary unit as a 0-d complex64 constant. */
+static cmx_array imaginary_unit(void) {
+  cmx__scalar_value v;
+  v.c.re = 0.0;
+  v.c.im = 1.0;
+  return cmx__own(cmx__scalar_node("round", v, 3, CMX_COMPLEX64, false));
+}
+
 cmx_array cmx__round(cmx_array a, int decimals, cmx_stream s) {
   if (!CMX__ARGS("round", a)) return NULL;
-  if (a->dtype == CMX_COMPLEX64) return no_complex("round");
+  if (a->dtype == CMX_COMPLEX64) /* MLX: both parts rounded */
+    return cmx__add(cmx__round(cmx__real(a, s), decimals, s),
+                    cmx__multiply(cmx__round(cmx__imag(a, s), decimals, s),
+                                  imaginary_unit(), s),
+                    s);
   /* Integers are already whole: only negative decimals change them. */
   if (!cmx_dtype_is_floating(a->dtype) && decimals >= 0) return identity(a);
   cmx__round_params p = {decimals};
@@ -148,7 +160,7 @@ cmx_array cmx__abs(cmx_array a, cmx_stream s) {
 cmx_array cmx__negative(cmx_array a, cmx_stream s) {
   if (!CMX__ARGS("negative", a)) return NULL;
   if (a->dtype == CMX_BOOL)
-    return CMX__FAIL(CMX_ERR_TYPE,
+    return CMX__FAIL(CMX_ERR_VALUE,
                      "[negative] Not supported for bool, use logical_not "
                      "instead.");
   return unary(&cmx__vt_Negative, a, a->dtype, s);
@@ -201,7 +213,7 @@ cmx_array cmx__imag(cmx_array a, cmx_stream s) {
 cmx_array cmx__bitwise_invert(cmx_array a, cmx_stream s) {
   if (!CMX__ARGS("bitwise_invert", a)) return NULL;
   if (cmx_dtype_is_inexact(a->dtype))
-    return CMX__FAIL(CMX_ERR_TYPE,
+    return CMX__FAIL(CMX_ERR_VALUE,
                      "[bitwise_invert] Bitwise inverse only allowed on "
                      "integer types but got %s.",
                      cmx_dtype_name(a->dtype));
@@ -220,7 +232,8 @@ cmx_array cmx__nan_to_num(cmx_array a, double nan, const double* posinf,
   if (!CMX__ARGS("nan_to_num", a)) return NULL;
   cmx_dtype dt = a->dtype;
   if (cmx_dtype_is_complex(dt)) {
-    cmx__error(CMX_ERR_TYPE, "[nan_to_num] complex inputs are not supported.");
+    cmx__error(CMX_ERR_VALUE,
+               "[nan_to_num] Does not yet support given type: complex64.");
     return NULL;
   }
   if (!cmx_dtype_is_floating(dt)) return cmx__ref(a);

@@ -41,8 +41,7 @@ static cmx_status binary_jvp(partial_fn f, const cmx_primitive* p,
   cmx_array r = NULL;
   bool any = false;
   for (int k = 0; k < nargs; k++) {
-    int arg = argnums[k];
-    if (!cmx_dtype_is_inexact(primals[arg]->dtype)) continue;
+    int arg = argnums[k]; /* integer tangents flow too (MLX's jvp) */
     cmx_array term = f(arg, primals[0], primals[1], outputs[0], tangents[k], s);
     r = any ? cmx__add(r, term, s) : term;
     any = true;

@@ -218,7 +218,7 @@ static cmx_array place_batch(cmx_array a, int ax, int oa, int64_t B,
   int nd = a->ndim + (ax < 0 ? 1 : 0);
   if (oa < 0) oa += nd;
   if (oa < 0 || oa >= nd)
-    return CMX__FAIL(CMX_ERR_VALUE,
+    return CMX__FAIL(CMX_ERR_INDEX,
                      "[vmap] out_axes %d is out of bounds for an output of "
                      "dimension %d",
                      oa, nd);
@@ -254,7 +254,7 @@ static bool vmap_scoped(cmx_closure f, const cmx_array* inputs, int n,
     }
     if (ax < 0) ax += a->ndim;
     if (ax < 0 || ax >= a->ndim) {
-      cmx__error(CMX_ERR_VALUE,
+      cmx__error(CMX_ERR_INDEX,
                  "[vmap] Invalid in_axes %d for an input of dimension %d.",
                  in_axes ? in_axes[i] : 0, a->ndim);
       ok = false;
