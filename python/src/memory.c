@@ -210,10 +210,11 @@ static PyTypeObject CmxPrintOptions_Type = {
 };
 
 static cmxpy_spec* const memory_functions[] = {
-    &spec_fail_after,        &spec_get_active_memory, &spec_get_peak_memory,
-    &spec_reset_peak_memory, &spec_get_cache_memory,  &spec_get_memory_limit,
-    &spec_set_memory_limit,  &spec_set_cache_limit,   &spec_set_wired_limit,
-    &spec_clear_cache,       &spec_set_printoptions,  &spec_get_printoptions};
+    &spec_fail_after,
+    &spec_get_active_memory, &spec_get_peak_memory,  &spec_reset_peak_memory,
+    &spec_get_cache_memory,  &spec_get_memory_limit, &spec_set_memory_limit,
+    &spec_set_cache_limit,   &spec_set_wired_limit,  &spec_clear_cache,
+    &spec_set_printoptions,  &spec_get_printoptions};
 
 int cmxpy_init_memory(PyObject* m) {
   if (cmxpy_add_functions(m, memory_functions, CMXPY_COUNT(memory_functions)) <

@@ -126,10 +126,11 @@ PyMODINIT_FUNC PyInit_core(void) {
       cmxpy_init_random(m) < 0 || cmxpy_init_fast(m) < 0 ||
       cmxpy_init_ops_quantized(m) < 0 || cmxpy_init_io(m) < 0 ||
       cmxpy_init_linalg(m) < 0 || cmxpy_init_fft(m) < 0 ||
-      cmxpy_init_distributed(m) < 0 || cmxpy_init_indexing(m) < 0 ||
-      cmxpy_init_transforms(m) < 0 || cmxpy_init_compile(m) < 0 ||
-      cmxpy_init_compat(m) < 0 || cmxpy_init_export(m) < 0 ||
-      add_constants(m) < 0 || cmxpy_init_extension(m) < 0) {
+      cmxpy_init_distributed(m) < 0 ||
+      cmxpy_init_indexing(m) < 0 || cmxpy_init_transforms(m) < 0 ||
+      cmxpy_init_compile(m) < 0 || cmxpy_init_compat(m) < 0 ||
+      cmxpy_init_export(m) < 0 || add_constants(m) < 0 ||
+      cmxpy_init_extension(m) < 0) {
     Py_DECREF(m);
     return NULL;
   }
