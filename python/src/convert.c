@@ -7,6 +7,7 @@
  * not fit int32), float -> float32, complex -> complex64; NumPy float64 and
  * complex128 buffers become float32 and complex64 unless a dtype is given.
  */
+#include <limits.h>
 #include <math.h>
 
 #include "cmxpy.h"
@@ -54,6 +55,14 @@ static PyObject* int_overflow(PyObject* o, const char* to) {
   return NULL;
 }
 
+/* A Python int that does not convert to the C integer MLX reads it as:
+ * RuntimeError, as MLX's failed cast (std::bad_cast). */
+static PyObject* int_bad_cast(PyObject* o, const char* to) {
+  PyErr_Format(PyExc_RuntimeError,
+               "[array] Python integer %S does not convert to %s.", o, to);
+  return NULL;
+}
+
 /* A double converted to an integer without UB: NaN -> 0, saturated. */
 static int64_t sat_i64(double d) {
   if (d != d) return 0;
@@ -75,6 +84,22 @@ typedef struct {
   uint64_t u;
   double d, im;
 } scalar_val;
+
+/* MLX reads the ints of an int/bool list given an integer or bool dtype t
+ * as int32 (t of 32 bits or less, uint32 aside), uint32 or int64: whether
+ * scalar s fits that type. */
+static bool list_int_fits(const scalar_val* s, cmx_dtype t, const char** as) {
+  if (t == CMX_UINT32) {
+    *as = "uint32";
+    return s->big == 0 && s->i >= 0 && s->i <= (int64_t)UINT32_MAX;
+  }
+  if (cmx_dtype_size(t) == 8) {
+    *as = "int64";
+    return s->big == 0;
+  }
+  *as = "int32";
+  return s->big == 0 && s->i >= INT32_MIN && s->i <= INT32_MAX;
+}
 
 static int read_scalar(PyObject* o, scalar_val* s) {
   s->kind = scalar_kind(o);
@@ -175,7 +200,7 @@ static cmx_array scalar_array(PyObject* o, cmx_dtype dtype) {
         break;
       case K_INT:
         if (s.big) {
-          int_overflow(o, "int64");
+          int_bad_cast(o, "int64");
           return NULL;
         }
         t = (s.i < INT32_MIN || s.i > INT32_MAX) ? CMX_INT64 : CMX_INT32;
@@ -323,6 +348,12 @@ static int list_fill(PyObject* o, int depth, const list_info* info, cmx_dtype t,
     } else {
       scalar_val s;
       if (read_leaf(e, &s) < 0) return -1;
+      const char* as = "int64";
+      if (s.kind == K_INT && !cmx_dtype_is_inexact(t) &&
+          info->kind <= K_INT && !list_int_fits(&s, t, &as)) {
+        int_bad_cast(e, as);
+        return -1;
+      }
       if (s.kind == K_INT && !cmx_dtype_is_inexact(t) &&
           (s.big == 2 || (s.big == 1 && t != CMX_UINT64))) {
         int_overflow(e, cmx_dtype_name(t));
@@ -335,7 +366,54 @@ static int list_fill(PyObject* o, int depth, const list_info* info, cmx_dtype t,
   return 0;
 }
 
+/* Whether a list holds arrays beside lists somewhere (MLX takes
+ * [array, [1.0, 2.0]]): such a list is built element by element and
+ * stacked. */
+static bool mixes_arrays(PyObject* o) {
+  bool arr = false, seq = false, inner = false;
+  Py_ssize_t n = PySequence_Fast_GET_SIZE(o);
+  for (Py_ssize_t i = 0; i < n; i++) {
+    PyObject* e = PySequence_Fast_GET_ITEM(o, i);
+    if (CmxArray_Check(e)) arr = true;
+    if (is_seq(e)) {
+      seq = true;
+      inner = inner || mixes_arrays(e);
+    }
+  }
+  return (arr && seq) || inner;
+}
+
+static cmx_array array_from_list(PyObject* o, cmx_dtype dtype);
+
+/* The mixed list o as the stack of its elements, each made an array. */
+static cmx_array stack_elements(PyObject* o, cmx_dtype dtype) {
+  Py_ssize_t n = PySequence_Fast_GET_SIZE(o);
+  if (n > INT_MAX) return int_overflow(o, "a list length"), NULL;
+  cmx_array* parts = PyMem_RawCalloc((size_t)n, sizeof *parts);
+  if (!parts) return PyErr_NoMemory(), NULL;
+  cmx_array out = NULL;
+  bool ok = true;
+  for (Py_ssize_t i = 0; ok && i < n; i++) {
+    PyObject* e = PySequence_Fast_GET_ITEM(o, i);
+    parts[i] = is_seq(e) ? array_from_list(e, dtype)
+                         : cmxpy_array_from_object(e, dtype);
+    ok = parts[i] != NULL;
+  }
+  cmx_status st = ok ? cmx_stack(&out, parts, (int)n, 0, CMX_STREAM_DEFAULT)
+                     : CMX_OK;
+  cmx_array_release_all(parts, (size_t)n);
+  PyMem_RawFree(parts);
+  if (st != CMX_OK) {
+    PyErr_SetString(PyExc_ValueError,
+                    "Initialization encountered non-uniform length.");
+    return NULL;
+  }
+  return out;
+}
+
 static cmx_array array_from_list(PyObject* o, cmx_dtype dtype) {
+  if (PySequence_Fast_GET_SIZE(o) > 0 && mixes_arrays(o))
+    return stack_elements(o, dtype);
   list_info info = {.kind = K_NONE};
   PyObject* cur = o;
   while (is_seq(cur)) {
@@ -679,8 +757,8 @@ cmx_array cmxpy_to_operand(PyObject* o, cmx_dtype partner, const char* fname) {
         return weak_result(cmx_array_from_uint64(&a, u, CMX_UINT64), &a);
       if (big == 1 && cmx_dtype_is_inexact(partner))
         return weak_result(cmx_array_weak_float(&a, (double)u), &a);
-      if (big) {
-        int_overflow(o, cmx_dtype_is_integer(partner) ? cmx_dtype_name(partner)
+      if (big) { /* past int64: MLX's failed cast */
+        int_bad_cast(o, cmx_dtype_is_integer(partner) ? cmx_dtype_name(partner)
                                                       : "int64");
         return NULL;
       }

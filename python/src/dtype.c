@@ -327,59 +327,29 @@ static int dtype_of(PyObject* o, cmx_dtype* t, const char* fname) {
   return -1;
 }
 
-/* Weak kinds of Python scalars in result_type: 1 bool, 2 int, 3 float,
- * 4 complex (0: not a scalar). */
-static int scalar_kind(PyObject* o) {
-  if (PyBool_Check(o)) return 1;
-  if (PyLong_Check(o)) return 2;
-  if (PyFloat_Check(o)) return 3;
-  if (PyComplex_Check(o)) return 4;
-  return 0;
-}
-
 CMXPY_DEF(result_type, "(*arrays_and_dtypes: array | Dtype) -> Dtype",
           "The dtype that results from promoting the given arrays and dtypes "
-          "(Python scalars count as weakly typed).\n\n"
+          "(as MLX, Python scalars and lists are not accepted).\n\n"
           "Returns:\n    Dtype: The promoted type.") {
   PyObject* args = OBJ(0);
-  if (PyTuple_GET_SIZE(args) == 1 && (PyList_Check(PyTuple_GET_ITEM(args, 0)) ||
-                                      PyTuple_Check(PyTuple_GET_ITEM(args, 0))))
-    args = PyTuple_GET_ITEM(args, 0);
-  PyObject* seq = PySequence_Fast(args, "result_type");
-  if (!seq) return NULL;
-  Py_ssize_t n = PySequence_Fast_GET_SIZE(seq);
-  bool strong = false;
-  cmx_dtype t = CMX_BOOL;
-  int widest = 0;
-  static const cmx_dtype defaults[] = {CMX_BOOL, CMX_BOOL, CMX_INT32,
-                                       CMX_FLOAT32, CMX_COMPLEX64};
-  for (Py_ssize_t i = 0; i < n; i++) {
-    PyObject* o = PySequence_Fast_GET_ITEM(seq, i);
-    int k = scalar_kind(o);
-    if (k) {
-      widest = k > widest ? k : widest;
-      continue;
-    }
-    cmx_dtype d;
-    if (dtype_of(o, &d, "result_type") < 0) {
-      Py_DECREF(seq);
-      return NULL;
-    }
-    t = strong ? cmx_dtype_promote(t, d) : d;
-    strong = true;
-  }
-  Py_DECREF(seq);
-  if (!strong && !widest) {
+  Py_ssize_t n = PyTuple_GET_SIZE(args);
+  if (n == 0) {
     PyErr_SetString(PyExc_ValueError,
-                    "[result_type] at least one array or dtype is required");
+                    "[result_type] At least one array or dtype is required.");
     return NULL;
   }
-  if (!strong) return cmxpy_dtype_object(defaults[widest]);
-  /* A scalar keeps the strong dtype when its kind fits it (weak typing). */
-  bool fits = widest <= 1 || (widest == 2 && t != CMX_BOOL) ||
-              (widest == 3 && cmx_dtype_is_inexact(t)) ||
-              (widest == 4 && cmx_dtype_is_complex(t));
-  if (!fits) t = cmx_dtype_promote(t, defaults[widest]);
+  cmx_dtype t = CMX_BOOL;
+  for (Py_ssize_t i = 0; i < n; i++) {
+    PyObject* o = PyTuple_GET_ITEM(args, i);
+    cmx_dtype d;
+    if (!cmxpy_is_dtype(o) && !CmxArray_Check(o)) {
+      PyErr_SetString(PyExc_ValueError,
+                      "[result_type] Inputs must be arrays or dtypes.");
+      return NULL;
+    }
+    if (dtype_of(o, &d, "result_type") < 0) return NULL;
+    t = i ? cmx_dtype_promote(t, d) : d;
+  }
   return cmxpy_dtype_object(t);
 }
 

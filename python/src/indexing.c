@@ -160,11 +160,58 @@ cmx_array cmxpy_index_int(cmx_array a, int64_t i) {
   return out;
 }
 
+/* a[mask] = v for a boolean array mask (a's shape or a prefix of it)
+ * and a one-element v: where(mask, v, a), with no evaluation of the mask,
+ * so it works inside vmap and compile (MLX's masked_scatter does). 1 when
+ * done, 0 when the key or value is not of this kind, -1 on error. */
+static int set_mask_scalar(PyObject* self, PyObject* key, PyObject* value) {
+  cmx_array a = CMXPY_ARR(self);
+  if (!CmxArray_Check(key) || cmx_array_dtype(CMXPY_ARR(key)) != CMX_BOOL)
+    return 0;
+  cmx_array m = CMXPY_ARR(key);
+  int nd = cmx_array_ndim(a), md = cmx_array_ndim(m);
+  if (md == 0 || md > nd) return 0;
+  const int64_t* as = cmx_array_shape(a);
+  const int64_t* ms = cmx_array_shape(m);
+  for (int d = 0; d < md; d++)
+    if (ms[d] != as[d]) return 0;
+  if (CmxArray_Check(value) && cmx_array_size(CMXPY_ARR(value)) != 1)
+    return 0;
+  if (!CmxArray_Check(value) && !PyBool_Check(value) &&
+      !PyLong_Check(value) && !PyFloat_Check(value) &&
+      !PyComplex_Check(value))
+    return 0;
+  cmx_array v = cmxpy_to_operand(value, cmx_array_dtype(a), "setitem");
+  if (!v) return -1;
+  int64_t shape[CMX_MAX_NDIM];
+  for (int d = 0; d < nd; d++) shape[d] = d < md ? ms[d] : 1;
+  cmx_array mb = NULL, vs = NULL, w = NULL, out = NULL;
+  int64_t one = 1;
+  cmx_status st = cmx_reshape(&mb, m, shape, nd, CMX_STREAM_DEFAULT);
+  if (st == CMX_OK) /* a one-element value of any shape */
+    st = cmx_reshape(&vs, v, &one, 0, CMX_STREAM_DEFAULT);
+  if (st == CMX_OK) st = cmx_where(&w, mb, vs, a, CMX_STREAM_DEFAULT);
+  if (st == CMX_OK)
+    st = cmx_astype(&out, w, cmx_array_dtype(a), CMX_STREAM_DEFAULT);
+  cmx_array_release(v);
+  cmx_array_release(mb);
+  cmx_array_release(vs);
+  cmx_array_release(w);
+  if (st != CMX_OK) {
+    cmxpy_raise(st);
+    return -1;
+  }
+  cmxpy_array_replace(self, out);
+  return 1;
+}
+
 int cmxpy_setitem(PyObject* self, PyObject* key, PyObject* value) {
   if (!value) {
     PyErr_SetString(PyExc_TypeError, "array items cannot be deleted");
     return -1;
   }
+  int done = set_mask_scalar(self, key, value);
+  if (done) return done < 0 ? -1 : 0;
   cmx_array a = CMXPY_ARR(self);
   key_entries k;
   if (parse_key(key, &k, "setitem") < 0) return -1;

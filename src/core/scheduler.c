@@ -491,5 +491,10 @@ cmx_status cmx_array_eval(cmx_array a) {
 }
 
 cmx_status cmx_async_eval(const cmx_array* arrays, size_t n) {
+  for (size_t i = 0; arrays && i < n; i++) /* MLX refuses these */
+    if (arrays[i] && arrays[i]->tracer)
+      return cmx__error(CMX_ERR_VALUE,
+                        "[async_eval] Not allowed inside a graph "
+                        "transformation.");
   return eval_impl(arrays, n, false);
 }

@@ -110,7 +110,16 @@ cmx_array cmx__vecdot(cmx_array a, cmx_array b, int axis, cmx_stream s) {
   if (!cmx__broadcast_shape("vecdot", a->dims, a->ndim, b->dims, b->ndim, shp,
                             &nd))
     return NULL;
-  if (!cmx__norm_axis("vecdot", &axis, nd)) return NULL;
+  int ax = axis;
+  if (!cmx__norm_axis("vecdot", &ax, nd)) return NULL;
+  /* MLX: the axis (counted in the broadcast shape) must index both
+   * inputs' own shapes, with the same size there */
+  if (ax >= a->ndim || ax >= b->ndim)
+    return CMX__FAIL(CMX_ERR_VALUE, "[vecdot] axis is out of bounds.");
+  if (a->dims[ax] != b->dims[ax])
+    return CMX__FAIL(CMX_ERR_VALUE,
+                     "[vecdot] a and b must have the same size along axis.");
+  axis = ax;
   cmx_array ca = cmx_dtype_is_complex(a->dtype) ? cmx__conjugate(a, s) : a;
   return cmx__sum(cmx__multiply(ca, b, s), &axis, 1, false, s);
 }

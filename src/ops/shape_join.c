@@ -445,14 +445,13 @@ cmx_array cmx__roll(cmx_array a, const int64_t* shifts, int nshifts,
   if (nshifts < 1 || !shifts)
     return CMX__FAIL(CMX_ERR_VALUE, "[roll] At least one shift is required.");
   if (!axes) {
-    if (nshifts != 1)
-      return CMX__FAIL(CMX_ERR_VALUE,
-                       "[roll] Rolling the flattened array takes one shift, "
-                       "got %d.",
-                       nshifts);
+    /* MLX: several shifts roll the flattened array by each in turn */
+    int64_t n = a->size, total = 0;
+    for (int i = 0; n > 0 && i < nshifts; i++)
+      total = (total + shifts[i] % n) % n;
     cmx_array f = cmx__flatten(a, 0, -1, s);
     if (!f) return NULL;
-    return cmx__reshape(roll_axis(f, 0, shifts[0], s), a->dims, a->ndim, s);
+    return cmx__reshape(roll_axis(f, 0, total, s), a->dims, a->ndim, s);
   }
   if (naxes < 1 || (nshifts != naxes && nshifts != 1))
     return CMX__FAIL(CMX_ERR_VALUE,

@@ -207,7 +207,7 @@ enum { CMX__EW_KIND_NO = 0, CMX__EW_KIND_E = 1, CMX__EW_KIND_W = 2 };
     CMX_EW_E(x & y), CMX_EW_E(cmx_ew_fdiv_u(x, y)), CMX_EW_E(cmx_ew_fdiv_s(x, y)),  \
     CMX_EW_E((float)cmx_ew_fdiv_d(x, y)), CMX_EW_E(cmx_ew_fdiv_d(x, y)), CMX_EW_NO) \
   X(Remainder, 2, CMX__EW_OUT_SAME, CMX__EW_IN_ANY, 0,                        \
-    CMX_EW_E(((void)x, (void)y, 0)), CMX_EW_E(cmx_ew_rem_u(x, y)),               \
+    CMX_EW_E(x && !y), CMX_EW_E(cmx_ew_rem_u(x, y)),               \
     CMX_EW_E(cmx_ew_rem_s(x, y)), CMX_EW_E(cmx_ew_rem_f(x, y)),                     \
     CMX_EW_E(cmx_ew_rem_d(x, y)), CMX_EW_NO)                                     \
   X(Power, 2, CMX__EW_OUT_SAME, CMX__EW_IN_ANY, 0,                            \

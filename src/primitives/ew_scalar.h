@@ -235,19 +235,19 @@ CMX_EW_FN int64_t cmx_ew_fdiv_s(int64_t x, int64_t y) {
 CMX_EW_FN uint64_t cmx_ew_fdiv_u(uint64_t x, uint64_t y) {
   return y == 0 ? 0 : x / y;
 }
-/* Remainder with the sign of the divisor (NumPy); y == 0 gives 0. */
+/* Remainder with the sign of the divisor (NumPy); y == 0 gives x (MLX). */
 CMX_EW_FN int64_t cmx_ew_rem_s(int64_t x, int64_t y) {
-  if (y == 0 || y == -1) return 0;
+  if (y == 0) return x;
+  if (y == -1) return 0;
   int64_t r = x % y;
   if (r != 0 && ((r < 0) != (y < 0))) r += y;
   return r;
 }
 CMX_EW_FN uint64_t cmx_ew_rem_u(uint64_t x, uint64_t y) {
-  return y == 0 ? 0 : x % y;
+  return y == 0 ? x : x % y;
 }
-/* Integer power by squaring, wrapping. Negative exponents give the
- * truncated value of 1 / x^-e: 1 for x == 1, +-1 for x == -1, else 0
- * (0 ** negative included, in line with division by zero giving 0). */
+/* Integer power by squaring, wrapping. Negative exponents give 0 for
+ * every base (MLX). */
 CMX_EW_FN uint64_t cmx_ew_ipow_u(uint64_t x, uint64_t e) {
   uint64_t r = 1;
   while (e) {
@@ -258,7 +258,7 @@ CMX_EW_FN uint64_t cmx_ew_ipow_u(uint64_t x, uint64_t e) {
   return r;
 }
 CMX_EW_FN int64_t cmx_ew_ipow_s(int64_t x, int64_t e) {
-  if (e < 0) return x == 1 ? 1 : x == -1 ? ((e & 1) ? -1 : 1) : 0;
+  if (e < 0) return 0;
   return (int64_t)cmx_ew_ipow_u((uint64_t)x, (uint64_t)e);
 }
 
@@ -281,12 +281,12 @@ CMX_EW_FN int64_t cmx_ew_rsh_s(int64_t x, int64_t y, unsigned bits) {
 }
 
 /* ---------------- float arithmetic ---------------- */
-/* Sign: -1, 0 or 1; keeps -0, 0 and NaN. */
+/* Sign: -1, 0 or 1; -0 and NaN give 0 (MLX). */
 CMX_EW_FN float cmx_ew_signf(float x) {
-  return x > 0 ? 1.0f : x < 0 ? -1.0f : x;
+  return x > 0 ? 1.0f : x < 0 ? -1.0f : 0.0f;
 }
 CMX_EW_FN double cmx_ew_sign(double x) {
-  return x > 0 ? 1.0 : x < 0 ? -1.0 : x;
+  return x > 0 ? 1.0 : x < 0 ? -1.0 : 0.0;
 }
 /* Floor division as NumPy computes it (through fmod, so 1 // 0.1 == 9
  * like Python); y == 0 gives x / y (inf or nan). */

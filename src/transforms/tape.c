@@ -297,6 +297,28 @@ cmx_array* cmx__op_outputs_scoped(cmx__op* op) {
   return outs;
 }
 
+/* Whether op touches complex numbers (an input or an output). */
+static bool op_is_complex(cmx__op* op) {
+  for (int i = 0; i < op->nin; i++)
+    if (op->inputs[i] && cmx_dtype_is_complex(op->inputs[i]->dtype))
+      return true;
+  for (int i = 0; i < op->nout; i++) {
+    const int64_t* sh;
+    int nd;
+    cmx_dtype dt;
+    cmx__op_out_desc(op, i, &sh, &nd, &dt);
+    if (cmx_dtype_is_complex(dt)) return true;
+  }
+  return false;
+}
+
+/* c conjugated when complex (scope-owned), else c itself. */
+static cmx_array conj_complex(cmx_array c) {
+  return c && cmx_dtype_is_complex(c->dtype)
+             ? cmx__conjugate(c, CMX_STREAM_DEFAULT)
+             : c;
+}
+
 cmx_status cmx__rule_vjp(cmx__op* op, const cmx_array* cotangents,
                          const int* argnums, int nargs, cmx_array* out) {
   const cmx_primitive_vtable* vt = op->prim->vt;
@@ -306,10 +328,28 @@ cmx_status cmx__rule_vjp(cmx__op* op, const cmx_array* cotangents,
                       vt->name);
   cmx_array* outs = cmx__op_outputs_scoped(op);
   if (!outs) return cmx_last_status();
-  cmx_status st = vt->vjp(op->prim, op->inputs, op->nin, cotangents, op->nout,
-                          argnums, nargs, outs, out);
+  /* The rules map a cotangent as a tangent (ct * f'(z)); MLX's convention
+   * for complex numbers is ct * conj(f'(z)) = conj(conj(ct) * f'(z)): the
+   * cotangents are conjugated on the way in and the results on the way
+   * out. */
+  bool cplx = op_is_complex(op);
+  cmx_array* cin = NULL;
+  if (cplx) {
+    cin = calloc((size_t)op->nout, sizeof *cin);
+    if (!cin) {
+      free(outs);
+      return cmx__error(CMX_ERR_MEMORY, "[vjp] out of host memory");
+    }
+    for (int i = 0; i < op->nout; i++) cin[i] = conj_complex(cotangents[i]);
+  }
+  cmx_status st = vt->vjp(op->prim, op->inputs, op->nin,
+                          cplx ? cin : cotangents, op->nout, argnums, nargs,
+                          outs, out);
   free(outs);
+  free(cin);
   for (int k = 0; k < nargs; k++) cmx__own(out[k]);
+  if (cplx && st == CMX_OK)
+    for (int k = 0; k < nargs; k++) out[k] = conj_complex(out[k]);
   if (st != CMX_OK) {
     for (int k = 0; k < nargs; k++) out[k] = NULL;
     if (cmx_last_status() == CMX_OK)

@@ -135,6 +135,36 @@ for dt in ["int32", "int8", "uint8", "float32", "float16"]:
     C.add(f"binary/divmod/{dt}",
           lambda m, A, a=a, b=b, dt=dt: m.divmod(A(a, dt), A(b, dt)))
 
+# integer remainder and floor division by zero, bool remainder
+for dt in ["int8", "uint8", "int32", "int64", "uint64", "bool_"]:
+    a = np.array([3, 0, 5, 1], dtype=np.int64)
+    b = np.array([0, 0, 2, 1], dtype=np.int64)
+    for op in ["remainder", "floor_divide"]:
+        C.add(f"binary/{op}_by_zero/{dt}",
+              lambda m, A, a=a, b=b, dt=dt, op=op: getattr(m, op)(
+                  A(a.astype(bool) if dt == "bool_" else a, dt),
+                  A(b.astype(bool) if dt == "bool_" else b, dt)))
+# argmin/argmax of empty arrays with any axis, logsumexp of 0-d with axes
+for name in ["argmin", "argmax"]:
+    for axis in [None, 0, 1, 5]:
+        C.add(f"reduce/{name}_empty/{axis}",
+              lambda m, A, n=name, axis=axis: getattr(m, n)(
+                  A(np.zeros((0, 3), np.float32)), axis=axis))
+C.add("reduce/logsumexp_0d_axis",
+      lambda m, A: m.logsumexp(A(np.float32(1.5)), axis=0))
+for axis in [0, -1, (0, 1)]:
+    z2 = np_values(rng, (3, 2), "complex64")
+    C.add(f"reduce/logsumexp_complex/{axis}",
+          lambda m, A, z2=z2, axis=axis: m.logsumexp(A(z2, "complex64"),
+                                                     axis=axis))
+    C.add(f"reduce/var_complex_ddof/{axis}",
+          lambda m, A, z2=z2, axis=axis: m.var(A(z2, "complex64"), axis=axis,
+                                               ddof=1))
+for dec in [0, 1, -1]:
+    z1 = np_values(rng, (5,), "complex64") * 10
+    C.add(f"unary/round_complex/{dec}",
+          lambda m, A, z1=z1, dec=dec: m.round(A(z1, "complex64"), dec))
+
 # ternary: where, clip
 for dt in DTYPES:
     x = np_values(rng, (2, 3), dt)

@@ -187,6 +187,21 @@ case("create/array_of_0d",
 case("create/array_of_arrays_dtype",
      lambda m, A: m.array([A(arr((2,), "int32"), "int32"),
                            A(arr((2,), "int32"), "int32")], dtype=m.float16))
+case("create/array_of_arrays_nested_mixed",
+     lambda m, A: m.array([[A(arr((2,))), [1.0, 2.0]],
+                           [A(arr((2,))), A(arr((2,)))]]))
+case("create/array_of_arrays_mixed_dtype",
+     lambda m, A: m.array([A(arr((2,), "int32"), "int32"), [1, 2]],
+                          dtype=m.float16))
+for v, dt in [([2 ** 31], "uint32"), ([-1], "uint16"), ([2 ** 32], "uint32"),
+              ([2 ** 31], "int32"), ([2 ** 40], "int64"), ([2 ** 63], "uint64"),
+              ([2 ** 40], "bool_"), ([1.5, 2 ** 20], "int32"),
+              ([True, 2 ** 40], "int32"), ([2 ** 40], "int16")]:
+    case(f"create/array_int_range/{v!r}/{dt}",
+         lambda m, A, v=v, dt=dt: m.array(v, dtype=getattr(m, dt)))
+case("create/array_scalar_2**63", lambda m, A: m.array(2 ** 63))
+case("create/add_scalar_2**63",
+     lambda m, A: m.add(A(np.array([1], np.int8), "int8"), 2 ** 63))
 case("create/array_of_arrays_ragged",
      lambda m, A: m.array([A(arr((2,))), A(arr((3,)))]))
 case("create/array_from_array",
@@ -254,6 +269,9 @@ case("index/set/float_to_int",
 case("index/set/shape_mismatch",
      lambda m, A: _set(m, A(base), 0, A(np.ones((3,), np.float32))))
 case("index/get/too_many", lambda m, A: A(base)[0, 0, 0, 0])
+case("index/get/two_ellipses", lambda m, A: A(base)[..., 0, ...])
+case("index/set/too_many", lambda m, A: _set(m, A(base), (0, 0, 0, 0), 1.0))
+case("index/set/float_index", lambda m, A: _set(m, A(base), 1.5, 1.0))
 case("index/get/0d", lambda m, A: A(np.array(1.0, np.float32))[0])
 case("index/set/0d", lambda m, A: _set(m, A(np.array(1.0, np.float32)), 0, 2.0))
 case("index/set/0d_ellipsis",
