@@ -349,8 +349,8 @@ static int list_fill(PyObject* o, int depth, const list_info* info, cmx_dtype t,
       scalar_val s;
       if (read_leaf(e, &s) < 0) return -1;
       const char* as = "int64";
-      if (s.kind == K_INT && !cmx_dtype_is_inexact(t) &&
-          info->kind <= K_INT && !list_int_fits(&s, t, &as)) {
+      if (s.kind == K_INT && !cmx_dtype_is_inexact(t) && info->kind <= K_INT &&
+          !list_int_fits(&s, t, &as)) {
         int_bad_cast(e, as);
         return -1;
       }
@@ -399,8 +399,8 @@ static cmx_array stack_elements(PyObject* o, cmx_dtype dtype) {
                          : cmxpy_array_from_object(e, dtype);
     ok = parts[i] != NULL;
   }
-  cmx_status st = ok ? cmx_stack(&out, parts, (int)n, 0, CMX_STREAM_DEFAULT)
-                     : CMX_OK;
+  cmx_status st =
+      ok ? cmx_stack(&out, parts, (int)n, 0, CMX_STREAM_DEFAULT) : CMX_OK;
   cmx_array_release_all(parts, (size_t)n);
   PyMem_RawFree(parts);
   if (st != CMX_OK) {

@@ -175,11 +175,9 @@ static int set_mask_scalar(PyObject* self, PyObject* key, PyObject* value) {
   const int64_t* ms = cmx_array_shape(m);
   for (int d = 0; d < md; d++)
     if (ms[d] != as[d]) return 0;
-  if (CmxArray_Check(value) && cmx_array_size(CMXPY_ARR(value)) != 1)
-    return 0;
-  if (!CmxArray_Check(value) && !PyBool_Check(value) &&
-      !PyLong_Check(value) && !PyFloat_Check(value) &&
-      !PyComplex_Check(value))
+  if (CmxArray_Check(value) && cmx_array_size(CMXPY_ARR(value)) != 1) return 0;
+  if (!CmxArray_Check(value) && !PyBool_Check(value) && !PyLong_Check(value) &&
+      !PyFloat_Check(value) && !PyComplex_Check(value))
     return 0;
   cmx_array v = cmxpy_to_operand(value, cmx_array_dtype(a), "setitem");
   if (!v) return -1;

@@ -342,9 +342,9 @@ cmx_status cmx__rule_vjp(cmx__op* op, const cmx_array* cotangents,
     }
     for (int i = 0; i < op->nout; i++) cin[i] = conj_complex(cotangents[i]);
   }
-  cmx_status st = vt->vjp(op->prim, op->inputs, op->nin,
-                          cplx ? cin : cotangents, op->nout, argnums, nargs,
-                          outs, out);
+  cmx_status st =
+      vt->vjp(op->prim, op->inputs, op->nin, cplx ? cin : cotangents, op->nout,
+              argnums, nargs, outs, out);
   free(outs);
   free(cin);
   for (int k = 0; k < nargs; k++) cmx__own(out[k]);
