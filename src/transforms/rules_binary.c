@@ -6,7 +6,8 @@
  * Each differentiable binary primitive is described by one function, the
  * contribution t * d(out)/d(input k) of a tangent or cotangent t of input
  * k; the vjp applies it per argnum, the jvp sums it over the argnums.
- * Integer and boolean inputs get no cotangent. The contributions are built
+ * Integer and boolean inputs get no cotangent (tangents flow, as MLX's
+ * jvp). The contributions are built
  * from primitives with rules, so the rules compose (grad of grad). */
 #include "ops/ops_internal.h"
 #include "transforms/rules.h"

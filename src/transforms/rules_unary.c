@@ -2,12 +2,14 @@
  * conversions. Their vmap is the generic elementwise rule.
  *
  * Conventions (MLX's): a differentiable unary primitive maps a tangent t
- * to t * f'(x), and a cotangent the same way (no conjugation for complex
- * inputs: with cotangents read as dL/dRe - i dL/dIm, a holomorphic f
- * passes ct * f'(z)). Rounding, sign and predicates have zero
- * derivatives. Integer and boolean inputs get no cotangent. The rules are
- * built from primitives that have rules themselves, so they compose (grad
- * of grad). */
+ * to t * f'(x), and a cotangent the same way; for complex numbers the
+ * driver (cmx__rule_vjp) conjugates the cotangent going in and the result
+ * coming out, giving MLX's ct * conj(f'(z)). Rounding, sign and
+ * predicates have zero derivatives (a boolean output's zero tangent has
+ * the incoming tangent's dtype). Integer and boolean inputs get no
+ * cotangent, but tangents of any dtype flow forward (MLX's jvp). The rules
+ * are built from primitives that have rules themselves, so they compose
+ * (grad of grad). */
 #include <math.h>
 
 #include "ops/ops_internal.h"
