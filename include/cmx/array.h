@@ -93,10 +93,7 @@ cmx_stream cmx_array_stream(cmx_array a);
 cmx_status cmx_eval(const cmx_array* arrays, size_t n);
 /* cmx_eval of one array. */
 cmx_status cmx_array_eval(cmx_array a);
-/* Schedules the computation and returns at once; reading data waits.
- * Errors: CMX_ERR_VALUE for an array traced by a transformation (grad,
- * vmap, compile: "[async_eval] Not allowed inside a graph
- * transformation.", as MLX). */
+/* Schedules the computation and returns at once; reading data waits. */
 cmx_status cmx_async_eval(const cmx_array* arrays, size_t n);
 /* Installs the interrupt check (NULL removes it). A thread waiting in
  * cmx_eval (or for data) on CPU streams calls check(ctx) about every 50 ms,
