@@ -59,7 +59,7 @@ static PyObject* int_overflow(PyObject* o, const char* to) {
  * RuntimeError, as MLX's failed cast (std::bad_cast). */
 static PyObject* int_bad_cast(PyObject* o, const char* to) {
   PyErr_Format(PyExc_RuntimeError,
-               "[array] Python integer %S does not convert to %s.", o, to);
+               "Converting %S to %s would result in overflow.", o, to);
   return NULL;
 }
 
@@ -92,6 +92,10 @@ static bool list_int_fits(const scalar_val* s, cmx_dtype t, const char** as) {
   if (t == CMX_UINT32) {
     *as = "uint32";
     return s->big == 0 && s->i >= 0 && s->i <= (int64_t)UINT32_MAX;
+  }
+  if (t == CMX_UINT64) { /* past MLX: the whole uint64 range */
+    *as = "uint64";
+    return s->big <= 1 && (s->big == 1 || s->i >= INT64_MIN);
   }
   if (cmx_dtype_size(t) == 8) {
     *as = "int64";
@@ -214,7 +218,7 @@ static cmx_array scalar_array(PyObject* o, cmx_dtype dtype) {
     }
   } else if (s.kind == K_INT && !cmx_dtype_is_inexact(t) &&
              (s.big == 2 || (s.big == 1 && t != CMX_UINT64))) {
-    int_overflow(o, cmx_dtype_name(t));
+    int_bad_cast(o, cmx_dtype_name(t)); /* past int64: MLX's failed cast */
     return NULL;
   }
   unsigned char buf[16];

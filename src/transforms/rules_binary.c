@@ -6,8 +6,7 @@
  * Each differentiable binary primitive is described by one function, the
  * contribution t * d(out)/d(input k) of a tangent or cotangent t of input
  * k; the vjp applies it per argnum, the jvp sums it over the argnums.
- * Integer and boolean inputs get no cotangent (tangents flow, as MLX's
- * jvp). The contributions are built
+ * Integer and boolean inputs get no cotangent. The contributions are built
  * from primitives with rules, so the rules compose (grad of grad). */
 #include "ops/ops_internal.h"
 #include "transforms/rules.h"
@@ -42,7 +41,8 @@ static cmx_status binary_jvp(partial_fn f, const cmx_primitive* p,
   cmx_array r = NULL;
   bool any = false;
   for (int k = 0; k < nargs; k++) {
-    int arg = argnums[k]; /* integer tangents flow too (MLX's jvp) */
+    int arg = argnums[k];
+    if (!cmx_dtype_is_inexact(primals[arg]->dtype)) continue;
     cmx_array term = f(arg, primals[0], primals[1], outputs[0], tangents[k], s);
     r = any ? cmx__add(r, term, s) : term;
     any = true;

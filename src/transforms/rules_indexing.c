@@ -56,27 +56,11 @@ static cmx_array batch_index(int64_t B, const int64_t* I, int nI,
 
 /* ---------------- Gather ---------------- */
 
-/* MLX: a gather's indices take no cotangent; asking for one (indices that
- * depend on a differentiated input) is an error naming the remedy. */
-static bool indices_inactive(const char* op, const int* argnums, int nargs) {
-  for (int k = 0; k < nargs; k++)
-    if (argnums[k] != 0) {
-      cmx__error(CMX_ERR_VALUE,
-                 "[%s] Cannot calculate VJP with respect to indices. Use "
-                 "stop_gradient on indices to stop gradients from being "
-                 "computed.",
-                 op);
-      return false;
-    }
-  return true;
-}
-
 CMX__RULE_VJP(cmx__vjp_gather) {
   (void)nout, (void)outputs;
   cmx_stream s = cmx__rule_stream(p);
   const cmx__gather_params* q = cmx_primitive_params(p);
   cmx_array a = primals[0];
-  if (!indices_inactive("gather", argnums, nargs)) return cmx_last_status();
   for (int k = 0; k < nargs; k++) {
     out[k] = NULL;
     if (argnums[k] != 0 || !inexact(a)) continue;
@@ -178,8 +162,6 @@ CMX__RULE_VJP(cmx__vjp_gather_axis) {
   cmx_stream s = cmx__rule_stream(p);
   const cmx__axis_params* q = cmx_primitive_params(p);
   cmx_array a = primals[0];
-  if (!indices_inactive("gather_axis", argnums, nargs))
-    return cmx_last_status();
   for (int k = 0; k < nargs; k++) {
     out[k] = NULL;
     if (argnums[k] != 0 || !inexact(a)) continue;

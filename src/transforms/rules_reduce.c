@@ -167,8 +167,9 @@ CMX__RULE_JVP(cmx__jvp_reduce) {
   cmx_stream s = cmx__rule_stream(p);
   cmx_array x = primals[0], t = tangents[0], y = outputs[0], r = NULL;
   out[0] = NULL;
-  /* integer tangents flow too (MLX's jvp) */
-  if (q->kind == CMX__RED_AND || q->kind == CMX__RED_OR) return CMX_OK;
+  if (!cmx_dtype_is_inexact(x->dtype) || q->kind == CMX__RED_AND ||
+      q->kind == CMX__RED_OR)
+    return CMX_OK;
   switch (q->kind) {
     case CMX__RED_SUM:
       r = sum_like(t, q->axes, q->naxes, y, s);

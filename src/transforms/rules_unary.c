@@ -5,11 +5,9 @@
  * to t * f'(x), and a cotangent the same way; for complex numbers the
  * driver (cmx__rule_vjp) conjugates the cotangent going in and the result
  * coming out, giving MLX's ct * conj(f'(z)). Rounding, sign and
- * predicates have zero derivatives (a boolean output's zero tangent has
- * the incoming tangent's dtype). Integer and boolean inputs get no
- * cotangent, but tangents of any dtype flow forward (MLX's jvp). The rules
- * are built from primitives that have rules themselves, so they compose
- * (grad of grad). */
+ * predicates have zero derivatives. Integer and boolean inputs get no
+ * cotangent. The rules are built from primitives that have rules
+ * themselves, so they compose (grad of grad). */
 #include <math.h>
 
 #include "ops/ops_internal.h"
@@ -38,19 +36,10 @@ CMX__RULE_VJP(cmx__vjp_zero) {
   for (int k = 0; k < nargs; k++) out[k] = NULL;
   return CMX_OK;
 }
-/* The zero tangent of a boolean output has the incoming tangent's dtype
- * (MLX's jvp: comparisons give float zeros); others are left to the
- * caller's zeros of the output's dtype. */
 CMX__RULE_JVP(cmx__jvp_zero) {
-  (void)primals, (void)nin, (void)argnums;
-  for (int i = 0; i < nout; i++) {
-    out[i] = NULL;
-    cmx_array o = outputs[i];
-    if (!o || o->dtype != CMX_BOOL || nargs < 1) continue;
-    out[i] = cmx__rule_keep(
-        cmx__zeros(o->dims, o->ndim, tangents[0]->dtype, cmx__rule_stream(p)));
-    if (!out[i]) return cmx_last_status();
-  }
+  (void)p, (void)primals, (void)nin, (void)tangents, (void)argnums;
+  (void)nargs, (void)outputs;
+  for (int i = 0; i < nout; i++) out[i] = NULL;
   return CMX_OK;
 }
 
@@ -76,9 +65,10 @@ CMX__RULE_VJP(cmx__vjp_astype) {
   return CMX_OK;
 }
 CMX__RULE_JVP(cmx__jvp_astype) {
-  (void)primals, (void)nin, (void)argnums, (void)nargs, (void)nout;
-  /* the tangent converts as the value does (MLX's jvp), any dtypes */
-  cmx_dtype to = outputs[0]->dtype;
+  (void)nin, (void)argnums, (void)nargs, (void)nout;
+  cmx_dtype from = primals[0]->dtype, to = outputs[0]->dtype;
+  out[0] = NULL;
+  if (!cast_differentiable(from, to)) return CMX_OK;
   out[0] = cmx__rule_keep(cmx__as_dtype(tangents[0], to, cmx__rule_stream(p)));
   return out[0] ? CMX_OK : cmx_last_status();
 }
@@ -113,7 +103,8 @@ static cmx_array k_(double v, cmx_array x) {
   }                                                                           \
   CMX__RULE_JVP(cmx__jvp_##name) {                                            \
     (void)nin, (void)argnums, (void)nargs, (void)nout;                        \
-    out[0] = NULL; /* integer tangents flow too (MLX's jvp) */                \
+    out[0] = NULL;                                                            \
+    if (!cmx_dtype_is_inexact(primals[0]->dtype)) return CMX_OK;              \
     out[0] = cmx__rule_keep(name##_scale(primals[0], outputs[0], tangents[0], \
                                          cmx__rule_stream(p)));               \
     return out[0] ? CMX_OK : cmx_last_status();                               \

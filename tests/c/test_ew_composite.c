@@ -190,7 +190,7 @@ static void test_nan_to_num(void) {
   cmx_array_release(r), cmx_array_release(a);
   cmx_array z = NULL;
   OK(cmx_array_from_complex(&z, 1, 2));
-  FAILS(cmx_nan_to_num(&r, z, 0, NULL, NULL, S), CMX_ERR_TYPE, "[nan_to_num]");
+  FAILS(cmx_nan_to_num(&r, z, 0, NULL, NULL, S), CMX_ERR_VALUE, "[nan_to_num]");
   cmx_array_release(z);
 }
 

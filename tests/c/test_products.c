@@ -120,7 +120,7 @@ static void test_tensordot(void) {
         "of b (size 3)");
   FAILS(cmx_tensordot(&r, a, b, 4, S), CMX_ERR_VALUE, "[tensordot] Invalid");
   int bad[1] = {5}, z[1] = {0};
-  FAILS(cmx_tensordot_axes(&r, a, b, bad, z, 1, S), CMX_ERR_VALUE,
+  FAILS(cmx_tensordot_axes(&r, a, b, bad, z, 1, S), CMX_ERR_INDEX,
         "[tensordot] axis 5 is out of bounds");
   int rep_a[2] = {1, 1}, rep_b[2] = {0, 1};
   FAILS(cmx_tensordot_axes(&r, a, b, rep_a, rep_b, 2, S), CMX_ERR_VALUE,
@@ -183,11 +183,12 @@ static void test_inner_outer(void) {
 }
 
 static void test_vecdot(void) {
-  int64_t sa[3] = {2, 1, 5}, sb[2] = {3, 5};
+  /* same ndim (MLX rejects an axis missing from either input) */
+  int64_t sa[3] = {2, 1, 5}, sb[3] = {1, 3, 5};
   for (int di = 0; di < NDTS; di++) {
     cmx_dtype dt = DTS[di];
     h_tensor x = h_random(sa, 3, dt, -3, 3, 8),
-             y = h_random(sb, 2, dt, -3, 3, 9);
+             y = h_random(sb, 3, dt, -3, 3, 9);
     for (int axis = -1; axis <= 2; axis += 3) { /* -1 and 2: last */
       int64_t os[2] = {2, 3};
       h_tensor want = h_alloc(os, 2, dt);
@@ -226,7 +227,7 @@ static void test_vecdot(void) {
   h_tensor g = h_read(r);
   CHECK(g.size == 3 && g.re[0] == 17 && g.re[1] == 29 && g.re[2] == 45);
   h_free(&g), cmx_array_release(r);
-  FAILS(cmx_vecdot(&r, a, a, 2, S), CMX_ERR_VALUE,
+  FAILS(cmx_vecdot(&r, a, a, 2, S), CMX_ERR_INDEX,
         "[vecdot] axis 2 is out of bounds");
   cmx_array_release(a), h_free(&t);
 }
@@ -315,7 +316,7 @@ static void test_trace(void) {
   OK(cmx_zeros(&a, sh, 2, CMX_FLOAT32, S));
   FAILS(cmx_trace(&r, a, 0, 1, -1, NULL, S), CMX_ERR_VALUE,
         "[trace] axis1 and axis2 cannot be the same axis.");
-  FAILS(cmx_trace(&r, a, 0, 0, 2, NULL, S), CMX_ERR_VALUE,
+  FAILS(cmx_trace(&r, a, 0, 0, 2, NULL, S), CMX_ERR_INDEX,
         "[trace] axis 2 is out of bounds");
   cmx_array_release(a);
 }

@@ -384,16 +384,16 @@ static void test_errors(void) {
   OK(cmx_zeros(&c, sh, 2, CMX_COMPLEX64, S));
   OK(cmx_array_from_double(&z, 2.0, CMX_INT32));
   int ax = 2, neg = -3, zero = 0;
-  FAILS(cmx_cumsum(&r, a, &ax, false, true, S), CMX_ERR_VALUE,
+  FAILS(cmx_cumsum(&r, a, &ax, false, true, S), CMX_ERR_INDEX,
         "[cumsum] Axis 2 is out of bounds for array with 2 dimensions.");
   FAILS(cmx_cumprod(&r, a, &neg, false, true, S), CMX_ERR_VALUE,
         "[cumprod] Axis -3 is out of bounds");
-  FAILS(cmx_cummax(&r, z, &zero, false, true, S), CMX_ERR_VALUE,
+  FAILS(cmx_cummax(&r, z, &zero, false, true, S), CMX_ERR_INDEX,
         "[cummax] Axis 0 is out of bounds for array with 0 dimensions.");
-  FAILS(cmx_cummin(&r, a, &ax, false, true, S), CMX_ERR_VALUE, "[cummin]");
-  FAILS(cmx_logcumsumexp(&r, c, NULL, false, true, S), CMX_ERR_TYPE,
-        "[logcumsumexp] Not supported for complex");
-  CHECK(r == NULL);
+  FAILS(cmx_cummin(&r, a, &ax, false, true, S), CMX_ERR_INDEX, "[cummin]");
+  OK(cmx_logcumsumexp(&r, c, NULL, false, true, S)); /* complex: as MLX */
+  CHECK(cmx_array_dtype(r) == CMX_COMPLEX64);
+  cmx_array_release(r);
   /* 0-d input with no axis: one element */
   OK(cmx_cumsum(&r, z, NULL, false, true, S));
   int32_t v = 0;
@@ -480,7 +480,7 @@ static void test_diff(void) {
         "[diff] diff requires input that is at least one dimensional.");
   FAILS(cmx_diff(&r, a, -1, -1, S), CMX_ERR_VALUE,
         "[diff] order must be non-negative but got -1.");
-  FAILS(cmx_diff(&r, a, 1, 2, S), CMX_ERR_VALUE,
+  FAILS(cmx_diff(&r, a, 1, 2, S), CMX_ERR_INDEX,
         "[diff] axis 2 is out of bounds for array of dimension 2");
   CHECK(r == NULL);
   cmx_array_release_all((cmx_array[]){a, z}, 2);

@@ -226,7 +226,7 @@ static void test_vmap_add(void) {
   FAILS(cmx_vmap(f, in, 2, none, &out_axes, 1, &outs, &nout), CMX_ERR_VALUE,
         "must be non-None");
   int far[2] = {5, 0};
-  FAILS(cmx_vmap(f, in, 2, far, &out_axes, 1, &outs, &nout), CMX_ERR_VALUE,
+  FAILS(cmx_vmap(f, in, 2, far, &out_axes, 1, &outs, &nout), CMX_ERR_INDEX,
         "Invalid in_axes");
   /* An output that does not depend on the mapped input is broadcast. */
   int only_x[2] = {1, CMX_VMAP_NONE};

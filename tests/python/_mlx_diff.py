@@ -80,6 +80,9 @@ DIFFERENCES = {
     "at least the bit width: undefined in MLX (C++ shifts, x86 masks the "
     "count); cmx defines them (0 for left shifts, the sign fill for "
     "right shifts).",
+    r"create/array_int_range/\[9223372036854775808\]/uint64$": "cmx "
+    "builds uint64 arrays from Python ints up to 2**64 - 1; MLX 0.32 reads "
+    "them as int64 and fails past 2**63 - 1 (std::bad_cast).",
     r"create/full/(bool_|u?int(8|16|32|64)|complex64)$": "full(shape, "
     "2.5, dtype) with a non-floating dtype: MLX 0.32 ignores the dtype "
     "and returns float32, against its documentation ('dtype: the data "

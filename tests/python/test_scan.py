@@ -218,25 +218,27 @@ def test_count_nonzero(dt, shape):
 def test_scan_family_errors():
     a = mx.array([[1.0, 2.0], [3.0, 4.0]])
     cases = [
-        (lambda: mx.cumsum(a, axis=2), ValueError, "[cumsum]"),
-        (lambda: a.cumprod(axis=-3), ValueError, "[cumprod]"),
+        (lambda: mx.cumsum(a, axis=2), IndexError, "[cumsum]"),
+        (lambda: a.cumprod(axis=-3), IndexError, "[cumprod]"),
         (lambda: mx.cummax(a, axis=[0]), TypeError, "[cummax]"),
-        (lambda: mx.logcumsumexp(mx.array([1 + 2j])), ValueError, "[logcumsumexp]"),
         (lambda: mx.diff(a, n=-1), ValueError, "[diff]"),
         (lambda: mx.diff(mx.array(1.0)), ValueError, "[diff]"),
         (lambda: mx.diff(mx.array(1.0), prepend=0), ValueError, "[diff]"),
-        (lambda: mx.diff(a, axis=2), ValueError, "[diff]"),
+        (lambda: mx.diff(a, axis=2), IndexError, "[diff]"),
         (lambda: mx.diff(a, prepend=mx.zeros((3, 3))), ValueError, ""),
         (lambda: mx.median(mx.zeros((0,))), ValueError, "[median]"),
-        (lambda: mx.median(a, axis=5), ValueError, "[median]"),
+        (lambda: mx.median(a, axis=5), IndexError, "[median]"),
         (lambda: mx.count_nonzero(a, axis=(0, 0)), ValueError, "[count_nonzero]"),
-        (lambda: mx.count_nonzero(a, axis=3), ValueError, "[count_nonzero]"),
-        (lambda: mx.cumulative_sum(a, axis=4), ValueError, "[cumsum]"),
+        (lambda: mx.count_nonzero(a, axis=3), IndexError, "[count_nonzero]"),
+        (lambda: mx.cumulative_sum(a, axis=4), IndexError, "[cumsum]"),
     ]
     for f, exc, msg in cases:
         with pytest.raises(exc) as e:
             f()
         assert msg in str(e.value)
+    # complex logcumsumexp computes, as MLX
+    z = mx.logcumsumexp(mx.array([1 + 2j, 0.5 - 1j]))
+    np.testing.assert_allclose(np.array(z), np.log(np.cumsum(np.exp([1 + 2j, 0.5 - 1j]))), rtol=1e-5)
 
 
 def test_scan_signatures_and_docs():

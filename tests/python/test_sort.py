@@ -151,8 +151,8 @@ def test_searchsorted(dt):
 def test_sort_family_errors():
     a = mx.array([[3, 1, 2], [9, -1, 0]])
     cases = [
-        (lambda: mx.sort(a, axis=2), ValueError, "[sort]"),
-        (lambda: mx.argsort(a, axis=-3), ValueError, "[argsort]"),
+        (lambda: mx.sort(a, axis=2), IndexError, "[sort]"),
+        (lambda: mx.argsort(a, axis=-3), IndexError, "[argsort]"),
         (lambda: mx.partition(a, 3), ValueError, "[partition]"),
         (lambda: mx.argpartition(a, -4, axis=0), ValueError, "[argpartition]"),
         (lambda: mx.topk(a, 4), ValueError, "[topk]"),
