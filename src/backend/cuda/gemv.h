@@ -14,7 +14,8 @@ typedef struct cmx__gpu_gemv_desc {
 } cmx__gpu_gemv_desc;
 
 /* Encodes the product of g when cmx's kernels take it (float32, float16,
- * bfloat16; A read along k or along r with stride 1, strides >= 0, R > 1;
+ * bfloat16 with A read along k; float16, bfloat16 with A read along r;
+ * strides >= 0, R > 1;
  * CMX_CUDA_GEMV=0 turns the path off) and sets *done; else returns CMX_OK
  * with *done false (the caller uses cuBLASLt). Errors name op. */
 cmx_status cmx__gpu_gemv(const char* op, int dev, const cmx__gpu_gemv_desc* g,
