@@ -50,6 +50,19 @@ static const cmx__gpu_kernel* kernel(int dev, cmx_dtype dt, int k) {
   return cmx__gpu_kernel_get(dev, &cmx__gpu_family_gemv, (int)dt, k);
 }
 
+/* Starts the arguments every product kernel takes first: A, lda, x, incx,
+ * y. */
+static void first_args(cmx__gpu_args* args, const cmx__gpu_gemv_desc* g,
+                       long long lda) {
+  long long incx = g->incx;
+  cmx__gpu_args_init(args);
+  CMX__GPU_ARG(args, g->a);
+  CMX__GPU_ARG(args, lda);
+  CMX__GPU_ARG(args, g->x);
+  CMX__GPU_ARG(args, incx);
+  CMX__GPU_ARG(args, g->y);
+}
+
 static cmx_status rows(const char* op, int dev, const cmx__gpu_gemv_desc* g,
                        bool vec, int sms) {
   const cmx__gpu_kernel* k = kernel(dev, g->dt, vec ? K_ROWS_V : K_ROWS_S);
@@ -59,14 +72,9 @@ static cmx_status rows(const char* op, int dev, const cmx__gpu_gemv_desc* g,
           cap = (int64_t)sms * 16;
   cmx__gpu_cfg cfg = {
       {(unsigned)(blocks < cap ? blocks : cap), 1, 1}, {t, 1, 1}, 0};
-  long long lda = g->so, incx = g->incx, M = g->R, K = g->K;
+  long long M = g->R, K = g->K;
   cmx__gpu_args args;
-  cmx__gpu_args_init(&args);
-  CMX__GPU_ARG(&args, g->a);
-  CMX__GPU_ARG(&args, lda);
-  CMX__GPU_ARG(&args, g->x);
-  CMX__GPU_ARG(&args, incx);
-  CMX__GPU_ARG(&args, g->y);
+  first_args(&args, g, g->so);
   CMX__GPU_ARG(&args, M);
   CMX__GPU_ARG(&args, K);
   return cmx__gpu_launch(op, k, &cfg, &args);
@@ -101,14 +109,9 @@ static cmx_status cols(const char* op, int dev, const cmx__gpu_gemv_desc* g,
     pp = part->dev;
   }
   cmx__gpu_cfg cfg = {{(unsigned)tiles, (unsigned)splits, 1}, {tx, ty, 1}, 0};
-  long long lda = g->sk, incx = g->incx, N = g->R, K = g->K;
+  long long N = g->R, K = g->K;
   cmx__gpu_args args;
-  cmx__gpu_args_init(&args);
-  CMX__GPU_ARG(&args, g->a);
-  CMX__GPU_ARG(&args, lda);
-  CMX__GPU_ARG(&args, g->x);
-  CMX__GPU_ARG(&args, incx);
-  CMX__GPU_ARG(&args, g->y);
+  first_args(&args, g, g->sk);
   CMX__GPU_ARG(&args, pp);
   CMX__GPU_ARG(&args, N);
   CMX__GPU_ARG(&args, K);

@@ -77,21 +77,18 @@ __device__ __forceinline__ void cmx_gemv_rows_body(
   }
 }
 
+// The entry points: _v and _s of each body.
+#define CMX_GEMV_ROWS(NAME, VEC)                                              \
+  extern "C" __global__ void NAME(const cmx_gt* A, long long lda,             \
+                                  const cmx_gt* x, long long incx, cmx_gt* y, \
+                                  long long M, long long K) {                 \
+    cmx_gemv_rows_body<VEC>(A, lda, x, incx, y, M, K);                        \
+  }
 #if !defined(CMX_ONLY) || defined(CMX_ONLY_cmx_gemv_rows_v)
-extern "C" __global__ void cmx_gemv_rows_v(const cmx_gt* A, long long lda,
-                                           const cmx_gt* x, long long incx,
-                                           cmx_gt* y, long long M,
-                                           long long K) {
-  cmx_gemv_rows_body<true>(A, lda, x, incx, y, M, K);
-}
+CMX_GEMV_ROWS(cmx_gemv_rows_v, true)
 #endif
 #if !defined(CMX_ONLY) || defined(CMX_ONLY_cmx_gemv_rows_s)
-extern "C" __global__ void cmx_gemv_rows_s(const cmx_gt* A, long long lda,
-                                           const cmx_gt* x, long long incx,
-                                           cmx_gt* y, long long M,
-                                           long long K) {
-  cmx_gemv_rows_body<false>(A, lda, x, incx, y, M, K);
-}
+CMX_GEMV_ROWS(cmx_gemv_rows_s, false)
 #endif
 
 // Shared partial sums of a cols block: TY * TX * V <= 64 * 64 values.
@@ -168,21 +165,17 @@ __device__ __forceinline__ void cmx_gemv_cols_body(
   }
 }
 
+#define CMX_GEMV_COLS(NAME, VEC)                                         \
+  extern "C" __global__ void NAME(                                       \
+      const cmx_gt* A, long long lda, const cmx_gt* x, long long incx,   \
+      cmx_gt* y, cmx_gf* part, long long N, long long K, long long kc) { \
+    cmx_gemv_cols_body<VEC>(A, lda, x, incx, y, part, N, K, kc);         \
+  }
 #if !defined(CMX_ONLY) || defined(CMX_ONLY_cmx_gemv_cols_v)
-extern "C" __global__ void cmx_gemv_cols_v(const cmx_gt* A, long long lda,
-                                           const cmx_gt* x, long long incx,
-                                           cmx_gt* y, cmx_gf* part, long long N,
-                                           long long K, long long kc) {
-  cmx_gemv_cols_body<true>(A, lda, x, incx, y, part, N, K, kc);
-}
+CMX_GEMV_COLS(cmx_gemv_cols_v, true)
 #endif
 #if !defined(CMX_ONLY) || defined(CMX_ONLY_cmx_gemv_cols_s)
-extern "C" __global__ void cmx_gemv_cols_s(const cmx_gt* A, long long lda,
-                                           const cmx_gt* x, long long incx,
-                                           cmx_gt* y, cmx_gf* part, long long N,
-                                           long long K, long long kc) {
-  cmx_gemv_cols_body<false>(A, lda, x, incx, y, part, N, K, kc);
-}
+CMX_GEMV_COLS(cmx_gemv_cols_s, false)
 #endif
 
 // y[c] = sum over the splits of part[split][c].

@@ -267,20 +267,15 @@ __device__ __forceinline__ void cmx_red_vec(T* p, uint4 v) {
                "f"(__uint_as_float(v.z)), "f"(__uint_as_float(v.w))
                : "memory");
 }
-#elif CMX_SC_RED == 2 && defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 900
+#elif CMX_SC_RED >= 2 && defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 900
 #define CMX_SC_RED_VEC 1
+#if CMX_SC_RED == 2
+#define CMX_SC_RED_PTX "red.global.add.noftz.v4.f16x2 [%0], {%1, %2, %3, %4};"
+#else
+#define CMX_SC_RED_PTX "red.global.add.noftz.v4.bf16x2 [%0], {%1, %2, %3, %4};"
+#endif
 __device__ __forceinline__ void cmx_red_vec(T* p, uint4 v) {
-  asm volatile("red.global.add.noftz.v4.f16x2 [%0], {%1, %2, %3, %4};" ::"l"(
-                   p),
-               "r"(v.x), "r"(v.y), "r"(v.z), "r"(v.w)
-               : "memory");
-}
-#elif CMX_SC_RED == 3 && defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 900
-#define CMX_SC_RED_VEC 1
-__device__ __forceinline__ void cmx_red_vec(T* p, uint4 v) {
-  asm volatile("red.global.add.noftz.v4.bf16x2 [%0], {%1, %2, %3, %4};" ::"l"(
-                   p),
-               "r"(v.x), "r"(v.y), "r"(v.z), "r"(v.w)
+  asm volatile(CMX_SC_RED_PTX ::"l"(p), "r"(v.x), "r"(v.y), "r"(v.z), "r"(v.w)
                : "memory");
 }
 #endif
