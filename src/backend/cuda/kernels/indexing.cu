@@ -47,6 +47,25 @@ __device__ __forceinline__ bool cmx_wrap(long long& x, long long dim,
   return x >= 0 && x <= dim - ext;
 }
 
+// The rows kernels' index of row p: the index at position p of idx
+// (layout L), wrapped by dim with room for ext, to x; false when it is
+// out of range (lane 0 of the row's warp reports it).
+__device__ __forceinline__ bool cmx_row_index(const void* idx, int idt,
+                                              long long dim, long long ext,
+                                              long long p,
+                                              cmx_index_error* err, int code,
+                                              int axis,
+                                              const cmx_layout_n<2>& L,
+                                              long long& x) {
+  long long off[1];
+  cmx_offsets<long long, 0>(L, p, off);
+  x = cmx_load_index(idx, idt, off[0]);
+  const long long x0 = x;
+  if (cmx_wrap(x, dim, ext)) return true;
+  if ((threadIdx.x & 31) == 0) cmx_report_bad_index(err, code, axis, x0, dim);
+  return false;
+}
+
 #ifndef CMX_SC_MODE
 // ---------------- gather ----------------
 
@@ -128,12 +147,9 @@ extern "C" __global__ void cmx_gather_rows(
   const long long wpb = blockDim.x >> 5, nw = (long long)gridDim.x * wpb;
   for (long long p = (long long)blockIdx.x * wpb + (threadIdx.x >> 5);
        p < npos; p += nw) {
-    long long off[1];
-    cmx_offsets<long long, 0>(L, p, off);
-    long long x = cmx_load_index(idx, idt, off[0]), x0 = x;
+    long long x;
     T* dst = o + p * S;
-    if (!cmx_wrap(x, dim, ext)) {
-      if (lane == 0) cmx_report_bad_index(err, code, axis, x0, dim);
+    if (!cmx_row_index(idx, idt, dim, ext, p, err, code, axis, L, x)) {
       for (long long s = lane; s < S; s += 32) dst[s] = T();
       continue;
     }
@@ -369,13 +385,9 @@ extern "C" __global__ void cmx_scatter_rows(
   const long long wpb = blockDim.x >> 5, nw = (long long)gridDim.x * wpb;
   for (long long p = (long long)blockIdx.x * wpb + (threadIdx.x >> 5);
        p < npos; p += nw) {
-    long long off[1];
-    cmx_offsets<long long, 0>(L, p, off);
-    long long x = cmx_load_index(idx, idt, off[0]), x0 = x;
-    if (!cmx_wrap(x, dim, ext)) {
-      if (lane == 0) cmx_report_bad_index(err, code, axis, x0, dim);
+    long long x;
+    if (!cmx_row_index(idx, idt, dim, ext, p, err, code, axis, L, x))
       continue;
-    }
     T* dst = o + x * stride;
     const T* src = u + p * S;
 #ifdef CMX_SC_RED_VEC
