@@ -302,8 +302,9 @@ static void reduction_benchmarks(cmx_array xflat, double copy_bw) {
     printf("%-28s %8.1f GB/s  (%.2f of copy, %.3f ms)\n", names[k], bw,
            bw / copy_bw, t * 1e3);
   }
-  /* larger scan tiles (fewer look-backs): CMX_GPU_SCAN_THREADS */
-  static const char* const tiles[] = {"512", "1024"};
+  /* smaller scan tiles (more look-backs) than the default 1024 threads:
+   * CMX_GPU_SCAN_THREADS */
+  static const char* const tiles[] = {"256", "512"};
   for (int i = 0; i < 2; i++) {
     setenv("CMX_GPU_SCAN_THREADS", tiles[i], 1);
     double t = time_red(5, xflat);

@@ -346,6 +346,19 @@ static void test_event_deps(void) {
   float* ref = NULL;
   int64_t n = 200000;
   cmx_array a = ramp(n, &ref);
+  /* Work queued on s1 first (10 adds of 2^25 floats: over a millisecond
+   * on a GPU, far longer than submitting them; the fake driver is slow at
+   * any size), so that x is still pending when y and w are scheduled: a
+   * dependency found finished at scheduling is dropped. */
+  int64_t nb = g_fake ? (int64_t)1 << 18 : (int64_t)1 << 25;
+  cmx_array big = ramp(nb, NULL), busy = cmx_array_retain(big);
+  for (int i = 0; i < 10; i++) {
+    cmx_array next = NULL;
+    OK(cmx_add(&next, busy, big, s1));
+    cmx_array_release(busy);
+    busy = next;
+  }
+  OK(cmx_async_eval(&busy, 1));
   cmx_array x = NULL, y = NULL, w = NULL;
   OK(cmx_add(&x, a, a, s1)); /* 2a on s1 */
   OK(cmx_add(&y, x, a, s2)); /* 3a on s2: waits for s1 by an event */
@@ -367,7 +380,7 @@ static void test_event_deps(void) {
   OK(cmx_array_eval(g));
   for (int64_t i = 0; i < n; i++) ref[i] = ref[i] / 5 * 4;
   CHECK(equal_f32(g, ref, n));
-  cmx_array_release_all((cmx_array[]){a, x, y, w, h, g}, 6);
+  cmx_array_release_all((cmx_array[]){a, x, y, w, h, g, big, busy}, 8);
   free(ref);
 }
 
