@@ -265,6 +265,20 @@ static void test_staging(void) {
 
 /* ---------------- lazy events ---------------- */
 
+/* start + n * inc, as a chain of n dependent adds on stream s (not
+ * evaluated; NULL if building one failed). */
+static cmx_array add_chain(cmx_array start, cmx_array inc, int n,
+                           cmx_stream s) {
+  cmx_array cur = cmx_array_retain(start);
+  for (int i = 0; cur && i < n; i++) {
+    cmx_array next = NULL;
+    if (cmx_add(&next, cur, inc, s) != CMX_OK) next = NULL;
+    cmx_array_release(cur);
+    cur = next;
+  }
+  return cur;
+}
+
 /* A stream records an event only every few tasks; whoever waits or asks
  * makes one. An async_eval'd chain becomes available by polling alone
  * (is_available), with no wait; a buffer freed on one stream and taken
@@ -278,13 +292,9 @@ static void test_lazy_events(void) {
   float one = 1;
   cmx_array inc = arr(&one, NULL, 0, CMX_FLOAT32);
   for (int len = 1; len <= 37; len += 9) {
-    cmx_array cur = cmx_array_retain(a);
-    for (int i = 0; i < len; i++) {
-      cmx_array next = NULL;
-      OK(cmx_add(&next, cur, inc, gpu()));
-      cmx_array_release(cur);
-      cur = next;
-    }
+    cmx_array cur = add_chain(a, inc, len, gpu());
+    CHECK(cur != NULL);
+    if (!cur) return;
     OK(cmx_async_eval(&cur, 1));
     int polls = 0;
     while (!cmx_array_is_available(cur) && polls < 200000) {
@@ -319,13 +329,9 @@ static void test_lazy_events(void) {
   }
   CHECK(same);
   /* synchronize waits for the last task though it has no event yet. */
-  cmx_array cur = cmx_array_retain(a);
-  for (int i = 0; i < 5; i++) {
-    cmx_array next = NULL;
-    OK(cmx_add(&next, cur, inc, s2));
-    cmx_array_release(cur);
-    cur = next;
-  }
+  cmx_array cur = add_chain(a, inc, 5, s2);
+  CHECK(cur != NULL);
+  if (!cur) return;
   OK(cmx_async_eval(&cur, 1));
   OK(cmx_synchronize(s2));
   CHECK(cmx_array_is_available(cur));
@@ -351,13 +357,9 @@ static void test_event_deps(void) {
    * any size), so that x is still pending when y and w are scheduled: a
    * dependency found finished at scheduling is dropped. */
   int64_t nb = g_fake ? (int64_t)1 << 18 : (int64_t)1 << 25;
-  cmx_array big = ramp(nb, NULL), busy = cmx_array_retain(big);
-  for (int i = 0; i < 10; i++) {
-    cmx_array next = NULL;
-    OK(cmx_add(&next, busy, big, s1));
-    cmx_array_release(busy);
-    busy = next;
-  }
+  cmx_array big = ramp(nb, NULL), busy = add_chain(big, big, 10, s1);
+  CHECK(busy != NULL);
+  if (!busy) return;
   OK(cmx_async_eval(&busy, 1));
   cmx_array x = NULL, y = NULL, w = NULL;
   OK(cmx_add(&x, a, a, s1)); /* 2a on s1 */
@@ -401,13 +403,8 @@ static void* thread_main(void* p) {
   cmx_array a = ramp(n, &ref);
   float v = (float)(j->id + 1);
   cmx_array inc = arr(&v, NULL, 0, CMX_FLOAT32);
-  cmx_array cur = cmx_array_retain(a);
-  for (int i = 0; j->ok && i < 40; i++) {
-    cmx_array next = NULL;
-    j->ok = cmx_add(&next, cur, inc, s) == CMX_OK;
-    cmx_array_release(cur);
-    cur = next;
-  }
+  cmx_array cur = j->ok ? add_chain(a, inc, 40, s) : NULL;
+  j->ok = cur != NULL;
   if (j->ok) j->ok = cmx_async_eval(&cur, 1) == CMX_OK;
   float* got = malloc((size_t)n * sizeof(float));
   if (j->ok) j->ok = cmx_array_copy_to(cur, got, (size_t)n * 4) == CMX_OK;
