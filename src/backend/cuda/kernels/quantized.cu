@@ -417,6 +417,11 @@ extern "C" __global__ void __launch_bounds__(256)
 #define CMX_QMMA_BM 64
 #define CMX_QMMA_BN 64
 #define CMX_QMMA_LD 40
+#if CMX_Q_MMA == 2
+#define CMX_QMMA_OP "mma.sync.aligned.m16n8k16.row.col.f32.bf16.bf16.f32"
+#else
+#define CMX_QMMA_OP "mma.sync.aligned.m16n8k16.row.col.f32.f16.f16.f32"
+#endif
 
 // Values v0 .. v0 + 7 (v0 a multiple of 8) of a packed row of nw words.
 CMX_Q_FN void cmx_q_get8(const uint32_t* row, long long v0, long long nw,
@@ -544,23 +549,12 @@ CMX_Q_FN void cmx_qmma(const cmx_qmm_args& A, int S, int xvec, float* part,
       for (int i = 0; i < 2; i++)
 #pragma unroll
         for (int j = 0; j < 2; j++) {
-#if CMX_Q_MMA == 2
-          asm volatile(
-              "mma.sync.aligned.m16n8k16.row.col.f32.bf16.bf16.f32 "
-              "{%0,%1,%2,%3}, {%4,%5,%6,%7}, {%8,%9}, {%0,%1,%2,%3};\n"
-              : "+f"(acc[i][j][0]), "+f"(acc[i][j][1]), "+f"(acc[i][j][2]),
-                "+f"(acc[i][j][3])
-              : "r"(a[i][0]), "r"(a[i][1]), "r"(a[i][2]), "r"(a[i][3]),
-                "r"(b[j][0]), "r"(b[j][1]));
-#else
-          asm volatile(
-              "mma.sync.aligned.m16n8k16.row.col.f32.f16.f16.f32 "
-              "{%0,%1,%2,%3}, {%4,%5,%6,%7}, {%8,%9}, {%0,%1,%2,%3};\n"
-              : "+f"(acc[i][j][0]), "+f"(acc[i][j][1]), "+f"(acc[i][j][2]),
-                "+f"(acc[i][j][3])
-              : "r"(a[i][0]), "r"(a[i][1]), "r"(a[i][2]), "r"(a[i][3]),
-                "r"(b[j][0]), "r"(b[j][1]));
-#endif
+          asm volatile(CMX_QMMA_OP
+                       " {%0,%1,%2,%3}, {%4,%5,%6,%7}, {%8,%9}, {%0,%1,%2,%3};\n"
+                       : "+f"(acc[i][j][0]), "+f"(acc[i][j][1]),
+                         "+f"(acc[i][j][2]), "+f"(acc[i][j][3])
+                       : "r"(a[i][0]), "r"(a[i][1]), "r"(a[i][2]),
+                         "r"(a[i][3]), "r"(b[j][0]), "r"(b[j][1]));
         }
     }
   }
