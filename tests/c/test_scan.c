@@ -386,7 +386,7 @@ static void test_errors(void) {
   int ax = 2, neg = -3, zero = 0;
   FAILS(cmx_cumsum(&r, a, &ax, false, true, S), CMX_ERR_INDEX,
         "[cumsum] Axis 2 is out of bounds for array with 2 dimensions.");
-  FAILS(cmx_cumprod(&r, a, &neg, false, true, S), CMX_ERR_VALUE,
+  FAILS(cmx_cumprod(&r, a, &neg, false, true, S), CMX_ERR_INDEX,
         "[cumprod] Axis -3 is out of bounds");
   FAILS(cmx_cummax(&r, z, &zero, false, true, S), CMX_ERR_INDEX,
         "[cummax] Axis 0 is out of bounds for array with 0 dimensions.");

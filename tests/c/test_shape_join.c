@@ -368,7 +368,7 @@ static void test_split(void) {
           }
         }
         cmx_array e[2];
-        FAILS(cmx_split_sections(e, a, 1, nd, S), CMX_ERR_VALUE,
+        FAILS(cmx_split_sections(e, a, 1, nd, S), CMX_ERR_INDEX,
               "[split] axis");
         FAILS(cmx_split_sections(e, a, 0, 0, S), CMX_ERR_VALUE,
               "[split] The number of sections must be positive, got 0.");
@@ -528,7 +528,7 @@ static void test_repeat(void) {
         cmx_array e;
         FAILS(cmx_repeat(&e, a, -1, NULL, S), CMX_ERR_VALUE,
               "[repeat] Number of repeats cannot be negative");
-        FAILS(cmx_repeat(&e, a, 2, &nd, S), CMX_ERR_VALUE, "[repeat] axis");
+        FAILS(cmx_repeat(&e, a, 2, &nd, S), CMX_ERR_INDEX, "[repeat] axis");
         cmx_array_release(a);
       }
       h_free(&x);
