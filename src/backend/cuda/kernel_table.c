@@ -66,7 +66,7 @@ static const cmx_kernel_fn gpu_kernels[CMX__NUM_PRIMITIVES] = {
     [CMX__P_ReduceScatter] = cmx__gpu_reduce_scatter,
     [CMX__P_Send] = cmx__gpu_send,
     [CMX__P_Recv] = cmx__gpu_recv,
-    /* factorizations (linalg.c: cuSOLVER, cuBLAS) and FFT (fft.c: cuFFT) */
+    /* factorizations (linalg*.c: cuSOLVER, cuBLAS) and FFT (fft.c: cuFFT) */
     [CMX__P_Inverse] = cmx__gpu_inverse,
     [CMX__P_Cholesky] = cmx__gpu_cholesky,
     [CMX__P_LUF] = cmx__gpu_luf,
