@@ -293,7 +293,7 @@ cmx_status cmx__la_sanitized(cmx__la_job* j, CUdeviceptr in, CUdeviceptr* a,
 
 /* Sets up j for input a (checked like the CPU's kernel) and allocates
  * the outputs; *empty when there is nothing to factor. */
-cmx_status cmx__la_begin(cmx__la_job* j, const cmx_primitive* p, const char* op,
+cmx_status cmx__la_setup(cmx__la_job* j, const cmx_primitive* p, const char* op,
                          cmx_array a, const cmx_array* out, int nout,
                          bool* empty) {
   memset(j, 0, sizeof *j);
@@ -319,7 +319,14 @@ cmx_status cmx__la_begin(cmx__la_job* j, const cmx_primitive* p, const char* op,
                             "[%s] matrices or batches this large are not "
                             "supported on the gpu.",
                             op);
-  if (*empty) return CMX_OK;
+  return CMX_OK;
+}
+
+cmx_status cmx__la_begin(cmx__la_job* j, const cmx_primitive* p, const char* op,
+                         cmx_array a, const cmx_array* out, int nout,
+                         bool* empty) {
+  cmx_status st = cmx__la_setup(j, p, op, a, out, nout, empty);
+  if (st != CMX_OK || *empty) return st;
   return cmx__solver_get(j->dev, op, &j->h);
 }
 

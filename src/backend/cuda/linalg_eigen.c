@@ -1,7 +1,10 @@
 /* The symmetric eigensolver and SVD on the GPU (linalg.c says how), and
- * CovSqrt. Through cuSOLVER: syevjBatched / gesvdjBatched up to 32x32,
- * else Xsyevd / gesvdj per matrix. */
+ * CovSqrt. Matrices up to 64 x 64 through cmx's batched Jacobi kernels;
+ * larger ones (or all, with CMX_CUDA_JACOBI=0) through cuSOLVER:
+ * syevjBatched / gesvdjBatched up to 32x32, else Xsyevd / gesvdj per
+ * matrix. */
 #include <math.h>
+#include <stdlib.h>
 #include <string.h>
 
 #include "backend/cuda/kernels_linalg.h"
@@ -106,6 +109,91 @@ static cmx_status svd_plan(cmx__la_job* j, eig_ctx* c) {
   return cmx__la_scratch(j, c->ws_bytes, &c->ws);
 }
 
+/* ---------------- cmx's batched Jacobi (kernels/linalg.cu) ----------------
+ * Eigh and SVD of matrices up to CMX__LA_JACOBI_MAX on a side, one block
+ * per matrix: cuSOLVER's batched Jacobi stops at 32 x 32 and its looped
+ * routines are slow for batches of small matrices. Chosen by size alone
+ * (a matrix gets the same vectors alone and in a batch); CMX_CUDA_JACOBI=0
+ * in the environment (read at each call) keeps cuSOLVER. */
+#define CMX__LA_JACOBI_MAX 64
+
+static bool jacobi_on(int64_t m, int64_t n) {
+  const char* env = getenv("CMX_CUDA_JACOBI");
+  if (env && strcmp(env, "0") == 0) return false;
+  return m <= CMX__LA_JACOBI_MAX && n <= CMX__LA_JACOBI_MAX;
+}
+
+/* Threads for phases of `items` work items: a multiple of 32, 32 .. 256. */
+static unsigned jacobi_threads(int64_t items) {
+  int64_t t = (items + 31) / 32 * 32;
+  return (unsigned)(t < 32 ? 32 : t > 256 ? 256 : t);
+}
+
+static cmx_status jacobi_launch(const cmx__la_job* j, int kernel,
+                                unsigned threads, size_t shared,
+                                const cmx__gpu_args* a) {
+  const cmx__gpu_kernel* k =
+      cmx__gpu_kernel_get(j->dev, &cmx__gpu_family_linalg, j->dbl, kernel);
+  if (!k) return cmx_last_status();
+  cmx__gpu_cfg cfg = {.grid = {(unsigned)j->batch, 1, 1},
+                      .block = {threads, 1, 1},
+                      .shared = shared};
+  return cmx__gpu_launch(j->op, k, &cfg, a);
+}
+
+/* Eigh (kernel cmx_la_jacobi_eigh; its shared memory as it lays it out). */
+static cmx_status jacobi_eigh(cmx__la_job* j, const cmx_array* in,
+                              const cmx_array* out, const cmx__eigh_params* q) {
+  cmx_status st = CMX_OK;
+  int n = (int)j->n, P = (n + 1) / 2, upper = q->upper, vec = q->vectors;
+  unsigned nt = jacobi_threads((int64_t)P * n);
+  size_t shared = (size_t)j->esz * (size_t)(2 * n * (n + 1) + 5 * P + n + nt) +
+                  sizeof(int) * (size_t)n;
+  CUdeviceptr a = cmx__la_ptr(j, in[0], &st), w = cmx__la_ptr(j, out[0], &st),
+              v = vec ? cmx__la_ptr(j, out[1], &st) : 0;
+  long long batch = j->batch;
+  cmx__gpu_args args;
+  cmx__gpu_args_init(&args);
+  CMX__GPU_ARG(&args, a);
+  CMX__GPU_ARG(&args, w);
+  CMX__GPU_ARG(&args, v);
+  CMX__GPU_ARG(&args, batch);
+  CMX__GPU_ARG(&args, n);
+  CMX__GPU_ARG(&args, upper);
+  CMX__GPU_ARG(&args, vec);
+  if (st != CMX_OK) return st;
+  return jacobi_launch(j, CMX__LA_K_JACOBI_EIGH, nt, shared, &args);
+}
+
+/* SVD (kernel cmx_la_jacobi_svd; its shared memory as it lays it out). */
+static cmx_status jacobi_svd(cmx__la_job* j, const cmx_array* in,
+                             const cmx_array* out, int uv) {
+  cmx_status st = CMX_OK;
+  int m = (int)j->m, n = (int)j->n, R = m > n ? m : n, C = m < n ? m : n;
+  int P = (C + 1) / 2;
+  unsigned nt = jacobi_threads((int64_t)P * R);
+  size_t tees = (size_t)((uv ? R : C) * (R + 1) + (uv ? C * (C + 1) : 0) +
+                         2 * P + 2 * R + (int)nt);
+  size_t shared = (size_t)j->esz * tees + sizeof(int) * (size_t)(2 * R + 1);
+  CUdeviceptr a = cmx__la_ptr(j, in[0], &st),
+              s = cmx__la_ptr(j, out[uv ? 1 : 0], &st),
+              u = uv ? cmx__la_ptr(j, out[0], &st) : 0,
+              vt = uv ? cmx__la_ptr(j, out[2], &st) : 0;
+  long long batch = j->batch;
+  cmx__gpu_args args;
+  cmx__gpu_args_init(&args);
+  CMX__GPU_ARG(&args, a);
+  CMX__GPU_ARG(&args, s);
+  CMX__GPU_ARG(&args, u);
+  CMX__GPU_ARG(&args, vt);
+  CMX__GPU_ARG(&args, batch);
+  CMX__GPU_ARG(&args, m);
+  CMX__GPU_ARG(&args, n);
+  CMX__GPU_ARG(&args, uv);
+  if (st != CMX_OK) return st;
+  return jacobi_launch(j, CMX__LA_K_JACOBI_SVD, nt, shared, &args);
+}
+
 cmx_status cmx__gpu_eigh(const cmx_primitive* p, const cmx_array* in, int nin,
                          const cmx_array* out, int nout) {
   (void)nin;
@@ -113,8 +201,11 @@ cmx_status cmx__gpu_eigh(const cmx_primitive* p, const cmx_array* in, int nin,
   cmx__la_job j;
   bool empty;
   cmx_status st =
-      cmx__la_begin(&j, p, "linalg::eigh", in[0], out, nout, &empty);
+      cmx__la_setup(&j, p, "linalg::eigh", in[0], out, nout, &empty);
   if (st != CMX_OK || empty) return st;
+  if (jacobi_on(j.n, j.n))
+    return cmx__la_finish(&j, jacobi_eigh(&j, in, out, q), out, nout);
+  if ((st = cmx__solver_get(j.dev, j.op, &j.h)) != CMX_OK) return st;
   eig_ctx c = {.jobz = q->vectors ? CMX__EIG_VECTOR : CMX__EIG_NOVECTOR,
                .uplo = q->upper ? CMX__FILL_LOWER : CMX__FILL_UPPER,
                .batched = j.n <= 32};
@@ -144,12 +235,15 @@ cmx_status cmx__gpu_svd(const cmx_primitive* p, const cmx_array* in, int nin,
   int uv = ((const cmx__svd_params*)cmx_primitive_params(p))->uv;
   cmx__la_job j;
   bool empty;
-  cmx_status st = cmx__la_begin(&j, p, "linalg::svd", in[0], out, nout, &empty);
+  cmx_status st = cmx__la_setup(&j, p, "linalg::svd", in[0], out, nout, &empty);
   if (st != CMX_OK) return st;
   if (empty) {
     st = cmx__la_fill_empty(&j, out, nout, uv);
     return cmx__la_finish(&j, st, out, nout);
   }
+  if (jacobi_on(j.m, j.n))
+    return cmx__la_finish(&j, jacobi_svd(&j, in, out, uv), out, nout);
+  if ((st = cmx__solver_get(j.dev, j.op, &j.h)) != CMX_OK) return st;
   int64_t m = j.m, n = j.n, k = m < n ? m : n, e = j.esz;
   eig_ctx c = {.jobz = uv ? CMX__EIG_VECTOR : CMX__EIG_NOVECTOR,
                .batched = m <= 32 && n <= 32};

@@ -51,6 +51,10 @@ static inline int cmx__la_dtype(const cmx__la_job* j) {
   return j->dbl ? CMX__R_64F : CMX__R_32F;
 }
 
+/* cmx__la_begin without the solver handles (kernels of cmx's own). */
+cmx_status cmx__la_setup(cmx__la_job* j, const cmx_primitive* p, const char* op,
+                         cmx_array a, const cmx_array* out, int nout,
+                         bool* empty);
 /* Sets up j for input a (contiguous float32/float64, checked like the
  * CPU's kernel), allocates the outputs and gets the solver handles; *empty
  * when there is nothing to factor (handles not taken). */
