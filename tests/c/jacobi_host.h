@@ -24,6 +24,8 @@ static long long cmx_la_host_block;
 #define CMX_LA_NT 1
 #define CMX_LA_SYNC() ((void)0)
 #define CMX_LA_NAN ((T)NAN)
+#define CMX_LA_BLOCK cmx_la_host_block
+#define CMX_LA_SHARED(sm) unsigned char* sm = cmx_la_host_smem
 #define CMX_LA_FOR_SUM(i, total) for (int i = 0; i < (total); i++)
 #define CMX_LA_FOR(i, total)                                                  \
   for (int i = jh_reverse ? (total)-1 : 0; jh_reverse ? i >= 0 : i < (total); \

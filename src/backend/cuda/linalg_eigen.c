@@ -129,40 +129,38 @@ static unsigned jacobi_threads(int64_t items) {
   return (unsigned)(t < 32 ? 32 : t > 256 ? 256 : t);
 }
 
+/* Launches Jacobi kernel `kernel` (one block a matrix) with arguments:
+ * the np device pointers p, the batch, the three ints x. */
 static cmx_status jacobi_launch(const cmx__la_job* j, int kernel,
                                 unsigned threads, size_t shared,
-                                const cmx__gpu_args* a) {
+                                const CUdeviceptr* p, int np, const int* x) {
   const cmx__gpu_kernel* k =
       cmx__gpu_kernel_get(j->dev, &cmx__gpu_family_linalg, j->dbl, kernel);
   if (!k) return cmx_last_status();
+  cmx__gpu_args args;
+  cmx__gpu_args_init(&args);
+  for (int i = 0; i < np; i++) CMX__GPU_ARG(&args, p[i]);
+  long long batch = j->batch;
+  CMX__GPU_ARG(&args, batch);
+  for (int i = 0; i < 3; i++) CMX__GPU_ARG(&args, x[i]);
   cmx__gpu_cfg cfg = {.grid = {(unsigned)j->batch, 1, 1},
                       .block = {threads, 1, 1},
                       .shared = shared};
-  return cmx__gpu_launch(j->op, k, &cfg, a);
+  return cmx__gpu_launch(j->op, k, &cfg, &args);
 }
 
 /* Eigh (kernel cmx_la_jacobi_eigh; its shared memory as it lays it out). */
 static cmx_status jacobi_eigh(cmx__la_job* j, const cmx_array* in,
                               const cmx_array* out, const cmx__eigh_params* q) {
   cmx_status st = CMX_OK;
-  int n = (int)j->n, P = (n + 1) / 2, upper = q->upper, vec = q->vectors;
+  int n = (int)j->n, P = (n + 1) / 2, x[3] = {n, q->upper, q->vectors};
   unsigned nt = jacobi_threads((int64_t)P * n);
   size_t shared = (size_t)j->esz * (size_t)(2 * n * (n + 1) + 5 * P + n + nt) +
                   sizeof(int) * (size_t)n;
-  CUdeviceptr a = cmx__la_ptr(j, in[0], &st), w = cmx__la_ptr(j, out[0], &st),
-              v = vec ? cmx__la_ptr(j, out[1], &st) : 0;
-  long long batch = j->batch;
-  cmx__gpu_args args;
-  cmx__gpu_args_init(&args);
-  CMX__GPU_ARG(&args, a);
-  CMX__GPU_ARG(&args, w);
-  CMX__GPU_ARG(&args, v);
-  CMX__GPU_ARG(&args, batch);
-  CMX__GPU_ARG(&args, n);
-  CMX__GPU_ARG(&args, upper);
-  CMX__GPU_ARG(&args, vec);
+  CUdeviceptr p[3] = {cmx__la_ptr(j, in[0], &st), cmx__la_ptr(j, out[0], &st),
+                      q->vectors ? cmx__la_ptr(j, out[1], &st) : 0};
   if (st != CMX_OK) return st;
-  return jacobi_launch(j, CMX__LA_K_JACOBI_EIGH, nt, shared, &args);
+  return jacobi_launch(j, CMX__LA_K_JACOBI_EIGH, nt, shared, p, 3, x);
 }
 
 /* SVD (kernel cmx_la_jacobi_svd; its shared memory as it lays it out). */
@@ -170,28 +168,17 @@ static cmx_status jacobi_svd(cmx__la_job* j, const cmx_array* in,
                              const cmx_array* out, int uv) {
   cmx_status st = CMX_OK;
   int m = (int)j->m, n = (int)j->n, R = m > n ? m : n, C = m < n ? m : n;
-  int P = (C + 1) / 2;
+  int P = (C + 1) / 2, x[3] = {m, n, uv};
   unsigned nt = jacobi_threads((int64_t)P * R);
   size_t tees = (size_t)((uv ? R : C) * (R + 1) + (uv ? C * (C + 1) : 0) +
                          2 * P + 2 * R + (int)nt);
   size_t shared = (size_t)j->esz * tees + sizeof(int) * (size_t)(2 * R + 1);
-  CUdeviceptr a = cmx__la_ptr(j, in[0], &st),
-              s = cmx__la_ptr(j, out[uv ? 1 : 0], &st),
-              u = uv ? cmx__la_ptr(j, out[0], &st) : 0,
-              vt = uv ? cmx__la_ptr(j, out[2], &st) : 0;
-  long long batch = j->batch;
-  cmx__gpu_args args;
-  cmx__gpu_args_init(&args);
-  CMX__GPU_ARG(&args, a);
-  CMX__GPU_ARG(&args, s);
-  CMX__GPU_ARG(&args, u);
-  CMX__GPU_ARG(&args, vt);
-  CMX__GPU_ARG(&args, batch);
-  CMX__GPU_ARG(&args, m);
-  CMX__GPU_ARG(&args, n);
-  CMX__GPU_ARG(&args, uv);
+  CUdeviceptr p[4] = {cmx__la_ptr(j, in[0], &st),
+                      cmx__la_ptr(j, out[uv ? 1 : 0], &st),
+                      uv ? cmx__la_ptr(j, out[0], &st) : 0,
+                      uv ? cmx__la_ptr(j, out[2], &st) : 0};
   if (st != CMX_OK) return st;
-  return jacobi_launch(j, CMX__LA_K_JACOBI_SVD, nt, shared, &args);
+  return jacobi_launch(j, CMX__LA_K_JACOBI_SVD, nt, shared, p, 4, x);
 }
 
 cmx_status cmx__gpu_eigh(const cmx_primitive* p, const cmx_array* in, int nin,

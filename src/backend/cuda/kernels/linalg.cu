@@ -241,6 +241,11 @@ extern "C" __global__ void cmx_la_cov_sqrt(const float* in, float* out,
 #define CMX_LA_FOR_SUM(i, total) CMX_LA_FOR(i, total)
 #define CMX_LA_DEV __device__ static inline
 #define CMX_LA_NAN ((T)__int_as_float(0x7fc00000))
+#define CMX_LA_BLOCK ((long long)blockIdx.x)
+// sm: the block's dynamic shared memory
+#define CMX_LA_SHARED(sm)                                      \
+  extern __shared__ __align__(16) unsigned char cmx_la_smem[]; \
+  unsigned char* sm = cmx_la_smem
 #endif
 #define CMX_LA_SQRT(x) \
   (sizeof(T) == 4 ? (T)sqrtf((float)(x)) : (T)sqrt((double)(x)))
@@ -348,19 +353,12 @@ CMX_LA_DEV void cmx_la_rank(const T* d, int n, int desc, int* rank) {
 // (rows p and q, then columns p and q); it stops when the off-diagonal
 // norm is at most eps times the Frobenius norm (invariant), or after
 // CMX_LA_SWEEPS. Shared: A and V (n x (n + 1) each), 5 N/2 + n + NT T
-// (N: n rounded up to even),
-// n ints.
+// (N: n rounded up to even), n ints.
 #if !defined(CMX_ONLY) || defined(CMX_ONLY_cmx_la_jacobi_eigh)
 CMX_LA_KERNEL void cmx_la_jacobi_eigh(const T* in, T* w, T* v, long long batch,
                                       int n, int upper, int vectors) {
-#ifdef CMX_LA_HOST
-  unsigned char* sm = cmx_la_host_smem;
-  long long b = cmx_la_host_block;
-#else
-  extern __shared__ __align__(16) unsigned char cmx_la_smem[];
-  unsigned char* sm = cmx_la_smem;
-  long long b = blockIdx.x;
-#endif
+  CMX_LA_SHARED(sm);
+  long long b = CMX_LA_BLOCK;
   if (b >= batch) return;
   int ld = n + 1, N = n + (n & 1), P = N / 2;
   T* A = (T*)sm;
@@ -478,17 +476,12 @@ CMX_LA_DEV void cmx_la_put(const T* M, int ldm, int D, const int* rank, int nr,
 
 CMX_LA_KERNEL void cmx_la_jacobi_svd(const T* in, T* s, T* u, T* vt,
                                      long long batch, int m, int n, int uv) {
-#ifdef CMX_LA_HOST
-  unsigned char* sm = cmx_la_host_smem;
-  long long b = cmx_la_host_block;
-#else
-  extern __shared__ __align__(16) unsigned char cmx_la_smem[];
-  unsigned char* sm = cmx_la_smem;
-  long long b = blockIdx.x;
-#endif
+  CMX_LA_SHARED(sm);
+  long long b = CMX_LA_BLOCK;
   if (b >= batch) return;
   int tall = m >= n, R = tall ? m : n, C = tall ? n : m;
   int ld = R + 1, ldv = C + 1, N = C + (C & 1), P = N / 2;
+  int L = R + (uv ? C : 0);
   T* W = (T*)sm;
   T* V = W + (uv ? R : C) * ld;
   T* cs = V + (uv ? C * ldv : 0);
@@ -537,22 +530,18 @@ CMX_LA_KERNEL void cmx_la_jacobi_svd(const T* in, T* s, T* u, T* vt,
         }
       }
       CMX_LA_SYNC();
-      CMX_LA_FOR(e, P * R) {
-        int i = e / R, k = e % R, p, q;
+      // columns p and q of W (items k < R) and of V
+      CMX_LA_FOR(e, P * L) {
+        int i = e / L, k = e % L, p, q;
         if (sn[i] == (T)0) continue;
         cmx_la_pair(N, step, i, &p, &q);
-        T x = W[p * ld + k], y = W[q * ld + k];
-        W[p * ld + k] = cs[i] * x - sn[i] * y;
-        W[q * ld + k] = sn[i] * x + cs[i] * y;
+        T* M = k < R ? W : V;
+        int l = k < R ? ld : ldv;
+        k = k < R ? k : k - R;
+        T x = M[p * l + k], y = M[q * l + k];
+        M[p * l + k] = cs[i] * x - sn[i] * y;
+        M[q * l + k] = sn[i] * x + cs[i] * y;
       }
-      if (uv) CMX_LA_FOR(e, P * C) {
-          int i = e / C, k = e % C, p, q;
-          if (sn[i] == (T)0) continue;
-          cmx_la_pair(N, step, i, &p, &q);
-          T x = V[p * ldv + k], y = V[q * ldv + k];
-          V[p * ldv + k] = cs[i] * x - sn[i] * y;
-          V[q * ldv + k] = sn[i] * x + cs[i] * y;
-        }
       CMX_LA_SYNC();
     }
     int rotated = *flag;
