@@ -9,14 +9,15 @@
  * = A (V diag(w) V^T = A), orthogonal U and V, the order of the values,
  * and the values against the CPU's (LAPACK), in float32 and float64, for
  * n = 1, 2, 3, 17, 32, 33, 64 and non-square shapes, batches of 1 to 300,
- * random, rank-deficient, repeated-eigenvalue and zero matrices, and a
+ * random, rank-deficient, repeated-eigenvalue, zero and huge (squares
+ * past float32's range) matrices, and a
  * non-finite matrix inside a batch (NaN results for it alone). */
 #include "harness.h"
 #include "jacobi_host.h"
 
-enum { RANDOM, RANK_DEFICIENT, REPEATED, ZERO, NKINDS };
-static const char* const kind_names[] = {"random", "rank-deficient", "repeated",
-                                         "zero"};
+enum { RANDOM, RANK_DEFICIENT, REPEATED, ZERO, HUGE_VALUES, NKINDS };
+static const char* const kind_names[NKINDS] = {"random", "rank-deficient",
+                                               "repeated", "zero", "huge"};
 
 static double urand(uint64_t* s) {
   *s = *s * 6364136223846793005ULL + 1442695040888963407ULL;
@@ -31,7 +32,10 @@ static void make(double* a, long long batch, int m, int n, int kind,
   int k = m < n ? m : n, r = k / 2;
   for (long long b = 0; b < batch; b++) {
     double* x = a + b * m * n;
-    for (int e = 0; e < m * n; e++) x[e] = kind == RANDOM ? urand(seed) : 0;
+    /* HUGE_VALUES: squares overflow float32 (the kernels scale first) */
+    double big = kind == HUGE_VALUES ? 1e20 : 1;
+    for (int e = 0; e < m * n; e++)
+      x[e] = kind == RANDOM || kind == HUGE_VALUES ? big * urand(seed) : 0;
     if (kind == RANK_DEFICIENT) { /* (m x r) (r x n) */
       double* f = malloc(sizeof(double) * (size_t)(m + n) * (r ? r : 1));
       for (int e = 0; e < (m + n) * r; e++) f[e] = urand(seed);

@@ -225,8 +225,8 @@ extern "C" __global__ void cmx_la_cov_sqrt(const float* in, float* out,
 // work of a step is split in phases between barriers; within a phase no
 // item reads what another writes (tests/c/test_linalg_jacobi.c runs these
 // kernels on the host, items in both orders, and checks that). Matrices
-// are scaled by their largest magnitude first (no overflow in the squared
-// norms), non-finite ones give NaN results as on the CPU.
+// are scaled by a power of 2 near their largest magnitude first (no overflow in
+// the squared norms), non-finite ones give NaN results as on the CPU.
 #if !defined(CMX_ONLY) || defined(CMX_ONLY_cmx_la_jacobi_eigh) || \
     defined(CMX_ONLY_cmx_la_jacobi_svd)
 #ifndef CMX_LA_HOST
@@ -299,8 +299,8 @@ CMX_LA_DEV void cmx_la_rotation(T a, T b, T g, T* c, T* s, T* t) {
 
 // Loads the row-major r x c matrix src into columns of dst (column j at
 // j * ld: dst[j * ld + i] = src[i][j], or src[j][i] when trans) scaled by
-// 1 / its largest magnitude; returns that scale, or -1 when some element
-// is not finite.
+// 1 / the power of 2 that brings its largest magnitude into [1, 2);
+// returns that scale, or -1 when some element is not finite.
 CMX_LA_DEV T cmx_la_load(const T* src, T* dst, int r, int c, int ld, int trans,
                          T* part) {
   T amax = (T)0;
@@ -319,7 +319,9 @@ CMX_LA_DEV T cmx_la_load(const T* src, T* dst, int r, int c, int ld, int trans,
   T flag = cmx_la_reduce(part, bad ? (T)1 : (T)0, 1);
   if (flag > (T)0) return (T)-1;
   amax = cmx_la_reduce(part, amax, 1);
-  T scale = amax > (T)0 ? amax : (T)1;
+  int ex = 1;
+  if (amax > (T)0) frexp((double)amax, &ex);
+  T scale = (T)ldexp(1.0, ex - 1); /* a power of 2: exact */
   CMX_LA_FOR(e, r * c) {
     int i = e / c, j = e % c;
     if (trans)
