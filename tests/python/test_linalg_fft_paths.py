@@ -1,7 +1,7 @@
 """mx.linalg and mx.fft over the sizes that pick different code paths on
 the GPU (cuSOLVER/cuBLAS batched routines for batches of small matrices,
-Jacobi solvers up to 32x32, looped 64-bit routines for single or large
-matrices; cuFFT plans over the last axis, strided over inner axes, and
+cmx's batched Jacobi eigh/svd up to 64x64 (cuSOLVER's up to 32x32 with
+CMX_CUDA_JACOBI=0), looped 64-bit routines for single or large matrices; cuFFT plans over the last axis, strided over inner axes, and
 executed per outer index): results against NumPy and reconstruction
 identities on every device, non-finite and singular matrices inside a
 batch, and the GPU's results against the CPU's."""
