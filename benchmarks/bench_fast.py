@@ -25,8 +25,8 @@ fused rope), 4-bit quantized_matmul (1, 4096) x (4096, 4096)^T group 64
 as a fraction of the bandwidth floor of its bytes (16 different weight
 matrices take turns, so L2 does not hold them; the bandwidth is torch's
 device-to-device copy of 1 GiB, bytes read plus written), and its
-64-row prompt shape beside torch's bfloat16 matmul of the dequantized
-matrix; attention (decode: L 1 against a 4096 cache; prompt: B 4, H 32,
+prompt shapes (8, 16, 64, 512 rows) beside torch's bfloat16 matmul of
+the dequantized matrix; attention (decode: L 1 against a 4096 cache; prompt: B 4, H 32,
 L 4096, D 128, causal) against torch's scaled_dot_product_attention (cmx
 runs its composite there: no fused GPU kernel yet).
 """
@@ -180,7 +180,7 @@ def qmm(reps):
         [("numpy f32", lambda: xm @ wd.T)], reps, 3)
 
 
-def gpu_main(reps):
+def gpu_main(reps, quant_only=False):
     import torch
     import torch.nn.functional as F
 
@@ -223,6 +223,14 @@ def gpu_main(reps):
         x = RNG.standard_normal(shape).astype(np.float32)
         return mx.array(x).astype(bf), torch.from_numpy(x).to(dev, torch.bfloat16)
 
+    if not quant_only:
+        norms_rope_gpu(reps, report, both, dev, F, torch)
+    quant_gpu(reps, report, dev, torch)
+    if not quant_only:
+        attention_gpu(reps, report, both, F)
+
+
+def norms_rope_gpu(reps, report, both, dev, F, torch):
     print("1. norms and rope, bfloat16")
     xa, tx = both((8192, 4096))
     wa, tw = both((4096,))
@@ -249,6 +257,10 @@ def gpu_main(reps):
                                   scale=1.0, offset=0),
            t_rope, 20, 2 * ra.nbytes)
 
+
+
+def quant_gpu(reps, report, dev, torch):
+    bf = mx.bfloat16
     print("2. 4-bit quantized_matmul, bfloat16, group 64")
     src = torch.empty(1 << 28, dtype=torch.float32, device=dev)
     dst = torch.empty_like(src)
@@ -282,13 +294,21 @@ def gpu_main(reps):
     print(f"   bytes {nbytes / 1e6:.2f} MB; copy bandwidth {bw / 1e9:.0f} GB/s; "
           f"floor {floor * 1e6:.2f} us; cmx reaches {floor / t:.2f} of the floor "
           f"(torch: bfloat16 matvec of the dequantized matrix, 4x the bytes)")
-    xm = mx.array(RNG.standard_normal((64, 4096)).astype(np.float32)).astype(bf)
-    mx.eval(xm)
-    txm = torch.from_numpy(np.array(xm.astype(mx.float32))).to(dev, torch.bfloat16)
-    report("qmm (64, 4096) x (4096, 4096)^T",
-           lambda i: mx.quantized_matmul(xm, *ws[i % NW]),
-           lambda i: txm @ wd.T, 32)
+    # CMX_QMM_PATH: the kernel the shape picks ("") and the others
+    for rows, number in [(8, 64), (16, 64), (64, 32), (128, 16), (512, 16)]:
+        xm = mx.array(RNG.standard_normal((rows, 4096)).astype(np.float32)).astype(bf)
+        mx.eval(xm)
+        txm = torch.from_numpy(np.array(xm.astype(mx.float32))).to(dev, torch.bfloat16)
+        for path in ["", "mma", "gemm"]:
+            os.environ["CMX_QMM_PATH"] = path
+            report(f"qmm ({rows}, 4096) x (4096, 4096)^T {path or 'auto'}",
+                   lambda i: mx.quantized_matmul(xm, *ws[i % NW]),
+                   lambda i: txm @ wd.T, number)
+        os.environ.pop("CMX_QMM_PATH")
     del ws
+
+
+def attention_gpu(reps, report, both, F):
 
     print("3. attention, bfloat16 (cmx: the composite, no fused GPU kernel yet)")
     for (B, H, L, S, D, causal, number) in [(1, 32, 1, 4096, 128, False, 32),
@@ -309,13 +329,15 @@ def main():
     ap = argparse.ArgumentParser()
     ap.add_argument("--quick", action="store_true")
     ap.add_argument("--device", choices=["cpu", "gpu"], default="cpu")
+    ap.add_argument("--quant-only", action="store_true",
+                    help="--device gpu: the quantized_matmul section alone")
     a = ap.parse_args()
     reps = 2 if a.quick else 5
     if a.device == "gpu":
         if not mx.is_available(mx.gpu):
             print("bench_fast --device gpu: no GPU here")
             return
-        gpu_main(reps)
+        gpu_main(reps, a.quant_only)
         return
     print(f"threads: {os.cpu_count()} cpus; torch: "
           f"{torch.__version__ if torch else 'not installed'}")

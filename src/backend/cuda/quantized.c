@@ -1,31 +1,59 @@
 /* GPU kernels of Quantize, Dequantize and QuantizedMatmul (affine mode;
  * kernels/quantized.cu; contracts in primitives/quantized.h). One variant
- * per (float dtype, bit width). The packed weights are read directly,
- * never dequantized into a copy:
- *   - transpose with at most 8 rows of x (decoding): the matrix-vector
- *     kernel, a warp per weight row reading its packed words with 16-byte
- *     loads, x staged as float32 in shared memory;
- *   - otherwise a tiled kernel (64 x 64 outputs a block; each 32-deep
- *     tile of W dequantized into shared memory), for both transposes.
+ * per (float dtype, bit width). QuantizedMatmul takes one of four paths:
+ *   - transpose with at most QMV_MAXM rows of x (decoding): the
+ *     matrix-vector kernels (cmx_qmv<MT>, MT = 1, 2, 4, 8 rows of x a
+ *     block), reading the packed words directly with 16-byte loads, R
+ *     weight rows a block, K split over the block's threads;
+ *   - 16-bit x, other shapes up to MMA_MAXM rows: the tensor-core kernel
+ *     (W's tiles dequantized into shared memory, mma.sync), K split when
+ *     the grid is small;
+ *   - more rows, when cuBLASLt is there and the batch is one strided
+ *     run: the weights dequantized into a scratch matrix of the output
+ *     dtype (the Dequantize kernel), then one cuBLASLt product;
+ *   - otherwise the tiled kernel (64 x 64 outputs a block; each 32-deep
+ *     tile of W dequantized into shared memory, float32), both transposes.
  * Quantize takes a thread per group, Dequantize a thread per value, with
  * the CPU's formulas (quantize bit for bit: same float32 operations). */
 #include "primitives/quantized.h"
 
 #include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
 
 #include "backend/cuda/gpu.h"
 #include "backend/cuda/kernels.h"
+#include "core/internal.h"
 #include "core/layout.h"
 #include "primitives/registry.h"
 
 static const char* const k_preamble[] = {"ew_bind", "ew_scalar", NULL};
 
-enum { K_QUANTIZE, K_DEQUANTIZE, K_QMV_T, K_QMM_T, K_QMM_N };
-static const char* const k_kernels[] = {"cmx_quantize", "cmx_dequantize",
-                                        "cmx_qmv_t",    "cmx_qmm_t",
-                                        "cmx_qmm_n",    NULL};
+enum {
+  K_QUANTIZE,
+  K_DEQUANTIZE,
+  K_QMM_T,
+  K_QMM_N,
+  K_QMV1,
+  K_QMV2,
+  K_QMV4,
+  K_QMV8,
+  K_QMMA_T,
+  K_QMMA_N,
+  K_QMM_SUM
+};
+static const char* const k_kernels[] = {
+    "cmx_quantize", "cmx_dequantize", "cmx_qmm_t",   "cmx_qmm_n",
+    "cmx_qmv1",     "cmx_qmv2",       "cmx_qmv4",    "cmx_qmv8",
+    "cmx_qmma_t",   "cmx_qmma_n",     "cmx_qmm_sum", NULL};
 
-enum { QMV_MAXM = 8, QMV_WARPS = 8, QMM_T = 64 };
+/* QMV_MAXM: the most rows of x the matrix-vector kernels take (they take
+ * any number, in blocks of 8, but past 8 the tensor-core kernel was
+ * faster on an H100: 8 rows 43 us, 16 rows 77 us against 67 us); MMA_MAXM: the
+ * most the tensor-core kernel takes (16-bit x; both transposes); GEMM_MINM: the
+ * fewest the dequantize + cuBLASLt path takes (beyond those); QMM_T: the output
+ * tile of the tiled and tensor-core kernels. */
+enum { QMV_MAXM = 8, MMA_MAXM = 128, GEMM_MINM = 9, QMM_T = 64 };
 
 static bool q_dtype_ok(cmx_dtype dt) {
   return dt == CMX_FLOAT16 || dt == CMX_BFLOAT16 || dt == CMX_FLOAT32;
@@ -50,8 +78,9 @@ static bool q_variant(int v, cmx__gpu_variant* out) {
   size_t n = sizeof out->prelude;
   int w = cmx__gpu_float_prelude(out->prelude, n, "CMX_Q", dt);
   if (w <= 0 || (size_t)w >= n) return false;
-  int w2 = snprintf(out->prelude + w, n - (size_t)w, "#define CMX_Q_BITS %d\n",
-                    bits);
+  int mma = dt == CMX_FLOAT16 ? 1 : dt == CMX_BFLOAT16 ? 2 : 0;
+  int w2 = snprintf(out->prelude + w, n - (size_t)w,
+                    "#define CMX_Q_BITS %d\n#define CMX_Q_MMA %d\n", bits, mma);
   return w2 > 0 && (size_t)(w + w2) < n;
 }
 
@@ -134,6 +163,41 @@ cmx_status cmx__gpu_quantize(const cmx_primitive* p, const cmx_array* in,
   return st;
 }
 
+/* One Dequantize launch: the rows of layout X (over the output, written
+ * row-major, then w, scales, biases) of K values each, into y; wl, sl,
+ * bl: the last-axis strides of w, scales, biases; sdt, bdt: the scales'
+ * and biases' dtypes. */
+typedef struct {
+  int dev, g, bits;
+  cmx_dtype dt, sdt, bdt;
+  CUdeviceptr w, sc, bi, y;
+  long long nrows, K, wl, sl, bl;
+} deq_job;
+
+static cmx_status deq_launch(const char* op, const deq_job* d,
+                             const cmx__gpu_layout* X) {
+  const cmx__gpu_kernel* k = get_kernel(d->dev, d->dt, d->bits, K_DEQUANTIZE);
+  if (!k) return cmx_last_status();
+  int sc = ld_code(d->sdt), bc = ld_code(d->bdt);
+  cmx__gpu_cfg cfg = cmx__gpu_cfg_for(k, d->nrows * d->K);
+  cmx__gpu_args args;
+  cmx__gpu_args_init(&args);
+  CMX__GPU_ARG(&args, d->w);
+  CMX__GPU_ARG(&args, d->sc);
+  CMX__GPU_ARG(&args, d->bi);
+  CMX__GPU_ARG(&args, d->y);
+  CMX__GPU_ARG(&args, d->nrows);
+  CMX__GPU_ARG(&args, d->K);
+  CMX__GPU_ARG(&args, d->g);
+  CMX__GPU_ARG(&args, d->wl);
+  CMX__GPU_ARG(&args, d->sl);
+  CMX__GPU_ARG(&args, d->bl);
+  CMX__GPU_ARG(&args, sc);
+  CMX__GPU_ARG(&args, bc);
+  cmx__gpu_args_layout(&args, X);
+  return cmx__gpu_launch(op, k, &cfg, &args);
+}
+
 cmx_status cmx__gpu_dequantize(const cmx_primitive* p, const cmx_array* in,
                                int nin, const cmx_array* out, int nout) {
   (void)nin, (void)nout;
@@ -150,28 +214,24 @@ cmx_status cmx__gpu_dequantize(const cmx_primitive* p, const cmx_array* in,
   st = ptrs(dev, arrs, 4, pp);
   if (st != CMX_OK) return st;
   int nd = o->ndim;
-  long long K = o->dims[nd - 1], nrows = o->size / K;
-  long long wl = CMX__STRIDES(in[0])[nd - 1], sl = CMX__STRIDES(in[1])[nd - 1],
-            bl = CMX__STRIDES(in[2])[nd - 1];
-  int g = q->group_size, sc = ld_code(in[1]->dtype), bc = ld_code(in[2]->dtype);
+  deq_job d = {.dev = dev,
+               .g = q->group_size,
+               .bits = q->bits,
+               .dt = o->dtype,
+               .sdt = in[1]->dtype,
+               .bdt = in[2]->dtype,
+               .w = pp[0],
+               .sc = pp[1],
+               .bi = pp[2],
+               .y = pp[3],
+               .K = o->dims[nd - 1],
+               .wl = CMX__STRIDES(in[0])[nd - 1],
+               .sl = CMX__STRIDES(in[1])[nd - 1],
+               .bl = CMX__STRIDES(in[2])[nd - 1]};
+  d.nrows = o->size / d.K;
   cmx__gpu_layout X;
   rows_layout(&X, (cmx_array[]){o, in[0], in[1], in[2]}, 4, nd - 1);
-  const cmx__gpu_kernel* k = get_kernel(dev, o->dtype, q->bits, K_DEQUANTIZE);
-  if (!k) return cmx_last_status();
-  cmx__gpu_cfg cfg = cmx__gpu_cfg_for(k, o->size);
-  cmx__gpu_args args;
-  cmx__gpu_args_init(&args);
-  for (int i = 0; i < 4; i++) CMX__GPU_ARG(&args, pp[i]);
-  CMX__GPU_ARG(&args, nrows);
-  CMX__GPU_ARG(&args, K);
-  CMX__GPU_ARG(&args, g);
-  CMX__GPU_ARG(&args, wl);
-  CMX__GPU_ARG(&args, sl);
-  CMX__GPU_ARG(&args, bl);
-  CMX__GPU_ARG(&args, sc);
-  CMX__GPU_ARG(&args, bc);
-  cmx__gpu_args_layout(&args, &X);
-  st = cmx__gpu_launch("dequantize", k, &cfg, &args);
+  st = deq_launch("dequantize", &d, &X);
   if (st == CMX_OK) cmx_kernel_mark_device_written(o);
   return st;
 }
@@ -181,90 +241,309 @@ cmx_status cmx__gpu_dequantize(const cmx_primitive* p, const cmx_array* in,
 typedef struct {
   CUdeviceptr x, w, sc, bi, y;
   long long M, N, K, xm, xk, wr, sr, br;
-  int g, scode, bcode, kt;
+  int g, scode, bcode;
 } qmm_args;
+
+/* A QuantizedMatmul call, gathered once for every path. */
+typedef struct {
+  const char* op;
+  int dev, bits, transpose, nd;
+  cmx_dtype dt;
+  cmx_array x, w, sc, bi, o;
+  qmm_args A;
+  long long nbatch;
+  cmx__gpu_layout Bt; /* batch: output (row-major), x, w, scales, biases */
+} qmm_call;
+
+static bool aligned(uint64_t v, uint64_t a) {
+  return v % a == 0;
+}
+
+/* Whether x can be read by 16-byte loads: contiguous rows, every row
+ * start aligned. */
+static int x_vec(const qmm_call* c) {
+  const qmm_args* A = &c->A;
+  size_t esz = cmx_dtype_size(c->dt);
+  int xvec = A->xk == 1 && aligned(A->x, 16) &&
+             (A->M == 1 || aligned((uint64_t)A->xm * esz, 16));
+  for (int d = 0; d < c->Bt.ndim; d++)
+    xvec = xvec && aligned((uint64_t)c->Bt.strides[1][d] * esz, 16);
+  return xvec;
+}
+
+/* The matrix-vector kernels: ceil(M / MT) blocks of MT rows of x per R
+ * weight rows. */
+static cmx_status qmv_launch(const qmm_call* c) {
+  const qmm_args* A = &c->A;
+  int MT = A->M <= 1 ? 1 : A->M <= 2 ? 2 : A->M <= 4 ? 4 : 8;
+  int kernel = MT == 1 ? K_QMV1 : MT == 2 ? K_QMV2 : MT == 4 ? K_QMV4 : K_QMV8;
+  int R = 2; /* cmx_qmv_rows in quantized.cu */
+  const cmx__gpu_kernel* k = get_kernel(c->dev, c->dt, c->bits, kernel);
+  if (!k) return cmx_last_status();
+  long long mblocks = (A->M + MT - 1) / MT, nblocks = (A->N + R - 1) / R;
+  long long blocks = mblocks * nblocks, nch = A->K / 32;
+  if (blocks > 0x7fffffffLL)
+    return cmx_kernel_error(CMX_ERR_VALUE, "[%s] too many output columns",
+                            c->op);
+  /* threads split K: 128 a block, more while the grid is too small to
+   * fill the device and every thread still gets a chunk, fewer when K is
+   * short */
+  const cmx__gpu_device* gd = cmx__gpu_device_get(c->dev);
+  long long fill = (gd ? gd->sm_count : 132) * 1024LL;
+  long long T = 128;
+  while (T < 512 && 2 * T <= nch && blocks * c->nbatch * T < fill) T *= 2;
+  if (nch < T) T = nch < 32 ? 32 : (nch + 31) / 32 * 32;
+  /* packed row starts: the widest alignment (words) all of them have */
+  int wal = 4;
+  while (wal > 1) {
+    bool ok = aligned(A->w, 4ull * (uint64_t)wal) &&
+              aligned((uint64_t)A->wr, (uint64_t)wal);
+    for (int d = 0; d < c->Bt.ndim; d++)
+      ok = ok && aligned((uint64_t)c->Bt.strides[2][d], (uint64_t)wal);
+    if (ok) break;
+    wal /= 2;
+  }
+  int xvec = x_vec(c);
+  cmx__gpu_cfg cfg = {
+      {(unsigned)blocks, (unsigned)c->nbatch, 1}, {(unsigned)T, 1, 1}, 0};
+  cmx__gpu_args args;
+  cmx__gpu_args_init(&args);
+  CMX__GPU_ARG(&args, *A);
+  CMX__GPU_ARG(&args, wal);
+  CMX__GPU_ARG(&args, xvec);
+  cmx__gpu_args_layout(&args, &c->Bt);
+  return cmx__gpu_launch(c->op, k, &cfg, &args);
+}
+
+/* The tiled kernel (any M, either transpose). */
+static cmx_status tiled_launch(const qmm_call* c) {
+  const qmm_args* A = &c->A;
+  const cmx__gpu_kernel* k =
+      get_kernel(c->dev, c->dt, c->bits, c->transpose ? K_QMM_T : K_QMM_N);
+  if (!k) return cmx_last_status();
+  long long gy = (A->M + QMM_T - 1) / QMM_T;
+  if (gy > 65535)
+    return cmx_kernel_error(CMX_ERR_VALUE, "[%s] too many rows (%lld)", c->op,
+                            (long long)A->M);
+  cmx__gpu_cfg cfg = {{(unsigned)((A->N + QMM_T - 1) / QMM_T), (unsigned)gy,
+                       (unsigned)c->nbatch},
+                      {256, 1, 1},
+                      0};
+  cmx__gpu_args args;
+  cmx__gpu_args_init(&args);
+  CMX__GPU_ARG(&args, *A);
+  cmx__gpu_args_layout(&args, &c->Bt);
+  return cmx__gpu_launch(c->op, k, &cfg, &args);
+}
+
+/* The tensor-core kernel (16-bit x): 64 x 64 outputs a block, K split
+ * S ways when the grid would leave most of the device idle (the float32
+ * partials summed by cmx_qmm_sum). */
+static cmx_status mma_launch(const qmm_call* c) {
+  const qmm_args* A = &c->A;
+  const cmx__gpu_kernel* k =
+      get_kernel(c->dev, c->dt, c->bits, c->transpose ? K_QMMA_T : K_QMMA_N);
+  if (!k) return cmx_last_status();
+  long long gx = (A->N + QMM_T - 1) / QMM_T, gy = (A->M + QMM_T - 1) / QMM_T;
+  if (gy > 65535)
+    return cmx_kernel_error(CMX_ERR_VALUE, "[%s] too many rows (%lld)", c->op,
+                            (long long)A->M);
+  const cmx__gpu_device* gd = cmx__gpu_device_get(c->dev);
+  long long sm = gd ? gd->sm_count : 132, nch = A->K / 32;
+  long long blocks = gx * gy * c->nbatch;
+  int S = 1;
+  /* about 4 blocks an SM (a block's steps wait on their loads: the
+   * latency is hidden across blocks), at least 4 chunks a split */
+  while (blocks * S * 2 <= 4 * sm && nch / (S * 2) >= 4 &&
+         c->nbatch * S * 2 <= 65535)
+    S *= 2;
+  cmx__buffer* part = NULL;
+  long long n = c->nbatch * A->M * A->N;
+  if (S > 1) {
+    part = cmx__device_hooks->alloc_device((size_t)(S * n) * sizeof(float),
+                                           c->dev);
+    if (!part) return cmx_last_status();
+  }
+  CUdeviceptr pp = part ? part->dev : 0;
+  int xvec = x_vec(c);
+  cmx__gpu_cfg cfg = {
+      {(unsigned)gx, (unsigned)gy, (unsigned)(c->nbatch * S)}, {256, 1, 1}, 0};
+  cmx__gpu_args args;
+  cmx__gpu_args_init(&args);
+  CMX__GPU_ARG(&args, *A);
+  CMX__GPU_ARG(&args, S);
+  CMX__GPU_ARG(&args, xvec);
+  CMX__GPU_ARG(&args, pp);
+  cmx__gpu_args_layout(&args, &c->Bt);
+  cmx_status st = cmx__gpu_launch(c->op, k, &cfg, &args);
+  if (st == CMX_OK && part) {
+    const cmx__gpu_kernel* ks = get_kernel(c->dev, c->dt, c->bits, K_QMM_SUM);
+    if (!ks) st = cmx_last_status();
+    if (st == CMX_OK) {
+      cmx__gpu_cfg cs = cmx__gpu_cfg_for(ks, n);
+      cmx__gpu_args a2;
+      cmx__gpu_args_init(&a2);
+      CMX__GPU_ARG(&a2, pp);
+      CMX__GPU_ARG(&a2, A->y);
+      CMX__GPU_ARG(&a2, n);
+      CMX__GPU_ARG(&a2, S);
+      st = cmx__gpu_launch(c->op, ks, &cs, &a2);
+    }
+  }
+  if (part) cmx__buffer_release(part);
+  return st;
+}
+
+/* Dequantize + cuBLASLt, for a batch that is one strided run (Bt of at
+ * most one dim): the stored matrices (R x C each; one when the weights
+ * are the same for every batch entry) dequantized row-major into a
+ * scratch buffer of the output dtype, then one (batched) product. Sets
+ * *done to false (nothing launched) when the call does not fit. */
+static cmx_status gemm_path(const qmm_call* c, bool* done) {
+  *done = false;
+  const qmm_args* A = &c->A;
+  if (c->Bt.ndim > 1 || !cmx__cublaslt_available(NULL)) return CMX_OK;
+  long long R = c->transpose ? A->N : A->K, C = c->transpose ? A->K : A->N;
+  bool shared = true; /* one weight matrix for the whole batch */
+  for (int d = 0; d < c->Bt.ndim; d++)
+    for (int a = 2; a < 5; a++) shared = shared && c->Bt.strides[a][d] == 0;
+  long long nw = shared ? 1 : c->nbatch;
+  size_t esz = cmx_dtype_size(c->dt);
+  cmx__buffer* buf =
+      cmx__device_hooks->alloc_device((size_t)(nw * R * C) * esz, c->dev);
+  if (!buf) return cmx_last_status();
+  *done = true;
+  deq_job d = {.dev = c->dev,
+               .g = A->g,
+               .bits = c->bits,
+               .dt = c->dt,
+               .sdt = c->sc->dtype,
+               .bdt = c->bi->dtype,
+               .w = A->w,
+               .sc = A->sc,
+               .bi = A->bi,
+               .y = buf->dev,
+               .nrows = nw * R,
+               .K = C,
+               .wl = 1,
+               .sl = 1,
+               .bl = 1};
+  /* the rows: (batch when not shared, R), row-major in the scratch */
+  int64_t shape[2] = {nw, R}, rm[2] = {R * C, C};
+  int64_t ws[2] = {nw > 1 ? c->Bt.strides[2][0] : 0, A->wr},
+          ss[2] = {nw > 1 ? c->Bt.strides[3][0] : 0, A->sr},
+          bs[2] = {nw > 1 ? c->Bt.strides[4][0] : 0, A->br};
+  cmx__gpu_layout X;
+  cmx__gpu_layout_from(&X, shape, 2, (const int64_t* const[]){rm, ws, ss, bs},
+                       4);
+  cmx_status st = deq_launch(c->op, &d, &X);
+  if (st == CMX_OK) {
+    cmx__gpu_gemm_desc g = {.dt = c->dt,
+                            .M = A->M,
+                            .N = A->N,
+                            .K = A->K,
+                            .batch = c->nbatch,
+                            .a = A->x,
+                            .b = buf->dev,
+                            .d = A->y,
+                            .a_rs = A->xm,
+                            .a_cs = A->xk,
+                            .a_bs = c->Bt.ndim ? c->Bt.strides[1][0] : 0,
+                            .b_rs = c->transpose ? 1 : C,
+                            .b_cs = c->transpose ? C : 1,
+                            .b_bs = nw > 1 ? R * C : 0,
+                            .d_rs = A->N,
+                            .d_bs = A->M * A->N};
+    st = cmx__gpu_gemm(c->op, c->dev, &g);
+  }
+  cmx__buffer_release(buf);
+  return st;
+}
+
+/* CMX_QMM_PATH (tests, benchmarks) forces the kernel of products that
+ * are not matrix-vector ones: "mma" (16-bit x), "gemm" (dequantize +
+ * cuBLASLt where it fits), "tiled"; and with any of them, matrix-vector
+ * shapes too. Unset or anything else: the choice by shape. */
+typedef enum { PATH_AUTO, PATH_MMA, PATH_GEMM, PATH_TILED } qmm_path;
+static qmm_path forced_path(void) {
+  const char* e = getenv("CMX_QMM_PATH");
+  if (!e) return PATH_AUTO;
+  return strcmp(e, "mma") == 0     ? PATH_MMA
+         : strcmp(e, "gemm") == 0  ? PATH_GEMM
+         : strcmp(e, "tiled") == 0 ? PATH_TILED
+                                   : PATH_AUTO;
+}
 
 cmx_status cmx__gpu_quantized_matmul(const cmx_primitive* p,
                                      const cmx_array* in, int nin,
                                      const cmx_array* out, int nout) {
   (void)nin, (void)nout;
   const cmx__quant_params* q = cmx_primitive_params(p);
-  static const char* op = "quantized_matmul";
-  cmx_array x = in[0], w = in[1], sc = in[2], bi = in[3], o = out[0];
-  if (!q_dtype_ok(o->dtype) || x->dtype != o->dtype || !q_dtype_ok(sc->dtype) ||
-      !q_dtype_ok(bi->dtype) || !q_bits_ok(q->bits))
-    return cmx_kernel_error(CMX_ERR_TYPE, "[%s] unsupported dtype %s", op,
-                            cmx_dtype_name(o->dtype));
-  int nd = o->ndim;
-  if (CMX__STRIDES(w)[nd - 1] != 1 || CMX__STRIDES(sc)[nd - 1] != 1 ||
-      CMX__STRIDES(bi)[nd - 1] != 1)
+  qmm_call c = {.op = "quantized_matmul",
+                .bits = q->bits,
+                .transpose = q->transpose,
+                .x = in[0],
+                .w = in[1],
+                .sc = in[2],
+                .bi = in[3],
+                .o = out[0]};
+  c.dt = c.o->dtype;
+  if (!q_dtype_ok(c.dt) || c.x->dtype != c.dt || !q_dtype_ok(c.sc->dtype) ||
+      !q_dtype_ok(c.bi->dtype) || !q_bits_ok(q->bits))
+    return cmx_kernel_error(CMX_ERR_TYPE, "[%s] unsupported dtype %s", c.op,
+                            cmx_dtype_name(c.dt));
+  int nd = c.nd = c.o->ndim;
+  if (CMX__STRIDES(c.w)[nd - 1] != 1 || CMX__STRIDES(c.sc)[nd - 1] != 1 ||
+      CMX__STRIDES(c.bi)[nd - 1] != 1)
     return cmx_kernel_error(CMX_ERR_VALUE,
                             "[%s] the GPU kernel needs row-contiguous packed "
                             "weights, scales and biases",
-                            op);
-  int dev = cmx_primitive_stream(p).device.index;
-  cmx_status st = cmx_kernel_alloc(o);
-  if (st != CMX_OK || o->size == 0) return st;
+                            c.op);
+  c.dev = cmx_primitive_stream(p).device.index;
+  cmx_status st = cmx_kernel_alloc(c.o);
+  if (st != CMX_OK || c.o->size == 0) return st;
   CUdeviceptr pp[5];
-  cmx_array arrs[5] = {x, w, sc, bi, o};
-  st = ptrs(dev, arrs, 5, pp);
+  st = ptrs(c.dev, (cmx_array[]){c.x, c.w, c.sc, c.bi, c.o}, 5, pp);
   if (st != CMX_OK) return st;
-  qmm_args A = {.x = pp[0], .w = pp[1], .sc = pp[2], .bi = pp[3], .y = pp[4]};
-  A.M = o->dims[nd - 2];
-  A.N = o->dims[nd - 1];
-  A.K = x->dims[nd - 1];
-  A.xm = CMX__STRIDES(x)[nd - 2];
-  A.xk = CMX__STRIDES(x)[nd - 1];
-  A.wr = CMX__STRIDES(w)[nd - 2];
-  A.sr = CMX__STRIDES(sc)[nd - 2];
-  A.br = CMX__STRIDES(bi)[nd - 2];
-  A.g = q->group_size;
-  A.scode = ld_code(sc->dtype);
-  A.bcode = ld_code(bi->dtype);
-  long long nbatch = o->size / (A.M * A.N);
-  if (nbatch > 65535)
+  qmm_args* A = &c.A;
+  *A = (qmm_args){.x = pp[0], .w = pp[1], .sc = pp[2], .bi = pp[3], .y = pp[4]};
+  A->M = c.o->dims[nd - 2];
+  A->N = c.o->dims[nd - 1];
+  A->K = c.x->dims[nd - 1];
+  A->xm = CMX__STRIDES(c.x)[nd - 2];
+  A->xk = CMX__STRIDES(c.x)[nd - 1];
+  A->wr = CMX__STRIDES(c.w)[nd - 2];
+  A->sr = CMX__STRIDES(c.sc)[nd - 2];
+  A->br = CMX__STRIDES(c.bi)[nd - 2];
+  A->g = q->group_size;
+  A->scode = ld_code(c.sc->dtype);
+  A->bcode = ld_code(c.bi->dtype);
+  c.nbatch = c.o->size / (A->M * A->N);
+  if (c.nbatch > 65535)
     return cmx_kernel_error(CMX_ERR_VALUE,
-                            "[%s] more than 65535 matrices in one batch", op);
-  /* batch entries: output (row-major), x, w, scales, biases */
+                            "[%s] more than 65535 matrices in one batch", c.op);
   int64_t brm[CMX_MAX_NDIM];
-  cmx__row_major_strides(o->dims, nd - 2, brm);
-  cmx__gpu_layout Bt;
+  cmx__row_major_strides(c.o->dims, nd - 2, brm);
   cmx__gpu_layout_from(
-      &Bt, o->dims, nd - 2,
-      (const int64_t* const[]){brm, CMX__STRIDES(x), CMX__STRIDES(w),
-                               CMX__STRIDES(sc), CMX__STRIDES(bi)},
+      &c.Bt, c.o->dims, nd - 2,
+      (const int64_t* const[]){brm, CMX__STRIDES(c.x), CMX__STRIDES(c.w),
+                               CMX__STRIDES(c.sc), CMX__STRIDES(c.bi)},
       5);
-  bool qmv = q->transpose && A.M <= QMV_MAXM;
-  int kernel = qmv ? K_QMV_T : q->transpose ? K_QMM_T : K_QMM_N;
-  const cmx__gpu_kernel* k = get_kernel(dev, o->dtype, q->bits, kernel);
-  if (!k) return cmx_last_status();
-  cmx__gpu_args args;
-  cmx__gpu_args_init(&args);
-  cmx__gpu_cfg cfg = {{1, 1, 1}, {256, 1, 1}, 0};
-  if (qmv) {
-    /* x tiles of kt values: M * kt / 32 chunks of 36 floats in 48 KB */
-    long long cap = 12288 / (A.M * 36) * 32, kr = (A.K + 31) / 32 * 32;
-    A.kt = (int)(kr < cap ? kr : cap);
-    cfg.shared = (size_t)(A.M * (A.kt / 32) * 36) * sizeof(float);
-    cfg.grid[0] = (unsigned)((A.N + QMV_WARPS - 1) / QMV_WARPS);
-    cfg.grid[1] = (unsigned)nbatch;
-    /* 16-byte loads of the packed words when every row start allows */
-    int vec = pp[1] % 16 == 0 && A.wr % 4 == 0;
-    for (int d = 0; d < Bt.ndim; d++) vec &= Bt.strides[2][d] % 4 == 0;
-    CMX__GPU_ARG(&args, A);
-    CMX__GPU_ARG(&args, vec);
-  } else {
-    cfg.grid[0] = (unsigned)((A.N + QMM_T - 1) / QMM_T);
-    long long gy = (A.M + QMM_T - 1) / QMM_T;
-    if (gy > 65535)
-      return cmx_kernel_error(CMX_ERR_VALUE, "[%s] too many rows (%lld)", op,
-                              (long long)A.M);
-    cfg.grid[1] = (unsigned)gy;
-    cfg.grid[2] = (unsigned)nbatch;
-    CMX__GPU_ARG(&args, A);
+  qmm_path path = forced_path();
+  const cmx__gpu_device* gd = cmx__gpu_device_get(c.dev);
+  /* mma.sync of 16-bit inputs: compute capability 8.0 on */
+  bool half = c.dt != CMX_FLOAT32 && gd && gd->cc_major >= 8, done = false;
+  if (path == PATH_TILED)
+    st = tiled_launch(&c);
+  else if (path == PATH_AUTO && q->transpose && A->M <= QMV_MAXM)
+    st = qmv_launch(&c);
+  else if (half &&
+           (path == PATH_MMA || (path == PATH_AUTO && A->M <= MMA_MAXM)))
+    st = mma_launch(&c);
+  else {
+    if (path == PATH_GEMM || A->M >= GEMM_MINM) st = gemm_path(&c, &done);
+    if (st == CMX_OK && !done) st = tiled_launch(&c);
   }
-  cmx__gpu_args_layout(&args, &Bt);
-  st = cmx__gpu_launch(op, k, &cfg, &args);
-  if (st == CMX_OK) cmx_kernel_mark_device_written(o);
+  if (st == CMX_OK) cmx_kernel_mark_device_written(c.o);
   return st;
 }

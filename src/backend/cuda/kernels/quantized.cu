@@ -5,6 +5,8 @@
 //   CMX_Q_T        the storage type of x / the output (quantize: of w)
 //   CMX_Q_TOF(x), CMX_Q_FROMF(v)   storage <-> float32
 //   CMX_Q_BITS     the bit width (2, 3, 4, 5, 6, 8)
+//   CMX_Q_MMA      the tensor-core input type: 1 float16, 2 bfloat16, 0
+//                  none (float32)
 // Packed rows are LSB-first bit streams of 32-bit words; 32 values take
 // exactly CMX_Q_BITS words (a "chunk"), and groups are whole chunks.
 // Scales and biases may be of another float dtype than the output: they
@@ -15,9 +17,6 @@ typedef CMX_Q_T cmx_qt;
 #define CMX_Q_FN static __device__ __forceinline__
 #define CMX_Q_B CMX_Q_BITS
 #define CMX_Q_MASK ((1u << CMX_Q_B) - 1u)
-// The largest number of x rows the matrix-vector kernel takes at once.
-#define CMX_QMV_MAXM 8
-#define CMX_QMV_WARPS 8
 // The tiled kernel: 64 x 64 outputs a block of 256 threads, K by 32.
 #define CMX_QMM_T 64
 #define CMX_QMM_KT 32
@@ -137,93 +136,189 @@ struct cmx_qmm_args {
   const void* bi;
   cmx_qt* y;
   long long M, N, K, xm, xk, wr, sr, br;
-  int g, scode, bcode, kt;
+  int g, scode, bcode;
 };
 
-// Matrix-vector (transpose, M <= 8): a warp per output column n (a
-// stored row of W), CMX_QMV_WARPS of them a block. x is staged into
-// shared memory as float32 by tiles of kt values (a multiple of 32),
-// each 32-value chunk padded to 36 floats so 16-byte reads by
-// consecutive lanes miss each other's banks. Lane l takes chunks l, l +
-// 32, ...: its CMX_Q_B words (one 16-byte load per 4 words when vec), and
-// adds scale * (q . x) + bias * sum(x) per chunk.
-#if !defined(CMX_ONLY) || defined(CMX_ONLY_cmx_qmv_t)
-extern "C" __global__ void __launch_bounds__(32 * CMX_QMV_WARPS)
-    cmx_qmv_t(const CMX_GRID_CONST cmx_qmm_args A, int vec,
-              const CMX_GRID_CONST cmx_layout_n<5> Bt) {
-  extern __shared__ float4 cmx_qmv_sm4[];
-  float* xs = (float*)cmx_qmv_sm4;
-  long long bo[4];
-  cmx_offsets<long long, 0, 5>(Bt, (long long)blockIdx.y, bo);
-  const cmx_qt* x = A.x + bo[0];
-  const int lane = threadIdx.x & 31, warp = threadIdx.x >> 5;
-  const long long n = (long long)blockIdx.x * CMX_QMV_WARPS + warp;
-  const bool active = n < A.N;
-  const uint32_t* wrow = A.w + bo[1] + (active ? n : 0) * A.wr;
-  const long long so = bo[2] + (active ? n : 0) * A.sr;
-  const long long bio = bo[3] + (active ? n : 0) * A.br;
-  const int M = (int)A.M, nch = A.kt / 32;
-  float acc[CMX_QMV_MAXM];
+// Matrix-vector (transpose, few rows of x: decoding). Block
+// blockIdx.x = (n-block nb, m-block mb) with mb fastest (the m-blocks of
+// one weight slice run side by side, so all but the first read it from
+// L2): R consecutive weight rows (output columns) n0 .. n0 + R - 1 against
+// MT rows m0 .. m0 + MT - 1 of x. The block's threads split K by 32-value
+// chunks (thread t: chunks t, t + blockDim.x, ...): each loads the chunk's
+// CMX_Q_B packed words of its R rows (16-byte loads when wal allows), the
+// R scales and biases of the chunk's group, and x's 32 values of each of
+// its rows straight from global memory (L1-cached, shared by the R rows),
+// 8 at a time (one 16-byte load for 16-bit x when xvec); it adds
+// scale * (q . x) + bias * sum(x) per chunk, in float32. Partial sums
+// meet through warp shuffles and shared memory. wal: the alignment in
+// words of every packed row start (4, 2 or 1).
+template <int MT>
+struct cmx_qmv_rows {
+  static const int R = 2;
+};
+
+CMX_Q_FN void cmx_q_load_chunk(const uint32_t* p, int wal,
+                               uint32_t (&w)[CMX_Q_B]) {
+  if (CMX_Q_B % 4 == 0 && wal >= 4) {
 #pragma unroll
-  for (int m = 0; m < CMX_QMV_MAXM; m++) acc[m] = 0;
-  for (long long k0 = 0; k0 < A.K; k0 += A.kt) {
-    __syncthreads();
-    for (int e = threadIdx.x; e < M * A.kt; e += blockDim.x) {
-      const int m = e / A.kt, kk = e - m * A.kt;
-      const long long k = k0 + kk;
-      xs[(m * nch + kk / 32) * 36 + (kk & 31)] =
-          k < A.K ? CMX_Q_TOF(x[m * A.xm + k * A.xk]) : 0.0f;
+    for (int j = 0; j < CMX_Q_B / 4; j++) {
+      const uint4 u = __ldg((const uint4*)p + j);
+      w[4 * j] = u.x, w[4 * j + 1] = u.y, w[4 * j + 2] = u.z,
+            w[4 * j + 3] = u.w;
     }
-    __syncthreads();
-    if (!active) continue;
-    for (int c = lane; c < nch && k0 + (long long)c * 32 < A.K; c += 32) {
-      const long long gc = k0 / 32 + c;
-      uint32_t wv[CMX_Q_B];
-      const uint32_t* wp = wrow + gc * CMX_Q_B;
-      if (CMX_Q_B % 4 == 0 && vec) {
+  } else if (CMX_Q_B % 2 == 0 && wal >= 2) {
 #pragma unroll
-        for (int j = 0; j < CMX_Q_B / 4; j++) {
-          const uint4 u = __ldg((const uint4*)wp + j);
-          wv[4 * j] = u.x, wv[4 * j + 1] = u.y, wv[4 * j + 2] = u.z,
-                 wv[4 * j + 3] = u.w;
-        }
-      } else {
-#pragma unroll
-        for (int j = 0; j < CMX_Q_B; j++) wv[j] = __ldg(wp + j);
-      }
-      const long long grp = gc * 32 / A.g;
-      const float s = cmx_q_ld(A.sc, A.scode, so + grp);
-      const float b = cmx_q_ld(A.bi, A.bcode, bio + grp);
-      float q[32];
-#pragma unroll
-      for (int i = 0; i < 32; i++) q[i] = (float)cmx_q_chunk_val(wv, i);
-#pragma unroll
-      for (int m = 0; m < CMX_QMV_MAXM; m++) {
-        if (m < M) {
-          const float4* xc = (const float4*)(xs + (m * nch + c) * 36);
-          float d = 0, t = 0;
-#pragma unroll
-          for (int j = 0; j < 8; j++) {
-            const float4 v = xc[j];
-            d += q[4 * j] * v.x + q[4 * j + 1] * v.y + q[4 * j + 2] * v.z +
-                 q[4 * j + 3] * v.w;
-            t += (v.x + v.y) + (v.z + v.w);
-          }
-          acc[m] += s * d + b * t;
-        }
-      }
+    for (int j = 0; j < CMX_Q_B / 2; j++) {
+      const uint2 u = __ldg((const uint2*)p + j);
+      w[2 * j] = u.x, w[2 * j + 1] = u.y;
     }
-  }
-  if (!active) return;
+  } else {
 #pragma unroll
-  for (int m = 0; m < CMX_QMV_MAXM; m++) {
-    float v = acc[m];
-#pragma unroll
-    for (int d = 16; d > 0; d /= 2) v += __shfl_xor_sync(0xffffffffu, v, d);
-    if (lane == 0 && m < M)
-      A.y[((long long)blockIdx.y * A.M + m) * A.N + n] = CMX_Q_FROMF(v);
+    for (int j = 0; j < CMX_Q_B; j++) w[j] = __ldg(p + j);
   }
 }
+
+// x's 8 values from p (elements xk apart; xvec: contiguous and 16-byte
+// aligned) as float32.
+CMX_Q_FN void cmx_q_load_x8(const cmx_qt* p, long long xk, int xvec,
+                            float (&v)[8]) {
+  if (xvec) {
+    const int V = 16 / (int)sizeof(cmx_qt);
+#pragma unroll
+    for (int h = 0; h < 8 / V; h++) {
+      cmx_pack<cmx_qt> u;
+      u.raw = __ldg((const uint4*)(p + h * V));
+#pragma unroll
+      for (int i = 0; i < V; i++) v[h * V + i] = CMX_Q_TOF(u.e[i]);
+    }
+  } else {
+#pragma unroll
+    for (int i = 0; i < 8; i++) v[i] = CMX_Q_TOF(p[i * xk]);
+  }
+}
+
+#if !defined(CMX_ONLY) || defined(CMX_ONLY_cmx_qmv1) || \
+    defined(CMX_ONLY_cmx_qmv2) || defined(CMX_ONLY_cmx_qmv4) || \
+    defined(CMX_ONLY_cmx_qmv8)
+template <int MT>
+CMX_Q_FN void cmx_qmv(const cmx_qmm_args& A, int wal, int xvec,
+                      const cmx_layout_n<5>& Bt) {
+  const int R = cmx_qmv_rows<MT>::R;
+  __shared__ float red[32][MT * R];
+  const long long mblocks = (A.M + MT - 1) / MT;
+  const long long nb = blockIdx.x / mblocks, mb = blockIdx.x - nb * mblocks;
+  long long bo[4];
+  cmx_offsets<long long, 0, 5>(Bt, (long long)blockIdx.y, bo);
+  const long long m0 = mb * MT, n0 = nb * R;
+  const int Mh = (int)(A.M - m0 < MT ? A.M - m0 : MT);
+  const cmx_qt* x = A.x + bo[0] + m0 * A.xm;
+  const uint32_t* wrow[R];
+  long long so[R], bio[R];
+#pragma unroll
+  for (int r = 0; r < R; r++) {
+    const long long n = n0 + r < A.N ? n0 + r : A.N - 1;
+    wrow[r] = A.w + bo[1] + n * A.wr;
+    so[r] = bo[2] + n * A.sr;
+    bio[r] = bo[3] + n * A.br;
+  }
+  float acc[MT][R];
+#pragma unroll
+  for (int m = 0; m < MT; m++)
+#pragma unroll
+    for (int r = 0; r < R; r++) acc[m][r] = 0;
+  const long long nch = A.K / 32;
+  for (long long c = threadIdx.x; c < nch; c += blockDim.x) {
+    uint32_t wv[R][CMX_Q_B];
+#pragma unroll
+    for (int r = 0; r < R; r++)
+      cmx_q_load_chunk(wrow[r] + c * CMX_Q_B, wal, wv[r]);
+    const long long grp = c * 32 / A.g;
+    float s[R], b[R];
+#pragma unroll
+    for (int r = 0; r < R; r++) {
+      s[r] = cmx_q_ld(A.sc, A.scode, so[r] + grp);
+      b[r] = cmx_q_ld(A.bi, A.bcode, bio[r] + grp);
+    }
+    float d[MT][R], xs[MT];
+#pragma unroll
+    for (int m = 0; m < MT; m++) {
+      xs[m] = 0;
+#pragma unroll
+      for (int r = 0; r < R; r++) d[m][r] = 0;
+    }
+#pragma unroll
+    for (int j = 0; j < 4; j++) {
+      float q[R][8];
+#pragma unroll
+      for (int r = 0; r < R; r++)
+#pragma unroll
+        for (int i = 0; i < 8; i++)
+          q[r][i] = (float)cmx_q_chunk_val(wv[r], 8 * j + i);
+#pragma unroll
+      for (int m = 0; m < MT; m++) {
+        if (m < Mh) {
+          float xv[8];
+          cmx_q_load_x8(x + m * A.xm + (c * 32 + 8 * j) * A.xk, A.xk, xvec,
+                        xv);
+          xs[m] += ((xv[0] + xv[1]) + (xv[2] + xv[3])) +
+                   ((xv[4] + xv[5]) + (xv[6] + xv[7]));
+#pragma unroll
+          for (int r = 0; r < R; r++) {
+            float t = d[m][r];
+#pragma unroll
+            for (int i = 0; i < 8; i++) t = fmaf(q[r][i], xv[i], t);
+            d[m][r] = t;
+          }
+        }
+      }
+    }
+#pragma unroll
+    for (int m = 0; m < MT; m++)
+#pragma unroll
+      for (int r = 0; r < R; r++)
+        acc[m][r] += s[r] * d[m][r] + b[r] * xs[m];
+  }
+  const int lane = threadIdx.x & 31, warp = threadIdx.x >> 5;
+#pragma unroll
+  for (int m = 0; m < MT; m++)
+#pragma unroll
+    for (int r = 0; r < R; r++) {
+      float v = acc[m][r];
+#pragma unroll
+      for (int o = 16; o > 0; o /= 2) v += __shfl_xor_sync(0xffffffffu, v, o);
+      if (lane == 0) red[warp][m * R + r] = v;
+    }
+  __syncthreads();
+  const int t = threadIdx.x, nw = (int)(blockDim.x >> 5);
+  if (t < MT * R) {
+    const int m = t / R, r = t - m * R;
+    float v = 0;
+    for (int w = 0; w < nw; w++) v += red[w][t];
+    if (m < Mh && n0 + r < A.N)
+      A.y[((long long)blockIdx.y * A.M + m0 + m) * A.N + n0 + r] =
+          CMX_Q_FROMF(v);
+  }
+}
+#endif
+// Entry points: MINB blocks of 512 threads an SM (2 for one row of x:
+// at most 64 registers, so a decode grid fits the device in one wave).
+#define CMX_QMV_ENTRY(MT, MINB)                                           \
+  extern "C" __global__ void __launch_bounds__(512, MINB)                \
+      cmx_qmv##MT(const CMX_GRID_CONST cmx_qmm_args A, int wal, int xvec, \
+                  const CMX_GRID_CONST cmx_layout_n<5> Bt) {             \
+    cmx_qmv<MT>(A, wal, xvec, Bt);                                        \
+  }
+#if !defined(CMX_ONLY) || defined(CMX_ONLY_cmx_qmv1)
+CMX_QMV_ENTRY(1, 2)
+#endif
+#if !defined(CMX_ONLY) || defined(CMX_ONLY_cmx_qmv2)
+CMX_QMV_ENTRY(2, 1)
+#endif
+#if !defined(CMX_ONLY) || defined(CMX_ONLY_cmx_qmv4)
+CMX_QMV_ENTRY(4, 1)
+#endif
+#if !defined(CMX_ONLY) || defined(CMX_ONLY_cmx_qmv8)
+CMX_QMV_ENTRY(8, 1)
 #endif
 
 // Tiled (any M, either transpose): 64 x 64 outputs a block of 16 x 16
@@ -304,5 +399,209 @@ extern "C" __global__ void __launch_bounds__(256)
     cmx_qmm_n(const CMX_GRID_CONST cmx_qmm_args A,
               const CMX_GRID_CONST cmx_layout_n<5> Bt) {
   cmx_qmm<false>(A, Bt);
+}
+#endif
+
+// ---------------------------------------------------------------------
+// Tensor-core QuantizedMatmul for 16-bit x (CMX_Q_MMA: 1 float16, 2
+// bfloat16; 0: the kernels are empty). A block computes 64 x 64 outputs
+// of split blockIdx.z % S (K chunks [c0, c1) of 32 values) of batch entry
+// blockIdx.z / S, with 8 warps of 32 x 16 outputs each (mma.sync
+// m16n8k16, float32 accumulators). Per 32-deep step: x's tile copied
+// into shared memory (16-byte loads when xvec), W's tile dequantized
+// into shared memory (scale * q + bias in float32, rounded to the
+// storage type) as [n][k], both rows padded by 8 values so the
+// fragment loads of a warp hit 32 different banks. S == 1: the result
+// goes to y; else the float32 partial to part[split][entry][m][n], summed
+// by cmx_qmm_sum.
+#define CMX_QMMA_BM 64
+#define CMX_QMMA_BN 64
+#define CMX_QMMA_LD 40
+#if CMX_Q_MMA == 2
+#define CMX_QMMA_OP "mma.sync.aligned.m16n8k16.row.col.f32.bf16.bf16.f32"
+#else
+#define CMX_QMMA_OP "mma.sync.aligned.m16n8k16.row.col.f32.f16.f16.f32"
+#endif
+
+// Values v0 .. v0 + 7 (v0 a multiple of 8) of a packed row of nw words.
+CMX_Q_FN void cmx_q_get8(const uint32_t* row, long long v0, long long nw,
+                         float (&q)[8]) {
+  const long long sb = v0 * CMX_Q_B, sw = sb >> 5;
+  const int sh = (int)(sb & 31);
+  const uint32_t w0 = __ldg(row + sw);
+  const uint32_t w1 = sw + 1 < nw ? __ldg(row + sw + 1) : 0u;
+  unsigned long long v = (unsigned long long)w0 | ((unsigned long long)w1 << 32);
+  if (sh) {
+    const uint32_t w2 = sw + 2 < nw ? __ldg(row + sw + 2) : 0u;
+    v = (v >> sh) | ((unsigned long long)w2 << (64 - sh));
+  }
+#pragma unroll
+  for (int i = 0; i < 8; i++)
+    q[i] = (float)(uint32_t)((v >> (i * CMX_Q_B)) & CMX_Q_MASK);
+}
+
+#if !defined(CMX_ONLY) || defined(CMX_ONLY_cmx_qmma_t) || \
+    defined(CMX_ONLY_cmx_qmma_n)
+CMX_Q_FN uint32_t cmx_q_pair(float lo, float hi) {
+  return (uint32_t)CMX_Q_FROMF(lo) | ((uint32_t)CMX_Q_FROMF(hi) << 16);
+}
+
+template <bool TR>
+CMX_Q_FN void cmx_qmma(const cmx_qmm_args& A, int S, int xvec, float* part,
+                       const cmx_layout_n<5>& Bt) {
+#if CMX_Q_MMA && (!defined(__CUDA_ARCH__) || __CUDA_ARCH__ >= 800)
+  __shared__ __align__(16) uint16_t xs[CMX_QMMA_BM][CMX_QMMA_LD];
+  __shared__ __align__(16) uint16_t ws[CMX_QMMA_BN][CMX_QMMA_LD];
+  const long long entry = blockIdx.z / S;
+  const int split = (int)(blockIdx.z - entry * S);
+  long long bo[4];
+  cmx_offsets<long long, 0, 5>(Bt, entry, bo);
+  const cmx_qt* x = A.x + bo[0];
+  const uint32_t* w = A.w + bo[1];
+  const long long m0 = (long long)blockIdx.y * CMX_QMMA_BM,
+                  n0 = (long long)blockIdx.x * CMX_QMMA_BN;
+  const long long nch = A.K / 32, per = (nch + S - 1) / S;
+  const long long c0 = split * per, c1 = c0 + per < nch ? c0 + per : nch;
+  const int t = threadIdx.x, lane = t & 31, warp = t >> 5;
+  const int wm = (warp & 1) * 32, wn = (warp >> 1) * 16;
+  const int gid = lane >> 2, tig = lane & 3;
+  // stored rows of W: N (TR) or K, each of C values in wrow words
+  const long long C = TR ? A.K : A.N, nwr = C * CMX_Q_B / 32;
+  float acc[2][2][4];
+#pragma unroll
+  for (int i = 0; i < 2; i++)
+#pragma unroll
+    for (int j = 0; j < 2; j++)
+#pragma unroll
+      for (int e = 0; e < 4; e++) acc[i][j][e] = 0;
+  for (long long c = c0; c < c1; c++) {
+    const long long k0 = c * 32;
+    __syncthreads();
+    {  // x: thread t copies 8 values of row t / 4 at column (t % 4) * 8
+      const int mm = t >> 2, kk = (t & 3) * 8;
+      const long long m = m0 + mm;
+      uint4 u = make_uint4(0, 0, 0, 0);
+      if (m < A.M) {
+        const cmx_qt* p = x + m * A.xm + (k0 + kk) * A.xk;
+        if (xvec) {
+          u = __ldg((const uint4*)p);
+        } else {
+          uint16_t h[8];
+#pragma unroll
+          for (int i = 0; i < 8; i++) h[i] = (uint16_t)p[i * A.xk];
+          u.x = h[0] | ((uint32_t)h[1] << 16), u.y = h[2] | ((uint32_t)h[3] << 16);
+          u.z = h[4] | ((uint32_t)h[5] << 16), u.w = h[6] | ((uint32_t)h[7] << 16);
+        }
+      }
+      *(uint4*)&xs[mm][kk] = u;
+    }
+    if (TR) {  // W rows n0 + t / 4, values k0 + (t % 4) * 8 .. + 8
+      const int nn = t >> 2, kk = (t & 3) * 8;
+      const long long n = n0 + nn;
+      uint4 u = make_uint4(0, 0, 0, 0);
+      if (n < A.N) {
+        float q[8];
+        cmx_q_get8(w + n * A.wr, k0 + kk, nwr, q);
+        const long long grp = (k0 + kk) / A.g;
+        const float s = cmx_q_ld(A.sc, A.scode, bo[2] + n * A.sr + grp);
+        const float b = cmx_q_ld(A.bi, A.bcode, bo[3] + n * A.br + grp);
+        u.x = cmx_q_pair(fmaf(q[0], s, b), fmaf(q[1], s, b));
+        u.y = cmx_q_pair(fmaf(q[2], s, b), fmaf(q[3], s, b));
+        u.z = cmx_q_pair(fmaf(q[4], s, b), fmaf(q[5], s, b));
+        u.w = cmx_q_pair(fmaf(q[6], s, b), fmaf(q[7], s, b));
+      }
+      *(uint4*)&ws[nn][kk] = u;
+    } else {  // stored row k0 + t / 8, columns n0 + (t % 8) * 8 .. + 8
+      const int kk = t >> 3, nn = (t & 7) * 8;
+      const long long k = k0 + kk, n = n0 + nn;
+      float v[8] = {0, 0, 0, 0, 0, 0, 0, 0};
+      if (n < A.N) {
+        float q[8];
+        cmx_q_get8(w + k * A.wr, n, nwr, q);
+        const long long grp = n / A.g;
+        const float s = cmx_q_ld(A.sc, A.scode, bo[2] + k * A.sr + grp);
+        const float b = cmx_q_ld(A.bi, A.bcode, bo[3] + k * A.br + grp);
+#pragma unroll
+        for (int i = 0; i < 8; i++) v[i] = fmaf(q[i], s, b);
+      }
+#pragma unroll
+      for (int i = 0; i < 8; i++) ws[nn + i][kk] = CMX_Q_FROMF(v[i]);
+    }
+    __syncthreads();
+#pragma unroll
+    for (int ks = 0; ks < 32; ks += 16) {
+      uint32_t a[2][4], b[2][2];
+#pragma unroll
+      for (int i = 0; i < 2; i++) {
+        const int r = wm + i * 16 + gid;
+        a[i][0] = *(const uint32_t*)&xs[r][ks + tig * 2];
+        a[i][1] = *(const uint32_t*)&xs[r + 8][ks + tig * 2];
+        a[i][2] = *(const uint32_t*)&xs[r][ks + tig * 2 + 8];
+        a[i][3] = *(const uint32_t*)&xs[r + 8][ks + tig * 2 + 8];
+      }
+#pragma unroll
+      for (int j = 0; j < 2; j++) {
+        const int nr = wn + j * 8 + gid;
+        b[j][0] = *(const uint32_t*)&ws[nr][ks + tig * 2];
+        b[j][1] = *(const uint32_t*)&ws[nr][ks + tig * 2 + 8];
+      }
+#pragma unroll
+      for (int i = 0; i < 2; i++)
+#pragma unroll
+        for (int j = 0; j < 2; j++) {
+          asm volatile(CMX_QMMA_OP
+                       " {%0,%1,%2,%3}, {%4,%5,%6,%7}, {%8,%9}, {%0,%1,%2,%3};\n"
+                       : "+f"(acc[i][j][0]), "+f"(acc[i][j][1]),
+                         "+f"(acc[i][j][2]), "+f"(acc[i][j][3])
+                       : "r"(a[i][0]), "r"(a[i][1]), "r"(a[i][2]),
+                         "r"(a[i][3]), "r"(b[j][0]), "r"(b[j][1]));
+        }
+    }
+  }
+  const long long base = entry * A.M * A.N;
+  float* pp =
+      S > 1 ? part + (long long)split * (gridDim.z / S) * A.M * A.N : 0;
+#pragma unroll
+  for (int i = 0; i < 2; i++)
+#pragma unroll
+    for (int j = 0; j < 2; j++)
+#pragma unroll
+      for (int e = 0; e < 4; e++) {
+        const long long m = m0 + wm + i * 16 + gid + (e >> 1) * 8;
+        const long long n = n0 + wn + j * 8 + tig * 2 + (e & 1);
+        if (m < A.M && n < A.N) {
+          if (S > 1)
+            pp[base + m * A.N + n] = acc[i][j][e];
+          else
+            A.y[base + m * A.N + n] = CMX_Q_FROMF(acc[i][j][e]);
+        }
+      }
+#endif
+}
+#endif
+#if !defined(CMX_ONLY) || defined(CMX_ONLY_cmx_qmma_t)
+extern "C" __global__ void __launch_bounds__(256)
+    cmx_qmma_t(const CMX_GRID_CONST cmx_qmm_args A, int S, int xvec,
+               float* part, const CMX_GRID_CONST cmx_layout_n<5> Bt) {
+  cmx_qmma<true>(A, S, xvec, part, Bt);
+}
+#endif
+#if !defined(CMX_ONLY) || defined(CMX_ONLY_cmx_qmma_n)
+extern "C" __global__ void __launch_bounds__(256)
+    cmx_qmma_n(const CMX_GRID_CONST cmx_qmm_args A, int S, int xvec,
+               float* part, const CMX_GRID_CONST cmx_layout_n<5> Bt) {
+  cmx_qmma<false>(A, S, xvec, part, Bt);
+}
+#endif
+
+// y[i] = the sum of the S float32 partials part[s * n + i], i < n.
+#if !defined(CMX_ONLY) || defined(CMX_ONLY_cmx_qmm_sum)
+extern "C" __global__ void cmx_qmm_sum(const float* part, cmx_qt* y,
+                                       long long n, int S) {
+  for (long long i = cmx_tid(); i < n; i += cmx_nthreads()) {
+    float v = 0;
+    for (int s = 0; s < S; s++) v += part[s * n + i];
+    y[i] = CMX_Q_FROMF(v);
+  }
 }
 #endif
