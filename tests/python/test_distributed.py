@@ -49,6 +49,31 @@ def ring(n, mode, timeout=60, extra=None, expect_ok=True):
     return _run(cmd, n, timeout, extra, expect_ok)
 
 
+def nccl(n, mode, timeout=180, extra=None, expect_ok=True):
+    cmd = [sys.executable, "-m", "cmx.launch", "--backend", "nccl", "-n",
+           str(n), WORKER, mode, "nccl"]
+    return _run(cmd, n, timeout, extra, expect_ok)
+
+
+def gpu_count():
+    return mx.device_count(mx.gpu) if mx.is_available(mx.gpu) else 0
+
+
+def _why_no_nccl():
+    n = gpu_count()
+    if n < 2:
+        return (f"NCCL cases need 2 GPUs, this machine has {n} (they run on "
+                "the 2-GPU machine: scripts/gpu2-check.sh)")
+    if not D.is_available("nccl"):
+        return ("2 GPUs but no libnccl.so.2 on the loader's path (install "
+                "NCCL 2, e.g. the nvidia-nccl-cu12 wheel)")
+    return None
+
+
+needs_nccl = pytest.mark.skipif(_why_no_nccl() is not None,
+                                reason=_why_no_nccl() or "")
+
+
 def have_mpi():
     return shutil.which("mpirun") is not None and D.is_available("mpi")
 
@@ -157,3 +182,32 @@ def test_ring_data_parallel_training_matches_one_process():
                     "is not installed: make bootstrap installs it")
 def test_mpi_collectives():
     mpi(2, "collectives", timeout=120)
+
+
+# ----------------------------------------------------------------- NCCL
+# Two processes with one GPU each (cmx.launch --backend nccl), the same
+# worker as the ring's: every collective and dtype of the ring cases on
+# GPU arrays, then NCCL's own sizes, dtype errors, CPU arrays, a split.
+
+
+@needs_nccl
+def test_nccl_collectives():
+    nccl(2, "collectives", timeout=300)
+
+
+@needs_nccl
+def test_nccl_sizes_dtypes_split():
+    nccl(2, "nccl", timeout=300)
+
+
+@needs_nccl
+def test_nccl_killed_peer_fails_every_rank():
+    p, out = nccl(2, "killed", timeout=120, expect_ok=False,
+                  extra={"CMX_DISTRIBUTED_TIMEOUT": "5"})
+    assert "rank 0 ok" in p.stdout, out
+    assert p.returncode == 17, out
+
+
+@needs_nccl
+def test_nccl_data_parallel_training_matches_one_process():
+    nccl(2, "train", timeout=300)
