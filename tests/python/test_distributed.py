@@ -175,6 +175,34 @@ def test_ring_data_parallel_training_matches_one_process():
     ring(2, "train", timeout=90)
 
 
+# ------------------------------------------------------------- examples
+EXAMPLES = os.path.join(os.path.dirname(os.path.dirname(HERE)), "examples",
+                        "distributed")
+DP_ARGS = ["--steps", "3", "--warmup", "1", "--batch-size", "32", "--check"]
+TP_ARGS = ["--random", "--layers", "2", "--vocab", "4096", "--tokens", "6"]
+
+
+def example(backend, n, script, args, timeout):
+    cmd = [sys.executable, "-m", "cmx.launch", "--backend", backend, "-n",
+           str(n), os.path.join(EXAMPLES, script)] + args
+    _, out = _run(cmd, n, timeout)
+    return out
+
+
+def test_example_data_parallel_ring():
+    """2 processes over the ring train as one process on the global batch
+    (the example checks the losses and fails otherwise)."""
+    out = example("ring", 2, "data_parallel.py", DP_ARGS, 240)
+    assert '"checked": true' in out and "backend='ring'" in out, out
+
+
+def test_example_tensor_parallel_ring():
+    """Sharded attention (uneven: 3 key/value heads on 2 ranks) and MLP give
+    one process's greedy tokens."""
+    out = example("ring", 2, "tensor_parallel.py", TP_ARGS, 300)
+    assert "greedy tokens equal one process's" in out, out
+
+
 # ------------------------------------------------------------------ MPI
 
 
@@ -211,3 +239,15 @@ def test_nccl_killed_peer_fails_every_rank():
 @needs_nccl
 def test_nccl_data_parallel_training_matches_one_process():
     nccl(2, "train", timeout=300)
+
+
+@needs_nccl
+def test_nccl_example_data_parallel():
+    out = example("nccl", 2, "data_parallel.py", DP_ARGS, 300)
+    assert "backend='nccl'" in out and "Device(gpu" in out, out
+
+
+@needs_nccl
+def test_nccl_example_tensor_parallel():
+    out = example("nccl", 2, "tensor_parallel.py", TP_ARGS, 300)
+    assert "backend='nccl'" in out and "Device(gpu" in out, out
