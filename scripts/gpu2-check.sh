@@ -13,7 +13,8 @@
 #   env       GPUs, driver, python/torch, where libnccl.so.2 is
 #   build     the library and the Python extension only (build-gpu2,
 #             Release, for the machine's python3), no C tests or benches;
-#             SKIP_BUILD=1 reuses a warm machine's build-gpu2
+#             a later call on the warm machine can reuse build-gpu2:
+#             STEPS="examples bench" bash scripts/gpu2-check.sh
 #   pytest    tests/python/test_distributed.py: the NCCL cases (every
 #             collective, dtypes, 1 element .. 64 MiB, send/recv, split, a
 #             killed peer, training) and both examples over NCCL, plus the
@@ -24,6 +25,7 @@
 #   bench     benchmarks/distributed_bench.py --part all (NCCL busbw 1 MiB ..
 #             1 GiB against torch.distributed, data-parallel 2 GPUs vs 1,
 #             then the CPU figures)
+# STEPS (default "env build pytest examples bench") picks steps.
 # Logs go to build-gpu2/logs/<step>.log and $OUT (when set), with
 # distributed_bench.json; the last lines are a summary. Exit status 0 only
 # if every step passed.
@@ -43,9 +45,13 @@ DONE=()
 export NCCL_NVLS_ENABLE=0 TORCH_SYMM_MEM_DISABLE_MULTICAST=1 NVSHMEM_DISABLE_NVLS=1
 export PYTHONUNBUFFERED=1
 
-# run NAME CAP CMD: CMD (a shell string) under min(CAP, budget left).
+STEPS=${STEPS:-env build pytest examples bench}
+
+# run NAME CAP CMD: CMD (a shell string) under min(CAP, budget left), if
+# NAME is one of STEPS.
 run() {
   local name=$1 cap=$2 cmd=$3 left t rc
+  case " $STEPS " in *" $name "*) ;; *) return 0 ;; esac
   left=$((BUDGET - ($(date +%s) - T0)))
   [ "$left" -lt "$cap" ] && cap=$left
   if [ "$cap" -le 5 ]; then
@@ -112,7 +118,6 @@ run env 30 'date -u; nvidia-smi -L; nvidia-smi topo -m 2>/dev/null | head -5
   echo "libnccl.so.2: $(ldconfig -p | grep -m1 libnccl.so.2 || echo "${LD_LIBRARY_PATH%%:*}")"
   echo "NCCL_NVLS_ENABLE=$NCCL_NVLS_ENABLE"'
 CM_Q=$(printf '%q ' "${CM[@]}")
-[ "${SKIP_BUILD:-0}" = 1 ] ||
 run build 240 "cmake -S . -B \"\$BUILD\" $CM_Q >/dev/null &&
   cmake --build \"\$BUILD\" --target cmx_core_py -j \$(nproc) &&
   \"\$PY\" -c 'import cmx.core as mx; print(mx.default_device(), mx.device_count(mx.gpu), \"gpus, nccl:\", mx.distributed.is_available(\"nccl\"))'" || report

@@ -27,6 +27,7 @@ import time
 HERE = os.path.dirname(os.path.abspath(__file__))
 sys.path.insert(0, os.path.dirname(HERE))  # examples/: the demo's model
 
+from common import parse_and_init  # noqa: E402
 import cmx.core as mx  # noqa: E402
 import cmx.nn as nn  # noqa: E402
 import cmx.optimizers as optim  # noqa: E402
@@ -73,13 +74,7 @@ def main(argv=None):
     ap.add_argument("--check", action="store_true",
                     help="compare with one process on the global batch")
     ap.add_argument("--rtol", type=float, default=2e-4)
-    ap.add_argument("--device", choices=["auto", "cpu", "gpu"], default="auto")
-    args = ap.parse_args(argv)
-    if args.device != "auto":
-        mx.set_default_device(mx.gpu if args.device == "gpu" else mx.cpu)
-
-    world = mx.distributed.init()
-    R, N = world.rank(), world.size()
+    args, world, R, N = parse_and_init(ap, argv)
     if args.batch_size % N:
         sys.exit(f"--batch-size {args.batch_size} must be divisible by the "
                  f"{N} processes")

@@ -29,6 +29,7 @@ import time
 HERE = os.path.dirname(os.path.abspath(__file__))
 sys.path.insert(0, os.path.join(os.path.dirname(HERE), "llm"))
 
+from common import parse_and_init  # noqa: E402
 import cmx.core as mx  # noqa: E402
 import cmx.nn as nn  # noqa: E402
 from cmx.nn.layers.distributed import shard_linear  # noqa: E402
@@ -175,13 +176,7 @@ def main(argv=None):
     ap.add_argument("--prompt", default="The capital of France is")
     ap.add_argument("--tokens", type=int, default=16)
     ap.add_argument("--seed", type=int, default=0)
-    ap.add_argument("--device", choices=["auto", "cpu", "gpu"], default="auto")
-    args = ap.parse_args(argv)
-    if args.device != "auto":
-        mx.set_default_device(mx.gpu if args.device == "gpu" else mx.cpu)
-
-    world = mx.distributed.init()
-    R, N = world.rank(), world.size()
+    args, world, R, N = parse_and_init(ap, argv)
     make, desc, ids, tok = load(args)
 
     full = make()
