@@ -171,9 +171,9 @@ def torch_worker(a):
     import torch
     import torch.distributed as dist
 
+    torch.cuda.set_device(0)  # CUDA_VISIBLE_DEVICES is this rank's GPU
     dist.init_process_group("nccl")
     r = dist.get_rank()
-    torch.cuda.set_device(0)  # CUDA_VISIBLE_DEVICES is this rank's GPU
     res = {}
     for mib in a.sizes:
         x = torch.ones(mib * MIB // 4, device="cuda")

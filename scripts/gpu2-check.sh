@@ -5,8 +5,8 @@
 #
 #   bash scripts/gpu2-check.sh
 #
-# (device call: kind nvidia-h100-x2, carry [".carry/blas.tar.gz"] when the
-# machine has no OpenBLAS: scripts/gpu-carry-blas.sh makes it.)
+# (device call: kind nvidia-h100-x2, carry [".carry/blas.tar.gz"]: the lent
+# machines have no OpenBLAS; scripts/gpu-carry-blas.sh makes the archive.)
 #
 # Steps, each with a time limit inside an overall budget (BUDGET, default
 # 560 s):
@@ -97,11 +97,12 @@ if ! ldconfig -p | grep -q 'libnccl\.so\.2'; then
   [ -n "$NCCL_DIR" ] && export LD_LIBRARY_PATH=$NCCL_DIR${LD_LIBRARY_PATH:+:$LD_LIBRARY_PATH}
 fi
 
-# OpenBLAS (and cJSON): the system's, else the carried archive (as
-# scripts/gpu-check.sh does).
-CM=(-DCMAKE_BUILD_TYPE=Release -DCMX_BUILD_TESTS=OFF -DPython3_EXECUTABLE="$PY")
-if ! ls /usr/lib/x86_64-linux-gnu/libopenblas.so* >/dev/null 2>&1 &&
-  [ -f .carry/blas.tar.gz ]; then
+# OpenBLAS (and cJSON): the carried archive when there is one (made by
+# scripts/gpu-carry-blas.sh), else the system's. Warnings do not fail this
+# build (the lint gate is CI's; a newer gcc may warn).
+CM=(-DCMAKE_BUILD_TYPE=Release -DCMX_BUILD_TESTS=OFF -DCMX_WERROR=OFF
+  -DPython3_EXECUTABLE="$PY")
+if [ -f .carry/blas.tar.gz ]; then
   rm -rf /tmp/cmx-blas && mkdir -p /tmp/cmx-blas && tar -xzf .carry/blas.tar.gz -C /tmp/cmx-blas
   CM+=(-DCMX_BLAS_LIBRARY=/tmp/cmx-blas/lib/libopenblas.so.0 -DCMX_BLAS_INCLUDE_DIR=/tmp/cmx-blas/include)
   [ -f /tmp/cmx-blas/include/cjson/cJSON.h ] &&
