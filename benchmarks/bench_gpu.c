@@ -20,8 +20,10 @@
  * medians of several repetitions after a warm-up; device timings end with
  * cmx_synchronize, so they include launching.
  */
+#include <dlfcn.h>
 #include <stdio.h>
 #include <stdlib.h>
+#include <string.h>
 #include <time.h>
 
 #include "cmx/cmx.h"
@@ -80,12 +82,17 @@ static double time_join(int kind) {
   return t;
 }
 
-/* Seconds for op(a, b) on the gpu, output evaluated and released. */
+/* Seconds for op `kind` on the gpu (0: copy (astype to float32), 1: add,
+ * 2: exp, 3: astype to bfloat16), output evaluated and released. */
 static double time_op(int kind, cmx_array a, cmx_array b) {
   double t0 = now();
   cmx_array c = NULL;
   if (kind == 0)
     check(cmx_astype(&c, a, CMX_FLOAT32, g_gpu), "astype");
+  else if (kind == 2)
+    check(cmx_exp(&c, a, g_gpu), "exp");
+  else if (kind == 3)
+    check(cmx_astype(&c, a, CMX_BFLOAT16, g_gpu), "astype");
   else
     check(cmx_add(&c, a, b, g_gpu), "add");
   check(cmx_array_eval(c), "eval");
@@ -93,6 +100,149 @@ static double time_op(int kind, cmx_array a, cmx_array b) {
   double t = now() - t0;
   cmx_array_release(c);
   return t;
+}
+
+/* Eager gelu x * (1 + erf(x / sqrt(2))) / 2 on (32, 1000, 4096) f32 (five
+ * kernels), built from the 64M-element device array a; copy_bw: GB/s. */
+static void gelu_benchmark(cmx_array a, double copy_bw) {
+  int64_t shape[3] = {32, 1000, 4096}, start = 0, stop = 32 * 1000 * 4096;
+  cmx_array two[2] = {a, a}, cat = NULL, flat = NULL, x = NULL;
+  check(cmx_concatenate(&cat, two, 2, 0, g_gpu), "concatenate");
+  check(cmx_slice(&flat, cat, &start, &stop, NULL, g_gpu), "slice");
+  check(cmx_reshape(&x, flat, shape, 3, g_gpu), "reshape");
+  check(cmx_array_eval(x), "eval");
+  cmx_array_release_all((cmx_array[]){cat, flat}, 2);
+  cmx_array r2, one, half;
+  check(cmx_array_from_double(&r2, 1.4142135623730951, CMX_FLOAT32), "scalar");
+  check(cmx_array_from_double(&one, 1, CMX_FLOAT32), "scalar");
+  check(cmx_array_from_double(&half, 2, CMX_FLOAT32), "scalar");
+  double t[8];
+  for (int i = -2; i < 7; i++) {
+    double t0 = now();
+    cmx_array u = NULL, e = NULL, p = NULL, m = NULL, g = NULL;
+    check(cmx_divide(&u, x, r2, g_gpu), "divide");
+    check(cmx_erf(&e, u, g_gpu), "erf");
+    check(cmx_add(&p, e, one, g_gpu), "add");
+    check(cmx_multiply(&m, x, p, g_gpu), "multiply");
+    check(cmx_divide(&g, m, half, g_gpu), "divide");
+    cmx_array_release_all((cmx_array[]){u, e, p, m}, 4);
+    check(cmx_array_eval(g), "eval");
+    check(cmx_synchronize(g_gpu), "synchronize");
+    if (i >= 0) t[i] = now() - t0;
+    cmx_array_release(g);
+  }
+  double tg = median(t, 7), floor = 2.0 * (double)stop * 4 / (copy_bw * 1e9);
+  printf(
+      "eager gelu (32,1000,4096)    %8.3f ms  (5 kernels; one read + write "
+      "at copy speed: %.3f ms)\n",
+      tg * 1e3, floor * 1e3);
+  cmx_array_release_all((cmx_array[]){x, r2, one, half}, 4);
+}
+
+/* Seconds per op of a chain of n dependent adds of a one-element (or
+ * 16-element when wide) array: built, then evaluated and synchronised.
+ * *build gets the building part alone. */
+static double chain(int n, bool wide, double* build) {
+  float v[16] = {0};
+  int64_t len = wide ? 16 : 1;
+  cmx_array one, cur;
+  check(cmx_array_from_data(&one, v, &len, 1, CMX_FLOAT32), "array");
+  cmx_array inc;
+  check(cmx_array_from_double(&inc, 1, CMX_FLOAT32), "scalar");
+  check(cmx_add(&cur, one, inc, g_gpu), "add");
+  check(cmx_array_eval(cur), "eval");
+  double t0 = now();
+  for (int i = 0; i < n; i++) {
+    cmx_array next = NULL;
+    check(cmx_add(&next, cur, inc, g_gpu), "add");
+    cmx_array_release(cur);
+    cur = next;
+  }
+  double t1 = now();
+  check(cmx_array_eval(cur), "eval");
+  check(cmx_synchronize(g_gpu), "synchronize");
+  double t2 = now();
+  float got[16];
+  check(cmx_array_copy_to(cur, got, sizeof got), "copy_to");
+  if (got[0] != (float)n + 1)
+    fprintf(stderr, "bench_gpu: chain gave %g\n", (double)got[0]);
+  cmx_array_release_all((cmx_array[]){one, inc, cur}, 3);
+  *build = (t1 - t0) / n;
+  return (t2 - t0) / n;
+}
+
+/* The driver alone, for scale: an empty kernel launched n times on a
+ * stream of its own, and n event records (libcuda loaded directly). */
+static void driver_floor(int n) {
+  void* lib = dlopen("libcuda.so.1", RTLD_NOW | RTLD_NOLOAD);
+  if (!lib) lib = dlopen("libcuda.so.1", RTLD_NOW);
+  if (!lib) return;
+  int (*dev_get)(int*, int) = (int (*)(int*, int))dlsym(lib, "cuDeviceGet");
+  int (*retain)(void**, int) =
+      (int (*)(void**, int))dlsym(lib, "cuDevicePrimaryCtxRetain");
+  int (*set_cur)(void*) = (int (*)(void*))dlsym(lib, "cuCtxSetCurrent");
+  int (*load)(void**, const void*) =
+      (int (*)(void**, const void*))dlsym(lib, "cuModuleLoadData");
+  int (*get_fn)(void**, void*, const char*) =
+      (int (*)(void**, void*, const char*))dlsym(lib, "cuModuleGetFunction");
+  int (*mk_stream)(void**, unsigned) =
+      (int (*)(void**, unsigned))dlsym(lib, "cuStreamCreate");
+  int (*sync)(void*) = (int (*)(void*))dlsym(lib, "cuStreamSynchronize");
+  int (*launch)(void*, unsigned, unsigned, unsigned, unsigned, unsigned,
+                unsigned, unsigned, void*, void**, void**) =
+      (int (*)(void*, unsigned, unsigned, unsigned, unsigned, unsigned,
+               unsigned, unsigned, void*, void**,
+               void**))dlsym(lib, "cuLaunchKernel");
+  int (*mk_event)(void**, unsigned) =
+      (int (*)(void**, unsigned))dlsym(lib, "cuEventCreate");
+  int (*record)(void*, void*) =
+      (int (*)(void*, void*))dlsym(lib, "cuEventRecord");
+  int (*query)(void*) = (int (*)(void*))dlsym(lib, "cuEventQuery");
+  if (!dev_get || !retain || !set_cur || !load || !get_fn || !mk_stream ||
+      !sync || !launch || !mk_event || !record || !query)
+    return;
+  static const char ptx[] =
+      ".version 7.0\n.target sm_70\n.address_size 64\n"
+      ".visible .entry cmx_bench_empty()\n{\n ret;\n}\n";
+  int dev = 0;
+  void *ctx = NULL, *mod = NULL, *fn = NULL, *st = NULL, *ev = NULL;
+  if (dev_get(&dev, 0) || retain(&ctx, dev) || set_cur(ctx) ||
+      load(&mod, ptx) || get_fn(&fn, mod, "cmx_bench_empty") ||
+      mk_stream(&st, 1) || mk_event(&ev, 2))
+    return;
+  double tl = 0, te = 0, tq = 0;
+  for (int rep = 0; rep < 2; rep++) {
+    double t0 = now();
+    for (int i = 0; i < n; i++)
+      launch(fn, 1, 1, 1, 32, 1, 1, 0, st, NULL, NULL);
+    double t1 = now();
+    for (int i = 0; i < n; i++) record(ev, st);
+    double t2 = now();
+    for (int i = 0; i < n; i++) query(ev);
+    double t3 = now();
+    sync(st);
+    tl = (t1 - t0) / n, te = (t2 - t1) / n, tq = (t3 - t2) / n;
+  }
+  printf(
+      "driver alone                 %8.2f us per empty launch, %.2f us per "
+      "event record, %.2f us per event query\n",
+      tl * 1e6, te * 1e6, tq * 1e6);
+}
+
+/* Per-op overhead: chains of tiny dependent adds (the issue's figure: 1000
+ * adds of a (16,) array), building apart, and the driver's own costs. */
+static void overhead_benchmarks(void) {
+  double t[5], b[5], build;
+  for (int w = 0; w < 2; w++) {
+    int n = w ? 1000 : 10000;
+    chain(n, w, &build);
+    for (int rep = 0; rep < 5; rep++) t[rep] = chain(n, w, &b[rep]);
+    printf(
+        "op overhead (dependent adds) %8.2f us per op  (%d adds of (%d,); "
+        "building the graph %.2f us of it)\n",
+        median(t, 5) * 1e6, n, w ? 16 : 1, median(b, 5) * 1e6);
+  }
+  driver_floor(10000);
 }
 
 /* The reduction benchmarks: op k on x (see reduction_benchmarks). */
@@ -152,7 +302,52 @@ static void reduction_benchmarks(cmx_array xflat, double copy_bw) {
     printf("%-28s %8.1f GB/s  (%.2f of copy, %.3f ms)\n", names[k], bw,
            bw / copy_bw, t * 1e3);
   }
+  /* smaller scan tiles (more look-backs) than the default 1024 threads:
+   * CMX_GPU_SCAN_THREADS */
+  static const char* const tiles[] = {"256", "512"};
+  for (int i = 0; i < 2; i++) {
+    setenv("CMX_GPU_SCAN_THREADS", tiles[i], 1);
+    double t = time_red(5, xflat);
+    double bw = 2.0 * N * sizeof(float) / t / 1e9;
+    printf("cumsum 64M f32, %4s threads %8.1f GB/s  (%.2f of copy, %.3f ms)\n",
+           tiles[i], bw, bw / copy_bw, t * 1e3);
+  }
+  unsetenv("CMX_GPU_SCAN_THREADS");
   cmx_array_release(x);
+}
+
+static void first_use(void) {
+  /* First use of kernels not used yet (int16 add, subtract, multiply,
+   * maximum, minimum), then a second use. A second run of this program
+   * finds them in the disk cache: the warm-start figure. */
+  int16_t small[1024] = {0};
+  int64_t m = 1024;
+  cmx_array s;
+  check(cmx_array_from_data(&s, small, &m, 1, CMX_INT16), "array");
+  double t0 = now();
+  for (int k = 0; k < 5; k++) {
+    cmx_array c1 = NULL;
+    cmx_status st = k == 0   ? cmx_add(&c1, s, s, g_gpu)
+                    : k == 1 ? cmx_subtract(&c1, s, s, g_gpu)
+                    : k == 2 ? cmx_multiply(&c1, s, s, g_gpu)
+                    : k == 3 ? cmx_maximum(&c1, s, s, g_gpu)
+                             : cmx_minimum(&c1, s, s, g_gpu);
+    check(st, "int16 op");
+    check(cmx_array_eval(c1), "eval");
+    cmx_array_release(c1);
+  }
+  double first = (now() - t0) / 5;
+  t0 = now();
+  cmx_array c2 = NULL;
+  check(cmx_add(&c2, s, s, g_gpu), "add");
+  check(cmx_array_eval(c2), "eval");
+  double second = now() - t0;
+  printf(
+      "first use of a kernel        %8.2f ms per kernel (5 kernels; then "
+      "%.1f us; NVRTC compile, or the disk cache on a second run, + load)\n",
+      first * 1e3, second * 1e6);
+
+  cmx_array_release_all((cmx_array[]){s, c2}, 2);
 }
 
 int main(void) {
@@ -163,6 +358,13 @@ int main(void) {
     return 0;
   }
   check(cmx_default_stream(&g_gpu, cmx_device_gpu()), "stream");
+  /* BENCH_GPU_ONLY=first_use: only the kernel-load figure (a second run
+   * with a warm disk cache) */
+  const char* only = getenv("BENCH_GPU_ONLY");
+  if (only && !strcmp(only, "first_use")) {
+    first_use();
+    return 0;
+  }
   int64_t n = N;
   float* x = malloc((size_t)n * sizeof(float));
   for (int64_t i = 0; i < n; i++) x[i] = (float)(i % 1000);
@@ -186,7 +388,19 @@ int main(void) {
   double tadd = median(t, 11);
   printf("copy 64M f32 on the gpu      %8.1f GB/s\n", 2 * bytes / tcopy / 1e9);
   printf("add 64M f32 on the gpu       %8.1f GB/s  (%.2f of copy)\n",
-         3 * bytes / tadd / 1e9, (2 * bytes / tcopy) / (3 * bytes / tadd));
+         3 * bytes / tadd / 1e9, (3 * bytes / tadd) / (2 * bytes / tcopy));
+  /* exp and astype to bfloat16: bytes read + written, against the copy */
+  for (int kind = 2; kind <= 3; kind++) {
+    for (int i = 0; i < 3; i++) time_op(kind, da, NULL);
+    for (int i = 0; i < 11; i++) t[i] = time_op(kind, da, NULL);
+    double moved = kind == 2 ? 2 * bytes : 1.5 * bytes;
+    double tk = median(t, 11);
+    printf("%s %8.1f GB/s  (%.2f of copy)\n",
+           kind == 2 ? "exp 64M f32 on the gpu      "
+                     : "astype 64M f32->bf16        ",
+           moved / tk / 1e9, (moved / tk) / (2 * bytes / tcopy));
+  }
+  gelu_benchmark(da, 2 * bytes / tcopy / 1e9);
 
   /* Joins and random bits, as fractions of the copy bandwidth. */
   cmx_array sq = NULL;
@@ -238,71 +452,41 @@ int main(void) {
       3 * bytes / tio / 1e9, tio * 1e3);
 
   /* Plain copies: 256 MB up (a host array's device copy made), and a GPU
-   * result's 256 MB down (its host copy made). */
-  double tup[5], tdown[5];
-  for (int i = 0; i < 5; i++) {
-    cmx_array a, c = NULL;
-    void* dptr;
-    const void* hptr;
-    check(cmx_array_from_data(&a, x, &n, 1, CMX_FLOAT32), "array");
-    double t0 = now();
-    check(cmx_array_device_data(a, cmx_device_gpu(), &dptr), "device_data");
-    tup[i] = now() - t0;
-    check(cmx_add(&c, da, zero, g_gpu), "add");
-    check(cmx_array_eval(c), "eval");
-    t0 = now();
-    check(cmx_array_data(c, &hptr), "data");
-    tdown[i] = now() - t0;
-    cmx_array_release(a);
-    cmx_array_release(c);
-  }
-  printf("host->device copy            %8.1f GB/s  (256 MB)\n",
-         bytes / median(tup, 5) / 1e9);
-  printf("device->host copy            %8.1f GB/s  (256 MB)\n",
-         bytes / median(tdown, 5) / 1e9);
-
-  /* Per-op overhead: a chain of tiny dependent adds. */
-  cmx_array one, cur;
-  check(cmx_array_from_double(&one, 1, CMX_FLOAT32), "scalar");
-  for (int rep = 0; rep < 3; rep++) {
-    cur = cmx_array_retain(one);
-    double t0 = now();
-    for (int i = 0; i < 10000; i++) {
-      cmx_array next = NULL;
-      check(cmx_add(&next, cur, one, g_gpu), "add");
-      cmx_array_release(cur);
-      cur = next;
+   * result's 256 MB down (its host copy made): through the pinned ring,
+   * then straight into the page-locked destination. */
+  for (int mode = 0; mode < 2; mode++) {
+    double tup[5], tdown[5];
+    if (mode) setenv("CMX_GPU_D2H_REGISTER", "1", 1);
+    for (int i = 0; i < 5; i++) {
+      cmx_array a, c = NULL;
+      void* dptr;
+      const void* hptr;
+      check(cmx_array_from_data(&a, x, &n, 1, CMX_FLOAT32), "array");
+      double t0 = now();
+      check(cmx_array_device_data(a, cmx_device_gpu(), &dptr), "device_data");
+      tup[i] = now() - t0;
+      check(cmx_add(&c, da, zero, g_gpu), "add");
+      check(cmx_array_eval(c), "eval");
+      t0 = now();
+      check(cmx_array_data(c, &hptr), "data");
+      tdown[i] = now() - t0;
+      cmx_array_release(a);
+      cmx_array_release(c);
     }
-    check(cmx_array_eval(cur), "eval");
-    check(cmx_synchronize(g_gpu), "synchronize");
-    t[rep] = (now() - t0) / 10000;
-    double v = 0;
-    check(cmx_array_item_double(cur, &v), "item");
-    if (v != 10001) fprintf(stderr, "bench_gpu: chain gave %g\n", v);
-    cmx_array_release(cur);
+    unsetenv("CMX_GPU_D2H_REGISTER");
+    if (!mode)
+      printf("host->device copy            %8.1f GB/s  (256 MB)\n",
+             bytes / median(tup, 5) / 1e9);
+    printf("device->host copy            %8.1f GB/s  (256 MB, %s)\n",
+           bytes / median(tdown, 5) / 1e9,
+           mode ? "CMX_GPU_D2H_REGISTER=1: into the registered destination"
+                : "pinned staging ring");
   }
-  printf("op overhead (dependent adds) %8.1f us per op\n", median(t, 3) * 1e6);
 
-  /* First use of a kernel not used yet (int16 add), then its second use. */
-  int16_t small[1024] = {0};
-  int64_t m = 1024;
-  cmx_array s;
-  check(cmx_array_from_data(&s, small, &m, 1, CMX_INT16), "array");
-  double t0 = now();
-  cmx_array c1 = NULL, c2 = NULL;
-  check(cmx_add(&c1, s, s, g_gpu), "add");
-  check(cmx_array_eval(c1), "eval");
-  double first = now() - t0;
-  t0 = now();
-  check(cmx_add(&c2, s, s, g_gpu), "add");
-  check(cmx_array_eval(c2), "eval");
-  double second = now() - t0;
-  printf(
-      "first use of a kernel        %8.1f ms  (then %.1f us; compile or "
-      "disk cache + load)\n",
-      first * 1e3, second * 1e6);
+  overhead_benchmarks();
 
-  cmx_array_release_all((cmx_array[]){ha, hb, da, db, zero, one, s, c1, c2}, 9);
+  first_use();
+  cmx_array_release_all((cmx_array[]){ha, hb, da, db, zero}, 5);
   free(x);
   return 0;
 }

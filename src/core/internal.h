@@ -332,6 +332,10 @@ typedef struct cmx__stream_ops {
    * out-of-range index), as a malloc'd message with its status in *st;
    * NULL when none. Taken once. */
   char* (*take_error)(cmx__stream* s, cmx_status* st);
+  /* Optional: advances `completed` past the work found finished, without
+   * blocking (a backend that marks its tasks' completion lazily needs it
+   * asked; cmx__stream_done does). */
+  void (*poll)(cmx__stream* s);
 } cmx__stream_ops;
 
 struct cmx__stream {

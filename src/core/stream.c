@@ -60,11 +60,9 @@ bool cmx_is_available(cmx_device dev) {
 }
 
 /* Whether the GPU is the default device when one is present and
- * CMX_DEFAULT_DEVICE is unset, as in MLX. Off while some primitives
- * (conv, matmul, sort ...) have no GPU kernel, so that code written for
- * the default device keeps running on GPU machines; turning it on is
- * this one line. */
-#define CMX__GPU_DEFAULT_WHEN_PRESENT false
+ * CMX_DEFAULT_DEVICE is unset, as in MLX (CMX_DEFAULT_DEVICE=cpu keeps the
+ * CPU). */
+#define CMX__GPU_DEFAULT_WHEN_PRESENT true
 
 cmx_device cmx_default_device(void) {
   int t = tl_default_device;
@@ -206,7 +204,11 @@ cmx_status cmx_new_stream(cmx_stream* out, cmx_device dev) {
 
 bool cmx__stream_done(int index, uint64_t seq) {
   cmx__stream* s = cmx__stream_get(index);
-  return !s || atomic_load_explicit(&s->completed, memory_order_acquire) >= seq;
+  if (!s || atomic_load_explicit(&s->completed, memory_order_acquire) >= seq)
+    return true;
+  if (!s->ops->poll) return false;
+  s->ops->poll(s);
+  return atomic_load_explicit(&s->completed, memory_order_acquire) >= seq;
 }
 
 void cmx__stream_wait(int index, uint64_t seq) {

@@ -167,6 +167,9 @@ static void test_empty_huge_dims(void) {
 }
 
 static void test_memory_limit(void) {
+  /* The limit bounds host memory: the CPU, whatever the default device. */
+  cmx_device prev = cmx_default_device();
+  OK(cmx_set_default_device(cmx_device_cpu()));
   size_t old;
   OK(cmx_set_memory_limit(1 << 20, &old));
   int64_t n = 1 << 20; /* 4 MiB of float32 */
@@ -189,6 +192,7 @@ static void test_memory_limit(void) {
   cmx_clear_cache();
   CHECK(cmx_get_cache_memory() == 0);
   free(big);
+  OK(cmx_set_default_device(prev));
 }
 
 static void test_streams(void) {

@@ -38,10 +38,10 @@ static void test_cpu_info(void) {
   CHECK(strlen(info.name) > 0 && info.cores >= 1 && info.sm_count == 0);
   FAILS(cmx_device_get_info((cmx_device){CMX_CPU, 3}, &info), CMX_ERR_VALUE,
         "[device_info] device cpu:3 is not available");
-  /* The default device: the CPU unless CMX_DEFAULT_DEVICE=gpu picks an
-   * available GPU (CMX__GPU_DEFAULT_WHEN_PRESENT is off). */
+  /* The default device: the GPU when one is available, unless
+   * CMX_DEFAULT_DEVICE=cpu (as MLX). */
   const char* env = getenv("CMX_DEFAULT_DEVICE");
-  bool gpu_default = env && !strcmp(env, "gpu") && g_gpu;
+  bool gpu_default = !(env && !strcmp(env, "cpu")) && g_gpu;
   CHECK(cmx_default_device().type == (gpu_default ? CMX_GPU : CMX_CPU));
 }
 
@@ -244,7 +244,102 @@ static void test_staging(void) {
   CHECK(equal_f32(c, ref, n)); /* up, then down */
   cmx__gpu_staging_stats s1 = cmx__gpu_staging_stats_get();
   CHECK(s1.staged >= s0.staged + 2 && s1.direct == s0.direct);
+  CHECK(s1.registered == s0.registered);
+  /* Down again straight into the page-locked destination (a fresh result:
+   * 20 MB, above the 16 MiB threshold). */
+  setenv("CMX_GPU_D2H_REGISTER", "1", 1);
+  OK(cmx_add(&z, c, zs, gpu()));
+  OK(cmx_array_eval(z));
+  CHECK(device_only(z));
+  CHECK(equal_f32(z, ref, n));
+  unsetenv("CMX_GPU_D2H_REGISTER");
+  cmx__gpu_staging_stats s2 = cmx__gpu_staging_stats_get();
+  CHECK_MSG(s2.registered == s1.registered + 1 && s2.staged == s1.staged,
+            "registered %llu -> %llu, staged %llu -> %llu",
+            (unsigned long long)s1.registered,
+            (unsigned long long)s2.registered, (unsigned long long)s1.staged,
+            (unsigned long long)s2.staged);
   cmx_array_release_all((cmx_array[]){a, z, c, zs}, 4);
+  free(ref);
+}
+
+/* ---------------- lazy events ---------------- */
+
+/* start + n * inc, as a chain of n dependent adds on stream s (not
+ * evaluated; NULL if building one failed). */
+static cmx_array add_chain(cmx_array start, cmx_array inc, int n,
+                           cmx_stream s) {
+  cmx_array cur = cmx_array_retain(start);
+  for (int i = 0; cur && i < n; i++) {
+    cmx_array next = NULL;
+    if (cmx_add(&next, cur, inc, s) != CMX_OK) next = NULL;
+    cmx_array_release(cur);
+    cur = next;
+  }
+  return cur;
+}
+
+/* A stream records an event only every few tasks; whoever waits or asks
+ * makes one. An async_eval'd chain becomes available by polling alone
+ * (is_available), with no wait; a buffer freed on one stream and taken
+ * from the cache by another is ordered after the free (the fake driver
+ * poisons freed memory and delays its queues at random); a synchronize
+ * after an odd number of tasks waits for all of them. */
+static void test_lazy_events(void) {
+  int64_t n = 50000;
+  float* ref = NULL;
+  cmx_array a = ramp(n, &ref);
+  float one = 1;
+  cmx_array inc = arr(&one, NULL, 0, CMX_FLOAT32);
+  for (int len = 1; len <= 37; len += 9) {
+    cmx_array cur = add_chain(a, inc, len, gpu());
+    CHECK(cur != NULL);
+    if (!cur) return;
+    OK(cmx_async_eval(&cur, 1));
+    int polls = 0;
+    while (!cmx_array_is_available(cur) && polls < 200000) {
+      polls++;
+      usleep(50);
+    }
+    CHECK_MSG(cmx_array_is_available(cur), "chain of %d not available", len);
+    float* want = malloc((size_t)n * sizeof(float));
+    for (int64_t i = 0; i < n; i++) want[i] = ref[i] + (float)len;
+    CHECK(equal_f32(cur, want, n));
+    free(want);
+    cmx_array_release(cur);
+  }
+  /* Cross-stream reuse of cached buffers, many times over. */
+  cmx_stream s1, s2;
+  OK(cmx_new_stream(&s1, cmx_device_gpu()));
+  OK(cmx_new_stream(&s2, cmx_device_gpu()));
+  bool same = true;
+  for (int r = 0; r < 20 && same; r++) {
+    cmx_array x = NULL, y = NULL, w = NULL;
+    OK(cmx_add(&x, a, inc, s1)); /* a + 1 on s1, x freed there */
+    OK(cmx_add(&y, x, inc, s1));
+    cmx_array_release(x);
+    OK(cmx_add(&w, y, y, s2)); /* 2a + 4 on s2, may reuse x's buffer */
+    OK(cmx_async_eval(&w, 1));
+    cmx_array_release(y);
+    float* got = malloc((size_t)n * sizeof(float));
+    OK(cmx_array_copy_to(w, got, (size_t)n * sizeof(float)));
+    for (int64_t i = 0; i < n; i++) same &= got[i] == 2 * ref[i] + 4;
+    free(got);
+    cmx_array_release(w);
+  }
+  CHECK(same);
+  /* synchronize waits for the last task though it has no event yet. */
+  cmx_array cur = add_chain(a, inc, 5, s2);
+  CHECK(cur != NULL);
+  if (!cur) return;
+  OK(cmx_async_eval(&cur, 1));
+  OK(cmx_synchronize(s2));
+  CHECK(cmx_array_is_available(cur));
+  float* want = malloc((size_t)n * sizeof(float));
+  for (int64_t i = 0; i < n; i++) want[i] = ref[i] + 5;
+  CHECK(equal_f32(cur, want, n));
+  free(want);
+  cmx_array_release_all((cmx_array[]){a, inc, cur}, 3);
   free(ref);
 }
 
@@ -257,6 +352,15 @@ static void test_event_deps(void) {
   float* ref = NULL;
   int64_t n = 200000;
   cmx_array a = ramp(n, &ref);
+  /* Work queued on s1 first (10 adds of 2^25 floats: over a millisecond
+   * on a GPU, far longer than submitting them; the fake driver is slow at
+   * any size), so that x is still pending when y and w are scheduled: a
+   * dependency found finished at scheduling is dropped. */
+  int64_t nb = g_fake ? (int64_t)1 << 18 : (int64_t)1 << 25;
+  cmx_array big = ramp(nb, NULL), busy = add_chain(big, big, 10, s1);
+  CHECK(busy != NULL);
+  if (!busy) return;
+  OK(cmx_async_eval(&busy, 1));
   cmx_array x = NULL, y = NULL, w = NULL;
   OK(cmx_add(&x, a, a, s1)); /* 2a on s1 */
   OK(cmx_add(&y, x, a, s2)); /* 3a on s2: waits for s1 by an event */
@@ -278,7 +382,7 @@ static void test_event_deps(void) {
   OK(cmx_array_eval(g));
   for (int64_t i = 0; i < n; i++) ref[i] = ref[i] / 5 * 4;
   CHECK(equal_f32(g, ref, n));
-  cmx_array_release_all((cmx_array[]){a, x, y, w, h, g}, 6);
+  cmx_array_release_all((cmx_array[]){a, x, y, w, h, g, big, busy}, 8);
   free(ref);
 }
 
@@ -299,13 +403,8 @@ static void* thread_main(void* p) {
   cmx_array a = ramp(n, &ref);
   float v = (float)(j->id + 1);
   cmx_array inc = arr(&v, NULL, 0, CMX_FLOAT32);
-  cmx_array cur = cmx_array_retain(a);
-  for (int i = 0; j->ok && i < 40; i++) {
-    cmx_array next = NULL;
-    j->ok = cmx_add(&next, cur, inc, s) == CMX_OK;
-    cmx_array_release(cur);
-    cur = next;
-  }
+  cmx_array cur = j->ok ? add_chain(a, inc, 40, s) : NULL;
+  j->ok = cur != NULL;
   if (j->ok) j->ok = cmx_async_eval(&cur, 1) == CMX_OK;
   float* got = malloc((size_t)n * sizeof(float));
   if (j->ok) j->ok = cmx_array_copy_to(cur, got, (size_t)n * 4) == CMX_OK;
@@ -417,6 +516,7 @@ int main(void) {
     CASE(test_out_of_memory);
     CASE(test_staging);
     CASE(test_event_deps);
+    CASE(test_lazy_events);
     CASE(test_threads);
     CASE(test_interop);
   } else {

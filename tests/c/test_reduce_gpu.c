@@ -37,12 +37,13 @@ typedef enum {
   OP_CUMMAX,
   OP_CUMPROD,
   OP_LCSE,
+  OP_CUMMIN,
   OP_NUM
 } op_t;
 static const char* const op_names[OP_NUM] = {
-    "sum",     "max",    "min",    "mean",    "all",         "any",
-    "prod",    "argmax", "argmin", "lse",     "var",         "std",
-    "softmax", "cumsum", "cummax", "cumprod", "logcumsumexp"};
+    "sum",     "max",    "min",    "mean",    "all",          "any",
+    "prod",    "argmax", "argmin", "lse",     "var",          "std",
+    "softmax", "cumsum", "cummax", "cumprod", "logcumsumexp", "cummin"};
 
 enum { V_PLAIN, V_TRANSPOSED, V_SLICED, V_BCAST };
 static const char* const view_names[] = {"contiguous", "transposed", "sliced",
@@ -55,6 +56,7 @@ typedef struct {
   int axes[CMX_MAX_NDIM], naxes; /* naxes < 0: all (NULL) */
   int ddof;
   bool reverse, inclusive;
+  bool cpu_ref; /* checked against the CPU alone (NaN inputs) */
 } case_t;
 
 /* x as the case's view: plain; the transpose of x's reversed-axes
@@ -134,6 +136,9 @@ static cmx_status make(void* ctx, cmx_stream s, cmx_array* out) {
     case OP_CUMPROD:
       st = cmx_cumprod(out, a, ax, c->reverse, c->inclusive, s);
       break;
+    case OP_CUMMIN:
+      st = cmx_cummin(out, a, ax, c->reverse, c->inclusive, s);
+      break;
     default:
       st = cmx_logcumsumexp(out, a, ax, c->reverse, c->inclusive, s);
   }
@@ -173,8 +178,8 @@ static double lowest(cmx_dtype dt) {
 static bool reference(const case_t* c, cmx_dtype odt, h_tensor* want) {
   op_t op = c->op;
   if (op == OP_LSE || op == OP_VAR || op == OP_STD || op == OP_SOFTMAX ||
-      op == OP_CUMPROD || op == OP_LCSE || op == OP_PROD ||
-      c->x->dtype == CMX_COMPLEX64)
+      op == OP_CUMPROD || op == OP_LCSE || op == OP_PROD || op == OP_CUMMIN ||
+      c->cpu_ref || c->x->dtype == CMX_COMPLEX64)
     return false;
   h_tensor v = view_values(c);
   int nd = v.ndim;
@@ -286,6 +291,7 @@ static void run(case_t c) {
            cmx__shape_str(c.x->shape, c.x->ndim, shs, sizeof shs),
            view_names[c.view], axs, c.reverse ? " reverse" : "",
            c.op >= OP_CUMSUM && !c.inclusive ? " exclusive" : "");
+  if (c.cpu_ref) strncat(what, " (nan, ties)", sizeof what - strlen(what) - 1);
   /* the CPU's result gives the output dtype (and the values when there
    * is no reference) */
   cmx_array r = NULL;
@@ -334,8 +340,8 @@ static void test_rows_and_columns(void) {
       h_tensor xc = tensor(sc, 2, dt, f ? 0 : -50, f ? 1 : 50, 17 + li);
       for (op_t op = OP_SUM; op <= OP_ARGMIN; op++) {
         if (op == OP_PROD) continue;
-        run((case_t){op, &xr, V_PLAIN, {-1}, 1, 0, false, true});
-        run((case_t){op, &xc, V_PLAIN, {0}, 1, 0, false, true});
+        run((case_t){op, &xr, V_PLAIN, {-1}, 1, 0, false, true, false});
+        run((case_t){op, &xc, V_PLAIN, {0}, 1, 0, false, true, false});
       }
       h_free(&xr);
       h_free(&xc);
@@ -355,8 +361,8 @@ static void test_axes_and_views(void) {
     h_tensor xp = tensor(sh, 3, dt, 0.995, 1.004, 9 + di);
     for (int v = 0; v < 4; v++)
       for (int si = 0; si <= 6; si++) {
-        case_t c = {OP_SUM, &x,    v,   {0}, si == 6 ? -1 : nsets[si],
-                    0,      false, true};
+        case_t c = {OP_SUM, &x,    v,    {0},  si == 6 ? -1 : nsets[si],
+                    0,      false, true, false};
         if (si < 6) memcpy(c.axes, sets[si], sizeof sets[si]);
         for (op_t op = OP_SUM; op <= OP_PROD; op++) {
           if (op == OP_PROD && dt == CMX_COMPLEX64) continue;
@@ -397,15 +403,17 @@ static void test_full_and_ties(void) {
   int64_t n = (1 << 22) + 3;
   h_tensor x = tensor(&n, 1, CMX_FLOAT32, 0, 1, 3);
   for (op_t op = OP_SUM; op <= OP_ARGMIN; op++)
-    if (op != OP_PROD) run((case_t){op, &x, V_PLAIN, {0}, -1, 0, false, true});
-  run((case_t){OP_LSE, &x, V_PLAIN, {0}, -1, 0, false, true});
-  run((case_t){OP_VAR, &x, V_PLAIN, {0}, -1, 1, false, true});
+    if (op != OP_PROD)
+      run((case_t){op, &x, V_PLAIN, {0}, -1, 0, false, true, false});
+  run((case_t){OP_LSE, &x, V_PLAIN, {0}, -1, 0, false, true, false});
+  run((case_t){OP_VAR, &x, V_PLAIN, {0}, -1, 1, false, true, false});
   h_free(&x);
   int64_t sh[2] = {300, 4097};
   h_tensor t = tensor(sh, 2, CMX_INT8, 0, 3, 4);
   for (int v = 0; v < 3; v++)
     for (int ax = -1; ax < 2; ax++) {
-      case_t c = {OP_ARGMAX, &t, v, {ax}, ax < 0 ? -1 : 1, 0, false, true};
+      case_t c = {OP_ARGMAX, &t,    v,    {ax}, ax < 0 ? -1 : 1,
+                  0,         false, true, false};
       run(c);
       c.op = OP_ARGMIN;
       run(c);
@@ -421,9 +429,10 @@ static void test_softmax_rows(void) {
     for (int di = 0; H_FLOATS[di] != CMX_NUM_DTYPES; di++) {
       int64_t sh[2] = {lens[li] > 5000 ? 3 : 65, lens[li]};
       h_tensor x = tensor(sh, 2, H_FLOATS[di], -8, 8, 21 + li);
-      run((case_t){OP_SOFTMAX, &x, V_PLAIN, {1}, 1, 0, false, true});
-      run((case_t){OP_SOFTMAX, &x, V_TRANSPOSED, {1}, 1, 0, false, true});
-      run((case_t){OP_LSE, &x, V_PLAIN, {1}, 1, 0, false, true});
+      run((case_t){OP_SOFTMAX, &x, V_PLAIN, {1}, 1, 0, false, true, false});
+      run((case_t){
+          OP_SOFTMAX, &x, V_TRANSPOSED, {1}, 1, 0, false, true, false});
+      run((case_t){OP_LSE, &x, V_PLAIN, {1}, 1, 0, false, true, false});
       h_free(&x);
     }
 }
@@ -447,13 +456,13 @@ static void test_scans(void) {
       for (int m = 0; m < 4; m++) {
         bool rev = m & 1, incl = !(m & 2);
         for (op_t op = OP_CUMSUM; op <= OP_CUMMAX; op++) {
-          run((case_t){op, &xr, V_PLAIN, {1}, 1, 0, rev, incl});
-          run((case_t){op, &xc, V_PLAIN, {0}, 1, 0, rev, incl});
-          run((case_t){op, &xr, V_TRANSPOSED, {1}, 1, 0, rev, incl});
+          run((case_t){op, &xr, V_PLAIN, {1}, 1, 0, rev, incl, false});
+          run((case_t){op, &xc, V_PLAIN, {0}, 1, 0, rev, incl, false});
+          run((case_t){op, &xr, V_TRANSPOSED, {1}, 1, 0, rev, incl, false});
         }
         if (f && L <= 4096) {
-          run((case_t){OP_LCSE, &xr, V_PLAIN, {1}, 1, 0, rev, incl});
-          run((case_t){OP_CUMPROD, &xc, V_PLAIN, {0}, 1, 0, rev, incl});
+          run((case_t){OP_LCSE, &xr, V_PLAIN, {1}, 1, 0, rev, incl, false});
+          run((case_t){OP_CUMPROD, &xc, V_PLAIN, {0}, 1, 0, rev, incl, false});
         }
       }
       h_free(&xr);
@@ -462,16 +471,77 @@ static void test_scans(void) {
   /* 2^22 + 5 floats: about a thousand tiles chained by look-back */
   int64_t n = (1 << 22) + 5;
   h_tensor x = tensor(&n, 1, CMX_FLOAT32, 0, 1, 41);
-  run((case_t){OP_CUMSUM, &x, V_PLAIN, {0}, 1, 0, false, true});
-  run((case_t){OP_CUMMAX, &x, V_PLAIN, {0}, 1, 0, true, false});
+  run((case_t){OP_CUMSUM, &x, V_PLAIN, {0}, 1, 0, false, true, false});
+  run((case_t){OP_CUMMAX, &x, V_PLAIN, {0}, 1, 0, true, false, false});
   h_free(&x);
   int64_t ni = (1 << 21) + 1;
   h_tensor xi = tensor(&ni, 1, CMX_INT32, -1000, 1000, 43);
-  run((case_t){OP_CUMSUM, &xi, V_PLAIN, {0}, 1, 0, true, true});
+  run((case_t){OP_CUMSUM, &xi, V_PLAIN, {0}, 1, 0, true, true, false});
   h_free(&xi);
 }
 
+/* Arg reductions and scans of every dtype on rows of 1, 31, 1025 and
+ * 2^20 + 3 elements: few distinct values (ties: the first index wins),
+ * NaN in the second row of floats (it wins argmax and argmin and
+ * propagates through cummax / cummin / cumsum), every scan kind and
+ * direction; checked against the CPU (exact for indices, integers and
+ * max / min). */
+static void test_edges_every_dtype(void) {
+  static const int64_t lens[] = {1, 31, 1025, (1 << 20) + 3};
+  for (int li = 0; li < 4; li++)
+    for (int di = 0; H_ALL[di] != CMX_NUM_DTYPES; di++) {
+      cmx_dtype dt = H_ALL[di];
+      bool f = cmx_dtype_is_inexact(dt), lng = li == 3;
+      int64_t L = lens[li], sh[2] = {lng ? 2 : 5, L};
+      /* halves in [-3, 3): ties everywhere; scans of sums in [0, 1) */
+      h_tensor t = tensor(sh, 2, dt, -3, 3, 51 + li * 16 + di);
+      h_tensor p = tensor(sh, 2, dt, 0, f ? (dt == CMX_FLOAT16 ? 0.05 : 1) : 9,
+                          53 + li * 16 + di);
+      for (int64_t i = 0; i < t.size; i++) {
+        t.re[i] = floor(t.re[i] * 2) / 2;
+        if (t.im) t.im[i] = floor(t.im[i] * 2) / 2;
+        if (f && i >= L && (i - L) % 97 == 13) t.re[i] = p.re[i] = NAN;
+      }
+      for (op_t op = OP_ARGMAX; op <= OP_ARGMIN; op++)
+        run((case_t){op, &t, V_PLAIN, {1}, 1, 0, false, true, true});
+      for (int m = 0; m < 4; m++) {
+        bool rev = m & 1, incl = !(m & 2);
+        if (dt != CMX_COMPLEX64) {
+          run((case_t){OP_CUMMAX, &t, V_PLAIN, {1}, 1, 0, rev, incl, true});
+          run((case_t){OP_CUMMIN, &t, V_PLAIN, {1}, 1, 0, rev, incl, true});
+        }
+        if (dt != CMX_BOOL)
+          run((case_t){OP_CUMSUM, &p, V_PLAIN, {1}, 1, 0, rev, incl, true});
+        /* (complex products of 1025 halves overflow: inf / NaN parts) */
+        if (!lng && dt != CMX_BOOL && (dt != CMX_COMPLEX64 || li < 2))
+          run((case_t){OP_CUMPROD,
+                       dt == CMX_COMPLEX64 || !f ? &t : &p,
+                       V_PLAIN,
+                       {1},
+                       1,
+                       0,
+                       rev,
+                       incl,
+                       true});
+        if (!lng && cmx_dtype_is_floating(dt))
+          run((case_t){OP_LCSE, &t, V_PLAIN, {1}, 1, 0, rev, incl, true});
+      }
+      /* smaller tiles than the default (256 threads: more look-backs) */
+      if (lng && (dt == CMX_FLOAT32 || dt == CMX_INT64)) {
+        setenv("CMX_GPU_SCAN_THREADS", "256", 1);
+        run((case_t){OP_CUMSUM, &p, V_PLAIN, {1}, 1, 0, false, true, true});
+        run((case_t){OP_CUMMAX, &t, V_PLAIN, {1}, 1, 0, true, false, true});
+        unsetenv("CMX_GPU_SCAN_THREADS");
+      }
+      h_free(&t);
+      h_free(&p);
+    }
+}
+
 int main(void) {
+  RUN(test_edges_every_dtype);
+  printf("test_edges_every_dtype done: %d failed so far\n", t_failed);
+  fflush(stdout);
   RUN(test_rows_and_columns);
   RUN(test_axes_and_views);
   RUN(test_full_and_ties);

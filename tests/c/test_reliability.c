@@ -226,6 +226,10 @@ static void test_fork_after_use(void) {
 }
 
 int main(void) {
+  /* These cases are about the CPU's streams, thread pool and host memory
+   * (fork, interrupts, the memory limit): where a GPU is present it would
+   * be the default device. */
+  if (cmx_set_default_device(cmx_device_cpu()) != CMX_OK) return 1;
   RUN(test_slices_with_huge_steps);
   RUN(test_shape_size_rule);
   RUN(test_tile_empty_huge_reps);

@@ -9,6 +9,14 @@ import cmx.core as mx
 MB = 1 << 20
 
 
+@pytest.fixture(autouse=True)
+def _on_the_cpu():
+    # Host memory figures and limits: the CPU, also where a GPU is the
+    # default device (GPU memory: test_gpu_runtime.py).
+    with mx.stream(mx.cpu):
+        yield
+
+
 def test_active_and_peak_memory():
     gc.collect()
     base = mx.get_active_memory()

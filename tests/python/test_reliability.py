@@ -17,10 +17,14 @@ import cmx.core as mx
 HERE = os.path.dirname(os.path.abspath(__file__))
 
 
-def run_child(code, timeout=60):
-    """Runs code in a fresh interpreter with this cmx; returns it finished."""
+def run_child(code, timeout=60, cpu=False):
+    """Runs code in a fresh interpreter with this cmx; returns it finished.
+    cpu: with the CPU as its default device (fork and Ctrl-C are about the
+    CPU's thread pool and streams; a CUDA context does not survive fork)."""
     env = dict(os.environ)
     env["PYTHONPATH"] = os.pathsep.join(p for p in sys.path if p)
+    if cpu:
+        env["CMX_DEFAULT_DEVICE"] = "cpu"
     return subprocess.run([sys.executable, "-c", textwrap.dedent(code)],
                           capture_output=True, text=True, timeout=timeout,
                           env=env)
@@ -294,7 +298,7 @@ FORK_SCRIPT = """
 
 def test_fork_after_using_the_thread_pool_in_a_subprocess():
     # The child of a parent that had used the pool hung on its first large op.
-    p = run_child(FORK_SCRIPT, timeout=120)
+    p = run_child(FORK_SCRIPT, timeout=120, cpu=True)
     assert_clean_exit(p)
     assert p.stdout.strip() == "ok"
 
@@ -311,7 +315,7 @@ def test_multiprocessing_fork_pool_in_a_subprocess():
                 got = pool.map(work, range(4))
             assert got == [i * base for i in range(4)], got
             print("ok")
-    """, timeout=120)
+    """, timeout=120, cpu=True)
     assert_clean_exit(p)
     assert p.stdout.strip() == "ok"
 
@@ -343,7 +347,7 @@ def test_fork_with_work_in_flight_in_a_subprocess():
         assert os.WIFEXITED(status) and os.WEXITSTATUS(status) == 0, status
         mx.eval(ys[-1])
         print("ok")
-    """, timeout=180)
+    """, timeout=180, cpu=True)
     assert_clean_exit(p)
     assert p.stdout.strip() == "ok"
 
@@ -391,7 +395,8 @@ def test_ctrl_c_interrupts_a_long_eval_in_a_subprocess(n, iters, k):
     # process stays usable. 30 products of 1536^3 run on the caller's thread
     # (evals of at most 64 ops do), 4000 of 256^3 on the stream's worker;
     # either takes far longer than the 0.1 s before the signal.
-    p = run_child(INTERRUPT_SCRIPT.format(n=n, iters=iters, k=k), timeout=300)
+    p = run_child(INTERRUPT_SCRIPT.format(n=n, iters=iters, k=k), timeout=300,
+                  cpu=True)
     assert_clean_exit(p)
     lines = p.stdout.split()
     assert lines[0] == "interrupted", p.stdout

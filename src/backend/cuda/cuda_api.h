@@ -117,6 +117,11 @@ typedef struct cmx__cuda_api {
   CUresult (*cuDeviceTotalMem)(size_t* bytes, CUdevice d); /* _v2 */
   CUresult (*cuMemHostAlloc)(void** p, size_t bytes, unsigned flags);
   CUresult (*cuMemFreeHost)(void* p);
+  /* Optional: page-locking existing host memory, for device->host copies
+   * straight into their destination (staging.c). */
+  CUresult (*cuMemHostRegister)(void* p, size_t bytes,
+                                unsigned flags); /* _v2 */
+  CUresult (*cuMemHostUnregister)(void* p);
 } cmx__cuda_api;
 
 /* ---- NVRTC ---- */

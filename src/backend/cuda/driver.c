@@ -125,6 +125,8 @@ static const char* resolve_all(void* lib) {
       OPT(cuDeviceTotalMem, "cuDeviceTotalMem_v2"),
       OPT(cuMemHostAlloc, "cuMemHostAlloc"),
       OPT(cuMemFreeHost, "cuMemFreeHost"),
+      OPT(cuMemHostRegister, "cuMemHostRegister_v2"),
+      OPT(cuMemHostUnregister, "cuMemHostUnregister"),
 #undef REQ
 #undef OPT
   };

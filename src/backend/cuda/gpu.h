@@ -168,9 +168,10 @@ cmx_status cmx__gpu_stage_h2d(int dev, CUdeviceptr dst, const void* src,
  * queued work); returns once dst holds them. */
 cmx_status cmx__gpu_stage_d2h(int dev, void* dst, CUdeviceptr src, size_t bytes,
                               CUstream s);
-/* Copies that went through the ring, and directly. */
+/* Copies that went through the ring, directly, and (device->host) into
+ * their page-locked destination (CMX_GPU_D2H_REGISTER=1). */
 typedef struct cmx__gpu_staging_stats {
-  uint64_t staged, direct;
+  uint64_t staged, direct, registered;
 } cmx__gpu_staging_stats;
 cmx__gpu_staging_stats cmx__gpu_staging_stats_get(void);
 

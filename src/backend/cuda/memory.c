@@ -53,10 +53,13 @@ static void count_bytes(size_t n, int sign) {
 
 /* ---------------- the device buffer cache ----------------
  * Freed device buffers wait in per-device free lists by size class (the
- * host cache's classes, core/memory.c), each with an event recorded on the
- * stream that freed it after every stream's pending work: a stream that
- * takes the buffer again first waits for that event (on the device, not
- * the host), so no kernel still reading the old data sees it overwritten.
+ * host cache's classes, core/memory.c), each remembering the stream that
+ * freed it after every stream's pending work: the same stream takes it
+ * again in stream order; another stream first waits (on the device, not
+ * the host) for an event recorded on the freeing stream, so no kernel
+ * still reading the old data sees it overwritten. The event is recorded
+ * only then (it covers the free and whatever that stream queued since):
+ * the common case, a stream reusing its own frees, costs no driver call.
  * The cache is bounded by the cache limit (core keeps the figure); an
  * allocation that fails for lack of memory empties the device's cache and
  * tries once more. */
@@ -66,7 +69,9 @@ static void count_bytes(size_t n, int sign) {
 typedef struct centry {
   CUdeviceptr p;
   size_t cap;
-  CUevent ev; /* recorded when the buffer was freed */
+  CUevent ev;  /* recorded on s once another stream needs the free done */
+  CUstream s;  /* the stream the free is ordered on */
+  bool marked; /* ev recorded after the free */
   struct centry* next;
 } centry;
 
@@ -117,10 +122,31 @@ static void entry_recycle(centry* e) {
   pthread_mutex_unlock(&g_cache.lock);
 }
 
-/* Gives e's memory back to the driver, after its free event (dev's
- * context is current). */
+/* Records e's event after its free (on its stream) if not done yet;
+ * false when the event cannot be recorded (then e's stream is waited
+ * for). */
+static bool entry_mark(centry* e) {
+  if (e->marked) return true;
+  if (cmx__cu.cuEventRecord(e->ev, e->s) == CUDA_SUCCESS) {
+    e->marked = true;
+    return true;
+  }
+  cmx__cu.cuStreamSynchronize(e->s);
+  return false;
+}
+
+/* Gives e's memory back to the driver, after its free (dev's context is
+ * current). */
 static void entry_release(int dev, centry* e) {
   cmx__gpu_device* d = cmx__gpu_device_get(dev);
+  if (!entry_mark(e)) {
+    if (d && d->pools)
+      cmx__cu.cuMemFreeAsync(e->p, e->s);
+    else if (d)
+      cmx__cu.cuMemFree(e->p);
+    entry_recycle(e);
+    return;
+  }
   if (d && d->pools) {
     cmx__cu.cuStreamWaitEvent(d->free_stream, e->ev, 0);
     cmx__cu.cuMemFreeAsync(e->p, d->free_stream);
@@ -164,9 +190,9 @@ static void hook_trim_cache(size_t target) {
   if (cmx__gpu_count() > 0) cache_trim(-1, target);
 }
 
-/* Puts p (capacity cap, class c) in dev's cache, ordered after every
- * stream's pending work through an event recorded on s; false when it
- * does not fit the cache (or cannot be tracked): the caller frees it. */
+/* Puts p (capacity cap, class c) in dev's cache, its free ordered on s
+ * (after every stream's pending work); false when it does not fit the
+ * cache (or cannot be tracked): the caller frees it. */
 static bool cache_put(int dev, int c, CUdeviceptr p, size_t cap, CUstream s) {
   if (c < 0 || dev >= MAX_CACHED_DEVICES) return false;
   if (!cmx__mem_device_cache_add(cap)) return false;
@@ -182,16 +208,14 @@ static bool cache_put(int dev, int c, CUdeviceptr p, size_t cap, CUstream s) {
       e = NULL;
     }
   }
-  if (e && cmx__cu.cuEventRecord(e->ev, s) != CUDA_SUCCESS) {
-    entry_recycle(e);
-    e = NULL;
-  }
   if (!e) {
     cmx__mem_device_cache_sub(cap);
     return false;
   }
   e->p = p;
   e->cap = cap;
+  e->s = s;
+  e->marked = false;
   pthread_mutex_lock(&g_cache.lock);
   e->next = g_cache.lists[dev][c];
   g_cache.lists[dev][c] = e;
@@ -233,8 +257,11 @@ static cmx_status dev_alloc(int dev, size_t bytes, CUstream s, const char* op,
   if (st != CMX_OK) return st;
   centry* e = cache_take(dev, c);
   if (e) {
-    CUresult r = cmx__cu.cuStreamWaitEvent(s, e->ev, 0);
-    if (r != CUDA_SUCCESS) { /* cannot order: give it back instead */
+    CUresult r = CUDA_SUCCESS;
+    if (e->s != s)
+      r = entry_mark(e) ? cmx__cu.cuStreamWaitEvent(s, e->ev, 0)
+                        : CUDA_SUCCESS; /* (its stream was waited for) */
+    if (r != CUDA_SUCCESS) {            /* cannot order: give it back instead */
       entry_release(dev, e);
     } else {
       *out = e->p;

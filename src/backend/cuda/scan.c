@@ -8,12 +8,14 @@
  * which is then scanned in place. Seen as (outer, n, inner) with the scan
  * along n: contiguous rows (inner 1) of more than 32 elements take the
  * single-pass tile kernel with decoupled look-back (any number of rows,
- * any length: one read and one write of each element); other shapes a
- * thread per column.
+ * any length: one read and one write of each element; tiles of 16
+ * elements a thread, up to 1024 threads, fewer when CMX_GPU_SCAN_THREADS
+ * says so); other shapes a thread per column.
  */
 #include "primitives/scan.h"
 
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 
 #include "backend/cuda/gpu.h"
@@ -115,6 +117,18 @@ const cmx__gpu_family cmx__gpu_family_scan = {
     .variant = scan_variant,
     .shape = {CMX__GPU_GRID_STRIDE, 256, 16}};
 
+/* The most threads a tile block takes: 1024, or CMX_GPU_SCAN_THREADS (a
+ * power of two from 64 to 1024; read each time, so a benchmark can compare
+ * tile sizes in one process). Larger tiles mean fewer look-backs per
+ * element: a cumsum of 2^26 float32 on an H100 ran at 0.36 of the copy's
+ * bandwidth with 256 threads, 0.38 with 512, 0.43 with 1024. */
+static unsigned max_tile_threads(void) {
+  const char* e = getenv("CMX_GPU_SCAN_THREADS");
+  long v = e ? strtol(e, NULL, 10) : 0;
+  if (v < 64 || v > 1024 || (v & (v - 1))) return 1024;
+  return (unsigned)v;
+}
+
 cmx_status cmx__gpu_scan(const cmx_primitive* p, const cmx_array* in, int nin,
                          const cmx_array* out, int nout) {
   (void)nin;
@@ -158,9 +172,14 @@ cmx_status cmx__gpu_scan(const cmx_primitive* p, const cmx_array* in, int nin,
     cmx__gpu_cfg cfg = cmx__gpu_cfg_for(k, outer * inner);
     st = cmx__gpu_launch(op, k, &cfg, &args);
   } else {
-    /* tiles of 16 elements a thread, blocks of 64 to 256 threads */
-    unsigned threads = 64;
-    while (threads < 256 && (long long)threads * 16 < n) threads *= 2;
+    /* tiles of 16 elements a thread, blocks of 64 to max_tile_threads()
+     * threads (as many as the kernel allows) */
+    k = cmx__gpu_kernel_get(dev, &cmx__gpu_family_scan, var, K_TILE);
+    if (!k) return cmx_last_status();
+    unsigned threads = 64, cap = max_tile_threads();
+    while (threads < cap && (int)threads * 2 <= k->max_threads &&
+           (long long)threads * 16 < n)
+      threads *= 2;
     long long tile = (long long)threads * 16;
     long long ntiles = (n + tile - 1) / tile, total = ntiles * outer;
     if (total > 0x7fffffffLL)
@@ -184,10 +203,6 @@ cmx_status cmx__gpu_scan(const cmx_primitive* p, const cmx_array* in, int nin,
     CMX__GPU_ARG(&args, flags);
     CMX__GPU_ARG(&args, agg);
     CMX__GPU_ARG(&args, pref);
-    k = st == CMX_OK
-            ? cmx__gpu_kernel_get(dev, &cmx__gpu_family_scan, var, K_TILE)
-            : NULL;
-    if (st == CMX_OK && !k) st = cmx_last_status();
     if (st == CMX_OK) {
       cmx__gpu_cfg cfg = {{(unsigned)total, 1, 1}, {threads, 1, 1}, 0};
       st = cmx__gpu_launch(op, k, &cfg, &args);

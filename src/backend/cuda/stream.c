@@ -2,11 +2,15 @@
  *
  * A GPU stream has no worker thread: submit runs the task on the calling
  * (evaluating) thread, whose eval_gpu kernel launches asynchronously on the
- * stream's CUstream, then records an event for the task's sequence number.
- * Events live in a ring of pending (recorded, not yet known finished)
- * entries; wait(seq) synchronises the first event at or after seq and
- * advances `completed`. A full ring blocks the submitter on its oldest
- * event, which bounds the work in flight.
+ * stream's CUstream. Events are recorded lazily: a task's submitter
+ * records one only every EVENT_EVERY tasks (an event record costs about as
+ * much host time as a launch); a thread that needs to wait for, or order
+ * after, a task that has no event yet records one itself then (it covers
+ * everything submitted so far, the task included). Events live in a ring
+ * of pending (recorded, not yet known finished) entries; wait(seq)
+ * synchronises the first event at or after seq and advances `completed`.
+ * A full ring blocks the submitter on its oldest event, which bounds the
+ * work in flight.
  *
  * Freed device memory is stream-ordered (memory.c), and a buffer's last
  * reference may be dropped on any thread while kernels of any stream still
@@ -21,7 +25,9 @@
 
 #include "backend/cuda/gpu.h"
 
-#define RING 1024 /* events per stream: tasks in flight at most */
+#define RING 1024 /* events per stream */
+/* A submitter records an event after at most this many tasks. */
+#define EVENT_EVERY 16
 
 struct cmx__gpu_stream {
   cmx__stream* s;
@@ -29,7 +35,8 @@ struct cmx__gpu_stream {
   CUstream cu;
   pthread_mutex_t lock;
   pthread_cond_t recorded; /* signalled after each record */
-  uint64_t last_recorded;  /* highest seq whose work is recorded */
+  uint64_t last_recorded;  /* highest seq whose work is submitted */
+  uint64_t last_evented;   /* highest seq an event was recorded after */
   int head, count;         /* the pending ring */
   CUevent ev[RING];
   uint64_t seq[RING];
@@ -104,10 +111,10 @@ static void pop_oldest_locked(cmx__gpu_stream* gs, bool sync) {
   gs->count--;
 }
 
-/* Records the event of task seq on gs; when that is impossible, waits for
- * the whole stream instead so `completed` stays truthful. */
-static void record(cmx__gpu_stream* gs, uint64_t seq) {
-  pthread_mutex_lock(&gs->lock);
+/* Records an event on gs now, for every task up to seq (all submitted);
+ * when that is impossible, waits for the whole stream instead so
+ * `completed` stays truthful. Lock held. */
+static void push_event_locked(cmx__gpu_stream* gs, uint64_t seq) {
   /* Retire finished entries cheaply, so `completed` keeps up. */
   while (gs->count && cmx__cu.cuEventQuery(gs->ev[gs->head]) == CUDA_SUCCESS)
     pop_oldest_locked(gs, false);
@@ -125,6 +132,23 @@ static void record(cmx__gpu_stream* gs, uint64_t seq) {
     while (gs->count) pop_oldest_locked(gs, false);
     advance_completed(gs->s, seq);
   }
+  gs->last_evented = seq;
+}
+
+/* Gives the submitted tasks that have no event yet one (lock held): what
+ * a thread needs before it waits for, or orders after, gs's work. */
+static void flush_locked(cmx__gpu_stream* gs) {
+  if (gs->last_recorded > gs->last_evented &&
+      atomic_load(&gs->s->completed) < gs->last_recorded)
+    push_event_locked(gs, gs->last_recorded);
+}
+
+/* Task seq's work is submitted on gs: its event is recorded when
+ * EVENT_EVERY tasks went without one (or `now`), else left to whoever
+ * waits for it. */
+static void record(cmx__gpu_stream* gs, uint64_t seq, bool now) {
+  pthread_mutex_lock(&gs->lock);
+  if (now || seq >= gs->last_evented + EVENT_EVERY) push_event_locked(gs, seq);
   gs->last_recorded = seq;
   pthread_cond_broadcast(&gs->recorded);
   pthread_mutex_unlock(&gs->lock);
@@ -149,6 +173,7 @@ static bool wait_by_event(cmx__gpu_stream* gs, int other, uint64_t seq) {
   pthread_mutex_lock(&o->lock);
   while (o->last_recorded < seq && atomic_load(&os->completed) < seq)
     pthread_cond_wait(&o->recorded, &o->lock);
+  if (o->last_evented < seq) flush_locked(o);
   int k = 0;
   while (k < o->count && o->seq[(o->head + k) % RING] < seq) k++;
   bool ok = true;
@@ -217,7 +242,7 @@ static void gpu_submit(cmx__stream* s, cmx__task* t) {
   tl_op = prev_op;
   if (!can_hold) /* no memory to hold buffers: finish the work instead */
     report_async(gs, cmx__cu.cuStreamSynchronize(gs->cu));
-  record(gs, seq);
+  record(gs, seq, !can_hold);
   /* Released with gs still current: frees then order on this stream. */
   for (int i = 0; i < nheld; i++) cmx__buffer_release(held[i]);
   if (can_hold)
@@ -245,6 +270,7 @@ static void gpu_wait(cmx__stream* s, uint64_t seq) {
   /* seq may be handed out but still being submitted by another thread. */
   while (gs->last_recorded < seq && atomic_load(&s->completed) < seq)
     pthread_cond_wait(&gs->recorded, &gs->lock);
+  if (gs->last_evented < seq) flush_locked(gs);
   while (atomic_load(&s->completed) < seq) {
     int k = 0;
     while (k < gs->count && gs->seq[(gs->head + k) % RING] < seq) k++;
@@ -276,12 +302,24 @@ static char* gpu_take_error(cmx__stream* s, cmx_status* st) {
     return NULL;
   if (cmx__gpu_ctx_enter(gs->dev) != CMX_OK) return NULL;
   pthread_mutex_lock(&gs->lock);
+  flush_locked(gs);
   while (gs->count && cmx__cu.cuEventQuery(gs->ev[gs->head]) == CUDA_SUCCESS)
     pop_oldest_locked(gs, false);
-  char* msg =
-      gs->count ? NULL : cmx__gpu_index_error_take(gs->index_error, st);
+  char* msg = gs->count ? NULL : cmx__gpu_index_error_take(gs->index_error, st);
   pthread_mutex_unlock(&gs->lock);
   return msg;
+}
+
+/* The work submitted so far gets its event, and finished entries retire
+ * (cmx__stream_done asks, e.g. for an array's is_available). */
+static void gpu_poll(cmx__stream* s) {
+  cmx__gpu_stream* gs = s->backend;
+  if (cmx__gpu_ctx_enter(gs->dev) != CMX_OK) return;
+  pthread_mutex_lock(&gs->lock);
+  flush_locked(gs);
+  while (gs->count && cmx__cu.cuEventQuery(gs->ev[gs->head]) == CUDA_SUCCESS)
+    pop_oldest_locked(gs, false);
+  pthread_mutex_unlock(&gs->lock);
 }
 
 void cmx__gpu_order_after_all(int dev, CUstream target) {
@@ -290,6 +328,7 @@ void cmx__gpu_order_after_all(int dev, CUstream target) {
     cmx__gpu_stream* gs = g_streams.list[i];
     if (gs->dev != dev || gs->cu == target) continue;
     pthread_mutex_lock(&gs->lock);
+    flush_locked(gs);
     if (gs->count) {
       int last = (gs->head + gs->count - 1) % RING;
       cmx__cu.cuStreamWaitEvent(target, gs->ev[last], 0);
@@ -305,6 +344,7 @@ static void gpu_shutdown(cmx__stream* s) {
   cmx__cu.cuStreamSynchronize(gs->cu);
   pthread_mutex_lock(&gs->lock);
   while (gs->count) pop_oldest_locked(gs, false);
+  advance_completed(s, gs->last_recorded);
   if (gs->index_error) cmx__cu.cuMemFreeHost(gs->index_error);
   gs->index_error = NULL;
   pthread_mutex_unlock(&gs->lock);
@@ -318,7 +358,8 @@ static const cmx__stream_ops gpu_stream_ops = {.submit = gpu_submit,
                                                .wait = gpu_wait,
                                                .shutdown = gpu_shutdown,
                                                .native = gpu_native,
-                                               .take_error = gpu_take_error};
+                                               .take_error = gpu_take_error,
+                                               .poll = gpu_poll};
 
 cmx__stream* cmx__gpu_stream_new(int device_index) {
   if (!cmx__gpu_device_get(device_index)) return NULL;

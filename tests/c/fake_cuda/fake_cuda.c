@@ -412,6 +412,16 @@ CUresult cuMemHostAlloc(void** p, size_t n, unsigned flags) {
   *p = malloc(n ? n : 1);
   return *p ? OK : ERR_OOM;
 }
+/* Registering host memory: the fake's DMA reaches any host memory, so
+ * it only checks its arguments. */
+CUresult cuMemHostRegister_v2(void* p, size_t n, unsigned flags) {
+  (void)flags;
+  return p && n ? OK : ERR_INVALID;
+}
+CUresult cuMemHostUnregister(void* p) {
+  return p ? OK : ERR_INVALID;
+}
+
 CUresult cuMemFreeHost(void* p) {
   free(p);
   return OK;

@@ -77,8 +77,9 @@ CMX_R_FN cmx_c64 cmx_r_cdiv(cmx_c64 a, double c) {
 
 // ---------------- accumulators ----------------
 // Each family gives: the type cmx_racc, cmx_r_ident(), cmx_r_push(a, x, i)
-// (element x at reduced index i into a), cmx_r_comb(a, b) (a's elements
-// come before b's) and cmx_r_store(a, P).
+// (element x at reduced index i into a; every kernel pushes a thread's
+// elements in increasing i), cmx_r_comb(a, b) (a's elements come before
+// b's) and cmx_r_store(a, P).
 
 #if CMX_R_KIND == 0
 struct cmx_racc {
@@ -123,11 +124,15 @@ CMX_R_FN cmx_racc cmx_r_comb(cmx_racc a, cmx_racc b) {
   if (CMX_R_BETTER(a.v, b.v)) return a;
   return b.i < a.i ? b : a;  // equal
 }
+// i is above every index in a: an equal value never wins, so the pushed
+// element replaces a exactly when cmx_r_comb(a, {x, i}) would take it.
 CMX_R_FN cmx_racc cmx_r_push(cmx_racc a, cmx_rt x, long long i) {
-  cmx_racc b;
-  b.v = CMX_R_LD(x);
-  b.i = (unsigned)i;
-  return cmx_r_comb(a, b);
+  const CMX_R_A v = CMX_R_LD(x);
+  if (a.i == 0xffffffffu || CMX_R_BETTER(v, a.v)) {
+    a.v = v;
+    a.i = (unsigned)i;
+  }
+  return a;
 }
 CMX_R_FN unsigned cmx_r_store(cmx_racc a, const cmx_rparams& P) {
   (void)P;
