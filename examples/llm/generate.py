@@ -10,6 +10,8 @@ when cmx has one, else on the CPU.
         --prompt "Write a haiku about arrays." --max-tokens 200
     python examples/llm/generate.py --interactive   # a chat loop
     python examples/llm/generate.py --temp 0          # greedy
+    scripts/split-model.sh                      # parts for a GPU machine,
+    python examples/llm/generate.py --model-parts .carry/llm-model  # there
 """
 
 import argparse
@@ -155,8 +157,8 @@ class Generator:
         self.capacity = min(capacity, self.model.args.context_length)
         self.reset()
         self.compiled = compile_step
-        self._compiled = (mx.compile(self._first), mx.compile(self._second),
-                          mx.compile(self._head))
+        self._compiled = (mx.compile(self._first), mx.compile(self._mid),
+                          mx.compile(self._second), mx.compile(self._head))
         # one compiled function for the whole step (default on the GPU:
         # one replayable graph; copying the cache costs little there)
         if whole_step is None:
@@ -183,25 +185,34 @@ class Generator:
         return self.model.layers[i].second_half(
             x, q, keys[:, :, :window], values[:, :, :window], mask)
 
+    def _mid(self, i, window, x, q, keys, values, mask, offset):
+        # block i's second half and block i + 1's first half: one call
+        # (and one compiled function) fewer per block
+        h = self._second(i, window, x, q, keys, values, mask)
+        return (h,) + tuple(self._first(i + 1, h, offset))
+
     def _head(self, h):
         return self.model.head(h)[:, -1, :]
 
     def _split(self, pieces, window, token, off, caches):
-        first, second, head = pieces
+        first, mid, second, head = pieces
         mask = attention_mask(off, 1, window)
         start = write_start(off)
         h = self.model.embed(token)
+        q, k, v = first(0, h, off)
         for i, c in enumerate(caches):
-            q, k, v = first(i, h, off)
             c.write(off, k, v, start)
-            h = second(i, window, h, q, c.keys, c.values, mask)
+            if i + 1 < len(caches):
+                h, q, k, v = mid(i, window, h, q, c.keys, c.values, mask, off)
+            else:
+                h = second(i, window, h, q, c.keys, c.values, mask)
         return head(h)
 
     def _whole_fn(self, window, token, off, kv):
         caches = self.model.make_cache(0)
         for i, c in enumerate(caches):
             c.keys, c.values = kv[2 * i], kv[2 * i + 1]
-        pieces = (self._first, self._second, self._head)
+        pieces = (self._first, self._mid, self._second, self._head)
         logits = self._split(pieces, window, token, off, caches)
         return logits, [a for c in caches for a in (c.keys, c.values)]
 
@@ -218,7 +229,7 @@ class Generator:
                 c.keys, c.values = kv[2 * i], kv[2 * i + 1]
             return logits
         pieces = (self._compiled if self.compiled else
-                  (self._first, self._second, self._head))
+                  (self._first, self._mid, self._second, self._head))
         return self._split(pieces, window, token, off, self.caches)
 
     def _kv(self):
