@@ -26,9 +26,10 @@ as a fraction of the bandwidth floor of its bytes (16 different weight
 matrices take turns, so L2 does not hold them; the bandwidth is torch's
 device-to-device copy of 1 GiB, bytes read plus written), and its
 64-row prompt shape beside torch's bfloat16 matmul of the dequantized
-matrix; attention (decode: L 1 against a 4096 cache; prompt: B 4, H 32,
-L 4096, D 128, causal) against torch's scaled_dot_product_attention (cmx
-runs its composite there: no fused GPU kernel yet).
+matrix; attention (decode: L 1 against a 4096 cache, B 1, 2, 4, with the
+bandwidth of its K and V bytes; prompt: B 4, H 32, L 4096, D 128, causal,
+with its TFLOP/s) against torch's scaled_dot_product_attention.
+--only attention runs the attention section alone.
 """
 
 import argparse
@@ -180,14 +181,11 @@ def qmm(reps):
         [("numpy f32", lambda: xm @ wd.T)], reps, 3)
 
 
-def gpu_main(reps):
+def gpu_report(reps):
+    """report(name, f_cmx, f_torch, number, nbytes): times `number` calls
+    of each (cmx evaluated and synchronised, torch synchronised), the best
+    of `reps` alternating rounds, prints a line, returns cmx's seconds."""
     import torch
-    import torch.nn.functional as F
-
-    mx.set_default_device(mx.gpu)
-    dev = torch.device("cuda")
-    print(f"device: {torch.cuda.get_device_name(0)}; torch {torch.__version__}")
-    bf = mx.bfloat16
 
     def cmx_run(f):
         def run(number):
@@ -218,6 +216,19 @@ def gpu_main(reps):
             line += f"   torch {ts[1] * 1e6:9.1f} us   cmx speed / torch {ts[1] / ts[0]:5.2f}"
         print(line)
         return ts[0]
+    return report
+
+
+def gpu_main(reps):
+    import torch
+    import torch.nn.functional as F
+
+    mx.set_default_device(mx.gpu)
+    dev = torch.device("cuda")
+    print(f"device: {torch.cuda.get_device_name(0)}; torch {torch.__version__}")
+    bf = mx.bfloat16
+
+    report = gpu_report(reps)
 
     def both(shape):
         x = RNG.standard_normal(shape).astype(np.float32)
@@ -290,32 +301,60 @@ def gpu_main(reps):
            lambda i: txm @ wd.T, 32)
     del ws
 
-    print("3. attention, bfloat16 (cmx: the composite, no fused GPU kernel yet)")
+def gpu_attention(reps):
+    import torch
+    import torch.nn.functional as F
+
+    dev = torch.device("cuda")
+    bf = mx.bfloat16
+
+    def both(shape):
+        x = RNG.standard_normal(shape).astype(np.float32)
+        return mx.array(x).astype(bf), torch.from_numpy(x).to(dev, torch.bfloat16)
+
+    print("3. attention, bfloat16 (cmx: the fused kernel; decode: the "
+          "split-key CUDA-core kernel, prompt: the tensor-core kernel)")
     for (B, H, L, S, D, causal, number) in [(1, 32, 1, 4096, 128, False, 32),
-                                            (4, 32, 4096, 4096, 128, True, 2)]:
+                                            (2, 32, 1, 4096, 128, False, 32),
+                                            (4, 32, 1, 4096, 128, False, 32),
+                                            (4, 32, 4096, 4096, 128, True, 4)]:
         qa, tq = both((B, H, L, D))
         ka, tk = both((B, H, S, D))
         va, tv = both((B, H, S, D))
         mx.eval(qa, ka, va)
         sc = 1 / math.sqrt(D)
-        report(f"sdpa B{B} H{H} L{L} S{S} D{D}{' causal' if causal else ''}",
-               lambda i: mx.fast.scaled_dot_product_attention(
-                   qa, ka, va, scale=sc, mask="causal" if causal else None),
-               lambda i: F.scaled_dot_product_attention(tq, tk, tv, is_causal=causal,
-                                                        scale=sc), number)
+        t = gpu_report(reps)(
+            f"sdpa B{B} H{H} L{L} S{S} D{D}{' causal' if causal else ''}",
+            lambda i: mx.fast.scaled_dot_product_attention(
+                qa, ka, va, scale=sc, mask="causal" if causal else None),
+            lambda i: F.scaled_dot_product_attention(tq, tk, tv, is_causal=causal,
+                                                     scale=sc), number,
+            None if L > 1 else ka.nbytes + va.nbytes)
+        if L > 1:
+            flops = 4 * B * H * L * S * D * (0.5 if causal else 1.0)
+            print(f"      {flops / t / 1e12:.0f} TFLOP/s (causal: half the "
+                  f"score matrix)")
 
 
 def main():
     ap = argparse.ArgumentParser()
     ap.add_argument("--quick", action="store_true")
     ap.add_argument("--device", choices=["cpu", "gpu"], default="cpu")
+    ap.add_argument("--only", choices=["attention"], default=None,
+                    help="GPU: run only this section")
     a = ap.parse_args()
     reps = 2 if a.quick else 5
     if a.device == "gpu":
         if not mx.is_available(mx.gpu):
             print("bench_fast --device gpu: no GPU here")
             return
-        gpu_main(reps)
+        mx.set_default_device(mx.gpu)
+        if a.only == "attention":
+            import torch
+            print(f"device: {torch.cuda.get_device_name(0)}; torch {torch.__version__}")
+        if a.only != "attention":
+            gpu_main(reps)
+        gpu_attention(reps)
         return
     print(f"threads: {os.cpu_count()} cpus; torch: "
           f"{torch.__version__ if torch else 'not installed'}")
