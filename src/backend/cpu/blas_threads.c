@@ -1,4 +1,6 @@
 #include "backend/cpu/cpu.h"
+#define CMX__BLAS_NAMES_ONLY
+#include "backend/cpu/blas.h"
 
 /* OpenBLAS held to one thread while cmx's pool runs several BLAS calls at
  * once (convolution tiles, the parts of a split matrix product): one level

@@ -230,31 +230,11 @@ CMX__KERNEL(cmx__cpu_conv) {
   j.esz = j.xsz = (int64_t)cmx_dtype_size(dt);
   j.csz = j.kind == CMX__CV_F64 ? 8 : 4;
   const int ckind = j.kind == CMX__CV_F64 ? CMX__CV_F64 : CMX__CV_F32;
-  j.nsp = q->nsp;
-  j.N = x->dims[0];
-  j.C = x->dims[x->ndim - 1];
-  j.O = y->dims[y->ndim - 1];
-  j.G = q->groups;
-  j.Cg = j.C / j.G;
-  j.Og = j.O / j.G;
-  j.taps = 1;
-  j.out_sp = 1;
+  cmx__conv_geom_fill(&j.geom, q, x->dims, w->dims, y->dims);
   const int64_t* xs = CMX__STRIDES(x);
-  for (int d = 0; d < j.nsp; d++) {
-    j.in[d] = x->dims[d + 1];
-    j.out[d] = y->dims[d + 1];
-    j.k[d] = w->dims[d + 1];
-    j.stride[d] = q->stride[d];
-    j.lo[d] = q->pad_lo[d];
-    j.kd[d] = q->kernel_dilation[d];
-    j.id[d] = q->input_dilation[d];
-    j.taps *= j.k[d];
-    j.out_sp *= j.out[d];
-  }
   j.KL = j.k[j.nsp - 1];
   j.Kc = j.taps * j.Cg;
   j.rowlen = j.G * j.Kc;
-  j.rows = y->size / j.O;
   set_input(&j, cmx__node_ptr(x), xs + 1, xs[0], xs[x->ndim - 1]);
   char* yp = cmx__node_ptr(y);
   if (j.Kc == 0 || x->size == 0) { /* no terms: every sum is empty */

@@ -26,16 +26,14 @@ typedef struct cmx__conv_job {
   int64_t esz; /* output storage element size */
   int64_t xsz; /* element size at x */
   int64_t csz; /* compute element size (4 or 8) */
-  int nsp;     /* spatial dims */
-  int64_t C, O, G, Cg, Og;
-  int64_t in[CMX__CONV_MAX_SPATIAL], out[CMX__CONV_MAX_SPATIAL];
-  int64_t k[CMX__CONV_MAX_SPATIAL];
-  int64_t stride[CMX__CONV_MAX_SPATIAL], lo[CMX__CONV_MAX_SPATIAL];
-  int64_t kd[CMX__CONV_MAX_SPATIAL], id[CMX__CONV_MAX_SPATIAL];
-  int64_t taps, KL, Kc, rowlen; /* KL = k[nsp - 1]; rowlen = G * Kc */
-  int64_t out_sp;               /* prod(M) */
-  int64_t N, rows;              /* batch; rows = N * out_sp */
-  const char* x;                /* input element 0 */
+  union {      /* the sizes (primitives/conv.h; flip unused here) */
+    cmx__conv_geom geom;
+    struct {
+      CMX__CONV_GEOM_FIELDS
+    };
+  };
+  int64_t KL, Kc, rowlen; /* KL = k[nsp - 1]; rowlen = G * Kc */
+  const char* x;          /* input element 0 */
   int64_t xs_n, xs[CMX__CONV_MAX_SPATIAL], xs_c; /* input strides */
   bool span_copy;    /* a row's last-dim taps are one contiguous input
                         span (one group, unit steps, channels-last) */

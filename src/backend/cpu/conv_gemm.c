@@ -24,9 +24,9 @@
  * weight transposed once: row-major rows would be assembled from runs of
  * KL values, several times the copying work.
  */
-#include <cblas.h>
 #include <stdlib.h>
 
+#include "backend/cpu/blas.h"
 #include "backend/cpu/conv_cpu.h"
 
 /* Bytes of an unfolded tile: with OpenBLAS's packed copies of it and of

@@ -18,10 +18,10 @@
  * OpenBLAS held to one thread; within an image, input rows go in tiles
  * whose P fits in L2, in order, so the result does not depend on timing.
  */
-#include <cblas.h>
 #include <limits.h>
 #include <stdlib.h>
 
+#include "backend/cpu/blas.h"
 #include "backend/cpu/conv_cpu.h"
 
 /* Bytes of a tile's P. */

@@ -26,10 +26,10 @@
  * when the input's batch dim is its unit-stride one and its channels are
  * not, which is the weight gradient's layout.
  */
-#include <cblas.h>
 #include <limits.h>
 #include <stdlib.h>
 
+#include "backend/cpu/blas.h"
 #include "backend/cpu/conv_cpu.h"
 
 /* Bytes of an F tile (it stays in L2 for the gemm that reads it). */

@@ -9,6 +9,33 @@
 
 #include <stddef.h>
 
+#include "backend/cpu/blas.h"
+
+/* A prefixed BLAS build (see blas.h) exports these as scipy_sgetrf_ ...;
+ * the declarations below and every call then use the prefixed names. */
+#ifdef CMX_BLAS_PREFIX
+#define sgetrf_ CMX__BLAS_NAME(sgetrf_)
+#define dgetrf_ CMX__BLAS_NAME(dgetrf_)
+#define sgetri_ CMX__BLAS_NAME(sgetri_)
+#define dgetri_ CMX__BLAS_NAME(dgetri_)
+#define sgetrs_ CMX__BLAS_NAME(sgetrs_)
+#define dgetrs_ CMX__BLAS_NAME(dgetrs_)
+#define sgeqrf_ CMX__BLAS_NAME(sgeqrf_)
+#define dgeqrf_ CMX__BLAS_NAME(dgeqrf_)
+#define sorgqr_ CMX__BLAS_NAME(sorgqr_)
+#define dorgqr_ CMX__BLAS_NAME(dorgqr_)
+#define sgesdd_ CMX__BLAS_NAME(sgesdd_)
+#define dgesdd_ CMX__BLAS_NAME(dgesdd_)
+#define strtri_ CMX__BLAS_NAME(strtri_)
+#define dtrtri_ CMX__BLAS_NAME(dtrtri_)
+#define spotrf_ CMX__BLAS_NAME(spotrf_)
+#define dpotrf_ CMX__BLAS_NAME(dpotrf_)
+#define ssyevd_ CMX__BLAS_NAME(ssyevd_)
+#define dsyevd_ CMX__BLAS_NAME(dsyevd_)
+#define sgeev_ CMX__BLAS_NAME(sgeev_)
+#define dgeev_ CMX__BLAS_NAME(dgeev_)
+#endif
+
 #define CMX__LAPACK_PAIR(name, ...) \
   void s##name##_(__VA_ARGS__);     \
   void d##name##_(__VA_ARGS__);     \

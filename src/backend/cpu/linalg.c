@@ -14,12 +14,12 @@
  */
 #include "primitives/linalg.h"
 
-#include <cblas.h>
 #include <float.h>
 #include <math.h>
 #include <stdatomic.h>
 #include <stdlib.h>
 
+#include "backend/cpu/blas.h"
 #include "backend/cpu/cpu.h"
 #include "backend/cpu/kernels.h"
 #include "backend/cpu/lapack.h"

@@ -20,10 +20,10 @@
  */
 #include "primitives/matmul.h"
 
-#include <cblas.h>
 #include <limits.h>
 #include <stdlib.h>
 
+#include "backend/cpu/blas.h"
 #include "backend/cpu/cpu.h"
 #include "backend/cpu/kernels.h"
 #include "backend/cpu/matmul_small.h"

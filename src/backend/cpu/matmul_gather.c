@@ -8,10 +8,10 @@
  */
 #include "primitives/matmul_gather.h"
 
-#include <cblas.h>
 #include <limits.h>
 #include <stdlib.h>
 
+#include "backend/cpu/blas.h"
 #include "backend/cpu/cpu.h"
 #include "backend/cpu/kernels.h"
 

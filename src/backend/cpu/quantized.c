@@ -11,10 +11,10 @@
  * at a time). */
 #include "primitives/quantized.h"
 
-#include <cblas.h>
 #include <math.h>
 #include <stdlib.h>
 
+#include "backend/cpu/blas.h"
 #include "backend/cpu/ew_rows.h" /* CMX__SIMD_CLONES */
 #include "backend/cpu/fast.h"
 #include "backend/cpu/kernels.h"

@@ -210,29 +210,7 @@ cmx_status cmx__gpu_convolution(const cmx_primitive* p, const cmx_array* in,
   memset(&c, 0, sizeof c);
   c.dev = cmx_primitive_stream(p).device.index;
   c.dt = dt;
-  c.nsp = q->nsp;
-  c.flip = q->flip;
-  c.N = x->dims[0];
-  c.C = x->dims[x->ndim - 1];
-  c.O = y->dims[y->ndim - 1];
-  c.G = q->groups;
-  c.Cg = c.C / c.G;
-  c.Og = c.O / c.G;
-  c.taps = 1;
-  c.out_sp = 1;
-  for (int d = 0; d < c.nsp; d++) {
-    c.in[d] = x->dims[d + 1];
-    c.out[d] = y->dims[d + 1];
-    c.k[d] = w->dims[d + 1];
-    c.stride[d] = q->stride[d];
-    c.lo[d] = q->pad_lo[d];
-    c.hi[d] = q->pad_hi[d];
-    c.kd[d] = q->kernel_dilation[d];
-    c.id[d] = q->input_dilation[d];
-    c.taps *= c.k[d];
-    c.out_sp *= c.out[d];
-  }
-  c.rows = y->size / c.O;
+  cmx__conv_geom_fill(&c.geom, q, x->dims, w->dims, y->dims);
   st = cmx__gpu_ptr(y, c.dev, &c.y);
   if (st != CMX_OK) return st;
   cmx_kernel_mark_device_written(y);

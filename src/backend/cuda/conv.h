@@ -11,12 +11,12 @@
 typedef struct cmx__gpu_conv {
   int dev;
   cmx_dtype dt;
-  int nsp, flip;
-  int64_t N, C, O, G, Cg, Og, taps, out_sp, rows;
-  int64_t in[CMX__CONV_MAX_SPATIAL], out[CMX__CONV_MAX_SPATIAL];
-  int64_t k[CMX__CONV_MAX_SPATIAL], stride[CMX__CONV_MAX_SPATIAL];
-  int64_t lo[CMX__CONV_MAX_SPATIAL], hi[CMX__CONV_MAX_SPATIAL];
-  int64_t kd[CMX__CONV_MAX_SPATIAL], id[CMX__CONV_MAX_SPATIAL];
+  union { /* the sizes (primitives/conv.h) */
+    cmx__conv_geom geom;
+    struct {
+      CMX__CONV_GEOM_FIELDS
+    };
+  };
   CUdeviceptr x, w, y;
   /* x's element strides (batch, spatial, channel); x_rowmajor when they
    * are row-major. */

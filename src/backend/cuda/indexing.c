@@ -5,7 +5,15 @@
  * offset per index position (cmx_idx_offsets, once per index array, any
  * integer dtype and layout), then move one thread per output or update
  * element. A Gather whose slices are contiguous rows of 16-byte multiples
- * (an embedding lookup) moves 16-byte vectors. Scatter's modes are atomic
+ * (an embedding lookup) moves 16-byte vectors. One index array taking
+ * whole contiguous rows (an embedding lookup, its gradient's scatter-add)
+ * goes to the rows kernels instead: a warp per row reading its index in
+ * place, no offsets pass; a scatter-add of float32, float16 or bfloat16
+ * rows adds 16-byte vectors with one reduction instruction each on sm_90
+ * (red.global.add.v4.f32 / .v4.f16x2 / .v4.bf16x2), and 16-bit floats
+ * elsewhere use the hardware's scalar reductions where the
+ * architecture has them (float16 from sm_70, bfloat16 from sm_90) instead
+ * of a compare-and-swap loop. Scatter's modes are atomic
  * updates: native atomicAdd for float32, float64, complex64 (per part) and
  * 32/64-bit integers, a compare-and-swap loop on the enclosing word for
  * everything else (float16, bfloat16, 8/16-bit integers, bool, products,
@@ -38,12 +46,11 @@ static const char* const k_preamble[] = {"ew_bind", "ew_scalar", NULL};
 /* ---------------- families ---------------- */
 
 /* gather: variant v moves elements of 1 << v bytes (v == 4: uint4). */
-enum { G_OFFSETS, G_GATHER, G_AXIS = 5 };
+enum { G_OFFSETS, G_GATHER, G_AXIS = 5, G_ROWS = 7 };
 static const char* const k_gather[] = {
-    "cmx_idx_offsets",    "cmx_gather_g1_32",
-    "cmx_gather_g0_32",   "cmx_gather_g1_64",
-    "cmx_gather_g0_64",   "cmx_gather_axis_32",
-    "cmx_gather_axis_64", NULL};
+    "cmx_idx_offsets",    "cmx_gather_g1_32", "cmx_gather_g0_32",
+    "cmx_gather_g1_64",   "cmx_gather_g0_64", "cmx_gather_axis_32",
+    "cmx_gather_axis_64", "cmx_gather_rows",  NULL};
 
 static bool gather_variant(int v, cmx__gpu_variant* out) {
   static const char* const types[] = {"cmx_u8", "cmx_u16", "cmx_u32", "cmx_u64",
@@ -63,10 +70,10 @@ const cmx__gpu_family cmx__gpu_family_gather = {
     .shape = {CMX__GPU_GRID_STRIDE, 256, 16}};
 
 /* scatter: variant mode * CMX_NUM_DTYPES + dtype. */
-enum { S_SCATTER, S_AXIS = 2 };
-static const char* const k_scatter[] = {"cmx_scatter_32", "cmx_scatter_64",
-                                        "cmx_scatter_axis_32",
-                                        "cmx_scatter_axis_64", NULL};
+enum { S_SCATTER, S_AXIS = 2, S_ROWS = 4 };
+static const char* const k_scatter[] = {
+    "cmx_scatter_32",      "cmx_scatter_64",   "cmx_scatter_axis_32",
+    "cmx_scatter_axis_64", "cmx_scatter_rows", NULL};
 
 /* The storage type of dt and, for integers, the unsigned type sums and
  * products wrap in. */
@@ -144,6 +151,15 @@ static bool scatter_variant(int v, cmx__gpu_variant* out) {
                    "#define CMX_SC_BYTES %d\n",
                    storage_type(dt, &wide), m, (int)cmx_dtype_size(dt));
   int k = scatter_ops(m, dt, out->prelude + n, sizeof out->prelude - (size_t)n);
+  int red = dt == CMX_FLOAT32    ? 1
+            : dt == CMX_FLOAT16  ? 2
+            : dt == CMX_BFLOAT16 ? 3
+                                 : 0;
+  if (k > 0 && m == CMX__SCATTER_ADD && red) {
+    n += k;
+    k = snprintf(out->prelude + n, sizeof out->prelude - (size_t)n,
+                 "#define CMX_SC_RED %d\n", red);
+  }
   out->flags = 0;
   return k > 0 && (size_t)(n + k) < sizeof out->prelude;
 }
@@ -203,11 +219,10 @@ static void add_error_args(cmx__gpu_args* args, const char* op,
  * axes[k] of an array of dims `dims`, with room for ext[axis] elements,
  * times strides[axis] / unit. */
 static cmx_status index_offsets(const char* op, const char* which, int dev,
-                                CUdeviceptr offs,
-                                const cmx_array* idx, int nidx, const int* axes,
-                                const int64_t* dims, const int64_t* ext,
-                                const int64_t* strides, int64_t unit,
-                                int64_t npos) {
+                                CUdeviceptr offs, const cmx_array* idx,
+                                int nidx, const int* axes, const int64_t* dims,
+                                const int64_t* ext, const int64_t* strides,
+                                int64_t unit, int64_t npos) {
   cmx_status st = CMX_OK;
   for (int k = 0; k < nidx && st == CMX_OK; k++) {
     cmx_array x = idx[k];
@@ -283,6 +298,41 @@ static cmx_status scatter_passes(const char* op, int dev, int v, int kernel,
   return st;
 }
 
+/* Launches rows kernel `kernel` (cmx_gather_rows, cmx_scatter_rows) of
+ * variant v of f: a warp per index position p, moving a row of S elements
+ * between p0/p1 and the indexed array's row x_p * stride, x_p read from
+ * idx (indexing axis `axis` of size dim, room for ext; bad ones reported
+ * for op). vec (may be NULL: not passed) is the scatter's vector flag. */
+static cmx_status launch_rows(const char* op, int dev, const cmx__gpu_family* f,
+                              int v, int kernel, CUdeviceptr p0, CUdeviceptr p1,
+                              cmx_array idx, int axis, long long dim,
+                              long long ext, long long stride, long long S,
+                              const int* vec) {
+  CUdeviceptr pi;
+  cmx_status st = cmx__gpu_ptr(idx, dev, &pi);
+  if (st != CMX_OK) return st;
+  cmx__gpu_layout l;
+  layout_of(&l, idx->dims, idx->ndim,
+            (const int64_t* const[]){CMX__STRIDES(idx)}, 1);
+  int idt = (int)idx->dtype;
+  long long npos = idx->size;
+  cmx__gpu_args args;
+  cmx__gpu_args_init(&args);
+  CMX__GPU_ARG(&args, p0);
+  CMX__GPU_ARG(&args, p1);
+  CMX__GPU_ARG(&args, pi);
+  CMX__GPU_ARG(&args, idt);
+  CMX__GPU_ARG(&args, dim);
+  CMX__GPU_ARG(&args, ext);
+  CMX__GPU_ARG(&args, stride);
+  CMX__GPU_ARG(&args, S);
+  CMX__GPU_ARG(&args, npos);
+  if (vec) CMX__GPU_ARG(&args, *vec);
+  add_error_args(&args, op, NULL, axis);
+  cmx__gpu_args_layout(&args, &l);
+  return launch(op, dev, f, v, kernel, (int64_t)npos * 32, &args);
+}
+
 /* ---------------- Gather ---------------- */
 
 static int variant_of_size(size_t isz) {
@@ -324,8 +374,7 @@ cmx_status cmx__gpu_gather_blocks(const char* op, const char* which, int dev,
   cmx_status st = scratch((size_t)npos * sizeof(int64_t), dev, &offs);
   if (st == CMX_OK)
     st = index_offsets(op, which, dev, offs->dev, &idx, 1, (const int[]){0},
-                       &nblocks,
-                       (const int64_t[]){1}, &block, unit, npos);
+                       &nblocks, (const int64_t[]){1}, &block, unit, npos);
   if (st == CMX_OK) {
     int64_t S = block / unit, one = 1;
     cmx__gpu_layout l;
@@ -369,13 +418,25 @@ cmx_status cmx__gpu_gather(const cmx_primitive* p, const cmx_array* in, int nin,
       l.shape[0] = S / v;
     }
   }
+  /* one index array taking contiguous rows (an embedding lookup): a warp
+   * per row, the index read in place */
+  if (nidx == 1 && l.ndim == 1 && l.strides[1][0] == 1 && S / unit >= 16 &&
+      in[1]->size == npos) {
+    int ax = q->axes[0];
+    st = launch_rows("gather", dev, &cmx__gpu_family_gather,
+                     variant_of_size(isz * (size_t)unit), G_ROWS, pa, po, in[1],
+                     ax, a->dims[ax], q->slice_sizes[ax], ast[ax] / unit,
+                     S / unit, NULL);
+    if (st == CMX_OK) cmx_kernel_mark_device_written(o);
+    return st;
+  }
   cmx__buffer* offs = NULL;
   if (nidx > 0) {
     st = scratch((size_t)npos * sizeof(int64_t), dev, &offs);
     if (st == CMX_OK) poffs = offs->dev;
     if (st == CMX_OK)
-      st = index_offsets("gather", NULL, dev, poffs, in + 1, nidx, q->axes, a->dims,
-                         q->slice_sizes, ast, unit, npos);
+      st = index_offsets("gather", NULL, dev, poffs, in + 1, nidx, q->axes,
+                         a->dims, q->slice_sizes, ast, unit, npos);
   }
   if (st == CMX_OK)
     st = launch_gather("gather", dev, pa, po, poffs, S / unit, o->size / unit,
@@ -451,19 +512,32 @@ cmx_status cmx__gpu_scatter(const cmx_primitive* p, const cmx_array* in,
     S *= ext[d];
   }
   int64_t npos = upd->size / S;
+  cmx__gpu_layout lo, lu;
+  layout_of(&lo, ext, o->ndim, (const int64_t* const[]){ost}, 1);
+  /* one index array, updates of whole rows (an embedding's gradient): a
+   * warp per row, 16-byte vector reductions where they exist */
+  if (q->mode != CMX__SCATTER_NONE && nidx == 1 && lo.ndim == 1 &&
+      lo.strides[1][0] == 1 && S >= 16 && in[1]->size == npos &&
+      (upd->flags & CMX__FLAG_ROW_CONTIG)) {
+    int ax = q->axes[0];
+    int64_t esz = (int64_t)cmx_dtype_size(o->dtype);
+    int vec = (S * esz) % 16 == 0 && (ost[ax] * esz) % 16 == 0 &&
+              po % 16 == 0 && pu % 16 == 0;
+    return launch_rows("scatter", dev, &cmx__gpu_family_scatter,
+                       q->mode * CMX_NUM_DTYPES + (int)o->dtype, S_ROWS, po, pu,
+                       in[1], ax, o->dims[ax], ext[ax], ost[ax], S, &vec);
+  }
   cmx__buffer* offs = NULL;
   if (nidx > 0) {
     st = scratch((size_t)npos * sizeof(int64_t), dev, &offs);
     if (st == CMX_OK) poffs = offs->dev;
     if (st == CMX_OK)
-      st = index_offsets("scatter", NULL, dev, poffs, in + 1, nidx, q->axes, o->dims,
-                         ext, ost, 1, npos);
+      st = index_offsets("scatter", NULL, dev, poffs, in + 1, nidx, q->axes,
+                         o->dims, ext, ost, 1, npos);
   }
   cmx__buffer* win = NULL;
   if (st == CMX_OK && q->mode == CMX__SCATTER_NONE)
     st = winner_words("scatter", o, dev, &win);
-  cmx__gpu_layout lo, lu;
-  layout_of(&lo, ext, o->ndim, (const int64_t* const[]){ost}, 1);
   layout_of(&lu, upd->dims, upd->ndim,
             (const int64_t* const[]){CMX__STRIDES(upd)}, 1);
   bool i32 = cmx__gpu_layout_fits_i32(&lo, upd->size) &&
@@ -479,8 +553,9 @@ cmx_status cmx__gpu_scatter(const cmx_primitive* p, const cmx_array* in,
   cmx__gpu_args_layout(&args, &lo);
   cmx__gpu_args_layout(&args, &lu);
   if (st == CMX_OK)
-    st = scatter_passes("scatter", dev, q->mode * CMX_NUM_DTYPES + (int)o->dtype,
-                        S_SCATTER + (i32 ? 0 : 1), upd->size, &args, win);
+    st =
+        scatter_passes("scatter", dev, q->mode * CMX_NUM_DTYPES + (int)o->dtype,
+                       S_SCATTER + (i32 ? 0 : 1), upd->size, &args, win);
   if (win) cmx__buffer_release(win);
   if (offs) cmx__buffer_release(offs);
   return st;

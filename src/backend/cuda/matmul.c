@@ -12,8 +12,10 @@
  * together; the innermost collapsed dim is one strided-batched call (batch
  * stride 0 for a broadcast operand), outer ones a loop of calls. A stack
  * (..., M, K) @ (K, N) whose batch steps like further rows is a single
- * (B*M, K) @ (K, N) product. Matrix-vector products are products with one
- * row or column.
+ * (B*M, K) @ (K, N) product. Matrix-vector products (one output row or
+ * column, no batch, float32/16-bit floats, no bias) go to cmx's own
+ * kernels (gemv.c) when their layout suits them; else to cuBLASLt as
+ * products with one row or column.
  *
  * Precision: float32 is computed in full float32 (CUBLAS_COMPUTE_32F, no
  * TF32) unless the environment sets CMX_CUDA_ALLOW_TF32=1 (read at every
@@ -38,6 +40,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "backend/cuda/gemv.h"
 #include "backend/cuda/gpu.h"
 #include "backend/cuda/kernels.h"
 #include "core/layout.h"
@@ -546,6 +549,24 @@ static bool is_bias(cmx_array c) {
   return true;
 }
 
+/* A product with one output row or column and no batch through cmx's
+ * own matrix-vector kernels (gemv.c), where they take it: *done. */
+static cmx_status try_gemv(const job* j, bool* done) {
+  int64_t batch = 1;
+  for (int d = 0; d < j->nb; d++) batch *= j->bdims[d];
+  *done = false;
+  if (batch != 1 || (j->M != 1) == (j->N != 1)) return CMX_OK;
+  cmx__gpu_gemv_desc g = {.dt = j->dt, .y = j->out, .K = j->K};
+  if (j->M == 1) { /* y = x @ B: B's columns are the outputs */
+    g.a = j->b.p, g.x = j->a.p, g.R = j->N;
+    g.so = j->b.cs, g.sk = j->b.rs, g.incx = j->a.cs;
+  } else { /* y = A @ x: A's rows are the outputs */
+    g.a = j->a.p, g.x = j->b.p, g.R = j->M;
+    g.so = j->a.rs, g.sk = j->a.cs, g.incx = j->b.rs;
+  }
+  return cmx__gpu_gemv(j->op, j->dev, &g, done);
+}
+
 static cmx_status product(const cmx_primitive* prim, const char* name,
                           const cmx_array* in, int nin, cmx_array out,
                           double alpha, double beta) {
@@ -605,13 +626,16 @@ static cmx_status product(const cmx_primitive* prim, const char* name,
   for (int i = 0; i < 2 && st == CMX_OK; i++) {
     setup(o[i], x[i], CMX__STRIDES(x[i]), i == 0, j.K, j.nb, j.bdims);
     st = cmx__gpu_ptr(x[i], dev, &o[i]->p);
+  }
+  bool done = false;
+  if (st == CMX_OK && !c && !bias && j.alpha == 1) st = try_gemv(&j, &done);
+  for (int i = 0; i < 2 && st == CMX_OK && !done; i++) {
     int op;
     int64_t ld;
-    if (st == CMX_OK &&
-        !lt_view(o[i]->rows, o[i]->cols, o[i]->rs, o[i]->cs, &op, &ld))
+    if (!lt_view(o[i]->rows, o[i]->cols, o[i]->rs, o[i]->cs, &op, &ld))
       st = pack(o[i], x[i], i == 0, j.K, j.nb, j.bdims, dev, name);
   }
-  if (st == CMX_OK) st = run_job(&j);
+  if (st == CMX_OK && !done) st = run_job(&j);
   if (st == CMX_ERR_NOT_IMPLEMENTED && bias) {
     /* no algorithm with the bias epilogue: start from c instead */
     cmx_clear_error();

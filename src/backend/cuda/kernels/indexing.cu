@@ -47,6 +47,25 @@ __device__ __forceinline__ bool cmx_wrap(long long& x, long long dim,
   return x >= 0 && x <= dim - ext;
 }
 
+// The rows kernels' index of row p: the index at position p of idx
+// (layout L), wrapped by dim with room for ext, to x; false when it is
+// out of range (lane 0 of the row's warp reports it).
+__device__ __forceinline__ bool cmx_row_index(const void* idx, int idt,
+                                              long long dim, long long ext,
+                                              long long p,
+                                              cmx_index_error* err, int code,
+                                              int axis,
+                                              const cmx_layout_n<2>& L,
+                                              long long& x) {
+  long long off[1];
+  cmx_offsets<long long, 0>(L, p, off);
+  x = cmx_load_index(idx, idt, off[0]);
+  const long long x0 = x;
+  if (cmx_wrap(x, dim, ext)) return true;
+  if ((threadIdx.x & 31) == 0) cmx_report_bad_index(err, code, axis, x0, dim);
+  return false;
+}
+
 #ifndef CMX_SC_MODE
 // ---------------- gather ----------------
 
@@ -111,6 +130,41 @@ CMX_GATHER(1, 64, long long)
 #endif
 #if !defined(CMX_ONLY) || defined(CMX_ONLY_cmx_gather_g0_64)
 CMX_GATHER(0, 64, long long)
+#endif
+
+// Gather of whole rows (one index array, contiguous slices): row p of o
+// (S elements at o + p * S) is a[x_p * stride ...], x_p the index at
+// position p (layout L over the positions, idx's strides), wrapped by dim
+// with room for ext; a warp per row, four loads in flight a lane. A bad
+// index gives a row of zeros and is reported.
+#if !defined(CMX_ONLY) || defined(CMX_ONLY_cmx_gather_rows)
+extern "C" __global__ void cmx_gather_rows(
+    const T* __restrict__ a, T* __restrict__ o, const void* idx, int idt,
+    long long dim, long long ext, long long stride, long long S,
+    long long npos, cmx_index_error* err, int code, int axis,
+    const CMX_GRID_CONST cmx_layout_n<2> L) {
+  const int lane = threadIdx.x & 31;
+  const long long wpb = blockDim.x >> 5, nw = (long long)gridDim.x * wpb;
+  for (long long p = (long long)blockIdx.x * wpb + (threadIdx.x >> 5);
+       p < npos; p += nw) {
+    long long x;
+    T* dst = o + p * S;
+    if (!cmx_row_index(idx, idt, dim, ext, p, err, code, axis, L, x)) {
+      for (long long s = lane; s < S; s += 32) dst[s] = T();
+      continue;
+    }
+    const T* src = a + x * stride;
+    long long s = lane;
+    for (; s + 96 < S; s += 128) {
+      T r0 = src[s], r1 = src[s + 32], r2 = src[s + 64], r3 = src[s + 96];
+      dst[s] = r0;
+      dst[s + 32] = r1;
+      dst[s + 64] = r2;
+      dst[s + 96] = r3;
+    }
+    for (; s < S; s += 32) dst[s] = src[s];
+  }
+}
 #endif
 
 // GatherAxis: L = (output row-major, a with stride 0 on the axis, idx).
@@ -215,6 +269,47 @@ __device__ __forceinline__ void cmx_cas_update(T* p, T y) {
 }
 #endif
 
+// Sums of float32 (CMX_SC_RED 1), float16 (2) and bfloat16 (3): one
+// reduction instruction (sm_90: 16-byte vectors, and 16-bit floats alone;
+// sm_70: float16 alone), else the loop above. A 16-bit sum rounds the
+// exact sum once where the CPU rounds it to float32 first (the same value
+// but for rare halfway cases, which an unordered sum may give anyway).
+#if defined(CMX_SC_RED) && CMX_SC_MODE == 1
+#if CMX_SC_RED == 1 && defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 900
+#define CMX_SC_RED_VEC 1
+__device__ __forceinline__ void cmx_red_vec(T* p, uint4 v) {
+  asm volatile("red.global.add.v4.f32 [%0], {%1, %2, %3, %4};" ::"l"(p),
+               "f"(__uint_as_float(v.x)), "f"(__uint_as_float(v.y)),
+               "f"(__uint_as_float(v.z)), "f"(__uint_as_float(v.w))
+               : "memory");
+}
+#elif CMX_SC_RED >= 2 && defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 900
+#define CMX_SC_RED_VEC 1
+#if CMX_SC_RED == 2
+#define CMX_SC_RED_PTX "red.global.add.noftz.v4.f16x2 [%0], {%1, %2, %3, %4};"
+#else
+#define CMX_SC_RED_PTX "red.global.add.noftz.v4.bf16x2 [%0], {%1, %2, %3, %4};"
+#endif
+__device__ __forceinline__ void cmx_red_vec(T* p, uint4 v) {
+  asm volatile(CMX_SC_RED_PTX ::"l"(p), "r"(v.x), "r"(v.y), "r"(v.z), "r"(v.w)
+               : "memory");
+}
+#endif
+#if (CMX_SC_RED == 2 && defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 700) || \
+    (CMX_SC_RED == 3 && defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 900)
+__device__ __forceinline__ void cmx_red16(T* p, T y) {
+#if CMX_SC_RED == 2
+  asm volatile("red.global.add.noftz.f16 [%0], %1;" ::"l"(p), "h"(y)
+               : "memory");
+#else
+  asm volatile("red.global.add.noftz.bf16 [%0], %1;" ::"l"(p), "h"(y)
+               : "memory");
+#endif
+}
+#define CMX_SC_ATOMIC_ADD(p, y) cmx_red16(p, y)
+#endif
+#endif
+
 // Update number id (1-based, in the CPU's order) of value y for element e
 // of o. Mode none keeps the last update as the CPU does: with a winner
 // buffer W, pass 1 takes the largest id per element, pass 2 lets only that
@@ -271,6 +366,50 @@ CMX_SCATTER(32, int)
 #endif
 #if !defined(CMX_ONLY) || defined(CMX_ONLY_cmx_scatter_64)
 CMX_SCATTER(64, long long)
+#endif
+
+// Scatter of whole rows (one index array, contiguous slices of o,
+// row-contiguous updates): update row p (S elements at u + p * S) goes
+// to o + x_p * stride, x_p the index at position p (layout L), wrapped by
+// dim with room for ext; a warp per row. vec: S, stride and both
+// pointers in 16-byte units, each vector one reduction (CMX_SC_RED_VEC).
+// A bad index is reported and its row dropped. Not for mode none (its
+// updates would land in any order).
+#if !defined(CMX_ONLY) || defined(CMX_ONLY_cmx_scatter_rows)
+extern "C" __global__ void cmx_scatter_rows(
+    T* o, const T* __restrict__ u, const void* idx, int idt, long long dim,
+    long long ext, long long stride, long long S, long long npos, int vec,
+    cmx_index_error* err, int code, int axis,
+    const CMX_GRID_CONST cmx_layout_n<2> L) {
+  const int lane = threadIdx.x & 31;
+  const long long wpb = blockDim.x >> 5, nw = (long long)gridDim.x * wpb;
+  for (long long p = (long long)blockIdx.x * wpb + (threadIdx.x >> 5);
+       p < npos; p += nw) {
+    long long x;
+    if (!cmx_row_index(idx, idt, dim, ext, p, err, code, axis, L, x))
+      continue;
+    T* dst = o + x * stride;
+    const T* src = u + p * S;
+#ifdef CMX_SC_RED_VEC
+    if (vec) {
+      const long long nv = S * (long long)sizeof(T) / 16;
+      const uint4* s4 = (const uint4*)src;
+      long long i = lane;
+      for (; i + 96 < nv; i += 128) {
+        uint4 r0 = s4[i], r1 = s4[i + 32], r2 = s4[i + 64], r3 = s4[i + 96];
+        cmx_red_vec(dst + i * (16 / sizeof(T)), r0);
+        cmx_red_vec(dst + (i + 32) * (16 / sizeof(T)), r1);
+        cmx_red_vec(dst + (i + 64) * (16 / sizeof(T)), r2);
+        cmx_red_vec(dst + (i + 96) * (16 / sizeof(T)), r3);
+      }
+      for (; i < nv; i += 32) cmx_red_vec(dst + i * (16 / sizeof(T)), s4[i]);
+      continue;
+    }
+#endif
+    for (long long s = lane; s < S; s += 32)
+      cmx_apply(dst, s, src[s], (unsigned long long*)0, 0, 0);
+  }
+}
 #endif
 
 // ScatterAxis: L = (positions row-major, o with stride 0 on the axis, idx,
