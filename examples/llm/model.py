@@ -82,13 +82,22 @@ class KVCache:
     def capacity(self) -> int:
         return self.keys.shape[2]
 
-    def write(self, offset, k, v):
-        start = offset if isinstance(offset, mx.array) else mx.array(offset, mx.int32)
-        start = mx.stack([mx.array(0, mx.int32), mx.array(0, mx.int32),
-                          start.astype(mx.int32), mx.array(0, mx.int32)])
+    def write(self, offset, k, v, start=None):
+        """Writes k and v at ``offset``; ``start`` is ``write_start(offset)``
+        when the caller made it once for every layer."""
+        if start is None:
+            start = write_start(offset)
         self.keys = mx.slice_update(self.keys, k, start, (0, 1, 2, 3))
         self.values = mx.slice_update(self.values, v, start, (0, 1, 2, 3))
         return self.keys, self.values
+
+
+def write_start(offset):
+    """The int32 start ``(0, 0, offset, 0)`` of a cache write."""
+    if isinstance(offset, mx.array):
+        z = mx.zeros((1,), mx.int32)
+        return mx.concatenate([z, z, offset.astype(mx.int32).reshape(1), z])
+    return mx.array([0, 0, offset, 0], mx.int32)
 
 
 def attention_mask(offset, length, capacity):
@@ -111,11 +120,19 @@ class Attention(nn.Module):
 
     def qkv(self, x, offset):
         """Queries, keys and values ``(B, heads, L, head_dim)`` of ``x``
-        at positions ``offset ...`` (rotated)."""
+        at positions ``offset ...`` (rotated). One projection when the
+        loader fused the three (``wqkv``)."""
         B, L, _ = x.shape
-        q = self.wq(x).reshape(B, L, self.n_heads, -1).transpose(0, 2, 1, 3)
-        k = self.wk(x).reshape(B, L, self.n_kv_heads, -1).transpose(0, 2, 1, 3)
-        v = self.wv(x).reshape(B, L, self.n_kv_heads, -1).transpose(0, 2, 1, 3)
+        if "wqkv" in self:
+            nq = self.n_heads * self.head_dim
+            nk = self.n_kv_heads * self.head_dim
+            y = self.wqkv(x)
+            q, k, v = y[..., :nq], y[..., nq:nq + nk], y[..., nq + nk:]
+        else:
+            q, k, v = self.wq(x), self.wk(x), self.wv(x)
+        q = q.reshape(B, L, self.n_heads, -1).transpose(0, 2, 1, 3)
+        k = k.reshape(B, L, self.n_kv_heads, -1).transpose(0, 2, 1, 3)
+        v = v.reshape(B, L, self.n_kv_heads, -1).transpose(0, 2, 1, 3)
         return self.rope(q, offset=offset), self.rope(k, offset=offset), v
 
     def attend(self, q, keys, values, mask):
@@ -143,6 +160,10 @@ class MLP(nn.Module):
         self.down = nn.Linear(hidden, dims, bias=False)
 
     def __call__(self, x):
+        if "gate_up" in self:  # the loader's fused gate and up projections
+            y = self.gate_up(x)
+            n = y.shape[-1] // 2
+            return self.down(nn.silu(y[..., :n]) * y[..., n:])
         return self.down(nn.silu(self.gate(x)) * self.up(x))
 
 
@@ -270,5 +291,32 @@ def from_gguf(weights: dict, meta: dict, dtype=mx.float32) -> Llama:
 
     model.update_modules(tree_unflatten(replace))
     model.update(tree_unflatten(params))
+    for layer in model.layers:
+        _fuse(layer.attention, ("wq", "wk", "wv"), "wqkv")
+        _fuse(layer.mlp, ("gate", "up"), "gate_up")
     model.eval()
     return model
+
+
+def _fuse(module, names, fused):
+    """Replaces the quantized projections ``names`` of ``module`` (same
+    input, group size, bits and dtypes) by one, ``fused``, whose output
+    rows are theirs in order: one matrix-vector product per token instead
+    of several (each a pass over x and a thread-pool job)."""
+    layers = [module[n] for n in names]
+    if not all(isinstance(m, nn.QuantizedLinear) and "bias" not in m for m in layers):
+        return
+    first = layers[0]
+    for m in layers[1:]:
+        if (m.group_size, m.bits) != (first.group_size, first.bits) or any(
+                m[k].dtype != first[k].dtype or m[k].shape[1:] != first[k].shape[1:]
+                for k in ("weight", "scales", "biases")):
+            return
+    rows = sum(m["weight"].shape[0] for m in layers)
+    in_dims = first["weight"].shape[1] * 32 // first.bits
+    out = nn.QuantizedLinear(in_dims, rows, False, first.group_size, first.bits)
+    out.update({k: mx.concatenate([m[k] for m in layers]) for k in
+                ("weight", "scales", "biases")})
+    for n in names:
+        delattr(module, n)
+    setattr(module, fused, out)

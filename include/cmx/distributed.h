@@ -48,7 +48,9 @@ bool cmx_distributed_is_available(const char* backend);
 /* Writes this process's world group over backend (see is_available) to
  * *out (a new reference). The group of a backend is made once per process
  * and shared by later calls. "any" takes the ring when MLX_HOSTFILE is set,
- * else MPI when the process was started by mpirun, else the group of one.
+ * else MPI when the process was started by mpirun, else the group of one;
+ * NCCL over that ring or MPI instead when CMX_DISTRIBUTED_BACKEND=nccl is
+ * set (as `cmx.launch --backend nccl` does) and NCCL is available.
  * When the backend cannot start: with strict, CMX_ERR_RUNTIME naming why;
  * without, the group of one. Unknown backend: CMX_ERR_VALUE. */
 cmx_status cmx_distributed_init(cmx_group** out, bool strict,

@@ -2,6 +2,7 @@
 
     python -m cmx.launch -n 4 script.py [args...]          # 4 local processes
     python -m cmx.launch --backend mpi -n 2 script.py       # through mpirun
+    python -m cmx.launch --backend nccl -n 2 script.py      # one GPU each
     python -m cmx.launch --hosts h1,h2 script.py            # over ssh (ring)
     python -m cmx.launch --hostfile hosts.json script.py
 
@@ -11,6 +12,11 @@ with ``MLX_HOSTFILE`` and ``MLX_RANK`` set, locally or through ssh. With
 several local GPUs each local rank sees its own (``CUDA_VISIBLE_DEVICES``).
 MPI: the program runs under ``mpirun`` (Debian's OpenMPI), which starts the
 ranks; cmx picks MPI up from mpirun's environment.
+NCCL: the ranks start as for the ring (whose sockets share NCCL's unique id
+and carry CPU arrays), each local rank with its own GPU
+(``CUDA_VISIBLE_DEVICES`` = local rank modulo the GPUs, even with one GPU
+per rank), and ``CMX_DISTRIBUTED_BACKEND=nccl`` makes ``init()`` (backend
+"any") choose NCCL.
 
 A ``--hostfile`` is MLX's: ``{"backend": ..., "envs": [...], "hosts":
 [{"ssh": "host", "ips": ["10.0.0.1"]}, ...]}`` or just the list of hosts.
@@ -69,11 +75,34 @@ def _read_hostfile(path):
 
 
 def _gpu_count():
+    """The GPUs this process may use: CUDA_VISIBLE_DEVICES's list when set,
+    else nvidia-smi's (no CUDA context in the launcher), else cmx's."""
+    vis = os.environ.get("CUDA_VISIBLE_DEVICES")
+    if vis is not None:
+        return len([v for v in vis.split(",") if v.strip()])
+    smi = shutil.which("nvidia-smi")
+    if smi:
+        try:
+            out = subprocess.run([smi, "-L"], capture_output=True, text=True,
+                                 timeout=20).stdout
+            return sum(1 for line in out.splitlines()
+                       if line.startswith("GPU "))
+        except (OSError, subprocess.SubprocessError):
+            pass
     try:
         import cmx.core as mx
         return mx.device_count(mx.gpu) if hasattr(mx, "device_count") else 0
     except Exception:
         return 0
+
+
+def _visible(gpus, local_rank):
+    """CUDA_VISIBLE_DEVICES for a local rank: its own GPU of the visible
+    ones."""
+    vis = os.environ.get("CUDA_VISIBLE_DEVICES")
+    ids = [v.strip() for v in vis.split(",") if v.strip()] if vis else \
+        [str(i) for i in range(gpus)]
+    return ids[local_rank % len(ids)]
 
 
 def _wait(procs, grace=10.0):
@@ -107,7 +136,7 @@ def _command(args):
     return [args.python] + args.command
 
 
-def launch_ring(args, hosts, envs):
+def launch_ring(args, hosts, envs, nccl=False):
     n = len(hosts)
     local = all(h["ssh"] in ("localhost", "127.0.0.1") for h in hosts)
     if local:
@@ -129,8 +158,13 @@ def launch_ring(args, hosts, envs):
             for e in envs:
                 k, _, v = e.partition("=")
                 env[k] = v
-            if gpus > 1:
-                env["CUDA_VISIBLE_DEVICES"] = str(rank % gpus)
+            if local and (gpus > 1 or (nccl and gpus == 1)):
+                env["CUDA_VISIBLE_DEVICES"] = _visible(gpus, rank)
+            elif nccl and not local:  # this rank's index on its host
+                env["CUDA_VISIBLE_DEVICES"] = str(
+                    [x["ssh"] for x in hosts[:rank]].count(h["ssh"]))
+            if nccl:
+                env["CMX_DISTRIBUTED_BACKEND"] = "nccl"
             if args.verbose:
                 env["MLX_RING_VERBOSE"] = "1"
             if local:
@@ -185,8 +219,10 @@ def main(argv=None):
                     help="comma separated list of hosts (ssh names)")
     ap.add_argument("--hostfile", default=None,
                     help="MLX's JSON hostfile")
-    ap.add_argument("--backend", choices=["ring", "mpi"], default=None,
-                    help="communication backend (default: ring)")
+    ap.add_argument("--backend", choices=["ring", "mpi", "nccl"],
+                    default=None,
+                    help="communication backend (default: ring; nccl: one "
+                    "GPU per local rank, bootstrapped over the ring)")
     ap.add_argument("--env", action="append", default=[],
                     help="KEY=VALUE set in every process (repeatable)")
     ap.add_argument("--starting-port", type=int, default=None,
@@ -216,11 +252,12 @@ def main(argv=None):
     if args.nproc:
         hosts = [h for h in hosts for _ in range(args.nproc)]
     backend = backend or "ring"
-    if backend not in ("ring", "mpi"):
+    if backend not in ("ring", "mpi", "nccl"):
         sys.exit(f"cmx.launch: backend {backend!r} is not supported "
-                 "(ring or mpi)")
-    run = launch_ring if backend == "ring" else launch_mpi
-    return run(args, hosts, envs)
+                 "(ring, mpi or nccl)")
+    if backend == "mpi":
+        return launch_mpi(args, hosts, envs)
+    return launch_ring(args, hosts, envs, nccl=backend == "nccl")
 
 
 if __name__ == "__main__":

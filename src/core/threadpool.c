@@ -11,7 +11,16 @@
  * little before sleeping on the job's end, so back-to-back kernels (a
  * training step) pay no system calls. Sleeping uses a flag-then-recheck
  * handshake on both sides (see worker_wait and caller_wait): a wake-up is
- * never lost, and a spare one only makes a sleeper look again. */
+ * never lost, and a spare one only makes a sleeper look again.
+ *
+ * A woken worker joins the job (counts itself in `active`) only while the
+ * job is open; the caller closes it once it finds no chunk left and then
+ * waits only for the workers that joined. On a loaded machine a worker
+ * may not get a CPU for milliseconds after its wake-up: the caller does
+ * not wait for it (it runs the chunks itself), and the late worker finds
+ * the job closed. Jobs are cut into up to CHUNKS_PER_THREAD chunks a
+ * thread, so that a worker descheduled in the middle of one leaves the
+ * rest to the others. */
 #include <semaphore.h>
 #include <stdlib.h>
 
@@ -19,6 +28,8 @@
 
 /* Spin iterations before sleeping (each a CPU pause, ~10-40 ns). */
 #define SPIN_ITERS 1000
+/* At most this many chunks a thread in a job (see above). */
+#define CHUNKS_PER_THREAD 4
 
 static inline void cpu_relax(void) {
 #if defined(__x86_64__) || defined(__i386__)
@@ -45,7 +56,8 @@ typedef struct {
   void* ctx;
   int64_t n, chunk, nchunks;
   _Atomic int64_t next_chunk;
-  _Atomic int active;          /* woken workers still on the job */
+  _Atomic int open;            /* 1 from the job's start to its close */
+  _Atomic int active;          /* workers that joined, still on the job */
   _Atomic int caller_sleeping; /* the caller waits in sem_wait(done) */
   sem_t done;
 } pool_t;
@@ -91,7 +103,13 @@ static void* pool_main(void* arg) {
   uint64_t seen = 0;
   for (;;) {
     seen = worker_wait(w, seen);
-    run_chunks();
+    /* Join, then look whether the job is still open (both sequentially
+     * consistent, as the caller's close and its read of active): either
+     * the caller sees this worker in active and waits for it, or this
+     * worker sees the job closed and leaves it alone. A worker woken for
+     * an earlier job may join a later one: it only runs its chunks. */
+    atomic_fetch_add(&g_pool.active, 1);
+    if (atomic_load(&g_pool.open)) run_chunks();
     if (atomic_fetch_sub(&g_pool.active, 1) == 1 &&
         atomic_load(&g_pool.caller_sleeping))
       sem_post(&g_pool.done);
@@ -126,6 +144,8 @@ static void pool_atfork_child(void) {
   g_pool.nthreads = 0;
   g_pool.workers = NULL;
   atomic_store(&g_pool.caller_sleeping, 0);
+  atomic_store(&g_pool.open, 0);
+  atomic_store(&g_pool.active, 0);
   atomic_store(&g_pool_ready, false);
 }
 
@@ -174,15 +194,16 @@ void cmx__parallel_for(int64_t n, int64_t grain,
     return;
   }
   int64_t parts = n / grain;
-  if (parts > threads) parts = threads;
-  int helpers = (int)parts - 1; /* workers to wake; the caller is one more */
+  int helpers = parts < threads ? (int)parts - 1 : threads - 1;
+  if (parts > (int64_t)threads * CHUNKS_PER_THREAD)
+    parts = (int64_t)threads * CHUNKS_PER_THREAD;
   g_pool.fn = fn;
   g_pool.ctx = ctx;
   g_pool.n = n;
   g_pool.chunk = (n + parts - 1) / parts;
   g_pool.nchunks = (n + g_pool.chunk - 1) / g_pool.chunk;
   atomic_store(&g_pool.next_chunk, 0);
-  atomic_store(&g_pool.active, helpers);
+  atomic_store(&g_pool.open, 1);
   uint64_t gen = ++g_pool.generation;
   for (int i = 0; i < helpers; i++) {
     worker* w = &g_pool.workers[i];
@@ -190,6 +211,7 @@ void cmx__parallel_for(int64_t n, int64_t grain,
     if (atomic_load(&w->sleeping)) sem_post(&w->wake);
   }
   run_chunks();
+  atomic_store(&g_pool.open, 0); /* no chunk left: late workers stay out */
   caller_wait();
   pthread_mutex_unlock(&g_pool.busy);
 }

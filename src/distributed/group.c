@@ -112,6 +112,10 @@ cmx_status cmx_distributed_init(cmx_group** out, bool strict,
     cmx__dist_env e;
     cmx__dist_env_read(&e);
     b = e.hostfile ? B_RING : e.under_mpirun ? B_MPI : -1;
+    /* cmx.launch --backend nccl asks for NCCL (over that host world) */
+    const char* want = getenv("CMX_DISTRIBUTED_BACKEND");
+    if (b >= 0 && want && !strcmp(want, "nccl") && cmx__nccl_available())
+      b = B_NCCL;
   } else
     return cmx__error(CMX_ERR_VALUE,
                       "[init] unknown backend '%s' (expected 'any', 'ring', "

@@ -413,14 +413,17 @@ static cmx_array sdpa_op(cmx_array q, cmx_array k, cmx_array v, float scale,
     in[n++] = cmx__contiguous(cmx__as_dtype(sinks, dt, s), false, s);
   }
   int64_t os[4] = {B, H, L, v->dims[3]};
-  /* float64, and a device whose backend has no kernel of the fused
-   * primitive (the GPU for now), take the composite: ops with kernels
-   * there (matmul, softmax, where ...), so attention runs everywhere. */
+  /* float64, a device whose backend has no kernel of the fused
+   * primitive, and on the GPU head dims past its kernel's 256 (a lane
+   * holds at most 8 features of a row), take the composite: ops with
+   * kernels there (matmul, softmax, where ...), so attention runs
+   * everywhere. */
   const cmx__stream* st = cmx__stream_resolve(s, SDPA);
   if (!st) return NULL;
   if (dt == CMX_FLOAT64 ||
       !cmx_primitive_has_kernel(&cmx__vt_ScaledDotProductAttention,
-                                st->device.type))
+                                st->device.type) ||
+      (st->device.type == CMX_GPU && (D > 256 || v->dims[3] > 256)))
     return cmx__fast_composite(&cmx__vt_ScaledDotProductAttention, &p, in, n,
                                s);
   return cmx__apply(&cmx__vt_ScaledDotProductAttention, &p, sizeof p, s, in, n,

@@ -11,8 +11,8 @@
  * GPU kernels are checked against the composite evaluated on that GPU,
  * with GPU-only shapes added (rows long enough for a block a row, and
  * longer than the registers hold; every bit width and group size, 1 to 70
- * rows of x). Attention has no fused GPU kernel yet: there the op builds
- * its composite, whose results must match the CPU kernel's. */
+ * rows of x). Attention's GPU kernels are checked against the CPU
+ * kernel (test_sdpa_gpu). */
 #include <math.h>
 #include <stdlib.h>
 
@@ -267,40 +267,124 @@ static void test_quantized(void) {
   cmx_array_release(w);
 }
 
-/* On a GPU attention has no fused kernel yet: the op builds its
- * composite there; its results must match the CPU kernel's. */
+/* One attention case on the GPU (g_stream) against the CPU kernel on the
+ * same inputs: q (B, H, L, D), k (B, Hk, S, D), v (B, Hk, S, Dv) of dtype
+ * dt, mask mode m (0 none, 1 causal, 2 bool (L, S), 3 additive (B, 1, L,
+ * S)), sinks when sk; tr: q, k, v as transposed views of (B, L, H, D)
+ * arrays (heads not contiguous). */
+typedef struct {
+  int64_t B, H, Hk, L, Sk, D, Dv;
+  cmx_dtype dt;
+  int m, sk, tr;
+} sdpa_case;
+
+static cmx_array sdpa_in(int64_t B, int64_t H, int64_t L, int64_t D,
+                         cmx_dtype dt, int tr) {
+  int64_t sh[4] = {B, H, L, D}, tsh[4] = {B, L, H, D};
+  if (!tr) return rnd(sh, 4, dt);
+  cmx_array a = rnd(tsh, 4, dt), t = NULL;
+  int axes[4] = {0, 2, 1, 3};
+  OK(cmx_transpose(&t, a, axes, 4, S));
+  cmx_array_release(a);
+  return t;
+}
+
+static void sdpa_gpu_case(const sdpa_case* c) {
+  static const char* names[4] = {"none", "causal", "bool", "add"};
+  cmx_array q = sdpa_in(c->B, c->H, c->L, c->D, c->dt, c->tr),
+            k = sdpa_in(c->B, c->Hk, c->Sk, c->D, c->dt, c->tr),
+            v = sdpa_in(c->B, c->Hk, c->Sk, c->Dv, c->dt, c->tr);
+  int64_t ms[2] = {c->L, c->Sk}, as[4] = {c->B, 1, c->L, c->Sk}, hs[1] = {c->H};
+  cmx_array mask = NULL, r = NULL, zero = NULL, y = NULL, want = NULL;
+  cmx_array sinks = c->sk ? rnd(hs, 1, c->dt) : NULL;
+  if (c->m == 2) {
+    r = rnd(ms, 2, CMX_FLOAT32);
+    OK(cmx_array_weak_float(&zero, -0.3));
+    OK(cmx_greater(&mask, r, zero, S));
+  } else if (c->m == 3) {
+    mask = rnd(as, 4, c->dt);
+  }
+  const char* mode = c->m == 1 ? "causal" : NULL;
+  float scale = 1.0f / sqrtf((float)c->D);
+  OK(cmx_fast_scaled_dot_product_attention(&y, q, k, v, scale, mode, mask,
+                                           sinks, S));
+  OK(cmx_fast_scaled_dot_product_attention(&want, q, k, v, scale, mode, mask,
+                                           sinks, h_stream(0)));
+  CHECK_MSG(y && cmx_array_primitive(y) &&
+                cmx_primitive_vt(cmx_array_primitive(y)) ==
+                    &cmx__vt_ScaledDotProductAttention,
+            "sdpa on gpu: not the fused primitive");
+  double d = max_diff(y, want), tol = c->dt == CMX_FLOAT32   ? 2e-5
+                                      : c->dt == CMX_FLOAT16 ? 4e-3
+                                                             : 2e-2;
+  CHECK_MSG(d >= 0 && d <= tol,
+            "sdpa on gpu %s, B %lld H %lld Hk %lld L %lld S %lld D %lld Dv "
+            "%lld, mask %s, sinks %d, transposed %d: %g",
+            cmx_dtype_name(c->dt), (long long)c->B, (long long)c->H,
+            (long long)c->Hk, (long long)c->L, (long long)c->Sk,
+            (long long)c->D, (long long)c->Dv, names[c->m], c->sk, c->tr, d);
+  cmx_array_release(y), cmx_array_release(want);
+  cmx_array_release(q), cmx_array_release(k), cmx_array_release(v);
+  cmx_array_release(r), cmx_array_release(sinks);
+  cmx_array_release(mask), cmx_array_release(zero);
+}
+
+/* Attention's GPU kernels against the CPU kernel: the CUDA-core kernel
+ * (float32, small or odd head dims, decode rows, split keys over a long
+ * cache) and the tensor-core one (float16/bfloat16, head dims 64, 80, 96,
+ * 128), every mask kind, sinks, grouped-query ratios 1 to 8, odd lengths,
+ * causal with L != S, transposed heads. */
 static void test_sdpa_gpu(void) {
-  const char* modes[4] = {NULL, "causal", "bool", "add"};
   static const int64_t LS[3][2] = {{1, 40}, {7, 12}, {9, 4}};
   for (int l = 0; l < 3; l++)
     for (int m = 0; m < 4; m++)
       for (int sk = 0; sk < 2; sk++) {
-        int64_t L = LS[l][0], Sk = LS[l][1];
-        int64_t qs[4] = {2, 4, L, 16}, ks[4] = {2, 2, Sk, 16},
-                vs[4] = {2, 2, Sk, 12}, ms[2] = {L, Sk}, hs[1] = {4};
-        cmx_array q = rnd(qs, 4, CMX_FLOAT32), k = rnd(ks, 4, CMX_FLOAT32),
-                  v = rnd(vs, 4, CMX_FLOAT32), r = rnd(ms, 2, CMX_FLOAT32),
-                  sinks = sk ? rnd(hs, 1, CMX_FLOAT32) : NULL, mask = NULL,
-                  zero = NULL, y = NULL, want = NULL;
-        if (m == 2) {
-          OK(cmx_array_weak_float(&zero, -0.3));
-          OK(cmx_greater(&mask, r, zero, S));
-        } else if (m == 3) {
-          mask = cmx_array_retain(r);
-        }
-        const char* mode = m == 1 ? "causal" : NULL;
-        OK(cmx_fast_scaled_dot_product_attention(&y, q, k, v, 0.25f, mode, mask,
-                                                 sinks, S));
-        OK(cmx_fast_scaled_dot_product_attention(&want, q, k, v, 0.25f, mode,
-                                                 mask, sinks, h_stream(0)));
-        double d = max_diff(y, want);
-        CHECK_MSG(d >= 0 && d <= 2e-5, "sdpa on gpu, L %lld, mask %s: %g",
-                  (long long)L, modes[m] ? modes[m] : "none", d);
-        cmx_array_release(y), cmx_array_release(want);
-        cmx_array_release(q), cmx_array_release(k), cmx_array_release(v);
-        cmx_array_release(r), cmx_array_release(sinks);
-        cmx_array_release(mask), cmx_array_release(zero);
+        sdpa_case c = {2,  4,           2, LS[l][0], LS[l][1], 16,
+                       12, CMX_FLOAT32, m, sk,       0};
+        sdpa_gpu_case(&c);
       }
+  cmx_dtype dts[3] = {CMX_FLOAT32, CMX_FLOAT16, CMX_BFLOAT16};
+  /* decode: one query row against caches of 1, 17 and 4096 keys, GQA 1 to
+   * 8 (every query head of a kv head in one block; the long cache split
+   * over blocks and merged) */
+  static const int64_t SS[3] = {1, 17, 4096}, RR[4] = {1, 2, 4, 8};
+  for (int t = 0; t < 3; t++)
+    for (int si = 0; si < 3; si++)
+      for (int ri = 0; ri < 4; ri++) {
+        sdpa_case c = {2,
+                       8,
+                       8 / RR[ri],
+                       1,
+                       SS[si],
+                       128,
+                       128,
+                       dts[t],
+                       (si + ri) % 4,
+                       ri == 1,
+                       si == 2 && ri == 3};
+        sdpa_gpu_case(&c);
+      }
+  /* prompts: tensor-core head dims, every mask, sinks, odd lengths,
+   * causal with L < S and L > S, GQA, transposed heads */
+  static const int64_t DD[5] = {64, 80, 96, 128, 40};
+  for (int t = 0; t < 3; t++)
+    for (int di = 0; di < 5; di++)
+      for (int m = 0; m < 4; m++) {
+        sdpa_case c = {1,        4,      m == 1 ? 1 : 2, 67 + 64 * (di & 1),
+                       130 + di, DD[di], DD[di],         dts[t],
+                       m,        m < 2,  di == 2};
+        sdpa_gpu_case(&c);
+      }
+  for (int t = 0; t < 3; t++) {
+    sdpa_case a = {2, 8, 8, 200, 77, 64, 64, dts[t], 1, 0, 0}; /* L > S */
+    sdpa_gpu_case(&a);
+    sdpa_case b = {1, 8, 1, 33, 513, 96, 96, dts[t], 1, 1, 1}; /* L < S */
+    sdpa_gpu_case(&b);
+    sdpa_case e = {1, 2, 2, 70, 1, 128, 128, dts[t], 0, 0, 0}; /* S = 1 */
+    sdpa_gpu_case(&e);
+    sdpa_case f = {1, 2, 1, 5, 300, 256, 200, dts[t], 3, 0, 0}; /* D 256 */
+    sdpa_gpu_case(&f);
+  }
 }
 
 int main(void) {

@@ -18,6 +18,9 @@ MODE, BACKEND = sys.argv[1], sys.argv[2]
 world = mx.distributed.init(strict=True, backend=BACKEND)
 R, N = world.rank(), world.size()
 D = mx.distributed
+if BACKEND == "nccl":  # the collectives below run on this rank's GPU
+    assert "nccl" in repr(world), world
+    assert mx.default_device() == mx.gpu, mx.default_device()
 
 DTYPES = [mx.float32, mx.float16, mx.bfloat16, mx.float64, mx.int32,
           mx.int64, mx.int8, mx.uint8, mx.uint32, mx.complex64]
@@ -229,10 +232,60 @@ def train():
         D.all_sum = orig
 
 
+def nccl_extra():
+    """What only NCCL does: sizes 1 element .. 64 MiB on the GPU, its dtype
+    mapping and errors, CPU arrays over the bootstrap ring, a split with
+    two members per color (N = 4) or the whole group (N = 2)."""
+    assert D.is_available("nccl")
+    for n in (1, 3, 1 << 10, 1 << 16, (1 << 20) + 5, 16 << 20):
+        x = mx.full((n,), float(R + 1))
+        s = D.all_sum(x)
+        mx.eval(s)
+        assert s.shape == (n,) and bool(mx.all(s == N * (N + 1) / 2)), n
+        g = D.all_gather(x)
+        want = np.repeat(np.arange(1, N + 1, dtype=np.float32), n)
+        assert np.array_equal(np.array(g), want), f"all_gather {n}"
+    # bool max/min (as bytes); int16 and bool sums, complex max: clear errors
+    b = mx.array([R == 0, False, True])
+    check(D.all_max(b), np.array([True, False, True]), "all_max bool")
+    check(D.all_min(b), np.array([N == 1, False, True]), "all_min bool")
+    for f, x in ((D.all_sum, mx.ones(3, dtype=mx.int16)),
+                 (D.all_sum, b), (D.all_max, mx.ones(2, dtype=mx.complex64))):
+        try:
+            mx.eval(f(x))
+        except (TypeError, ValueError, RuntimeError) as e:
+            assert "nccl" in str(e) and "all_" in str(e), e
+        else:
+            raise AssertionError(f"{f.__name__} {x.dtype} did not raise")
+    # the group still works after those errors (they are raised before NCCL)
+    check(D.all_sum(mx.array([R])), np.array([N * (N - 1) // 2]), "after")
+    # CPU arrays on the NCCL group go over the ring
+    with mx.stream(mx.cpu):
+        c = D.all_sum(mx.array([1.0, R]))
+        check(c, np.array([N, N * (N - 1) / 2]), "cpu all_sum on nccl")
+    # send/recv of 8 MiB, both directions
+    big = mx.arange(2 << 20).astype(mx.float32) + R
+    if R == 0:
+        mx.eval(D.send(big, 1))
+        got = D.recv_like(big, 1)
+        check(got[-4:], np.arange((2 << 20) - 4, 2 << 20) + 1, "recv 8 MiB")
+    elif R == 1:
+        got = D.recv_like(big, 0)
+        check(got[:4], np.arange(4), "recv 8 MiB")
+        mx.eval(D.send(big, 0))
+    # split: colors of two ranks (N >= 4), else one color: a new NCCL comm
+    sub = world.split(R // 2 if N >= 4 else 0)
+    members = [r for r in range(N) if (r // 2 if N >= 4 else 0) ==
+               (R // 2 if N >= 4 else 0)]
+    assert "nccl" in repr(sub) and sub.size() == len(members)
+    check(D.all_sum(mx.array([R + 1]), group=sub),
+          np.array([sum(m + 1 for m in members)]), "all_sum over a split")
+
+
 def smoke():
     assert N == 2 and D.all_sum(mx.array([R + 1])).item() == 3
 
 
-{"smoke": smoke, "collectives": collectives, "killed": killed_peer, "silent": silent_peer,
+{"smoke": smoke, "nccl": nccl_extra, "collectives": collectives, "killed": killed_peer, "silent": silent_peer,
  "train": train}[MODE]()
 print(f"rank {R} ok", flush=True)

@@ -49,6 +49,31 @@ def ring(n, mode, timeout=60, extra=None, expect_ok=True):
     return _run(cmd, n, timeout, extra, expect_ok)
 
 
+def nccl(n, mode, timeout=180, extra=None, expect_ok=True):
+    cmd = [sys.executable, "-m", "cmx.launch", "--backend", "nccl", "-n",
+           str(n), WORKER, mode, "nccl"]
+    return _run(cmd, n, timeout, extra, expect_ok)
+
+
+def gpu_count():
+    return mx.device_count(mx.gpu) if mx.is_available(mx.gpu) else 0
+
+
+def _why_no_nccl():
+    n = gpu_count()
+    if n < 2:
+        return (f"NCCL cases need 2 GPUs, this machine has {n} (they run on "
+                "the 2-GPU machine: scripts/gpu2-check.sh)")
+    if not D.is_available("nccl"):
+        return ("2 GPUs but no libnccl.so.2 on the loader's path (install "
+                "NCCL 2, e.g. the nvidia-nccl-cu12 wheel)")
+    return None
+
+
+needs_nccl = pytest.mark.skipif(_why_no_nccl() is not None,
+                                reason=_why_no_nccl() or "")
+
+
 def have_mpi():
     return shutil.which("mpirun") is not None and D.is_available("mpi")
 
@@ -150,6 +175,34 @@ def test_ring_data_parallel_training_matches_one_process():
     ring(2, "train", timeout=90)
 
 
+# ------------------------------------------------------------- examples
+EXAMPLES = os.path.join(os.path.dirname(os.path.dirname(HERE)), "examples",
+                        "distributed")
+DP_ARGS = ["--steps", "3", "--warmup", "1", "--batch-size", "32", "--check"]
+TP_ARGS = ["--random", "--layers", "2", "--vocab", "4096", "--tokens", "6"]
+
+
+def example(backend, n, script, args, timeout):
+    cmd = [sys.executable, "-m", "cmx.launch", "--backend", backend, "-n",
+           str(n), os.path.join(EXAMPLES, script)] + args
+    _, out = _run(cmd, n, timeout)
+    return out
+
+
+def test_example_data_parallel_ring():
+    """2 processes over the ring train as one process on the global batch
+    (the example checks the losses and fails otherwise)."""
+    out = example("ring", 2, "data_parallel.py", DP_ARGS, 240)
+    assert '"checked": true' in out and "backend='ring'" in out, out
+
+
+def test_example_tensor_parallel_ring():
+    """Sharded attention (uneven: 3 key/value heads on 2 ranks) and MLP give
+    one process's greedy tokens."""
+    out = example("ring", 2, "tensor_parallel.py", TP_ARGS, 300)
+    assert "greedy tokens equal one process's" in out, out
+
+
 # ------------------------------------------------------------------ MPI
 
 
@@ -157,3 +210,44 @@ def test_ring_data_parallel_training_matches_one_process():
                     "is not installed: make bootstrap installs it")
 def test_mpi_collectives():
     mpi(2, "collectives", timeout=120)
+
+
+# ----------------------------------------------------------------- NCCL
+# Two processes with one GPU each (cmx.launch --backend nccl), the same
+# worker as the ring's: every collective and dtype of the ring cases on
+# GPU arrays, then NCCL's own sizes, dtype errors, CPU arrays, a split.
+
+
+@needs_nccl
+def test_nccl_collectives():
+    nccl(2, "collectives", timeout=300)
+
+
+@needs_nccl
+def test_nccl_sizes_dtypes_split():
+    nccl(2, "nccl", timeout=300)
+
+
+@needs_nccl
+def test_nccl_killed_peer_fails_every_rank():
+    p, out = nccl(2, "killed", timeout=120, expect_ok=False,
+                  extra={"CMX_DISTRIBUTED_TIMEOUT": "5"})
+    assert "rank 0 ok" in p.stdout, out
+    assert p.returncode == 17, out
+
+
+@needs_nccl
+def test_nccl_data_parallel_training_matches_one_process():
+    nccl(2, "train", timeout=300)
+
+
+@needs_nccl
+def test_nccl_example_data_parallel():
+    out = example("nccl", 2, "data_parallel.py", DP_ARGS, 300)
+    assert "backend='nccl'" in out and "Device(gpu" in out, out
+
+
+@needs_nccl
+def test_nccl_example_tensor_parallel():
+    out = example("nccl", 2, "tensor_parallel.py", TP_ARGS, 300)
+    assert "backend='nccl'" in out and "Device(gpu" in out, out

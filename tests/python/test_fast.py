@@ -4,9 +4,8 @@ Each fused op is checked against a NumPy reference of its definition
 (float64), against the same computation written with plain cmx ops (the
 "composite"), with gradients (vjp), tangents (jvp) and vmap compared to
 those of the composite, and against real MLX where it is installed. These
-run on the CPU; test_fast_gpu.py runs the norms, rope and quantization on
-every device against the CPU (attention has no fused GPU kernel yet: there
-the op builds its composite)."""
+run on the CPU; test_fast_gpu.py runs the norms, rope, attention and
+quantization on every device against the CPU."""
 import math
 
 import numpy as np
@@ -438,7 +437,7 @@ def test_sdpa_errors():
 
 
 def test_sdpa_runs_on_gpu():
-    """No fused GPU kernel yet: on the GPU the op builds its composite."""
+    """The fused GPU kernel gives the CPU kernel's result."""
     if not mx.is_available(mx.gpu):
         pytest.skip("no GPU on this machine")
     q = mx.array(rand(1, 2, 3, 8))

@@ -4,7 +4,10 @@ case runs on `device` and, on the GPU, is compared with the CPU's result
 norm kernels), non-contiguous inputs, rope's variants and offsets, every
 bits/group size of quantize/dequantize/quantized_matmul with both
 transposes, decode (1-8 rows: the matrix-vector kernel) and prompt
-shapes (the tiled kernel), broadcast batches. On the CPU the same cases
+shapes (the tiled kernel), broadcast batches; attention with every mask
+kind, sinks, GQA ratios, decode against short and long caches, odd and
+causal L != S lengths, the tensor-core head dims, transposed heads. On the
+CPU the same cases
 check the ops against float64 NumPy references of their definitions."""
 import numpy as np
 import pytest
@@ -303,8 +306,12 @@ def test_quantized_matmul_batch_layouts(device, M):
 
 
 # ---------------------------------------------------------------- attention
-# No fused GPU kernel yet: on the GPU the op builds its composite (matmul,
-# softmax ... on the GPU); its results must match the CPU kernel's.
+# The fused GPU kernels (CUDA cores: any case with head dims up to 256,
+# decode with the keys split over blocks; tensor cores: float16/bfloat16,
+# head dims 64/80/96/128) against the CPU kernel. bfloat16 tolerance: 3e-2
+# (the probabilities enter P V rounded to bfloat16, outputs are rounded to
+# bfloat16: 1 ulp at 1 is 7.8e-3).
+SDPA_TOL = {mx.float32: 2e-5, mx.float16: 4e-3, mx.bfloat16: 3e-2}
 
 
 @pytest.mark.parametrize("mask", [None, "causal", "bool", "add"])
@@ -334,3 +341,77 @@ def test_sdpa_half_decode(device, dt):
     y = cpu_match(device, lambda: mx.fast.scaled_dot_product_attention(
         q, k, v, scale=0.125, mask="causal"), tol, tol)
     assert y.dtype == dt
+
+
+def sdpa_mask(kind, B, H, L, S, dt):
+    if kind == "bool":
+        return arr(1, H, L, S) > -0.5
+    if kind == "add":
+        return arr(B, 1, L, S, dtype=dt)
+    return kind
+
+
+@pytest.mark.parametrize("dt", DTYPES)
+@pytest.mark.parametrize("D", [64, 80, 96, 128])
+@pytest.mark.parametrize("mask", [None, "causal", "bool", "add"])
+def test_sdpa_prompt_head_dims(device, dt, D, mask):
+    # 2 query heads a kv head, 75 rows (two 64-row tiles, the second
+    # partial), 141 keys (three 64-key tiles, the last partial)
+    B, H, Hk, L, S = 2, 4, 2, 75, 141
+    q, k, v = arr(B, H, L, D, dtype=dt), arr(B, Hk, S, D, dtype=dt), arr(B, Hk, S, D, dtype=dt)
+    m = sdpa_mask(mask, B, H, L, S, dt)
+    sinks = arr(H, dtype=dt) if mask in (None, "causal") else None
+    tol = SDPA_TOL[dt]
+    y = cpu_match(device, lambda: mx.fast.scaled_dot_product_attention(
+        q, k, v, scale=D ** -0.5, mask=m, sinks=sinks), tol, tol)
+    assert y.dtype == dt and y.shape == (B, H, L, D)
+
+
+@pytest.mark.parametrize("dt", DTYPES)
+@pytest.mark.parametrize("S", [1, 17, 4096])
+@pytest.mark.parametrize("R", [1, 2, 4, 8])
+def test_sdpa_decode_gqa(device, dt, S, R):
+    H = 8
+    q, k, v = arr(2, H, 1, 128, dtype=dt), arr(2, H // R, S, 128, dtype=dt), arr(2, H // R, S, 128, dtype=dt)
+    tol = SDPA_TOL[dt]
+    for mask in (None, "causal", sdpa_mask("add", 2, H, 1, S, dt)):
+        y = cpu_match(device, lambda: mx.fast.scaled_dot_product_attention(
+            q, k, v, scale=128 ** -0.5, mask=mask), tol, tol)
+        assert y.shape == (2, H, 1, 128)
+
+
+@pytest.mark.parametrize("dt", DTYPES)
+@pytest.mark.parametrize("L,S", [(1, 1), (3, 1), (130, 67), (67, 130), (33, 4096)])
+def test_sdpa_causal_lengths(device, dt, L, S):
+    # causal aligned to the end (key t for query i when t <= i + S - L);
+    # L > S leaves the first rows with no key (a uniform average, or the
+    # sink alone)
+    q, k, v = arr(1, 4, L, 64, dtype=dt), arr(1, 1, S, 64, dtype=dt), arr(1, 1, S, 64, dtype=dt)
+    tol = SDPA_TOL[dt]
+    for sinks in (None, arr(4, dtype=dt)):
+        cpu_match(device, lambda: mx.fast.scaled_dot_product_attention(
+            q, k, v, scale=0.125, mask="causal", sinks=sinks), tol, tol)
+
+
+@pytest.mark.parametrize("dt", DTYPES)
+@pytest.mark.parametrize("D,Dv", [(128, 128), (40, 72), (256, 256)])
+def test_sdpa_transposed_heads(device, dt, D, Dv):
+    # q, k, v as (B, L, H, D) arrays viewed as (B, H, L, D): heads not
+    # contiguous; D 40 / Dv 72 and 256 take the CUDA-core kernel
+    B, H, Hk, L, S = 2, 8, 4, 70, 90
+    q = arr(B, L, H, D, dtype=dt).transpose(0, 2, 1, 3)
+    k = arr(B, S, Hk, D, dtype=dt).transpose(0, 2, 1, 3)
+    v = arr(B, S, Hk, Dv, dtype=dt).transpose(0, 2, 1, 3)
+    tol = SDPA_TOL[dt]
+    for mask in (None, "causal"):
+        y = cpu_match(device, lambda: mx.fast.scaled_dot_product_attention(
+            q, k, v, scale=0.1, mask=mask), tol, tol)
+        assert y.shape == (B, H, L, Dv)
+
+
+def test_sdpa_large_head_dim_composite(device):
+    # head dims past 256 take the composite on the GPU
+    q, k, v = arr(1, 2, 5, 320), arr(1, 2, 9, 320), arr(1, 2, 9, 300)
+    y = cpu_match(device, lambda: mx.fast.scaled_dot_product_attention(
+        q, k, v, scale=0.05, mask="causal"), 2e-5, 2e-5)
+    assert y.shape == (1, 2, 5, 300)

@@ -1,7 +1,7 @@
 """mx.linalg and mx.fft over the sizes that pick different code paths on
 the GPU (cuSOLVER/cuBLAS batched routines for batches of small matrices,
-Jacobi solvers up to 32x32, looped 64-bit routines for single or large
-matrices; cuFFT plans over the last axis, strided over inner axes, and
+cmx's batched Jacobi eigh/svd up to 64x64 (cuSOLVER's up to 32x32 with
+CMX_CUDA_JACOBI=0), looped 64-bit routines for single or large matrices; cuFFT plans over the last axis, strided over inner axes, and
 executed per outer index): results against NumPy and reconstruction
 identities on every device, non-finite and singular matrices inside a
 batch, and the GPU's results against the CPU's."""
@@ -95,6 +95,80 @@ def test_eigh_svd_paths(batch, n, dt):
         assert eye_err(np.swapaxes(u, -1, -2) @ u, m) < tol(dt, n) * 5
         only = np.array(mx.linalg.svd(arr(a), compute_uv=False))
         np.testing.assert_allclose(only, sv, rtol=tol(dt, n), atol=tol(dt, n))
+
+
+# cmx's batched Jacobi kernels take eigh and svd up to 64 x 64 on the GPU;
+# CMX_CUDA_JACOBI=0 keeps cuSOLVER: both paths against NumPy and the
+# reconstruction identities (the GPU's values against the CPU's below)
+JACOBI = [((), 1), ((300,), 2), ((5,), 3), ((2, 3), 17), ((4,), 32), ((1,), 33), ((6,), 64),
+          ((), 64)]
+
+
+def small_kinds(batch, n, dt):
+    """Random, rank-deficient (rank n // 2) and repeated-eigenvalue matrices."""
+    a = rand(batch + (n, n), np.float64)
+    r = n // 2
+    low = rand(batch + (n, r), np.float64) @ rand(batch + (r, n), np.float64)
+    q, _ = np.linalg.qr(rand((n, n), np.float64))
+    rep = q @ np.diag(np.arange(n) % 3 - 1.0) @ q.T
+    return [x.astype(dt) for x in (a, low, np.broadcast_to(rep, batch + (n, n)).copy())]
+
+
+@pytest.mark.parametrize("batch,n", JACOBI)
+@pytest.mark.parametrize("dt", [np.float32, np.float64])
+def test_small_eigh_svd_both_paths(batch, n, dt, device, monkeypatch):
+    eps = 1.2e-7 if dt == np.float32 else 2.2e-16
+    paths = ["1", "0"] if device == mx.gpu else ["1"]
+    for path in paths:
+        monkeypatch.setenv("CMX_CUDA_JACOBI", path)
+        for a in small_kinds(batch, n, dt):
+            a64 = a.astype(np.float64)
+            scale = 1 + np.abs(a64).max() * n
+            tol = 8 * eps * n * scale
+            u, s, vt = (np.array(x, dtype=np.float64) for x in mx.linalg.svd(arr(a)))
+            np.testing.assert_allclose(s, np.linalg.svd(a64, compute_uv=False), atol=tol)
+            assert np.all(np.diff(s, axis=-1) <= 0)
+            np.testing.assert_allclose((u * s[..., None, :]) @ vt, a64, atol=tol)
+            assert eye_err(np.swapaxes(u, -1, -2) @ u, n) < 8 * eps * n
+            assert eye_err(vt @ np.swapaxes(vt, -1, -2), n) < 8 * eps * n
+            only = np.array(mx.linalg.svd(arr(a), compute_uv=False), dtype=np.float64)
+            np.testing.assert_allclose(only, s, atol=tol)
+            for uplo in ("L", "U"):
+                tri = np.tril(a64) if uplo == "L" else np.triu(a64)
+                sym = tri + np.swapaxes(tri, -1, -2) - tri * np.eye(n)
+                w, v = (np.array(x, dtype=np.float64) for x in mx.linalg.eigh(arr(a), UPLO=uplo))
+                np.testing.assert_allclose(w, np.linalg.eigvalsh(sym), atol=tol)
+                np.testing.assert_allclose((v * w[..., None, :]) @ np.swapaxes(v, -1, -2), sym, atol=tol)
+                assert eye_err(np.swapaxes(v, -1, -2) @ v, n) < 8 * eps * n
+                wo = np.array(mx.linalg.eigvalsh(arr(a), UPLO=uplo), dtype=np.float64)
+                np.testing.assert_allclose(wo, w, atol=tol)
+
+
+@pytest.mark.parametrize("shape", [(3, 64, 5), (3, 5, 64), (2, 40, 33), (1, 64, 63)])
+def test_small_svd_non_square(shape):
+    for dt in (np.float32, np.float64):
+        eps = 1.2e-7 if dt == np.float32 else 2.2e-16
+        m, n = shape[-2:]
+        k = min(m, n)
+        for a in (rand(shape, dt), (rand(shape[:-1] + (1,), dt) @ rand(shape[:-2] + (1, n), dt))):
+            a64 = a.astype(np.float64)
+            tol = 8 * eps * max(m, n) * (1 + np.abs(a64).max() * k)
+            u, s, vt = (np.array(x, dtype=np.float64) for x in mx.linalg.svd(arr(a)))
+            assert u.shape == shape[:-2] + (m, m) and vt.shape == shape[:-2] + (n, n)
+            np.testing.assert_allclose(s, np.linalg.svd(a64, compute_uv=False), atol=tol)
+            np.testing.assert_allclose((u[..., :, :k] * s[..., None, :]) @ vt[..., :k, :], a64, atol=tol)
+            assert eye_err(np.swapaxes(u, -1, -2) @ u, m) < 8 * eps * max(m, n)
+            assert eye_err(vt @ np.swapaxes(vt, -1, -2), n) < 8 * eps * max(m, n)
+
+
+def test_small_jacobi_matches_cpu(device):
+    a = rand((300, 64, 64), np.float32)
+    s = spd((256, 64, 64), np.float32)
+    cpu_match(device, lambda: mx.linalg.svd(mx.array(a), compute_uv=False), rtol=1e-4, atol=1e-4)
+    cpu_match(device, lambda: mx.linalg.eigvalsh(mx.array(s)), rtol=1e-4, atol=1e-3)
+    d = rand((7, 33, 33), np.float64)
+    cpu_match(device, lambda: mx.linalg.svd(mx.array(d, dtype=mx.float64), compute_uv=False),
+              rtol=1e-10, atol=1e-10)
 
 
 @pytest.mark.parametrize("shape", [(6, 4), (4, 6), (3, 5, 5), (2, 40, 33), (150, 140)])

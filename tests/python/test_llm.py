@@ -170,6 +170,48 @@ def test_greedy_decoding_is_deterministic(gen, prompt_ids):
     assert full[len(prompt_ids) - 1:].argmax(-1).tolist() == runs[0]
 
 
+@pytest.mark.skipif(not mx.is_available(mx.gpu), reason="no GPU on this machine")
+def test_greedy_tokens_same_on_cpu_and_gpu(gen, prompt_ids):
+    """Greedy decoding of the prompt on the GPU (its default whole-step
+    compiled decoding) gives the CPU's tokens, and its first logits are
+    the CPU's within float32 reassociation."""
+    gen.reset()
+    cpu = list(gen.generate(prompt_ids, max_tokens=24, temp=0))
+    cpu_logits = forward(gen, prompt_ids)[-1]
+    mx.set_default_device(mx.gpu)
+    try:
+        with mx.stream(mx.gpu):
+            g = generate.Generator(generate.default_model_path(), capacity=96)
+            assert g.whole_step
+            gpu = list(g.generate(prompt_ids, max_tokens=24, temp=0))
+            gpu_logits = forward(g, prompt_ids)[-1]
+    finally:
+        mx.set_default_device(mx.cpu)
+    assert len(cpu) >= 8 and "Paris" in gen.tokenizer.decode(cpu)
+    assert rel_err(gpu_logits, cpu_logits) < 1e-3
+    assert gpu == cpu
+
+
+def test_model_parts_join(tmp_path):
+    """A GGUF file split by scripts/split-model.sh loads from its parts;
+    a missing part is an error naming the parts."""
+    import subprocess
+
+    src = generate.default_model_path()
+    parts = tmp_path / "parts"
+    subprocess.run([os.path.join(ROOT, "scripts", "split-model.sh"), src, str(parts), "40"],
+                   check=True, capture_output=True)
+    names = sorted(os.listdir(parts))
+    assert names == ["SHA256", "part-00", "part-01", "part-02"]
+    joined = generate.join_model_parts(str(parts))
+    with open(joined, "rb") as a, open(src, "rb") as b:
+        assert a.read() == b.read()
+    os.remove(joined)
+    os.remove(parts / "part-02")
+    with pytest.raises(ValueError, match="do not join"):
+        generate.join_model_parts(str(parts))
+
+
 def test_sampling_top_p():
     logits = mx.array([[0.0, 3.0, 2.9, -5.0, 1.0]])
     mx.random.seed(3)

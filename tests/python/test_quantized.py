@@ -141,6 +141,46 @@ def test_quantized_matmul(bits, g, transpose, M):
     np.testing.assert_allclose(np.array(y), ref, rtol=1e-4, atol=1e-3)
 
 
+def unpack_ref(wq, bits, K):
+    """The integers of packed rows (LSB-first bit streams)."""
+    words = np.array(wq).astype(np.uint64)
+    stream = (words[..., None] >> np.arange(32, dtype=np.uint64)) & 1
+    stream = stream.reshape(words.shape[:-1] + (K, bits))
+    return (stream << np.arange(bits, dtype=np.uint64)).sum(-1).astype(np.float64)
+
+
+@pytest.mark.parametrize("bits", [3, 4, 8])
+@pytest.mark.parametrize("g", [32, 64, 128])
+@pytest.mark.parametrize("sdt", [mx.float32, mx.float16, mx.bfloat16])
+def test_quantized_matmul_decoding_within_rounding(bits, g, sdt):
+    """The decoding path (transpose, few rows of x: SIMD kernels for 4 and 8
+    bits) against sum_g s_g (q_g . x_g) + b_g sum(x_g) in float64, within
+    the float32 bound of any summation order, (K + G) u sum |s q x| +
+    G u sum |b sum(x)| (u = 2^-24); odd row counts (not a multiple of the
+    kernels' 4-row blocks) and float16 / bfloat16 scales as GGUF files
+    have them."""
+    N, K = 37, 384
+    wq, s, b = mx.quantize(mx.array(rand(N, K)), group_size=g, bits=bits)
+    s, b = s.astype(sdt), b.astype(sdt)
+    q = unpack_ref(wq, bits, K).reshape(N, K // g, g)
+    sf = np.array(s.astype(mx.float32)).astype(np.float64)
+    bf = np.array(b.astype(mx.float32)).astype(np.float64)
+    G, u = K // g, 2.0**-24
+    for M in (1, 2, 5):
+        x = rand(M, K).astype(np.float64)
+        xg = x.reshape(M, 1, G, g)
+        dots = (q[None] * xg).sum(-1)  # (M, N, G)
+        ref = (sf * dots).sum(-1) + (bf * xg.sum(-1)).sum(-1)
+        bound = ((K + G) * u * (np.abs(sf) * (q[None] * np.abs(xg)).sum(-1)).sum(-1)
+                 + G * u * np.abs(bf * xg.sum(-1)).sum(-1))
+        y = mx.quantized_matmul(mx.array(x.astype(np.float32)), wq, s, b, group_size=g,
+                                bits=bits)
+        # float16 / bfloat16 outputs round once more
+        out_u = {mx.float32: 0, mx.float16: 2.0**-11, mx.bfloat16: 2.0**-8}[y.dtype]
+        err = np.abs(np.array(y.astype(mx.float32)).astype(np.float64) - ref)
+        assert (err <= bound + out_u * np.abs(ref) + 1e-30).all(), (M, err.max())
+
+
 def test_quantized_matmul_batches_vectors_and_half():
     w = rand(3, 64, 128)
     wq, s, b = mx.quantize(mx.array(w), group_size=64, bits=4)

@@ -36,24 +36,27 @@ static void sdpa_row(const sdpa_job* j, const float* qr, const float* kf,
       all_masked = !p->has_sinks;
     }
   }
-  for (int64_t t = 0; t < jend; t++) sc[t] = cmx__fast_dot(qr, kf + t * kst, D);
+  const int64_t* ms = j->mask ? CMX__STRIDES(j->mask) : NULL;
+  int64_t moff = ms ? b * ms[0] + h * ms[1] + i * ms[2] : 0;
+  if (p->mask == CMX__SDPA_MASK_BOOL) {
+    /* masked keys get the lowest score without their dot product (a
+     * decoding step's mask hides the cache past its position) */
+    const uint8_t* m = (const uint8_t*)cmx__node_ptr(j->mask) + moff;
+    for (int64_t t = 0; t < jend; t++)
+      sc[t] = m[t * ms[3]] ? cmx__fast_dot(qr, kf + t * kst, D) : -FLT_MAX;
+  } else {
+    for (int64_t t = 0; t < jend; t++)
+      sc[t] = cmx__fast_dot(qr, kf + t * kst, D);
+  }
   if (all_masked) { /* every score is the lowest float: a uniform average */
     jend = S;
     for (int64_t t = 0; t < S; t++) sc[t] = -FLT_MAX;
   }
-  if (p->mask == CMX__SDPA_MASK_BOOL || p->mask == CMX__SDPA_MASK_ADD) {
-    const int64_t* ms = CMX__STRIDES(j->mask);
-    int64_t off = b * ms[0] + h * ms[1] + i * ms[2];
-    if (p->mask == CMX__SDPA_MASK_BOOL) {
-      const uint8_t* m = (const uint8_t*)cmx__node_ptr(j->mask) + off;
-      for (int64_t t = 0; t < S; t++)
-        if (!m[t * ms[3]]) sc[t] = -FLT_MAX;
-    } else {
-      size_t es = cmx_dtype_size(j->mask->dtype);
-      cmx__fast_load((const char*)cmx__node_ptr(j->mask) + off * (int64_t)es,
-                     j->mask->dtype, ms[3], S, mrow);
-      for (int64_t t = 0; t < S; t++) sc[t] += mrow[t];
-    }
+  if (p->mask == CMX__SDPA_MASK_ADD) {
+    size_t es = cmx_dtype_size(j->mask->dtype);
+    cmx__fast_load((const char*)cmx__node_ptr(j->mask) + moff * (int64_t)es,
+                   j->mask->dtype, ms[3], S, mrow);
+    for (int64_t t = 0; t < S; t++) sc[t] += mrow[t];
   }
   float mx = -INFINITY, sink = 0;
   if (p->has_sinks) {

@@ -274,93 +274,273 @@ static void qmm_row(const qmm_job* j, int64_t r, int64_t c0, int64_t n,
               tmp + G, n, dst);
 }
 
-/* Dot products of each group of a 4-bit packed row with x, given x
- * deinterleaved (xp[j * W + t] = x[8 t + j], W words a row): nibble j of
- * word t meets xp[j * W + t]. The sums over the 8 nibbles of each word run
- * in SIMD lanes across all W words of the row into p (W floats), whatever
- * the group size (a group of 32 is only 4 words, too few for the lanes);
- * then each group adds up its gw words. */
-CMX__SIMD_CLONES
-static void dot4_groups(const uint32_t* w, const float* xp, int64_t W,
-                        int64_t gw, int64_t G, float* dots, float* p) {
-  for (int64_t t = 0; t < W; t++) {
-    uint32_t v = w[t];
-    float a = 0;
-    for (int j = 0; j < 8; j++)
-      a += (float)(int32_t)((v >> (4 * j)) & 15u) * xp[j * W + t];
-    p[t] = a;
-  }
-  for (int64_t gi = 0; gi < G; gi++) {
-    const float* pg = p + gi * gw;
-    float a = 0;
-    for (int64_t t = 0; t < gw; t++) a += pg[t];
-    dots[gi] = a;
-  }
+/* The decoding path (transpose, few rows of x): out[m, n] = sum_g
+ * scale_g (q_g . x_g) + bias_g sum(x_g) for weight rows n, straight from
+ * the packed words. x is prepared once per call (qmm_prepare_x): its
+ * per-group sums, and for 4 bits each 32-value chunk reordered as its 16
+ * even positions then its 16 odd ones, so that the low and the high
+ * nibbles of 16 packed bytes (values 2k and 2k + 1) meet 16 contiguous
+ * floats each. A pass takes QMV_ROWS weight rows at a time (x's chunk
+ * loads shared, independent accumulators), converts their scales and
+ * biases once (vectorised float16 / bfloat16 conversion), and sums each
+ * group's products in 16 lanes before one multiply by its scale. Against
+ * a dot product taken in order, only the order of the float32 additions
+ * differs: |error| <= (K + G) u sum_g |scale_g| |q_g| . |x_g| +
+ * G u sum_g |bias_g sum(x_g)| to first order (u = 2^-24). */
+enum { QMV_ROWS = 4 };
+
+/* G values of dtype dt at src (stride st elements) as float32 into dst;
+ * inlined into qmv_rows's clones, where the float16 conversion
+ * vectorises (F16C / AVX-512). */
+CMX__KINLINE void qmv_groups(const char* src, cmx_dtype dt, int64_t st,
+                             int64_t G, float* dst) {
+  if (dt == CMX_FLOAT32)
+    for (int64_t i = 0; i < G; i++) dst[i] = ((const float*)src)[i * st];
+  else if (dt == CMX_FLOAT16)
+    for (int64_t i = 0; i < G; i++)
+      dst[i] = cmx__h2f(((const uint16_t*)src)[i * st]);
+  else
+    for (int64_t i = 0; i < G; i++)
+      dst[i] = cmx__bf2f(((const uint16_t*)src)[i * st]);
 }
 
-/* sum_g scale_g (q_g . x_g) of an 8-bit packed row (one byte a value, K
- * a multiple of 16): x is scaled group by group into xs (K floats), then
- * one dot product over the whole row runs in SIMD lanes with no per-group
- * reduction (the decoding path of 8-bit tables such as GGUF's Q8_0
- * embeddings, used as the output projection). */
-CMX__SIMD_CLONES
-static float dot8_row(const uint8_t* w, const float* x, const float* sc,
-                      int64_t g, int64_t K, float* xs) {
-  for (int64_t gi = 0; gi < K / g; gi++) {
-    float s = sc[gi];
-    for (int64_t i = 0; i < g; i++) xs[gi * g + i] = x[gi * g + i] * s;
-  }
-  float acc[16] = {0};
-  for (int64_t i = 0; i < K; i += 16)
-    for (int l = 0; l < 16; l++) acc[l] += (float)w[i + l] * xs[i + l];
-  float t = 0;
-  for (int l = 0; l < 16; l++) t += acc[l];
-  return t;
-}
+/* qmv_dots_fn: sum_g scale_g (q_g . x_g) of nr packed rows w[r] (4 bits
+ * with x reordered as above, or 8 bits) into dots[r]; sc holds the rows'
+ * G scales each (row r at sc + r * G), cpg = group size / 32. */
+typedef void (*qmv_dots_fn)(const uint8_t* const* w, const float* x,
+                            const float* sc, int64_t G, int64_t cpg, int bits,
+                            float* dots);
 
-/* transpose, few rows of x: output columns [begin, end) = weight rows.
- * Each row is sum_g scale_g * (q_g . x_g) + bias_g * sum(x_g), the
- * integer dot products taken straight from the packed words. */
-static void qmm_t_chunk(void* ctx, int64_t begin, int64_t end) {
-  qmm_job* j = ctx;
-  int64_t K = j->K, G = K / j->g;
-  float* buf = cmx__fast_buf((size_t)(j->g + 3 * G + K), &j->failed);
-  if (!buf) return;
-  float *sc = buf + j->g, *bi = sc + G, *dots = bi + G, *p = dots + G;
-  for (int64_t n = begin; n < end; n++) {
-    cmx__fast_load(j->sc + n * j->srow * (int64_t)cmx_dtype_size(j->sdt),
-                   j->sdt, j->ss, G, sc);
-    cmx__fast_load(j->bi + n * j->bis * (int64_t)cmx_dtype_size(j->bdt), j->bdt,
-                   j->bs, G, bi);
-    const uint8_t* w = j->w + n * j->wrow;
-    for (int64_t m = 0; m < j->M; m++) {
-      const float* xs = j->xsum + m * G;
-      float acc = 0;
-      if (j->bits == 8) {
-        acc = dot8_row(w, j->x + m * K, sc, j->g, K, p);
-      } else {
-        if (j->bits == 4) {
-          dot4_groups((const uint32_t*)w, j->xp + m * K, K / 8, j->g / 8, G,
-                      dots, p);
-        } else {
-          for (int64_t gi = 0; gi < G; gi++) {
-            unpack(w + gi * j->g * j->bits / 8, j->bits, j->g, buf);
-            dots[gi] = cmx__fast_dot(buf, j->x + m * K + gi * j->g, j->g);
+/* Portable form: the same sums, scalar. */
+CMX__KINLINE void qmv_dots_c(const uint8_t* const* w, const float* x,
+                             const float* sc, int64_t G, int64_t cpg, int bits,
+                             int nr, float* dots) {
+  for (int r = 0; r < nr; r++) {
+    float a = 0;
+    for (int64_t gi = 0; gi < G; gi++) {
+      float t = 0;
+      for (int64_t c = gi * cpg; c < (gi + 1) * cpg; c++)
+        for (int k = 0; k < 16; k++) {
+          const float *xa = x + 32 * c, *xb = xa + 16;
+          if (bits == 4) {
+            uint8_t v = w[r][16 * c + k];
+            t += (float)(v & 15) * xa[k] + (float)(v >> 4) * xb[k];
+          } else {
+            t += (float)w[r][32 * c + k] * xa[k] +
+                 (float)w[r][32 * c + 16 + k] * xb[k];
           }
         }
-        for (int64_t gi = 0; gi < G; gi++) acc += sc[gi] * dots[gi];
+      a += t * sc[r * G + gi];
+    }
+    dots[r] = a;
+  }
+}
+static void qmv_dots_c4(const uint8_t* const* w, const float* x,
+                        const float* sc, int64_t G, int64_t cpg, int bits,
+                        float* dots) {
+  qmv_dots_c(w, x, sc, G, cpg, bits, QMV_ROWS, dots);
+}
+static void qmv_dots_c1(const uint8_t* const* w, const float* x,
+                        const float* sc, int64_t G, int64_t cpg, int bits,
+                        float* dots) {
+  qmv_dots_c(w, x, sc, G, cpg, bits, 1, dots);
+}
+
+#if defined(__x86_64__) && defined(__GNUC__)
+#include <immintrin.h>
+#define QMV_AVX512 \
+  __attribute__((target("avx512f,avx512bw,avx512dq,avx512vl,avx2,fma,f16c")))
+#define QMV_AVX2 __attribute__((target("avx2,fma,f16c")))
+
+/* AVX-512: a 32-value chunk is 16 lanes twice (the low and the high
+ * nibbles of 16 bytes, or two runs of 16 bytes). */
+QMV_AVX512 CMX__KINLINE void qmv_dots_512(const uint8_t* const* w,
+                                          const float* x, const float* sc,
+                                          int64_t G, int64_t cpg, int bits,
+                                          int nr, float* dots) {
+  __m512 acc[QMV_ROWS];
+  const __m512i m15 = _mm512_set1_epi32(15);
+  for (int r = 0; r < nr; r++) acc[r] = _mm512_setzero_ps();
+  for (int64_t gi = 0; gi < G; gi++) {
+    __m512 t[QMV_ROWS];
+    for (int r = 0; r < nr; r++) t[r] = _mm512_setzero_ps();
+    for (int64_t c = gi * cpg; c < (gi + 1) * cpg; c++) {
+      __m512 xa = _mm512_loadu_ps(x + 32 * c),
+             xb = _mm512_loadu_ps(x + 32 * c + 16);
+      for (int r = 0; r < nr; r++) {
+        __m512i a, b;
+        if (bits == 4) {
+          a = _mm512_cvtepu8_epi32(
+              _mm_loadu_si128((const __m128i*)(w[r] + 16 * c)));
+          b = _mm512_srli_epi32(a, 4);
+          a = _mm512_and_si512(a, m15);
+        } else {
+          a = _mm512_cvtepu8_epi32(
+              _mm_loadu_si128((const __m128i*)(w[r] + 32 * c)));
+          b = _mm512_cvtepu8_epi32(
+              _mm_loadu_si128((const __m128i*)(w[r] + 32 * c + 16)));
+        }
+        t[r] = _mm512_fmadd_ps(_mm512_cvtepi32_ps(a), xa, t[r]);
+        t[r] = _mm512_fmadd_ps(_mm512_cvtepi32_ps(b), xb, t[r]);
       }
-      for (int64_t gi = 0; gi < G; gi++) acc += bi[gi] * xs[gi];
-      j->out[m * j->N + n] = acc;
+    }
+    for (int r = 0; r < nr; r++)
+      acc[r] = _mm512_fmadd_ps(t[r], _mm512_set1_ps(sc[r * G + gi]), acc[r]);
+  }
+  for (int r = 0; r < nr; r++) dots[r] = _mm512_reduce_add_ps(acc[r]);
+}
+QMV_AVX512 static void qmv_dots_512x4(const uint8_t* const* w, const float* x,
+                                      const float* sc, int64_t G, int64_t cpg,
+                                      int bits, float* dots) {
+  qmv_dots_512(w, x, sc, G, cpg, bits, QMV_ROWS, dots);
+}
+QMV_AVX512 static void qmv_dots_512x1(const uint8_t* const* w, const float* x,
+                                      const float* sc, int64_t G, int64_t cpg,
+                                      int bits, float* dots) {
+  qmv_dots_512(w, x, sc, G, cpg, bits, 1, dots);
+}
+
+/* AVX2: 8 lanes, 8 bytes at a time. */
+QMV_AVX2 CMX__KINLINE void qmv_dots_256(const uint8_t* const* w, const float* x,
+                                        const float* sc, int64_t G, int64_t cpg,
+                                        int bits, int nr, float* dots) {
+  __m256 acc[QMV_ROWS];
+  const __m256i m15 = _mm256_set1_epi32(15);
+  for (int r = 0; r < nr; r++) acc[r] = _mm256_setzero_ps();
+  for (int64_t gi = 0; gi < G; gi++) {
+    __m256 t[QMV_ROWS];
+    for (int r = 0; r < nr; r++) t[r] = _mm256_setzero_ps();
+    for (int64_t c = gi * cpg; c < (gi + 1) * cpg; c++) {
+      for (int h = 0; h < 2; h++) {
+        __m256 xa = _mm256_loadu_ps(x + 32 * c + 8 * h),
+               xb = _mm256_loadu_ps(x + 32 * c + 16 + 8 * h);
+        for (int r = 0; r < nr; r++) {
+          __m256i a, b;
+          if (bits == 4) {
+            a = _mm256_cvtepu8_epi32(
+                _mm_loadl_epi64((const __m128i*)(w[r] + 16 * c + 8 * h)));
+            b = _mm256_srli_epi32(a, 4);
+            a = _mm256_and_si256(a, m15);
+          } else {
+            a = _mm256_cvtepu8_epi32(
+                _mm_loadl_epi64((const __m128i*)(w[r] + 32 * c + 8 * h)));
+            b = _mm256_cvtepu8_epi32(
+                _mm_loadl_epi64((const __m128i*)(w[r] + 32 * c + 16 + 8 * h)));
+          }
+          t[r] = _mm256_fmadd_ps(_mm256_cvtepi32_ps(a), xa, t[r]);
+          t[r] = _mm256_fmadd_ps(_mm256_cvtepi32_ps(b), xb, t[r]);
+        }
+      }
+    }
+    for (int r = 0; r < nr; r++)
+      acc[r] = _mm256_fmadd_ps(t[r], _mm256_set1_ps(sc[r * G + gi]), acc[r]);
+  }
+  for (int r = 0; r < nr; r++) {
+    __m128 v = _mm_add_ps(_mm256_castps256_ps128(acc[r]),
+                          _mm256_extractf128_ps(acc[r], 1));
+    v = _mm_add_ps(v, _mm_movehl_ps(v, v));
+    v = _mm_add_ss(v, _mm_movehdup_ps(v));
+    dots[r] = _mm_cvtss_f32(v);
+  }
+}
+QMV_AVX2 static void qmv_dots_256x4(const uint8_t* const* w, const float* x,
+                                    const float* sc, int64_t G, int64_t cpg,
+                                    int bits, float* dots) {
+  qmv_dots_256(w, x, sc, G, cpg, bits, QMV_ROWS, dots);
+}
+QMV_AVX2 static void qmv_dots_256x1(const uint8_t* const* w, const float* x,
+                                    const float* sc, int64_t G, int64_t cpg,
+                                    int bits, float* dots) {
+  qmv_dots_256(w, x, sc, G, cpg, bits, 1, dots);
+}
+#endif
+
+/* The dots functions for QMV_ROWS rows and for one, for this CPU. */
+static void qmv_pick(qmv_dots_fn* four, qmv_dots_fn* one) {
+  *four = qmv_dots_c4;
+  *one = qmv_dots_c1;
+#if defined(__x86_64__) && defined(__GNUC__)
+  __builtin_cpu_init();
+  if (__builtin_cpu_supports("avx512f") && __builtin_cpu_supports("avx512bw") &&
+      __builtin_cpu_supports("avx512dq") &&
+      __builtin_cpu_supports("avx512vl")) {
+    *four = qmv_dots_512x4;
+    *one = qmv_dots_512x1;
+  } else if (__builtin_cpu_supports("avx2") && __builtin_cpu_supports("fma") &&
+             __builtin_cpu_supports("f16c")) {
+    *four = qmv_dots_256x4;
+    *one = qmv_dots_256x1;
+  }
+#endif
+}
+
+/* Rows [n0, n0 + nr) of the output for every row of x; buf holds 2 *
+ * QMV_ROWS * G + g floats. */
+CMX__KINLINE void qmv_rows(const qmm_job* j, int64_t n0, int nr, float* buf,
+                           qmv_dots_fn dots_fn) {
+  int64_t K = j->K, G = K / j->g;
+  float *sc = buf, *bi = sc + QMV_ROWS * G, *tmp = bi + QMV_ROWS * G;
+  size_t ses = cmx_dtype_size(j->sdt), bes = cmx_dtype_size(j->bdt);
+  const uint8_t* w[QMV_ROWS];
+  for (int r = 0; r < nr; r++) {
+    int64_t n = n0 + r;
+    qmv_groups(j->sc + n * j->srow * (int64_t)ses, j->sdt, j->ss, G,
+               sc + r * G);
+    qmv_groups(j->bi + n * j->bis * (int64_t)bes, j->bdt, j->bs, G, bi + r * G);
+    w[r] = j->w + n * j->wrow;
+  }
+  for (int64_t m = 0; m < j->M; m++) {
+    float dots[QMV_ROWS];
+    if (j->bits == 4 || j->bits == 8) {
+      dots_fn(w, (j->bits == 4 ? j->xp : j->x) + m * K, sc, G, j->g / 32,
+              j->bits, dots);
+    } else {
+      for (int r = 0; r < nr; r++) {
+        float a = 0;
+        for (int64_t gi = 0; gi < G; gi++) {
+          unpack(w[r] + gi * j->g * j->bits / 8, j->bits, j->g, tmp);
+          float d = 0;
+          for (int i = 0; i < j->g; i++)
+            d += tmp[i] * j->x[m * K + gi * j->g + i];
+          a += sc[r * G + gi] * d;
+        }
+        dots[r] = a;
+      }
+    }
+    const float* xs = j->xsum + m * G;
+    for (int r = 0; r < nr; r++) {
+      float b = 0;
+      for (int64_t gi = 0; gi < G; gi++) b += bi[r * G + gi] * xs[gi];
+      j->out[m * j->N + n0 + r] = dots[r] + b;
     }
   }
+}
+
+CMX__SIMD_CLONES
+static void qmv_span(const qmm_job* j, int64_t begin, int64_t end, float* buf) {
+  qmv_dots_fn four, one;
+  qmv_pick(&four, &one);
+  int64_t n = begin;
+  for (; n + QMV_ROWS <= end; n += QMV_ROWS)
+    qmv_rows(j, n, QMV_ROWS, buf, four);
+  for (; n < end; n++) qmv_rows(j, n, 1, buf, one);
+}
+
+/* transpose, few rows of x: output columns [begin, end) = weight rows. */
+static void qmm_t_chunk(void* ctx, int64_t begin, int64_t end) {
+  qmm_job* j = ctx;
+  int64_t G = j->K / j->g;
+  float* buf = cmx__fast_buf((size_t)(2 * QMV_ROWS * G + j->g), &j->failed);
+  if (!buf) return;
+  qmv_span(j, begin, end, buf);
   free(buf);
 }
 
-/* The per-group sums of x's rows and, for 4 bits, x deinterleaved (see
- * dot4_groups) into j->xsum and j->xp; false when out of memory. */
+/* The per-group sums of x's rows into j->xsum and, for 4 bits, x's rows
+ * with each 32-value chunk reordered (evens, then odds) into j->xp; false
+ * when out of memory. */
 static bool qmm_prepare_x(qmm_job* j) {
-  int64_t K = j->K, G = K / j->g, W = K / 8;
+  int64_t K = j->K, G = K / j->g;
   j->xsum = malloc((size_t)(j->M * G) * sizeof(float));
   j->xp = j->bits == 4 ? malloc((size_t)(j->M * K) * sizeof(float)) : NULL;
   if (!j->xsum || (j->bits == 4 && !j->xp)) return false;
@@ -372,8 +552,11 @@ static bool qmm_prepare_x(qmm_job* j) {
       j->xsum[m * G + gi] = t;
     }
     if (j->xp)
-      for (int64_t t = 0; t < W; t++)
-        for (int i = 0; i < 8; i++) j->xp[m * K + i * W + t] = x[8 * t + i];
+      for (int64_t c = 0; c < K / 32; c++)
+        for (int k = 0; k < 16; k++) {
+          j->xp[m * K + 32 * c + k] = x[32 * c + 2 * k];
+          j->xp[m * K + 32 * c + 16 + k] = x[32 * c + 2 * k + 1];
+        }
   }
   return true;
 }
@@ -481,7 +664,10 @@ CMX__KERNEL(cmx__cpu_quantized_matmul) {
     if (j.M >= QMM_BLAS_MIN_M)
       ok = qmm_blas(&j);
     else if (j.transpose && (ok = qmm_prepare_x(&j)))
-      cmx__parallel_for(j.N, 16, qmm_t_chunk, &j);
+      /* a chunk streams at least ~64K weights: smaller products run on
+       * the calling thread alone (waking a worker costs more) */
+      cmx__parallel_for(j.N, (QMV_ROWS << 14) / j.K + QMV_ROWS, qmm_t_chunk,
+                        &j);
     else if (j.transpose)
       ok = false;
     else

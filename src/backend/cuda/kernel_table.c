@@ -66,7 +66,7 @@ static const cmx_kernel_fn gpu_kernels[CMX__NUM_PRIMITIVES] = {
     [CMX__P_ReduceScatter] = cmx__gpu_reduce_scatter,
     [CMX__P_Send] = cmx__gpu_send,
     [CMX__P_Recv] = cmx__gpu_recv,
-    /* factorizations (linalg.c: cuSOLVER, cuBLAS) and FFT (fft.c: cuFFT) */
+    /* factorizations (linalg*.c: cuSOLVER, cuBLAS) and FFT (fft.c: cuFFT) */
     [CMX__P_Inverse] = cmx__gpu_inverse,
     [CMX__P_Cholesky] = cmx__gpu_cholesky,
     [CMX__P_LUF] = cmx__gpu_luf,
@@ -82,6 +82,7 @@ static const cmx_kernel_fn gpu_kernels[CMX__NUM_PRIMITIVES] = {
     [CMX__P_RMSNorm] = cmx__gpu_rms_norm,
     [CMX__P_LayerNorm] = cmx__gpu_layer_norm,
     [CMX__P_RoPE] = cmx__gpu_rope,
+    [CMX__P_ScaledDotProductAttention] = cmx__gpu_sdpa, /* sdpa.c */
     /* quantization (quantized.c) */
     [CMX__P_Quantize] = cmx__gpu_quantize,
     [CMX__P_Dequantize] = cmx__gpu_dequantize,

@@ -175,6 +175,10 @@ cmx_status cmx__gpu_layer_norm(const cmx_primitive* p, const cmx_array* in,
                                int nin, const cmx_array* out, int nout);
 cmx_status cmx__gpu_rope(const cmx_primitive* p, const cmx_array* in, int nin,
                          const cmx_array* out, int nout);
+/* ScaledDotProductAttention (sdpa.c): float16, bfloat16, float32, every
+ * mask kind, sinks, grouped-query heads, head dims up to 256. */
+cmx_status cmx__gpu_sdpa(const cmx_primitive* p, const cmx_array* in, int nin,
+                         const cmx_array* out, int nout);
 
 /* ---- quantization (quantized.c) ---- */
 /* Quantize, Dequantize and QuantizedMatmul (affine; bits 2, 3, 4, 5, 6,

@@ -1,4 +1,4 @@
-/* GPU kernel entry points of the factorization primitives (linalg.c,
+/* GPU kernel entry points of the factorization primitives (linalg*.c,
  * through cuSOLVER and cuBLAS) and of FFT (fft.c, through cuFFT), kept
  * beside kernels.h. Same semantics, errors and NaN results as the CPU's
  * kernels (backend/cpu/linalg.c, fft.c); the libraries are loaded at first

@@ -1,0 +1,256 @@
+/* The GPU kernel of ScaledDotProductAttention (kernels/sdpa.cu; contract
+ * in primitives/fast.h): one variant per dtype (float16, bfloat16,
+ * float32), scores, softmax and output accumulated in float32.
+ *
+ * Two kernels, picked per call:
+ *   - tensor cores (cmx_sdpa_mma_d<D>): float16/bfloat16 on compute
+ *     capability 8.0 and later, D == Dv in {64, 80, 96, 128}, unit last
+ *     strides, the other strides multiples of 8 and 16-byte aligned data,
+ *     more than 8 query rows per kv head, S > 0 and (causal) L <= S: flash
+ *     attention in tiles of 64 queries x 64 keys;
+ *   - CUDA cores (cmx_sdpa_rows_r<ROWS>_d<DPL>): everything else with
+ *     D, Dv <= 256 (the op routes larger head dims to the composite):
+ *     blocks of up to 8 query rows of one kv head (decode: every query
+ *     head of the group at once), the keys split over several blocks when
+ *     the rows alone would not fill the GPU (a long KV cache), the splits'
+ *     partial softmax records merged by cmx_sdpa_combine.
+ * CMX_CUDA_SDPA=rows forces the CUDA-core kernel (tests, diagnostics). */
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "backend/cuda/gpu.h"
+#include "backend/cuda/kernels.h"
+#include "primitives/fast.h"
+#include "primitives/registry.h"
+
+static const char* const k_preamble[] = {"ew_bind", "ew_scalar", NULL};
+
+/* rows kernels: index (r * 3 + d) for ROWS 1, 2, 4, 8 and DPL 2, 4, 8 */
+enum { K_ROWS = 0, K_COMBINE = 12, K_MMA = 13 };
+static const char* const k_kernels[] = {
+    "cmx_sdpa_rows_r1_d2", "cmx_sdpa_rows_r1_d4", "cmx_sdpa_rows_r1_d8",
+    "cmx_sdpa_rows_r2_d2", "cmx_sdpa_rows_r2_d4", "cmx_sdpa_rows_r2_d8",
+    "cmx_sdpa_rows_r4_d2", "cmx_sdpa_rows_r4_d4", "cmx_sdpa_rows_r4_d8",
+    "cmx_sdpa_rows_r8_d2", "cmx_sdpa_rows_r8_d4", "cmx_sdpa_rows_r8_d8",
+    "cmx_sdpa_combine",    "cmx_sdpa_mma_d64",    "cmx_sdpa_mma_d80",
+    "cmx_sdpa_mma_d96",    "cmx_sdpa_mma_d128",   NULL};
+static const int k_mma_dims[4] = {64, 80, 96, 128};
+
+static bool sdpa_dtype_ok(cmx_dtype dt) {
+  return dt == CMX_FLOAT16 || dt == CMX_BFLOAT16 || dt == CMX_FLOAT32;
+}
+
+static bool sdpa_variant(int v, cmx__gpu_variant* out) {
+  cmx_dtype dt = (cmx_dtype)v;
+  if (!sdpa_dtype_ok(dt)) return false;
+  snprintf(out->name, sizeof out->name, "sdpa_%s", cmx_dtype_name(dt));
+  out->flags = 0;
+  int w =
+      cmx__gpu_float_prelude(out->prelude, sizeof out->prelude, "CMX_A", dt);
+  if (w <= 0 || (size_t)w >= sizeof out->prelude) return false;
+  if (dt == CMX_BFLOAT16) {
+    int w2 = snprintf(out->prelude + w, sizeof out->prelude - (size_t)w,
+                      "#define CMX_A_BF16 1\n");
+    if (w2 <= 0 || (size_t)(w + w2) >= sizeof out->prelude) return false;
+  }
+  return true;
+}
+
+const cmx__gpu_family cmx__gpu_family_sdpa = {
+    .name = "sdpa",
+    .file = "sdpa",
+    .preamble = k_preamble,
+    .kernels = k_kernels,
+    .nvariants = CMX_NUM_DTYPES,
+    .variant = sdpa_variant,
+    .shape = {CMX__GPU_CUSTOM, 128, 0}};
+
+/* The kernels' argument struct (cmx_sdpa_args in kernels/sdpa.cu: the
+ * same fields in the same order; 240 bytes, no padding). */
+typedef struct {
+  CUdeviceptr q, k, v, o, mask, sinks, part;
+  long long qs[4], ks[4], vs[4], ms[4];
+  int B, H, Hk, L, S, D, Dv, R;
+  int mask_kind, nsplit, per_split, nchunks;
+  float scale;
+  int pad_;
+} sdpa_args;
+_Static_assert(sizeof(sdpa_args) == 240, "sdpa_args layout");
+
+static void strides_of(long long* dst, cmx_array a) {
+  for (int i = 0; i < 4; i++) dst[i] = (long long)CMX__STRIDES(a)[i];
+}
+
+static bool force_rows(void) {
+  const char* e = getenv("CMX_CUDA_SDPA");
+  return e && strcmp(e, "rows") == 0;
+}
+
+/* The tensor-core kernel's index for A, or -1 when it does not take it. */
+static int mma_kernel(const sdpa_args* A, cmx_dtype dt,
+                      const cmx__gpu_device* d) {
+  if ((dt != CMX_FLOAT16 && dt != CMX_BFLOAT16) || d->cc_major < 8 ||
+      A->D != A->Dv || A->S == 0 || (long long)A->R * A->L <= 8 ||
+      (A->mask_kind == CMX__SDPA_MASK_CAUSAL && A->L > A->S) || force_rows())
+    return -1;
+  int which = -1;
+  for (int i = 0; i < 4; i++)
+    if (A->D == k_mma_dims[i]) which = i;
+  if (which < 0) return -1;
+  const long long* st[3] = {A->qs, A->ks, A->vs};
+  for (int i = 0; i < 3; i++) {
+    if (st[i][3] != 1) return -1;
+    for (int j = 0; j < 3; j++)
+      if (st[i][j] % 8) return -1;
+  }
+  if ((A->q | A->k | A->v | A->o) % 16) return -1;
+  /* 64 + 4 * 64 rows of D + 8 16-bit elements */
+  size_t shared = (size_t)(5 * 64) * (size_t)(A->D + 8) * 2;
+  if ((int64_t)shared > d->shared_optin) return -1;
+  return K_MMA + which;
+}
+
+static cmx_status launch_mma(int dev, cmx_dtype dt, int kernel,
+                             const sdpa_args* A) {
+  const cmx__gpu_kernel* k =
+      cmx__gpu_kernel_get(dev, &cmx__gpu_family_sdpa, (int)dt, kernel);
+  if (!k) return cmx_last_status();
+  cmx__gpu_cfg cfg = {
+      {(unsigned)((A->L + 63) / 64), (unsigned)A->H, (unsigned)A->B},
+      {128, 1, 1},
+      (size_t)(5 * 64) * (size_t)(A->D + 8) * 2};
+  cmx__gpu_args args;
+  cmx__gpu_args_init(&args);
+  cmx__gpu_args_add(&args, A, sizeof *A, 8);
+  return cmx__gpu_launch("scaled_dot_product_attention", k, &cfg, &args);
+}
+
+static cmx_status launch_rows(int dev, cmx_dtype dt, sdpa_args* A,
+                              const cmx__gpu_device* d) {
+  const char* op = "scaled_dot_product_attention";
+  long long RL = (long long)A->R * A->L;
+  int ri = RL <= 1 ? 0 : RL <= 2 ? 1 : RL <= 4 ? 2 : 3, rows = 1 << ri;
+  int wmax = A->D > A->Dv ? A->D : A->Dv;
+  int di = wmax <= 64 ? 0 : wmax <= 128 ? 1 : 2, dpl = 2 << di;
+  long long nchunks = (RL + rows - 1) / rows;
+  long long base = (long long)A->B * A->Hk * nchunks;
+  if (base > 0x7fffffffLL)
+    return cmx_kernel_error(CMX_ERR_VALUE, "[%s] too many query rows (%lld)",
+                            op, (long long)A->B * A->H * A->L);
+  /* Split the keys when the row blocks alone leave the GPU idle: at least
+   * 128 keys a split, up to 64 splits, about 4 blocks a multiprocessor. */
+  long long want = 4LL * (d->sm_count > 0 ? d->sm_count : 1);
+  long long nsplit = base >= want ? 1 : (want + base - 1) / base;
+  long long most = (A->S + 127) / 128;
+  if (nsplit > most) nsplit = most;
+  if (nsplit > 64) nsplit = 64;
+  if (nsplit < 1) nsplit = 1;
+  long long per = A->S > 0 ? (A->S + nsplit - 1) / nsplit : 1;
+  nsplit = A->S > 0 ? (A->S + per - 1) / per : 1;
+  A->nsplit = (int)nsplit;
+  A->per_split = (int)per;
+  A->nchunks = (int)nchunks;
+  cmx__buffer* part = NULL;
+  long long nrows = (long long)A->B * A->H * A->L;
+  if (nsplit > 1) {
+    size_t bytes = (size_t)nrows * (size_t)nsplit * (size_t)(A->Dv + 2) * 4;
+    part = cmx__device_hooks->alloc_device(bytes, dev);
+    if (!part) return cmx_last_status();
+    A->part = part->dev;
+  }
+  const cmx__gpu_kernel* k = cmx__gpu_kernel_get(dev, &cmx__gpu_family_sdpa,
+                                                 (int)dt, K_ROWS + ri * 3 + di);
+  cmx_status st = k ? CMX_OK : cmx_last_status();
+  if (st == CMX_OK) {
+    int nw = 4;
+    cmx__gpu_cfg cfg = {
+        {(unsigned)base, (unsigned)nsplit, 1},
+        {32u * (unsigned)nw, 1, 1},
+        (size_t)nw * (size_t)rows * (size_t)(2 + 32 * dpl) * sizeof(float)};
+    cmx__gpu_args args;
+    cmx__gpu_args_init(&args);
+    cmx__gpu_args_add(&args, A, sizeof *A, 8);
+    st = cmx__gpu_launch(op, k, &cfg, &args);
+  }
+  if (st == CMX_OK && nsplit > 1) {
+    const cmx__gpu_kernel* c =
+        cmx__gpu_kernel_get(dev, &cmx__gpu_family_sdpa, (int)dt, K_COMBINE);
+    st = c ? CMX_OK : cmx_last_status();
+    if (st == CMX_OK) {
+      cmx__gpu_cfg cfg = {{(unsigned)nrows, 1, 1}, {128, 1, 1}, 0};
+      CUdeviceptr pp = A->part, po = A->o;
+      int ns = A->nsplit, dv = A->Dv;
+      cmx__gpu_args args;
+      cmx__gpu_args_init(&args);
+      CMX__GPU_ARG(&args, pp);
+      CMX__GPU_ARG(&args, po);
+      CMX__GPU_ARG(&args, ns);
+      CMX__GPU_ARG(&args, dv);
+      st = cmx__gpu_launch(op, c, &cfg, &args);
+    }
+  }
+  if (part) cmx__buffer_release(part);
+  return st;
+}
+
+cmx_status cmx__gpu_sdpa(const cmx_primitive* p, const cmx_array* in, int nin,
+                         const cmx_array* out, int nout) {
+  (void)nout;
+  const char* op = "scaled_dot_product_attention";
+  const cmx__fast_params* fp = cmx_primitive_params(p);
+  cmx_array q = in[0], k = in[1], v = in[2], o = out[0], mask = NULL,
+            sinks = NULL;
+  int n = 3;
+  if (fp->mask == CMX__SDPA_MASK_BOOL || fp->mask == CMX__SDPA_MASK_ADD)
+    mask = in[n++];
+  if (fp->has_sinks) sinks = in[n++];
+  if (n != nin || !sdpa_dtype_ok(q->dtype))
+    return cmx_kernel_error(CMX_ERR_TYPE, "[%s] unsupported dtype %s", op,
+                            cmx_dtype_name(q->dtype));
+  if (q->dims[3] > 256 || v->dims[3] > 256)
+    return cmx_kernel_error(CMX_ERR_VALUE,
+                            "[%s] the GPU kernel takes head dims up to 256, "
+                            "not %lld and %lld",
+                            op, (long long)q->dims[3], (long long)v->dims[3]);
+  for (int i = 0; i < 4; i++)
+    if (q->dims[i] > 0x7fffffff || k->dims[i] > 0x7fffffff)
+      return cmx_kernel_error(CMX_ERR_VALUE,
+                              "[%s] a dimension over 2^31 - 1 is not "
+                              "supported on the GPU",
+                              op);
+  int dev = cmx_primitive_stream(p).device.index;
+  cmx_status st = cmx_kernel_alloc(o);
+  if (st != CMX_OK || o->size == 0) return st;
+  cmx__gpu_device* d = cmx__gpu_device_get(dev);
+  if (!d) return cmx_last_status();
+  sdpa_args A;
+  memset(&A, 0, sizeof A);
+  st = cmx__gpu_ptr(q, dev, &A.q);
+  if (st == CMX_OK) st = cmx__gpu_ptr(k, dev, &A.k);
+  if (st == CMX_OK) st = cmx__gpu_ptr(v, dev, &A.v);
+  if (st == CMX_OK) st = cmx__gpu_ptr(o, dev, &A.o);
+  if (st == CMX_OK && mask) st = cmx__gpu_ptr(mask, dev, &A.mask);
+  if (st == CMX_OK && sinks) st = cmx__gpu_ptr(sinks, dev, &A.sinks);
+  if (st != CMX_OK) return st;
+  strides_of(A.qs, q);
+  strides_of(A.ks, k);
+  strides_of(A.vs, v);
+  if (mask) strides_of(A.ms, mask);
+  A.B = (int)q->dims[0];
+  A.H = (int)q->dims[1];
+  A.L = (int)q->dims[2];
+  A.D = (int)q->dims[3];
+  A.Hk = (int)k->dims[1];
+  A.S = (int)k->dims[2];
+  A.Dv = (int)v->dims[3];
+  A.R = A.H / A.Hk;
+  A.mask_kind = fp->mask;
+  A.scale = fp->scale;
+  A.nsplit = 1;
+  int mk = mma_kernel(&A, q->dtype, d);
+  st = mk >= 0 ? launch_mma(dev, q->dtype, mk, &A)
+               : launch_rows(dev, q->dtype, &A, d);
+  if (st == CMX_OK) cmx_kernel_mark_device_written(o);
+  return st;
+}
