@@ -30,9 +30,9 @@ def test_cuda_is_available_matches_the_gpu():
     assert (mx.device_count(mx.gpu) > 0) == HAS_GPU
 
 
-def test_default_device_is_the_gpu_when_present():
-    # As MLX: the GPU where there is one, unless CMX_DEFAULT_DEVICE=cpu.
-    want_gpu = os.environ.get("CMX_DEFAULT_DEVICE") != "cpu" and HAS_GPU
+def test_default_device_is_the_cpu_unless_asked():
+    # CMX__GPU_DEFAULT_WHEN_PRESENT is off: CMX_DEFAULT_DEVICE=gpu picks the GPU.
+    want_gpu = os.environ.get("CMX_DEFAULT_DEVICE") == "gpu" and HAS_GPU
     assert mx.default_device() == (mx.gpu if want_gpu else mx.cpu)
 
 
