@@ -39,11 +39,11 @@
  * is checked against them by tests/c/test_ew_special.c):
  * - Integers never hit undefined behaviour. +, -, *, negation, square and
  *   power wrap modulo 2^bits (abs(INT_MIN) is INT_MIN).
- * - Integer floor_divide and remainder by 0 give 0 (NumPy gives 0 with a
- *   warning); INT_MIN // -1 wraps to INT_MIN, INT_MIN % -1 is 0. Floor
- *   division rounds toward -inf; the remainder has the divisor's sign.
- * - Integer x ** negative gives the truncated 1 / x^-e: 1 for x == 1,
- *   +-1 for x == -1, 0 otherwise (0 ** -1 too).
+ * - Integer floor_divide by 0 gives 0 and remainder by 0 gives x, as MLX
+ *   (NumPy gives 0 for both, with a warning); INT_MIN // -1 wraps to
+ *   INT_MIN, INT_MIN % -1 is 0. Floor division rounds toward -inf; the
+ *   remainder has the divisor's sign.
+ * - Integer x ** negative gives 0 for every x (1 ** -5 too), as MLX.
  * - Shifts by a count < 0 or >= the bit width give 0 (left) or the sign
  *   fill, 0 or -1 (right). bool shifts compute as uint8 (op layer).
  * - Float division by 0 is IEEE (+-inf, NaN for 0 / 0); float
@@ -51,7 +51,8 @@
  *   the divisor's sign for zero results (-0.0 // 1 == -0.0).
  * - maximum/minimum propagate NaN (either argument); complex ones too,
  *   ordering lexicographically (real part, then imaginary).
- * - sign keeps -0, 0 and NaN; abs(-0.0) is +0; negative(0.0) is -0.0.
+ * - sign of -0, 0 and NaN is 0, as MLX; abs(-0.0) is +0; negative(0.0)
+ *   is -0.0.
  * - logaddexp(x, x) is x + log 2 (so inf, inf gives inf), NaN propagates.
  * - erfinv outside [-1, 1] is NaN, +-1 gives +-inf.
  * - round is half to even; rounding to more decimals than a value holds

@@ -176,7 +176,10 @@ static void check(const char* what, const double* a, long long batch, int m,
                   int n, bool svd, int flag, int dbl, const result* got,
                   const result* ref) {
   int k = m < n ? m : n;
-  double eps = dbl ? 2.2e-16 : 1.2e-7, tol = 8 * eps * (m > n ? m : n);
+  /* At least 64 eps: cuSOLVER's float64 3x3 factors reach 24.1 eps of
+   * orthogonality on the H200. */
+  int big = m > n ? m : n;
+  double eps = dbl ? 2.2e-16 : 1.2e-7, tol = 8 * eps * (big > 8 ? big : 8);
   for (long long b = 0; b < batch; b++) {
     const double* x = a + b * m * n;
     double scale = 1 + max_abs(x, (int64_t)m * n) * k;
@@ -187,7 +190,11 @@ static void check(const char* what, const double* a, long long batch, int m,
     for (int t = 0; t < k; t++) {
       double d = fabs(vals[t] - want[t]);
       verr = d > verr || d != d ? d : verr;
-      if (t && (svd ? vals[t] > vals[t - 1] : vals[t] < vals[t - 1]))
+      /* Repeated values may come out of order by rounding (cuSOLVER's
+       * float64 eigh of a repeated spectrum did, by 2e-15). */
+      double slack = tol * scale;
+      if (t && (svd ? vals[t] > vals[t - 1] + slack
+                    : vals[t] < vals[t - 1] - slack))
         order = false;
     }
     if (svd && flag) {
