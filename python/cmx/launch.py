@@ -165,6 +165,9 @@ def launch_ring(args, hosts, envs, nccl=False):
                     [x["ssh"] for x in hosts[:rank]].count(h["ssh"]))
             if nccl:
                 env["CMX_DISTRIBUTED_BACKEND"] = "nccl"
+                # NCCL moves GPU arrays: each rank's default device is its
+                # GPU (the CPU stays the default elsewhere, see stream.c).
+                env.setdefault("CMX_DEFAULT_DEVICE", "gpu")
             if args.verbose:
                 env["MLX_RING_VERBOSE"] = "1"
             if local:
