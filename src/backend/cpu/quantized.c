@@ -12,6 +12,10 @@
 #include "primitives/quantized.h"
 
 #include <math.h>
+#include <stdbool.h>
+#if defined(__x86_64__) && defined(__GNUC__)
+#include <cpuid.h>
+#endif
 #include <stdlib.h>
 
 #include "backend/cpu/blas.h"
@@ -455,6 +459,15 @@ QMV_AVX2 static void qmv_dots_256x1(const uint8_t* const* w, const float* x,
 }
 #endif
 
+#if defined(__x86_64__) && defined(__GNUC__)
+/* F16C from CPUID (leaf 1, ECX): clang 14's __builtin_cpu_supports does not
+ * know "f16c". */
+static bool cpu_has_f16c(void) {
+  unsigned a, b, c, d;
+  return __get_cpuid(1, &a, &b, &c, &d) && (c & bit_F16C);
+}
+#endif
+
 /* The dots functions for QMV_ROWS rows and for one, for this CPU. */
 static void qmv_pick(qmv_dots_fn* four, qmv_dots_fn* one) {
   *four = qmv_dots_c4;
@@ -467,7 +480,7 @@ static void qmv_pick(qmv_dots_fn* four, qmv_dots_fn* one) {
     *four = qmv_dots_512x4;
     *one = qmv_dots_512x1;
   } else if (__builtin_cpu_supports("avx2") && __builtin_cpu_supports("fma") &&
-             __builtin_cpu_supports("f16c")) {
+             cpu_has_f16c()) {
     *four = qmv_dots_256x4;
     *one = qmv_dots_256x1;
   }
