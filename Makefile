@@ -19,7 +19,9 @@
 #                 libraries it links bundled by auditwheel
 #   make fuzz     the file-loader fuzzers (clang + libFuzzer), FUZZ_TIME s each
 #   make fuzz-python  a long run of the Python API fuzzer (FUZZ_CALLS calls
-#                 on the release build, then on the ASan/UBSan build)
+#                 on the release build, then on the ASan/UBSan build; each
+#                 checkpointed in fuzz-runs/ and resumed from there;
+#                 fuzz-python-release, fuzz-python-sanitizer: one of them)
 BUILD ?= build
 ASAN_BUILD ?= build-asan
 JOBS ?= $(shell nproc 2>/dev/null || echo 2)
@@ -28,7 +30,8 @@ VENV ?= .venv
 VENV_PY := $(VENV)/bin/python
 
 .PHONY: all build bootstrap venv test test-c test-asan test-python test-fuzz \
-	demo llm llm-model bench fuzz fuzz-python clean install wheel
+	demo llm llm-model bench fuzz fuzz-python fuzz-python-release \
+	fuzz-python-sanitizer clean install wheel
 
 all: build
 
@@ -169,16 +172,30 @@ PYFUZZ = $(VENV_PY) tests/fuzz/pyfuzz.py
 FUZZ_CALLS ?= 1000000
 FUZZ_SEED ?= 1
 FUZZ_JOBS ?= 1
-fuzz-python: build venv
-	@cmake -S . -B $(BUILD) -DPython3_EXECUTABLE=$(abspath $(VENV_PY)) >/dev/null
-	@cmake --build $(BUILD) -j $(JOBS)
+# A long run checkpoints after each batch into $(FUZZ_LOGS)/<build>-seed<seed>.log
+# (a CHECKPOINT line: calls done, failures in all, seconds; each failure
+# with its minimal reproducer) and resumes from there when run again with
+# the same FUZZ_SEED (FUZZ_CALLS may grow); the last CHECKPOINT line is the
+# run's total. Batches: one interpreter for FUZZ_BATCH calls (startup was a
+# third of a release worker's time at 2,000).
+FUZZ_LOGS ?= fuzz-runs
+FUZZ_BATCH ?= 10000
+ASAN_FUZZ_BATCH ?= 5000
+fuzz-python: fuzz-python-release fuzz-python-sanitizer
+fuzz-python-release: bootstrap venv
+	@cmake -S . -B $(BUILD) -DCMAKE_BUILD_TYPE=Release \
+	  -DPython3_EXECUTABLE=$(abspath $(VENV_PY)) >/dev/null
+	@cmake --build $(BUILD) -j $(JOBS) --target cmx_core_py
 	$(PYFUZZ) --build $(BUILD) --seed $(FUZZ_SEED) --calls $(FUZZ_CALLS) \
-	  --batch 2000 --jobs $(FUZZ_JOBS) --regressions --progress
+	  --batch $(FUZZ_BATCH) --jobs $(FUZZ_JOBS) --regressions --progress \
+	  --log $(FUZZ_LOGS)/release-seed$(FUZZ_SEED).log
+fuzz-python-sanitizer: bootstrap venv
 	@cmake -S . -B $(ASAN_BUILD) -DCMX_SANITIZE=ON -DCMAKE_BUILD_TYPE=Debug \
 	  -DPython3_EXECUTABLE=$(abspath $(VENV_PY)) >/dev/null
 	@cmake --build $(ASAN_BUILD) -j $(JOBS) --target cmx_core_py
 	$(PYFUZZ) --build $(ASAN_BUILD) --sanitize --seed $(FUZZ_SEED) \
-	  --calls $(FUZZ_CALLS) --batch 500 --jobs $(FUZZ_JOBS) --regressions --progress
+	  --calls $(FUZZ_CALLS) --batch $(ASAN_FUZZ_BATCH) --jobs $(FUZZ_JOBS) \
+	  --regressions --progress --log $(FUZZ_LOGS)/sanitizer-seed$(FUZZ_SEED).log
 
 clean:
 	rm -rf $(BUILD) $(ASAN_BUILD) $(FUZZ_BUILD) $(WHEEL_BUILD) dist
