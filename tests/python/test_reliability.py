@@ -141,6 +141,10 @@ GPU_STREAM_CALLS = [
     "mx.logcumsumexp(mx.array([1, 2]), stream=mx.gpu)",
     "mx.tensordot(mx.ones((2, 3), dtype=mx.int32), mx.ones((3,), dtype=mx.int32), 1, stream=mx.gpu)",
     "mx.block_masked_mm(mx.ones((32, 32)), mx.ones((32, 32)), 32, None, mx.array([[True]]), None, stream=mx.gpu)",
+    # found by the fuzzer's long run: vector norms read the dtype of |x|
+    "mx.linalg.norm(mx.ones((3,)), 0, stream=mx.gpu)",
+    "mx.linalg.norm(mx.ones((3,)), 3, stream=mx.gpu)",
+    "mx.matrix_norm(mx.broadcast_to(mx.array(-1e308), (3,)), 0, stream=mx.gpu)",
 ]
 
 
