@@ -14,9 +14,9 @@
 #   make install  libcmx, headers, CMake package (find_package(cmx)),
 #                 pkg-config file and the Python package into PREFIX
 #                 (default /usr/local; cmake --install build --prefix P)
-#   make wheel    the portable (manylinux) wheel of the Python package in
-#                 dist/: BLAS from PyPI's scipy-openblas32, the other
-#                 libraries it links bundled by auditwheel
+#   make wheel    the portable (manylinux_2_28) wheel of the Python package
+#                 in dist/: compiled by PyPI's ziglang for glibc 2.28, BLAS
+#                 from PyPI's scipy-openblas32, cJSON bundled by auditwheel
 #   make fuzz     the file-loader fuzzers (clang + libFuzzer), FUZZ_TIME s each
 #   make fuzz-python  a long run of the Python API fuzzer (FUZZ_CALLS calls
 #                 on the release build, then on the ASan/UBSan build; each
@@ -51,14 +51,14 @@ test-c: build
 
 # The ASan/UBSan build: the C tests, then a bounded run of the Python API
 # fuzzer on the extension built there (see PYFUZZ below for the recipe).
-ASAN_FUZZ_CALLS ?= 3000
+ASAN_FUZZ_CALLS ?= 10000
 test-asan: bootstrap venv
 	@cmake -S . -B $(ASAN_BUILD) -DCMX_SANITIZE=ON -DCMAKE_BUILD_TYPE=Debug \
 	  -DPython3_EXECUTABLE=$(abspath $(VENV_PY)) >/dev/null
 	@cmake --build $(ASAN_BUILD) -j $(JOBS)
 	cd $(ASAN_BUILD) && ASAN_OPTIONS=detect_leaks=1 ctest --output-on-failure -j $(JOBS)
 	$(PYFUZZ) --build $(ASAN_BUILD) --sanitize --seed 19 \
-	  --calls $(ASAN_FUZZ_CALLS) --batch 500 --regressions
+	  --calls $(ASAN_FUZZ_CALLS) --batch $(ASAN_FUZZ_BATCH) --regressions
 
 # The project venv (numpy, pytest and the reference packages of the tests).
 # Real MLX (CPU build) is the oracle of the differential suite
@@ -84,7 +84,7 @@ llm-model:
 # Python tests: the extension is built in $(BUILD) against the venv's
 # Python and imported from $(BUILD)/python (pytest exit code 5, "no tests
 # collected", counts as a failure). test_fuzz.py runs the API fuzzer's
-# bounded release run (20,000 calls, seed 19).
+# bounded release run (60,000 calls, seed 19).
 test-python: build venv
 	@cmake -S . -B $(BUILD) -DPython3_EXECUTABLE=$(abspath $(VENV_PY)) >/dev/null
 	@cmake --build $(BUILD) -j $(JOBS)
