@@ -20,7 +20,7 @@
 #   make fuzz     the file-loader fuzzers (clang + libFuzzer), FUZZ_TIME s each
 #   make fuzz-python  a long run of the Python API fuzzer (FUZZ_CALLS calls
 #                 on the release build, then on the ASan/UBSan build; each
-#                 checkpointed in fuzz-runs/ and resumed from there;
+#                 checkpointed in tests/fuzz/runs/ and resumed from there;
 #                 fuzz-python-release, fuzz-python-sanitizer: one of them)
 BUILD ?= build
 ASAN_BUILD ?= build-asan
@@ -197,7 +197,7 @@ FUZZ_JOBS ?= 1
 # the same FUZZ_SEED (FUZZ_CALLS may grow); the last CHECKPOINT line is the
 # run's total. Batches: one interpreter for FUZZ_BATCH calls (startup was a
 # third of a release worker's time at 2,000).
-FUZZ_LOGS ?= fuzz-runs
+FUZZ_LOGS ?= tests/fuzz/runs
 FUZZ_BATCH ?= 10000
 ASAN_FUZZ_BATCH ?= 5000
 fuzz-python: fuzz-python-release fuzz-python-sanitizer

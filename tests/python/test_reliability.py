@@ -429,3 +429,21 @@ def test_grad_through_a_stack_of_100000_arrays_is_linear():
     mx.eval(g)
     assert time.time() - t < 30
     assert g[12345].item() == 1.0
+
+
+def test_mirror_pad_past_the_address_space_raises_in_a_subprocess():
+    # The fuzzer's long run (seed 1, call 829,499): the mirrored indices'
+    # byte count (len * 8) wrapped to a small block that was then written
+    # 2**62 times (SIGSEGV).
+    p = run_child("""
+        import cmx.core as mx
+        for mode in ("reflect", "symmetric"):
+            try:
+                mx.eval(mx.pad(mx.array([1, 2]), (0, 2**62), mode))
+                raise SystemExit("padded 2**62 elements")
+            except (MemoryError, ValueError):
+                pass
+        print("ok")
+    """)
+    assert_clean_exit(p)
+    assert p.stdout.strip() == "ok"
