@@ -994,10 +994,18 @@ def run(opts):
     def run_batch(s, n):
         """Runs calls s..s+n-1, going on after each failure."""
         out = []
+        retried = False
         while n > 0 and len(out) < opts.max_failures:
             status, idx, detail = run_worker(opts, s, n, outcomes=outcomes)
             if status == "ok":
                 break
+            if idx is None and not retried:
+                # failed before its first call (the library being rebuilt
+                # under a long run: "file too short"): once more, so that
+                # the batch's calls are not skipped
+                retried = True
+                time.sleep(30)
+                continue
             out.append((status, idx, detail))
             if idx is None:
                 break
