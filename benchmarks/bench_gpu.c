@@ -146,6 +146,18 @@ static void gelu_benchmark(cmx_array a, double copy_bw) {
   cmx_array_release_all((cmx_array[]){x, r2, one, half}, 4);
 }
 
+/* cur + n * inc as n dependent lazy adds on the GPU (cur's reference is
+ * taken over). */
+static cmx_array add_n(cmx_array cur, cmx_array inc, int n) {
+  for (int i = 0; i < n; i++) {
+    cmx_array next = NULL;
+    check(cmx_add(&next, cur, inc, g_gpu), "add");
+    cmx_array_release(cur);
+    cur = next;
+  }
+  return cur;
+}
+
 /* Seconds per op of a chain of n dependent adds of a one-element (or
  * 16-element when wide) array: built, then evaluated and synchronised.
  * *build gets the building part alone. */
@@ -159,12 +171,7 @@ static double chain(int n, bool wide, double* build) {
   check(cmx_add(&cur, one, inc, g_gpu), "add");
   check(cmx_array_eval(cur), "eval");
   double t0 = now();
-  for (int i = 0; i < n; i++) {
-    cmx_array next = NULL;
-    check(cmx_add(&next, cur, inc, g_gpu), "add");
-    cmx_array_release(cur);
-    cur = next;
-  }
+  cur = add_n(cur, inc, n);
   double t1 = now();
   check(cmx_array_eval(cur), "eval");
   check(cmx_synchronize(g_gpu), "synchronize");
@@ -253,13 +260,7 @@ static double eval_chain(int n, int reps, double* first) {
   check(cmx_array_from_double(&inc, 1, CMX_FLOAT32), "scalar");
   check(cmx_array_eval(x), "eval");
   for (int r = -2; r < reps; r++) {
-    cmx_array cur = cmx_array_retain(x);
-    for (int i = 0; i < n; i++) {
-      cmx_array next = NULL;
-      check(cmx_add(&next, cur, inc, g_gpu), "add");
-      cmx_array_release(cur);
-      cur = next;
-    }
+    cmx_array cur = add_n(cmx_array_retain(x), inc, n);
     double t0 = now();
     check(cmx_array_eval(cur), "eval");
     check(cmx_synchronize(g_gpu), "synchronize");
