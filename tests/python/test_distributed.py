@@ -151,14 +151,32 @@ def test_ring_collectives(n):
     ring(n, "collectives", timeout=120)
 
 
+def test_ring_collectives_over_sockets():
+    """The same with shared memory off: all_sum/max/min over TCP."""
+    ring(2, "collectives", timeout=120, extra={"CMX_RING_SHM": "0"})
+
+
+@pytest.mark.parametrize("shm", ["1", "0"])
+def test_ring_shared_memory_is_used_on_one_host(shm):
+    """Ranks on one host pair up through /dev/shm unless CMX_RING_SHM=0
+    (the verbose connection line says which); nothing is left in it."""
+    before = set(os.listdir("/dev/shm")) if os.path.isdir("/dev/shm") else set()
+    p, out = ring(2, "smoke", extra={"MLX_RING_VERBOSE": "1",
+                                     "CMX_RING_SHM": shm})
+    assert out.count("connected") == 2, out
+    assert ("shared memory" in out) == (shm == "1"), out
+    after = set(os.listdir("/dev/shm")) if os.path.isdir("/dev/shm") else set()
+    assert not [f for f in after - before if f.startswith("cmx-ring-")]
+
+
 def test_launch_hostfile(tmp_path):
-    """MLX's hostfile format (local hosts run as local processes)."""
+    """MLX's hostfile format: one local host, -n 2 ranks on it (several
+    hosts go through ssh: test_launch_ssh.py)."""
     hf = tmp_path / "hosts.json"
     hf.write_text('{"backend": "ring", "envs": ["CMX_TEST_ENV=1"], "hosts": '
-                  '[{"ssh": "localhost", "ips": ["127.0.0.1"]}, '
-                  '{"ssh": "localhost", "ips": ["127.0.0.1"]}]}')
-    _run([sys.executable, "-m", "cmx.launch", "--hostfile", str(hf), WORKER,
-          "smoke", "ring"], 2, timeout=60)
+                  '[{"ssh": "localhost", "ips": ["127.0.0.1"]}]}')
+    _run([sys.executable, "-m", "cmx.launch", "--hostfile", str(hf), "-n",
+          "2", WORKER, "smoke", "ring"], 2, timeout=60)
 
 
 def test_ring_killed_peer_fails_every_rank():
@@ -201,6 +219,28 @@ def test_example_tensor_parallel_ring():
     one process's greedy tokens."""
     out = example("ring", 2, "tensor_parallel.py", TP_ARGS, 300)
     assert "greedy tokens equal one process's" in out, out
+
+
+def _gguf_path():
+    sys.path.insert(0, os.path.join(os.path.dirname(EXAMPLES), "llm"))
+    try:
+        from generate import default_model_path
+        return default_model_path()
+    except (FileNotFoundError, ImportError):
+        return None
+    finally:
+        sys.path.pop(0)
+
+
+@pytest.mark.skipif(_gguf_path() is None,
+                    reason="SmolLM2's GGUF file is not installed: make llm-model")
+def test_example_tensor_parallel_ring_real_model():
+    """SmolLM2-135M (Q4_1 GGUF; fused qkv and gate/up; 3 key/value heads
+    padded to 4) on 2 processes: the sharded layers give one process's
+    greedy tokens."""
+    out = example("ring", 2, "tensor_parallel.py", ["--tokens", "8"], 600)
+    assert "greedy tokens equal one process's" in out, out
+    assert ".gguf" in out and "random" not in out, out
 
 
 # ------------------------------------------------------------------ MPI
