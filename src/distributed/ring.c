@@ -537,13 +537,15 @@ void* cmx__ring_init(int* rank, int* size) {
     net_release(n);
     return NULL;
   }
-  if (e.verbose)
-    fprintf(stderr, "[ring] rank %d of %d connected%s\n", me, N,
-            n->shm ? " (shared memory with the ranks of this host)" : "");
   ring_st* g = st_new(n, me, N);
   net_release(n); /* st_new took its own reference */
   if (!g) return NULL;
   for (int i = 0; i < N; i++) g->world[i] = i;
+  if (e.verbose) {
+    const char* how = cmx__ring_shm_kind(g);
+    fprintf(stderr, "[ring] rank %d of %d connected (all_sum: %s)\n", me, N,
+            how ? how : "sockets");
+  }
   *rank = me;
   *size = N;
   return g;

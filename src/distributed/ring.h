@@ -57,21 +57,24 @@ cmx_status cmx__ring_xfer(ring_net* n, const char* op, int to, const char* sb,
                           size_t sn, int from, char* rb, size_t rn,
                           const cmx__ring_sink* k);
 
-/* Sets up n->shm with the peers that share this process's /dev/shm (each
- * rank publishes a file there, and every pair checks it can open the
- * other's), over the connected sockets. Leaves n->shm NULL where shared
+/* Sets up n->shm with the peers this process shares memory with (see
+ * ring_shm.c), over the connected sockets. Leaves n->shm NULL where shared
  * memory is off (CMX_RING_SHM=0) or no peer shares it; fails (error set)
  * only when the sockets do. */
 cmx_status cmx__ring_shm_setup(ring_net* n, const char* op);
 
-/* Whether every member of g shares memory with this process (the answer is
- * the same on every member). */
+/* Whether g's members share memory, pair by pair (the answer is the same
+ * on every member). */
 bool cmx__ring_shm_usable(const ring_st* g);
+
+/* How g's all_reduce shares memory, for messages ("shared memory, single
+ * copy" or "shared memory, /dev/shm files"), or NULL: over the sockets. */
+const char* cmx__ring_shm_kind(const ring_st* g);
 
 /* all_reduce over shared memory for a group where cmx__ring_shm_usable
  * holds: out = red over the members of in (count elements of dt; in may
- * be out). Synchronised by 1-byte messages over the sockets, so a dead
- * peer fails it as it fails the socket ring. Sets *fallback (out and in
+ * be out). Synchronised by messages over the sockets, so a dead peer
+ * fails it as it fails the socket ring. Sets *fallback (out and in
  * untouched) when some member could not grow its shared file: every
  * member then does the same, and the caller uses the sockets. */
 cmx_status cmx__ring_shm_all_reduce(ring_st* g, const char* op, const void* in,

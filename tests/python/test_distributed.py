@@ -151,22 +151,35 @@ def test_ring_collectives(n):
     ring(n, "collectives", timeout=120)
 
 
-def test_ring_collectives_over_sockets():
-    """The same with shared memory off: all_sum/max/min over TCP."""
-    ring(2, "collectives", timeout=120, extra={"CMX_RING_SHM": "0"})
+@pytest.mark.parametrize("mode", ["files", "0"])
+def test_ring_collectives_other_paths(mode):
+    """The same through the /dev/shm files (CMX_RING_SHM=files: no single
+    copy) and over the sockets (CMX_RING_SHM=0)."""
+    ring(2, "collectives", timeout=120, extra={"CMX_RING_SHM": mode})
 
 
-@pytest.mark.parametrize("shm", ["1", "0"])
-def test_ring_shared_memory_is_used_on_one_host(shm):
-    """Ranks on one host pair up through /dev/shm unless CMX_RING_SHM=0
-    (the verbose connection line says which); nothing is left in it."""
+@pytest.mark.parametrize("mode,how", [
+    ("1", "shared memory, single copy"),
+    ("files", "shared memory, /dev/shm files"),
+    ("0", "sockets")])
+def test_ring_shared_memory_is_used_on_one_host(mode, how):
+    """Ranks on one host pair up through shared memory unless CMX_RING_SHM=0
+    (the verbose connection line says how); nothing is left in /dev/shm."""
     before = set(os.listdir("/dev/shm")) if os.path.isdir("/dev/shm") else set()
     p, out = ring(2, "smoke", extra={"MLX_RING_VERBOSE": "1",
-                                     "CMX_RING_SHM": shm})
-    assert out.count("connected") == 2, out
-    assert ("shared memory" in out) == (shm == "1"), out
+                                     "CMX_RING_SHM": mode})
+    assert out.count(f"connected (all_sum: {how})") == 2, out
     after = set(os.listdir("/dev/shm")) if os.path.isdir("/dev/shm") else set()
     assert not [f for f in after - before if f.startswith("cmx-ring-")]
+
+
+@pytest.mark.parametrize("mode", ["1", "files"])
+def test_ring_shared_memory_killed_peer(mode):
+    """A rank dying between shared-memory all_sums fails the others."""
+    p, out = ring(3, "killed", timeout=60, expect_ok=False,
+                  extra={"CMX_RING_SHM": mode})
+    assert "rank 0 ok" in p.stdout and "rank 1 ok" in p.stdout, out
+    assert p.returncode == 17, out
 
 
 def test_launch_hostfile(tmp_path):
