@@ -152,10 +152,11 @@ def test_ring_collectives(n):
 
 
 @pytest.mark.parametrize("mode", ["files", "0"])
-def test_ring_collectives_other_paths(mode):
+@pytest.mark.parametrize("n", [2, 3])
+def test_ring_collectives_other_paths(mode, n):
     """The same through the /dev/shm files (CMX_RING_SHM=files: no single
     copy) and over the sockets (CMX_RING_SHM=0)."""
-    ring(2, "collectives", timeout=120, extra={"CMX_RING_SHM": mode})
+    ring(n, "collectives", timeout=120, extra={"CMX_RING_SHM": mode})
 
 
 @pytest.mark.parametrize("mode,how", [
