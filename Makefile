@@ -120,7 +120,7 @@ llm: bootstrap llm-model
 # (scripts/zig-cc.sh: clang with glibc 2.28's headers and symbol versions),
 # the build machine's zlib and cJSON are linked by path (their headers
 # through $(WHEEL_BUILD)/inc, so that the system's newer glibc headers stay
-# out). WHEEL_PLAT=auto: the tag auditwheel finds (2_35 with WHEEL_CC=cc).
+# out). The build machine's gcc: WHEEL_CC=cc WHEEL_PLAT=manylinux_2_35_x86_64.
 WHEEL_BUILD ?= build-wheel
 WHEEL_PLAT ?= manylinux_2_28_x86_64
 WHEEL_CC ?= $(abspath scripts/zig-cc.sh)
