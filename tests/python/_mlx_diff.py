@@ -123,6 +123,9 @@ DIFFERENCES = {
     "array-likes (mx.equal(a, [1, 2, 3]), NumPy's way); MLX 0.32's raise "
     "ValueError. Operators follow MLX (==/!= give False/True, the others "
     "raise).",
+    r"misc/cumulative_sum/.*include_initial": "cmx's cumulative_sum and "
+    "cumulative_prod take the array API's include_initial; MLX 0.32's "
+    "do not (TypeError).",
     r"create/full/(bool_|u?int(8|16|32|64)|complex64)$": "full(shape, "
     "2.5, dtype) with a non-floating dtype: MLX 0.32 ignores the dtype "
     "and returns float32, against its documentation ('dtype: the data "

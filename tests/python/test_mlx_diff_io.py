@@ -222,3 +222,28 @@ def test_dlpack_capsule_keeps_array_alive():
     cx.eval(*junk)
     assert n.__array_interface__["data"][0] == addr
     assert n.tolist() == [0, 2, 4, 6, 8]
+
+
+def test_device_info_architecture_from_the_driver():
+    """device_info()["architecture"]: the CPU's as MLX prints it (checked
+    against MLX above, device/info_architecture), a GPU's sm_<major><minor>
+    read from the driver: run on the fake CUDA driver (compute capability
+    9.9) next to the build, in a fresh process."""
+    import subprocess
+    import sys
+
+    fake = os.path.join(os.path.dirname(os.path.dirname(cx.__file__)), "..",
+                        "fake_cuda")
+    if not os.path.exists(os.path.join(fake, "libcuda.so.1")):
+        pytest.skip("no fake CUDA driver in this build")
+    env = dict(os.environ, LD_LIBRARY_PATH=os.path.abspath(fake),
+               CMX_DEFAULT_DEVICE="cpu")
+    code = ("import cmx.core as mx; i = mx.device_info(mx.gpu); "
+            "print(i['architecture'], i['compute_capability'], "
+            "mx.device_info(mx.cpu)['architecture'])")
+    out = subprocess.run([sys.executable, "-c", code], env=env, check=True,
+                         capture_output=True, text=True, timeout=120).stdout
+    gpu, cc0, cc1, cpu = out.replace("(", "").replace(")", "").replace(
+        ",", "").split()
+    assert gpu == "sm_99" and (cc0, cc1) == ("9", "9")
+    assert cpu == mlx.device_info()["architecture"]
