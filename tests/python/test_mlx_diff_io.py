@@ -247,3 +247,16 @@ def test_device_info_architecture_from_the_driver():
         ",", "").split()
     assert gpu == "sm_99" and (cc0, cc1) == ("9", "9")
     assert cpu == mlx.device_info()["architecture"]
+
+
+def test_overflow_errors_name_the_op_called():
+    b = cx.broadcast_to(cx.zeros((1,), dtype=cx.bool_), (1 << 62,))
+    for name, f in [("meshgrid", lambda: cx.meshgrid(b, cx.zeros((4,), cx.bool_))),
+                    ("concatenate", lambda: cx.concatenate([b, b])),
+                    ("stack", lambda: cx.stack([b] * 4)),
+                    ("pad", lambda: cx.pad(b, 1 << 62)),
+                    ("repeat", lambda: cx.repeat(b, 4)),
+                    ("outer", lambda: cx.outer(b, b)),
+                    ("astype", lambda: b.astype(cx.float32))]:
+        with pytest.raises(ValueError, match=rf"^\[{name}\] .*too large"):
+            f()
