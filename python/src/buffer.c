@@ -296,7 +296,7 @@ CMXPY_DEF_METHOD(__dlpack__,
                  "(self, /, *, stream: object = None, max_version: object = "
                  "None, dl_device: object = None, copy: object = None)",
                  "Export the array as a DLPack capsule (CPU memory, shared "
-                 "with the array).") {
+                 "with the array and read-only unless copy=True).") {
   PyObject *self = OBJ(0), *maxv = OBJ(2), *dev = OBJ(3), *copy = OBJ(4);
   /* Exported where the data is (the GPU for a GPU result), or on the
    * device dl_device asks for. A GPU export has finished computing (the
@@ -363,7 +363,8 @@ CMXPY_DEF_METHOD(__dlpack__,
     t->version = (DLPackVersion){1, 0};
     t->manager_ctx = ctx;
     t->deleter = dl_delete_v;
-    t->flags = copy == Py_True ? 2 /* IS_COPIED */ : 0;
+    /* Shared memory is read-only (as MLX's export: arrays are values). */
+    t->flags = copy == Py_True ? 2 /* IS_COPIED */ : 1 /* READ_ONLY */;
     t->dl_tensor = tensor;
     cap = PyCapsule_New(t, "dltensor_versioned", capsule_destructor);
     if (!cap) dl_delete_v(t);
@@ -645,6 +646,14 @@ cmx_array cmxpy_array_from_cuda_tensor(PyObject* o, bool* handled) {
   Py_XDECREF(dd);
   PyErr_Clear();
   if (!cuda) return NULL;
+  return cmxpy_array_from_dlpack_object(o, handled);
+}
+
+cmx_array cmxpy_array_from_dlpack_object(PyObject* o, bool* handled) {
+  *handled = false;
+  if (!PyObject_HasAttrString(o, "__dlpack_device__") ||
+      !PyObject_HasAttrString(o, "__dlpack__"))
+    return NULL;
   *handled = true;
   PyObject* cap = dlpack_capsule(o);
   if (!cap) return NULL;

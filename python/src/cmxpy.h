@@ -76,6 +76,10 @@ cmx_status cmxpy_data(cmx_array a, const void** out);
  * torch CUDA tensor, say: *handled true; NULL with an exception on
  * failure); else NULL with *handled false and no exception. */
 cmx_array cmxpy_array_from_cuda_tensor(PyObject* o, bool* handled);
+/* The array of any DLPack producer (an object with __dlpack__ and
+ * __dlpack_device__; host tensors are copied, as MLX's array() does):
+ * *handled false (NULL, no exception) when o is none. */
+cmx_array cmxpy_array_from_dlpack_object(PyObject* o, bool* handled);
 
 /* ---------------- dtypes ---------------- */
 extern PyTypeObject CmxDtype_Type;

@@ -681,6 +681,13 @@ static cmx_array from_array_like(PyObject* o, cmx_dtype dtype, bool* handled) {
     Py_DECREF(r);
     return a;
   }
+  bool dl = false; /* a host DLPack producer: copied */
+  c = is_text(o) ? NULL : cmxpy_array_from_dlpack_object(o, &dl);
+  if (dl) {
+    cmx_array r = c ? retype(c, dtype) : NULL;
+    cmx_array_release(c);
+    return r;
+  }
   *handled = false;
   return NULL;
 }

@@ -218,8 +218,21 @@ static cmx_meta_value* meta_from_py(PyObject* o) {
     }
     return v;
   }
+  if (PyList_Check(o) && PyList_GET_SIZE(o) == 0) { /* MLX: no strings */
+    st = cmx_meta_new_array(&v, CMX_META_STRING);
+    return st == CMX_OK ? v : (raise_st(st), NULL);
+  }
   cmx_array a = cmxpy_to_array(o, "save_gguf");
   if (!a) return NULL;
+  cmx_dtype dt = cmx_array_dtype(a);
+  if (dt == CMX_FLOAT16 || dt == CMX_BFLOAT16 || dt == CMX_COMPLEX64) {
+    /* GGUF has no such metadata type: a bad argument (MLX's ValueError) */
+    PyErr_Format(PyExc_ValueError,
+                 "[save_gguf] array type %s not supported for metadata.",
+                 cmx_dtype_name(dt));
+    cmx_array_release(a);
+    return NULL;
+  }
   Py_BEGIN_ALLOW_THREADS st = cmx_meta_from_array(&v, a);
   Py_END_ALLOW_THREADS cmx_array_release(a);
   return st == CMX_OK ? v : (raise_st(st), NULL);

@@ -34,7 +34,9 @@ static cmx_array binary(PyObject* x, PyObject* y, const op_desc* d,
                  d->what);
     return NULL;
   }
-  if (!cmxpy_is_operand(other)) {
+  /* MLX: operators take no lists or tuples (functions such as add do,
+   * as cmx's array-likes). */
+  if (!cmxpy_is_operand(other) || PyList_Check(other) || PyTuple_Check(other)) {
     if (inplace) {
       char buf[64];
       snprintf(buf, sizeof buf, "inplace %s", d->what);

@@ -18,20 +18,17 @@ static int no_global_scale(cmxpy_args* A, int k, const char* fname) {
 CMXPY_DEF(quantize,
           "(w: array, /, group_size: int | None = None, bits: int | None = "
           "None, mode: str = 'affine', *, global_scale: array | None = None, "
-          "stream: StreamOrDevice = None) -> tuple[array, array, array]",
+          "stream: StreamOrDevice = None) -> list[array]",
           "Quantize the array w along its last axis: groups of group_size "
           "(default 64) elements get bits-bit integers (default 4) packed "
           "into uint32, a scale and a bias, w ~ scale * q + bias.\n\n"
-          "Returns:\n    tuple: The packed integers, the scales and the "
-          "biases.") {
+          "Returns:\n    list: The packed integers, the scales and the "
+          "biases (a list, as MLX's).") {
   if (no_global_scale(A, 4, "quantize") < 0) return NULL;
   cmx_array r[3] = {NULL, NULL, NULL};
   cmx_status st = cmx_quantize(&r[0], &r[1], &r[2], ARR(0), OPT0(1), OPT0(2),
                                STR(3), STREAM);
-  PyObject* l = cmxpy_list(st, r, 3);
-  PyObject* t = l ? PyList_AsTuple(l) : NULL;
-  Py_XDECREF(l);
-  return t;
+  return cmxpy_list(st, r, 3);
 }
 
 CMXPY_DEF(dequantize,

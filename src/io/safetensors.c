@@ -74,6 +74,9 @@ static cmx_array load_tensor(const cmx__src* s, const cJSON* j,
   int dt = -1;
   for (int t = 0; t < CMX_NUM_DTYPES; t++)
     if (strcmp(jd->valuestring, k_st_dtype[t]) == 0) dt = t;
+  /* 8-bit floats load as their bytes (uint8), as MLX does: from_fp8 turns
+   * E4M3 bytes into values. */
+  if (strcmp(jd->valuestring, "F8_E4M3") == 0) dt = CMX_UINT8;
   if (dt < 0)
     return CMX__FAIL(CMX_ERR_VALUE, "[%s] unsupported dtype %s (tensor '%s')",
                      OP, jd->valuestring, name);

@@ -237,6 +237,17 @@ bool cmx__meshgrid(cmx_array* outs, const cmx_array* arrays, int n, bool sparse,
   for (int i = 0; i < n; i++) pos[i] = i;
   if (xy && n >= 2) pos[0] = 1, pos[1] = 0;
   for (int i = 0; i < n; i++) full[pos[i]] = flat[i]->size;
+  /* The grid's size in bytes checked here, so the error names meshgrid. */
+  int64_t span = 1;
+  for (int i = 0; i < n; i++)
+    if ((int64_t)cmx_dtype_size(flat[i]->dtype) > span)
+      span = (int64_t)cmx_dtype_size(flat[i]->dtype);
+  for (int i = 0; !sparse && i < n; i++)
+    if (full[i] > 0 && __builtin_mul_overflow(span, full[i], &span)) {
+      cmx__error(CMX_ERR_VALUE,
+                 "[meshgrid] shape is too large (size overflows)");
+      return false;
+    }
   for (int i = 0; i < n; i++) {
     int64_t shp[CMX_MAX_NDIM];
     for (int d = 0; d < n; d++) shp[d] = 1;

@@ -106,7 +106,7 @@ static bool jvp_scoped(cmx_closure f, const cmx_array* primals, int n,
   cmx_array* outs = ok ? cmx__call_scoped(f, standins, n, &nout, "jvp") : NULL;
   ok = outs != NULL;
   cmx__tape tape = {0};
-  if (ok) ok = cmx__tape_build(&tape, standins, n, outs, nout) == CMX_OK;
+  if (ok) ok = cmx__tape_build_grad(&tape, standins, n, outs, nout) == CMX_OK;
   if (ok) ok = forward(&tape, &tans);
   cmx_array* jvps = NULL;
   if (ok) {
@@ -116,9 +116,17 @@ static bool jvp_scoped(cmx_closure f, const cmx_array* primals, int n,
       ok = false;
     }
   }
+  /* An output without a tangent gets zeros. A boolean one (a predicate's)
+   * gets them in the first float tangent's dtype, as MLX's jvp gives. */
+  cmx_dtype zdt = CMX_BOOL;
+  for (int i = n; i-- > 0;)
+    if (cmx_dtype_is_inexact(tangents[i]->dtype)) zdt = tangents[i]->dtype;
   for (int j = 0; ok && j < nout; j++) {
     cmx_array t = tan_get(&tans, outs[j]);
-    if (!t) t = cmx__zeros_like(outs[j], s);
+    if (!t && outs[j]->dtype == CMX_BOOL)
+      t = cmx__zeros(outs[j]->dims, outs[j]->ndim, zdt, s);
+    else if (!t)
+      t = cmx__zeros_like(outs[j], s);
     ok = (jvps[j] = t) != NULL;
   }
   cmx__tape_free(&tape);

@@ -56,11 +56,31 @@ static cmx_array batch_index(int64_t B, const int64_t* I, int nI,
 
 /* ---------------- Gather ---------------- */
 
+/* MLX: the indices of a gather or scatter (inputs first..last) take no
+ * derivative; asking for one (indices that depend on a differentiated
+ * input) is an error naming the remedy. what: "VJP" or "JVP". */
+static bool indices_inactive(const char* op, const char* what,
+                             const int* argnums, int nargs, int first,
+                             int last) {
+  for (int k = 0; k < nargs; k++)
+    if (argnums[k] >= first && argnums[k] <= last) {
+      cmx__error(CMX_ERR_VALUE,
+                 "[%s] Cannot calculate %s with respect to indices. Use "
+                 "stop_gradient on indices to stop gradients from being "
+                 "computed.",
+                 op, what);
+      return false;
+    }
+  return true;
+}
+
 CMX__RULE_VJP(cmx__vjp_gather) {
   (void)nout, (void)outputs;
   cmx_stream s = cmx__rule_stream(p);
   const cmx__gather_params* q = cmx_primitive_params(p);
   cmx_array a = primals[0];
+  if (!indices_inactive("gather", "VJP", argnums, nargs, 1, nin - 1))
+    return cmx_last_status();
   for (int k = 0; k < nargs; k++) {
     out[k] = NULL;
     if (argnums[k] != 0 || !inexact(a)) continue;
@@ -84,8 +104,9 @@ CMX__RULE_VJP(cmx__vjp_gather) {
 CMX__RULE_JVP(cmx__jvp_gather) {
   (void)nout;
   out[0] = NULL;
+  if (!indices_inactive("gather", "JVP", argnums, nargs, 1, nin - 1))
+    return cmx_last_status();
   if (argnums[0] != 0 || !inexact(primals[0])) return CMX_OK;
-  (void)nargs;
   cmx_array in[CMX_MAX_NDIM + 1];
   in[0] = tangents[0];
   memcpy(in + 1, primals + 1, (size_t)(nin - 1) * sizeof *in);
@@ -162,6 +183,8 @@ CMX__RULE_VJP(cmx__vjp_gather_axis) {
   cmx_stream s = cmx__rule_stream(p);
   const cmx__axis_params* q = cmx_primitive_params(p);
   cmx_array a = primals[0];
+  if (!indices_inactive("gather_axis", "VJP", argnums, nargs, 1, 1))
+    return cmx_last_status();
   for (int k = 0; k < nargs; k++) {
     out[k] = NULL;
     if (argnums[k] != 0 || !inexact(a)) continue;
@@ -179,8 +202,10 @@ CMX__RULE_VJP(cmx__vjp_gather_axis) {
 }
 
 CMX__RULE_JVP(cmx__jvp_gather_axis) {
-  (void)nin, (void)nargs, (void)nout;
+  (void)nin, (void)nout;
   out[0] = NULL;
+  if (!indices_inactive("gather_axis", "JVP", argnums, nargs, 1, 1))
+    return cmx_last_status();
   if (argnums[0] != 0 || !inexact(primals[0])) return CMX_OK;
   cmx_array in[2] = {tangents[0], primals[1]}, y = outputs[0];
   return give(out, cmx__apply(cmx_primitive_vt(p), cmx_primitive_params(p),
@@ -364,12 +389,20 @@ static cmx_array scat_vjp_one(const scat* c, int which, cmx_array cot,
   }
 }
 
+/* The name of a scatter primitive in errors, as MLX's. */
+static const char* scat_name(const cmx_primitive* p) {
+  return cmx_primitive_vt(p) == &cmx__vt_ScatterAxis ? "scatter_axis"
+                                                     : "scatter";
+}
+
 /* Scatter and ScatterAxis share their vjp and jvp. */
 static cmx_status scatter_vjp(const cmx_primitive* p, const cmx_array* primals,
                               int nin, const cmx_array* cotangents,
                               const int* argnums, int nargs,
                               const cmx_array* outputs, cmx_array* out) {
   scat c = scat_of(p, primals, nin);
+  if (!indices_inactive(scat_name(p), "VJP", argnums, nargs, 1, nin - 2))
+    return cmx_last_status();
   for (int k = 0; k < nargs; k++) {
     out[k] = NULL;
     int i = argnums[k];
@@ -394,6 +427,8 @@ static cmx_status scatter_jvp(const cmx_primitive* p, const cmx_array* primals,
   cmx_stream s = c.s;
   cmx_dtype dt = c.a->dtype;
   out[0] = NULL;
+  if (!indices_inactive(scat_name(p), "JVP", argnums, nargs, 1, nin - 2))
+    return cmx_last_status();
   if (!inexact(c.a)) return CMX_OK;
   cmx_array ta = NULL, tu = NULL;
   for (int k = 0; k < nargs; k++) {

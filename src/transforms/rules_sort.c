@@ -74,7 +74,10 @@ static cmx_array source_indices(const cmx_primitive* p, cmx_array x,
   const cmx_primitive_vtable* vt = cmx_primitive_vt(p) == &cmx__vt_Sort
                                        ? &cmx__vt_ArgSort
                                        : &cmx__vt_ArgPartition;
-  return cmx__apply(vt, q, sizeof *q, s, &x, 1, x->dims, x->ndim, CMX_UINT32);
+  /* Indices take no derivative (a higher-order gradient would ask the
+   * scatter or gather for one). */
+  return cmx__stop_gradient(
+      cmx__apply(vt, q, sizeof *q, s, &x, 1, x->dims, x->ndim, CMX_UINT32), s);
 }
 
 CMX__RULE_VJP(cmx__vjp_sort) {
@@ -198,8 +201,11 @@ static cmx_array scan_owner(const cmx__scan_params* q, cmx_array x,
   cmx_array cand =
       cmx__where(mask, axis_iota(x, q->axis, s),
                  cmx__scalar(q->reverse ? (double)n : -1.0, CMX_INT32), s);
-  return scan_of(cand, q->reverse ? CMX__SCAN_MIN : CMX__SCAN_MAX, q->axis,
-                 q->reverse, true, s);
+  /* Indices take no derivative (see source_indices). */
+  return cmx__stop_gradient(
+      scan_of(cand, q->reverse ? CMX__SCAN_MIN : CMX__SCAN_MAX, q->axis,
+              q->reverse, true, s),
+      s);
 }
 
 /* cumprod pieces shared by vjp and jvp: the inclusive and exclusive scans

@@ -129,6 +129,7 @@ static bool must_visit(cmx__tape* t, cmx_array node) {
 
 /* Records a finished op: on the tape when it depends on a stand-in. */
 static bool finish(cmx__tape* t, cmx__op* op) {
+  if (t->cut && op->prim->vt == &cmx__vt_StopGradient) return true;
   bool active = false;
   int nvis = cmx__op_visible_inputs(op);
   for (int i = 0; i < nvis && !active; i++)
@@ -171,9 +172,10 @@ static bool push(frame** stack, size_t* n, size_t* cap, cmx_array node) {
   return true;
 }
 
-cmx_status cmx__tape_build(cmx__tape* t, const cmx_array* standins, int nin,
-                           const cmx_array* roots, int nroots) {
+static cmx_status build(cmx__tape* t, const cmx_array* standins, int nin,
+                        const cmx_array* roots, int nroots, bool cut) {
   memset(t, 0, sizeof *t);
+  t->cut = cut;
   bool ok = true;
   for (int i = 0; i < nin && ok; i++)
     ok = cmx__ptrmap_put(&t->active, standins[i], 1);
@@ -203,6 +205,16 @@ cmx_status cmx__tape_build(cmx__tape* t, const cmx_array* standins, int nin,
     return cmx_last_status();
   }
   return CMX_OK;
+}
+
+cmx_status cmx__tape_build(cmx__tape* t, const cmx_array* standins, int nin,
+                           const cmx_array* roots, int nroots) {
+  return build(t, standins, nin, roots, nroots, false);
+}
+
+cmx_status cmx__tape_build_grad(cmx__tape* t, const cmx_array* standins,
+                                int nin, const cmx_array* roots, int nroots) {
+  return build(t, standins, nin, roots, nroots, true);
 }
 
 void cmx__tape_free(cmx__tape* t) {

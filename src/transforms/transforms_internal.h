@@ -53,11 +53,17 @@ typedef struct cmx__tape {
   size_t n, cap;
   cmx__ptrmap active; /* node -> 1: depends on a stand-in (stand-ins too) */
   cmx__ptrmap seen;   /* op -> 1 */
+  bool cut;           /* stop_gradient outputs are constants */
 } cmx__tape;
 /* Builds the tape from the stand-ins (nin nodes) to the roots. Returns
  * CMX_OK or an error status (tape freed). */
 cmx_status cmx__tape_build(cmx__tape* t, const cmx_array* standins, int nin,
                            const cmx_array* roots, int nroots);
+/* As cmx__tape_build for differentiation (vjp, jvp): the outputs of
+ * stop_gradient do not depend on the stand-ins, as in MLX, so the ops
+ * they feed ask no derivative of them. */
+cmx_status cmx__tape_build_grad(cmx__tape* t, const cmx_array* standins,
+                                int nin, const cmx_array* roots, int nroots);
 void cmx__tape_free(cmx__tape* t);
 /* True when node a depends on a stand-in of the tape. */
 static inline bool cmx__tape_active(const cmx__tape* t, cmx_array a) {

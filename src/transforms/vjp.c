@@ -239,7 +239,7 @@ static bool vjp_scoped(cmx_closure f, const cmx_array* primals, int n,
     ok = false;
   }
   cmx__tape tape = {0};
-  if (ok) ok = cmx__tape_build(&tape, standins, n, outs, nout) == CMX_OK;
+  if (ok) ok = cmx__tape_build_grad(&tape, standins, n, outs, nout) == CMX_OK;
   cmx__ptrmap sin = {0};
   for (int i = 0; ok && i < n; i++) ok = cmx__ptrmap_put(&sin, standins[i], i);
   if (ok) ok = backward(&tape, &sin, &cots, s);

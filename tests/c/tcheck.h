@@ -10,7 +10,8 @@
  *     and jvp against vjp (the transposition identity):
  *     sum_j <u_j, jvp_j(v)>  ==  sum_i <vjp_i(u), v_i>.
  *     Inputs should be float64 so the differences are accurate. Integer
- *     inputs are held constant (their direction is zero).
+ *     and bool inputs are held constant: the vjp and jvp are taken with
+ *     respect to the float inputs only.
  *   tc_check_vmap(name, fn, ctx, inputs, n, in_axes, out_axis)
  *     vmap of fn over in_axes (CMX_VMAP_NONE: not mapped) equals calling
  *     fn per batch element (inputs sliced with take) and stacking the
@@ -123,6 +124,52 @@ static int tc_eval_shifted(tc_closure* c, const cmx_array* x,
   return st == CMX_OK ? nout : -1;
 }
 
+/* fn with its integer and bool inputs bound: the transforms differentiate
+ * the float inputs only, as a user would (MLX and cmx refuse a derivative
+ * with respect to a gather's or scatter's indices). */
+typedef struct {
+  tc_closure* c;
+  const cmx_array* x; /* all n inputs */
+  int n;
+  int pos[8]; /* the float inputs' positions in x */
+  int nf;
+} tc_float_closure;
+
+static cmx_status tc_call_floats(void* payload, const cmx_array* in, int nin,
+                                 cmx_array** outputs, int* nout) {
+  tc_float_closure* fc = payload;
+  cmx_array all[8];
+  for (int i = 0; i < fc->n; i++) all[i] = fc->x[i];
+  for (int k = 0; k < nin && k < fc->nf; k++) all[fc->pos[k]] = in[k];
+  return tc_call(fc->c, all, fc->n, outputs, nout);
+}
+
+static void tc_float_inputs(tc_float_closure* fc, tc_closure* c,
+                            const cmx_array* x, int n) {
+  fc->c = c;
+  fc->x = x;
+  fc->n = n;
+  fc->nf = 0;
+  for (int i = 0; i < n; i++)
+    if (cmx_dtype_is_inexact(cmx_array_dtype(x[i]))) fc->pos[fc->nf++] = i;
+}
+
+/* cmx_vjp of c with respect to its float inputs (the others bound); g[i]
+ * gets input i's vjp, NULL for the bound ones. */
+static inline cmx_status tc_vjp_floats(tc_closure* c, const cmx_array* x, int n,
+                                       const cmx_array* cot, int ncot,
+                                       cmx_array* g) {
+  tc_float_closure fc;
+  tc_float_inputs(&fc, c, x, n);
+  cmx_closure f = {tc_call_floats, &fc};
+  cmx_array xf[8], gf[8] = {0};
+  for (int k = 0; k < fc.nf; k++) xf[k] = x[fc.pos[k]];
+  for (int i = 0; i < n; i++) g[i] = NULL;
+  cmx_status st = cmx_vjp(f, xf, fc.nf, cot, ncot, NULL, NULL, gf);
+  for (int k = 0; st == CMX_OK && k < fc.nf; k++) g[fc.pos[k]] = gf[k];
+  return st;
+}
+
 /* What one device computes for tc_check_grad: fn's outputs, the vjps of
  * cotangents u and the jvps of tangents tans (lazy until read). */
 typedef struct {
@@ -135,7 +182,14 @@ typedef struct {
 static void tc_grad_compute(tc_closure* c, const cmx_array* x, int n,
                             const cmx_array* u, int nu, const cmx_array* tans,
                             tc_grad_results* r) {
-  cmx_closure f = {tc_call, c};
+  tc_float_closure fc;
+  tc_float_inputs(&fc, c, x, n);
+  cmx_closure f = {tc_call_floats, &fc};
+  cmx_array xf[8], tf[8], vf[8] = {0};
+  for (int k = 0; k < fc.nf; k++) {
+    xf[k] = x[fc.pos[k]];
+    tf[k] = tans[fc.pos[k]];
+  }
   memset(r, 0, sizeof *r);
   cmx_array* outs = NULL;
   int nout = 0;
@@ -143,15 +197,16 @@ static void tc_grad_compute(tc_closure* c, const cmx_array* x, int n,
   r->st = c->fn(c->ctx, x, n, r->o, &r->no);
   if (r->st != CMX_OK) return;
   r->step = "vjp";
-  r->st = cmx_vjp(f, x, n, u, nu, &outs, &nout, r->vjp);
+  r->st = cmx_vjp(f, xf, fc.nf, u, nu, &outs, &nout, vf);
   if (r->st != CMX_OK) return;
+  for (int k = 0; k < fc.nf; k++) r->vjp[fc.pos[k]] = vf[k];
   r->nvjp = n;
   cmx_arrays_free(outs, nout);
   cmx_array* jvps = NULL;
   cmx_array* jouts = NULL;
   r->step = "jvp";
   int nj = 0;
-  r->st = cmx_jvp(f, x, n, tans, &jouts, &jvps, &nj);
+  r->st = cmx_jvp(f, xf, fc.nf, tf, &jouts, &jvps, &nj);
   if (r->st != CMX_OK) return;
   for (int j = 0; j < nj && j < 8; j++) r->jvp[j] = cmx_array_retain(jvps[j]);
   r->njvp = nj < 8 ? nj : 8;

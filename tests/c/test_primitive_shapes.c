@@ -204,7 +204,16 @@ static void run_case(const op_case* c) {
     for (int i = 0; i < c->nin; i++) OK(cmx_negative(&lazy[i], in[i], S));
     OK(cmx_ones_like(&ct, r0, S));
     st = cmx_vjp(f, lazy, c->nin, &ct, 1, NULL, NULL, vj);
-    CHECK_MSG(st == CMX_OK, "vjp %s: %s", c->name, cmx_last_error());
+    /* Integer index inputs take no derivative: gathers and scatters raise
+     * (as MLX) when asked for one. */
+    bool has_index = false;
+    for (int i = 0; i < c->nin; i++)
+      has_index |= !cmx_dtype_is_inexact(cmx_array_dtype(in[i]));
+    if (st != CMX_OK && has_index)
+      CHECK_MSG(strstr(cmx_last_error(), "with respect to indices"),
+                "vjp %s: %s", c->name, cmx_last_error());
+    else
+      CHECK_MSG(st == CMX_OK, "vjp %s: %s", c->name, cmx_last_error());
     if (st == CMX_OK) check_graph(vj, c->nin);
     for (int i = 0; i < c->nin; i++)
       cmx_array_release(lazy[i]), cmx_array_release(vj[i]);

@@ -258,11 +258,10 @@ static void test_scatter_values(void) {
   cmx_array idx = iv((int32_t[]){2, 0, 2}, (int64_t[]){3}, 1);
   scatter_ctx c = {{0}, 1, CMX__SCATTER_NONE};
   tc_closure cl = {f_scatter, &c};
-  cmx_closure f = {tc_call, &cl};
   cmx_array x[3] = {a, idx, u}, g[3] = {0};
   double cv[4] = {1, 2, 3, 4};
   cmx_array ct = ru_f64(cv, (int64_t[]){4}, 1);
-  OK(cmx_vjp(f, x, 3, &ct, 1, NULL, NULL, g));
+  OK(tc_vjp_floats(&cl, x, 3, &ct, 1, g));
   double ga[4] = {0, 2, 0, 4}, gu[3] = {0, 1, 3};
   cmx_array wa = ru_f64(ga, (int64_t[]){4}, 1);
   cmx_array wu = ru_f64(gu, (int64_t[]){3, 1}, 2);
@@ -277,9 +276,8 @@ static void test_scatter_values(void) {
   cmx_array pidx = iv((int32_t[]){0, 0, 1, 1, 3}, (int64_t[]){5}, 1);
   scatter_ctx cp = {{0}, 1, CMX__SCATTER_PROD};
   tc_closure clp = {f_scatter, &cp};
-  cmx_closure fp = {tc_call, &clp};
   cmx_array xp[3] = {a, pidx, pu};
-  OK(cmx_vjp(fp, xp, 3, &ct, 1, NULL, NULL, g));
+  OK(tc_vjp_floats(&clp, xp, 3, &ct, 1, g));
   /* d/da = cot * product of the factors; d/du_i = cot * a * others. */
   double wpa[4] = {0, 0, 3, 8}, wpu[5] = {1 * 1 * 5, 0, 0, 0, 4 * 4};
   cmx_array wa2 = ru_f64(wpa, (int64_t[]){4}, 1);

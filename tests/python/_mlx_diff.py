@@ -83,6 +83,49 @@ DIFFERENCES = {
     r"create/array_int_range/\[9223372036854775808\]/uint64$": "cmx "
     "builds uint64 arrays from Python ints up to 2**64 - 1; MLX 0.32 reads "
     "them as int64 and fails past 2**63 - 1 (std::bad_cast).",
+    # derivatives of integer values
+    r"transform/jvp_int_(sum|mul)/|transform/jvp_int/(astype_then_float|"
+    r"bool_sum)$|transform/vjp_int/": "cmx's derivative rules are defined "
+    "between inexact dtypes (src/transforms/rules.h): integer and boolean "
+    "values are constants to grad, vjp and jvp, their derivatives zero. MLX "
+    "0.32 applies its linear rules to integer tangents and cotangents "
+    "(jvp of an int32 sum is the int32 sum of the tangents; grad of "
+    "2 * i is 2). Following MLX means an integer path in every rule "
+    "(their C rule tests pin the inexact-only contract); cmx keeps "
+    "integers constant, as JAX does.",
+    r"binary/floor_divide/pyscalar-bfloat16/3$": "MLX 0.32 rounds the "
+    "bfloat16 quotient to bfloat16 before the floor (3 // 0.30078125 gives "
+    "10, as 9.97 rounds to 10.0); cmx floors the quotient computed in "
+    "float32 (9, NumPy's and Python's answer for these values).",
+    r"transform/grad_masked_scatter$": "a[mask] = v with a mask computed "
+    "from the differentiated input: MLX 0.32 raises that it cannot take the "
+    "VJP with respect to the mask (its masked_scatter asks for one); cmx's "
+    "a[mask] = v is where(mask, v, a), whose derivative with respect to a "
+    "boolean mask is zero, so grad gives MLX's result with the mask under "
+    "stop_gradient.",
+    # files and interop (test_mlx_diff_io.py)
+    r"io/gguf_meta/float64/": "GGUF has a FLOAT64 metadata type and cmx "
+    "writes float64 arrays as it; MLX 0.32 refuses them (ValueError).",
+    r"io/gguf_meta/py/(3|2\.5|\[1, 2\]|\[\[1\]\])$": "cmx takes Python "
+    "numbers and lists of them as gguf metadata (as arrays: lists of lists "
+    "raise ValueError); MLX 0.32 fails inside with std::bad_cast "
+    "(RuntimeError).",
+    r"io/gguf_meta/2d$": "a 2-d metadata array is a bad argument: cmx "
+    "raises ValueError; MLX 0.32 RuntimeError.",
+    r"io/safetensors/(F8_E5M2|F8_E4M3FN|I4)/": "a dtype cmx cannot read "
+    "is malformed input to load: ValueError, as cmx's other file errors; "
+    "MLX 0.32 raises RuntimeError.",
+    r"overflow/(concatenate|tile)$": "cmx's dimensions are int64: a "
+    "dimension past 2**31 - 1 is valid, and a result whose element count "
+    "overflows raises ValueError ('shape is too large'); MLX 0.32 raises "
+    "OverflowError for any dimension past int32.",
+    r"compare/equal_fn/list$": "cmx's functions take nested lists as "
+    "array-likes (mx.equal(a, [1, 2, 3]), NumPy's way); MLX 0.32's raise "
+    "ValueError. Operators follow MLX (==/!= give False/True, the others "
+    "raise).",
+    r"misc/cumulative_sum/.*include_initial": "cmx's cumulative_sum and "
+    "cumulative_prod take the array API's include_initial; MLX 0.32's "
+    "do not (TypeError).",
     r"create/full/(bool_|u?int(8|16|32|64)|complex64)$": "full(shape, "
     "2.5, dtype) with a non-floating dtype: MLX 0.32 ignores the dtype "
     "and returns float32, against its documentation ('dtype: the data "

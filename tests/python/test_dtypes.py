@@ -232,5 +232,7 @@ def test_array_likes_take_the_array_dtype():
     a = mx.array([1, 2], dtype=mx.float16)
     r = a + np.array([0.5, 0.25], dtype=np.float64)
     assert r.dtype == mx.float16 and r.tolist() == [1.5, 2.25]
-    r2 = a + [1, 2]
+    r2 = mx.add(a, [1, 2])
     assert r2.dtype == mx.float16 and r2.tolist() == [2.0, 4.0]
+    with pytest.raises(ValueError, match="Cannot perform addition"):
+        a + [1, 2]  # MLX's operators take no lists

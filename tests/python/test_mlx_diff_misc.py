@@ -223,6 +223,58 @@ case("transform/grad_index_along",
      lambda m, A: m.grad(lambda i: m.take_along_axis(A(arr((3,))), i, axis=0).sum())(A(idx)))
 case("transform/grad_index_stop_gradient",
      lambda m, A: m.grad(lambda a, i: a[m.stop_gradient(i)].sum())(A(arr((3,))), A(idx)))
+# derivatives with respect to indices: MLX raises (stop_gradient is the
+# remedy); the rules' own indices (sort, cummax) are constants
+_ai = np.array([[0, 2], [1, 1]], np.int32)
+_x23 = arr((2, 3), "float32", "pos")
+for name, f in [
+        ("take_jvp", lambda m, A, i: m.jvp(lambda j: m.take(A(arr((3,))), j),
+                                           [i], [m.ones_like(i)])),
+        ("take_along_jvp", lambda m, A, i: m.jvp(
+            lambda j: m.take_along_axis(A(_x23), j, axis=1), [i],
+            [m.ones_like(i)])),
+        ("at_add_vjp", lambda m, A, i: m.vjp(
+            lambda j: A(_x23).at[j].add(1.0), [i], [m.ones((2, 3))])),
+        ("put_along_vjp", lambda m, A, i: m.vjp(
+            lambda j: m.put_along_axis(A(_x23), j, A(np.float32(5)), axis=1),
+            [i], [m.ones((2, 3))])),
+        ("put_along_jvp", lambda m, A, i: m.jvp(
+            lambda j: m.put_along_axis(A(_x23), j, A(np.float32(5)), axis=1),
+            [i], [m.ones_like(i)])),
+        ("setitem_vjp", lambda m, A, i: m.vjp(
+            lambda j: _setitem(A(_x23) * 1, j, 2.0), [i], [m.ones((2, 3))])),
+        ("both_vjp", lambda m, A, i: m.vjp(lambda a, j: a[j], [A(_x23), i],
+                                           [m.ones((2, 2, 3))])),
+        ("argsort_take", lambda m, A, i: m.grad(
+            lambda v: m.take_along_axis(v, m.argsort(v, axis=1), axis=1).sum())(
+                A(_x23))),
+        ("stop_gradient_take_along", lambda m, A, i: m.grad(
+            lambda v: m.take_along_axis(
+                v, m.stop_gradient(m.argsort(v, axis=1)), axis=1).sum())(
+                    A(_x23)))]:
+    case(f"transform/index_derivative/{name}",
+         lambda m, A, f=f: f(m, A, A(_ai, "int32")), LOOSE)
+for name, f in [("sort", lambda m, w: m.sort(w, axis=1) ** 3 * m.arange(3)),
+                ("cummax", lambda m, w: m.cummax(w, axis=1) ** 3),
+                ("cummin_rev", lambda m, w: m.cummin(w, axis=0, reverse=True) ** 3),
+                ("max", lambda m, w: m.max(w, axis=1) ** 3),
+                ("partition", lambda m, w: m.partition(w, 1, axis=1) ** 3)]:
+    case(f"transform/grad_of_grad/{name}",
+         lambda m, A, f=f: m.grad(lambda v: (m.grad(
+             lambda w: f(m, w).sum())(v) ** 2).sum())(A(_x23)), LOOSE)
+for dt in ["int32", "uint8"]:
+    case(f"transform/vjp_int/{dt}",
+         lambda m, A, dt=dt: m.vjp(lambda v: v * 2, [A(np.array([1, 2]), dt)],
+                                   [A(np.array([1, 1]), dt)]))
+case("transform/grad_masked_scatter_stop_gradient",
+     lambda m, A: m.grad(lambda v: _masked_values_sg(m, v).sum())(A(arr((3, 4)))))
+for dt in ["float16", "bfloat16"]:
+    case(f"transform/jvp_nondiff/greater_tangent_{dt}",
+         lambda m, A, dt=dt: m.jvp(lambda v: v > 0, [A(arr((4,)))],
+                                   [A(np.ones(4), dt)]))
+case("transform/jvp_nondiff/two_outputs",
+     lambda m, A: m.jvp(lambda v: (v > 0, v * 2, m.argmax(v)), [A(arr((4,)))],
+                        [A(np.ones(4), "float32")]))
 case("transform/async_eval_in_grad",
      lambda m, A: m.grad(lambda v: (m.async_eval(v), v.sum())[1])(A(arr((2,)))))
 case("transform/eval_in_grad",
@@ -243,6 +295,12 @@ def _masked(m, v):
 def _masked_values(m, v):
     v = v * 1
     v[v > 0] = 7.0
+    return v * 2
+
+
+def _masked_values_sg(m, v):
+    v = v * 1
+    v[m.stop_gradient(v > 0)] = 7.0
     return v * 2
 
 
