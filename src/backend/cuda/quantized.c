@@ -277,7 +277,8 @@ static cmx_status qmv_launch(const qmm_call* c) {
   const qmm_args* A = &c->A;
   int MT = A->M <= 1 ? 1 : A->M <= 2 ? 2 : A->M <= 4 ? 4 : 8;
   int kernel = MT == 1 ? K_QMV1 : MT == 2 ? K_QMV2 : MT == 4 ? K_QMV4 : K_QMV8;
-  int R = 2; /* cmx_qmv_rows in quantized.cu */
+  /* weight rows a block: cmx_qmv_rows in quantized.cu */
+  int R = MT == 1 ? (c->bits <= 4 ? 8 : 4) : MT == 2 ? 4 : 2;
   const cmx__gpu_kernel* k = get_kernel(c->dev, c->dt, c->bits, kernel);
   if (!k) return cmx_last_status();
   long long mblocks = (A->M + MT - 1) / MT, nblocks = (A->N + R - 1) / R;
@@ -285,13 +286,13 @@ static cmx_status qmv_launch(const qmm_call* c) {
   if (blocks > 0x7fffffffLL)
     return cmx_kernel_error(CMX_ERR_VALUE, "[%s] too many output columns",
                             c->op);
-  /* threads split K: 128 a block, more while the grid is too small to
+  /* threads split K: 128 a block, up to 256 while the grid is too small to
    * fill the device and every thread still gets a chunk, fewer when K is
    * short */
   const cmx__gpu_device* gd = cmx__gpu_device_get(c->dev);
   long long fill = (gd ? gd->sm_count : 132) * 1024LL;
   long long T = 128;
-  while (T < 512 && 2 * T <= nch && blocks * c->nbatch * T < fill) T *= 2;
+  while (T < 256 && 2 * T <= nch && blocks * c->nbatch * T < fill) T *= 2;
   if (nch < T) T = nch < 32 ? 32 : (nch + 31) / 32 * 32;
   /* packed row starts: the widest alignment (words) all of them have */
   int wal = 4;
