@@ -320,8 +320,8 @@ def copy_bandwidth(dev, torch):
 
 
 def qmv_gpu(reps, report, dev, torch):
-    """The matrix-vector kernel, (1, 4096) x (4096, 4096)^T, for 4 and 8
-    bits, groups 32 / 64 / 128, bfloat16 (and float16, float32 at group
+    """The matrix-vector kernels (the default and CMX_CUDA_QMV=fast),
+    (1, 4096) x (4096, 4096)^T, for 4 and 8 bits, groups 32 / 64 / 128, bfloat16 (and float16, float32 at group
     64), as a fraction of the bandwidth floor of its bytes (16 weight
     matrices in turn, so L2 does not hold them)."""
     print("2b. quantized_matmul (1, 4096) x (4096, 4096)^T, matrix-vector kernel")
@@ -339,10 +339,14 @@ def qmv_gpu(reps, report, dev, torch):
         mx.eval(x)
         wq, s, b = ws[0]
         nbytes = wq.nbytes + s.nbytes + b.nbytes + x.nbytes + 4096 * x.itemsize
-        t = report(f"qmv {bits}-bit g{g} {dt}",
-                   lambda i: mx.quantized_matmul(x, *ws[i % NW], group_size=g, bits=bits),
-                   None, 64, nbytes)
-        print(f"      floor {nbytes / bw * 1e6:.2f} us: {nbytes / bw / t:.2f} of the floor")
+        for kernel in ("", "fast"):  # CMX_CUDA_QMV
+            os.environ["CMX_CUDA_QMV"] = kernel
+            t = report(f"qmv {bits}-bit g{g} {dt} {kernel or 'default'}",
+                       lambda i: mx.quantized_matmul(x, *ws[i % NW], group_size=g,
+                                                     bits=bits), None, 64, nbytes)
+            print(f"      floor {nbytes / bw * 1e6:.2f} us: {nbytes / bw / t:.2f} "
+                  "of the floor")
+        os.environ.pop("CMX_CUDA_QMV")
         del ws
 
 
