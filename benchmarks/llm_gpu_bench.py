@@ -10,6 +10,8 @@ of 32, float16 scales and biases): the same kernels, shapes and bytes, so
 the same speed, without the 98 MB file.
 
 Prints:
+  - the primitives of one decoding step's graph, by name (before compile's
+    fusion: an upper bound of its launches, views aside);
   - prompt tokens/s (a prompt of --prompt random ids, one pass) and
     decoding tokens/s (greedy, --tokens steps, each step queued before the
     previous token is read, as generate.py does), after a warm-up run of the
@@ -105,6 +107,26 @@ def sync_steps(gen, ids, steps):
     return (time.perf_counter() - t0) / steps
 
 
+def step_ops(gen, ids):
+    """The primitives of one decoding step's graph as written (uncompiled:
+    before compile fuses elementwise chains), by name, counted through
+    export_to_dot. Views (slices, reshapes, transposes, broadcasts) are
+    among them and launch nothing where no copy is needed."""
+    import collections
+    import re
+
+    gen.reset()
+    token = sample(gen.prefill(ids), 0, 1)
+    mx.eval(token)
+    was, gen.compiled = gen.compiled, False
+    try:
+        logits = gen.decode(token[:, None], gen.offset)
+    finally:
+        gen.compiled = was
+    dot = mx._export_to_dot([logits] + list(gen._kv()))
+    return collections.Counter(re.findall(r'label="([^"]+)", shape=rectangle', dot))
+
+
 def profile(gen, ids, steps, top):
     """Kernels per token and their time through torch.profiler."""
     try:
@@ -176,6 +198,9 @@ def main():
             pass
     rng = np.random.default_rng(1)
     ids = rng.integers(0, gen.model.args.vocab_size, a.prompt).tolist()
+    ops = step_ops(gen, ids)
+    print(f"   one decoding step as written: {sum(ops.values())} primitives: " +
+          ", ".join(f"{k} {n}" for k, n in ops.most_common(a.top)))
     for label in ("warm-up", "timed"):
         gen.reset()
         out = list(gen.generate(ids, max_tokens=a.tokens, temp=0))
