@@ -29,7 +29,9 @@ prompt shapes (8, 16, 64, 512 rows) beside torch's bfloat16 matmul of
 the dequantized matrix; attention (decode: L 1 against a 4096 cache, B 1, 2, 4,
 with the bandwidth of its K and V bytes; prompt: B 4, H 32, L 4096, D 128,
 causal, with its TFLOP/s) against torch's scaled_dot_product_attention.
---only quant|attention runs that section alone.
+--only quant|attention runs that section alone; --only qmv the
+matrix-vector kernel for 4 and 8 bits, groups 32/64/128 and every dtype
+against its floor; --only decode the decode attention rows alone.
 """
 
 import argparse
@@ -228,8 +230,10 @@ def gpu_main(reps, only=None):
         norms_rope_gpu(reps, report, both, dev, F, torch)
     if only in (None, "quant"):
         quant_gpu(reps, report, dev, torch)
-    if only in (None, "attention"):
-        attention_gpu(reps, report, both, F)
+    if only == "qmv":
+        qmv_gpu(reps, report, dev, torch)
+    if only in (None, "attention", "decode"):
+        attention_gpu(reps, report, both, F, decode_only=only == "decode")
 
 
 def norms_rope_gpu(reps, report, both, dev, F, torch):
@@ -264,18 +268,7 @@ def norms_rope_gpu(reps, report, both, dev, F, torch):
 def quant_gpu(reps, report, dev, torch):
     bf = mx.bfloat16
     print("2. 4-bit quantized_matmul, bfloat16, group 64")
-    src = torch.empty(1 << 28, dtype=torch.float32, device=dev)
-    dst = torch.empty_like(src)
-    for _ in range(3):
-        dst.copy_(src)
-    torch.cuda.synchronize()
-    import time
-    t0 = time.perf_counter()
-    for _ in range(10):
-        dst.copy_(src)
-    torch.cuda.synchronize()
-    bw = 2 * src.numel() * 4 * 10 / (time.perf_counter() - t0)
-    del src, dst
+    bw = copy_bandwidth(dev, torch)
     NW = 16
     ws = []
     for i in range(NW):
@@ -310,13 +303,62 @@ def quant_gpu(reps, report, dev, torch):
     del ws
 
 
-def attention_gpu(reps, report, both, F):
+def copy_bandwidth(dev, torch):
+    """torch's device-to-device copy of 1 GiB, bytes read plus written, in
+    bytes/s."""
+    import time
+    src = torch.empty(1 << 28, dtype=torch.float32, device=dev)
+    dst = torch.empty_like(src)
+    for _ in range(3):
+        dst.copy_(src)
+    torch.cuda.synchronize()
+    t0 = time.perf_counter()
+    for _ in range(10):
+        dst.copy_(src)
+    torch.cuda.synchronize()
+    return 2 * src.numel() * 4 * 10 / (time.perf_counter() - t0)
+
+
+def qmv_gpu(reps, report, dev, torch):
+    """The matrix-vector kernels (the default and CMX_CUDA_QMV=fast),
+    (1, 4096) x (4096, 4096)^T, for 4 and 8 bits, groups 32 / 64 / 128, bfloat16 (and float16, float32 at group
+    64), as a fraction of the bandwidth floor of its bytes (16 weight
+    matrices in turn, so L2 does not hold them)."""
+    print("2b. quantized_matmul (1, 4096) x (4096, 4096)^T, matrix-vector kernel")
+    bw = copy_bandwidth(dev, torch)
+    print(f"   copy bandwidth {bw / 1e9:.0f} GB/s")
+    NW = 16
+    base = [mx.random.normal((4096, 4096)) * 0.02 for _ in range(NW)]
+    mx.eval(base)
+    cases = [(b, g, mx.bfloat16) for b in (4, 8) for g in (32, 64, 128)]
+    cases += [(4, 64, mx.float16), (4, 64, mx.float32), (8, 64, mx.float16)]
+    for bits, g, dt in cases:
+        ws = [mx.quantize(w.astype(dt), group_size=g, bits=bits) for w in base]
+        mx.eval(ws)
+        x = mx.random.normal((1, 4096)).astype(dt)
+        mx.eval(x)
+        wq, s, b = ws[0]
+        nbytes = wq.nbytes + s.nbytes + b.nbytes + x.nbytes + 4096 * x.itemsize
+        for kernel in ("", "fast"):  # CMX_CUDA_QMV
+            os.environ["CMX_CUDA_QMV"] = kernel
+            t = report(f"qmv {bits}-bit g{g} {dt} {kernel or 'default'}",
+                       lambda i: mx.quantized_matmul(x, *ws[i % NW], group_size=g,
+                                                     bits=bits), None, 64, nbytes)
+            print(f"      floor {nbytes / bw * 1e6:.2f} us: {nbytes / bw / t:.2f} "
+                  "of the floor")
+        os.environ.pop("CMX_CUDA_QMV")
+        del ws
+
+
+def attention_gpu(reps, report, both, F, decode_only=False):
     print("3. attention, bfloat16 (cmx: the fused kernel; decode: the "
           "split-key CUDA-core kernel, prompt: the tensor-core kernel)")
     for (B, H, L, S, D, causal, number) in [(1, 32, 1, 4096, 128, False, 32),
                                             (2, 32, 1, 4096, 128, False, 32),
                                             (4, 32, 1, 4096, 128, False, 32),
                                             (4, 32, 4096, 4096, 128, True, 4)]:
+        if decode_only and L > 1:
+            continue
         qa, tq = both((B, H, L, D))
         ka, tk = both((B, H, S, D))
         va, tv = both((B, H, S, D))
@@ -338,8 +380,10 @@ def main():
     ap = argparse.ArgumentParser()
     ap.add_argument("--quick", action="store_true")
     ap.add_argument("--device", choices=["cpu", "gpu"], default="cpu")
-    ap.add_argument("--only", choices=["quant", "attention"], default=None,
-                    help="--device gpu: run only this section")
+    ap.add_argument("--only", choices=["quant", "qmv", "attention", "decode"],
+                    default=None, help="--device gpu: run only this section "
+                    "(qmv: the matrix-vector kernel's table of bits, groups "
+                    "and dtypes; decode: decode attention alone)")
     a = ap.parse_args()
     reps = 2 if a.quick else 5
     if a.device == "gpu":

@@ -150,9 +150,17 @@ class Generator:
     ``generate`` continues the conversation held in the cache."""
 
     def __init__(self, path, capacity=2048, compile_step=True, whole_step=None):
-        weights, self.meta = mx.load(path, return_metadata=True)
+        """``path``: a GGUF file, or the ``(weights, metadata)`` pair that
+        ``mx.load(path, return_metadata=True)`` returns (benchmarks build
+        one of random weights; without tokenizer metadata there is no
+        ``tokenizer``)."""
+        if isinstance(path, tuple):
+            weights, self.meta = path
+        else:
+            weights, self.meta = mx.load(path, return_metadata=True)
         self.model = from_gguf(weights, self.meta)
-        self.tokenizer = Tokenizer(self.meta)
+        self.tokenizer = (Tokenizer(self.meta) if "tokenizer.ggml.tokens" in self.meta
+                          else None)
         mx.eval(self.model.parameters())
         self.capacity = min(capacity, self.model.args.context_length)
         self.reset()

@@ -228,16 +228,20 @@ def test_quantized_matmul_dtypes_batches(device, dt, M):
 
 
 
+@pytest.mark.parametrize("kernel", ["", "fast"])
 @pytest.mark.parametrize("bits", BITS)
 @pytest.mark.parametrize("dt", DTYPES)
 @pytest.mark.parametrize("M", [1, 2, 5, 8])
-def test_qmv_shapes(device, bits, dt, M):
+def test_qmv_shapes(device, monkeypatch, kernel, bits, dt, M):
     """The matrix-vector kernels' corners: N not a multiple of a block's
     weight rows (97), a long K (8192: more chunks than a block has
     threads, the block grown for a small N) and a short one (96: packed
     rows of 2 / 6 bits only 8-byte aligned, fewer chunks than a warp), x
     unaligned for 16-byte loads (a column slice) and strided (transposed),
-    scales of another dtype than x."""
+    scales of another dtype than x. Both GPU kernels: the default and
+    CMX_CUDA_QMV=fast (more weight rows a block, no integer conversions
+    at 4 and 8 bits)."""
+    monkeypatch.setenv("CMX_CUDA_QMV", kernel)
     tol = TOL[dt] * 4
     for K, N, g in [(8192, 24, 128), (96, 97, 32), (512, 97, 64)]:
         w = arr(N, K, scale=0.2)
@@ -415,3 +419,73 @@ def test_sdpa_large_head_dim_composite(device):
     y = cpu_match(device, lambda: mx.fast.scaled_dot_product_attention(
         q, k, v, scale=0.05, mask="causal"), 2e-5, 2e-5)
     assert y.shape == (1, 2, 5, 300)
+
+
+def sdpa_ref(q, k, v, scale, mask, sinks):
+    """float64 attention of NumPy arrays (mask: None, "causal" with L <= S,
+    a boolean or an additive array; sinks: H values or None)."""
+    B, H, L, _ = q.shape
+    S, R = k.shape[2], H // k.shape[1]
+    kk, vv = np.repeat(k, R, 1), np.repeat(v, R, 1)
+    s = (q * scale) @ np.swapaxes(kk, -1, -2)
+    if isinstance(mask, str):
+        s = np.where(np.tri(L, S, S - L, dtype=bool), s, -np.inf)
+    elif mask is not None and mask.dtype == bool:
+        s = np.where(mask, s, np.finfo(np.float32).min)
+    elif mask is not None:
+        s = s + mask
+    mx_ = s.max(-1, keepdims=True)
+    if sinks is not None:
+        mx_ = np.maximum(mx_, sinks.reshape(1, H, 1, 1))
+    p = np.exp(s - mx_)
+    den = p.sum(-1, keepdims=True)
+    if sinks is not None:
+        den = den + np.exp(sinks.reshape(1, H, 1, 1) - mx_)
+    return (p @ vv) / den
+
+
+@pytest.mark.parametrize("dt", DTYPES)
+@pytest.mark.parametrize("D", [64, 128, 256])
+@pytest.mark.parametrize("mask", [None, "causal", "bool", "add"])
+def test_sdpa_decode_kernel(device, dt, D, mask):
+    """The decode kernel (at most 8 query rows a kv head, D == Dv in 64 /
+    128 / 256, aligned rows): 1, 2, 4 and 8 rows a block (GQA ratios 1, 2,
+    4, 8, and 2 x 3 rows of L 3), keys that fill no whole step (5), one
+    split of an odd length (63) and several (1000, 4096: the combine pass),
+    every mask kind, sinks; against the CPU and a float64 reference."""
+    tol = SDPA_TOL[dt]
+    for (B, H, Hk, L) in [(3, 4, 4, 1), (2, 8, 4, 1), (1, 8, 2, 1), (2, 8, 1, 1),
+                          (1, 4, 2, 3)]:
+        for S in (5, 63, 1000) if D != 128 or Hk != 4 else (4096,):
+            q = arr(B, H, L, D, dtype=dt)
+            k, v = arr(B, Hk, S, D, dtype=dt), arr(B, Hk, S, D, dtype=dt)
+            m = sdpa_mask(mask, B, H, L, S, dt)
+            sinks = arr(H, dtype=dt) if mask in (None, "causal") and S != 63 else None
+            y = cpu_match(device, lambda: mx.fast.scaled_dot_product_attention(
+                q, k, v, scale=D ** -0.5, mask=m, sinks=sinks), tol, tol)
+            assert y.dtype == dt and y.shape == (B, H, L, D)
+            ref = sdpa_ref(f64(q), f64(k), f64(v), D ** -0.5,
+                           m if isinstance(m, str) or m is None else
+                           (np.array(m) if m.dtype == mx.bool_ else f64(m)),
+                           None if sinks is None else f64(sinks))
+            np.testing.assert_allclose(f64(y), ref, tol * 2, tol * 2)
+
+
+@pytest.mark.parametrize("dt", [mx.float16, mx.float32])
+def test_sdpa_decode_kernel_layouts(device, dt):
+    """Decode over a slice of a longer cache (row strides of the whole
+    cache), over heads that are not contiguous ((B, S, Hk, D) viewed as
+    (B, Hk, S, D)), and over keys whose rows are not 16-byte aligned (a
+    feature slice: the CUDA-core kernel)."""
+    tol = SDPA_TOL[dt]
+    q = arr(2, 6, 1, 64, dtype=dt)
+    kc, vc = arr(2, 3, 700, 64, dtype=dt), arr(2, 3, 700, 64, dtype=dt)
+    kt = arr(2, 333, 3, 64, dtype=dt).transpose(0, 2, 1, 3)
+    vt = arr(2, 333, 3, 64, dtype=dt).transpose(0, 2, 1, 3)
+    ku, vu = arr(2, 3, 90, 65, dtype=dt)[..., 1:], arr(2, 3, 90, 65, dtype=dt)[..., 1:]
+    for k, v in [(kc[:, :, :517], vc[:, :, :517]), (kt, vt), (ku, vu)]:
+        for mask in (None, "causal"):
+            y = cpu_match(device, lambda: mx.fast.scaled_dot_product_attention(
+                q, k, v, scale=0.125, mask=mask), tol, tol)
+            ref = sdpa_ref(f64(q), f64(k), f64(v), 0.125, mask, None)
+            np.testing.assert_allclose(f64(y), ref, tol * 2, tol * 2)

@@ -40,12 +40,14 @@ enum {
   K_QMV8,
   K_QMMA_T,
   K_QMMA_N,
-  K_QMM_SUM
+  K_QMM_SUM,
+  K_QMV1F, /* CMX_CUDA_QMV=fast: K_QMV1F + log2(MT) */
 };
 static const char* const k_kernels[] = {
     "cmx_quantize", "cmx_dequantize", "cmx_qmm_t",   "cmx_qmm_n",
     "cmx_qmv1",     "cmx_qmv2",       "cmx_qmv4",    "cmx_qmv8",
-    "cmx_qmma_t",   "cmx_qmma_n",     "cmx_qmm_sum", NULL};
+    "cmx_qmma_t",   "cmx_qmma_n",     "cmx_qmm_sum", "cmx_qmv1f",
+    "cmx_qmv2f",    "cmx_qmv4f",      "cmx_qmv8f",   NULL};
 
 /* QMV_MAXM: the most rows of x the matrix-vector kernels take (they take
  * any number, in blocks of 8, but past 8 the tensor-core kernel was
@@ -271,13 +273,25 @@ static int x_vec(const qmm_call* c) {
   return xvec;
 }
 
+/* CMX_CUDA_QMV=fast: the matrix-vector kernels cmx_qmv<MT>f (more weight
+ * rows a block, 4 and 8 bits without integer -> float conversions); not
+ * the default until checked and timed on a GPU (the qmv cases of
+ * tests/python/test_fast_gpu.py run both kernels). */
+static bool fast_qmv(void) {
+  const char* e = getenv("CMX_CUDA_QMV");
+  return e && strcmp(e, "fast") == 0;
+}
+
 /* The matrix-vector kernels: ceil(M / MT) blocks of MT rows of x per R
  * weight rows. */
 static cmx_status qmv_launch(const qmm_call* c) {
   const qmm_args* A = &c->A;
   int MT = A->M <= 1 ? 1 : A->M <= 2 ? 2 : A->M <= 4 ? 4 : 8;
-  int kernel = MT == 1 ? K_QMV1 : MT == 2 ? K_QMV2 : MT == 4 ? K_QMV4 : K_QMV8;
-  int R = 2; /* cmx_qmv_rows in quantized.cu */
+  int lg = MT == 1 ? 0 : MT == 2 ? 1 : MT == 4 ? 2 : 3;
+  bool fast = fast_qmv();
+  int kernel = fast ? K_QMV1F + lg : K_QMV1 + lg;
+  /* weight rows a block: 2, or (fast) cmx_qmv_rows in quantized.cu */
+  int R = !fast ? 2 : MT == 1 ? (c->bits <= 4 ? 8 : 4) : MT == 2 ? 4 : 2;
   const cmx__gpu_kernel* k = get_kernel(c->dev, c->dt, c->bits, kernel);
   if (!k) return cmx_last_status();
   long long mblocks = (A->M + MT - 1) / MT, nblocks = (A->N + R - 1) / R;
@@ -291,7 +305,8 @@ static cmx_status qmv_launch(const qmm_call* c) {
   const cmx__gpu_device* gd = cmx__gpu_device_get(c->dev);
   long long fill = (gd ? gd->sm_count : 132) * 1024LL;
   long long T = 128;
-  while (T < 512 && 2 * T <= nch && blocks * c->nbatch * T < fill) T *= 2;
+  long long Tmax = fast ? 256 : 512; /* the kernels' launch bounds */
+  while (T < Tmax && 2 * T <= nch && blocks * c->nbatch * T < fill) T *= 2;
   if (nch < T) T = nch < 32 ? 32 : (nch + 31) / 32 * 32;
   /* packed row starts: the widest alignment (words) all of them have */
   int wal = 4;

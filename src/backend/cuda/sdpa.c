@@ -13,7 +13,11 @@
  *     blocks of up to 8 query rows of one kv head (decode: every query
  *     head of the group at once), the keys split over several blocks when
  *     the rows alone would not fill the GPU (a long KV cache), the splits'
- *     partial softmax records merged by cmx_sdpa_combine.
+ *     partial softmax records merged by cmx_sdpa_combine;
+ *   - decode (cmx_sdpa_dec_r<ROWS>_d<D>): D == Dv in {64, 128, 256}
+ *     (float32: 64, 128), at most 8 query rows a kv head, 16-byte aligned key
+ *     and value rows: 16-byte loads, several keys a warp at once, the keys
+ *     split over about 8 blocks a multiprocessor, then cmx_sdpa_combine.
  * CMX_CUDA_SDPA=rows forces the CUDA-core kernel (tests, diagnostics). */
 #include <stdio.h>
 #include <stdlib.h>
@@ -27,14 +31,20 @@
 static const char* const k_preamble[] = {"ew_bind", "ew_scalar", NULL};
 
 /* rows kernels: index (r * 3 + d) for ROWS 1, 2, 4, 8 and DPL 2, 4, 8 */
-enum { K_ROWS = 0, K_COMBINE = 12, K_MMA = 13 };
+/* decode kernels: index K_DEC + (r * 3 + d) for ROWS 1, 2, 4, 8 and D 64,
+ * 128, 256 */
+enum { K_ROWS = 0, K_COMBINE = 12, K_MMA = 13, K_DEC = 17 };
 static const char* const k_kernels[] = {
-    "cmx_sdpa_rows_r1_d2", "cmx_sdpa_rows_r1_d4", "cmx_sdpa_rows_r1_d8",
-    "cmx_sdpa_rows_r2_d2", "cmx_sdpa_rows_r2_d4", "cmx_sdpa_rows_r2_d8",
-    "cmx_sdpa_rows_r4_d2", "cmx_sdpa_rows_r4_d4", "cmx_sdpa_rows_r4_d8",
-    "cmx_sdpa_rows_r8_d2", "cmx_sdpa_rows_r8_d4", "cmx_sdpa_rows_r8_d8",
-    "cmx_sdpa_combine",    "cmx_sdpa_mma_d64",    "cmx_sdpa_mma_d80",
-    "cmx_sdpa_mma_d96",    "cmx_sdpa_mma_d128",   NULL};
+    "cmx_sdpa_rows_r1_d2",  "cmx_sdpa_rows_r1_d4",  "cmx_sdpa_rows_r1_d8",
+    "cmx_sdpa_rows_r2_d2",  "cmx_sdpa_rows_r2_d4",  "cmx_sdpa_rows_r2_d8",
+    "cmx_sdpa_rows_r4_d2",  "cmx_sdpa_rows_r4_d4",  "cmx_sdpa_rows_r4_d8",
+    "cmx_sdpa_rows_r8_d2",  "cmx_sdpa_rows_r8_d4",  "cmx_sdpa_rows_r8_d8",
+    "cmx_sdpa_combine",     "cmx_sdpa_mma_d64",     "cmx_sdpa_mma_d80",
+    "cmx_sdpa_mma_d96",     "cmx_sdpa_mma_d128",    "cmx_sdpa_dec_r1_d64",
+    "cmx_sdpa_dec_r1_d128", "cmx_sdpa_dec_r1_d256", "cmx_sdpa_dec_r2_d64",
+    "cmx_sdpa_dec_r2_d128", "cmx_sdpa_dec_r2_d256", "cmx_sdpa_dec_r4_d64",
+    "cmx_sdpa_dec_r4_d128", "cmx_sdpa_dec_r4_d256", "cmx_sdpa_dec_r8_d64",
+    "cmx_sdpa_dec_r8_d128", "cmx_sdpa_dec_r8_d256", NULL};
 static const int k_mma_dims[4] = {64, 80, 96, 128};
 
 static bool sdpa_dtype_ok(cmx_dtype dt) {
@@ -126,23 +136,38 @@ static cmx_status launch_mma(int dev, cmx_dtype dt, int kernel,
   return cmx__gpu_launch("scaled_dot_product_attention", k, &cfg, &args);
 }
 
-static cmx_status launch_rows(int dev, cmx_dtype dt, sdpa_args* A,
-                              const cmx__gpu_device* d) {
-  const char* op = "scaled_dot_product_attention";
+/* The decode kernel's index for A, or -1 when it does not take it: D ==
+ * Dv in {64, 128, 256} (float32: 64, 128), at most 8 query rows a kv
+ * head, unit feature strides of k and v, their other strides whole
+ * 16-byte vectors and 16-byte aligned data (one 16-byte load a lane). */
+static int dec_kernel(const sdpa_args* A, cmx_dtype dt) {
+  if (A->D != A->Dv || A->S == 0 || (long long)A->R * A->L > 8 || force_rows())
+    return -1;
+  int di = A->D == 64 ? 0 : A->D == 128 ? 1 : A->D == 256 ? 2 : -1;
+  if (di < 0 || (dt == CMX_FLOAT32 && di == 2)) return -1;
+  long long vec = 16 / (long long)cmx_dtype_size(dt);
+  const long long* st[2] = {A->ks, A->vs};
+  for (int i = 0; i < 2; i++) {
+    if (st[i][3] != 1) return -1;
+    for (int j = 0; j < 3; j++)
+      if (st[i][j] % vec) return -1;
+  }
+  if ((A->k | A->v) % 16) return -1;
   long long RL = (long long)A->R * A->L;
-  int ri = RL <= 1 ? 0 : RL <= 2 ? 1 : RL <= 4 ? 2 : 3, rows = 1 << ri;
-  int wmax = A->D > A->Dv ? A->D : A->Dv;
-  int di = wmax <= 64 ? 0 : wmax <= 128 ? 1 : 2, dpl = 2 << di;
-  long long nchunks = (RL + rows - 1) / rows;
-  long long base = (long long)A->B * A->Hk * nchunks;
-  if (base > 0x7fffffffLL)
-    return cmx_kernel_error(CMX_ERR_VALUE, "[%s] too many query rows (%lld)",
-                            op, (long long)A->B * A->H * A->L);
-  /* Split the keys when the row blocks alone leave the GPU idle: at least
-   * 128 keys a split, up to 64 splits, about 4 blocks a multiprocessor. */
-  long long want = 4LL * (d->sm_count > 0 ? d->sm_count : 1);
-  long long nsplit = base >= want ? 1 : (want + base - 1) / base;
-  long long most = (A->S + 127) / 128;
+  int ri = RL <= 1 ? 0 : RL <= 2 ? 1 : RL <= 4 ? 2 : 3;
+  return K_DEC + ri * 3 + di;
+}
+
+/* A split-key launch: kernel `kernel` over (blocks, nsplit) blocks of 128
+ * threads with `shared` dynamic bytes, the keys split so that about
+ * `want` blocks run (at least min_keys keys a split, at most 64 splits),
+ * then cmx_sdpa_combine over the splits' records when there are several. */
+static cmx_status launch_split(int dev, cmx_dtype dt, sdpa_args* A, int kernel,
+                               long long blocks, size_t shared, long long want,
+                               long long min_keys) {
+  const char* op = "scaled_dot_product_attention";
+  long long nsplit = blocks >= want ? 1 : (want + blocks - 1) / blocks;
+  long long most = (A->S + min_keys - 1) / min_keys;
   if (nsplit > most) nsplit = most;
   if (nsplit > 64) nsplit = 64;
   if (nsplit < 1) nsplit = 1;
@@ -150,7 +175,6 @@ static cmx_status launch_rows(int dev, cmx_dtype dt, sdpa_args* A,
   nsplit = A->S > 0 ? (A->S + per - 1) / per : 1;
   A->nsplit = (int)nsplit;
   A->per_split = (int)per;
-  A->nchunks = (int)nchunks;
   cmx__buffer* part = NULL;
   long long nrows = (long long)A->B * A->H * A->L;
   if (nsplit > 1) {
@@ -159,15 +183,12 @@ static cmx_status launch_rows(int dev, cmx_dtype dt, sdpa_args* A,
     if (!part) return cmx_last_status();
     A->part = part->dev;
   }
-  const cmx__gpu_kernel* k = cmx__gpu_kernel_get(dev, &cmx__gpu_family_sdpa,
-                                                 (int)dt, K_ROWS + ri * 3 + di);
+  const cmx__gpu_kernel* k =
+      cmx__gpu_kernel_get(dev, &cmx__gpu_family_sdpa, (int)dt, kernel);
   cmx_status st = k ? CMX_OK : cmx_last_status();
   if (st == CMX_OK) {
-    int nw = 4;
     cmx__gpu_cfg cfg = {
-        {(unsigned)base, (unsigned)nsplit, 1},
-        {32u * (unsigned)nw, 1, 1},
-        (size_t)nw * (size_t)rows * (size_t)(2 + 32 * dpl) * sizeof(float)};
+        {(unsigned)blocks, (unsigned)nsplit, 1}, {128, 1, 1}, shared};
     cmx__gpu_args args;
     cmx__gpu_args_init(&args);
     cmx__gpu_args_add(&args, A, sizeof *A, 8);
@@ -192,6 +213,46 @@ static cmx_status launch_rows(int dev, cmx_dtype dt, sdpa_args* A,
   }
   if (part) cmx__buffer_release(part);
   return st;
+}
+
+static long long sm_count(const cmx__gpu_device* d) {
+  return d->sm_count > 0 ? d->sm_count : 1;
+}
+
+static cmx_status launch_rows(int dev, cmx_dtype dt, sdpa_args* A,
+                              const cmx__gpu_device* d) {
+  long long RL = (long long)A->R * A->L;
+  int ri = RL <= 1 ? 0 : RL <= 2 ? 1 : RL <= 4 ? 2 : 3, rows = 1 << ri;
+  int wmax = A->D > A->Dv ? A->D : A->Dv;
+  int di = wmax <= 64 ? 0 : wmax <= 128 ? 1 : 2, dpl = 2 << di;
+  long long nchunks = (RL + rows - 1) / rows;
+  long long base = (long long)A->B * A->Hk * nchunks;
+  if (base > 0x7fffffffLL)
+    return cmx_kernel_error(CMX_ERR_VALUE,
+                            "[scaled_dot_product_attention] too many query "
+                            "rows (%lld)",
+                            (long long)A->B * A->H * A->L);
+  A->nchunks = (int)nchunks;
+  /* keys split when the row blocks alone leave the GPU idle: at least 128
+   * keys a split, about 4 blocks a multiprocessor */
+  int nw = 4;
+  size_t shared =
+      (size_t)nw * (size_t)rows * (size_t)(2 + 32 * dpl) * sizeof(float);
+  return launch_split(dev, dt, A, K_ROWS + ri * 3 + di, base, shared,
+                      4 * sm_count(d), 128);
+}
+
+/* The decode kernel: a block per (batch, kv head) and split, the keys
+ * split for about 8 blocks a multiprocessor (a block keeps 16 KB of loads
+ * in flight), at least 64 keys a split. */
+static cmx_status launch_dec(int dev, cmx_dtype dt, sdpa_args* A, int kernel,
+                             const cmx__gpu_device* d) {
+  long long base = (long long)A->B * A->Hk;
+  if (base > 0x7fffffffLL)
+    return cmx_kernel_error(CMX_ERR_VALUE,
+                            "[scaled_dot_product_attention] too many heads");
+  A->nchunks = 1;
+  return launch_split(dev, dt, A, kernel, base, 0, 8 * sm_count(d), 64);
 }
 
 cmx_status cmx__gpu_sdpa(const cmx_primitive* p, const cmx_array* in, int nin,
@@ -248,9 +309,10 @@ cmx_status cmx__gpu_sdpa(const cmx_primitive* p, const cmx_array* in, int nin,
   A.mask_kind = fp->mask;
   A.scale = fp->scale;
   A.nsplit = 1;
-  int mk = mma_kernel(&A, q->dtype, d);
-  st = mk >= 0 ? launch_mma(dev, q->dtype, mk, &A)
-               : launch_rows(dev, q->dtype, &A, d);
+  int mk = mma_kernel(&A, q->dtype, d), dk = dec_kernel(&A, q->dtype);
+  st = mk >= 0   ? launch_mma(dev, q->dtype, mk, &A)
+       : dk >= 0 ? launch_dec(dev, q->dtype, &A, dk, d)
+                 : launch_rows(dev, q->dtype, &A, d);
   if (st == CMX_OK) cmx_kernel_mark_device_written(o);
   return st;
 }

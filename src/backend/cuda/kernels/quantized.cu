@@ -149,12 +149,15 @@ struct cmx_qmm_args {
 // R scales and biases of the chunk's group, and x's 32 values of each of
 // its rows straight from global memory (L1-cached, shared by the R rows),
 // 8 at a time (one 16-byte load for 16-bit x when xvec); it adds
-// scale * (q . x) + bias * sum(x) per chunk, in float32. Partial sums
-// meet through warp shuffles and shared memory. wal: the alignment in
-// words of every packed row start (4, 2 or 1).
+// scale * (q . x) + bias * sum(x) per chunk, in float32 (4 and 8 bits:
+// with CMX_CUDA_QMV=fast cmx_qmv_dot_fast, no integer conversions). R:
+// 2 weight rows; with CMX_CUDA_QMV=fast 8 for one row of x (4 past 4
+// bits), 4 for two, 2 for more: x's values are loaded once for R rows. Partial sums meet through warp shuffles and shared
+// memory. wal: the alignment in words of every packed row start (4, 2 or
+// 1).
 template <int MT>
 struct cmx_qmv_rows {
-  static const int R = 2;
+  static const int R = MT == 1 ? (CMX_Q_B <= 4 ? 8 : 4) : MT == 2 ? 4 : 2;
 };
 
 CMX_Q_FN void cmx_q_load_chunk(const uint32_t* p, int wal,
@@ -197,13 +200,105 @@ CMX_Q_FN void cmx_q_load_x8(const cmx_qt* p, long long xk, int xvec,
   }
 }
 
-#if !defined(CMX_ONLY) || defined(CMX_ONLY_cmx_qmv1) || \
-    defined(CMX_ONLY_cmx_qmv2) || defined(CMX_ONLY_cmx_qmv4) || \
-    defined(CMX_ONLY_cmx_qmv8)
-template <int MT>
+// The chunk's dot products, any bit width: each value unpacked and
+// converted to float32 (cmx_qmv_dot_fast's arguments).
+template <int MT, int R>
+CMX_Q_FN void cmx_qmv_dot(const cmx_qt* p, long long xm, long long xk,
+                          int xvec, int Mh, const uint32_t (&wv)[R][CMX_Q_B],
+                          float (&d)[MT][R], float (&xs)[MT]) {
+#pragma unroll
+  for (int j = 0; j < 4; j++) {
+    float q[R][8];
+#pragma unroll
+    for (int r = 0; r < R; r++)
+#pragma unroll
+      for (int i = 0; i < 8; i++)
+        q[r][i] = (float)cmx_q_chunk_val(wv[r], 8 * j + i);
+#pragma unroll
+    for (int m = 0; m < MT; m++) {
+      if (m < Mh) {
+        float xv[8];
+        cmx_q_load_x8(p + m * xm + 8 * j * xk, xk, xvec, xv);
+        xs[m] += ((xv[0] + xv[1]) + (xv[2] + xv[3])) +
+                 ((xv[4] + xv[5]) + (xv[6] + xv[7]));
+#pragma unroll
+        for (int r = 0; r < R; r++) {
+          float t = d[m][r];
+#pragma unroll
+          for (int i = 0; i < 8; i++) t = fmaf(q[r][i], xv[i], t);
+          d[m][r] = t;
+        }
+      }
+    }
+  }
+}
+
+// The chunk's dot products for 4 and 8 bits without integer -> float
+// conversions: the value of field n of a 16-bit half word, masked in
+// place (q << (bits * n)) and or-ed into the exponent of 2^23, is the
+// float 2^23 + q * 2^(bits * n) exactly; minus 2^23 and times x's value
+// pre-scaled by 2^-(bits * n) (exact: a power of two) it is q * x. Per
+// value: a LOP3, an FADD and an FFMA, x's scaling shared by the R rows.
+// d[m][r] += q . x, xs[m] += sum(x) for rows m < Mh of x at p (rows xm
+// apart, elements xk apart; xvec: 16-byte loads).
+#if CMX_Q_B == 4 || CMX_Q_B == 8
+template <int MT, int R>
+CMX_Q_FN void cmx_qmv_dot_fast(const cmx_qt* p, long long xm, long long xk,
+                               int xvec, int Mh,
+                               const uint32_t (&wv)[R][CMX_Q_B],
+                               float (&d)[MT][R], float (&xs)[MT]) {
+  constexpr int PER = 16 / CMX_Q_B;  // fields a half word
+  constexpr int VPW = 32 / CMX_Q_B;  // values a word
+  const float magic = 8388608.0f;
+#pragma unroll
+  for (int m = 0; m < MT; m++) {
+    if (m < Mh) {
+      float xv[32];
+#pragma unroll
+      for (int j = 0; j < 4; j++) {
+        float t[8];
+        cmx_q_load_x8(p + m * xm + 8 * j * xk, xk, xvec, t);
+#pragma unroll
+        for (int i = 0; i < 8; i++) xv[8 * j + i] = t[i];
+      }
+      float sx = 0.0f;
+#pragma unroll
+      for (int i = 0; i < 32; i++) {
+        sx += xv[i];
+        // 2^-(bits * (i % PER)), exact
+        xv[i] *= __int_as_float((127 - CMX_Q_B * (i % PER)) << 23);
+      }
+      xs[m] += sx;
+#pragma unroll
+      for (int r = 0; r < R; r++) {
+        float t = 0.0f;
+#pragma unroll
+        for (int j = 0; j < CMX_Q_B; j++) {
+          const uint32_t wd = wv[r][j], hw[2] = {wd, wd >> 16};
+#pragma unroll
+          for (int n = 0; n < VPW; n++) {
+            const uint32_t f =
+                (hw[n / PER] & (CMX_Q_MASK << (CMX_Q_B * (n % PER)))) |
+                0x4B000000u;
+            t = fmaf(__uint_as_float(f) - magic, xv[j * VPW + n], t);
+          }
+        }
+        d[m][r] += t;
+      }
+    }
+  }
+}
+#endif
+
+#if !defined(CMX_ONLY) || defined(CMX_ONLY_cmx_qmv1) ||   \
+    defined(CMX_ONLY_cmx_qmv2) || defined(CMX_ONLY_cmx_qmv4) ||  \
+    defined(CMX_ONLY_cmx_qmv8) || defined(CMX_ONLY_cmx_qmv1f) || \
+    defined(CMX_ONLY_cmx_qmv2f) || defined(CMX_ONLY_cmx_qmv4f) || \
+    defined(CMX_ONLY_cmx_qmv8f)
+template <int MT, bool F>
 CMX_Q_FN void cmx_qmv(const cmx_qmm_args& A, int wal, int xvec,
                       const cmx_layout_n<5>& Bt) {
-  const int R = cmx_qmv_rows<MT>::R;
+  const int R = F ? cmx_qmv_rows<MT>::R : 2;
   __shared__ float red[32][MT * R];
   const long long mblocks = (A.M + MT - 1) / MT;
   const long long nb = blockIdx.x / mblocks, mb = blockIdx.x - nb * mblocks;
@@ -246,32 +341,13 @@ CMX_Q_FN void cmx_qmv(const cmx_qmm_args& A, int wal, int xvec,
 #pragma unroll
       for (int r = 0; r < R; r++) d[m][r] = 0;
     }
-#pragma unroll
-    for (int j = 0; j < 4; j++) {
-      float q[R][8];
-#pragma unroll
-      for (int r = 0; r < R; r++)
-#pragma unroll
-        for (int i = 0; i < 8; i++)
-          q[r][i] = (float)cmx_q_chunk_val(wv[r], 8 * j + i);
-#pragma unroll
-      for (int m = 0; m < MT; m++) {
-        if (m < Mh) {
-          float xv[8];
-          cmx_q_load_x8(x + m * A.xm + (c * 32 + 8 * j) * A.xk, A.xk, xvec,
-                        xv);
-          xs[m] += ((xv[0] + xv[1]) + (xv[2] + xv[3])) +
-                   ((xv[4] + xv[5]) + (xv[6] + xv[7]));
-#pragma unroll
-          for (int r = 0; r < R; r++) {
-            float t = d[m][r];
-#pragma unroll
-            for (int i = 0; i < 8; i++) t = fmaf(q[r][i], xv[i], t);
-            d[m][r] = t;
-          }
-        }
-      }
-    }
+#if CMX_Q_B == 4 || CMX_Q_B == 8
+    if (F)
+      cmx_qmv_dot_fast<MT, R>(x + c * 32 * A.xk, A.xm, A.xk, xvec, Mh, wv, d,
+                              xs);
+    else
+#endif
+      cmx_qmv_dot<MT, R>(x + c * 32 * A.xk, A.xm, A.xk, xvec, Mh, wv, d, xs);
 #pragma unroll
     for (int m = 0; m < MT; m++)
 #pragma unroll
@@ -300,25 +376,39 @@ CMX_Q_FN void cmx_qmv(const cmx_qmm_args& A, int wal, int xvec,
   }
 }
 #endif
-// Entry points: MINB blocks of 512 threads an SM (2 for one row of x:
-// at most 64 registers, so a decode grid fits the device in one wave).
-#define CMX_QMV_ENTRY(MT, MINB)                                           \
-  extern "C" __global__ void __launch_bounds__(512, MINB)                \
-      cmx_qmv##MT(const CMX_GRID_CONST cmx_qmm_args A, int wal, int xvec, \
-                  const CMX_GRID_CONST cmx_layout_n<5> Bt) {             \
-    cmx_qmv<MT>(A, wal, xvec, Bt);                                        \
+// Entry points: cmx_qmv<MT> (R = 2, at most 512 threads, MINB blocks of
+// 512 an SM: 2 for one row of x, at most 64 registers, so a decode grid
+// fits the device in one wave) and cmx_qmv<MT>f (CMX_CUDA_QMV=fast:
+// cmx_qmv_rows' R and the conversion-free dot, at most 256 threads).
+#define CMX_QMV_ENTRY(MT, MINB, F, NAME, NT)                                \
+  extern "C" __global__ void __launch_bounds__(NT, MINB)                   \
+      NAME(const CMX_GRID_CONST cmx_qmm_args A, int wal, int xvec,         \
+           const CMX_GRID_CONST cmx_layout_n<5> Bt) {                      \
+    cmx_qmv<MT, F>(A, wal, xvec, Bt);                                       \
   }
 #if !defined(CMX_ONLY) || defined(CMX_ONLY_cmx_qmv1)
-CMX_QMV_ENTRY(1, 2)
+CMX_QMV_ENTRY(1, 2, false, cmx_qmv1, 512)
+#endif
+#if !defined(CMX_ONLY) || defined(CMX_ONLY_cmx_qmv1f)
+CMX_QMV_ENTRY(1, 2, true, cmx_qmv1f, 256)
 #endif
 #if !defined(CMX_ONLY) || defined(CMX_ONLY_cmx_qmv2)
-CMX_QMV_ENTRY(2, 1)
+CMX_QMV_ENTRY(2, 1, false, cmx_qmv2, 512)
+#endif
+#if !defined(CMX_ONLY) || defined(CMX_ONLY_cmx_qmv2f)
+CMX_QMV_ENTRY(2, 1, true, cmx_qmv2f, 256)
 #endif
 #if !defined(CMX_ONLY) || defined(CMX_ONLY_cmx_qmv4)
-CMX_QMV_ENTRY(4, 1)
+CMX_QMV_ENTRY(4, 1, false, cmx_qmv4, 512)
+#endif
+#if !defined(CMX_ONLY) || defined(CMX_ONLY_cmx_qmv4f)
+CMX_QMV_ENTRY(4, 1, true, cmx_qmv4f, 256)
 #endif
 #if !defined(CMX_ONLY) || defined(CMX_ONLY_cmx_qmv8)
-CMX_QMV_ENTRY(8, 1)
+CMX_QMV_ENTRY(8, 1, false, cmx_qmv8, 512)
+#endif
+#if !defined(CMX_ONLY) || defined(CMX_ONLY_cmx_qmv8f)
+CMX_QMV_ENTRY(8, 1, true, cmx_qmv8f, 256)
 #endif
 
 // Tiled (any M, either transpose): 64 x 64 outputs a block of 16 x 16

@@ -251,6 +251,212 @@ extern "C" __global__ void cmx_sdpa_combine(const float* part, cmx_at* o,
 }
 #endif
 
+// ------------------------------------------------------- decode (vector)
+// cmx_sdpa_dec_r<ROWS>_d<D>: few query rows (R * L <= ROWS <= 8) of one
+// kv head against a long cache, D == Dv in {64, 128, 256} (float32: 64,
+// 128), unit feature strides and 16-byte aligned key / value rows. A
+// block (4 warps) takes the rows and the keys of one split; G = D / V
+// lanes hold a key (V = 16 bytes of features a lane: one 16-byte load of
+// K and one of V), so a warp takes 32 / G keys at once and U of those
+// steps are loaded before any is used. Each key slot keeps its own running max, sum and
+// output rows; the slots of a warp merge through shuffles, the warps
+// through shared memory. One split writes the output, more write the
+// records cmx_sdpa_combine merges.
+constexpr int CMX_A_V = 16 / (int)sizeof(cmx_at);  // elements in 16 bytes
+
+CMX_A_FN void cmx_sdpa_unpack(const uint4& raw, float (&f)[CMX_A_V]) {
+  cmx_pack<cmx_at> u;
+  u.raw = raw;
+#pragma unroll
+  for (int e = 0; e < CMX_A_V; e++) f[e] = CMX_A_TOF(u.e[e]);
+}
+
+template <int ROWS, int D>
+CMX_A_FN void cmx_sdpa_dec(const cmx_sdpa_args& a) {
+  constexpr int V = CMX_A_V, G = D / V, KPW = 32 / G, NW = 4, KPB = NW * KPW;
+  static_assert(G <= 32, "a key in one warp");
+  constexpr int U = ROWS <= 2 ? 4 : 2;
+  __shared__ float sm_o[NW][ROWS][D];
+  __shared__ float sm_ml[NW][ROWS][2];
+  const int lane = threadIdx.x & 31, w = threadIdx.x >> 5;
+  const int sub = lane % G, slot = lane / G;
+  const int b = (int)(blockIdx.x / a.Hk), hk = (int)(blockIdx.x % a.Hk);
+  const int split = blockIdx.y, RL = a.R * a.L;
+  const int t0 = split * a.per_split;
+  int t1 = min(a.S, t0 + a.per_split);
+  float q[ROWS][V], acc[ROWS][V], m[ROWS], l[ROWS];
+  int hh[ROWS], ii[ROWS], jend[ROWS];
+  bool allm[ROWS];
+  int tmax = 0;
+#pragma unroll
+  for (int r = 0; r < ROWS; r++) {
+    const bool ok = r < RL;
+    const int h = hk * a.R + (ok ? r / a.L : 0), i = ok ? r % a.L : 0;
+    int je = ok ? a.S : 0;
+    bool am = false;
+    if (ok && a.mask_kind == CMX_A_CAUSAL) {
+      je = i + a.S - a.L + 1;
+      if (je > a.S) je = a.S;
+      if (je <= 0) {
+        je = a.sinks ? 0 : a.S;
+        am = !a.sinks;
+      }
+    }
+    hh[r] = h, ii[r] = i, jend[r] = je, allm[r] = am;
+    tmax = max(tmax, je);
+    const cmx_at* qr = a.q + b * a.qs[0] + h * a.qs[1] + i * a.qs[2];
+#pragma unroll
+    for (int e = 0; e < V; e++) {
+      q[r][e] = ok ? CMX_A_TOF(qr[(sub * V + e) * a.qs[3]]) * a.scale : 0.0f;
+      acc[r][e] = 0.0f;
+    }
+    m[r] = -CMX_A_INF, l[r] = 0.0f;
+    if (ok && a.sinks && split == 0 && w == 0 && slot == 0) {
+      m[r] = CMX_A_TOF(a.sinks[h]);
+      l[r] = 1.0f;
+    }
+  }
+  t1 = min(t1, tmax);
+  const cmx_at* kb = a.k + b * a.ks[0] + hk * a.ks[1] + sub * V;
+  const cmx_at* vb = a.v + b * a.vs[0] + hk * a.vs[1] + sub * V;
+  // warp-uniform loop: the block's step is KPB * U consecutive keys
+  for (int tb = t0 + w * KPW; tb < t1; tb += KPB * U) {
+    uint4 kr[U], vr[U];
+#pragma unroll
+    for (int u = 0; u < U; u++) {
+      const int t = tb + u * KPB + slot;
+      if (t < t1) {
+        kr[u] = __ldg((const uint4*)(kb + (long long)t * a.ks[2]));
+        vr[u] = __ldg((const uint4*)(vb + (long long)t * a.vs[2]));
+      } else {
+        kr[u] = make_uint4(0, 0, 0, 0);
+        vr[u] = make_uint4(0, 0, 0, 0);
+      }
+    }
+#pragma unroll
+    for (int u = 0; u < U; u++) {
+      const int t = tb + u * KPB + slot;
+      float kf[V], vf[V];
+      cmx_sdpa_unpack(kr[u], kf);
+      cmx_sdpa_unpack(vr[u], vf);
+#pragma unroll
+      for (int r = 0; r < ROWS; r++) {
+        float s = 0.0f;
+#pragma unroll
+        for (int e = 0; e < V; e++) s = fmaf(q[r][e], kf[e], s);
+#pragma unroll
+        for (int o = G / 2; o > 0; o /= 2)
+          s += __shfl_xor_sync(0xffffffffu, s, o);
+        if (t >= t1 || t >= jend[r])
+          s = -CMX_A_INF;
+        else if (allm[r])
+          s = CMX_A_LOWEST;
+        else if (a.mask_kind >= CMX_A_BOOL)
+          s = cmx_sdpa_masked(a, b, hh[r], ii[r], t, s);
+        const float mn = fmaxf(m[r], s);
+        const float al = m[r] == -CMX_A_INF ? 0.0f : expf(m[r] - mn);
+        const float p = s == -CMX_A_INF ? 0.0f : expf(s - mn);
+        l[r] = l[r] * al + p;
+#pragma unroll
+        for (int e = 0; e < V; e++) acc[r][e] = fmaf(acc[r][e], al, p * vf[e]);
+        m[r] = mn;
+      }
+    }
+  }
+  // merge the key slots of the warp (lanes sub, sub + G, ...)
+#pragma unroll
+  for (int r = 0; r < ROWS; r++) {
+    float M = m[r];
+#pragma unroll
+    for (int o = G; o < 32; o *= 2)
+      M = fmaxf(M, __shfl_xor_sync(0xffffffffu, M, o));
+    const float e0 = m[r] == -CMX_A_INF ? 0.0f : expf(m[r] - M);
+    float Ls = l[r] * e0;
+#pragma unroll
+    for (int o = G; o < 32; o *= 2) Ls += __shfl_xor_sync(0xffffffffu, Ls, o);
+#pragma unroll
+    for (int e = 0; e < V; e++) {
+      float x = acc[r][e] * e0;
+#pragma unroll
+      for (int o = G; o < 32; o *= 2) x += __shfl_xor_sync(0xffffffffu, x, o);
+      if (slot == 0) sm_o[w][r][sub * V + e] = x;
+    }
+    if (lane == 0) sm_ml[w][r][0] = M, sm_ml[w][r][1] = Ls;
+  }
+  __syncthreads();
+  // merge the warps and write
+  for (int x = threadIdx.x; x < ROWS * D; x += NW * 32) {
+    const int r = x / D, d = x % D;
+    if (r >= RL) continue;
+    float M = -CMX_A_INF, Ls = 0.0f, O = 0.0f;
+#pragma unroll
+    for (int u = 0; u < NW; u++) M = fmaxf(M, sm_ml[u][r][0]);
+#pragma unroll
+    for (int u = 0; u < NW; u++) {
+      const float mu = sm_ml[u][r][0];
+      const float e = mu == -CMX_A_INF ? 0.0f : expf(mu - M);
+      Ls += sm_ml[u][r][1] * e;
+      O += sm_o[u][r][d] * e;
+    }
+    const int h = hk * a.R + r / a.L, i = r % a.L;
+    const long long orow = ((long long)b * a.H + h) * a.L + i;
+    if (a.nsplit == 1) {
+      a.o[orow * D + d] = CMX_A_FROMF(O / Ls);
+    } else {
+      float* pp = a.part + (orow * a.nsplit + split) * (D + 2);
+      if (d == 0) pp[0] = M, pp[1] = Ls;
+      pp[2 + d] = O;
+    }
+  }
+}
+
+// (float32 at D 256: a key would span two warps; the entry traps and
+// sdpa.c never launches it)
+#define CMX_SDPA_DEC(ROWS, D)                                            \
+  extern "C" __global__ void __launch_bounds__(128)                     \
+      cmx_sdpa_dec_r##ROWS##_d##D(const CMX_GRID_CONST cmx_sdpa_args a) { \
+    if (D / CMX_A_V <= 32)                                               \
+      cmx_sdpa_dec<ROWS, (D / CMX_A_V <= 32 ? D : 64)>(a);                \
+    else                                                                 \
+      __trap();                                                          \
+  }
+#if !defined(CMX_ONLY) || defined(CMX_ONLY_cmx_sdpa_dec_r1_d64)
+CMX_SDPA_DEC(1, 64)
+#endif
+#if !defined(CMX_ONLY) || defined(CMX_ONLY_cmx_sdpa_dec_r1_d128)
+CMX_SDPA_DEC(1, 128)
+#endif
+#if !defined(CMX_ONLY) || defined(CMX_ONLY_cmx_sdpa_dec_r1_d256)
+CMX_SDPA_DEC(1, 256)
+#endif
+#if !defined(CMX_ONLY) || defined(CMX_ONLY_cmx_sdpa_dec_r2_d64)
+CMX_SDPA_DEC(2, 64)
+#endif
+#if !defined(CMX_ONLY) || defined(CMX_ONLY_cmx_sdpa_dec_r2_d128)
+CMX_SDPA_DEC(2, 128)
+#endif
+#if !defined(CMX_ONLY) || defined(CMX_ONLY_cmx_sdpa_dec_r2_d256)
+CMX_SDPA_DEC(2, 256)
+#endif
+#if !defined(CMX_ONLY) || defined(CMX_ONLY_cmx_sdpa_dec_r4_d64)
+CMX_SDPA_DEC(4, 64)
+#endif
+#if !defined(CMX_ONLY) || defined(CMX_ONLY_cmx_sdpa_dec_r4_d128)
+CMX_SDPA_DEC(4, 128)
+#endif
+#if !defined(CMX_ONLY) || defined(CMX_ONLY_cmx_sdpa_dec_r4_d256)
+CMX_SDPA_DEC(4, 256)
+#endif
+#if !defined(CMX_ONLY) || defined(CMX_ONLY_cmx_sdpa_dec_r8_d64)
+CMX_SDPA_DEC(8, 64)
+#endif
+#if !defined(CMX_ONLY) || defined(CMX_ONLY_cmx_sdpa_dec_r8_d128)
+CMX_SDPA_DEC(8, 128)
+#endif
+#if !defined(CMX_ONLY) || defined(CMX_ONLY_cmx_sdpa_dec_r8_d256)
+CMX_SDPA_DEC(8, 256)
+#endif
+
 // ------------------------------------------------------- tensor cores
 
 #if defined(CMX_A_BF16)
