@@ -54,6 +54,33 @@ extern "C" __global__ void cmx_la_eye(T* p, long long batch, long long r,
 }
 #endif
 
+// complex64 (float pairs, whatever T): d[b] = conj(s[b])^T, as
+// cmx_la_transpose (the layout change that also conjugates: cuSOLVER's
+// vectors of a row-major complex matrix read in place).
+#if !defined(CMX_ONLY) || defined(CMX_ONLY_cmx_la_ctranspose)
+extern "C" __global__ void cmx_la_ctranspose(const float2* s, float2* d,
+                                             long long batch, long long r,
+                                             long long c, long long sstep) {
+  long long per = r * c;
+  CMX_LA_LOOP(t, batch * per) {
+    long long b = t / per, e = t % per, i = e / c, j = e % c;
+    float2 v = s[b * sstep + e];
+    d[b * per + j * r + i] = make_float2(v.x, -v.y);
+  }
+}
+#endif
+
+// complex64 identities: each r x c matrix of p (float pairs) = I.
+#if !defined(CMX_ONLY) || defined(CMX_ONLY_cmx_la_ceye)
+extern "C" __global__ void cmx_la_ceye(float2* p, long long batch, long long r,
+                                       long long c) {
+  CMX_LA_LOOP(t, batch * r * c) {
+    long long e = t % (r * c);
+    p[t] = make_float2(e / c == e % c ? 1.f : 0.f, 0.f);
+  }
+}
+#endif
+
 // flag[i / per] = 1 where p[i] is NaN or infinite.
 #if !defined(CMX_ONLY) || defined(CMX_ONLY_cmx_la_nonfinite)
 extern "C" __global__ void cmx_la_nonfinite(const T* p, long long per,
