@@ -21,8 +21,8 @@ static bool check_float(const char* op, cmx_array a, bool complex_ok) {
   if (a->dtype == CMX_FLOAT32 || a->dtype == CMX_FLOAT64) return true;
   if (complex_ok && a->dtype == CMX_COMPLEX64) return true;
   cmx__error(CMX_ERR_VALUE,
-               "[linalg::%s] Arrays must have type float32%s float64%s. "
-               "Received array with type %s.",
+             "[linalg::%s] Arrays must have type float32%s float64%s. "
+             "Received array with type %s.",
              op, complex_ok ? "," : " or", complex_ok ? " or complex64" : "",
              cmx_dtype_name(a->dtype));
   return false;

@@ -370,7 +370,8 @@ static void test_complex(void) {
     int64_t n = sh[2], per = n * n;
     h_tensor t = h_random(sh, 3, CMX_COMPLEX64, -1, 1, 40 + si);
     /* Hermitian: the upper triangle mirrored, a real diagonal */
-    h_tensor hm = h_alloc(sh, 3, CMX_COMPLEX64), eye = h_alloc(sh, 3, CMX_COMPLEX64),
+    h_tensor hm = h_alloc(sh, 3, CMX_COMPLEX64),
+             eye = h_alloc(sh, 3, CMX_COMPLEX64),
              zero = h_alloc(sh, 3, CMX_COMPLEX64);
     for (int64_t b = 0; b < sh[0]; b++)
       for (int64_t i = 0; i < n; i++)

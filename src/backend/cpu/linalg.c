@@ -348,8 +348,7 @@ static int run_ceig(job* j, int64_t b, char* ws) {
   char* vo = j->flag ? j->o[1] + b * mat : NULL;
   char *vr = ws + mat, *work = vr + mat;
   float* rwork = (float*)(work + (size_t)j->lwork * 8);
-  if (c_nonfinite(j, b, 2 * (int64_t)n, w, (int64_t)n * n, (float*)vo, 0,
-                  NULL))
+  if (c_nonfinite(j, b, 2 * (int64_t)n, w, (int64_t)n * n, (float*)vo, 0, NULL))
     return 0;
   transpose(j, ws, j->a + b * mat, n, n);
   char jl = 'N', jr = j->flag ? 'V' : 'N';
@@ -401,16 +400,16 @@ static void plan_complex(job* j) {
   if (j->k == K_SVD) {
     char jobz = j->flag ? 'A' : 'N';
     int ldu = j->flag ? m : 1, ldvt = j->flag ? n : 1;
-    cgesdd_(&jobz, &m, &n, NULL, &m, NULL, NULL, &ldu, NULL, &ldvt, wq, &q,
-            rq, iw, &info, 1);
+    cgesdd_(&jobz, &m, &n, NULL, &m, NULL, NULL, &ldu, NULL, &ldvt, wq, &q, rq,
+            iw, &info, 1);
     size_t r1 = 5 * mn * mn + 5 * mn, r2 = 2 * mx * mn + 2 * mn * mn + mn;
     size_t lr = r1 > r2 ? r1 : r2;
     j->lrwork = (int)(lr > 7 * mn ? lr : 7 * mn);
     extra = (size_t)m * m + (size_t)n * n, ints = 8 * mn;
   } else if (j->k == K_EIGH) {
     char jobz = j->flag ? 'V' : 'N', uplo = 'L';
-    cheevd_(&jobz, &uplo, &n, NULL, &n, NULL, wq, &q, rq, &q, &iq, &q, &info,
-            1, 1);
+    cheevd_(&jobz, &uplo, &n, NULL, &n, NULL, wq, &q, rq, &q, &iq, &q, &info, 1,
+            1);
     j->lrwork = rq[0] < 1 ? 1 : (int)rq[0] + 1;
     j->liwork = iq < 1 ? 1 : iq;
     ints = (size_t)j->liwork;
@@ -601,13 +600,13 @@ static job job_of(kind k, cmx_array a) {
                                            "] expects contiguous float32 or " \
                                            "float64 input.");
 /* CHECK_IN, complex64 allowed too (SVD, Eigh, Eig). */
-#define CHECK_IN_C(op, a)                                                      \
-  if (!cmx_kernel_is_contiguous(a) ||                                          \
-      ((a)->dtype != CMX_FLOAT32 && (a)->dtype != CMX_FLOAT64 &&               \
-       (a)->dtype != CMX_COMPLEX64))                                           \
-    return cmx_kernel_error(CMX_ERR_VALUE,                                     \
-                            "[" op                                             \
-                            "] expects contiguous float32, float64 or "        \
+#define CHECK_IN_C(op, a)                                               \
+  if (!cmx_kernel_is_contiguous(a) ||                                   \
+      ((a)->dtype != CMX_FLOAT32 && (a)->dtype != CMX_FLOAT64 &&        \
+       (a)->dtype != CMX_COMPLEX64))                                    \
+    return cmx_kernel_error(CMX_ERR_VALUE,                              \
+                            "[" op                                      \
+                            "] expects contiguous float32, float64 or " \
                             "complex64 input.");
 
 CMX__KERNEL(cmx__cpu_luf) {

@@ -34,8 +34,10 @@ typedef struct {
   {offsetof(cmx__cusolver_api, f[0]), "cusolverDn" s, false}, { \
     offsetof(cmx__cusolver_api, f[1]), "cusolverDn" d, false    \
   }
-#define SV3(f, s, d, c) \
-  SV2(f, s, d), { offsetof(cmx__cusolver_api, f[2]), "cusolverDn" c, false }
+#define SV3(f, s, d, c)                                      \
+  SV2(f, s, d), {                                            \
+    offsetof(cmx__cusolver_api, f[2]), "cusolverDn" c, false \
+  }
 static const entry k_solver[] = {
     SV(cusolverGetVersion),
     SV(cusolverDnCreate),

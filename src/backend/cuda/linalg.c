@@ -170,8 +170,7 @@ cmx_status cmx__la_mats(const cmx__la_job* j, int kernel, CUdeviceptr p,
   CMX__GPU_ARG(&a, p);
   CMX__GPU_ARG(&a, bb);
   CMX__GPU_ARG(&a, rr);
-  if (kernel == CMX__LA_K_EYE || kernel == CMX__LA_K_CEYE)
-    CMX__GPU_ARG(&a, cc);
+  if (kernel == CMX__LA_K_EYE || kernel == CMX__LA_K_CEYE) CMX__GPU_ARG(&a, cc);
   if (kernel == CMX__LA_K_TRI_ZERO) CMX__GPU_ARG(&a, flag);
   return cmx__la_launch(j, kernel, &a, j->batch * r * c);
 }

@@ -40,7 +40,7 @@ enum {
 typedef struct cmx__la_job {
   const char* op;
   int dev, dbl;
-  int cplx;         /* complex64 (dbl 0, esz 8): SVD, Eigh, Eig only */
+  int cplx; /* complex64 (dbl 0, esz 8): SVD, Eigh, Eig only */
   int64_t esz, m, n, batch;
   cmx__solver_handles h;
   cmx__buffer* tmp[CMX__LA_MAX_TMP];
