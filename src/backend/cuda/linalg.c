@@ -46,14 +46,11 @@
 #include "backend/cuda/linalg_job.h"
 
 static const char* const k_kernels[] = {
-    "cmx_la_transpose",  "cmx_la_ptrs",
-    "cmx_la_tri_zero",   "cmx_la_eye",
-    "cmx_la_nonfinite",  "cmx_la_fill_where",
-    "cmx_la_diag_zero",  "cmx_la_luf_piv",
-    "cmx_la_qr_r",       "cmx_la_eig_pack",
-    "cmx_la_cov_sqrt",   "cmx_la_jacobi_eigh",
-    "cmx_la_jacobi_svd", "cmx_la_ctranspose",
-    "cmx_la_ceye",       NULL};
+    "cmx_la_transpose",  "cmx_la_ptrs",       "cmx_la_tri_zero",
+    "cmx_la_eye",        "cmx_la_nonfinite",  "cmx_la_fill_where",
+    "cmx_la_diag_zero",  "cmx_la_luf_piv",    "cmx_la_qr_r",
+    "cmx_la_eig_pack",   "cmx_la_cov_sqrt",   "cmx_la_jacobi_eigh",
+    "cmx_la_jacobi_svd", "cmx_la_ctranspose", NULL};
 static bool la_variant(int v, cmx__gpu_variant* out) {
   snprintf(out->name, sizeof out->name, "linalg_%s", v ? "float64" : "float32");
   snprintf(out->prelude, sizeof out->prelude, "#define T %s\n",
@@ -170,7 +167,11 @@ cmx_status cmx__la_mats(const cmx__la_job* j, int kernel, CUdeviceptr p,
   CMX__GPU_ARG(&a, p);
   CMX__GPU_ARG(&a, bb);
   CMX__GPU_ARG(&a, rr);
-  if (kernel == CMX__LA_K_EYE || kernel == CMX__LA_K_CEYE) CMX__GPU_ARG(&a, cc);
+  int step = j->cplx ? 2 : 1; /* complex: the real parts */
+  if (kernel == CMX__LA_K_EYE) {
+    CMX__GPU_ARG(&a, cc);
+    CMX__GPU_ARG(&a, step);
+  }
   if (kernel == CMX__LA_K_TRI_ZERO) CMX__GPU_ARG(&a, flag);
   return cmx__la_launch(j, kernel, &a, j->batch * r * c);
 }
@@ -406,9 +407,9 @@ cmx_status cmx__la_fill_empty(cmx__la_job* j, const cmx_array* out, int nout,
   if (st == CMX_OK && svd_uv && j->batch) {
     CUdeviceptr u = cmx__la_ptr(j, out[0], &st),
                 vt = cmx__la_ptr(j, out[2], &st);
-    int eye = j->cplx ? CMX__LA_K_CEYE : CMX__LA_K_EYE;
-    if (u) st = cmx__la_mats(j, eye, u, j->m, j->m, 0);
-    if (st == CMX_OK && vt) st = cmx__la_mats(j, eye, vt, j->n, j->n, 0);
+    if (u) st = cmx__la_mats(j, CMX__LA_K_EYE, u, j->m, j->m, 0);
+    if (st == CMX_OK && vt)
+      st = cmx__la_mats(j, CMX__LA_K_EYE, vt, j->n, j->n, 0);
   }
   return st;
 }

@@ -32,8 +32,7 @@ enum {
   CMX__LA_K_COV_SQRT,
   CMX__LA_K_JACOBI_EIGH,
   CMX__LA_K_JACOBI_SVD,
-  CMX__LA_K_CTRANSPOSE,
-  CMX__LA_K_CEYE
+  CMX__LA_K_CTRANSPOSE
 };
 
 #define CMX__LA_MAX_TMP 16
@@ -113,7 +112,8 @@ cmx_status cmx__la_ctranspose(const cmx__la_job* j, CUdeviceptr s,
 cmx_status cmx__la_pointers(cmx__la_job* j, CUdeviceptr base, int64_t step,
                             CUdeviceptr* out);
 /* (batch, r, c) kernels: CMX__LA_K_TRI_ZERO (flag: zero the upper
- * triangle; r == c), CMX__LA_K_EYE. */
+ * triangle; r == c), CMX__LA_K_EYE (complex jobs: the real parts, the
+ * imaginary ones left as they are). */
 cmx_status cmx__la_mats(const cmx__la_job* j, int kernel, CUdeviceptr p,
                         int64_t r, int64_t c, int flag);
 /* Matrix b (per elements of the job's real type: a complex64 value

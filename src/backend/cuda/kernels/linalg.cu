@@ -43,13 +43,14 @@ extern "C" __global__ void cmx_la_tri_zero(T* p, long long batch, long long n,
 }
 #endif
 
-// Identity matrices (r x c each).
+// Identity matrices (r x c each) at every step-th element (step 2: the real
+// parts of complex64 ones, the imaginary parts left as they are).
 #if !defined(CMX_ONLY) || defined(CMX_ONLY_cmx_la_eye)
 extern "C" __global__ void cmx_la_eye(T* p, long long batch, long long r,
-                                      long long c) {
+                                      long long c, int step) {
   CMX_LA_LOOP(t, batch * r * c) {
     long long e = t % (r * c);
-    p[t] = e / c == e % c ? (T)1 : (T)0;
+    p[t * step] = e / c == e % c ? (T)1 : (T)0;
   }
 }
 #endif
@@ -66,17 +67,6 @@ extern "C" __global__ void cmx_la_ctranspose(const float2* s, float2* d,
     long long b = t / per, e = t % per, i = e / c, j = e % c;
     float2 v = s[b * sstep + e];
     d[b * per + j * r + i] = make_float2(v.x, -v.y);
-  }
-}
-#endif
-
-// complex64 identities: each r x c matrix of p (float pairs) = I.
-#if !defined(CMX_ONLY) || defined(CMX_ONLY_cmx_la_ceye)
-extern "C" __global__ void cmx_la_ceye(float2* p, long long batch, long long r,
-                                       long long c) {
-  CMX_LA_LOOP(t, batch * r * c) {
-    long long e = t % (r * c);
-    p[t] = make_float2(e / c == e % c ? 1.f : 0.f, 0.f);
   }
 }
 #endif
