@@ -15,7 +15,11 @@ faster than the CPU and >= 0.8 of torch; 4096x4096 solve >= 0.8 of torch.
 svd and eigh run twice: cmx's batched Jacobi kernels, then cuSOLVER
 (CMX_CUDA_JACOBI=0).
 
-    PYTHONPATH=build/python python benchmarks/linalg_fft_bench.py [--quick] [--gpu]
+complex64 svd, eigh and eig (batched (256, 64, 64), (64, 64, 64) for eig,
+and a single 256 x 256) follow in both modes: the CPU against NumPy and
+torch, the GPU against the CPU and torch; --complex runs those alone.
+
+    PYTHONPATH=build/python python benchmarks/linalg_fft_bench.py [--quick] [--gpu] [--complex]
 """
 
 import os
@@ -103,6 +107,50 @@ def linalg_rows():
     row("solve 4096 x 4096", fns, 2 if QUICK else 3, 1)
 
 
+def herm(shape):
+    a = cplx(shape)
+    return (a + np.conj(np.swapaxes(a, -1, -2))) / 2
+
+
+# complex64 cases: name, input, cmx fn, numpy fn, torch fn name
+def complex_cases():
+    b = cplx((256, 64, 64))
+    h = herm((256, 64, 64))
+    e = cplx((64, 64, 64))
+    one, one_h = cplx((256, 256)), herm((256, 256))
+    L = mx.linalg
+    return [
+        ("c64 svd (256, 64, 64)", b, lambda a: L.svd(a)[1], lambda a: np.linalg.svd(a)[1], "svd"),
+        ("c64 svd vals (256, 64, 64)", b, lambda a: L.svd(a, compute_uv=False),
+         lambda a: np.linalg.svd(a, compute_uv=False), "svdvals"),
+        ("c64 eigh (256, 64, 64)", h, lambda a: L.eigh(a)[0], lambda a: np.linalg.eigh(a)[0], "eigh"),
+        ("c64 eigvalsh (256, 64, 64)", h, L.eigvalsh, np.linalg.eigvalsh, "eigvalsh"),
+        ("c64 eig (64, 64, 64)", e, lambda a: L.eig(a)[0], lambda a: np.linalg.eig(a)[0], "eig"),
+        ("c64 svd 256 x 256", one, lambda a: L.svd(a)[1], lambda a: np.linalg.svd(a)[1], "svd"),
+        ("c64 eigh 256 x 256", one_h, lambda a: L.eigh(a)[0], lambda a: np.linalg.eigh(a)[0], "eigh"),
+        ("c64 eig 256 x 256", one, lambda a: L.eig(a)[0], lambda a: np.linalg.eig(a)[0], "eig"),
+    ]
+
+
+def complex_rows():
+    print("== linalg (complex64), CPU")
+    for name, x, cf, nf, tn in complex_cases():
+        a = mx.array(x)
+        mx.eval(a)
+        fns = [("cmx", lambda: mx.eval(cf(a))), ("numpy", lambda: nf(x))]
+        if torch is not None:
+            t = torch.from_numpy(x)
+            tfn = getattr(torch.linalg, tn)
+            fns.append(("torch", lambda: tfn(t)))
+        row(name, fns, 2 if QUICK else 3, 1)
+
+
+def complex_gpu_rows(run, have_torch):
+    print("== linalg (complex64), GPU (cuSOLVER) vs the CPU and torch")
+    for name, x, cf, _, tn in complex_cases():
+        run(name, x, cf, getattr(torch.linalg, tn) if have_torch else None, 2 if QUICK else 3, 1)
+
+
 def gpu_rows():
     """cmx on the GPU vs cmx on the CPU and torch on the GPU (same card)."""
     have_torch = torch is not None and torch.cuda.is_available()
@@ -141,6 +189,9 @@ def gpu_rows():
             fns.append(("torch", tor))
         return row(name, fns, reps, number)
 
+    complex_gpu_rows(run, have_torch)
+    if "--complex" in sys.argv:
+        return
     r = 2 if QUICK else 5
     for name, x, fn in [("fft 2^20", cplx((1 << 20,)), "fft"),
                         ("rfft 2^20", RNG.standard_normal(1 << 20).astype(np.float32), "rfft"),
@@ -195,6 +246,10 @@ if __name__ == "__main__":
     if "--gpu" in sys.argv:
         gpu_rows()
         sys.exit(0)
+    if "--complex" in sys.argv:
+        complex_rows()
+        sys.exit(0)
     fft_rows()
     if "--fft-only" not in sys.argv:
         linalg_rows()
+        complex_rows()

@@ -15,19 +15,16 @@ cmx_array cmx__mT(cmx_array a, cmx_stream s) {
   return a ? cmx__swapaxes(a, -1, -2, s) : NULL;
 }
 
-/* a is float32/float64 (complex_ok: the message names complex64 too, as
- * MLX's svd/eigh do; cmx does not factor complex matrices yet). */
+/* a is float32/float64, or complex64 where complex_ok (svd, eigh,
+ * eigvalsh, eig, eigvals: the ones MLX takes complex for). */
 static bool check_float(const char* op, cmx_array a, bool complex_ok) {
   if (a->dtype == CMX_FLOAT32 || a->dtype == CMX_FLOAT64) return true;
-  if (complex_ok && a->dtype == CMX_COMPLEX64)
-    cmx__error(CMX_ERR_NOT_IMPLEMENTED,
-               "[linalg::%s] complex64 input is not supported yet.", op);
-  else
-    cmx__error(CMX_ERR_VALUE,
-               "[linalg::%s] Arrays must have type float32%s float64%s. "
-               "Received array with type %s.",
-               op, complex_ok ? "," : " or", complex_ok ? " or complex64" : "",
-               cmx_dtype_name(a->dtype));
+  if (complex_ok && a->dtype == CMX_COMPLEX64) return true;
+  cmx__error(CMX_ERR_VALUE,
+             "[linalg::%s] Arrays must have type float32%s float64%s. "
+             "Received array with type %s.",
+             op, complex_ok ? "," : " or", complex_ok ? " or complex64" : "",
+             cmx_dtype_name(a->dtype));
   return false;
 }
 
@@ -140,10 +137,12 @@ bool cmx__linalg_svd(cmx_array* outs, cmx_array a, bool uv, cmx_stream s) {
   cmx__svd_params q = {.uv = uv};
   const int64_t* shapes[3] = {s0, s1, s2};
   int nd[3] = {n0, n1, n2};
-  cmx_dtype dts[3] = {x->dtype, x->dtype, x->dtype};
+  /* complex64: U and Vt complex64, the singular values float32 */
+  cmx_dtype re = x->dtype == CMX_COMPLEX64 ? CMX_FLOAT32 : x->dtype;
+  cmx_dtype dts[3] = {x->dtype, re, x->dtype};
   if (!uv)
     return cmx__apply_n(&cmx__vt_SVD, &q, sizeof q, s, &x, 1, outs, 1,
-                        shapes + 1, nd + 1, dts) == CMX_OK;
+                        shapes + 1, nd + 1, dts + 1) == CMX_OK;
   return cmx__apply_n(&cmx__vt_SVD, &q, sizeof q, s, &x, 1, outs, 3, shapes, nd,
                       dts) == CMX_OK;
 }
@@ -159,14 +158,16 @@ bool cmx__linalg_eigh(cmx_array* outs, cmx_array a, bool upper, bool vectors,
   cmx__eigh_params q = {.upper = upper, .vectors = vectors};
   const int64_t* shapes[2] = {s0, s1};
   int nd[2] = {n0, n1};
-  cmx_dtype dts[2] = {x->dtype, x->dtype};
+  /* complex64 (Hermitian): real float32 eigenvalues */
+  cmx_dtype re = x->dtype == CMX_COMPLEX64 ? CMX_FLOAT32 : x->dtype;
+  cmx_dtype dts[2] = {re, x->dtype};
   return cmx__apply_n(&cmx__vt_Eigh, &q, sizeof q, s, &x, 1, outs,
                       vectors ? 2 : 1, shapes, nd, dts) == CMX_OK;
 }
 
 bool cmx__linalg_eig(cmx_array* outs, cmx_array a, bool vectors, const char* op,
                      cmx_stream s) {
-  cmx_array x = prep(op, a, true, false, s);
+  cmx_array x = prep(op, a, true, true, s);
   if (!x) return false;
   int64_t n = cols(x);
   int64_t s0[CMX_MAX_NDIM + 2], s1[CMX_MAX_NDIM + 2];

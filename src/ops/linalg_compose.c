@@ -66,9 +66,9 @@ static bool lu_parts(const char* op, cmx_array a, cmx_array* diag,
     return false;
   }
   cmx_dtype dt = a->dtype == CMX_FLOAT64 ? CMX_FLOAT64 : CMX_FLOAT32;
-  if (cmx_dtype_is_complex(a->dtype)) {
-    cmx__error(CMX_ERR_NOT_IMPLEMENTED,
-               "[linalg::%s] complex64 input is not supported yet.", op);
+  if (cmx_dtype_is_complex(a->dtype)) { /* as MLX */
+    cmx__error(CMX_ERR_VALUE, "[linalg::%s] Complex inputs are not supported.",
+               op);
     return false;
   }
   cmx_array f[3];

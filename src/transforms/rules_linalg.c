@@ -98,10 +98,15 @@ static cmx_status not_diff(const char* rule, const char* what) {
 }
 
 /* ---------------- vmap ---------------- */
-/* The dtype of output i (for outputs the traced graph dropped). */
-static cmx_dtype out_dtype(const cmx_primitive_vtable* vt, int i, cmx_array a) {
+/* The dtype of output i of nout (for outputs the traced graph dropped). */
+static cmx_dtype out_dtype(const cmx_primitive_vtable* vt, int i, int nout,
+                           cmx_array a) {
   if (vt == &cmx__vt_Eig) return CMX_COMPLEX64;
   if (vt == &cmx__vt_LUF && i > 0) return CMX_UINT32;
+  /* complex64 SVD's singular values and Eigh's eigenvalues are real */
+  bool values = (vt == &cmx__vt_SVD && i == (nout == 3 ? 1 : 0)) ||
+                (vt == &cmx__vt_Eigh && i == 0);
+  if (values && a->dtype == CMX_COMPLEX64) return CMX_FLOAT32;
   return a->dtype;
 }
 
@@ -123,7 +128,7 @@ CMX__RULE_VMAP(cmx__vmap_linalg) {
   cmx_dtype dts[3];
   for (int i = 0; i < nout; i++)
     shapes[i] = sh[i].dims, nd[i] = sh[i].ndim,
-    dts[i] = outputs[i] ? outputs[i]->dtype : out_dtype(vt, i, in[0]);
+    dts[i] = outputs[i] ? outputs[i]->dtype : out_dtype(vt, i, nout, in[0]);
   cmx_array r[3];
   st = cmx__apply_n(vt, cmx_primitive_params(p), cmx_primitive_params_size(p),
                     s, in, nin, r, nout, shapes, nd, dts);
@@ -250,6 +255,18 @@ CMX__RULE_VJP(cmx__vjp_cholesky) {
   return keep1(out, sym(z, s));
 }
 
+/* SVD and Eigh of complex64 input have no rules (MLX has no gradient for
+ * them either): a clear error rather than the real formulas' wrong one. */
+static bool real_input(const cmx_array* primals, const char* rule,
+                       const char* what) {
+  if (!cmx_dtype_is_complex(primals[0]->dtype)) return true;
+  cmx__error(CMX_ERR_VALUE,
+             "[%s] Not implemented for %s of complex64 input (only float32 "
+             "and float64 are differentiable).",
+             rule, what);
+  return false;
+}
+
 /* ---------------- Eigh ---------------- */
 /* {w, V} of the primal: the outputs, or Eigh again with vectors. */
 static bool eigh_parts(const cmx_primitive* p, const cmx_array* primals,
@@ -266,6 +283,7 @@ CMX__RULE_JVP(cmx__jvp_eigh) {
   (void)nin, (void)argnums, (void)nargs;
   cmx_stream s = S_;
   cmx_array wv[2];
+  if (!real_input(primals, "jvp", "eigh")) return cmx_last_status();
   if (!eigh_parts(p, primals, outputs, nout, wv)) return cmx_last_status();
   cmx_array v = wv[1];
   cmx_array pm = mm(mm(cmx__mT(v, s), sym(tangents[0], s), s), v, s);
@@ -279,6 +297,7 @@ CMX__RULE_VJP(cmx__vjp_eigh) {
   if (!nargs) return CMX_OK;
   cmx_stream s = S_;
   cmx_array wv[2];
+  if (!real_input(primals, "vjp", "eigh")) return cmx_last_status();
   if (!eigh_parts(p, primals, outputs, nout, wv)) return cmx_last_status();
   cmx_array v = wv[1];
   cmx_array inner = diag_mat(cotangents[0], s);
@@ -328,6 +347,7 @@ CMX__RULE_JVP(cmx__jvp_svd) {
   (void)nin, (void)argnums, (void)nargs;
   cmx_stream s = S_;
   cmx_array usv[3], uk, vtk;
+  if (!real_input(primals, "jvp", "svd")) return cmx_last_status();
   if (nout == 3 && !svd_square(primals, "jvp")) return cmx_last_status();
   if (!svd_parts(p, primals, outputs, nout, usv)) return cmx_last_status();
   svd_reduced(usv, s, &uk, &vtk);
@@ -352,6 +372,7 @@ CMX__RULE_VJP(cmx__vjp_svd) {
   if (!nargs) return CMX_OK;
   cmx_stream s = S_;
   cmx_array usv[3], uk, vtk;
+  if (!real_input(primals, "vjp", "svd")) return cmx_last_status();
   if (nout == 3 && !svd_square(primals, "vjp")) return cmx_last_status();
   if (!svd_parts(p, primals, outputs, nout, usv)) return cmx_last_status();
   svd_reduced(usv, s, &uk, &vtk);

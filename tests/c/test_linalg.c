@@ -301,9 +301,108 @@ static void test_transforms(void) {
     cmx_array_release(all[i]);
 }
 
+/* ---------------- complex64 (every device) ---------------- */
+typedef struct {
+  cmx_array a;
+  int kind; /* 0 U diag(s) Vt, 1 U^H U, 2 V diag(w) V^H, 3 A V - V diag(w) */
+} cx_case;
+
+/* x^H (conjugate transpose). */
+static cmx_array ch(cmx_array x) {
+  cmx_array c = NULL;
+  cmx_conjugate(&c, x, S);
+  cmx_array r = mt(c);
+  cmx_array_release(c);
+  return r;
+}
+
+/* x * v[..., None, :] (v's values scale x's columns), on stream s. */
+static cmx_array scale_cols(cmx_array x, cmx_array v, cmx_stream s) {
+  cmx_array e = NULL, r = NULL;
+  if (cmx_expand_dims(&e, v, (int[]){-2}, 1, s) == CMX_OK)
+    cmx_multiply(&r, x, e, s);
+  cmx_array_release(e);
+  return r;
+}
+
+static cmx_status cx_make(void* ctx, cmx_stream s, cmx_array* out) {
+  const cx_case* c = ctx;
+  cmx_array f[3] = {0}, t = NULL, h = NULL;
+  int n = 0;
+  cmx_status st;
+  if (c->kind < 2)
+    st = cmx_linalg_svd(f, &n, c->a, true, s);
+  else if (c->kind == 2)
+    st = cmx_linalg_eigh(&f[0], &f[1], c->a, "U", s);
+  else
+    st = cmx_linalg_eig(&f[0], &f[1], c->a, s);
+  if (st != CMX_OK) return st;
+  if (c->kind == 0) {
+    t = scale_cols(f[0], f[1], s);
+    st = cmx_matmul(out, t, f[2], s);
+  } else if (c->kind == 1) {
+    h = ch(f[0]);
+    st = cmx_matmul(out, h, f[0], s);
+  } else if (c->kind == 2) {
+    t = scale_cols(f[1], f[0], s), h = ch(f[1]);
+    st = cmx_matmul(out, t, h, s);
+  } else {
+    cmx_array av = NULL;
+    t = scale_cols(f[1], f[0], s);
+    st = cmx_matmul(&av, c->a, f[1], s);
+    if (st == CMX_OK) st = cmx_subtract(out, av, t, s);
+    cmx_array_release(av);
+  }
+  cmx_array all[] = {f[0], f[1], f[2], t, h};
+  for (size_t i = 0; i < sizeof all / sizeof all[0]; i++)
+    cmx_array_release(all[i]);
+  return st;
+}
+
+/* SVD, Eigh and Eig of complex64 stacks on every device: the
+ * reconstructions U diag(s) Vt = A, U^H U = I, V diag(w) V^H = A (Hermitian
+ * A, only its upper triangle set), A V = V diag(w); sizes that take the
+ * GPU's batched (<= 32) and per-matrix (> 32) routines. */
+static void test_complex(void) {
+  int64_t shapes[3][3] = {{3, 5, 5}, {2, 6, 6}, {1, 40, 40}};
+  for (int si = 0; si < 3; si++) {
+    int64_t* sh = shapes[si];
+    int64_t n = sh[2], per = n * n;
+    h_tensor t = h_random(sh, 3, CMX_COMPLEX64, -1, 1, 40 + si);
+    /* Hermitian: the upper triangle mirrored, a real diagonal */
+    h_tensor hm = h_alloc(sh, 3, CMX_COMPLEX64),
+             eye = h_alloc(sh, 3, CMX_COMPLEX64),
+             zero = h_alloc(sh, 3, CMX_COMPLEX64);
+    for (int64_t b = 0; b < sh[0]; b++)
+      for (int64_t i = 0; i < n; i++)
+        for (int64_t j = 0; j < n; j++) {
+          int64_t ij = b * per + i * n + j, ji = b * per + j * n + i;
+          int64_t src = i <= j ? ij : ji;
+          hm.re[ij] = t.re[src];
+          hm.im[ij] = i == j ? 0 : i < j ? t.im[src] : -t.im[src];
+          eye.re[ij] = i == j;
+        }
+    cmx_array a = h_array(&t, H_CONTIG), ha = h_array(&hm, H_CONTIG);
+    double tol = n > 8 ? 1e-3 : 2e-4;
+    cx_case cs[4] = {{a, 0}, {a, 1}, {ha, 2}, {a, 3}};
+    const h_tensor* want[4] = {&t, &eye, &hm, &zero};
+    const char* names[4] = {"complex svd U S Vt", "complex svd U^H U",
+                            "complex eigh V W V^H", "complex eig A V - V W"};
+    for (int k = 0; k < 4; k++) {
+      char what[96];
+      snprintf(what, sizeof what, "%s (%lld, %lld, %lld)", names[k],
+               (long long)sh[0], (long long)n, (long long)n);
+      h_run_case(what, cx_make, &cs[k], want[k], tol);
+    }
+    cmx_array_release(a), cmx_array_release(ha);
+    h_free(&t), h_free(&hm), h_free(&eye), h_free(&zero);
+  }
+}
+
 int main(void) {
   RUN(test_reconstructions);
   RUN(test_errors);
   RUN(test_transforms);
+  RUN(test_complex);
   return test_summary("test_linalg");
 }

@@ -34,6 +34,9 @@
 #define dsyevd_ CMX__BLAS_NAME(dsyevd_)
 #define sgeev_ CMX__BLAS_NAME(sgeev_)
 #define dgeev_ CMX__BLAS_NAME(dgeev_)
+#define cgesdd_ CMX__BLAS_NAME(cgesdd_)
+#define cheevd_ CMX__BLAS_NAME(cheevd_)
+#define cgeev_ CMX__BLAS_NAME(cgeev_)
 #endif
 
 #define CMX__LAPACK_PAIR(name, ...) \
@@ -68,5 +71,20 @@ CMX__LAPACK_PAIR(geev, const char* jobvl, const char* jobvr, const int* n,
                  void* a, const int* lda, void* wr, void* wi, void* vl,
                  const int* ldvl, void* vr, const int* ldvr, void* work,
                  const int* lwork, int* info, size_t, size_t);
+
+/* complex64 (interleaved float pairs): SVD, Hermitian and general
+ * eigensolvers, with their real workspaces (rwork). */
+void cgesdd_(const char* jobz, const int* m, const int* n, void* a,
+             const int* lda, float* s, void* u, const int* ldu, void* vt,
+             const int* ldvt, void* work, const int* lwork, float* rwork,
+             int* iwork, int* info, size_t);
+void cheevd_(const char* jobz, const char* uplo, const int* n, void* a,
+             const int* lda, float* w, void* work, const int* lwork,
+             float* rwork, const int* lrwork, int* iwork, const int* liwork,
+             int* info, size_t, size_t);
+void cgeev_(const char* jobvl, const char* jobvr, const int* n, void* a,
+            const int* lda, void* w, void* vl, const int* ldvl, void* vr,
+            const int* ldvr, void* work, const int* lwork, float* rwork,
+            int* info, size_t, size_t);
 
 #endif

@@ -11,6 +11,9 @@
  * row-major matrix is the upper of its column-major view); the others copy
  * through a transposing scratch. Inputs with NaN or inf give NaN outputs for
  * the iterative routines (SVD, eigensolvers) instead of calling LAPACK.
+ * complex64 input (SVD, Eigh, Eig: cgesdd, cheevd, cgeev) always goes
+ * through transposing copies, the row-major view of a complex matrix being
+ * its transpose, not its conjugate transpose.
  */
 #include "primitives/linalg.h"
 
@@ -40,11 +43,13 @@ typedef enum {
 
 typedef struct job {
   kind k;
-  int dbl;           /* float64 (else float32) */
+  int dbl;           /* float64 (else float32 or complex64) */
+  int cplx;          /* complex64 (float pairs; esz 8, dbl 0) */
   size_t esz;        /* bytes per element */
   int m, n, nrhs;    /* a is m x n; b is n x nrhs (Solve) */
   int upper, flag;   /* uplo; uv / tri / vectors per kind */
   int lwork, liwork; /* from the workspace query */
+  int lrwork;        /* complex routines' real workspace (floats) */
   int64_t batch;
   const char *a, *b;    /* inputs */
   char* o[3];           /* outputs */
@@ -67,15 +72,15 @@ static inline void put(const job* j, void* p, int64_t i, double v) {
  * as memory: dst[c * rows + r] = src[r * cols + c]. */
 static void transpose(const job* j, void* dst, const void* src, int rows,
                       int cols) {
-  if (j->dbl) {
-    const double* s = src;
-    double* d = dst;
+  if (j->esz == 8) { /* float64 or complex64: moved as 8-byte words */
+    const uint64_t* s = src;
+    uint64_t* d = dst;
     for (int r = 0; r < rows; r++)
       for (int c = 0; c < cols; c++)
         d[(int64_t)c * rows + r] = s[(int64_t)r * cols + c];
   } else {
-    const float* s = src;
-    float* d = dst;
+    const uint32_t* s = src;
+    uint32_t* d = dst;
     for (int r = 0; r < rows; r++)
       for (int c = 0; c < cols; c++)
         d[(int64_t)c * rows + r] = s[(int64_t)r * cols + c];
@@ -281,7 +286,83 @@ static int run_solve(job* j, int64_t b, char* ws) {
   return info;
 }
 
+/* ---------------- complex64 ----------------
+ * A column-major copy of a (transpose), LAPACK's complex routine, the
+ * results transposed back; real outputs (singular values, Hermitian
+ * eigenvalues) are float32. Scratch: the copy, then what plan() sized. */
+static bool c_nonfinite(job* j, int64_t b, int64_t nreal, float* r,
+                        int64_t ncplx, float* c, int64_t ncplx2, float* c2) {
+  size_t mat = (size_t)j->m * j->n * 8;
+  if (all_finite(j, j->a + b * mat, 2 * (int64_t)j->m * j->n)) return false;
+  fill_nan(j, r, nreal);
+  if (c) fill_nan(j, c, 2 * ncplx);
+  if (c2) fill_nan(j, c2, 2 * ncplx2);
+  return true;
+}
+
+static int run_csvd(job* j, int64_t b, char* ws) {
+  int m = j->m, n = j->n, k = m < n ? m : n, info = 0;
+  size_t mat = (size_t)m * n * 8;
+  float* s_out = (float*)j->o[j->flag ? 1 : 0] + b * k;
+  char *uo = j->flag ? j->o[0] + b * (size_t)m * m * 8 : NULL,
+       *vo = j->flag ? j->o[2] + b * (size_t)n * n * 8 : NULL;
+  char *u = ws + mat, *vt = u + (size_t)m * m * 8,
+       *work = vt + (size_t)n * n * 8;
+  float* rwork = (float*)(work + (size_t)j->lwork * 8);
+  int* iwork = (int*)(rwork + j->lrwork);
+  if (c_nonfinite(j, b, k, s_out, (int64_t)m * m, (float*)uo, (int64_t)n * n,
+                  (float*)vo))
+    return 0;
+  transpose(j, ws, j->a + b * mat, m, n);
+  char jobz = j->flag ? 'A' : 'N';
+  int ldu = j->flag ? m : 1, ldvt = j->flag ? n : 1;
+  cgesdd_(&jobz, &m, &n, ws, &m, s_out, u, &ldu, vt, &ldvt, work, &j->lwork,
+          rwork, iwork, &info, 1);
+  if (info || !j->flag) return info;
+  transpose(j, uo, u, m, m);
+  transpose(j, vo, vt, n, n);
+  return 0;
+}
+
+static int run_ceigh(job* j, int64_t b, char* ws) {
+  int n = j->n, info = 0;
+  size_t mat = (size_t)n * n * 8;
+  float* w = (float*)j->o[0] + b * n;
+  char* vo = j->flag ? j->o[1] + b * mat : NULL;
+  char* work = ws + mat;
+  float* rwork = (float*)(work + (size_t)j->lwork * 8);
+  int* iwork = (int*)(rwork + j->lrwork);
+  if (c_nonfinite(j, b, n, w, (int64_t)n * n, (float*)vo, 0, NULL)) return 0;
+  transpose(j, ws, j->a + b * mat, n, n); /* a itself, column-major */
+  char jobz = j->flag ? 'V' : 'N', uplo = j->upper ? 'U' : 'L';
+  cheevd_(&jobz, &uplo, &n, ws, &n, w, work, &j->lwork, rwork, &j->lrwork,
+          iwork, &j->liwork, &info, 1, 1);
+  if (!info && vo) transpose(j, vo, ws, n, n);
+  return info;
+}
+
+static int run_ceig(job* j, int64_t b, char* ws) {
+  int n = j->n, info = 0, one = 1;
+  size_t mat = (size_t)n * n * 8;
+  float* w = (float*)j->o[0] + 2 * b * n;
+  char* vo = j->flag ? j->o[1] + b * mat : NULL;
+  char *vr = ws + mat, *work = vr + mat;
+  float* rwork = (float*)(work + (size_t)j->lwork * 8);
+  if (c_nonfinite(j, b, 2 * (int64_t)n, w, (int64_t)n * n, (float*)vo, 0, NULL))
+    return 0;
+  transpose(j, ws, j->a + b * mat, n, n);
+  char jl = 'N', jr = j->flag ? 'V' : 'N';
+  cgeev_(&jl, &jr, &n, ws, &n, w, NULL, &one, vr, j->flag ? &n : &one, work,
+         &j->lwork, rwork, &info, 1, 1);
+  if (!info && vo) transpose(j, vo, vr, n, n);
+  return info;
+}
+
 static int run_one(job* j, int64_t b, char* ws) {
+  if (j->cplx)
+    return j->k == K_SVD    ? run_csvd(j, b, ws)
+           : j->k == K_EIGH ? run_ceigh(j, b, ws)
+                            : run_ceig(j, b, ws);
   switch (j->k) {
     case K_LUF:
       return run_luf(j, b, ws);
@@ -308,8 +389,49 @@ static size_t align16(size_t x) {
   return (x + 15) & ~(size_t)15;
 }
 
+/* plan() of the complex kinds: work (complex), rwork (float), iwork. */
+static void plan_complex(job* j) {
+  int m = j->m, n = j->n, q = -1, one = 1, info = 0, iq = 0;
+  size_t mn = (size_t)(m < n ? m : n), mx = (size_t)(m < n ? n : m);
+  size_t mat = (size_t)m * n * 8, ints = 0;
+  float wq[2] = {0, 0}, rq[2] = {0, 0}; /* queries write rwork[0] too */
+  int iw[2] = {0, 0};
+  size_t extra = 0; /* complex elements besides the copy and work */
+  if (j->k == K_SVD) {
+    char jobz = j->flag ? 'A' : 'N';
+    int ldu = j->flag ? m : 1, ldvt = j->flag ? n : 1;
+    cgesdd_(&jobz, &m, &n, NULL, &m, NULL, NULL, &ldu, NULL, &ldvt, wq, &q, rq,
+            iw, &info, 1);
+    size_t r1 = 5 * mn * mn + 5 * mn, r2 = 2 * mx * mn + 2 * mn * mn + mn;
+    size_t lr = r1 > r2 ? r1 : r2;
+    j->lrwork = (int)(lr > 7 * mn ? lr : 7 * mn);
+    extra = (size_t)m * m + (size_t)n * n, ints = 8 * mn;
+  } else if (j->k == K_EIGH) {
+    char jobz = j->flag ? 'V' : 'N', uplo = 'L';
+    cheevd_(&jobz, &uplo, &n, NULL, &n, NULL, wq, &q, rq, &q, &iq, &q, &info, 1,
+            1);
+    j->lrwork = rq[0] < 1 ? 1 : (int)rq[0] + 1;
+    j->liwork = iq < 1 ? 1 : iq;
+    ints = (size_t)j->liwork;
+  } else {
+    char jl = 'N', jr = j->flag ? 'V' : 'N';
+    cgeev_(&jl, &jr, &n, NULL, &n, NULL, NULL, &one, NULL, j->flag ? &n : &one,
+           wq, &q, rq, &info, 1, 1);
+    j->lrwork = 2 * n;
+    extra = (size_t)n * n;
+  }
+  j->lwork = lwork_of(j, wq);
+  j->ws_bytes = align16(mat + (extra + (size_t)j->lwork) * 8 +
+                        (size_t)j->lrwork * sizeof(float)) +
+                ints * sizeof(int);
+}
+
 /* Queries LAPACK's optimal workspace and sets j->ws_bytes. */
 static void plan(job* j) {
+  if (j->cplx) {
+    plan_complex(j);
+    return;
+  }
   int m = j->m, n = j->n, k = m < n ? m : n, info = 0, q = -1, one = 1;
   size_t e = j->esz, mat = (size_t)m * n * e;
   double wq[2] = {0, 0}; /* room for one element of either type */
@@ -418,11 +540,12 @@ static cmx_status fill_empty(const job* j, const cmx_array* out, int nout) {
     if (out[i]->size)
       memset(j->o[i], 0, (size_t)out[i]->size * cmx_dtype_size(out[i]->dtype));
   for (int64_t b = 0; b < j->batch; b++) {
-    if (j->k == K_SVD && j->flag) {
+    if (j->k == K_SVD && j->flag) { /* complex: the real parts */
+      int64_t c = j->cplx ? 2 : 1;
       for (int64_t r = 0; r < j->m; r++)
-        put(j, j->o[0], (b * j->m + r) * j->m + r, 1);
+        put(j, j->o[0], c * ((b * j->m + r) * j->m + r), 1);
       for (int64_t r = 0; r < j->n; r++)
-        put(j, j->o[2], (b * j->n + r) * j->n + r, 1);
+        put(j, j->o[2], c * ((b * j->n + r) * j->n + r), 1);
     }
     if (j->k == K_LUF)
       for (int64_t r = 0; r < j->m; r++)
@@ -457,7 +580,8 @@ static job job_of(kind k, cmx_array a) {
   memset(&j, 0, sizeof j);
   j.k = k;
   j.dbl = a->dtype == CMX_FLOAT64;
-  j.esz = j.dbl ? 8 : 4;
+  j.cplx = a->dtype == CMX_COMPLEX64;
+  j.esz = j.dbl || j.cplx ? 8 : 4;
   j.m = (int)a->dims[a->ndim - 2];
   j.n = (int)a->dims[a->ndim - 1];
   j.batch = a->size / ((int64_t)j.m * j.n > 0 ? (int64_t)j.m * j.n : 1);
@@ -475,6 +599,15 @@ static job job_of(kind k, cmx_array a) {
     return cmx_kernel_error(CMX_ERR_VALUE, "[" op                             \
                                            "] expects contiguous float32 or " \
                                            "float64 input.");
+/* CHECK_IN, complex64 allowed too (SVD, Eigh, Eig). */
+#define CHECK_IN_C(op, a)                                               \
+  if (!cmx_kernel_is_contiguous(a) ||                                   \
+      ((a)->dtype != CMX_FLOAT32 && (a)->dtype != CMX_FLOAT64 &&        \
+       (a)->dtype != CMX_COMPLEX64))                                    \
+    return cmx_kernel_error(CMX_ERR_VALUE,                              \
+                            "[" op                                      \
+                            "] expects contiguous float32, float64 or " \
+                            "complex64 input.");
 
 CMX__KERNEL(cmx__cpu_luf) {
   (void)p, (void)nin;
@@ -492,7 +625,7 @@ CMX__KERNEL(cmx__cpu_qrf) {
 
 CMX__KERNEL(cmx__cpu_svd) {
   (void)nin;
-  CHECK_IN("linalg::svd", in[0]);
+  CHECK_IN_C("linalg::svd", in[0]);
   job j = job_of(K_SVD, in[0]);
   j.flag = ((const cmx__svd_params*)cmx_primitive_params(p))->uv;
   return run(&j, "linalg::svd", out, nout);
@@ -518,7 +651,7 @@ CMX__KERNEL(cmx__cpu_cholesky) {
 CMX__KERNEL(cmx__cpu_eigh) {
   (void)nin;
   const cmx__eigh_params* q = cmx_primitive_params(p);
-  CHECK_IN("linalg::eigh", in[0]);
+  CHECK_IN_C("linalg::eigh", in[0]);
   job j = job_of(K_EIGH, in[0]);
   j.upper = q->upper, j.flag = q->vectors;
   return run(&j, "linalg::eigh", out, nout);
@@ -526,7 +659,7 @@ CMX__KERNEL(cmx__cpu_eigh) {
 
 CMX__KERNEL(cmx__cpu_eig) {
   (void)nin;
-  CHECK_IN("linalg::eig", in[0]);
+  CHECK_IN_C("linalg::eig", in[0]);
   job j = job_of(K_EIG, in[0]);
   j.flag = ((const cmx__eig_params*)cmx_primitive_params(p))->vectors;
   return run(&j, "linalg::eig", out, nout);

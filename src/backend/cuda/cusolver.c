@@ -34,6 +34,10 @@ typedef struct {
   {offsetof(cmx__cusolver_api, f[0]), "cusolverDn" s, false}, { \
     offsetof(cmx__cusolver_api, f[1]), "cusolverDn" d, false    \
   }
+#define SV3(f, s, d, c)                                      \
+  SV2(f, s, d), {                                            \
+    offsetof(cmx__cusolver_api, f[2]), "cusolverDn" c, false \
+  }
 static const entry k_solver[] = {
     SV(cusolverGetVersion),
     SV(cusolverDnCreate),
@@ -53,20 +57,22 @@ static const entry k_solver[] = {
     SV2(potrfBatched, "SpotrfBatched", "DpotrfBatched"),
     SV2(orgqr_bufferSize, "Sorgqr_bufferSize", "Dorgqr_bufferSize"),
     SV2(orgqr, "Sorgqr", "Dorgqr"),
-    SV2(gesvdj_bufferSize, "Sgesvdj_bufferSize", "Dgesvdj_bufferSize"),
-    SV2(gesvdj, "Sgesvdj", "Dgesvdj"),
-    SV2(gesvdjBatched_bufferSize, "SgesvdjBatched_bufferSize",
-        "DgesvdjBatched_bufferSize"),
-    SV2(gesvdjBatched, "SgesvdjBatched", "DgesvdjBatched"),
-    SV2(syevjBatched_bufferSize, "SsyevjBatched_bufferSize",
-        "DsyevjBatched_bufferSize"),
-    SV2(syevjBatched, "SsyevjBatched", "DsyevjBatched"),
+    SV3(gesvdj_bufferSize, "Sgesvdj_bufferSize", "Dgesvdj_bufferSize",
+        "Cgesvdj_bufferSize"),
+    SV3(gesvdj, "Sgesvdj", "Dgesvdj", "Cgesvdj"),
+    SV3(gesvdjBatched_bufferSize, "SgesvdjBatched_bufferSize",
+        "DgesvdjBatched_bufferSize", "CgesvdjBatched_bufferSize"),
+    SV3(gesvdjBatched, "SgesvdjBatched", "DgesvdjBatched", "CgesvdjBatched"),
+    SV3(syevjBatched_bufferSize, "SsyevjBatched_bufferSize",
+        "DsyevjBatched_bufferSize", "CheevjBatched_bufferSize"),
+    SV3(syevjBatched, "SsyevjBatched", "DsyevjBatched", "CheevjBatched"),
     {offsetof(cmx__cusolver_api, cusolverDnXgeev_bufferSize),
      "cusolverDnXgeev_bufferSize", true},
     {offsetof(cmx__cusolver_api, cusolverDnXgeev), "cusolverDnXgeev", true},
 };
 #undef SV
 #undef SV2
+#undef SV3
 
 #define BL(f) \
   { offsetof(cmx__cublas_api, f), #f, false }

@@ -46,13 +46,11 @@
 #include "backend/cuda/linalg_job.h"
 
 static const char* const k_kernels[] = {
-    "cmx_la_transpose",  "cmx_la_ptrs",
-    "cmx_la_tri_zero",   "cmx_la_eye",
-    "cmx_la_nonfinite",  "cmx_la_fill_where",
-    "cmx_la_diag_zero",  "cmx_la_luf_piv",
-    "cmx_la_qr_r",       "cmx_la_eig_pack",
-    "cmx_la_cov_sqrt",   "cmx_la_jacobi_eigh",
-    "cmx_la_jacobi_svd", NULL};
+    "cmx_la_transpose",  "cmx_la_ptrs",       "cmx_la_tri_zero",
+    "cmx_la_eye",        "cmx_la_nonfinite",  "cmx_la_fill_where",
+    "cmx_la_diag_zero",  "cmx_la_luf_piv",    "cmx_la_qr_r",
+    "cmx_la_eig_pack",   "cmx_la_cov_sqrt",   "cmx_la_jacobi_eigh",
+    "cmx_la_jacobi_svd", "cmx_la_ctranspose", NULL};
 static bool la_variant(int v, cmx__gpu_variant* out) {
   snprintf(out->name, sizeof out->name, "linalg_%s", v ? "float64" : "float32");
   snprintf(out->prelude, sizeof out->prelude, "#define T %s\n",
@@ -97,20 +95,27 @@ static void job_end(cmx__la_job* j) {
   j->host_ws = NULL;
 }
 
-cmx_status cmx__la_launch(const cmx__la_job* j, int kernel,
-                          const cmx__gpu_args* a, int64_t work) {
+/* Kernel of variant v (0 float32, 1 float64). */
+static cmx_status launch_v(const cmx__la_job* j, int v, int kernel,
+                           const cmx__gpu_args* a, int64_t work) {
   if (work <= 0) return CMX_OK;
   const cmx__gpu_kernel* k =
-      cmx__gpu_kernel_get(j->dev, &cmx__gpu_family_linalg, j->dbl, kernel);
+      cmx__gpu_kernel_get(j->dev, &cmx__gpu_family_linalg, v, kernel);
   if (!k) return cmx_last_status();
   cmx__gpu_cfg cfg = cmx__gpu_cfg_for(k, work);
   return cmx__gpu_launch(j->op, k, &cfg, a);
 }
 
-/* d[b] = s[b]^T for r x c matrices s[b] at b * sstep elements. */
-cmx_status cmx__la_transpose(const cmx__la_job* j, CUdeviceptr s, CUdeviceptr d,
-                             int64_t batch, int64_t r, int64_t c,
-                             int64_t sstep) {
+cmx_status cmx__la_launch(const cmx__la_job* j, int kernel,
+                          const cmx__gpu_args* a, int64_t work) {
+  return launch_v(j, j->dbl, kernel, a, work);
+}
+
+/* The transposes: kernel (CMX__LA_K_TRANSPOSE, CMX__LA_K_CTRANSPOSE) of
+ * variant v. */
+static cmx_status transpose_k(const cmx__la_job* j, int v, int kernel,
+                              CUdeviceptr s, CUdeviceptr d, int64_t batch,
+                              int64_t r, int64_t c, int64_t sstep) {
   cmx__gpu_args a;
   cmx__gpu_args_init(&a);
   long long bb = batch, rr = r, cc = c, ss = sstep;
@@ -120,7 +125,22 @@ cmx_status cmx__la_transpose(const cmx__la_job* j, CUdeviceptr s, CUdeviceptr d,
   CMX__GPU_ARG(&a, rr);
   CMX__GPU_ARG(&a, cc);
   CMX__GPU_ARG(&a, ss);
-  return cmx__la_launch(j, CMX__LA_K_TRANSPOSE, &a, batch * r * c);
+  return launch_v(j, v, kernel, &a, batch * r * c);
+}
+
+/* d[b] = s[b]^T for r x c matrices s[b] at b * sstep elements; complex64
+ * through the float64 variant (8-byte words, moved bit for bit). */
+cmx_status cmx__la_transpose(const cmx__la_job* j, CUdeviceptr s, CUdeviceptr d,
+                             int64_t batch, int64_t r, int64_t c,
+                             int64_t sstep) {
+  return transpose_k(j, j->cplx ? 1 : j->dbl, CMX__LA_K_TRANSPOSE, s, d, batch,
+                     r, c, sstep);
+}
+
+cmx_status cmx__la_ctranspose(const cmx__la_job* j, CUdeviceptr s,
+                              CUdeviceptr d, int64_t batch, int64_t r,
+                              int64_t c, int64_t sstep) {
+  return transpose_k(j, 0, CMX__LA_K_CTRANSPOSE, s, d, batch, r, c, sstep);
 }
 
 /* A device array of the batch's matrix pointers: base + i * step bytes. */
@@ -147,7 +167,11 @@ cmx_status cmx__la_mats(const cmx__la_job* j, int kernel, CUdeviceptr p,
   CMX__GPU_ARG(&a, p);
   CMX__GPU_ARG(&a, bb);
   CMX__GPU_ARG(&a, rr);
-  if (kernel == CMX__LA_K_EYE) CMX__GPU_ARG(&a, cc);
+  int step = j->cplx ? 2 : 1; /* complex: the real parts */
+  if (kernel == CMX__LA_K_EYE) {
+    CMX__GPU_ARG(&a, cc);
+    CMX__GPU_ARG(&a, step);
+  }
   if (kernel == CMX__LA_K_TRI_ZERO) CMX__GPU_ARG(&a, flag);
   return cmx__la_launch(j, kernel, &a, j->batch * r * c);
 }
@@ -286,25 +310,32 @@ cmx_status cmx__la_sanitized(cmx__la_job* j, CUdeviceptr in, CUdeviceptr* a,
   if (st == CMX_OK) st = cmx__la_words(j, j->batch, flags);
   if (st == CMX_OK)
     st = cmx__gpu_copy_d2d(j->op, *a, in, (size_t)(per * j->batch * j->esz));
+  if (j->cplx) per *= 2; /* the kernels see float pairs */
   if (st == CMX_OK) st = nonfinite(j, *a, per, *flags);
   if (st == CMX_OK) st = cmx__la_fill_where(j, *a, per, *flags, 0.0);
   return st;
 }
 
-/* Sets up j for input a (checked like the CPU's kernel) and allocates
- * the outputs; *empty when there is nothing to factor. */
-cmx_status cmx__la_setup(cmx__la_job* j, const cmx_primitive* p, const char* op,
-                         cmx_array a, const cmx_array* out, int nout,
-                         bool* empty) {
+/* Sets up j for input a (checked like the CPU's kernel; complex64 where
+ * cplx_ok) and allocates the outputs; *empty when there is nothing to
+ * factor. */
+static cmx_status setup(cmx__la_job* j, const cmx_primitive* p, const char* op,
+                        cmx_array a, const cmx_array* out, int nout,
+                        bool* empty, bool cplx_ok) {
   memset(j, 0, sizeof *j);
   j->op = op;
   j->dev = cmx_primitive_stream(p).device.index;
+  bool cplx = cplx_ok && a->dtype == CMX_COMPLEX64;
   if (!cmx_kernel_is_contiguous(a) ||
-      (a->dtype != CMX_FLOAT32 && a->dtype != CMX_FLOAT64))
-    return cmx_kernel_error(
-        CMX_ERR_VALUE, "[%s] expects contiguous float32 or float64 input.", op);
+      (a->dtype != CMX_FLOAT32 && a->dtype != CMX_FLOAT64 && !cplx))
+    return cmx_kernel_error(CMX_ERR_VALUE,
+                            "[%s] expects contiguous float32%s float64%s "
+                            "input.",
+                            op, cplx_ok ? "," : " or",
+                            cplx_ok ? " or complex64" : "");
   j->dbl = a->dtype == CMX_FLOAT64;
-  j->esz = j->dbl ? 8 : 4;
+  j->cplx = cplx;
+  j->esz = j->dbl || cplx ? 8 : 4;
   j->m = a->dims[a->ndim - 2];
   j->n = a->dims[a->ndim - 1];
   j->batch = 1;
@@ -320,6 +351,18 @@ cmx_status cmx__la_setup(cmx__la_job* j, const cmx_primitive* p, const char* op,
                             "supported on the gpu.",
                             op);
   return CMX_OK;
+}
+
+cmx_status cmx__la_setup(cmx__la_job* j, const cmx_primitive* p, const char* op,
+                         cmx_array a, const cmx_array* out, int nout,
+                         bool* empty) {
+  return setup(j, p, op, a, out, nout, empty, false);
+}
+
+cmx_status cmx__la_setup_complex(cmx__la_job* j, const cmx_primitive* p,
+                                 const char* op, cmx_array a,
+                                 const cmx_array* out, int nout, bool* empty) {
+  return setup(j, p, op, a, out, nout, empty, true);
 }
 
 cmx_status cmx__la_begin(cmx__la_job* j, const cmx_primitive* p, const char* op,

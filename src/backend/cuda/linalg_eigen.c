@@ -2,7 +2,10 @@
  * CovSqrt. Matrices up to 64 x 64 through cmx's batched Jacobi kernels;
  * larger ones (or all, with CMX_CUDA_JACOBI=0) through cuSOLVER:
  * syevjBatched / gesvdjBatched up to 32x32, else Xsyevd / gesvdj per
- * matrix. */
+ * matrix. complex64 always takes cuSOLVER (CheevjBatched /
+ * CgesvdjBatched up to 32 x 32, else Xsyevd / Cgesvdj): the row-major
+ * matrix read in place is A^T = conj(A), so Eigh's vectors and SVD's U
+ * come back through a conjugating transpose. */
 #include <math.h>
 #include <stdlib.h>
 #include <string.h>
@@ -24,7 +27,7 @@ typedef struct {
 static cmx_status syevj_run(cmx__la_job* j, void* ctx, CUstream s) {
   (void)s;
   eig_ctx* c = ctx;
-  CMX__SV_TRY(cmx__sv.syevjBatched[j->dbl](
+  CMX__SV_TRY(cmx__sv.syevjBatched[cmx__la_ti(j)](
                   j->h.dn, c->jobz, c->uplo, (int)j->n, CMX__PTR(c->a),
                   (int)j->n, CMX__PTR(c->w), CMX__PTR(c->ws), c->lwork,
                   CMX__PTR(c->info), j->h.syevj, (int)j->batch),
@@ -34,27 +37,28 @@ static cmx_status syevj_run(cmx__la_job* j, void* ctx, CUstream s) {
 
 static cusolverStatus_t syevd_one(cmx__la_job* j, void* ctx, int64_t b) {
   eig_ctx* c = ctx;
-  int t = cmx__la_dtype(j);
-  size_t mat = (size_t)(j->n * j->n * j->esz), vec = (size_t)(j->n * j->esz);
+  int t = cmx__la_dtype(j), rt = cmx__la_rtype(j);
+  size_t mat = (size_t)(j->n * j->n * j->esz),
+         vec = (size_t)(j->n * cmx__la_resz(j));
   return cmx__sv.cusolverDnXsyevd(
       j->h.dn, j->h.params, c->jobz, c->uplo, j->n, t, CMX__PTR(c->a + b * mat),
-      j->n, t, CMX__PTR(c->w + b * vec), t, CMX__PTR(c->ws), c->ws_bytes,
+      j->n, rt, CMX__PTR(c->w + b * vec), t, CMX__PTR(c->ws), c->ws_bytes,
       j->host_ws, j->host_bytes, (int*)CMX__PTR(c->info) + b);
 }
 
 static cmx_status eigh_plan(cmx__la_job* j, eig_ctx* c) {
-  int n = (int)j->n, t = cmx__la_dtype(j);
+  int n = (int)j->n, t = cmx__la_dtype(j), rt = cmx__la_rtype(j);
   size_t hb = 0;
   cusolverStatus_t r;
   cmx__solver_lock(j->dev);
   if (c->batched) {
-    r = cmx__sv.syevjBatched_bufferSize[j->dbl](
+    r = cmx__sv.syevjBatched_bufferSize[cmx__la_ti(j)](
         j->h.dn, c->jobz, c->uplo, n, CMX__PTR(c->a), n, CMX__PTR(c->w),
         &c->lwork, j->h.syevj, (int)j->batch);
     c->ws_bytes = (size_t)c->lwork * (size_t)j->esz;
   } else {
     r = cmx__sv.cusolverDnXsyevd_bufferSize(
-        j->h.dn, j->h.params, c->jobz, c->uplo, n, t, CMX__PTR(c->a), n, t,
+        j->h.dn, j->h.params, c->jobz, c->uplo, n, t, CMX__PTR(c->a), n, rt,
         CMX__PTR(c->w), t, &c->ws_bytes, &hb);
   }
   cmx__solver_unlock(j->dev);
@@ -71,7 +75,7 @@ static cmx_status gesvdj_run(cmx__la_job* j, void* ctx, CUstream s) {
   eig_ctx* c = ctx;
   int rows = (int)j->n, cols = (int)j->m;
   CMX__SV_TRY(
-      cmx__sv.gesvdjBatched[j->dbl](
+      cmx__sv.gesvdjBatched[cmx__la_ti(j)](
           j->h.dn, c->jobz, rows, cols, CMX__PTR(c->a), rows, CMX__PTR(c->w),
           CMX__PTR(c->u), rows, CMX__PTR(c->v), cols, CMX__PTR(c->ws), c->lwork,
           CMX__PTR(c->info), j->h.gesvdj, (int)j->batch),
@@ -82,10 +86,10 @@ static cmx_status gesvdj_run(cmx__la_job* j, void* ctx, CUstream s) {
 static cusolverStatus_t gesvdj_one(cmx__la_job* j, void* ctx, int64_t b) {
   eig_ctx* c = ctx;
   int rows = (int)j->n, cols = (int)j->m;
-  int64_t k = j->m < j->n ? j->m : j->n, e = j->esz;
-  return cmx__sv.gesvdj[j->dbl](
+  int64_t k = j->m < j->n ? j->m : j->n, e = j->esz, re = cmx__la_resz(j);
+  return cmx__sv.gesvdj[cmx__la_ti(j)](
       j->h.dn, c->jobz, 0, rows, cols, CMX__PTR(c->a + b * j->m * j->n * e),
-      rows, CMX__PTR(c->w + b * k * e), CMX__PTR(c->u + b * j->n * j->n * e),
+      rows, CMX__PTR(c->w + b * k * re), CMX__PTR(c->u + b * j->n * j->n * e),
       rows, CMX__PTR(c->v + b * j->m * j->m * e), cols, CMX__PTR(c->ws),
       c->lwork, (int*)CMX__PTR(c->info) + b, j->h.gesvdj);
 }
@@ -95,12 +99,12 @@ static cmx_status svd_plan(cmx__la_job* j, eig_ctx* c) {
   cusolverStatus_t r;
   cmx__solver_lock(j->dev);
   if (c->batched)
-    r = cmx__sv.gesvdjBatched_bufferSize[j->dbl](
+    r = cmx__sv.gesvdjBatched_bufferSize[cmx__la_ti(j)](
         j->h.dn, c->jobz, rows, cols, CMX__PTR(c->a), rows, CMX__PTR(c->w),
         CMX__PTR(c->u), rows, CMX__PTR(c->v), cols, &c->lwork, j->h.gesvdj,
         (int)j->batch);
   else
-    r = cmx__sv.gesvdj_bufferSize[j->dbl](
+    r = cmx__sv.gesvdj_bufferSize[cmx__la_ti(j)](
         j->h.dn, c->jobz, 0, rows, cols, CMX__PTR(c->a), rows, CMX__PTR(c->w),
         CMX__PTR(c->u), rows, CMX__PTR(c->v), cols, &c->lwork, j->h.gesvdj);
   cmx__solver_unlock(j->dev);
@@ -188,9 +192,9 @@ cmx_status cmx__gpu_eigh(const cmx_primitive* p, const cmx_array* in, int nin,
   cmx__la_job j;
   bool empty;
   cmx_status st =
-      cmx__la_setup(&j, p, "linalg::eigh", in[0], out, nout, &empty);
+      cmx__la_setup_complex(&j, p, "linalg::eigh", in[0], out, nout, &empty);
   if (st != CMX_OK || empty) return st;
-  if (jacobi_on(j.n, j.n))
+  if (!j.cplx && jacobi_on(j.n, j.n))
     return cmx__la_finish(&j, jacobi_eigh(&j, in, out, q), out, nout);
   if ((st = cmx__solver_get(j.dev, j.op, &j.h)) != CMX_OK) return st;
   eig_ctx c = {.jobz = q->vectors ? CMX__EIG_VECTOR : CMX__EIG_NOVECTOR,
@@ -205,11 +209,14 @@ cmx_status cmx__gpu_eigh(const cmx_primitive* p, const cmx_array* in, int nin,
     st = c.batched ? cmx__la_call(&j, syevj_run, &c)
                    : cmx__la_each(&j, syevd_one, &c, "Xsyevd");
   if (st == CMX_OK) st = cmx__la_fill_where(&j, c.w, j.n, flags, NAN);
-  if (st == CMX_OK && q->vectors) {
+  if (st == CMX_OK && q->vectors) { /* complex: the vectors of conj(A) */
     CUdeviceptr v = cmx__la_ptr(&j, out[1], &st);
+    int64_t nn = j.n * j.n;
     if (st == CMX_OK)
-      st = cmx__la_transpose(&j, c.a, v, j.batch, j.n, j.n, j.n * j.n);
-    if (st == CMX_OK) st = cmx__la_fill_where(&j, v, j.n * j.n, flags, NAN);
+      st = j.cplx ? cmx__la_ctranspose(&j, c.a, v, j.batch, j.n, j.n, nn)
+                  : cmx__la_transpose(&j, c.a, v, j.batch, j.n, j.n, nn);
+    if (st == CMX_OK)
+      st = cmx__la_fill_where(&j, v, nn * (j.cplx ? 2 : 1), flags, NAN);
   }
   if (st == CMX_OK)
     st = cmx__la_check_info(&j, c.info, flags, "Eigensolver did not converge.");
@@ -222,13 +229,14 @@ cmx_status cmx__gpu_svd(const cmx_primitive* p, const cmx_array* in, int nin,
   int uv = ((const cmx__svd_params*)cmx_primitive_params(p))->uv;
   cmx__la_job j;
   bool empty;
-  cmx_status st = cmx__la_setup(&j, p, "linalg::svd", in[0], out, nout, &empty);
+  cmx_status st =
+      cmx__la_setup_complex(&j, p, "linalg::svd", in[0], out, nout, &empty);
   if (st != CMX_OK) return st;
   if (empty) {
     st = cmx__la_fill_empty(&j, out, nout, uv);
     return cmx__la_finish(&j, st, out, nout);
   }
-  if (jacobi_on(j.m, j.n))
+  if (!j.cplx && jacobi_on(j.m, j.n))
     return cmx__la_finish(&j, jacobi_svd(&j, in, out, uv), out, nout);
   if ((st = cmx__solver_get(j.dev, j.op, &j.h)) != CMX_OK) return st;
   int64_t m = j.m, n = j.n, k = m < n ? m : n, e = j.esz;
@@ -250,11 +258,14 @@ cmx_status cmx__gpu_svd(const cmx_primitive* p, const cmx_array* in, int nin,
     st = c.batched ? cmx__la_call(&j, gesvdj_run, &c)
                    : cmx__la_each(&j, gesvdj_one, &c, "gesvdj");
   if (st == CMX_OK) st = cmx__la_fill_where(&j, s_out, k, flags, NAN);
-  if (st == CMX_OK && uv) {
+  if (st == CMX_OK && uv) { /* complex: U = conj(V of A^T) */
     CUdeviceptr u = cmx__la_ptr(&j, out[0], &st);
-    if (st == CMX_OK) st = cmx__la_transpose(&j, c.v, u, j.batch, m, m, m * m);
-    if (st == CMX_OK) st = cmx__la_fill_where(&j, u, m * m, flags, NAN);
-    if (st == CMX_OK) st = cmx__la_fill_where(&j, c.u, n * n, flags, NAN);
+    int64_t f = j.cplx ? 2 : 1;
+    if (st == CMX_OK)
+      st = j.cplx ? cmx__la_ctranspose(&j, c.v, u, j.batch, m, m, m * m)
+                  : cmx__la_transpose(&j, c.v, u, j.batch, m, m, m * m);
+    if (st == CMX_OK) st = cmx__la_fill_where(&j, u, f * m * m, flags, NAN);
+    if (st == CMX_OK) st = cmx__la_fill_where(&j, c.u, f * n * n, flags, NAN);
   }
   if (st == CMX_OK)
     st = cmx__la_check_info(&j, c.info, flags, "SVD did not converge.");

@@ -1,6 +1,7 @@
 /* The factorizations on the GPU (linalg.c says how): QR (Xgeqrf then
  * orgqr per matrix), LU (Xgetrf per matrix, its pivots turned into the
- * CPU's row order) and Eig (Xgeev per matrix, CUDA 12.6 and later). */
+ * CPU's row order) and Eig (Xgeev per matrix, CUDA 12.6 and later; complex64
+ * input too, its values written straight to the output). */
 #include <math.h>
 #include <string.h>
 
@@ -55,9 +56,10 @@ static cusolverStatus_t geev_one(cmx__la_job* j, void* ctx, int64_t b) {
   geev_ctx* c = ctx;
   int64_t n = j->n, e = j->esz;
   int t = cmx__la_dtype(j), tc = j->dbl ? CMX__C_64F : CMX__C_32F;
+  int64_t wstep = j->cplx ? n * e : 2 * n * e; /* n complex values */
   return cmx__sv.cusolverDnXgeev(
       j->h.dn, j->h.params, CMX__EIG_NOVECTOR, c->jobvr, n, t,
-      CMX__PTR(c->a + b * n * n * e), n, tc, CMX__PTR(c->w + b * 2 * n * e), t,
+      CMX__PTR(c->a + b * n * n * e), n, tc, CMX__PTR(c->w + b * wstep), t,
       NULL, 1, t, c->vr ? CMX__PTR(c->vr + b * n * n * e) : NULL, c->vr ? n : 1,
       t, CMX__PTR(c->ws), c->ws_bytes, j->host_ws, j->host_bytes,
       (int*)CMX__PTR(c->info) + b);
@@ -186,7 +188,9 @@ cmx_status cmx__gpu_eig(const cmx_primitive* p, const cmx_array* in, int nin,
   int vectors = ((const cmx__eig_params*)cmx_primitive_params(p))->vectors;
   cmx__la_job j;
   bool empty;
-  cmx_status st = cmx__la_begin(&j, p, "linalg::eig", in[0], out, nout, &empty);
+  cmx_status st =
+      cmx__la_setup_complex(&j, p, "linalg::eig", in[0], out, nout, &empty);
+  if (st == CMX_OK && !empty) st = cmx__solver_get(j.dev, j.op, &j.h);
   if (st != CMX_OK) return st;
   if (empty)
     return cmx__la_finish(&j, cmx__la_fill_empty(&j, out, nout, false), out,
@@ -209,7 +213,9 @@ cmx_status cmx__gpu_eig(const cmx_primitive* p, const cmx_array* in, int nin,
   if (st == CMX_OK)
     st = cmx__la_scratch(&j, (size_t)(j.batch * n * n * e), &c.a);
   if (st == CMX_OK) st = cmx__la_transpose(&j, s, c.a, j.batch, n, n, n * n);
-  if (st == CMX_OK)
+  if (st == CMX_OK && j.cplx) /* complex64: values straight to the output */
+    c.w = ow;
+  else if (st == CMX_OK)
     st = cmx__la_scratch(&j, (size_t)(j.batch * 2 * n * e), &c.w);
   if (st == CMX_OK && vectors)
     st = cmx__la_scratch(&j, (size_t)(j.batch * n * n * e), &c.vr);
@@ -227,7 +233,12 @@ cmx_status cmx__gpu_eig(const cmx_primitive* p, const cmx_array* in, int nin,
     if (st == CMX_OK) st = cmx__la_host_ws(&j, hb);
   }
   if (st == CMX_OK) st = cmx__la_each(&j, geev_one, &c, "Xgeev");
-  if (st == CMX_OK) {
+  if (st == CMX_OK && j.cplx) { /* vectors: the column-major result^T */
+    if (vectors) st = cmx__la_transpose(&j, c.vr, ov, j.batch, n, n, n * n);
+    if (st == CMX_OK) st = cmx__la_fill_where(&j, ow, 2 * n, flags, NAN);
+    if (st == CMX_OK && vectors)
+      st = cmx__la_fill_where(&j, ov, 2 * n * n, flags, NAN);
+  } else if (st == CMX_OK) {
     cmx__gpu_args a;
     cmx__gpu_args_init(&a);
     long long bb = j.batch, nn = n;

@@ -31,13 +31,15 @@ enum {
   CMX__LA_K_EIG_PACK,
   CMX__LA_K_COV_SQRT,
   CMX__LA_K_JACOBI_EIGH,
-  CMX__LA_K_JACOBI_SVD
+  CMX__LA_K_JACOBI_SVD,
+  CMX__LA_K_CTRANSPOSE
 };
 
 #define CMX__LA_MAX_TMP 16
 typedef struct cmx__la_job {
   const char* op;
   int dev, dbl;
+  int cplx; /* complex64 (dbl 0, esz 8): SVD, Eigh, Eig only */
   int64_t esz, m, n, batch;
   cmx__solver_handles h;
   cmx__buffer* tmp[CMX__LA_MAX_TMP];
@@ -48,13 +50,29 @@ typedef struct cmx__la_job {
 
 /* The cuSOLVER data type of the job's elements. */
 static inline int cmx__la_dtype(const cmx__la_job* j) {
+  return j->cplx ? CMX__C_32F : j->dbl ? CMX__R_64F : CMX__R_32F;
+}
+/* The real type of the same precision (singular and Hermitian eigen
+ * values), and its element size. */
+static inline int cmx__la_rtype(const cmx__la_job* j) {
   return j->dbl ? CMX__R_64F : CMX__R_32F;
+}
+static inline int64_t cmx__la_resz(const cmx__la_job* j) {
+  return j->dbl ? 8 : 4;
+}
+/* The index of the job's routine in a cuSOLVER typed triple. */
+static inline int cmx__la_ti(const cmx__la_job* j) {
+  return j->cplx ? 2 : j->dbl;
 }
 
 /* cmx__la_begin without the solver handles (kernels of cmx's own). */
 cmx_status cmx__la_setup(cmx__la_job* j, const cmx_primitive* p, const char* op,
                          cmx_array a, const cmx_array* out, int nout,
                          bool* empty);
+/* cmx__la_setup that takes complex64 too (j->cplx): SVD, Eigh, Eig. */
+cmx_status cmx__la_setup_complex(cmx__la_job* j, const cmx_primitive* p,
+                                 const char* op, cmx_array a,
+                                 const cmx_array* out, int nout, bool* empty);
 /* Sets up j for input a (contiguous float32/float64, checked like the
  * CPU's kernel), allocates the outputs and gets the solver handles; *empty
  * when there is nothing to factor (handles not taken). */
@@ -80,19 +98,26 @@ cmx_status cmx__la_host_ws(cmx__la_job* j, size_t bytes);
  * the family's grid-stride shape; nothing when work <= 0. */
 cmx_status cmx__la_launch(const cmx__la_job* j, int kernel,
                           const cmx__gpu_args* a, int64_t work);
-/* d[b] = s[b]^T for r x c matrices s[b] at b * sstep elements. */
+/* d[b] = s[b]^T for r x c matrices s[b] at b * sstep elements (complex
+ * jobs: moved as 8-byte words). */
 cmx_status cmx__la_transpose(const cmx__la_job* j, CUdeviceptr s, CUdeviceptr d,
                              int64_t batch, int64_t r, int64_t c,
                              int64_t sstep);
+/* The same for complex64 with conjugation: d[b] = s[b]^H. */
+cmx_status cmx__la_ctranspose(const cmx__la_job* j, CUdeviceptr s,
+                              CUdeviceptr d, int64_t batch, int64_t r,
+                              int64_t c, int64_t sstep);
 /* A job-owned device array of the batch's matrix pointers: base + i *
  * step bytes. */
 cmx_status cmx__la_pointers(cmx__la_job* j, CUdeviceptr base, int64_t step,
                             CUdeviceptr* out);
 /* (batch, r, c) kernels: CMX__LA_K_TRI_ZERO (flag: zero the upper
- * triangle; r == c), CMX__LA_K_EYE. */
+ * triangle; r == c), CMX__LA_K_EYE (complex jobs: the real parts, the
+ * imaginary ones left as they are). */
 cmx_status cmx__la_mats(const cmx__la_job* j, int kernel, CUdeviceptr p,
                         int64_t r, int64_t c, int flag);
-/* Matrix b (per elements) of p = v where flags[b]. */
+/* Matrix b (per elements of the job's real type: a complex64 value
+ * counts 2) of p = v where flags[b]. */
 cmx_status cmx__la_fill_where(const cmx__la_job* j, CUdeviceptr p, int64_t per,
                               CUdeviceptr flags, double v);
 /* A job-owned copy of the input at *a with its non-finite matrices zeroed

@@ -6,7 +6,8 @@
  * cublas_api.h, cusolver_common.h, library_types.h and cufft.h).
  *
  * Every entry point is a pair: [0] float32, [1] float64 where the library
- * has one routine per type.
+ * has one routine per type; the SVD and Hermitian eigensolvers add [2]
+ * complex64 (cusolverDnC...).
  */
 #ifndef CMX_BACKEND_CUDA_SOLVER_H
 #define CMX_BACKEND_CUDA_SOLVER_H
@@ -107,31 +108,31 @@ typedef struct cmx__cusolver_api {
   cusolverStatus_t (*orgqr[2])(cusolverDnHandle_t h, int m, int n, int k,
                                void* A, int lda, const void* tau, void* work,
                                int lwork, int* info);
-  cusolverStatus_t (*gesvdj_bufferSize[2])(cusolverDnHandle_t h, int jobz,
+  cusolverStatus_t (*gesvdj_bufferSize[3])(cusolverDnHandle_t h, int jobz,
                                            int econ, int m, int n,
                                            const void* A, int lda,
                                            const void* S, const void* U,
                                            int ldu, const void* V, int ldv,
                                            int* lwork, gesvdjInfo_t params);
-  cusolverStatus_t (*gesvdj[2])(cusolverDnHandle_t h, int jobz, int econ, int m,
+  cusolverStatus_t (*gesvdj[3])(cusolverDnHandle_t h, int jobz, int econ, int m,
                                 int n, void* A, int lda, void* S, void* U,
                                 int ldu, void* V, int ldv, void* work,
                                 int lwork, int* info, gesvdjInfo_t params);
-  cusolverStatus_t (*gesvdjBatched_bufferSize[2])(
+  cusolverStatus_t (*gesvdjBatched_bufferSize[3])(
       cusolverDnHandle_t h, int jobz, int m, int n, const void* A, int lda,
       const void* S, const void* U, int ldu, const void* V, int ldv, int* lwork,
       gesvdjInfo_t params, int batch);
-  cusolverStatus_t (*gesvdjBatched[2])(cusolverDnHandle_t h, int jobz, int m,
+  cusolverStatus_t (*gesvdjBatched[3])(cusolverDnHandle_t h, int jobz, int m,
                                        int n, void* A, int lda, void* S,
                                        void* U, int ldu, void* V, int ldv,
                                        void* work, int lwork, int* info,
                                        gesvdjInfo_t params, int batch);
-  cusolverStatus_t (*syevjBatched_bufferSize[2])(cusolverDnHandle_t h, int jobz,
+  cusolverStatus_t (*syevjBatched_bufferSize[3])(cusolverDnHandle_t h, int jobz,
                                                  int uplo, int n, const void* A,
                                                  int lda, const void* W,
                                                  int* lwork, syevjInfo_t params,
                                                  int batch);
-  cusolverStatus_t (*syevjBatched[2])(cusolverDnHandle_t h, int jobz, int uplo,
+  cusolverStatus_t (*syevjBatched[3])(cusolverDnHandle_t h, int jobz, int uplo,
                                       int n, void* A, int lda, void* W,
                                       void* work, int lwork, int* info,
                                       syevjInfo_t params, int batch);

@@ -43,13 +43,30 @@ extern "C" __global__ void cmx_la_tri_zero(T* p, long long batch, long long n,
 }
 #endif
 
-// Identity matrices (r x c each).
+// Identity matrices (r x c each) at every step-th element (step 2: the real
+// parts of complex64 ones, the imaginary parts left as they are).
 #if !defined(CMX_ONLY) || defined(CMX_ONLY_cmx_la_eye)
 extern "C" __global__ void cmx_la_eye(T* p, long long batch, long long r,
-                                      long long c) {
+                                      long long c, int step) {
   CMX_LA_LOOP(t, batch * r * c) {
     long long e = t % (r * c);
-    p[t] = e / c == e % c ? (T)1 : (T)0;
+    p[t * step] = e / c == e % c ? (T)1 : (T)0;
+  }
+}
+#endif
+
+// complex64 (float pairs, whatever T): d[b] = conj(s[b])^T, as
+// cmx_la_transpose (the layout change that also conjugates: cuSOLVER's
+// vectors of a row-major complex matrix read in place).
+#if !defined(CMX_ONLY) || defined(CMX_ONLY_cmx_la_ctranspose)
+extern "C" __global__ void cmx_la_ctranspose(const float2* s, float2* d,
+                                             long long batch, long long r,
+                                             long long c, long long sstep) {
+  long long per = r * c;
+  CMX_LA_LOOP(t, batch * per) {
+    long long b = t / per, e = t % per, i = e / c, j = e % c;
+    float2 v = s[b * sstep + e];
+    d[b * per + j * r + i] = make_float2(v.x, -v.y);
   }
 }
 #endif
