@@ -10,6 +10,15 @@
  * reps fixes the number of timed runs (default: adaptive, best of 3-15);
  * "./build/bench_sweep 'sum (0,2)' 1" runs one case once, for callgrind.
  *
+ *   ./build/bench_sweep --serve [filter]
+ *
+ * times nothing by itself: before each case it prints "CASE <name>" and
+ * waits for commands on stdin, "t <n>" (time n runs, print "T <wall>
+ * <cpu>": seconds of the best) or "n" (next case). scripts/sweep-compare.py
+ * drives two such processes (an old and a new libcmx, the same cases in the
+ * same order) in lockstep, so that each case's runs alternate between the
+ * builds.
+ *
  * ns/elem counts the larger of the elements read and written (a reduction
  * counts its input, a gather its output). A case more than 10x the memcpy
  * floor is flagged "<-- SLOW" unless it is compute-bound by nature
@@ -252,8 +261,18 @@ static cmx_status build(const op_t* o, cmx_array* r, int* nr) {
 
 static const char* g_filter;
 static int g_reps;
+static bool g_serve;   /* --serve: cases timed on request (see the top) */
 static double g_floor; /* memcpy ns per float32 element */
 static int g_flagged, g_run;
+
+/* Seconds of one run of o (graph construction, output allocation and
+ * evaluation); its outputs are left in r[0..*nr) for the caller. */
+static double one_run(const op_t* o, cmx_array r[2], int* nr) {
+  double t0 = now();
+  if (build(o, r, nr) != CMX_OK || cmx_eval(r, (size_t)*nr) != CMX_OK)
+    die("op");
+  return now() - t0;
+}
 
 /* Seconds of the best run; *elems gets the larger of the elements read
  * and written. */
@@ -263,10 +282,7 @@ static double time_op(const op_t* o, int64_t* elems) {
   for (int i = 0; i < reps + (g_reps > 0 ? 0 : 1); i++) {
     cmx_array r[2] = {NULL, NULL};
     int nr = 0;
-    double t0 = now();
-    if (build(o, r, &nr) != CMX_OK || cmx_eval(r, (size_t)nr) != CMX_OK)
-      die("op");
-    double t = now() - t0;
+    double t = one_run(o, r, &nr);
     if (i == 0) {
       int64_t m = 0;
       cmx_array ins[5] = {o->x, o->y, o->z, o->idx[0], o->idx[1]};
@@ -286,12 +302,58 @@ static double time_op(const op_t* o, int64_t* elems) {
   return best;
 }
 
+static double cpu_now(void) {
+  struct timespec t;
+  clock_gettime(CLOCK_PROCESS_CPUTIME_ID, &t);
+  return (double)t.tv_sec + 1e-9 * (double)t.tv_nsec;
+}
+
+/* Best of n runs of o, in seconds of wall time (*cpu: the least process
+ * CPU time of a run, all threads: less sensitive to other processes). */
+static double best_of(const op_t* o, int n, double* cpu) {
+  double best = 1e30;
+  *cpu = 1e30;
+  for (int i = 0; i < n; i++) {
+    cmx_array r[2] = {NULL, NULL};
+    int nr = 0;
+    double c0 = cpu_now();
+    double t = one_run(o, r, &nr);
+    double c = cpu_now() - c0;
+    cmx_array_release_all(r, 2);
+    if (t < best) best = t;
+    if (c < *cpu) *cpu = c;
+  }
+  return best;
+}
+
+/* --serve: offers the case and times it as the commands on stdin say. */
+static void serve_case(const char* name, const op_t* o) {
+  char line[64];
+  printf("CASE %s\n", name);
+  fflush(stdout);
+  while (fgets(line, sizeof line, stdin)) {
+    int n = 0;
+    if (line[0] == 't' && sscanf(line + 1, "%d", &n) == 1 && n > 0) {
+      double cpu, wall = best_of(o, n, &cpu);
+      printf("T %.9f %.9f\n", wall, cpu);
+      fflush(stdout);
+    } else {
+      return; /* "n" or anything else: the next case */
+    }
+  }
+  exit(0); /* the driver went away */
+}
+
 /* Runs and prints one case. cb: why it is compute-bound (NULL: memory
  * bound, flagged past 10x the floor). flops: for products, to print
  * GFLOP/s as well. */
 static void run_case(const char* name, const op_t* o, const char* cb,
                      double flops) {
   if (g_filter && !strstr(name, g_filter)) return;
+  if (g_serve) {
+    serve_case(name, o);
+    return;
+  }
   int64_t elems = 1;
   double t = time_op(o, &elems);
   double ns = t * 1e9 / (double)elems, ratio = ns / g_floor;
@@ -1214,6 +1276,10 @@ static void convs(void) {
 
 int main(int argc, char** argv) {
   setenv("CMX_NUM_THREADS", "2", 0);
+  if (argc > 1 && !strcmp(argv[1], "--serve")) {
+    g_serve = true;
+    argv++, argc--;
+  }
   g_filter = argc > 1 && argv[1][0] ? argv[1] : NULL;
   g_reps = argc > 2 ? atoi(argv[2]) : 0;
   g_floor = memcpy_floor();

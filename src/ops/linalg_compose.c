@@ -148,6 +148,7 @@ cmx_array cmx__linalg_cross(cmx_array a, cmx_array b, int axis, cmx_stream s) {
 static cmx_array vector_norm(cmx_array x, double ord, int ax, bool keep,
                              cmx_stream s) {
   cmx_array ab = cmx__abs(x, s);
+  if (!ab) return NULL; /* its dtype is read below (a GPU stream and no GPU) */
   if (isinf(ord))
     return ord > 0 ? cmx__max(ab, &ax, 1, keep, s)
                    : cmx__min(ab, &ax, 1, keep, s);

@@ -231,7 +231,10 @@ static cmx_array mirror_pad_axis(cmx_array x, int ax, int64_t lo, int64_t hi,
     return CMX__FAIL(CMX_ERR_VALUE,
                      "[pad] Cannot pad an empty axis (%d) in %s mode.", ax,
                      symmetric ? "symmetric" : "reflect");
-  int64_t* idx = malloc((size_t)len * sizeof *idx);
+  size_t bytes; /* len * 8 wrapped to a small block for len near 2**62 */
+  int64_t* idx = __builtin_mul_overflow((size_t)len, sizeof *idx, &bytes)
+                     ? NULL
+                     : malloc(bytes);
   if (!idx) return CMX__FAIL(CMX_ERR_MEMORY, "[pad] out of host memory");
   int64_t period = symmetric ? 2 * n : 2 * (n - 1);
   for (int64_t i = 0; i < len; i++) {

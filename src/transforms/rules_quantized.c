@@ -57,18 +57,20 @@ CMX__RULE_JVP(cmx__jvp_dequantize) {
   cmx_dtype dt = outputs[0]->dtype;
   cmx_array r = NULL;
   int last = -1;
+  bool varies = false; /* x or the scales: r is their sum (NULL: failed) */
   for (int k = 0; k < nargs; k++) {
     if (argnums[k] == 0) continue;
     cmx_array t =
         cmx__expand_dims(cmx__astype(tangents[k], dt, s), &last, 1, s);
     if (argnums[k] == 1) t = cmx__multiply(t, integers(q, primals, dt, s), s);
-    r = r ? cmx__add(r, t, s) : t;
+    r = varies ? cmx__add(r, t, s) : t;
+    varies = true;
   }
-  if (!r) { /* only w varies: the integers are constants */
+  if (!varies) { /* only w varies: the integers are constants */
     out[0] = cmx__rule_keep(cmx__zeros_like(outputs[0], s));
   } else {
-    r = cmx__broadcast_to(r, groups(outputs[0], q->group_size, s)->dims,
-                          outputs[0]->ndim + 1, s);
+    cmx_array g = groups(outputs[0], q->group_size, s); /* NULL: failed */
+    r = g ? cmx__broadcast_to(r, g->dims, outputs[0]->ndim + 1, s) : NULL;
     out[0] =
         cmx__rule_keep(cmx__reshape(r, outputs[0]->dims, outputs[0]->ndim, s));
   }

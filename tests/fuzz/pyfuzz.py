@@ -19,6 +19,15 @@ arguments replaced by simpler ones) and printed as a minimal reproducer.
 
     python tests/fuzz/pyfuzz.py --build build --calls 20000 --seed 1
     python tests/fuzz/pyfuzz.py --build build-asan --sanitize --calls 2000
+    python tests/fuzz/pyfuzz.py --build build --calls 1000000 --batch 10000 \
+        --log tests/fuzz/runs/release-seed1.log  # make fuzz-python-release
+
+A long run with --log writes a CHECKPOINT line after each batch (calls
+done, failures in all, seconds) and each failure with its reproducer as it
+is found; run again with the same log, seed and --start, it resumes after
+the last call done (so --calls can grow across sessions). Each worker runs
+a whole batch in one interpreter (its start-up was a third of a release
+worker's time at 2,000 calls a batch).
 
 --sanitize runs the workers under a -DCMX_SANITIZE=ON build: Python loads
 the extension with dlopen, so AddressSanitizer's runtime must be the first
@@ -29,7 +38,9 @@ library of the process: LD_PRELOAD=$(gcc -print-file-name=libasan.so)
 found, 1 otherwise.
 """
 import argparse
+import contextlib
 import inspect
+import io
 import json
 import os
 import random
@@ -247,6 +258,13 @@ REGRESSIONS = [
     "r = mx.from_dlpack(mx.broadcast_to(mx.array(1e20), (2**31,)))",
     "mx._fail_after(11)\nr = mx.grad(lambda x: mx.sum(mx.logcumsumexp("
     "mx.floor(x))))(mx.broadcast_to(mx.array(3.7), (4, 1, 4)))",
+    # the long release run (seed 1, call 121,179): vector norms read the
+    # dtype of a failed intermediate
+    "r = mx.matrix_norm(mx.broadcast_to(mx.array(-1e308), (3, )), 0, "
+    "stream=mx.Device(mx.DeviceType.gpu))",
+    "r = mx.linalg.norm(mx.ones((3,)), 3, stream=mx.gpu)",
+    # seed 1, call 829,499: the mirrored indices' byte count wrapped
+    "r = mx.pad(mx.array([1, 2]), (0, 2**62), 'reflect')",
 ]
 
 # ---------------------------------------------------------------- targets
@@ -287,11 +305,32 @@ def targets(mx):
     return out
 
 
+_PARAMS = {}  # id(fn): its parameters (fn kept alive beside them)
+
+
 def params(fn):
+    """fn's parameters, None when it has no signature. Cached: parsing a
+    builtin's text signature (inspect.signature) took 40% of a worker's
+    time, once per call."""
+    hit = _PARAMS.get(id(fn))
+    if hit is not None and hit[0] is fn:
+        return hit[1]
     try:
-        return list(inspect.signature(fn).parameters.values())
+        ps = list(inspect.signature(fn).parameters.values())
     except (TypeError, ValueError):
-        return None
+        ps = None
+    _PARAMS[id(fn)] = (fn, ps)
+    return ps
+
+
+_METHODS = []
+
+
+def array_methods(mx):
+    """Public attribute names of mx.array (cached)."""
+    if not _METHODS:
+        _METHODS.extend(m for m in dir(mx.array) if not m.startswith("_"))
+    return _METHODS
 
 
 class Case:
@@ -443,6 +482,10 @@ def pick_case(rng, mx, tlist, fnames):
         # one operand at least is an array (two Python ints could make a
         # bignum power that never ends)
         a, b = g.array(), g.array() if rng.random() < 0.6 else g.value()
+        if not a.startswith(("mx.", "(mx.")):
+            # a numpy operand: cmx's at least (np.uint8 array ** [2**64]
+            # is numpy's endless bignum power, seed 1 call 944,139)
+            a = f"mx.array({a})"
         if rng.random() < 0.3:
             a, b = b, a
         return Case("binop", a=a, b=b, op=rng.choice(BINOPS))
@@ -458,7 +501,7 @@ def pick_case(rng, mx, tlist, fnames):
                     op=rng.choice(AT_OPS), v=g.array() if rng.random() < 0.5
                     else g.choice(EDGE_FLOATS))
     if k < 0.97:
-        meths = [m for m in dir(mx.array) if not m.startswith("_")]
+        meths = array_methods(mx)
         name = rng.choice(meths)
         attr = getattr(mx.array, name)
         if not callable(attr):
@@ -847,6 +890,11 @@ def main():
                     help="a line after each batch")
     ap.add_argument("--regressions", action="store_true",
                     help="first run the calls of REGRESSIONS")
+    ap.add_argument("--log", help="checkpoint file of a long run: after "
+                    "each batch a CHECKPOINT line (calls done, failures, "
+                    "seconds), each failure with its reproducer; a run "
+                    "given a log that has a checkpoint of the same seed, "
+                    "build kind and --start resumes after its last call")
     opts = ap.parse_args()
     if opts.worker:
         worker(opts)
@@ -859,50 +907,13 @@ def main():
                          one_array_functions(mx))
         print(json.dumps([case.kind, case.f]))
         return 0
-    t0 = time.time()
-    found = []  # (status, index, detail)
-    outcomes = {}  # of the calls of batches that finished
+    return run(opts)
 
-    def run_batch(s, n):
-        """Runs calls s..s+n-1, going on after each failure."""
-        out = []
-        while n > 0 and len(out) < opts.max_failures:
-            status, idx, detail = run_worker(opts, s, n, outcomes=outcomes)
-            if status == "ok":
-                break
-            out.append((status, idx, detail))
-            if idx is None:
-                break
-            n -= idx + 1 - s
-            s = idx + 1
-        return out
 
-    starts = range(opts.start, opts.start + opts.calls, opts.batch)
-    jobs = [(s, min(opts.batch, opts.start + opts.calls - s)) for s in starts]
-    if opts.regressions:
-        status, idx, detail = run_worker(opts, -len(REGRESSIONS),
-                                         len(REGRESSIONS))
-        if status != "ok":
-            found.append((status, idx, detail))
-    from concurrent.futures import ThreadPoolExecutor
-    ran = 0
-    with ThreadPoolExecutor(max_workers=max(1, opts.jobs)) as ex:
-        for (s, n), res in zip(jobs, ex.map(lambda j: run_batch(*j), jobs)):
-            found += res
-            ran += n
-            if opts.progress and len(jobs) > 1:
-                dt = time.time() - t0
-                print(f"pyfuzz: {ran}/{opts.calls} calls, {dt:.0f} s, "
-                      f"{ran / dt * 60:.0f} calls/min, {len(found)} "
-                      f"failure(s)", flush=True)
-                for st, i, _ in res:
-                    print(f"pyfuzz:   {st} at call {i}", flush=True)
-    if opts.sanitize:
-        found = [f for f in found if not slow_only_under_sanitizer(opts, *f)]
-    failures = len(found)
-    order = {"crash": 0, "systemerror": 1, "hang": 2}
-    found.sort(key=lambda f: order.get(f[0], 3))
-    for status, idx, detail in found[:opts.max_failures]:
+def describe(opts, status, idx, detail):
+    """The report of one failure (reproducer and its shrinking)."""
+    buf = io.StringIO()
+    with contextlib.redirect_stdout(buf):
         if idx is not None and idx < 0:
             print(f"\n=== {status} at a regression call ===\n{detail}\n"
                   f"--- the call:\n{REGRESSIONS[idx]}")
@@ -910,12 +921,140 @@ def main():
             print(f"\n=== {status} before the first call ===\n{detail}")
         else:
             report(opts, status, idx, detail)
+    return buf.getvalue()
+
+
+CHECKPOINT = re.compile(r"CHECKPOINT (\w+) seed (-?\d+) calls (\d+)\.\.(\d+) "
+                        r"done .* (\d+) failure\(s\) .* in ([\d.]+) s")
+
+
+def read_checkpoint(opts, kind):
+    """(first call not done, failures, seconds) of the log's last
+    checkpoint of this seed and build kind; None without one."""
+    last = None
+    try:
+        with open(opts.log) as f:
+            for line in f:
+                m = CHECKPOINT.search(line)
+                if m and m.group(1) == kind and int(m.group(2)) == opts.seed \
+                        and int(m.group(3)) == opts.start:
+                    last = m
+    except FileNotFoundError:
+        return None
+    if last is None:
+        return None
+    return int(last.group(4)) + 1, int(last.group(5)), float(last.group(6))
+
+
+def run(opts):
+    """The driver: batches of calls in workers, failures reported with
+    their reproducers; with --log, a checkpoint line after each batch and
+    a resumed run (see --log)."""
+    t0 = time.time()
+    kind = "sanitizer" if opts.sanitize else "release"
+    found = []  # (status, index, detail) of this session
+    outcomes = {}  # of the calls of batches that finished
+    end = opts.start + opts.calls
+    first, failures_before, seconds_before = opts.start, 0, 0.0
+    if opts.log:
+        os.makedirs(os.path.dirname(os.path.abspath(opts.log)), exist_ok=True)
+        ck = read_checkpoint(opts, kind)
+        if ck:
+            first, failures_before, seconds_before = ck
+            print(f"pyfuzz: resuming {opts.log} at call {first} "
+                  f"({failures_before} failure(s) so far)", flush=True)
+
+    def log(text):
+        if opts.log:
+            with open(opts.log, "a") as f:
+                f.write(text if text.endswith("\n") else text + "\n")
+
+    reported = 0
+
+    def tell(fails):
+        """Reports failures now (a long run may stop before its end)."""
+        nonlocal reported
+        for f in fails:
+            if reported < opts.max_failures:
+                text = describe(opts, *f)
+            else:
+                text = f"\n=== {f[0]} at call {f[1]} (seed {opts.seed}; " \
+                    "past --max-failures: not shrunk) ===\n" + f[2]
+            reported += 1
+            print(text, flush=True)
+            log(f"FAILURE {kind} seed {opts.seed} call {f[1]}: {f[0]}\n"
+                + text)
+
+    def keep(fails):
+        if opts.sanitize:  # slow there, not hung: not a failure
+            return [f for f in fails
+                    if not slow_only_under_sanitizer(opts, *f)]
+        return fails
+
+    def run_batch(s, n):
+        """Runs calls s..s+n-1, going on after each failure."""
+        out = []
+        retried = False
+        while n > 0 and len(out) < opts.max_failures:
+            status, idx, detail = run_worker(opts, s, n, outcomes=outcomes)
+            if status == "ok":
+                break
+            if idx is None and not retried:
+                # failed before its first call (the library being rebuilt
+                # under a long run: "file too short"): once more, so that
+                # the batch's calls are not skipped
+                retried = True
+                time.sleep(30)
+                continue
+            out.append((status, idx, detail))
+            if idx is None:
+                break
+            n -= idx + 1 - s
+            s = idx + 1
+        return out
+
+    jobs = [(s, min(opts.batch, end - s))
+            for s in range(first, end, opts.batch)]
+    if opts.regressions:
+        status, idx, detail = run_worker(opts, -len(REGRESSIONS),
+                                         len(REGRESSIONS))
+        if status != "ok":
+            found.append((status, idx, detail))
+            tell(found)
+    from concurrent.futures import ThreadPoolExecutor
+    ran = 0
+    with ThreadPoolExecutor(max_workers=max(1, opts.jobs)) as ex:
+        for (s, n), res in zip(jobs, ex.map(lambda j: run_batch(*j), jobs)):
+            res = keep(res)
+            found += res
+            ran += n
+            if res:
+                tell(res)
+            dt = time.time() - t0
+            # the batches finish in order: calls start..s+n-1 are done
+            log(f"{time.strftime('%Y-%m-%d %H:%M:%S UTC', time.gmtime())} "
+                f"CHECKPOINT {kind} seed {opts.seed} calls {opts.start}.."
+                f"{s + n - 1} done ({s + n - opts.start} of {opts.calls}), "
+                f"{failures_before + len(found)} failure(s) in all, "
+                f"{ran / dt * 60:.0f} calls/min now, in "
+                f"{seconds_before + dt:.0f} s")
+            if opts.progress and len(jobs) > 1:
+                print(f"pyfuzz: {ran}/{end - first} calls, {dt:.0f} s, "
+                      f"{ran / dt * 60:.0f} calls/min, {len(found)} "
+                      f"failure(s)", flush=True)
+                for st, i, _ in res:
+                    print(f"pyfuzz:   {st} at call {i}", flush=True)
     dt = time.time() - t0
-    total = opts.calls
-    print(f"pyfuzz: {total} calls (seed {opts.seed}, calls {opts.start}.."
-          f"{opts.start + total - 1}, {'sanitizer' if opts.sanitize else 'release'}"
-          f" build) in {dt:.1f} s, {total / dt * 60:.0f} calls/min; "
+    total = end - first
+    failures = len(found) + failures_before
+    print(f"pyfuzz: {total} calls (seed {opts.seed}, calls {first}.."
+          f"{end - 1}, {kind} build) in {dt:.1f} s, "
+          f"{total / max(dt, 1e-9) * 60:.0f} calls/min; "
           f"{failures} failure(s)")
+    if opts.log:
+        print(f"pyfuzz: {opts.log}: calls {opts.start}..{end - 1} done "
+              f"({opts.calls}), {failures} failure(s) in all, "
+              f"{seconds_before + dt:.0f} s")
     counted = sum(outcomes.values())
     if counted:
         top = sorted(outcomes.items(), key=lambda kv: -kv[1])

@@ -141,6 +141,10 @@ GPU_STREAM_CALLS = [
     "mx.logcumsumexp(mx.array([1, 2]), stream=mx.gpu)",
     "mx.tensordot(mx.ones((2, 3), dtype=mx.int32), mx.ones((3,), dtype=mx.int32), 1, stream=mx.gpu)",
     "mx.block_masked_mm(mx.ones((32, 32)), mx.ones((32, 32)), 32, None, mx.array([[True]]), None, stream=mx.gpu)",
+    # found by the fuzzer's long run: vector norms read the dtype of |x|
+    "mx.linalg.norm(mx.ones((3,)), 0, stream=mx.gpu)",
+    "mx.linalg.norm(mx.ones((3,)), 3, stream=mx.gpu)",
+    "mx.matrix_norm(mx.broadcast_to(mx.array(-1e308), (3,)), 0, stream=mx.gpu)",
 ]
 
 
@@ -425,3 +429,21 @@ def test_grad_through_a_stack_of_100000_arrays_is_linear():
     mx.eval(g)
     assert time.time() - t < 30
     assert g[12345].item() == 1.0
+
+
+def test_mirror_pad_past_the_address_space_raises_in_a_subprocess():
+    # The fuzzer's long run (seed 1, call 829,499): the mirrored indices'
+    # byte count (len * 8) wrapped to a small block that was then written
+    # 2**62 times (SIGSEGV).
+    p = run_child("""
+        import cmx.core as mx
+        for mode in ("reflect", "symmetric"):
+            try:
+                mx.eval(mx.pad(mx.array([1, 2]), (0, 2**62), mode))
+                raise SystemExit("padded 2**62 elements")
+            except (MemoryError, ValueError):
+                pass
+        print("ok")
+    """)
+    assert_clean_exit(p)
+    assert p.stdout.strip() == "ok"

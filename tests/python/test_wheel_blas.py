@@ -6,7 +6,9 @@ here as the wheel build compiles it (CMX_BLAS_PREFIX=scipy_, the wheel's
 cblas.h): every BLAS name it leaves undefined must carry the prefix and be
 exported by the wheel's library, so a BLAS call added without its mapping
 fails here instead of failing to load from the wheel. (`make wheel` builds
-and repairs the wheel itself; that takes a whole library build.)"""
+and repairs the wheel itself; that takes a whole library build. Run this
+file from a fresh venv with the wheel installed, and the last test calls
+BLAS and LAPACK through the installed cmx.)"""
 
 import re
 import subprocess
@@ -70,3 +72,17 @@ def test_prefixed_build_calls_only_prefixed_exported_names(tmp_path):
     assert unprefixed == [], f"names blas.h/lapack.h do not map: {unprefixed}"
     missing = [s for s in calls if s not in have]
     assert missing == [], f"not exported by {lib.name}: {missing}"
+
+
+def test_the_imported_cmx_calls_blas_and_lapack():
+    # sgemm and LAPACK's getrf/getri through whichever cmx is imported (the
+    # build tree, or an installed wheel finding scipy-openblas32's library)
+    np = pytest.importorskip("numpy")
+    import cmx.core as mx
+
+    a = np.random.default_rng(0).standard_normal((48, 48)).astype(np.float32)
+    a += 48 * np.eye(48, dtype=np.float32)  # well conditioned
+    m = mx.array(a)
+    np.testing.assert_allclose(np.array(m @ m), a @ a, rtol=1e-4, atol=1e-3)
+    inv = np.array(mx.linalg.inv(m, stream=mx.cpu))
+    np.testing.assert_allclose(inv @ a, np.eye(48), atol=1e-4)
