@@ -54,8 +54,8 @@ int cmx_device_count(cmx_device_type type);
 
 /* The calling thread's default device. Its process-wide starting value is
  * CMX_DEFAULT_DEVICE (cpu or gpu; gpu falls back to cpu on a machine
- * without a GPU); unset, it is cpu (see CMX__GPU_DEFAULT_WHEN_PRESENT in
- * src/core/stream.c). */
+ * without a GPU); unset, it is the GPU when one is available, else the CPU
+ * (as MLX). */
 cmx_device cmx_default_device(void);
 /* Sets the calling thread's default device. Errors if it is unavailable. */
 cmx_status cmx_set_default_device(cmx_device dev);

@@ -221,7 +221,7 @@ def launch_ring(args, hosts, envs, nccl=False, over_ssh=False):
             if nccl:
                 env["CMX_DISTRIBUTED_BACKEND"] = "nccl"
                 # NCCL moves GPU arrays: each rank's default device is its
-                # GPU (the CPU stays the default elsewhere, see stream.c).
+                # GPU (the default anyway where one is present, as MLX).
                 env.setdefault("CMX_DEFAULT_DEVICE", "gpu")
             if args.verbose:
                 env["MLX_RING_VERBOSE"] = "1"

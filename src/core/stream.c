@@ -60,12 +60,10 @@ bool cmx_is_available(cmx_device dev) {
 }
 
 /* Whether the GPU is the default device when one is present and
- * CMX_DEFAULT_DEVICE is unset, as in MLX (CMX_DEFAULT_DEVICE=gpu asks for
- * it today). Off until the test suites stop assuming the CPU default: on,
- * 14 C test programs and 4 Python tests failed on the H200 (compile's C
- * code generation, memory limits, custom primitives with CPU kernels
- * only). Turning it on is this one line. */
-#define CMX__GPU_DEFAULT_WHEN_PRESENT false
+ * CMX_DEFAULT_DEVICE is unset: yes, as in MLX (CMX_DEFAULT_DEVICE=cpu keeps
+ * the CPU). Without a GPU (no driver, or no card) the CPU is the default
+ * either way. */
+#define CMX__GPU_DEFAULT_WHEN_PRESENT true
 
 cmx_device cmx_default_device(void) {
   int t = tl_default_device;

@@ -111,6 +111,56 @@ static inline double iu_atol(const h_tensor* want) {
   return 8 * h_tol(CMX_COMPLEX64) * m;
 }
 
+/* Whether scatter result r may combine the updates of a repeated index in
+ * another order than the model's (index order, the CPU's): a GPU's float
+ * sums and products (mode IU_ADD or IU_PROD) are atomics in any order, as
+ * MLX's and torch's GPU scatters. */
+static inline bool iu_any_order(cmx_array r, int mode) {
+  return r && (mode == IU_ADD || mode == IU_PROD) &&
+         cmx_dtype_is_inexact(cmx_array_dtype(r)) &&
+         cmx_array_stream(r).device.type == CMX_GPU;
+}
+
+/* |t| per element (complex: the modulus, imaginary parts zero). */
+static inline h_tensor iu_abs(const h_tensor* t) {
+  h_tensor a = h_alloc(t->shape, t->ndim, t->dtype);
+  for (int64_t k = 0; k < t->size; k++) {
+    a.re[k] = t->im ? hypot(t->re[k], t->im[k]) : fabs(t->re[k]);
+    if (a.im) a.im[k] = 0;
+  }
+  return a;
+}
+
+/* A scatter's result against the model's want: within rtol and iu_atol
+ * when mag is NULL (the model's order); else (iu_any_order) within
+ * 4 h_tol(dt) of mag, per element, where mag is the model applied to the
+ * magnitudes of the input and updates, which bounds the rounding of any
+ * order of the same sums or products. */
+static inline bool iu_close(const h_tensor* got, const h_tensor* want,
+                            const h_tensor* mag, double rtol,
+                            const char* what) {
+  double atol = iu_atol(want);
+  if (!mag || got->size != want->size || got->dtype != want->dtype ||
+      mag->size != want->size)
+    return h_close(got, want, rtol, atol, what);
+  /* float16 products may reach subnormals, whose steps are absolute */
+  double tiny = want->dtype == CMX_FLOAT16 ? 0x1p-20 : 0;
+  for (int64_t i = 0; i < got->size; i++) {
+    double tol = atol + tiny + 4 * h_tol(want->dtype) * mag->re[i];
+    bool ok = h_value_close(got->re[i], want->re[i], rtol, tol);
+    if (ok && got->im) ok = h_value_close(got->im[i], want->im[i], rtol, tol);
+    if (!ok) {
+      fprintf(stderr,
+              "FAIL %s: element %lld: got %.17g%+.17gj, want %.17g%+.17gj "
+              "(any order: tolerance %g)\n",
+              what, (long long)i, got->re[i], got->im ? got->im[i] : 0.0,
+              want->re[i], want->im ? want->im[i] : 0.0, tol);
+      return false;
+    }
+  }
+  return true;
+}
+
 /* Index dtypes the tests cycle through. */
 static const cmx_dtype IU_IDX_DTYPES[] = {CMX_INT32,  CMX_INT64, CMX_INT16,
                                           CMX_UINT8,  CMX_INT8,  CMX_UINT32,

@@ -270,8 +270,8 @@ static void tc_grad_on_gpus(const char* name, tc_closure* c, const cmx_array* x,
   }
 }
 
-static inline void tc_check_grad(const char* name, tc_fn fn, void* ctx,
-                                 const cmx_array* x, int n, double tol) {
+static inline void tc_grad_all_devices(const char* name, tc_fn fn, void* ctx,
+                                       const cmx_array* x, int n, double tol) {
   tc_closure c = {fn, ctx};
   cmx_array v[8] = {0}, u[8] = {0}, tans[8] = {0};
   for (int i = 0; i < n; i++)
@@ -372,9 +372,9 @@ static double tc_max_err(cmx_array a, cmx_array b) {
   return err;
 }
 
-static inline void tc_check_vmap(const char* name, tc_fn fn, void* ctx,
-                                 const cmx_array* x, int n, const int* in_axes,
-                                 int out_axis) {
+static inline void tc_vmap_all_devices(const char* name, tc_fn fn, void* ctx,
+                                       const cmx_array* x, int n,
+                                       const int* in_axes, int out_axis) {
   tc_closure c = {fn, ctx};
   cmx_closure f = {tc_call, &c};
   cmx_array* outs = NULL;
@@ -444,6 +444,26 @@ static inline void tc_check_vmap(const char* name, tc_fn fn, void* ctx,
   for (int j = 0; j < 8; j++)
     for (int b = 0; b < 64; b++) cmx_array_release(per[j][b]);
   cmx_arrays_free(outs, nout);
+}
+
+/* The checks run with the CPU as the thread's default device (fn's
+ * default-stream ops on the CPU, then each GPU made the default in turn),
+ * whatever the default was (a GPU when present); it is restored after. */
+static inline void tc_check_grad(const char* name, tc_fn fn, void* ctx,
+                                 const cmx_array* x, int n, double tol) {
+  cmx_device prev = cmx_default_device();
+  OK(cmx_set_default_device(cmx_device_cpu()));
+  tc_grad_all_devices(name, fn, ctx, x, n, tol);
+  OK(cmx_set_default_device(prev));
+}
+
+static inline void tc_check_vmap(const char* name, tc_fn fn, void* ctx,
+                                 const cmx_array* x, int n, const int* in_axes,
+                                 int out_axis) {
+  cmx_device prev = cmx_default_device();
+  OK(cmx_set_default_device(cmx_device_cpu()));
+  tc_vmap_all_devices(name, fn, ctx, x, n, in_axes, out_axis);
+  OK(cmx_set_default_device(prev));
 }
 
 #endif

@@ -1049,6 +1049,9 @@ static void test_disk_cache(void) {
 int main(void) {
   /* CMX_TEST_GPU_PASS_ONLY=1: the GPU pass alone (the lent GPU machine) */
   const char* only = getenv("CMX_TEST_GPU_PASS_ONLY");
+  /* The first pass is the CPU's (C code generation), whatever the default
+   * device (a GPU when present); the GPU pass below makes the GPU it. */
+  OK(cmx_set_default_device(cmx_device_cpu()));
   if (only && *only == '1') goto gpu_pass;
   RUN(test_basics);
   RUN(test_recompile_triggers);

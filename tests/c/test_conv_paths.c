@@ -440,6 +440,12 @@ static void test_scatter(void) {
 
 int main(void) {
   setenv("CMX_NUM_THREADS", "3", 1);
+  /* The CPU's product forms (and their fixed order, two evaluations bit
+   * for bit): on the CPU whatever the default device. The GPU's
+   * convolution is test_gpu_conv's; its cuDNN weight gradient may pick a
+   * nondeterministic algorithm, as torch (cudnn.deterministic off) and
+   * MLX's CUDA backend do. */
+  OK(cmx_set_default_device(cmx_device_cpu()));
   RUN(test_gather_tiles);
   RUN(test_wgrad);
   RUN(test_scatter);

@@ -1200,6 +1200,9 @@ static void test_conv_transpose_few_channels(void) {
 
 int main(void) {
   setenv("CMX_NUM_THREADS", "2", 1);
+  /* CPU kernels, checked in their own summation orders: on the CPU
+   * whatever the default device (a GPU when present). */
+  OK(cmx_set_default_device(cmx_device_cpu()));
   RUN(test_f16_convert);
   RUN(test_fmod_rows);
   RUN(test_var_nan);

@@ -11,8 +11,6 @@
 #include "primitives/list.h"
 #include "test.h"
 
-#define S CMX_STREAM_DEFAULT
-
 static const char* const g_names[] = {
 #define X(name, flags) #name,
     CMX__PRIMITIVES(X)
@@ -85,9 +83,11 @@ static const cmx_primitive_vtable double_vt = {
     .name = "Double", .id = 0, .eval_cpu = double_cpu};
 static const cmx_primitive_vtable bare_vt = {.name = "Bare", .id = 0};
 
+/* On stream s: the CPU's for the kernels below (the default device may be
+ * a GPU). */
 static cmx_status apply1(const cmx_primitive_vtable* vt, cmx_array a,
-                         cmx_array* out) {
-  cmx_primitive* p = cmx_primitive_new(vt, NULL, 0, S);
+                         cmx_array* out, cmx_stream s) {
+  cmx_primitive* p = cmx_primitive_new(vt, NULL, 0, s);
   if (!p) return cmx_last_status();
   const int64_t* shapes[1] = {cmx_array_shape(a)};
   int nd = cmx_array_ndim(a);
@@ -104,16 +104,26 @@ static void test_extension_ids(void) {
   int64_t n = 3;
   cmx_array a = NULL, d = NULL, b = NULL;
   OK(cmx_array_from_data(&a, x, &n, 1, CMX_FLOAT32));
-  OK(apply1(&double_vt, a, &d));
+  cmx_stream cpu = cmx_stream_on(cmx_device_cpu());
+  OK(apply1(&double_vt, a, &d, cpu));
   const float* v = NULL;
   OK(cmx_array_eval(d));
   OK(cmx_array_data(d, (const void**)&v));
   CHECK(v && v[0] == 2 && v[1] == 4 && v[2] == 6);
-  OK(apply1(&bare_vt, a, &b));
+  OK(apply1(&bare_vt, a, &b, cpu));
   /* eval failures keep their kind (issue 19) */
   FAILS(cmx_array_eval(b), CMX_ERR_NOT_IMPLEMENTED,
         "[Bare] has no cpu implementation");
   cmx_array_release(a), cmx_array_release(d), cmx_array_release(b);
+  if (cmx_is_available(cmx_device_gpu())) {
+    /* a CPU-only extension on a GPU stream: a clear error, as in MLX */
+    cmx_array g = NULL;
+    OK(cmx_array_from_data(&a, x, &n, 1, CMX_FLOAT32));
+    OK(apply1(&double_vt, a, &g, cmx_stream_on(cmx_device_gpu())));
+    FAILS(cmx_array_eval(g), CMX_ERR_NOT_IMPLEMENTED,
+          "[Double] has no gpu implementation");
+    cmx_array_release(a), cmx_array_release(g);
+  }
 }
 
 int main(void) {

@@ -10,7 +10,10 @@
 
 #define S CMX_STREAM_DEFAULT
 
-/* ---- a test-only view primitive (any strides and offset) ---- */
+/* ---- a test-only view primitive (any strides and offset) ----
+ * It has a CPU kernel only (a user primitive without a GPU kernel fails
+ * there, as in MLX), so it runs on the CPU stream; the products run on the
+ * default device (a GPU when present), which reads the views' buffers. */
 typedef struct {
   int64_t offset;
   int64_t strides[CMX_MAX_NDIM];
@@ -35,7 +38,8 @@ static cmx_array make_view(cmx_array base, const int64_t* shape, int nd,
   memset(&q, 0, sizeof q);
   q.offset = offset;
   memcpy(q.strides, strides, (size_t)nd * sizeof(int64_t));
-  cmx_primitive* p = cmx_primitive_new(&view_vt, &q, sizeof q, S);
+  cmx_primitive* p = cmx_primitive_new(&view_vt, &q, sizeof q,
+                                       cmx_stream_on(cmx_device_cpu()));
   cmx_array out = NULL;
   const int64_t* shapes[1] = {shape};
   cmx_dtype dt = cmx_array_dtype(base);

@@ -154,6 +154,10 @@ static void test_equal_hash(void) {
 }
 
 int main(void) {
+  /* SumDiff and Fail have CPU kernels only (a user primitive without a GPU
+   * kernel fails there, as in MLX): on the CPU whatever the default device
+   * (a GPU when present). */
+  OK(cmx_set_default_device(cmx_device_cpu()));
   RUN(test_multi_output);
   RUN(test_failure_propagates);
   RUN(test_bad_apply);

@@ -563,7 +563,9 @@ def logging_cc(tmp_path):
 
 def test_disk_cache_reused_by_another_process(tmp_path, logging_cc):
     cc, log = logging_cc
-    env = {"CMX_CACHE_DIR": str(tmp_path / "cache"), "CMX_CC": str(cc)}
+    # the C compiler's kernels: the CPU's, whatever the default device
+    env = {"CMX_CACHE_DIR": str(tmp_path / "cache"), "CMX_CC": str(cc),
+           "CMX_DEFAULT_DEVICE": "cpu"}
     s1, _ = _run(env)
     assert s1["kernels_built"] == 1 and s1["disk_hits"] == 0
     runs = log.read_text().count("run")
@@ -599,7 +601,8 @@ def test_disk_cache_reused_by_another_process(tmp_path, logging_cc):
 def test_without_a_compiler(tmp_path):
     s, err = _run({"CMX_CACHE_DIR": str(tmp_path / "c"),
                    "CMX_CC": str(tmp_path / "no-such-cc"),
-                   "CMX_COMPILE_EXPLAIN": "1"})
+                   "CMX_COMPILE_EXPLAIN": "1",
+                   "CMX_DEFAULT_DEVICE": "cpu"})  # the C compiler: the CPU
     assert s["traces"] == 1 and s["fused"] == 0 and s["kernels_built"] == 0
 
 

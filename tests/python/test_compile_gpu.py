@@ -37,9 +37,10 @@ from test_compile import (  # noqa: F401  (rerun here on the GPU)
 def on_gpu():
     if not mx.is_available(mx.gpu):
         pytest.skip("no GPU on this machine")
+    prev = mx.default_device()  # the GPU already when present, as MLX
     mx.set_default_device(mx.gpu)
     yield
-    mx.set_default_device(mx.cpu)
+    mx.set_default_device(prev)
 
 
 def _np(a):

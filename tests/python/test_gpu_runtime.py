@@ -6,6 +6,8 @@ GPU cases skip only where no GPU is available; the torch cases also where
 torch (with CUDA) is missing.
 """
 import os
+import subprocess
+import sys
 import threading
 
 import numpy as np
@@ -30,10 +32,22 @@ def test_cuda_is_available_matches_the_gpu():
     assert (mx.device_count(mx.gpu) > 0) == HAS_GPU
 
 
-def test_default_device_is_the_cpu_unless_asked():
-    # CMX__GPU_DEFAULT_WHEN_PRESENT is off: CMX_DEFAULT_DEVICE=gpu picks the GPU.
-    want_gpu = os.environ.get("CMX_DEFAULT_DEVICE") == "gpu" and HAS_GPU
+def test_default_device_is_the_gpu_when_present():
+    # As MLX: the GPU when one is available, unless CMX_DEFAULT_DEVICE=cpu.
+    want_gpu = os.environ.get("CMX_DEFAULT_DEVICE") != "cpu" and HAS_GPU
     assert mx.default_device() == (mx.gpu if want_gpu else mx.cpu)
+    script = ("import cmx.core as mx; "
+              "print('gpu' if mx.default_device() == mx.gpu else 'cpu')")
+    for value, gpu in [("cpu", False), ("gpu", HAS_GPU), (None, HAS_GPU)]:
+        env = dict(os.environ)
+        env.pop("CMX_DEFAULT_DEVICE", None)
+        if value:
+            env["CMX_DEFAULT_DEVICE"] = value
+        env["PYTHONPATH"] = os.pathsep.join(p for p in sys.path if p)
+        out = subprocess.run([sys.executable, "-c", script], env=env, text=True,
+                             capture_output=True, timeout=120)
+        assert out.returncode == 0, out.stderr
+        assert out.stdout.strip() == ("gpu" if gpu else "cpu"), (value, out.stdout)
 
 
 def test_cpu_device_info():

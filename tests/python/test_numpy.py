@@ -148,12 +148,15 @@ def test_dunder_array():
 # ---------------- DLPack ----------------
 @pytest.mark.parametrize("dt", NUMPY_DTYPES)
 def test_dlpack_to_numpy_shares_memory(dt):
-    a = mx.array(np.arange(6).reshape(2, 3) % 2, dtype=dt)
-    x = np.from_dlpack(a)
-    assert x.dtype == np_dtype(dt)
-    np.testing.assert_array_equal(x, np.array(a))
-    assert np.shares_memory(x, np.asarray(a))
-    assert a.__dlpack_device__() == (1, 0)
+    # a CPU array (kDLCPU), whatever the default device: NumPy takes host
+    # tensors only
+    with mx.stream(mx.cpu):
+        a = mx.array(np.arange(6).reshape(2, 3) % 2, dtype=dt)
+        x = np.from_dlpack(a)
+        assert x.dtype == np_dtype(dt)
+        np.testing.assert_array_equal(x, np.array(a))
+        assert np.shares_memory(x, np.asarray(a))
+        assert a.__dlpack_device__() == (1, 0)
 
 
 @pytest.mark.parametrize("dt", NUMPY_DTYPES)

@@ -26,7 +26,11 @@
  *   - an out-of-range index (after wrapping a negative one) is reported
  *     once the stream has finished (gpu.h, deferred index errors): the
  *     eval fails with the CPU's IndexError, the kernel itself has gone on
- *     (a gather yields zeros for that position, a scatter drops it);
+ *     (a gather yields zeros for that position, a scatter drops it). MLX's
+ *     GPU gathers do not check (an out-of-range index reads anywhere);
+ *     cmx keeps NumPy's and its CPU's error on both devices, an empty
+ *     Gather result included: its indices still go through the offsets
+ *     pass (empty_gather_check);
  *   - float sums of duplicate indices accumulate in some order (integer
  *     results are exact). A plain scatter (mode none) keeps the last
  *     update of each element, as the CPU does, through a winner pass
@@ -386,6 +390,23 @@ cmx_status cmx__gpu_gather_blocks(const char* op, const char* which, int dev,
   return st;
 }
 
+/* An empty Gather result (a slice or an index position count of zero)
+ * moves nothing, but its indices must be in range, as on the CPU: the
+ * offsets pass checks them into a scratch buffer. */
+static cmx_status empty_gather_check(const cmx__gather_params* q,
+                                     const cmx_array* in, int nin, int dev) {
+  cmx_array a = in[0];
+  int64_t npos = nin > 1 ? in[1]->size : 0;
+  if (npos == 0) return CMX_OK;
+  cmx__buffer* offs = NULL;
+  cmx_status st = scratch((size_t)npos * sizeof(int64_t), dev, &offs);
+  if (st == CMX_OK)
+    st = index_offsets("gather", NULL, dev, offs->dev, in + 1, nin - 1, q->axes,
+                       a->dims, q->slice_sizes, CMX__STRIDES(a), 1, npos);
+  if (offs) cmx__buffer_release(offs);
+  return st;
+}
+
 cmx_status cmx__gpu_gather(const cmx_primitive* p, const cmx_array* in, int nin,
                            const cmx_array* out, int nout) {
   (void)nout;
@@ -394,7 +415,8 @@ cmx_status cmx__gpu_gather(const cmx_primitive* p, const cmx_array* in, int nin,
   cmx_array a = in[0], o = out[0];
   int nidx = nin - 1;
   cmx_status st = cmx_kernel_alloc(o);
-  if (st != CMX_OK || o->size == 0) return st;
+  if (st != CMX_OK) return st;
+  if (o->size == 0) return empty_gather_check(q, in, nin, dev);
   CUdeviceptr pa, po, poffs = 0;
   st = cmx__gpu_ptr(a, dev, &pa);
   if (st == CMX_OK) st = cmx__gpu_ptr(o, dev, &po);

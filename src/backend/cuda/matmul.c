@@ -26,7 +26,8 @@
  * AddMM: out = alpha * a @ b + beta * c. A c that is one row broadcast
  * over the output (a bias) with beta == 1 goes into cuBLASLt's bias
  * epilogue; otherwise out starts as c (donated, or copied) and cuBLASLt
- * updates it in place with beta. beta == 0 ignores c.
+ * updates it in place with beta. beta == 0 ignores c. An empty inner
+ * dimension leaves beta * c: a product of zeros with K = 1 scales it.
  *
  * Plans (descriptors, layouts and the heuristic's algorithm) are cached
  * per (device, dtype, compute type, shapes, leading dims, batch, strides,
@@ -567,6 +568,27 @@ static cmx_status try_gemv(const job* j, bool* done) {
   return cmx__gpu_gemv(j->op, j->dev, &g, done);
 }
 
+/* out = beta * out for an AddMM with an empty inner dimension (out holds
+ * c, row-major): one product of zero operands with K = 1 over out as a
+ * (size / N, N) matrix, whose epilogue scales c as in any AddMM. */
+static cmx_status scale_out(job* j, cmx_array out) {
+  int64_t R = out->size / j->N, n = R > j->N ? R : j->N;
+  cmx__buffer* z = cmx__device_hooks->alloc_device((size_t)n * j->esz, j->dev);
+  if (!z) return cmx_last_status();
+  cmx_status st = cmx__gpu_memset(j->op, z->dev, 0, 2, (size_t)n * j->esz / 2);
+  if (st == CMX_OK) {
+    j->K = 1;
+    j->M = R;
+    j->nb = 0;
+    j->alpha = 1;
+    j->a = (operand){.p = z->dev, .rows = R, .cols = 1, .rs = 1, .cs = 1};
+    j->b = (operand){.p = z->dev, .rows = 1, .cols = j->N, .rs = j->N, .cs = 1};
+    st = run_job(j);
+  }
+  cmx__buffer_release(z);
+  return st;
+}
+
 static cmx_status product(const cmx_primitive* prim, const char* name,
                           const cmx_array* in, int nin, cmx_array out,
                           double alpha, double beta) {
@@ -615,10 +637,7 @@ static cmx_status product(const cmx_primitive* prim, const char* name,
     if (!c)
       return cmx__gpu_memset(name, j.out, 0, 2, (size_t)out->size * j.esz / 2);
     if (j.beta == 1) return CMX_OK;
-    return cmx_kernel_error(CMX_ERR_NOT_IMPLEMENTED,
-                            "[%s] an empty inner dimension with beta other "
-                            "than 0 or 1 has no gpu implementation",
-                            name);
+    return scale_out(&j, out);
   }
 
   cmx_array x[2] = {a, b};

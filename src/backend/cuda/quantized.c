@@ -489,6 +489,11 @@ static qmm_path forced_path(void) {
                                    : PATH_AUTO;
 }
 
+/* Whether a's last dim (of nd) steps by one element, or has one. */
+static bool unit_last(cmx_array a, int nd) {
+  return a->dims[nd - 1] == 1 || CMX__STRIDES(a)[nd - 1] == 1;
+}
+
 cmx_status cmx__gpu_quantized_matmul(const cmx_primitive* p,
                                      const cmx_array* in, int nin,
                                      const cmx_array* out, int nout) {
@@ -508,8 +513,9 @@ cmx_status cmx__gpu_quantized_matmul(const cmx_primitive* p,
     return cmx_kernel_error(CMX_ERR_TYPE, "[%s] unsupported dtype %s", c.op,
                             cmx_dtype_name(c.dt));
   int nd = c.nd = c.o->ndim;
-  if (CMX__STRIDES(c.w)[nd - 1] != 1 || CMX__STRIDES(c.sc)[nd - 1] != 1 ||
-      CMX__STRIDES(c.bi)[nd - 1] != 1)
+  /* a size-1 last dim (one group a row) has no step to check: a broadcast
+   * view may give it any stride */
+  if (!unit_last(c.w, nd) || !unit_last(c.sc, nd) || !unit_last(c.bi, nd))
     return cmx_kernel_error(CMX_ERR_VALUE,
                             "[%s] the GPU kernel needs row-contiguous packed "
                             "weights, scales and biases",
