@@ -7,7 +7,14 @@
  *   host->device, device->host  256 MB each way through the pinned
  *                               staging ring (cmx_array_device_data,
  *                               cmx_array_data): GB/s
- *   op overhead                 10,000 dependent 1-element adds: us per op
+ *   op overhead                 10,000 dependent 1-element adds and 1000
+ *                               of a (16,) array: us per op, with the
+ *                               launches batched into CUDA graphs and
+ *                               without (CMX_CUDA_GRAPHS=0's path); the
+ *                               crossover: evals of chains of N adds, N
+ *                               launches against a graph replay, and the
+ *                               one-time cost of instantiating the graph
+ *                               (BENCH_GPU_ONLY=overhead: this alone)
  *   first use of a kernel       NVRTC compile (or disk cache) + load
  *   reductions of (8192, 4096) f32 (the first 32M elements of the add's
  *   input): sum over the last and the first axis,
@@ -139,6 +146,18 @@ static void gelu_benchmark(cmx_array a, double copy_bw) {
   cmx_array_release_all((cmx_array[]){x, r2, one, half}, 4);
 }
 
+/* cur + n * inc as n dependent lazy adds on the GPU (cur's reference is
+ * taken over). */
+static cmx_array add_n(cmx_array cur, cmx_array inc, int n) {
+  for (int i = 0; i < n; i++) {
+    cmx_array next = NULL;
+    check(cmx_add(&next, cur, inc, g_gpu), "add");
+    cmx_array_release(cur);
+    cur = next;
+  }
+  return cur;
+}
+
 /* Seconds per op of a chain of n dependent adds of a one-element (or
  * 16-element when wide) array: built, then evaluated and synchronised.
  * *build gets the building part alone. */
@@ -152,12 +171,7 @@ static double chain(int n, bool wide, double* build) {
   check(cmx_add(&cur, one, inc, g_gpu), "add");
   check(cmx_array_eval(cur), "eval");
   double t0 = now();
-  for (int i = 0; i < n; i++) {
-    cmx_array next = NULL;
-    check(cmx_add(&next, cur, inc, g_gpu), "add");
-    cmx_array_release(cur);
-    cur = next;
-  }
+  cur = add_n(cur, inc, n);
   double t1 = now();
   check(cmx_array_eval(cur), "eval");
   check(cmx_synchronize(g_gpu), "synchronize");
@@ -229,19 +243,69 @@ static void driver_floor(int n) {
       tl * 1e6, te * 1e6, tq * 1e6);
 }
 
+/* The backend's switch for CUDA graphs (src/backend/cuda/graph.c; an
+ * internal symbol of libcmx): on (1) or off (0), and the fewest nodes a
+ * replayed batch needs to go as a graph (0: the default). */
+void cmx__gpu_graphs_set(int on, int min_nodes);
+
+/* Seconds per eval of a chain of n dependent adds on a (16,) array (the
+ * median of reps evals after two: the second of which instantiates the
+ * graph; *first gets that one's time). */
+static double eval_chain(int n, int reps, double* first) {
+  double t[64];
+  float v[16] = {0};
+  int64_t len = 16;
+  cmx_array x, inc;
+  check(cmx_array_from_data(&x, v, &len, 1, CMX_FLOAT32), "array");
+  check(cmx_array_from_double(&inc, 1, CMX_FLOAT32), "scalar");
+  check(cmx_array_eval(x), "eval");
+  for (int r = -2; r < reps; r++) {
+    cmx_array cur = add_n(cmx_array_retain(x), inc, n);
+    double t0 = now();
+    check(cmx_array_eval(cur), "eval");
+    check(cmx_synchronize(g_gpu), "synchronize");
+    double dt = now() - t0;
+    if (r == -1 && first) *first = dt;
+    if (r >= 0) t[r] = dt;
+    cmx_array_release(cur);
+  }
+  cmx_array_release_all((cmx_array[]){x, inc}, 2);
+  return median(t, reps);
+}
+
 /* Per-op overhead: chains of tiny dependent adds (the issue's figure: 1000
- * adds of a (16,) array), building apart, and the driver's own costs. */
+ * adds of a (16,) array), building apart, graphs on and off; the
+ * crossover of graphs against launches; the driver's own costs. */
 static void overhead_benchmarks(void) {
   double t[5], b[5], build;
-  for (int w = 0; w < 2; w++) {
-    int n = w ? 1000 : 10000;
-    chain(n, w, &build);
-    for (int rep = 0; rep < 5; rep++) t[rep] = chain(n, w, &b[rep]);
-    printf(
-        "op overhead (dependent adds) %8.2f us per op  (%d adds of (%d,); "
-        "building the graph %.2f us of it)\n",
-        median(t, 5) * 1e6, n, w ? 16 : 1, median(b, 5) * 1e6);
+  for (int graphs = 1; graphs >= 0; graphs--) {
+    cmx__gpu_graphs_set(graphs, 0);
+    for (int w = 0; w < 2; w++) {
+      int n = w ? 1000 : 10000;
+      chain(n, w, &build);
+      for (int rep = 0; rep < 5; rep++) t[rep] = chain(n, w, &b[rep]);
+      printf(
+          "op overhead (dependent adds) %8.2f us per op  (%d adds of (%d,); "
+          "building the graph %.2f us of it; cuda graphs %s)\n",
+          median(t, 5) * 1e6, n, w ? 16 : 1, median(b, 5) * 1e6,
+          graphs ? "on" : "off");
+    }
   }
+  /* the crossover: an eval of N launches, or a graph of N nodes replayed
+   * (every batch a graph: threshold 1), and the graph's first build */
+  static const int ns[] = {1, 2, 3, 4, 8, 16, 64, 256};
+  for (size_t i = 0; i < sizeof ns / sizeof ns[0]; i++) {
+    double first = 0;
+    cmx__gpu_graphs_set(0, 0);
+    double plain = eval_chain(ns[i], 15, NULL);
+    cmx__gpu_graphs_set(1, 1);
+    double graph = eval_chain(ns[i], 15, &first);
+    printf(
+        "eval of %3d dependent adds    launches %8.2f us, graph replay %8.2f "
+        "us, graph instantiated %8.2f us (first build + launch)\n",
+        ns[i], plain * 1e6, graph * 1e6, first * 1e6);
+  }
+  cmx__gpu_graphs_set(-1, 0);
   driver_floor(10000);
 }
 
@@ -363,6 +427,10 @@ int main(void) {
   const char* only = getenv("BENCH_GPU_ONLY");
   if (only && !strcmp(only, "first_use")) {
     first_use();
+    return 0;
+  }
+  if (only && !strcmp(only, "overhead")) {
+    overhead_benchmarks();
     return 0;
   }
   int64_t n = N;

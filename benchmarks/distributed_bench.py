@@ -13,8 +13,10 @@ the iterations; then the data-parallel demo step
 batch per GPU (throughput = global samples per second).
 CPU (always): ring all_sum of 64 MiB between 2 local processes against
 loopback TCP bandwidth (one way, and both ways at once: a 2-rank all_sum
-moves its buffer each way) measured in the same run, and the data-parallel
-step on 2 processes against 1 on the CPU.
+moves its buffer each way) measured in the same run, through shared memory
+(the ring's default for ranks of one host) and over the sockets
+(CMX_RING_SHM=0); then (unless --ring-only) the data-parallel step on 2
+processes against 1 on the CPU.
 Every figure is printed and, with --json FILE, written as one JSON object.
 """
 
@@ -288,15 +290,25 @@ def cpu_part(a, out):
     env = {"CMX_NUM_THREADS": "1"}
     c = cmx_allsum("ring", [a.mib], a.iters, 1, "cpu", env)
     ring = nbytes / c["seconds"][str(a.mib)]
+    c = cmx_allsum("ring", [a.mib], a.iters, 1, "cpu",
+                   dict(env, CMX_RING_SHM="0"))
+    sock = nbytes / c["seconds"][str(a.mib)]
     print(f"loopback TCP, {a.mib} MiB: one way {tcp / 1e9:.2f} GB/s, both "
           f"ways at once {both / 1e9:.2f} GB/s per direction")
     print(f"ring all_sum, 2 processes, {a.mib} MiB float32: "
           f"{ring / 1e9:.2f} GB/s (bytes / time) = {ring / tcp:.2f} x one-way "
-          f"loopback, {ring / both:.2f} x two-way")
+          f"loopback (shared memory, the default on one host); over the "
+          f"sockets (CMX_RING_SHM=0) {sock / 1e9:.2f} GB/s = "
+          f"{sock / tcp:.2f} x one-way, {sock / both:.2f} x two-way")
     out["cpu_ring"] = {"mib": a.mib, "allsum_gbs": ring / 1e9,
+                       "allsum_sockets_gbs": sock / 1e9,
                        "loopback_one_way_gbs": tcp / 1e9,
                        "loopback_two_way_gbs": both / 1e9,
-                       "ratio_one_way": ring / tcp, "ratio_two_way": ring / both}
+                       "ratio_one_way": ring / tcp,
+                       "sockets_ratio_one_way": sock / tcp,
+                       "sockets_ratio_two_way": sock / both}
+    if a.ring_only:
+        return
     import cmx.core as mx
 
     if shutil.which("mpirun") and mx.distributed.is_available("mpi"):
@@ -335,6 +347,8 @@ def main():
     ap.add_argument("--dp-batch", type=int, default=256,
                     help="data-parallel batch per process")
     ap.add_argument("--dp-steps", type=int, default=15)
+    ap.add_argument("--ring-only", action="store_true",
+                    help="CPU part: the ring all_sum against loopback only")
     ap.add_argument("--json", default=None, help="write the figures here")
     ap.add_argument("--worker", default=None, help=argparse.SUPPRESS)
     ap.add_argument("--worker-backend", default="ring", help=argparse.SUPPRESS)

@@ -1,5 +1,5 @@
-"""The demo's LeNet training step on the CPU: cmx against PyTorch in the
-same run.
+"""The demo's LeNet training step (issue 14's benchmark): cmx against
+PyTorch in the same run, on the CPU or (--device gpu) the GPU.
 
 The model (examples/demo.py; NHWC for cmx, NCHW for torch, the same
 arithmetic):
@@ -20,12 +20,20 @@ unless that is set: its OpenMP threads otherwise spin after each op and
 take the CPUs from whatever runs next (cmx's turn, other processes), which
 on a busy 2-core machine made torch's own step 2.5x slower.
 
+On the GPU (--device gpu): cmx's model on its GPU, torch's on CUDA, each
+call followed by the framework's synchronize (mx.synchronize,
+torch.cuda.synchronize) so a time covers the work, wall times only (the CPU
+time of an asynchronous launch says little); "compiled" is cmx's compiled
+step against torch.compile of torch's step (--no-torch-compile leaves it
+out). The card's name is printed (torch's and cmx's view of it).
+
 Debian's OpenBLAS 0.3.21 takes some newer Xeons for a Prescott and runs its
 SSE3 kernels; like examples/demo.py this sets OPENBLAS_CORETYPE (SkylakeX
 with AVX-512, Haswell with AVX2) when it is unset, before cmx loads
 OpenBLAS, and prints the core OpenBLAS uses.
 
 Run: PYTHONPATH=build/python python benchmarks/lenet_bench.py [--rounds N]
+         [--device cpu|gpu]
 """
 
 import argparse
@@ -77,24 +85,35 @@ def cmx_fns(rng):
         copt = optim.Adam(learning_rate=1e-3)
         cstep = make_step(cmodel, copt, compiled=True)
         fns["compiled"] = lambda: mx.eval(cstep(cx, cy), cmodel.state, copt.state)
+    if mx.default_device() == mx.gpu:  # a time covers the GPU's work
+        fns = {k: _synced(f, mx.synchronize) for k, f in fns.items()}
     return fns, model, x, y
 
 
-def torch_fns(model, x, y, threads):
-    """PyTorch's LeNet with the weights of the cmx model."""
+def _synced(f, sync):
+    def run():
+        f()
+        sync()
+    return run
+
+
+def torch_fns(model, x, y, threads, device="cpu", compile_step=False):
+    """PyTorch's LeNet with the weights of the cmx model, on device."""
     import torch
     import torch.nn.functional as F
 
     torch.set_num_threads(threads)
-    p = {k: torch.tensor(np.array(v)) for k, v in tree_flatten(model.parameters())}
+    dev = torch.device("cuda" if device == "gpu" else "cpu")
+    p = {k: torch.tensor(np.array(v), device=dev)
+         for k, v in tree_flatten(model.parameters())}
     # NHWC conv weights (O, kh, kw, I) -> (O, I, kh, kw); the dense layers
     # read cmx's (h, w, c) flattening, so the activation is permuted too.
     for k in ("conv1.weight", "conv2.weight"):
         p[k] = p[k].permute(0, 3, 1, 2).contiguous()
     for v in p.values():
         v.requires_grad_(True)
-    tx = torch.tensor(np.array(x)).permute(0, 3, 1, 2).contiguous()
-    ty = torch.tensor(np.array(y)).long()
+    tx = torch.tensor(np.array(x), device=dev).permute(0, 3, 1, 2).contiguous()
+    ty = torch.tensor(np.array(y), device=dev).long()
 
     def loss(q):
         h = F.max_pool2d(F.relu(F.conv2d(tx, q["conv1.weight"], q["conv1.bias"])), 2)
@@ -124,8 +143,21 @@ def torch_fns(model, x, y, threads):
     with torch.no_grad():
         ref = float(loss(p))
     fns = {"forward": forward, "grad": grad, "step": step}
-    if hasattr(torch, "compile") and os.environ.get("CMX_BENCH_TORCH_COMPILE"):
-        fns["compiled"] = torch.compile(step)
+    if hasattr(torch, "compile") and (
+            compile_step or os.environ.get("CMX_BENCH_TORCH_COMPILE")):
+        # its own parameters and optimizer, like cmx's compiled step
+        cp = {k: v.detach().clone().requires_grad_(True) for k, v in p.items()}
+        copt = torch.optim.Adam(list(cp.values()), lr=1e-3)
+
+        @torch.compile
+        def cstep():
+            copt.zero_grad(set_to_none=True)
+            loss(cp).backward()
+            copt.step()
+
+        fns["compiled"] = cstep
+    if device == "gpu":
+        fns = {k: _synced(f, torch.cuda.synchronize) for k, f in fns.items()}
     return fns, ref
 
 
@@ -170,40 +202,64 @@ def main():
     ap.add_argument("--rounds", type=int, default=15)
     ap.add_argument("--only", choices=["cmx", "torch"], default=None,
                     help="time one framework alone")
+    ap.add_argument("--device", choices=["cpu", "gpu"], default="cpu")
+    ap.add_argument("--no-torch-compile", action="store_true",
+                    help="GPU: leave torch.compile out")
     args = ap.parse_args()
     rng = np.random.default_rng(0)
     threads = os.environ.get("CMX_NUM_THREADS")
     ncpu = len(os.sched_getaffinity(0))
     threads = int(threads) if threads else ncpu
-    print(f"LeNet training step, batch {BATCH}, {threads} threads ({ncpu} CPUs), "
-          f"OpenBLAS core {openblas_core()} ({blas_setup.NOTE}), "
-          f"OMP_WAIT_POLICY={os.environ['OMP_WAIT_POLICY']}")
+    gpu = args.device == "gpu"
+    if gpu:
+        if not mx.is_available(mx.gpu):
+            sys.exit("lenet_bench: --device gpu but cmx sees no GPU")
+        mx.set_default_device(mx.gpu)
+        info = mx.device_info(mx.gpu)
+        card = info.get("device_name") or info.get("name") or info
+        print(f"LeNet training step on the GPU, batch {BATCH}: cmx on {card}",
+              flush=True)
+    else:
+        print(f"LeNet training step, batch {BATCH}, {threads} threads ({ncpu} CPUs), "
+              f"OpenBLAS core {openblas_core()} ({blas_setup.NOTE}), "
+              f"OMP_WAIT_POLICY={os.environ['OMP_WAIT_POLICY']}")
     cfns, model, x, y = cmx_fns(rng)
     groups = {"cmx": cfns}
     loss_cmx = float(loss_fn(model, x, y).item())
     loss_torch = None
     if args.only != "cmx":
         try:
-            groups["torch"], loss_torch = torch_fns(model, x, y, threads)
+            groups["torch"], loss_torch = torch_fns(
+                model, x, y, threads, args.device,
+                compile_step=gpu and not args.no_torch_compile)
+            if gpu:
+                import torch
+                print(f"  torch {torch.__version__} on "
+                      f"{torch.cuda.get_device_name(0)}", flush=True)
         except ImportError:
             print("  torch not installed: cmx alone")
     if args.only == "torch":
         del groups["cmx"]
     wall, cpu = best_interleaved(groups, args.rounds)
-    print("  (best wall time / best CPU time of all threads, per call)")
+    print("  (best wall time per call, synchronized)" if gpu else
+          "  (best wall time / best CPU time of all threads, per call)")
     for what in ("forward", "grad", "step", "compiled"):
         c = ("cmx", what)
         t = ("torch", what)
         line = f"  {what:9s}"
         if c in wall:
-            line += f" cmx {wall[c] * 1e3:7.2f} / {cpu[c] * 1e3:7.2f} ms"
+            line += (f" cmx {wall[c] * 1e3:7.3f} ms" if gpu else
+                     f" cmx {wall[c] * 1e3:7.2f} / {cpu[c] * 1e3:7.2f} ms")
         else:
             line += " cmx       n/a          "
+        tname = "torch.compile" if what == "compiled" else "torch"
         if t in wall:
-            line += f"   torch {wall[t] * 1e3:7.2f} / {cpu[t] * 1e3:7.2f} ms"
+            line += (f"   {tname} {wall[t] * 1e3:7.3f} ms" if gpu else
+                     f"   {tname} {wall[t] * 1e3:7.2f} / {cpu[t] * 1e3:7.2f} ms")
         if c in wall and t in wall:
-            line += (f"   cmx {wall[t] / wall[c]:.2f}x / {cpu[t] / cpu[c]:.2f}x "
-                     "torch's speed")
+            line += (f"   cmx {wall[t] / wall[c]:.2f}x {tname}'s speed" if gpu
+                     else f"   cmx {wall[t] / wall[c]:.2f}x / "
+                     f"{cpu[t] / cpu[c]:.2f}x {tname}'s speed")
         if what == "compiled" and c not in wall:
             line += "   (cmx has no mx.compile yet)"
         print(line)

@@ -5,12 +5,13 @@ between the ranks, one all_sum after each half joins the partial outputs.
     python -m cmx.launch -n 2 examples/distributed/tensor_parallel.py
     python -m cmx.launch --backend nccl -n 2 examples/distributed/tensor_parallel.py
 
-The MLP uses the sharded layers of ``cmx.nn.layers.distributed``
-(``shard_linear``: gate and up all-to-sharded, down sharded-to-all, in their
-quantized forms). Attention is split by groups of key/value heads, unevenly
-when their count does not divide (SmolLM2-135M has 9 query and 3 key/value
-heads: on 2 ranks one takes 2 groups, the other 1): wq/wk/wv keep this
-rank's rows, wo its columns, followed by an all_sum.
+Every projection becomes a sharded layer of ``cmx.nn.layers.distributed``
+(``shard_linear``, in its quantized forms, the GGUF's packed 4-bit weights
+kept): the query/key/value projection (fused by the loader) and the MLP's
+gate/up all-to-sharded, the attention output and the MLP's down projection
+sharded-to-all. Attention splits by key/value head groups; SmolLM2-135M
+has 3 of them (9 query heads), so on 2 ranks a 4th group of zeros pads
+them (see shard_model).
 
 Every rank also runs the unsharded model and checks that greedy decoding
 gives the same tokens; rank 0 prints them and one JSON line
@@ -36,76 +37,125 @@ from cmx.nn.layers.distributed import shard_linear  # noqa: E402
 from model import KVCache, Llama, ModelArgs, from_gguf  # noqa: E402
 
 
-class SumOver(nn.Module):
-    """A layer holding this rank's input columns, whose partial outputs
-    are summed over the group."""
-
-    def __init__(self, inner, group):
-        super().__init__()
-        self.inner = inner
-        self.group = group
-
-    def __call__(self, x):
-        return mx.distributed.all_sum(self.inner(x), group=self.group)
-
-
-def _take(layer, rows=None, cols=None):
+def _rows(layer, lo, hi):
     """A copy of a Linear or QuantizedLinear (no bias) keeping the output
-    features `rows` and / or the input features `cols` (ranges)."""
+    features [lo, hi)."""
     if isinstance(layer, nn.QuantizedLinear):
-        w, s, b = layer["weight"], layer["scales"], layer["biases"]
-        gs, bits = layer.group_size, layer.bits
-        if rows is not None:
-            w, s, b = w[rows[0]:rows[1]], s[rows[0]:rows[1]], b[rows[0]:rows[1]]
-        if cols is not None:
-            if cols[0] % gs or cols[1] % gs:
-                raise ValueError("[tensor_parallel] a head boundary falls "
-                                 f"inside a quantization group of {gs}")
-            per = 32 // bits
-            w = w[:, cols[0] // per:cols[1] // per]
-            s, b = s[:, cols[0] // gs:cols[1] // gs], b[:, cols[0] // gs:cols[1] // gs]
-        q = nn.QuantizedLinear(w.shape[1] * 32 // bits, w.shape[0], False, gs, bits)
-        q.update({"weight": w, "scales": s, "biases": b})
+        q = nn.QuantizedLinear(layer["weight"].shape[1] * 32 // layer.bits,
+                               hi - lo, False, layer.group_size, layer.bits)
+        q.update({k: layer[k][lo:hi] for k in ("weight", "scales", "biases")})
         return q
-    w = layer.weight
-    if rows is not None:
-        w = w[rows[0]:rows[1]]
-    if cols is not None:
-        w = w[:, cols[0]:cols[1]]
+    out = nn.Linear(layer.weight.shape[1], hi - lo, bias=False)
+    out.weight = layer.weight[lo:hi]
+    return out
+
+
+def _pad(layer, axis, at, count):
+    """layer with `count` zero features inserted before feature `at` of
+    the output (axis 0) or input (axis 1) side: a quantized zero has zero
+    scale and bias, so the padded rows and columns compute exactly 0."""
+    def zeros_at(a, pos, n):
+        if n == 0:
+            return a
+        shape = list(a.shape)
+        shape[axis] = n
+        z = mx.zeros(shape, dtype=a.dtype)
+        head = a[pos:] if axis == 0 else a[:, pos:]
+        tail = a[:pos] if axis == 0 else a[:, :pos]
+        return mx.concatenate([tail, z, head], axis=axis)
+
+    if isinstance(layer, nn.QuantizedLinear):
+        gs, per = layer.group_size, 32 // layer.bits
+        if axis == 1 and (at % gs or count % gs):
+            raise ValueError("[tensor_parallel] a head boundary falls inside "
+                             f"a quantization group of {gs}")
+        div = {"weight": per, "scales": gs, "biases": gs} if axis == 1 else \
+            {"weight": 1, "scales": 1, "biases": 1}
+        new = {k: zeros_at(layer[k], at // div[k], count // div[k])
+               for k in ("weight", "scales", "biases")}
+        rows = new["weight"].shape[0]
+        q = nn.QuantizedLinear(new["weight"].shape[1] * per, rows, False, gs,
+                               layer.bits)
+        q.update(new)
+        return q
+    w = zeros_at(layer.weight, at, count)
     out = nn.Linear(w.shape[1], w.shape[0], bias=False)
     out.weight = w
     return out
 
 
-def kv_groups(n_kv, n, r):
-    """The key/value heads [lo, hi) of rank r of n (as even as possible)."""
-    if n_kv < n:
-        raise ValueError(f"[tensor_parallel] {n_kv} key/value heads cannot "
-                         f"be split over {n} processes")
-    lo = r * (n_kv // n) + min(r, n_kv % n)
-    return lo, lo + n_kv // n + (r < n_kv % n)
+def _stack(layers):
+    """One layer whose output features are those of `layers` in order."""
+    first = layers[0]
+    rows = sum(m["weight"].shape[0] for m in layers)
+    if isinstance(first, nn.QuantizedLinear):
+        out = nn.QuantizedLinear(first["weight"].shape[1] * 32 // first.bits,
+                                 rows, False, first.group_size, first.bits)
+        names = ("weight", "scales", "biases")
+    else:
+        out = nn.Linear(first.weight.shape[1], rows, bias=False)
+        names = ("weight",)
+    out.update({k: mx.concatenate([m[k] for m in layers]) for k in names})
+    return out
+
+
+def padded_heads(n_kv, n):
+    """Key/value heads padded to a multiple of n (the padding: heads of
+    zeros, whose outputs the output projection ignores)."""
+    return -(-n_kv // n) * n
 
 
 def shard_model(model, group):
-    """Splits every block of model over group, in place; returns the
-    per-layer local key/value head counts (for the caches)."""
-    n, r = group.size(), group.rank()
+    """Splits every block of model over group, in place, with the sharded
+    layers of cmx.nn.layers.distributed; returns the per-rank key/value head
+    count (for the caches).
+
+    Attention: the query/key/value projection (the loader's fused ``wqkv``,
+    or ``wq``/``wk``/``wv``) becomes all-to-sharded by whole key/value head
+    groups, the output projection ``wo`` sharded-to-all (one all_sum). When
+    the key/value heads do not divide by the group size (SmolLM2-135M: 3
+    on 2 ranks), zero heads pad them first (4: rank 0 gets heads 0-1, rank 1
+    head 2 and a zero head whose queries, keys and values are 0 and whose
+    ``wo`` columns are 0, so it adds exactly nothing). MLP: gate and up
+    (fused ``gate_up``: segments=2) all-to-sharded, down sharded-to-all."""
+    n = group.size()
     a = model.args
     rep, hd = a.n_heads // a.n_kv_heads, a.head_dim
-    lo, hi = kv_groups(a.n_kv_heads, n, r)
+    kv = padded_heads(a.n_kv_heads, n)
+    extra = kv - a.n_kv_heads
     for blk in model.layers:
         at = blk.attention
-        at.wq = _take(at.wq, rows=(lo * rep * hd, hi * rep * hd))
-        at.wk = _take(at.wk, rows=(lo * hd, hi * hd))
-        at.wv = _take(at.wv, rows=(lo * hd, hi * hd))
-        at.wo = SumOver(_take(at.wo, cols=(lo * rep * hd, hi * rep * hd)), group)
-        at.n_heads, at.n_kv_heads = (hi - lo) * rep, hi - lo
+        nq, nk = a.n_heads * hd, a.n_kv_heads * hd
+        if "wqkv" in at:
+            f = at.wqkv
+            q, k, v = _rows(f, 0, nq), _rows(f, nq, nq + nk), \
+                _rows(f, nq + nk, nq + 2 * nk)
+        else:
+            q, k, v = at.wq, at.wk, at.wv
+        q = _pad(q, 0, nq, extra * rep * hd)
+        k, v = _pad(k, 0, nk, extra * hd), _pad(v, 0, nk, extra * hd)
+        if "wqkv" in at:
+            fused = _stack([q, k, v])
+            P = kv * rep * hd
+            at.wqkv = shard_linear(fused, "all-to-sharded",
+                                   segments=[P, P + kv * hd], group=group)
+        else:
+            at.wq = shard_linear(q, "all-to-sharded", group=group)
+            at.wk = shard_linear(k, "all-to-sharded", group=group)
+            at.wv = shard_linear(v, "all-to-sharded", group=group)
+        at.wo = shard_linear(_pad(at.wo, 1, nq, extra * rep * hd),
+                             "sharded-to-all", group=group)
+        at.n_heads, at.n_kv_heads = kv * rep // n, kv // n
         m = blk.mlp
-        m.gate = shard_linear(m.gate, "all-to-sharded", group=group)
-        m.up = shard_linear(m.up, "all-to-sharded", group=group)
+        if "gate_up" in m:
+            m.gate_up = shard_linear(m.gate_up, "all-to-sharded", segments=2,
+                                     group=group)
+        else:
+            m.gate = shard_linear(m.gate, "all-to-sharded", group=group)
+            m.up = shard_linear(m.up, "all-to-sharded", group=group)
         m.down = shard_linear(m.down, "sharded-to-all", group=group)
     mx.eval(model.parameters())
-    return hi - lo
+    return kv // n
 
 
 def greedy(model, kv_heads, ids, n, capacity=256):

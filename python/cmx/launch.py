@@ -18,6 +18,15 @@ and carry CPU arrays), each local rank with its own GPU
 per rank), and ``CMX_DISTRIBUTED_BACKEND=nccl`` makes ``init()`` (backend
 "any") choose NCCL.
 
+With one host (the default: this machine) the ranks are local processes;
+with several (``--hosts``, ``--hostfile``; ``localhost`` twice counts as
+two) every rank is started through ssh (``--ssh`` or ``$CMX_LAUNCH_SSH``
+names the command): on its host, in the launcher's working directory, with
+the launcher's Python and script path, the ring's variables, ``--env``'s,
+and the launcher's ``PYTHONPATH``, ``CMX_*`` and ``MLX_*`` settings; it
+stops when its ssh connection closes. MPI ranks on several hosts are
+started by ``mpirun --host`` (its ssh agent is ``--ssh``).
+
 A ``--hostfile`` is MLX's: ``{"backend": ..., "envs": [...], "hosts":
 [{"ssh": "host", "ips": ["10.0.0.1"]}, ...]}`` or just the list of hosts.
 
@@ -70,7 +79,7 @@ def _read_hostfile(path):
         if isinstance(h, str):
             h = {"ssh": h}
         hosts.append({"ssh": h.get("ssh", "localhost"),
-                      "ips": h.get("ips") or [h.get("ssh", "127.0.0.1")]})
+                      "ips": h.get("ips") or [_ip_of(h.get("ssh", "localhost"))]})
     return hosts, data.get("backend") or None, list(data.get("envs", []))
 
 
@@ -136,31 +145,77 @@ def _command(args):
     return [args.python] + args.command
 
 
-def launch_ring(args, hosts, envs, nccl=False):
+LOCAL_NAMES = ("localhost", "127.0.0.1", "::1")
+
+
+def _is_loopback(ip):
+    return ip in LOCAL_NAMES or ip.startswith("127.")
+
+
+def _ip_of(name):
+    """The address the ranks use for a host named `name` (resolved here, so
+    that an ssh alias with a real address in the hostfile's "ips" wins)."""
+    try:
+        return socket.gethostbyname(name)
+    except OSError:
+        return name
+
+
+def _forwarded_env():
+    """What the remote ranks inherit from the launcher: PYTHONPATH and the
+    CMX_* / MLX_* settings (MLX_RANK and MLX_HOSTFILE are set per rank)."""
+    return {k: v for k, v in os.environ.items()
+            if (k == "PYTHONPATH" or k.startswith(("CMX_", "MLX_")))
+            and k not in ("MLX_RANK", "MLX_HOSTFILE")}
+
+
+def _remote_script(hostfile, text, cwd, env, command):
+    """The POSIX shell program one remote rank runs: writes its hostfile,
+    starts the command with env in cwd, and stops it when the launcher's
+    end of the ssh connection closes (stdin reaches EOF)."""
+    q = shlex.quote
+    assigns = " ".join(f"{k}={q(v)}" for k, v in env.items())
+    return (f"umask 077; cat > {q(hostfile)} <<'CMX_EOF'\n{text}\nCMX_EOF\n"
+            f"cd {q(cwd)} || exit 1\n"
+            f"exec 3<&0\n"
+            f"env {assigns} {' '.join(q(c) for c in command)} </dev/null &\n"
+            "child=$!\n"
+            "{ cat <&3; kill -TERM $child; } >/dev/null 2>&1 &\n"
+            "watch=$!\n"
+            "wait $child; rc=$?\n"
+            f"kill $watch 2>/dev/null; rm -f {q(hostfile)}; exit $rc\n")
+
+
+def launch_ring(args, hosts, envs, nccl=False, over_ssh=False):
+    """Runs every rank of `hosts` (one entry per rank) with the ring's
+    environment, as local processes or (over_ssh) through ssh; returns the
+    first failure's exit code."""
     n = len(hosts)
-    local = all(h["ssh"] in ("localhost", "127.0.0.1") for h in hosts)
-    if local:
+    ips = [h["ips"][0] if over_ssh else "127.0.0.1" for h in hosts]
+    if all(_is_loopback(ip) for ip in ips):
         ports = _free_ports(n, args.starting_port)
-        entries = [[f"127.0.0.1:{p}"] for p in ports]
-    else:
+    else:  # the ports of other machines cannot be probed from here
         base = args.starting_port or 32323
-        entries = [[f"{h['ips'][0]}:{base + i}"] for i, h in enumerate(hosts)]
-    text = json.dumps(entries)
+        ports = [base + i for i in range(n)]
+    text = json.dumps([[f"{ip}:{p}"] for ip, p in zip(ips, ports)])
     procs = []
-    gpus = _gpu_count() if local else 0
+    gpus = 0 if over_ssh else _gpu_count()
     tmp = tempfile.NamedTemporaryFile("w", suffix=".json",
                                       prefix="cmx_hosts_", delete=False)
+    cwd = os.path.abspath(args.cwd or os.getcwd())
+    ssh = shlex.split(args.ssh)
     try:
         tmp.write(text)
         tmp.close()
         for rank, h in enumerate(hosts):
-            env = {"MLX_RANK": str(rank), "MLX_HOSTFILE": tmp.name}
+            env = _forwarded_env() if over_ssh else {}
+            env.update({"MLX_RANK": str(rank), "MLX_HOSTFILE": tmp.name})
             for e in envs:
                 k, _, v = e.partition("=")
                 env[k] = v
-            if local and (gpus > 1 or (nccl and gpus == 1)):
+            if not over_ssh and (gpus > 1 or (nccl and gpus == 1)):
                 env["CUDA_VISIBLE_DEVICES"] = _visible(gpus, rank)
-            elif nccl and not local:  # this rank's index on its host
+            elif nccl and over_ssh:  # this rank's index on its host
                 env["CUDA_VISIBLE_DEVICES"] = str(
                     [x["ssh"] for x in hosts[:rank]].count(h["ssh"]))
             if nccl:
@@ -170,17 +225,21 @@ def launch_ring(args, hosts, envs, nccl=False):
                 env.setdefault("CMX_DEFAULT_DEVICE", "gpu")
             if args.verbose:
                 env["MLX_RING_VERBOSE"] = "1"
-            if local:
+            if not over_ssh:
                 full = dict(os.environ, **env)
                 procs.append(subprocess.Popen(_command(args), env=full,
                                               cwd=args.cwd))
-            else:
-                remote = (f"cat > {tmp.name} <<'CMX_EOF'\n{text}\nCMX_EOF\n"
-                          f"cd {shlex.quote(args.cwd or os.getcwd())} && "
-                          + " ".join(f"{k}={shlex.quote(v)}"
-                                     for k, v in env.items()) + " "
-                          + " ".join(shlex.quote(c) for c in _command(args)))
-                procs.append(subprocess.Popen(["ssh", h["ssh"], remote]))
+                continue
+            # each rank its own hostfile: ranks sharing a host (or this
+            # machine) never see one half written
+            env["MLX_HOSTFILE"] = f"{tmp.name[:-5]}_{rank}.json"
+            script = _remote_script(env["MLX_HOSTFILE"], text, cwd, env,
+                                    _command(args))
+            if args.verbose:
+                print(f"cmx.launch: rank {rank} on {h['ssh']}", file=sys.stderr)
+            procs.append(subprocess.Popen(
+                ssh + [h["ssh"], "sh -c " + shlex.quote(script)],
+                stdin=subprocess.PIPE))
         return _wait(procs)
     except KeyboardInterrupt:
         for p in procs:
@@ -188,22 +247,29 @@ def launch_ring(args, hosts, envs, nccl=False):
                 p.send_signal(signal.SIGINT)
         return _wait(procs, grace=2.0) or 130
     finally:
+        for p in procs:  # closes the remote ranks' stdin: stops stragglers
+            if p.stdin:
+                p.stdin.close()
         os.unlink(tmp.name)
 
 
-def launch_mpi(args, hosts, envs):
+def launch_mpi(args, hosts, envs, over_ssh=False):
     mpirun = shutil.which("mpirun")
     if not mpirun:
         sys.exit("cmx.launch: mpirun not found (apt-get install openmpi-bin)")
     cmd = [mpirun, "--oversubscribe", "-np", str(len(hosts))]
     if os.geteuid() == 0:
         cmd.append("--allow-run-as-root")
-    names = [h["ssh"] for h in hosts]
-    if any(x not in ("localhost", "127.0.0.1") for x in names):
+    names = [h["ssh"] for h in hosts] if over_ssh else []
+    if names:  # mpirun starts its daemons on them through ssh
         counts = {}
         for x in names:
             counts[x] = counts.get(x, 0) + 1
         cmd += ["--host", ",".join(f"{k}:{v}" for k, v in counts.items())]
+    if names and args.ssh != "ssh":
+        cmd += ["--mca", "plm_rsh_agent", args.ssh]
+    for k, v in _forwarded_env().items():
+        cmd += ["-x", f"{k}={v}"]
     for e in envs:
         cmd += ["-x", e]
     cmd += _command(args)
@@ -233,6 +299,9 @@ def main(argv=None):
     ap.add_argument("--cwd", default=None, help="working directory")
     ap.add_argument("--python", default=sys.executable,
                     help="python interpreter to run the script with")
+    ap.add_argument("--ssh", default=os.environ.get("CMX_LAUNCH_SSH", "ssh"),
+                    help="the ssh command for --hosts/--hostfile, e.g. "
+                    "'ssh -F my_config' (default: $CMX_LAUNCH_SSH or ssh)")
     ap.add_argument("--verbose", action="store_true")
     ap.add_argument("command", nargs=argparse.REMAINDER,
                     help="the script and its arguments")
@@ -249,9 +318,14 @@ def main(argv=None):
         backend = backend or hb
         envs = henvs + envs
     elif args.hosts:
-        hosts = [{"ssh": h, "ips": [h]} for h in args.hosts.split(",") if h]
+        hosts = [{"ssh": h, "ips": [_ip_of(h)]}
+                 for h in args.hosts.split(",") if h]
     else:
         hosts = [{"ssh": "localhost", "ips": ["127.0.0.1"]}]
+    # One host runs its ranks here (as mlx.launch); several are reached
+    # through ssh, each in the same directory with the same Python.
+    over_ssh = len(hosts) > 1 or (len(hosts) == 1 and
+                                  hosts[0]["ssh"] not in LOCAL_NAMES)
     if args.nproc:
         hosts = [h for h in hosts for _ in range(args.nproc)]
     backend = backend or "ring"
@@ -259,8 +333,9 @@ def main(argv=None):
         sys.exit(f"cmx.launch: backend {backend!r} is not supported "
                  "(ring, mpi or nccl)")
     if backend == "mpi":
-        return launch_mpi(args, hosts, envs)
-    return launch_ring(args, hosts, envs, nccl=backend == "nccl")
+        return launch_mpi(args, hosts, envs, over_ssh)
+    return launch_ring(args, hosts, envs, nccl=backend == "nccl",
+                       over_ssh=over_ssh)
 
 
 if __name__ == "__main__":

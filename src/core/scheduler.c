@@ -441,6 +441,17 @@ static cmx__stream* inline_stream(const cmx_array* nodes, size_t n) {
   return s && s->ops == &cmx__cpu_stream_ops ? s : NULL;
 }
 
+/* Starts the work an async_eval queued: a stream that batches its launches
+ * (the GPU's CUDA graphs) issues its batch when polled, so the device
+ * begins at once instead of at the next wait. */
+static void start_queued_work(void) {
+  for (int i = 0; i < CMX__MAX_STREAMS; i++) {
+    cmx__stream* s = cmx__stream_get(i);
+    if (!s) break;
+    if (s->ops->poll) s->ops->poll(s);
+  }
+}
+
 static cmx_status eval_impl(const cmx_array* arrays, size_t n, bool wait) {
   if (n && !arrays)
     return cmx__error(CMX_ERR_VALUE, "[eval] array list is NULL");
@@ -462,6 +473,7 @@ static cmx_status eval_impl(const cmx_array* arrays, size_t n, bool wait) {
   eval_unlock();
   free(tape.items);
   cmx_status ist = mine ? cmx__cpu_run_claimed(mine, own.head) : CMX_OK;
+  if (!wait) start_queued_work();
   if (st != CMX_OK || !wait) return st;
   int64_t last_poll = 0;
   for (size_t i = 0; i < n && ist == CMX_OK; i++) {

@@ -11,11 +11,16 @@
  * buffer per rank; each step sends and receives at once over non-blocking
  * sockets and reduces the received bytes as they arrive.
  *
+ * Ranks that share this host's memory run all_sum/max/min through it
+ * instead (ring_shm.c; CMX_RING_SHM=0 keeps them on the sockets).
+ *
  * Failures: poll waits at most the timeout for any progress; EOF, a reset
  * or a timeout closes every socket of the process's mesh, so the peers
  * fail at once instead of waiting.
  */
 #define _GNU_SOURCE
+#include "distributed/ring.h"
+
 #include <arpa/inet.h>
 #include <errno.h>
 #include <fcntl.h>
@@ -34,32 +39,10 @@
 #include <time.h>
 #include <unistd.h>
 
-#include "distributed/distributed.h"
-
-typedef struct ring_net { /* the sockets of the world, shared by splits */
-  _Atomic int refs;
-  int rank, size; /* in the world */
-  int* fd;        /* fd[peer]; -1 for self or once closed */
-  int timeout_ms;
-  bool dead;
-  char why[160]; /* the first failure, repeated by later calls */
-  pthread_mutex_t lock;
-  char* scratch;
-  size_t scratch_cap;
-} ring_net;
-
-typedef struct ring_st {
-  ring_net* net;
-  int rank, size;
-  int* world; /* group rank -> world rank */
-} ring_st;
-
 /* ---------------- failures ---------------- */
 
 /* Closes every socket (peers then see EOF) and records why. */
-static cmx_status net_fail(ring_net* n, const char* op, const char* fmt, ...)
-    __attribute__((format(printf, 3, 4)));
-static cmx_status net_fail(ring_net* n, const char* op, const char* fmt, ...) {
+cmx_status cmx__ring_fail(ring_net* n, const char* op, const char* fmt, ...) {
   if (!n->dead) {
     va_list ap;
     va_start(ap, fmt);
@@ -79,29 +62,15 @@ static cmx_status net_fail(ring_net* n, const char* op, const char* fmt, ...) {
 
 /* ---------------- transfers ---------------- */
 
-/* What a transfer does with the bytes it receives: dst = red(base,
- * received) (red >= 0; elements of dt), or nothing (they stay in the
- * receive buffer). */
-typedef struct sink {
-  int red; /* cmx__red_op, or -1 */
-  cmx_dtype dt;
-  size_t esize;
-  char* dst;
-  const char* base;
-} sink;
-
-/* Sends sb[0..sn) to world peer `to` and receives rn bytes into rb from
- * world peer `from` at the same time (either side may be empty; to and
- * from may be the same peer). */
-static cmx_status xfer(ring_net* n, const char* op, int to, const char* sb,
-                       size_t sn, int from, char* rb, size_t rn,
-                       const sink* k) {
+cmx_status cmx__ring_xfer(ring_net* n, const char* op, int to, const char* sb,
+                          size_t sn, int from, char* rb, size_t rn,
+                          const cmx__ring_sink* k) {
   enum { MAX_IO = 4 << 20 };
   size_t sent = 0, got = 0, reduced = 0;
   while (sent < sn || got < rn) {
     struct pollfd p[2];
     int np = 0, is = -1, ir = -1;
-    if (n->dead) return net_fail(n, op, "%s", n->why);
+    if (n->dead) return cmx__ring_fail(n, op, "%s", n->why);
     if (sent < sn) {
       p[np] = (struct pollfd){n->fd[to], POLLOUT, 0};
       is = np++;
@@ -117,23 +86,23 @@ static cmx_status xfer(ring_net* n, const char* op, int to, const char* sb,
     }
     int r = poll(p, (nfds_t)np, n->timeout_ms);
     if (r < 0 && errno == EINTR) continue;
-    if (r < 0) return net_fail(n, op, "poll failed: %s", strerror(errno));
+    if (r < 0) return cmx__ring_fail(n, op, "poll failed: %s", strerror(errno));
     if (r == 0)
-      return net_fail(n, op,
-                      "no progress for %d s talking to rank %d (timeout, "
-                      "CMX_DISTRIBUTED_TIMEOUT)",
-                      n->timeout_ms / 1000, got < rn ? from : to);
+      return cmx__ring_fail(n, op,
+                            "no progress for %d s talking to rank %d (timeout, "
+                            "CMX_DISTRIBUTED_TIMEOUT)",
+                            n->timeout_ms / 1000, got < rn ? from : to);
     if (ir >= 0 && (p[ir].revents & (POLLIN | POLLHUP | POLLERR))) {
       size_t want = rn - got < MAX_IO ? rn - got : MAX_IO;
       ssize_t m = recv(n->fd[from], rb + got, want, 0);
       if (m == 0)
-        return net_fail(n, op,
-                        "rank %d closed the connection (the process died "
-                        "or failed)",
-                        from);
+        return cmx__ring_fail(n, op,
+                              "rank %d closed the connection (the process died "
+                              "or failed)",
+                              from);
       if (m < 0 && errno != EAGAIN && errno != EINTR)
-        return net_fail(n, op, "receiving from rank %d: %s", from,
-                        strerror(errno));
+        return cmx__ring_fail(n, op, "receiving from rank %d: %s", from,
+                              strerror(errno));
       if (m > 0) got += (size_t)m;
       if (k && k->red >= 0) { /* reduce the whole elements that arrived */
         size_t upto = got / k->esize * k->esize;
@@ -149,10 +118,11 @@ static cmx_status xfer(ring_net* n, const char* op, int to, const char* sb,
       size_t want = sn - sent < MAX_IO ? sn - sent : MAX_IO;
       ssize_t m = send(n->fd[to], sb + sent, want, MSG_NOSIGNAL);
       if (m < 0 && errno != EAGAIN && errno != EINTR)
-        return net_fail(n, op, "sending to rank %d: %s", to, strerror(errno));
+        return cmx__ring_fail(n, op, "sending to rank %d: %s", to,
+                              strerror(errno));
       if (m > 0) sent += (size_t)m;
     } else if (is >= 0 && (p[is].revents & POLLHUP) && ir != is)
-      return net_fail(n, op, "rank %d closed the connection", to);
+      return cmx__ring_fail(n, op, "rank %d closed the connection", to);
   }
   return CMX_OK;
 }
@@ -195,9 +165,9 @@ static cmx_status reduce_scatter_ring(ring_st* g, const char* op,
     seg(count, N, MOD(r - s - 1, N), &lo, &hi);
     seg(count, N, MOD(r - s - 2, N), &lo2, &hi2);
     const char* from = s == 0 ? in : out;
-    sink k = {red, dt, es, out + lo2 * es, in + lo2 * es};
-    if (xfer(n, op, right, from + lo * es, (hi - lo) * es, left, tmp,
-             (hi2 - lo2) * es, &k) != CMX_OK)
+    cmx__ring_sink k = {red, dt, es, out + lo2 * es, in + lo2 * es};
+    if (cmx__ring_xfer(n, op, right, from + lo * es, (hi - lo) * es, left, tmp,
+                       (hi2 - lo2) * es, &k) != CMX_OK)
       return cmx_last_status();
   }
   return CMX_OK;
@@ -214,8 +184,8 @@ static cmx_status all_gather_ring(ring_st* g, const char* op, char* buf,
   for (int s = 0; s < N - 1; s++) {
     seg(count, N, MOD(r - s, N), &lo, &hi);
     seg(count, N, MOD(r - s - 1, N), &lo2, &hi2);
-    if (xfer(n, op, right, buf + lo * unit, (hi - lo) * unit, left,
-             buf + lo2 * unit, (hi2 - lo2) * unit, NULL) != CMX_OK)
+    if (cmx__ring_xfer(n, op, right, buf + lo * unit, (hi - lo) * unit, left,
+                       buf + lo2 * unit, (hi2 - lo2) * unit, NULL) != CMX_OK)
       return cmx_last_status();
   }
   return CMX_OK;
@@ -225,9 +195,15 @@ static cmx_status ring_all_reduce(void* st, const char* op, const void* in,
                                   void* out, size_t count, cmx_dtype dt,
                                   cmx__red_op red) {
   ring_st* g = st;
+  bool sockets = true;
   pthread_mutex_lock(&g->net->lock);
-  cmx_status s = reduce_scatter_ring(g, op, in, out, count, dt, (int)red);
-  if (s == CMX_OK) s = all_gather_ring(g, op, out, count, cmx_dtype_size(dt));
+  cmx_status s = CMX_OK;
+  if (cmx__ring_shm_usable(g))
+    s = cmx__ring_shm_all_reduce(g, op, in, out, count, dt, red, &sockets);
+  if (s == CMX_OK && sockets)
+    s = reduce_scatter_ring(g, op, in, out, count, dt, (int)red);
+  if (s == CMX_OK && sockets)
+    s = all_gather_ring(g, op, out, count, cmx_dtype_size(dt));
   pthread_mutex_unlock(&g->net->lock);
   return s;
 }
@@ -260,8 +236,8 @@ static cmx_status ring_send(void* st, const char* op, const void* buf,
                             size_t bytes, int dst) {
   ring_st* g = st;
   pthread_mutex_lock(&g->net->lock);
-  cmx_status s =
-      xfer(g->net, op, g->world[dst], buf, bytes, g->world[dst], NULL, 0, NULL);
+  cmx_status s = cmx__ring_xfer(g->net, op, g->world[dst], buf, bytes,
+                                g->world[dst], NULL, 0, NULL);
   pthread_mutex_unlock(&g->net->lock);
   return s;
 }
@@ -270,8 +246,8 @@ static cmx_status ring_recv(void* st, const char* op, void* buf, size_t bytes,
                             int src) {
   ring_st* g = st;
   pthread_mutex_lock(&g->net->lock);
-  cmx_status s =
-      xfer(g->net, op, g->world[src], NULL, 0, g->world[src], buf, bytes, NULL);
+  cmx_status s = cmx__ring_xfer(g->net, op, g->world[src], NULL, 0,
+                                g->world[src], buf, bytes, NULL);
   pthread_mutex_unlock(&g->net->lock);
   return s;
 }
@@ -284,6 +260,7 @@ static void net_release(ring_net* n) {
     if (n->fd[i] >= 0) close(n->fd[i]);
   free(n->fd);
   free(n->scratch);
+  cmx__ring_shm_free(n->shm);
   pthread_mutex_destroy(&n->lock);
   free(n);
 }
@@ -555,11 +532,20 @@ void* cmx__ring_init(int* rank, int* size) {
       tune(fds[i]);
       fcntl(fds[i], F_SETFL, fcntl(fds[i], F_GETFL) | O_NONBLOCK);
     }
-  if (e.verbose) fprintf(stderr, "[ring] rank %d of %d connected\n", me, N);
+  if (N > 1 && cmx__ring_shm_setup(n, "init") != CMX_OK) {
+    atomic_store(&n->refs, 1);
+    net_release(n);
+    return NULL;
+  }
   ring_st* g = st_new(n, me, N);
   net_release(n); /* st_new took its own reference */
   if (!g) return NULL;
   for (int i = 0; i < N; i++) g->world[i] = i;
+  if (e.verbose) {
+    const char* how = cmx__ring_shm_kind(g);
+    fprintf(stderr, "[ring] rank %d of %d connected (all_sum: %s)\n", me, N,
+            how ? how : "sockets");
+  }
   *rank = me;
   *size = N;
   return g;

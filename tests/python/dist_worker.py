@@ -286,6 +286,16 @@ def smoke():
     assert N == 2 and D.all_sum(mx.array([R + 1])).item() == 3
 
 
-{"smoke": smoke, "nccl": nccl_extra, "collectives": collectives, "killed": killed_peer, "silent": silent_peer,
+def over_ssh():
+    """A rank started by cmx.launch through ssh: a collective, then what it
+    was given (--env's CMX_TEST_ENV; ssh's SSH_CONNECTION)."""
+    smoke()
+    x = D.all_sum(mx.full((1 << 20,), float(R + 1)))
+    assert bool(mx.all(x == 3.0)), "all_sum over ssh"
+    how = "ssh-session" if "SSH_CONNECTION" in os.environ else "local"
+    print(f"rank {R} env {os.environ.get('CMX_TEST_ENV')} {how}", flush=True)
+
+
+{"smoke": smoke, "ssh": over_ssh, "nccl": nccl_extra, "collectives": collectives, "killed": killed_peer, "silent": silent_peer,
  "train": train}[MODE]()
 print(f"rank {R} ok", flush=True)

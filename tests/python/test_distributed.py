@@ -151,14 +151,46 @@ def test_ring_collectives(n):
     ring(n, "collectives", timeout=120)
 
 
+@pytest.mark.parametrize("mode", ["files", "0"])
+@pytest.mark.parametrize("n", [2, 3])
+def test_ring_collectives_other_paths(mode, n):
+    """The same through the /dev/shm files (CMX_RING_SHM=files: no single
+    copy) and over the sockets (CMX_RING_SHM=0)."""
+    ring(n, "collectives", timeout=120, extra={"CMX_RING_SHM": mode})
+
+
+@pytest.mark.parametrize("mode,how", [
+    ("1", "shared memory, single copy"),
+    ("files", "shared memory, /dev/shm files"),
+    ("0", "sockets")])
+def test_ring_shared_memory_is_used_on_one_host(mode, how):
+    """Ranks on one host pair up through shared memory unless CMX_RING_SHM=0
+    (the verbose connection line says how); nothing is left in /dev/shm."""
+    before = set(os.listdir("/dev/shm")) if os.path.isdir("/dev/shm") else set()
+    p, out = ring(2, "smoke", extra={"MLX_RING_VERBOSE": "1",
+                                     "CMX_RING_SHM": mode})
+    assert out.count(f"connected (all_sum: {how})") == 2, out
+    after = set(os.listdir("/dev/shm")) if os.path.isdir("/dev/shm") else set()
+    assert not [f for f in after - before if f.startswith("cmx-ring-")]
+
+
+@pytest.mark.parametrize("mode", ["1", "files"])
+def test_ring_shared_memory_killed_peer(mode):
+    """A rank dying between shared-memory all_sums fails the others."""
+    p, out = ring(3, "killed", timeout=60, expect_ok=False,
+                  extra={"CMX_RING_SHM": mode})
+    assert "rank 0 ok" in p.stdout and "rank 1 ok" in p.stdout, out
+    assert p.returncode == 17, out
+
+
 def test_launch_hostfile(tmp_path):
-    """MLX's hostfile format (local hosts run as local processes)."""
+    """MLX's hostfile format: one local host, -n 2 ranks on it (several
+    hosts go through ssh: test_launch_ssh.py)."""
     hf = tmp_path / "hosts.json"
     hf.write_text('{"backend": "ring", "envs": ["CMX_TEST_ENV=1"], "hosts": '
-                  '[{"ssh": "localhost", "ips": ["127.0.0.1"]}, '
-                  '{"ssh": "localhost", "ips": ["127.0.0.1"]}]}')
-    _run([sys.executable, "-m", "cmx.launch", "--hostfile", str(hf), WORKER,
-          "smoke", "ring"], 2, timeout=60)
+                  '[{"ssh": "localhost", "ips": ["127.0.0.1"]}]}')
+    _run([sys.executable, "-m", "cmx.launch", "--hostfile", str(hf), "-n",
+          "2", WORKER, "smoke", "ring"], 2, timeout=60)
 
 
 def test_ring_killed_peer_fails_every_rank():
@@ -201,6 +233,28 @@ def test_example_tensor_parallel_ring():
     one process's greedy tokens."""
     out = example("ring", 2, "tensor_parallel.py", TP_ARGS, 300)
     assert "greedy tokens equal one process's" in out, out
+
+
+def _gguf_path():
+    sys.path.insert(0, os.path.join(os.path.dirname(EXAMPLES), "llm"))
+    try:
+        from generate import default_model_path
+        return default_model_path()
+    except (FileNotFoundError, ImportError):
+        return None
+    finally:
+        sys.path.pop(0)
+
+
+@pytest.mark.skipif(_gguf_path() is None,
+                    reason="SmolLM2's GGUF file is not installed: make llm-model")
+def test_example_tensor_parallel_ring_real_model():
+    """SmolLM2-135M (Q4_1 GGUF; fused qkv and gate/up; 3 key/value heads
+    padded to 4) on 2 processes: the sharded layers give one process's
+    greedy tokens."""
+    out = example("ring", 2, "tensor_parallel.py", ["--tokens", "8"], 600)
+    assert "greedy tokens equal one process's" in out, out
+    assert ".gguf" in out and "random" not in out, out
 
 
 # ------------------------------------------------------------------ MPI

@@ -25,6 +25,10 @@ typedef struct CUevent_st* CUevent;
 typedef struct CUmod_st* CUmodule;
 typedef struct CUfunc_st* CUfunction;
 typedef struct CUmemPoolHandle_st* CUmemoryPool;
+typedef struct CUgraph_st* CUgraph;
+typedef struct CUgraphNode_st* CUgraphNode;
+typedef struct CUgraphExec_st* CUgraphExec;
+typedef struct CUkern_st* CUkernel;
 typedef unsigned long long CUdeviceptr;
 
 enum {
@@ -54,6 +58,21 @@ enum {
 
 enum { CU_STREAM_NON_BLOCKING = 0x1 };
 enum { CU_EVENT_DISABLE_TIMING = 0x2 };
+/* CUstreamCaptureMode: captures see only the capturing thread's unsafe
+ * calls (which then fail the capture). */
+enum { CU_STREAM_CAPTURE_MODE_THREAD_LOCAL = 1 };
+/* A kernel node (CUDA_KERNEL_NODE_PARAMS_v2, CUDA 12): kern and ctx NULL
+ * mean func in the current context. */
+typedef struct CUDA_KERNEL_NODE_PARAMS {
+  CUfunction func;
+  unsigned gridDimX, gridDimY, gridDimZ;
+  unsigned blockDimX, blockDimY, blockDimZ;
+  unsigned sharedMemBytes;
+  void** kernelParams;
+  void** extra;
+  CUkernel kern;
+  CUcontext ctx;
+} CUDA_KERNEL_NODE_PARAMS;
 /* CUmemPool_attribute: RELEASE_THRESHOLD is the fourth enumerator. */
 enum { CU_MEMPOOL_ATTR_RELEASE_THRESHOLD = 4 };
 
@@ -122,6 +141,26 @@ typedef struct cmx__cuda_api {
   CUresult (*cuMemHostRegister)(void* p, size_t bytes,
                                 unsigned flags); /* _v2 */
   CUresult (*cuMemHostUnregister)(void* p);
+  /* Optional: CUDA graphs (CUDA 12's _v2 kernel-node ABI; graph.c batches
+   * launches into graphs only when every one of these resolved). */
+  CUresult (*cuGraphCreate)(CUgraph* g, unsigned flags);
+  CUresult (*cuGraphDestroy)(CUgraph g);
+  CUresult (*cuGraphAddKernelNode)(CUgraphNode* n, CUgraph g,
+                                   const CUgraphNode* deps, size_t ndeps,
+                                   const CUDA_KERNEL_NODE_PARAMS* p); /* _v2 */
+  CUresult (*cuGraphAddChildGraphNode)(CUgraphNode* n, CUgraph g,
+                                       const CUgraphNode* deps, size_t ndeps,
+                                       CUgraph child);
+  CUresult (*cuGraphInstantiateWithFlags)(CUgraphExec* e, CUgraph g,
+                                          unsigned long long flags);
+  CUresult (*cuGraphLaunch)(CUgraphExec e, CUstream s);
+  CUresult (*cuGraphExecDestroy)(CUgraphExec e);
+  CUresult (*cuGraphExecKernelNodeSetParams)(
+      CUgraphExec e, CUgraphNode n, const CUDA_KERNEL_NODE_PARAMS* p); /* _v2 */
+  CUresult (*cuGraphExecChildGraphNodeSetParams)(CUgraphExec e, CUgraphNode n,
+                                                 CUgraph child);
+  CUresult (*cuStreamBeginCapture)(CUstream s, int mode); /* _v2 */
+  CUresult (*cuStreamEndCapture)(CUstream s, CUgraph* g);
 } cmx__cuda_api;
 
 /* ---- NVRTC ---- */

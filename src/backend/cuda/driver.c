@@ -127,6 +127,18 @@ static const char* resolve_all(void* lib) {
       OPT(cuMemFreeHost, "cuMemFreeHost"),
       OPT(cuMemHostRegister, "cuMemHostRegister_v2"),
       OPT(cuMemHostUnregister, "cuMemHostUnregister"),
+      OPT(cuGraphCreate, "cuGraphCreate"),
+      OPT(cuGraphDestroy, "cuGraphDestroy"),
+      OPT(cuGraphAddKernelNode, "cuGraphAddKernelNode_v2"),
+      OPT(cuGraphAddChildGraphNode, "cuGraphAddChildGraphNode"),
+      OPT(cuGraphInstantiateWithFlags, "cuGraphInstantiateWithFlags"),
+      OPT(cuGraphLaunch, "cuGraphLaunch"),
+      OPT(cuGraphExecDestroy, "cuGraphExecDestroy"),
+      OPT(cuGraphExecKernelNodeSetParams, "cuGraphExecKernelNodeSetParams_v2"),
+      OPT(cuGraphExecChildGraphNodeSetParams,
+          "cuGraphExecChildGraphNodeSetParams"),
+      OPT(cuStreamBeginCapture, "cuStreamBeginCapture_v2"),
+      OPT(cuStreamEndCapture, "cuStreamEndCapture"),
 #undef REQ
 #undef OPT
   };

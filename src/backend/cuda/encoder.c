@@ -8,6 +8,9 @@
  * memset or copy node per command, chained per stream). The recorder keeps
  * or lets through each command; the ones it keeps it replays itself.
  *
+ * Without a recorder, commands go to the task's stream, which batches them
+ * into CUDA graphs (stream.c, graph.c) or issues them at once.
+ *
  * Launch checks turn the driver's CUDA_ERROR_INVALID_VALUE into messages
  * that say which limit a configuration broke; a kernel that asks for more
  * than its default dynamic shared memory (48 KB less its static shared
@@ -74,9 +77,7 @@ cmx__gpu_cfg cmx__gpu_cfg_for(const cmx__gpu_kernel* k, int64_t work) {
 
 /* ---------------- issuing ---------------- */
 
-/* Checks cfg against k's and the device's limits, opting k in to more
- * dynamic shared memory when cfg asks for it. */
-static cmx_status check_launch(int dev, const cmx__gpu_cmd* c) {
+cmx_status cmx__gpu_launch_check(int dev, const cmx__gpu_cmd* c) {
   const cmx__gpu_kernel* k = c->kernel;
   const cmx__gpu_cfg* g = &c->cfg;
   cmx__gpu_device* d = cmx__gpu_device_get(dev);
@@ -128,7 +129,7 @@ cmx_status cmx__gpu_cmd_issue(int dev, CUstream s, const cmx__gpu_cmd* c) {
                           "%d bytes",
                           c->op, c->kernel->name, CMX__GPU_MAX_ARGS,
                           CMX__GPU_ARGS_BYTES);
-      cmx_status st = check_launch(dev, c);
+      cmx_status st = cmx__gpu_launch_check(dev, c);
       if (st != CMX_OK) return st;
       void* params[CMX__GPU_MAX_ARGS];
       for (int i = 0; i < c->args->n; i++)
@@ -190,7 +191,13 @@ cmx_status cmx__gpu_encode(const cmx__gpu_cmd* cmd) {
     atomic_fetch_add(&n_recorded, 1);
     if (!issue) return CMX_OK;
   }
-  return cmx__gpu_cmd_issue(dev, s, cmd);
+  /* the stream's batch takes it, or has it issued now (stream.c) */
+  bool batched = false;
+  cmx_status st = cmx__gpu_stream_encode(dev, s, cmd, &batched);
+  if (st == CMX_OK && batched) /* counted as issued: it will be */
+    atomic_fetch_add(cmd->kind == CMX__GPU_CMD_LAUNCH ? &n_launches : &n_calls,
+                     1);
+  return st;
 }
 
 cmx_status cmx__gpu_launch(const char* op, const cmx__gpu_kernel* k,
@@ -226,5 +233,16 @@ cmx_status cmx__gpu_call(const char* op, cmx_status (*call)(void*, CUstream),
                          void* ctx) {
   cmx__gpu_cmd c = {
       .kind = CMX__GPU_CMD_CALL, .op = op, .call = call, .ctx = ctx};
+  return cmx__gpu_encode(&c);
+}
+
+cmx_status cmx__gpu_call_graphable(const char* op,
+                                   cmx_status (*call)(void*, CUstream),
+                                   void* ctx) {
+  cmx__gpu_cmd c = {.kind = CMX__GPU_CMD_CALL,
+                    .op = op,
+                    .call = call,
+                    .ctx = ctx,
+                    .graphable = true};
   return cmx__gpu_encode(&c);
 }

@@ -102,6 +102,14 @@ cmx__gpu_dep_stats cmx__gpu_dep_stats_get(void);
  * must come after that work. */
 void cmx__gpu_order_after_all(int dev, CUstream target);
 
+/* When the running task's stream (dev, s) has batched commands, takes the
+ * free of device memory p (bytes) to do once they are issued and returns
+ * true; else false (free it now). */
+bool cmx__gpu_defer_free(int dev, CUstream s, CUdeviceptr p, size_t bytes);
+/* Issues every GPU stream's batched commands and drops their executable
+ * graphs (before kernel modules are unloaded). */
+void cmx__gpu_graphs_forget_all(void);
+
 /* The name of the primitive whose GPU task runs on this thread ("gpu"
  * outside a task), for errors. */
 const char* cmx__gpu_current_op(void);
@@ -147,6 +155,10 @@ char* cmx__gpu_index_error_take(cmx__gpu_index_error* rec, cmx_status* st);
 /* The buffer hooks (installed into cmx__device_hooks when the driver
  * loads). */
 extern const cmx__device_memory_hooks cmx__cuda_memory_hooks;
+/* Frees device memory p (bytes) of device dev, ordered on stream target
+ * after every other stream's pending work (what a buffer's free does;
+ * stream.c calls it for frees deferred past a batch). */
+void cmx__gpu_free_on(int dev, CUdeviceptr p, size_t bytes, CUstream target);
 /* Device bytes currently allocated by cmx (all devices) and the peak. */
 size_t cmx__gpu_active_bytes(void);
 size_t cmx__gpu_peak_bytes(void);
@@ -435,6 +447,10 @@ typedef struct cmx__gpu_cmd {
   uint32_t value;
   cmx_status (*call)(void* ctx, CUstream s); /* CALL */
   void* ctx;
+  /* CALL: the library's work may be captured into a CUDA graph (it only
+   * enqueues work on the stream it is given: no host synchronisation, no
+   * allocation), so a batch of launches need not be cut around it. */
+  bool graphable;
 } cmx__gpu_cmd;
 
 /* A recorder sees every command of the GPU tasks that run on the thread
@@ -481,12 +497,89 @@ cmx_status cmx__gpu_copy_d2d(const char* op, CUdeviceptr dst, CUdeviceptr src,
 cmx_status cmx__gpu_call(const char* op, cmx_status (*call)(void*, CUstream),
                          void* ctx);
 
+/* cmx__gpu_call for a library call that may be captured into a CUDA
+ * graph (cmx__gpu_cmd.graphable): a cuBLASLt product. */
+cmx_status cmx__gpu_call_graphable(const char* op,
+                                   cmx_status (*call)(void*, CUstream),
+                                   void* ctx);
+/* Checks a launch command against the kernel's and the device's limits
+ * (opting the kernel in to more dynamic shared memory when cmd asks for
+ * it): what cmx__gpu_cmd_issue checks before cuLaunchKernel, for commands
+ * issued later as graph nodes. */
+cmx_status cmx__gpu_launch_check(int dev, const cmx__gpu_cmd* cmd);
+
+/* Hands cmd of the GPU task running on this thread (on stream s of
+ * device dev) to the stream: its batch takes it (graph.c), or the batch is
+ * issued and then cmd (cmx__gpu_cmd_issue; stream.c). *batched: the
+ * batch took it. */
+cmx_status cmx__gpu_stream_encode(int dev, CUstream s, const cmx__gpu_cmd* cmd,
+                                  bool* batched);
 /* Commands issued so far (all threads), for tests and diagnostics. */
 typedef struct cmx__gpu_encoder_stats {
   uint64_t launches, memsets, copies, recorded;
   uint64_t calls; /* CMX__GPU_CMD_CALL commands issued */
 } cmx__gpu_encoder_stats;
 cmx__gpu_encoder_stats cmx__gpu_encoder_stats_get(void);
+
+/* ---------------- batches of launches as CUDA graphs (graph.c) ---------
+ *
+ * A GPU stream batches the commands its tasks encode (stream.c) and issues
+ * them when something needs them on the device (a wait, an event, a free
+ * on another stream, a command that cannot be batched, the batch's size
+ * limit): a run of kernel launches and captured library calls becomes one
+ * CUDA graph launch. Each batch keeps the executable graphs it made, keyed
+ * by the run's shape (kernels, launch configurations, argument sizes), and
+ * replays a known run by updating the kernel nodes whose arguments changed
+ * (cuGraphExecKernelNodeSetParams) and the captured calls
+ * (cuGraphExecChildGraphNodeSetParams) instead of instantiating again. A
+ * run seen for the first time, or shorter than the graph threshold, is
+ * launched kernel by kernel. Any graph error falls back to those plain
+ * launches. CMX_CUDA_GRAPHS=0 turns batching off. */
+typedef struct cmx__gpu_batch cmx__gpu_batch;
+/* Whether batching is on: CMX_CUDA_GRAPHS is not "0" and the driver has
+ * the graph entry points (read once). */
+bool cmx__gpu_graphs_enabled(void);
+/* A new, empty batch issuing on stream s of device dev, or NULL (batching
+ * off, or out of memory: commands are then issued directly). */
+cmx__gpu_batch* cmx__gpu_batch_new(int dev, CUstream s);
+/* Frees b and its executable graphs (its stream idle, b empty). */
+void cmx__gpu_batch_free(cmx__gpu_batch* b);
+/* Takes cmd (a copy) into b: kernel launches (checked now) and graphable
+ * library calls (captured now into a graph of their own). *taken is false
+ * when cmd cannot be batched (memsets, copies, other calls, a failed
+ * capture): the caller issues b's commands, then cmd itself. An error
+ * status is the command's (its launch check). */
+cmx_status cmx__gpu_batch_add(cmx__gpu_batch* b, const cmx__gpu_cmd* cmd,
+                              bool* taken);
+/* Commands in b. */
+int cmx__gpu_batch_size(const cmx__gpu_batch* b);
+/* Issues b's commands on its stream (as graphs where that pays, see above)
+ * and empties b. Errors are asynchronous ones (the tasks that encoded the
+ * commands have finished): the caller reports them. */
+cmx_status cmx__gpu_batch_flush(cmx__gpu_batch* b);
+/* Drops every executable graph of b (a kernel module unloaded). */
+void cmx__gpu_batch_forget(cmx__gpu_batch* b);
+/* The most commands a batch takes before it is issued (flushed). */
+int cmx__gpu_batch_limit(void);
+
+typedef struct cmx__gpu_graph_stats {
+  uint64_t graph_launches; /* cuGraphLaunch calls */
+  uint64_t graph_nodes;    /* nodes those launches ran */
+  uint64_t instantiated;   /* executable graphs made */
+  uint64_t reused;         /* launches of an executable graph made before */
+  uint64_t node_updates;   /* kernel nodes whose arguments were updated */
+  uint64_t direct;         /* batched commands launched one by one */
+  uint64_t captures;       /* library calls captured */
+  uint64_t fallbacks;      /* graph errors that fell back to launches */
+  uint64_t flushes;        /* non-empty batches issued */
+} cmx__gpu_graph_stats;
+cmx__gpu_graph_stats cmx__gpu_graph_stats_get(void);
+/* For tests: 1 or 0 forces batching on or off from now on (-1: the
+ * environment's choice); the graph threshold (runs of at least this many
+ * nodes become graphs; 0: the default); makes the next n graph
+ * instantiations fail (testing the fallback). */
+void cmx__gpu_graphs_set(int on, int min_nodes);
+void cmx__gpu_graphs_fail_next(int n);
 
 /* ---------------- eval_gpu helpers (launch.c) ---------------- */
 

@@ -528,7 +528,7 @@ static cmx_status run_job(job* j) {
     call.a = B.p + (CUdeviceptr)(ob * e);
     call.b = A.p + (CUdeviceptr)(oa * e);
     call.d = j->out + (CUdeviceptr)(od * e);
-    st = cmx__gpu_call(j->op, lt_run, &call);
+    st = cmx__gpu_call_graphable(j->op, lt_run, &call);
   }
   if (pl == &tmp) {
     plan_destroy(&tmp);

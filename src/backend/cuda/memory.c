@@ -294,20 +294,32 @@ static cmx_status dev_alloc(int dev, size_t bytes, CUstream s, const char* op,
 }
 
 /* Frees p (a buffer of bytes) on device dev. Stream-ordered: on the
- * current task's stream when the freeing thread runs one of dev's tasks,
+ * current task's stream when the freeing thread runs one of dev's tasks
+ * (after that stream's batched launches: deferred while it has some),
  * else on the device's free stream; either way after the pending work of
  * every other stream, which may still read p. It goes to the cache when
  * that has room. */
 static void dev_free(int dev, CUdeviceptr p, size_t bytes) {
   if (cmx__gpu_ctx_enter(dev) != CMX_OK) return; /* no device: nothing to do */
+  int cur_dev = -1;
+  CUstream cur = cmx__gpu_current_stream(&cur_dev);
+  if (cur && cur_dev == dev) {
+    /* the stream's batched launches may still use p: free after them */
+    if (cmx__gpu_defer_free(dev, cur, p, bytes)) return;
+    cmx__gpu_free_on(dev, p, bytes, cur);
+  } else {
+    cmx__gpu_free_on(dev, p, bytes, NULL);
+  }
+}
+
+void cmx__gpu_free_on(int dev, CUdeviceptr p, size_t bytes, CUstream target) {
+  if (cmx__gpu_ctx_enter(dev) != CMX_OK) return;
   cmx__gpu_device* d = cmx__gpu_device_get(dev);
   size_t cap;
   int c = dev_class(bytes, &cap);
   count_bytes(cap, -1);
   cmx__mem_device_unreserve(cap);
-  int cur_dev = -1;
-  CUstream cur = cmx__gpu_current_stream(&cur_dev);
-  CUstream target = cur && cur_dev == dev ? cur : d->free_stream;
+  if (!target) target = d->free_stream;
   cmx__gpu_order_after_all(dev, target);
   if (cache_put(dev, c, p, cap, target)) return;
   if (d->pools) {

@@ -168,6 +168,7 @@ const cmx__gpu_kernel* cmx__gpu_kernel_get(int dev, const cmx__gpu_family* f,
 }
 
 void cmx__gpu_module_cache_clear(void) {
+  cmx__gpu_graphs_forget_all(); /* graphs hold the kernels unloaded here */
   pthread_mutex_lock(&g_mods.lock);
   for (int b = 0; b < NBUCKETS; b++) {
     entry* e = atomic_exchange(&g_mods.buckets[b], NULL);

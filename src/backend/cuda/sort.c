@@ -17,7 +17,9 @@
  * to a block; rows of up to 4096 by an LSD radix sort of 8-bit digits in
  * shared memory, a block a row, skipping the digits all keys share;
  * longer rows by an LSD radix sort over tiles of 4096 (three launches a
- * pass, one pass per key byte).
+ * pass, one pass per key byte; the passes move the elements, and their
+ * indices for an argsort only, each tile's digit runs written out
+ * contiguously from shared memory).
  */
 #include "primitives/sort.h"
 
@@ -173,7 +175,7 @@ static cmx_status sort_rows(const char* op, int dev, cmx_dtype dt,
   for (int b = 0; b < 2 && passes > 1 && st == CMX_OK; b++) {
     if (b == 1 && passes < 3) break; /* two passes: one buffer each */
     st = scratch(total * kb, dev, bufs, &nbuf, &keys[b]);
-    if (st == CMX_OK) st = scratch(total * 4, dev, bufs, &nbuf, &idx[b]);
+    if (st == CMX_OK && yi) st = scratch(total * 4, dev, bufs, &nbuf, &idx[b]);
   }
   CUdeviceptr zero = 0;
   int cur = -1; /* keys[cur] hold the last pass's output (-1: x) */
@@ -213,7 +215,10 @@ static cmx_status sort_rows(const char* op, int dev, cmx_dtype dt,
     CUdeviceptr oi = last ? yi : zero, ov = last ? yv : zero;
     CMX__GPU_ARG(&args, oi);
     CMX__GPU_ARG(&args, ov);
-    st = launch(op, dev, var, K_SCATTER, (unsigned)nb, SORT_THREADS, 0, &args);
+    /* shared memory: the tile's elements, indices (argsort), digits */
+    size_t smem = (size_t)SORT_TILE * (kb + (yi ? 4 : 0) + 1);
+    st = launch(op, dev, var, K_SCATTER, (unsigned)nb, SORT_THREADS, smem,
+                &args);
     cur = nxt;
   }
   for (int b = 0; b < nbuf; b++) cmx__buffer_release(bufs[b]);

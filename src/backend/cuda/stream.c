@@ -12,6 +12,19 @@
  * A full ring blocks the submitter on its oldest event, which bounds the
  * work in flight.
  *
+ * Batches (graph.c): with CUDA graphs on, the commands a stream's tasks
+ * encode wait in the stream's batch instead of being launched at once;
+ * `launched` is the highest seq whose work is on the CUstream, and events
+ * are only recorded there. Whoever needs a task's work on the device (a
+ * wait, another stream's event wait, a poll, a free ordered on another
+ * stream, the native handle, a command that cannot be batched, the
+ * batch's size limit) issues the batch first (stream_flush). Tasks run on
+ * the evaluating thread under the eval lock (core/scheduler.c), so one
+ * thread at a time adds to a stream's batch; others may issue it (under
+ * `block`, taken before `lock`). A free ordered on the stream itself while
+ * its batch holds commands is deferred until the batch is issued: the
+ * batched kernels may still use that memory.
+ *
  * Freed device memory is stream-ordered (memory.c), and a buffer's last
  * reference may be dropped on any thread while kernels of any stream still
  * read it. Two rules make that safe: a submitting thread holds the task's
@@ -42,6 +55,16 @@ struct cmx__gpu_stream {
   uint64_t seq[RING];
   bool reported; /* an asynchronous CUDA error was reported */
   cmx__gpu_index_error* index_error; /* device-written record, or NULL */
+  /* batching (under block): */
+  pthread_mutex_t block;
+  cmx__gpu_batch* batch; /* NULL until the first batched command */
+  uint64_t batch_seq;    /* highest finished task with work in the batch */
+  uint64_t launched;     /* (under lock) highest seq whose work is issued */
+  struct dfree {
+    CUdeviceptr p;
+    size_t bytes;
+  } * frees; /* frees deferred until the batch is issued */
+  int nfrees, capfrees;
 };
 
 /* Every GPU stream, for ordering frees after their pending work. */
@@ -135,23 +158,151 @@ static void push_event_locked(cmx__gpu_stream* gs, uint64_t seq) {
   gs->last_evented = seq;
 }
 
-/* Gives the submitted tasks that have no event yet one (lock held): what
- * a thread needs before it waits for, or orders after, gs's work. */
+/* Gives the issued tasks that have no event yet one (lock held): what a
+ * thread needs before it waits for, or orders after, gs's work. Batched
+ * work must be issued first (stream_flush). */
 static void flush_locked(cmx__gpu_stream* gs) {
-  if (gs->last_recorded > gs->last_evented &&
-      atomic_load(&gs->s->completed) < gs->last_recorded)
-    push_event_locked(gs, gs->last_recorded);
+  if (gs->launched > gs->last_evented &&
+      atomic_load(&gs->s->completed) < gs->launched)
+    push_event_locked(gs, gs->launched);
+}
+
+/* ---------------- batches ---------------- */
+
+/* Issues gs's batch (block held): its tasks count as launched; the frees
+ * it deferred move to *frees (n in *nfrees) for the caller to do once it
+ * has let go of block. */
+static void flush_batch_locked(cmx__gpu_stream* gs, struct dfree** frees,
+                               int* nfrees) {
+  *frees = NULL;
+  *nfrees = 0;
+  if (cmx__gpu_batch_size(gs->batch) > 0) {
+    cmx_status st0 = cmx_last_status();
+    char* msg0 = st0 != CMX_OK ? strdup(cmx_last_error()) : NULL;
+    cmx_status st = cmx__gpu_batch_flush(gs->batch);
+    if (st != CMX_OK && !gs->reported) {
+      gs->reported = true;
+      fprintf(stderr, "cmx: gpu stream %d: %s\n", gs->s->index,
+              cmx_last_error());
+    }
+    if (msg0) {
+      cmx__error(st0, "%s", msg0);
+      free(msg0);
+    } else if (st != CMX_OK) {
+      cmx_clear_error();
+    }
+    pthread_mutex_lock(&gs->lock);
+    if (gs->batch_seq > gs->launched) gs->launched = gs->batch_seq;
+    pthread_mutex_unlock(&gs->lock);
+  }
+  if (gs->nfrees) {
+    *frees = gs->frees;
+    *nfrees = gs->nfrees;
+    gs->frees = NULL;
+    gs->nfrees = gs->capfrees = 0;
+  }
+}
+
+static void do_frees(cmx__gpu_stream* gs, struct dfree* frees, int n) {
+  for (int i = 0; i < n; i++)
+    cmx__gpu_free_on(gs->dev, frees[i].p, frees[i].bytes, gs->cu);
+  free(frees);
+}
+
+/* Issues gs's batched commands, if any. */
+static void stream_flush(cmx__gpu_stream* gs) {
+  pthread_mutex_lock(&gs->block);
+  struct dfree* frees;
+  int n;
+  flush_batch_locked(gs, &frees, &n);
+  pthread_mutex_unlock(&gs->block);
+  do_frees(gs, frees, n);
+}
+
+/* Makes sure task seq's work (recorded) is issued. */
+static void flush_until(cmx__gpu_stream* gs, uint64_t seq) {
+  pthread_mutex_lock(&gs->lock);
+  bool need = gs->launched < seq;
+  pthread_mutex_unlock(&gs->lock);
+  if (need) stream_flush(gs);
+}
+
+cmx_status cmx__gpu_stream_encode(int dev, CUstream s, const cmx__gpu_cmd* cmd,
+                                  bool* batched) {
+  *batched = false;
+  cmx__gpu_stream* gs = tl_current;
+  if (!gs || gs->cu != s) return cmx__gpu_cmd_issue(dev, s, cmd);
+  bool on = cmx__gpu_graphs_enabled();
+  pthread_mutex_lock(&gs->block);
+  if (on && !gs->batch) gs->batch = cmx__gpu_batch_new(dev, s);
+  if (on && gs->batch) {
+    bool taken = false;
+    cmx_status st = cmx__gpu_batch_add(gs->batch, cmd, &taken);
+    if (st != CMX_OK || taken) {
+      *batched = taken;
+      struct dfree* frees = NULL;
+      int n = 0;
+      if (taken && cmx__gpu_batch_size(gs->batch) >= cmx__gpu_batch_limit())
+        flush_batch_locked(gs, &frees, &n);
+      pthread_mutex_unlock(&gs->block);
+      do_frees(gs, frees, n);
+      return st;
+    }
+  }
+  struct dfree* frees;
+  int n;
+  flush_batch_locked(gs, &frees, &n);
+  pthread_mutex_unlock(&gs->block);
+  /* Only this thread adds to gs's batch (it holds the eval lock), so the
+   * command still comes after everything batched. */
+  cmx_status st = cmx__gpu_cmd_issue(dev, s, cmd);
+  do_frees(gs, frees, n);
+  return st;
+}
+
+bool cmx__gpu_defer_free(int dev, CUstream s, CUdeviceptr p, size_t bytes) {
+  cmx__gpu_stream* gs = tl_current;
+  if (!gs || gs->cu != s || gs->dev != dev) return false;
+  pthread_mutex_lock(&gs->block);
+  bool defer = cmx__gpu_batch_size(gs->batch) > 0;
+  if (defer && gs->nfrees == gs->capfrees) {
+    int cap = gs->capfrees ? 2 * gs->capfrees : 16;
+    struct dfree* f = realloc(gs->frees, (size_t)cap * sizeof *f);
+    if (f) {
+      gs->frees = f;
+      gs->capfrees = cap;
+    } else {
+      /* no room to remember it: issue the batch, then free at once */
+      struct dfree* frees;
+      int n;
+      flush_batch_locked(gs, &frees, &n);
+      pthread_mutex_unlock(&gs->block);
+      do_frees(gs, frees, n);
+      return false;
+    }
+  }
+  if (defer) gs->frees[gs->nfrees++] = (struct dfree){p, bytes};
+  pthread_mutex_unlock(&gs->block);
+  return defer;
 }
 
 /* Task seq's work is submitted on gs: its event is recorded when
  * EVENT_EVERY tasks went without one (or `now`), else left to whoever
  * waits for it. */
 static void record(cmx__gpu_stream* gs, uint64_t seq, bool now) {
+  pthread_mutex_lock(&gs->block);
+  bool batched = cmx__gpu_batch_size(gs->batch) > 0;
+  if (batched) gs->batch_seq = seq;
   pthread_mutex_lock(&gs->lock);
-  if (now || seq >= gs->last_evented + EVENT_EVERY) push_event_locked(gs, seq);
+  if (!batched) {
+    if (seq > gs->launched) gs->launched = seq;
+    if (now || seq >= gs->last_evented + EVENT_EVERY)
+      push_event_locked(gs, seq);
+  }
   gs->last_recorded = seq;
   pthread_cond_broadcast(&gs->recorded);
   pthread_mutex_unlock(&gs->lock);
+  pthread_mutex_unlock(&gs->block);
 }
 
 static const cmx__stream_ops gpu_stream_ops;
@@ -173,6 +324,9 @@ static bool wait_by_event(cmx__gpu_stream* gs, int other, uint64_t seq) {
   pthread_mutex_lock(&o->lock);
   while (o->last_recorded < seq && atomic_load(&os->completed) < seq)
     pthread_cond_wait(&o->recorded, &o->lock);
+  pthread_mutex_unlock(&o->lock);
+  flush_until(o, seq);
+  pthread_mutex_lock(&o->lock);
   if (o->last_evented < seq) flush_locked(o);
   int k = 0;
   while (k < o->count && o->seq[(o->head + k) % RING] < seq) k++;
@@ -240,8 +394,10 @@ static void gpu_submit(cmx__stream* s, cmx__task* t) {
   tl_held = NULL;
   tl_nheld = 0;
   tl_op = prev_op;
-  if (!can_hold) /* no memory to hold buffers: finish the work instead */
+  if (!can_hold) { /* no memory to hold buffers: finish the work instead */
+    stream_flush(gs);
     report_async(gs, cmx__cu.cuStreamSynchronize(gs->cu));
+  }
   record(gs, seq, !can_hold);
   /* Released with gs still current: frees then order on this stream. */
   for (int i = 0; i < nheld; i++) cmx__buffer_release(held[i]);
@@ -270,6 +426,9 @@ static void gpu_wait(cmx__stream* s, uint64_t seq) {
   /* seq may be handed out but still being submitted by another thread. */
   while (gs->last_recorded < seq && atomic_load(&s->completed) < seq)
     pthread_cond_wait(&gs->recorded, &gs->lock);
+  pthread_mutex_unlock(&gs->lock);
+  flush_until(gs, seq);
+  pthread_mutex_lock(&gs->lock);
   if (gs->last_evented < seq) flush_locked(gs);
   while (atomic_load(&s->completed) < seq) {
     int k = 0;
@@ -301,6 +460,7 @@ static char* gpu_take_error(cmx__stream* s, cmx_status* st) {
       !((volatile cmx__gpu_index_error*)gs->index_error)->code)
     return NULL;
   if (cmx__gpu_ctx_enter(gs->dev) != CMX_OK) return NULL;
+  stream_flush(gs);
   pthread_mutex_lock(&gs->lock);
   flush_locked(gs);
   while (gs->count && cmx__cu.cuEventQuery(gs->ev[gs->head]) == CUDA_SUCCESS)
@@ -315,6 +475,7 @@ static char* gpu_take_error(cmx__stream* s, cmx_status* st) {
 static void gpu_poll(cmx__stream* s) {
   cmx__gpu_stream* gs = s->backend;
   if (cmx__gpu_ctx_enter(gs->dev) != CMX_OK) return;
+  stream_flush(gs);
   pthread_mutex_lock(&gs->lock);
   flush_locked(gs);
   while (gs->count && cmx__cu.cuEventQuery(gs->ev[gs->head]) == CUDA_SUCCESS)
@@ -322,11 +483,37 @@ static void gpu_poll(cmx__stream* s) {
   pthread_mutex_unlock(&gs->lock);
 }
 
-void cmx__gpu_order_after_all(int dev, CUstream target) {
+/* The GPU streams registered so far (streams are never unregistered, so
+ * the list is read once under the lock and walked without it). */
+static int streams_snapshot(cmx__gpu_stream*** out) {
   pthread_mutex_lock(&g_streams.lock);
-  for (int i = 0; i < g_streams.n; i++) {
-    cmx__gpu_stream* gs = g_streams.list[i];
+  int n = g_streams.n;
+  pthread_mutex_unlock(&g_streams.lock);
+  *out = g_streams.list;
+  return n;
+}
+
+void cmx__gpu_graphs_forget_all(void) {
+  cmx__gpu_stream** list;
+  int n = streams_snapshot(&list);
+  for (int i = 0; i < n; i++) {
+    cmx__gpu_stream* gs = list[i];
+    if (cmx__gpu_ctx_enter(gs->dev) != CMX_OK) continue;
+    stream_flush(gs);
+    pthread_mutex_lock(&gs->block);
+    cmx__gpu_batch_forget(gs->batch);
+    pthread_mutex_unlock(&gs->block);
+  }
+}
+
+void cmx__gpu_order_after_all(int dev, CUstream target) {
+  cmx__gpu_stream** list;
+  int n = streams_snapshot(&list);
+  for (int i = 0; i < n; i++) {
+    cmx__gpu_stream* gs = list[i];
     if (gs->dev != dev || gs->cu == target) continue;
+    /* its batched work may use what target is about to free */
+    stream_flush(gs);
     pthread_mutex_lock(&gs->lock);
     flush_locked(gs);
     if (gs->count) {
@@ -335,13 +522,17 @@ void cmx__gpu_order_after_all(int dev, CUstream target) {
     }
     pthread_mutex_unlock(&gs->lock);
   }
-  pthread_mutex_unlock(&g_streams.lock);
 }
 
 static void gpu_shutdown(cmx__stream* s) {
   cmx__gpu_stream* gs = s->backend;
   if (cmx__gpu_ctx_enter(gs->dev) != CMX_OK) return;
+  stream_flush(gs);
   cmx__cu.cuStreamSynchronize(gs->cu);
+  pthread_mutex_lock(&gs->block);
+  cmx__gpu_batch_free(gs->batch);
+  gs->batch = NULL;
+  pthread_mutex_unlock(&gs->block);
   pthread_mutex_lock(&gs->lock);
   while (gs->count) pop_oldest_locked(gs, false);
   advance_completed(s, gs->last_recorded);
@@ -350,8 +541,12 @@ static void gpu_shutdown(cmx__stream* s) {
   pthread_mutex_unlock(&gs->lock);
 }
 
+/* The CUstream, its batched work issued: work the caller enqueues on it
+ * comes after cmx's. */
 static void* gpu_native(cmx__stream* s) {
-  return ((cmx__gpu_stream*)s->backend)->cu;
+  cmx__gpu_stream* gs = s->backend;
+  if (cmx__gpu_ctx_enter(gs->dev) == CMX_OK) stream_flush(gs);
+  return gs->cu;
 }
 
 static const cmx__stream_ops gpu_stream_ops = {.submit = gpu_submit,
@@ -378,6 +573,7 @@ cmx__stream* cmx__gpu_stream_new(int device_index) {
     gs->index_error = rec;
   }
   pthread_mutex_init(&gs->lock, NULL);
+  pthread_mutex_init(&gs->block, NULL);
   pthread_cond_init(&gs->recorded, NULL);
   CUresult r = cmx__cu.cuStreamCreate(&gs->cu, CU_STREAM_NON_BLOCKING);
   if (r != CUDA_SUCCESS) {

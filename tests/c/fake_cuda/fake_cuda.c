@@ -87,6 +87,8 @@ typedef struct stream {
   op *head, *tail;
   uint64_t submitted, done;
   pthread_t th;
+  struct fgraph* capture; /* being captured into (kernel launches only) */
+  int capture_bad;        /* an unsupported call invalidated the capture */
 } stream;
 
 static void run_kernel(op* o);
@@ -320,6 +322,10 @@ CUresult cuStreamDestroy_v2(stream* s) {
 }
 CUresult cuStreamSynchronize(stream* s) {
   need_ctx();
+  if (s->capture) { /* as the real driver: not allowed, capture broken */
+    s->capture_bad = 1;
+    return 900; /* CUDA_ERROR_STREAM_CAPTURE_UNSUPPORTED */
+  }
   stream_sync(s);
   return OK;
 }
@@ -772,6 +778,8 @@ CUresult cuFuncSetAttribute(fn* f, int attr, int v) {
   return OK;
 }
 
+struct fgraph;
+static void capture_kernel(struct fgraph* g, op* o);
 CUresult cuLaunchKernel(fn* f, unsigned gx, unsigned gy, unsigned gz,
                         unsigned bx, unsigned by, unsigned bz, unsigned sh,
                         stream* s, void** params, void** extra) {
@@ -789,8 +797,220 @@ CUresult cuLaunchKernel(fn* f, unsigned gx, unsigned gy, unsigned gz,
   memcpy(o->grid, g, sizeof g);
   memcpy(o->block, b, sizeof b);
   o->shared = sh;
+  if (s->capture) {
+    capture_kernel(s->capture, o);
+    return OK;
+  }
   enqueue(s, o);
   return OK;
+}
+
+/* ---- graphs ----
+ * A graph is a list of nodes run in order (cmx chains every node after
+ * the one before): kernels (a launch's op, kept as a template) and child
+ * graphs (copied in). An executable graph is a deep copy; launching it
+ * enqueues copies of its kernels' ops. Updates replace a node's kernel
+ * parameters or its child's nodes (same node count and kinds, as the real
+ * driver's topology rule). Counters for tests: FAKE_CUDA_GRAPH_FAIL=n makes
+ * every n-th instantiation fail. */
+typedef struct gnode {
+  op* k;                /* kernel node: its template op */
+  struct fgraph* child; /* child graph node: its own copy */
+  int index;
+} gnode;
+typedef struct fgraph {
+  gnode** nodes;
+  int n, cap;
+} fgraph;
+static atomic_long g_graphs_live, g_execs_live, g_graph_launches;
+
+static fgraph* graph_new(void) {
+  atomic_fetch_add(&g_graphs_live, 1);
+  return calloc(1, sizeof(fgraph));
+}
+static gnode* graph_push(fgraph* g) {
+  if (g->n == g->cap) {
+    g->cap = g->cap ? 2 * g->cap : 16;
+    g->nodes = realloc(g->nodes, (size_t)g->cap * sizeof *g->nodes);
+  }
+  gnode* n = calloc(1, sizeof *n);
+  n->index = g->n;
+  g->nodes[g->n++] = n;
+  return n;
+}
+static fgraph* graph_clone(const fgraph* g);
+static void graph_free(fgraph* g) {
+  if (!g) return;
+  for (int i = 0; i < g->n; i++) {
+    free(g->nodes[i]->k);
+    graph_free(g->nodes[i]->child);
+    free(g->nodes[i]);
+  }
+  free(g->nodes);
+  free(g);
+  atomic_fetch_sub(&g_graphs_live, 1);
+}
+static fgraph* graph_clone(const fgraph* g) {
+  fgraph* c = graph_new();
+  for (int i = 0; i < g->n; i++) {
+    gnode* n = graph_push(c);
+    if (g->nodes[i]->k) {
+      n->k = malloc(sizeof(op));
+      memcpy(n->k, g->nodes[i]->k, sizeof(op));
+    }
+    if (g->nodes[i]->child) n->child = graph_clone(g->nodes[i]->child);
+  }
+  return c;
+}
+static int same_shape(const fgraph* a, const fgraph* b) {
+  if (a->n != b->n) return 0;
+  for (int i = 0; i < a->n; i++) {
+    const gnode *x = a->nodes[i], *y = b->nodes[i];
+    if (!x->k != !y->k || !x->child != !y->child) return 0;
+    if (x->k && x->k->f != y->k->f) return 0;
+    if (x->child && !same_shape(x->child, y->child)) return 0;
+  }
+  return 1;
+}
+static void capture_kernel(fgraph* g, op* o) {
+  graph_push(g)->k = o;
+}
+static void graph_enqueue(const fgraph* g, stream* s) {
+  for (int i = 0; i < g->n; i++) {
+    if (g->nodes[i]->child) {
+      graph_enqueue(g->nodes[i]->child, s);
+      continue;
+    }
+    op* o = malloc(sizeof(op));
+    memcpy(o, g->nodes[i]->k, sizeof(op));
+    enqueue(s, o);
+  }
+}
+
+/* CUDA_KERNEL_NODE_PARAMS_v2 */
+typedef struct {
+  fn* func;
+  unsigned gx, gy, gz, bx, by, bz, shared;
+  void** params;
+  void** extra;
+  void* kern;
+  void* ctx;
+} knode_params;
+
+static op* kernel_op(const knode_params* p) {
+  op* o = calloc(1, sizeof *o);
+  o->kind = 0;
+  o->f = p->func;
+  for (int i = 0; i < p->func->nparams; i++)
+    memcpy(o->params + p->func->poff[i], p->params[i], p->func->psize[i]);
+  unsigned g[3] = {p->gx, p->gy, p->gz}, b[3] = {p->bx, p->by, p->bz};
+  memcpy(o->grid, g, sizeof g);
+  memcpy(o->block, b, sizeof b);
+  o->shared = p->shared;
+  return o;
+}
+
+CUresult cuGraphCreate(fgraph** g, unsigned flags) {
+  (void)flags;
+  *g = graph_new();
+  return OK;
+}
+CUresult cuGraphDestroy(fgraph* g) {
+  graph_free(g);
+  return OK;
+}
+/* dependencies: cmx passes the previous node (or none); order is kept. */
+CUresult cuGraphAddKernelNode_v2(gnode** out, fgraph* g, gnode** deps,
+                                 size_t ndeps, const knode_params* p) {
+  (void)deps;
+  (void)ndeps;
+  if (!p->func || (uint64_t)p->bx * p->by * p->bz > 1024 ||
+      (int)p->shared > p->func->dyn_max)
+    return ERR_INVALID;
+  gnode* n = graph_push(g);
+  n->k = kernel_op(p);
+  *out = n;
+  return OK;
+}
+CUresult cuGraphAddChildGraphNode(gnode** out, fgraph* g, gnode** deps,
+                                  size_t ndeps, fgraph* child) {
+  (void)deps;
+  (void)ndeps;
+  gnode* n = graph_push(g);
+  n->child = graph_clone(child);
+  *out = n;
+  return OK;
+}
+CUresult cuGraphInstantiateWithFlags(fgraph** e, fgraph* g,
+                                     unsigned long long flags) {
+  (void)flags;
+  static atomic_long count;
+  const char* f = getenv("FAKE_CUDA_GRAPH_FAIL");
+  long every = f ? atol(f) : 0;
+  if (every > 0 && (atomic_fetch_add(&count, 1) + 1) % every == 0)
+    return ERR_INVALID;
+  *e = graph_clone(g);
+  atomic_fetch_add(&g_execs_live, 1);
+  return OK;
+}
+CUresult cuGraphExecDestroy(fgraph* e) {
+  graph_free(e);
+  atomic_fetch_sub(&g_execs_live, 1);
+  return OK;
+}
+CUresult cuGraphLaunch(fgraph* e, stream* s) {
+  need_ctx();
+  if (s->capture) return ERR_INVALID;
+  graph_enqueue(e, s);
+  atomic_fetch_add(&g_graph_launches, 1);
+  return OK;
+}
+CUresult cuGraphExecKernelNodeSetParams_v2(fgraph* e, gnode* n,
+                                           const knode_params* p) {
+  if (n->index >= e->n || !e->nodes[n->index]->k ||
+      e->nodes[n->index]->k->f != p->func)
+    return ERR_INVALID;
+  free(e->nodes[n->index]->k);
+  e->nodes[n->index]->k = kernel_op(p);
+  return OK;
+}
+CUresult cuGraphExecChildGraphNodeSetParams(fgraph* e, gnode* n,
+                                            fgraph* child) {
+  if (n->index >= e->n || !e->nodes[n->index]->child ||
+      !same_shape(e->nodes[n->index]->child, child))
+    return ERR_INVALID;
+  graph_free(e->nodes[n->index]->child);
+  e->nodes[n->index]->child = graph_clone(child);
+  return OK;
+}
+CUresult cuStreamBeginCapture_v2(stream* s, int mode) {
+  (void)mode;
+  if (s->capture) return ERR_INVALID;
+  s->capture = graph_new();
+  s->capture_bad = 0;
+  return OK;
+}
+CUresult cuStreamEndCapture(stream* s, fgraph** g) {
+  *g = NULL;
+  if (!s->capture) return ERR_INVALID;
+  fgraph* c = s->capture;
+  s->capture = NULL;
+  if (s->capture_bad) {
+    graph_free(c);
+    return 901; /* CUDA_ERROR_STREAM_CAPTURE_INVALIDATED */
+  }
+  *g = c;
+  return OK;
+}
+/* For tests (dlsym'd): graphs and executable graphs alive, launches. */
+long fake_cuda_graphs_live(void) {
+  return atomic_load(&g_graphs_live);
+}
+long fake_cuda_execs_live(void) {
+  return atomic_load(&g_execs_live);
+}
+long fake_cuda_graph_launches(void) {
+  return atomic_load(&g_graph_launches);
 }
 
 /* Parameter i of the launch o, as a value of its own size (integers

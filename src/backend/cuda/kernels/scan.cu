@@ -10,7 +10,8 @@
 //                  (neighbouring threads: neighbouring columns); also
 //                  short contiguous rows (inner 1)
 //   cmx_scan_tile  contiguous rows (inner 1) in tiles of 16 elements a
-//                  thread, one pass: each tile publishes its total, then
+//                  thread (each warp's share loaded as coalesced 16-byte
+//                  groups), one pass: each tile publishes its total, then
 //                  its inclusive prefix, and finds its own prefix by
 //                  looking back over its predecessors' (decoupled
 //                  look-back); tiles are numbered in the order blocks
@@ -124,35 +125,31 @@ extern "C" __global__ void cmx_scan_col(const cmx_ct* x, cmx_ct* y,
 
 // ---------------- tiles with look-back ----------------
 #if !defined(CMX_ONLY) || defined(CMX_ONLY_cmx_scan_tile)
-// Exclusive scan of v over the block (in thread order); *total gets the
-// block's combination.
-CMX_C_FN cmx_ca cmx_c_block_excl(cmx_ca v, cmx_ca* total) {
+// Inclusive scan of v over the warp's lanes.
+CMX_C_FN cmx_ca cmx_c_warp_incl(cmx_ca v, int lane) {
+#pragma unroll
+  for (int d = 1; d < 32; d *= 2) {
+    cmx_ca w = cmx_c_shfl<true>(v, d);
+    if (lane >= d) v = cmx_c_op(w, v);
+  }
+  return v;
+}
+
+// Given each warp's total wt (the same in all its lanes), the combination
+// of the warps before this one; *total gets the block's.
+CMX_C_FN cmx_ca cmx_c_block_warps_excl(cmx_ca wt, cmx_ca* total) {
   __shared__ cmx_ca sw[32];
   const int lane = threadIdx.x & 31, wid = threadIdx.x >> 5;
   const int nw = (blockDim.x + 31) >> 5;
-  cmx_ca inc = v;
-#pragma unroll
-  for (int d = 1; d < 32; d *= 2) {
-    cmx_ca w = cmx_c_shfl<true>(inc, d);
-    if (lane >= d) inc = cmx_c_op(w, inc);
-  }
-  if (lane == 31) sw[wid] = inc;
+  if (lane == 0) sw[wid] = wt;
   __syncthreads();
   if (wid == 0) {
     cmx_ca t = lane < nw ? sw[lane] : (cmx_ca)CMX_C_ID;
-#pragma unroll
-    for (int d = 1; d < 32; d *= 2) {
-      cmx_ca w = cmx_c_shfl<true>(t, d);
-      if (lane >= d) t = cmx_c_op(w, t);
-    }
-    sw[lane] = t;  // inclusive scan of the warp totals
+    sw[lane] = cmx_c_warp_incl(t, lane);  // inclusive scan of the totals
   }
   __syncthreads();
-  cmx_ca before = wid > 0 ? sw[wid - 1] : (cmx_ca)CMX_C_ID;
   *total = sw[nw - 1];
-  cmx_ca excl = cmx_c_shfl<true>(inc, 1);
-  if (lane == 0) excl = CMX_C_ID;
-  return wid > 0 ? cmx_c_op(before, excl) : excl;
+  return wid > 0 ? sw[wid - 1] : (cmx_ca)CMX_C_ID;
 }
 
 extern "C" __global__ void cmx_scan_tile(const cmx_ct* x, cmx_ct* y,
@@ -169,42 +166,60 @@ extern "C" __global__ void cmx_scan_tile(const cmx_ct* x, cmx_ct* y,
   const cmx_ct* xr = x + row * n;
   cmx_ct* yr = y + row * n;
   const long long tile = (long long)blockDim.x * CMX_C_NE;
-  const long long p0 = t * tile + (long long)threadIdx.x * CMX_C_NE;
+  // Each warp takes 32 * CMX_C_NE consecutive elements of the tile, as NP
+  // groups of 32 * V: in group q, lane l holds the V elements from
+  // wbase + (q * 32 + l) * V, so each group's load is one coalesced
+  // 16-byte load a lane. The scan runs group by group (local, then across
+  // the lanes, then the groups' running total).
   constexpr int V = 16 / sizeof(cmx_ct) > 0 ? 16 / sizeof(cmx_ct) : 1;
   constexpr int NP = CMX_C_NE / V;
+  const int lane = threadIdx.x & 31, wid = threadIdx.x >> 5;
+  const long long wbase = t * tile + (long long)wid * 32 * CMX_C_NE;
   const bool vec = !reverse && V > 1 && CMX_C_NE % V == 0 &&
-                   p0 + CMX_C_NE <= n &&
-                   ((unsigned long long)(xr + p0) % 16 == 0) &&
-                   ((unsigned long long)(yr + p0) % 16 == 0);
+                   wbase + 32 * CMX_C_NE <= n &&
+                   ((unsigned long long)(xr + wbase) % 16 == 0) &&
+                   ((unsigned long long)(yr + wbase) % 16 == 0);
   cmx_ca v[CMX_C_NE];
   if (vec) {
 #pragma unroll
     for (int q = 0; q < NP; q++) {
       cmx_pack<cmx_ct> pk;
-      pk.raw = ((const uint4*)(xr + p0))[q];
+      pk.raw = __ldcs((const uint4*)(xr + wbase) + q * 32 + lane);
 #pragma unroll
       for (int e = 0; e < V; e++) v[q * V + e] = CMX_C_LD(pk.e[e]);
     }
   } else {
 #pragma unroll
-    for (int j = 0; j < CMX_C_NE; j++) {
-      long long p = p0 + j;
-      v[j] = p < n ? CMX_C_LD(xr[reverse ? n - 1 - p : p]) : (cmx_ca)CMX_C_ID;
-    }
-  }
-  cmx_ca run = CMX_C_ID;
+    for (int q = 0; q < NP; q++)
 #pragma unroll
-  for (int j = 0; j < CMX_C_NE; j++) {
-    cmx_ca prev = run;
-    run = cmx_c_op(run, v[j]);
-    v[j] = inclusive ? run : prev;
+      for (int e = 0; e < V; e++) {
+        long long p = wbase + (long long)(q * 32 + lane) * V + e;
+        v[q * V + e] =
+            p < n ? CMX_C_LD(xr[reverse ? n - 1 - p : p]) : (cmx_ca)CMX_C_ID;
+      }
+  }
+  cmx_ca carry = CMX_C_ID;  // the warp's groups before q
+#pragma unroll
+  for (int q = 0; q < NP; q++) {
+    cmx_ca run = CMX_C_ID;
+#pragma unroll
+    for (int e = 0; e < V; e++) {
+      cmx_ca prev = run;
+      run = cmx_c_op(run, v[q * V + e]);
+      v[q * V + e] = inclusive ? run : prev;
+    }
+    cmx_ca inc = cmx_c_warp_incl(run, lane);
+    cmx_ca ex = cmx_c_shfl<true>(inc, 1);
+    cmx_ca gp = lane == 0 ? carry : cmx_c_op(carry, ex);
+#pragma unroll
+    for (int e = 0; e < V; e++) v[q * V + e] = cmx_c_op(gp, v[q * V + e]);
+    carry = cmx_c_op(carry, cmx_c_shfl<false>(inc, 31));
   }
   cmx_ca total;
-  cmx_ca texcl = cmx_c_block_excl(run, &total);
+  cmx_ca texcl = cmx_c_block_warps_excl(carry, &total);
   // the tile's prefix: its predecessors' combination
   const long long g = row * ntiles;  // status index of the row's tile 0
-  if (threadIdx.x < 32) {
-    const int lane = threadIdx.x;
+  if (wid == 0) {
     cmx_ca excl = CMX_C_ID;
     if (t == 0) {
       if (lane == 0) {
@@ -255,14 +270,17 @@ extern "C" __global__ void cmx_scan_tile(const cmx_ct* x, cmx_ct* y,
 #pragma unroll
       for (int e = 0; e < V; e++)
         pk.e[e] = CMX_C_ST(cmx_c_op(pre, v[q * V + e]));
-      ((uint4*)(yr + p0))[q] = pk.raw;
+      __stcs((uint4*)(yr + wbase) + q * 32 + lane, pk.raw);
     }
   } else {
 #pragma unroll
-    for (int j = 0; j < CMX_C_NE; j++) {
-      long long p = p0 + j;
-      if (p < n) yr[reverse ? n - 1 - p : p] = CMX_C_ST(cmx_c_op(pre, v[j]));
-    }
+    for (int q = 0; q < NP; q++)
+#pragma unroll
+      for (int e = 0; e < V; e++) {
+        long long p = wbase + (long long)(q * 32 + lane) * V + e;
+        if (p < n)
+          yr[reverse ? n - 1 - p : p] = CMX_C_ST(cmx_c_op(pre, v[q * V + e]));
+      }
   }
 }
 #endif

@@ -23,9 +23,11 @@
 //   cmx_sort_scatter  tile's digit counts (hist), their exclusive scan
 //                     over the row's tiles per digit (scan), then each
 //                     tile's elements ranked stably (per warp with
-//                     __match_any_sync, warps in order) and written to
-//                     their digit's place (scatter); the first pass reads
-//                     x, the last writes the result
+//                     __match_any_sync, warps in order), grouped by digit
+//                     in shared memory and written to their digit's place
+//                     in order (scatter); passes move the elements' bits
+//                     (and indices for an argsort only); the first pass
+//                     reads x, the last writes the result
 //   cmx_sort_search   searchsorted: a binary search per value
 
 typedef CMX_S_T cmx_sk;
@@ -310,10 +312,11 @@ extern "C" __global__ void __launch_bounds__(CMX_S_THREADS)
 }
 #endif
 
-// The pass's key of element j of a row: from x in the first pass (kin
-// null), else from the previous pass's keys.
+// The pass's key of element j of a row: of x in the first pass (kin
+// null), else of the previous pass's elements (passes move the elements'
+// own bits, so -0.0 and NaN payloads survive without a gather from x).
 CMX_S_FN cmx_sk cmx_s_load(const cmx_sk* x, const cmx_sk* kin, long long at) {
-  return kin ? kin[at] : cmx_s_key(x[at]);
+  return cmx_s_key(kin ? kin[at] : x[at]);
 }
 
 #if !defined(CMX_ONLY) || defined(CMX_ONLY_cmx_sort_hist)
@@ -374,19 +377,31 @@ extern "C" __global__ void __launch_bounds__(CMX_S_THREADS)
 
 #if !defined(CMX_ONLY) || defined(CMX_ONLY_cmx_sort_scatter)
 // Block (row, tile): the tile's elements to their places for this pass's
-// digit. kin/iin: the previous pass's keys and indices (null in the first
-// pass: keys of x, indices 0 ..); kout/iout: this pass's, or with last the
-// result (yi / yv).
+// digit. kin/iin: the previous pass's elements and indices (null in the
+// first pass: x, indices 0 ..); kout/iout: this pass's (iout null: no
+// indices moved, a sort of values), or with last the result (yi for an
+// argsort, else yv). The tile is ranked stably (per warp with
+// __match_any_sync, warps in order), gathered in digit order in shared
+// memory, then written out in that order, so each digit's run is written
+// by consecutive threads. Dynamic shared memory: CMX_S_TILE elements,
+// CMX_S_TILE indices when indices move, CMX_S_TILE digit bytes.
 extern "C" __global__ void __launch_bounds__(CMX_S_THREADS)
     cmx_sort_scatter(const cmx_sk* x, const cmx_sk* kin, const unsigned* iin,
                      cmx_sk* kout, unsigned* iout, const unsigned* counts,
                      const unsigned* tot, long long n, long long ntiles,
                      int shift, int last, unsigned* yi, cmx_sk* yv) {
+  extern __shared__ unsigned long long cmx_s_smem[];
   __shared__ unsigned wc[CMX_S_WARPS][256];
-  __shared__ unsigned start[256];
+  __shared__ unsigned start[256], lstart[256];
   const int tid = threadIdx.x, lane = tid & 31, w = tid >> 5;
   const long long b = blockIdx.x, row = b / ntiles, t = b - row * ntiles;
   const long long base = row * n;
+  cmx_sk* const dk = last ? (yi ? (cmx_sk*)0 : yv) : kout;
+  unsigned* const di = last ? yi : iout;
+  const bool arg = di != 0;
+  cmx_sk* sk = (cmx_sk*)cmx_s_smem;
+  unsigned* si = (unsigned*)(sk + CMX_S_TILE);
+  unsigned char* sd = (unsigned char*)(si + (arg ? CMX_S_TILE : 0));
   for (int i = tid; i < CMX_S_WARPS * 256; i += CMX_S_THREADS)
     (&wc[0][0])[i] = 0;
   // where the tile's elements of each digit start in the row
@@ -398,32 +413,45 @@ extern "C" __global__ void __launch_bounds__(CMX_S_THREADS)
   __syncthreads();
   // warp w holds the tile's elements w * 512 .. w * 512 + 511, in order
   const long long j0 = t * CMX_S_TILE + (long long)w * (32 * CMX_S_IPT);
-  cmx_sk k[CMX_S_IPT];
-  unsigned ix[CMX_S_IPT], rk[CMX_S_IPT];
+  cmx_sk e[CMX_S_IPT];
+  unsigned ix[CMX_S_IPT], rk[CMX_S_IPT], dg[CMX_S_IPT];
 #pragma unroll
   for (int it = 0; it < CMX_S_IPT; it++) {
     const long long j = j0 + it * 32 + lane;
     const bool act = j < n;
-    k[it] = act ? cmx_s_load(x, kin, base + j) : (cmx_sk)0;
-    ix[it] = act ? (kin ? iin[base + j] : (unsigned)j) : 0u;
-    rk[it] = cmx_s_rank(act ? cmx_s_digit(k[it], shift) : 256u, wc[w]);
+    e[it] = act ? (kin ? kin[base + j] : x[base + j]) : (cmx_sk)0;
+    ix[it] = act && arg ? (iin ? iin[base + j] : (unsigned)j) : 0u;
+    dg[it] = act ? cmx_s_digit(cmx_s_key(e[it]), shift) : 256u;
+    rk[it] = cmx_s_rank(dg[it], wc[w]);
   }
   __syncthreads();
-  cmx_s_warp_starts(wc, start[tid]);
+  // the tile's digit runs in shared memory: digit d from lstart[d]
+  {
+    unsigned c = 0;
+#pragma unroll
+    for (int q = 0; q < CMX_S_WARPS; q++) c += wc[q][tid];
+    unsigned total;
+    const unsigned l = cmx_s_block_excl(c, &total);
+    lstart[tid] = l;
+    cmx_s_warp_starts(wc, l);
+  }
   __syncthreads();
 #pragma unroll
   for (int it = 0; it < CMX_S_IPT; it++) {
-    const long long j = j0 + it * 32 + lane;
-    if (j >= n) continue;
-    const long long at = base + wc[w][cmx_s_digit(k[it], shift)] + rk[it];
-    if (!last) {
-      kout[at] = k[it];
-      iout[at] = ix[it];
-    } else if (yi) {
-      yi[at] = ix[it];
-    } else {
-      yv[at] = x[base + ix[it]];
-    }
+    if (dg[it] >= 256u) continue;
+    const unsigned lp = wc[w][dg[it]] + rk[it];
+    sk[lp] = e[it];
+    sd[lp] = (unsigned char)dg[it];
+    if (arg) si[lp] = ix[it];
+  }
+  __syncthreads();
+  const long long rem = n - t * CMX_S_TILE;
+  const int cnt = rem < CMX_S_TILE ? (int)rem : CMX_S_TILE;
+  for (int i = tid; i < cnt; i += CMX_S_THREADS) {
+    const unsigned d = sd[i];
+    const long long at = base + start[d] + (unsigned)i - lstart[d];
+    if (dk) dk[at] = sk[i];
+    if (arg) di[at] = si[i];
   }
 }
 #endif
