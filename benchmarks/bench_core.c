@@ -25,35 +25,11 @@
 #include <string.h>
 #include <time.h>
 
+#include "bench_time.h"
 #include "cmx/cmx.h"
 
 #define S CMX_STREAM_DEFAULT
 #define MB (1024.0 * 1024.0)
-
-static double now(void) {
-  struct timespec t;
-  clock_gettime(CLOCK_MONOTONIC, &t);
-  return (double)t.tv_sec + 1e-9 * (double)t.tv_nsec;
-}
-
-static int cmp_double(const void* a, const void* b) {
-  double x = *(const double*)a, y = *(const double*)b;
-  return x < y ? -1 : x > y;
-}
-
-/* Median seconds of reps calls of fn after warm calls. */
-static double median_time(void (*fn)(void*), void* ctx, int warm, int reps) {
-  for (int i = 0; i < warm; i++) fn(ctx);
-  double t[64];
-  if (reps > 64) reps = 64;
-  for (int i = 0; i < reps; i++) {
-    double t0 = now();
-    fn(ctx);
-    t[i] = now() - t0;
-  }
-  qsort(t, (size_t)reps, sizeof(double), cmp_double);
-  return reps % 2 ? t[reps / 2] : 0.5 * (t[reps / 2 - 1] + t[reps / 2]);
-}
 
 /* Median seconds of fa and of fb, called alternately (reps each after
  * warm each), so slow phases of a shared machine hit both alike. */

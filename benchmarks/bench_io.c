@@ -21,13 +21,8 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "bench_time.h"
 #include "cmx/cmx.h"
-
-static double now(void) {
-  struct timespec t;
-  clock_gettime(CLOCK_MONOTONIC, &t);
-  return (double)t.tv_sec + 1e-9 * (double)t.tv_nsec;
-}
 
 static int read_all(const char* path, char* buf, size_t n) {
   int fd = open(path, O_RDONLY);

@@ -20,34 +20,11 @@
 #include <string.h>
 #include <time.h>
 
+#include "bench_time.h"
 #include "cmx/cmx.h"
 
 #define S CMX_STREAM_DEFAULT
 #define N (16 * 1024 * 1024)
-
-static double now(void) {
-  struct timespec t;
-  clock_gettime(CLOCK_MONOTONIC, &t);
-  return (double)t.tv_sec + 1e-9 * (double)t.tv_nsec;
-}
-
-static int cmp_double(const void* a, const void* b) {
-  double x = *(const double*)a, y = *(const double*)b;
-  return x < y ? -1 : x > y;
-}
-
-static double median_time(void (*fn)(void*), void* ctx, int warm, int reps) {
-  for (int i = 0; i < warm; i++) fn(ctx);
-  double t[32];
-  if (reps > 32) reps = 32;
-  for (int i = 0; i < reps; i++) {
-    double t0 = now();
-    fn(ctx);
-    t[i] = now() - t0;
-  }
-  qsort(t, (size_t)reps, sizeof(double), cmp_double);
-  return reps % 2 ? t[reps / 2] : 0.5 * (t[reps / 2 - 1] + t[reps / 2]);
-}
 
 typedef struct {
   cmx_array a;

@@ -33,18 +33,13 @@
 #include <string.h>
 #include <time.h>
 
+#include "bench_time.h"
 #include "cmx/cmx.h"
 
 #define S CMX_STREAM_DEFAULT
 /* Gathers and scatters at random positions wait on memory latency (and,
  * across an outer axis, on the TLB), not bandwidth: not flagged either. */
 #define RANDOM "random access"
-
-static double now(void) {
-  struct timespec t;
-  clock_gettime(CLOCK_MONOTONIC, &t);
-  return (double)t.tv_sec + 1e-9 * (double)t.tv_nsec;
-}
 
 static void die(const char* what) {
   fprintf(stderr, "bench_sweep: %s: %s\n", what, cmx_last_error());

@@ -17,6 +17,9 @@
 #   bench    every build-gpu/bench_* program, if any
 #   python   the extension for the machine's python3 and the pytest suite
 #   pybench  benchmarks/*.py (numpy/torch/jax comparisons)
+# STEPS (default: all) picks steps, e.g. STEPS="ctest test_gpu" on a warm
+# machine whose build-gpu is built; STEPS_DRY=1 prints the steps instead of
+# running them (scripts/_steps.sh).
 # Logs go to build-gpu/gpu-logs/<step>.log and, when $OUT is set, to $OUT;
 # the last lines printed are a summary. Exit status 0 only if every step
 # passed.
@@ -35,51 +38,12 @@ BUILD=${BUILD:-build-gpu}
 JOBS=${JOBS:-16}
 BUDGET=${BUDGET:-560} # seconds for all steps
 LOGS=$BUILD/gpu-logs
-mkdir -p "$LOGS"
-rm -f "$LOGS"/*.log
-T0=$(date +%s)
-FAILED=0
-SUMMARY=()
-
-left() { echo $((BUDGET - ($(date +%s) - T0))); }
-
-# step NAME CAP COMMAND: runs the shell command string COMMAND (functions
-# used in it are exported) with a time limit of min(CAP, time left),
-# output to the console and to LOGS/NAME.log.
-step() {
-  local name=$1 cap=$2 cmd=$3
-  local limit
-  limit=$(left)
-  [ "$limit" -gt "$cap" ] && limit=$cap
-  if [ "$limit" -le 5 ]; then
-    SUMMARY+=("$name: SKIPPED (time budget spent)")
-    FAILED=1
-    return 1
-  fi
-  echo "=== $name (limit ${limit}s)"
-  local t=$(date +%s)
-  timeout --kill-after=10 "$limit" bash -c "$cmd" 2>&1 | tee -a "$LOGS/$name.log"
-  local rc=${PIPESTATUS[0]}
-  local took=$(($(date +%s) - t))
-  if [ "$rc" -eq 0 ]; then
-    SUMMARY+=("$name: ok (${took}s)")
-  else
-    [ "$rc" -eq 124 ] && SUMMARY+=("$name: TIMED OUT after ${took}s") ||
-      SUMMARY+=("$name: FAILED rc=$rc (${took}s)")
-    FAILED=1
-  fi
-  return "$rc"
-}
+# step NAME CAP COMMAND, steps_summary (STEPS picks steps, STEPS_DRY=1
+# prints them).
+. scripts/_steps.sh
 
 finish() {
-  {
-    echo "=== summary ($(($(date +%s) - T0))s)"
-    printf '%s\n' "${SUMMARY[@]}"
-    [ "$FAILED" -eq 0 ] && echo "gpu-check: PASS" || echo "gpu-check: FAIL"
-  } | tee "$LOGS/summary.log"
-  if [ -n "${OUT:-}" ] && [ -d "${OUT:-}" ]; then
-    cp "$LOGS"/*.log "$OUT"/ 2>/dev/null
-  fi
+  steps_summary gpu-check
   exit "$FAILED"
 }
 

@@ -25,7 +25,8 @@
 #   bench     benchmarks/distributed_bench.py --part all (NCCL busbw 1 MiB ..
 #             1 GiB against torch.distributed, data-parallel 2 GPUs vs 1,
 #             then the CPU figures)
-# STEPS (default "env build pytest examples bench") picks steps.
+# STEPS (default "env build pytest examples bench") picks steps;
+# STEPS_DRY=1 prints them instead of running them (scripts/_steps.sh).
 # Logs go to build-gpu2/logs/<step>.log and $OUT (when set), with
 # distributed_bench.json; the last lines are a summary. Exit status 0 only
 # if every step passed.
@@ -36,54 +37,18 @@ BUILD=${BUILD:-build-gpu2}
 BUDGET=${BUDGET:-560}
 PY=${PYTHON:-$(command -v python3)}
 LOGS=$BUILD/logs
-mkdir -p "$LOGS"
-rm -f "$LOGS"/*.log
-T0=$(date +%s)
-STATUS=0
-DONE=()
+STEPS=${STEPS:-env build pytest examples bench}
+# step NAME CAP CMD, steps_summary (STEPS_DRY=1 prints the steps).
+. scripts/_steps.sh
 # NVLink multicast stays off on the lent machines (KINDS.md).
 export NCCL_NVLS_ENABLE=0 TORCH_SYMM_MEM_DISABLE_MULTICAST=1 NVSHMEM_DISABLE_NVLS=1
 export PYTHONUNBUFFERED=1
 
-STEPS=${STEPS:-env build pytest examples bench}
-
-# run NAME CAP CMD: CMD (a shell string) under min(CAP, budget left), if
-# NAME is one of STEPS.
-run() {
-  local name=$1 cap=$2 cmd=$3 left t rc
-  case " $STEPS " in *" $name "*) ;; *) return 0 ;; esac
-  left=$((BUDGET - ($(date +%s) - T0)))
-  [ "$left" -lt "$cap" ] && cap=$left
-  if [ "$cap" -le 5 ]; then
-    DONE+=("$name: SKIPPED (budget spent)")
-    STATUS=1
-    return 1
-  fi
-  echo "=== $name (limit ${cap}s)"
-  t=$(date +%s)
-  timeout --kill-after=10 "$cap" bash -c "$cmd" 2>&1 | tee -a "$LOGS/$name.log"
-  rc=${PIPESTATUS[0]}
-  t=$(($(date +%s) - t))
-  case $rc in
-    0) DONE+=("$name: ok (${t}s)") ;;
-    124) DONE+=("$name: TIMED OUT (${t}s)") ;;
-    *) DONE+=("$name: FAILED rc=$rc (${t}s)") ;;
-  esac
-  [ "$rc" -eq 0 ] || STATUS=1
-  return "$rc"
-}
-
 report() {
-  {
-    echo "=== summary ($(($(date +%s) - T0))s)"
-    printf '%s\n' "${DONE[@]}"
-    [ "$STATUS" -eq 0 ] && echo "gpu2-check: PASS" || echo "gpu2-check: FAIL"
-  } | tee "$LOGS/summary.log"
-  if [ -d "${OUT:-}" ]; then
-    cp "$LOGS"/*.log "$OUT"/ 2>/dev/null
-    [ -f "$BUILD/distributed_bench.json" ] && cp "$BUILD/distributed_bench.json" "$OUT"/
-  fi
-  exit "$STATUS"
+  steps_summary gpu2-check
+  [ -d "${OUT:-}" ] && [ -f "$BUILD/distributed_bench.json" ] &&
+    cp "$BUILD/distributed_bench.json" "$OUT"/
+  exit "$FAILED"
 }
 
 # libnccl.so.2: the loader's, else the one in python's packages (torch's
@@ -114,17 +79,17 @@ export CMX_CACHE_DIR=$PWD/$BUILD/kernel-cache
 export PYTHONPATH=$PWD/$BUILD/python${PYTHONPATH:+:$PYTHONPATH}
 export BUILD PY
 
-run env 30 'date -u; nvidia-smi -L; nvidia-smi topo -m 2>/dev/null | head -5
+step env 30 'date -u; nvidia-smi -L; nvidia-smi topo -m 2>/dev/null | head -5
   echo "python: $PY"; "$PY" -c "import torch, numpy, pytest; print(\"torch\", torch.__version__, \"nccl\", torch.cuda.nccl.version(), \"gpus\", torch.cuda.device_count())"
   echo "libnccl.so.2: $(ldconfig -p | grep -m1 libnccl.so.2 || echo "${LD_LIBRARY_PATH%%:*}")"
   echo "NCCL_NVLS_ENABLE=$NCCL_NVLS_ENABLE"'
 CM_Q=$(printf '%q ' "${CM[@]}")
-run build 240 "cmake -S . -B \"\$BUILD\" $CM_Q >/dev/null &&
+step build 240 "cmake -S . -B \"\$BUILD\" $CM_Q >/dev/null &&
   cmake --build \"\$BUILD\" --target cmx_core_py -j \$(nproc) &&
   \"\$PY\" -c 'import cmx.core as mx; print(mx.default_device(), mx.device_count(mx.gpu), \"gpus, nccl:\", mx.distributed.is_available(\"nccl\"))'" || report
-run pytest 200 '"$PY" -m pytest -q -p no:cacheprovider -rs tests/python/test_distributed.py -k "nccl or ring or example"'
-run examples 100 'L="$PY -m cmx.launch --backend nccl -n 2"
+step pytest 200 '"$PY" -m pytest -q -p no:cacheprovider -rs tests/python/test_distributed.py -k "nccl or ring or example"'
+step examples 100 'L="$PY -m cmx.launch --backend nccl -n 2"
   $L examples/distributed/data_parallel.py --check --steps 20 --batch-size 256 &&
   $L examples/distributed/tensor_parallel.py --random --layers 30 --tokens 16'
-run bench 180 '"$PY" benchmarks/distributed_bench.py --part all --json "$BUILD/distributed_bench.json"'
+step bench 180 '"$PY" benchmarks/distributed_bench.py --part all --json "$BUILD/distributed_bench.json"'
 report

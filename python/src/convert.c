@@ -1,16 +1,16 @@
 /* Conversion between Python values and arrays: the mx.array constructor
  * (scalars, nested lists and tuples, buffers such as NumPy arrays, objects
  * with __mlx_array__ or __array__), weakly typed operands of binary ops,
- * and item() / tolist().
+ * and item() / tolist(). Buffers (PEP 3118) are read in convert_buffer.c.
  *
  * Defaults follow MLX: bool -> bool, int -> int32 (int64 when a value does
  * not fit int32), float -> float32, complex -> complex64; NumPy float64 and
  * complex128 buffers become float32 and complex64 unless a dtype is given.
  */
+#include "convert.h"
+
 #include <limits.h>
 #include <math.h>
-
-#include "cmxpy.h"
 
 /* ---------------- Python scalars ---------------- */
 enum { K_BOOL = 0, K_INT = 1, K_FLOAT = 2, K_COMPLEX = 3, K_NONE = -1 };
@@ -482,142 +482,6 @@ static cmx_array array_from_list(PyObject* o, cmx_dtype dtype) {
   return out;
 }
 
-/* ---------------- buffers ---------------- */
-/* The dtype of a PEP 3118 format; complex128 is reported as COMPLEX64 with
- * *c128 set (converted while copying). -1 when unsupported. */
-static int format_dtype(const char* f, Py_ssize_t itemsize, bool* c128) {
-  *c128 = false;
-  if (!f) f = "B";
-  if (*f == '@' || *f == '=' || *f == '<')
-    f++;
-  else if (*f == '>' || *f == '!')
-    return -1; /* big-endian */
-  if (f[0] == 'Z' && f[1] && !f[2]) {
-    if (f[1] == 'f' && itemsize == 8) return CMX_COMPLEX64;
-    if (f[1] == 'd' && itemsize == 16) {
-      *c128 = true;
-      return CMX_COMPLEX64;
-    }
-    return -1;
-  }
-  if (!f[0] || f[1]) return -1;
-  switch (f[0]) {
-    case '?':
-      return itemsize == 1 ? CMX_BOOL : -1;
-    case 'e':
-      return itemsize == 2 ? CMX_FLOAT16 : -1;
-    case 'f':
-      return itemsize == 4 ? CMX_FLOAT32 : -1;
-    case 'd':
-      return itemsize == 8 ? CMX_FLOAT64 : -1;
-    case 'b':
-    case 'h':
-    case 'i':
-    case 'l':
-    case 'q':
-    case 'n':
-      return itemsize == 1   ? CMX_INT8
-             : itemsize == 2 ? CMX_INT16
-             : itemsize == 4 ? CMX_INT32
-             : itemsize == 8 ? CMX_INT64
-                             : -1;
-    case 'B':
-    case 'c':
-    case 'H':
-    case 'I':
-    case 'L':
-    case 'Q':
-    case 'N':
-      return itemsize == 1   ? CMX_UINT8
-             : itemsize == 2 ? CMX_UINT16
-             : itemsize == 4 ? CMX_UINT32
-             : itemsize == 8 ? CMX_UINT64
-                             : -1;
-  }
-  return -1;
-}
-
-/* Copies a strided buffer into contiguous dst (itemsize bytes each). */
-static void gather(const Py_buffer* v, char* dst) {
-  int nd = v->ndim;
-  Py_ssize_t isz = v->itemsize;
-  if (nd == 0) {
-    memcpy(dst, v->buf, (size_t)isz);
-    return;
-  }
-  Py_ssize_t idx[CMX_MAX_NDIM] = {0};
-  const char* src = v->buf;
-  Py_ssize_t inner = v->shape[nd - 1], stride = v->strides[nd - 1];
-  for (;;) {
-    const char* p = src;
-    for (int k = 0; k < nd - 1; k++) p += idx[k] * v->strides[k];
-    for (Py_ssize_t j = 0; j < inner; j++, dst += isz)
-      memcpy(dst, p + j * stride, (size_t)isz);
-    int k = nd - 2;
-    while (k >= 0 && ++idx[k] == v->shape[k]) idx[k--] = 0;
-    if (k < 0) return;
-  }
-}
-
-static cmx_array array_from_buffer(PyObject* o, cmx_dtype dtype) {
-  Py_buffer v;
-  if (PyObject_GetBuffer(o, &v, PyBUF_RECORDS_RO) < 0) return NULL;
-  cmx_array out = NULL;
-  char* tmp = NULL;
-  bool c128;
-  int src = format_dtype(v.format, v.itemsize, &c128);
-  if (src < 0 || v.ndim > CMX_MAX_NDIM) {
-    PyErr_Format(PyExc_ValueError,
-                 "Cannot convert a buffer of format '%s' to an array.",
-                 v.format ? v.format : "B");
-    goto done;
-  }
-  int64_t shape[CMX_MAX_NDIM];
-  int64_t size = 1;
-  for (int k = 0; k < v.ndim; k++) size *= (shape[k] = v.shape[k]);
-  bool contig = PyBuffer_IsContiguous(&v, 'C');
-  const void* data = v.buf;
-  if (size == 0) {
-    static const char zero[16];
-    data = zero;
-  } else if (!contig || c128) {
-    tmp = PyMem_RawMalloc((size_t)size * (size_t)v.itemsize);
-    if (!tmp) {
-      PyErr_NoMemory();
-      goto done;
-    }
-    if (contig)
-      memcpy(tmp, v.buf, (size_t)size * (size_t)v.itemsize);
-    else
-      gather(&v, tmp);
-    if (c128) /* in place: element i of complex64 precedes element i */
-      for (int64_t i = 0; i < size; i++) {
-        double re = ((double*)tmp)[2 * i], im = ((double*)tmp)[2 * i + 1];
-        ((float*)tmp)[2 * i] = (float)re;
-        ((float*)tmp)[2 * i + 1] = (float)im;
-      }
-    data = tmp;
-  }
-  cmx_status st = cmx_array_from_data(&out, data, shape, v.ndim, src);
-  cmx_dtype want = dtype;
-  if (want == CMX_DTYPE_AUTO) want = src == CMX_FLOAT64 ? CMX_FLOAT32 : src;
-  if (st == CMX_OK && want != (cmx_dtype)src) {
-    cmx_array c = NULL;
-    st = cmx_astype(&c, out, want, CMX_STREAM_DEFAULT);
-    cmx_array_release(out);
-    out = c;
-  }
-  if (st != CMX_OK) {
-    cmx_array_release(out);
-    out = NULL;
-    cmxpy_raise(st);
-  }
-done:
-  PyMem_RawFree(tmp);
-  PyBuffer_Release(&v);
-  return out;
-}
-
 /* ---------------- entry points ---------------- */
 static PyObject* mlx_array_attr(PyObject* o) {
   PyObject* f = PyObject_GetAttrString(o, "__mlx_array__");
@@ -664,7 +528,7 @@ static cmx_array from_array_like(PyObject* o, cmx_dtype dtype, bool* handled) {
     return a;
   }
   if (!is_text(o) && PyObject_CheckBuffer(o))
-    return array_from_buffer(o, dtype);
+    return cmxpy_array_from_buffer(o, dtype);
   bool cuda;
   cmx_array c = cmxpy_array_from_cuda_tensor(o, &cuda);
   if (cuda) {
@@ -675,7 +539,8 @@ static cmx_array from_array_like(PyObject* o, cmx_dtype dtype, bool* handled) {
   if (!is_text(o) && PyObject_HasAttrString(o, "__array__")) {
     PyObject* r = PyObject_CallMethod(o, "__array__", NULL);
     if (!r) return NULL;
-    cmx_array a = PyObject_CheckBuffer(r) ? array_from_buffer(r, dtype) : NULL;
+    cmx_array a =
+        PyObject_CheckBuffer(r) ? cmxpy_array_from_buffer(r, dtype) : NULL;
     if (!a && !PyErr_Occurred())
       PyErr_SetString(PyExc_ValueError, "__array__ did not return a buffer");
     Py_DECREF(r);

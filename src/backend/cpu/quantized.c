@@ -356,107 +356,72 @@ static void qmv_dots_c1(const uint8_t* const* w, const float* x,
   __attribute__((target("avx512f,avx512bw,avx512dq,avx512vl,avx2,fma,f16c")))
 #define QMV_AVX2 __attribute__((target("avx2,fma,f16c")))
 
-/* AVX-512: a 32-value chunk is 16 lanes twice (the low and the high
- * nibbles of 16 bytes, or two runs of 16 bytes). */
-QMV_AVX512 CMX__KINLINE void qmv_dots_512(const uint8_t* const* w,
-                                          const float* x, const float* sc,
-                                          int64_t G, int64_t cpg, int bits,
-                                          int nr, float* dots) {
-  __m512 acc[QMV_ROWS];
-  const __m512i m15 = _mm512_set1_epi32(15);
-  for (int r = 0; r < nr; r++) acc[r] = _mm512_setzero_ps();
-  for (int64_t gi = 0; gi < G; gi++) {
-    __m512 t[QMV_ROWS];
-    for (int r = 0; r < nr; r++) t[r] = _mm512_setzero_ps();
-    for (int64_t c = gi * cpg; c < (gi + 1) * cpg; c++) {
-      __m512 xa = _mm512_loadu_ps(x + 32 * c),
-             xb = _mm512_loadu_ps(x + 32 * c + 16);
-      for (int r = 0; r < nr; r++) {
-        __m512i a, b;
-        if (bits == 4) {
-          a = _mm512_cvtepu8_epi32(
-              _mm_loadu_si128((const __m128i*)(w[r] + 16 * c)));
-          b = _mm512_srli_epi32(a, 4);
-          a = _mm512_and_si512(a, m15);
-        } else {
-          a = _mm512_cvtepu8_epi32(
-              _mm_loadu_si128((const __m128i*)(w[r] + 32 * c)));
-          b = _mm512_cvtepu8_epi32(
-              _mm_loadu_si128((const __m128i*)(w[r] + 32 * c + 16)));
-        }
-        t[r] = _mm512_fmadd_ps(_mm512_cvtepi32_ps(a), xa, t[r]);
-        t[r] = _mm512_fmadd_ps(_mm512_cvtepi32_ps(b), xb, t[r]);
-      }
-    }
-    for (int r = 0; r < nr; r++)
-      acc[r] = _mm512_fmadd_ps(t[r], _mm512_set1_ps(sc[r * G + gi]), acc[r]);
+/* The SIMD dots functions, one body for both vector widths: W float lanes
+ * (16: AVX-512, 8: AVX2) of type VF (VI: the integers), intrinsics P##_*,
+ * LDB(p) loading W bytes, ANDI the integers' and, RED(v) the sum of v's
+ * lanes. A 32-value chunk is 16 / W steps of W lanes twice (the low and
+ * the high nibbles of W bytes, or two runs of W bytes). Defines fn (nr
+ * rows) and fn##x4, fn##x1 (QMV_ROWS rows, one). */
+#define QMV_DOTS_SIMD(fn, ATTR, W, VF, VI, P, LDB, ANDI, RED)                  \
+  ATTR CMX__KINLINE void fn(const uint8_t* const* w, const float* x,           \
+                            const float* sc, int64_t G, int64_t cpg, int bits, \
+                            int nr, float* dots) {                             \
+    VF acc[QMV_ROWS];                                                          \
+    const VI m15 = P##_set1_epi32(15);                                         \
+    for (int r = 0; r < nr; r++) acc[r] = P##_setzero_ps();                    \
+    for (int64_t gi = 0; gi < G; gi++) {                                       \
+      VF t[QMV_ROWS];                                                          \
+      for (int r = 0; r < nr; r++) t[r] = P##_setzero_ps();                    \
+      for (int64_t c = gi * cpg; c < (gi + 1) * cpg; c++) {                    \
+        for (int h = 0; h < 16 / (W); h++) {                                   \
+          VF xa = P##_loadu_ps(x + 32 * c + h * (W)),                          \
+             xb = P##_loadu_ps(x + 32 * c + 16 + h * (W));                     \
+          for (int r = 0; r < nr; r++) {                                       \
+            VI a, b;                                                           \
+            if (bits == 4) {                                                   \
+              a = P##_cvtepu8_epi32(LDB(w[r] + 16 * c + h * (W)));             \
+              b = P##_srli_epi32(a, 4);                                        \
+              a = ANDI(a, m15);                                                \
+            } else {                                                           \
+              a = P##_cvtepu8_epi32(LDB(w[r] + 32 * c + h * (W)));             \
+              b = P##_cvtepu8_epi32(LDB(w[r] + 32 * c + 16 + h * (W)));        \
+            }                                                                  \
+            t[r] = P##_fmadd_ps(P##_cvtepi32_ps(a), xa, t[r]);                 \
+            t[r] = P##_fmadd_ps(P##_cvtepi32_ps(b), xb, t[r]);                 \
+          }                                                                    \
+        }                                                                      \
+      }                                                                        \
+      for (int r = 0; r < nr; r++)                                             \
+        acc[r] = P##_fmadd_ps(t[r], P##_set1_ps(sc[r * G + gi]), acc[r]);      \
+    }                                                                          \
+    for (int r = 0; r < nr; r++) dots[r] = RED(acc[r]);                        \
+  }                                                                            \
+  ATTR static void fn##x4(const uint8_t* const* w, const float* x,             \
+                          const float* sc, int64_t G, int64_t cpg, int bits,   \
+                          float* dots) {                                       \
+    fn(w, x, sc, G, cpg, bits, QMV_ROWS, dots);                                \
+  }                                                                            \
+  ATTR static void fn##x1(const uint8_t* const* w, const float* x,             \
+                          const float* sc, int64_t G, int64_t cpg, int bits,   \
+                          float* dots) {                                       \
+    fn(w, x, sc, G, cpg, bits, 1, dots);                                       \
   }
-  for (int r = 0; r < nr; r++) dots[r] = _mm512_reduce_add_ps(acc[r]);
-}
-QMV_AVX512 static void qmv_dots_512x4(const uint8_t* const* w, const float* x,
-                                      const float* sc, int64_t G, int64_t cpg,
-                                      int bits, float* dots) {
-  qmv_dots_512(w, x, sc, G, cpg, bits, QMV_ROWS, dots);
-}
-QMV_AVX512 static void qmv_dots_512x1(const uint8_t* const* w, const float* x,
-                                      const float* sc, int64_t G, int64_t cpg,
-                                      int bits, float* dots) {
-  qmv_dots_512(w, x, sc, G, cpg, bits, 1, dots);
+
+#define QMV_LD16(p) _mm_loadu_si128((const __m128i*)(p))
+#define QMV_LD8(p) _mm_loadl_epi64((const __m128i*)(p))
+
+/* The sum of an AVX2 vector's 8 lanes. */
+QMV_AVX2 static inline float qmv_sum256(__m256 a) {
+  __m128 v = _mm_add_ps(_mm256_castps256_ps128(a), _mm256_extractf128_ps(a, 1));
+  v = _mm_add_ps(v, _mm_movehl_ps(v, v));
+  v = _mm_add_ss(v, _mm_movehdup_ps(v));
+  return _mm_cvtss_f32(v);
 }
 
-/* AVX2: 8 lanes, 8 bytes at a time. */
-QMV_AVX2 CMX__KINLINE void qmv_dots_256(const uint8_t* const* w, const float* x,
-                                        const float* sc, int64_t G, int64_t cpg,
-                                        int bits, int nr, float* dots) {
-  __m256 acc[QMV_ROWS];
-  const __m256i m15 = _mm256_set1_epi32(15);
-  for (int r = 0; r < nr; r++) acc[r] = _mm256_setzero_ps();
-  for (int64_t gi = 0; gi < G; gi++) {
-    __m256 t[QMV_ROWS];
-    for (int r = 0; r < nr; r++) t[r] = _mm256_setzero_ps();
-    for (int64_t c = gi * cpg; c < (gi + 1) * cpg; c++) {
-      for (int h = 0; h < 2; h++) {
-        __m256 xa = _mm256_loadu_ps(x + 32 * c + 8 * h),
-               xb = _mm256_loadu_ps(x + 32 * c + 16 + 8 * h);
-        for (int r = 0; r < nr; r++) {
-          __m256i a, b;
-          if (bits == 4) {
-            a = _mm256_cvtepu8_epi32(
-                _mm_loadl_epi64((const __m128i*)(w[r] + 16 * c + 8 * h)));
-            b = _mm256_srli_epi32(a, 4);
-            a = _mm256_and_si256(a, m15);
-          } else {
-            a = _mm256_cvtepu8_epi32(
-                _mm_loadl_epi64((const __m128i*)(w[r] + 32 * c + 8 * h)));
-            b = _mm256_cvtepu8_epi32(
-                _mm_loadl_epi64((const __m128i*)(w[r] + 32 * c + 16 + 8 * h)));
-          }
-          t[r] = _mm256_fmadd_ps(_mm256_cvtepi32_ps(a), xa, t[r]);
-          t[r] = _mm256_fmadd_ps(_mm256_cvtepi32_ps(b), xb, t[r]);
-        }
-      }
-    }
-    for (int r = 0; r < nr; r++)
-      acc[r] = _mm256_fmadd_ps(t[r], _mm256_set1_ps(sc[r * G + gi]), acc[r]);
-  }
-  for (int r = 0; r < nr; r++) {
-    __m128 v = _mm_add_ps(_mm256_castps256_ps128(acc[r]),
-                          _mm256_extractf128_ps(acc[r], 1));
-    v = _mm_add_ps(v, _mm_movehl_ps(v, v));
-    v = _mm_add_ss(v, _mm_movehdup_ps(v));
-    dots[r] = _mm_cvtss_f32(v);
-  }
-}
-QMV_AVX2 static void qmv_dots_256x4(const uint8_t* const* w, const float* x,
-                                    const float* sc, int64_t G, int64_t cpg,
-                                    int bits, float* dots) {
-  qmv_dots_256(w, x, sc, G, cpg, bits, QMV_ROWS, dots);
-}
-QMV_AVX2 static void qmv_dots_256x1(const uint8_t* const* w, const float* x,
-                                    const float* sc, int64_t G, int64_t cpg,
-                                    int bits, float* dots) {
-  qmv_dots_256(w, x, sc, G, cpg, bits, 1, dots);
-}
+QMV_DOTS_SIMD(qmv_dots_512, QMV_AVX512, 16, __m512, __m512i, _mm512, QMV_LD16,
+              _mm512_and_si512, _mm512_reduce_add_ps)
+QMV_DOTS_SIMD(qmv_dots_256, QMV_AVX2, 8, __m256, __m256i, _mm256, QMV_LD8,
+              _mm256_and_si256, qmv_sum256)
 #endif
 
 #if defined(__x86_64__) && defined(__GNUC__)

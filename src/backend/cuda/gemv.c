@@ -9,7 +9,7 @@
  *     a block per tile of outputs, its threads split over k, summed in
  *     shared memory; when the tiles are fewer than the multiprocessors, k
  *     is split over blocks too and a second kernel sums the splits
- *     (cmx_gemv_cols_*, cmx_gemv_sum). Deterministic either way.
+ *     (cmx_gemv_cols_*, cmx_splitk_sum). Deterministic either way.
  * Accumulation is in float32. Other layouts, float32 read along the
  * outputs (cuBLASLt's gemv was faster there on the H100), float64,
  * complex64 and dot products (R == 1) stay with cuBLASLt.
@@ -19,17 +19,24 @@
  */
 #include "backend/cuda/gemv.h"
 
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
-static const char* const k_preamble[] = {"ew_bind", "ew_scalar", NULL};
+static const char* const k_preamble[] = {"ew_bind", "ew_scalar", "splitk",
+                                         NULL};
 enum { K_ROWS_V, K_ROWS_S, K_COLS_V, K_COLS_S, K_SUM };
 static const char* const k_kernels[] = {"cmx_gemv_rows_v", "cmx_gemv_rows_s",
                                         "cmx_gemv_cols_v", "cmx_gemv_cols_s",
-                                        "cmx_gemv_sum",    NULL};
+                                        "cmx_splitk_sum",  NULL};
 
 static bool gemv_variant(int v, cmx__gpu_variant* out) {
-  return cmx__gpu_float_variant(v, "gemv", out);
+  if (!cmx__gpu_float_variant(v, "gemv", out)) return false;
+  size_t n = sizeof out->prelude, w = strlen(out->prelude);
+  int w2 = snprintf(out->prelude + w, n - w,
+                    "#define CMX_SK_T CMX_S_T\n#define CMX_SK_F CMX_S_F\n"
+                    "#define CMX_SK_FROMF(v) CMX_S_FROMF(v)\n");
+  return w2 > 0 && w + (size_t)w2 < n;
 }
 
 const cmx__gpu_family cmx__gpu_family_gemv = {

@@ -27,7 +27,8 @@
 #include "core/layout.h"
 #include "primitives/registry.h"
 
-static const char* const k_preamble[] = {"ew_bind", "ew_scalar", NULL};
+static const char* const k_preamble[] = {"ew_bind", "ew_scalar", "splitk",
+                                         NULL};
 
 enum {
   K_QUANTIZE,
@@ -44,10 +45,10 @@ enum {
   K_QMV1F, /* CMX_CUDA_QMV=fast: K_QMV1F + log2(MT) */
 };
 static const char* const k_kernels[] = {
-    "cmx_quantize", "cmx_dequantize", "cmx_qmm_t",   "cmx_qmm_n",
-    "cmx_qmv1",     "cmx_qmv2",       "cmx_qmv4",    "cmx_qmv8",
-    "cmx_qmma_t",   "cmx_qmma_n",     "cmx_qmm_sum", "cmx_qmv1f",
-    "cmx_qmv2f",    "cmx_qmv4f",      "cmx_qmv8f",   NULL};
+    "cmx_quantize", "cmx_dequantize", "cmx_qmm_t",      "cmx_qmm_n",
+    "cmx_qmv1",     "cmx_qmv2",       "cmx_qmv4",       "cmx_qmv8",
+    "cmx_qmma_t",   "cmx_qmma_n",     "cmx_splitk_sum", "cmx_qmv1f",
+    "cmx_qmv2f",    "cmx_qmv4f",      "cmx_qmv8f",      NULL};
 
 /* QMV_MAXM: the most rows of x the matrix-vector kernels take (they take
  * any number, in blocks of 8, but past 8 the tensor-core kernel was
@@ -82,7 +83,10 @@ static bool q_variant(int v, cmx__gpu_variant* out) {
   if (w <= 0 || (size_t)w >= n) return false;
   int mma = dt == CMX_FLOAT16 ? 1 : dt == CMX_BFLOAT16 ? 2 : 0;
   int w2 = snprintf(out->prelude + w, n - (size_t)w,
-                    "#define CMX_Q_BITS %d\n#define CMX_Q_MMA %d\n", bits, mma);
+                    "#define CMX_Q_BITS %d\n#define CMX_Q_MMA %d\n"
+                    "#define CMX_SK_T CMX_Q_T\n#define CMX_SK_F float\n"
+                    "#define CMX_SK_FROMF(v) CMX_Q_FROMF(v)\n",
+                    bits, mma);
   return w2 > 0 && (size_t)(w + w2) < n;
 }
 
@@ -353,7 +357,7 @@ static cmx_status tiled_launch(const qmm_call* c) {
 
 /* The tensor-core kernel (16-bit x): 64 x 64 outputs a block, K split
  * S ways when the grid would leave most of the device idle (the float32
- * partials summed by cmx_qmm_sum). */
+ * partials summed by cmx_splitk_sum). */
 static cmx_status mma_launch(const qmm_call* c) {
   const qmm_args* A = &c->A;
   const cmx__gpu_kernel* k =

@@ -1,8 +1,9 @@
 // Matrix-vector products (see src/backend/cuda/gemv.c). The module is
-// common.cu, the prelude, ew_bind.cu and primitives/ew_scalar.h, then this
-// file. The prelude (cmx__gpu_float_variant) defines CMX_S_T (storage),
-// CMX_S_F (accumulation: float, double for float64), CMX_S_TOF(x) and
-// CMX_S_FROMF(v). Products are accumulated in CMX_S_F.
+// common.cu, the prelude, ew_bind.cu, primitives/ew_scalar.h and splitk.cu,
+// then this file. The prelude (cmx__gpu_float_variant) defines CMX_S_T
+// (storage), CMX_S_F (accumulation: float, double for float64), CMX_S_TOF(x)
+// and CMX_S_FROMF(v), and gemv.c CMX_SK_* (splitk.cu's types) as CMX_S_*.
+// Products are accumulated in CMX_S_F.
 //   cmx_gemv_rows_{v,s}  y[r] = sum_k A[r * lda + k] * x[k * incx]: a warp
 //        per row; _v reads A and x as 16-byte vectors (incx == 1)
 //   cmx_gemv_cols_{v,s}  y[c] = sum_k x[k * incx] * A[k * lda + c]: a block
@@ -11,7 +12,7 @@
 //        TX 8, TY 64; _s: one element, TX 32, TY 16), threadIdx.y every
 //        TY-th k of the slice; the block sums its TY partial columns in
 //        shared memory. One split writes y; several write part[split][c],
-//        summed by cmx_gemv_sum.
+//        summed by cmx_splitk_sum (splitk.cu).
 
 typedef CMX_S_T cmx_gt;
 typedef CMX_S_F cmx_gf;
@@ -176,16 +177,4 @@ CMX_GEMV_COLS(cmx_gemv_cols_v, true)
 #endif
 #if !defined(CMX_ONLY) || defined(CMX_ONLY_cmx_gemv_cols_s)
 CMX_GEMV_COLS(cmx_gemv_cols_s, false)
-#endif
-
-// y[c] = sum over the splits of part[split][c].
-#if !defined(CMX_ONLY) || defined(CMX_ONLY_cmx_gemv_sum)
-extern "C" __global__ void cmx_gemv_sum(const cmx_gf* part, cmx_gt* y,
-                                        long long N, int splits) {
-  for (long long c = cmx_tid(); c < N; c += cmx_nthreads()) {
-    cmx_gf s = 0;
-    for (int t = 0; t < splits; t++) s += part[(long long)t * N + c];
-    y[c] = cmx_g_from(s);
-  }
-}
 #endif

@@ -1,12 +1,14 @@
 // Kernels of Quantize, Dequantize and QuantizedMatmul (affine mode) for
 // one float dtype and one bit width. The module is common.cu, the prelude,
-// ew_bind.cu and primitives/ew_scalar.h, then this file. The prelude
+// ew_bind.cu, primitives/ew_scalar.h and splitk.cu (the split-K sum,
+// cmx_splitk_sum), then this file. The prelude
 // (quantized.c) defines:
 //   CMX_Q_T        the storage type of x / the output (quantize: of w)
 //   CMX_Q_TOF(x), CMX_Q_FROMF(v)   storage <-> float32
 //   CMX_Q_BITS     the bit width (2, 3, 4, 5, 6, 8)
 //   CMX_Q_MMA      the tensor-core input type: 1 float16, 2 bfloat16, 0
 //                  none (float32)
+//   CMX_SK_T, CMX_SK_F, CMX_SK_FROMF   splitk.cu's types: CMX_Q_T, float
 // Packed rows are LSB-first bit streams of 32-bit words; 32 values take
 // exactly CMX_Q_BITS words (a "chunk"), and groups are whole chunks.
 // Scales and biases may be of another float dtype than the output: they
@@ -503,7 +505,7 @@ extern "C" __global__ void __launch_bounds__(256)
 // storage type) as [n][k], both rows padded by 8 values so the
 // fragment loads of a warp hit 32 different banks. S == 1: the result
 // goes to y; else the float32 partial to part[split][entry][m][n], summed
-// by cmx_qmm_sum.
+// by cmx_splitk_sum (splitk.cu).
 #define CMX_QMMA_BM 64
 #define CMX_QMMA_BN 64
 #define CMX_QMMA_LD 40
@@ -681,17 +683,5 @@ extern "C" __global__ void __launch_bounds__(256)
     cmx_qmma_n(const CMX_GRID_CONST cmx_qmm_args A, int S, int xvec,
                float* part, const CMX_GRID_CONST cmx_layout_n<5> Bt) {
   cmx_qmma<false>(A, S, xvec, part, Bt);
-}
-#endif
-
-// y[i] = the sum of the S float32 partials part[s * n + i], i < n.
-#if !defined(CMX_ONLY) || defined(CMX_ONLY_cmx_qmm_sum)
-extern "C" __global__ void cmx_qmm_sum(const float* part, cmx_qt* y,
-                                       long long n, int S) {
-  for (long long i = cmx_tid(); i < n; i += cmx_nthreads()) {
-    float v = 0;
-    for (int s = 0; s < S; s++) v += part[s * n + i];
-    y[i] = CMX_Q_FROMF(v);
-  }
 }
 #endif
