@@ -1,5 +1,5 @@
 """Launch overhead on the GPU from Python, for the lent GPU machine (the
-card is printed): run it once as is and once with CMX_CUDA_GRAPHS=0 to
+card is printed): run it once as is and once with CMX_CUDA_GRAPHS=1 to
 compare the CUDA-graph batching of launches (src/backend/cuda/graph.c) with
 plain launches.
 
@@ -32,8 +32,8 @@ def best(f, reps):
 
 def main():
     mx.set_default_device(mx.gpu)
-    graphs = os.environ.get("CMX_CUDA_GRAPHS", "1") != "0"
-    print(f"cuda graphs: {'on' if graphs else 'off (CMX_CUDA_GRAPHS=0)'}",
+    graphs = os.environ.get("CMX_CUDA_GRAPHS", "0") == "1"
+    print(f"cuda graphs: {'on (CMX_CUDA_GRAPHS=1)' if graphs else 'off'}",
           flush=True)
     x = mx.zeros((16,))
     inc = mx.array(1.0)

@@ -428,6 +428,7 @@ static void test_no_leaks(void) {
 int main(void) {
   if (!gpu_test_begin("test-gpu-graphs")) return 1;
   g_fake = getenv("CMX_TEST_FAKE_DRIVER") != NULL;
+  cmx__gpu_graphs_set(1, 2); /* off by default (graph.c): asked for here */
   if (g_gpu && g_nvrtc && cmx__gpu_graphs_enabled()) {
     CASE(test_replay);
     CASE(test_new_shape);
