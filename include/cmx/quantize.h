@@ -59,6 +59,20 @@ cmx_status cmx_gather_qmm(cmx_array* out, cmx_array x, cmx_array w,
                           bool transpose, int group_size, int bits,
                           const char* mode, bool sorted_indices, cmx_stream s);
 
+/* MLX's 8-bit float E4M3 (bias 7, no infinity, codes 0x7F and 0xFF NaN)
+ * stored as uint8: to_fp8 encodes a real floating x (float16, bfloat16,
+ * float32 or float64), rounding to nearest even and saturating (|x| >= 448,
+ * infinities included, give +-448; NaN gives 0x7E, 0xFE when its sign bit
+ * is set). Writes a new reference to *out (uint8, x's shape). Errors
+ * (ValueError) name to_fp8: x not real floating. */
+cmx_status cmx_to_fp8(cmx_array* out, cmx_array x, cmx_stream s);
+
+/* Decodes uint8 E4M3 codes x exactly to dtype (real floating; MLX's default
+ * is bfloat16). Writes a new reference to *out (x's shape). Errors
+ * (ValueError) name from_fp8: x not uint8, dtype not real floating. */
+cmx_status cmx_from_fp8(cmx_array* out, cmx_array x, cmx_dtype dtype,
+                        cmx_stream s);
+
 #ifdef __cplusplus
 }
 #endif

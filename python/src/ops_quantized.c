@@ -1,5 +1,6 @@
-/* ops_quantized.c: quantize, dequantize, quantized_matmul and gather_qmm
- * with mlx.core's signatures (affine mode; see cmx/quantize.h). */
+/* ops_quantized.c: quantize, dequantize, quantized_matmul, gather_qmm,
+ * to_fp8 and from_fp8 with mlx.core's signatures (affine mode; see
+ * cmx/quantize.h). */
 #include "args.h"
 
 /* An optional int argument (None: 0, the C API's default). */
@@ -73,8 +74,24 @@ CMXPY_DEF(gather_qmm,
                             STREAM));
 }
 
+CMXPY_DEF(to_fp8, "(x: array, *, stream: StreamOrDevice = None) -> array",
+          "Encode a real floating array as 8-bit floats E4M3 (uint8 codes), "
+          "rounding to nearest even and saturating at +-448.\n\n"
+          "Returns:\n    array: The uint8 codes.") {
+  return RET(cmx_to_fp8(OUT, ARR(0), STREAM));
+}
+
+CMXPY_DEF(from_fp8,
+          "(x: array, dtype: Dtype = bfloat16, *, stream: StreamOrDevice = "
+          "None) -> array",
+          "Decode uint8 8-bit float E4M3 codes exactly to dtype.\n\n"
+          "Returns:\n    array: The decoded values.") {
+  return RET(cmx_from_fp8(OUT, ARR(0), DTYPE(1), STREAM));
+}
+
 static cmxpy_spec* const functions[] = {
-    &spec_quantize, &spec_dequantize, &spec_quantized_matmul, &spec_gather_qmm};
+    &spec_quantize,   &spec_dequantize, &spec_quantized_matmul,
+    &spec_gather_qmm, &spec_to_fp8,     &spec_from_fp8};
 
 int cmxpy_init_ops_quantized(PyObject* m) {
   return cmxpy_add_functions(m, functions, CMXPY_COUNT(functions));

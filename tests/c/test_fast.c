@@ -5,7 +5,8 @@
  * with and without weight and bias, float16/bfloat16, strided inputs, and
  * quantized products for several bits, both transposes, decode (1 row) and
  * prompt (BLAS) shapes. Also a quantize -> dequantize round trip bound and
- * the op errors. Runs under ASan/UBSan with the other C tests.
+ * the op errors, and fp8 (to_fp8 / from_fp8) codes. Runs under ASan/UBSan with
+ * the other C tests.
  *
  * Every case but attention's runs on every device (devices.h): on a GPU the
  * GPU kernels are checked against the composite evaluated on that GPU,
@@ -267,6 +268,57 @@ static void test_quantized(void) {
   cmx_array_release(w);
 }
 
+/* to_fp8 / from_fp8 (E4M3 as uint8): every finite code decodes and
+ * encodes back to itself (0x00 and 0x80 included), 0x7F / 0xFF decode to
+ * NaN, and some values MLX gives: ties to even, subnormals, saturation,
+ * NaN, -0.0; also the op errors. */
+static void test_fp8(void) {
+  uint8_t codes[256];
+  for (int i = 0; i < 256; i++) codes[i] = (uint8_t)i;
+  int64_t n = 256;
+  cmx_array c = NULL, f = NULL, back = NULL;
+  OK(cmx_array_from_data(&c, codes, &n, 1, CMX_UINT8));
+  OK(cmx_from_fp8(&f, c, CMX_FLOAT32, S));
+  OK(cmx_to_fp8(&back, f, S));
+  float fv[256];
+  uint8_t bv[256];
+  OK(cmx_array_copy_to(f, fv, sizeof fv));
+  OK(cmx_array_copy_to(back, bv, sizeof bv));
+  int bad = 0;
+  for (int i = 0; i < 256; i++) {
+    bool nan_code = (i & 127) == 127;
+    if (nan_code ? !isnan(fv[i]) : (bv[i] != i || signbit(fv[i]) != (i > 127)))
+      bad++;
+  }
+  CHECK_MSG(bad == 0, "fp8 round trip: %d codes wrong", bad);
+  CHECK(fv[56] == 1.0f && fv[1] == ldexpf(1, -9) && fv[126] == 448.0f &&
+        fv[254] == -448.0f && fv[8] == ldexpf(1, -6) && fv[0x78] == 256.0f);
+  float xs[] = {1.0625f, 1.1875f, ldexpf(1, -10), 1.5f * ldexpf(1, -9),
+                447.0f,  1e6f,    -INFINITY,      NAN,
+                -NAN,    -0.0f,   -1.0f,          ldexpf(1, -130)};
+  uint8_t want[] = {56, 58, 0, 2, 126, 126, 254, 126, 254, 128, 184, 0};
+  int64_t nx = (int64_t)(sizeof xs / sizeof xs[0]);
+  uint8_t got[sizeof want];
+  cmx_array x = NULL, q = NULL;
+  OK(cmx_array_from_data(&x, xs, &nx, 1, CMX_FLOAT32));
+  OK(cmx_to_fp8(&q, x, S));
+  OK(cmx_array_copy_to(q, got, sizeof got));
+  for (int i = 0; i < nx; i++)
+    CHECK_MSG(got[i] == want[i], "to_fp8(%g) = %d, want %d", (double)xs[i],
+              got[i], want[i]);
+  cmx_array d = NULL;
+  FAILS(cmx_to_fp8(&d, c, S), CMX_ERR_VALUE,
+        "[to_fp8] Only real floating types are supported but x.dtype() == "
+        "uint8.");
+  FAILS(cmx_from_fp8(&d, f, CMX_FLOAT16, S), CMX_ERR_VALUE,
+        "[from_fp8] Input must have type uint8 but x.dtype() == float32.");
+  FAILS(cmx_from_fp8(&d, c, CMX_INT32, S), CMX_ERR_VALUE,
+        "[from_fp8] Only real floating types are supported but dtype == "
+        "int32.");
+  cmx_array_release(c), cmx_array_release(f), cmx_array_release(back);
+  cmx_array_release(x), cmx_array_release(q);
+}
+
 /* One attention case on the GPU (g_stream) against the CPU kernel on the
  * same inputs: q (B, H, L, D), k (B, Hk, S, D), v (B, Hk, S, Dv) of dtype
  * dt, mask mode m (0 none, 1 causal, 2 bool (L, S), 3 additive (B, 1, L,
@@ -399,6 +451,7 @@ int main(void) {
     else
       RUN(test_sdpa_gpu);
     RUN(test_quantized);
+    RUN(test_fp8);
   }
   return test_summary("test_fast");
 }

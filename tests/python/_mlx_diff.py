@@ -45,6 +45,9 @@ FLOATS = ["float16", "bfloat16", "float32", "float64"]
 # Case ids (regular expressions, matched from the start) -> why cmx differs
 # from MLX there on purpose. A matching case must differ.
 DIFFERENCES = {
+    r"quant/to_fp8/float64$": "MLX 0.32.4's to_fp8 of float64 reads the "
+    "input's bits wrongly (1.0 gives code 0, 2.0 gives 63); cmx encodes the "
+    "float64 value, rounded once (as float32 inputs are).",
     r"index/bool_mask/get": "cmx reads boolean masks (a[mask], NumPy's "
     "meaning, a documented extension); MLX raises ValueError.",
     r"index/out_of_bounds/": "cmx bounds-checks integer indices and raises "

@@ -5,7 +5,4 @@ disagree (strict): when a fix makes it agree, drop its line. Cases
 where cmx differs on purpose are in _mlx_diff.DIFFERENCES instead."""
 
 KNOWN = {
-    'io/safetensors/F8_E4M3/from_fp8':
-        'open: from_fp8 is pending in cmx (quantization, issue 15); the '
-        'F8_E4M3 load itself agrees (uint8 bytes, io/safetensors/F8_E4M3/)',
 }

@@ -506,6 +506,21 @@ case("device/buffer_size",
 case("device/mT", lambda m, A: A(arr((2, 3, 4))).mT)
 case("device/mT_1d", lambda m, A: A(arr((3,))).mT)
 
+# ---------------------------------------------------------------- fp8
+FP8_X = np.array([1.0625, 1.1875, 2.0 ** -10, 1.5 * 2.0 ** -9, 447.0, 500.0,
+                  -np.inf, np.nan, -0.0, -3.3, 0.01], np.float32)
+for dt in ["float32", "float16", "bfloat16", "float64"]:
+    case(f"quant/to_fp8/{dt}", lambda m, A, dt=dt: m.to_fp8(A(FP8_X, dt)))
+case("quant/from_fp8/float16",
+     lambda m, A: m.from_fp8(A(np.arange(256, dtype=np.uint8)), m.float16))
+case("quant/from_fp8/default", lambda m, A: m.from_fp8(
+    A(np.arange(256, dtype=np.uint8))))
+case("quant/to_fp8/int32", lambda m, A: m.to_fp8(A(np.arange(3), "int32")))
+case("quant/from_fp8/float32_input",
+     lambda m, A: m.from_fp8(A(np.ones(3, np.float32))))
+case("quant/from_fp8/int32_dtype", lambda m, A: m.from_fp8(
+    A(np.ones(3, np.uint8)), m.int32))
+
 
 def _evald(m, a):
     m.eval(a)
