@@ -520,6 +520,10 @@ case("quant/from_fp8/float32_input",
      lambda m, A: m.from_fp8(A(np.ones(3, np.float32))))
 case("quant/from_fp8/int32_dtype", lambda m, A: m.from_fp8(
     A(np.ones(3, np.uint8)), m.int32))
+case("transform/grad/from_fp8", lambda m, A: m.grad(
+    lambda v: m.from_fp8(v, m.float32).sum())(A(np.arange(4, dtype=np.uint8))))
+case("transform/grad/fp8_round_trip", lambda m, A: m.grad(
+    lambda v: m.from_fp8(m.to_fp8(v), m.float32).sum())(A(FP8_X[:4])))
 
 
 def _evald(m, a):
