@@ -287,7 +287,8 @@ static void test_fp8(void) {
   int bad = 0;
   for (int i = 0; i < 256; i++) {
     bool nan_code = (i & 127) == 127;
-    if (nan_code ? !isnan(fv[i]) : (bv[i] != i || signbit(fv[i]) != (i > 127)))
+    if (nan_code ? !isnan(fv[i])
+                 : (bv[i] != i || (signbit(fv[i]) != 0) != (i > 127)))
       bad++;
   }
   CHECK_MSG(bad == 0, "fp8 round trip: %d codes wrong", bad);
