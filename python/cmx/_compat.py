@@ -26,11 +26,6 @@ PENDING = {
     "fft": [
         ("mx.fft's short-time transforms (issue 17)", ["stft", "istft"]),
     ],
-    "fast": [
-        ("mx.fast (issue 15)",
-         ["cross_entropy", "gated_delta_update", "metal_kernel",
-          "precompiled_cuda_kernel"]),
-    ],
 }
 
 
