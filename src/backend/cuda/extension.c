@@ -142,46 +142,6 @@ cmx_status cmx_cuda_kernel_get_image(const cmx_cuda_kernel** out,
   return CMX_OK;
 }
 
-cmx_status cmx_cuda_compile(const char* name, const char* source, int arch,
-                            bool ptx, void** image, size_t* size) {
-  *image = NULL;
-  *size = 0;
-  cmx_status st = check_args(name, source, "compile");
-  if (st != CMX_OK) return st;
-  const char* why = NULL;
-  if (!cmx__nvrtc_available(&why))
-    return cmx__error(CMX_ERR_RUNTIME, "[%s] NVRTC is not available: %s", name,
-                      why ? why : "not found");
-  if (arch <= 0) {
-    cmx__gpu_device* d = cmx__gpu_available() ? cmx__gpu_device_get(0) : NULL;
-    arch = d ? d->cc_major * 10 + d->cc_minor : 80;
-  }
-  const char* opts[8];
-  char optbuf[8400];
-  const char* none[1] = {NULL};
-  cmx__gpu_family fam = {.name = name,
-                         .source = source,
-                         .kernels = none,
-                         .nvariants = 1,
-                         .variant = ext_variant,
-                         .flags = CMX__GPU_TOOLKIT_HEADERS};
-  int nopts =
-      cmx__gpu_family_options(&fam, NULL, opts, 8, optbuf, sizeof optbuf);
-  if (nopts < 0) return cmx_last_status();
-  char* src = cmx__gpu_family_source(&fam, "", -1);
-  if (!src) return cmx_last_status();
-  cmx__gpu_image img = {0};
-  st = cmx__nvrtc_compile(name, src, arch, opts, nopts, ptx, &img);
-  free(src);
-  if (st != CMX_OK) {
-    cmx__gpu_image_free(&img);
-    return st;
-  }
-  *image = img.data;
-  *size = img.ptx ? strlen(img.data) : img.size;
-  return CMX_OK;
-}
-
 cmx_status cmx_cuda_launch(const char* op, const cmx_cuda_kernel* k,
                            const cmx_cuda_cfg* cfg, const void* const* args,
                            const size_t* sizes, int nargs) {
@@ -202,9 +162,13 @@ cmx_status cmx_cuda_launch(const char* op, const cmx_cuda_kernel* k,
   return cmx__gpu_launch(op ? op : "cuda", (const cmx__gpu_kernel*)k, &c, &a);
 }
 
-cmx_status cmx_cuda_compile_check(const char* name, const char* source,
-                                  int arch) {
-  cmx_status st = check_args(name, source, "check");
+/* Compiles source as a launch would (the family's source and options,
+ * every kernel of the program in it) into *img: PTX when ptx, else a
+ * CUBIN where NVRTC can make one. */
+static cmx_status compile_image(const char* name, const char* source, int arch,
+                                bool ptx, cmx__gpu_image* img) {
+  memset(img, 0, sizeof *img);
+  cmx_status st = check_args(name, source, "compile");
   if (st != CMX_OK) return st;
   const char* why = NULL;
   if (!cmx__nvrtc_available(&why))
@@ -214,8 +178,6 @@ cmx_status cmx_cuda_compile_check(const char* name, const char* source,
     cmx__gpu_device* d = cmx__gpu_available() ? cmx__gpu_device_get(0) : NULL;
     arch = d ? d->cc_major * 10 + d->cc_minor : 80;
   }
-  /* The family's source and options, as a launch would compile them, with
-   * every kernel of the program in it. */
   const char* none[1] = {NULL};
   cmx__gpu_family fam = {.name = name,
                          .source = source,
@@ -230,10 +192,31 @@ cmx_status cmx_cuda_compile_check(const char* name, const char* source,
   if (nopts < 0) return cmx_last_status();
   char* src = cmx__gpu_family_source(&fam, "", -1);
   if (!src) return cmx_last_status();
-  cmx__gpu_image img = {0};
-  st = cmx__nvrtc_compile(name, src, arch, opts, nopts, true, &img);
-  cmx__gpu_image_free(&img);
+  st = cmx__nvrtc_compile(name, src, arch, opts, nopts, ptx, img);
   free(src);
+  return st;
+}
+
+cmx_status cmx_cuda_compile(const char* name, const char* source, int arch,
+                            bool ptx, void** image, size_t* size) {
+  *image = NULL;
+  *size = 0;
+  cmx__gpu_image img;
+  cmx_status st = compile_image(name, source, arch, ptx, &img);
+  if (st != CMX_OK) {
+    cmx__gpu_image_free(&img);
+    return st;
+  }
+  *image = img.data;
+  *size = img.ptx ? strlen(img.data) : img.size;
+  return CMX_OK;
+}
+
+cmx_status cmx_cuda_compile_check(const char* name, const char* source,
+                                  int arch) {
+  cmx__gpu_image img;
+  cmx_status st = compile_image(name, source, arch, true, &img);
+  cmx__gpu_image_free(&img);
   return st;
 }
 
