@@ -537,11 +537,12 @@ cmx__gpu_encoder_stats cmx__gpu_encoder_stats_get(void);
  * and the captured calls (cuGraphExecChildGraphNodeSetParams) instead of
  * instantiating again. A run seen fewer than CMX_CUDA_GRAPH_MIN_SEEN times
  * before, or shorter than the graph threshold, is launched kernel by
- * kernel. Any graph error falls back to those plain launches. On by
- * default; CMX_CUDA_GRAPHS=0 turns batching off. */
+ * kernel. Any graph error falls back to those plain launches.
+ * CMX_CUDA_GRAPHS=1 turns batching on (off by default for now: graph.c). */
 typedef struct cmx__gpu_batch cmx__gpu_batch;
-/* Whether batching is on: CMX_CUDA_GRAPHS is not "0" and the driver has
- * the graph entry points (read once). */
+/* Whether batching is on: CMX_CUDA_GRAPHS=1 (or unset and graph.c's
+ * default on; =0 off) and the driver has the graph entry points (read
+ * once). */
 bool cmx__gpu_graphs_enabled(void);
 /* A new, empty batch issuing on stream s of device dev, or NULL (batching
  * off, or out of memory: commands are then issued directly). */

@@ -1,7 +1,14 @@
 /* Batches of a GPU stream's launches, issued as CUDA graphs (gpu.h says
  * what a batch is for; stream.c decides when one is issued).
  *
- * On by default (CMX_CUDA_GRAPHS=0 turns it off). A batch holds kernel
+ * Off by default until a GPU run confirms the fixes below (CMX_CUDA_GRAPHS=1
+ * turns it on, =0 off; DEFAULT_ON flips the default). The last H100 run
+ * with batching on failed test_transforms_order (frees waited for the
+ * batch, so peak memory grew: fixed by free tickets, below) and ran the
+ * Python suite several times slower (not profiled; likely the cuBLASLt
+ * captures, each instantiated at first sight, and graphs made at the
+ * second sight of a run: now calls cut the batch and a run must repeat
+ * twice first). A batch holds kernel
  * launches (function, configuration, a copy of the argument bytes) and,
  * with CMX_CUDA_GRAPH_CAPTURE=1, library calls captured on a private
  * capture stream into graphs of their own (child graphs). Every command of
@@ -58,6 +65,7 @@
 #define DEFAULT_MIN 2  /* nodes from which a known run becomes a graph */
 #define DEFAULT_SEEN 2 /* plain sightings before a run becomes a graph */
 #define DEFAULT_LIMIT 512
+#define DEFAULT_ON 0 /* batching without CMX_CUDA_GRAPHS */
 
 enum { N_KERNEL = 0, N_CHILD = 1 };
 
@@ -149,7 +157,9 @@ bool cmx__gpu_graphs_enabled(void) {
   int e = atomic_load(&g_env);
   if (e < 0) {
     const char* v = getenv("CMX_CUDA_GRAPHS");
-    e = !(v && strcmp(v, "0") == 0);
+    e = v && strcmp(v, "1") == 0   ? 1
+        : v && strcmp(v, "0") == 0 ? 0
+                                   : DEFAULT_ON;
     atomic_store(&g_env, e);
   }
   return e == 1 && driver_has_graphs();
