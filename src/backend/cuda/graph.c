@@ -173,52 +173,52 @@ static int env_int(const char* name, int dflt, int lo, int hi) {
   return *end || x < lo || x > hi ? dflt : (int)x;
 }
 
-static int min_nodes(void) {
-  int m = atomic_load(&g_min);
-  if (m > 0) return m;
-  static _Atomic int env = 0;
-  int e = atomic_load(&env);
-  if (!e) {
-    e = env_int("CMX_CUDA_GRAPH_MIN_NODES", DEFAULT_MIN, 1, 1 << 20);
-    atomic_store(&env, e);
+/* The variable's value (env_int), read once into *cache (0: unread; the
+ * values are at least 1). */
+static int env_once(_Atomic int* cache, const char* name, int dflt, int lo,
+                    int hi) {
+  int v = atomic_load(cache);
+  if (!v) {
+    v = env_int(name, dflt, lo, hi);
+    atomic_store(cache, v);
   }
-  return e;
+  return v;
+}
+
+static int min_nodes(void) {
+  static _Atomic int env = 0;
+  int m = atomic_load(&g_min);
+  return m > 0 ? m
+               : env_once(&env, "CMX_CUDA_GRAPH_MIN_NODES", DEFAULT_MIN, 1,
+                          1 << 20);
 }
 
 /* Plain sightings a run needs before it is made a graph. */
 static int min_seen(void) {
-  int m = atomic_load(&g_seen);
-  if (m > 0) return m;
   static _Atomic int env = 0;
-  int e = atomic_load(&env);
-  if (!e) {
-    e = env_int("CMX_CUDA_GRAPH_MIN_SEEN", DEFAULT_SEEN, 1, 1 << 20);
-    atomic_store(&env, e);
-  }
-  return e;
+  int m = atomic_load(&g_seen);
+  return m > 0 ? m
+               : env_once(&env, "CMX_CUDA_GRAPH_MIN_SEEN", DEFAULT_SEEN, 1,
+                          1 << 20);
 }
 
-/* Whether graphable library calls are captured into batches. */
+/* Whether graphable library calls are captured into batches
+ * (CMX_CUDA_GRAPH_CAPTURE=1, read once). */
 static bool capture_on(void) {
+  static _Atomic int env = 0; /* 1 + the variable's 0 or 1; 0: unread */
   int c = atomic_load(&g_capture);
   if (c >= 0) return c == 1;
-  static _Atomic int env = -1;
   int e = atomic_load(&env);
-  if (e < 0) {
-    e = env_int("CMX_CUDA_GRAPH_CAPTURE", 0, 0, 1);
+  if (!e) {
+    e = 1 + env_int("CMX_CUDA_GRAPH_CAPTURE", 0, 0, 1);
     atomic_store(&env, e);
   }
-  return e == 1;
+  return e == 2;
 }
 
 int cmx__gpu_batch_limit(void) {
   static _Atomic int lim = 0;
-  int l = atomic_load(&lim);
-  if (!l) {
-    l = env_int("CMX_CUDA_GRAPH_MAX_NODES", DEFAULT_LIMIT, 1, 1 << 16);
-    atomic_store(&lim, l);
-  }
-  return l;
+  return env_once(&lim, "CMX_CUDA_GRAPH_MAX_NODES", DEFAULT_LIMIT, 1, 1 << 16);
 }
 
 /* ---------------- batches ---------------- */
