@@ -149,7 +149,8 @@ static void test_fallback(void) {
 
 /* Frees wait for the batch: intermediates dropped while their kernels
  * are still batched (the fake poisons freed memory); an async_eval'd
- * chain completes by polling alone; threads share the stream. */
+ * chain is issued at once (its stream polled) and completes by polling
+ * alone; threads share the stream. */
 static void test_frees_and_polls(void) {
   cmx__gpu_graphs_set(1, 2);
   int64_t n = 20000;
@@ -159,7 +160,9 @@ static void test_frees_and_polls(void) {
   cmx_array inc = arr(&one, NULL, 0, CMX_FLOAT32);
   for (int round = 0; round < 3; round++) {
     cmx_array c = chain(a, inc, 25);
+    uint64_t flushes = gstats().flushes;
     OK(cmx_async_eval(&c, 1));
+    CHECK(gstats().flushes > flushes);
     int polls = 0;
     while (!cmx_array_is_available(c) && polls < 1000000) polls++;
     CHECK(cmx_array_is_available(c));
