@@ -165,7 +165,8 @@ static void test_fallback(void) {
 
 /* Frees wait for the batch: intermediates dropped while their kernels
  * are still batched (the fake poisons freed memory); an async_eval'd
- * chain completes by polling alone; threads share the stream. */
+ * chain is issued at once (its stream polled) and completes by polling
+ * alone; threads share the stream. */
 static void test_frees_and_polls(void) {
   cmx__gpu_graphs_set(1, 2);
   cmx__gpu_graphs_tune(1, -1);
@@ -176,7 +177,9 @@ static void test_frees_and_polls(void) {
   cmx_array inc = arr(&one, NULL, 0, CMX_FLOAT32);
   for (int round = 0; round < 3; round++) {
     cmx_array c = chain(a, inc, 25);
+    uint64_t flushes = gstats().flushes;
     OK(cmx_async_eval(&c, 1));
+    CHECK(gstats().flushes > flushes);
     int polls = 0;
     while (!cmx_array_is_available(c) && polls < 1000000) polls++;
     CHECK(cmx_array_is_available(c));
@@ -244,29 +247,9 @@ static void test_peak_in_batch(void) {
 
 /* ---------------- captured library calls ---------------- */
 
-static const char k_src[] =
-    "#if !defined(CMX_ONLY) || defined(CMX_ONLY_cmx_test_grid)\n"
-    "extern \"C\" __global__ void cmx_test_grid(int* out, int marker) {\n"
-    "  long long b = ((long long)blockIdx.z * gridDim.y + blockIdx.y) *\n"
-    "      gridDim.x + blockIdx.x;\n"
-    "  int t = (threadIdx.z * blockDim.y + threadIdx.y) * blockDim.x +\n"
-    "      threadIdx.x;\n"
-    "  int threads = blockDim.x * blockDim.y * blockDim.z;\n"
-    "  out[b * threads + t] = (int)(marker + b * 1000 + t);\n"
-    "}\n"
-    "#endif\n";
 static const char* const k_kernels[] = {"cmx_test_grid", NULL};
-static bool one_variant(int v, cmx__gpu_variant* out) {
-  snprintf(out->name, sizeof out->name, "test_graphs");
-  out->prelude[0] = 0;
-  return v == 0;
-}
-static const cmx__gpu_family g_fam = {.name = "test_graphs",
-                                      .source = k_src,
-                                      .kernels = k_kernels,
-                                      .nvariants = 1,
-                                      .variant = one_variant,
-                                      .shape = {CMX__GPU_CUSTOM, 128, 0}};
+GPU_TEST_FAMILY(g_fam, "test_graphs", GPU_TEST_GRID_SRC, k_kernels, 0,
+                CMX__GPU_CUSTOM, 128, 0);
 
 /* A "library" call: launches cmx_test_grid (4 blocks of 64) itself on the
  * stream it is given; `sync` first synchronises that stream, which a
