@@ -54,6 +54,10 @@ def _flatten_args(tree):
         )
 
     key, build = walk(tree)
+    # walk refers to itself through its closure cell: without this, the
+    # cycle (and through it the leaves) lives until the garbage collector
+    # runs, and an argument the caller dropped is never donated.
+    del walk
     return leaves, (lambda new: build(iter(new))), repr(key).encode()
 
 
