@@ -7,8 +7,10 @@
  * libcmx's eager rows are when gcc built libcmx (test_compile.c says
  * why): results are compared bit for bit there, to a few ulp otherwise.
  */
+#include "compile/compile_internal.h"
 #include "core/internal.h"
 #include "test.h"
+#include "transforms/transforms_internal.h"
 
 #define S CMX_STREAM_DEFAULT
 
@@ -236,9 +238,61 @@ static void test_donation(void) {
   free(w);
 }
 
+static int count_ops(const cmx__cgraph* g, const char* name) {
+  int n = 0;
+  for (int i = 0; i < g->nops; i++)
+    n += !strcmp(cmx_primitive_name(g->ops[i].prim), name);
+  return n;
+}
+
+/* maximum(x + b, broadcast(0)) with the broadcast zeros also read outside
+ * the region (a graph output here; in a network, the maximum's
+ * gradient): the Broadcast stays a view outside the fused op, which takes
+ * it as an argument, instead of writing it out as a full extra output. */
+static void test_shared_broadcast(void) {
+  size_t mark = cmx__scope_enter();
+  int64_t xs[2] = {64, 32}, bs[1] = {32};
+  cmx_array ph[2] = {cmx__placeholder(xs, 2, CMX_FLOAT32),
+                     cmx__placeholder(bs, 1, CMX_FLOAT32)};
+  cmx_array zero = NULL, z = NULL, s = NULL, r = NULL;
+  cmx_array_from_double(&zero, 0.0, CMX_FLOAT32);
+  cmx_broadcast_to(&z, zero, xs, 2, S);
+  cmx_add(&s, ph[0], ph[1], S);
+  cmx_maximum(&r, s, z, S);
+  cmx__cgraph g;
+  OK(cmx__cgraph_from_trace(&g, ph, 2, (cmx_array[]){r, z}, 2));
+  OK(cmx__pass_fuse(&g));
+  cmx__cgraph_verify(&g, "fuse");
+  int compiled = -1;
+  for (int i = 0; i < g.nops; i++)
+    if (!strcmp(cmx_primitive_name(g.ops[i].prim), "Compiled")) compiled = i;
+  CHECK(compiled >= 0 && g.ops[compiled].nout == 1);
+  CHECK(count_ops(&g, "Compiled") == 1);
+  CHECK_MSG(count_ops(&g, "Broadcast") >= 1, "the shared zeros were fused");
+  /* and the graph still computes both outputs */
+  float* xv = values(64 * 32, 5);
+  float* bv = values(32, 6);
+  cmx_array in[2] = {from(xv, xs, 2, CMX_FLOAT32),
+                     from(bv, bs, 1, CMX_FLOAT32)};
+  cmx_array got[2] = {NULL, NULL}, want = NULL, ws = NULL;
+  OK(cmx__cgraph_replay(&g, in, got));
+  cmx_add(&ws, in[0], in[1], S);
+  cmx_maximum(&want, ws, z, S);
+  CHECK(got[0] && same(got[0], want, TOL));
+  CHECK(got[1] && same(got[1], z, 0));
+  cmx__cgraph_free(&g);
+  cmx_array_release_all((cmx_array[]){zero, z, s, r, want, ws}, 6);
+  cmx_array_release_all(in, 2);
+  cmx_array_release_all(got, 2);
+  free(xv);
+  free(bv);
+  cmx__scope_exit_n(mark, NULL, NULL, 0);
+}
+
 int main(void) {
   OK(cmx_set_default_device(cmx_device_cpu()));
   RUN(test_short_rows);
   RUN(test_donation);
+  RUN(test_shared_broadcast);
   return test_summary("test_compile_cpu");
 }
