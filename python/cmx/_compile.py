@@ -62,6 +62,10 @@ def _flatten_args(tree):
             raise _bad_argument(t)
 
     walk(tree)
+    # walk refers to itself through its closure cell: without this, the
+    # cycle (and through it the leaves) lives until the garbage collector
+    # runs, and an argument the caller dropped is never donated.
+    del walk
     return leaves, (lambda new: _rebuild(tree, iter(new))), "".join(toks).encode()
 
 
