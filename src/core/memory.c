@@ -96,13 +96,25 @@ void cmx__mem_fork(int phase) {
     pthread_mutex_unlock(&g_mem.lock);
 }
 
-/* Large blocks are aligned to 2 MiB and advised to use transparent huge
- * pages where the kernel offers them: a first touch then faults in 2 MiB
- * at a time, which is what a device->host copy into a new buffer, or a
- * CPU kernel writing a large output, mostly spends its time on. */
+/* Host blocks of CPU buffers: 64-byte aligned, in the kernel's ordinary
+ * pages. No MADV_HUGEPAGE here: with the usual THP setting (defrag=madvise)
+ * the first touch of an advised block compacts memory to find 2 MiB pages.
+ * bench_sweep's take [64x128x256] axis 2 (a fresh 128 MB output): first
+ * run 6.0-8.1 s with the hint, 1.1-2.8 s without or before it (load ~20),
+ * 0.75-1.0 s of kernel time against 0.22-0.25; later runs reuse the cached
+ * block and took the same user time either way (about 0.12 s a run). */
+static void* host_alloc(size_t capacity) {
+  return aligned_alloc(64, capacity);
+}
+
+/* Host copies of device buffers (cmx__host_alloc_raw): large blocks are
+ * aligned to 2 MiB and advised to use transparent huge pages, so that a
+ * device->host copy into a new block faults it in 2 MiB at a time (what
+ * that copy mostly spent its time on: 1.8 GB/s into a fresh buffer on the
+ * H100 host before). */
 #define HUGE_PAGE ((size_t)2 << 20)
 void* cmx__host_alloc_raw(size_t capacity) {
-  if (capacity < 2 * HUGE_PAGE) return aligned_alloc(64, capacity);
+  if (capacity < 2 * HUGE_PAGE) return host_alloc(capacity);
   size_t rounded = (capacity + HUGE_PAGE - 1) & ~(HUGE_PAGE - 1);
   void* p = aligned_alloc(HUGE_PAGE, rounded);
 #ifdef MADV_HUGEPAGE
@@ -159,14 +171,14 @@ cmx__buffer* cmx__buffer_alloc(size_t bytes) {
   if (g_mem.active > g_mem.peak) g_mem.peak = g_mem.active;
   pthread_mutex_unlock(&g_mem.lock);
   cmx__buffer* b = malloc(sizeof *b);
-  void* p = b ? cmx__host_alloc_raw(cap) : NULL;
+  void* p = b ? host_alloc(cap) : NULL;
   if (!p) {
     /* Out of memory: give back the cache and try once more. */
     pthread_mutex_lock(&g_mem.lock);
     trim_cache_locked(0);
     pthread_mutex_unlock(&g_mem.lock);
     if (!b) b = malloc(sizeof *b);
-    if (b) p = cmx__host_alloc_raw(cap);
+    if (b) p = host_alloc(cap);
     if (!p) {
       free(b);
       pthread_mutex_lock(&g_mem.lock);
