@@ -27,34 +27,40 @@ def _flatten_args(tree):
     new leaves, and the bytes of its structure and constants (the trace
     key)."""
     leaves = []
-
-    def walk(t):
-        if isinstance(t, array):
-            leaves.append(t)
-            return "A", next
-        if isinstance(t, (list, tuple)):
-            parts = [walk(v) for v in t]
-            kind = "L" if isinstance(t, list) else "T"
-            keys = tuple(p[0] for p in parts)
-            subs = [p[1] for p in parts]
-            if kind == "L":
-                return (kind, keys), lambda it: [s(it) for s in subs]
-            return (kind, keys), lambda it: tuple([s(it) for s in subs])
-        if isinstance(t, dict):
-            parts = [(k, walk(v)) for k, v in t.items()]
-            keys = tuple((repr(k), p[0]) for k, p in parts)
-            subs = [(k, p[1]) for k, p in parts]
-            return ("D", keys), lambda it: {k: s(it) for k, s in subs}
-        if isinstance(t, _CONSTANTS):
-            return ("C", type(t).__name__, repr(t)), lambda it: t
-        raise ValueError(
-            "[compile] Function arguments must be trees of arrays or "
-            "constants (floats, ints, or strings), but received type "
-            f"{type(t).__module__}.{type(t).__qualname__}."
-        )
-
-    key, build = walk(tree)
+    key, build = _walk_args(tree, leaves)
     return leaves, (lambda new: build(iter(new))), repr(key).encode()
+
+
+def _walk_args(t, leaves):
+    """_flatten_args's walk: appends t's arrays to leaves; returns t's key
+    and its rebuilder. A module-level function, not a closure over itself
+    and ``leaves``: that cycle kept every call's input arrays alive until
+    Python's cycle collector ran, so a buffer the caller dropped could not
+    be donated to a later op (the LLM decoding step's in-place cache writes
+    copied the whole cache)."""
+    if isinstance(t, array):
+        leaves.append(t)
+        return "A", next
+    if isinstance(t, (list, tuple)):
+        parts = [_walk_args(v, leaves) for v in t]
+        kind = "L" if isinstance(t, list) else "T"
+        keys = tuple(p[0] for p in parts)
+        subs = [p[1] for p in parts]
+        if kind == "L":
+            return (kind, keys), lambda it: [s(it) for s in subs]
+        return (kind, keys), lambda it: tuple([s(it) for s in subs])
+    if isinstance(t, dict):
+        parts = [(k, _walk_args(v, leaves)) for k, v in t.items()]
+        keys = tuple((repr(k), p[0]) for k, p in parts)
+        subs = [(k, p[1]) for k, p in parts]
+        return ("D", keys), lambda it: {k: s(it) for k, s in subs}
+    if isinstance(t, _CONSTANTS):
+        return ("C", type(t).__name__, repr(t)), lambda it: t
+    raise ValueError(
+        "[compile] Function arguments must be trees of arrays or "
+        "constants (floats, ints, or strings), but received type "
+        f"{type(t).__module__}.{type(t).__qualname__}."
+    )
 
 
 def _state_leaves(tree):
