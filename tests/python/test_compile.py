@@ -60,6 +60,30 @@ def test_not_compiled_again():
     assert traces() == t0 + 1
 
 
+def test_call_keeps_no_input_alive():
+    """A compiled call holds its inputs only while it runs (no reference
+    cycle waiting for Python's collector): the caller's last reference
+    going frees the buffer, or lets a later op reuse it in place."""
+    import gc
+
+    fun = mx.compile(lambda a, b: {"s": a[0] + b[1][0]})
+    a = mx.zeros((1 << 20,))  # 4 MB
+    b = [mx.array(1.0), (mx.array(2.0),)]
+    mx.eval(a, fun(a, b))
+    gc.collect()
+    enabled = gc.isenabled()
+    gc.disable()
+    try:
+        before = mx.get_active_memory()
+        out = fun(a, b)
+        mx.eval(out)
+        del a
+        assert before - mx.get_active_memory() > (4 << 20) - 4096
+    finally:
+        if enabled:
+            gc.enable()
+
+
 def test_recompile_triggers():
     def fun(x, y):
         return mx.exp(-x) + y
