@@ -178,6 +178,8 @@ static cmx_array istft(cmx_array S, const int64_t* n_fft_p,
   int fa = S->ndim - 2, ta = S->ndim - 1;
   int64_t n_freq = S->dims[fa], n_frames = S->dims[ta];
   bool one = onesided ? *onesided : true;
+  if (!n_fft_p && one && n_freq - 1 > INT64_MAX / 2) /* a broadcast input */
+    return CMX__FAIL(CMX_ERR_VALUE, "[istft] The frames are too large.");
   int64_t n_fft = n_fft_p ? *n_fft_p : one ? 2 * (n_freq - 1) : n_freq;
   if (n_fft <= 0)
     return CMX__FAIL(CMX_ERR_VALUE, "[istft] n_fft must be positive.");

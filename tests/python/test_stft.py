@@ -384,6 +384,14 @@ def test_errors_as_mlx(fn, a, kw, msg):
         assert theirs == msg
 
 
+def test_huge_broadcast_inputs_fail_cleanly():
+    """2 (n_freq - 1) of a broadcast (2**62 + 1, 1) spectrum does not fit
+    int64: an error, not an overflow."""
+    s = mx.broadcast_to(mx.array(True), (2 ** 62 + 1, 1))  # 1-byte elements
+    with pytest.raises(ValueError, match=r"^\[istft\] The frames are too large\.$"):
+        mx.fft.istft(s)
+
+
 def test_int_arguments_beyond_int32_are_type_errors():
     with pytest.raises(TypeError, match="incompatible function arguments"):
         mx.fft.stft(mx.array(X20), n_fft=2 ** 40)
