@@ -23,9 +23,6 @@ PENDING = {
         ("quantization (issue 15)",
          ["gather_qqmm", "qqmm"]),
     ],
-    "fft": [
-        ("mx.fft's short-time transforms (issue 17)", ["stft", "istft"]),
-    ],
     "fast": [
         ("mx.fast (issue 15)",
          ["cross_entropy", "gated_delta_update", "metal_kernel",
