@@ -83,6 +83,28 @@ cmx_status cmx_cuda_launch(const char* op, const cmx_cuda_kernel* k,
                            const cmx_cuda_cfg* cfg, const void* const* args,
                            const size_t* sizes, int nargs);
 
+/* As cmx_cuda_kernel_get, for a kernel compiled beforehand: `image` holds
+ * `size` bytes of PTX text, a CUBIN or a fatbin (loaded by the driver as
+ * they are; cmx_cuda_compile makes them), `entry` the kernel's symbol in
+ * it (the mangled name unless declared extern "C"). Loaded at first use
+ * per device and kept (by name, image bytes and entry). Errors:
+ * CMX_ERR_VALUE for empty arguments, CMX_ERR_RUNTIME outside a GPU task,
+ * for an image the driver rejects or a missing entry. */
+cmx_status cmx_cuda_kernel_get_image(const cmx_cuda_kernel** out,
+                                     const char* name, const void* image,
+                                     size_t size, const char* entry);
+
+/* Compiles `source` as cmx_cuda_kernel_get would (after cmx's kernel
+ * definitions, with the toolkit's headers) for compute capability `arch`
+ * (0: the first GPU's, else 80), with NVRTC only (no GPU needed): PTX for
+ * compute_<arch> when ptx is true, else a CUBIN for sm_<arch> (PTX when
+ * NVRTC cannot emit it). Writes a malloc'ed image to *image (the caller
+ * frees it) and its size in bytes to *size (PTX: the text, no NUL).
+ * Errors: CMX_ERR_VALUE for empty arguments, CMX_ERR_RUNTIME without
+ * NVRTC or for a failed compilation (with NVRTC's log). */
+cmx_status cmx_cuda_compile(const char* name, const char* source, int arch,
+                            bool ptx, void** image, size_t* size);
+
 /* Compiles `source` for compute capability `arch` (e.g. 80; 0: the first
  * GPU's, else 80) without loading it, as cmx_cuda_kernel_get would: for
  * checking sources where there is no GPU (needs NVRTC only). CMX_OK, or

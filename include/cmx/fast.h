@@ -62,6 +62,17 @@ cmx_status cmx_fast_scaled_dot_product_attention(
     cmx_array* out, cmx_array q, cmx_array k, cmx_array v, float scale,
     const char* mask_mode, cmx_array mask, cmx_array sinks, cmx_stream s);
 
+/* Cross entropy with class indices: writes to *out a new float32 array
+ * of targets' shape holding logsumexp(logits[..., :]) - logits[..., t]
+ * for each row, accumulated in float32. logits (..., V) is floating with
+ * at least 1 dimension; targets (...) has the other dimensions of logits
+ * and an integer dtype; a negative target counts from the end (as
+ * take_along_axis). Errors (naming cross_entropy): CMX_ERR_VALUE for the
+ * cases above and empty logits; a target outside [-V, V) fails the
+ * evaluation with CMX_ERR_INDEX. */
+cmx_status cmx_fast_cross_entropy(cmx_array* out, cmx_array logits,
+                                  cmx_array targets, cmx_stream s);
+
 #ifdef __cplusplus
 }
 #endif

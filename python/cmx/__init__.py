@@ -42,9 +42,11 @@ _core.compile = _cp.compile
 
 # Graph export; mx.metal, mx.cuda, mx.distributed, and the names still
 # pending (after compile: a name defined is never replaced).
-from . import _compat, _export, _fast_cuda  # noqa: E402
+from . import _compat, _export, _fast_cuda, _fast_gated  # noqa: E402
 
 _export.install(_core)
-_fast_cuda.install(_core, _compat._submodule(
-    _core, "fast", "mx.fast: see cmx._compat.PENDING."))
+_fast = _compat._submodule(_core, "fast", "mx.fast: see cmx._compat.PENDING.")
+_fast_cuda.install(_core, _fast)
+_fast_gated.install(_core, _fast)
+del _fast
 _compat.install(_core)

@@ -23,11 +23,6 @@ PENDING = {
         ("quantization (issue 15)",
          ["gather_qqmm", "qqmm"]),
     ],
-    "fast": [
-        ("mx.fast (issue 15)",
-         ["cross_entropy", "gated_delta_update", "metal_kernel",
-          "precompiled_cuda_kernel"]),
-    ],
 }
 
 

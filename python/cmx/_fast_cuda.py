@@ -29,7 +29,7 @@ _CTYPES = {
 }
 
 # Parameter kinds of cmx.core._cuda_kernel_apply.
-_IN, _OUT, _SHAPE, _STRIDES, _NDIM = range(5)
+_IN, _OUT, _SHAPE, _STRIDES, _NDIM, _SCALAR = range(6)
 
 _IDENT = re.compile(r"^[A-Za-z_][A-Za-z0-9_]*$")
 
@@ -227,6 +227,127 @@ class CudaKernel:
         return src
 
 
+class MetalKernel:
+    """``mx.fast.metal_kernel``'s callable. cmx has no Metal back-end (as
+    MLX off Apple silicon): it checks its arguments as MLX does, and
+    calling it raises RuntimeError. ``mx.fast.cuda_kernel`` takes the same
+    arguments with a CUDA body."""
+
+    def __init__(self, name, input_names, output_names, source, header="",
+                 ensure_row_contiguous=True, atomic_outputs=False,
+                 compile_options=None):
+        for what, names in (("input_names", input_names),
+                            ("output_names", output_names)):
+            if isinstance(names, str) or not all(
+                    isinstance(n, str) for n in names):
+                raise TypeError(f"[metal_kernel] {what} must be a sequence "
+                                "of str")
+        if not isinstance(name, str) or not isinstance(source, str) or \
+                not isinstance(header, str):
+            raise TypeError("[metal_kernel] name, source and header must be "
+                            "str")
+        if not output_names:
+            raise ValueError(
+                "[metal_kernel] Must specify at least one output.")
+        if compile_options is not None:
+            if not isinstance(compile_options, dict):
+                raise ValueError(
+                    "[metal_kernel] Expected `compile_options` to be a dict.")
+            mode = compile_options.get("math_mode", "safe")
+            if mode not in ("safe", "relaxed", "fast"):
+                raise ValueError("[metal_kernel] Expected math_mode to be "
+                                 "'safe', 'relaxed', or 'fast'.")
+        self.name = name
+        self.input_names = list(input_names)
+        self.output_names = list(output_names)
+        self.source = source
+        self.header = header
+
+    def __call__(self, *, inputs, output_shapes, output_dtypes, grid,
+                 threadgroup, template=None, init_value=None, verbose=False,
+                 stream=None):
+        raise RuntimeError(
+            "[metal_kernel] No Metal back-end. (cmx runs custom kernels on "
+            "CUDA GPUs: see mx.fast.cuda_kernel, which takes the same "
+            "arguments with a CUDA body.)")
+
+
+def _scalar_bytes(v):
+    import struct
+
+    if isinstance(v, bool):
+        return struct.pack("<?", v)
+    if isinstance(v, int):
+        if not -(1 << 31) <= v < (1 << 31):
+            raise ValueError(
+                f"[precompiled_cuda_kernel] int scalar {v} does not fit the "
+                "kernel's int (32 bits)")
+        return struct.pack("<i", v)
+    if isinstance(v, float):
+        return struct.pack("<f", v)
+    raise ValueError(
+        "[precompiled_cuda_kernel] Invalid scalar argument type. Received "
+        f"{type(v).__name__} but must be one of bool, int or float")
+
+
+def precompiled_kernel(core, *, name, compiled_source, inputs, output_shapes,
+                       output_dtypes, scalars, grid, threadgroup,
+                       shared_memory=0, init_value=None,
+                       ensure_row_contiguous=False, stream=None):
+    op = "precompiled_cuda_kernel"
+    if not isinstance(name, str) or not _IDENT.match(name):
+        raise ValueError(f"[{op}] name {name!r} must be the kernel's symbol "
+                         "(a C identifier)")
+    if not isinstance(compiled_source, (bytes, bytearray)):
+        raise TypeError(f"[{op}] compiled_source must be bytes (PTX, a CUBIN "
+                        "or a fatbin)")
+    if not compiled_source:
+        raise ValueError(f"[{op}] compiled_source is empty")
+    if len(output_shapes) != len(output_dtypes) or not output_shapes:
+        raise ValueError(f"[{op}] give as many output_shapes as "
+                         "output_dtypes (at least one)")
+    sc = [_scalar_bytes(v) for v in scalars]
+    s = stream if stream is not None else core.default_device()
+    dev = s.device if isinstance(s, core.Stream) else s
+    kind = dev.type if isinstance(dev, core.Device) else dev
+    if kind != core.gpu:
+        raise ValueError(f"[{op}] {name}: CUDA kernels run only on the gpu; "
+                         "pass stream=mx.gpu (or make it the default device)")
+    if not core.is_available(core.gpu):
+        raise ValueError(f"[{op}] {name}: the gpu is not available on this "
+                         "machine (no CUDA driver or device)")
+    arrs = []
+    for x in inputs:
+        a = x if isinstance(x, core.array) else core.array(x)
+        if ensure_row_contiguous and a.ndim > 0:
+            a = core.contiguous(a, stream=stream)
+        arrs.append(a)
+    specs = [(_IN, i) for i in range(len(arrs))]
+    specs += [(_OUT, j) for j in range(len(output_shapes))]
+    specs += [(_SCALAR, i) for i in range(len(sc))]
+    fill_src, fill_entry = "", None
+    if init_value is not None:
+        fill_entry = "cmx_pck_" + hashlib.sha1(name.encode()).hexdigest()[:12]
+        lines = []
+        for j, d in enumerate(output_dtypes):
+            t = _ctype(core, d, f"output {j}")
+            if t in ("__half", "__nv_bfloat16"):
+                lines.insert(0, "#include <cuda_fp16.h>\n#include "
+                             "<cuda_bf16.h>")
+            lines.append(
+                f'extern "C" __global__ void {fill_entry}_init{j}({t}* o, '
+                "long long n, double v) {\n  for (long long i = blockIdx.x * "
+                "(long long)blockDim.x + threadIdx.x; i < n; i += (long long)"
+                f"gridDim.x * blockDim.x) o[i] = {t}((float)v);\n}}")
+        fill_src = "\n".join(lines) + "\n"
+    return core._cuda_kernel_apply(
+        name, fill_src, name, arrs, specs, tuple(grid), tuple(threadgroup),
+        int(shared_memory), [tuple(sh) for sh in output_shapes],
+        list(output_dtypes),
+        None if init_value is None else float(init_value), stream,
+        bytes(compiled_source), sc, fill_entry)
+
+
 def install(core, fast):
     def cuda_kernel(name, input_names, output_names, source, header="",
                     ensure_row_contiguous=True, atomic_outputs=False,
@@ -259,3 +380,65 @@ def install(core, fast):
                           shared_memory)
 
     fast.cuda_kernel = cuda_kernel
+
+    def metal_kernel(name, input_names, output_names, source, header="",
+                     ensure_row_contiguous=True, atomic_outputs=False,
+                     compile_options=None):
+        """A custom Metal kernel (MLX's ``mx.fast.metal_kernel``). cmx has
+        no Metal back-end, as MLX off Apple silicon: the arguments are
+        checked as MLX checks them, and calling the kernel raises
+        RuntimeError. Use ``mx.fast.cuda_kernel`` (same arguments, a CUDA
+        body) for custom GPU kernels.
+
+        Returns:
+            Callable: ``kernel(*, inputs, output_shapes, output_dtypes,
+            grid, threadgroup, template=None, init_value=None,
+            verbose=False, stream=None)``, which raises RuntimeError.
+        """
+        return MetalKernel(name, input_names, output_names, source, header,
+                           ensure_row_contiguous, atomic_outputs,
+                           compile_options)
+
+    def precompiled_cuda_kernel(*, name, compiled_source, inputs,
+                                output_shapes, output_dtypes, scalars, grid,
+                                threadgroup, shared_memory=0,
+                                init_value=None, ensure_row_contiguous=False,
+                                stream=None):
+        """Run a precompiled CUDA kernel from PTX, a CUBIN or a fatbin
+        (MLX's ``mx.fast.precompiled_cuda_kernel``).
+
+        The kernel ``name`` (its symbol in ``compiled_source``: declare it
+        ``extern "C"``, or give the mangled name) takes, in order, a
+        pointer to each input's data, a pointer to each output, then each
+        scalar by value (bool: 1 byte, int: a 32-bit int, float: a 32-bit
+        float).
+
+        Args:
+            name (str): The kernel's symbol.
+            compiled_source (bytes): PTX text, a CUBIN or a fatbin.
+            inputs (list[array]): The inputs (as they are laid out unless
+              ``ensure_row_contiguous``).
+            output_shapes (list[Sequence[int]]): The outputs' shapes.
+            output_dtypes (list[Dtype]): The outputs' dtypes.
+            scalars (list[bool | int | float]): Scalar arguments.
+            grid (tuple[int, int, int]): The grid, in threads (as
+              ``metal_kernel``): ``ceil(grid / threadgroup)`` blocks.
+            threadgroup (tuple[int, int, int]): The block size.
+            shared_memory (int): Bytes of dynamic shared memory.
+            init_value (float, optional): A value every output is filled
+              with before the kernel runs (uninitialized by default).
+            ensure_row_contiguous (bool): Make the inputs row contiguous
+              first. Default: ``False``.
+
+        Returns:
+            list[array]: The outputs.
+        """
+        return precompiled_kernel(
+            core, name=name, compiled_source=compiled_source, inputs=inputs,
+            output_shapes=output_shapes, output_dtypes=output_dtypes,
+            scalars=scalars, grid=grid, threadgroup=threadgroup,
+            shared_memory=shared_memory, init_value=init_value,
+            ensure_row_contiguous=ensure_row_contiguous, stream=stream)
+
+    fast.metal_kernel = metal_kernel
+    fast.precompiled_cuda_kernel = precompiled_cuda_kernel

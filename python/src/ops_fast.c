@@ -94,9 +94,22 @@ CMXPY_DEF(scaled_dot_product_attention,
   return RET(st);
 }
 
-static cmxpy_spec* const functions[] = {&spec_rms_norm, &spec_layer_norm,
-                                        &spec_rope,
-                                        &spec_scaled_dot_product_attention};
+CMXPY_DEF(cross_entropy, "(logits: array, targets: array, " STREAM_KW,
+          "Cross entropy loss with class indices as targets: "
+          "logsumexp(logits, axis=-1) - logits[..., target], in one pass "
+          "over each row with float32 accumulation.\n\nArgs:\n    logits "
+          "(array): The unnormalized logits; the loss is computed over the "
+          "last axis.\n    targets (array): Class indices (an integer "
+          "dtype), of logits' shape without its last axis; each in [0, "
+          "logits.shape[-1]) (a negative index counts from the end).\n\n"
+          "Returns:\n    array: The per-element loss in float32, with the "
+          "shape of targets.") {
+  return RET(cmx_fast_cross_entropy(OUT, ARR(0), ARR(1), STREAM));
+}
+
+static cmxpy_spec* const functions[] = {
+    &spec_rms_norm, &spec_layer_norm, &spec_rope,
+    &spec_scaled_dot_product_attention, &spec_cross_entropy};
 
 static struct PyModuleDef fast_module = {
     PyModuleDef_HEAD_INIT,

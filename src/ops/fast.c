@@ -166,6 +166,7 @@ cmx_array cmx__fast_composite(const cmx_primitive_vtable* vt,
   if (vt == &cmx__vt_RMSNorm) return norm_composite(false, q, in, s);
   if (vt == &cmx__vt_LayerNorm) return norm_composite(true, q, in, s);
   if (vt == &cmx__vt_RoPE) return rope_composite(q, in, s);
+  if (vt == &cmx__vt_CrossEntropy) return cmx__fast_ce_composite(in, s);
   return sdpa_composite(q, in, nin, s);
 }
 

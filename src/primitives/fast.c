@@ -49,3 +49,16 @@ FAST_VTABLE(RMSNorm, cmx__shapes_like_input);
 FAST_VTABLE(LayerNorm, cmx__shapes_like_input);
 FAST_VTABLE(RoPE, cmx__shapes_like_input);
 FAST_VTABLE(ScaledDotProductAttention, sdpa_shapes);
+
+/* CrossEntropy: the targets' shape; its own VJP (softmax - one_hot). */
+static cmx_status ce_shapes(const cmx_primitive* p, const cmx_array* in,
+                            int nin, cmx_shape* out, int nout) {
+  (void)nout;
+  if (nin != 2) return cmx__shape_fail(p, "expects logits and targets");
+  cmx__shape_of(&out[0], in[1]);
+  return CMX_OK;
+}
+
+CMX__VTABLE(CrossEntropy, .vjp = cmx__vjp_cross_entropy, .jvp = cmx__jvp_fast,
+            .vmap = cmx__vmap_fast, .output_shapes = ce_shapes,
+            .equal = cmx__params_equal_bytes, .hash = cmx__params_hash_bytes);

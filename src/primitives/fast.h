@@ -25,6 +25,13 @@
  *               masked-out score is the lowest float (a row with every
  *               key masked and no sink averages v uniformly); a sink adds
  *               exp(sinks[h]) to the softmax's sum with no value.
+ *   CrossEntropy: {logits (..., V) float16/bfloat16/float32, row
+ *               contiguous; targets (...) int64, contiguous}: out (...)
+ *               float32 = logsumexp(logits[..., :]) - logits[..., t],
+ *               computed in float32, t = targets (a negative target
+ *               counts from the end, as take_along_axis); a target outside
+ *               [-V, V) is an IndexError naming cross_entropy. No
+ *               parameters.
  */
 #ifndef CMX_PRIMITIVES_FAST_H
 #define CMX_PRIMITIVES_FAST_H
@@ -57,6 +64,10 @@ typedef struct cmx__fast_params {
 /* The composite form of fast primitive vt with params q over inputs (the
  * primitive's own inputs): a scope-owned array equal to the primitive's
  * output, or NULL with the error set. */
+/* CrossEntropy's composite (ops/fast_loss.c): logsumexp - take_along_axis
+ * in float32 over in = {logits, targets}; scope-owned, NULL on error. */
+cmx_array cmx__fast_ce_composite(const cmx_array* in, cmx_stream s);
+
 cmx_array cmx__fast_composite(const cmx_primitive_vtable* vt,
                               const cmx__fast_params* q, const cmx_array* in,
                               int nin, cmx_stream s);

@@ -149,6 +149,7 @@
   X(LayerNorm, 0)                                         \
   X(RoPE, 0)                                              \
   X(ScaledDotProductAttention, 0)                         \
+  X(CrossEntropy, 0)                                      \
   /* ---- quantization (quantized.c) ---- */              \
   X(Quantize, 0)                                          \
   X(Dequantize, 0)                                        \

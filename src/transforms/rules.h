@@ -348,6 +348,9 @@ CMX__RULE_VMAP(cmx__vmap_reduce_scatter);
 CMX__RULE_VJP(cmx__vjp_fast);
 CMX__RULE_JVP(cmx__jvp_fast);
 CMX__RULE_VMAP(cmx__vmap_fast);
+/* CrossEntropy's VJP: (softmax - one_hot) * cotangent (its jvp and vmap
+ * are the composite's, above). */
+CMX__RULE_VJP(cmx__vjp_cross_entropy);
 /* QuantizedMatmul uses the three above (its composite: matmul with the
  * dequantized matrix). Quantize has no derivative (its vjp and jvp are
  * errors naming it); Dequantize differentiates in scales and biases (the

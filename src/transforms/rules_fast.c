@@ -95,3 +95,37 @@ CMX__RULE_VMAP(cmx__vmap_fast) {
   free(res);
   return CMX_OK;
 }
+
+/* CrossEntropy: d loss / d logits = (softmax(logits) - one_hot(targets))
+ * times the cotangent, in float32, cast to the logits' dtype. The targets
+ * (class indices) take no derivative: asking for one is MLX's error. */
+CMX__RULE_VJP(cmx__vjp_cross_entropy) {
+  (void)nin, (void)nout, (void)outputs;
+  for (int k = 0; k < nargs; k++) {
+    out[k] = NULL;
+    if (argnums[k] == 1)
+      return cmx__error(CMX_ERR_VALUE,
+                        "[cross_entropy] Cannot calculate VJP with respect to "
+                        "indices (the targets). Use stop_gradient on targets "
+                        "to stop gradients from being computed.");
+  }
+  cmx_stream s = cmx__rule_stream(p);
+  cmx_array x = primals[0], t = primals[1];
+  if (!x || !t) return cmx_last_status();
+  int last = -1;
+  int64_t V = x->dims[x->ndim - 1];
+  cmx_array sm =
+      cmx__softmax(cmx__astype(x, CMX_FLOAT32, s), &last, 1, true, s);
+  /* a negative target counts from the end, as the forward pass reads it */
+  cmx_array tw =
+      cmx__where(cmx__less(t, cmx__scalar(0, t->dtype), s),
+                 cmx__add(t, cmx__scalar((double)V, t->dtype), s), t, s);
+  cmx_array onehot = cmx__equal(cmx__arange(0, (double)V, 1, t->dtype, s),
+                                cmx__expand_dims(tw, &last, 1, s), s);
+  cmx_array d = cmx__subtract(sm, cmx__astype(onehot, CMX_FLOAT32, s), s);
+  cmx_array c =
+      cmx__expand_dims(cmx__astype(cotangents[0], CMX_FLOAT32, s), &last, 1, s);
+  cmx_array g = cmx__astype(cmx__multiply(d, c, s), x->dtype, s);
+  for (int k = 0; k < nargs; k++) out[k] = cmx__rule_keep(g);
+  return g ? CMX_OK : cmx_last_status();
+}

@@ -134,6 +134,49 @@ static void test_norms(void) {
   cmx_array_release(x), cmx_array_release(w);
 }
 
+/* cross_entropy: the kernel against its composite for every dtype, rows
+ * short (a warp a row) and long (a block, vector loads and not), strided
+ * logits, negative targets; the op's errors and an out-of-range target
+ * failing its evaluation. */
+static void test_cross_entropy(void) {
+  cmx_dtype dts[3] = {CMX_FLOAT32, CMX_FLOAT16, CMX_BFLOAT16};
+  static const int64_t lens[5] = {1, 37, 1024, 4096, 5003};
+  for (int k = 0; k < 3; k++)
+    for (int l = 0; l < 5; l++) {
+      int64_t xs[3] = {2, 3, lens[l]};
+      int64_t tv[6];
+      for (int i = 0; i < 6; i++)
+        tv[i] = (i * 7919) % lens[l] - (i & 1) * lens[l];
+      cmx_array x = rnd(xs, 3, dts[k]), t = NULL, y = NULL;
+      OK(cmx_array_from_data(&t, tv, xs, 2, CMX_INT64));
+      OK(cmx_fast_cross_entropy(&y, x, t, S));
+      CHECK(cmx_array_dtype(y) == CMX_FLOAT32 && cmx_array_ndim(y) == 2);
+      check_composite("cross_entropy", y, 1e-4);
+      cmx_array_release(y), cmx_array_release(t), cmx_array_release(x);
+    }
+  int64_t xs[2] = {40, 6}, ts[1] = {6};
+  int32_t tv[6] = {0, 39, 5, -1, 17, 2};
+  cmx_array x = rnd(xs, 2, CMX_FLOAT32), xt = NULL, t = NULL, y = NULL;
+  OK(cmx_transpose(&xt, x, NULL, 0, S));
+  OK(cmx_array_from_data(&t, tv, ts, 1, CMX_INT32));
+  OK(cmx_fast_cross_entropy(&y, xt, t, S));
+  check_composite("cross_entropy, transposed", y, 1e-5);
+  cmx_array_release(y), y = NULL;
+  tv[2] = 40;
+  cmx_array_release(t);
+  OK(cmx_array_from_data(&t, tv, ts, 1, CMX_INT32));
+  OK(cmx_fast_cross_entropy(&y, xt, t, S));
+  FAILS(cmx_array_eval(y), CMX_ERR_INDEX,
+        "[cross_entropy] Index 40 is out of bounds for axis 1 with size 40.");
+  cmx_array_release(y), y = NULL;
+  FAILS(cmx_fast_cross_entropy(&y, x, t, S), CMX_ERR_VALUE,
+        "[cross_entropy] targets shape (6) does not match logits shape "
+        "(40,6) with the last axis removed.");
+  FAILS(cmx_fast_cross_entropy(&y, xt, x, S), CMX_ERR_VALUE,
+        "[cross_entropy] targets shape (40,6) does not match");
+  cmx_array_release(t), cmx_array_release(xt), cmx_array_release(x);
+}
+
 static void test_rope(void) {
   float base = 10000.f;
   int32_t offs[2] = {3, 17};
@@ -447,6 +490,7 @@ int main(void) {
     g_stream = h_stream(i);
     RUN(test_norms);
     RUN(test_rope);
+    RUN(test_cross_entropy);
     if (i == 0)
       RUN(test_sdpa);
     else

@@ -472,6 +472,10 @@ B(b_sdpa) {
   return cmx_fast_scaled_dot_product_attention(
       o, in[0], in[1], in[2], v ? 0.5f : 0.25f, "causal", NULL, NULL, S);
 }
+B(b_cross_entropy) {
+  (void)v;
+  return cmx_fast_cross_entropy(o, in[0], in[1], S);
+}
 /* The quantization builders quantize their float input first (bits 4, or
  * 8 for the variant). */
 static cmx_status quantized(cmx_array w, int v, cmx_array* q) {
@@ -722,6 +726,7 @@ static const op_case CASES[] = {
     {"layer_norm", b_layer_norm, 3, {{2, 8}, {8}, {8}}, {2, 1, 1}, {F32, F32, F32}, VARIANT},
     {"rope", b_rope, 1, {{2, 3, 8}}, {3}, {F32}, VARIANT},
     {"sdpa", b_sdpa, 3, {{1, 2, 3, 4}, {1, 1, 5, 4}, {1, 1, 5, 4}}, {4, 4, 4}, {F32, F32, F32}, VARIANT},
+    {"cross_entropy", b_cross_entropy, 2, {{2, 5}, {2}}, {2, 1}, {F32, I32}, 0},
     {"quantize", b_quantize, 1, {{2, 64}}, {2}, {F32}, VARIANT | NO_VJP},
     {"dequantize", b_dequantize, 1, {{2, 64}}, {2}, {F32}, VARIANT | NO_VJP},
     {"quantized_matmul", b_quantized_matmul, 2, {{3, 64}, {8, 64}}, {2, 2}, {F32, F32}, VARIANT | NO_VJP},

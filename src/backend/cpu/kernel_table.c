@@ -132,6 +132,7 @@ static const cmx_kernel_fn cpu_kernels[CMX__NUM_PRIMITIVES] = {
     [CMX__P_LayerNorm] = cmx__cpu_layer_norm,
     [CMX__P_RoPE] = cmx__cpu_rope,
     [CMX__P_ScaledDotProductAttention] = cmx__cpu_sdpa,
+    [CMX__P_CrossEntropy] = cmx__cpu_cross_entropy, /* fast_ce.c */
     /* quantization */
     [CMX__P_Quantize] = cmx__cpu_quantize,
     [CMX__P_Dequantize] = cmx__cpu_dequantize,

@@ -15,7 +15,8 @@ typedef struct program {
   cmx__gpu_family fam; /* first: kernels point to it */
   const char* kernels[2];
   char* name;
-  char* source;
+  char* source; /* CUDA source, or the image (+ a NUL) of a precompiled one */
+  size_t size;  /* the image's bytes; 0 for source */
   uint64_t hash;
   struct program* next;
 } program;
@@ -25,9 +26,13 @@ static struct {
   program* list;
 } g_progs = {.lock = PTHREAD_MUTEX_INITIALIZER};
 
-static uint64_t fnv(uint64_t h, const char* s) {
-  for (; *s; s++) h = (h ^ (unsigned char)*s) * 0x100000001b3ull;
+static uint64_t fnv_n(uint64_t h, const unsigned char* s, size_t n) {
+  for (size_t i = 0; i < n; i++) h = (h ^ s[i]) * 0x100000001b3ull;
   return (h ^ 0xff) * 0x100000001b3ull; /* a separator between strings */
+}
+
+static uint64_t fnv(uint64_t h, const char* s) {
+  return fnv_n(h, (const unsigned char*)s, strlen(s));
 }
 
 /* The one variant of an extension program: no prelude. */
@@ -39,27 +44,38 @@ static bool ext_variant(int v, cmx__gpu_variant* out) {
   return true;
 }
 
-static program* program_get(const char* name, const char* source,
+/* The program (name, source or image of `size` bytes, entry), made at
+ * first use. size 0: source is CUDA source text. */
+static program* program_get(const char* name, const char* source, size_t size,
                             const char* entry) {
-  uint64_t h = fnv(fnv(fnv(0xcbf29ce484222325ull, name), source), entry);
+  size_t n = size ? size : strlen(source);
+  uint64_t h = fnv(fnv_n(fnv(0xcbf29ce484222325ull, name),
+                         (const unsigned char*)source, n),
+                   entry) ^
+               (uint64_t)size;
   pthread_mutex_lock(&g_progs.lock);
   program* p = g_progs.list;
   for (; p; p = p->next)
-    if (p->hash == h && strcmp(p->name, name) == 0 &&
-        strcmp(p->kernels[0], entry) == 0 && strcmp(p->source, source) == 0)
+    if (p->hash == h && p->size == size && strcmp(p->name, name) == 0 &&
+        strcmp(p->kernels[0], entry) == 0 &&
+        (size ? memcmp(p->source, source, size) == 0
+              : strcmp(p->source, source) == 0))
       break;
   if (!p) {
     p = calloc(1, sizeof *p);
     char* nm = strdup(name);
-    char* src = strdup(source);
+    char* src = malloc(n + 1);
     char* en = strdup(entry);
     if (!p || !nm || !src || !en) {
       free(p), free(nm), free(src), free(en);
       pthread_mutex_unlock(&g_progs.lock);
       return CMX__FAIL(CMX_ERR_MEMORY, "[%s] out of host memory", name);
     }
+    memcpy(src, source, n);
+    src[n] = 0; /* PTX must end with a NUL; a CUBIN ignores it */
     p->name = nm;
     p->source = src;
+    p->size = size;
     p->kernels[0] = en;
     p->hash = h;
     p->fam = (cmx__gpu_family){.name = nm,
@@ -96,9 +112,31 @@ cmx_status cmx_cuda_kernel_get(const cmx_cuda_kernel** out, const char* name,
                       "[%s] a CUDA kernel is compiled and launched from a "
                       "gpu stream's task (an eval_gpu)",
                       name);
-  program* p = program_get(name, source, entry);
+  program* p = program_get(name, source, 0, entry);
   if (!p) return cmx_last_status();
   const cmx__gpu_kernel* k = cmx__gpu_kernel_get(dev, &p->fam, 0, 0);
+  if (!k) return cmx_last_status();
+  *out = (const cmx_cuda_kernel*)k;
+  return CMX_OK;
+}
+
+cmx_status cmx_cuda_kernel_get_image(const cmx_cuda_kernel** out,
+                                     const char* name, const void* image,
+                                     size_t size, const char* entry) {
+  *out = NULL;
+  if (!name || !*name || !image || !size || !entry || !*entry)
+    return cmx__error(CMX_ERR_VALUE,
+                      "[cuda] a precompiled kernel needs a name, an image "
+                      "and an entry point");
+  int dev = -1;
+  if (!cmx__gpu_current_stream(&dev))
+    return cmx__error(CMX_ERR_RUNTIME,
+                      "[%s] a CUDA kernel is loaded and launched from a gpu "
+                      "stream's task (an eval_gpu)",
+                      name);
+  program* p = program_get(name, image, size, entry);
+  if (!p) return cmx_last_status();
+  const cmx__gpu_kernel* k = cmx__gpu_kernel_get_image(dev, &p->fam, p->source);
   if (!k) return cmx_last_status();
   *out = (const cmx_cuda_kernel*)k;
   return CMX_OK;
@@ -124,9 +162,13 @@ cmx_status cmx_cuda_launch(const char* op, const cmx_cuda_kernel* k,
   return cmx__gpu_launch(op ? op : "cuda", (const cmx__gpu_kernel*)k, &c, &a);
 }
 
-cmx_status cmx_cuda_compile_check(const char* name, const char* source,
-                                  int arch) {
-  cmx_status st = check_args(name, source, "check");
+/* Compiles source as a launch would (the family's source and options,
+ * every kernel of the program in it) into *img: PTX when ptx, else a
+ * CUBIN where NVRTC can make one. */
+static cmx_status compile_image(const char* name, const char* source, int arch,
+                                bool ptx, cmx__gpu_image* img) {
+  memset(img, 0, sizeof *img);
+  cmx_status st = check_args(name, source, "compile");
   if (st != CMX_OK) return st;
   const char* why = NULL;
   if (!cmx__nvrtc_available(&why))
@@ -136,8 +178,6 @@ cmx_status cmx_cuda_compile_check(const char* name, const char* source,
     cmx__gpu_device* d = cmx__gpu_available() ? cmx__gpu_device_get(0) : NULL;
     arch = d ? d->cc_major * 10 + d->cc_minor : 80;
   }
-  /* The family's source and options, as a launch would compile them, with
-   * every kernel of the program in it. */
   const char* none[1] = {NULL};
   cmx__gpu_family fam = {.name = name,
                          .source = source,
@@ -152,10 +192,31 @@ cmx_status cmx_cuda_compile_check(const char* name, const char* source,
   if (nopts < 0) return cmx_last_status();
   char* src = cmx__gpu_family_source(&fam, "", -1);
   if (!src) return cmx_last_status();
-  cmx__gpu_image img = {0};
-  st = cmx__nvrtc_compile(name, src, arch, opts, nopts, true, &img);
-  cmx__gpu_image_free(&img);
+  st = cmx__nvrtc_compile(name, src, arch, opts, nopts, ptx, img);
   free(src);
+  return st;
+}
+
+cmx_status cmx_cuda_compile(const char* name, const char* source, int arch,
+                            bool ptx, void** image, size_t* size) {
+  *image = NULL;
+  *size = 0;
+  cmx__gpu_image img;
+  cmx_status st = compile_image(name, source, arch, ptx, &img);
+  if (st != CMX_OK) {
+    cmx__gpu_image_free(&img);
+    return st;
+  }
+  *image = img.data;
+  *size = img.ptx ? strlen(img.data) : img.size;
+  return CMX_OK;
+}
+
+cmx_status cmx_cuda_compile_check(const char* name, const char* source,
+                                  int arch) {
+  cmx__gpu_image img;
+  cmx_status st = compile_image(name, source, arch, true, &img);
+  cmx__gpu_image_free(&img);
   return st;
 }
 

@@ -393,6 +393,13 @@ typedef struct cmx__gpu_kernel {
  * cache, cmx__gpu_image_get) and loaded. NULL with the error set. */
 const cmx__gpu_kernel* cmx__gpu_kernel_get(int dev, const cmx__gpu_family* f,
                                            int v, int kernel);
+/* Kernel 0 (variant 0) of family f loaded from `image` (a CUBIN, fatbin
+ * or NUL-terminated PTX, read by the driver as it is, never compiled):
+ * precompiled extension kernels (extension.c). Cached as
+ * cmx__gpu_kernel_get's, by (dev, f). NULL with the error set. */
+const cmx__gpu_kernel* cmx__gpu_kernel_get_image(int dev,
+                                                 const cmx__gpu_family* f,
+                                                 const void* image);
 /* Drops the in-memory module cache (after synchronising every device), so
  * the next lookups read the disk cache. For tests. */
 void cmx__gpu_module_cache_clear(void);

@@ -179,6 +179,10 @@ cmx_status cmx__gpu_rope(const cmx_primitive* p, const cmx_array* in, int nin,
  * mask kind, sinks, grouped-query heads, head dims up to 256. */
 cmx_status cmx__gpu_sdpa(const cmx_primitive* p, const cmx_array* in, int nin,
                          const cmx_array* out, int nout);
+/* CrossEntropy (cross_entropy.c): float16, bfloat16, float32 logits in
+ * row-contiguous rows, int64 targets. */
+cmx_status cmx__gpu_cross_entropy(const cmx_primitive* p, const cmx_array* in,
+                                  int nin, const cmx_array* out, int nout);
 
 /* ---- quantization (quantized.c) ---- */
 /* Quantize, Dequantize and QuantizedMatmul (affine; bits 2, 3, 4, 5, 6,

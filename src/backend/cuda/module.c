@@ -120,20 +120,13 @@ static cmx_status describe(entry* e, CUmodule mod) {
   return CMX_OK;
 }
 
-const cmx__gpu_kernel* cmx__gpu_kernel_get(int dev, const cmx__gpu_family* f,
-                                           int v, int k) {
-  unsigned b = bucket_of(dev, f, v, k);
-  entry* e = find(b, dev, f, v, k);
-  if (e) {
-    cmx__gpu_cache_count_mem_hit();
-    return &e->k;
-  }
-  if (k < 0 || k >= cmx__gpu_family_nkernels(f))
-    return CMX__FAIL(CMX_ERR_RUNTIME,
-                     "[gpu] kernel family '%s' has no kernel %d", f->name, k);
-  CUmodule mod;
-  if (load_module(dev, f, v, k, &mod) != CMX_OK) return NULL;
-  e = calloc(1, sizeof *e);
+/* Makes the entry of kernel k of variant v of f from the loaded module
+ * mod and publishes it (or, when another thread published it meanwhile,
+ * drops mod and returns that one). NULL with the error set. */
+static const cmx__gpu_kernel* publish(unsigned b, int dev,
+                                      const cmx__gpu_family* f, int v, int k,
+                                      CUmodule mod) {
+  entry* e = calloc(1, sizeof *e);
   if (!e) {
     cmx__cu.cuModuleUnload(mod);
     return CMX__FAIL(CMX_ERR_MEMORY, "[gpu] out of host memory");
@@ -165,6 +158,41 @@ const cmx__gpu_kernel* cmx__gpu_kernel_get(int dev, const cmx__gpu_family* f,
     return &other->k;
   }
   return &e->k;
+}
+
+const cmx__gpu_kernel* cmx__gpu_kernel_get(int dev, const cmx__gpu_family* f,
+                                           int v, int k) {
+  unsigned b = bucket_of(dev, f, v, k);
+  entry* e = find(b, dev, f, v, k);
+  if (e) {
+    cmx__gpu_cache_count_mem_hit();
+    return &e->k;
+  }
+  if (k < 0 || k >= cmx__gpu_family_nkernels(f))
+    return CMX__FAIL(CMX_ERR_RUNTIME,
+                     "[gpu] kernel family '%s' has no kernel %d", f->name, k);
+  CUmodule mod;
+  if (load_module(dev, f, v, k, &mod) != CMX_OK) return NULL;
+  return publish(b, dev, f, v, k, mod);
+}
+
+const cmx__gpu_kernel* cmx__gpu_kernel_get_image(int dev,
+                                                 const cmx__gpu_family* f,
+                                                 const void* image) {
+  unsigned b = bucket_of(dev, f, 0, 0);
+  entry* e = find(b, dev, f, 0, 0);
+  if (e) return &e->k;
+  if (cmx__gpu_ctx_enter(dev) != CMX_OK) return NULL;
+  CUmodule mod;
+  CUresult r = cmx__cu.cuModuleLoadData(&mod, image);
+  if (r != CUDA_SUCCESS) {
+    char what[192];
+    snprintf(what, sizeof what,
+             "loading the precompiled module '%s' (PTX or CUBIN)", f->name);
+    cmx__cu_error(r, f->name, what);
+    return NULL;
+  }
+  return publish(b, dev, f, 0, 0, mod);
 }
 
 void cmx__gpu_module_cache_clear(void) {
