@@ -19,10 +19,6 @@ import warnings
 
 # submodule ('' for cmx.core itself) -> (why, names)
 PENDING = {
-    "": [
-        ("quantization (issue 15)",
-         ["gather_qqmm", "qqmm"]),
-    ],
     "fft": [
         ("mx.fft's short-time transforms (issue 17)", ["stft", "istft"]),
     ],
