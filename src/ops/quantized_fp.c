@@ -235,6 +235,15 @@ bool cmx__fp_quantize(cmx_array* wq, cmx_array* scales, cmx_array w, int mode,
                       cmx_array gs, cmx_stream s) {
   int64_t g = fp_group(mode);
   cmx_dtype dt = w->dtype == CMX_FLOAT64 ? CMX_FLOAT32 : w->dtype;
+  if (w->size == 0) { /* nothing to reduce: empty outputs */
+    int64_t shp[CMX_MAX_NDIM];
+    memcpy(shp, w->dims, (size_t)w->ndim * sizeof *shp);
+    shp[w->ndim - 1] = w->dims[w->ndim - 1] * fp_bits(mode) / 32;
+    *wq = cmx__zeros(shp, w->ndim, CMX_UINT32, s);
+    shp[w->ndim - 1] = w->dims[w->ndim - 1] / g;
+    *scales = cmx__zeros(shp, w->ndim, CMX_UINT8, s);
+    return *wq && *scales;
+  }
   cmx_array wg = split_last(cmx__as_dtype(w, dt, s), g, s);
   int last = -1;
   /* s = amax / emax, rounded to w's dtype */
@@ -278,6 +287,12 @@ bool cmx__fp_quantize(cmx_array* wq, cmx_array* scales, cmx_array w, int mode,
 
 cmx_array cmx__fp_dequantize(cmx_array w, cmx_array scales, int mode,
                              cmx_array gs, cmx_dtype dt, cmx_stream s) {
+  if (w->size == 0) {
+    int64_t shp[CMX_MAX_NDIM];
+    memcpy(shp, w->dims, (size_t)w->ndim * sizeof *shp);
+    shp[w->ndim - 1] = w->dims[w->ndim - 1] * 32 / fp_bits(mode);
+    return cmx__zeros(shp, w->ndim, dt, s);
+  }
   cmx_array bytes = cmx__view(cmx__contiguous(w, false, s), CMX_UINT8, s);
   cmx_array v;
   if (mode == CMX__QMODE_MXFP8) {
@@ -290,8 +305,11 @@ cmx_array cmx__fp_dequantize(cmx_array w, cmx_array scales, int mode,
   }
   cmx_array sv = scale_values(scales, mode, s);
   if (gs) sv = cmx__multiply(sv, global_factor(gs, s), s);
+  /* the product in the output dtype (float32 for float64), as MLX's */
+  cmx_dtype kt = dt == CMX_FLOAT64 ? CMX_FLOAT32 : dt;
   int last = -1;
-  cmx_array r = cmx__multiply(split_last(v, fp_group(mode), s),
-                              cmx__expand_dims(sv, &last, 1, s), s);
+  cmx_array r = cmx__multiply(
+      split_last(cmx__astype(v, kt, s), fp_group(mode), s),
+      cmx__expand_dims(cmx__astype(sv, kt, s), &last, 1, s), s);
   return cmx__astype(merge_last(r, s), dt, s);
 }
