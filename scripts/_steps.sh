@@ -13,7 +13,7 @@
 # (124: timed out; 0 for a step not picked), 1 when the budget is spent.
 # steps_summary TITLE: prints the summary (the last lines: each step's
 # result, then "TITLE: PASS" or "TITLE: FAIL"), copies the logs to $OUT
-# when it is a folder, returns 0 only if every step passed.
+# when it is a folder (summary.log + gpu-logs.tar.gz), returns 0 only if every step passed.
 mkdir -p "$LOGS"
 rm -f "$LOGS"/*.log
 T0=$(date +%s)
@@ -59,8 +59,11 @@ steps_summary() {
     printf '%s\n' "${SUMMARY[@]}"
     [ "$FAILED" -eq 0 ] && echo "$1: PASS" || echo "$1: FAIL"
   } | tee "$LOGS/summary.log"
+  # The device tool returns at most 8 files from $OUT: the summary, and
+  # every log in one archive.
   if [ -d "${OUT:-}" ]; then
-    cp "$LOGS"/*.log "$OUT"/ 2>/dev/null
+    cp "$LOGS/summary.log" "$OUT"/ 2>/dev/null
+    tar -czf "$OUT/gpu-logs.tar.gz" -C "$LOGS" . 2>/dev/null
   fi
   return "$FAILED"
 }

@@ -182,13 +182,13 @@ pysuite() {
     cmake --build "$BUILD" -j "$JOBS" || return 1
   [ -d "$BUILD/python/cmx" ] || { echo "no Python headers: extension not built"; return 1; }
   # The suite runs as PY_JOBS concurrent pytest processes, each on every
-  # PY_JOBS-th test file (the GPU suite is mostly host work: NVRTC compiles,
-  # Python), so it fits the machine's per-call limit; logs per shard.
-  local jobs=${PY_JOBS:-6} i rc=0 files
-  files=$(ls tests/python/test_*.py)
+  # PY_JOBS-th collected test (CMX_PYTEST_SHARD, tests/python/conftest.py):
+  # the GPU suite is mostly host work (NVRTC compiles, Python), so it fits
+  # the machine's per-call limit this way; a log per shard.
+  local jobs=${PY_JOBS:-8} i rc=0
   for i in $(seq 0 $((jobs - 1))); do
-    PYTHONPATH=$BUILD/python${PYTHONPATH:+:$PYTHONPATH} python3 -m pytest -q \
-      -p no:cacheprovider $(echo "$files" | awk -v n="$jobs" -v i="$i" 'NR % n == i') \
+    CMX_PYTEST_SHARD=$i/$jobs PYTHONPATH=$BUILD/python${PYTHONPATH:+:$PYTHONPATH} \
+      python3 -m pytest -q -p no:cacheprovider tests/python \
       > "$LOGS/pytest-shard$i.log" 2>&1 &
   done
   for i in $(seq 0 $((jobs - 1))); do wait -n || rc=1; done

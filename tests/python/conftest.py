@@ -125,3 +125,18 @@ def pytest_runtest_makereport(item, call):
     if reason:
         report.outcome = "skipped"
         report.wasxfail = reason
+
+
+def pytest_collection_modifyitems(config, items):
+    """CMX_PYTEST_SHARD=i/n keeps every n-th collected test from the i-th
+    (0-based): n concurrent processes run the whole suite once, in balanced
+    parts (scripts/gpu-check.sh runs the GPU suite so)."""
+    shard = os.environ.get("CMX_PYTEST_SHARD")
+    if not shard:
+        return
+    i, n = (int(v) for v in shard.split("/"))
+    if not 0 <= i < n:
+        raise pytest.UsageError(f"CMX_PYTEST_SHARD={shard}: want i/n with 0 <= i < n")
+    keep = items[i::n]
+    config.hook.pytest_deselected(items=[t for k, t in enumerate(items) if k % n != i])
+    items[:] = keep

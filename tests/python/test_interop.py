@@ -125,9 +125,13 @@ def spin_during(fn):
 
 
 def long_chain():
-    a = mx.array(np.ones(1_000_000, np.float32))
-    for _ in range(40):
-        a = a * 1.0 + 1.0
+    # On the CPU: its evaluation (tens of ms) outlasts the GIL's switch
+    # interval, so the spinning thread must run if the read releases the GIL;
+    # on a GPU the chain can finish within one interval and prove nothing.
+    with mx.stream(mx.cpu):
+        a = mx.array(np.ones(1_000_000, np.float32))
+        for _ in range(40):
+            a = a * 1.0 + 1.0
     return a
 
 
