@@ -204,8 +204,11 @@ cmx_status cmx_dequantize(cmx_array* out, cmx_array w, cmx_array scales,
 
 cmx_array cmx__qmm_composite(const cmx__quant_params* q, const cmx_array* in,
                              cmx_stream s) {
-  cmx_array W = cmx__dequantize(in[1], in[2], in[3], q->group_size, q->bits,
-                                in[0] ? in[0]->dtype : CMX_FLOAT32, s);
+  cmx_dtype dt = in[0] ? in[0]->dtype : CMX_FLOAT32;
+  cmx_array W =
+      q->mode == CMX__QMODE_AFFINE
+          ? cmx__dequantize(in[1], in[2], in[3], q->group_size, q->bits, dt, s)
+          : cmx__fp_dequantize(in[1], in[2], q->mode, NULL, dt, s);
   if (q->transpose) W = cmx__swapaxes(W, -1, -2, s);
   return cmx__matmul(in[0], W, s);
 }
@@ -235,46 +238,14 @@ bool cmx__qmm_check_k(const char* op, cmx_array x, cmx_array w, int g, int bits,
   return false;
 }
 
-/* quantized_matmul in a microscaled mode: x @ the dequantized matrix (x's
- * dtype), composed. */
-static cmx_array fp_qmm(const char* op, cmx_array x, cmx_array w, cmx_array sc,
-                        cmx_array bi, cmx_array gs, bool transpose, int m,
-                        int g, int bits, cmx_stream s) {
-  if (!cmx__fp_check_packed(op, w, sc, bi, m, false) ||
-      !cmx__qmm_check_k(op, x, w, g, bits, transpose))
-    return NULL;
-  if (!cmx_dtype_is_floating(x->dtype))
-    return CMX__FAIL(CMX_ERR_VALUE,
-                     "[%s] Only real floating types are supported but "
-                     "x.dtype() == %s.",
-                     op, cmx_dtype_name(x->dtype));
-  cmx_array W = cmx__fp_dequantize(w, sc, m, gs, x->dtype, s);
-  if (transpose) W = cmx__swapaxes(W, -1, -2, s);
-  return cmx__matmul(x, W, s);
-}
-
-static cmx_array qmm_op(const char* op, cmx_array x, cmx_array w, cmx_array sc,
-                        cmx_array bi, cmx_array gs, bool transpose, int g,
-                        int bits, const char* mode, cmx_stream s) {
-  int m;
-  if (!CMX__ARGS(op, x, w, sc) ||
-      (m = cmx__qmode_check(op, mode, &g, &bits)) < 0 ||
-      !cmx__qmode_check_global(op, m, gs))
-    return NULL;
-  if (m != CMX__QMODE_AFFINE)
-    return fp_qmm(op, x, w, sc, bi, gs, transpose, m, g, bits, s);
-  if (!check_packed(op, w, sc, bi) || !check_groups(op, w, sc, bi, g, bits) ||
-      !cmx__qmm_check_k(op, x, w, g, bits, transpose))
-    return NULL;
+/* The QuantizedMatmul node of checked arguments: x (as dt, float32 for
+ * float64) and the packed matrix broadcast to their common batch shape;
+ * bi NULL in the microscaled modes. The result has dtype dt. */
+static cmx_array qmm_apply(const char* op, cmx_array x, cmx_array w,
+                           cmx_array sc, cmx_array bi, bool transpose, int m,
+                           int g, int bits, cmx_dtype dt, cmx_stream s) {
   int64_t rows = w->dims[w->ndim - 2], cols = w->dims[w->ndim - 1] * 32 / bits;
   int64_t K = transpose ? cols : rows, N = transpose ? rows : cols;
-  cmx_array ops_[3] = {x, sc, bi};
-  cmx_dtype dt = cmx__result_type(ops_, 3);
-  if (!cmx_dtype_is_floating(dt))
-    return CMX__FAIL(CMX_ERR_VALUE,
-                     "[%s] Only real floating types are supported but the "
-                     "inputs promote to %s.",
-                     op, cmx_dtype_name(dt));
   bool vec = x->ndim == 1;
   cmx_array xx = vec ? cmx__expand_dims(x, (int[]){0}, 1, s) : x;
   if (!xx) return NULL;
@@ -300,16 +271,64 @@ static cmx_array qmm_op(const char* op, cmx_array x, cmx_array w, cmx_array sc,
   os[bnd] = M;
   os[bnd + 1] = N;
   cmx__quant_params q = make_params(g, bits, transpose);
+  q.mode = m;
   cmx_array in[4] = {
       cmx__broadcast_to(cmx__as_dtype(xx, kt, s), xs, bnd + 2, s),
       cmx__broadcast_to(cmx__contiguous(w, false, s), ws, bnd + 2, s),
       cmx__broadcast_to(cmx__contiguous(sc, false, s), ss, bnd + 2, s),
-      cmx__broadcast_to(cmx__contiguous(bi, false, s), ss, bnd + 2, s)};
-  cmx_array r = cmx__apply(&cmx__vt_QuantizedMatmul, &q, sizeof q, s, in, 4, os,
-                           bnd + 2, kt);
+      bi ? cmx__broadcast_to(cmx__contiguous(bi, false, s), ss, bnd + 2, s)
+         : NULL};
+  cmx_array r = cmx__apply(&cmx__vt_QuantizedMatmul, &q, sizeof q, s, in,
+                           bi ? 4 : 3, os, bnd + 2, kt);
   r = cmx__as_dtype(r, dt, s);
   if (vec) r = cmx__squeeze(r, (int[]){-2}, 1, s);
   return r;
+}
+
+/* quantized_matmul in a microscaled mode: x @ the dequantized matrix (x's
+ * dtype), composed. */
+static cmx_array fp_qmm(const char* op, cmx_array x, cmx_array w, cmx_array sc,
+                        cmx_array bi, cmx_array gs, bool transpose, int m,
+                        int g, int bits, cmx_stream s) {
+  if (!cmx__fp_check_packed(op, w, sc, bi, m, false) ||
+      !cmx__qmm_check_k(op, x, w, g, bits, transpose))
+    return NULL;
+  if (!cmx_dtype_is_floating(x->dtype))
+    return CMX__FAIL(CMX_ERR_VALUE,
+                     "[%s] Only real floating types are supported but "
+                     "x.dtype() == %s.",
+                     op, cmx_dtype_name(x->dtype));
+  /* the CPU kernel (no global scale); elsewhere composed */
+  const cmx__stream* st = cmx__stream_resolve(s, op);
+  if (!st) return NULL;
+  if (!gs && st->device.type == CMX_CPU)
+    return qmm_apply(op, x, w, sc, NULL, transpose, m, g, bits, x->dtype, s);
+  cmx_array W = cmx__fp_dequantize(w, sc, m, gs, x->dtype, s);
+  if (transpose) W = cmx__swapaxes(W, -1, -2, s);
+  return cmx__matmul(x, W, s);
+}
+
+static cmx_array qmm_op(const char* op, cmx_array x, cmx_array w, cmx_array sc,
+                        cmx_array bi, cmx_array gs, bool transpose, int g,
+                        int bits, const char* mode, cmx_stream s) {
+  int m;
+  if (!CMX__ARGS(op, x, w, sc) ||
+      (m = cmx__qmode_check(op, mode, &g, &bits)) < 0 ||
+      !cmx__qmode_check_global(op, m, gs))
+    return NULL;
+  if (m != CMX__QMODE_AFFINE)
+    return fp_qmm(op, x, w, sc, bi, gs, transpose, m, g, bits, s);
+  if (!check_packed(op, w, sc, bi) || !check_groups(op, w, sc, bi, g, bits) ||
+      !cmx__qmm_check_k(op, x, w, g, bits, transpose))
+    return NULL;
+  cmx_array ops_[3] = {x, sc, bi};
+  cmx_dtype dt = cmx__result_type(ops_, 3);
+  if (!cmx_dtype_is_floating(dt))
+    return CMX__FAIL(CMX_ERR_VALUE,
+                     "[%s] Only real floating types are supported but the "
+                     "inputs promote to %s.",
+                     op, cmx_dtype_name(dt));
+  return qmm_apply(op, x, w, sc, bi, transpose, m, g, bits, dt, s);
 }
 
 cmx_status cmx_quantized_matmul(cmx_array* out, cmx_array x, cmx_array w,

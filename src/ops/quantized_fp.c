@@ -293,6 +293,9 @@ cmx_array cmx__fp_dequantize(cmx_array w, cmx_array scales, int mode,
     shp[w->ndim - 1] = w->dims[w->ndim - 1] * 32 / fp_bits(mode);
     return cmx__zeros(shp, w->ndim, dt, s);
   }
+  /* integer codes and scales carry no gradient */
+  w = cmx__stop_gradient(w, s);
+  scales = cmx__stop_gradient(scales, s);
   cmx_array bytes = cmx__view(cmx__contiguous(w, false, s), CMX_UINT8, s);
   cmx_array v;
   if (mode == CMX__QMODE_MXFP8) {

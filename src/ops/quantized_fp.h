@@ -25,13 +25,7 @@
 
 #include "cmx/array.h"
 #include "cmx/device.h"
-
-typedef enum cmx__qmode {
-  CMX__QMODE_AFFINE,
-  CMX__QMODE_MXFP4,
-  CMX__QMODE_MXFP8,
-  CMX__QMODE_NVFP4
-} cmx__qmode;
+#include "primitives/quantized.h" /* cmx__qmode */
 
 /* Parses mode (NULL or "" is affine), fills the mode's defaults for
  * group_size and bits left 0 and checks them (MLX's messages naming op).

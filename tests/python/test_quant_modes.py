@@ -252,6 +252,29 @@ def test_quantized_matmul_grad_x(on_device, mode):
 
 
 @pytest.mark.parametrize("mode", MODES)
+@pytest.mark.parametrize("M", [1, 9])
+def test_quantized_matmul_strided_inputs(on_device, mode, M):
+    """Transposed x, every other row of w and its scales (views)."""
+    w = weights((80, 64), 1.0, seed=21)
+    q, s = mx.quantize(mx.array(w), mode=mode)
+    qv, sv = q[::2], s[::2]
+    x = mx.array(weights((64, M), 1.0, seed=22)).T
+    y = mx.quantized_matmul(x, qv, sv, mode=mode)
+    ref = np.array(x).astype(np.float64) @ deq(q, s, mode)[::2].T
+    np.testing.assert_allclose(np.array(y), ref, rtol=1e-4, atol=1e-4)
+
+
+@pytest.mark.parametrize("mode", MODES)
+def test_quantized_matmul_vmap(on_device, mode):
+    w = weights((3, 32, 64), 1.0, seed=23)
+    q, s = mx.quantize(mx.array(w), mode=mode)
+    x = mx.array(weights((3, 2, 64), 1.0, seed=24))
+    y = mx.vmap(lambda x, q, s: mx.quantized_matmul(x, q, s, mode=mode))(x, q, s)
+    ref = np.array(x).astype(np.float64) @ np.swapaxes(deq(q, s, mode), -1, -2)
+    np.testing.assert_allclose(np.array(y), ref, rtol=1e-4, atol=1e-4)
+
+
+@pytest.mark.parametrize("mode", MODES)
 @pytest.mark.parametrize("transpose", [True, False])
 def test_gather_qmm(on_device, mode, transpose):
     E, N, K = 4, 48 if transpose else 64, 64
