@@ -61,10 +61,7 @@ static int qqmm_check(const char* op, cmx_array x, cmx_array w, cmx_array sc,
                op);
     return -1;
   }
-  bool ok = sc->dtype == CMX_UINT8 && sc->ndim == w->ndim && w->ndim >= 1;
-  for (int d = 0; ok && d < w->ndim; d++)
-    ok = sc->dims[d] ==
-         (d < w->ndim - 1 ? w->dims[d] : w->dims[d] * 32 / *bits / *g);
+  bool ok = sc->dtype == CMX_UINT8 && cmx__quant_scales_fit(w, sc, *g, *bits);
   if (!ok)
     cmx__error(CMX_ERR_VALUE,
                "[%s] The shapes of the weight and scales are incompatible "

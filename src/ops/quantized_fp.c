@@ -91,6 +91,16 @@ bool cmx__qmode_check_global(const char* op, int mode, cmx_array gs) {
   return false;
 }
 
+bool cmx__quant_scales_fit(cmx_array w, cmx_array sc, int g, int bits) {
+  int64_t per_word = 32 / bits;
+  bool ok = w->ndim >= 1 && sc->ndim == w->ndim &&
+            (w->dims[w->ndim - 1] * per_word) % g == 0;
+  for (int d = 0; ok && d < w->ndim; d++)
+    ok = sc->dims[d] ==
+         (d < w->ndim - 1 ? w->dims[d] : w->dims[d] * per_word / g);
+  return ok;
+}
+
 bool cmx__fp_check_packed(const char* op, cmx_array w, cmx_array sc,
                           cmx_array bi, int mode, bool min2d) {
   char a[96], b[96];
@@ -118,12 +128,7 @@ bool cmx__fp_check_packed(const char* op, cmx_array w, cmx_array sc,
                op, w->ndim);
     return false;
   }
-  int64_t per_word = 32 / fp_bits(mode), g = fp_group(mode);
-  bool ok = w->ndim >= 1 && sc->ndim == w->ndim &&
-            (w->dims[w->ndim - 1] * per_word) % g == 0;
-  for (int d = 0; ok && d < w->ndim; d++)
-    ok = sc->dims[d] ==
-         (d < w->ndim - 1 ? w->dims[d] : w->dims[d] * per_word / g);
+  bool ok = cmx__quant_scales_fit(w, sc, fp_group(mode), fp_bits(mode));
   if (!ok)
     cmx__error(CMX_ERR_VALUE,
                "[%s] Shape of scales does not match the matrix given the "
@@ -182,8 +187,7 @@ static cmx_array e2m1_value(cmx_array c, cmx_stream s) {
                    NULL, s);
 }
 
-/* a with its last axis (of size n) split as (n / g, g). */
-static cmx_array split_last(cmx_array a, int64_t g, cmx_stream s) {
+cmx_array cmx__quant_groups(cmx_array a, int64_t g, cmx_stream s) {
   if (!a) return NULL;
   int64_t shp[CMX_MAX_NDIM + 1];
   memcpy(shp, a->dims, (size_t)a->ndim * sizeof *shp);
@@ -244,7 +248,7 @@ bool cmx__fp_quantize(cmx_array* wq, cmx_array* scales, cmx_array w, int mode,
     *scales = cmx__zeros(shp, w->ndim, CMX_UINT8, s);
     return *wq && *scales;
   }
-  cmx_array wg = split_last(cmx__as_dtype(w, dt, s), g, s);
+  cmx_array wg = cmx__quant_groups(cmx__as_dtype(w, dt, s), g, s);
   int last = -1;
   /* s = amax / emax, rounded to w's dtype */
   cmx_array amax = cmx__max(cmx__abs(wg, s), &last, 1, true, s);
@@ -274,7 +278,7 @@ bool cmx__fp_quantize(cmx_array* wq, cmx_array* scales, cmx_array w, int mode,
     cmx_array mul = cmx__node_from_data("quantize", nib, &two, 1, CMX_UINT8);
     if (!mul) return false;
     mul = cmx__own(mul);
-    q = split_last(merge_last(e2m1_code(v, s), s), 2, s);
+    q = cmx__quant_groups(merge_last(e2m1_code(v, s), s), 2, s);
     q = cmx__astype(cmx__sum(cmx__multiply(q, mul, s), &last, 1, false, s),
                     CMX_UINT8, s);
   }
@@ -311,8 +315,8 @@ cmx_array cmx__fp_dequantize(cmx_array w, cmx_array scales, int mode,
   /* the product in the output dtype (float32 for float64), as MLX's */
   cmx_dtype kt = dt == CMX_FLOAT64 ? CMX_FLOAT32 : dt;
   int last = -1;
-  cmx_array r = cmx__multiply(
-      split_last(cmx__astype(v, kt, s), fp_group(mode), s),
-      cmx__expand_dims(cmx__astype(sv, kt, s), &last, 1, s), s);
+  cmx_array r =
+      cmx__multiply(cmx__quant_groups(cmx__astype(v, kt, s), fp_group(mode), s),
+                    cmx__expand_dims(cmx__astype(sv, kt, s), &last, 1, s), s);
   return cmx__astype(merge_last(r, s), dt, s);
 }

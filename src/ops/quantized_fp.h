@@ -48,6 +48,9 @@ bool cmx__fp_quantize(cmx_array* wq, cmx_array* scales, cmx_array w, int mode,
 cmx_array cmx__fp_dequantize(cmx_array w, cmx_array scales, int mode,
                              cmx_array global_scale, cmx_dtype dt,
                              cmx_stream s);
+/* Whether scales (or biases) sc have packed w's shape with the last axis
+ * counting groups of g values of the given bit width. */
+bool cmx__quant_scales_fit(cmx_array w, cmx_array sc, int g, int bits);
 /* Checks packed w and scales of a microscaled mode (w uint32, at least
  * 2-d when min2d, scales uint8 of the matching shape, biases NULL). False
  * with MLX's message naming op otherwise. */

@@ -47,4 +47,7 @@ cmx_array cmx__qmm_composite(const cmx__quant_params* q, const cmx_array* in,
 cmx_array cmx__dequantize(cmx_array w, cmx_array scales, cmx_array biases,
                           int group_size, int bits, cmx_dtype dt, cmx_stream s);
 
+/* a (..., n) as (..., n / g, g) (ops/quantized_fp.c; scope-owned). */
+cmx_array cmx__quant_groups(cmx_array a, int64_t g, cmx_stream s);
+
 #endif
