@@ -1,7 +1,9 @@
 /* The quantization modes (ops/quantized_fp.c): MLX's "affine" and the
- * microscaled floating-point modes "mxfp4", "mxfp8" and "nvfp4", which are
- * composed of existing ops (so they run on every device and under every
- * transform). Internal to the ops layer.
+ * microscaled floating-point modes "mxfp4", "mxfp8" and "nvfp4".
+ * quantize and dequantize of these modes are composed of existing ops (so
+ * they run on every device and under every transform); quantized_matmul
+ * has a CPU kernel (QuantizedMatmul with params.mode) and composes
+ * dequantize + matmul elsewhere. Internal to the ops layer.
  *
  * Microscaled format: a row of K values is cut into groups of g (32 for
  * the mx modes, 16 for nvfp4); each group shares one uint8 scale and each
@@ -9,14 +11,18 @@
  * E2M1, element 2i in the low nibble of byte i; 8 bits: E4M3, one byte
  * each). Scales: E8M0 (2^(b - 127); 255 is NaN) for mx, E4M3 for nvfp4.
  * With amax the group's largest |w| and emax the largest code value (6 for
- * E2M1, 448 for E4M3), s = amax / emax is computed in w's dtype; mx modes
- * store ceil(log2 s) + 127 (127 when s is 0), nvfp4 stores s as E4M3
- * (nearest even, saturating), multiplied first by 2688 / global_scale when
- * one is given. Each value w / scale is then encoded: E4M3 nearest even,
- * or E2M1 nearest with ties toward zero, saturating at +-6, -0 and
- * non-finite quotients (a zero scale's included) giving code 0. Decoding
- * multiplies code value and scale in float32 (times global_scale / 2688
- * for nvfp4 with a global scale).
+ * E2M1, 448 for E4M3), s = amax / emax is computed in w's dtype (float32
+ * for float64); mx modes store ceil(log2 s) + 127 (127 when s is 0),
+ * nvfp4 stores s as E4M3 (nearest even, saturating), multiplied first by
+ * 2688 / global_scale when one is given. Each value w / scale, rounded to
+ * w's dtype (then times 2688 / global_scale with one), is then encoded:
+ * E4M3 nearest even, or E2M1 nearest with ties toward zero, saturating at
+ * +-6, -0 and non-finite quotients (a zero scale's included) giving code 0.
+ * Decoding multiplies code value and scale (times global_scale / 2688 with
+ * one) in the output dtype (float32 for float64). All of this equals MLX
+ * 0.32.4 bit for bit on finite inputs; groups holding an infinity or NaN,
+ * and float32 groups whose s is subnormal, follow these rules (E8M0 255
+ * for a non-finite s), where MLX's results differ between dtypes.
  */
 #ifndef CMX_OPS_QUANTIZED_FP_H
 #define CMX_OPS_QUANTIZED_FP_H
