@@ -22,39 +22,60 @@ array = _core.array
 _CONSTANTS = (type(None), bool, int, float, complex, str)
 
 
+def _bad_argument(t):
+    return ValueError(
+        "[compile] Function arguments must be trees of arrays or "
+        "constants (floats, ints, or strings), but received type "
+        f"{type(t).__module__}.{type(t).__qualname__}."
+    )
+
+
 def _flatten_args(tree):
     """The array leaves of (args, kwargs), a function rebuilding it from
     new leaves, and the bytes of its structure and constants (the trace
-    key)."""
+    key). Runs on every call: the key is a join of short tokens (dict keys
+    and constants length-prefixed, so no two trees share one), and the
+    rebuilding function walks the tree only when a trace needs it."""
     leaves = []
+    toks = []
 
     def walk(t):
         if isinstance(t, array):
             leaves.append(t)
-            return "A", next
-        if isinstance(t, (list, tuple)):
-            parts = [walk(v) for v in t]
-            kind = "L" if isinstance(t, list) else "T"
-            keys = tuple(p[0] for p in parts)
-            subs = [p[1] for p in parts]
-            if kind == "L":
-                return (kind, keys), lambda it: [s(it) for s in subs]
-            return (kind, keys), lambda it: tuple([s(it) for s in subs])
-        if isinstance(t, dict):
-            parts = [(k, walk(v)) for k, v in t.items()]
-            keys = tuple((repr(k), p[0]) for k, p in parts)
-            subs = [(k, p[1]) for k, p in parts]
-            return ("D", keys), lambda it: {k: s(it) for k, s in subs}
-        if isinstance(t, _CONSTANTS):
-            return ("C", type(t).__name__, repr(t)), lambda it: t
-        raise ValueError(
-            "[compile] Function arguments must be trees of arrays or "
-            "constants (floats, ints, or strings), but received type "
-            f"{type(t).__module__}.{type(t).__qualname__}."
-        )
+            toks.append("A")
+        elif isinstance(t, (list, tuple)):
+            toks.append("L[" if isinstance(t, list) else "T[")
+            for v in t:
+                walk(v)
+            toks.append("]")
+        elif isinstance(t, dict):
+            toks.append("D[")
+            for k, v in t.items():
+                r = repr(k)
+                toks.append(f"K{len(r)}:{r}")
+                walk(v)
+            toks.append("]")
+        elif isinstance(t, _CONSTANTS):
+            r = repr(t)
+            toks.append(f"C{type(t).__name__}{len(r)}:{r}")
+        else:
+            raise _bad_argument(t)
 
-    key, build = walk(tree)
-    return leaves, (lambda new: build(iter(new))), repr(key).encode()
+    walk(tree)
+    return leaves, (lambda new: _rebuild(tree, iter(new))), "".join(toks).encode()
+
+
+def _rebuild(t, it):
+    """tree t with its arrays replaced, in order, by the items of it."""
+    if isinstance(t, array):
+        return next(it)
+    if isinstance(t, list):
+        return [_rebuild(v, it) for v in t]
+    if isinstance(t, tuple):
+        return tuple([_rebuild(v, it) for v in t])
+    if isinstance(t, dict):
+        return {k: _rebuild(v, it) for k, v in t.items()}
+    return t
 
 
 def _state_leaves(tree):
@@ -100,7 +121,15 @@ class _CompiledFunction:
     def __call__(self, *args, **kwargs):
         if not _core._compile_enabled():
             return self._fun(*args, **kwargs)
-        leaves, rebuild, key = _flatten_args((args, kwargs))
+        if not kwargs and all(type(a) is array for a in args):
+            # The common call, arrays only: the key _flatten_args would make.
+            leaves = list(args)
+            key = b"T[T[" + b"A" * len(args) + b"]D[]]"
+
+            def rebuild(new, n=len(args)):
+                return tuple(new[:n]), {}
+        else:
+            leaves, rebuild, key = _flatten_args((args, kwargs))
         state = _state_leaves(self._inputs)
         self._calls.append((rebuild, len(leaves)))
         try:

@@ -655,3 +655,35 @@ def test_gelu_kernel_is_one_region():
     y = mx.compile(gelu)(x)
     assert stats()["fused"] == f0 + 1
     _agree(y, gelu(x), 0)
+
+
+def test_trace_key_tells_structures_and_constants_apart():
+    # A trace per distinct argument structure/constant: the function's
+    # Python body runs once per trace, never for a call that replays one.
+    traces = []
+
+    @mx.compile
+    def fun(x, *rest, **kw):
+        traces.append((rest, tuple(sorted(kw))))
+        return x * 2
+
+    x = mx.array([1.0, 2.0])
+    calls = [
+        (x,), (x, 1), (x, 1.0), (x, True), (x, "1"), (x, None),
+        (x, [x]), (x, (x,)), (x, [[x]]), (x, [x, x]), (x, {"a": x}),
+        (x, {"b": x}), (x, {1: x}), (x, {"1": x}), (x, "A"), (x, "K1:'a'"),
+    ]
+    for args in calls:
+        assert np.array_equal(np.array(fun(*args)), [2.0, 4.0])
+    assert len(traces) == len(calls)
+    for args in calls:  # all replayed now
+        fun(*args)
+    assert len(traces) == len(calls)
+    fun(x, k=x)
+    fun(x, j=x)
+    fun(x, k=x)
+    assert len(traces) == len(calls) + 2
+    out = fun(x, {"a": [x, (x, 3)]})
+    assert np.array_equal(np.array(out), [2.0, 4.0])
+    with pytest.raises(ValueError, match=r"\[compile\] Function arguments"):
+        fun(x, object())
