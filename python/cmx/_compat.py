@@ -18,12 +18,7 @@ import types
 import warnings
 
 # submodule ('' for cmx.core itself) -> (why, names)
-PENDING = {
-    "": [
-        ("quantization (issue 15)",
-         ["gather_qqmm", "qqmm"]),
-    ],
-}
+PENDING = {}
 
 
 def _pending(qualname, why):

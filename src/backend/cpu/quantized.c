@@ -8,7 +8,9 @@
  * copy at all; other widths: one group at a time), and x @ W runs each
  * thread down a column strip of W, unpacking it a row at a time for axpys;
  * for many rows, tiles of W are unpacked and multiplied with BLAS (512 rows
- * at a time). */
+ * at a time). The microscaled modes (uint8 scales, no biases) take the
+ * tile path at every size, each row decoded through tables of the code
+ * and scale values. */
 #include "primitives/quantized.h"
 
 #include <math.h>
@@ -254,12 +256,13 @@ typedef struct {
   int64_t wrow, srow, bis; /* row strides: bytes of w, elements of sc/bi */
   int64_t ss, bs;          /* last-axis strides of sc, bi */
   int g, bits;
-  int64_t M, K, N, R, C; /* x (M, K); stored W (R, C) */
-  const float* x;        /* (M, K) */
-  float *xsum, *xp;      /* transpose, few rows: see qmm_prepare_x */
-  float* out;            /* (M, N) */
-  float* tile;           /* BLAS path: unpacked rows */
-  int64_t t0;            /* first row of the tile */
+  int64_t M, K, N, R, C;   /* x (M, K); stored W (R, C) */
+  const float* x;          /* (M, K) */
+  float *xsum, *xp;        /* transpose, few rows: see qmm_prepare_x */
+  float* out;              /* (M, N) */
+  float* tile;             /* BLAS path: unpacked rows */
+  int64_t t0;              /* first row of the tile */
+  const float *lut, *slut; /* microscaled: code and scale byte values */
   bool transpose;
   _Atomic int failed;
 } qmm_job;
@@ -268,6 +271,23 @@ typedef struct {
 static void qmm_row(const qmm_job* j, int64_t r, int64_t c0, int64_t n,
                     float* dst, float* tmp) {
   int64_t G = n / j->g, g0 = c0 / j->g;
+  if (j->lut) { /* microscaled: code value * scale, codes 4 or 8 bits */
+    const uint8_t* p = j->w + r * j->wrow + c0 * j->bits / 8;
+    const uint8_t* sp = (const uint8_t*)j->sc + r * j->srow + g0 * j->ss;
+    for (int64_t gi = 0; gi < G; gi++) {
+      float s = j->slut[sp[gi * j->ss]];
+      float* d = dst + gi * j->g;
+      const uint8_t* pg = p + gi * j->g * j->bits / 8;
+      if (j->bits == 8)
+        for (int i = 0; i < j->g; i++) d[i] = j->lut[pg[i]] * s;
+      else
+        for (int i = 0; i < j->g; i += 2) {
+          d[i] = j->lut[pg[i / 2] & 15] * s;
+          d[i + 1] = j->lut[pg[i / 2] >> 4] * s;
+        }
+    }
+    return;
+  }
   cmx__fast_load(
       j->sc + (r * j->srow + g0 * j->ss) * (int64_t)cmx_dtype_size(j->sdt),
       j->sdt, j->ss, G, tmp);
@@ -687,12 +707,40 @@ static bool qmm_blas(qmm_job* j) {
   return true;
 }
 
+/* ---------------- microscaled modes ---------------- */
+
+/* The value of E4M3 code c (bias 7, 0x7F / 0xFF NaN). */
+static float e4m3(int c) {
+  int e = (c >> 3) & 15, m = c & 7;
+  float v = e == 15 && m == 7 ? NAN
+            : e               ? ldexpf((float)(8 + m), e - 10)
+                              : ldexpf((float)m, -9);
+  return c & 128 ? -v : v;
+}
+
+/* The code values (E2M1 or E4M3) and scale byte values (E8M0 or E4M3) of
+ * microscaled mode m. */
+static void fp_tables(int m, float* lut, float* slut) {
+  static const float e2m1[8] = {0, 0.5f, 1, 1.5f, 2, 3, 4, 6};
+  for (int c = 0; c < 256; c++) {
+    lut[c] = m == CMX__QMODE_MXFP8 ? e4m3(c)
+             : c < 16              ? (c & 8 ? -e2m1[c & 7] : e2m1[c & 7])
+                                   : 0;
+    slut[c] = m == CMX__QMODE_NVFP4 ? e4m3(c)
+              : c == 255            ? NAN
+                                    : ldexpf(1.0f, c - 127);
+  }
+}
+
 CMX__KERNEL(cmx__cpu_quantized_matmul) {
-  (void)nin, (void)nout;
+  (void)nout;
   const cmx__quant_params* q = cmx_primitive_params(p);
-  cmx_array x = in[0], w = in[1], sc = in[2], bi = in[3], o = out[0];
-  if (!cmx__fast_dtype_ok(o->dtype) || !cmx__fast_dtype_ok(sc->dtype) ||
-      !cmx__fast_dtype_ok(bi->dtype))
+  bool fp = q->mode != CMX__QMODE_AFFINE; /* no biases, uint8 scales */
+  cmx_array x = in[0], w = in[1], sc = in[2], bi = fp ? NULL : in[3],
+            o = out[0];
+  if (!cmx__fast_dtype_ok(o->dtype) ||
+      (fp ? sc->dtype != CMX_UINT8 || nin != 3
+          : !cmx__fast_dtype_ok(sc->dtype) || !cmx__fast_dtype_ok(bi->dtype)))
     return cmx_kernel_error(CMX_ERR_TYPE,
                             "[quantized_matmul] unsupported dtype %s",
                             cmx_dtype_name(o->dtype));
@@ -700,15 +748,21 @@ CMX__KERNEL(cmx__cpu_quantized_matmul) {
   if (st != CMX_OK || o->size == 0) return st;
   int nd = o->ndim;
   const int64_t *xs = CMX__STRIDES(x), *ws = CMX__STRIDES(w),
-                *sst = CMX__STRIDES(sc), *bst = CMX__STRIDES(bi);
+                *sst = CMX__STRIDES(sc), *bst = CMX__STRIDES(fp ? sc : bi);
   qmm_job j = {.g = q->group_size, .bits = q->bits, .transpose = q->transpose};
+  float luts[2][256];
+  if (fp) {
+    fp_tables(q->mode, luts[0], luts[1]);
+    j.lut = luts[0];
+    j.slut = luts[1];
+  }
   j.M = o->dims[nd - 2];
   j.N = o->dims[nd - 1];
   j.K = x->dims[nd - 1];
   j.R = w->dims[nd - 2];
   j.C = w->dims[nd - 1] * 32 / q->bits;
   j.sdt = sc->dtype;
-  j.bdt = bi->dtype;
+  j.bdt = fp ? sc->dtype : bi->dtype;
   j.wrow = ws[nd - 2] * 4;
   j.srow = sst[nd - 2];
   j.bis = bst[nd - 2];
@@ -732,9 +786,10 @@ CMX__KERNEL(cmx__cpu_quantized_matmul) {
                            batch_offset(w, t));
     j.sc = (const char*)cmx__node_ptr(sc) +
            batch_offset(sc, t) * (int64_t)cmx_dtype_size(sc->dtype);
-    j.bi = (const char*)cmx__node_ptr(bi) +
-           batch_offset(bi, t) * (int64_t)cmx_dtype_size(bi->dtype);
-    if (j.M >= QMM_BLAS_MIN_M)
+    j.bi = fp ? NULL
+              : (const char*)cmx__node_ptr(bi) +
+                    batch_offset(bi, t) * (int64_t)cmx_dtype_size(bi->dtype);
+    if (j.M >= QMM_BLAS_MIN_M || fp) /* microscaled: tiles only */
       ok = qmm_blas(&j);
     else if (j.transpose && (ok = qmm_prepare_x(&j)))
       /* a chunk streams at least ~64K weights: smaller products run on
