@@ -121,11 +121,14 @@ llm: bootstrap llm-model
 # (scripts/zig-cc.sh: clang with glibc 2.28's headers and symbol versions),
 # the build machine's zlib and cJSON are linked by path (their headers
 # through $(WHEEL_BUILD)/inc, so that the system's newer glibc headers stay
-# out). That build is WHEEL_ZIG=1; it is not the default because 6 of
-# test_compile.py's cases differ by one ulp (log2, tan) between its
-# clang-built eager kernels and the compiled kernels the system's gcc
-# builds at run time. The default is the build machine's gcc
-# (manylinux_2_35 on Debian 12).
+# out). That build is WHEEL_ZIG=1. Its links take libgcc.a's helpers
+# instead of zig's compiler_rt, whose sin, cos, tan, log2, log10, exp ...
+# replaced glibc's in libcmx (eager log2/tan/sin/cos/log10 then differed
+# from the compiled kernels by an ulp in 5 test_compile cases, and from the
+# gcc build; see scripts/zig-cc.sh, tests/python/test_libm_rows.py). It is
+# not the default because its float32 exp/log/tanh/erf rows still differ
+# from the gcc build's by an ulp (no FMA contraction in clang builds). The
+# default is the build machine's gcc (manylinux_2_35 on Debian 12).
 WHEEL_BUILD ?= build-wheel
 ifeq ($(WHEEL_ZIG),1)
 WHEEL_PLAT ?= manylinux_2_28_x86_64

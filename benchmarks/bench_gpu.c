@@ -247,6 +247,9 @@ static void driver_floor(int n) {
  * internal symbol of libcmx): on (1) or off (0), and the fewest nodes a
  * replayed batch needs to go as a graph (0: the default). */
 void cmx__gpu_graphs_set(int on, int min_nodes);
+/* The plain sightings a run needs before it is made a graph (0: the
+ * default) and whether library calls are captured (-1: the default). */
+void cmx__gpu_graphs_tune(int min_seen, int capture);
 
 /* Seconds per eval of a chain of n dependent adds on a (16,) array (the
  * median of reps evals after two: the second of which instantiates the
@@ -299,7 +302,9 @@ static void overhead_benchmarks(void) {
     cmx__gpu_graphs_set(0, 0);
     double plain = eval_chain(ns[i], 15, NULL);
     cmx__gpu_graphs_set(1, 1);
+    cmx__gpu_graphs_tune(1, -1); /* a graph from the second sight */
     double graph = eval_chain(ns[i], 15, &first);
+    cmx__gpu_graphs_tune(0, -1);
     printf(
         "eval of %3d dependent adds    launches %8.2f us, graph replay %8.2f "
         "us, graph instantiated %8.2f us (first build + launch)\n",

@@ -30,7 +30,11 @@ A case left "slower?" gets more pairs (up to --max-pairs). With --confirm
 (default on) every case found slower or slower? is run again in a second,
 independent pass; "confirmed slower" needs the second pass to say slower
 too (about 2.5% of 800 cases cross an interval by chance once; twice,
-almost none). Old against old (OLD OLD) measures the false positives.
+almost none). Old against old (OLD OLD) measures the false positives;
+--control does it in the same run: a second OLD process is timed in the
+same rotation (ABCCBA), so each case has an old/old ratio taken under the
+same load as new/old, and the summary gives the band of the old/old
+medians (2.5-97.5%) and every new/old median outside it.
 The exit status is 0; the verdicts are the output (and --json FILE).
 """
 import argparse
@@ -127,27 +131,29 @@ def verdict(lo, med, hi, thr):
     return "noise"
 
 
-def compare_case(a, b, opts):
+def compare_case(a, b, opts, c=None):
     """Times the current case of both processes; returns the record: the
-    verdict by the clock of opts.clock, the other clock's beside it."""
-    ta, tb = a.time(1)[0], b.time(1)[0]  # warm-up
-    n = max(1, min(64, math.ceil(opts.target_ms * 1e-3 / max(ta, tb, 1e-6))))
-    runs = {"wall": ([], []), "cpu": ([], [])}  # clock: (olds, news)
+    verdict by the clock of opts.clock, the other clock's beside it. With
+    c (--control: a second process of OLD) each pair times c too, in the
+    same rotation, and rec["control"] is c against a by the same rules."""
+    procs = [a, b] + ([c] if c else [])
+    warm = [p.time(1)[0] for p in procs]  # warm-up
+    n = max(1, min(64, math.ceil(opts.target_ms * 1e-3 / max(*warm, 1e-6))))
+    # clock -> one list of run times per process
+    runs = {"wall": [[] for _ in procs], "cpu": [[] for _ in procs]}
     use = 0 if opts.clock == "wall" else 1
 
     def pair(i):
-        if i % 2 == 0:  # ABBA: the order alternates pair by pair
-            x = a.time(n)
-            y = b.time(n)
-        else:
-            y = b.time(n)
-            x = a.time(n)
-        for c, clock in enumerate(("wall", "cpu")):
-            runs[clock][0].append(x[c])
-            runs[clock][1].append(y[c])
+        # ABBA (ABCCBA with a control): the order alternates pair by pair
+        order = range(len(procs)) if i % 2 == 0 else \
+            range(len(procs) - 1, -1, -1)
+        for k in order:
+            t = procs[k].time(n)
+            for ci, clock in enumerate(("wall", "cpu")):
+                runs[clock][k].append(t[ci])
 
-    def judge(clock):
-        olds, news = runs[clock]
+    def judge(clock, k=1):
+        olds, news = runs[clock][0], runs[clock][k]
         med, lo, hi = median_ci([y / x for x, y in zip(olds, news)])
         return {"old_ms": 1e3 * min(olds), "new_ms": 1e3 * min(news),
                 "median": med, "lo": lo, "hi": hi,
@@ -162,6 +168,9 @@ def compare_case(a, b, opts):
         pair(len(runs["wall"][0]))
         rec = judge(opts.clock)
     rec["other"] = judge("cpu" if use == 0 else "wall")
+    if c:
+        rec["control"] = judge(opts.clock, 2)
+        rec["control"]["other"] = judge("cpu" if use == 0 else "wall", 2)
     rec["pairs"], rec["runs"] = len(runs["wall"][0]), n
     return rec
 
@@ -169,11 +178,14 @@ def compare_case(a, b, opts):
 def one_pass(opts, old, new, only=None, label="pass"):
     """Runs every case (or the names in only) once; returns {name: rec}."""
     a, b = Bench(old, opts.filter), Bench(new, opts.filter)
+    c = Bench(old, opts.filter) if opts.control else None
     out, seen = {}, {}
     t0 = time.time()
     try:
         while True:
             na, nb = a.next_case(), b.next_case()
+            if c and c.next_case() != na:
+                raise RuntimeError("the control lists other cases")
             if na is None or nb is None:
                 if na != nb:
                     raise RuntimeError("the two builds list different cases")
@@ -184,19 +196,22 @@ def one_pass(opts, old, new, only=None, label="pass"):
             seen[na] = k + 1
             name = na if k == 0 else f"{na} #{k + 1}"
             if only is None or name in only:
-                rec = compare_case(a, b, opts)
+                rec = compare_case(a, b, opts, c)
                 out[name] = rec
                 if opts.verbose:
                     print(f"{label} {len(out):4d} {name:46s} old "
                           f"{rec['old_ms']:9.3f} new {rec['new_ms']:9.3f} ms"
                           f"  {rec['median']:.3f} [{rec['lo']:.3f}, "
                           f"{rec['hi']:.3f}] x{rec['pairs']}  "
-                          f"{rec['verdict']:7s} ({other(rec)})", flush=True)
-            a.skip()
-            b.skip()
+                          f"{rec['verdict']:7s} ({other(rec)})"
+                          + (f" control {rec['control']['median']:.3f} "
+                             f"{rec['control']['verdict']}" if c else ""),
+                          flush=True)
+            for p in (a, b, c) if c else (a, b):
+                p.skip()
     finally:
-        a.close()
-        b.close()
+        for p in (a, b, c) if c else (a, b):
+            p.close()
     if opts.verbose:
         print(f"{label}: {len(out)} cases in {time.time() - t0:.0f} s",
               flush=True)
@@ -227,6 +242,10 @@ def main():
                     "less, a lost parallel speed-up does not show); the "
                     "other is printed beside it")
     ap.add_argument("--no-confirm", dest="confirm", action="store_false")
+    ap.add_argument("--control", action="store_true",
+                    help="a second OLD process timed in the same rotation: "
+                    "old against old, case by case, gives the noise band "
+                    "of this run (its medians' 2.5-97.5%% range)")
     ap.add_argument("--json", help="write every record here")
     ap.add_argument("--workdir", default=os.path.join(ROOT, "build"),
                     help="where binaries built from trees go")
@@ -259,6 +278,26 @@ def main():
           f" load average now {os.getloadavg()[0]:.1f}; median new/old "
           f"{statistics.median(meds) if meds else float('nan'):.3f}; "
           + ", ".join(f"{k} {v}" for k, v in sorted(counts.items())))
+    if opts.control:
+        cm = sorted(r["control"]["median"] for r in first.values())
+        lo_b = cm[int(0.025 * (len(cm) - 1))]
+        hi_b = cm[int(0.975 * (len(cm) - 1))]
+        cc = {}
+        for r in first.values():
+            v = r["control"]["verdict"]
+            cc[v] = cc.get(v, 0) + 1
+        print(f"sweep-compare: control (old/old) median "
+              f"{statistics.median(cm):.3f}, noise band (2.5-97.5%) "
+              f"[{lo_b:.3f}, {hi_b:.3f}]; "
+              + ", ".join(f"{k} {v}" for k, v in sorted(cc.items())))
+        out = sorted((r["median"], k) for k, r in first.items()
+                     if not lo_b <= r["median"] <= hi_b)
+        print(f"sweep-compare: {len(out)} case(s) of new/old outside the "
+              f"band")
+        for m, k in out:
+            r = first[k]
+            print(f"  {m:.3f} [{r['lo']:.3f}, {r['hi']:.3f}] {r['verdict']:7s}"
+                  f" {k} (control {r['control']['median']:.3f})")
     confirmed = []
     for name in sorted(suspects):
         r1 = first[name]

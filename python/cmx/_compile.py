@@ -36,33 +36,38 @@ def _flatten_args(tree):
     key). Runs on every call: the key is a join of short tokens (dict keys
     and constants length-prefixed, so no two trees share one), and the
     rebuilding function walks the tree only when a trace needs it."""
-    leaves = []
-    toks = []
-
-    def walk(t):
-        if isinstance(t, array):
-            leaves.append(t)
-            toks.append("A")
-        elif isinstance(t, (list, tuple)):
-            toks.append("L[" if isinstance(t, list) else "T[")
-            for v in t:
-                walk(v)
-            toks.append("]")
-        elif isinstance(t, dict):
-            toks.append("D[")
-            for k, v in t.items():
-                r = repr(k)
-                toks.append(f"K{len(r)}:{r}")
-                walk(v)
-            toks.append("]")
-        elif isinstance(t, _CONSTANTS):
-            r = repr(t)
-            toks.append(f"C{type(t).__name__}{len(r)}:{r}")
-        else:
-            raise _bad_argument(t)
-
-    walk(tree)
+    leaves, toks = [], []
+    _walk_args(tree, leaves, toks)
     return leaves, (lambda new: _rebuild(tree, iter(new))), "".join(toks).encode()
+
+
+def _walk_args(t, leaves, toks):
+    """_flatten_args's walk: appends t's arrays to leaves and its key's
+    tokens to toks. A module-level function, not a closure over itself:
+    that cycle (the closure holding leaves) kept every call's input arrays
+    alive until Python's cycle collector ran, so a buffer the caller
+    dropped could not be given to a later op (the LLM decoding step's
+    in-place cache writes copied the whole cache)."""
+    if isinstance(t, array):
+        leaves.append(t)
+        toks.append("A")
+    elif isinstance(t, (list, tuple)):
+        toks.append("L[" if isinstance(t, list) else "T[")
+        for v in t:
+            _walk_args(v, leaves, toks)
+        toks.append("]")
+    elif isinstance(t, dict):
+        toks.append("D[")
+        for k, v in t.items():
+            r = repr(k)
+            toks.append(f"K{len(r)}:{r}")
+            _walk_args(v, leaves, toks)
+        toks.append("]")
+    elif isinstance(t, _CONSTANTS):
+        r = repr(t)
+        toks.append(f"C{type(t).__name__}{len(r)}:{r}")
+    else:
+        raise _bad_argument(t)
 
 
 def _rebuild(t, it):

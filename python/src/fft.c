@@ -113,11 +113,91 @@ CMXPY_DEF(rfftfreq,
   return RET(cmx_fft_rfftfreq(OUT, I64(0), FLT(1), STREAM));
 }
 
+/* MLX takes these ints as C ints: a value outside int32 is its TypeError
+ * (the call does not fit the signature). Writes the value (NULL for None)
+ * into *p; false with the exception raised. */
+static bool opt_i32(cmxpy_args* A, int k, const int64_t** p) {
+  *p = NULL;
+  if (ISNONE(k)) return true;
+  if (I64(k) < INT32_MIN || I64(k) > INT32_MAX || !A->v[k].exact) {
+    cmxpy_type_error(A, k);
+    return false;
+  }
+  *p = &A->v[k].i;
+  return true;
+}
+
+CMXPY_DEF(stft,
+          "(x: array, n_fft: int = 2048, hop_length: int | None = None, "
+          "win_length: int | None = None, window: array | None = None, "
+          "center: bool = True, pad_mode: str = 'reflect', norm: str = "
+          "'backward', onesided: bool | None = None, stream: StreamOrDevice "
+          "= None) -> array",
+          "Short-Time Fourier Transform.\n\nSplits the last axis of ``x`` "
+          "into overlapping frames of length ``n_fft``, multiplies each by "
+          "``window`` and transforms it. The output is complex64 of shape "
+          "``(..., n_freq, n_frames)``.\n\nArgs:\n    x (array): The input "
+          "array.\n    n_fft (int, optional): Size of the Fourier Transform. "
+          "Default is ``2048``.\n    hop_length (int, optional): Samples "
+          "between frames. Default is ``n_fft // 4``.\n    win_length (int, "
+          "optional): Window size (without ``window``). Default is "
+          "``n_fft``.\n    window (array, optional): A one-dimensional "
+          "window, centered and zero-padded to ``n_fft``. Default is a "
+          "rectangular window.\n    center (bool, optional): Pad both ends "
+          "by ``n_fft // 2`` so frames are centered. Default is ``True``.\n"
+          "    pad_mode (str, optional): ``\"reflect\"``, ``\"constant\"``, "
+          "``\"edge\"`` or ``\"symmetric\"``, used when ``center`` is "
+          "``True``. Default is ``\"reflect\"``.\n    norm (str, optional): "
+          "``\"backward\"``, ``\"ortho\"`` or ``\"forward\"``.\n    "
+          "onesided (bool, optional): Return only the non-negative "
+          "frequencies. Default is ``True`` for real input and ``False`` "
+          "for complex input.\n\nReturns:\n    array: The STFT of ``x``.") {
+  const int64_t *n_fft, *hop, *win;
+  if (!opt_i32(A, 1, &n_fft) || !opt_i32(A, 2, &hop) || !opt_i32(A, 3, &win))
+    return NULL;
+  return RET(cmx_fft_stft(OUT, ARR(0), *n_fft, hop, win, ARR(4), FLAG(5),
+                          STR(6), STR(7), ISNONE(8) ? NULL : &A->v[8].b,
+                          STREAM));
+}
+
+CMXPY_DEF(istft,
+          "(stft_matrix: array, n_fft: int | None = None, hop_length: int | "
+          "None = None, win_length: int | None = None, window: array | None "
+          "= None, center: bool = True, norm: str = 'backward', onesided: "
+          "bool | None = None, length: int | None = None, stream: "
+          "StreamOrDevice = None) -> array",
+          "Inverse Short-Time Fourier Transform.\n\nInverts :func:`stft`: "
+          "overlap-adds each frame's inverse transform times the window and "
+          "divides by the overlap-added squared window.\n\nArgs:\n    "
+          "stft_matrix (array): The STFT, of shape ``(..., n_freq, "
+          "n_frames)``.\n    n_fft (int, optional): Size of the Fourier "
+          "Transform. Default is ``2 * (n_freq - 1)`` when ``onesided``, "
+          "else ``n_freq`` (pass ``n_fft`` for an odd size).\n    hop_length "
+          "(int, optional): Samples between frames. Default is ``n_fft // "
+          "4``.\n    win_length (int, optional): Window size (without "
+          "``window``). Default is ``n_fft``.\n    window (array, optional): "
+          "A one-dimensional window. Default is a rectangular window.\n    "
+          "center (bool, optional): Whether the STFT was centered. Default "
+          "is ``True``.\n    norm (str, optional): ``\"backward\"``, "
+          "``\"ortho\"`` or ``\"forward\"``.\n    onesided (bool, "
+          "optional): Whether the STFT has only the non-negative "
+          "frequencies. Default is ``True``.\n    length (int, optional): "
+          "Trim or zero-pad the output to this length.\n\nReturns:\n    "
+          "array: The reconstructed signal.") {
+  const int64_t *n_fft, *hop, *win, *len;
+  if (!opt_i32(A, 1, &n_fft) || !opt_i32(A, 2, &hop) || !opt_i32(A, 3, &win) ||
+      !opt_i32(A, 8, &len))
+    return NULL;
+  return RET(cmx_fft_istft(OUT, ARR(0), n_fft, hop, win, ARR(4), FLAG(5),
+                           STR(6), ISNONE(7) ? NULL : &A->v[7].b, len, STREAM));
+}
+
 static cmxpy_spec* const fft_functions[] = {
     &spec_fft,      &spec_ifft,      &spec_rfft,    &spec_irfft,
     &spec_fft2,     &spec_ifft2,     &spec_rfft2,   &spec_irfft2,
     &spec_fftn,     &spec_ifftn,     &spec_rfftn,   &spec_irfftn,
-    &spec_fftshift, &spec_ifftshift, &spec_fftfreq, &spec_rfftfreq};
+    &spec_fftshift, &spec_ifftshift, &spec_fftfreq, &spec_rfftfreq,
+    &spec_stft,     &spec_istft};
 
 static struct PyModuleDef fft_module = {
     PyModuleDef_HEAD_INIT,

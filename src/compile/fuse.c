@@ -6,7 +6,8 @@
  * joins when it is a candidate on the same stream with the region's output
  * shape, and when none of its consumers outside the region leads back into
  * it (the region stays convex, so replacing it by one op keeps the graph
- * acyclic). A joined op used outside the region becomes an extra output.
+ * acyclic). A joined op used outside the region becomes an extra output;
+ * a Broadcast used outside does not join (a view stays a view).
  * Regions of fewer than two computing ops are left alone. 0-d constants
  * are baked into the kernel. A region whose kernel cannot be built (the
  * compiler failed) stays unfused, so compile never fails for want of a
@@ -136,6 +137,20 @@ static bool leaks(fuser* f, int m, int rid, int maxi) {
       }
     }
   }
+  return false;
+}
+
+/* Whether op m is a Broadcast read outside region rid (a graph output or
+ * a consumer not in it). Such a Broadcast stays out of the region: a
+ * region output is a full array the kernel writes, where the Broadcast
+ * alone is a view of its input, and the region reads the view just as
+ * well (a stride-0 argument). */
+static bool broadcast_shared(const fuser* f, int m, int rid) {
+  if (prim_id(f->g->ops[m].prim) != CMX__P_Broadcast) return false;
+  int v = f->g->ops[m].out[0];
+  if (f->is_out[v]) return true;
+  for (int k = f->cons_off[v]; k < f->cons_off[v + 1]; k++)
+    if (f->region[f->cons[k]] != rid) return true;
   return false;
 }
 
@@ -394,6 +409,7 @@ cmx_status cmx__pass_fuse(cmx__cgraph* g) {
       if (f.region[m] >= 0 || !as_step(&f, &g->ops[m], &tmp) ||
           cmx_primitive_stream(g->ops[m].prim).index != sidx ||
           !same_shape(&g->vals[g->ops[m].out[0]], shape) ||
+          broadcast_shared(&f, m, rid) ||
           inputs_after(&f, m, rid, nset) > MAX_ARGS || leaks(&f, m, rid, seed))
         continue;
       f.region[m] = rid;

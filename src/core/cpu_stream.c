@@ -25,6 +25,11 @@ typedef struct cpu_worker {
   cmx__task *head, *tail;
   uint64_t submitted;
   _Atomic int waiters;
+  /* The smallest sequence number a waiter waits for (UINT64_MAX: none
+   * registered): a finished task wakes the waiters only once it reaches
+   * it, not after every task (a thread waiting for the last of a few
+   * hundred small tasks was woken, and switched to, a few hundred times). */
+  _Atomic uint64_t wake_at;
   bool running; /* the worker is running a batch (guarded by lock) */
   bool claimed; /* an eval runs this stream's tasks itself (see below) */
   bool alive;   /* the worker thread exists (false in a forked child) */
@@ -52,16 +57,27 @@ static void init_sync(cpu_worker* w) {
   pthread_condattr_destroy(&ca);
 }
 
-/* Marks task seq done and wakes its waiters. */
+/* Marks task seq done and wakes its waiters when one waits for it (or
+ * for an earlier task). */
 static void cpu_complete(cpu_worker* w, uint64_t seq) {
-  /* seq_cst store then load: pairs with cpu_wait's increment-then-check so
-   * a waiter is never missed. */
+  /* seq_cst store then loads: pairs with wait_register's store-then-check
+   * so a waiter is never missed. */
   atomic_store(&w->stream->completed, seq);
-  if (atomic_load(&w->waiters)) {
+  if (atomic_load(&w->waiters) && seq >= atomic_load(&w->wake_at)) {
     pthread_mutex_lock(&w->lock);
+    atomic_store(&w->wake_at, UINT64_MAX);
     pthread_cond_broadcast(&w->done);
     pthread_mutex_unlock(&w->lock);
   }
+}
+
+/* Lock held: registers a wait for task seq (lowering wake_at to it) and
+ * returns whether it is still unfinished, to be waited for. Woken waiters
+ * register again (a wake-up resets wake_at). */
+static bool wait_register(cpu_worker* w, uint64_t seq) {
+  uint64_t cur = atomic_load(&w->wake_at);
+  if (seq < cur) atomic_store(&w->wake_at, seq);
+  return atomic_load(&w->stream->completed) < seq;
 }
 
 static bool is_cancelled(cpu_worker* w, uint64_t seq) {
@@ -127,6 +143,7 @@ void* cmx__cpu_worker_new(cmx__stream* s) {
   cpu_worker* w = calloc(1, sizeof *w);
   if (!w) return CMX__FAIL(CMX_ERR_MEMORY, "[new_stream] out of host memory");
   w->stream = s;
+  atomic_init(&w->wake_at, UINT64_MAX);
   init_sync(w);
   pthread_mutex_lock(&w->lock);
   bool ok = ensure_thread(w);
@@ -144,8 +161,7 @@ static void cpu_wait(cmx__stream* s, uint64_t seq) {
   pthread_mutex_lock(&w->lock);
   ensure_thread(w);
   atomic_fetch_add(&w->waiters, 1);
-  while (atomic_load(&s->completed) < seq)
-    pthread_cond_wait(&w->done, &w->lock);
+  while (wait_register(w, seq)) pthread_cond_wait(&w->done, &w->lock);
   atomic_fetch_sub(&w->waiters, 1);
   pthread_mutex_unlock(&w->lock);
 }
@@ -163,7 +179,7 @@ bool cmx__cpu_wait_for(cmx__stream* s, uint64_t seq, int ms) {
   ensure_thread(w);
   atomic_fetch_add(&w->waiters, 1);
   int rc = 0;
-  while (atomic_load(&s->completed) < seq && rc == 0)
+  while (rc == 0 && wait_register(w, seq))
     rc = pthread_cond_timedwait(&w->done, &w->lock, &ts);
   atomic_fetch_sub(&w->waiters, 1);
   pthread_mutex_unlock(&w->lock);
@@ -272,6 +288,7 @@ static void unlock_worker(cpu_worker* w) {
 static void reset_worker(cpu_worker* w) {
   init_sync(w); /* the parent's waiters and worker do not exist here */
   atomic_store(&w->waiters, 0);
+  atomic_store(&w->wake_at, UINT64_MAX);
   w->alive = false;
   cmx__task* r = w->running ? atomic_load(&w->rest) : NULL;
   if (r) {

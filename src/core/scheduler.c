@@ -263,10 +263,12 @@ typedef struct task_list {
  * appends it to `own` when the eval runs its tasks itself). */
 /* The tasks an eval submitted to each stream: a contiguous range of
  * sequence numbers (evals schedule under one lock), cancelled if the eval
- * is interrupted. */
+ * is interrupted. `more`: the eval used streams past the first MAX_SPANS
+ * (their tasks are not cancelled). */
 #define MAX_SPANS 16
 typedef struct {
   int n;
+  bool more;
   struct {
     cmx__stream* s;
     uint64_t lo, hi;
@@ -279,7 +281,10 @@ static void spans_add(spans* sp, cmx__stream* s, uint64_t seq) {
       sp->at[i].hi = seq;
       return;
     }
-  if (sp->n == MAX_SPANS) return; /* not cancelled: computed as usual */
+  if (sp->n == MAX_SPANS) { /* not cancelled: computed as usual */
+    sp->more = true;
+    return;
+  }
   sp->at[sp->n].s = s;
   sp->at[sp->n].lo = sp->at[sp->n].hi = seq;
   sp->n++;
@@ -448,10 +453,13 @@ static cmx__stream* inline_stream(const cmx_array* nodes, size_t n) {
 
 /* Starts the work an async_eval queued: a stream that batches its launches
  * (the GPU's CUDA graphs) issues its batch when polled, so the device
- * begins at once instead of at the next wait. */
-static void start_queued_work(void) {
-  for (int i = 0; i < CMX__MAX_STREAMS; i++) {
-    cmx__stream* s = cmx__stream_get(i);
+ * begins at once instead of at the next wait. Only the eval's streams are
+ * polled (a GPU poll costs an event record); all of them where the eval
+ * used more streams than its spans hold. */
+static void start_queued_work(const spans* sp) {
+  int n = sp->more ? CMX__MAX_STREAMS : sp->n;
+  for (int i = 0; i < n; i++) {
+    cmx__stream* s = sp->more ? cmx__stream_get(i) : sp->at[i].s;
     if (!s) break;
     if (s->ops->poll) s->ops->poll(s);
   }
@@ -478,7 +486,7 @@ static cmx_status eval_impl(const cmx_array* arrays, size_t n, bool wait) {
   eval_unlock();
   free(tape.items);
   cmx_status ist = mine ? cmx__cpu_run_claimed(mine, own.head) : CMX_OK;
-  if (!wait) start_queued_work();
+  if (!wait) start_queued_work(&sp);
   if (st != CMX_OK || !wait) return st;
   int64_t last_poll = 0;
   for (size_t i = 0; i < n && ist == CMX_OK; i++) {

@@ -8,19 +8,19 @@
 #include <math.h>
 #include <string.h>
 
+#include "ops/fft_internal.h"
 #include "ops/ops_internal.h"
 #include "primitives/fft.h"
 
-enum { NORM_BACKWARD, NORM_ORTHO, NORM_FORWARD };
-
-static bool parse_norm(const char* norm, int* out) {
+bool cmx__fft_norm(const char* op, const char* norm, int* out) {
   if (!norm || strcmp(norm, "backward") == 0)
-    return (*out = NORM_BACKWARD), true;
-  if (strcmp(norm, "ortho") == 0) return (*out = NORM_ORTHO), true;
-  if (strcmp(norm, "forward") == 0) return (*out = NORM_FORWARD), true;
+    return (*out = CMX__NORM_BACKWARD), true;
+  if (strcmp(norm, "ortho") == 0) return (*out = CMX__NORM_ORTHO), true;
+  if (strcmp(norm, "forward") == 0) return (*out = CMX__NORM_FORWARD), true;
   cmx__error(CMX_ERR_VALUE,
-             "[fft] Invalid norm. Expected one of {'backward', 'ortho', "
-             "'forward'}.");
+             "[%s] Invalid norm. Expected one of {'backward', 'ortho', "
+             "'forward'}.",
+             op);
   return false;
 }
 
@@ -64,9 +64,9 @@ static cmx_array fft_apply(cmx_array a, const int* ax, const int64_t* n,
   q.inverse = inverse;
   q.real = real;
   q.real_n = real ? n[nax - 1] : 0;
-  q.scale = norm == NORM_ORTHO                  ? 1.0 / sqrt(total)
-            : (norm == NORM_FORWARD) != inverse ? 1.0 / total
-                                                : 1.0;
+  q.scale = norm == CMX__NORM_ORTHO                  ? 1.0 / sqrt(total)
+            : (norm == CMX__NORM_FORWARD) != inverse ? 1.0 / total
+                                                     : 1.0;
   int64_t shape[CMX_MAX_NDIM];
   memcpy(shape, x->dims, (size_t)x->ndim * sizeof *shape);
   cmx_dtype dt = CMX_COMPLEX64;
@@ -75,6 +75,11 @@ static cmx_array fft_apply(cmx_array a, const int* ax, const int64_t* n,
     dt = inverse ? CMX_FLOAT32 : CMX_COMPLEX64;
   }
   return cmx__apply(&cmx__vt_FFT, &q, sizeof q, s, &x, 1, shape, x->ndim, dt);
+}
+
+cmx_array cmx__fft_axis(cmx_array a, int axis, int64_t n, bool inverse,
+                        bool real, int norm, cmx_stream s) {
+  return a ? fft_apply(a, &axis, &n, 1, inverse, real, norm, s) : NULL;
 }
 
 /* MLX's fftn argument rules. sizes NULL: the input's lengths (irfft: 2 (m
@@ -86,7 +91,7 @@ static cmx_array fftn(const char* op, cmx_array a, const int64_t* sizes,
                       cmx_stream s) {
   if (!CMX__ARGS(op, a)) return NULL;
   int nm;
-  if (!parse_norm(norm, &nm)) return NULL;
+  if (!cmx__fft_norm("fft", norm, &nm)) return NULL;
   if (!axes && def) axes = def, naxes = ndef;
   int ax[CMX_MAX_NDIM];
   int64_t n[CMX_MAX_NDIM];

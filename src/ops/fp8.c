@@ -6,6 +6,7 @@
 
 #include "cmx/quantize.h"
 #include "ops/ops_internal.h"
+#include "ops/quantized_fp.h"
 
 /* ---------------- to_fp8 ---------------- */
 /* Codes of |x| (not NaN, below 448) in the work dtype w (float32, or
@@ -34,7 +35,7 @@ static cmx_array magnitude_code(cmx_array a, cmx_dtype w, cmx_stream s) {
                   cmx__astype(m, CMX_INT32, s), s);
 }
 
-static cmx_array to_fp8(cmx_array x, cmx_stream s) {
+cmx_array cmx__to_fp8(cmx_array x, cmx_stream s) {
   if (!CMX__ARGS("to_fp8", x)) return NULL;
   if (!cmx_dtype_is_floating(x->dtype))
     return CMX__FAIL(CMX_ERR_VALUE,
@@ -63,7 +64,7 @@ static cmx_array to_fp8(cmx_array x, cmx_stream s) {
 }
 
 cmx_status cmx_to_fp8(cmx_array* out, cmx_array x, cmx_stream s) {
-  CMX__PUBLIC(out, "to_fp8", to_fp8(x, s));
+  CMX__PUBLIC(out, "to_fp8", cmx__to_fp8(x, s));
 }
 
 /* ---------------- from_fp8 ---------------- */
@@ -80,7 +81,7 @@ static float fp8_value(int c) {
   return (c & 128) ? -v : v;
 }
 
-static cmx_array from_fp8(cmx_array x, cmx_dtype dtype, cmx_stream s) {
+cmx_array cmx__from_fp8(cmx_array x, cmx_dtype dtype, cmx_stream s) {
   if (!CMX__ARGS("from_fp8", x)) return NULL;
   if (x->dtype != CMX_UINT8)
     return CMX__FAIL(CMX_ERR_VALUE,
@@ -104,5 +105,5 @@ static cmx_array from_fp8(cmx_array x, cmx_dtype dtype, cmx_stream s) {
 
 cmx_status cmx_from_fp8(cmx_array* out, cmx_array x, cmx_dtype dtype,
                         cmx_stream s) {
-  CMX__PUBLIC(out, "from_fp8", from_fp8(x, dtype, s));
+  CMX__PUBLIC(out, "from_fp8", cmx__from_fp8(x, dtype, s));
 }

@@ -14,18 +14,28 @@
  *   out (..., K) = scale * q + bias in the output dtype.
  * QuantizedMatmul: in = {x (..., M, K'), wq, scales, biases}, all of the
  *   output's batch shape (broadcast views), x of the output dtype; out
- *   (..., M, N) = x @ W.T (transpose) or x @ W, W = dequantize(...).
+ *   (..., M, N) = x @ W.T (transpose) or x @ W, W = dequantize(...). In
+ *   a microscaled mode (CPU only) in = {x, wq, scales}, scales uint8.
  */
 #ifndef CMX_PRIMITIVES_QUANTIZED_H
 #define CMX_PRIMITIVES_QUANTIZED_H
 
 #include "cmx/primitive.h"
 
+/* The quantization modes (ops/quantized_fp.h describes the microscaled
+ * ones). */
+typedef enum cmx__qmode {
+  CMX__QMODE_AFFINE,
+  CMX__QMODE_MXFP4,
+  CMX__QMODE_MXFP8,
+  CMX__QMODE_NVFP4
+} cmx__qmode;
+
 typedef struct cmx__quant_params {
   int group_size;
   int bits;
   int transpose; /* QuantizedMatmul */
-  int mode;      /* 0: affine (the only one so far) */
+  int mode;      /* cmx__qmode; Quantize and Dequantize: affine only */
 } cmx__quant_params;
 
 /* The composite form of QuantizedMatmul (matmul with the dequantized
@@ -36,5 +46,8 @@ cmx_array cmx__qmm_composite(const cmx__quant_params* q, const cmx_array* in,
  * scales' dtype). */
 cmx_array cmx__dequantize(cmx_array w, cmx_array scales, cmx_array biases,
                           int group_size, int bits, cmx_dtype dt, cmx_stream s);
+
+/* a (..., n) as (..., n / g, g) (ops/quantized_fp.c; scope-owned). */
+cmx_array cmx__quant_groups(cmx_array a, int64_t g, cmx_stream s);
 
 #endif

@@ -11,21 +11,11 @@
 #include "primitives/quantized.h"
 #include "transforms/rules.h"
 
-/* a (..., K) as (..., K/g, g). */
-static cmx_array groups(cmx_array a, int g, cmx_stream s) {
-  if (!a) return NULL;
-  int64_t shp[CMX_MAX_NDIM + 1];
-  memcpy(shp, a->dims, (size_t)a->ndim * sizeof *shp);
-  shp[a->ndim - 1] = a->dims[a->ndim - 1] / g;
-  shp[a->ndim] = g;
-  return cmx__reshape(a, shp, a->ndim + 1, s);
-}
-
 /* The integers of packed w as floats of dtype dt, (..., K/g, g). */
 static cmx_array integers(const cmx__quant_params* q, const cmx_array* in,
                           cmx_dtype dt, cmx_stream s) {
   cmx_array one = cmx__ones_like(in[1], s), zero = cmx__zeros_like(in[2], s);
-  return groups(
+  return cmx__quant_groups(
       cmx__dequantize(in[0], one, zero, q->group_size, q->bits, dt, s),
       q->group_size, s);
 }
@@ -35,7 +25,7 @@ CMX__RULE_VJP(cmx__vjp_dequantize) {
   const cmx__quant_params* q = cmx_primitive_params(p);
   cmx_stream s = cmx__rule_stream(p);
   int last = -1;
-  cmx_array c = groups(cotangents[0], q->group_size, s);
+  cmx_array c = cmx__quant_groups(cotangents[0], q->group_size, s);
   for (int k = 0; k < nargs; k++) {
     out[k] = NULL;
     int a = argnums[k];
@@ -69,7 +59,8 @@ CMX__RULE_JVP(cmx__jvp_dequantize) {
   if (!varies) { /* only w varies: the integers are constants */
     out[0] = cmx__rule_keep(cmx__zeros_like(outputs[0], s));
   } else {
-    cmx_array g = groups(outputs[0], q->group_size, s); /* NULL: failed */
+    cmx_array g =
+        cmx__quant_groups(outputs[0], q->group_size, s); /* NULL: failed */
     r = g ? cmx__broadcast_to(r, g->dims, outputs[0]->ndim + 1, s) : NULL;
     out[0] =
         cmx__rule_keep(cmx__reshape(r, outputs[0]->dims, outputs[0]->ndim, s));

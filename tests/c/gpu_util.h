@@ -1,6 +1,7 @@
 /* Shared pieces of the CUDA backend's tests (test_gpu.c, test_gpu_layer.c):
  * a private kernel cache folder, GPU and NVRTC presence, random data, views,
- * exact comparisons, cache-entry listing and child processes.
+ * exact comparisons, cache-entry listing, child processes, and the test
+ * kernel cmx_test_grid with a way to make one-variant test families.
  *
  * gpu_test_begin() must run before any cmx call (the environment is read
  * once): it makes a temporary folder, points CMX_CACHE_DIR into it, and
@@ -210,6 +211,42 @@ static inline void remove_tree(const char* path) {
   if (d) closedir(d);
   rmdir(path);
 }
+
+/* ---------------- test kernels ---------------- */
+
+/* The source of cmx_test_grid(int* out, int marker): each thread of a
+ * launch writes marker + block * 1000 + thread at out[block * threads +
+ * thread] (blocks and threads counted x first). Guarded for CMX_ONLY, so
+ * a family may list it among other kernels; the fake driver emulates it. */
+#define GPU_TEST_GRID_SRC                                                \
+  "#if !defined(CMX_ONLY) || defined(CMX_ONLY_cmx_test_grid)\n"          \
+  "extern \"C\" __global__ void cmx_test_grid(int* out, int marker) {\n" \
+  "  long long b = ((long long)blockIdx.z * gridDim.y + blockIdx.y) *\n" \
+  "      gridDim.x + blockIdx.x;\n"                                      \
+  "  int t = (threadIdx.z * blockDim.y + threadIdx.y) * blockDim.x +\n"  \
+  "      threadIdx.x;\n"                                                 \
+  "  int threads = blockDim.x * blockDim.y * blockDim.z;\n"              \
+  "  out[b * threads + t] = (int)(marker + b * 1000 + t);\n"             \
+  "}\n"                                                                  \
+  "#endif\n"
+
+/* Defines `fam`, a kernel family of one variant (named as the family, no
+ * prelude) over `src` and its NULL-ended kernel list, with `flags_` and
+ * the launch shape given last (kind, block, ...); register it with
+ * cmx__gpu_family_register. */
+#define GPU_TEST_FAMILY(fam, fname, src, kernel_list, flags_, ...) \
+  static bool fam##_variant(int v, cmx__gpu_variant* out) {        \
+    snprintf(out->name, sizeof out->name, "%s", fname);            \
+    out->prelude[0] = 0;                                           \
+    return v == 0;                                                 \
+  }                                                                \
+  static const cmx__gpu_family fam = {.name = fname,               \
+                                      .source = src,               \
+                                      .kernels = kernel_list,      \
+                                      .nvariants = 1,              \
+                                      .variant = fam##_variant,    \
+                                      .flags = flags_,             \
+                                      .shape = {__VA_ARGS__}}
 
 /* Sets up the cache folder and notes the devices; false on failure. */
 static inline bool gpu_test_begin(const char* name) {

@@ -42,15 +42,7 @@ static void test_parallel_for(void) {
 
 /* ---------------- compiling ---------------- */
 
-static const char* k_grid_src =
-    "extern \"C\" __global__ void cmx_test_grid(int* out, int marker) {\n"
-    "  long long b = ((long long)blockIdx.z * gridDim.y + blockIdx.y) *\n"
-    "      gridDim.x + blockIdx.x;\n"
-    "  int t = (threadIdx.z * blockDim.y + threadIdx.y) * blockDim.x +\n"
-    "      threadIdx.x;\n"
-    "  int threads = blockDim.x * blockDim.y * blockDim.z;\n"
-    "  out[b * threads + t] = (int)(marker + b * 1000 + t);\n"
-    "}\n";
+static const char* k_grid_src = GPU_TEST_GRID_SRC;
 
 static void test_compile_check(void) {
   if (!g_nvrtc) {

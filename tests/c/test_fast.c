@@ -311,6 +311,64 @@ static void test_quantized(void) {
   cmx_array_release(w);
 }
 
+/* The microscaled modes through the C API: no biases, round trips within
+ * a quarter of the largest magnitude (fp4) or 1/16 (fp8), quantized_matmul
+ * equal to matmul with the dequantized matrix, qqmm with w packed or not
+ * equal, nvfp4's global scale, and errors (MLX-exactness: pytest). */
+static void test_quant_modes(void) {
+  static const char* modes[3] = {"mxfp4", "mxfp8", "nvfp4"};
+  int64_t ws[2] = {24, 64}, xs[2] = {3, 64};
+  cmx_array w = rnd(ws, 2, CMX_FLOAT32), x = rnd(xs, 2, CMX_FLOAT32);
+  for (int m = 0; m < 3; m++) {
+    cmx_array q[3] = {0}, d = NULL, wt = NULL, y = NULL, r = NULL;
+    cmx_array y1 = NULL, y2 = NULL;
+    OK(cmx_quantize(&q[0], &q[1], &q[2], w, 0, 0, modes[m], S));
+    CHECK_MSG(q[2] == NULL && q[1] && cmx_array_dtype(q[1]) == CMX_UINT8,
+              "%s: scales uint8, no biases", modes[m]);
+    OK(cmx_dequantize(&d, q[0], q[1], NULL, 0, 0, modes[m], CMX_FLOAT32, S));
+    double err = max_diff(d, w), bound = m == 1 ? 4.0 / 16 : 4.0 / 4;
+    CHECK_MSG(err >= 0 && err <= bound, "%s round trip: error %g", modes[m],
+              err);
+    OK(cmx_quantized_matmul(&y, x, q[0], q[1], NULL, true, 0, 0, modes[m], S));
+    OK(cmx_transpose(&wt, d, NULL, 0, S));
+    OK(cmx_matmul(&r, x, wt, S));
+    err = max_diff(y, r);
+    CHECK_MSG(err >= 0 && err <= 1e-4, "%s qmm: error %g", modes[m], err);
+    OK(cmx_qqmm(&y1, x, q[0], q[1], 0, 0, modes[m], NULL, NULL, S));
+    OK(cmx_gather_qqmm(&y2, x, w, NULL, NULL, NULL, 0, 0, modes[m], NULL, NULL,
+                       false, S));
+    CHECK_MSG(max_diff(y1, y2) == 0, "%s qqmm: packed and not differ",
+              modes[m]);
+    cmx_array_release(d);
+    FAILS(
+        cmx_dequantize(&d, q[0], q[1], q[1], 0, 0, modes[m], CMX_DTYPE_AUTO, S),
+        CMX_ERR_VALUE, "Biases must be null");
+    for (int i = 0; i < 3; i++) cmx_array_release(q[i]);
+    cmx_array_release(wt), cmx_array_release(y);
+    cmx_array_release(r), cmx_array_release(y1), cmx_array_release(y2);
+  }
+  /* nvfp4 with a global scale: stored scales times 2688 / gs */
+  cmx_array gs = NULL, q[3] = {0}, d = NULL;
+  float two = 2.0f;
+  int64_t one = 1;
+  OK(cmx_array_from_data(&gs, &two, &one, 1, CMX_FLOAT32));
+  OK(cmx_quantize_global(&q[0], &q[1], &q[2], w, 16, 4, "nvfp4", gs, S));
+  OK(cmx_dequantize_global(&d, q[0], q[1], NULL, 16, 4, "nvfp4", gs,
+                           CMX_FLOAT32, S));
+  double err = max_diff(d, w);
+  CHECK_MSG(err >= 0 && err <= 1.0, "nvfp4 global scale: error %g", err);
+  cmx_array y = NULL;
+  for (int i = 0; i < 3; i++) cmx_array_release(q[i]);
+  FAILS(cmx_quantize_global(&q[0], &q[1], &q[2], w, 32, 4, "mxfp4", gs, S),
+        CMX_ERR_VALUE, "only supported for 'nvfp4'");
+  FAILS(cmx_quantize(&q[0], &q[1], &q[2], w, 16, 4, "mxfp4", S), CMX_ERR_VALUE,
+        "mxfp4 quantization requires group size 32");
+  FAILS(cmx_qqmm(&y, x, w, NULL, 0, 0, "affine", NULL, NULL, S), CMX_ERR_VALUE,
+        "modes are supported");
+  cmx_array_release(d), cmx_array_release(gs);
+  cmx_array_release(w), cmx_array_release(x);
+}
+
 /* to_fp8 / from_fp8 (E4M3 as uint8): every finite code decodes and
  * encodes back to itself (0x00 and 0x80 included), 0x7F / 0xFF decode to
  * NaN, and some values MLX gives: ties to even, subnormals, saturation,
@@ -496,6 +554,7 @@ int main(void) {
     else
       RUN(test_sdpa_gpu);
     RUN(test_quantized);
+    RUN(test_quant_modes);
     RUN(test_fp8);
   }
   return test_summary("test_fast");

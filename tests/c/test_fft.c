@@ -3,7 +3,9 @@
  * (Bluestein), mixed radices and powers of two, two axes with padding and
  * truncation, the normalisations; errors; and the rules: vjp against finite
  * differences and jvp against vjp (tc_check_grad on real inputs, complex
- * ones built as re + i im), vmap against a loop. */
+ * ones built as re + i im), vmap against a loop. stft against frames built
+ * here and the DFT, istft giving the signal back, their errors, vjp/jvp and
+ * vmap. */
 #include <complex.h>
 
 #include "harness.h"
@@ -132,7 +134,8 @@ static void test_two_axes(void) {
 
 /* ---------------- transforms ---------------- */
 typedef struct {
-  int kind; /* 0 fft, 1 ifft, 2 rfft, 3 irfft, 4 fft2, 5 irfft2 */
+  int kind; /* 0 fft, 1 ifft, 2 rfft, 3 irfft, 4 fft2, 5 irfft2, 6 stft,
+             * 7 istft */
   int64_t n;
   const cmx_array* base; /* the point the check differentiates at */
 } fctx;
@@ -186,9 +189,21 @@ static cmx_status t_fft(void* c, const cmx_array* in, int nin, cmx_array* o,
       case 4:
         st = cmx_fft_fft2(&y, x, NULL, 0, NULL, 0, NULL, S);
         break;
-      default:
+      case 5:
         st = cmx_fft_irfft2(&y, x, NULL, 0, NULL, 0, NULL, S);
         break;
+      case 6: { /* n_fft 4, hop 2, edge padding */
+        int64_t hop = 2;
+        st = cmx_fft_stft(&y, x, 4, &hop, NULL, NULL, true, "edge", NULL, NULL,
+                          S);
+        break;
+      }
+      default: { /* n_fft 4 (3 bins), hop 1, trimmed to 6 samples */
+        int64_t hop = 1, len = 6;
+        st = cmx_fft_istft(&y, x, NULL, &hop, NULL, NULL, true, NULL, NULL,
+                           &len, S);
+        break;
+      }
     }
   cmx_array_release(x), cmx_array_release(im), cmx_array_release(iu);
   if (st == CMX_OK) st = cmx_array_from_double(&k, 1e-6, CMX_FLOAT32);
@@ -230,17 +245,86 @@ static void test_transforms(void) {
                          "irfft", "irfft n=7",         "irfft2"};
   for (int i = 0; i < 7; i++)
     tc_check_grad(names[i], t_fft, &k[i], k[i].base, 2, 1e-3);
-  fctx kr[] = {{2, 0, c6}, {2, 5, c6}, {2, 9, c6}};
-  for (int i = 0; i < 3; i++)
-    tc_check_grad("rfft", t_fft, &kr[i], &re, 1, 1e-3);
+  fctx kr[] = {{2, 0, c6}, {2, 5, c6}, {2, 9, c6}, {6, 0, c6}};
+  for (int i = 0; i < 4; i++)
+    tc_check_grad(i < 3 ? "rfft" : "stft", t_fft, &kr[i], &re, 1, 1e-3);
+  fctx ki = {7, 0, c5};
+  tc_check_grad("istft", t_fft, &ki, ki.base, 2, 1e-3);
   /* vmap (no base point: the plain transforms) */
   int ax0[2] = {0, 0}, ax1[1] = {1};
   fctx vf = {0, 0, NULL}, vi = {3, 0, NULL}, vr = {2, 0, NULL};
   tc_check_vmap("vmap fft", t_fft, &vf, c6, 2, ax0, 0);
   tc_check_vmap("vmap irfft", t_fft, &vi, c5, 2, ax0, 1);
   tc_check_vmap("vmap rfft axis 1", t_fft, &vr, &re, 1, ax1, 0);
+  fctx vs = {6, 0, NULL}, vis = {7, 0, NULL};
+  tc_check_vmap("vmap stft axis 1", t_fft, &vs, &re, 1, ax1, 1);
+  cmx_array c3[2] = {NULL, NULL}; /* (3, 2, 3): spectra of 2 bins */
+  for (int i = 0; i < 2; i++)
+    OK(cmx_reshape(&c3[i], c6[i], (int64_t[]){3, 2, 3}, 3, S));
+  tc_check_vmap("vmap istft", t_fft, &vis, c3, 2, ax0, 0);
+  cmx_array_release(c3[0]), cmx_array_release(c3[1]);
   cmx_array_release(re), cmx_array_release(im);
   cmx_array_release(r5), cmx_array_release(i5);
+}
+
+/* ---------------- stft / istft ---------------- */
+/* stft of (2, 21) float32 with a 6-sample window centred in n_fft = 8, hop
+ * 3, reflect padding, against the DFT of frames built here; istft of it
+ * (length 21) gives the signal back; the errors name the op. */
+static void test_stft(void) {
+  enum { B = 2, N = 21, NFFT = 8, HOP = 3, NFR = 1 + (N + NFFT - NFFT) / HOP };
+  int64_t shape[2] = {B, N}, wn = 6, n_fft = NFFT, hop = HOP, len = N;
+  const double wv[6] = {0.2, 0.5, 0.9, 1.0, 0.7, 0.3};
+  double wc[NFFT] = {0};
+  for (int k = 0; k < 6; k++) wc[1 + k] = wv[k]; /* (8 - 6) / 2 zeros */
+  h_tensor tx = h_random(shape, 2, CMX_FLOAT32, -1, 1, 51);
+  cmx_array x = h_array(&tx, H_CONTIG), y = NULL, X = NULL, bad = NULL;
+  cmx_array w = h_from_doubles(wv, &wn, 1, CMX_FLOAT32);
+  OK(cmx_fft_stft(&X, x, NFFT, &hop, NULL, w, true, "reflect", "ortho", NULL,
+                  S));
+  CHECK(X && cmx_array_ndim(X) == 3 && cmx_array_dim(X, 1) == NFFT / 2 + 1 &&
+        cmx_array_dim(X, 2) == NFR);
+  double complex want[B * (NFFT / 2 + 1) * NFR], frame[NFFT], bins[NFFT];
+  for (int b = 0; b < B; b++)
+    for (int f = 0; f < NFR; f++) {
+      for (int k = 0; k < NFFT; k++) {
+        int j = f * HOP + k - NFFT / 2; /* reflected into [0, N) */
+        j = j < 0 ? -j : j >= N ? 2 * (N - 1) - j : j;
+        frame[k] = tx.re[b * N + j] * wc[k];
+      }
+      dft(frame, NFFT, bins, NFFT / 2 + 1, -1, 1 / sqrt(NFFT));
+      for (int q = 0; q <= NFFT / 2; q++)
+        want[(b * (NFFT / 2 + 1) + q) * NFR + f] = bins[q];
+    }
+  CHECK(rel_err(X, want, B * (NFFT / 2 + 1) * NFR) < 1e-5);
+  OK(cmx_fft_istft(&y, X, &n_fft, &hop, NULL, w, true, "ortho", NULL, &len, S));
+  double complex sig[B * N];
+  for (int i = 0; i < B * N; i++) sig[i] = tx.re[i];
+  CHECK(rel_err(y, sig, B * N) < 1e-5);
+  cmx_array_release(y);
+  y = NULL;
+  int64_t zero = 0, big = 9;
+  FAILS(cmx_fft_stft(&y, x, 0, NULL, NULL, NULL, true, NULL, NULL, NULL, S),
+        CMX_ERR_VALUE, "[stft] n_fft must be positive.");
+  FAILS(cmx_fft_stft(&y, x, 8, &zero, NULL, NULL, true, NULL, NULL, NULL, S),
+        CMX_ERR_VALUE, "[stft] hop_length must be positive.");
+  FAILS(cmx_fft_stft(&y, x, 8, NULL, &big, NULL, true, NULL, NULL, NULL, S),
+        CMX_ERR_VALUE, "[stft] window length must not exceed n_fft.");
+  FAILS(cmx_fft_stft(&y, x, 8, NULL, NULL, NULL, true, "wrap", NULL, NULL, S),
+        CMX_ERR_VALUE, "[stft] Invalid padding mode (wrap) passed to pad");
+  FAILS(cmx_fft_stft(&y, x, 32, NULL, NULL, NULL, false, NULL, NULL, NULL, S),
+        CMX_ERR_VALUE, "[stft] Input is too short for the given n_fft.");
+  OK(cmx_reshape(&bad, x, (int64_t[]){B * N}, 1, S));
+  FAILS(
+      cmx_fft_istft(&y, bad, NULL, NULL, NULL, NULL, true, NULL, NULL, NULL, S),
+      CMX_ERR_VALUE, "[istft] Input must have at least two dimensions");
+  FAILS(cmx_fft_istft(&y, X, NULL, NULL, NULL, w, true, "sideways", NULL, NULL,
+                      S),
+        CMX_ERR_VALUE, "[istft] Invalid norm.");
+  CHECK(y == NULL);
+  h_free(&tx);
+  cmx_array_release(x), cmx_array_release(w), cmx_array_release(X);
+  cmx_array_release(bad);
 }
 
 /* Long single transforms (split over the pool): round trips of 2^16 and
@@ -273,5 +357,6 @@ int main(void) {
   RUN(test_long);
   RUN(test_two_axes);
   RUN(test_transforms);
+  RUN(test_stft);
   return test_summary("test_fft");
 }

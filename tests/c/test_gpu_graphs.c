@@ -1,9 +1,12 @@
 /* CUDA graphs of batched launches (src/backend/cuda/graph.c): a stream's
- * launches wait in its batch and go out as one graph launch; a run seen
- * again replays its executable graph with updated arguments; a new shape
- * makes a new graph; an instantiation or capture that fails falls back to
- * plain launches with the same results; graphable library calls are
- * captured as child graphs; frees wait for the batch; nothing leaks.
+ * launches wait in its batch and go out as one graph launch once the run
+ * has been seen before (twice by default); a known run replays its
+ * executable graph with updated arguments; a new shape makes a new graph;
+ * an instantiation or capture that fails falls back to plain launches with
+ * the same results; graphable library calls cut the batch, or with
+ * capturing on are captured as child graphs; memory freed inside a batch
+ * is reused by the same batch (peak memory as without graphs) and by
+ * another stream only after the batch is issued; nothing leaks.
  * Runs on the fake driver too (tests/c/fake_cuda, which counts its graphs),
  * and on a real GPU, where a compiled MLP step (matmuls through cuBLASLt,
  * captured) replays as a graph across new values and shapes. */
@@ -41,16 +44,24 @@ static cmx_array ramp(int64_t n, float** ref) {
   return a;
 }
 
-/* start + n * inc, n dependent adds on the gpu (lazy). */
+/* start + n * inc, n dependent adds on the gpu (lazy); inc NULL: each
+ * adds the last to itself. */
 static cmx_array chain(cmx_array start, cmx_array inc, int n) {
   cmx_array cur = cmx_array_retain(start);
   for (int i = 0; cur && i < n; i++) {
     cmx_array next = NULL;
-    if (cmx_add(&next, cur, inc, gpu()) != CMX_OK) next = NULL;
+    if (cmx_add(&next, cur, inc ? inc : cur, gpu()) != CMX_OK) next = NULL;
     cmx_array_release(cur);
     cur = next;
   }
   return cur;
+}
+
+/* start * 2^n: n dependent adds of an array to itself (lazy). Unlike
+ * chain's, these intermediates are not donated to the next add (it reads
+ * them twice), so each is freed once the next has run. */
+static cmx_array doubling(cmx_array start, int n) {
+  return chain(start, NULL, n);
 }
 
 /* Evaluates a chain of len adds of `step` onto ramp(n) and checks it;
@@ -73,17 +84,20 @@ static bool chain_ok(int64_t n, int len, float step) {
   return chain_keep(n, len, step, NULL);
 }
 
-/* A chain's launches become one graph: plain the first time (a one-off
- * eval pays no instantiation), instantiated the second, replayed with new
- * arguments after that; every result right. */
+/* A chain's launches become one graph: plain the first two times (evals
+ * that do not repeat pay no instantiation), instantiated the third,
+ * replayed with new arguments after that; every result right. */
 static void test_replay(void) {
   cmx__gpu_graphs_set(1, 2);
+  cmx__gpu_graphs_tune(0, -1); /* the defaults */
   cmx__gpu_graphs_forget_all();
   int64_t n = 3000;
   cmx__gpu_graph_stats s0 = gstats();
   CHECK(chain_ok(n, 30, 1.0f));
+  CHECK(chain_ok(n, 30, 1.5f));
   cmx__gpu_graph_stats s1 = gstats();
-  CHECK(s1.direct - s0.direct == 30 && s1.graph_launches == s0.graph_launches);
+  CHECK(s1.direct - s0.direct == 60 && s1.graph_launches == s0.graph_launches &&
+        s1.instantiated == s0.instantiated);
   CHECK(chain_ok(n, 30, 2.0f));
   cmx__gpu_graph_stats s2 = gstats();
   CHECK(s2.instantiated - s1.instantiated == 1 &&
@@ -111,6 +125,7 @@ static void test_replay(void) {
  * graph still replays. */
 static void test_new_shape(void) {
   cmx__gpu_graphs_set(1, 2);
+  cmx__gpu_graphs_tune(1, -1); /* a graph from the second sight */
   int64_t n = 3000;
   CHECK(chain_ok(n, 12, 1.0f));
   CHECK(chain_ok(n, 12, 1.0f));
@@ -129,6 +144,7 @@ static void test_new_shape(void) {
  * results; the next sight instantiates. */
 static void test_fallback(void) {
   cmx__gpu_graphs_set(1, 2);
+  cmx__gpu_graphs_tune(1, -1);
   CHECK(chain_ok(777, 9, 1.0f));
   cmx__gpu_graph_stats s0 = gstats();
   cmx__gpu_graphs_fail_next(1);
@@ -149,9 +165,11 @@ static void test_fallback(void) {
 
 /* Frees wait for the batch: intermediates dropped while their kernels
  * are still batched (the fake poisons freed memory); an async_eval'd
- * chain completes by polling alone; threads share the stream. */
+ * chain is issued at once (its stream polled) and completes by polling
+ * alone; threads share the stream. */
 static void test_frees_and_polls(void) {
   cmx__gpu_graphs_set(1, 2);
+  cmx__gpu_graphs_tune(1, -1);
   int64_t n = 20000;
   float* ref;
   cmx_array a = ramp(n, &ref);
@@ -159,7 +177,9 @@ static void test_frees_and_polls(void) {
   cmx_array inc = arr(&one, NULL, 0, CMX_FLOAT32);
   for (int round = 0; round < 3; round++) {
     cmx_array c = chain(a, inc, 25);
+    uint64_t flushes = gstats().flushes;
     OK(cmx_async_eval(&c, 1));
+    CHECK(gstats().flushes > flushes);
     int polls = 0;
     while (!cmx_array_is_available(c) && polls < 1000000) polls++;
     CHECK(cmx_array_is_available(c));
@@ -180,31 +200,56 @@ static void test_frees_and_polls(void) {
   free(ref);
 }
 
+/* ---------------- memory freed inside a batch ---------------- */
+
+/* Peak memory (above what was active before) of evaluating len
+ * doublings of a device-resident (n,) float32 array. */
+static size_t doubling_peak(int64_t n, int len) {
+  float* ref;
+  cmx_array a = ramp(n, &ref);
+  cmx_array w = doubling(a, 1); /* a's device copy, made before the base */
+  OK(cmx_array_eval(w));
+  cmx_array_release(w);
+  OK(cmx_synchronize(gpu()));
+  cmx_reset_peak_memory();
+  size_t base = cmx_get_active_memory();
+  cmx_array c = doubling(a, len);
+  OK(cmx_array_eval(c));
+  size_t peak = cmx_get_peak_memory() - base;
+  for (int64_t i = 0; i < n; i++) ref[i] *= (float)(1 << len);
+  CHECK(equal_f32(c, ref, n));
+  cmx_array_release_all((cmx_array[]){a, c}, 2);
+  free(ref);
+  return peak;
+}
+
+/* A buffer freed while its stream's batch holds launches is reused by the
+ * batch's later launches, as eager launches reuse it: the peak memory of
+ * a chain is the same with graphs (plain and replayed) as without (it
+ * was every intermediate at once when frees waited for the batch). */
+static void test_peak_in_batch(void) {
+  cmx__gpu_graphs_tune(1, -1);
+  int64_t n = 1 << 18;
+  size_t block = (size_t)n * 4;
+  cmx__gpu_graphs_set(0, 0);
+  size_t off = doubling_peak(n, 20);
+  cmx__gpu_graphs_set(1, 2);
+  cmx__gpu_graph_stats s0 = gstats();
+  size_t on[3];
+  for (int r = 0; r < 3; r++) on[r] = doubling_peak(n, 20);
+  cmx__gpu_graph_stats s1 = gstats();
+  CHECK(s1.reused > s0.reused); /* the later chains were graphs */
+  for (int r = 0; r < 3; r++)
+    CHECK_MSG(on[r] <= off && on[r] <= 4 * block,
+              "chain %d: peak %zu blocks with graphs, %zu without", r,
+              on[r] / block, off / block);
+}
+
 /* ---------------- captured library calls ---------------- */
 
-static const char k_src[] =
-    "#if !defined(CMX_ONLY) || defined(CMX_ONLY_cmx_test_grid)\n"
-    "extern \"C\" __global__ void cmx_test_grid(int* out, int marker) {\n"
-    "  long long b = ((long long)blockIdx.z * gridDim.y + blockIdx.y) *\n"
-    "      gridDim.x + blockIdx.x;\n"
-    "  int t = (threadIdx.z * blockDim.y + threadIdx.y) * blockDim.x +\n"
-    "      threadIdx.x;\n"
-    "  int threads = blockDim.x * blockDim.y * blockDim.z;\n"
-    "  out[b * threads + t] = (int)(marker + b * 1000 + t);\n"
-    "}\n"
-    "#endif\n";
 static const char* const k_kernels[] = {"cmx_test_grid", NULL};
-static bool one_variant(int v, cmx__gpu_variant* out) {
-  snprintf(out->name, sizeof out->name, "test_graphs");
-  out->prelude[0] = 0;
-  return v == 0;
-}
-static const cmx__gpu_family g_fam = {.name = "test_graphs",
-                                      .source = k_src,
-                                      .kernels = k_kernels,
-                                      .nvariants = 1,
-                                      .variant = one_variant,
-                                      .shape = {CMX__GPU_CUSTOM, 128, 0}};
+GPU_TEST_FAMILY(g_fam, "test_graphs", GPU_TEST_GRID_SRC, k_kernels, 0,
+                CMX__GPU_CUSTOM, 128, 0);
 
 /* A "library" call: launches cmx_test_grid (4 blocks of 64) itself on the
  * stream it is given; `sync` first synchronises that stream, which a
@@ -250,9 +295,9 @@ static cmx_status lib_gpu(const cmx_primitive* p, const cmx_array* in, int nin,
 static const cmx_primitive_vtable k_lib_vt = {
     .name = "TestLib", .id = -1, .eval_gpu = lib_gpu};
 
-static cmx_array lib_array(int marker, bool sync) {
+static cmx_array lib_array_on(int marker, bool sync, cmx_stream s) {
   lib_params q = {marker, sync};
-  cmx_primitive* p = cmx_primitive_new(&k_lib_vt, &q, sizeof q, gpu());
+  cmx_primitive* p = cmx_primitive_new(&k_lib_vt, &q, sizeof q, s);
   cmx_array out = NULL;
   int64_t n = 256;
   const int64_t* shapes[1] = {&n};
@@ -260,6 +305,10 @@ static cmx_array lib_array(int marker, bool sync) {
   cmx_dtype dt = CMX_INT32;
   OK(cmx_primitive_apply(&out, 1, p, NULL, 0, shapes, &nd, &dt));
   return out;
+}
+
+static cmx_array lib_array(int marker, bool sync) {
+  return lib_array_on(marker, sync, gpu());
 }
 
 static bool lib_ok(cmx_array a, int marker) {
@@ -273,34 +322,86 @@ static bool lib_ok(cmx_array a, int marker) {
   return true;
 }
 
-/* A graphable call is captured as a child graph: the eval of the call and
- * a chain after it is one graph, replayed with the new call's capture; a
- * call that cannot be captured runs directly, with the same result. */
-static void test_capture(void) {
+/* Three evals of a graphable call and a chain of adds after it, every
+ * result right. Capturing off (the default), the call cuts the batch: it
+ * runs directly on the stream after the launches batched before it, none
+ * captured, and the chain is a batch of its own, replayed once known.
+ * Capturing on, the call is captured as a child graph: call and chain are
+ * one graph from the first sight, replayed with the new call's capture. */
+static void call_rounds(int capture) {
   cmx__gpu_graphs_set(1, 2);
+  cmx__gpu_graphs_tune(1, capture);
   int32_t one = 1;
   cmx_array inc = arr(&one, NULL, 0, CMX_INT32);
   for (int r = 0; r < 3; r++) {
     cmx__gpu_graph_stats s0 = gstats();
+    cmx__gpu_encoder_stats e0 = cmx__gpu_encoder_stats_get();
     cmx_array l = lib_array(100 * r, false);
     cmx_array c = chain(l, inc, 4);
     OK(cmx_eval((cmx_array[]){c, l}, 2));
     cmx__gpu_graph_stats s1 = gstats();
+    cmx__gpu_encoder_stats e1 = cmx__gpu_encoder_stats_get();
     CHECK(lib_ok(l, 100 * r));
     CHECK(lib_ok(c, 100 * r + 4));
-    CHECK(s1.captures - s0.captures == 1);
-    /* a run with a captured call is a graph from the first sight */
-    CHECK(s1.graph_launches - s0.graph_launches >= 1);
-    if (r > 0) CHECK(s1.reused - s0.reused >= 1);
+    if (capture) {
+      CHECK(s1.captures - s0.captures == 1);
+      CHECK(s1.graph_launches - s0.graph_launches >= 1);
+      if (r > 0) CHECK(s1.reused - s0.reused >= 1);
+    } else {
+      CHECK(s1.captures == s0.captures && e1.calls - e0.calls == 1);
+      if (r == 2) CHECK(s1.reused - s0.reused == 1);
+    }
     cmx_array_release_all((cmx_array[]){l, c}, 2);
   }
+  cmx_array_release(inc);
+}
+
+static void test_call_cuts(void) {
+  call_rounds(0);
+}
+
+/* Capturing on, as above; and a call that cannot be captured runs
+ * directly, with the same result. */
+static void test_capture(void) {
+  call_rounds(1);
   cmx__gpu_graph_stats s0 = gstats();
   cmx_array l = lib_array(7, true);
   OK(cmx_array_eval(l));
   CHECK(lib_ok(l, 7));
   cmx__gpu_graph_stats s1 = gstats();
   CHECK(s1.captures == s0.captures && s1.fallbacks - s0.fallbacks == 1);
-  cmx_array_release_all((cmx_array[]){l, inc}, 2);
+  cmx_array_release(l);
+  cmx__gpu_graphs_tune(1, -1);
+}
+
+/* Memory freed inside stream A's batch and taken by stream B is written
+ * by B only after A's batch has run. B's write here is a library call (it
+ * cuts B's batch: issued at once), into the 1 KB that the last
+ * intermediate of a chain on A gave back while the chain's launches still
+ * waited in A's batch: were B not ordered after that batch, the chain's
+ * launches, issued later, would overwrite B's result. */
+static void test_reuse_across_streams(void) {
+  cmx__gpu_graphs_set(1, 2);
+  cmx__gpu_graphs_tune(1, -1);
+  cmx_stream b;
+  OK(cmx_new_stream(&b, cmx_device_gpu()));
+  int64_t n = 256;
+  float* ref;
+  cmx_array a = ramp(n, &ref);
+  for (int64_t i = 0; i < n; i++) ref[i] *= 1024;
+  OK(cmx_array_eval(a));
+  for (int round = 0; round < 4; round++) {
+    cmx_array c = doubling(a, 10);
+    cmx_array d = lib_array_on(10 * round, false, b);
+    /* c's tasks run first: its launches wait in A's batch when d's task
+     * takes the memory c's intermediates gave back */
+    OK(cmx_eval((cmx_array[]){c, d}, 2));
+    CHECK(equal_f32(c, ref, n));
+    CHECK_MSG(lib_ok(d, 10 * round), "round %d", round);
+    cmx_array_release_all((cmx_array[]){c, d}, 2);
+  }
+  free(ref);
+  cmx_array_release(a);
 }
 
 /* ---------------- a compiled step on a real GPU ---------------- */
@@ -375,10 +476,12 @@ static bool close_arrays(cmx_array a, cmx_array b, float tol) {
 }
 
 /* The compiled step on the GPU, called repeatedly with new weights (its
- * own outputs) and data: one graph (matmuls captured) replayed, equal to
- * the step run eagerly on the CPU; a new batch size re-captures. */
-static void test_compiled_step(void) {
+ * own outputs) and data, equal to the step run eagerly on the CPU: with
+ * captures, one graph (matmuls captured) replayed, and a new batch size
+ * re-captures; without (the default), the launches between products. */
+static void compiled_step(int capture) {
   cmx__gpu_graphs_set(1, 2);
+  cmx__gpu_graphs_tune(1, capture);
   cmx_compiled* cf = NULL;
   OK(cmx_compile(&cf, (cmx_closure){mlp_step, NULL}, NULL));
   cmx_array w1 = rnd_matrix(64, 32), w2 = rnd_matrix(32, 10);
@@ -402,9 +505,19 @@ static void test_compiled_step(void) {
     OK(cmx_eval(ref, 3));
     OK(cmx_set_default_device(cmx_device_gpu()));
     for (int k = 0; k < 3; k++) CHECK(close_arrays(o[k], ref[k], 1e-3f));
-    if (call == 2 || call == 3)
+    printf(
+        "  capture %d call %d: %llu graph launches (%llu reused), %llu "
+        "plain launches, %llu captures\n",
+        capture, call,
+        (unsigned long long)(s1.graph_launches - s0.graph_launches),
+        (unsigned long long)(s1.reused - s0.reused),
+        (unsigned long long)(s1.direct - s0.direct),
+        (unsigned long long)(s1.captures - s0.captures));
+    if (capture && (call == 2 || call == 3))
       CHECK_MSG(s1.reused > s0.reused, "call %d: no graph replayed", call);
-    if (call == 4) CHECK(s1.instantiated > s0.instantiated); /* new shape */
+    if (capture && call == 4) /* new shape */
+      CHECK(s1.instantiated > s0.instantiated);
+    if (!capture) CHECK(s1.captures == s0.captures);
     cmx_array_release_all(ref, 3);
     free(ref);
     cmx_array_release_all((cmx_array[]){w1, w2, x, o[2]}, 4);
@@ -415,6 +528,12 @@ static void test_compiled_step(void) {
   OK(cmx_set_default_device(cmx_device_cpu()));
   cmx_array_release_all((cmx_array[]){w1, w2}, 2);
   cmx_compiled_release(cf);
+  cmx__gpu_graphs_tune(1, -1);
+}
+
+static void test_compiled_step(void) {
+  compiled_step(0);
+  compiled_step(1);
 }
 
 /* Every executable graph goes with its stream's batch; no capture graph is
@@ -428,12 +547,16 @@ static void test_no_leaks(void) {
 int main(void) {
   if (!gpu_test_begin("test-gpu-graphs")) return 1;
   g_fake = getenv("CMX_TEST_FAKE_DRIVER") != NULL;
-  cmx__gpu_graphs_set(1, 2); /* off by default (graph.c): asked for here */
+  /* off by default for now (graph.c): asked for here */
+  cmx__gpu_graphs_set(1, 2);
   if (g_gpu && g_nvrtc && cmx__gpu_graphs_enabled()) {
     CASE(test_replay);
     CASE(test_new_shape);
     CASE(test_fallback);
     CASE(test_frees_and_polls);
+    CASE(test_peak_in_batch);
+    CASE(test_reuse_across_streams);
+    CASE(test_call_cuts);
     CASE(test_capture);
     if (!g_fake) CASE(test_compiled_step); /* the fake has no matmul */
     CASE(test_no_leaks);
@@ -444,6 +567,7 @@ int main(void) {
     CHECK_MSG(!gpu_test_required(), "CMX_TEST_REQUIRE_GPU: no GPU graphs");
   }
   cmx__gpu_graphs_set(-1, 0);
+  cmx__gpu_graphs_tune(0, -1);
   gpu_test_end();
   return test_summary("test_gpu_graphs");
 }

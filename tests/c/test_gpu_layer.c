@@ -15,17 +15,7 @@
 
 /* ---------------- this test's kernel families ---------------- */
 
-static const char k_launch_src[] =
-    "#if !defined(CMX_ONLY) || defined(CMX_ONLY_cmx_test_grid)\n"
-    "extern \"C\" __global__ void cmx_test_grid(int* out, int marker) {\n"
-    "  long long b = ((long long)blockIdx.z * gridDim.y + blockIdx.y) *\n"
-    "      gridDim.x + blockIdx.x;\n"
-    "  int t = (threadIdx.z * blockDim.y + threadIdx.y) * blockDim.x +\n"
-    "      threadIdx.x;\n"
-    "  int threads = blockDim.x * blockDim.y * blockDim.z;\n"
-    "  out[b * threads + t] = (int)(marker + b * 1000 + t);\n"
-    "}\n"
-    "#endif\n"
+static const char k_launch_src[] = GPU_TEST_GRID_SRC
     "#if !defined(CMX_ONLY) || defined(CMX_ONLY_cmx_test_sum10)\n"
     "extern \"C\" __global__ void cmx_test_sum10(float* out,\n"
     "    const float* a0, const float* a1, const float* a2, const float* a3,\n"
@@ -95,19 +85,8 @@ static const char k_cccl_src[] =
     "#endif\n";
 static const char* const k_cccl_kernels[] = {"cmx_test_block_sum", NULL};
 
-static bool cccl_variant(int v, cmx__gpu_variant* out) {
-  snprintf(out->name, sizeof out->name, "test_cccl");
-  out->prelude[0] = 0;
-  return v == 0;
-}
-
-static const cmx__gpu_family g_cccl = {.name = "test_cccl",
-                                       .source = k_cccl_src,
-                                       .kernels = k_cccl_kernels,
-                                       .nvariants = 1,
-                                       .variant = cccl_variant,
-                                       .flags = CMX__GPU_NEEDS_CCCL,
-                                       .shape = {CMX__GPU_CUSTOM, 256, 0}};
+GPU_TEST_FAMILY(g_cccl, "test_cccl", k_cccl_src, k_cccl_kernels,
+                CMX__GPU_NEEDS_CCCL, CMX__GPU_CUSTOM, 256, 0);
 
 /* ---------------- a primitive that runs a test's GPU code ---------------- */
 

@@ -60,6 +60,30 @@ def test_not_compiled_again():
     assert traces() == t0 + 1
 
 
+def test_call_keeps_no_input_alive():
+    """A compiled call holds its inputs only while it runs (no reference
+    cycle waiting for Python's collector): the caller's last reference
+    going frees the buffer, or lets a later op reuse it in place."""
+    import gc
+
+    fun = mx.compile(lambda a, b: {"s": a[0] + b[1][0]})
+    a = mx.zeros((1 << 20,))  # 4 MB
+    b = [mx.array(1.0), (mx.array(2.0),)]
+    mx.eval(a, fun(a, b))
+    gc.collect()
+    enabled = gc.isenabled()
+    gc.disable()
+    try:
+        before = mx.get_active_memory()
+        out = fun(a, b)
+        mx.eval(out)
+        del a
+        assert before - mx.get_active_memory() > (4 << 20) - 4096
+    finally:
+        if enabled:
+            gc.enable()
+
+
 def test_recompile_triggers():
     def fun(x, y):
         return mx.exp(-x) + y
@@ -687,3 +711,65 @@ def test_trace_key_tells_structures_and_constants_apart():
     assert np.array_equal(np.array(out), [2.0, 4.0])
     with pytest.raises(ValueError, match=r"\[compile\] Function arguments"):
         fun(x, object())
+
+
+# ------------------------------------------- CPU walks and donation
+
+
+@pytest.mark.parametrize("dtype", [mx.float32, mx.float16, mx.int8])
+def test_short_rows_match_eager(dtype):
+    """Rows shorter than a kernel block (NHWC bias and relu, a row per
+    batch, a value per row, rows of strided pooling views) give the eager
+    results on the CPU."""
+    rng = np.random.default_rng(5)
+
+    def arr(shape):
+        return mx.array(rng.random(shape) * 10 - 5).astype(dtype)
+
+    def bias_relu(x, b):
+        return mx.maximum(x + b, 0) * 2, x - b
+
+    def pool(x):
+        return mx.maximum(mx.maximum(x[:, ::2, ::2], x[:, 1::2, ::2]),
+                          mx.maximum(x[:, ::2, 1::2], x[:, 1::2, 1::2]))
+
+    cases = [((128, 6, 6, 32), (32,)), ((5, 9, 7), (5, 1, 7)), ((50, 8), (50, 1)),
+             ((300, 2), (2,)), ((4, 129), (129,)), ((3, 37, 24), (1, 24))]
+    with mx.stream(mx.cpu):
+        for xs, bs in cases:
+            x, b = arr(xs), arr(bs)
+            for e, c in zip(bias_relu(x, b), mx.compile(bias_relu)(x, b)):
+                assert np.array_equal(np.array(e.astype(mx.float32)),
+                                      np.array(c.astype(mx.float32))), (xs, bs)
+        x = arr((8, 12, 12, 6))
+        assert np.array_equal(np.array(pool(x).astype(mx.float32)),
+                              np.array(mx.compile(pool)(x).astype(mx.float32)))
+
+
+def test_dead_argument_is_donated():
+    """A fused output takes the buffer of an argument nothing else holds
+    (no new memory at its evaluation); an argument the caller still holds
+    keeps its buffer and values."""
+    f = mx.compile(lambda x: mx.exp(x) * 2 + 1)
+    g = mx.compile(lambda t: mx.exp(t["x"][0]) * 2 + 1)  # a tree argument
+    n = 1 << 20  # 4 MiB of float32
+    with mx.stream(mx.cpu):
+        for held, tree in ((False, False), (True, False), (False, True),
+                           (True, True), (False, False)):
+            x = mx.random.uniform(shape=(n,))
+            mx.eval(x)
+            xn = np.array(x)
+            before = mx.get_active_memory()
+            mx.reset_peak_memory()
+            y = g({"x": [x]}) if tree else f(x)
+            if not held:
+                del x
+            mx.eval(y)
+            extra = mx.get_peak_memory() - before
+            if held:
+                assert extra >= 4 * n
+                assert np.array_equal(np.array(x), xn)
+            else:
+                assert extra < 4 * n // 2
+            assert np.allclose(np.array(y), np.exp(xn) * 2 + 1, rtol=1e-6)
+            del y

@@ -111,6 +111,51 @@ case("fft/fft/int", lambda m, A: m.fft.fft(A(np.arange(4), "int32")), LA)
 case("fft/fft/bad_axis", lambda m, A: m.fft.fft(A(arr((4,))), axis=2))
 case("fft/fft/zero_n", lambda m, A: m.fft.fft(A(arr((4,))), n=0))
 
+
+def _win(m, A, kw):
+    """kw with its NumPy window made an array of module m."""
+    return {k: (A(v) if k == "window" else v) for k, v in kw.items()}
+
+
+HANN6 = np.hanning(6).astype(np.float32) + 0.1
+STFT_KW = [dict(n_fft=8), dict(n_fft=9, hop_length=2, center=False),
+           dict(n_fft=8, pad_mode="constant", onesided=False),
+           dict(n_fft=8, pad_mode="edge", norm="ortho"),
+           dict(n_fft=16, win_length=10, hop_length=3, norm="forward"),
+           dict(n_fft=8, window=HANN6, pad_mode="symmetric")]
+for i, kw in enumerate(STFT_KW):
+    x, xc = arr((2, 30)), arr((30,), "complex64")
+    case(f"fft/stft/{i}", lambda m, A, x=x, kw=kw: m.fft.stft(A(x), **_win(m, A, kw)), LA)
+    case(f"fft/stft_complex/{i}",
+         lambda m, A, x=xc, kw=kw: m.fft.stft(A(x, "complex64"), **_win(m, A, kw)), LA)
+    kw_i = {k: v for k, v in kw.items() if k != "pad_mode"}
+    case(f"fft/istft_round_trip/{i}",
+         lambda m, A, x=x, kw=kw, kw_i=kw_i: m.fft.istft(
+             m.fft.stft(A(x), **_win(m, A, kw)), length=30 if kw_i.get("center", True) else 28,
+             **_win(m, A, kw_i)), LA)
+for i, kw in enumerate([dict(), dict(n_fft=9), dict(n_fft=16, onesided=False, length=40),
+                        dict(n_fft=8, hop_length=10, center=False), dict(window=HANN6, length=11)]):
+    s = arr((2, 16, 4) if kw.get("onesided") is False else (2, 5, 4), "complex64")
+    case(f"fft/istft/{i}", lambda m, A, s=s, kw=kw: m.fft.istft(A(s, "complex64"), **_win(m, A, kw)), LA)
+s, t = arr((4, 6), "complex64"), arr((4, 6), "complex64")
+case("fft/istft_jvp_odd", lambda m, A, s=s, t=t: m.jvp(
+    lambda v: m.fft.istft(v, n_fft=7, hop_length=2), [A(s, "complex64")],
+    [A(t, "complex64")])[1][0], LA)
+case("fft/istft_jvp_even", lambda m, A, s=s, t=t: m.jvp(
+    lambda v: m.fft.istft(v, n_fft=6, hop_length=2), [A(s, "complex64")],
+    [A(t, "complex64")])[1][0], LA)
+for i, (f, shape, kw) in enumerate([
+        ("stft", (20,), dict(n_fft=0)), ("stft", (20,), dict(n_fft=8, hop_length=0)),
+        ("stft", (20,), dict(n_fft=8, win_length=9)), ("stft", (20,), dict(n_fft=8, pad_mode="wrap")),
+        ("stft", (20,), dict(n_fft=8, norm="none")), ("stft", (20,), dict(n_fft=40, center=False)),
+        ("stft", (), dict(n_fft=8)), ("stft", (0,), dict(n_fft=8)),
+        ("istft", (9,), dict()), ("istft", (1, 3), dict()), ("istft", (9, 0), dict()),
+        ("istft", (9, 3), dict(n_fft=16, win_length=17))]):
+    a = arr(shape, "complex64" if f == "istft" else "float32")
+    case(f"fft/{f}_error/{i}",
+         lambda m, A, f=f, a=a, kw=kw: getattr(m.fft, f)(
+             A(a, "complex64" if f == "istft" else "float32"), **kw))
+
 # ---------------------------------------------------------------- fast
 for dt in ["float32", "float16"]:
     x, w, b = arr((2, 3, 8), dt), arr((8,), dt), arr((8,), dt)

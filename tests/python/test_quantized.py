@@ -275,8 +275,8 @@ def test_errors():
         mx.quantize(mx.ones((4, 128)), group_size=16)
     with pytest.raises(ValueError, match=r"Only real floating types"):
         mx.quantize(mx.ones((4, 128), dtype=mx.int32))
-    with pytest.raises(ValueError, match=r"mode 'mxfp4' is not supported"):
-        mx.quantize(mx.ones((4, 128)), mode="mxfp4")
+    with pytest.raises(ValueError, match=r"Invalid quantization mode 'int4'"):
+        mx.quantize(mx.ones((4, 128)), mode="int4")
     wq, s, b = mx.quantize(mx.ones((16, 256)))
     with pytest.raises(ValueError, match=r"\[dequantize\] Shape of scales and biases"):
         mx.dequantize(wq, s, b, bits=3)

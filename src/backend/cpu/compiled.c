@@ -39,8 +39,10 @@
 #include "primitives/ew_ops.h"
 #include "primitives/registry.h"
 
-/* Elements per chunk handed to a thread. */
+/* Elements per chunk handed to a thread, and per block of the generated
+ * loops. */
 #define GRAIN (1 << 14)
+#define BLOCK 256
 
 /* ---------------- embedded headers ---------------- */
 
@@ -346,11 +348,17 @@ static void emit_segments(cmx__strbuf* b, const cmx__fused_program* prog) {
   for (int j = 0; j < na; j++)
     cmx__strbuf_printf(b, "%s(int64_t)sizeof(%s)", j ? ", " : "",
                        arr_type(prog, j));
-  cmx__strbuf_printf(b, "};\n#define CMX_FK_NARR %d\n\n", na);
-  /* flat */
+  cmx__strbuf_printf(b,
+                     "};\n#define CMX_FK_NARR %d\n#define CMX_FK_NOUT %d\n\n",
+                     na, prog->nout);
+  /* flat; an output in an argument's buffer (ip[j]) goes through a block
+   * buffer, copied out once the block has read the argument */
   cmx__strbuf_puts(b,
                    "static void cmx_fk_flat(char* const* p, const int64_t* st, "
-                   "int64_t n) {\n  char* q[CMX_FK_NARR];\n");
+                   "int64_t n,\n                        const unsigned char* "
+                   "ip) {\n  char* q[CMX_FK_NARR];\n"
+                   "  _Alignas(64) unsigned char ob[CMX_FK_NOUT][CMX_FK_BLOCK "
+                   "* 16];\n");
   for (int j = prog->nout; j < na; j++) {
     snprintf(t, sizeof t, "%s", arr_type(prog, j));
     cmx__strbuf_printf(b,
@@ -366,9 +374,17 @@ static void emit_segments(cmx__strbuf* b, const cmx__fused_program* prog) {
   for (int j = prog->nout; j < na; j++)
     cmx__strbuf_printf(b, "    if (st[%d] == 0) q[%d] = (char*)b%d;\n", j, j,
                        j);
-  cmx__strbuf_puts(b,
-                   "    cmx_fk_block(n - i < CMX_FK_BLOCK ? n - i : "
-                   "CMX_FK_BLOCK, q);\n  }\n}\n\n");
+  cmx__strbuf_puts(
+      b,
+      "    for (int j = 0; ip && j < CMX_FK_NOUT; j++)\n"
+      "      if (ip[j]) q[j] = (char*)ob[j];\n"
+      "    int64_t m = n - i < CMX_FK_BLOCK ? n - i : CMX_FK_BLOCK;\n"
+      "    cmx_fk_block(m, q);\n"
+      "    for (int j = 0; ip && j < CMX_FK_NOUT; j++)\n"
+      "      if (ip[j])\n"
+      "        memcpy(p[j] + i * st[j] * cmx_fk_isz[j], ob[j],\n"
+      "               (size_t)((st[j] ? m : 1) * cmx_fk_isz[j]));\n"
+      "  }\n}\n\n");
   /* strided */
   cmx__strbuf_puts(b,
                    "static void cmx_fk_strided(char* const* p, const int64_t* "
@@ -404,7 +420,7 @@ static const char k_driver[] =
     "  char* p[CMX_FK_NARR];\n"
     "  for (int j = 0; j < CMX_FK_NARR; j++)\n"
     "    p[j] = A->ptrs[j] + b * A->strides[j] * cmx_fk_isz[j];\n"
-    "  cmx_fk_flat(p, A->strides, e - b);\n"
+    "  cmx_fk_flat(p, A->strides, e - b, A->inplace);\n"
     "}\n"
     "static void cmx_fk_run_rows(void* ctx, int64_t b, int64_t e) {\n"
     "  const cmx_fk_args* A = (const cmx_fk_args*)ctx;\n"
@@ -426,12 +442,108 @@ static const char k_driver[] =
     "      p[j] = A->ptrs[j] + off * cmx_fk_isz[j];\n"
     "    }\n"
     "    if (A->inner_unit)\n"
-    "      cmx_fk_flat(p, st, inner);\n"
+    "      cmx_fk_flat(p, st, inner, A->inplace);\n"
     "    else\n"
     "      cmx_fk_strided(p, st, inner);\n"
     "    for (int d = outer - 1; d >= 0; d--) {\n"
     "      if (++idx[d] < A->shape[d]) break;\n"
     "      idx[d] = 0;\n"
+    "    }\n"
+    "  }\n"
+    "}\n"
+    "/* count items of isz bytes at d: copies of the one at s (rep) or the\n"
+    " * run starting at s */\n"
+    "static void cmx_fk_put(unsigned char* d, const unsigned char* s, int64_t "
+    "isz,\n"
+    "                       int64_t count, int rep) {\n"
+    "  if (!rep) {\n"
+    "    memcpy(d, s, (size_t)(count * isz));\n"
+    "    return;\n"
+    "  }\n"
+    "#define CMX_FK_REP(T)                                   \\\n"
+    "  do {                                                  \\\n"
+    "    T v;                                                \\\n"
+    "    memcpy(&v, s, sizeof v);                            \\\n"
+    "    for (int64_t i = 0; i < count; i++) ((T*)d)[i] = v; \\\n"
+    "  } while (0)\n"
+    "  switch (isz) {\n"
+    "    case 1: CMX_FK_REP(uint8_t); break;\n"
+    "    case 2: CMX_FK_REP(uint16_t); break;\n"
+    "    case 4: CMX_FK_REP(uint32_t); break;\n"
+    "    case 8: CMX_FK_REP(uint64_t); break;\n"
+    "    default:\n"
+    "      for (int64_t i = 0; i < count; i++) memcpy(d + i * isz, s, "
+    "(size_t)isz);\n"
+    "  }\n"
+    "#undef CMX_FK_REP\n"
+    "}\n"
+    "/* Rows in blocks of up to A->tile consecutive rows of the next-outer\n"
+    " * dim: an array whose rows follow each other is read in place, one\n"
+    " * whose rows all start at the same place (a broadcast row) from a block\n"
+    " * buffer holding its row tile times, written again only when the row\n"
+    " * moves, any other from its rows copied into a block buffer. An output\n"
+    " * in an argument's buffer is written to a block buffer, copied out\n"
+    " * after the block. */\n"
+    "static void cmx_fk_run_tiles(void* ctx, int64_t b, int64_t e) {\n"
+    "  const cmx_fk_args* A = (const cmx_fk_args*)ctx;\n"
+    "  int nd = A->ndim, mid = nd - 2;\n"
+    "  int64_t inner = A->shape[nd - 1], nmid = A->shape[mid], k = A->tile;\n"
+    "  _Alignas(64) unsigned char buf[CMX_FK_NARR][CMX_FK_BLOCK * 16];\n"
+    "  const char* held[CMX_FK_NARR];\n"
+    "  int kind[CMX_FK_NARR];\n"
+    "  int64_t ist[CMX_FK_NARR], mst[CMX_FK_NARR], idx[32];\n"
+    "  for (int j = 0; j < CMX_FK_NARR; j++) {\n"
+    "    ist[j] = A->strides[j * nd + nd - 1];\n"
+    "    mst[j] = A->strides[j * nd + mid];\n"
+    "    kind[j] = ist[j] == 1 && mst[j] == inner ? 0 : mst[j] == 0 ? 1 : 2;\n"
+    "    held[j] = NULL;\n"
+    "  }\n"
+    "  int64_t r = b;\n"
+    "  for (int d = mid; d >= 0; d--) {\n"
+    "    idx[d] = r % A->shape[d];\n"
+    "    r /= A->shape[d];\n"
+    "  }\n"
+    "  for (int64_t row = b; row < e;) {\n"
+    "    int64_t m = nmid - idx[mid] < k ? nmid - idx[mid] : k;\n"
+    "    if (e - row < m) m = e - row;\n"
+    "    char *q[CMX_FK_NARR], *dst[CMX_FK_NARR];\n"
+    "    for (int j = 0; j < CMX_FK_NARR; j++) {\n"
+    "      int64_t off = 0, isz = cmx_fk_isz[j];\n"
+    "      for (int d = 0; d <= mid; d++) off += idx[d] * A->strides[j * nd + "
+    "d];\n"
+    "      char* p = A->ptrs[j] + off * isz;\n"
+    "      dst[j] = p;\n"
+    "      if (kind[j] == 0) {\n"
+    "        q[j] = j < CMX_FK_NOUT && A->inplace && A->inplace[j] ? "
+    "(char*)buf[j] : p;\n"
+    "        continue;\n"
+    "      }\n"
+    "      q[j] = (char*)buf[j];\n"
+    "      if (kind[j] == 1) {\n"
+    "        if (held[j] == p) continue;\n"
+    "        held[j] = p;\n"
+    "        cmx_fk_put(buf[j], (const unsigned char*)p, isz, inner, ist[j] == "
+    "0);\n"
+    "        for (int64_t t = 1; t < k; t++)\n"
+    "          memcpy(buf[j] + t * inner * isz, buf[j], (size_t)(inner * "
+    "isz));\n"
+    "        continue;\n"
+    "      }\n"
+    "      for (int64_t t = 0; t < m; t++)\n"
+    "        cmx_fk_put(buf[j] + t * inner * isz,\n"
+    "                   (const unsigned char*)p + t * mst[j] * isz, isz, "
+    "inner,\n"
+    "                   ist[j] == 0);\n"
+    "    }\n"
+    "    cmx_fk_block(m * inner, q);\n"
+    "    for (int j = 0; j < CMX_FK_NOUT; j++)\n"
+    "      if (q[j] != dst[j])\n"
+    "        memcpy(dst[j], q[j], (size_t)(m * inner * cmx_fk_isz[j]));\n"
+    "    row += m;\n"
+    "    idx[mid] += m;\n"
+    "    for (int d = mid; d > 0 && idx[d] == A->shape[d]; d--) {\n"
+    "      idx[d] = 0;\n"
+    "      idx[d - 1]++;\n"
     "    }\n"
     "  }\n"
     "}\n"
@@ -443,6 +555,12 @@ static const char k_driver[] =
     "  }\n"
     "  int64_t inner = A->shape[A->ndim - 1];\n"
     "  int64_t grain = CMX_FK_GRAIN / inner;\n"
+    "  if (A->tile) {\n"
+    "    A->parallel_for(A->n / inner, grain < 1 ? 1 : grain, "
+    "cmx_fk_run_tiles,\n"
+    "                    (void*)A);\n"
+    "    return;\n"
+    "  }\n"
     "  A->parallel_for(A->n / inner, grain < 1 ? 1 : grain, cmx_fk_run_rows,\n"
     "                  (void*)A);\n"
     "}\n";
@@ -458,10 +576,10 @@ static char* source_of(const cmx__fused_program* prog) {
   emit_header(&b, "backend/cpu/ew_scalar_cpu.h", 0);
   emit_header(&b, "backend/cpu/fused_abi.h", 0);
   cmx__strbuf_printf(&b,
-                     "\n#define CMX_FK_BLOCK 256\n#define CMX_FK_GRAIN %d\n"
+                     "\n#define CMX_FK_BLOCK %d\n#define CMX_FK_GRAIN %d\n"
                      "CMX_EW_FN double cmx_fk_bitsd(uint64_t u) {\n"
                      "  double d;\n  memcpy(&d, &u, 8);\n  return d;\n}\n",
-                     GRAIN);
+                     BLOCK, GRAIN);
   emit_block(&b, prog);
   emit_segments(&b, prog);
   cmx__strbuf_puts(&b, k_driver);
@@ -526,16 +644,49 @@ static int collapse(int ndim, int narr, int64_t* shape, int64_t* st) {
   return w + 1;
 }
 
+/* Outputs past this many are always fresh. */
+#define MAX_DONATED 64
+
+/* Each output fresh, or the buffer of an argument of its size and item
+ * size that nothing else holds (cmx__can_donate), one output an
+ * argument; inplace[k] marks output k's donation. The kernel reads each
+ * block of a donated argument before writing that block of the output
+ * (through a block buffer), so an argument other steps or outputs still
+ * read is safe to give. */
+static cmx_status alloc_outputs(const cmx_array* in, int nin,
+                                const cmx_array* out, int nout,
+                                unsigned char* inplace) {
+  uint64_t used = 0;
+  for (int k = 0; k < nout; k++) {
+    int donor = -1;
+    for (int a = 0; a < nin && a < 64 && k < MAX_DONATED && donor < 0; a++)
+      if (!(used >> a & 1) && in[a]->size == out[0]->size &&
+          out[k]->size == out[0]->size &&
+          cmx_dtype_size(in[a]->dtype) == cmx_dtype_size(out[k]->dtype) &&
+          cmx__can_donate(out[k], in[a]))
+        donor = a;
+    bool given = false;
+    cmx_status st = donor >= 0
+                        ? cmx_kernel_alloc_donate(out[k], in[donor], &given)
+                        : cmx_kernel_alloc(out[k]);
+    if (st != CMX_OK) return st;
+    if (given) {
+      used |= (uint64_t)1 << donor;
+      inplace[k] = 1;
+    }
+  }
+  return CMX_OK;
+}
+
 CMX__KERNEL(cmx__cpu_compiled) {
   cmx__fused_program* prog = cmx__compiled_program(p);
   if (!prog->cpu_kernel) {
     cmx_status st = cpu_prepare(prog);
     if (st != CMX_OK) return st;
   }
-  for (int k = 0; k < nout; k++) {
-    cmx_status st = cmx_kernel_alloc(out[k]);
-    if (st != CMX_OK) return st;
-  }
+  unsigned char inplace[MAX_DONATED] = {0};
+  cmx_status ast = alloc_outputs(in, nin, out, nout, inplace);
+  if (ast != CMX_OK) return ast;
   cmx_array o = out[0];
   if (o->size == 0) return CMX_OK;
   int narr = nout + nin;
@@ -574,6 +725,15 @@ CMX__KERNEL(cmx__cpu_compiled) {
     int64_t in_st = st[j * CMX_MAX_NDIM + nd - 1];
     unit = unit && (in_st == 0 || in_st == 1);
   }
+  /* the tiled walk: rows short enough for several a block, outputs'
+   * rows consecutive (fresh outputs are row-major: always) */
+  int64_t inner = shape[nd - 1], tile = 0;
+  if (!(flat && unit) && unit && nd >= 2 && BLOCK / inner >= 2) {
+    tile = BLOCK / inner;
+    for (int k = 0; k < nout; k++)
+      if (packed[k * nd + nd - 1] != 1 || packed[k * nd + nd - 2] != inner)
+        tile = 0;
+  }
   cmx_fk_args args = {.n = o->size,
                       .ndim = nd,
                       .shape = shape,
@@ -582,6 +742,8 @@ CMX__KERNEL(cmx__cpu_compiled) {
                       .strides = packed,
                       .flat = flat && unit,
                       .inner_unit = unit,
+                      .tile = tile,
+                      .inplace = inplace,
                       .parallel_for = cmx__parallel_for};
   ((cmx_fk_main_fn)prog->cpu_kernel)(&args);
   free(st);

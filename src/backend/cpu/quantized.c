@@ -8,7 +8,9 @@
  * copy at all; other widths: one group at a time), and x @ W runs each
  * thread down a column strip of W, unpacking it a row at a time for axpys;
  * for many rows, tiles of W are unpacked and multiplied with BLAS (512 rows
- * at a time). */
+ * at a time). The microscaled modes (uint8 scales, no biases) take the
+ * tile path at every size, each row decoded through tables of the code
+ * and scale values. */
 #include "primitives/quantized.h"
 
 #include <math.h>
@@ -254,12 +256,13 @@ typedef struct {
   int64_t wrow, srow, bis; /* row strides: bytes of w, elements of sc/bi */
   int64_t ss, bs;          /* last-axis strides of sc, bi */
   int g, bits;
-  int64_t M, K, N, R, C; /* x (M, K); stored W (R, C) */
-  const float* x;        /* (M, K) */
-  float *xsum, *xp;      /* transpose, few rows: see qmm_prepare_x */
-  float* out;            /* (M, N) */
-  float* tile;           /* BLAS path: unpacked rows */
-  int64_t t0;            /* first row of the tile */
+  int64_t M, K, N, R, C;   /* x (M, K); stored W (R, C) */
+  const float* x;          /* (M, K) */
+  float *xsum, *xp;        /* transpose, few rows: see qmm_prepare_x */
+  float* out;              /* (M, N) */
+  float* tile;             /* BLAS path: unpacked rows */
+  int64_t t0;              /* first row of the tile */
+  const float *lut, *slut; /* microscaled: code and scale byte values */
   bool transpose;
   _Atomic int failed;
 } qmm_job;
@@ -268,6 +271,23 @@ typedef struct {
 static void qmm_row(const qmm_job* j, int64_t r, int64_t c0, int64_t n,
                     float* dst, float* tmp) {
   int64_t G = n / j->g, g0 = c0 / j->g;
+  if (j->lut) { /* microscaled: code value * scale, codes 4 or 8 bits */
+    const uint8_t* p = j->w + r * j->wrow + c0 * j->bits / 8;
+    const uint8_t* sp = (const uint8_t*)j->sc + r * j->srow + g0 * j->ss;
+    for (int64_t gi = 0; gi < G; gi++) {
+      float s = j->slut[sp[gi * j->ss]];
+      float* d = dst + gi * j->g;
+      const uint8_t* pg = p + gi * j->g * j->bits / 8;
+      if (j->bits == 8)
+        for (int i = 0; i < j->g; i++) d[i] = j->lut[pg[i]] * s;
+      else
+        for (int i = 0; i < j->g; i += 2) {
+          d[i] = j->lut[pg[i / 2] & 15] * s;
+          d[i + 1] = j->lut[pg[i / 2] >> 4] * s;
+        }
+    }
+    return;
+  }
   cmx__fast_load(
       j->sc + (r * j->srow + g0 * j->ss) * (int64_t)cmx_dtype_size(j->sdt),
       j->sdt, j->ss, G, tmp);
@@ -281,73 +301,95 @@ static void qmm_row(const qmm_job* j, int64_t r, int64_t c0, int64_t n,
 /* The decoding path (transpose, few rows of x): out[m, n] = sum_g
  * scale_g (q_g . x_g) + bias_g sum(x_g) for weight rows n, straight from
  * the packed words. x is prepared once per call (qmm_prepare_x): its
- * per-group sums, and for 4 bits each 32-value chunk reordered as its 16
- * even positions then its 16 odd ones, so that the low and the high
- * nibbles of 16 packed bytes (values 2k and 2k + 1) meet 16 contiguous
- * floats each. A pass takes QMV_ROWS weight rows at a time (x's chunk
- * loads shared, independent accumulators), converts their scales and
- * biases once (vectorised float16 / bfloat16 conversion), and sums each
- * group's products in 16 lanes before one multiply by its scale. Against
- * a dot product taken in order, only the order of the float32 additions
- * differs: |error| <= (K + G) u sum_g |scale_g| |q_g| . |x_g| +
- * G u sum_g |bias_g sum(x_g)| to first order (u = 2^-24). */
-enum { QMV_ROWS = 4 };
+ * per-group sums (zero-padded to a multiple of QMV_GPAD groups), and for 4
+ * bits each 32-value chunk reordered as its 16 even positions then its 16
+ * odd ones, so that the low and the high nibbles of 16 packed bytes
+ * (values 2k and 2k + 1) meet 16 contiguous floats each. A pass takes
+ * QMV_ROWS weight rows at a time (x's chunk loads shared, independent
+ * accumulators): the SIMD kernels (W float lanes: 16 with AVX-512, 8 with
+ * AVX2) convert the rows' scales and biases with vector instructions, sum
+ * each group's products in W lanes before one multiply by its scale, add
+ * the bias terms bias_g sum(x_g) into the same lanes, and reduce the rows'
+ * lanes together. Against a sum taken in order, only the order of the
+ * float32 additions differs: |error| <= (K + G) u sum_g |scale_g| |q_g| .
+ * |x_g| + G u sum_g |bias_g sum(x_g)| to first order (u = 2^-24). */
+enum { QMV_ROWS = 4, QMV_GPAD = 16 };
 
-/* G values of dtype dt at src (stride st elements) as float32 into dst;
- * inlined into qmv_rows's clones, where the float16 conversion
- * vectorises (F16C / AVX-512). */
-CMX__KINLINE void qmv_groups(const char* src, cmx_dtype dt, int64_t st,
-                             int64_t G, float* dst) {
-  if (dt == CMX_FLOAT32)
-    for (int64_t i = 0; i < G; i++) dst[i] = ((const float*)src)[i * st];
-  else if (dt == CMX_FLOAT16)
-    for (int64_t i = 0; i < G; i++)
-      dst[i] = cmx__h2f(((const uint16_t*)src)[i * st]);
-  else
-    for (int64_t i = 0; i < G; i++)
-      dst[i] = cmx__bf2f(((const uint16_t*)src)[i * st]);
+/* G groups rounded up to a multiple of QMV_GPAD. */
+static int64_t qmv_gpad(int64_t G) {
+  return (G + QMV_GPAD - 1) / QMV_GPAD * QMV_GPAD;
 }
 
-/* qmv_dots_fn: sum_g scale_g (q_g . x_g) of nr packed rows w[r] (4 bits
- * with x reordered as above, or 8 bits) into dots[r]; sc holds the rows'
- * G scales each (row r at sc + r * G), cpg = group size / 32. */
-typedef void (*qmv_dots_fn)(const uint8_t* const* w, const float* x,
-                            const float* sc, int64_t G, int64_t cpg, int bits,
-                            float* dots);
+/* G values of dtype dt at src (stride st elements) as float32 into dst,
+ * then zeros up to qmv_gpad(G). */
+static void qmv_groups(const char* src, cmx_dtype dt, int64_t st, int64_t G,
+                       float* dst) {
+  cmx__fast_load(src, dt, st, G, dst);
+  for (int64_t i = G; i < qmv_gpad(G); i++) dst[i] = 0;
+}
 
-/* Portable form: the same sums, scalar. */
-CMX__KINLINE void qmv_dots_c(const uint8_t* const* w, const float* x,
-                             const float* sc, int64_t G, int64_t cpg, int bits,
-                             int nr, float* dots) {
+/* qmv_block_fn: output rows [n0, n0 + nr) (weight rows; nr <= QMV_ROWS)
+ * for every row of x; buf holds 2 * QMV_ROWS * qmv_gpad(G) + g floats. */
+typedef void (*qmv_block_fn)(const qmm_job* j, int64_t n0, int nr, float* buf);
+
+/* Rows n0 .. n0 + nr - 1: their packed rows into w, their scales and
+ * biases (float32, zero-padded) into sc and bi at a stride of Gp. cvt
+ * converts G contiguous values (the kernel's vector form), NULL when the
+ * groups are strided. */
+CMX__KINLINE void qmv_row_setup(
+    const qmm_job* j, int64_t n0, int nr, int64_t Gp, float* sc, float* bi,
+    const uint8_t** w, void (*cvt)(const char*, cmx_dtype, int64_t, float*)) {
+  int64_t G = j->K / j->g;
+  int64_t ses = j->sdt == CMX_FLOAT32 ? 4 : 2,
+          bes = j->bdt == CMX_FLOAT32 ? 4 : 2;
   for (int r = 0; r < nr; r++) {
-    float a = 0;
-    for (int64_t gi = 0; gi < G; gi++) {
-      float t = 0;
-      for (int64_t c = gi * cpg; c < (gi + 1) * cpg; c++)
-        for (int k = 0; k < 16; k++) {
-          const float *xa = x + 32 * c, *xb = xa + 16;
-          if (bits == 4) {
-            uint8_t v = w[r][16 * c + k];
-            t += (float)(v & 15) * xa[k] + (float)(v >> 4) * xb[k];
-          } else {
-            t += (float)w[r][32 * c + k] * xa[k] +
-                 (float)w[r][32 * c + 16 + k] * xb[k];
-          }
-        }
-      a += t * sc[r * G + gi];
-    }
-    dots[r] = a;
+    int64_t n = n0 + r;
+    const char* sp = j->sc + n * j->srow * ses;
+    const char* bp = j->bi + n * j->bis * bes;
+    if (cvt && j->ss == 1)
+      cvt(sp, j->sdt, G, sc + r * Gp);
+    else
+      qmv_groups(sp, j->sdt, j->ss, G, sc + r * Gp);
+    if (cvt && j->bs == 1)
+      cvt(bp, j->bdt, G, bi + r * Gp);
+    else
+      qmv_groups(bp, j->bdt, j->bs, G, bi + r * Gp);
+    w[r] = j->w + n * j->wrow;
   }
 }
-static void qmv_dots_c4(const uint8_t* const* w, const float* x,
-                        const float* sc, int64_t G, int64_t cpg, int bits,
-                        float* dots) {
-  qmv_dots_c(w, x, sc, G, cpg, bits, QMV_ROWS, dots);
-}
-static void qmv_dots_c1(const uint8_t* const* w, const float* x,
-                        const float* sc, int64_t G, int64_t cpg, int bits,
-                        float* dots) {
-  qmv_dots_c(w, x, sc, G, cpg, bits, 1, dots);
+
+/* Portable form (and every width but 4 and 8 bits): the same sums,
+ * scalar, one group at a time. */
+static void qmv_block_c(const qmm_job* j, int64_t n0, int nr, float* buf) {
+  int64_t K = j->K, G = K / j->g, Gp = qmv_gpad(G);
+  float *sc = buf, *bi = sc + QMV_ROWS * Gp, *tmp = bi + QMV_ROWS * Gp;
+  const uint8_t* w[QMV_ROWS];
+  qmv_row_setup(j, n0, nr, Gp, sc, bi, w, NULL);
+  for (int64_t m = 0; m < j->M; m++) {
+    const float* xs = j->xsum + m * Gp;
+    for (int r = 0; r < nr; r++) {
+      float a = 0, b = 0;
+      for (int64_t gi = 0; gi < G; gi++) {
+        float d = 0;
+        if (j->bits == 4) { /* x reordered: evens, then odds */
+          const float* x = j->xp + m * K + gi * j->g;
+          for (int64_t c = 0; c < j->g / 32; c++)
+            for (int k = 0; k < 16; k++) {
+              uint8_t v = w[r][gi * j->g / 2 + 16 * c + k];
+              d += (float)(v & 15) * x[32 * c + k] +
+                   (float)(v >> 4) * x[32 * c + 16 + k];
+            }
+        } else {
+          unpack(w[r] + gi * j->g * j->bits / 8, j->bits, j->g, tmp);
+          const float* x = j->x + m * K + gi * j->g;
+          for (int i = 0; i < j->g; i++) d += tmp[i] * x[i];
+        }
+        a += sc[r * Gp + gi] * d;
+        b += bi[r * Gp + gi] * xs[gi];
+      }
+      j->out[m * j->N + n0 + r] = a + b;
+    }
+  }
 }
 
 #if defined(__x86_64__) && defined(__GNUC__)
@@ -356,75 +398,191 @@ static void qmv_dots_c1(const uint8_t* const* w, const float* x,
   __attribute__((target("avx512f,avx512bw,avx512dq,avx512vl,avx2,fma,f16c")))
 #define QMV_AVX2 __attribute__((target("avx2,fma,f16c")))
 
-/* The SIMD dots functions, one body for both vector widths: W float lanes
- * (16: AVX-512, 8: AVX2) of type VF (VI: the integers), intrinsics P##_*,
- * LDB(p) loading W bytes, ANDI the integers' and, RED(v) the sum of v's
- * lanes. A 32-value chunk is 16 / W steps of W lanes twice (the low and
- * the high nibbles of W bytes, or two runs of W bytes). Defines fn (nr
- * rows) and fn##x4, fn##x1 (QMV_ROWS rows, one). */
-#define QMV_DOTS_SIMD(fn, ATTR, W, VF, VI, P, LDB, ANDI, RED)                  \
-  ATTR CMX__KINLINE void fn(const uint8_t* const* w, const float* x,           \
-                            const float* sc, int64_t G, int64_t cpg, int bits, \
-                            int nr, float* dots) {                             \
-    VF acc[QMV_ROWS];                                                          \
-    const VI m15 = P##_set1_epi32(15);                                         \
-    for (int r = 0; r < nr; r++) acc[r] = P##_setzero_ps();                    \
-    for (int64_t gi = 0; gi < G; gi++) {                                       \
-      VF t[QMV_ROWS];                                                          \
-      for (int r = 0; r < nr; r++) t[r] = P##_setzero_ps();                    \
-      for (int64_t c = gi * cpg; c < (gi + 1) * cpg; c++) {                    \
-        for (int h = 0; h < 16 / (W); h++) {                                   \
-          VF xa = P##_loadu_ps(x + 32 * c + h * (W)),                          \
-             xb = P##_loadu_ps(x + 32 * c + 16 + h * (W));                     \
-          for (int r = 0; r < nr; r++) {                                       \
-            VI a, b;                                                           \
-            if (bits == 4) {                                                   \
-              a = P##_cvtepu8_epi32(LDB(w[r] + 16 * c + h * (W)));             \
-              b = P##_srli_epi32(a, 4);                                        \
-              a = ANDI(a, m15);                                                \
-            } else {                                                           \
-              a = P##_cvtepu8_epi32(LDB(w[r] + 32 * c + h * (W)));             \
-              b = P##_cvtepu8_epi32(LDB(w[r] + 32 * c + 16 + h * (W)));        \
-            }                                                                  \
-            t[r] = P##_fmadd_ps(P##_cvtepi32_ps(a), xa, t[r]);                 \
-            t[r] = P##_fmadd_ps(P##_cvtepi32_ps(b), xb, t[r]);                 \
-          }                                                                    \
-        }                                                                      \
-      }                                                                        \
-      for (int r = 0; r < nr; r++)                                             \
-        acc[r] = P##_fmadd_ps(t[r], P##_set1_ps(sc[r * G + gi]), acc[r]);      \
-    }                                                                          \
-    for (int r = 0; r < nr; r++) dots[r] = RED(acc[r]);                        \
-  }                                                                            \
-  ATTR static void fn##x4(const uint8_t* const* w, const float* x,             \
-                          const float* sc, int64_t G, int64_t cpg, int bits,   \
-                          float* dots) {                                       \
-    fn(w, x, sc, G, cpg, bits, QMV_ROWS, dots);                                \
-  }                                                                            \
-  ATTR static void fn##x1(const uint8_t* const* w, const float* x,             \
-                          const float* sc, int64_t G, int64_t cpg, int bits,   \
-                          float* dots) {                                       \
-    fn(w, x, sc, G, cpg, bits, 1, dots);                                       \
+/* G contiguous scales or biases of dtype dt at src as float32 into dst,
+ * then zeros up to qmv_gpad(G): 16 lanes at a time, the last ones masked
+ * (float16 -> float32 and bfloat16 -> float32 are exact either way). */
+QMV_AVX512 CMX__KINLINE void qmv_cvt_512(const char* src, cmx_dtype dt,
+                                         int64_t G, float* dst) {
+  for (int64_t i = 0; i < qmv_gpad(G); i += 16) {
+    __mmask16 k = G - i >= 16 ? 0xffff : G > i ? (1u << (G - i)) - 1 : 0;
+    __m512 v;
+    if (dt == CMX_FLOAT32) {
+      v = _mm512_maskz_loadu_ps(k, (const float*)src + i);
+    } else {
+      __m256i h = _mm256_maskz_loadu_epi16(k, (const uint16_t*)src + i);
+      v = dt == CMX_FLOAT16 ? _mm512_cvtph_ps(h)
+                            : _mm512_castsi512_ps(_mm512_slli_epi32(
+                                  _mm512_cvtepu16_epi32(h), 16));
+    }
+    _mm512_storeu_ps(dst + i, v);
   }
+}
+
+/* The same with AVX2: 8 lanes at a time, the rest one by one. */
+QMV_AVX2 CMX__KINLINE void qmv_cvt_256(const char* src, cmx_dtype dt, int64_t G,
+                                       float* dst) {
+  const uint16_t* h = (const uint16_t*)src;
+  int64_t i = 0;
+  for (; i + 8 <= G; i += 8) {
+    __m256 v;
+    if (dt == CMX_FLOAT32) {
+      v = _mm256_loadu_ps((const float*)src + i);
+    } else {
+      __m128i x = _mm_loadu_si128((const __m128i*)(h + i));
+      v = dt == CMX_FLOAT16 ? _mm256_cvtph_ps(x)
+                            : _mm256_castsi256_ps(_mm256_slli_epi32(
+                                  _mm256_cvtepu16_epi32(x), 16));
+    }
+    _mm256_storeu_ps(dst + i, v);
+  }
+  for (; i < G; i++)
+    dst[i] = dt == CMX_FLOAT32   ? ((const float*)src)[i]
+             : dt == CMX_FLOAT16 ? cmx__h2f(h[i])
+                                 : cmx__bf2f(h[i]);
+  for (; i < qmv_gpad(G); i++) dst[i] = 0;
+}
+
+/* Asks for the packed rows about QMV_AHEAD bytes past rows [n0, n0 + nr)
+ * (and their scales and biases) to be brought into the cache: the
+ * hardware prefetcher alone left the kernels waiting on memory for much
+ * of a matrix streamed from DRAM. A prefetch never faults, past the
+ * matrix's end included. */
+enum { QMV_AHEAD = 6144 };
+CMX__KINLINE void qmv_prefetch(const qmm_job* j, int64_t n0, int nr) {
+  int64_t ahead = QMV_AHEAD / j->wrow + 1;
+  if (ahead < nr) ahead = nr;
+  const char* p = (const char*)j->w + (n0 + ahead) * j->wrow;
+  for (int64_t b = 0; b < nr * j->wrow; b += 64)
+    _mm_prefetch(p + b, _MM_HINT_T0);
+  int64_t es = j->sdt == CMX_FLOAT32 ? 4 : 2,
+          eb = j->bdt == CMX_FLOAT32 ? 4 : 2;
+  for (int64_t b = 0; b < nr * j->srow * es; b += 64)
+    _mm_prefetch(j->sc + (n0 + ahead) * j->srow * es + b, _MM_HINT_T0);
+  for (int64_t b = 0; b < nr * j->bis * eb; b += 64)
+    _mm_prefetch(j->bi + (n0 + ahead) * j->bis * eb + b, _MM_HINT_T0);
+}
+
+/* The SIMD block kernels, one body for both vector widths: W float lanes
+ * of type VF (VI: the integers), intrinsics P##_*, LDB(p) loading W bytes,
+ * LO4(a) the float value of the low nibbles in integer lanes a, CVT the
+ * width's qmv_cvt_* (contiguous scales or biases to float32), RED4(acc,
+ * nr, out) the sums of nr vectors' lanes. A 32-value chunk is 16 / W
+ * steps of W lanes twice (the low and the high nibbles of W bytes, or two
+ * runs of W bytes). Defines fn##x4, fn##x1 (QMV_ROWS rows, one; 4 bits)
+ * and fn##x4_8, fn##x1_8 (8 bits). */
+#define QMV_BLOCK_SIMD(fn, ATTR, W, VF, VI, P, LDB, LO4, CVT, RED4)           \
+  ATTR CMX__KINLINE void fn(const qmm_job* j, int64_t n0, int nr, float* buf, \
+                            int bits) {                                       \
+    int64_t K = j->K, G = K / j->g, Gp = qmv_gpad(G), cpg = j->g / 32;        \
+    float *sc = buf, *bi = sc + QMV_ROWS * Gp;                                \
+    const uint8_t* w[QMV_ROWS];                                               \
+    qmv_row_setup(j, n0, nr, Gp, sc, bi, w, CVT);                             \
+    qmv_prefetch(j, n0, nr);                                                  \
+    const VI m15 = P##_set1_epi32(15);                                        \
+    const VF lut = P##_loadu_ps(qmv_lut);                                     \
+    (void)m15, (void)lut;                                                     \
+    for (int64_t m = 0; m < j->M; m++) {                                      \
+      const float* x = (bits == 4 ? j->xp : j->x) + m * K;                    \
+      const float* xs = j->xsum + m * Gp;                                     \
+      VF acc[QMV_ROWS];                                                       \
+      for (int r = 0; r < nr; r++) acc[r] = P##_setzero_ps();                 \
+      for (int64_t gi = 0; gi < G; gi++) {                                    \
+        VF t[QMV_ROWS];                                                       \
+        for (int r = 0; r < nr; r++) t[r] = P##_setzero_ps();                 \
+        for (int64_t c = gi * cpg; c < (gi + 1) * cpg; c++) {                 \
+          for (int h = 0; h < 16 / (W); h++) {                                \
+            VF xa = P##_loadu_ps(x + 32 * c + h * (W)),                       \
+               xb = P##_loadu_ps(x + 32 * c + 16 + h * (W));                  \
+            for (int r = 0; r < nr; r++) {                                    \
+              VF fa, fb;                                                      \
+              if (bits == 4) {                                                \
+                VI a = P##_cvtepu8_epi32(LDB(w[r] + 16 * c + h * (W)));       \
+                fa = LO4(a);                                                  \
+                fb = P##_cvtepi32_ps(P##_srli_epi32(a, 4));                   \
+              } else {                                                        \
+                fa = P##_cvtepi32_ps(                                         \
+                    P##_cvtepu8_epi32(LDB(w[r] + 32 * c + h * (W))));         \
+                fb = P##_cvtepi32_ps(                                         \
+                    P##_cvtepu8_epi32(LDB(w[r] + 32 * c + 16 + h * (W))));    \
+              }                                                               \
+              t[r] = P##_fmadd_ps(fa, xa, t[r]);                              \
+              t[r] = P##_fmadd_ps(fb, xb, t[r]);                              \
+            }                                                                 \
+          }                                                                   \
+        }                                                                     \
+        for (int r = 0; r < nr; r++)                                          \
+          acc[r] = P##_fmadd_ps(t[r], P##_set1_ps(sc[r * Gp + gi]), acc[r]);  \
+      }                                                                       \
+      for (int64_t gb = 0; gb < Gp; gb += (W)) {                              \
+        VF xsv = P##_loadu_ps(xs + gb);                                       \
+        for (int r = 0; r < nr; r++)                                          \
+          acc[r] = P##_fmadd_ps(P##_loadu_ps(bi + r * Gp + gb), xsv, acc[r]); \
+      }                                                                       \
+      RED4(acc, nr, j->out + m * j->N + n0);                                  \
+    }                                                                         \
+  }                                                                           \
+  QMV_BLOCK_VARIANT(fn, ATTR, x4, QMV_ROWS, 4)                                \
+  QMV_BLOCK_VARIANT(fn, ATTR, x1, 1, 4)                                       \
+  QMV_BLOCK_VARIANT(fn, ATTR, x4_8, QMV_ROWS, 8)                              \
+  QMV_BLOCK_VARIANT(fn, ATTR, x1_8, 1, 8)
+
+/* fn for NR rows of BITS bits, both constants (their loops unrolled,
+ * their branches gone): fn##SUF. */
+#define QMV_BLOCK_VARIANT(fn, ATTR, SUF, NR, BITS)                             \
+  ATTR static void fn##SUF(const qmm_job* j, int64_t n0, int nr, float* buf) { \
+    (void)nr;                                                                  \
+    fn(j, n0, NR, buf, BITS);                                                  \
+  }
+
+/* The floats 0 .. 15 (a lookup table of nibbles' values). */
+static const float qmv_lut[16] = {0, 1, 2,  3,  4,  5,  6,  7,
+                                  8, 9, 10, 11, 12, 13, 14, 15};
+
+/* A 4-bit weight's float value from integer lanes holding its byte (the
+ * low nibble): AVX-512 looks it up in the 16-float table (a permute takes
+ * the index's low 4 bits: no mask, no conversion); AVX2, whose permutes
+ * take 8 entries, masks and converts. */
+#define QMV_LO4_512(a) _mm512_permutexvar_ps(a, lut)
+#define QMV_LO4_256(a) _mm256_cvtepi32_ps(_mm256_and_si256(a, m15))
 
 #define QMV_LD16(p) _mm_loadu_si128((const __m128i*)(p))
 #define QMV_LD8(p) _mm_loadl_epi64((const __m128i*)(p))
 
-/* The sum of an AVX2 vector's 8 lanes. */
-QMV_AVX2 static inline float qmv_sum256(__m256 a) {
-  __m128 v = _mm_add_ps(_mm256_castps256_ps128(a), _mm256_extractf128_ps(a, 1));
-  v = _mm_add_ps(v, _mm_movehl_ps(v, v));
-  v = _mm_add_ss(v, _mm_movehdup_ps(v));
-  return _mm_cvtss_f32(v);
+/* The lane sums of nr AVX2 vectors into out[0 .. nr). Four at once: the
+ * horizontal adds pair them up, so each lane sum costs about a quarter of
+ * a lone reduction. */
+QMV_AVX2 CMX__KINLINE void qmv_red4_256(const __m256* a, int nr, float* out) {
+  if (nr == QMV_ROWS) {
+    __m256 ab = _mm256_hadd_ps(a[0], a[1]), cd = _mm256_hadd_ps(a[2], a[3]);
+    __m256 abcd = _mm256_hadd_ps(ab, cd); /* a01 a23 .. per 128-bit half */
+    __m128 s = _mm_add_ps(_mm256_castps256_ps128(abcd),
+                          _mm256_extractf128_ps(abcd, 1));
+    _mm_storeu_ps(out, s);
+    return;
+  }
+  for (int r = 0; r < nr; r++) {
+    __m128 v = _mm_add_ps(_mm256_castps256_ps128(a[r]),
+                          _mm256_extractf128_ps(a[r], 1));
+    v = _mm_add_ps(v, _mm_movehl_ps(v, v));
+    v = _mm_add_ss(v, _mm_movehdup_ps(v));
+    out[r] = _mm_cvtss_f32(v);
+  }
 }
 
-QMV_DOTS_SIMD(qmv_dots_512, QMV_AVX512, 16, __m512, __m512i, _mm512, QMV_LD16,
-              _mm512_and_si512, _mm512_reduce_add_ps)
-QMV_DOTS_SIMD(qmv_dots_256, QMV_AVX2, 8, __m256, __m256i, _mm256, QMV_LD8,
-              _mm256_and_si256, qmv_sum256)
-#endif
+/* The same for AVX-512 vectors: their halves added first. */
+QMV_AVX512 CMX__KINLINE void qmv_red4_512(const __m512* a, int nr, float* out) {
+  __m256 h[QMV_ROWS];
+  for (int r = 0; r < nr; r++)
+    h[r] = _mm256_add_ps(_mm512_castps512_ps256(a[r]),
+                         _mm512_extractf32x8_ps(a[r], 1));
+  qmv_red4_256(h, nr, out);
+}
 
-#if defined(__x86_64__) && defined(__GNUC__)
+QMV_BLOCK_SIMD(qmv_block_512, QMV_AVX512, 16, __m512, __m512i, _mm512, QMV_LD16,
+               QMV_LO4_512, qmv_cvt_512, qmv_red4_512)
+QMV_BLOCK_SIMD(qmv_block_256, QMV_AVX2, 8, __m256, __m256i, _mm256, QMV_LD8,
+               QMV_LO4_256, qmv_cvt_256, qmv_red4_256)
+
 /* F16C from CPUID (leaf 1, ECX): clang 14's __builtin_cpu_supports does not
  * know "f16c". */
 static bool cpu_has_f16c(void) {
@@ -433,93 +591,50 @@ static bool cpu_has_f16c(void) {
 }
 #endif
 
-/* The dots functions for QMV_ROWS rows and for one, for this CPU. */
-static void qmv_pick(qmv_dots_fn* four, qmv_dots_fn* one) {
-  *four = qmv_dots_c4;
-  *one = qmv_dots_c1;
+/* The block kernels for QMV_ROWS rows and for one, for this CPU and
+ * bits. */
+static void qmv_pick(int bits, qmv_block_fn* four, qmv_block_fn* one) {
+  *four = *one = qmv_block_c;
+  if (bits != 4 && bits != 8) return;
 #if defined(__x86_64__) && defined(__GNUC__)
   __builtin_cpu_init();
   if (__builtin_cpu_supports("avx512f") && __builtin_cpu_supports("avx512bw") &&
       __builtin_cpu_supports("avx512dq") &&
       __builtin_cpu_supports("avx512vl")) {
-    *four = qmv_dots_512x4;
-    *one = qmv_dots_512x1;
+    *four = bits == 4 ? qmv_block_512x4 : qmv_block_512x4_8;
+    *one = bits == 4 ? qmv_block_512x1 : qmv_block_512x1_8;
   } else if (__builtin_cpu_supports("avx2") && __builtin_cpu_supports("fma") &&
              cpu_has_f16c()) {
-    *four = qmv_dots_256x4;
-    *one = qmv_dots_256x1;
+    *four = bits == 4 ? qmv_block_256x4 : qmv_block_256x4_8;
+    *one = bits == 4 ? qmv_block_256x1 : qmv_block_256x1_8;
   }
 #endif
 }
 
-/* Rows [n0, n0 + nr) of the output for every row of x; buf holds 2 *
- * QMV_ROWS * G + g floats. */
-CMX__KINLINE void qmv_rows(const qmm_job* j, int64_t n0, int nr, float* buf,
-                           qmv_dots_fn dots_fn) {
-  int64_t K = j->K, G = K / j->g;
-  float *sc = buf, *bi = sc + QMV_ROWS * G, *tmp = bi + QMV_ROWS * G;
-  size_t ses = cmx_dtype_size(j->sdt), bes = cmx_dtype_size(j->bdt);
-  const uint8_t* w[QMV_ROWS];
-  for (int r = 0; r < nr; r++) {
-    int64_t n = n0 + r;
-    qmv_groups(j->sc + n * j->srow * (int64_t)ses, j->sdt, j->ss, G,
-               sc + r * G);
-    qmv_groups(j->bi + n * j->bis * (int64_t)bes, j->bdt, j->bs, G, bi + r * G);
-    w[r] = j->w + n * j->wrow;
-  }
-  for (int64_t m = 0; m < j->M; m++) {
-    float dots[QMV_ROWS];
-    if (j->bits == 4 || j->bits == 8) {
-      dots_fn(w, (j->bits == 4 ? j->xp : j->x) + m * K, sc, G, j->g / 32,
-              j->bits, dots);
-    } else {
-      for (int r = 0; r < nr; r++) {
-        float a = 0;
-        for (int64_t gi = 0; gi < G; gi++) {
-          unpack(w[r] + gi * j->g * j->bits / 8, j->bits, j->g, tmp);
-          float d = 0;
-          for (int i = 0; i < j->g; i++)
-            d += tmp[i] * j->x[m * K + gi * j->g + i];
-          a += sc[r * G + gi] * d;
-        }
-        dots[r] = a;
-      }
-    }
-    const float* xs = j->xsum + m * G;
-    for (int r = 0; r < nr; r++) {
-      float b = 0;
-      for (int64_t gi = 0; gi < G; gi++) b += bi[r * G + gi] * xs[gi];
-      j->out[m * j->N + n0 + r] = dots[r] + b;
-    }
-  }
-}
-
-CMX__SIMD_CLONES
 static void qmv_span(const qmm_job* j, int64_t begin, int64_t end, float* buf) {
-  qmv_dots_fn four, one;
-  qmv_pick(&four, &one);
+  qmv_block_fn four, one;
+  qmv_pick(j->bits, &four, &one);
   int64_t n = begin;
-  for (; n + QMV_ROWS <= end; n += QMV_ROWS)
-    qmv_rows(j, n, QMV_ROWS, buf, four);
-  for (; n < end; n++) qmv_rows(j, n, 1, buf, one);
+  for (; n + QMV_ROWS <= end; n += QMV_ROWS) four(j, n, QMV_ROWS, buf);
+  for (; n < end; n++) one(j, n, 1, buf);
 }
 
 /* transpose, few rows of x: output columns [begin, end) = weight rows. */
 static void qmm_t_chunk(void* ctx, int64_t begin, int64_t end) {
   qmm_job* j = ctx;
-  int64_t G = j->K / j->g;
-  float* buf = cmx__fast_buf((size_t)(2 * QMV_ROWS * G + j->g), &j->failed);
+  int64_t Gp = qmv_gpad(j->K / j->g);
+  float* buf = cmx__fast_buf((size_t)(2 * QMV_ROWS * Gp + j->g), &j->failed);
   if (!buf) return;
   qmv_span(j, begin, end, buf);
   free(buf);
 }
 
-/* The per-group sums of x's rows into j->xsum and, for 4 bits, x's rows
- * with each 32-value chunk reordered (evens, then odds) into j->xp; false
- * when out of memory. */
+/* The per-group sums of x's rows into j->xsum (qmv_gpad(G) a row, zero
+ * past G) and, for 4 bits, x's rows with each 32-value chunk reordered
+ * (evens, then odds) into j->xp; false when out of memory. */
 static bool qmm_prepare_x(qmm_job* j) {
-  int64_t K = j->K, G = K / j->g;
-  j->xsum = malloc((size_t)(j->M * G) * sizeof(float));
+  int64_t K = j->K, G = K / j->g, Gp = qmv_gpad(G);
+  j->xsum = calloc((size_t)(j->M * Gp), sizeof(float));
   j->xp = j->bits == 4 ? malloc((size_t)(j->M * K) * sizeof(float)) : NULL;
   if (!j->xsum || (j->bits == 4 && !j->xp)) return false;
   for (int64_t m = 0; m < j->M; m++) {
@@ -527,7 +642,7 @@ static bool qmm_prepare_x(qmm_job* j) {
     for (int64_t gi = 0; gi < G; gi++) {
       float t = 0;
       for (int i = 0; i < j->g; i++) t += x[gi * j->g + i];
-      j->xsum[m * G + gi] = t;
+      j->xsum[m * Gp + gi] = t;
     }
     if (j->xp)
       for (int64_t c = 0; c < K / 32; c++)
@@ -592,12 +707,40 @@ static bool qmm_blas(qmm_job* j) {
   return true;
 }
 
+/* ---------------- microscaled modes ---------------- */
+
+/* The value of E4M3 code c (bias 7, 0x7F / 0xFF NaN). */
+static float e4m3(int c) {
+  int e = (c >> 3) & 15, m = c & 7;
+  float v = e == 15 && m == 7 ? NAN
+            : e               ? ldexpf((float)(8 + m), e - 10)
+                              : ldexpf((float)m, -9);
+  return c & 128 ? -v : v;
+}
+
+/* The code values (E2M1 or E4M3) and scale byte values (E8M0 or E4M3) of
+ * microscaled mode m. */
+static void fp_tables(int m, float* lut, float* slut) {
+  static const float e2m1[8] = {0, 0.5f, 1, 1.5f, 2, 3, 4, 6};
+  for (int c = 0; c < 256; c++) {
+    lut[c] = m == CMX__QMODE_MXFP8 ? e4m3(c)
+             : c < 16              ? (c & 8 ? -e2m1[c & 7] : e2m1[c & 7])
+                                   : 0;
+    slut[c] = m == CMX__QMODE_NVFP4 ? e4m3(c)
+              : c == 255            ? NAN
+                                    : ldexpf(1.0f, c - 127);
+  }
+}
+
 CMX__KERNEL(cmx__cpu_quantized_matmul) {
-  (void)nin, (void)nout;
+  (void)nout;
   const cmx__quant_params* q = cmx_primitive_params(p);
-  cmx_array x = in[0], w = in[1], sc = in[2], bi = in[3], o = out[0];
-  if (!cmx__fast_dtype_ok(o->dtype) || !cmx__fast_dtype_ok(sc->dtype) ||
-      !cmx__fast_dtype_ok(bi->dtype))
+  bool fp = q->mode != CMX__QMODE_AFFINE; /* no biases, uint8 scales */
+  cmx_array x = in[0], w = in[1], sc = in[2], bi = fp ? NULL : in[3],
+            o = out[0];
+  if (!cmx__fast_dtype_ok(o->dtype) ||
+      (fp ? sc->dtype != CMX_UINT8 || nin != 3
+          : !cmx__fast_dtype_ok(sc->dtype) || !cmx__fast_dtype_ok(bi->dtype)))
     return cmx_kernel_error(CMX_ERR_TYPE,
                             "[quantized_matmul] unsupported dtype %s",
                             cmx_dtype_name(o->dtype));
@@ -605,15 +748,21 @@ CMX__KERNEL(cmx__cpu_quantized_matmul) {
   if (st != CMX_OK || o->size == 0) return st;
   int nd = o->ndim;
   const int64_t *xs = CMX__STRIDES(x), *ws = CMX__STRIDES(w),
-                *sst = CMX__STRIDES(sc), *bst = CMX__STRIDES(bi);
+                *sst = CMX__STRIDES(sc), *bst = CMX__STRIDES(fp ? sc : bi);
   qmm_job j = {.g = q->group_size, .bits = q->bits, .transpose = q->transpose};
+  float luts[2][256];
+  if (fp) {
+    fp_tables(q->mode, luts[0], luts[1]);
+    j.lut = luts[0];
+    j.slut = luts[1];
+  }
   j.M = o->dims[nd - 2];
   j.N = o->dims[nd - 1];
   j.K = x->dims[nd - 1];
   j.R = w->dims[nd - 2];
   j.C = w->dims[nd - 1] * 32 / q->bits;
   j.sdt = sc->dtype;
-  j.bdt = bi->dtype;
+  j.bdt = fp ? sc->dtype : bi->dtype;
   j.wrow = ws[nd - 2] * 4;
   j.srow = sst[nd - 2];
   j.bis = bst[nd - 2];
@@ -637,9 +786,10 @@ CMX__KERNEL(cmx__cpu_quantized_matmul) {
                            batch_offset(w, t));
     j.sc = (const char*)cmx__node_ptr(sc) +
            batch_offset(sc, t) * (int64_t)cmx_dtype_size(sc->dtype);
-    j.bi = (const char*)cmx__node_ptr(bi) +
-           batch_offset(bi, t) * (int64_t)cmx_dtype_size(bi->dtype);
-    if (j.M >= QMM_BLAS_MIN_M)
+    j.bi = fp ? NULL
+              : (const char*)cmx__node_ptr(bi) +
+                    batch_offset(bi, t) * (int64_t)cmx_dtype_size(bi->dtype);
+    if (j.M >= QMM_BLAS_MIN_M || fp) /* microscaled: tiles only */
       ok = qmm_blas(&j);
     else if (j.transpose && (ok = qmm_prepare_x(&j)))
       /* a chunk streams at least ~64K weights: smaller products run on

@@ -102,10 +102,17 @@ cmx__gpu_dep_stats cmx__gpu_dep_stats_get(void);
  * must come after that work. */
 void cmx__gpu_order_after_all(int dev, CUstream target);
 
-/* When the running task's stream (dev, s) has batched commands, takes the
- * free of device memory p (bytes) to do once they are issued and returns
- * true; else false (free it now). */
-bool cmx__gpu_defer_free(int dev, CUstream s, CUdeviceptr p, size_t bytes);
+/* A free ordered on the running task's stream (dev, s) while its batch
+ * holds commands: a ticket (non-zero) naming that batch, which the free
+ * comes after; 0 when nothing is batched (the free is ordered on s now).
+ * The memory may be reused at once by later commands of s (they come after
+ * the batch); anything else must first issue the batch
+ * (cmx__gpu_issue_ticket). */
+uint64_t cmx__gpu_free_ticket(int dev, CUstream s);
+/* Issues the batch that ticket names on the GPU stream whose CUstream is
+ * s, unless it was issued already (ticket 0: nothing to do): afterwards
+ * work ordered on s comes after the frees that took the ticket. */
+void cmx__gpu_issue_ticket(CUstream s, uint64_t ticket);
 /* Issues every GPU stream's batched commands and drops their executable
  * graphs (before kernel modules are unloaded). */
 void cmx__gpu_graphs_forget_all(void);
@@ -155,10 +162,6 @@ char* cmx__gpu_index_error_take(cmx__gpu_index_error* rec, cmx_status* st);
 /* The buffer hooks (installed into cmx__device_hooks when the driver
  * loads). */
 extern const cmx__device_memory_hooks cmx__cuda_memory_hooks;
-/* Frees device memory p (bytes) of device dev, ordered on stream target
- * after every other stream's pending work (what a buffer's free does;
- * stream.c calls it for frees deferred past a batch). */
-void cmx__gpu_free_on(int dev, CUdeviceptr p, size_t bytes, CUstream target);
 /* Device bytes currently allocated by cmx (all devices) and the peak. */
 size_t cmx__gpu_active_bytes(void);
 size_t cmx__gpu_peak_bytes(void);
@@ -533,28 +536,31 @@ cmx__gpu_encoder_stats cmx__gpu_encoder_stats_get(void);
  * A GPU stream batches the commands its tasks encode (stream.c) and issues
  * them when something needs them on the device (a wait, an event, a free
  * on another stream, a command that cannot be batched, the batch's size
- * limit): a run of kernel launches and captured library calls becomes one
- * CUDA graph launch. Each batch keeps the executable graphs it made, keyed
- * by the run's shape (kernels, launch configurations, argument sizes), and
- * replays a known run by updating the kernel nodes whose arguments changed
- * (cuGraphExecKernelNodeSetParams) and the captured calls
- * (cuGraphExecChildGraphNodeSetParams) instead of instantiating again. A
- * run seen for the first time, or shorter than the graph threshold, is
- * launched kernel by kernel. Any graph error falls back to those plain
- * launches. CMX_CUDA_GRAPHS=0 turns batching off. */
+ * limit): a run of kernel launches (and, with CMX_CUDA_GRAPH_CAPTURE=1,
+ * captured library calls) becomes one CUDA graph launch. Each batch keeps
+ * the executable graphs it made, keyed by the run's shape (kernels, launch
+ * configurations, argument sizes), and replays a known run by updating the
+ * kernel nodes whose arguments changed (cuGraphExecKernelNodeSetParams)
+ * and the captured calls (cuGraphExecChildGraphNodeSetParams) instead of
+ * instantiating again. A run seen fewer than CMX_CUDA_GRAPH_MIN_SEEN times
+ * before, or shorter than the graph threshold, is launched kernel by
+ * kernel. Any graph error falls back to those plain launches.
+ * CMX_CUDA_GRAPHS=1 turns batching on (off by default for now: graph.c). */
 typedef struct cmx__gpu_batch cmx__gpu_batch;
-/* Whether batching is on: CMX_CUDA_GRAPHS is not "0" and the driver has
- * the graph entry points (read once). */
+/* Whether batching is on: CMX_CUDA_GRAPHS=1 (or unset and graph.c's
+ * default on; =0 off) and the driver has the graph entry points (read
+ * once). */
 bool cmx__gpu_graphs_enabled(void);
 /* A new, empty batch issuing on stream s of device dev, or NULL (batching
  * off, or out of memory: commands are then issued directly). */
 cmx__gpu_batch* cmx__gpu_batch_new(int dev, CUstream s);
 /* Frees b and its executable graphs (its stream idle, b empty). */
 void cmx__gpu_batch_free(cmx__gpu_batch* b);
-/* Takes cmd (a copy) into b: kernel launches (checked now) and graphable
- * library calls (captured now into a graph of their own). *taken is false
- * when cmd cannot be batched (memsets, copies, other calls, a failed
- * capture): the caller issues b's commands, then cmd itself. An error
+/* Takes cmd (a copy) into b: kernel launches (checked now) and, when
+ * capturing is on, graphable library calls (captured now into a graph of
+ * their own). *taken is false when cmd cannot be batched (memsets,
+ * copies, other calls, a failed capture, graphable calls while capturing
+ * is off): the caller issues b's commands, then cmd itself. An error
  * status is the command's (its launch check). */
 cmx_status cmx__gpu_batch_add(cmx__gpu_batch* b, const cmx__gpu_cmd* cmd,
                               bool* taken);
@@ -587,6 +593,11 @@ cmx__gpu_graph_stats cmx__gpu_graph_stats_get(void);
  * instantiations fail (testing the fallback). */
 void cmx__gpu_graphs_set(int on, int min_nodes);
 void cmx__gpu_graphs_fail_next(int n);
+/* For tests and benchmarks: the plain sightings a run needs before it
+ * becomes a graph (0: CMX_CUDA_GRAPH_MIN_SEEN's or the default), and
+ * whether graphable library calls are captured into the batch (1), cut it
+ * (0), or follow CMX_CUDA_GRAPH_CAPTURE (-1). */
+void cmx__gpu_graphs_tune(int min_seen, int capture);
 
 /* ---------------- eval_gpu helpers (launch.c) ---------------- */
 

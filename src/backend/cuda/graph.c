@@ -1,16 +1,19 @@
 /* Batches of a GPU stream's launches, issued as CUDA graphs (gpu.h says
  * what a batch is for; stream.c decides when one is issued).
  *
- * Off unless CMX_CUDA_GRAPHS=1: the one whole-suite GPU run with batching
- * on and the GPU as default device failed test_transforms_order (a
- * batch's frees come after it is issued, so peak memory grows) and ran
- * the Python suite several times slower than without (not yet profiled).
- *
- * A batch holds kernel launches (function, configuration, a copy of the
- * argument bytes) and library calls captured on a private capture stream
- * into graphs of their own (child graphs). Every command of a batch runs
- * after the one before it (a chain: the stream's order), so a batch is one
- * run of graph nodes. Issuing it:
+ * Off by default until a GPU run confirms the fixes below (CMX_CUDA_GRAPHS=1
+ * turns it on, =0 off; DEFAULT_ON flips the default). The last H100 run
+ * with batching on failed test_transforms_order (frees waited for the
+ * batch, so peak memory grew: fixed by free tickets, below) and ran the
+ * Python suite several times slower (not profiled; likely the cuBLASLt
+ * captures, each instantiated at first sight, and graphs made at the
+ * second sight of a run: now calls cut the batch and a run must repeat
+ * twice first). A batch holds kernel
+ * launches (function, configuration, a copy of the argument bytes) and,
+ * with CMX_CUDA_GRAPH_CAPTURE=1, library calls captured on a private
+ * capture stream into graphs of their own (child graphs). Every command of
+ * a batch runs after the one before it (a chain: the stream's order), so a
+ * batch is one run of graph nodes. Issuing it:
  *   - shorter than the threshold (and no captured call): plain launches;
  *   - else its signature (per node: kind, function, grid, block, shared
  *     memory, argument count and bytes) is looked up among the batch's
@@ -18,21 +21,27 @@
  *     differ from the last launch's are updated
  *     (cuGraphExecKernelNodeSetParams), captured calls replaced
  *     (cuGraphExecChildGraphNodeSetParams), and the graph launched;
- *   - not found: a signature seen once before (or one with a captured
- *     call, which has no plain form) is built, instantiated, kept (the
- *     least recently used of MAX_EXECS goes) and launched; a first sight
- *     is launched plainly, so one-off evals never pay an instantiation.
+ *   - not found: a signature seen CMX_CUDA_GRAPH_MIN_SEEN times before
+ *     (default 2; or one with a captured call, which has no plain form) is
+ *     built, instantiated, kept (the least recently used of MAX_EXECS
+ *     goes) and launched; otherwise it is launched plainly and counted, so
+ *     evals that do not repeat (a test suite's) never pay an instantiation
+ *     and one that repeats twice pays none it cannot win back.
  * Measured on an H100 (bench_gpu, evals of N dependent tiny adds): a
  * replayed graph beats N launches from N = 2 (11.4 against 16.7 us an
  * eval; 558 against 1272 us at N = 256), one node is about even (10.0
  * against 11.7 us), and building plus instantiating costs about what the
  * N plain launches cost (36 us at N = 2, 1285 us at N = 256): hence the
- * threshold of 2 and plain launches at first sight.
+ * threshold of 2 and plain launches until a run has repeated.
  *
- * Library calls: cuBLASLt products are captured (it only enqueues
- * kernels on the stream it is given), so a training step stays one graph;
- * other libraries' calls (cuSOLVER reading results back, cuFFT, cuDNN,
- * NCCL) end the batch and run on the stream as before, since they may
+ * Library calls: by default a cuBLASLt product ends the batch and runs on
+ * the stream as before (capturing it costs a stream capture and a child
+ * graph update per call, more host time than the launches a graph saves:
+ * the compiled MLP step ran 337 us with captures against 297 us without
+ * graphs on an H100). With CMX_CUDA_GRAPH_CAPTURE=1 cuBLASLt calls are
+ * captured (they only enqueue kernels on the stream they are given), so a
+ * training step stays one graph. Other libraries' calls (cuSOLVER reading
+ * results back, cuFFT, cuDNN, NCCL) always end the batch, since they may
  * synchronise or allocate, which a capture does not allow.
  *
  * Any graph error (building, instantiating, updating, launching) drops
@@ -41,8 +50,9 @@
  *
  * Buffers: allocations stay outside graphs (a task allocates its outputs
  * before it encodes, stream-ordered on the stream the graph is launched
- * on); frees that would be ordered on the stream before the batch's
- * launches are deferred until it is issued (stream.c, memory.c).
+ * on); a free ordered on the stream while its batch holds commands takes
+ * the batch's ticket: the memory is reusable at once by the stream's later
+ * commands, and anyone else first issues the batch (stream.c, memory.c).
  */
 #include <stdio.h>
 #include <stdlib.h>
@@ -50,10 +60,12 @@
 
 #include "backend/cuda/gpu.h"
 
-#define MAX_EXECS 32  /* executable graphs kept per batch */
-#define NSEEN 64      /* signatures remembered as seen once */
-#define DEFAULT_MIN 2 /* nodes from which a known run becomes a graph */
+#define MAX_EXECS 32   /* executable graphs kept per batch */
+#define NSEEN 128      /* signatures remembered with their sightings */
+#define DEFAULT_MIN 2  /* nodes from which a known run becomes a graph */
+#define DEFAULT_SEEN 2 /* plain sightings before a run becomes a graph */
 #define DEFAULT_LIMIT 512
+#define DEFAULT_ON 0 /* batching without CMX_CUDA_GRAPHS */
 
 enum { N_KERNEL = 0, N_CHILD = 1 };
 
@@ -94,7 +106,8 @@ struct cmx__gpu_batch {
   size_t used, cap_arena;
   gexec* execs[MAX_EXECS];
   int nexecs;
-  uint64_t seen[NSEEN];
+  uint64_t seen[NSEEN]; /* signature hashes seen, and how often */
+  int seen_count[NSEEN];
   int seen_next;
   uint64_t clock;
 };
@@ -103,6 +116,7 @@ static _Atomic uint64_t st_launches, st_nodes, st_inst, st_reused, st_updates,
     st_direct, st_captures, st_fallbacks, st_flushes;
 static _Atomic int g_force = -1, g_min = 0, g_fail_next = 0;
 static _Atomic int g_env = -1; /* CMX_CUDA_GRAPHS: 0 off, 1 on, -1 unread */
+static _Atomic int g_seen = 0, g_capture = -1; /* cmx__gpu_graphs_tune */
 
 cmx__gpu_graph_stats cmx__gpu_graph_stats_get(void) {
   return (cmx__gpu_graph_stats){
@@ -122,6 +136,11 @@ void cmx__gpu_graphs_fail_next(int n) {
   atomic_store(&g_fail_next, n);
 }
 
+void cmx__gpu_graphs_tune(int min_seen, int capture) {
+  atomic_store(&g_seen, min_seen);
+  atomic_store(&g_capture, capture);
+}
+
 static bool driver_has_graphs(void) {
   const cmx__cuda_api* c = &cmx__cu;
   return c->cuGraphCreate && c->cuGraphDestroy && c->cuGraphAddKernelNode &&
@@ -138,7 +157,9 @@ bool cmx__gpu_graphs_enabled(void) {
   int e = atomic_load(&g_env);
   if (e < 0) {
     const char* v = getenv("CMX_CUDA_GRAPHS");
-    e = v && strcmp(v, "1") == 0;
+    e = v && strcmp(v, "1") == 0   ? 1
+        : v && strcmp(v, "0") == 0 ? 0
+                                   : DEFAULT_ON;
     atomic_store(&g_env, e);
   }
   return e == 1 && driver_has_graphs();
@@ -152,26 +173,52 @@ static int env_int(const char* name, int dflt, int lo, int hi) {
   return *end || x < lo || x > hi ? dflt : (int)x;
 }
 
+/* The variable's value (env_int), read once into *cache (0: unread; the
+ * values are at least 1). */
+static int env_once(_Atomic int* cache, const char* name, int dflt, int lo,
+                    int hi) {
+  int v = atomic_load(cache);
+  if (!v) {
+    v = env_int(name, dflt, lo, hi);
+    atomic_store(cache, v);
+  }
+  return v;
+}
+
 static int min_nodes(void) {
-  int m = atomic_load(&g_min);
-  if (m > 0) return m;
   static _Atomic int env = 0;
+  int m = atomic_load(&g_min);
+  return m > 0 ? m
+               : env_once(&env, "CMX_CUDA_GRAPH_MIN_NODES", DEFAULT_MIN, 1,
+                          1 << 20);
+}
+
+/* Plain sightings a run needs before it is made a graph. */
+static int min_seen(void) {
+  static _Atomic int env = 0;
+  int m = atomic_load(&g_seen);
+  return m > 0 ? m
+               : env_once(&env, "CMX_CUDA_GRAPH_MIN_SEEN", DEFAULT_SEEN, 1,
+                          1 << 20);
+}
+
+/* Whether graphable library calls are captured into batches
+ * (CMX_CUDA_GRAPH_CAPTURE=1, read once). */
+static bool capture_on(void) {
+  static _Atomic int env = 0; /* 1 + the variable's 0 or 1; 0: unread */
+  int c = atomic_load(&g_capture);
+  if (c >= 0) return c == 1;
   int e = atomic_load(&env);
   if (!e) {
-    e = env_int("CMX_CUDA_GRAPH_MIN_NODES", DEFAULT_MIN, 1, 1 << 20);
+    e = 1 + env_int("CMX_CUDA_GRAPH_CAPTURE", 0, 0, 1);
     atomic_store(&env, e);
   }
-  return e;
+  return e == 2;
 }
 
 int cmx__gpu_batch_limit(void) {
   static _Atomic int lim = 0;
-  int l = atomic_load(&lim);
-  if (!l) {
-    l = env_int("CMX_CUDA_GRAPH_MAX_NODES", DEFAULT_LIMIT, 1, 1 << 16);
-    atomic_store(&lim, l);
-  }
-  return l;
+  return env_once(&lim, "CMX_CUDA_GRAPH_MAX_NODES", DEFAULT_LIMIT, 1, 1 << 16);
 }
 
 /* ---------------- batches ---------------- */
@@ -209,6 +256,7 @@ void cmx__gpu_batch_forget(cmx__gpu_batch* b) {
   b->nexecs = 0;
   b->seen_next = 0;
   memset(b->seen, 0, sizeof b->seen);
+  memset(b->seen_count, 0, sizeof b->seen_count);
 }
 
 void cmx__gpu_batch_free(cmx__gpu_batch* b) {
@@ -290,7 +338,7 @@ cmx_status cmx__gpu_batch_add(cmx__gpu_batch* b, const cmx__gpu_cmd* cmd,
                               bool* taken) {
   *taken = false;
   if (cmd->kind == CMX__GPU_CMD_CALL) {
-    if (!cmd->graphable) return CMX_OK;
+    if (!cmd->graphable || !capture_on()) return CMX_OK;
     cmx_status st;
     CUgraph g;
     if (!capture(b, cmd, &st, &g)) {
@@ -510,11 +558,17 @@ static void keep(cmx__gpu_batch* b, gexec* e) {
   b->execs[b->nexecs++] = e;
 }
 
-/* Whether hash was seen before; remembers it otherwise. */
-static bool seen_before(cmx__gpu_batch* b, uint64_t hash) {
-  for (int i = 0; i < NSEEN; i++)
-    if (b->seen[i] == hash) return true;
+/* True once hash was seen min_seen() times before (it becomes a graph);
+ * else counts this sighting (plain). */
+static bool seen_enough(cmx__gpu_batch* b, uint64_t hash) {
+  for (int i = 0; i < NSEEN; i++) {
+    if (b->seen[i] != hash || !b->seen_count[i]) continue;
+    if (b->seen_count[i] >= min_seen()) return true;
+    b->seen_count[i]++;
+    return false;
+  }
   b->seen[b->seen_next] = hash;
+  b->seen_count[b->seen_next] = 1;
   b->seen_next = (b->seen_next + 1) % NSEEN;
   return false;
 }
@@ -544,7 +598,7 @@ static bool issue_graph(cmx__gpu_batch* b) {
       return true;
     }
     drop(b, slot); /* made afresh below */
-  } else if (!child && !seen_before(b, hash)) {
+  } else if (!child && !seen_enough(b, hash)) {
     return false;
   }
   e = instantiate(b, hash);

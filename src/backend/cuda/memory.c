@@ -62,16 +62,24 @@ static void count_bytes(size_t n, int sign) {
  * the common case, a stream reusing its own frees, costs no driver call.
  * The cache is bounded by the cache limit (core keeps the figure); an
  * allocation that fails for lack of memory empties the device's cache and
- * tries once more. */
+ * tries once more.
+ *
+ * A free ordered on a stream whose batch (graph.c) still holds commands
+ * that may use the memory carries that batch's ticket (stream.c): the
+ * same stream may take the buffer again at once (its later commands come
+ * after the batch), so frees inside a batch keep peak memory where eager
+ * launches keep it; recording the entry's event or giving the memory back
+ * to the driver first issues the batch (cmx__gpu_issue_ticket). */
 #define MAX_CACHED_DEVICES 16
 #define NUM_DEV_CLASSES 512
 
 typedef struct centry {
   CUdeviceptr p;
   size_t cap;
-  CUevent ev;  /* recorded on s once another stream needs the free done */
-  CUstream s;  /* the stream the free is ordered on */
-  bool marked; /* ev recorded after the free */
+  CUevent ev;      /* recorded on s once another stream needs the free done */
+  CUstream s;      /* the stream the free is ordered on */
+  bool marked;     /* ev recorded after the free */
+  uint64_t ticket; /* the free comes after this batch of s (0: none) */
   struct centry* next;
 } centry;
 
@@ -127,6 +135,8 @@ static void entry_recycle(centry* e) {
  * for). */
 static bool entry_mark(centry* e) {
   if (e->marked) return true;
+  cmx__gpu_issue_ticket(e->s, e->ticket); /* the free, on the device */
+  e->ticket = 0;
   if (cmx__cu.cuEventRecord(e->ev, e->s) == CUDA_SUCCESS) {
     e->marked = true;
     return true;
@@ -191,9 +201,11 @@ static void hook_trim_cache(size_t target) {
 }
 
 /* Puts p (capacity cap, class c) in dev's cache, its free ordered on s
- * (after every stream's pending work); false when it does not fit the
- * cache (or cannot be tracked): the caller frees it. */
-static bool cache_put(int dev, int c, CUdeviceptr p, size_t cap, CUstream s) {
+ * (after every stream's pending work, and after s's batch `ticket`);
+ * false when it does not fit the cache (or cannot be tracked): the caller
+ * frees it. */
+static bool cache_put(int dev, int c, CUdeviceptr p, size_t cap, CUstream s,
+                      uint64_t ticket) {
   if (c < 0 || dev >= MAX_CACHED_DEVICES) return false;
   if (!cmx__mem_device_cache_add(cap)) return false;
   pthread_mutex_lock(&g_cache.lock);
@@ -216,6 +228,7 @@ static bool cache_put(int dev, int c, CUdeviceptr p, size_t cap, CUstream s) {
   e->cap = cap;
   e->s = s;
   e->marked = false;
+  e->ticket = ticket;
   pthread_mutex_lock(&g_cache.lock);
   e->next = g_cache.lists[dev][c];
   g_cache.lists[dev][c] = e;
@@ -258,6 +271,7 @@ static cmx_status dev_alloc(int dev, size_t bytes, CUstream s, const char* op,
   centry* e = cache_take(dev, c);
   if (e) {
     CUresult r = CUDA_SUCCESS;
+    /* the same stream reuses it in stream order, even inside its batch */
     if (e->s != s)
       r = entry_mark(e) ? cmx__cu.cuStreamWaitEvent(s, e->ev, 0)
                         : CUDA_SUCCESS; /* (its stream was waited for) */
@@ -293,27 +307,12 @@ static cmx_status dev_alloc(int dev, size_t bytes, CUstream s, const char* op,
   return CMX_OK;
 }
 
-/* Frees p (a buffer of bytes) on device dev. Stream-ordered: on the
- * current task's stream when the freeing thread runs one of dev's tasks
- * (after that stream's batched launches: deferred while it has some),
- * else on the device's free stream; either way after the pending work of
- * every other stream, which may still read p. It goes to the cache when
- * that has room. */
-static void dev_free(int dev, CUdeviceptr p, size_t bytes) {
-  if (cmx__gpu_ctx_enter(dev) != CMX_OK) return; /* no device: nothing to do */
-  int cur_dev = -1;
-  CUstream cur = cmx__gpu_current_stream(&cur_dev);
-  if (cur && cur_dev == dev) {
-    /* the stream's batched launches may still use p: free after them */
-    if (cmx__gpu_defer_free(dev, cur, p, bytes)) return;
-    cmx__gpu_free_on(dev, p, bytes, cur);
-  } else {
-    cmx__gpu_free_on(dev, p, bytes, NULL);
-  }
-}
-
-void cmx__gpu_free_on(int dev, CUdeviceptr p, size_t bytes, CUstream target) {
-  if (cmx__gpu_ctx_enter(dev) != CMX_OK) return;
+/* Frees p (a buffer of bytes) on device dev, ordered on stream target
+ * (NULL: the device's free stream) after every other stream's pending
+ * work, which may still read p, and after target's batch `ticket`. It
+ * goes to the cache when that has room. */
+static void free_on(int dev, CUdeviceptr p, size_t bytes, CUstream target,
+                    uint64_t ticket) {
   cmx__gpu_device* d = cmx__gpu_device_get(dev);
   size_t cap;
   int c = dev_class(bytes, &cap);
@@ -321,13 +320,28 @@ void cmx__gpu_free_on(int dev, CUdeviceptr p, size_t bytes, CUstream target) {
   cmx__mem_device_unreserve(cap);
   if (!target) target = d->free_stream;
   cmx__gpu_order_after_all(dev, target);
-  if (cache_put(dev, c, p, cap, target)) return;
+  if (cache_put(dev, c, p, cap, target, ticket)) return;
+  cmx__gpu_issue_ticket(target, ticket); /* the batch may still use p */
   if (d->pools) {
     cmx__cu.cuMemFreeAsync(p, target);
   } else {
     cmx__cu.cuCtxSynchronize(); /* cuMemFree does not order after work */
     cmx__cu.cuMemFree(p);
   }
+}
+
+/* Frees p (a buffer of bytes) on device dev: on the current task's stream
+ * when the freeing thread runs one of dev's tasks (after that stream's
+ * batched launches: see cmx__gpu_free_ticket), else on the device's free
+ * stream. */
+static void dev_free(int dev, CUdeviceptr p, size_t bytes) {
+  if (cmx__gpu_ctx_enter(dev) != CMX_OK) return; /* no device: nothing to do */
+  int cur_dev = -1;
+  CUstream cur = cmx__gpu_current_stream(&cur_dev);
+  if (cur && cur_dev == dev)
+    free_on(dev, p, bytes, cur, cmx__gpu_free_ticket(dev, cur));
+  else
+    free_on(dev, p, bytes, NULL, 0);
 }
 
 static cmx_status to_host_locked(cmx__buffer* b) {

@@ -503,6 +503,11 @@ cmx_status cmx__gpu_quantized_matmul(const cmx_primitive* p,
                                      const cmx_array* out, int nout) {
   (void)nin, (void)nout;
   const cmx__quant_params* q = cmx_primitive_params(p);
+  if (q->mode != CMX__QMODE_AFFINE) /* the op composes these on the GPU */
+    return cmx_kernel_error(CMX_ERR_VALUE,
+                            "[quantized_matmul] the GPU kernel reads the "
+                            "affine mode only (mode %d)",
+                            q->mode);
   qmm_call c = {.op = "quantized_matmul",
                 .bits = q->bits,
                 .transpose = q->transpose,

@@ -22,8 +22,13 @@
  * the evaluating thread under the eval lock (core/scheduler.c), so one
  * thread at a time adds to a stream's batch; others may issue it (under
  * `block`, taken before `lock`). A free ordered on the stream itself while
- * its batch holds commands is deferred until the batch is issued: the
- * batched kernels may still use that memory.
+ * its batch holds commands takes a ticket naming that batch
+ * (cmx__gpu_free_ticket): the memory goes back to the device cache at
+ * once, where later commands of the same stream (hence of the same batch,
+ * in stream order) may reuse it, exactly as without batching; whoever
+ * needs the free to have happened on the device (another stream reusing
+ * it, a release to the driver) issues the batch first
+ * (cmx__gpu_issue_ticket). So peak memory is what it is without graphs.
  *
  * Freed device memory is stream-ordered (memory.c), and a buffer's last
  * reference may be dropped on any thread while kernels of any stream still
@@ -60,11 +65,7 @@ struct cmx__gpu_stream {
   cmx__gpu_batch* batch; /* NULL until the first batched command */
   uint64_t batch_seq;    /* highest finished task with work in the batch */
   uint64_t launched;     /* (under lock) highest seq whose work is issued */
-  struct dfree {
-    CUdeviceptr p;
-    size_t bytes;
-  } * frees; /* frees deferred until the batch is issued */
-  int nfrees, capfrees;
+  uint64_t issued;       /* non-empty batches issued so far */
 };
 
 /* Every GPU stream, for ordering frees after their pending work. */
@@ -81,6 +82,7 @@ static _Thread_local cmx__buffer** tl_held;
 static _Thread_local int tl_nheld;
 static _Thread_local const char* tl_op;
 static _Atomic uint64_t g_event_deps, g_host_deps;
+static int streams_snapshot(cmx__gpu_stream*** out);
 
 const char* cmx__gpu_current_op(void) {
   return tl_op ? tl_op : "gpu";
@@ -169,54 +171,33 @@ static void flush_locked(cmx__gpu_stream* gs) {
 
 /* ---------------- batches ---------------- */
 
-/* Issues gs's batch (block held): its tasks count as launched; the frees
- * it deferred move to *frees (n in *nfrees) for the caller to do once it
- * has let go of block. */
-static void flush_batch_locked(cmx__gpu_stream* gs, struct dfree** frees,
-                               int* nfrees) {
-  *frees = NULL;
-  *nfrees = 0;
-  if (cmx__gpu_batch_size(gs->batch) > 0) {
-    cmx_status st0 = cmx_last_status();
-    char* msg0 = st0 != CMX_OK ? strdup(cmx_last_error()) : NULL;
-    cmx_status st = cmx__gpu_batch_flush(gs->batch);
-    if (st != CMX_OK && !gs->reported) {
-      gs->reported = true;
-      fprintf(stderr, "cmx: gpu stream %d: %s\n", gs->s->index,
-              cmx_last_error());
-    }
-    if (msg0) {
-      cmx__error(st0, "%s", msg0);
-      free(msg0);
-    } else if (st != CMX_OK) {
-      cmx_clear_error();
-    }
-    pthread_mutex_lock(&gs->lock);
-    if (gs->batch_seq > gs->launched) gs->launched = gs->batch_seq;
-    pthread_mutex_unlock(&gs->lock);
+/* Issues gs's batch (block held): its tasks count as launched. */
+static void flush_batch_locked(cmx__gpu_stream* gs) {
+  if (cmx__gpu_batch_size(gs->batch) == 0) return;
+  cmx_status st0 = cmx_last_status();
+  char* msg0 = st0 != CMX_OK ? strdup(cmx_last_error()) : NULL;
+  cmx_status st = cmx__gpu_batch_flush(gs->batch);
+  gs->issued++;
+  if (st != CMX_OK && !gs->reported) {
+    gs->reported = true;
+    fprintf(stderr, "cmx: gpu stream %d: %s\n", gs->s->index, cmx_last_error());
   }
-  if (gs->nfrees) {
-    *frees = gs->frees;
-    *nfrees = gs->nfrees;
-    gs->frees = NULL;
-    gs->nfrees = gs->capfrees = 0;
+  if (msg0) {
+    cmx__error(st0, "%s", msg0);
+    free(msg0);
+  } else if (st != CMX_OK) {
+    cmx_clear_error();
   }
-}
-
-static void do_frees(cmx__gpu_stream* gs, struct dfree* frees, int n) {
-  for (int i = 0; i < n; i++)
-    cmx__gpu_free_on(gs->dev, frees[i].p, frees[i].bytes, gs->cu);
-  free(frees);
+  pthread_mutex_lock(&gs->lock);
+  if (gs->batch_seq > gs->launched) gs->launched = gs->batch_seq;
+  pthread_mutex_unlock(&gs->lock);
 }
 
 /* Issues gs's batched commands, if any. */
 static void stream_flush(cmx__gpu_stream* gs) {
   pthread_mutex_lock(&gs->block);
-  struct dfree* frees;
-  int n;
-  flush_batch_locked(gs, &frees, &n);
+  flush_batch_locked(gs);
   pthread_mutex_unlock(&gs->block);
-  do_frees(gs, frees, n);
 }
 
 /* Makes sure task seq's work (recorded) is issued. */
@@ -240,50 +221,40 @@ cmx_status cmx__gpu_stream_encode(int dev, CUstream s, const cmx__gpu_cmd* cmd,
     cmx_status st = cmx__gpu_batch_add(gs->batch, cmd, &taken);
     if (st != CMX_OK || taken) {
       *batched = taken;
-      struct dfree* frees = NULL;
-      int n = 0;
       if (taken && cmx__gpu_batch_size(gs->batch) >= cmx__gpu_batch_limit())
-        flush_batch_locked(gs, &frees, &n);
+        flush_batch_locked(gs);
       pthread_mutex_unlock(&gs->block);
-      do_frees(gs, frees, n);
       return st;
     }
   }
-  struct dfree* frees;
-  int n;
-  flush_batch_locked(gs, &frees, &n);
+  flush_batch_locked(gs);
   pthread_mutex_unlock(&gs->block);
   /* Only this thread adds to gs's batch (it holds the eval lock), so the
    * command still comes after everything batched. */
-  cmx_status st = cmx__gpu_cmd_issue(dev, s, cmd);
-  do_frees(gs, frees, n);
-  return st;
+  return cmx__gpu_cmd_issue(dev, s, cmd);
 }
 
-bool cmx__gpu_defer_free(int dev, CUstream s, CUdeviceptr p, size_t bytes) {
+uint64_t cmx__gpu_free_ticket(int dev, CUstream s) {
   cmx__gpu_stream* gs = tl_current;
-  if (!gs || gs->cu != s || gs->dev != dev) return false;
+  if (!gs || gs->cu != s || gs->dev != dev) return 0;
   pthread_mutex_lock(&gs->block);
-  bool defer = cmx__gpu_batch_size(gs->batch) > 0;
-  if (defer && gs->nfrees == gs->capfrees) {
-    int cap = gs->capfrees ? 2 * gs->capfrees : 16;
-    struct dfree* f = realloc(gs->frees, (size_t)cap * sizeof *f);
-    if (f) {
-      gs->frees = f;
-      gs->capfrees = cap;
-    } else {
-      /* no room to remember it: issue the batch, then free at once */
-      struct dfree* frees;
-      int n;
-      flush_batch_locked(gs, &frees, &n);
-      pthread_mutex_unlock(&gs->block);
-      do_frees(gs, frees, n);
-      return false;
-    }
-  }
-  if (defer) gs->frees[gs->nfrees++] = (struct dfree){p, bytes};
+  uint64_t t = cmx__gpu_batch_size(gs->batch) > 0 ? gs->issued + 1 : 0;
   pthread_mutex_unlock(&gs->block);
-  return defer;
+  return t;
+}
+
+void cmx__gpu_issue_ticket(CUstream s, uint64_t ticket) {
+  if (!ticket) return;
+  cmx__gpu_stream** list;
+  int n = streams_snapshot(&list);
+  for (int i = 0; i < n; i++) {
+    cmx__gpu_stream* gs = list[i];
+    if (gs->cu != s) continue;
+    pthread_mutex_lock(&gs->block);
+    if (gs->issued < ticket) flush_batch_locked(gs);
+    pthread_mutex_unlock(&gs->block);
+    return;
+  }
 }
 
 /* Task seq's work is submitted on gs: its event is recorded when

@@ -61,6 +61,35 @@ CMX_A_FN float cmx_sdpa_masked(const cmx_sdpa_args& a, int b, int h, int i,
 
 // ------------------------------------------------------- CUDA-core rows
 
+// Query row rr of kv head hk in batch b (the rows of a kv head in the
+// CPU's order: its R query heads, L rows each), for the row kernels: its
+// q pointer, head h, row i, key end je (keys t < je are kept) and allm (a
+// causal row with no key left and no sink: every score is the lowest
+// float, so v is averaged uniformly). A row past the end (rr >= RL) gets
+// head hk * R, row 0 and je = 0: no keys.
+struct cmx_sdpa_row_at {
+  const cmx_at* q;
+  int h, i, je;
+  bool allm;
+};
+
+CMX_A_FN cmx_sdpa_row_at cmx_sdpa_row(const cmx_sdpa_args& a, int b, int hk,
+                                      int rr, int RL) {
+  const bool ok = rr < RL;
+  const int h = hk * a.R + (ok ? rr / a.L : 0), i = ok ? rr % a.L : 0;
+  int je = ok ? a.S : 0;
+  bool am = false;
+  if (ok && a.mask_kind == CMX_A_CAUSAL) {
+    je = i + a.S - a.L + 1;
+    if (je > a.S) je = a.S;
+    if (je <= 0) {
+      je = a.sinks ? 0 : a.S;
+      am = !a.sinks;
+    }
+  }
+  return {a.q + b * a.qs[0] + h * a.qs[1] + i * a.qs[2], h, i, je, am};
+}
+
 template <int DPL>
 CMX_A_FN void cmx_sdpa_load_kv(const cmx_sdpa_args& a, const cmx_at* kb,
                                const cmx_at* vb, int t, int lane,
@@ -94,29 +123,18 @@ CMX_A_FN void cmx_sdpa_rows(const cmx_sdpa_args& a) {
   for (int r = 0; r < ROWS; r++) {
     const int rr = r0 + r;
     const bool ok = rr < RL;
-    const int h = hk * a.R + (ok ? rr / a.L : 0), i = ok ? rr % a.L : 0;
-    int je = ok ? a.S : 0;
-    bool am = false;
-    if (ok && a.mask_kind == CMX_A_CAUSAL) {
-      je = i + a.S - a.L + 1;
-      if (je > a.S) je = a.S;
-      if (je <= 0) {
-        je = a.sinks ? 0 : a.S;
-        am = !a.sinks;
-      }
-    }
-    hh[r] = h, ii[r] = i, jend[r] = je, allm[r] = am;
-    tmax = max(tmax, je);
-    const cmx_at* qr = a.q + b * a.qs[0] + h * a.qs[1] + i * a.qs[2];
+    const cmx_sdpa_row_at at = cmx_sdpa_row(a, b, hk, rr, RL);
+    hh[r] = at.h, ii[r] = at.i, jend[r] = at.je, allm[r] = at.allm;
+    tmax = max(tmax, at.je);
 #pragma unroll
     for (int c = 0; c < DPL; c++) {
       const int d = lane + 32 * c;
-      q[r][c] = ok && d < a.D ? CMX_A_TOF(qr[d * a.qs[3]]) * a.scale : 0.0f;
+      q[r][c] = ok && d < a.D ? CMX_A_TOF(at.q[d * a.qs[3]]) * a.scale : 0.0f;
       acc[r][c] = 0.0f;
     }
     m[r] = -CMX_A_INF, l[r] = 0.0f;
     if (ok && a.sinks && split == 0 && w == 0) {
-      m[r] = CMX_A_TOF(a.sinks[h]);
+      m[r] = CMX_A_TOF(a.sinks[at.h]);
       l[r] = 1.0f;
     }
   }
@@ -291,28 +309,17 @@ CMX_A_FN void cmx_sdpa_dec(const cmx_sdpa_args& a) {
 #pragma unroll
   for (int r = 0; r < ROWS; r++) {
     const bool ok = r < RL;
-    const int h = hk * a.R + (ok ? r / a.L : 0), i = ok ? r % a.L : 0;
-    int je = ok ? a.S : 0;
-    bool am = false;
-    if (ok && a.mask_kind == CMX_A_CAUSAL) {
-      je = i + a.S - a.L + 1;
-      if (je > a.S) je = a.S;
-      if (je <= 0) {
-        je = a.sinks ? 0 : a.S;
-        am = !a.sinks;
-      }
-    }
-    hh[r] = h, ii[r] = i, jend[r] = je, allm[r] = am;
-    tmax = max(tmax, je);
-    const cmx_at* qr = a.q + b * a.qs[0] + h * a.qs[1] + i * a.qs[2];
+    const cmx_sdpa_row_at at = cmx_sdpa_row(a, b, hk, r, RL);
+    hh[r] = at.h, ii[r] = at.i, jend[r] = at.je, allm[r] = at.allm;
+    tmax = max(tmax, at.je);
 #pragma unroll
     for (int e = 0; e < V; e++) {
-      q[r][e] = ok ? CMX_A_TOF(qr[(sub * V + e) * a.qs[3]]) * a.scale : 0.0f;
+      q[r][e] = ok ? CMX_A_TOF(at.q[(sub * V + e) * a.qs[3]]) * a.scale : 0.0f;
       acc[r][e] = 0.0f;
     }
     m[r] = -CMX_A_INF, l[r] = 0.0f;
     if (ok && a.sinks && split == 0 && w == 0 && slot == 0) {
-      m[r] = CMX_A_TOF(a.sinks[h]);
+      m[r] = CMX_A_TOF(a.sinks[at.h]);
       l[r] = 1.0f;
     }
   }
