@@ -96,31 +96,42 @@ void cmx__mem_fork(int phase) {
     pthread_mutex_unlock(&g_mem.lock);
 }
 
-/* Host blocks of CPU buffers: 64-byte aligned, in the kernel's ordinary
- * pages. No MADV_HUGEPAGE here: with the usual THP setting (defrag=madvise)
- * the first touch of an advised block compacts memory to find 2 MiB pages.
- * bench_sweep's take [64x128x256] axis 2 (a fresh 128 MB output): first
- * run 6.0-8.1 s with the hint, 1.1-2.8 s without or before it (load ~20),
- * 0.75-1.0 s of kernel time against 0.22-0.25; later runs reuse the cached
- * block and took the same user time either way (about 0.12 s a run). */
-static void* host_alloc(size_t capacity) {
-  return aligned_alloc(64, capacity);
-}
-
-/* Host copies of device buffers (cmx__host_alloc_raw): large blocks are
- * aligned to 2 MiB and advised to use transparent huge pages, so that a
- * device->host copy into a new block faults it in 2 MiB at a time (what
- * that copy mostly spent its time on: 1.8 GB/s into a fresh buffer on the
- * H100 host before). */
+/* Host blocks of CPU buffers: 64-byte aligned; from 4 MiB to 64 MiB also
+ * 2 MiB-aligned and advised to use transparent huge pages. Steady runs
+ * reuse cached blocks, and huge pages take TLB misses out of kernels that
+ * stream them: without the hint the bench_sweep cases over 8 MB arrays
+ * ([64x128x256] f32: scans, softmax, var) ran 7% slower by CPU time
+ * (median of 57, 11 slower; with the hint up to 64 MiB: 1.005, none).
+ * Above 64 MiB the hint is left out: with the usual THP setting
+ * (defrag=madvise) the first touch of an advised block compacts memory for
+ * its 2 MiB pages, which on a fragmented, loaded machine made the first run
+ * of take [64x128x256] axis 2 (a fresh 128 MB output) 6.0-8.1 s against
+ * 1.1-2.8 s without the hint or in the tree before it (0.75-1.0 s of
+ * kernel time against 0.22-0.25, load ~20); its steady runs are the same
+ * or faster without it (CPU time 0.94-1.03 of either). */
 #define HUGE_PAGE ((size_t)2 << 20)
-void* cmx__host_alloc_raw(size_t capacity) {
-  if (capacity < 2 * HUGE_PAGE) return host_alloc(capacity);
+static void* huge_alloc(size_t capacity) {
   size_t rounded = (capacity + HUGE_PAGE - 1) & ~(HUGE_PAGE - 1);
   void* p = aligned_alloc(HUGE_PAGE, rounded);
 #ifdef MADV_HUGEPAGE
   if (p) madvise(p, rounded, MADV_HUGEPAGE);
 #endif
   return p;
+}
+static void* host_alloc(size_t capacity) {
+  if (capacity < 2 * HUGE_PAGE || capacity > 32 * HUGE_PAGE)
+    return aligned_alloc(64, capacity);
+  return huge_alloc(capacity);
+}
+
+/* Host copies of device buffers (cmx__host_alloc_raw): large blocks are
+ * aligned to 2 MiB and advised to use transparent huge pages whatever
+ * their size, so that a device->host copy into a new block faults it in
+ * 2 MiB at a time (what that copy mostly spent its time on: 1.8 GB/s into
+ * a fresh buffer on the H100 host before). */
+void* cmx__host_alloc_raw(size_t capacity) {
+  if (capacity < 2 * HUGE_PAGE) return aligned_alloc(64, capacity);
+  return huge_alloc(capacity);
 }
 
 static void buffer_init(cmx__buffer* b, size_t bytes, size_t cap, void* p) {
