@@ -604,13 +604,17 @@ static void run_on(unary_op op, const float* ev, float* eg, int64_t m) {
   cmx_array_release_all((cmx_array[]){a, r}, 2);
 }
 
-/* exp: within 1.5 ulp everywhere, subnormal results included; the edges
+/* exp on the default device: on the CPU (vmath.h) within 1.5 ulp
+ * everywhere, subnormal results included; on the GPU within CUDA's
+ * documented bound for expf, 2 ulp (measured 1.84 on an H100); the edges
  * (overflow, underflow, subnormals, infinities) within 1 ulp. */
 static void test_exp_accuracy(void) {
   float wx;
   int64_t bad;
+  double bound = cmx_default_device().type == CMX_GPU ? 2.0 : 1.5;
   double worst = sweep_worst_ulp(cmx_exp, exp, &wx, &bad);
-  CHECK_MSG(worst <= 1.5, "exp max error %.3f ulp at %a", worst, wx);
+  CHECK_MSG(worst <= bound, "exp max error %.3f ulp at %a (bound %.1f)", worst,
+            wx, bound);
   CHECK_MSG(bad == 0, "exp: %lld wrong specials", (long long)bad);
   float ev[10] = {88.72f,  88.73f,  89.0f,   -87.3f,   -100.0f,
                   -103.9f, -104.0f, -200.0f, INFINITY, -INFINITY};
