@@ -121,7 +121,7 @@ def with_env(mode, f):
             f()
     finally:
         if old is None:
-            del os.environ["CMX_COMPILE_OP_BY_OP"]
+            os.environ.pop("CMX_COMPILE_OP_BY_OP", None)
         else:
             os.environ["CMX_COMPILE_OP_BY_OP"] = old
 
