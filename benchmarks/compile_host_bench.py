@@ -17,33 +17,24 @@ of the process (the machine is shared). Run:
 --compare times each compiled case twice, alternating: traced with
 CMX_COMPILE_OP_BY_OP=1 (a lazy node per op of the trace that the eval
 schedules, as before the one-op run of src/compile/run.c) and =0.
-CMX_BENCH_PROFILE=chain|mlp runs that case alone in a loop for a profiler
-(perf record -g ... python benchmarks/compile_host_bench.py).
+CMX_BENCH_PROFILE=chain|mlp runs that case's compiled call alone,
+CMX_BENCH_CALLS times (default 200000), for a profiler; instructions per
+call, which the machine's load does not move, are the difference of two
+counts under callgrind:
+    CMX_BENCH_PROFILE=mlp CMX_BENCH_CALLS=200 (then 1200) valgrind \
+      --tool=callgrind python benchmarks/compile_host_bench.py
 """
 
 import os
 import sys
 import time
-from functools import partial
 
 import numpy as np
 
 import cmx.core as mx
 import cmx.nn as nn
 import cmx.optimizers as optim
-
-
-def best_cpu(fns, reps, number):
-    """best_alternating by CPU time of the process (all threads): on a
-    shared, loaded machine the wall clock counts other processes' turns."""
-    best = [float("inf")] * len(fns)
-    for _ in range(reps):
-        for i, fn in enumerate(fns):
-            t0 = time.process_time()
-            for _ in range(number):
-                fn()
-            best[i] = min(best[i], (time.process_time() - t0) / number)
-    return best
+from _timing import best_alternating
 
 
 def chain_case(modes=(None,)):
@@ -147,7 +138,10 @@ def main():
         for f in fns.values():  # warm up: traces, kernels
             for _ in range(20):
                 f()
-        times = best_cpu(list(fns.values()), reps, 500)
+        # CPU time: on a shared, loaded machine the wall clock counts other
+        # processes' turns
+        times = best_alternating(list(fns.values()), reps, 500,
+                                 time.process_time)
         line = f"{name:6s}"
         for k, t in zip(fns, times):
             line += f"  {k}: {t * 1e6:.2f} us"
