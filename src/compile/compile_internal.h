@@ -135,8 +135,9 @@ typedef struct cmx__cplan {
 cmx_status cmx__cplan_make(cmx__cplan* p, const cmx__cgraph* g);
 void cmx__cplan_free(cmx__cplan* p);
 /* Whether a call on inputs (g->nin) runs as one op: p->ok, no compile
- * trace running on this thread and no transform's tracer among the inputs
- * and constants (those replay op by op, so the transform sees the ops). */
+ * trace running on this thread and, while a transform traces, no tracer
+ * among the inputs and constants (those replay op by op, so the transform
+ * sees the ops). */
 bool cmx__cplan_fits(const cmx__cgraph* g, const cmx__cplan* p,
                      const cmx_array* inputs);
 /* Writes the call's g->nout outputs (new references) to out: those g

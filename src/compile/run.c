@@ -209,6 +209,9 @@ const cmx__cgraph* cmx__cplan_graph_of(const cmx_primitive* p) {
 bool cmx__cplan_fits(const cmx__cgraph* g, const cmx__cplan* p,
                      const cmx_array* inputs) {
   if (!p->ok || cmx_compile_tracing()) return false;
+  /* Outside transforms a tracer flag is stale (arrays computed from a
+   * finished grad's results keep it): only a running one needs the ops. */
+  if (!atomic_load_explicit(&cmx__tracing, memory_order_relaxed)) return true;
   for (int i = 0; i < g->nin; i++)
     if (inputs[i]->tracer) return false;
   for (int i = 0; i < p->nconst; i++)

@@ -4,7 +4,8 @@
  * constants, an intermediate read by several ops; an input read again
  * later is never donated to an earlier op, one read for the last time is;
  * a failure inside the op fails the eval and a later eval computes the
- * outputs; shapeless graphs and calls under a transform replay op by op.
+ * outputs; shapeless graphs and calls under a transform replay op by op,
+ * calls on a finished transform's results (stale tracer flags) do not.
  */
 #include "compile/compile_internal.h"
 #include "core/internal.h"
@@ -204,8 +205,9 @@ static cmx_status f_call(void* payload, const cmx_array* in, int n,
   return cmx_compiled_call(g_cf, in, n, out, nout);
 }
 
-/* Shapeless traces and calls on a transform's tracers replay op by op
- * (the transform sees the ops); results stay right. */
+/* Shapeless traces and calls on a running transform's tracers replay op
+ * by op (the transform sees the ops); results stay right. After the
+ * transform, calls on its results run as one op again. */
 static void test_op_by_op(void) {
   const int64_t sh[] = {4};
   const float xv[] = {1, 2, 3, 4};
@@ -231,6 +233,16 @@ static void test_op_by_op(void) {
   float want[4];
   for (int i = 0; i < 4; i++) want[i] = expf(xv[i]) * 2;
   CHECK(g && values_are(g, want, 4, 1e-6));
+  /* After the transform: its results keep their tracer flag, stale now;
+   * a call on them runs as one op again. */
+  cmx_array* w = NULL;
+  int nw = 0;
+  CHECK(nv == 1 && v[0]->tracer);
+  OK(cmx_compiled_call(g_cf, v, 1, &w, &nw));
+  CHECK(nw == 1 && strcmp(op_name(w[0]), "CompiledGraph") == 0);
+  for (int i = 0; i < 4; i++) want[i] = expf(want[i]) * 2;
+  CHECK(nw == 1 && values_are(w[0], want, 4, 1e-5));
+  cmx_arrays_free(w, nw);
   cmx_arrays_free(v, nv);
   cmx_array_release(g);
   cmx_array_release(ones);
