@@ -47,6 +47,8 @@ static const char* const k_kernels[] = {"cmx_fk_c", "cmx_fk_g32", "cmx_fk_g64",
                                         "cmx_fk_c_np", NULL};
 /* Threads a block (every kernel). */
 #define FK_THREADS 256
+/* Devices whose pipelined grid a family keeps (others ask each launch). */
+#define FK_DEVICES 8
 static const char* const k_preamble[] = {"ew_bind", "ew_scalar", NULL};
 
 /* The most array arguments of one kernel (bits of the broadcast mask). */
@@ -71,6 +73,8 @@ typedef struct fk {
   int vec;  /* V: elements a thread per vector access */
   int ndim; /* D: the most collapsed dims the strided kernels take */
   int narr; /* array arguments (at least 1: the layout's first dim) */
+  /* cmx_fk_c's grid on devices 0 to FK_DEVICES - 1 (0: not asked yet) */
+  _Atomic unsigned grid[FK_DEVICES];
   struct fk* next;
 } fk;
 
@@ -557,7 +561,7 @@ cmx_status cmx__gpu_compiled(const cmx_primitive* p, const cmx_array* in,
     cmx_status st = gpu_prepare(prog);
     if (st != CMX_OK) return st;
   }
-  const fk* f = prog->gpu_kernel;
+  fk* f = prog->gpu_kernel;
   int dev = cmx_primitive_stream(p).device.index;
   if (nin != prog->nargs || nout != prog->nout)
     return cmx_kernel_error(CMX_ERR_RUNTIME, "[%s] takes %d inputs, got %d",
@@ -680,7 +684,10 @@ cmx_status cmx__gpu_compiled(const cmx_primitive* p, const cmx_array* in,
   if (kernel == K_CONTIG) {
     /* one wave: every block resident from the start, so the pipeline
      * runs unbroken (a later wave would start with its loads exposed) */
-    unsigned cap = resident_blocks(k);
+    bool kept = k->dev >= 0 && k->dev < FK_DEVICES;
+    unsigned cap = kept ? atomic_load(&f->grid[k->dev]) : 0;
+    if (!cap && (cap = resident_blocks(k)) != 0 && kept)
+      atomic_store(&f->grid[k->dev], cap);
     if (cap && cfg.grid[0] > cap) cfg.grid[0] = cap;
   }
   st = cmx__gpu_launch(prog->label, k, &cfg, &args);
