@@ -529,8 +529,8 @@ static unsigned resident_blocks(const cmx__gpu_kernel* k) {
   int per_warp = (regs + 7) / 8 * 8 * 32;
   int warps = 4 * (16384 / per_warp);
   int cc = d->cc_major * 10 + d->cc_minor;
-  /* threads a multiprocessor runs: 1024 (7.5), 1536 (8.6, 8.7, 8.9,
-   * 11.x, 12.x), 2048 (7.0, 8.0, 9.0, 10.x) */
+  /* threads a multiprocessor runs: 2048 (7.0, 8.0, 9.0, 10.x), 1024
+   * (7.5), else taken as 1536 (8.6, 8.9 and 12.x run that many) */
   int max_threads = cc == 75                              ? 1024
                     : (cc >= 86 && cc <= 89) || cc >= 110 ? 1536
                                                           : 2048;

@@ -254,8 +254,9 @@ const char* axpby_cuda_source(void) {
 
 /* The grid of device `dev`: AXPBY_BLOCKS_PER_SM blocks on each of its
  * multiprocessors, fewer where one runs fewer threads than that (by
- * compute capability: 1024 for 7.5; 1536 for 8.6 to 8.9, 11.x and
- * 12.x); asked once a device, 0 when unknown. */
+ * compute capability: 2048 on 7.0, 8.0, 9.0 and 10.x, 1024 on 7.5, else
+ * taken as 1536: 8.6, 8.9 and 12.x run that many); asked once a device,
+ * 0 when unknown. */
 static unsigned card_blocks(cmx_device dev) {
   enum { MAX_DEVICES = 64 };
   static _Atomic unsigned known[MAX_DEVICES];
