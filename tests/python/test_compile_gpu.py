@@ -183,7 +183,7 @@ def test_contiguous_vector_widths_gpu(dt, other, n):
     def fun(x, y):
         return mx.abs(x * 2 - y) + 1
     got = mx.compile(fun)(x, y)
-    _close(got, fun(x, y), 1e-3 if dt == mx.float16 else 1e-6)
+    _close(got, fun(x, y), 4e-3 if dt == mx.float16 else 1e-6)
 
 
 # More inputs than the pipelined kernel prefetches (8): loaded then
