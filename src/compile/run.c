@@ -90,7 +90,7 @@ cmx_status cmx__cplan_make(cmx__cplan* p, const cmx__cgraph* g) {
       p->kind[v] = V_OUTPUT;
     }
   }
-  p->ok = true;
+  p->ok = p->noval > 0; /* else nothing to compute: inputs returned */
   return CMX_OK;
 }
 
