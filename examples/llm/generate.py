@@ -204,11 +204,16 @@ class Generator:
         return (h,) + tuple(self._first(i + 1, h, offset))
 
     def _head(self, h):
-        return self.model.head(h)[:, -1, :]
+        return self.model.head(h)
 
     def _split(self, pieces, window, token, off, caches):
+        # token (1,): the hidden states are (1, dims) throughout (2-d
+        # products need no broadcast of the packed weights to a batch), and
+        # the mask is broadcast once to the (1, heads, 1, window) every
+        # attention wants
         first, mid, second, head = pieces
-        mask = attention_mask(off, 1, window)
+        a = self.model.args
+        mask = mx.broadcast_to(attention_mask(off, 1, window), (1, a.n_heads, 1, window))
         start = write_start(off)
         h = self.model.embed(token)
         q, k, v = first(0, h, off)
@@ -229,10 +234,12 @@ class Generator:
         return logits, [a for c in caches for a in (c.keys, c.values)]
 
     def decode(self, token, offset: int):
-        """The logits ``(1, vocab)`` of ``token`` (``(1, 1)`` int32) at
-        position ``offset``, writing its keys and values into the cache.
-        Attention reads the cache up to ``offset`` rounded up to 256
+        """The logits ``(1, vocab)`` of ``token`` (``(1,)`` or ``(1, 1)``
+        int32) at position ``offset``, writing its keys and values into the
+        cache. Attention reads the cache up to ``offset`` rounded up to 256
         positions (a new trace every 256)."""
+        if token.ndim != 1:
+            token = token.reshape(1)
         off = mx.array(offset, mx.int32)
         window = min(self.capacity, -(-(offset + 1) // 256) * 256)
         if self.compiled and self.whole_step:
@@ -284,7 +291,7 @@ class Generator:
             # built while the step computes
             last = n + 1 >= max_tokens or self.offset + 1 >= self.capacity
             if not last:
-                nxt = sample(self.decode(token[:, None], self.offset), temp, top_p)
+                nxt = sample(self.decode(token, self.offset), temp, top_p)
                 mx.async_eval(nxt, *self._kv())
             tid = token.item()
             n += 1

@@ -84,20 +84,21 @@ class KVCache:
 
     def write(self, offset, k, v, start=None):
         """Writes k and v at ``offset``; ``start`` is ``write_start(offset)``
-        when the caller made it once for every layer."""
+        when the caller made it once for every layer. The start is along
+        the positions' axis only: the write's index arithmetic (wrap,
+        clamp) is one axis's, not four's (7 primitives fewer a write)."""
         if start is None:
             start = write_start(offset)
-        self.keys = mx.slice_update(self.keys, k, start, (0, 1, 2, 3))
-        self.values = mx.slice_update(self.values, v, start, (0, 1, 2, 3))
+        self.keys = mx.slice_update(self.keys, k, start, (2,))
+        self.values = mx.slice_update(self.values, v, start, (2,))
         return self.keys, self.values
 
 
 def write_start(offset):
-    """The int32 start ``(0, 0, offset, 0)`` of a cache write."""
+    """The int32 start ``(offset,)`` of a cache write (along positions)."""
     if isinstance(offset, mx.array):
-        z = mx.zeros((1,), mx.int32)
-        return mx.concatenate([z, z, offset.astype(mx.int32).reshape(1), z])
-    return mx.array([0, 0, offset, 0], mx.int32)
+        return offset.astype(mx.int32).reshape(1)
+    return mx.array([offset], mx.int32)
 
 
 def attention_mask(offset, length, capacity):
@@ -120,27 +121,34 @@ class Attention(nn.Module):
 
     def qkv(self, x, offset):
         """Queries, keys and values ``(B, heads, L, head_dim)`` of ``x``
-        at positions ``offset ...`` (rotated). One projection when the
-        loader fused the three (``wqkv``)."""
-        B, L, _ = x.shape
+        (``(B, L, dims)``, or ``(L, dims)``: one sequence) at positions
+        ``offset ...`` (rotated). One projection when the loader fused the
+        three (``wqkv``)."""
+        B, L = (1, x.shape[0]) if x.ndim == 2 else x.shape[:2]
+        H, Hk, D = self.n_heads, self.n_kv_heads, self.head_dim
         if "wqkv" in self:
-            nq = self.n_heads * self.head_dim
-            nk = self.n_kv_heads * self.head_dim
             y = self.wqkv(x)
+            nq, nk = H * D, Hk * D
+            if L == 1:
+                # one position: q and k side by side are (B, H + Hk, 1, D)
+                # in memory already, and rotate as one array (one RoPE,
+                # no transposes)
+                qk = self.rope(y[..., :nq + nk].reshape(B, H + Hk, 1, D), offset=offset)
+                return qk[:, :H], qk[:, H:], y[..., nq + nk:].reshape(B, Hk, 1, D)
             q, k, v = y[..., :nq], y[..., nq:nq + nk], y[..., nq + nk:]
         else:
             q, k, v = self.wq(x), self.wk(x), self.wv(x)
-        q = q.reshape(B, L, self.n_heads, -1).transpose(0, 2, 1, 3)
-        k = k.reshape(B, L, self.n_kv_heads, -1).transpose(0, 2, 1, 3)
-        v = v.reshape(B, L, self.n_kv_heads, -1).transpose(0, 2, 1, 3)
+        q, k, v = _heads(q, B, L, H), _heads(k, B, L, Hk), _heads(v, B, L, Hk)
         return self.rope(q, offset=offset), self.rope(k, offset=offset), v
 
-    def attend(self, q, keys, values, mask):
-        """The output projection of the queries' attention over the cache."""
-        B, _, L, _ = q.shape
+    def attend(self, q, keys, values, mask, shape):
+        """The output projection of the queries' attention over the cache,
+        as ``shape`` (x's: ``(..., dims)``)."""
         o = mx.fast.scaled_dot_product_attention(q, keys, values, scale=self.scale,
                                                  mask=mask)
-        return self.wo(o.transpose(0, 2, 1, 3).reshape(B, L, -1))
+        if q.shape[2] != 1:  # (B, H, L, D) -> (B, L, H, D)
+            o = o.transpose(0, 2, 1, 3)
+        return self.wo(o.reshape(*shape[:-1], -1))
 
     def __call__(self, x, cache: KVCache, offset, mask):
         """Attention of x at positions ``offset ...`` over the cache (its
@@ -149,7 +157,15 @@ class Attention(nn.Module):
         q, k, v = self.qkv(x, offset)
         keys, values = cache.write(offset, k, v)
         n = mask.shape[-1]
-        return self.attend(q, keys[:, :, :n], values[:, :, :n], mask)
+        return self.attend(q, keys[:, :, :n], values[:, :, :n], mask, x.shape)
+
+
+def _heads(t, B, L, n):
+    """``(B, L, n * D)`` (or ``(L, n * D)``) as ``(B, n, L, D)``: a
+    reshape alone for one position."""
+    if L == 1:
+        return t.reshape(B, n, 1, -1)
+    return t.reshape(B, L, n, -1).transpose(0, 2, 1, 3)
 
 
 class MLP(nn.Module):
@@ -185,7 +201,7 @@ class Block(nn.Module):
         return self.attention.qkv(self.attention_norm(x), offset)
 
     def second_half(self, x, q, keys, values, mask):
-        h = x + self.attention.attend(q, keys, values, mask)
+        h = x + self.attention.attend(q, keys, values, mask, x.shape)
         return h + self.mlp(self.mlp_norm(h))
 
 
@@ -230,7 +246,7 @@ class Llama(nn.Module):
         return e(tokens).astype(mx.float32)
 
     def head(self, h):
-        """The logits of the last hidden states."""
+        """The logits of hidden states ``h`` (``(..., dims)``)."""
         h = self.norm(h)
         if "output" in self:
             return self.output(h)
