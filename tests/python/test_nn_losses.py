@@ -159,6 +159,36 @@ def test_cross_entropy():
     np.testing.assert_allclose(np.array(g), softmax(LOGITS) - onehot, rtol=1e-5, atol=1e-6)
 
 
+@pytest.mark.parametrize("dtype", ["float32", "float16", "bfloat16"])
+def test_cross_entropy_class_indices_wide_rows(dtype):
+    # Class-index targets go through mx.fast.cross_entropy's fused rows:
+    # the loss keeps the logits' dtype, matches the float64 formula over
+    # 32,000 classes (a language model's head), batched leading axes, a
+    # middle class axis, and its gradient is softmax - one-hot.
+    z = (RNG.standard_normal((2, 3, 32000)) * 4).astype(np.float32)
+    t = RNG.integers(0, 32000, (2, 3))
+    lg = mx.array(z).astype(getattr(mx, dtype))
+    zq = np.array(lg.astype(mx.float32)).astype(np.float64)
+    ref = (np.log(np.exp(zq - zq.max(-1, keepdims=True)).sum(-1)) + zq.max(-1)
+           - np.take_along_axis(zq, t[..., None], -1)[..., 0])
+    out = L.cross_entropy(lg, mx.array(t))
+    assert out.dtype == lg.dtype and out.shape == (2, 3)
+    tol = 1e-5 if dtype == "float32" else 1e-2
+    np.testing.assert_allclose(np.array(out.astype(mx.float32)), ref, rtol=tol)
+    mid = L.cross_entropy(mx.moveaxis(lg, -1, 1), mx.array(t), axis=1)
+    np.testing.assert_allclose(np.array(mid.astype(mx.float32)),
+                               np.array(out.astype(mx.float32)), rtol=tol)
+    if dtype == "float32":
+        g = mx.grad(lambda a: L.cross_entropy(a, mx.array(t), reduction="sum"))(lg)
+        e = np.exp(zq - zq.max(-1, keepdims=True))
+        want = e / e.sum(-1, keepdims=True)
+        np.put_along_axis(want, t[..., None], np.take_along_axis(want, t[..., None], -1) - 1, -1)
+        np.testing.assert_allclose(np.array(g), want, atol=1e-6)
+    # An index past the classes names the op the user called.
+    with pytest.raises(IndexError, match="cross_entropy"):
+        mx.eval(L.cross_entropy(lg, mx.array(t) + 32000))
+
+
 P = RNG.uniform(0.05, 0.95, (5, 4)).astype(np.float32)
 T01 = (RNG.uniform(size=(5, 4)) > 0.5).astype(np.float32)
 A = RNG.standard_normal((5, 4)).astype(np.float32)

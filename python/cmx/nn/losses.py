@@ -45,6 +45,14 @@ def _same_shape(a, b, what_a="predictions", what_b="targets"):
         )
 
 
+def _fast_rows(logits, targets):
+    """Whether mx.fast.cross_entropy computes this class-index loss:
+    floating logits with a non-empty class axis, integer targets."""
+    return (mx.issubdtype(logits.dtype, mx.floating)
+            and mx.issubdtype(targets.dtype, mx.integer) and logits.ndim >= 1
+            and logits.size > 0)
+
+
 def cross_entropy(logits, targets, weights=None, axis: int = -1,
                   label_smoothing: float = 0.0, reduction: Reduction = "none"):
     r"""Cross entropy :math:`\log\sum_j e^{z_j} - z_y` of unnormalized
@@ -68,6 +76,15 @@ def cross_entropy(logits, targets, weights=None, axis: int = -1,
         raise ValueError(f"Label smoothing must in [0, 1), got {label_smoothing}.")
     probs = targets.ndim == logits.ndim
     ax = axis % logits.ndim
+    if (not probs and label_smoothing == 0 and _fast_rows(logits, targets)
+            and tuple(targets.shape) == tuple(logits.shape[:ax]) + tuple(logits.shape[ax + 1:])):
+        # Class indices: the fused row kernel (one pass per row, float32
+        # accumulation), its result in the logits' dtype as the composite's.
+        rows = logits if ax == logits.ndim - 1 else mx.moveaxis(logits, ax, -1)
+        loss = mx.fast.cross_entropy(rows, targets)
+        if loss.dtype != logits.dtype:
+            loss = loss.astype(logits.dtype)
+        return _reduce(_weighted(loss, weights), reduction)
     # Shifted by the (constant) max: stable, and for probability targets
     # that do not sum to 1 the same value as MLX's.
     logits = logits - mx.stop_gradient(mx.max(logits, axis=axis, keepdims=True))
