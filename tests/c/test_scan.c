@@ -377,6 +377,93 @@ static void test_cases(void) {
   cmx_array_release_all((cmx_array[]){a, r}, 2);
 }
 
+/* cummax / cummin along contiguous float32 and float64 rows of 8 to 300
+ * elements (the vector row scans of scan.c and their sequential tails),
+ * bit for bit against a sequential select in the dtype: values with ties,
+ * -0 and +0 (the earlier one stays), infinities, and in some rows NaNs of
+ * distinct payloads (the last NaN seen stays) at the row's ends, at
+ * vector boundaries and in the tail. */
+#define SEQ_SCAN(T, v, o, n, rev, incl, mx, id)                                \
+  do {                                                                         \
+    T acc_ = (id);                                                             \
+    for (int64_t k_ = 0; k_ < (n); k_++) {                                     \
+      int64_t c_ = (rev) ? (n)-1 - k_ : k_;                                    \
+      T e_ = (v)[c_], before_ = acc_;                                          \
+      if ((mx) ? (e_ > acc_ || e_ != e_) : (e_ < acc_ || e_ != e_)) acc_ = e_; \
+      (o)[c_] = (incl) ? acc_ : before_;                                       \
+    }                                                                          \
+  } while (0)
+static void test_maxmin_rows_bits(void) {
+  const int64_t lens[] = {8, 17, 31, 32, 33, 39, 47, 64, 300};
+  const double vals[] = {-1.0, -0.0, 0.0, 0.5, 2.0, INFINITY, -INFINITY, 0.5};
+  uint64_t g = 0x243f6a8885a308d3ull;
+  for (size_t li = 0; li < sizeof lens / sizeof lens[0]; li++) {
+    int64_t n = lens[li], rows = 41, sh[2] = {rows, n}, tot = rows * n;
+    for (int di = 0; di < 2; di++) {
+      bool f64 = di == 1;
+      size_t isz = f64 ? 8 : 4;
+      char* v = malloc((size_t)tot * isz);
+      char *got = malloc((size_t)tot * isz), *want = malloc((size_t)tot * isz);
+      uint32_t payload = 1;
+      for (int64_t i = 0; i < tot; i++) {
+        g ^= g << 13, g ^= g >> 7, g ^= g << 17;
+        double x = vals[g % 8];
+        int64_t row = i / n, c = i % n;
+        /* rows 1 mod 4: a NaN at the start, the end, a vector boundary or
+         * at random; rows 2 mod 4: two of them */
+        bool nan =
+            (row % 4 == 1 && c == (row / 4 % 2 ? n - 1 : (row * 5) % n)) ||
+            (row % 4 == 2 && (c == 8 % n || c == (row * 7 + 3) % n)) ||
+            (row % 4 == 1 && c == 0 && row % 8 == 5);
+        if (f64) {
+          uint64_t b = 0x7ff8000000000000ull | payload;
+          memcpy(v + i * 8, nan ? (void*)&b : (void*)&x, 8);
+        } else {
+          float xf = (float)x;
+          uint32_t b = 0x7fc00000u | payload;
+          memcpy(v + i * 4, nan ? (void*)&b : (void*)&xf, 4);
+        }
+        payload += nan;
+      }
+      cmx_array a;
+      OK(cmx_array_from_data(&a, v, sh, 2, f64 ? CMX_FLOAT64 : CMX_FLOAT32));
+      for (int mx = 0; mx < 2; mx++)
+        for (int mode = 0; mode < 4; mode++) {
+          bool rev = mode & 1, incl = !(mode & 2);
+          cmx_array r = NULL;
+          int ax = 1;
+          OK((mx ? cmx_cummax : cmx_cummin)(&r, a, &ax, rev, incl, S));
+          OK(cmx_array_copy_to(r, got, (size_t)tot * isz));
+          for (int64_t row = 0; row < rows; row++) {
+            if (f64) {
+              double* o = (double*)(void*)want + row * n;
+              const double* x = (const double*)(void*)v + row * n;
+              SEQ_SCAN(double, x, o, n, rev, incl, mx,
+                       mx ? -INFINITY : INFINITY);
+            } else {
+              float* o = (float*)(void*)want + row * n;
+              const float* x = (const float*)(void*)v + row * n;
+              SEQ_SCAN(float, x, o, n, rev, incl, mx,
+                       mx ? -INFINITY : INFINITY);
+            }
+          }
+          int64_t bad = -1;
+          for (int64_t i = 0; i < tot && bad < 0; i++)
+            if (memcmp(got + i * isz, want + i * isz, isz)) bad = i;
+          CHECK_MSG(bad < 0, "%s %s n %lld mode %d: element %lld differs",
+                    mx ? "cummax" : "cummin", f64 ? "float64" : "float32",
+                    (long long)n, mode, (long long)bad);
+          cmx_array_release(r);
+        }
+      cmx_array_release(a);
+      free(v);
+      free(got);
+      free(want);
+    }
+  }
+}
+#undef SEQ_SCAN
+
 static void test_errors(void) {
   int64_t sh[2] = {2, 3};
   cmx_array a, c, z, r = NULL;
@@ -489,6 +576,7 @@ static void test_diff(void) {
 int main(void) {
   RUN(test_scans);
   RUN(test_cases);
+  RUN(test_maxmin_rows_bits);
   RUN(test_errors);
   RUN(test_diff);
   return test_summary("test_scan");
