@@ -189,7 +189,10 @@ static bool vec_push(vec* v, const void* x) {
     v->items = p;
     v->cap = cap;
   }
-  memcpy((char*)v->items + v->n * v->elem, x, v->elem);
+  if (v->elem == sizeof(frame)) /* the two users: no memcpy call */
+    ((frame*)v->items)[v->n] = *(const frame*)x;
+  else
+    ((cmx_array*)v->items)[v->n] = *(const cmx_array*)x;
   v->n++;
   return true;
 }
@@ -529,7 +532,9 @@ static cmx_status eval_impl(const cmx_array* arrays, size_t n, bool wait) {
       st == CMX_OK && wait ? inline_stream(nodes, tape.n) : NULL;
   if (mine && !cmx__cpu_try_claim(mine)) mine = NULL;
   task_list own = {NULL, NULL};
-  spans sp = {0};
+  spans sp; /* at[] is read below n only: not zeroed (400 bytes) */
+  sp.n = 0;
+  sp.more = false;
   for (size_t i = 0; st == CMX_OK && i < tape.n; i++)
     if (nodes[i]->op) st = schedule(nodes[i], mine ? &own : NULL, &sp);
   eval_unlock();
