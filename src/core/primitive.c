@@ -255,7 +255,9 @@ cmx_status cmx_primitive_apply(cmx_array* outs, int nout, cmx_primitive* p,
     a->op = op;
     a->out_index = i;
     a->stream = p->stream.index;
-    atomic_store(&a->status, CMX__NODE_UNSCHEDULED);
+    /* a new node no other thread sees yet: no fence */
+    atomic_store_explicit(&a->status, CMX__NODE_UNSCHEDULED,
+                          memory_order_relaxed);
   }
   return CMX_OK;
 }
