@@ -68,12 +68,19 @@ bool cmx_is_available(cmx_device dev) {
  * either way. */
 #define CMX__GPU_DEFAULT_WHEN_PRESENT true
 
+/* The process default device type, once known (-1 before): the
+ * environment is read once and the GPU count is fixed when the driver
+ * loads, so it never changes; every op asks. */
+static _Atomic int g_default_type = -1;
+
 cmx_device cmx_default_device(void) {
   int t = tl_default_device;
+  if (t < 0) t = atomic_load_explicit(&g_default_type, memory_order_relaxed);
   if (t < 0) {
     int env = cmx__env_get()->default_gpu;
     bool want = env < 0 ? CMX__GPU_DEFAULT_WHEN_PRESENT : env == 1;
     t = want && backend_devices(CMX_GPU) ? 1 : 0;
+    atomic_store_explicit(&g_default_type, t, memory_order_relaxed);
   }
   return (cmx_device){(cmx_device_type)t, 0};
 }
@@ -174,9 +181,11 @@ cmx__stream* cmx__stream_resolve(cmx_stream s, const char* op) {
       return CMX__FAIL(CMX_ERR_VALUE, "[%s] unknown stream %d", op, s.index);
     return st;
   }
-  cmx_device dev = s.device.index < 0 ? cmx_default_device() : s.device;
-  if (check_device(dev, op) != CMX_OK) return NULL;
-  return default_stream_of(dev);
+  /* The default device is available (checked when it was chosen or
+   * set): only a device named here is checked. */
+  if (s.device.index < 0) return default_stream_of(cmx_default_device());
+  if (check_device(s.device, op) != CMX_OK) return NULL;
+  return default_stream_of(s.device);
 }
 
 cmx_status cmx_stream_resolve(cmx_stream* out, cmx_stream s) {
