@@ -393,7 +393,7 @@ def main():
         gpu_main(reps, a.only)
         return
     print(f"threads: {os.cpu_count()} cpus; torch: "
-          f"{torch.__version__ if torch else 'not installed'}")
+          f"{torch.__version__ if torch else 'not installed'}; cmx on {mx.default_device()}")
     norms_rope(reps)
     attention(reps)
     qmm(reps)

@@ -153,7 +153,8 @@ def main():
     args = p.parse_args()
     reps = 3 if args.quick else 7
     print(f"cmx {mx.__version__}, numpy {np.__version__}, Python {sys.version.split()[0]}, "
-          f"{os.cpu_count()} CPUs, CMX_NUM_THREADS={os.environ.get('CMX_NUM_THREADS', 'default')}")
+          f"{os.cpu_count()} CPUs, CMX_NUM_THREADS={os.environ.get('CMX_NUM_THREADS', 'default')}, "
+          f"cmx on {mx.default_device()}")
     small_add(reps)
     graph_1000(reps)
     large(reps, args.quick)
