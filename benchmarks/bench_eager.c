@@ -11,10 +11,12 @@
  * CPU time counts what cmx itself spent, on every thread).
  * Run: build/bench_eager  (CMX_NUM_THREADS=2 unless set)
  */
+#include <stdbool.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <time.h>
 
+#include "bench_graph.h"
 #include "bench_time.h"
 #include "cmx/cmx.h"
 
@@ -36,33 +38,18 @@ static double cpu_now(void) {
 typedef struct {
   cmx_array a, b;
   int n;
+  bool eval; /* single adds: each evaluated, or only built */
 } job;
 
 static void chain(job* j) {
-  cmx_array x = cmx_array_retain(j->a);
-  for (int i = 0; i < j->n; i++) {
-    cmx_array y;
-    CK(cmx_add(&y, x, j->b, S));
-    cmx_array_release(x);
-    x = y;
-  }
-  CK(cmx_array_eval(x));
-  cmx_array_release(x);
+  CK(bench_add_chain(j->a, j->b, j->n, S));
 }
 
-static void eager(job* j) {
+static void single(job* j) {
   for (int i = 0; i < j->n; i++) {
     cmx_array y;
     CK(cmx_add(&y, j->a, j->b, S));
-    CK(cmx_array_eval(y));
-    cmx_array_release(y);
-  }
-}
-
-static void build(job* j) {
-  for (int i = 0; i < j->n; i++) {
-    cmx_array y;
-    CK(cmx_add(&y, j->a, j->b, S));
+    if (j->eval) CK(cmx_array_eval(y));
     cmx_array_release(y);
   }
 }
@@ -95,8 +82,10 @@ int main(void) {
   j.n = 10000;
   measure("chain 10000 (worker)", chain, &j, 11);
   j.n = 2000;
-  measure("eager add + eval", eager, &j, 21);
-  measure("build only", build, &j, 21);
+  j.eval = true;
+  measure("eager add + eval", single, &j, 21);
+  j.eval = false;
+  measure("build only", single, &j, 21);
   cmx_array_release(j.a);
   cmx_array_release(j.b);
   return 0;

@@ -21,10 +21,10 @@ import time
 HERE = os.path.dirname(os.path.abspath(__file__))
 sys.path.insert(0, os.path.join(HERE, "..", "examples"))
 
+import blas_setup  # noqa: E402,F401  (OPENBLAS_CORETYPE before cmx loads)
 import numpy as np  # noqa: E402
 
 import cmx.core as mx  # noqa: E402
-import cmx.nn as nn  # noqa: E402
 import cmx.optimizers as optim  # noqa: E402
 
 
@@ -78,7 +78,6 @@ def main():
         ("a + 1.0 (build only)", scalar_add, N),
     ]
 
-    sys.path.insert(0, os.path.join(HERE, "..", "examples"))
     from demo import LeNet, make_step
 
     mx.random.seed(0)
@@ -99,7 +98,6 @@ def main():
     for name, fn, per in rows:
         w, c = best(fn, args.rounds, per)
         print(f"{name:28s} {w:8.2f} us wall  {c:8.2f} us cpu")
-    _ = nn
 
 
 if __name__ == "__main__":
