@@ -111,11 +111,12 @@ def shard_model(model, group):
     count (for the caches).
 
     Attention: the query/key/value projection (the loader's fused ``wqkv``,
-    or ``wq``/``wk``/``wv``) becomes all-to-sharded by whole key/value head
-    groups, the output projection ``wo`` sharded-to-all (one all_sum). When
-    the key/value heads do not divide by the group size (SmolLM2-135M: 3
-    on 2 ranks), zero heads pad them first (4: rank 0 gets heads 0-1, rank 1
-    head 2 and a zero head whose queries, keys and values are 0 and whose
+    whose key and value rows alternate by head, or ``wq``/``wk``/``wv``)
+    becomes all-to-sharded by whole key/value head groups, the output
+    projection ``wo`` sharded-to-all (one all_sum). When the key/value
+    heads do not divide by the group size (SmolLM2-135M: 3 on 2 ranks),
+    zero heads pad them first (4: rank 0 gets heads 0-1, rank 1 head 2 and
+    a zero head whose queries, keys and values are 0 and whose
     ``wo`` columns are 0, so it adds exactly nothing). MLP: gate and up
     (fused ``gate_up``: segments=2) all-to-sharded, down sharded-to-all."""
     n = group.size()
@@ -127,19 +128,17 @@ def shard_model(model, group):
         at = blk.attention
         nq, nk = a.n_heads * hd, a.n_kv_heads * hd
         if "wqkv" in at:
+            # the loader's rows: queries, then each key/value head's key
+            # rows and value rows side by side (model._kv_rows): a head
+            # group's keys and values are one run of rows
             f = at.wqkv
-            q, k, v = _rows(f, 0, nq), _rows(f, nq, nq + nk), \
-                _rows(f, nq + nk, nq + 2 * nk)
+            q = _pad(_rows(f, 0, nq), 0, nq, extra * rep * hd)
+            kvr = _pad(_rows(f, nq, nq + 2 * nk), 0, 2 * nk, extra * 2 * hd)
+            at.wqkv = shard_linear(_stack([q, kvr]), "all-to-sharded",
+                                   segments=[kv * rep * hd], group=group)
         else:
-            q, k, v = at.wq, at.wk, at.wv
-        q = _pad(q, 0, nq, extra * rep * hd)
-        k, v = _pad(k, 0, nk, extra * hd), _pad(v, 0, nk, extra * hd)
-        if "wqkv" in at:
-            fused = _stack([q, k, v])
-            P = kv * rep * hd
-            at.wqkv = shard_linear(fused, "all-to-sharded",
-                                   segments=[P, P + kv * hd], group=group)
-        else:
+            q = _pad(at.wq, 0, nq, extra * rep * hd)
+            k, v = _pad(at.wk, 0, nk, extra * hd), _pad(at.wv, 0, nk, extra * hd)
             at.wq = shard_linear(q, "all-to-sharded", group=group)
             at.wk = shard_linear(k, "all-to-sharded", group=group)
             at.wv = shard_linear(v, "all-to-sharded", group=group)

@@ -25,7 +25,7 @@ sys.path.insert(0, os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 
 import blas_setup  # noqa: E402,F401  (OPENBLAS_CORETYPE, before cmx loads OpenBLAS)
 import cmx.core as mx  # noqa: E402
-from model import attention_mask, from_gguf, write_start  # noqa: E402
+from model import attention_mask, from_gguf, split_kv, write_start  # noqa: E402
 from tokenizer import Tokenizer  # noqa: E402
 
 DEFAULT_FILE = "SmolLM2-135M-Instruct.Q4_1.gguf"
@@ -193,59 +193,66 @@ class Generator:
     def _first(self, i, x, offset):
         return self.model.layers[i].first_half(x, offset)
 
-    def _second(self, i, window, x, q, keys, values, mask):
-        return self.model.layers[i].second_half(
-            x, q, keys[:, :, :window], values[:, :, :window], mask)
+    def _second(self, i, window, x, q, kv, mask):
+        keys, values = split_kv(kv, window)
+        return self.model.layers[i].second_half(x, q, keys, values, mask)
 
-    def _mid(self, i, window, x, q, keys, values, mask, offset):
+    def _mid(self, i, window, x, q, kv, mask, offset):
         # block i's second half and block i + 1's first half: one call
         # (and one compiled function) fewer per block
-        h = self._second(i, window, x, q, keys, values, mask)
+        h = self._second(i, window, x, q, kv, mask)
         return (h,) + tuple(self._first(i + 1, h, offset))
 
     def _head(self, h):
-        return self.model.head(h)[:, -1, :]
+        return self.model.head(h)
 
     def _split(self, pieces, window, token, off, caches):
+        # token (1,): the hidden states are (1, dims) throughout (2-d
+        # products need no broadcast of the packed weights to a batch), and
+        # the mask is broadcast once to the (1, heads, 1, window) every
+        # attention wants
         first, mid, second, head = pieces
-        mask = attention_mask(off, 1, window)
+        a = self.model.args
+        mask = mx.broadcast_to(attention_mask(off, 1, window), (1, a.n_heads, 1, window))
         start = write_start(off)
         h = self.model.embed(token)
-        q, k, v = first(0, h, off)
+        q, kv = first(0, h, off)
         for i, c in enumerate(caches):
-            c.write(off, k, v, start)
+            c.write(off, kv, start)
             if i + 1 < len(caches):
-                h, q, k, v = mid(i, window, h, q, c.keys, c.values, mask, off)
+                h, q, kv = mid(i, window, h, q, c.kv, mask, off)
             else:
-                h = second(i, window, h, q, c.keys, c.values, mask)
+                h = second(i, window, h, q, c.kv, mask)
         return head(h)
 
     def _whole_fn(self, window, token, off, kv):
         caches = self.model.make_cache(0)
-        for i, c in enumerate(caches):
-            c.keys, c.values = kv[2 * i], kv[2 * i + 1]
+        for c, a in zip(caches, kv):
+            c.kv = a
         pieces = (self._first, self._mid, self._second, self._head)
         logits = self._split(pieces, window, token, off, caches)
-        return logits, [a for c in caches for a in (c.keys, c.values)]
+        return logits, [c.kv for c in caches]
 
     def decode(self, token, offset: int):
-        """The logits ``(1, vocab)`` of ``token`` (``(1, 1)`` int32) at
-        position ``offset``, writing its keys and values into the cache.
-        Attention reads the cache up to ``offset`` rounded up to 256
+        """The logits ``(1, vocab)`` of ``token`` (``(1,)`` or ``(1, 1)``
+        int32) at position ``offset``, writing its keys and values into the
+        cache. Attention reads the cache up to ``offset`` rounded up to 256
         positions (a new trace every 256)."""
+        if token.ndim != 1:
+            token = token.reshape(1)
         off = mx.array(offset, mx.int32)
         window = min(self.capacity, -(-(offset + 1) // 256) * 256)
         if self.compiled and self.whole_step:
             logits, kv = self._whole(window, token, off, list(self._kv()))
-            for i, c in enumerate(self.caches):
-                c.keys, c.values = kv[2 * i], kv[2 * i + 1]
+            for c, a in zip(self.caches, kv):
+                c.kv = a
             return logits
         pieces = (self._compiled if self.compiled else
                   (self._first, self._mid, self._second, self._head))
         return self._split(pieces, window, token, off, self.caches)
 
     def _kv(self):
-        return tuple(a for c in self.caches for a in (c.keys, c.values))
+        return tuple(c.kv for c in self.caches)
 
     def prefill(self, ids, chunk=256):
         """Runs ``ids`` through the model after the cached tokens (in
@@ -284,7 +291,7 @@ class Generator:
             # built while the step computes
             last = n + 1 >= max_tokens or self.offset + 1 >= self.capacity
             if not last:
-                nxt = sample(self.decode(token[:, None], self.offset), temp, top_p)
+                nxt = sample(self.decode(token, self.offset), temp, top_p)
                 mx.async_eval(nxt, *self._kv())
             tid = token.item()
             n += 1

@@ -71,33 +71,41 @@ class ModelArgs:
 
 
 class KVCache:
-    """Keys and values of one layer, ``(1, kv_heads, capacity, head_dim)``
-    each, written at ``offset`` (an int or a scalar int32 array)."""
+    """Keys and values of one layer side by side, ``kv`` of shape ``(1,
+    kv_heads, capacity, 2 * head_dim)`` (a position's key, then its
+    value), written at ``offset`` (an int or a scalar int32 array): one
+    write a layer, and ``keys`` / ``values`` are views."""
 
     def __init__(self, kv_heads, capacity, head_dim, dtype=mx.float32):
-        self.keys = mx.zeros((1, kv_heads, capacity, head_dim), dtype)
-        self.values = mx.zeros((1, kv_heads, capacity, head_dim), dtype)
+        self.kv = mx.zeros((1, kv_heads, capacity, 2 * head_dim), dtype)
 
     @property
     def capacity(self) -> int:
-        return self.keys.shape[2]
+        return self.kv.shape[2]
 
-    def write(self, offset, k, v, start=None):
-        """Writes k and v at ``offset``; ``start`` is ``write_start(offset)``
-        when the caller made it once for every layer."""
+    def write(self, offset, kv, start=None):
+        """Writes kv ``(1, kv_heads, L, 2 * head_dim)`` at ``offset``;
+        ``start`` is ``write_start(offset)`` when the caller made it once
+        for every layer. The start is along the positions' axis only: the
+        write's index arithmetic (wrap, clamp) is one axis's, not four's."""
         if start is None:
             start = write_start(offset)
-        self.keys = mx.slice_update(self.keys, k, start, (0, 1, 2, 3))
-        self.values = mx.slice_update(self.values, v, start, (0, 1, 2, 3))
-        return self.keys, self.values
+        self.kv = mx.slice_update(self.kv, kv, start, (2,))
+        return self.kv
+
+
+def split_kv(kv, n):
+    """The keys and the values of the first n positions of a cache's
+    ``kv`` (views)."""
+    d = kv.shape[-1] // 2
+    return kv[:, :, :n, :d], kv[:, :, :n, d:]
 
 
 def write_start(offset):
-    """The int32 start ``(0, 0, offset, 0)`` of a cache write."""
+    """The int32 start ``(offset,)`` of a cache write (along positions)."""
     if isinstance(offset, mx.array):
-        z = mx.zeros((1,), mx.int32)
-        return mx.concatenate([z, z, offset.astype(mx.int32).reshape(1), z])
-    return mx.array([0, 0, offset, 0], mx.int32)
+        return offset.astype(mx.int32).reshape(1)
+    return mx.array([offset], mx.int32)
 
 
 def attention_mask(offset, length, capacity):
@@ -119,37 +127,49 @@ class Attention(nn.Module):
         self.rope = nn.RoPE(args.rope_dims, traditional=True, base=args.rope_base)
 
     def qkv(self, x, offset):
-        """Queries, keys and values ``(B, heads, L, head_dim)`` of ``x``
-        at positions ``offset ...`` (rotated). One projection when the
-        loader fused the three (``wqkv``)."""
-        B, L, _ = x.shape
+        """Queries ``(B, heads, L, head_dim)`` and keys beside values ``(B,
+        kv_heads, L, 2 * head_dim)`` of ``x`` (``(B, L, dims)``, or ``(L,
+        dims)``: one sequence) at positions ``offset ...`` (rotated). One
+        projection when the loader fused the three (``wqkv``, its key and
+        value rows interleaved by head: the projection gives each kv head's
+        key and value side by side, and RoPE of the first head_dim
+        features of each rotates the key alone)."""
+        B, L = (1, x.shape[0]) if x.ndim == 2 else x.shape[:2]
+        H, Hk = self.n_heads, self.n_kv_heads
         if "wqkv" in self:
-            nq = self.n_heads * self.head_dim
-            nk = self.n_kv_heads * self.head_dim
             y = self.wqkv(x)
-            q, k, v = y[..., :nq], y[..., nq:nq + nk], y[..., nq + nk:]
-        else:
-            q, k, v = self.wq(x), self.wk(x), self.wv(x)
-        q = q.reshape(B, L, self.n_heads, -1).transpose(0, 2, 1, 3)
-        k = k.reshape(B, L, self.n_kv_heads, -1).transpose(0, 2, 1, 3)
-        v = v.reshape(B, L, self.n_kv_heads, -1).transpose(0, 2, 1, 3)
-        return self.rope(q, offset=offset), self.rope(k, offset=offset), v
+            nq = H * self.head_dim
+            q, kv = _heads(y[..., :nq], B, L, H), _heads(y[..., nq:], B, L, Hk)
+            return self.rope(q, offset=offset), self.rope(kv, offset=offset)
+        q, k, v = self.wq(x), self.wk(x), self.wv(x)
+        q, k, v = _heads(q, B, L, H), _heads(k, B, L, Hk), _heads(v, B, L, Hk)
+        k = self.rope(k, offset=offset)
+        return self.rope(q, offset=offset), mx.concatenate([k, v], axis=-1)
 
-    def attend(self, q, keys, values, mask):
-        """The output projection of the queries' attention over the cache."""
-        B, _, L, _ = q.shape
+    def attend(self, q, keys, values, mask, shape):
+        """The output projection of the queries' attention over the cache,
+        as ``shape`` (x's: ``(..., dims)``)."""
         o = mx.fast.scaled_dot_product_attention(q, keys, values, scale=self.scale,
                                                  mask=mask)
-        return self.wo(o.transpose(0, 2, 1, 3).reshape(B, L, -1))
+        if q.shape[2] != 1:  # (B, H, L, D) -> (B, L, H, D)
+            o = o.transpose(0, 2, 1, 3)
+        return self.wo(o.reshape(*shape[:-1], -1))
 
     def __call__(self, x, cache: KVCache, offset, mask):
         """Attention of x at positions ``offset ...`` over the cache (its
         first ``mask.shape[-1]`` positions) after writing x's keys and
         values into it."""
-        q, k, v = self.qkv(x, offset)
-        keys, values = cache.write(offset, k, v)
-        n = mask.shape[-1]
-        return self.attend(q, keys[:, :, :n], values[:, :, :n], mask)
+        q, kv = self.qkv(x, offset)
+        keys, values = split_kv(cache.write(offset, kv), mask.shape[-1])
+        return self.attend(q, keys, values, mask, x.shape)
+
+
+def _heads(t, B, L, n):
+    """``(B, L, n * D)`` (or ``(L, n * D)``) as ``(B, n, L, D)``: a
+    reshape alone for one position."""
+    if L == 1:
+        return t.reshape(B, n, 1, -1)
+    return t.reshape(B, L, n, -1).transpose(0, 2, 1, 3)
 
 
 class MLP(nn.Module):
@@ -185,7 +205,8 @@ class Block(nn.Module):
         return self.attention.qkv(self.attention_norm(x), offset)
 
     def second_half(self, x, q, keys, values, mask):
-        h = x + self.attention.attend(q, keys, values, mask)
+        """``keys``, ``values``: ``split_kv`` of the cache's ``kv``."""
+        h = x + self.attention.attend(q, keys, values, mask, x.shape)
         return h + self.mlp(self.mlp_norm(h))
 
 
@@ -230,7 +251,7 @@ class Llama(nn.Module):
         return e(tokens).astype(mx.float32)
 
     def head(self, h):
-        """The logits of the last hidden states."""
+        """The logits of hidden states ``h`` (``(..., dims)``)."""
         h = self.norm(h)
         if "output" in self:
             return self.output(h)
@@ -292,7 +313,7 @@ def from_gguf(weights: dict, meta: dict, dtype=mx.float32) -> Llama:
     model.update_modules(tree_unflatten(replace))
     model.update(tree_unflatten(params))
     for layer in model.layers:
-        _fuse(layer.attention, ("wq", "wk", "wv"), "wqkv")
+        _fuse(layer.attention, ("wq", "wk", "wv"), "wqkv", _kv_rows(args))
         _fuse(layer.mlp, ("gate", "up"), "gate_up")
     _pack(model)
     model.eval()
@@ -329,10 +350,22 @@ def _pack(model):
         mx.eval([m[key] for m in layers])
 
 
-def _fuse(module, names, fused):
+def _kv_rows(args):
+    """The row order of a fused (wq, wk, wv): the queries' rows, then each
+    kv head's key rows followed by its value rows, as (part, first row,
+    rows) spans."""
+    D, Hk = args.head_dim, args.n_kv_heads
+    spans = [(0, 0, args.n_heads * D)]
+    for i in range(Hk):
+        spans += [(1, i * D, D), (2, i * D, D)]
+    return spans
+
+
+def _fuse(module, names, fused, spans=None):
     """Replaces the quantized projections ``names`` of ``module`` (same
     input, group size, bits and dtypes) by one, ``fused``, whose output
-    rows are theirs in order: one matrix-vector product per token instead
+    rows are theirs in order (or the rows ``spans`` names: (index in
+    names, first row, rows)): one matrix-vector product per token instead
     of several (each a pass over x and a thread-pool job)."""
     layers = [module[n] for n in names]
     if not all(isinstance(m, nn.QuantizedLinear) and "bias" not in m for m in layers):
@@ -346,8 +379,10 @@ def _fuse(module, names, fused):
     rows = sum(m["weight"].shape[0] for m in layers)
     in_dims = first["weight"].shape[1] * 32 // first.bits
     out = nn.QuantizedLinear(in_dims, rows, False, first.group_size, first.bits)
-    out.update({k: mx.concatenate([m[k] for m in layers]) for k in
-                ("weight", "scales", "biases")})
+    if spans is None:
+        spans = [(i, 0, m["weight"].shape[0]) for i, m in enumerate(layers)]
+    out.update({k: mx.concatenate([layers[i][k][r:r + n] for i, r, n in spans])
+                for k in ("weight", "scales", "biases")})
     for n in names:
         delattr(module, n)
     setattr(module, fused, out)

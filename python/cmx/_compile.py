@@ -20,6 +20,7 @@ from ._transforms import _fill, _flatten, _restore, _unflatten
 array = _core.array
 
 _CONSTANTS = (type(None), bool, int, float, complex, str)
+_array_keys = {}  # number of arguments -> the key of an arrays-only call
 
 
 def _bad_argument(t):
@@ -110,7 +111,10 @@ class _CompiledFunction:
         ones): the outputs' arrays then the captured outputs' arrays. The
         output tree and its size go with the trace (its aux)."""
         rebuild, n = self._calls[-1]
-        args, kwargs = rebuild(placeholders[:n])
+        if rebuild is None:  # arrays only
+            args, kwargs = tuple(placeholders[:n]), {}
+        else:
+            args, kwargs = rebuild(placeholders[:n])
         records = []
         if self._inputs is not None:
             _, records = _fill(self._inputs, placeholders[n:])
@@ -127,24 +131,27 @@ class _CompiledFunction:
         if not _core._compile_enabled():
             return self._fun(*args, **kwargs)
         if not kwargs and all(type(a) is array for a in args):
-            # The common call, arrays only: the key _flatten_args would make.
+            # The common call, arrays only: the key _flatten_args would make
+            # (rebuilt by _trace when it traces: nothing made per call).
             leaves = list(args)
-            key = b"T[T[" + b"A" * len(args) + b"]D[]]"
-
-            def rebuild(new, n=len(args)):
-                return tuple(new[:n]), {}
+            key = _array_keys.get(len(args))
+            if key is None:
+                key = _array_keys[len(args)] = (
+                    b"T[T[" + b"A" * len(args) + b"]D[]]")
+            rebuild = None
         else:
             leaves, rebuild, key = _flatten_args((args, kwargs))
-        state = _state_leaves(self._inputs)
         self._calls.append((rebuild, len(leaves)))
+        if self._inputs is not None:  # the captured state (_state_leaves)
+            leaves += _core._tree_flatten(self._inputs, False)[0]
         try:
-            outs, aux = self._handle.call(leaves + state, key)
+            outs, aux = self._handle.call(leaves, key)
         finally:
             self._calls.pop()
         treedef, n = aux
         if self._outputs is not None:
-            _fill(self._outputs, outs[n:])
-        return _unflatten(treedef, outs[:n])
+            _core._tree_fill(self._outputs, outs[n:])
+        return _core._tree_unflatten(treedef, outs[:n])
 
     def __get__(self, obj, objtype=None):
         # Compiled methods bind like functions.

@@ -45,7 +45,8 @@ typedef struct entry {
   size_t key_size;
   /* value */
   cmx__cgraph graph;
-  int ncaptured; /* trailing graph outputs that are captured outputs */
+  cmx__cplan plan; /* the graph as one op */
+  int ncaptured;   /* trailing graph outputs that are captured outputs */
   void* aux;
   void (*aux_release)(void*);
   /* links */
@@ -66,6 +67,7 @@ static cmx_status oom(void) {
 }
 
 static void entry_free(entry* e) {
+  cmx__cplan_free(&e->plan);
   cmx__cgraph_free(&e->graph);
   if (e->aux_release) e->aux_release(e->aux);
   free(e->dtypes);
@@ -77,6 +79,11 @@ static void entry_free(entry* e) {
 
 static void entry_release(entry* e) {
   if (e && atomic_fetch_sub(&e->refcount, 1) == 1) entry_free(e);
+}
+
+/* The release of a CompiledGraph op's reference (run.c). */
+static void entry_release_v(void* e) {
+  entry_release(e);
 }
 
 /* Unlinks e from the table and the LRU list (lock held); the caller drops
@@ -532,6 +539,7 @@ static entry* trace(cmx_compiled* c, const call_key* k, int nexp) {
     e->ncaptured = ncap;
     st = run_passes(&e->graph);
   }
+  if (st == CMX_OK) st = cmx__cplan_make(&e->plan, &e->graph);
   free(all);
   cmx_arrays_free(cap, ncap);
   cmx_arrays_free(outs, nout);
@@ -634,7 +642,14 @@ cmx_status cmx_compiled_call_keyed(cmx_compiled* c, const cmx_array* inputs,
   int total = e ? e->graph.nout : 0;
   if (st == CMX_OK) {
     res = calloc((size_t)total + 1, sizeof *res);
-    st = res ? cmx__cgraph_replay(&e->graph, all, res) : oom();
+    if (!res) {
+      st = oom();
+    } else if (cmx__cplan_fits(&e->graph, &e->plan, all)) {
+      atomic_fetch_add(&e->refcount, 1); /* the op's */
+      st = cmx__cplan_apply(&e->graph, &e->plan, all, res, e, entry_release_v);
+    } else {
+      st = cmx__cgraph_replay(&e->graph, all, res);
+    }
   }
   int nexp = total - (e ? e->ncaptured : 0);
   if (st == CMX_OK && e->ncaptured)

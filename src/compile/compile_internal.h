@@ -112,6 +112,44 @@ cmx_status cmx__shapeless_broadcasts(const cmx__cgraph* g,
                                      const cmx__cop* consumer, cmx_array* arr,
                                      const int* bop, const int* vals, int n);
 
+/* ---- run.c ---- */
+/* How a graph runs as one op (a CompiledGraph op whose kernel runs the
+ * ops' kernels in order), made once per trace. ok is false where the
+ * graph must be replayed op by op: shapeless, no op, ops on several
+ * streams, an op with no kernel on the device, or CMX_COMPILE_OP_BY_OP=1. */
+typedef struct cmx__cplan {
+  bool ok;
+  cmx_stream stream;   /* every op's */
+  cmx_kernel_fn* kern; /* per op: its kernel */
+  int* last;           /* per value: the last op reading it, -1 none */
+  unsigned char* kind; /* per value: borrowed, graph output or owned */
+  int* oval;           /* the op's outputs: computed graph outputs, once */
+  int noval;
+  int* outpos; /* per graph output: its index in oval, -1 when it
+                  is an input or a constant */
+  int* consts; /* constant values: the op's inputs after the call's */
+  int nconst;
+} cmx__cplan;
+/* Makes p for g (p->ok false where it does not apply). Returns CMX_OK or
+ * CMX_ERR_MEMORY. */
+cmx_status cmx__cplan_make(cmx__cplan* p, const cmx__cgraph* g);
+void cmx__cplan_free(cmx__cplan* p);
+/* Whether a call on inputs (g->nin) runs as one op: p->ok, no compile
+ * trace running on this thread and, while a transform traces, no tracer
+ * among the inputs and constants (those replay op by op, so the transform
+ * sees the ops). */
+bool cmx__cplan_fits(const cmx__cgraph* g, const cmx__cplan* p,
+                     const cmx_array* inputs);
+/* Writes the call's g->nout outputs (new references) to out: those g
+ * computes are the outputs of one new CompiledGraph op on inputs; the
+ * op keeps owner (g and p are owner's) and calls release(owner) when it
+ * goes (also on failure here). */
+cmx_status cmx__cplan_apply(const cmx__cgraph* g, const cmx__cplan* p,
+                            const cmx_array* inputs, cmx_array* out,
+                            void* owner, void (*release)(void*));
+/* The graph a CompiledGraph op runs; NULL for other primitives. */
+const cmx__cgraph* cmx__cplan_graph_of(const cmx_primitive* p);
+
 /* ---- the per-thread trace context (cache.c) ---- */
 /* The auxiliary pointer a trace attached (cmx_compile_set_aux). */
 typedef struct cmx__trace_ctx {

@@ -143,3 +143,62 @@ def test_gelu_gpu_one_region_against_eager_and_cpu():
     with mx.stream(mx.cpu):
         cpu = gelu(mx.array(xn))
     _close(got, cpu, 1e-5, 1e-6)  # the GPU's erff is not the CPU's
+
+
+# The contiguous kernel's paths (the pipelined one, and the plain one with
+# CMX_CUDA_FUSED_PIPELINE=0): 16-byte vectors then a scalar tail, sizes
+# from one element to several trips of the whole grid, an input 4 bytes
+# off the vector alignment (x[1:]: the scalar loop alone), a broadcast
+# 0-d input; integers, so every element must be exact.
+@pytest.mark.parametrize("pipeline", ["1", "0"])
+@pytest.mark.parametrize("n", [1, 5, 4099, (1 << 22) + 7])
+@pytest.mark.parametrize("offset", [0, 1])
+def test_contiguous_kernel_paths_gpu(monkeypatch, pipeline, n, offset):
+    monkeypatch.setenv("CMX_CUDA_FUSED_PIPELINE", pipeline)
+    r = np.random.default_rng(n + offset)
+    a = r.integers(-1000, 1000, n + offset).astype(np.int32)
+    b = r.integers(-1000, 1000, n).astype(np.int32)
+
+    def fun(x, y, s):
+        return (x * 3 + y) * s - mx.right_shift(x, 2)
+    f0 = tc.stats()["fused"]
+    got = mx.compile(fun)(mx.array(a)[offset:], mx.array(b),
+                          mx.array(np.int32(7)))
+    assert tc.stats()["fused"] == f0 + 1
+    x = a[offset:]
+    assert np.array_equal(np.array(got), (x * 3 + b) * 7 - (x >> 2))
+
+
+# Vectors of 8 (float16), 2 (float64) and 4 (an int8 input beside a
+# float32 one: the widest sets the vector) elements.
+@pytest.mark.parametrize("dt,other", [(mx.float16, mx.float16),
+                                      (mx.float64, mx.float64),
+                                      (mx.float32, mx.int8)])
+@pytest.mark.parametrize("n", [7, 100003])
+def test_contiguous_vector_widths_gpu(dt, other, n):
+    r = np.random.default_rng(n)
+    x = mx.array(r.uniform(-2, 2, n).astype(np.float32)).astype(dt)
+    y = mx.array(r.integers(-9, 9, n).astype(np.float32)).astype(other)
+
+    def fun(x, y):
+        return mx.abs(x * 2 - y) + 1
+    got = mx.compile(fun)(x, y)
+    _close(got, fun(x, y), 4e-3 if dt == mx.float16 else 1e-6)
+
+
+# More inputs than the pipelined kernel prefetches (8): loaded then
+# computed, one vector a thread.
+def test_many_inputs_gpu():
+    n = (1 << 20) + 3
+    r = np.random.default_rng(11)
+    xs = [r.integers(-100, 100, n).astype(np.int32) for _ in range(10)]
+
+    def fun(*a):
+        acc = a[0]
+        for i in range(1, 10):
+            acc = acc * 3 + a[i] * (i + 1)
+        return acc
+    f0 = tc.stats()["fused"]
+    got = mx.compile(fun)(*[mx.array(v) for v in xs])
+    assert tc.stats()["fused"] == f0 + 1
+    assert np.array_equal(np.array(got), fun(*xs))

@@ -379,6 +379,26 @@ def test_sdpa_fully_masked_rows():
     close(y, sdpa_ref(q, k[:, :, :3], v[:, :, :3], 0.5, "causal"), 1e-5, 1e-5)
 
 
+@pytest.mark.parametrize("D", [64, 128])
+def test_sdpa_decode_over_interleaved_cache(D):
+    """One query position (decoding) against a cache holding each
+    position's key and value side by side (float32 views of row stride
+    2 * D, read in place), groups of 3 query heads a kv head, a bool mask
+    per head (head 1 sees no key: a uniform average)."""
+    B, H, Hk, S = 2, 6, 2, 41
+    q, kv = rand(B, H, 1, D), rand(B, Hk, S, 2 * D)
+    m = RNG.random((B, H, 1, S)) > 0.4
+    m[:, 1] = False
+    kva = mx.array(kv)
+    y = mx.fast.scaled_dot_product_attention(
+        mx.array(q), kva[..., :D], kva[..., D:], scale=D ** -0.5, mask=mx.array(m))
+    close(y, sdpa_ref(q, kv[..., :D], kv[..., D:], D ** -0.5, m), 1e-5, 1e-5)
+    close(np.array(y)[:, 1, 0], kv[:, 0, :, D:].mean(1), 1e-5, 1e-5)
+    y = mx.fast.scaled_dot_product_attention(
+        mx.array(q), kva[..., :D], kva[..., D:], scale=0.1)
+    close(y, sdpa_ref(q, kv[..., :D], kv[..., D:], 0.1, None), 1e-5, 1e-5)
+
+
 @pytest.mark.parametrize("dt,tol", [(mx.float16, 5e-3), (mx.bfloat16, 3e-2)])
 def test_sdpa_half_and_strided_kv(dt, tol):
     B, H, L, S, D = 1, 4, 3, 20, 32

@@ -264,6 +264,8 @@ typedef struct {
   int64_t t0;              /* first row of the tile */
   const float *lut, *slut; /* microscaled: code and scale byte values */
   bool transpose;
+  int64_t claim;        /* decoding path: rows a claim (see qmm_t_run) */
+  _Atomic int64_t next; /* its next unclaimed claim */
   _Atomic int failed;
 } qmm_job;
 
@@ -619,14 +621,38 @@ static void qmv_span(const qmm_job* j, int64_t begin, int64_t end, float* buf) {
   for (; n < end; n++) one(j, n, 1, buf);
 }
 
-/* transpose, few rows of x: output columns [begin, end) = weight rows. */
+/* transpose, few rows of x: each pool thread claims QMV row spans of
+ * j->claim rows (from an atomic counter) until none is left. Claims, not
+ * one fixed half a thread: a worker that wakes late (a loaded machine, a
+ * sleeping thread) still takes its share of what is left, and the caller
+ * never waits for rows handed to a thread that has not started. */
 static void qmm_t_chunk(void* ctx, int64_t begin, int64_t end) {
+  (void)begin, (void)end;
   qmm_job* j = ctx;
-  int64_t Gp = qmv_gpad(j->K / j->g);
+  int64_t Gp = qmv_gpad(j->K / j->g),
+          nclaims = (j->N + j->claim - 1) / j->claim;
   float* buf = cmx__fast_buf((size_t)(2 * QMV_ROWS * Gp + j->g), &j->failed);
   if (!buf) return;
-  qmv_span(j, begin, end, buf);
+  for (;;) {
+    int64_t c = atomic_fetch_add(&j->next, 1);
+    if (c >= nclaims) break;
+    int64_t n0 = c * j->claim, n1 = n0 + j->claim < j->N ? n0 + j->claim : j->N;
+    qmv_span(j, n0, n1, buf);
+  }
   free(buf);
+}
+
+/* The decoding path's products over the pool: a thread per ~64K weights
+ * streamed (smaller products run on the calling thread alone: waking a
+ * worker costs more), claims of ~16 KB of packed rows (a multiple of
+ * QMV_ROWS rows). */
+static void qmm_t_run(qmm_job* j) {
+  int64_t per = (QMV_ROWS << 14) / j->K + QMV_ROWS;
+  int64_t threads = j->N / per;
+  int64_t claim = (16384 / (j->wrow > 0 ? j->wrow : 1)) / QMV_ROWS * QMV_ROWS;
+  j->claim = claim < QMV_ROWS ? QMV_ROWS : claim;
+  atomic_store(&j->next, 0);
+  cmx__parallel_for(threads < 1 ? 1 : threads, 1, qmm_t_chunk, j);
 }
 
 /* The per-group sums of x's rows into j->xsum (qmv_gpad(G) a row, zero
@@ -792,10 +818,7 @@ CMX__KERNEL(cmx__cpu_quantized_matmul) {
     if (j.M >= QMM_BLAS_MIN_M || fp) /* microscaled: tiles only */
       ok = qmm_blas(&j);
     else if (j.transpose && (ok = qmm_prepare_x(&j)))
-      /* a chunk streams at least ~64K weights: smaller products run on
-       * the calling thread alone (waking a worker costs more) */
-      cmx__parallel_for(j.N, (QMV_ROWS << 14) / j.K + QMV_ROWS, qmm_t_chunk,
-                        &j);
+      qmm_t_run(&j);
     else if (j.transpose)
       ok = false;
     else

@@ -42,9 +42,13 @@
 #include "primitives/ew_ops.h"
 #include "primitives/registry.h"
 
-enum { K_CONTIG = 0, K_G32 = 1, K_G64 = 2 };
+enum { K_CONTIG = 0, K_G32 = 1, K_G64 = 2, K_CONTIG_NP = 3 };
 static const char* const k_kernels[] = {"cmx_fk_c", "cmx_fk_g32", "cmx_fk_g64",
-                                        NULL};
+                                        "cmx_fk_c_np", NULL};
+/* Threads a block (every kernel). */
+#define FK_THREADS 256
+/* Devices whose pipelined grid a family keeps (others ask each launch). */
+#define FK_DEVICES 8
 static const char* const k_preamble[] = {"ew_bind", "ew_scalar", NULL};
 
 /* The most array arguments of one kernel (bits of the broadcast mask). */
@@ -69,6 +73,8 @@ typedef struct fk {
   int vec;  /* V: elements a thread per vector access */
   int ndim; /* D: the most collapsed dims the strided kernels take */
   int narr; /* array arguments (at least 1: the layout's first dim) */
+  /* cmx_fk_c's grid on devices 0 to FK_DEVICES - 1 (0: not asked yet) */
+  _Atomic unsigned grid[FK_DEVICES];
   struct fk* next;
 } fk;
 
@@ -99,14 +105,26 @@ static bool uses_complex(const cmx__fused_program* prog) {
   return false;
 }
 
-/* V: 16 bytes of the widest array. */
-/* U: vectors a thread loads before computing (memory-level parallelism),
- * fewer for regions of many arrays (registers). */
+/* The contiguous kernels' shapes. Pipelined (cmx_fk_c): U vectors of
+ * every input a thread in flight while it computes the previous U (loads
+ * of the next group issued before the math of this one), so a region
+ * whose math is heavy (gelu's erf) still keeps the card's memory busy;
+ * U = 2 for one input, 1 for more (the in-flight registers double), and
+ * no prefetch past 8 inputs (registers). Plain (cmx_fk_c_np, the
+ * previous shape, kept for comparison: CMX_CUDA_FUSED_PIPELINE=0): U
+ * vectors loaded, then computed; 4, 2 or 1 by the arrays of the region. */
 static int unroll_of(const cmx__fused_program* prog) {
+  return prog->nargs <= 1 ? 2 : 1;
+}
+static bool prefetch_of(const cmx__fused_program* prog) {
+  return prog->nargs <= 8;
+}
+static int unroll_plain_of(const cmx__fused_program* prog) {
   int na = prog->nargs + prog->nout;
   return na <= 8 ? 4 : na <= 16 ? 2 : 1;
 }
 
+/* V: 16 bytes of the widest array. */
 static int vec_of(const cmx__fused_program* prog) {
   size_t widest = 1;
   for (int j = 0; j < prog->nargs; j++)
@@ -186,61 +204,97 @@ static void emit_call(cmx__strbuf* b, const cmx__fused_program* prog,
   cmx__strbuf_puts(b, ");\n");
 }
 
-static void emit_contig(cmx__strbuf* b, const cmx__fused_program* prog) {
+/* cmx_fk_in<U>: U vectors of every input; cmx_fk_load: the group of
+ * vectors i, i + nt, ... (those below nv) of the inputs not broadcast. */
+static void emit_group(cmx__strbuf* b, const cmx__fused_program* prog) {
+  cmx__strbuf_puts(b, "template <int U>\nstruct cmx_fk_in {\n");
+  for (int j = 0; j < prog->nargs; j++)
+    cmx__strbuf_printf(b, "  cmx_fk_vec<%s> v%d[U];\n",
+                       cmx__fused_storage(arg_dtype(prog, j)), j);
+  if (!prog->nargs) cmx__strbuf_puts(b, "  char unused;\n");
   cmx__strbuf_puts(
       b,
-      "#if !defined(CMX_ONLY) || defined(CMX_ONLY_cmx_fk_c)\n"
-      "extern \"C\" __global__ void cmx_fk_c(const cmx_fk_ptrs P, long long n,"
-      " long long nv,\n    unsigned long long bm) {\n"
-      "  const long long t0 = cmx_tid(), nt = cmx_nthreads();\n");
-  emit_pointers(b, prog);
+      "};\ntemplate <int U>\n__device__ __forceinline__ void cmx_fk_load("
+      "cmx_fk_in<U>& r,\n    const cmx_fk_ptrs& P, unsigned long long bm, "
+      "long long i, long long nt,\n    long long nv) {\n"
+      "#pragma unroll\n  for (int u = 0; u < U; u++) {\n"
+      "    const long long j = i + u * nt;\n    if (j >= nv) break;\n");
   for (int j = 0; j < prog->nargs; j++) {
     const char* t = cmx__fused_storage(arg_dtype(prog, j));
+    cmx__strbuf_printf(
+        b,
+        "    if (!((bm >> %d) & 1))\n"
+        "      r.v%d[u] = ((const cmx_fk_vec<%s>*)P.x[%d])[j];\n",
+        j, j, t, j);
+  }
+  if (!prog->nargs) cmx__strbuf_puts(b, "    (void)r, (void)P, (void)bm;\n");
+  cmx__strbuf_puts(b, "  }\n}\n\n");
+}
+
+/* cmx_fk_contig<U, PF>: every input contiguous or broadcast (bit j of bm),
+ * the first nv * V elements as vectors (U a thread per trip; PF: the next
+ * trip's loaded before this one's math), the rest one by one. An output
+ * may be an input's buffer: each thread reads an index before writing
+ * it, and only it reads or writes that index. */
+static void emit_contig(cmx__strbuf* b, const cmx__fused_program* prog) {
+  emit_group(b, prog);
+  cmx__strbuf_puts(b,
+                   "template <int U, bool PF>\n__device__ __forceinline__ void "
+                   "cmx_fk_contig(const cmx_fk_ptrs& P, long long n,\n"
+                   "    long long nv, unsigned long long bm) {\n"
+                   "  const long long t0 = cmx_tid(), nt = cmx_nthreads(), "
+                   "step = U * nt;\n");
+  emit_pointers(b, prog);
+  cmx__strbuf_puts(b, "  cmx_fk_in<U> cur, nxt;\n");
+  for (int j = 0; j < prog->nargs; j++) {
+    const char* t = cmx__fused_storage(arg_dtype(prog, j));
+    /* a broadcast input: its value in every lane, never loaded again */
     cmx__strbuf_printf(b,
                        "  const bool b%d = (bm >> %d) & 1;\n"
-                       "  const %s s%d = b%d ? a%d[0] : %s();\n",
-                       j, j, t, j, j, j, t);
+                       "  const %s s%d = b%d ? a%d[0] : %s();\n"
+                       "  if (b%d) {\n#pragma unroll\n"
+                       "    for (int u = 0; u < U; u++)\n#pragma unroll\n"
+                       "      for (int k = 0; k < CMX_FK_V; k++)\n"
+                       "        cur.v%d[u].e[k] = nxt.v%d[u].e[k] = s%d;\n"
+                       "  }\n",
+                       j, j, t, j, j, j, t, j, j, j, j);
   }
-  /* U vectors a thread in flight: every load first, then the math */
-  cmx__strbuf_puts(b,
-                   "  for (long long i = t0; i < nv; i += CMX_FK_U * nt) {\n");
-  for (int j = 0; j < prog->nargs; j++)
-    cmx__strbuf_printf(b, "    cmx_fk_vec<%s> v%d[CMX_FK_U];\n",
-                       cmx__fused_storage(arg_dtype(prog, j)), j);
-  cmx__strbuf_puts(b,
-                   "#pragma unroll\n    for (int u = 0; u < CMX_FK_U; u++) {\n"
-                   "      const long long j = i + u * nt;\n"
-                   "      if (j >= nv) break;\n");
-  for (int j = 0; j < prog->nargs; j++) {
-    const char* t = cmx__fused_storage(arg_dtype(prog, j));
-    cmx__strbuf_printf(b,
-                       "      if (b%d) {\n#pragma unroll\n"
-                       "        for (int k = 0; k < CMX_FK_V; k++) v%d[u].e[k] "
-                       "= s%d;\n"
-                       "      } else {\n"
-                       "        v%d[u] = ((const cmx_fk_vec<%s>*)a%d)[j];\n"
-                       "      }\n",
-                       j, j, j, j, t, j);
-  }
-  cmx__strbuf_puts(b,
-                   "    }\n#pragma unroll\n"
-                   "    for (int u = 0; u < CMX_FK_U; u++) {\n"
-                   "      const long long j = i + u * nt;\n"
-                   "      if (j >= nv) break;\n");
+  cmx__strbuf_puts(
+      b,
+      "  if (PF) cmx_fk_load<U>(cur, P, bm, t0, nt, nv);\n"
+      "  for (long long i = t0; i < nv; i += step) {\n"
+      "    if (PF)\n      cmx_fk_load<U>(nxt, P, bm, i + step, nt, nv);\n"
+      "    else\n      cmx_fk_load<U>(cur, P, bm, i, nt, nv);\n"
+      "#pragma unroll\n    for (int u = 0; u < U; u++) {\n"
+      "      const long long j = i + u * nt;\n"
+      "      if (j >= nv) break;\n");
   for (int k = 0; k < prog->nout; k++)
     cmx__strbuf_printf(b, "      cmx_fk_vec<%s> w%d;\n",
                        cmx__fused_storage(out_dtype(prog, k)), k);
   cmx__strbuf_puts(
       b, "#pragma unroll\n      for (int k = 0; k < CMX_FK_V; k++)\n");
-  emit_call(b, prog, "        ", "v%d[u].e[k]", "w%d.e[k]");
+  emit_call(b, prog, "        ", "cur.v%d[u].e[k]", "w%d.e[k]");
   for (int k = 0; k < prog->nout; k++)
     cmx__strbuf_printf(b, "      ((cmx_fk_vec<%s>*)o%d)[j] = w%d;\n",
                        cmx__fused_storage(out_dtype(prog, k)), k, k);
-  cmx__strbuf_puts(b, "    }\n");
+  cmx__strbuf_puts(b, "    }\n    if (PF) cur = nxt;\n  }\n");
   cmx__strbuf_puts(
-      b, "  }\n  for (long long i = nv * CMX_FK_V + t0; i < n; i += nt)\n");
+      b, "  for (long long i = nv * CMX_FK_V + t0; i < n; i += nt)\n");
   emit_call(b, prog, "    ", "(b%d ? s%d : a%d[i])", "o%d[i]");
-  cmx__strbuf_puts(b, "}\n#endif\n\n");
+  cmx__strbuf_puts(b, "}\n");
+  static const char* const entry[2][2] = {
+      {"cmx_fk_c", "CMX_FK_U, CMX_FK_PF"},
+      {"cmx_fk_c_np", "CMX_FK_U_NP, false"}};
+  for (int e = 0; e < 2; e++)
+    cmx__strbuf_printf(
+        b,
+        "#if !defined(CMX_ONLY) || defined(CMX_ONLY_%s)\n"
+        "extern \"C\" __global__ void __launch_bounds__(CMX_FK_THREADS)\n"
+        "%s(const cmx_fk_ptrs P, long long n, long long nv,\n"
+        "    unsigned long long bm) {\n"
+        "  cmx_fk_contig<%s>(P, n, nv, bm);\n}\n#endif\n",
+        entry[e][0], entry[e][0], entry[e][1]);
+  cmx__strbuf_puts(b, "\n");
 }
 
 static void emit_strided(cmx__strbuf* b, const cmx__fused_program* prog) {
@@ -281,8 +335,11 @@ static char* source_of(const cmx__fused_program* prog, int vec, int ndim,
   cmx__strbuf b = {0};
   cmx__strbuf_printf(&b,
                      "// cmx fused kernel: %s\n#define CMX_FK_V %d\n"
-                     "#define CMX_FK_U %d\n",
-                     prog->label, vec, unroll_of(prog));
+                     "#define CMX_FK_U %d\n#define CMX_FK_PF %s\n"
+                     "#define CMX_FK_U_NP %d\n#define CMX_FK_THREADS %d\n",
+                     prog->label, vec, unroll_of(prog),
+                     prefetch_of(prog) ? "true" : "false",
+                     unroll_plain_of(prog), FK_THREADS);
   cmx__strbuf_printf(
       &b,
       "CMX_EW_FN double cmx_fk_bitsd(uint64_t u) {\n"
@@ -334,7 +391,7 @@ static fk* family_of(char* src, int variant, int vec, int ndim, int narr) {
                                .kernels = k_kernels,
                                .nvariants = 2,
                                .variant = fk_variant,
-                               .shape = {CMX__GPU_GRID_STRIDE, 256, 16}};
+                               .shape = {CMX__GPU_GRID_STRIDE, FK_THREADS, 16}};
     f->next = g_fks.list;
     g_fks.list = f;
     atomic_fetch_add(&st_built, 1);
@@ -448,6 +505,40 @@ static bool fits_i32(int64_t n, const int64_t* shape, int nd,
   return true;
 }
 
+/* Whether the contiguous regions run the pipelined kernel (cmx_fk_c): yes
+ * unless CMX_CUDA_FUSED_PIPELINE=0 (the plain one, cmx_fk_c_np, for
+ * comparison); read at each launch, so a benchmark can compare both in
+ * one process. */
+static bool pipelined(void) {
+  const char* e = getenv("CMX_CUDA_FUSED_PIPELINE");
+  return !(e && e[0] == '0' && e[1] == 0);
+}
+
+/* Blocks of k the whole card holds at once (its multiprocessors times
+ * the blocks one holds by k's registers and the threads a multiprocessor
+ * runs), or 0 when the driver does not say. */
+static unsigned resident_blocks(const cmx__gpu_kernel* k) {
+  enum { ATTR_NUM_REGS = 4 }; /* CU_FUNC_ATTRIBUTE_NUM_REGS */
+  const cmx__gpu_device* d = cmx__gpu_device_get(k->dev);
+  int regs = 0;
+  if (!d || d->sm_count <= 0 ||
+      cmx__cu.cuFuncGetAttribute(&regs, ATTR_NUM_REGS, k->fn) != CUDA_SUCCESS ||
+      regs <= 0 || regs > 255)
+    return 0;
+  /* registers: 64K a multiprocessor in 4 partitions, 8-register steps */
+  int per_warp = (regs + 7) / 8 * 8 * 32;
+  int warps = 4 * (16384 / per_warp);
+  int cc = d->cc_major * 10 + d->cc_minor;
+  /* threads a multiprocessor runs: 2048 (7.0, 8.0, 9.0, 10.x), 1024
+   * (7.5), else taken as 1536 (8.6, 8.9 and 12.x run that many) */
+  int max_threads = cc == 75                              ? 1024
+                    : (cc >= 86 && cc <= 89) || cc >= 110 ? 1536
+                                                          : 2048;
+  int by_regs = warps * 32 / FK_THREADS, by_threads = max_threads / FK_THREADS;
+  int blocks = by_regs < by_threads ? by_regs : by_threads;
+  return blocks > 0 ? (unsigned)(blocks * d->sm_count) : 0;
+}
+
 /* Outputs: fresh, or an input's buffer of the same size and item size. */
 static cmx_status alloc_outputs(const cmx_array* in, int nin,
                                 const cmx_array* out, int nout, int dev) {
@@ -470,7 +561,7 @@ cmx_status cmx__gpu_compiled(const cmx_primitive* p, const cmx_array* in,
     cmx_status st = gpu_prepare(prog);
     if (st != CMX_OK) return st;
   }
-  const fk* f = prog->gpu_kernel;
+  fk* f = prog->gpu_kernel;
   int dev = cmx_primitive_stream(p).device.index;
   if (nin != prog->nargs || nout != prog->nout)
     return cmx_kernel_error(CMX_ERR_RUNTIME, "[%s] takes %d inputs, got %d",
@@ -552,7 +643,12 @@ cmx_status cmx__gpu_compiled(const cmx_primitive* p, const cmx_array* in,
     CMX__GPU_ARG(&args, n);
     CMX__GPU_ARG(&args, nv);
     CMX__GPU_ARG(&args, mask);
-    int64_t per = (int64_t)f->vec * unroll_of(prog);
+    bool pipe = pipelined();
+    kernel = pipe ? K_CONTIG : K_CONTIG_NP;
+    /* threads: one a U-vector group, or one an element when unaligned */
+    int64_t per = aligned ? (int64_t)f->vec *
+                                (pipe ? unroll_of(prog) : unroll_plain_of(prog))
+                          : 1;
     work = (n + per - 1) / per;
   } else if (nd > f->ndim) {
     st =
@@ -585,6 +681,15 @@ cmx_status cmx__gpu_compiled(const cmx_primitive* p, const cmx_array* in,
       cmx__gpu_kernel_get(dev, &f->fam, f->variant, kernel);
   if (!k) return cmx_last_status();
   cmx__gpu_cfg cfg = cmx__gpu_cfg_for(k, work);
+  if (kernel == K_CONTIG) {
+    /* one wave: every block resident from the start, so the pipeline
+     * runs unbroken (a later wave would start with its loads exposed) */
+    bool kept = k->dev >= 0 && k->dev < FK_DEVICES;
+    unsigned cap = kept ? atomic_load(&f->grid[k->dev]) : 0;
+    if (!cap && (cap = resident_blocks(k)) != 0 && kept)
+      atomic_store(&f->grid[k->dev], cap);
+    if (cap && cfg.grid[0] > cap) cfg.grid[0] = cap;
+  }
   st = cmx__gpu_launch(prog->label, k, &cfg, &args);
   for (int j = 0; j < nout && st == CMX_OK; j++)
     cmx_kernel_mark_device_written(out[j]);

@@ -16,4 +16,8 @@
 cmx_status axpby(cmx_array* out, cmx_array x, cmx_array y, float alpha,
                  float beta, cmx_stream s);
 
+/* The CUDA program of Axpby's GPU kernels (static text), for checking it
+ * with NVRTC where there is no GPU (cmx_cuda_compile_check). */
+const char* axpby_cuda_source(void);
+
 #endif

@@ -28,6 +28,11 @@ static PyObject* py_axpby(PyObject* self, PyObject* args, PyObject* kw) {
   return cmx_python_result(st, z);
 }
 
+static PyObject* py_cuda_source(PyObject* self, PyObject* unused) {
+  (void)self, (void)unused;
+  return PyUnicode_FromString(axpby_cuda_source());
+}
+
 static PyMethodDef methods[] = {
     {"axpby", (PyCFunction)(void (*)(void))py_axpby,
      METH_VARARGS | METH_KEYWORDS,
@@ -43,6 +48,9 @@ static PyMethodDef methods[] = {
      "    stream (Stream or Device, optional): Where it runs.\n\n"
      "Returns:\n"
      "    array: ``alpha * x + beta * y``"},
+    {"_cuda_source", py_cuda_source, METH_NOARGS,
+     "The CUDA program of axpby's GPU kernels (for checking it with "
+     "NVRTC)."},
     {NULL, NULL, 0, NULL}};
 
 static struct PyModuleDef module = {

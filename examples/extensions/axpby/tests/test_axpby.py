@@ -61,6 +61,46 @@ def test_dtypes(device, dt, tol):
                                rtol=tol, atol=tol)
 
 
+# The GPU kernel's paths: 16-byte vectors and a scalar tail (sizes not a
+# multiple of the vector), more elements than the grid has threads (the
+# grid-stride loop), an input 4 bytes off the vector alignment (the
+# scalar loop alone: x[1:] is contiguous, its data one element in).
+@pytest.mark.parametrize("n", [1, 3, 8, 1003, (1 << 21) + 5])
+@pytest.mark.parametrize("dt", [np.float32, np.float16, np.float64])
+@pytest.mark.parametrize("offset", [0, 1])
+def test_contiguous_paths(device, n, dt, offset):
+    x, y = rand(n + offset, dtype=dt), rand(n, dtype=dt, seed=1)
+    z = axpby(mx.array(x)[offset:], mx.array(y), 1.5, -2.0, stream=device)
+    ref = 1.5 * x[offset:].astype(np.float64) - 2.0 * y.astype(np.float64)
+    tol = 1e-2 if dt == np.float16 else 1e-6
+    np.testing.assert_allclose(np.array(z).astype(np.float64), ref,
+                               rtol=tol, atol=tol)
+
+
+needs_nvrtc = pytest.mark.skipif(not mx._cuda_nvrtc_available(),
+                                 reason="NVRTC not available")
+
+
+@needs_nvrtc
+def test_cuda_source_vector_accesses():
+    """The CUDA program compiles (sm_90), and each contiguous kernel loads
+    and stores 16 bytes at a time."""
+    import re
+
+    from axpby import _ext
+    src = _ext._cuda_source()
+    mx._cuda_compile_check("axpby", src, 90)
+    ptx = mx._cuda_compile("axpby", src, 90, True).decode()
+    entries = {e.split("(")[0].strip(): e
+               for e in re.split(r"\.entry ", ptx)[1:]}
+    for dt in ("float32", "float16", "bfloat16", "float64"):
+        body = entries["axpby_contig_" + dt]
+        for op in ("ld", "st"):
+            assert re.search(op + r"\.global\.(v4\.(f32|u32|b32)|v2\."
+                             r"(f64|u64|b64))", body), (dt, op)
+        assert "axpby_general_" + dt in entries
+
+
 def test_integers_promote_to_float():
     z = axpby(mx.array([1, 2, 3]), mx.array([True, False, True]), 2.0, 1.0)
     assert z.dtype == mx.float32
