@@ -25,6 +25,7 @@
 #include <string.h>
 #include <time.h>
 
+#include "bench_graph.h"
 #include "bench_time.h"
 #include "cmx/cmx.h"
 
@@ -187,15 +188,7 @@ typedef struct {
 
 static void chain_once(void* ctx) {
   chain_job* j = ctx;
-  cmx_array x = cmx_array_retain(j->x0);
-  for (int i = 0; i < j->n; i++) {
-    cmx_array y;
-    CK(cmx_add(&y, x, j->one, S));
-    cmx_array_release(x);
-    x = y;
-  }
-  CK(cmx_array_eval(x));
-  cmx_array_release(x);
+  CK(bench_add_chain(j->x0, j->one, j->n, S));
 }
 
 int main(void) {

@@ -5,7 +5,35 @@
 #include "args.h"
 #include "extension.h"
 
+/* Evaluates the n arrays at arrs (retained by the caller) without the
+ * GIL. */
+static PyObject* eval_arrays(cmx_array* arrs, size_t n, bool async) {
+  cmx_status st;
+  Py_BEGIN_ALLOW_THREADS st =
+      async ? cmx_async_eval(arrs, n) : cmx_eval(arrs, n);
+  Py_END_ALLOW_THREADS cmx_array_release_all(arrs, n);
+  if (st != CMX_OK) return cmxpy_raise(st);
+  Py_RETURN_NONE;
+}
+
+#define EVAL_FAST 8
+
 static PyObject* eval_impl(PyObject* trees, bool async) {
+  /* The usual call, eval(a) or eval(a, b, ...) of a few arrays: no tree
+   * walk, no list. */
+  Py_ssize_t nt = PyTuple_GET_SIZE(trees);
+  if (nt <= EVAL_FAST) {
+    cmx_array arrs[EVAL_FAST];
+    Py_ssize_t k = 0;
+    while (k < nt && CmxArray_Check(PyTuple_GET_ITEM(trees, k))) k++;
+    if (k == nt) {
+      /* Handles are retained: another thread may replace an object's
+       * handle (a[i] = v) while this one evaluates without the GIL. */
+      for (Py_ssize_t i = 0; i < nt; i++)
+        arrs[i] = cmx_array_retain(CMXPY_ARR(PyTuple_GET_ITEM(trees, i)));
+      return eval_arrays(arrs, (size_t)nt, async);
+    }
+  }
   PyObject* list = PyList_New(0);
   if (!list) return NULL;
   if (cmxpy_tree_arrays(trees, list) < 0) {
@@ -23,13 +51,9 @@ static PyObject* eval_impl(PyObject* trees, bool async) {
   for (Py_ssize_t i = 0; i < n; i++)
     arrs[i] = cmx_array_retain(CMXPY_ARR(PyList_GET_ITEM(list, i)));
   Py_DECREF(list);
-  cmx_status st;
-  Py_BEGIN_ALLOW_THREADS st =
-      async ? cmx_async_eval(arrs, (size_t)n) : cmx_eval(arrs, (size_t)n);
-  Py_END_ALLOW_THREADS cmx_array_release_all(arrs, (size_t)n);
+  PyObject* r = eval_arrays(arrs, (size_t)n, async);
   PyMem_RawFree(arrs);
-  if (st != CMX_OK) return cmxpy_raise(st);
-  Py_RETURN_NONE;
+  return r;
 }
 
 CMXPY_DEF(eval, "(*args) -> None",
@@ -126,11 +150,10 @@ PyMODINIT_FUNC PyInit_core(void) {
       cmxpy_init_random(m) < 0 || cmxpy_init_fast(m) < 0 ||
       cmxpy_init_ops_quantized(m) < 0 || cmxpy_init_io(m) < 0 ||
       cmxpy_init_linalg(m) < 0 || cmxpy_init_fft(m) < 0 ||
-      cmxpy_init_distributed(m) < 0 ||
-      cmxpy_init_indexing(m) < 0 || cmxpy_init_transforms(m) < 0 ||
-      cmxpy_init_compile(m) < 0 || cmxpy_init_compat(m) < 0 ||
-      cmxpy_init_export(m) < 0 || add_constants(m) < 0 ||
-      cmxpy_init_extension(m) < 0) {
+      cmxpy_init_distributed(m) < 0 || cmxpy_init_indexing(m) < 0 ||
+      cmxpy_init_transforms(m) < 0 || cmxpy_init_compile(m) < 0 ||
+      cmxpy_init_compat(m) < 0 || cmxpy_init_export(m) < 0 ||
+      add_constants(m) < 0 || cmxpy_init_extension(m) < 0) {
     Py_DECREF(m);
     return NULL;
   }

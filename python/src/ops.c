@@ -31,6 +31,12 @@ static PyObject* unary(cmxpy_args* A) {
 }
 
 static PyObject* binary(cmxpy_args* A) {
+  /* Two arrays (the usual call) convert without running any Python code,
+   * and the op runs holding the GIL: their handles stay in place, so the
+   * call borrows them (no retain and release of each). */
+  if (CmxArray_Check(OBJ(0)) && CmxArray_Check(OBJ(1)))
+    return RET(
+        DATA(binary_fn)(OUT, CMXPY_ARR(OBJ(0)), CMXPY_ARR(OBJ(1)), STREAM));
   if (cmxpy_operands(A, 0, 1) < 0) return NULL;
   return RET(DATA(binary_fn)(OUT, ARR(0), ARR(1), STREAM));
 }

@@ -6,6 +6,7 @@
 
 #include "core/internal.h"
 #include "core/layout.h"
+#include "core/pool.h"
 
 /* ---------------- shapes ---------------- */
 
@@ -68,7 +69,7 @@ cmx_array cmx__node_new(const char* op, const int64_t* shape, int ndim,
     if (shape[i] > 0 && __builtin_mul_overflow(span, shape[i], &span))
       return CMX__FAIL(CMX_ERR_VALUE,
                        "[%s] shape is too large (size overflows)", op);
-  cmx_array a = malloc(sizeof *a + 2 * (size_t)ndim * sizeof(int64_t));
+  cmx_array a = cmx__pool_alloc(cmx__node_bytes(ndim));
   if (!a) return CMX__FAIL(CMX_ERR_MEMORY, "[%s] out of host memory", op);
   atomic_init(&a->refcount, 1);
   a->dtype = dtype;
@@ -232,7 +233,7 @@ static void node_free(cmx_array a) {
   }
   cmx__buffer_release(a->buf);
   cmx__node_fail(a, NULL, CMX_OK);
-  free(a);
+  cmx__pool_free(a, cmx__node_bytes(a->ndim));
 }
 
 /* The message kept when there is no memory to copy a failure's own. */
@@ -256,7 +257,14 @@ void cmx__op_release(cmx__op* op) {
     return;
   cmx_primitive_release(op->prim);
   for (int i = 0; i < op->nin; i++) cmx_array_release(op->inputs[i]);
-  free(op);
+  cmx__op_free(op);
+}
+
+void cmx__op_free(cmx__op* op) {
+  if (op->nout == 1)
+    cmx__pool_free(op, cmx__op1_bytes(op->nin));
+  else
+    free(op);
 }
 
 /* Takes a strong reference to output i of op, or NULL when it died. */
@@ -298,8 +306,7 @@ static uint64_t d2u(double d) {
   return (uint64_t)d;
 }
 
-void cmx__store_scalar(void* dst, cmx_dtype dt, int kind,
-                       cmx__scalar_value s) {
+void cmx__store_scalar(void* dst, cmx_dtype dt, int kind, cmx__scalar_value s) {
   double d = kind == 0   ? (double)s.i
              : kind == 1 ? (double)s.u
              : kind == 2 ? s.f

@@ -30,9 +30,11 @@ typedef struct cpu_worker {
    * it, not after every task (a thread waiting for the last of a few
    * hundred small tasks was woken, and switched to, a few hundred times). */
   _Atomic uint64_t wake_at;
-  bool running; /* the worker is running a batch (guarded by lock) */
-  bool claimed; /* an eval runs this stream's tasks itself (see below) */
-  bool alive;   /* the worker thread exists (false in a forked child) */
+  /* Written under lock, read without it by cmx__cpu_try_claim (see
+   * there): the worker is running a batch; an eval runs this stream's
+   * tasks itself; head is not NULL. */
+  _Atomic bool running, claimed, queued;
+  bool alive; /* the worker thread exists (false in a forked child) */
   /* For a forked child: the seq of the task being run and the batch's
    * tasks not started yet (written by the worker as it goes). */
   _Atomic uint64_t current;
@@ -99,11 +101,14 @@ static void* cpu_worker_main(void* arg) {
   cpu_worker* w = arg;
   pthread_mutex_lock(&w->lock);
   for (;;) {
-    while (!w->head || w->claimed) pthread_cond_wait(&w->work, &w->lock);
-    /* Take the whole queue at once: fewer lock round trips. */
+    while (!w->head || atomic_load(&w->claimed))
+      pthread_cond_wait(&w->work, &w->lock);
+    /* Take the whole queue at once: fewer lock round trips. running is
+     * set before queued is cleared (see cmx__cpu_try_claim). */
     cmx__task* batch = w->head;
     w->head = w->tail = NULL;
-    w->running = true;
+    atomic_store(&w->running, true);
+    atomic_store(&w->queued, false);
     atomic_store(&w->rest, batch);
     pthread_mutex_unlock(&w->lock);
     while (batch) {
@@ -117,7 +122,7 @@ static void* cpu_worker_main(void* arg) {
       cpu_complete(w, seq);
     }
     pthread_mutex_lock(&w->lock);
-    w->running = false;
+    atomic_store(&w->running, false);
   }
   return NULL;
 }
@@ -199,6 +204,7 @@ static void cpu_submit(cmx__stream* s, cmx__task* t) {
   else
     w->head = t;
   w->tail = t;
+  atomic_store(&w->queued, true);
   w->submitted = seq;
   ensure_thread(w);
   pthread_cond_signal(&w->work);
@@ -222,15 +228,26 @@ void cmx__cpu_cancel(cmx__stream* s, uint64_t lo, uint64_t hi) {
  * worker is idle with nothing queued, the eval claims the stream and runs
  * the tasks itself, in order. While the claim is held the worker runs
  * nothing, so tasks other threads queue meanwhile (with later sequence
- * numbers) still run after these; releasing the claim wakes the worker. */
+ * numbers) still run after these; releasing the claim wakes the worker.
+ *
+ * Neither claiming nor releasing takes the worker's lock when nothing else
+ * is queued (the path of every small eval on one thread). The claim is
+ * made under the eval lock, which every submit holds too: while it is
+ * held, queued cannot become true, and running becomes true only when the
+ * worker takes a queued batch (it sets running before clearing queued),
+ * so queued and running both false mean an idle worker that stays idle.
+ * The release stores claimed = false and then reads queued (both seq_cst):
+ * a submit made meanwhile is either seen (the worker is woken under its
+ * lock) or comes later in that order, and then the worker's own check of
+ * claimed, made under its lock after that submit, reads false. */
 bool cmx__cpu_try_claim(cmx__stream* s) {
   if (s->ops != &cmx__cpu_stream_ops) return false;
   cpu_worker* w = s->backend;
-  pthread_mutex_lock(&w->lock);
-  bool ok = !w->head && !w->running && !w->claimed;
-  if (ok) w->claimed = true;
-  pthread_mutex_unlock(&w->lock);
-  return ok;
+  if (atomic_load(&w->queued) || atomic_load(&w->running) ||
+      atomic_load(&w->claimed))
+    return false;
+  atomic_store(&w->claimed, true);
+  return true;
 }
 
 cmx_status cmx__cpu_run_claimed(cmx__stream* s, cmx__task* list) {
@@ -242,7 +259,9 @@ cmx_status cmx__cpu_run_claimed(cmx__stream* s, cmx__task* list) {
     cmx__task* t = list;
     list = t->next;
     uint64_t seq = task_seq(t);
-    stop = stop || cmx__interrupt_poll(&last);
+    /* The first poll only starts the clock: an eval of one task skips it
+     * (and the clock read it costs). */
+    stop = stop || ((list || last) && cmx__interrupt_poll(&last));
     if (stop)
       cmx__task_cancel(t);
     else
@@ -250,13 +269,15 @@ cmx_status cmx__cpu_run_claimed(cmx__stream* s, cmx__task* list) {
     cpu_complete(w, seq);
   }
   cmx__error_mark_restore(mark); /* eval reports failures it waits for */
-  pthread_mutex_lock(&w->lock);
-  w->claimed = false;
-  if (w->head) {
-    ensure_thread(w);
-    pthread_cond_signal(&w->work);
+  atomic_store(&w->claimed, false);
+  if (atomic_load(&w->queued)) {
+    pthread_mutex_lock(&w->lock);
+    if (w->head) {
+      ensure_thread(w);
+      pthread_cond_signal(&w->work);
+    }
+    pthread_mutex_unlock(&w->lock);
   }
-  pthread_mutex_unlock(&w->lock);
   return stop ? CMX_ERR_INTERRUPTED : CMX_OK;
 }
 
@@ -290,7 +311,7 @@ static void reset_worker(cpu_worker* w) {
   atomic_store(&w->waiters, 0);
   atomic_store(&w->wake_at, UINT64_MAX);
   w->alive = false;
-  cmx__task* r = w->running ? atomic_load(&w->rest) : NULL;
+  cmx__task* r = atomic_load(&w->running) ? atomic_load(&w->rest) : NULL;
   if (r) {
     cmx__task* tail = r;
     while (tail->next) tail = tail->next;
@@ -298,8 +319,9 @@ static void reset_worker(cpu_worker* w) {
     if (!w->head) w->tail = tail;
     w->head = r;
   }
-  w->running = false;
-  w->claimed = false;
+  atomic_store(&w->running, false);
+  atomic_store(&w->claimed, false);
+  atomic_store(&w->queued, w->head != NULL);
   atomic_store(&w->rest, NULL);
   cmx__stream* s = w->stream;
   uint64_t done = w->head ? task_seq(w->head) - 1 : s->next_seq;

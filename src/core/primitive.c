@@ -5,6 +5,7 @@
 
 #include "core/backend.h"
 #include "core/internal.h"
+#include "core/pool.h"
 
 /* Primitives without parameters are immutable and identical per (vtable,
  * stream), so each thread keeps one of each in a small direct-mapped cache
@@ -159,15 +160,23 @@ static cmx__op* op_new(cmx_primitive* p, const cmx_array* inputs, int nin,
   }
   size_t head = sizeof(cmx__op) + (size_t)nin * sizeof(cmx_array) +
                 (size_t)nout * sizeof(cmx_array);
-  cmx__op* op = calloc(1, head + extra + 16);
+  /* Not calloc (glibc's calloc skips malloc's thread cache): the header
+   * is written here, the output slots by the caller. */
+  cmx__op* op = nout == 1 ? cmx__pool_alloc(cmx__op1_bytes(nin))
+                          : malloc(head + extra + 16);
   if (!op) return NULL;
   atomic_init(&op->refcount, nout);
   op->prim = p;
   op->nin = nin;
   op->nout = nout;
+  op->out_shapes = NULL;
+  op->out_ndims = NULL;
+  op->out_dtypes = NULL;
+  op->mark = 0;
   atomic_flag_clear(&op->lock);
   op->inputs = (cmx_array*)(op + 1);
   op->outputs = (struct cmx_array_node**)(op->inputs + nin);
+  for (int i = 0; i < nout; i++) op->outputs[i] = NULL;
   for (int i = 0; i < nin; i++) op->inputs[i] = cmx_array_retain(inputs[i]);
   if (nout > 1) {
     char* q = (char*)(op->outputs + nout);
@@ -246,7 +255,9 @@ cmx_status cmx_primitive_apply(cmx_array* outs, int nout, cmx_primitive* p,
     a->op = op;
     a->out_index = i;
     a->stream = p->stream.index;
-    atomic_store(&a->status, CMX__NODE_UNSCHEDULED);
+    /* a new node no other thread sees yet: no fence */
+    atomic_store_explicit(&a->status, CMX__NODE_UNSCHEDULED,
+                          memory_order_relaxed);
   }
   return CMX_OK;
 }

@@ -14,6 +14,7 @@
 #include <time.h>
 
 #include "core/backend.h"
+#include "core/pool.h"
 #include "core/sched.h"
 
 /* The eval lock serialises graph walks and detaching (graph mutation). */
@@ -163,22 +164,41 @@ typedef struct {
   int next;
 } frame;
 
+/* A growable array that starts in storage the caller provides (on its
+ * stack), so that the walks of small graphs allocate nothing. */
 typedef struct {
   void* items;
   size_t n, cap, elem;
+  void* local; /* the caller's storage, cap elements */
 } vec;
+
+#define VEC_LOCAL 64
+#define VEC_INIT(storage)                                            \
+  {                                                                  \
+    .items = (storage), .cap = VEC_LOCAL, .elem = sizeof *(storage), \
+    .local = (storage)                                               \
+  }
 
 static bool vec_push(vec* v, const void* x) {
   if (v->n == v->cap) {
-    size_t cap = v->cap ? v->cap * 2 : 64;
-    void* p = realloc(v->items, cap * v->elem);
+    size_t cap = v->cap * 2;
+    void* p = v->items == v->local ? malloc(cap * v->elem)
+                                   : realloc(v->items, cap * v->elem);
     if (!p) return false;
+    if (v->items == v->local) memcpy(p, v->local, v->n * v->elem);
     v->items = p;
     v->cap = cap;
   }
-  memcpy((char*)v->items + v->n * v->elem, x, v->elem);
+  if (v->elem == sizeof(frame)) /* the two users: no memcpy call */
+    ((frame*)v->items)[v->n] = *(const frame*)x;
+  else
+    ((cmx_array*)v->items)[v->n] = *(const cmx_array*)x;
   v->n++;
   return true;
+}
+
+static void vec_free(vec* v) {
+  if (v->items != v->local) free(v->items);
 }
 
 _Atomic int cmx__tracing = 0;
@@ -216,7 +236,8 @@ static cmx_array next_input(cmx__op* op, int k, uint32_t mark) {
 static cmx_status build_tape(const cmx_array* roots, size_t n, vec* tape) {
   uint32_t mark = ++g_mark;
   if (mark == 0) mark = ++g_mark;
-  vec stack = {.elem = sizeof(frame)};
+  frame local[VEC_LOCAL];
+  vec stack = VEC_INIT(local);
   cmx_status st = CMX_OK;
   for (size_t r = 0; r < n && st == CMX_OK; r++) {
     cmx_array root = roots[r];
@@ -249,7 +270,7 @@ static cmx_status build_tape(const cmx_array* roots, size_t n, vec* tape) {
       }
     }
   }
-  free(stack.items);
+  vec_free(&stack);
   if (st == CMX_ERR_MEMORY) cmx__error(st, "[eval] out of host memory");
   return st;
 }
@@ -303,17 +324,29 @@ static cmx_status schedule(cmx_array node, task_list* own, spans* sp) {
   }
   size_t bytes = sizeof(cmx__task) + (size_t)(nin + nout) * sizeof(cmx_array) +
                  (size_t)ndeps * 16;
-  cmx__task* t = calloc(1, bytes);
+  /* malloc, not calloc: glibc's calloc skips the thread cache, and every
+   * field is written below. */
+  cmx__task* t = malloc(bytes);
   if (!t) return cmx__error(CMX_ERR_MEMORY, "[eval] out of host memory");
   t->arrays = (cmx_array*)(t + 1);
   t->deps = (void*)(t->arrays + nin + nout);
-  cmx_primitive_retain(prim);
+  t->next = NULL;
+  t->ndeps = 0;
+  /* An op whose one output leaves it now dies here (nothing else holds
+   * it, no transform keeps it as history): the task takes over its
+   * references to the primitive and the inputs instead of taking its own
+   * and dropping the op's (2 + 2 * nin fewer atomic operations). */
+  bool steal = nout == 1 && node->op == op &&
+               atomic_load_explicit(&op->refcount, memory_order_acquire) == 1 &&
+               !(node->tracer &&
+                 atomic_load_explicit(&cmx__tracing, memory_order_relaxed));
+  if (!steal) cmx_primitive_retain(prim);
   t->prim = prim;
   t->nin = nin;
   t->nout = nout;
   for (int i = 0; i < nin; i++) {
     cmx_array in = op->inputs[i];
-    t->arrays[i] = cmx_array_retain(in);
+    t->arrays[i] = steal ? in : cmx_array_retain(in);
     if (in->stream >= 0 && in->stream != s->index &&
         !cmx__stream_done(in->stream, in->seq)) {
       t->deps[t->ndeps].stream = in->stream;
@@ -326,10 +359,10 @@ static cmx_status schedule(cmx_array node, task_list* own, spans* sp) {
     if (!o) { /* a sibling nobody holds: compute into a temporary */
       o = cmx__node_new(prim->vt->name, op->out_shapes[i], op->out_ndims[i],
                         op->out_dtypes[i]);
-      if (!o) {
+      if (!o) { /* (never when steal: one output, alive) */
         for (int j = 0; j < i; j++) cmx_array_release(t->arrays[nin + j]);
-        for (int j = 0; j < nin; j++) cmx_array_release(t->arrays[j]);
-        cmx_primitive_release(prim);
+        for (int j = 0; !steal && j < nin; j++) cmx_array_release(t->arrays[j]);
+        if (!steal) cmx_primitive_release(prim);
         free(t);
         return cmx_last_status();
       }
@@ -346,8 +379,10 @@ static cmx_status schedule(cmx_array node, task_list* own, spans* sp) {
                           memory_order_release);
     if (o->op == op) {
       o->op = NULL;
-      if (o->tracer &&
-          atomic_load_explicit(&cmx__tracing, memory_order_relaxed)) {
+      if (steal) {
+        cmx__op_free(op); /* its references now belong to the task */
+      } else if (o->tracer &&
+                 atomic_load_explicit(&cmx__tracing, memory_order_relaxed)) {
         if (o->hist) cmx__op_release(o->hist); /* scheduled again */
         o->hist = op;                          /* a transform walks it later */
       } else {
@@ -369,6 +404,18 @@ static cmx_status schedule(cmx_array node, task_list* own, spans* sp) {
   return CMX_OK;
 }
 
+/* Under the eval lock: a's failure, if any, with the kernel's status, and
+ * a made available when it is the task (stream, seq) the caller waited
+ * for. */
+static cmx_status finish_wait(cmx_array a, bool pending, int stream,
+                              uint64_t seq) {
+  if (a->error) return cmx__error(a->error_status, "%s", a->error);
+  if (pending && !a->op && a->stream == stream && a->seq == seq)
+    atomic_store_explicit(&a->status, CMX__NODE_AVAILABLE,
+                          memory_order_release);
+  return CMX_OK;
+}
+
 /* Waits for a node that an eval has scheduled (or found scheduled or
  * available) and returns its failure, if any, with the kernel's status;
  * CMX_ERR_INTERRUPTED (no error set) when the interrupt check fired.
@@ -382,8 +429,17 @@ static cmx_status wait_scheduled(cmx_array a, int64_t* last_poll) {
                     CMX__NODE_SCHEDULED;
   int stream = a->stream;
   uint64_t seq = a->seq;
-  eval_unlock();
   cmx__stream* s = pending ? cmx__stream_get(stream) : NULL;
+  /* Nothing to wait for (the eval ran its tasks itself, or found a
+   * available) and no late device error to collect: one lock round. */
+  if (!pending ||
+      (s && !s->ops->take_error &&
+       atomic_load_explicit(&s->completed, memory_order_acquire) >= seq)) {
+    cmx_status st = finish_wait(a, pending, stream, seq);
+    eval_unlock();
+    return st;
+  }
+  eval_unlock();
   if (s && s->ops == &cmx__cpu_stream_ops && cmx__interrupt_installed()) {
     /* Interruptible: wake up now and then to ask the interrupt check. */
     while (!cmx__cpu_wait_for(s, seq, CMX__INTERRUPT_MS))
@@ -400,12 +456,7 @@ static cmx_status wait_scheduled(cmx_array a, int64_t* last_poll) {
     cmx__node_fail(a, late, late_st);
     free(late);
   }
-  cmx_status st = CMX_OK;
-  if (a->error)
-    st = cmx__error(a->error_status, "%s", a->error);
-  else if (pending && !a->op && a->stream == stream && a->seq == seq)
-    atomic_store_explicit(&a->status, CMX__NODE_AVAILABLE,
-                          memory_order_release);
+  cmx_status st = finish_wait(a, pending, stream, seq);
   eval_unlock();
   return st;
 }
@@ -473,18 +524,21 @@ static cmx_status eval_impl(const cmx_array* arrays, size_t n, bool wait) {
       return cmx__error(CMX_ERR_VALUE, "[eval] argument %zu is a null array",
                         i);
   eval_lock();
-  vec tape = {.elem = sizeof(cmx_array)};
+  cmx_array local[VEC_LOCAL];
+  vec tape = VEC_INIT(local);
   cmx_status st = build_tape(arrays, n, &tape);
   cmx_array* nodes = tape.items;
   cmx__stream* mine =
       st == CMX_OK && wait ? inline_stream(nodes, tape.n) : NULL;
   if (mine && !cmx__cpu_try_claim(mine)) mine = NULL;
   task_list own = {NULL, NULL};
-  spans sp = {0};
+  spans sp; /* at[] is read below n only: not zeroed (400 bytes) */
+  sp.n = 0;
+  sp.more = false;
   for (size_t i = 0; st == CMX_OK && i < tape.n; i++)
     if (nodes[i]->op) st = schedule(nodes[i], mine ? &own : NULL, &sp);
   eval_unlock();
-  free(tape.items);
+  vec_free(&tape);
   cmx_status ist = mine ? cmx__cpu_run_claimed(mine, own.head) : CMX_OK;
   if (!wait) start_queued_work(&sp);
   if (st != CMX_OK || !wait) return st;

@@ -65,7 +65,16 @@ cmx_status cmx__scope_exit_n(size_t mark, const cmx_array* keep, cmx_array* out,
   bool ok = true;
   for (size_t i = 0; i < n; i++)
     if (!keep[i]) ok = false;
-  for (size_t i = 0; i < n; i++) out[i] = ok ? cmx_array_retain(keep[i]) : NULL;
+  /* The usual public op keeps the last array its scope registered: that
+   * reference moves to *out (no retain and release). */
+  if (ok && n == 1 && tl_scope.n > mark &&
+      tl_scope.items[tl_scope.n - 1] == keep[0]) {
+    out[0] = keep[0];
+    tl_scope.n--;
+  } else {
+    for (size_t i = 0; i < n; i++)
+      out[i] = ok ? cmx_array_retain(keep[i]) : NULL;
+  }
   release_to(mark);
   if (mark == 0) cmx__tl_public_op = NULL;
   if (ok) return CMX_OK;

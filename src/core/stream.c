@@ -11,11 +11,14 @@ static struct {
    * so lookups read them without the lock. */
   _Atomic(cmx__stream*) table[CMX__MAX_STREAMS];
   _Atomic int count;
-  int default_index[2]; /* process-wide default stream per device type */
+  /* The process-wide default stream per device type: set once (under the
+   * lock), then read without it on every op. */
+  _Atomic int default_index[2];
 } g_streams = {.lock = PTHREAD_MUTEX_INITIALIZER, .default_index = {-1, -1}};
 
-static _Thread_local int tl_default_stream[2] = {-1, -1};
-static _Thread_local int tl_default_device = -1; /* -1: process default */
+static _Thread_local int tl_default_stream[2] CMX__TLS_FAST = {-1, -1};
+/* -1: process default */
+static _Thread_local int tl_default_device CMX__TLS_FAST = -1;
 
 cmx_device cmx_device_cpu(void) {
   return (cmx_device){CMX_CPU, 0};
@@ -65,12 +68,19 @@ bool cmx_is_available(cmx_device dev) {
  * either way. */
 #define CMX__GPU_DEFAULT_WHEN_PRESENT true
 
+/* The process default device type, once known (-1 before): the
+ * environment is read once and the GPU count is fixed when the driver
+ * loads, so it never changes; every op asks. */
+static _Atomic int g_default_type = -1;
+
 cmx_device cmx_default_device(void) {
   int t = tl_default_device;
+  if (t < 0) t = atomic_load_explicit(&g_default_type, memory_order_relaxed);
   if (t < 0) {
     int env = cmx__env_get()->default_gpu;
     bool want = env < 0 ? CMX__GPU_DEFAULT_WHEN_PRESENT : env == 1;
     t = want && backend_devices(CMX_GPU) ? 1 : 0;
+    atomic_store_explicit(&g_default_type, t, memory_order_relaxed);
   }
   return (cmx_device){(cmx_device_type)t, 0};
 }
@@ -150,16 +160,16 @@ cmx__stream* cmx__stream_get(int index) {
 static cmx__stream* default_stream_of(cmx_device dev) {
   int t = (int)dev.type;
   if (tl_default_stream[t] >= 0) return cmx__stream_get(tl_default_stream[t]);
-  pthread_mutex_lock(&g_streams.lock);
-  int idx = g_streams.default_index[t];
-  pthread_mutex_unlock(&g_streams.lock);
+  int idx =
+      atomic_load_explicit(&g_streams.default_index[t], memory_order_acquire);
   if (idx >= 0) return cmx__stream_get(idx);
   /* Create outside the lock (a new stream registers itself). */
   cmx__stream* s = new_stream(dev);
   if (!s || !s->backend) return NULL;
   pthread_mutex_lock(&g_streams.lock);
-  if (g_streams.default_index[t] < 0) g_streams.default_index[t] = s->index;
-  idx = g_streams.default_index[t];
+  if (atomic_load(&g_streams.default_index[t]) < 0)
+    atomic_store(&g_streams.default_index[t], s->index);
+  idx = atomic_load(&g_streams.default_index[t]);
   pthread_mutex_unlock(&g_streams.lock);
   return cmx__stream_get(idx);
 }
@@ -171,9 +181,11 @@ cmx__stream* cmx__stream_resolve(cmx_stream s, const char* op) {
       return CMX__FAIL(CMX_ERR_VALUE, "[%s] unknown stream %d", op, s.index);
     return st;
   }
-  cmx_device dev = s.device.index < 0 ? cmx_default_device() : s.device;
-  if (check_device(dev, op) != CMX_OK) return NULL;
-  return default_stream_of(dev);
+  /* The default device is available (checked when it was chosen or
+   * set): only a device named here is checked. */
+  if (s.device.index < 0) return default_stream_of(cmx_default_device());
+  if (check_device(s.device, op) != CMX_OK) return NULL;
+  return default_stream_of(s.device);
 }
 
 cmx_status cmx_stream_resolve(cmx_stream* out, cmx_stream s) {
