@@ -1,6 +1,6 @@
-"""compile's contiguous GPU kernels, the pipelined one (the default: each
-thread's next loads issued before its math) against the plain one
-(CMX_CUDA_FUSED_PIPELINE=0: loads, then math), as fractions of the
+"""compile's contiguous GPU kernels, the pipelined one
+(CMX_CUDA_FUSED_PIPELINE=1: each thread's next loads issued before its
+math) against the plain one (the default: loads, then math), as fractions of the
 read+write floor: torch's device copy of the same bytes where torch is,
 else cmx's compiled x + 0. Run it on the lent machine (the card is
 printed):

@@ -145,8 +145,8 @@ def test_gelu_gpu_one_region_against_eager_and_cpu():
     _close(got, cpu, 1e-5, 1e-6)  # the GPU's erff is not the CPU's
 
 
-# The contiguous kernel's paths (the pipelined one, and the plain one with
-# CMX_CUDA_FUSED_PIPELINE=0): 16-byte vectors then a scalar tail, sizes
+# The contiguous kernel's paths (the pipelined one with
+# CMX_CUDA_FUSED_PIPELINE=1, and the plain default one): 16-byte vectors then a scalar tail, sizes
 # from one element to several trips of the whole grid, an input 4 bytes
 # off the vector alignment (x[1:]: the scalar loop alone), a broadcast
 # 0-d input; integers, so every element must be exact.

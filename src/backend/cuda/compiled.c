@@ -110,8 +110,9 @@ static bool uses_complex(const cmx__fused_program* prog) {
  * of the next group issued before the math of this one), so a region
  * whose math is heavy (gelu's erf) still keeps the card's memory busy;
  * U = 2 for one input, 1 for more (the in-flight registers double), and
- * no prefetch past 8 inputs (registers). Plain (cmx_fk_c_np, the
- * previous shape, kept for comparison: CMX_CUDA_FUSED_PIPELINE=0): U
+ * no prefetch past 8 inputs (registers); taken only with
+ * CMX_CUDA_FUSED_PIPELINE=1 (see pipelined()). Plain (cmx_fk_c_np, the
+ * default): U
  * vectors loaded, then computed; 4, 2 or 1 by the arrays of the region. */
 static int unroll_of(const cmx__fused_program* prog) {
   return prog->nargs <= 1 ? 2 : 1;
@@ -505,13 +506,15 @@ static bool fits_i32(int64_t n, const int64_t* shape, int nd,
   return true;
 }
 
-/* Whether the contiguous regions run the pipelined kernel (cmx_fk_c): yes
- * unless CMX_CUDA_FUSED_PIPELINE=0 (the plain one, cmx_fk_c_np, for
- * comparison); read at each launch, so a benchmark can compare both in
- * one process. */
+/* Whether the contiguous regions run the pipelined kernel (cmx_fk_c): only
+ * with CMX_CUDA_FUSED_PIPELINE=1; the plain one (cmx_fk_c_np) is the
+ * default, since on an H100 (benchmarks/gpu_fused_pipeline.py) the
+ * pipelined one was slower: gelu (32,1000,4096) f32 1.124x the copy floor
+ * against 1.099x, axpby 1.078x against 1.055x, a 7-op chain 1.082x against
+ * 1.068x. Read at each launch, so a benchmark compares both in one process. */
 static bool pipelined(void) {
   const char* e = getenv("CMX_CUDA_FUSED_PIPELINE");
-  return !(e && e[0] == '0' && e[1] == 0);
+  return e && e[0] == '1' && e[1] == 0;
 }
 
 /* Blocks of k the whole card holds at once (its multiprocessors times
