@@ -1,7 +1,7 @@
 """Launch overhead on the GPU from Python, for the lent GPU machine (the
 card is printed): run it once with CMX_CUDA_GRAPHS=1 and once with
 CMX_CUDA_GRAPHS=0 to compare the CUDA-graph batching of launches
-(src/backend/cuda/graph.c; off by default for now) with plain launches;
+(src/backend/cuda/graph.c; on by default) with plain launches;
 CMX_CUDA_GRAPH_CAPTURE=1 adds the captured cuBLASLt products.
 
   adds  1000 dependent adds on a (16,) float32 array, built and evaluated
@@ -33,9 +33,9 @@ def best(f, reps):
 
 def main():
     mx.set_default_device(mx.gpu)
-    graphs = os.environ.get("CMX_CUDA_GRAPHS", "0") == "1"
+    graphs = os.environ.get("CMX_CUDA_GRAPHS", "1") != "0"  # on by default
     capture = os.environ.get("CMX_CUDA_GRAPH_CAPTURE", "0") == "1"
-    print(f"cuda graphs: {'on (CMX_CUDA_GRAPHS=1)' if graphs else 'off'}"
+    print(f"cuda graphs: {'on' if graphs else 'off (CMX_CUDA_GRAPHS=0)'}"
           f"{', cuBLASLt captured' if graphs and capture else ''}",
           flush=True)
     x = mx.zeros((16,))

@@ -545,10 +545,10 @@ cmx__gpu_encoder_stats cmx__gpu_encoder_stats_get(void);
  * instantiating again. A run seen fewer than CMX_CUDA_GRAPH_MIN_SEEN times
  * before, or shorter than the graph threshold, is launched kernel by
  * kernel. Any graph error falls back to those plain launches.
- * CMX_CUDA_GRAPHS=1 turns batching on (off by default for now: graph.c). */
+ * On by default; CMX_CUDA_GRAPHS=0 turns batching off (graph.c). */
 typedef struct cmx__gpu_batch cmx__gpu_batch;
-/* Whether batching is on: CMX_CUDA_GRAPHS=1 (or unset and graph.c's
- * default on; =0 off) and the driver has the graph entry points (read
+/* Whether batching is on: CMX_CUDA_GRAPHS unset (graph.c's default, on)
+ * or =1; =0 off; and the driver has the graph entry points (read
  * once). */
 bool cmx__gpu_graphs_enabled(void);
 /* A new, empty batch issuing on stream s of device dev, or NULL (batching
