@@ -32,8 +32,7 @@ import time
 import numpy as np
 
 import cmx.core as mx
-import cmx.nn as nn
-import cmx.optimizers as optim
+from _mlp_step import mlp_step
 from _timing import best_alternating
 
 
@@ -64,35 +63,10 @@ def mlp_case(modes=(None,)):
     r = np.random.default_rng(0)
     x = mx.array(r.standard_normal((1, 16), dtype=np.float32))
     y = mx.array(r.integers(0, 10, 1).astype(np.int32))
-    model = nn.Sequential(nn.Linear(16, 16), nn.ReLU(), nn.Linear(16, 16),
-                          nn.ReLU(), nn.Linear(16, 10))
-    opt = optim.SGD(learning_rate=0.01)
-    mx.eval(model.parameters())
-
-    def loss_fn(m, x, y):
-        return nn.losses.cross_entropy(m(x), y, reduction="mean")
-
-    lg = nn.value_and_grad(model, loss_fn)
-
-    def eager():
-        loss, grads = lg(model, x, y)
-        opt.update(model, grads)
-        mx.eval(loss, model.parameters())
-
-    state = [model.state, opt.state]
-
-    def make():  # a function object per compile: traces are per function
-        def step(x, y):
-            loss, grads = lg(model, x, y)
-            opt.update(model, grads)
-            return loss
-        return step
-
+    eager, make_compiled = mlp_step(x, y, (16, 16, 16, 10))
     fns = {"eager": eager}
     for mode in modes:
-        cstep = mx.compile(make(), inputs=state, outputs=state)
-        fns[f"compiled{MODE_TAG[mode]}"] = f = (
-            lambda c=cstep: mx.eval(c(x, y), model.parameters()))
+        fns[f"compiled{MODE_TAG[mode]}"] = f = make_compiled()
         with_env(mode, f)
     return fns
 

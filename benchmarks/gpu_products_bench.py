@@ -159,39 +159,13 @@ def main():
 
 
 def mlp_steps(torch, r):
-    from functools import partial
-
-    import cmx.nn as nn
-    import cmx.optimizers as optim
+    from _mlp_step import mlp_step
 
     x_np = r.standard_normal((256, 784), dtype=np.float32)
     y_np = r.integers(0, 10, 256)
     x, y = mx.array(x_np), mx.array(y_np.astype(np.int32))
-    model = nn.Sequential(nn.Linear(784, 512), nn.ReLU(), nn.Linear(512, 512),
-                          nn.ReLU(), nn.Linear(512, 10))
-    opt = optim.SGD(learning_rate=0.01)
-    mx.eval(model.parameters())
-
-    def loss_fn(m, x, y):
-        return nn.losses.cross_entropy(m(x), y, reduction="mean")
-
-    lg = nn.value_and_grad(model, loss_fn)
-
-    def eager():
-        loss, grads = lg(model, x, y)
-        opt.update(model, grads)
-        mx.eval(loss, model.parameters())
-
-    state = [model.state, opt.state]
-
-    @partial(mx.compile, inputs=state, outputs=state)
-    def compiled_step(x, y):
-        loss, grads = lg(model, x, y)
-        opt.update(model, grads)
-        return loss
-
-    def compiled():
-        mx.eval(compiled_step(x, y), model.parameters())
+    eager, make_compiled = mlp_step(x, y, (784, 512, 512, 10))
+    compiled = make_compiled()
 
     fns = {"cmx eager": eager, "cmx compiled": compiled}
     if torch:
