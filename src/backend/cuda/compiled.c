@@ -31,6 +31,7 @@
  */
 #include "primitives/compiled.h"
 
+#include <stdatomic.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -121,6 +122,18 @@ static bool prefetch_of(const cmx__fused_program* prog) {
   return prog->nargs <= 8;
 }
 static int unroll_plain_of(const cmx__fused_program* prog) {
+  /* CMX_CUDA_FUSED_UNROLL=1|2|4|8 sets U for every region (a tuning
+   * experiment; read once): the grid-stride loop covers the array at any
+   * U, so only the speed changes */
+  static _Atomic int forced = -1;
+  int f = atomic_load(&forced);
+  if (f < 0) {
+    const char* e = getenv("CMX_CUDA_FUSED_UNROLL");
+    int v = e ? atoi(e) : 0;
+    f = v == 1 || v == 2 || v == 4 || v == 8 ? v : 0;
+    atomic_store(&forced, f);
+  }
+  if (f) return f;
   int na = prog->nargs + prog->nout;
   return na <= 8 ? 4 : na <= 16 ? 2 : 1;
 }
