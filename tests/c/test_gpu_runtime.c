@@ -11,6 +11,8 @@
  * neither, only the CPU's device info and the default device are
  * checked. CMX_TEST_ONLY=name,name runs only the named cases.
  */
+#include <dlfcn.h>
+
 #include "gpu_util.h"
 
 #define FAKE_TOTAL ((size_t)64 << 20)
@@ -356,10 +358,30 @@ static void test_event_deps(void) {
    * on a GPU, far longer than submitting them; the fake driver is slow at
    * any size), so that x is still pending when y and w are scheduled: a
    * dependency found finished at scheduling is dropped. */
+  /* On the fake driver the streams are held instead (fake_cuda_hold):
+   * nothing queued can finish before the dependencies are scheduled, even
+   * on a loaded machine, where the busy chain alone once finished first. */
   int64_t nb = g_fake ? (int64_t)1 << 18 : (int64_t)1 << 25;
-  cmx_array big = ramp(nb, NULL), busy = add_chain(big, big, 10, s1);
+  void (*hold)(int) = NULL;
+  if (g_fake) {
+    void* lib = dlopen("libcuda.so.1", RTLD_NOW | RTLD_NOLOAD);
+    void* p = lib ? dlsym(lib, "fake_cuda_hold") : NULL;
+    memcpy(&hold, &p, sizeof p);
+    if (lib) dlclose(lib); /* still loaded: cmx holds its own handle */
+    CHECK(hold != NULL);
+  }
+  cmx_array big = ramp(nb, NULL);
+  void* dptr;
+  /* both on the device before the hold (an upload waits for its copy) */
+  OK(cmx_array_device_data(a, cmx_device_gpu(), &dptr));
+  OK(cmx_array_device_data(big, cmx_device_gpu(), &dptr));
+  if (hold) hold(1);
+  cmx_array busy = add_chain(big, big, 10, s1);
   CHECK(busy != NULL);
-  if (!busy) return;
+  if (!busy) {
+    if (hold) hold(0);
+    return;
+  }
   OK(cmx_async_eval(&busy, 1));
   cmx_array x = NULL, y = NULL, w = NULL;
   OK(cmx_add(&x, a, a, s1)); /* 2a on s1 */
@@ -367,6 +389,16 @@ static void test_event_deps(void) {
   OK(cmx_add(&w, y, x, s1)); /* 5a on s1: waits for s2 */
   cmx__gpu_dep_stats d0 = cmx__gpu_dep_stats_get();
   OK(cmx_async_eval(&w, 1));
+  if (hold) {
+    /* the tasks are scheduled by the streams' threads: wait (at most 10 s)
+     * until both dependencies are made, then let the fake GPU run */
+    for (int i = 0; i < 10000; i++) {
+      cmx__gpu_dep_stats d = cmx__gpu_dep_stats_get();
+      if (d.by_event >= d0.by_event + 2 || d.by_host != d0.by_host) break;
+      usleep(1000);
+    }
+    hold(0);
+  }
   OK(cmx_array_eval(w));
   cmx__gpu_dep_stats d1 = cmx__gpu_dep_stats_get();
   CHECK_MSG(d1.by_event >= d0.by_event + 2 && d1.by_host == d0.by_host,

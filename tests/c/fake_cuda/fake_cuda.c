@@ -95,6 +95,26 @@ static void run_kernel(op* o);
 /* Device bytes allocated and not yet freed (see mem_total). */
 static atomic_size_t g_used;
 
+/* While held (fake_cuda_hold(1), for tests), no stream runs its next op:
+ * work queued then stays pending until fake_cuda_hold(0), whatever the
+ * machine's load. */
+static pthread_mutex_t g_hold_m = PTHREAD_MUTEX_INITIALIZER;
+static pthread_cond_t g_hold_c = PTHREAD_COND_INITIALIZER;
+static int g_hold;
+
+void fake_cuda_hold(int on) {
+  pthread_mutex_lock(&g_hold_m);
+  g_hold = on;
+  pthread_cond_broadcast(&g_hold_c);
+  pthread_mutex_unlock(&g_hold_m);
+}
+
+static void wait_unheld(void) {
+  pthread_mutex_lock(&g_hold_m);
+  while (g_hold) pthread_cond_wait(&g_hold_c, &g_hold_m);
+  pthread_mutex_unlock(&g_hold_m);
+}
+
 static void* worker(void* arg) {
   stream* s = arg;
   pthread_mutex_lock(&s->m);
@@ -102,6 +122,7 @@ static void* worker(void* arg) {
     while (!s->head) pthread_cond_wait(&s->c, &s->m);
     op* o = s->head;
     pthread_mutex_unlock(&s->m);
+    wait_unheld();
     jitter();
     switch (o->kind) {
       case 0:
