@@ -36,10 +36,13 @@ enum { KC = 128 };
  * MR and NV are constants at every call (the loops unroll and the
  * accumulators live in registers). */
 SG512_INLINE void micro(const int MR, const int NV, int64_t kc,
-                        const float* a, int64_t sam, int64_t sak,
-                        const float* b, int64_t ldb, float* c, int64_t ldc,
-                        __mmask16 last, bool load_c) {
+                        const float* const* ar, int64_t sak, const float* b,
+                        int64_t ldb, float* c, int64_t ldc, __mmask16 last,
+                        bool load_c) {
   __m512 acc[8][4];
+  const float* r[8];
+#pragma GCC unroll 8
+  for (int i = 0; i < MR; i++) r[i] = ar[i];
 #pragma GCC unroll 8
   for (int i = 0; i < MR; i++)
 #pragma GCC unroll 4
@@ -49,7 +52,7 @@ SG512_INLINE void micro(const int MR, const int NV, int64_t kc,
                   : v == NV - 1 ? _mm512_maskz_loadu_ps(last, ci)
                                   : _mm512_loadu_ps(ci);
     }
-  for (int64_t p = 0; p < kc; p++) {
+  for (int64_t p = 0, off = 0; p < kc; p++, off += sak) {
     __m512 bv[4];
 #pragma GCC unroll 4
     for (int v = 0; v < NV; v++)
@@ -57,12 +60,11 @@ SG512_INLINE void micro(const int MR, const int NV, int64_t kc,
                           : _mm512_loadu_ps(b + 16 * v);
 #pragma GCC unroll 8
     for (int i = 0; i < MR; i++) {
-      __m512 av = _mm512_set1_ps(a[i * sam]);
+      __m512 av = _mm512_set1_ps(r[i][off]);
 #pragma GCC unroll 4
       for (int v = 0; v < NV; v++)
         acc[i][v] = _mm512_fmadd_ps(av, bv[v], acc[i][v]);
     }
-    a += sak;
     b += ldb;
   }
 #pragma GCC unroll 8
@@ -78,45 +80,46 @@ SG512_INLINE void micro(const int MR, const int NV, int64_t kc,
 }
 
 /* All m rows of one panel (NV vectors wide) for one inner block: full
- * micro-tiles of MR rows, then one of the remaining rows. */
-#define DEFINE_PANEL(NAME, NV, MR)                                          \
-  SG512 static void NAME(int64_t m, int64_t kc, const float* a,             \
-                         int64_t sam, int64_t sak, const float* b,          \
-                         int64_t ldb, float* c, int64_t ldc, __mmask16 last, \
-                         bool load_c) {                                     \
-    int64_t i = 0;                                                          \
-    for (; i + MR <= m; i += MR)                                            \
-      micro(MR, NV, kc, a + i * sam, sam, sak, b, ldb, c + i * ldc, ldc,    \
-            last, load_c);                                                  \
-    const float* ar = a + i * sam;                                          \
-    float* cr = c + i * ldc;                                                \
-    switch (m - i) {                                                        \
-      case 7:                                                               \
-        micro(MR > 7 ? 7 : 1, NV, kc, ar, sam, sak, b, ldb, cr, ldc, last,  \
-              load_c);                                                      \
-        break;                                                              \
-      case 6:                                                               \
-        micro(MR > 6 ? 6 : 1, NV, kc, ar, sam, sak, b, ldb, cr, ldc, last,  \
-              load_c);                                                      \
-        break;                                                              \
-      case 5:                                                               \
-        micro(5, NV, kc, ar, sam, sak, b, ldb, cr, ldc, last, load_c);      \
-        break;                                                              \
-      case 4:                                                               \
-        micro(4, NV, kc, ar, sam, sak, b, ldb, cr, ldc, last, load_c);      \
-        break;                                                              \
-      case 3:                                                               \
-        micro(3, NV, kc, ar, sam, sak, b, ldb, cr, ldc, last, load_c);      \
-        break;                                                              \
-      case 2:                                                               \
-        micro(2, NV, kc, ar, sam, sak, b, ldb, cr, ldc, last, load_c);      \
-        break;                                                              \
-      case 1:                                                               \
-        micro(1, NV, kc, ar, sam, sak, b, ldb, cr, ldc, last, load_c);      \
-        break;                                                              \
-      default:                                                              \
-        break;                                                              \
-    }                                                                       \
+ * micro-tiles of MR rows, then one of the remaining rows. Row i of A
+ * starts at rows[i] + roff when rows is given, else at a + i * sam. */
+#define DEFINE_PANEL(NAME, NV, MR)                                           \
+  SG512 static void NAME(int64_t m, int64_t kc, const float* a, int64_t sam, \
+                         const float* const* rows, int64_t roff, int64_t sak, \
+                         const float* b, int64_t ldb, float* c, int64_t ldc,  \
+                         __mmask16 last, bool load_c) {                       \
+    const float* ar[MR];                                                      \
+    for (int64_t i = 0; i < m; i += MR) {                                     \
+      const int64_t mr = m - i < MR ? m - i : MR;                             \
+      for (int64_t q = 0; q < mr; q++)                                        \
+        ar[q] = rows ? rows[i + q] + roff : a + (i + q) * sam;                \
+      float* ci = c + i * ldc;                                                \
+      switch (mr) {                                                           \
+        case MR:                                                              \
+          micro(MR, NV, kc, ar, sak, b, ldb, ci, ldc, last, load_c);          \
+          break;                                                              \
+        case 7:                                                               \
+          micro(7, NV, kc, ar, sak, b, ldb, ci, ldc, last, load_c);           \
+          break;                                                              \
+        case 5:                                                               \
+          micro(5, NV, kc, ar, sak, b, ldb, ci, ldc, last, load_c);           \
+          break;                                                              \
+        case 4:                                                               \
+          micro(4, NV, kc, ar, sak, b, ldb, ci, ldc, last, load_c);           \
+          break;                                                              \
+        case 3:                                                               \
+          micro(3, NV, kc, ar, sak, b, ldb, ci, ldc, last, load_c);           \
+          break;                                                              \
+        case 2:                                                               \
+          micro(2, NV, kc, ar, sak, b, ldb, ci, ldc, last, load_c);           \
+          break;                                                              \
+        case 1:                                                               \
+          micro(1, NV, kc, ar, sak, b, ldb, ci, ldc, last, load_c);           \
+          break;                                                              \
+        default: /* 6 below MR = 8 */                                         \
+          micro(6, NV, kc, ar, sak, b, ldb, ci, ldc, last, load_c);           \
+          break;                                                              \
+      }                                                                       \
+    }                                                                         \
   }
 /* Rows per micro-tile: 6 at four vectors (24 accumulators), 8 below. */
 DEFINE_PANEL(panel4, 4, 6)
@@ -125,9 +128,9 @@ DEFINE_PANEL(panel2, 2, 8)
 DEFINE_PANEL(panel1, 1, 8)
 #undef DEFINE_PANEL
 
-typedef void (*panel_fn)(int64_t, int64_t, const float*, int64_t, int64_t,
-                         const float*, int64_t, float*, int64_t, __mmask16,
-                         bool);
+typedef void (*panel_fn)(int64_t, int64_t, const float*, int64_t,
+                         const float* const*, int64_t, int64_t, const float*,
+                         int64_t, float*, int64_t, __mmask16, bool);
 
 static bool g_avail;
 static pthread_once_t g_avail_once = PTHREAD_ONCE_INIT;
@@ -142,9 +145,11 @@ bool cmx__sgemm512_available(void) {
   return g_avail;
 }
 
-void cmx__sgemm512(int64_t m, int64_t n, int64_t k, const float* a,
-                   int64_t sam, int64_t sak, const float* b, int64_t ldb,
-                   float* c, int64_t ldc, bool accumulate) {
+/* The panels and inner blocks of cmx__sgemm512 and cmx__sgemm512_rows. */
+static void run(int64_t m, int64_t n, int64_t k, const float* a, int64_t sam,
+                const float* const* rows, int64_t roff, int64_t sak,
+                const float* b, int64_t ldb, float* c, int64_t ldc,
+                bool accumulate) {
   if (!cmx__sgemm512_available() || m <= 0 || n <= 0) return;
   if (k <= 0) { /* empty sums */
     if (!accumulate)
@@ -160,10 +165,23 @@ void cmx__sgemm512(int64_t m, int64_t n, int64_t k, const float* a,
     const __mmask16 last = (__mmask16)((1u << tail) - 1u);
     for (int64_t p0 = 0; p0 < k; p0 += KC) {
       const int64_t kc = k - p0 < KC ? k - p0 : KC;
-      panels[nv - 1](m, kc, a + p0 * sak, sam, sak, b + p0 * ldb + j0, ldb,
-                     c + j0, ldc, last, accumulate || p0 > 0);
+      panels[nv - 1](m, kc, rows ? NULL : a + p0 * sak, sam, rows,
+                     roff + p0 * sak, sak, b + p0 * ldb + j0, ldb, c + j0, ldc,
+                     last, accumulate || p0 > 0);
     }
   }
+}
+
+void cmx__sgemm512(int64_t m, int64_t n, int64_t k, const float* a,
+                   int64_t sam, int64_t sak, const float* b, int64_t ldb,
+                   float* c, int64_t ldc, bool accumulate) {
+  run(m, n, k, a, sam, NULL, 0, sak, b, ldb, c, ldc, accumulate);
+}
+
+void cmx__sgemm512_rows(int64_t m, int64_t n, int64_t k,
+                        const float* const* rows, int64_t roff, const float* b,
+                        int64_t ldb, float* c, int64_t ldc, bool accumulate) {
+  run(m, n, k, NULL, 0, rows, roff, 1, b, ldb, c, ldc, accumulate);
 }
 
 #else /* not x86-64 GCC/clang: callers keep OpenBLAS */
@@ -177,6 +195,13 @@ void cmx__sgemm512(int64_t m, int64_t n, int64_t k, const float* a,
                    float* c, int64_t ldc, bool accumulate) {
   (void)m, (void)n, (void)k, (void)a, (void)sam, (void)sak, (void)b,
       (void)ldb, (void)c, (void)ldc, (void)accumulate;
+}
+
+void cmx__sgemm512_rows(int64_t m, int64_t n, int64_t k,
+                        const float* const* rows, int64_t roff, const float* b,
+                        int64_t ldb, float* c, int64_t ldc, bool accumulate) {
+  (void)m, (void)n, (void)k, (void)rows, (void)roff, (void)b, (void)ldb,
+      (void)c, (void)ldc, (void)accumulate;
 }
 
 #endif

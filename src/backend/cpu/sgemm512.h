@@ -34,4 +34,12 @@ void cmx__sgemm512(int64_t m, int64_t n, int64_t k, const float* a,
                    int64_t sam, int64_t sak, const float* b, int64_t ldb,
                    float* c, int64_t ldc, bool accumulate);
 
+/* cmx__sgemm512 with A given by row pointers: A(i, p) = rows[i][roff + p]
+ * (a convolution's rows read in place from its input, where rows of
+ * different output lines are not evenly spaced). Same summation order and
+ * conditions. */
+void cmx__sgemm512_rows(int64_t m, int64_t n, int64_t k,
+                        const float* const* rows, int64_t roff, const float* b,
+                        int64_t ldb, float* c, int64_t ldc, bool accumulate);
+
 #endif
