@@ -77,6 +77,12 @@ typedef struct {
       for (int64_t k = ka; k < kb; k++, a -= kd2 * O, b += O)    \
         for (int64_t c = 0; c < O; c++) a[c] += b[c];            \
   } while (0)
+/* Also built for AVX2 and AVX-512 (picked at load time): the additions
+ * run from L1/L2, where baseline SSE2's 4 floats per instruction, not
+ * memory, limit them. Plain additions: the same sums on every build. */
+#if defined(__x86_64__) && defined(__GNUC__) && !defined(__clang__)
+__attribute__((target_clones("arch=x86-64-v4", "arch=x86-64-v3", "default")))
+#endif
 static void add_taps(int kind, char* yo, const char* p, int64_t ka, int64_t kb,
                      int64_t kd2, int64_t O) {
   if (kind == CMX__CV_F64)
