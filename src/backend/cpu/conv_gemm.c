@@ -140,9 +140,8 @@ static void direct_product(const gemm_plan* g, int64_t r0, int64_t cnt,
 /* tile_product's K-block of taps from ta (kc columns per group) by
  * cmx__sgemm512: A read in place (pointwise, direct) or from the unfolded
  * tile, B the rows ta * Cg.. of Wt (group g's columns g * Og..). */
-static void own_product(const gemm_plan* g, int64_t r0, int64_t cnt,
-                        int64_t ta, int64_t kc, bool accumulate, char* abuf,
-                        float* C) {
+static void own_product(const gemm_plan* g, int64_t r0, int64_t cnt, int64_t ta,
+                        int64_t kc, bool accumulate, char* abuf, float* C) {
   const cmx__conv_job* j = g->j;
   const float* Wt = (const float*)g->Wt + ta * j->Cg * j->O;
   if (g->direct) {
@@ -162,8 +161,8 @@ static void own_product(const gemm_plan* g, int64_t r0, int64_t cnt,
     astep = kc;
   }
   for (int64_t gi = 0; gi < j->G; gi++)
-    cmx__sgemm512(cnt, j->Og, kc, A + gi * astep, lda, 1, Wt + gi * j->Og,
-                  j->O, C + gi * j->Og, j->O, accumulate);
+    cmx__sgemm512(cnt, j->Og, kc, A + gi * astep, lda, 1, Wt + gi * j->Og, j->O,
+                  C + gi * j->Og, j->O, accumulate);
 }
 
 /* Rows [r0, r0 + cnt) times K-blocks [kb0, kb1) into C (those rows'

@@ -81,10 +81,13 @@ typedef struct {
  * run from L1/L2, where baseline SSE2's 4 floats per instruction, not
  * memory, limit them. Plain additions: the same sums on every build. */
 #if defined(__x86_64__) && defined(__GNUC__) && !defined(__clang__)
-__attribute__((target_clones("arch=x86-64-v4", "arch=x86-64-v3", "default")))
+#define SC_CLONES \
+  __attribute__((target_clones("arch=x86-64-v4", "arch=x86-64-v3", "default")))
+#else
+#define SC_CLONES
 #endif
-static void add_taps(int kind, char* yo, const char* p, int64_t ka, int64_t kb,
-                     int64_t kd2, int64_t O) {
+SC_CLONES static void add_taps(int kind, char* yo, const char* p, int64_t ka,
+                               int64_t kb, int64_t kd2, int64_t O) {
   if (kind == CMX__CV_F64)
     ADD_TAPS(double);
   else

@@ -48,9 +48,9 @@ SG512_INLINE void micro(const int MR, const int NV, int64_t kc,
 #pragma GCC unroll 4
     for (int v = 0; v < NV; v++) {
       const float* ci = c + i * ldc + 16 * v;
-      acc[i][v] = !load_c         ? _mm512_setzero_ps()
+      acc[i][v] = !load_c       ? _mm512_setzero_ps()
                   : v == NV - 1 ? _mm512_maskz_loadu_ps(last, ci)
-                                  : _mm512_loadu_ps(ci);
+                                : _mm512_loadu_ps(ci);
     }
   for (int64_t p = 0, off = 0; p < kc; p++, off += sak) {
     __m512 bv[4];
@@ -82,8 +82,8 @@ SG512_INLINE void micro(const int MR, const int NV, int64_t kc,
 /* All m rows of one panel (NV vectors wide) for one inner block: full
  * micro-tiles of MR rows, then one of the remaining rows. Row i of A
  * starts at rows[i] + roff when rows is given, else at a + i * sam. */
-#define DEFINE_PANEL(NAME, NV, MR)                                           \
-  SG512 static void NAME(int64_t m, int64_t kc, const float* a, int64_t sam, \
+#define DEFINE_PANEL(NAME, NV, MR)                                            \
+  SG512 static void NAME(int64_t m, int64_t kc, const float* a, int64_t sam,  \
                          const float* const* rows, int64_t roff, int64_t sak, \
                          const float* b, int64_t ldb, float* c, int64_t ldc,  \
                          __mmask16 last, bool load_c) {                       \
@@ -172,9 +172,9 @@ static void run(int64_t m, int64_t n, int64_t k, const float* a, int64_t sam,
   }
 }
 
-void cmx__sgemm512(int64_t m, int64_t n, int64_t k, const float* a,
-                   int64_t sam, int64_t sak, const float* b, int64_t ldb,
-                   float* c, int64_t ldc, bool accumulate) {
+void cmx__sgemm512(int64_t m, int64_t n, int64_t k, const float* a, int64_t sam,
+                   int64_t sak, const float* b, int64_t ldb, float* c,
+                   int64_t ldc, bool accumulate) {
   run(m, n, k, a, sam, NULL, 0, sak, b, ldb, c, ldc, accumulate);
 }
 
@@ -190,11 +190,11 @@ bool cmx__sgemm512_available(void) {
   return false;
 }
 
-void cmx__sgemm512(int64_t m, int64_t n, int64_t k, const float* a,
-                   int64_t sam, int64_t sak, const float* b, int64_t ldb,
-                   float* c, int64_t ldc, bool accumulate) {
-  (void)m, (void)n, (void)k, (void)a, (void)sam, (void)sak, (void)b,
-      (void)ldb, (void)c, (void)ldc, (void)accumulate;
+void cmx__sgemm512(int64_t m, int64_t n, int64_t k, const float* a, int64_t sam,
+                   int64_t sak, const float* b, int64_t ldb, float* c,
+                   int64_t ldc, bool accumulate) {
+  (void)m, (void)n, (void)k, (void)a, (void)sam, (void)sak, (void)b, (void)ldb,
+      (void)c, (void)ldc, (void)accumulate;
 }
 
 void cmx__sgemm512_rows(int64_t m, int64_t n, int64_t k,

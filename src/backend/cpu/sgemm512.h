@@ -30,9 +30,9 @@ bool cmx__sgemm512_available(void);
  * whatever the sizes: results do not depend on how a caller tiles m or
  * n. Single-threaded; callers split work. Only call when
  * cmx__sgemm512_available() is true (otherwise it does nothing). */
-void cmx__sgemm512(int64_t m, int64_t n, int64_t k, const float* a,
-                   int64_t sam, int64_t sak, const float* b, int64_t ldb,
-                   float* c, int64_t ldc, bool accumulate);
+void cmx__sgemm512(int64_t m, int64_t n, int64_t k, const float* a, int64_t sam,
+                   int64_t sak, const float* b, int64_t ldb, float* c,
+                   int64_t ldc, bool accumulate);
 
 /* cmx__sgemm512 with A given by row pointers: A(i, p) = rows[i][roff + p]
  * (a convolution's rows read in place from its input, where rows of
