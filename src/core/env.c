@@ -54,6 +54,7 @@ static void env_load(void) {
   g_env.disable_compile =
       env_flag("CMX_DISABLE_COMPILE") || env_flag("MLX_DISABLE_COMPILE");
   g_env.vmap_fallback = env_flag("CMX_VMAP_FALLBACK");
+  g_env.conv_blas = env_flag("CMX_CONV_BLAS");
   g_env.compile_explain = env_flag("CMX_COMPILE_EXPLAIN");
   g_env.cc = getenv("CMX_CC");
   if (!g_env.cc || !*g_env.cc) g_env.cc = "cc";

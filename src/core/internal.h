@@ -398,6 +398,9 @@ typedef struct cmx__env {
   const char* cc;             /* CMX_CC: the C compiler compile runs ("cc") */
   const char* path;           /* PATH: where the C compiler is looked for */
   int vmap_fallback;          /* CMX_VMAP_FALLBACK */
+  int conv_blas;              /* CMX_CONV_BLAS: the convolution's float32
+                                 products through OpenBLAS even where
+                                 cmx's AVX-512 product runs */
 } cmx__env;
 const cmx__env* cmx__env_get(void);
 /* The ring's and the timeouts' environment, read now (core/env.c):

@@ -263,6 +263,31 @@ static void test_gather_tiles(void) {
     cparams p = params(3, 1, 1, 0, 1, 1, 1, false);
     check_plain("gather 3d K-blocks", 3, xs, ws, &p, CMX_FLOAT32, 61);
   }
+  /* no padding: rows read in place where cmx's AVX-512 product runs
+   * (conv_gemm.c's direct form), across lines and tiles, with strides
+   * (last dim too), outer-dim dilation, 1-d to 3-d, 16-bit inputs packed
+   * first; LeNet's second layer */
+  {
+    int64_t xs[4] = {5, 14, 13, 32}, ws[4] = {16, 3, 4, 32};
+    cparams p = params(2, 1, 0, 0, 1, 1, 1, false);
+    p.s[0] = 2;
+    p.kd[0] = 2;
+    check_plain("gather in place strided dilated", 2, xs, ws, &p, CMX_FLOAT32,
+                81);
+    p.s[1] = 3;
+    check_plain("gather in place last-dim stride", 2, xs, ws, &p, CMX_BFLOAT16,
+                82);
+    int64_t x1[3] = {4, 40, 48}, w1[3] = {20, 9, 48};
+    cparams q = params(1, 2, 0, 0, 1, 1, 1, true);
+    check_plain("gather in place 1d flip", 1, x1, w1, &q, CMX_FLOAT32, 83);
+    int64_t x3[5] = {2, 5, 6, 7, 24}, w3[5] = {8, 2, 3, 3, 24};
+    cparams r = params(3, 1, 0, 0, 1, 1, 1, false);
+    check_plain("gather in place 3d", 3, x3, w3, &r, CMX_FLOAT32, 84);
+    check_plain("gather in place 3d", 3, x3, w3, &r, CMX_FLOAT16, 85);
+    int64_t xl[4] = {3, 12, 12, 32}, wl[4] = {64, 5, 5, 32};
+    cparams l = params(2, 1, 0, 0, 1, 1, 1, false);
+    check_plain("gather in place LeNet conv2", 2, xl, wl, &l, CMX_FLOAT32, 86);
+  }
   /* pointwise tiles (no unfolding), and 16-bit pointwise (packed input) */
   for (int di = 0; di < 4; di++) {
     int64_t xs[4] = {3, 20, 21, 16}, ws[4] = {24, 1, 1, 16};

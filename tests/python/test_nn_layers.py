@@ -257,6 +257,18 @@ def test_pooling_gradient_and_errors():
     hits = xn == win_max
     want = hits * (np.array(g).reshape(2, 3, 1, 3, 1, 3) / hits.sum(axis=(2, 4), keepdims=True))
     close(tiled, want.reshape(2, 6, 9, 3), tol=1e-6)
+    # Windows of 256 elements or more count their ties in float (a byte
+    # would wrap): 16x16 windows of only two values, so most ties are
+    # dozens of elements, and one window all equal (256 ties).
+    xb = RNG.integers(0, 2, (1, 32, 16, 2)).astype(np.float32)
+    xb[0, :16, :, 0] = 1.0
+    gb = randn(1, 2, 1, 2)
+    tiled = mx.vjp(nn.MaxPool2d(16), [mx.array(xb)], [mx.array(gb)])[1][0]
+    xn = xb.reshape(1, 2, 16, 1, 16, 2)
+    hits = xn == xn.max(axis=(2, 4), keepdims=True)
+    want = hits * (gb.reshape(1, 2, 1, 1, 1, 2) / hits.sum(axis=(2, 4), keepdims=True))
+    close(tiled, want.reshape(1, 32, 16, 2), tol=1e-6)
+    assert float(np.array(tiled)[0, 0, 0, 0]) == pytest.approx(float(gb[0, 0, 0, 0]) / 256)
     with pytest.raises(ValueError, match="MaxPool2d"):
         nn.MaxPool2d((2, 2, 2))
     with pytest.raises(ValueError, match="4 dimensions"):

@@ -17,12 +17,15 @@
  * so the additions never race): workers take images from a counter, with
  * OpenBLAS held to one thread; within an image, input rows go in tiles
  * whose P fits in L2, in order, so the result does not depend on timing.
+ * On AVX-512 CPUs the float32 products are cmx__sgemm512's, with the
+ * weight laid out once as (C, taps * O).
  */
 #include <limits.h>
 #include <stdlib.h>
 
 #include "backend/cpu/blas.h"
 #include "backend/cpu/conv_cpu.h"
+#include "backend/cpu/sgemm512.h"
 
 /* Bytes of a tile's P. */
 #define SC_TILE_BYTES ((int64_t)384 << 10)
@@ -45,7 +48,9 @@ bool cmx__conv_scatter_applies(const cmx__conv_job* j, bool x_rowmajor,
 
 typedef struct {
   const cmx__conv_job* j;
-  const char* Wk; /* (taps * O, C): row (k, o) = W[o][k][:] */
+  const char* Wk; /* (taps * O, C): row (k, o) = W[o][k][:]; own: its
+                     transpose (C, taps * O) */
+  bool own;       /* float32 products by cmx__sgemm512 */
   char* y;
   int64_t mi;  /* input rows per tile */
   int64_t* om; /* per dim d (3, padded): om[d][i * K_d + k] = o or -1 */
@@ -72,8 +77,17 @@ typedef struct {
       for (int64_t k = ka; k < kb; k++, a -= kd2 * O, b += O)    \
         for (int64_t c = 0; c < O; c++) a[c] += b[c];            \
   } while (0)
-static void add_taps(int kind, char* yo, const char* p, int64_t ka, int64_t kb,
-                     int64_t kd2, int64_t O) {
+/* Also built for AVX2 and AVX-512 (picked at load time): the additions
+ * run from L1/L2, where baseline SSE2's 4 floats per instruction, not
+ * memory, limit them. Plain additions: the same sums on every build. */
+#if defined(__x86_64__) && defined(__GNUC__) && !defined(__clang__)
+#define SC_CLONES \
+  __attribute__((target_clones("arch=x86-64-v4", "arch=x86-64-v3", "default")))
+#else
+#define SC_CLONES
+#endif
+SC_CLONES static void add_taps(int kind, char* yo, const char* p, int64_t ka,
+                               int64_t kb, int64_t kd2, int64_t O) {
   if (kind == CMX__CV_F64)
     ADD_TAPS(double);
   else
@@ -103,7 +117,10 @@ static void sc_task(void* ctx, int64_t b, int64_t e) {
     for (int64_t r0 = 0; r0 < in_sp; r0 += g->mi) {
       int64_t cnt = in_sp - r0 < g->mi ? in_sp - r0 : g->mi;
       const char* X = j->x + (n * in_sp + r0) * j->C * csz;
-      if (j->kind == CMX__CV_F64)
+      if (g->own)
+        cmx__sgemm512(cnt, TO, j->C, (const float*)X, j->C, 1,
+                      (const float*)g->Wk, TO, (float*)P, TO, false);
+      else if (j->kind == CMX__CV_F64)
         cblas_dgemm(CblasRowMajor, CblasNoTrans, CblasTrans, (int)cnt, (int)TO,
                     (int)j->C, 1.0, (const double*)X, (int)j->C,
                     (const double*)g->Wk, (int)j->C, 0.0, (double*)P, (int)TO);
@@ -181,10 +198,18 @@ cmx_status cmx__conv_run_scatter(const cmx__conv_job* j, const char* W,
     g.kb[i] = kb;
     g.oa[i] = ka < kb ? om2[ka] : 0;
   }
-  for (int64_t o = 0; o < j->O; o++) /* (O, taps, C) -> (taps, O, C) */
-    for (int64_t t = 0; t < j->taps; t++)
-      memcpy(Wk + (t * j->O + o) * j->C * csz,
-             W + (o * j->taps + t) * j->C * csz, (size_t)(j->C * csz));
+  g.own = j->kind == CMX__CV_F32 && cmx__sgemm512_available();
+  if (g.own) /* (O, taps, C) -> (C, taps, O) */
+    for (int64_t o = 0; o < j->O; o++)
+      for (int64_t t = 0; t < j->taps; t++)
+        for (int64_t c = 0; c < j->C; c++)
+          ((float*)Wk)[c * TO + t * j->O + o] =
+              ((const float*)W)[(o * j->taps + t) * j->C + c];
+  else /* (O, taps, C) -> (taps, O, C) */
+    for (int64_t o = 0; o < j->O; o++)
+      for (int64_t t = 0; t < j->taps; t++)
+        memcpy(Wk + (t * j->O + o) * j->C * csz,
+               W + (o * j->taps + t) * j->C * csz, (size_t)(j->C * csz));
   g.Wk = Wk;
   g.mi = SC_TILE_BYTES / (TO * csz);
   if (g.mi < 8) g.mi = 8;

@@ -24,13 +24,15 @@
  *
  * Any G = 1 convolution could be computed this way; the kernel uses it
  * when the input's batch dim is its unit-stride one and its channels are
- * not, which is the weight gradient's layout.
+ * not, which is the weight gradient's layout. On AVX-512 CPUs the float32
+ * products are cmx__sgemm512's (F_tile^T read in place, D by rows).
  */
 #include <limits.h>
 #include <stdlib.h>
 
 #include "backend/cpu/blas.h"
 #include "backend/cpu/conv_cpu.h"
+#include "backend/cpu/sgemm512.h"
 
 /* Bytes of an F tile (it stays in L2 for the gemm that reads it). */
 #define WG_TILE_BYTES ((int64_t)384 << 10)
@@ -111,6 +113,7 @@ static void wg_task(void* ctx, int64_t b, int64_t e) {
     return;
   }
   const int M = (int)g->M, O = (int)g->O, ldd = (int)g->ldd, ia = (int)lda;
+  const bool own = f->kind == CMX__CV_F32 && cmx__sgemm512_available();
   for (;;) {
     int64_t c = atomic_fetch_add(&g->next, 1);
     if (c >= g->nchunks) break;
@@ -121,7 +124,10 @@ static void wg_task(void* ctx, int64_t b, int64_t e) {
       int64_t k0 = t * g->kt, cnt = g->K - k0 < g->kt ? g->K - k0 : g->kt;
       cmx__conv_unfold(f, k0, cnt, 0, f->taps, abuf, lda, g->M);
       const char* Dt = g->D + k0 * g->ldd * f->csz;
-      if (f->kind == CMX__CV_F64)
+      if (own)
+        cmx__sgemm512(M, O, cnt, (const float*)abuf, 1, lda, (const float*)Dt,
+                      g->ldd, (float*)C, O, t > t0);
+      else if (f->kind == CMX__CV_F64)
         cblas_dgemm(CblasRowMajor, CblasTrans, CblasNoTrans, M, O, (int)cnt,
                     1.0, (const double*)abuf, ia, (const double*)Dt, ldd,
                     t > t0 ? 1.0 : 0.0, (double*)C, O);

@@ -72,18 +72,26 @@ def _tiled_max(kernel):
             y = s if y is None else mx.maximum(y, s)
         return y
 
+    # The tie counts are summed as bytes when a window cannot overflow
+    # one: a quarter of the memory traffic of summing in float32, and one
+    # conversion (of the sum) instead of one per kernel offset.
+    small = math.prod(kernel) < 256
+
     @f.vjp
     def f_vjp(x, cotangent, y):
         hit = _split_windows(x, kernel) == _per_window(y)  # bool: 1 byte
+        hits = hit.view(mx.uint8) if small else hit.astype(cotangent.dtype)
         count = None
         for offs in itertools.product(*(range(k) for k in kernel)):
             idx = [slice(None)]
             for o in offs:
                 idx += [slice(None), o]
-            s = hit[tuple(idx)]
-            count = s.astype(cotangent.dtype) if count is None else count + s
-        share = _per_window(cotangent / count)
-        return mx.where(hit, share, mx.zeros_like(share)).reshape(x.shape)
+            s = hits[tuple(idx)]
+            count = s if count is None else count + s
+        share = _per_window(cotangent / count.astype(cotangent.dtype))
+        # a 0-d zero: nothing the size of the output to fill
+        zero = mx.array(0, dtype=share.dtype)
+        return mx.where(hit, share, zero).reshape(x.shape)
 
     _TILED_MAX[kernel] = f
     return f
