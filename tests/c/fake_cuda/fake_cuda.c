@@ -97,7 +97,8 @@ static atomic_size_t g_used;
 
 /* While held (fake_cuda_hold(1), for tests), no stream runs its next op:
  * work queued then stays pending until fake_cuda_hold(0), whatever the
- * machine's load. */
+ * machine's load. A host wait (cuCtxSynchronize, cuStreamSynchronize,
+ * cuEventSynchronize) lifts the hold, since nothing could end it. */
 static pthread_mutex_t g_hold_m = PTHREAD_MUTEX_INITIALIZER;
 static pthread_cond_t g_hold_c = PTHREAD_COND_INITIALIZER;
 static int g_hold;
@@ -316,6 +317,7 @@ static CUresult need_ctx(void) {
 }
 CUresult cuCtxSynchronize(void) {
   need_ctx();
+  fake_cuda_hold(0);
   pthread_mutex_lock(&g_lock);
   int n = g_nstreams;
   pthread_mutex_unlock(&g_lock);
@@ -343,6 +345,7 @@ CUresult cuStreamDestroy_v2(stream* s) {
 }
 CUresult cuStreamSynchronize(stream* s) {
   need_ctx();
+  fake_cuda_hold(0);
   if (s->capture) { /* as the real driver: not allowed, capture broken */
     s->capture_bad = 1;
     return 900; /* CUDA_ERROR_STREAM_CAPTURE_UNSUPPORTED */
@@ -382,6 +385,7 @@ CUresult cuStreamWaitEvent(stream* s, event* e, unsigned f) {
   return OK;
 }
 CUresult cuEventSynchronize(event* e) {
+  fake_cuda_hold(0);
   pthread_mutex_lock(&e->m);
   uint64_t g = e->gen;
   while (e->done < g) pthread_cond_wait(&e->c, &e->m);
