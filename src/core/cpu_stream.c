@@ -4,13 +4,20 @@
  * eval's tasks; and fork().
  *
  * fork(): the child has only the forking thread, so the workers are gone.
- * A pthread_atfork handler takes the core's locks before fork() (the eval
+ * A pthread_atfork handler first waits, up to CMX_FORK_WAIT_MS (5 s), for
+ * the CPU kernels running now to end, while no new one starts (a task
+ * that ran whole needs nothing in the child; and OpenBLAS's own fork
+ * handler, which runs next, stops its threads under a product in flight,
+ * leaving that product in the parent spinning forever). It then takes
+ * the core's locks before fork() (the eval
  * lock, the stream table, each worker's lock, the allocator: the order in
  * which they nest), so the child's copies are consistent, and releases them
  * after. In the child each worker restarts on first use; tasks still queued
  * (and those of a batch the parent's worker, or an eval running a claimed
- * stream, had not started) run there. The task a parent thread was running
- * at the fork is "lost": its kernel may have written part of its outputs,
+ * stream, had not started) run there. A task a parent thread was still
+ * running at the fork (the wait timed out: a long kernel, or one waiting
+ * for the forking thread) is "lost": its kernel may have written part of
+ * its outputs,
  * so the child's worker fails them (cmx__fork_lost_msg, a RuntimeError in
  * Python) and the tasks that read them fail in turn, instead of reading a
  * partial buffer or a missing one (that missing buffer was a SIGSEGV in
@@ -105,12 +112,31 @@ static bool is_cancelled(cpu_worker* w, uint64_t seq) {
   return c;
 }
 
+/* Set while a fork is prepared: tasks do not start (see fork_quiesce). */
+static _Atomic int g_fork_pending;
+
+static void sleep_us(long us) {
+  struct timespec ts = {0, us * 1000};
+  nanosleep(&ts, NULL);
+}
+
 /* Runs (or cancels) t, the first task of w's running batch or claimed
  * list, publishing it for a forked child (see the top), frees it and
  * marks it finished. */
 static void settle(cpu_worker* w, cmx__task* t, bool cancel) {
   uint64_t seq = task_seq(t);
-  atomic_store_explicit(&w->live, t, memory_order_release);
+  /* Waiting for other streams comes first: a fork meanwhile does not
+   * wait for it (the other stream may be held back by that fork). */
+  if (!cancel) cmx__task_wait_deps(t);
+  /* live = t then a look at g_fork_pending, fork_quiesce the reverse
+   * (both sequentially consistent): either this sees the fork coming and
+   * steps back until it is done, or the fork sees t and waits for it. */
+  for (;;) {
+    atomic_store(&w->live, t);
+    if (!atomic_load(&g_fork_pending)) break;
+    atomic_store(&w->live, NULL);
+    while (atomic_load(&g_fork_pending)) sleep_us(50);
+  }
   atomic_store_explicit(&w->rest, t->next, memory_order_release);
   int how = cancel ? CMX__TASK_CANCEL : CMX__TASK_RUN;
   if (t == w->lost) { /* only in a forked child */
@@ -358,7 +384,26 @@ static void reset_worker(cpu_worker* w) {
   if (atomic_load(&s->completed) < done) atomic_store(&s->completed, done);
 }
 
+/* Before fork(): stops tasks from starting, then waits (up to
+ * CMX_FORK_WAIT_MS in all) for the ones running on every CPU stream. A
+ * task that waits for the forking thread (a fork from inside a kernel, a
+ * kernel that needs the GIL of a Python os.fork) keeps it waiting that
+ * long and is then lost in the child (see the top). */
+static void fork_quiesce(void) {
+  atomic_store(&g_fork_pending, 1);
+  int64_t deadline =
+      cmx__now_ns() + (int64_t)cmx__env_get()->fork_wait_ms * 1000000;
+  for (int i = 0;; i++) {
+    cmx__stream* s = cmx__stream_get(i);
+    if (!s) break;
+    if (s->ops != &cmx__cpu_stream_ops || !s->backend) continue;
+    cpu_worker* w = s->backend;
+    while (atomic_load(&w->live) && cmx__now_ns() < deadline) sleep_us(50);
+  }
+}
+
 static void fork_prepare(void) {
+  fork_quiesce();
   cmx__eval_fork(CMX__FORK_PREPARE);
   cmx__streams_fork(CMX__FORK_PREPARE);
   each_worker(lock_worker);
@@ -372,6 +417,7 @@ static void fork_parent(void) {
   each_worker(unlock_worker);
   cmx__streams_fork(CMX__FORK_PARENT);
   cmx__eval_fork(CMX__FORK_PARENT);
+  atomic_store(&g_fork_pending, 0);
 }
 
 static void fork_child(void) {
@@ -380,6 +426,7 @@ static void fork_child(void) {
   each_worker(reset_worker);
   cmx__streams_fork(CMX__FORK_CHILD);
   cmx__eval_fork(CMX__FORK_CHILD);
+  atomic_store(&g_fork_pending, 0);
 }
 
 static void register_fork_handlers(void) {

@@ -42,6 +42,8 @@ void cmx__task_cancel(cmx__task* t);
  * task it runs for fork (cpu_stream.c) until its outputs are final. */
 enum { CMX__TASK_RUN, CMX__TASK_CANCEL, CMX__TASK_LOST };
 void cmx__task_settle(cmx__task* t, int how);
+/* Waits for the other streams' tasks that t reads (settle does it first). */
+void cmx__task_wait_deps(const cmx__task* t);
 extern const char cmx__fork_lost_msg[];
 
 /* Fork phases of the CPU kernels' own leaf locks (backend/cpu: the BLAS

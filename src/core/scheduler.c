@@ -131,6 +131,11 @@ const char cmx__fork_lost_msg[] =
     "was computing this array (or an input of it); evaluate it in the "
     "parent, or fork before queuing the work";
 
+void cmx__task_wait_deps(const cmx__task* t) {
+  for (int i = 0; i < t->ndeps; i++)
+    cmx__stream_wait(t->deps[i].stream, t->deps[i].seq);
+}
+
 /* Runs the kernel of t (how == CMX__TASK_RUN) or fails its outputs. */
 void cmx__task_settle(cmx__task* t, int how) {
   if (how == CMX__TASK_CANCEL) {
@@ -142,8 +147,7 @@ void cmx__task_settle(cmx__task* t, int how) {
     fail_outputs(t, cmx__fork_lost_msg, CMX_ERR_RUNTIME);
     return;
   }
-  for (int i = 0; i < t->ndeps; i++)
-    cmx__stream_wait(t->deps[i].stream, t->deps[i].seq);
+  cmx__task_wait_deps(t);
   const cmx_array* in = t->arrays;
   const cmx_array* out = t->arrays + t->nin;
   for (int i = 0; i < t->nin; i++) {

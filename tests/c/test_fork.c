@@ -1,15 +1,20 @@
 /* fork() while a thread of the parent is inside a kernel. A "Gate"
  * extension primitive writes half of its output, says it has started and
- * waits until the test opens it, so the fork lands mid-kernel every time:
- * on the stream's worker (async_eval) and on an eval's own thread (a small
- * eval runs its tasks itself). The child must neither crash nor hang nor
- * read the half-written output: the array fails with the fork error, so do
- * the arrays computed from it, and unrelated queued work and new work
- * compute. Before the fix the child read the half-written output as a
- * result, and a task reading an output the parent's eval thread never
- * computed dereferenced its missing buffer (SIGSEGV). Last, a stress case
- * forks at varied points of a chain of matrix products in flight (the
- * tests/python/test_reliability.py case that crashed in CI). */
+ * waits until the test opens it (or a set time has passed), so the fork
+ * lands mid-kernel every time: on the stream's worker (async_eval) and on
+ * an eval's own thread (a small eval runs its tasks itself).
+ *
+ * fork() waits for running kernels (CMX_FORK_WAIT_MS, 300 ms here): a
+ * kernel that ends meanwhile leaves the child everything computed. One
+ * that does not (the gate opens only after the child exits) is lost in
+ * the child, which must neither crash nor hang nor read the half-written
+ * output: the array fails with the fork error, so do the arrays computed
+ * from it, and unrelated queued work and new work compute. Before the fix
+ * the child read the half-written output as a result, and a task reading
+ * an output the parent's eval thread never computed dereferenced its
+ * missing buffer (SIGSEGV). Last, a stress case forks at varied points of
+ * a chain of matrix products in flight (the tests/python/
+ * test_reliability.py case that crashed in CI). */
 #include <pthread.h>
 #include <signal.h>
 #include <stdatomic.h>
@@ -23,6 +28,7 @@
 #define N 4096
 
 static _Atomic int g_entered, g_open;
+static _Atomic long g_auto_open_us; /* > 0: the gate opens by itself */
 
 static void sleep_us(long us) {
   struct timespec ts = {us / 1000000, (us % 1000000) * 1000};
@@ -39,8 +45,10 @@ static cmx_status gate_cpu(const cmx_primitive* p, const cmx_array* in,
   int64_t n = cmx_array_size(out[0]);
   for (int64_t i = 0; i < n / 2; i++) y[i] = x[i] + 1;
   atomic_store(&g_entered, 1);
-  for (int waited = 0; !atomic_load(&g_open); waited++) {
-    if (waited > 30000) /* 30 s: never wait forever in a broken run */
+  long auto_us = atomic_load(&g_auto_open_us);
+  for (long waited = 0; !atomic_load(&g_open); waited += 1000) {
+    if (auto_us > 0 && waited >= auto_us) break;
+    if (waited > 30000000) /* 30 s: never wait forever in a broken run */
       return cmx_kernel_error(CMX_ERR_RUNTIME, "[Gate] never opened");
     sleep_us(1000);
   }
@@ -128,6 +136,7 @@ static void worker_child(void* ctx) {
 static void test_fork_in_a_kernel_on_the_worker(void) {
   atomic_store(&g_entered, 0);
   atomic_store(&g_open, 0);
+  atomic_store(&g_auto_open_us, 0);
   cmx_array x = filled(1), three = filled(3);
   worker_case c = {gate(x), NULL, NULL};
   OK(cmx_add(&c.y, c.g, x, S));
@@ -136,6 +145,30 @@ static void test_fork_in_a_kernel_on_the_worker(void) {
   OK(cmx_async_eval(&c.w, 1));
   fork_in_gate(worker_child, &c);
   CHECK(all_equal(c.g, 2)); /* the parent computes them all */
+  CHECK(all_equal(c.y, 3));
+  CHECK(all_equal(c.w, 6));
+  cmx_array_release_all((cmx_array[]){x, three, c.g, c.y, c.w}, 5);
+}
+
+static void waited_child(void* ctx) {
+  worker_case* c = ctx;
+  CHECK(all_equal(c->g, 2)); /* the fork waited for the gate's kernel */
+  CHECK(all_equal(c->y, 3));
+  CHECK(all_equal(c->w, 6));
+  fresh_work_computes();
+}
+
+static void test_fork_waits_for_a_running_kernel(void) {
+  atomic_store(&g_entered, 0);
+  atomic_store(&g_open, 0);
+  atomic_store(&g_auto_open_us, 50000); /* 50 ms, within the 300 */
+  cmx_array x = filled(1), three = filled(3);
+  worker_case c = {gate(x), NULL, NULL};
+  OK(cmx_add(&c.y, c.g, x, S));
+  OK(cmx_add(&c.w, three, three, S));
+  OK(cmx_async_eval(&c.y, 1));
+  OK(cmx_async_eval(&c.w, 1));
+  fork_in_gate(waited_child, &c);
   CHECK(all_equal(c.y, 3));
   CHECK(all_equal(c.w, 6));
   cmx_array_release_all((cmx_array[]){x, three, c.g, c.y, c.w}, 5);
@@ -165,6 +198,7 @@ static void claimed_child(void* ctx) {
 static void test_fork_in_a_kernel_on_an_eval_thread(void) {
   atomic_store(&g_entered, 0);
   atomic_store(&g_open, 0);
+  atomic_store(&g_auto_open_us, 0);
   claimed_case c = {filled(1), NULL, CMX_OK};
   cmx_array g = gate(c.x);
   OK(cmx_add(&c.r, g, c.x, S));
@@ -244,7 +278,9 @@ static void test_fork_with_products_in_flight(void) {
 int main(void) {
   /* fork is about the CPU's streams and thread pool (a CUDA context does
    * not survive it): where a GPU is present it would be the default. */
+  setenv("CMX_FORK_WAIT_MS", "300", 1); /* read at cmx's first use */
   if (cmx_set_default_device(cmx_device_cpu()) != CMX_OK) return 1;
+  RUN(test_fork_waits_for_a_running_kernel);
   RUN(test_fork_in_a_kernel_on_the_worker);
   RUN(test_fork_in_a_kernel_on_an_eval_thread);
   RUN(test_fork_with_products_in_flight);
