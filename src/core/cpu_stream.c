@@ -17,20 +17,19 @@
  * stream, had not started) run there. A task a parent thread was still
  * running at the fork (the wait timed out: a long kernel, or one waiting
  * for the forking thread) is "lost": its kernel may have written part of
- * its outputs,
- * so the child's worker fails them (cmx__fork_lost_msg, a RuntimeError in
- * Python) and the tasks that read them fail in turn, instead of reading a
- * partial buffer or a missing one (that missing buffer was a SIGSEGV in
- * the child: tests/c/test_fork.c). PyTorch resets its thread pool the same
- * way.
+ * its outputs, so the child's worker fails them (cmx__fork_lost_msg, a
+ * RuntimeError in Python) and the tasks that read them fail in turn,
+ * instead of reading a partial buffer or a missing one (that missing
+ * buffer was a SIGSEGV in the child: tests/c/test_fork.c). PyTorch resets
+ * its thread pool the same way.
  *
  * To know that task, whoever runs a stream's tasks (the worker, or an eval
  * holding the claim) publishes, per task t: live = t, then rest = t->next,
  * runs t, then live = NULL before freeing t. A child that finds live set
  * and rest past it has t unfreed and started: lost. live == rest: t had
- * not started. These are plain stores in program order (release), which
- * is what the fork's copy of memory observes on x86 (TSO); a release fence
- * orders the free after live = NULL elsewhere.
+ * not started. The stores are ordered (sequentially consistent or
+ * release), which is what the fork's copy of memory observes on x86
+ * (TSO); a release fence orders the free after live = NULL elsewhere.
  */
 #include <stdlib.h>
 #include <time.h>
