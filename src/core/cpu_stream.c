@@ -4,14 +4,32 @@
  * eval's tasks; and fork().
  *
  * fork(): the child has only the forking thread, so the workers are gone.
- * A pthread_atfork handler takes the core's locks before fork() (the eval
+ * A pthread_atfork handler first waits, up to CMX_FORK_WAIT_MS (5 s), for
+ * the CPU kernels running now to end, while no new one starts (a task
+ * that ran whole needs nothing in the child; and OpenBLAS's own fork
+ * handler, which runs next, stops its threads under a product in flight,
+ * leaving that product in the parent spinning forever). It then takes
+ * the core's locks before fork() (the eval
  * lock, the stream table, each worker's lock, the allocator: the order in
  * which they nest), so the child's copies are consistent, and releases them
  * after. In the child each worker restarts on first use; tasks still queued
- * (and those of a batch the parent's worker had not started) run there;
- * a task that was running in the parent is lost, and is counted as finished
- * so that nothing waits for it forever (reading its result fails with "no
- * data"). PyTorch resets its thread pool the same way.
+ * (and those of a batch the parent's worker, or an eval running a claimed
+ * stream, had not started) run there. A task a parent thread was still
+ * running at the fork (the wait timed out: a long kernel, or one waiting
+ * for the forking thread) is "lost": its kernel may have written part of
+ * its outputs, so the child's worker fails them (cmx__fork_lost_msg, a
+ * RuntimeError in Python) and the tasks that read them fail in turn,
+ * instead of reading a partial buffer or a missing one (that missing
+ * buffer was a SIGSEGV in the child: tests/c/test_fork.c). PyTorch resets
+ * its thread pool the same way.
+ *
+ * To know that task, whoever runs a stream's tasks (the worker, or an eval
+ * holding the claim) publishes, per task t: live = t, then rest = t->next,
+ * runs t, then live = NULL before freeing t. A child that finds live set
+ * and rest past it has t unfreed and started: lost. live == rest: t had
+ * not started. The stores are ordered (sequentially consistent or
+ * release), which is what the fork's copy of memory observes on x86
+ * (TSO); a release fence orders the free after live = NULL elsewhere.
  */
 #include <stdlib.h>
 #include <time.h>
@@ -35,10 +53,13 @@ typedef struct cpu_worker {
    * tasks itself; head is not NULL. */
   _Atomic bool running, claimed, queued;
   bool alive; /* the worker thread exists (false in a forked child) */
-  /* For a forked child: the seq of the task being run and the batch's
-   * tasks not started yet (written by the worker as it goes). */
-  _Atomic uint64_t current;
+  /* For a forked child (see the top): the task being run, and the tasks
+   * of the batch or claimed list not started yet. */
+  _Atomic(cmx__task*) live;
   _Atomic(cmx__task*) rest;
+  /* In a forked child: the task the parent was running, queued first to
+   * be failed by the worker (not a pointer to compare with elsewhere). */
+  cmx__task* lost;
   /* Tasks lo..hi are cancelled (an interrupted eval's); any is set once a
    * range was ever given, so the worker looks only then (under lock). */
   _Atomic bool cancel_any;
@@ -90,11 +111,42 @@ static bool is_cancelled(cpu_worker* w, uint64_t seq) {
   return c;
 }
 
-static void run_or_cancel(cpu_worker* w, cmx__task* t, uint64_t seq) {
-  if (is_cancelled(w, seq))
-    cmx__task_cancel(t);
-  else
-    cmx__task_run(t);
+/* Set while a fork is prepared: tasks do not start (see fork_quiesce). */
+static _Atomic int g_fork_pending;
+
+static void sleep_us(long us) {
+  struct timespec ts = {0, us * 1000};
+  nanosleep(&ts, NULL);
+}
+
+/* Runs (or cancels) t, the first task of w's running batch or claimed
+ * list, publishing it for a forked child (see the top), frees it and
+ * marks it finished. */
+static void settle(cpu_worker* w, cmx__task* t, bool cancel) {
+  uint64_t seq = task_seq(t);
+  /* Waiting for other streams comes first: a fork meanwhile does not
+   * wait for it (the other stream may be held back by that fork). */
+  if (!cancel) cmx__task_wait_deps(t);
+  /* live = t then a look at g_fork_pending, fork_quiesce the reverse
+   * (both sequentially consistent): either this sees the fork coming and
+   * steps back until it is done, or the fork sees t and waits for it. */
+  for (;;) {
+    atomic_store(&w->live, t);
+    if (!atomic_load(&g_fork_pending)) break;
+    atomic_store(&w->live, NULL);
+    while (atomic_load(&g_fork_pending)) sleep_us(50);
+  }
+  atomic_store_explicit(&w->rest, t->next, memory_order_release);
+  int how = cancel ? CMX__TASK_CANCEL : CMX__TASK_RUN;
+  if (t == w->lost) { /* only in a forked child */
+    w->lost = NULL;
+    how = CMX__TASK_LOST;
+  }
+  cmx__task_settle(t, how);
+  atomic_store_explicit(&w->live, NULL, memory_order_release);
+  atomic_thread_fence(memory_order_release); /* the free comes after */
+  cmx__task_free(t);
+  cpu_complete(w, seq);
 }
 
 static void* cpu_worker_main(void* arg) {
@@ -113,13 +165,8 @@ static void* cpu_worker_main(void* arg) {
     pthread_mutex_unlock(&w->lock);
     while (batch) {
       cmx__task* t = batch;
-      uint64_t seq = task_seq(t);
-      /* current, then rest: a child forked between the two re-runs t */
-      atomic_store(&w->current, seq);
       batch = t->next;
-      atomic_store(&w->rest, batch);
-      run_or_cancel(w, t, seq);
-      cpu_complete(w, seq);
+      settle(w, t, is_cancelled(w, task_seq(t)));
     }
     pthread_mutex_lock(&w->lock);
     atomic_store(&w->running, false);
@@ -240,6 +287,11 @@ void cmx__cpu_cancel(cmx__stream* s, uint64_t lo, uint64_t hi) {
  * a submit made meanwhile is either seen (the worker is woken under its
  * lock) or comes later in that order, and then the worker's own check of
  * claimed, made under its lock after that submit, reads false. */
+void cmx__cpu_claim_publish(cmx__stream* s, cmx__task* list) {
+  cpu_worker* w = s->backend;
+  atomic_store_explicit(&w->rest, list, memory_order_release);
+}
+
 bool cmx__cpu_try_claim(cmx__stream* s) {
   if (s->ops != &cmx__cpu_stream_ops) return false;
   cpu_worker* w = s->backend;
@@ -258,15 +310,10 @@ cmx_status cmx__cpu_run_claimed(cmx__stream* s, cmx__task* list) {
   while (list) {
     cmx__task* t = list;
     list = t->next;
-    uint64_t seq = task_seq(t);
     /* The first poll only starts the clock: an eval of one task skips it
      * (and the clock read it costs). */
     stop = stop || ((list || last) && cmx__interrupt_poll(&last));
-    if (stop)
-      cmx__task_cancel(t);
-    else
-      cmx__task_run(t);
-    cpu_complete(w, seq);
+    settle(w, t, stop);
   }
   cmx__error_mark_restore(mark); /* eval reports failures it waits for */
   atomic_store(&w->claimed, false);
@@ -303,15 +350,22 @@ static void unlock_worker(cpu_worker* w) {
 }
 
 /* In the child (locks held by this thread from prepare): fresh sync
- * objects, the unstarted part of a running batch queued again in front,
- * and every task before the first queued one counted as finished (it ran,
- * or it was running or claimed in the parent and is lost). */
+ * objects; the lost task (see the top) and the unstarted rest of a running
+ * batch or claimed list queued again in front; every task before the first
+ * queued one counted as finished (it ran). */
 static void reset_worker(cpu_worker* w) {
   init_sync(w); /* the parent's waiters and worker do not exist here */
   atomic_store(&w->waiters, 0);
   atomic_store(&w->wake_at, UINT64_MAX);
   w->alive = false;
-  cmx__task* r = atomic_load(&w->running) ? atomic_load(&w->rest) : NULL;
+  w->lost = NULL;
+  bool busy = atomic_load(&w->running) || atomic_load(&w->claimed);
+  cmx__task* r = busy ? atomic_load(&w->rest) : NULL;
+  cmx__task* live = busy ? atomic_load(&w->live) : NULL;
+  if (live && live != r) { /* started, not freed: its next is r */
+    w->lost = live;
+    r = live;
+  }
   if (r) {
     cmx__task* tail = r;
     while (tail->next) tail = tail->next;
@@ -323,30 +377,55 @@ static void reset_worker(cpu_worker* w) {
   atomic_store(&w->claimed, false);
   atomic_store(&w->queued, w->head != NULL);
   atomic_store(&w->rest, NULL);
+  atomic_store(&w->live, NULL);
   cmx__stream* s = w->stream;
   uint64_t done = w->head ? task_seq(w->head) - 1 : s->next_seq;
   if (atomic_load(&s->completed) < done) atomic_store(&s->completed, done);
 }
 
+/* Before fork(): stops tasks from starting, then waits (up to
+ * CMX_FORK_WAIT_MS in all) for the ones running on every CPU stream. A
+ * task that waits for the forking thread (a fork from inside a kernel, a
+ * kernel that needs the GIL of a Python os.fork) keeps it waiting that
+ * long and is then lost in the child (see the top). */
+static void fork_quiesce(void) {
+  atomic_store(&g_fork_pending, 1);
+  int64_t deadline =
+      cmx__now_ns() + (int64_t)cmx__env_get()->fork_wait_ms * 1000000;
+  for (int i = 0;; i++) {
+    cmx__stream* s = cmx__stream_get(i);
+    if (!s) break;
+    if (s->ops != &cmx__cpu_stream_ops || !s->backend) continue;
+    cpu_worker* w = s->backend;
+    while (atomic_load(&w->live) && cmx__now_ns() < deadline) sleep_us(50);
+  }
+}
+
 static void fork_prepare(void) {
+  fork_quiesce();
   cmx__eval_fork(CMX__FORK_PREPARE);
   cmx__streams_fork(CMX__FORK_PREPARE);
   each_worker(lock_worker);
+  cmx__cpu_kernels_fork(CMX__FORK_PREPARE);
   cmx__mem_fork(CMX__FORK_PREPARE);
 }
 
 static void fork_parent(void) {
   cmx__mem_fork(CMX__FORK_PARENT);
+  cmx__cpu_kernels_fork(CMX__FORK_PARENT);
   each_worker(unlock_worker);
   cmx__streams_fork(CMX__FORK_PARENT);
   cmx__eval_fork(CMX__FORK_PARENT);
+  atomic_store(&g_fork_pending, 0);
 }
 
 static void fork_child(void) {
   cmx__mem_fork(CMX__FORK_CHILD);
+  cmx__cpu_kernels_fork(CMX__FORK_CHILD);
   each_worker(reset_worker);
   cmx__streams_fork(CMX__FORK_CHILD);
   cmx__eval_fork(CMX__FORK_CHILD);
+  atomic_store(&g_fork_pending, 0);
 }
 
 static void register_fork_handlers(void) {

@@ -45,6 +45,8 @@ static void env_load(void) {
                                                 : -1;
   g_env.max_inflight_tasks = env_int("CMX_MAX_INFLIGHT", 1 << 16);
   if (g_env.max_inflight_tasks < 16) g_env.max_inflight_tasks = 16;
+  g_env.fork_wait_ms = env_int("CMX_FORK_WAIT_MS", 5000);
+  if (g_env.fork_wait_ms < 0) g_env.fork_wait_ms = 0;
   g_env.cache_dir = getenv("CMX_CACHE_DIR");
   g_env.xdg_cache_home = getenv("XDG_CACHE_HOME");
   g_env.home = getenv("HOME");

@@ -387,6 +387,8 @@ typedef struct cmx__env {
   int num_threads;            /* CMX_NUM_THREADS, default nproc */
   int default_gpu;            /* CMX_DEFAULT_DEVICE: gpu 1, cpu 0, else -1 */
   int max_inflight_tasks;     /* CMX_MAX_INFLIGHT, backpressure bound */
+  int fork_wait_ms;           /* CMX_FORK_WAIT_MS: fork() waits this long
+                                 for the CPU kernels running (cpu_stream.c) */
   const char* cache_dir;      /* CMX_CACHE_DIR, kernel cache (GPU) */
   const char* xdg_cache_home; /* XDG_CACHE_HOME: cache root when no
                                  CMX_CACHE_DIR */

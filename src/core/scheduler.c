@@ -122,22 +122,47 @@ static void fail_outputs(cmx__task* t, const char* msg, cmx_status st) {
 }
 
 void cmx__task_cancel(cmx__task* t) {
-  fail_outputs(t, "[eval] not computed: the eval was interrupted",
-               CMX_ERR_INTERRUPTED);
+  cmx__task_settle(t, CMX__TASK_CANCEL);
   cmx__task_free(t);
 }
 
-void cmx__task_run(cmx__task* t) {
+const char cmx__fork_lost_msg[] =
+    "[eval] not computed: the process forked while a thread of the parent "
+    "was computing this array (or an input of it); evaluate it in the "
+    "parent, or fork before queuing the work";
+
+void cmx__task_wait_deps(const cmx__task* t) {
   for (int i = 0; i < t->ndeps; i++)
     cmx__stream_wait(t->deps[i].stream, t->deps[i].seq);
+}
+
+/* Runs the kernel of t (how == CMX__TASK_RUN) or fails its outputs. */
+void cmx__task_settle(cmx__task* t, int how) {
+  if (how == CMX__TASK_CANCEL) {
+    fail_outputs(t, "[eval] not computed: the eval was interrupted",
+                 CMX_ERR_INTERRUPTED);
+    return;
+  }
+  if (how == CMX__TASK_LOST) {
+    fail_outputs(t, cmx__fork_lost_msg, CMX_ERR_RUNTIME);
+    return;
+  }
+  cmx__task_wait_deps(t);
   const cmx_array* in = t->arrays;
   const cmx_array* out = t->arrays + t->nin;
-  for (int i = 0; i < t->nin; i++)
+  for (int i = 0; i < t->nin; i++) {
     if (in[i]->error) {
       fail_outputs(t, in[i]->error, in[i]->error_status);
-      cmx__task_free(t);
       return;
     }
+    /* An input that is neither computed nor failed: its task was lost
+     * (a forked child's copy of a task another thread of the parent was
+     * running). Kernels read buf unchecked, so fail here, not in them. */
+    if (!in[i]->buf && in[i]->size > 0) {
+      fail_outputs(t, cmx__fork_lost_msg, CMX_ERR_RUNTIME);
+      return;
+    }
+  }
   const cmx_primitive_vtable* vt = t->prim->vt;
   bool gpu = t->prim->stream.device.type == CMX_GPU;
   cmx_kernel_fn k = cmx__kernel_lookup(vt, gpu ? CMX_GPU : CMX_CPU);
@@ -154,6 +179,10 @@ void cmx__task_run(cmx__task* t) {
         st = cmx__error(CMX_ERR_RUNTIME, "[%s] kernel left output %d empty",
                         vt->name, i);
   if (st != CMX_OK) fail_outputs(t, cmx_last_error(), st);
+}
+
+void cmx__task_run(cmx__task* t) {
+  cmx__task_settle(t, CMX__TASK_RUN);
   cmx__task_free(t);
 }
 
@@ -537,6 +566,7 @@ static cmx_status eval_impl(const cmx_array* arrays, size_t n, bool wait) {
   sp.more = false;
   for (size_t i = 0; st == CMX_OK && i < tape.n; i++)
     if (nodes[i]->op) st = schedule(nodes[i], mine ? &own : NULL, &sp);
+  if (mine) cmx__cpu_claim_publish(mine, own.head);
   eval_unlock();
   vec_free(&tape);
   cmx_status ist = mine ? cmx__cpu_run_claimed(mine, own.head) : CMX_OK;

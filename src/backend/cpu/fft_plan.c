@@ -21,6 +21,7 @@
 #include <string.h>
 
 #include "core/internal.h"
+#include "core/sched.h"
 
 #define MAXR 31  /* largest radix run directly; larger primes: Bluestein */
 #define MAXST 64 /* stages of one plan (n < 2^63) */
@@ -496,6 +497,13 @@ static const cmx__fft_plan* plan_lookup(int64_t n, bool real) {
   e->next = g_plans;
   g_plans = e;
   return p;
+}
+
+void cmx__fft_plans_fork(int phase) {
+  if (phase == CMX__FORK_PREPARE)
+    pthread_mutex_lock(&g_mu);
+  else
+    pthread_mutex_unlock(&g_mu);
 }
 
 const cmx__fft_plan* cmx__fft_plan_get(int64_t n, bool real) {

@@ -26,6 +26,8 @@ typedef struct cmx__fft_plan cmx__fft_plan;
 /* The cached plan of complex transforms of length n >= 1 (real: of real
  * transforms of length n); NULL when out of memory. */
 const cmx__fft_plan* cmx__fft_plan_get(int64_t n, bool real);
+/* fork() phases (CMX__FORK_*, core/sched.h) of the plan cache's lock. */
+void cmx__fft_plans_fork(int phase);
 /* Floats of scratch one line of plan p needs. */
 int64_t cmx__fft_work_floats(const cmx__fft_plan* p);
 

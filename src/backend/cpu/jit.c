@@ -16,6 +16,7 @@
 
 #include "core/disk_cache.h"
 #include "core/internal.h"
+#include "core/sched.h"
 
 extern char** environ;
 
@@ -295,6 +296,13 @@ static void* mem_find(cmx__key128 k) {
   void* sym = e ? e->sym : NULL;
   pthread_mutex_unlock(&g_mem_lock);
   return sym;
+}
+
+void cmx__cpu_jit_fork(int phase) {
+  if (phase == CMX__FORK_PREPARE)
+    pthread_mutex_lock(&g_mem_lock);
+  else
+    pthread_mutex_unlock(&g_mem_lock);
 }
 
 /* Keeps the first symbol stored for k (another thread may have built the

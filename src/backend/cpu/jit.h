@@ -23,6 +23,8 @@ bool cmx__cpu_jit_available(const char** why);
  * build fails. */
 cmx_status cmx__cpu_jit_symbol(const char* name, const char* source,
                                const char* sym, void** out);
+/* fork() phases (CMX__FORK_*, core/sched.h) of the symbol cache's lock. */
+void cmx__cpu_jit_fork(int phase);
 /* Adds the JIT's counters to s. */
 void cmx__cpu_jit_stats(cmx_compile_stats* s);
 
