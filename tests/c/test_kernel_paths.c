@@ -353,17 +353,23 @@ static cmx_status lsv_op(int kind, cmx_array* r, cmx_array x, const int* ax,
 }
 
 /* The column path (reduced axes before at least 16 kept positions), the
- * short-row tiles (rows up to 32 long, also after a transposing copy),
+ * short-row tiles (rows up to 32 long, also after a transposing copy;
+ * tiles of more rows than items and the reverse, f32 rows of 2-16 items
+ * unrolled),
  * every float dtype: against the double reference, and, for float32 with
  * rows longer than 32, bit for bit against the row kernels (the same
  * values laid out with the reduced axis last). */
 static void test_softmax_paths(void) {
+  /* rows of 5, 7, 16 (the last three): more of the unrolled f32 tile
+   * transposes */
   const lsv_case cases[] = {
       {3, 40, 37, false, false},  {2, 300, 130, false, true},
       {1, 70, 200, false, false}, {5, 33, 16, true, true},
       {400, 10, 1, false, true},  {777, 3, 1, false, false},
       {130, 32, 1, true, false},  {65, 2, 1, false, true},
-      {4, 1, 50, false, false},   {2, 600, 1, false, false}};
+      {4, 1, 50, false, false},   {2, 600, 1, false, false},
+      {100, 5, 1, false, true},   {64, 7, 1, true, false},
+      {70, 16, 1, false, false}};
   const cmx_dtype dts[] = {CMX_FLOAT32, CMX_FLOAT64, CMX_FLOAT16, CMX_BFLOAT16};
   const double tols[] = {2e-6, 1e-12, 2e-3, 2e-2};
   for (size_t ci = 0; ci < sizeof cases / sizeof cases[0]; ci++) {

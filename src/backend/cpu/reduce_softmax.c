@@ -454,17 +454,96 @@ static void run_cols(void* ctx, int64_t b, int64_t e) {
   }
 }
 
+/* Rows of n 4-byte items into columns, n a constant: the loop over a
+ * row unrolls whole, each row a few loads and stores. */
+static inline __attribute__((always_inline)) void tb_rows_n(
+    uint32_t* dst, int64_t dn, const uint32_t* src, int64_t sn, int64_t rows,
+    int n) {
+  for (int64_t i = 0; i < rows; i++)
+    for (int j = 0; j < n; j++) dst[j * dn + i] = src[i * sn + j];
+}
+static void tb_short_u32(uint32_t* dst, int64_t dn, const uint32_t* src,
+                         int64_t sn, int64_t rows, int64_t cols) {
+  switch (cols) {
+    case 2:
+      tb_rows_n(dst, dn, src, sn, rows, 2);
+      break;
+    case 3:
+      tb_rows_n(dst, dn, src, sn, rows, 3);
+      break;
+    case 4:
+      tb_rows_n(dst, dn, src, sn, rows, 4);
+      break;
+    case 5:
+      tb_rows_n(dst, dn, src, sn, rows, 5);
+      break;
+    case 6:
+      tb_rows_n(dst, dn, src, sn, rows, 6);
+      break;
+    case 7:
+      tb_rows_n(dst, dn, src, sn, rows, 7);
+      break;
+    case 8:
+      tb_rows_n(dst, dn, src, sn, rows, 8);
+      break;
+    case 9:
+      tb_rows_n(dst, dn, src, sn, rows, 9);
+      break;
+    case 10:
+      tb_rows_n(dst, dn, src, sn, rows, 10);
+      break;
+    case 11:
+      tb_rows_n(dst, dn, src, sn, rows, 11);
+      break;
+    case 12:
+      tb_rows_n(dst, dn, src, sn, rows, 12);
+      break;
+    case 13:
+      tb_rows_n(dst, dn, src, sn, rows, 13);
+      break;
+    case 14:
+      tb_rows_n(dst, dn, src, sn, rows, 14);
+      break;
+    case 15:
+      tb_rows_n(dst, dn, src, sn, rows, 15);
+      break;
+    case 16:
+      tb_rows_n(dst, dn, src, sn, rows, 16);
+      break;
+    default:
+      tb_rows_n(dst, dn, src, sn, rows, (int)cols);
+  }
+}
+
 /* dst[j * dn + i] = src[i * sn + j], i < rows, j < cols (element size
- * isz): a block of short rows into a tile of columns, and back. */
+ * isz): a block of short rows into a tile of columns, and back.
+ *
+ * No short inner loop. A short row (cols of 2-10 items) as the inner loop
+ * made a 5-instruction loop of a few iterations per row, bound by
+ * instruction fetch and so by where the linker happened to place it: the
+ * same machine code ran run_short 1.7x slower in one build than in another
+ * (var and logsumexp over [N x 3] / [N x 10] rows 1.2x slower in all,
+ * bench_sweep). Float32 rows of up to 16 items take the unrolled copies
+ * above; otherwise the inner loop runs over the longer side. */
 static void transpose_block(char* dst, int64_t dn, const char* src, int64_t sn,
                             int64_t rows, int64_t cols, int64_t isz) {
-#define TB(T)                          \
-  for (int64_t i = 0; i < rows; i++)   \
-    for (int64_t j = 0; j < cols; j++) \
-      ((T*)dst)[j * dn + i] = ((const T*)src)[i * sn + j];
+#define TB(T)                                                \
+  if (cols >= rows) {                                        \
+    for (int64_t i = 0; i < rows; i++)                       \
+      for (int64_t j = 0; j < cols; j++)                     \
+        ((T*)dst)[j * dn + i] = ((const T*)src)[i * sn + j]; \
+  } else {                                                   \
+    for (int64_t j = 0; j < cols; j++)                       \
+      for (int64_t i = 0; i < rows; i++)                     \
+        ((T*)dst)[j * dn + i] = ((const T*)src)[i * sn + j]; \
+  }
   if (isz == 2) {
     TB(uint16_t)
   } else if (isz == 4) {
+    if (cols < rows && cols >= 2 && cols <= 16) {
+      tb_short_u32((uint32_t*)dst, dn, (const uint32_t*)src, sn, rows, cols);
+      return;
+    }
     TB(uint32_t)
   } else {
     TB(uint64_t)
