@@ -204,6 +204,13 @@ pysuite() {
     echo "--- shard $i: $(tail -1 "$LOGS/pytest-shard$i.log")"
     grep -E "^(FAILED|ERROR) " "$LOGS/pytest-shard$i.log" | head -40
   done
+  # why they failed (the step's log is what comes back from the machine)
+  for i in $(seq 0 $((jobs - 1))); do
+    grep -qE "^(FAILED|ERROR) " "$LOGS/pytest-shard$i.log" || continue
+    echo "--- shard $i failures:"
+    sed -n '/^=* FAILURES =*$/,/^=* short test summary/p' \
+      "$LOGS/pytest-shard$i.log" | grep -E '^(_{3,}|E |[^ ].*:[0-9]+: )' | head -60
+  done
   return $rc
 }
 pybench() {
