@@ -95,6 +95,23 @@ SC_CLONES static void add_taps(int kind, char* yo, const char* p, int64_t ka,
 }
 #undef ADD_TAPS
 
+/* One output channel: a handful of additions a call, so no clone (its
+ * dispatch and vector set-up cost more than the additions: the one-channel
+ * input gradient of a 5x5 conv ran 1.3x slower through add_taps), inlined
+ * into the loop instead. */
+static inline void add_taps_one(int kind, char* yo, const char* p, int64_t n,
+                                int64_t kd2) {
+  if (kind == CMX__CV_F64) {
+    double* a = (double*)(void*)yo;
+    const double* b = (const double*)(const void*)p;
+    for (int64_t k = 0; k < n; k++) a[-k * kd2] += b[k];
+  } else {
+    float* a = (float*)(void*)yo;
+    const float* b = (const float*)(const void*)p;
+    for (int64_t k = 0; k < n; k++) a[-k * kd2] += b[k];
+  }
+}
+
 /* Pool task: takes images until none is left. */
 static void sc_task(void* ctx, int64_t b, int64_t e) {
   (void)b;
@@ -141,7 +158,11 @@ static void sc_task(void* ctx, int64_t b, int64_t e) {
             int64_t orow = (o0 * g->out[1] + o1) * g->out[2];
             int64_t t = (k0 * g->k[1] + k1) * g->k[2];
             int64_t ka = g->ka[i2], kb = g->kb[i2];
-            if (ka < kb)
+            if (ka >= kb) continue;
+            if (O == 1)
+              add_taps_one(j->kind, yn + (orow + g->oa[i2]) * csz,
+                           pr + (t + ka) * csz, kb - ka, g->kd2);
+            else
               add_taps(j->kind, yn + (orow + g->oa[i2]) * O * csz,
                        pr + (t + ka) * O * csz, ka, kb, g->kd2, O);
           }
