@@ -408,7 +408,13 @@ static void test_event_deps(void) {
   }
   OK(cmx_array_eval(w));
   cmx__gpu_dep_stats d1 = cmx__gpu_dep_stats_get();
-  CHECK_MSG(d1.by_event >= d0.by_event + 2 && d1.by_host == d0.by_host,
+  /* On the fake driver a host wait inside scheduling (an allocation
+   * running short, a batch issued) lifts the hold, and on a loaded machine
+   * x can then finish before w is scheduled, rightly dropping w's
+   * dependency (CI saw 1 of 2 once): there at least y's must go by event,
+   * and none by a host wait. */
+  uint64_t need = g_fake ? 1 : 2;
+  CHECK_MSG(d1.by_event >= d0.by_event + need && d1.by_host == d0.by_host,
             "by event %llu -> %llu, by host %llu -> %llu",
             (unsigned long long)d0.by_event, (unsigned long long)d1.by_event,
             (unsigned long long)d0.by_host, (unsigned long long)d1.by_host);
