@@ -377,6 +377,10 @@ def test_fork_with_work_in_flight_in_a_subprocess():
 INTERRUPT_SCRIPT = """
     import os, signal, sys, threading, time
     import cmx.core as mx
+    # Python's Ctrl-C handler, as an interactive session has it: a process
+    # started in the background by a non-interactive shell (a sharded test
+    # run) inherits SIGINT ignored, and Python then installs no handler.
+    signal.signal(signal.SIGINT, signal.default_int_handler)
     n, iters, cap, k = {n}, {iters}, {cap}, {k}
     w = mx.random.normal((n, n), key=mx.random.key(0)) / (n ** 0.5)
     x = mx.random.normal((n, n), key=mx.random.key(1))
