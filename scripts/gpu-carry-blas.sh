@@ -6,7 +6,8 @@
 # What goes in: libopenblas.so.0 (BLAS, CBLAS and LAPACK), the Fortran
 # runtime it links (libgfortran.so.5, libquadmath.so.0), the CBLAS
 # headers (cblas.h, openblas_config.h, f77blas.h), and cJSON (library and
-# header, for .safetensors loading). About 12 MB.
+# header, for .safetensors loading), and the pure-Python gguf and yaml
+# packages the tests' references import. About 12 MB.
 #
 # Why not a wheel's OpenBLAS: numpy and scipy wheels bundle OpenBLAS with
 # renamed symbols (scipy_cblas_sgemm64_ ...), unusable as plain CBLAS.
@@ -56,6 +57,19 @@ if [ -n "$cj" ] && [ -f /usr/include/cjson/cJSON.h ]; then
   ln -s libcjson.so.1 "$stage/lib/libcjson.so"
 else
   echo "gpu-carry-blas: no cJSON here (install libcjson-dev); packing without it" >&2
+fi
+
+# The pure-Python reference packages some tests read (gguf, which imports
+# yaml), from the project venv when it has them: the GPU machine has no
+# network to install them (gpu-check.sh puts py/ on the tests' PYTHONPATH).
+venv_site=$(ls -d .venv/lib/python3*/site-packages 2>/dev/null | head -1)
+if [ -n "$venv_site" ] && [ -d "$venv_site/gguf" ] && [ -d "$venv_site/yaml" ]; then
+  mkdir -p "$stage/py"
+  cp -r "$venv_site/gguf" "$venv_site/yaml" "$stage/py/"
+  find "$stage/py" -name __pycache__ -prune -exec rm -rf {} +
+  rm -f "$stage"/py/yaml/_yaml*.so  # built for this python; yaml runs without it
+else
+  echo "gpu-carry-blas: no gguf/yaml in .venv (make venv); packing without them" >&2
 fi
 
 mkdir -p .carry

@@ -101,6 +101,9 @@ if [ "${CMX_GPU_CHECK_CARRIED_BLAS:-0}" = 1 ] || ! have_system_blas; then
                  -DCMX_BLAS_INCLUDE_DIR=/tmp/cmx-blas/include)
     # The loader (and the linker, for libgfortran) find the carried copy.
     export LD_LIBRARY_PATH=/tmp/cmx-blas/lib${LD_LIBRARY_PATH:+:$LD_LIBRARY_PATH}
+    # the carried pure-Python test references (gguf), see gpu-carry-blas.sh
+    [ -d /tmp/cmx-blas/py ] &&
+      export PYTHONPATH=${PYTHONPATH:+$PYTHONPATH:}/tmp/cmx-blas/py
     echo "blas: using the carried OpenBLAS in /tmp/cmx-blas" |
       tee -a "$LOGS/env.log"
     # OpenBLAS 0.3.21 (Debian 12's) does not know newer Xeons and falls back
