@@ -122,8 +122,28 @@ static void fork_in_gate(void (*child_fn)(void* ctx), void* ctx) {
 }
 
 typedef struct {
-  cmx_array g, y, w;
+  cmx_array x, three, g, y, w;
 } worker_case;
+
+/* The worker cases' graph: g = gate(x) (x = 1), y = g + x queued behind it
+ * and w = 3 + 3 on the same stream, both handed to the worker by
+ * async_eval. auto_open_us > 0: the gate opens by itself after that long. */
+static worker_case worker_case_start(long auto_open_us) {
+  atomic_store(&g_entered, 0);
+  atomic_store(&g_open, 0);
+  atomic_store(&g_auto_open_us, auto_open_us);
+  worker_case c = {filled(1), filled(3), NULL, NULL, NULL};
+  c.g = gate(c.x);
+  OK(cmx_add(&c.y, c.g, c.x, S));
+  OK(cmx_add(&c.w, c.three, c.three, S));
+  OK(cmx_async_eval(&c.y, 1));
+  OK(cmx_async_eval(&c.w, 1));
+  return c;
+}
+
+static void worker_case_release(worker_case* c) {
+  cmx_array_release_all((cmx_array[]){c->x, c->three, c->g, c->y, c->w}, 5);
+}
 
 static void worker_child(void* ctx) {
   worker_case* c = ctx;
@@ -134,20 +154,12 @@ static void worker_child(void* ctx) {
 }
 
 static void test_fork_in_a_kernel_on_the_worker(void) {
-  atomic_store(&g_entered, 0);
-  atomic_store(&g_open, 0);
-  atomic_store(&g_auto_open_us, 0);
-  cmx_array x = filled(1), three = filled(3);
-  worker_case c = {gate(x), NULL, NULL};
-  OK(cmx_add(&c.y, c.g, x, S));
-  OK(cmx_add(&c.w, three, three, S));
-  OK(cmx_async_eval(&c.y, 1));
-  OK(cmx_async_eval(&c.w, 1));
+  worker_case c = worker_case_start(0);
   fork_in_gate(worker_child, &c);
   CHECK(all_equal(c.g, 2)); /* the parent computes them all */
   CHECK(all_equal(c.y, 3));
   CHECK(all_equal(c.w, 6));
-  cmx_array_release_all((cmx_array[]){x, three, c.g, c.y, c.w}, 5);
+  worker_case_release(&c);
 }
 
 static void waited_child(void* ctx) {
@@ -159,19 +171,11 @@ static void waited_child(void* ctx) {
 }
 
 static void test_fork_waits_for_a_running_kernel(void) {
-  atomic_store(&g_entered, 0);
-  atomic_store(&g_open, 0);
-  atomic_store(&g_auto_open_us, 50000); /* 50 ms, within the 300 */
-  cmx_array x = filled(1), three = filled(3);
-  worker_case c = {gate(x), NULL, NULL};
-  OK(cmx_add(&c.y, c.g, x, S));
-  OK(cmx_add(&c.w, three, three, S));
-  OK(cmx_async_eval(&c.y, 1));
-  OK(cmx_async_eval(&c.w, 1));
+  worker_case c = worker_case_start(50000); /* 50 ms, within the 300 */
   fork_in_gate(waited_child, &c);
   CHECK(all_equal(c.y, 3));
   CHECK(all_equal(c.w, 6));
-  cmx_array_release_all((cmx_array[]){x, three, c.g, c.y, c.w}, 5);
+  worker_case_release(&c);
 }
 
 typedef struct {
