@@ -166,6 +166,32 @@ def profile(gen, ids, steps, top):
           f"(launches, host work, gaps: {wall * 1e6 - total:.0f} us/token)")
     for t, n, k in sorted(rows, reverse=True)[:top]:
         print(f"      {t / steps:8.1f} us/token  {n / steps:6.1f}/token  {k[:90]}")
+    by_grid(prof, steps, [k for _, _, k in sorted(rows, reverse=True)[:top]])
+
+
+def by_grid(prof, steps, names):
+    """The profiled kernels among names split by launch grid (one grid is
+    one shape of the model, e.g. each projection's matrix-vector product):
+    launches a token and microseconds a launch, from the trace's kernel
+    events."""
+    import collections
+    import json
+    import tempfile
+
+    with tempfile.NamedTemporaryFile(suffix=".json") as f:
+        prof.export_chrome_trace(f.name)
+        trace = json.load(open(f.name))
+    groups = collections.defaultdict(list)
+    for e in trace.get("traceEvents", []):
+        a = e.get("args") or {}
+        if e.get("cat") == "kernel" and e.get("name") in names and "grid" in a:
+            groups[(e["name"], tuple(a["grid"]), tuple(a.get("block", ())))].append(
+                float(e.get("dur", 0)))
+    print("   by launch grid (kernel, grid, block: launches/token, us each):")
+    for (name, grid, block), d in sorted(groups.items(), key=lambda kv: -sum(kv[1])):
+        print(f"      {name[:28]:28s} grid {str(list(grid)):16s} block "
+              f"{str(list(block)):14s} {len(d) / steps:6.1f}/token "
+              f"{sum(d) / len(d):7.2f} us")
 
 
 def main():

@@ -155,3 +155,35 @@ def test_rows_out_of_range(device, case):
             ok = mx.take(a, mx.array([3, 0]), axis=0)
             assert ok[:, 0].tolist() == [384, 0]
     assert messages[0] == messages[1]
+
+
+@pytest.mark.parametrize("dtype", [mx.float32, mx.float16, mx.int32])
+def test_slice_update_at_an_array_start(device, dtype):
+    # a KV cache's write: one index position (no winner pass on the GPU),
+    # starts wrapped when negative and clamped to fit, as on the CPU
+    cache = ints((1, 3, 40, 16), dtype, 17)
+    for start, rows in [(0, 1), (7, 1), (39, 1), (-3, 1), (45, 1), (5, 6), (37, 6)]:
+        upd = ints((1, 3, rows, 16), dtype, 18 + start)
+        got = cpu_match(device, lambda: mx.slice_update(
+            cache, upd, mx.array([start], mx.int32), (2,)), rtol=0, atol=0)
+        want = np.array(cache)
+        s0 = min(max(start + 40 if start < 0 else start, 0), 40 - rows)
+        want[:, :, s0:s0 + rows] = np.array(upd)
+        np.testing.assert_array_equal(np.array(got), want)
+    # starts along two axes, a scalar start, a broadcast update
+    upd = ints((1, 2, 3, 16), dtype, 30)
+    cpu_match(device, lambda: mx.slice_update(
+        cache, upd, mx.array([1, 20]), (1, 2)), rtol=0, atol=0)
+    cpu_match(device, lambda: mx.slice_update(
+        cache, mx.broadcast_to(ints((16,), dtype, 31), (1, 3, 2, 16)),
+        mx.array(11), (2,)), rtol=0, atol=0)
+    # several positions that meet: the last update of an element wins
+    ids = mx.array([3, 5, 3, 3, 0, 5])
+    rows6 = ints((6, 16), dtype, 32)
+    cpu_match(device, lambda: _assign(cache[0, 0], ids, rows6), rtol=0, atol=0)
+
+
+def _assign(a, ids, rows):
+    b = a + 0
+    b[ids] = rows
+    return b

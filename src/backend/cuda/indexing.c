@@ -34,7 +34,7 @@
  *   - float sums of duplicate indices accumulate in some order (integer
  *     results are exact). A plain scatter (mode none) keeps the last
  *     update of each element, as the CPU does, through a winner pass
- *     (winner_words).
+ *     (winner_words) when several index positions may meet.
  */
 #include "primitives/indexing.h"
 
@@ -557,8 +557,11 @@ cmx_status cmx__gpu_scatter(const cmx_primitive* p, const cmx_array* in,
       st = index_offsets("scatter", NULL, dev, poffs, in + 1, nidx, q->axes,
                          o->dims, ext, ost, 1, npos);
   }
+  /* One index position (slice_update with an array start: a KV cache's
+   * write) writes a window of distinct elements: no two updates meet, so
+   * the plain stores need no winner pass (saves a memset and a launch). */
   cmx__buffer* win = NULL;
-  if (st == CMX_OK && q->mode == CMX__SCATTER_NONE)
+  if (st == CMX_OK && q->mode == CMX__SCATTER_NONE && npos > 1)
     st = winner_words("scatter", o, dev, &win);
   layout_of(&lu, upd->dims, upd->ndim,
             (const int64_t* const[]){CMX__STRIDES(upd)}, 1);

@@ -279,8 +279,10 @@ static int x_vec(const qmm_call* c) {
 
 /* CMX_CUDA_QMV=fast: the matrix-vector kernels cmx_qmv<MT>f (more weight
  * rows a block, 4 and 8 bits without integer -> float conversions); not
- * the default until checked and timed on a GPU (the qmv cases of
- * tests/python/test_fast_gpu.py run both kernels). */
+ * the default: timed on an H200 on SmolLM2's decoding shapes (K 576 and
+ * 1536, float32 x) it took 9-11 us a call where cmx_qmv1 takes 4-4.8
+ * (fewer blocks, each a longer dependent chain). The qmv cases of
+ * tests/python/test_fast_gpu.py run both kernels. */
 static bool fast_qmv(void) {
   const char* e = getenv("CMX_CUDA_QMV");
   return e && strcmp(e, "fast") == 0;

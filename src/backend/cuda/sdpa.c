@@ -17,8 +17,10 @@
  *   - decode (cmx_sdpa_dec_r<ROWS>_d<D>): D == Dv in {64, 128, 256}
  *     (float32: 64, 128), at most 8 query rows a kv head, 16-byte aligned key
  *     and value rows: 16-byte loads, several keys a warp at once, the keys
- *     split over about 8 blocks a multiprocessor, then cmx_sdpa_combine.
+ *     split over about 8 blocks a multiprocessor (at least 16 keys a
+ *     split), then cmx_sdpa_combine.
  * CMX_CUDA_SDPA=rows forces the CUDA-core kernel (tests, diagnostics). */
+#include <stdatomic.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -242,9 +244,25 @@ static cmx_status launch_rows(int dev, cmx_dtype dt, sdpa_args* A,
                       4 * sm_count(d), 128);
 }
 
+/* Keys a decode split takes at least: CMX_CUDA_SDPA_DEC_KEYS (a tuning
+ * knob, read once), else 16. A short cache is where it binds: SmolLM2's
+ * decoding step (3 kv heads, 256 positions, float32) took 11.2 us a call
+ * with 64 (12 blocks), 7.1 with 32, 5.1 with 16 (H200, llm_gpu_bench). */
+static long long dec_min_keys(void) {
+  static _Atomic long long keys = 0;
+  long long k = atomic_load(&keys);
+  if (k == 0) {
+    const char* e = getenv("CMX_CUDA_SDPA_DEC_KEYS");
+    k = e ? atoll(e) : 0;
+    if (k < 8 || k > 4096) k = 16;
+    atomic_store(&keys, k);
+  }
+  return k;
+}
+
 /* The decode kernel: a block per (batch, kv head) and split, the keys
  * split for about 8 blocks a multiprocessor (a block keeps 16 KB of loads
- * in flight), at least 64 keys a split. */
+ * in flight), at least dec_min_keys() keys a split. */
 static cmx_status launch_dec(int dev, cmx_dtype dt, sdpa_args* A, int kernel,
                              const cmx__gpu_device* d) {
   long long base = (long long)A->B * A->Hk;
@@ -252,7 +270,8 @@ static cmx_status launch_dec(int dev, cmx_dtype dt, sdpa_args* A, int kernel,
     return cmx_kernel_error(CMX_ERR_VALUE,
                             "[scaled_dot_product_attention] too many heads");
   A->nchunks = 1;
-  return launch_split(dev, dt, A, kernel, base, 0, 8 * sm_count(d), 64);
+  return launch_split(dev, dt, A, kernel, base, 0, 8 * sm_count(d),
+                      dec_min_keys());
 }
 
 cmx_status cmx__gpu_sdpa(const cmx_primitive* p, const cmx_array* in, int nin,
