@@ -67,11 +67,19 @@ CMX_F_FN void cmx_norm_vec(const cmx_ft* x, const cmx_ft* w, const cmx_ft* b,
     xo = off[0];
   }
   const uint4* xr = (const uint4*)(x + xo);
+  const uint4* wr = (const uint4*)w;
+  const uint4* br = (const uint4*)b;
+  // weight and bias loaded with x, before the reductions: their latency
+  // overlaps x's instead of following the sums (a one-row norm, as in a
+  // decoding step, is that latency)
+  cmx_pack<cmx_ft> pw[CMX_F_NV], pb[CMX_F_NV];
   float v[CMX_F_NV][CMX_F_V];
   float s = 0;
 #pragma unroll
   for (int j = 0; j < CMX_F_NV; j++) {
     long long i = (long long)j * G + t;
+    pw[j].raw = w && i < nv ? wr[i] : make_uint4(0, 0, 0, 0);
+    pb[j].raw = b && i < nv ? br[i] : make_uint4(0, 0, 0, 0);
     cmx_pack<cmx_ft> p;
     p.raw = i < nv ? xr[i] : make_uint4(0, 0, 0, 0);
 #pragma unroll
@@ -102,20 +110,16 @@ CMX_F_FN void cmx_norm_vec(const cmx_ft* x, const cmx_ft* w, const cmx_ft* b,
   }
   const float rs = 1.0f / sqrtf(cmx_f_sum(s) / Df + eps);
   uint4* yr = (uint4*)(y + r * D);
-  const uint4* wr = (const uint4*)w;
-  const uint4* br = (const uint4*)b;
 #pragma unroll
   for (int j = 0; j < CMX_F_NV; j++) {
     long long i = (long long)j * G + t;
     if (i < nv) {
-      cmx_pack<cmx_ft> pw, pb, po;
-      if (w) pw.raw = wr[i];
-      if (b) pb.raw = br[i];
+      cmx_pack<cmx_ft> po;
 #pragma unroll
       for (int e = 0; e < CMX_F_V; e++)
         po.e[e] = CMX_F_FROMF(
-            cmx_f_scale(v[j][e], rs, w ? CMX_F_TOF(pw.e[e]) : 0.0f,
-                        b ? CMX_F_TOF(pb.e[e]) : 0.0f, w != 0, b != 0));
+            cmx_f_scale(v[j][e], rs, w ? CMX_F_TOF(pw[j].e[e]) : 0.0f,
+                        b ? CMX_F_TOF(pb[j].e[e]) : 0.0f, w != 0, b != 0));
       yr[i] = po.raw;
     }
   }
