@@ -228,19 +228,20 @@ def test_quantized_matmul_dtypes_batches(device, dt, M):
 
 
 
-@pytest.mark.parametrize("kernel", ["", "fast"])
+@pytest.mark.parametrize("kernel,M", [(k, m) for k in ("", "fast") for m in (1, 2, 5, 8)]
+                         + [("r1", 1)])
 @pytest.mark.parametrize("bits", BITS)
 @pytest.mark.parametrize("dt", DTYPES)
-@pytest.mark.parametrize("M", [1, 2, 5, 8])
 def test_qmv_shapes(device, monkeypatch, kernel, bits, dt, M):
     """The matrix-vector kernels' corners: N not a multiple of a block's
     weight rows (97), a long K (8192: more chunks than a block has
     threads, the block grown for a small N) and a short one (96: packed
     rows of 2 / 6 bits only 8-byte aligned, fewer chunks than a warp), x
     unaligned for 16-byte loads (a column slice) and strided (transposed),
-    scales of another dtype than x. Both GPU kernels: the default and
+    scales of another dtype than x. Every GPU kernel: the default,
     CMX_CUDA_QMV=fast (more weight rows a block, no integer conversions
-    at 4 and 8 bits)."""
+    at 4 and 8 bits) and, for one row of x, CMX_CUDA_QMV=r1 (one weight
+    row a block)."""
     monkeypatch.setenv("CMX_CUDA_QMV", kernel)
     tol = TOL[dt] * 4
     for K, N, g in [(8192, 24, 128), (96, 97, 32), (512, 97, 64)]:

@@ -43,12 +43,14 @@ enum {
   K_QMMA_N,
   K_QMM_SUM,
   K_QMV1F, /* CMX_CUDA_QMV=fast: K_QMV1F + log2(MT) */
+  K_QMV1R1 = K_QMV1F + 4, /* CMX_CUDA_QMV=r1, one row of x */
 };
 static const char* const k_kernels[] = {
     "cmx_quantize", "cmx_dequantize", "cmx_qmm_t",      "cmx_qmm_n",
     "cmx_qmv1",     "cmx_qmv2",       "cmx_qmv4",       "cmx_qmv8",
     "cmx_qmma_t",   "cmx_qmma_n",     "cmx_splitk_sum", "cmx_qmv1f",
-    "cmx_qmv2f",    "cmx_qmv4f",      "cmx_qmv8f",      NULL};
+    "cmx_qmv2f",    "cmx_qmv4f",      "cmx_qmv8f",      "cmx_qmv1r1",
+    NULL};
 
 /* QMV_MAXM: the most rows of x the matrix-vector kernels take (they take
  * any number, in blocks of 8, but past 8 the tensor-core kernel was
@@ -288,6 +290,14 @@ static bool fast_qmv(void) {
   return e && strcmp(e, "fast") == 0;
 }
 
+/* CMX_CUDA_QMV=r1: one weight row a block for one row of x (cmx_qmv1r1;
+ * twice the blocks of cmx_qmv1, half the work a thread), a tuning
+ * experiment. */
+static bool r1_qmv(void) {
+  const char* e = getenv("CMX_CUDA_QMV");
+  return e && strcmp(e, "r1") == 0;
+}
+
 /* The matrix-vector kernels: ceil(M / MT) blocks of MT rows of x per R
  * weight rows. */
 static cmx_status qmv_launch(const qmm_call* c) {
@@ -295,9 +305,15 @@ static cmx_status qmv_launch(const qmm_call* c) {
   int MT = A->M <= 1 ? 1 : A->M <= 2 ? 2 : A->M <= 4 ? 4 : 8;
   int lg = MT == 1 ? 0 : MT == 2 ? 1 : MT == 4 ? 2 : 3;
   bool fast = fast_qmv();
-  int kernel = fast ? K_QMV1F + lg : K_QMV1 + lg;
-  /* weight rows a block: 2, or (fast) cmx_qmv_rows in quantized.cu */
-  int R = !fast ? 2 : MT == 1 ? (c->bits <= 4 ? 8 : 4) : MT == 2 ? 4 : 2;
+  bool r1 = !fast && MT == 1 && r1_qmv();
+  int kernel = fast ? K_QMV1F + lg : r1 ? K_QMV1R1 : K_QMV1 + lg;
+  /* weight rows a block: 2 (r1: 1), or (fast) cmx_qmv_rows in
+   * quantized.cu */
+  int R = r1     ? 1
+          : !fast ? 2
+          : MT == 1 ? (c->bits <= 4 ? 8 : 4)
+          : MT == 2 ? 4
+                    : 2;
   const cmx__gpu_kernel* k = get_kernel(c->dev, c->dt, c->bits, kernel);
   if (!k) return cmx_last_status();
   long long mblocks = (A->M + MT - 1) / MT, nblocks = (A->N + R - 1) / R;

@@ -296,11 +296,12 @@ CMX_Q_FN void cmx_qmv_dot_fast(const cmx_qt* p, long long xm, long long xk,
     defined(CMX_ONLY_cmx_qmv2) || defined(CMX_ONLY_cmx_qmv4) ||  \
     defined(CMX_ONLY_cmx_qmv8) || defined(CMX_ONLY_cmx_qmv1f) || \
     defined(CMX_ONLY_cmx_qmv2f) || defined(CMX_ONLY_cmx_qmv4f) || \
-    defined(CMX_ONLY_cmx_qmv8f)
-template <int MT, bool F>
+    defined(CMX_ONLY_cmx_qmv8f) || defined(CMX_ONLY_cmx_qmv1r1)
+// RN: the weight rows a block without F (2; 1 for cmx_qmv1r1)
+template <int MT, bool F, int RN = 2>
 CMX_Q_FN void cmx_qmv(const cmx_qmm_args& A, int wal, int xvec,
                       const cmx_layout_n<5>& Bt) {
-  const int R = F ? cmx_qmv_rows<MT>::R : 2;
+  const int R = F ? cmx_qmv_rows<MT>::R : RN;
   __shared__ float red[32][MT * R];
   const long long mblocks = (A.M + MT - 1) / MT;
   const long long nb = blockIdx.x / mblocks, mb = blockIdx.x - nb * mblocks;
@@ -382,17 +383,23 @@ CMX_Q_FN void cmx_qmv(const cmx_qmm_args& A, int wal, int xvec,
 // 512 an SM: 2 for one row of x, at most 64 registers, so a decode grid
 // fits the device in one wave) and cmx_qmv<MT>f (CMX_CUDA_QMV=fast:
 // cmx_qmv_rows' R and the conversion-free dot, at most 256 threads).
-#define CMX_QMV_ENTRY(MT, MINB, F, NAME, NT)                                \
+#define CMX_QMV_ENTRY_R(MT, MINB, F, NAME, NT, RN)                          \
   extern "C" __global__ void __launch_bounds__(NT, MINB)                   \
       NAME(const CMX_GRID_CONST cmx_qmm_args A, int wal, int xvec,         \
            const CMX_GRID_CONST cmx_layout_n<5> Bt) {                      \
-    cmx_qmv<MT, F>(A, wal, xvec, Bt);                                       \
+    cmx_qmv<MT, F, RN>(A, wal, xvec, Bt);                                   \
   }
+#define CMX_QMV_ENTRY(MT, MINB, F, NAME, NT) \
+  CMX_QMV_ENTRY_R(MT, MINB, F, NAME, NT, 2)
 #if !defined(CMX_ONLY) || defined(CMX_ONLY_cmx_qmv1)
 CMX_QMV_ENTRY(1, 2, false, cmx_qmv1, 512)
 #endif
 #if !defined(CMX_ONLY) || defined(CMX_ONLY_cmx_qmv1f)
 CMX_QMV_ENTRY(1, 2, true, cmx_qmv1f, 256)
+#endif
+// CMX_CUDA_QMV=r1: one weight row a block (one row of x)
+#if !defined(CMX_ONLY) || defined(CMX_ONLY_cmx_qmv1r1)
+CMX_QMV_ENTRY_R(1, 2, false, cmx_qmv1r1, 512, 1)
 #endif
 #if !defined(CMX_ONLY) || defined(CMX_ONLY_cmx_qmv2)
 CMX_QMV_ENTRY(2, 1, false, cmx_qmv2, 512)
