@@ -229,7 +229,7 @@ def test_quantized_matmul_dtypes_batches(device, dt, M):
 
 
 @pytest.mark.parametrize("kernel,M", [(k, m) for k in ("", "fast") for m in (1, 2, 5, 8)]
-                         + [("r1", 1)])
+                         + [("r1", 1), ("r2", 1)])
 @pytest.mark.parametrize("bits", BITS)
 @pytest.mark.parametrize("dt", DTYPES)
 def test_qmv_shapes(device, monkeypatch, kernel, bits, dt, M):
@@ -238,13 +238,14 @@ def test_qmv_shapes(device, monkeypatch, kernel, bits, dt, M):
     threads, the block grown for a small N) and a short one (96: packed
     rows of 2 / 6 bits only 8-byte aligned, fewer chunks than a warp), x
     unaligned for 16-byte loads (a column slice) and strided (transposed),
-    scales of another dtype than x. Every GPU kernel: the default,
+    scales of another dtype than x, an N past which one row of x takes
+    two weight rows a block (1031). Every GPU kernel: the default,
     CMX_CUDA_QMV=fast (more weight rows a block, no integer conversions
-    at 4 and 8 bits) and, for one row of x, CMX_CUDA_QMV=r1 (one weight
-    row a block)."""
+    at 4 and 8 bits) and, for one row of x, CMX_CUDA_QMV=r1 / r2 (one /
+    two weight rows a block at any N)."""
     monkeypatch.setenv("CMX_CUDA_QMV", kernel)
     tol = TOL[dt] * 4
-    for K, N, g in [(8192, 24, 128), (96, 97, 32), (512, 97, 64)]:
+    for K, N, g in [(8192, 24, 128), (96, 97, 32), (512, 97, 64), (64, 1031, 32)]:
         w = arr(N, K, scale=0.2)
         wq, s, b = mx.quantize(w, group_size=g, bits=bits, stream=mx.cpu)
         s, b = s.astype(dt), b.astype(dt)

@@ -43,7 +43,7 @@ enum {
   K_QMMA_N,
   K_QMM_SUM,
   K_QMV1F, /* CMX_CUDA_QMV=fast: K_QMV1F + log2(MT) */
-  K_QMV1R1 = K_QMV1F + 4, /* CMX_CUDA_QMV=r1, one row of x */
+  K_QMV1R1 = K_QMV1F + 4, /* one row of x, one weight row a block */
 };
 static const char* const k_kernels[] = {
     "cmx_quantize", "cmx_dequantize", "cmx_qmm_t",      "cmx_qmm_n",
@@ -290,12 +290,19 @@ static bool fast_qmv(void) {
   return e && strcmp(e, "fast") == 0;
 }
 
-/* CMX_CUDA_QMV=r1: one weight row a block for one row of x (cmx_qmv1r1;
- * twice the blocks of cmx_qmv1, half the work a thread), a tuning
- * experiment. */
-static bool r1_qmv(void) {
+/* One weight row a block for one row of x (cmx_qmv1r1: twice the blocks
+ * of cmx_qmv1, half the work a thread) when N is at most QMV_R1_MAXN.
+ * Timed on an H200 on SmolLM2's decoding shapes (float32 x, 4 bits,
+ * groups of 32), a call: N 960, 576 (K 576) and 576 (K 1536) 4.07, 4.02,
+ * 4.68 us with two rows a block, 3.72, 3.69, 3.91 with one; N 3072
+ * 4.78 against 5.60 and N 49152 27.9 against 42.4 (there the blocks
+ * already fill the GPU). CMX_CUDA_QMV=r1 / r2 force one / two rows. */
+enum { QMV_R1_MAXN = 1024 };
+static bool r1_qmv(long long n) {
   const char* e = getenv("CMX_CUDA_QMV");
-  return e && strcmp(e, "r1") == 0;
+  if (e && strcmp(e, "r1") == 0) return true;
+  if (e && strcmp(e, "r2") == 0) return false;
+  return n <= QMV_R1_MAXN;
 }
 
 /* The matrix-vector kernels: ceil(M / MT) blocks of MT rows of x per R
@@ -305,7 +312,7 @@ static cmx_status qmv_launch(const qmm_call* c) {
   int MT = A->M <= 1 ? 1 : A->M <= 2 ? 2 : A->M <= 4 ? 4 : 8;
   int lg = MT == 1 ? 0 : MT == 2 ? 1 : MT == 4 ? 2 : 3;
   bool fast = fast_qmv();
-  bool r1 = !fast && MT == 1 && r1_qmv();
+  bool r1 = !fast && MT == 1 && r1_qmv(A->N);
   int kernel = fast ? K_QMV1F + lg : r1 ? K_QMV1R1 : K_QMV1 + lg;
   /* weight rows a block: 2 (r1: 1), or (fast) cmx_qmv_rows in
    * quantized.cu */

@@ -397,7 +397,7 @@ CMX_QMV_ENTRY(1, 2, false, cmx_qmv1, 512)
 #if !defined(CMX_ONLY) || defined(CMX_ONLY_cmx_qmv1f)
 CMX_QMV_ENTRY(1, 2, true, cmx_qmv1f, 256)
 #endif
-// CMX_CUDA_QMV=r1: one weight row a block (one row of x)
+// one weight row a block, one row of x (quantized.c: r1_qmv)
 #if !defined(CMX_ONLY) || defined(CMX_ONLY_cmx_qmv1r1)
 CMX_QMV_ENTRY_R(1, 2, false, cmx_qmv1r1, 512, 1)
 #endif
