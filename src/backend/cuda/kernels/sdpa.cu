@@ -248,23 +248,48 @@ CMX_SDPA_ROWS(8, 4)
 CMX_SDPA_ROWS(8, 8)
 #endif
 
-// Merges the nsplit partial records of each output row (a block a row).
+// Merges the nsplit partial records of each output row (a block a row,
+// nsplit <= 64, sdpa.c's cap). The first warp reads the splits' (max,
+// sum) pairs at once (two a lane), reduces them through shuffles and
+// leaves each split's weight exp(max_s - M) in shared memory; then every
+// thread sums its features' records with those weights, its loads
+// independent of each other (a split after another cost a dependent L2
+// round trip each: 16 splits took 3.2 us, 4 took 1.8).
 #if !defined(CMX_ONLY) || defined(CMX_ONLY_cmx_sdpa_combine)
 extern "C" __global__ void cmx_sdpa_combine(const float* part, cmx_at* o,
                                             int nsplit, int Dv) {
+  __shared__ float wt[64];
+  __shared__ float sum_l;
   const long long row = blockIdx.x;
-  const float* pp = part + row * nsplit * (Dv + 2);
-  float M = -CMX_A_INF;
-  for (int s = 0; s < nsplit; s++) M = fmaxf(M, pp[s * (Dv + 2)]);
-  for (int d = threadIdx.x; d < Dv; d += blockDim.x) {
-    float Ls = 0.0f, O = 0.0f;
-    for (int s = 0; s < nsplit; s++) {
-      const float* r = pp + s * (Dv + 2);
-      const float e = r[0] == -CMX_A_INF ? 0.0f : expf(r[0] - M);
-      Ls += r[1] * e;
-      O += r[2 + d] * e;
-    }
-    o[row * Dv + d] = CMX_A_FROMF(O / Ls);
+  const int rs = Dv + 2;
+  const float* pp = part + row * nsplit * rs;
+  const int t = threadIdx.x;
+  if (t < 32) {
+    const bool h0 = t < nsplit, h1 = t + 32 < nsplit;
+    const float m0 = h0 ? pp[t * rs] : -CMX_A_INF;
+    const float m1 = h1 ? pp[(t + 32) * rs] : -CMX_A_INF;
+    const float l0 = h0 ? pp[t * rs + 1] : 0.0f;
+    const float l1 = h1 ? pp[(t + 32) * rs + 1] : 0.0f;
+    float M = fmaxf(m0, m1);
+#pragma unroll
+    for (int d = 16; d > 0; d /= 2)
+      M = fmaxf(M, __shfl_xor_sync(0xffffffffu, M, d));
+    const float e0 = m0 == -CMX_A_INF ? 0.0f : expf(m0 - M);
+    const float e1 = m1 == -CMX_A_INF ? 0.0f : expf(m1 - M);
+    float L = l0 * e0 + l1 * e1;
+#pragma unroll
+    for (int d = 16; d > 0; d /= 2) L += __shfl_xor_sync(0xffffffffu, L, d);
+    if (h0) wt[t] = e0;
+    if (h1) wt[t + 32] = e1;
+    if (t == 0) sum_l = L;
+  }
+  __syncthreads();
+  const float L = sum_l;
+  for (int d = t; d < Dv; d += blockDim.x) {
+    float O = 0.0f;
+#pragma unroll 8
+    for (int s = 0; s < nsplit; s++) O += pp[s * rs + 2 + d] * wt[s];
+    o[row * Dv + d] = CMX_A_FROMF(O / L);
   }
 }
 #endif
