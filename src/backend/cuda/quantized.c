@@ -44,14 +44,13 @@ enum {
   K_QMM_SUM,
   K_QMV1F, /* CMX_CUDA_QMV=fast: K_QMV1F + log2(MT) */
   K_QMV1R1 = K_QMV1F + 4, /* one row of x, one weight row a block */
-  K_QMV1W,                /* one row of x, 8 warps of 2 weight rows */
 };
 static const char* const k_kernels[] = {
     "cmx_quantize", "cmx_dequantize", "cmx_qmm_t",      "cmx_qmm_n",
     "cmx_qmv1",     "cmx_qmv2",       "cmx_qmv4",       "cmx_qmv8",
     "cmx_qmma_t",   "cmx_qmma_n",     "cmx_splitk_sum", "cmx_qmv1f",
     "cmx_qmv2f",    "cmx_qmv4f",      "cmx_qmv8f",      "cmx_qmv1r1",
-    "cmx_qmv1w",    NULL};
+    NULL};
 
 /* QMV_MAXM: the most rows of x the matrix-vector kernels take (they take
  * any number, in blocks of 8, but past 8 the tensor-core kernel was
@@ -306,52 +305,6 @@ static bool r1_qmv(long long n) {
   return n <= QMV_R1_MAXN;
 }
 
-/* cmx_qmv1w (one row of x; 8 warps a block, each its own 2 weight rows)
- * when CMX_CUDA_QMV=w: a tuning experiment for a long N, where cmx_qmv1's
- * one-warp blocks are many (SmolLM2's 49152-row output projection: 24576
- * blocks, 27.9 us for 17.7 MB on an H200). */
-static bool w_qmv(long long n) {
-  (void)n;
-  const char* e = getenv("CMX_CUDA_QMV");
-  return e && strcmp(e, "w") == 0;
-}
-
-/* The widest alignment in words that the packed row starts of c all
- * have (4, 2 or 1). */
-static int packed_alignment(const qmm_call* c) {
-  const qmm_args* A = &c->A;
-  int wal = 4;
-  while (wal > 1) {
-    bool ok = aligned(A->w, 4ull * (uint64_t)wal) &&
-              aligned((uint64_t)A->wr, (uint64_t)wal);
-    for (int d = 0; d < c->Bt.ndim; d++)
-      ok = ok && aligned((uint64_t)c->Bt.strides[2][d], (uint64_t)wal);
-    if (ok) break;
-    wal /= 2;
-  }
-  return wal;
-}
-
-static cmx_status qmv_warps_launch(const qmm_call* c) {
-  const qmm_args* A = &c->A;
-  const cmx__gpu_kernel* k = get_kernel(c->dev, c->dt, c->bits, K_QMV1W);
-  if (!k) return cmx_last_status();
-  long long blocks = ((A->N + 1) / 2 + 7) / 8;
-  if (blocks > 0x7fffffffLL)
-    return cmx_kernel_error(CMX_ERR_VALUE, "[%s] too many output columns",
-                            c->op);
-  int wal = packed_alignment(c), xvec = x_vec(c);
-  cmx__gpu_cfg cfg = {
-      {(unsigned)blocks, (unsigned)c->nbatch, 1}, {256, 1, 1}, 0};
-  cmx__gpu_args args;
-  cmx__gpu_args_init(&args);
-  CMX__GPU_ARG(&args, *A);
-  CMX__GPU_ARG(&args, wal);
-  CMX__GPU_ARG(&args, xvec);
-  cmx__gpu_args_layout(&args, &c->Bt);
-  return cmx__gpu_launch(c->op, k, &cfg, &args);
-}
-
 /* The matrix-vector kernels: ceil(M / MT) blocks of MT rows of x per R
  * weight rows. */
 static cmx_status qmv_launch(const qmm_call* c) {
@@ -359,7 +312,6 @@ static cmx_status qmv_launch(const qmm_call* c) {
   int MT = A->M <= 1 ? 1 : A->M <= 2 ? 2 : A->M <= 4 ? 4 : 8;
   int lg = MT == 1 ? 0 : MT == 2 ? 1 : MT == 4 ? 2 : 3;
   bool fast = fast_qmv();
-  if (MT == 1 && !fast && w_qmv(A->N)) return qmv_warps_launch(c);
   bool r1 = !fast && MT == 1 && r1_qmv(A->N);
   int kernel = fast ? K_QMV1F + lg : r1 ? K_QMV1R1 : K_QMV1 + lg;
   /* weight rows a block: 2 (r1: 1), or (fast) cmx_qmv_rows in
@@ -385,7 +337,17 @@ static cmx_status qmv_launch(const qmm_call* c) {
   long long Tmax = fast ? 256 : 512; /* the kernels' launch bounds */
   while (T < Tmax && 2 * T <= nch && blocks * c->nbatch * T < fill) T *= 2;
   if (nch < T) T = nch < 32 ? 32 : (nch + 31) / 32 * 32;
-  int wal = packed_alignment(c), xvec = x_vec(c);
+  /* packed row starts: the widest alignment (words) all of them have */
+  int wal = 4;
+  while (wal > 1) {
+    bool ok = aligned(A->w, 4ull * (uint64_t)wal) &&
+              aligned((uint64_t)A->wr, (uint64_t)wal);
+    for (int d = 0; d < c->Bt.ndim; d++)
+      ok = ok && aligned((uint64_t)c->Bt.strides[2][d], (uint64_t)wal);
+    if (ok) break;
+    wal /= 2;
+  }
+  int xvec = x_vec(c);
   cmx__gpu_cfg cfg = {
       {(unsigned)blocks, (unsigned)c->nbatch, 1}, {(unsigned)T, 1, 1}, 0};
   cmx__gpu_args args;

@@ -379,66 +379,6 @@ CMX_Q_FN void cmx_qmv(const cmx_qmm_args& A, int wal, int xvec,
   }
 }
 #endif
-// cmx_qmv1w: one row of x, a block of 8 warps, each warp its own 2
-// weight rows (warp w of block b: rows 2 (8 b + w), + 1), its lanes
-// splitting K by chunks (lane l: chunks l, l + 32, ...); the warp's sums
-// meet through shuffles alone (no shared memory, no barrier). A long N
-// (an output projection over a vocabulary) gets 8x fewer blocks than
-// cmx_qmv1's one-warp blocks.
-#if !defined(CMX_ONLY) || defined(CMX_ONLY_cmx_qmv1w)
-extern "C" __global__ void __launch_bounds__(256)
-    cmx_qmv1w(const CMX_GRID_CONST cmx_qmm_args A, int wal, int xvec,
-              const CMX_GRID_CONST cmx_layout_n<5> Bt) {
-  constexpr int R = 2;
-  const int lane = threadIdx.x & 31;
-  const long long n0 =
-      ((long long)blockIdx.x * (blockDim.x >> 5) + (threadIdx.x >> 5)) * R;
-  if (n0 >= A.N) return;  // whole warps leave; nothing below waits for them
-  long long bo[4];
-  cmx_offsets<long long, 0, 5>(Bt, (long long)blockIdx.y, bo);
-  const cmx_qt* x = A.x + bo[0];
-  const uint32_t* wrow[R];
-  long long so[R], bio[R];
-#pragma unroll
-  for (int r = 0; r < R; r++) {
-    const long long n = n0 + r < A.N ? n0 + r : A.N - 1;
-    wrow[r] = A.w + bo[1] + n * A.wr;
-    so[r] = bo[2] + n * A.sr;
-    bio[r] = bo[3] + n * A.br;
-  }
-  float acc[R];
-#pragma unroll
-  for (int r = 0; r < R; r++) acc[r] = 0;
-  const long long nch = A.K / 32;
-  for (long long c = lane; c < nch; c += 32) {
-    uint32_t wv[R][CMX_Q_B];
-#pragma unroll
-    for (int r = 0; r < R; r++)
-      cmx_q_load_chunk(wrow[r] + c * CMX_Q_B, wal, wv[r]);
-    const long long grp = c * 32 / A.g;
-    float sc[R], bi[R];
-#pragma unroll
-    for (int r = 0; r < R; r++) {
-      sc[r] = cmx_q_ld(A.sc, A.scode, so[r] + grp);
-      bi[r] = cmx_q_ld(A.bi, A.bcode, bio[r] + grp);
-    }
-    float d[1][R], xs[1] = {0};
-#pragma unroll
-    for (int r = 0; r < R; r++) d[0][r] = 0;
-    cmx_qmv_dot<1, R>(x + c * 32 * A.xk, A.xm, A.xk, xvec, 1, wv, d, xs);
-#pragma unroll
-    for (int r = 0; r < R; r++) acc[r] += sc[r] * d[0][r] + bi[r] * xs[0];
-  }
-#pragma unroll
-  for (int r = 0; r < R; r++) {
-    float v = acc[r];
-#pragma unroll
-    for (int o = 16; o > 0; o /= 2) v += __shfl_xor_sync(0xffffffffu, v, o);
-    if (lane == 0 && n0 + r < A.N)
-      A.y[(long long)blockIdx.y * A.M * A.N + n0 + r] = CMX_Q_FROMF(v);
-  }
-}
-#endif
 // Entry points: cmx_qmv<MT> (R = 2, at most 512 threads, MINB blocks of
 // 512 an SM: 2 for one row of x, at most 64 registers, so a decode grid
 // fits the device in one wave) and cmx_qmv<MT>f (CMX_CUDA_QMV=fast:
