@@ -46,22 +46,20 @@ static bool window_starts(const char* op, cmx_array a, cmx_array start,
     }
     limits[i] = dims[i] - sizes[i];
   }
+  /* Per axis, with 0-d constants: the same start written into several
+   * arrays (a KV cache's write in every layer) gives the same small
+   * graph each time, which compile's merge_scalars and CSE reduce to
+   * one (1-d constant arrays would be distinct inputs each time). */
   int64_t n = naxes;
-  cmx_array d = NULL, l = NULL;
-  if (cmx_array_from_data(&d, dims, &n, 1, CMX_INT64) != CMX_OK ||
-      cmx_array_from_data(&l, limits, &n, 1, CMX_INT64) != CMX_OK) {
-    cmx_array_release(d);
-    return false;
-  }
-  d = cmx__own(d);
-  l = cmx__own(l);
-  cmx_array zero = cmx__scalar(0, CMX_INT64);
   cmx_array st = cmx__reshape(cmx__astype(start, CMX_INT64, s), &n, 1, s);
-  st = cmx__where(cmx__less(st, zero, s), cmx__add(st, d, s), st, s);
-  st = cmx__clip(st, zero, l, s);
+  cmx_array zero = cmx__scalar(0, CMX_INT64);
   for (int i = 0; i < naxes; i++) {
     int64_t b = i, e = i + 1;
-    idx[i] = cmx__reshape(cmx__slice(st, &b, &e, NULL, s), NULL, 0, s);
+    cmx_array si = cmx__reshape(cmx__slice(st, &b, &e, NULL, s), NULL, 0, s);
+    si = cmx__where(cmx__less(si, zero, s),
+                    cmx__add(si, cmx__scalar((double)dims[i], CMX_INT64), s),
+                    si, s);
+    idx[i] = cmx__clip(si, zero, cmx__scalar((double)limits[i], CMX_INT64), s);
     if (!idx[i]) return false;
   }
   return true;
