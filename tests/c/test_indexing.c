@@ -897,19 +897,29 @@ static void test_put_along_axis_columns(void) {
         int64_t p = s * inner + c, row = iv[p] < 0 ? iv[p] + 8 : iv[p];
         want[row * inner + c] = vv[p];
       }
-    cmx_array a = NULL, idx = NULL, v = NULL, r = NULL;
+    cmx_array a = NULL, idx = NULL, v = NULL, r = NULL, i32 = NULL;
     cmx_array_from_data(&a, av, ash, 3, CMX_FLOAT32);
-    cmx_array_from_data(&idx, iv, ish, 3, CMX_INT32);
+    cmx_array_from_data(&i32, iv, ish, 3, CMX_INT32);
     cmx_array_from_data(&v, vv, ish, 3, CMX_FLOAT32);
-    OK(cmx_put_along_axis(&r, a, idx, v, &axis, S));
-    const float* got = NULL;
-    OK(cmx_array_data(r, (const void**)&got));
-    int64_t bad = -1;
-    for (int64_t k = 0; got && k < asz && bad < 0; k++)
-      if (got[k] != want[k]) bad = k;
-    CHECK_MSG(got && bad < 0, "put_along_axis columns axis %d: element %lld",
-              axis, (long long)bad);
-    cmx_array_release_all((cmx_array[]){idx, r}, 2);
+    /* int32 (the kernel's fused runs) and int16 (its batches) */
+    for (int w = 0; w < 2; w++) {
+      if (w == 0)
+        idx = cmx_array_retain(i32);
+      else
+        OK(cmx_astype(&idx, i32, CMX_INT16, S));
+      OK(cmx_put_along_axis(&r, a, idx, v, &axis, S));
+      const float* got = NULL;
+      OK(cmx_array_data(r, (const void**)&got));
+      int64_t bad = -1;
+      for (int64_t k = 0; got && k < asz && bad < 0; k++)
+        if (got[k] != want[k]) bad = k;
+      CHECK_MSG(got && bad < 0,
+                "put_along_axis columns axis %d %s: element %lld", axis,
+                w ? "int16" : "int32", (long long)bad);
+      cmx_array_release_all((cmx_array[]){idx, r}, 2);
+      idx = r = NULL;
+    }
+    cmx_array_release(i32);
     iv[isz - 100] = 8; /* out of bounds, in the second thread's columns */
     cmx_array_from_data(&idx, iv, ish, 3, CMX_INT32);
     r = NULL;

@@ -74,28 +74,41 @@ typedef void (*upd_idx_fn)(char* o, const int64_t* oo, const char* u,
   FUSED(name, i64, int64_t, T, CT, LD, ST, EXPR)
 
 /* The fused form, for one contiguous index array (of type IT) choosing
- * single elements: o[ix[i] * os] op= u[i * us], each index wrapped and
- * checked as it is read, with no offsets array between the two passes of
- * the indexed form (a scatter_add of 2M elements into 1000 bins spent 60%
- * of its time writing and reading those offsets). Returns n, or the
- * position of the first bad index (the updates before it are applied: the
- * output is then failed, as when a later batch of the indexed form holds a
- * bad index). */
-#define FUSED(name, sfx, IT, T, CT, LD, ST, EXPR)                              \
-  static int64_t fused_##sfx##_##name(char* op_, int64_t os, const IT* ix,    \
-                                      int64_t dim, const char* up_,           \
-                                      int64_t us, int64_t n) {                \
-    T* o = (T*)op_;                                                           \
-    const T* u = (const T*)up_;                                               \
-    for (int64_t i = 0; i < n; i++) {                                         \
-      int64_t k = (int64_t)ix[i];                                             \
-      k += k < 0 ? dim : 0;                                                   \
-      if ((uint64_t)k >= (uint64_t)dim) return i;                             \
-      CT x = LD(o[k * os]), y = LD(u[i * us]);                                \
-      (void)x;                                                                \
-      o[k * os] = ST(EXPR);                                                   \
-    }                                                                         \
-    return n;                                                                 \
+ * single elements: o[ix[i] * os + i * ostep] op= u[i * us] (ostep 0: many
+ * updates into one set of bins; 1: a run of put_along_axis positions),
+ * each index wrapped and checked as it is read, with no offsets array
+ * between the two passes of the indexed form (a scatter_add of 2M elements
+ * into 1000 bins spent 60% of its time writing and reading those offsets).
+ * Returns n, or the position of the first bad index (the updates before it
+ * are applied: the output is then failed, as when a later batch of the
+ * indexed form holds a bad index). */
+#define FUSED(name, sfx, IT, T, CT, LD, ST, EXPR)                           \
+  static int64_t fused_##sfx##_##name(char* op_, int64_t os, int64_t ostep, \
+                                      const IT* ix, int64_t dim,            \
+                                      const char* up_, int64_t us,          \
+                                      int64_t n) {                          \
+    T* o = (T*)op_;                                                         \
+    const T* u = (const T*)up_;                                             \
+    if (ostep == 0) {                                                       \
+      for (int64_t i = 0; i < n; i++) {                                     \
+        int64_t k = (int64_t)ix[i];                                         \
+        k += k < 0 ? dim : 0;                                               \
+        if ((uint64_t)k >= (uint64_t)dim) return i;                         \
+        CT x = LD(o[k * os]), y = LD(u[i * us]);                            \
+        (void)x;                                                            \
+        o[k * os] = ST(EXPR);                                               \
+      }                                                                     \
+    } else {                                                                \
+      for (int64_t i = 0; i < n; i++) {                                     \
+        int64_t k = (int64_t)ix[i];                                         \
+        k += k < 0 ? dim : 0;                                               \
+        if ((uint64_t)k >= (uint64_t)dim) return i;                         \
+        CT x = LD(o[k * os + i * ostep]), y = LD(u[i * us]);                \
+        (void)x;                                                            \
+        o[k * os + i * ostep] = ST(EXPR);                                   \
+      }                                                                     \
+    }                                                                       \
+    return n;                                                               \
   }
 
 #define FMAX(x, y) ((x) != (x) ? (x) : ((y) != (y) || (y) > (x)) ? (y) : (x))
@@ -164,10 +177,10 @@ GEN(min_c64, cmx__c64, cmx__c64, ID, ID, c_min(x, y))
 typedef struct {
   upd_row_fn row;
   upd_idx_fn idx;
-  int64_t (*fused_i32)(char*, int64_t, const int32_t*, int64_t, const char*,
-                       int64_t, int64_t);
-  int64_t (*fused_i64)(char*, int64_t, const int64_t*, int64_t, const char*,
-                       int64_t, int64_t);
+  int64_t (*fused_i32)(char*, int64_t, int64_t, const int32_t*, int64_t,
+                       const char*, int64_t, int64_t);
+  int64_t (*fused_i64)(char*, int64_t, int64_t, const int64_t*, int64_t,
+                       const char*, int64_t, int64_t);
 } upd_fns;
 
 #define FNS(mode, sfx)                                                      \
@@ -332,9 +345,9 @@ CMX__KERNEL(cmx__cpu_scatter) {
       (idx[0]->dtype == CMX_INT32 || idx[0]->dtype == CMX_INT64)) {
     const void* ix = cmx_kernel_data(idx[0]);
     int64_t at = idx[0]->dtype == CMX_INT32
-                     ? c.fn.fused_i32(c.o, axst[0], ix, dim[0], c.u,
+                     ? c.fn.fused_i32(c.o, axst[0], 0, ix, dim[0], c.u,
                                       ulin_stride, npos)
-                     : c.fn.fused_i64(c.o, axst[0], ix, dim[0], c.u,
+                     : c.fn.fused_i64(c.o, axst[0], 0, ix, dim[0], c.u,
                                       ulin_stride, npos);
     if (at == npos) return CMX_OK;
     /* the bad index at position `at`, recorded as the batches do */
@@ -387,7 +400,34 @@ typedef struct {
   char* o;
   const char* u;
   cmx__idx_bad bad;
+  /* Contiguous int32/int64 indices, values and output: runs of positions
+   * go through the fused form (isz: element bytes). */
+  bool fused;
+  int64_t isz;
 } scatter_axis_ctx;
+
+/* The run of positions [rb, re) of line l (an outer row and a step along
+ * the axis; the positions after the axis) through the fused form; false
+ * once a bad index is seen. */
+static bool scatter_axis_run(scatter_axis_ctx* c, int64_t l, int64_t rb,
+                             int64_t re) {
+  if (cmx__idx_bad_seen(&c->bad)) return false;
+  int64_t p = l * c->inner + rb, n = re - rb;
+  char* ob = c->o + ((l / c->along) * c->dim * c->inner + rb) * c->isz;
+  const char* ub = c->u + p * c->isz;
+  const void* ix = cmx_kernel_data(c->idx);
+  int64_t at = c->idx->dtype == CMX_INT32
+                   ? c->fn.fused_i32(ob, c->inner, 1, (const int32_t*)ix + p,
+                                     c->dim, ub, 1, n)
+                   : c->fn.fused_i64(ob, c->inner, 1, (const int64_t*)ix + p,
+                                     c->dim, ub, 1, n);
+  if (at == n) return true;
+  int64_t offs[1], tmp[1]; /* records the bad index */
+  if (cmx__cpu_index_offsets(c->idx, p + at, 1, c->dim, 1, 0, c->axis, true,
+                             offs, tmp, &c->bad))
+    cmx__idx_bad_set(&c->bad, 0, c->axis, c->dim); /* (it agrees: unused) */
+  return false;
+}
 
 /* Applies the updates of index positions [b, e) (row-major over the
  * indices' shape), in order; false once a bad index is seen. */
@@ -410,7 +450,12 @@ static bool scatter_axis_span(scatter_axis_ctx* c, int64_t b, int64_t e) {
  * updates of one outer row land in that row, so rows are independent. */
 static void scatter_axis_rows(void* vc, int64_t qb, int64_t qe) {
   scatter_axis_ctx* c = vc;
-  scatter_axis_span(c, qb * c->per, qe * c->per);
+  if (!c->fused) {
+    scatter_axis_span(c, qb * c->per, qe * c->per);
+    return;
+  }
+  for (int64_t l = qb * c->along; l < qe * c->along; l++)
+    if (!scatter_axis_run(c, l, 0, c->inner)) return;
 }
 
 /* Handles columns [rb, re) of the dims after the axis, for every outer row
@@ -424,7 +469,10 @@ static void scatter_axis_cols(void* vc, int64_t rb, int64_t re) {
   scatter_axis_ctx* c = vc;
   int64_t lines = c->idx->size / c->inner; /* outer rows x steps */
   for (int64_t l = 0; l < lines; l++)
-    if (!scatter_axis_span(c, l * c->inner + rb, l * c->inner + re)) return;
+    if (c->fused ? !scatter_axis_run(c, l, rb, re)
+                 : !scatter_axis_span(c, l * c->inner + rb,
+                                      l * c->inner + re))
+      return;
 }
 
 /* ScatterAxis: inputs a, indices, values (indices' shape). */
@@ -454,6 +502,15 @@ CMX__KERNEL(cmx__cpu_scatter_axis) {
   c.per = idx->size / outer;
   c.along = idx->dims[q->axis];
   c.inner = c.per / c.along;
+  c.isz = (int64_t)cmx_dtype_size(o->dtype);
+  c.fused = (idx->dtype == CMX_INT32 || idx->dtype == CMX_INT64) &&
+            (idx->flags & CMX__FLAG_ROW_CONTIG) &&
+            (val->flags & CMX__FLAG_ROW_CONTIG) &&
+            (o->flags & CMX__FLAG_ROW_CONTIG) && o->ndim == idx->ndim &&
+            val->ndim == idx->ndim;
+  for (int d = 0; c.fused && d < idx->ndim; d++)
+    c.fused = val->dims[d] == idx->dims[d] &&
+              (d == q->axis || o->dims[d] == idx->dims[d]);
   int threads = cmx__pool_threads();
   if (outer < threads && c.inner >= 2 * threads && idx->size >= 32768) {
     /* too few outer rows to share: split the columns after the axis */
