@@ -50,8 +50,14 @@
 #ifndef CMX__SORT_MSD_BITS
 #define CMX__SORT_MSD_BITS 8 /* digit width of the MSD passes */
 #endif
+/* Branch-free selection above this size: from insertion-sort sizes up.
+ * The three-way in-place quickselect mispredicts about every other record
+ * on random keys; at 4096 (before) rows of 64 to 1024 records took 2-3x
+ * the time (bench_sweep's partition/argpartition cases: 0.31-0.71x of
+ * that time at 32, none slower; at 64 or 128 some rows kept the slow
+ * loop). */
 #ifndef CMX__SORT_SELECT_COPY
-#define CMX__SORT_SELECT_COPY 4096 /* branch-free selection above this */
+#define CMX__SORT_SELECT_COPY CMX__SORT_SMALL
 #endif
 #ifndef CMX__SORT_GROUP
 #define CMX__SORT_GROUP 16384 /* records per group of the top pass */
