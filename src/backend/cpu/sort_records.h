@@ -119,6 +119,51 @@ static inline int cmx__bit_width(uint64_t x) {
     ins_##NAME(a, n);                                                          \
   }                                                                            \
                                                                                \
+  /* Branch-free sort of a[0, n) for n <= CMX__SORT_QUICK (t: n records of    \
+   * scratch): runs of 8 by insertion in which the new record moves down by    \
+   * selects (the larger of each pair stays), then merges that pick by a       \
+   * select and advance both cursors by the comparison. Random keys            \
+   * mispredict nothing; the quicksort with insertion below it (used before)   \
+   * mispredicted about once a record a level: argsort of rows of 64, 17 ns    \
+   * a record, 60% of it in that sort. Stable like the others (index           \
+   * records are distinct; key-only records that compare equal are equal). */ \
+  static void small_##NAME(R* a, R* t, int64_t n) {                            \
+    for (int64_t b = 0; b < n; b += 8) {                                       \
+      int64_t e = b + 8 < n ? b + 8 : n;                                       \
+      for (int64_t i = b + 1; i < e; i++) {                                    \
+        R x = a[i];                                                            \
+        for (int64_t j = i; j > b; j--) {                                      \
+          R p = a[j - 1];                                                      \
+          bool lt = LESS(x, p);                                                \
+          a[j] = lt ? p : x;                                                   \
+          x = lt ? x : p;                                                      \
+        }                                                                      \
+        a[b] = x;                                                              \
+      }                                                                        \
+    }                                                                          \
+    R *src = a, *dst = t;                                                      \
+    for (int64_t w = 8; w < n; w *= 2) {                                       \
+      for (int64_t lo = 0; lo < n; lo += 2 * w) {                              \
+        int64_t mid = lo + w < n ? lo + w : n;                                 \
+        int64_t hi = lo + 2 * w < n ? lo + 2 * w : n;                          \
+        int64_t i = lo, j = mid, k = lo;                                       \
+        while (i < mid && j < hi) {                                            \
+          R x = src[i], y = src[j];                                            \
+          bool take = LESS(y, x);                                              \
+          dst[k++] = take ? y : x;                                             \
+          j += take;                                                           \
+          i += !take;                                                          \
+        }                                                                      \
+        while (i < mid) dst[k++] = src[i++];                                   \
+        while (j < hi) dst[k++] = src[j++];                                    \
+      }                                                                        \
+      R* sw = src;                                                             \
+      src = dst;                                                               \
+      dst = sw;                                                                \
+    }                                                                          \
+    if (src != a) memcpy(a, src, sizeof(R) * (size_t)n);                       \
+  }                                                                            \
+                                                                               \
   /* LSD radix sort of the low `bits` key bits (n <= CMX__SORT_LSD_MAX);       \
    * the result ends in t when to_other, else in a. */                         \
   static void lsd_##NAME(R* a, R* t, int64_t n, int sh, int bits,              \
@@ -368,7 +413,7 @@ static inline int cmx__bit_width(uint64_t x) {
                                                                                \
   static bool sort_##NAME(R* a, R* t, int64_t n, int sh, int bits) {           \
     if (n <= CMX__SORT_QUICK) {                                                \
-      quick_##NAME(a, n);                                                      \
+      small_##NAME(a, t, n);                                                   \
       return true;                                                             \
     }                                                                          \
     if (n > CMX__SORT_LSD_MAX) return top_##NAME(a, t, n, sh, bits, 1);        \
