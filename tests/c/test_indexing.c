@@ -865,77 +865,77 @@ static void test_along_axis_errors(void) {
   cmx_array_release_all((cmx_array[]){a, i1, ib, fi, v, bi}, 6);
 }
 
-/* put_along_axis with few rows before the axis (axis 0: one) and many
- * positions: the kernel splits the columns after the axis over threads.
- * Repeated indices along the axis: the last write of each column wins, as
- * in order; one bad index is named. */
-static void test_put_along_axis_columns(void) {
-  for (int axis = 0; axis < 2; axis++) {
-    /* a: [8, 48, 96] (axis 0) or [1, 8, 4608] (axis 1); indices 40 steps
-     * along the axis, so each column repeats rows */
-    int64_t ash[3] = {8, 48, 96}, ish[3] = {40, 48, 96};
-    if (axis == 1) {
-      int64_t a1[3] = {1, 8, 4608}, i1[3] = {1, 40, 4608};
-      memcpy(ash, a1, sizeof a1);
-      memcpy(ish, i1, sizeof i1);
-    }
-    int64_t asz = ash[0] * ash[1] * ash[2], isz = ish[0] * ish[1] * ish[2];
-    int64_t inner = ish[2] * (axis == 0 ? ish[1] : 1), steps = ish[axis];
-    float* av = malloc((size_t)asz * sizeof(float));
-    float* vv = malloc((size_t)isz * sizeof(float));
-    float* want = malloc((size_t)asz * sizeof(float));
-    int32_t* iv = malloc((size_t)isz * sizeof(int32_t));
-    uint64_t rng = 5 + (uint64_t)axis;
-    for (int64_t k = 0; k < asz; k++) av[k] = (float)k;
-    for (int64_t k = 0; k < isz; k++) {
-      vv[k] = (float)-k;
-      iv[k] = (int32_t)iu_rand(&rng, -8, 7);
-    }
-    memcpy(want, av, (size_t)asz * sizeof(float));
-    for (int64_t s = 0; s < steps; s++) /* positions in row-major order */
-      for (int64_t c = 0; c < inner; c++) {
-        int64_t p = s * inner + c, row = iv[p] < 0 ? iv[p] + 8 : iv[p];
-        want[row * inner + c] = vv[p];
-      }
-    cmx_array a = NULL, idx = NULL, v = NULL, r = NULL, i32 = NULL;
-    cmx_array_from_data(&a, av, ash, 3, CMX_FLOAT32);
-    cmx_array_from_data(&i32, iv, ish, 3, CMX_INT32);
-    cmx_array_from_data(&v, vv, ish, 3, CMX_FLOAT32);
-    /* int32 (the kernel's fused runs) and int16 (its batches) */
-    for (int w = 0; w < 2; w++) {
-      if (w == 0)
-        idx = cmx_array_retain(i32);
-      else
-        OK(cmx_astype(&idx, i32, CMX_INT16, S));
-      OK(cmx_put_along_axis(&r, a, idx, v, &axis, S));
-      const float* got = NULL;
-      OK(cmx_array_data(r, (const void**)&got));
-      int64_t bad = -1;
-      for (int64_t k = 0; got && k < asz && bad < 0; k++)
-        if (got[k] != want[k]) bad = k;
-      CHECK_MSG(got && bad < 0,
-                "put_along_axis columns axis %d %s: element %lld", axis,
-                w ? "int16" : "int32", (long long)bad);
-      cmx_array_release_all((cmx_array[]){idx, r}, 2);
-      idx = r = NULL;
-    }
-    cmx_array_release(i32);
-    iv[isz - 100] = 8; /* out of bounds, in the second thread's columns */
-    cmx_array_from_data(&idx, iv, ish, 3, CMX_INT32);
-    r = NULL;
-    OK(cmx_put_along_axis(&r, a, idx, v, &axis, S));
-    char msg[96];
-    snprintf(msg, sizeof msg,
-             "[put_along_axis] Index 8 is out of bounds for axis %d with size "
-             "8.",
-             axis);
-    iu_eval_fails(r, msg, "put_along_axis columns bounds");
-    cmx_array_release_all((cmx_array[]){a, idx, v, r}, 4);
-    free(av);
-    free(vv);
-    free(want);
-    free(iv);
+/* put_along_axis of a (shape ash) along axis with int32 and int16
+ * indices of shape ish (values in [-d, d), d = ash[axis], repeated along
+ * the axis), values -k: the last write of each element wins, in the order
+ * of the index positions; then one bad index near the end is named. */
+static void put_along_case(const int64_t* ash, const int64_t* ish, int axis) {
+  int64_t asz = ash[0] * ash[1] * ash[2], isz = ish[0] * ish[1] * ish[2];
+  int64_t d = ash[axis];
+  float* av = malloc((size_t)asz * sizeof(float));
+  float* vv = malloc((size_t)isz * sizeof(float));
+  float* want = malloc((size_t)asz * sizeof(float));
+  int32_t* iv = malloc((size_t)isz * sizeof(int32_t));
+  uint64_t rng = 5 + (uint64_t)axis + (uint64_t)isz;
+  for (int64_t k = 0; k < asz; k++) want[k] = av[k] = (float)k;
+  for (int64_t k = 0; k < isz; k++) {
+    vv[k] = (float)-k;
+    iv[k] = (int32_t)iu_rand(&rng, -d, d - 1);
   }
+  for (int64_t k = 0; k < isz; k++) { /* positions in row-major order */
+    int64_t c[3] = {k / (ish[1] * ish[2]), k / ish[2] % ish[1], k % ish[2]};
+    c[axis] = iv[k] < 0 ? iv[k] + d : iv[k];
+    want[(c[0] * ash[1] + c[1]) * ash[2] + c[2]] = vv[k];
+  }
+  cmx_array a = NULL, idx = NULL, v = NULL, r = NULL, i32 = NULL;
+  cmx_array_from_data(&a, av, ash, 3, CMX_FLOAT32);
+  cmx_array_from_data(&i32, iv, ish, 3, CMX_INT32);
+  cmx_array_from_data(&v, vv, ish, 3, CMX_FLOAT32);
+  /* int32 (the kernel's fused runs) and int16 (its batches) */
+  for (int w = 0; w < 2; w++) {
+    if (w == 0)
+      idx = cmx_array_retain(i32);
+    else
+      OK(cmx_astype(&idx, i32, CMX_INT16, S));
+    OK(cmx_put_along_axis(&r, a, idx, v, &axis, S));
+    const float* got = NULL;
+    OK(cmx_array_data(r, (const void**)&got));
+    int64_t bad = -1;
+    for (int64_t k = 0; got && k < asz && bad < 0; k++)
+      if (got[k] != want[k]) bad = k;
+    CHECK_MSG(got && bad < 0,
+              "put_along_axis [%lld,%lld,%lld] axis %d %s: element %lld",
+              (long long)ash[0], (long long)ash[1], (long long)ash[2], axis,
+              w ? "int16" : "int32", (long long)bad);
+    cmx_array_release_all((cmx_array[]){idx, r}, 2);
+    idx = r = NULL;
+  }
+  cmx_array_release(i32);
+  iv[isz - 100] = (int32_t)d; /* out of bounds, among the last positions */
+  cmx_array_from_data(&idx, iv, ish, 3, CMX_INT32);
+  OK(cmx_put_along_axis(&r, a, idx, v, &axis, S));
+  char msg[96];
+  snprintf(msg, sizeof msg,
+           "[put_along_axis] Index %lld is out of bounds for axis %d with "
+           "size %lld.",
+           (long long)d, axis, (long long)d);
+  iu_eval_fails(r, msg, "put_along_axis bounds");
+  cmx_array_release_all((cmx_array[]){a, idx, v, r}, 4);
+  free(av);
+  free(vv);
+  free(want);
+  free(iv);
+}
+
+/* put_along_axis on the kernel's paths: few rows before the axis (axis 0:
+ * one), many positions: the columns after the axis split over threads;
+ * the last axis (runs of one position: a fused call an outer row); a
+ * short run after the axis (batches). */
+static void test_put_along_axis_columns(void) {
+  put_along_case((int64_t[]){8, 48, 96}, (int64_t[]){40, 48, 96}, 0);
+  put_along_case((int64_t[]){1, 8, 4608}, (int64_t[]){1, 40, 4608}, 1);
+  put_along_case((int64_t[]){64, 16, 9}, (int64_t[]){64, 16, 30}, 2);
+  put_along_case((int64_t[]){300, 9, 3}, (int64_t[]){300, 20, 3}, 1);
 }
 
 /* Element k of a 1-d float32 or int32 array, as double. */

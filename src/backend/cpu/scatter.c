@@ -406,21 +406,31 @@ typedef struct {
   int64_t isz;
 } scatter_axis_ctx;
 
-/* The run of positions [rb, re) of line l (an outer row and a step along
- * the axis; the positions after the axis) through the fused form; false
- * once a bad index is seen. */
+/* Positions through the fused form, false once a bad index is seen: with
+ * inner > 1, the run [rb, re) of line l (an outer row and a step along the
+ * axis; positions after the axis); with inner == 1 (the last axis), the
+ * whole outer row l (its steps along the axis choose among its dim
+ * elements: rb and re unused). */
 static bool scatter_axis_run(scatter_axis_ctx* c, int64_t l, int64_t rb,
                              int64_t re) {
   if (cmx__idx_bad_seen(&c->bad)) return false;
-  int64_t p = l * c->inner + rb, n = re - rb;
-  char* ob = c->o + ((l / c->along) * c->dim * c->inner + rb) * c->isz;
+  int64_t p, n, ostep;
+  char* ob;
+  if (c->inner == 1) {
+    p = l * c->along, n = c->along, ostep = 0;
+    ob = c->o + l * c->dim * c->isz;
+  } else {
+    p = l * c->inner + rb, n = re - rb, ostep = 1;
+    ob = c->o + ((l / c->along) * c->dim * c->inner + rb) * c->isz;
+  }
   const char* ub = c->u + p * c->isz;
   const void* ix = cmx_kernel_data(c->idx);
-  int64_t at = c->idx->dtype == CMX_INT32
-                   ? c->fn.fused_i32(ob, c->inner, 1, (const int32_t*)ix + p,
-                                     c->dim, ub, 1, n)
-                   : c->fn.fused_i64(ob, c->inner, 1, (const int64_t*)ix + p,
-                                     c->dim, ub, 1, n);
+  int64_t at =
+      c->idx->dtype == CMX_INT32
+          ? c->fn.fused_i32(ob, c->inner, ostep, (const int32_t*)ix + p,
+                            c->dim, ub, 1, n)
+          : c->fn.fused_i64(ob, c->inner, ostep, (const int64_t*)ix + p,
+                            c->dim, ub, 1, n);
   if (at == n) return true;
   int64_t offs[1], tmp[1]; /* records the bad index */
   if (cmx__cpu_index_offsets(c->idx, p + at, 1, c->dim, 1, 0, c->axis, true,
@@ -452,6 +462,11 @@ static void scatter_axis_rows(void* vc, int64_t qb, int64_t qe) {
   scatter_axis_ctx* c = vc;
   if (!c->fused) {
     scatter_axis_span(c, qb * c->per, qe * c->per);
+    return;
+  }
+  if (c->inner == 1) { /* a call an outer row */
+    for (int64_t l = qb; l < qe; l++)
+      if (!scatter_axis_run(c, l, 0, 1)) return;
     return;
   }
   for (int64_t l = qb * c->along; l < qe * c->along; l++)
@@ -503,7 +518,9 @@ CMX__KERNEL(cmx__cpu_scatter_axis) {
   c.along = idx->dims[q->axis];
   c.inner = c.per / c.along;
   c.isz = (int64_t)cmx_dtype_size(o->dtype);
-  c.fused = (idx->dtype == CMX_INT32 || idx->dtype == CMX_INT64) &&
+  /* fused runs of 2-15 positions would cost a call each: batches */
+  c.fused = (c.inner == 1 || c.inner >= 16) &&
+            (idx->dtype == CMX_INT32 || idx->dtype == CMX_INT64) &&
             (idx->flags & CMX__FLAG_ROW_CONTIG) &&
             (val->flags & CMX__FLAG_ROW_CONTIG) &&
             (o->flags & CMX__FLAG_ROW_CONTIG) && o->ndim == idx->ndim &&
