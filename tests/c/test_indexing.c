@@ -552,6 +552,82 @@ static void test_scatter_errors(void) {
   h_free(&x);
 }
 
+/* One contiguous int32/int64 index array choosing single elements (the
+ * kernel's fused path): many updates into few bins, negative and repeated
+ * indices, updates read with a stride, exact against a loop in the same
+ * order; and the first bad index named. */
+static void test_scatter_fused(void) {
+  enum { NB = 1000, N = 100000 };
+  int32_t* i32 = malloc(N * sizeof(int32_t));
+  int64_t* i64 = malloc(N * sizeof(int64_t));
+  float* uv = malloc(2 * N * sizeof(float));
+  float* want = malloc(NB * sizeof(float));
+  float bins[NB];
+  uint64_t rng = 99;
+  for (int i = 0; i < NB; i++) bins[i] = (float)iu_rand(&rng, -50, 50) / 8;
+  for (int i = 0; i < N; i++) {
+    i64[i] = iu_rand(&rng, -NB, NB - 1);
+    i32[i] = (int32_t)i64[i];
+  }
+  for (int i = 0; i < 2 * N; i++) uv[i] = (float)iu_rand(&rng, -99, 99) / 7;
+  int64_t nb = NB, n = N, n2 = 2 * N, ush[2] = {N, 1};
+  /* (products of a hundred values a bin would overflow: not here) */
+  static const int modes[4] = {IU_NONE, IU_ADD, IU_MAX, IU_MIN};
+  for (int v = 0; v < 16; v++) {
+    bool wide = v & 1, strided = v & 2;
+    int mode = modes[v / 4];
+    cmx_array a = NULL, idx = NULL, u = NULL, u2 = NULL, upd = NULL, r = NULL;
+    cmx_array_from_data(&a, bins, &nb, 1, CMX_FLOAT32);
+    cmx_array_from_data(&idx, wide ? (const void*)i64 : (const void*)i32, &n,
+                        1, wide ? CMX_INT64 : CMX_INT32);
+    /* every other element of 2N (stride 2), or the first N */
+    cmx_array_from_data(&u, uv, &n2, 1, CMX_FLOAT32);
+    int64_t b0 = 0, e0 = strided ? 2 * N : N, st0 = strided ? 2 : 1;
+    OK(cmx_slice(&u2, u, &b0, &e0, &st0, S));
+    OK(cmx_reshape(&upd, u2, ush, 2, S));
+    memcpy(want, bins, sizeof bins);
+    for (int i = 0; i < N; i++) {
+      int64_t o = i64[i] < 0 ? i64[i] + NB : i64[i];
+      float x = want[o], y = uv[i * st0];
+      want[o] = mode == IU_NONE  ? y
+                : mode == IU_ADD ? x + y
+                : mode == IU_MAX ? (y > x ? y : x)
+                                 : (y < x ? y : x);
+    }
+    OK(scatter_fns[mode](&r, a, &idx, 1, upd, (int[]){0}, 1, S));
+    const float* got = NULL;
+    OK(cmx_array_data(r, (const void**)&got));
+    int bad = -1;
+    for (int i = 0; got && i < NB && bad < 0; i++)
+      if (got[i] != want[i]) bad = i;
+    CHECK_MSG(got && bad < 0, "fused %s %s%s: bin %d", scatter_names[mode],
+              wide ? "int64" : "int32", strided ? " strided" : "", bad);
+    cmx_array_release_all((cmx_array[]){a, idx, u, u2, upd, r}, 6);
+  }
+  /* A bad index late in the array (a positive and a negative one). */
+  for (int k = 0; k < 2; k++) {
+    int32_t keep = i32[77777];
+    i32[77777] = k ? -NB - 3 : NB;
+    cmx_array a = NULL, idx = NULL, upd = NULL, r = NULL;
+    cmx_array_from_data(&a, bins, &nb, 1, CMX_FLOAT32);
+    cmx_array_from_data(&idx, i32, &n, 1, CMX_INT32);
+    cmx_array_from_data(&upd, uv, ush, 2, CMX_FLOAT32);
+    OK(cmx_scatter_add(&r, a, &idx, 1, upd, (int[]){0}, 1, S));
+    iu_eval_fails(r,
+                  k ? "[scatter] Index -1003 is out of bounds for axis 0 with "
+                      "size 1000."
+                    : "[scatter] Index 1000 is out of bounds for axis 0 with "
+                      "size 1000.",
+                  "fused scatter bounds");
+    cmx_array_release_all((cmx_array[]){a, idx, upd, r}, 4);
+    i32[77777] = keep;
+  }
+  free(i32);
+  free(i64);
+  free(uv);
+  free(want);
+}
+
 /* ---------------- take ---------------- */
 
 static void test_take(void) {
@@ -789,6 +865,79 @@ static void test_along_axis_errors(void) {
   cmx_array_release_all((cmx_array[]){a, i1, ib, fi, v, bi}, 6);
 }
 
+/* put_along_axis of a (shape ash) along axis with int32 and int16
+ * indices of shape ish (values in [-d, d), d = ash[axis], repeated along
+ * the axis), values -k: the last write of each element wins, in the order
+ * of the index positions; then one bad index near the end is named. */
+static void put_along_case(const int64_t* ash, const int64_t* ish, int axis) {
+  int64_t asz = ash[0] * ash[1] * ash[2], isz = ish[0] * ish[1] * ish[2];
+  int64_t d = ash[axis];
+  float* av = malloc((size_t)asz * sizeof(float));
+  float* vv = malloc((size_t)isz * sizeof(float));
+  float* want = malloc((size_t)asz * sizeof(float));
+  int32_t* iv = malloc((size_t)isz * sizeof(int32_t));
+  uint64_t rng = 5 + (uint64_t)axis + (uint64_t)isz;
+  for (int64_t k = 0; k < asz; k++) want[k] = av[k] = (float)k;
+  for (int64_t k = 0; k < isz; k++) {
+    vv[k] = (float)-k;
+    iv[k] = (int32_t)iu_rand(&rng, -d, d - 1);
+  }
+  for (int64_t k = 0; k < isz; k++) { /* positions in row-major order */
+    int64_t c[3] = {k / (ish[1] * ish[2]), k / ish[2] % ish[1], k % ish[2]};
+    c[axis] = iv[k] < 0 ? iv[k] + d : iv[k];
+    want[(c[0] * ash[1] + c[1]) * ash[2] + c[2]] = vv[k];
+  }
+  cmx_array a = NULL, idx = NULL, v = NULL, r = NULL, i32 = NULL;
+  cmx_array_from_data(&a, av, ash, 3, CMX_FLOAT32);
+  cmx_array_from_data(&i32, iv, ish, 3, CMX_INT32);
+  cmx_array_from_data(&v, vv, ish, 3, CMX_FLOAT32);
+  /* int32 (the kernel's fused runs) and int16 (its batches) */
+  for (int w = 0; w < 2; w++) {
+    if (w == 0)
+      idx = cmx_array_retain(i32);
+    else
+      OK(cmx_astype(&idx, i32, CMX_INT16, S));
+    OK(cmx_put_along_axis(&r, a, idx, v, &axis, S));
+    const float* got = NULL;
+    OK(cmx_array_data(r, (const void**)&got));
+    int64_t bad = -1;
+    for (int64_t k = 0; got && k < asz && bad < 0; k++)
+      if (got[k] != want[k]) bad = k;
+    CHECK_MSG(got && bad < 0,
+              "put_along_axis [%lld,%lld,%lld] axis %d %s: element %lld",
+              (long long)ash[0], (long long)ash[1], (long long)ash[2], axis,
+              w ? "int16" : "int32", (long long)bad);
+    cmx_array_release_all((cmx_array[]){idx, r}, 2);
+    idx = r = NULL;
+  }
+  cmx_array_release(i32);
+  iv[isz - 100] = (int32_t)d; /* out of bounds, among the last positions */
+  cmx_array_from_data(&idx, iv, ish, 3, CMX_INT32);
+  OK(cmx_put_along_axis(&r, a, idx, v, &axis, S));
+  char msg[96];
+  snprintf(msg, sizeof msg,
+           "[put_along_axis] Index %lld is out of bounds for axis %d with "
+           "size %lld.",
+           (long long)d, axis, (long long)d);
+  iu_eval_fails(r, msg, "put_along_axis bounds");
+  cmx_array_release_all((cmx_array[]){a, idx, v, r}, 4);
+  free(av);
+  free(vv);
+  free(want);
+  free(iv);
+}
+
+/* put_along_axis on the kernel's paths: few rows before the axis (axis 0:
+ * one), many positions: the columns after the axis split over threads;
+ * the last axis (runs of one position: a fused call an outer row); a
+ * short run after the axis (batches). */
+static void test_put_along_axis_columns(void) {
+  put_along_case((int64_t[]){8, 48, 96}, (int64_t[]){40, 48, 96}, 0);
+  put_along_case((int64_t[]){1, 8, 4608}, (int64_t[]){1, 40, 4608}, 1);
+  put_along_case((int64_t[]){64, 16, 9}, (int64_t[]){64, 16, 30}, 2);
+  put_along_case((int64_t[]){300, 9, 3}, (int64_t[]){300, 20, 3}, 1);
+}
+
 /* Element k of a 1-d float32 or int32 array, as double. */
 static double elem(cmx_array a, int64_t k) {
   const void* p = NULL;
@@ -861,9 +1010,11 @@ int main(void) {
   RUN(test_scatter_nan);
   RUN(test_scatter_large);
   RUN(test_scatter_errors);
+  RUN(test_scatter_fused);
   RUN(test_take);
   RUN(test_along_axis);
   RUN(test_along_axis_errors);
+  RUN(test_put_along_axis_columns);
   RUN(test_donation);
   return test_summary("test_indexing");
 }

@@ -69,6 +69,46 @@ typedef void (*upd_idx_fn)(char* o, const int64_t* oo, const char* u,
         o[oo[i]] = ST(EXPR);                                                 \
       }                                                                      \
     }                                                                        \
+  }                                                                          \
+  FUSED(name, i32, int32_t, T, CT, LD, ST, EXPR)                             \
+  FUSED(name, i64, int64_t, T, CT, LD, ST, EXPR)
+
+/* The fused form, for one contiguous index array (of type IT) choosing
+ * single elements: o[ix[i] * os + i * ostep] op= u[i * us] (ostep 0: many
+ * updates into one set of bins; 1: a run of put_along_axis positions),
+ * each index wrapped and checked as it is read, with no offsets array
+ * between the two passes of the indexed form (a scatter_add of 2M elements
+ * into 1000 bins spent 60% of its time writing and reading those offsets).
+ * Returns n, or the position of the first bad index (the updates before it
+ * are applied: the output is then failed, as when a later batch of the
+ * indexed form holds a bad index). */
+#define FUSED(name, sfx, IT, T, CT, LD, ST, EXPR)                           \
+  static int64_t fused_##sfx##_##name(char* op_, int64_t os, int64_t ostep, \
+                                      const IT* ix, int64_t dim,            \
+                                      const char* up_, int64_t us,          \
+                                      int64_t n) {                          \
+    T* o = (T*)op_;                                                         \
+    const T* u = (const T*)up_;                                             \
+    if (ostep == 0) {                                                       \
+      for (int64_t i = 0; i < n; i++) {                                     \
+        int64_t k = (int64_t)ix[i];                                         \
+        k += k < 0 ? dim : 0;                                               \
+        if ((uint64_t)k >= (uint64_t)dim) return i;                         \
+        CT x = LD(o[k * os]), y = LD(u[i * us]);                            \
+        (void)x;                                                            \
+        o[k * os] = ST(EXPR);                                               \
+      }                                                                     \
+    } else {                                                                \
+      for (int64_t i = 0; i < n; i++) {                                     \
+        int64_t k = (int64_t)ix[i];                                         \
+        k += k < 0 ? dim : 0;                                               \
+        if ((uint64_t)k >= (uint64_t)dim) return i;                         \
+        CT x = LD(o[k * os + i * ostep]), y = LD(u[i * us]);                \
+        (void)x;                                                            \
+        o[k * os + i * ostep] = ST(EXPR);                                   \
+      }                                                                     \
+    }                                                                       \
+    return n;                                                               \
   }
 
 #define FMAX(x, y) ((x) != (x) ? (x) : ((y) != (y) || (y) > (x)) ? (y) : (x))
@@ -137,10 +177,17 @@ GEN(min_c64, cmx__c64, cmx__c64, ID, ID, c_min(x, y))
 typedef struct {
   upd_row_fn row;
   upd_idx_fn idx;
+  int64_t (*fused_i32)(char*, int64_t, int64_t, const int32_t*, int64_t,
+                       const char*, int64_t, int64_t);
+  int64_t (*fused_i64)(char*, int64_t, int64_t, const int64_t*, int64_t,
+                       const char*, int64_t, int64_t);
 } upd_fns;
 
-#define FNS(mode, sfx) \
-  { row_##mode##_##sfx, idx_##mode##_##sfx }
+#define FNS(mode, sfx)                                                      \
+  {                                                                         \
+    row_##mode##_##sfx, idx_##mode##_##sfx, fused_i32_##mode##_##sfx,       \
+        fused_i64_##mode##_##sfx                                            \
+  }
 #define MODE_TABLE(mode)                                                 \
   {                                                                      \
     FNS(mode, bool), FNS(mode, u8), FNS(mode, u16), FNS(mode, u32),      \
@@ -291,6 +338,24 @@ CMX__KERNEL(cmx__cpu_scatter) {
   int64_t obase[CMX__IDX_BATCH], ubase[CMX__IDX_BATCH], v[CMX__IDX_BATCH];
   cmx__idx_bad bad;
   memset(&bad, 0, sizeof bad);
+  /* One contiguous int32/int64 index array choosing single elements, the
+   * updates read linearly (scatter_add of values into bins): fused. */
+  if (nidx == 1 && c.und == 0 && ulinear && ext[0] == 1 && idx[0]->ndim > 0 &&
+      (idx[0]->flags & CMX__FLAG_ROW_CONTIG) &&
+      (idx[0]->dtype == CMX_INT32 || idx[0]->dtype == CMX_INT64)) {
+    const void* ix = cmx_kernel_data(idx[0]);
+    int64_t at = idx[0]->dtype == CMX_INT32
+                     ? c.fn.fused_i32(c.o, axst[0], 0, ix, dim[0], c.u,
+                                      ulin_stride, npos)
+                     : c.fn.fused_i64(c.o, axst[0], 0, ix, dim[0], c.u,
+                                      ulin_stride, npos);
+    if (at == npos) return CMX_OK;
+    /* the bad index at position `at`, recorded as the batches do */
+    if (!cmx__cpu_index_offsets(idx[0], at, 1, dim[0], 1, axst[0], q->axes[0],
+                                true, obase, v, &bad))
+      return cmx__idx_bad_error(&bad, "scatter");
+    return cmx_kernel_error(CMX_ERR_INDEX, "[scatter] bad index");
+  }
   c.obase = obase;
   c.ubase = ubase;
   for (int64_t p0 = 0; p0 < npos; p0 += CMX__IDX_BATCH) {
@@ -329,29 +394,100 @@ typedef struct {
   const int64_t* shape; /* the indices' shape */
   int nd, axis;
   int64_t per; /* positions per index of the dims before the axis */
+  int64_t along, inner; /* the indices' extent on the axis; after it */
   int64_t ost[CMX_MAX_NDIM]; /* output strides, 0 on the axis */
   int64_t axis_stride, dim;
   char* o;
   const char* u;
   cmx__idx_bad bad;
+  /* Contiguous int32/int64 indices, values and output: runs of positions
+   * go through the fused form (isz: element bytes). */
+  bool fused;
+  int64_t isz;
 } scatter_axis_ctx;
 
-/* Handles outer rows [qb, qe) (indices of the dims before the axis): all
- * updates of one outer row land in that row, so rows are independent. */
-static void scatter_axis_rows(void* vc, int64_t qb, int64_t qe) {
-  scatter_axis_ctx* c = vc;
+/* Positions through the fused form, false once a bad index is seen: with
+ * inner > 1, the run [rb, re) of line l (an outer row and a step along the
+ * axis; positions after the axis); with inner == 1 (the last axis), the
+ * whole outer row l (its steps along the axis choose among its dim
+ * elements: rb and re unused). */
+static bool scatter_axis_run(scatter_axis_ctx* c, int64_t l, int64_t rb,
+                             int64_t re) {
+  if (cmx__idx_bad_seen(&c->bad)) return false;
+  int64_t p, n, ostep;
+  char* ob;
+  if (c->inner == 1) {
+    p = l * c->along, n = c->along, ostep = 0;
+    ob = c->o + l * c->dim * c->isz;
+  } else {
+    p = l * c->inner + rb, n = re - rb, ostep = 1;
+    ob = c->o + ((l / c->along) * c->dim * c->inner + rb) * c->isz;
+  }
+  const char* ub = c->u + p * c->isz;
+  const void* ix = cmx_kernel_data(c->idx);
+  int64_t at =
+      c->idx->dtype == CMX_INT32
+          ? c->fn.fused_i32(ob, c->inner, ostep, (const int32_t*)ix + p,
+                            c->dim, ub, 1, n)
+          : c->fn.fused_i64(ob, c->inner, ostep, (const int64_t*)ix + p,
+                            c->dim, ub, 1, n);
+  if (at == n) return true;
+  int64_t offs[1], tmp[1]; /* records the bad index */
+  if (cmx__cpu_index_offsets(c->idx, p + at, 1, c->dim, 1, 0, c->axis, true,
+                             offs, tmp, &c->bad))
+    cmx__idx_bad_set(&c->bad, 0, c->axis, c->dim); /* (it agrees: unused) */
+  return false;
+}
+
+/* Applies the updates of index positions [b, e) (row-major over the
+ * indices' shape), in order; false once a bad index is seen. */
+static bool scatter_axis_span(scatter_axis_ctx* c, int64_t b, int64_t e) {
   int64_t obase[CMX__IDX_BATCH], ubase[CMX__IDX_BATCH], v[CMX__IDX_BATCH];
-  int64_t e = qe * c->per;
-  for (int64_t p0 = qb * c->per; p0 < e; p0 += CMX__IDX_BATCH) {
-    if (cmx__idx_bad_seen(&c->bad)) return;
+  for (int64_t p0 = b; p0 < e; p0 += CMX__IDX_BATCH) {
+    if (cmx__idx_bad_seen(&c->bad)) return false;
     int64_t n = e - p0 < CMX__IDX_BATCH ? e - p0 : CMX__IDX_BATCH;
     cmx__cpu_offsets(c->shape, c->ost, c->nd, p0, n, obase);
     cmx__cpu_offsets(c->shape, CMX__STRIDES(c->val), c->nd, p0, n, ubase);
     if (!cmx__cpu_index_offsets(c->idx, p0, n, c->dim, 1, c->axis_stride,
                                 c->axis, false, obase, v, &c->bad))
-      return;
+      return false;
     c->fn.idx(c->o, obase, c->u, ubase, 0, n);
   }
+  return true;
+}
+
+/* Handles outer rows [qb, qe) (indices of the dims before the axis): all
+ * updates of one outer row land in that row, so rows are independent. */
+static void scatter_axis_rows(void* vc, int64_t qb, int64_t qe) {
+  scatter_axis_ctx* c = vc;
+  if (!c->fused) {
+    scatter_axis_span(c, qb * c->per, qe * c->per);
+    return;
+  }
+  if (c->inner == 1) { /* a call an outer row */
+    for (int64_t l = qb; l < qe; l++)
+      if (!scatter_axis_run(c, l, 0, 1)) return;
+    return;
+  }
+  for (int64_t l = qb * c->along; l < qe * c->along; l++)
+    if (!scatter_axis_run(c, l, 0, c->inner)) return;
+}
+
+/* Handles columns [rb, re) of the dims after the axis, for every outer row
+ * and every step along the axis, in that (row-major) order: two positions
+ * write the same output element only when they differ in their step along
+ * the axis alone, so columns are independent too, and each element sees
+ * its updates in the serial order (repeated indices: the same last write,
+ * the same sums). The split for few outer rows: put_along_axis on axis 0
+ * has one, which left the whole scatter to one thread. */
+static void scatter_axis_cols(void* vc, int64_t rb, int64_t re) {
+  scatter_axis_ctx* c = vc;
+  int64_t lines = c->idx->size / c->inner; /* outer rows x steps */
+  for (int64_t l = 0; l < lines; l++)
+    if (c->fused ? !scatter_axis_run(c, l, rb, re)
+                 : !scatter_axis_span(c, l * c->inner + rb,
+                                      l * c->inner + re))
+      return;
 }
 
 /* ScatterAxis: inputs a, indices, values (indices' shape). */
@@ -379,8 +515,28 @@ CMX__KERNEL(cmx__cpu_scatter_axis) {
   int64_t outer = 1;
   for (int d = 0; d < q->axis; d++) outer *= idx->dims[d];
   c.per = idx->size / outer;
-  int64_t grain = 16384 / c.per;
-  cmx__parallel_for(outer, grain < 1 ? 1 : grain, scatter_axis_rows, &c);
+  c.along = idx->dims[q->axis];
+  c.inner = c.per / c.along;
+  c.isz = (int64_t)cmx_dtype_size(o->dtype);
+  /* fused runs of 2-15 positions would cost a call each: batches */
+  c.fused = (c.inner == 1 || c.inner >= 16) &&
+            (idx->dtype == CMX_INT32 || idx->dtype == CMX_INT64) &&
+            (idx->flags & CMX__FLAG_ROW_CONTIG) &&
+            (val->flags & CMX__FLAG_ROW_CONTIG) &&
+            (o->flags & CMX__FLAG_ROW_CONTIG) && o->ndim == idx->ndim &&
+            val->ndim == idx->ndim;
+  for (int d = 0; c.fused && d < idx->ndim; d++)
+    c.fused = val->dims[d] == idx->dims[d] &&
+              (d == q->axis || o->dims[d] == idx->dims[d]);
+  int threads = cmx__pool_threads();
+  if (outer < threads && c.inner >= 2 * threads && idx->size >= 32768) {
+    /* too few outer rows to share: split the columns after the axis */
+    int64_t grain = 16384 / (outer * c.along);
+    cmx__parallel_for(c.inner, grain < 1 ? 1 : grain, scatter_axis_cols, &c);
+  } else {
+    int64_t grain = 16384 / c.per;
+    cmx__parallel_for(outer, grain < 1 ? 1 : grain, scatter_axis_rows, &c);
+  }
   return cmx__idx_bad_seen(&c.bad)
              ? cmx__idx_bad_error(&c.bad, "put_along_axis")
              : CMX_OK;
