@@ -45,8 +45,8 @@ typedef void (*arg_rows_fn)(uint32_t* o, int64_t os, const void* x, int64_t xs,
  * input's rows are often 4 KB-aligned (large buffers start on 2 MB), and
  * argmax over the middle axis of (1024, 2, 1024) ran 1.14-1.20x slower
  * once the caller's stack moved. */
-static inline uintptr_t lanes_near(const void* x, const void* buf) {
-  return ((uintptr_t)x + 2048 - (uintptr_t)buf) & 4095 & ~(uintptr_t)63;
+static inline uintptr_t lanes_near(uintptr_t x, uintptr_t buf) {
+  return (x + 2048 - buf) & 4095 & ~(uintptr_t)63;
 }
 
 #define ARG_IMPL(NAME, T, C, LD, BETTER, EQ)                                   \
@@ -82,7 +82,7 @@ static inline uintptr_t lanes_near(const void* x, const void* buf) {
     /* the running values 2 KB from x modulo 4 KB (see lanes_near) */          \
     char buf[CMX__RED_COLW * (sizeof(C) + sizeof(uint32_t)) + 4096]            \
         __attribute__((aligned(64)));                                          \
-    C* best = (C*)(void*)(buf + lanes_near(x, buf));                           \
+    C* best = (C*)(void*)(buf + lanes_near((uintptr_t)x, (uintptr_t)buf));     \
     uint32_t* bi =                                                             \
         (uint32_t*)(void*)((char*)best + CMX__RED_COLW * sizeof(C));           \
     for (int64_t j = 0; j < w; j++) {                                          \
