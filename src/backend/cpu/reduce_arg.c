@@ -12,15 +12,9 @@
  * vectorisable); otherwise each output scans its strided lane (row case).
  */
 /* The compiler may assume float operations do not trap (cmx never enables
- * floating-point exceptions), so NaN-aware selects vectorise. Loops start
- * on 32 bytes: the hot loops are 20-odd bytes, and GCC's default (16)
- * let a loop straddle a 32-byte boundary or not depending on where the
- * function fell in the library; sum over axis 2 of (16, 32, 64, 64) f32
- * ran 1.2x slower with identical machine code after an unrelated edit
- * moved its fold by 16 bytes. */
+ * floating-point exceptions), so NaN-aware selects vectorise. */
 #if defined(__GNUC__) && !defined(__clang__)
-#pragma GCC optimize("no-trapping-math", "no-loop-unroll-and-jam", \
-                     "align-loops=32")
+#pragma GCC optimize("no-trapping-math", "no-loop-unroll-and-jam")
 #endif
 #include <complex.h>
 

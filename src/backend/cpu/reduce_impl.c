@@ -19,7 +19,8 @@
  * let a loop straddle a 32-byte boundary or not depending on where the
  * function fell in the library; sum over axis 2 of (16, 32, 64, 64) f32
  * ran 1.2x slower with identical machine code after an unrelated edit
- * moved its fold by 16 bytes. */
+ * moved its fold by 16 bytes. (The padding runs at each loop entry: the
+ * row kernel enters its lane loop once a block.) */
 #if defined(__GNUC__) && !defined(__clang__)
 #pragma GCC optimize("no-trapping-math", "no-loop-unroll-and-jam", \
                      "align-loops=32")
@@ -100,9 +101,12 @@ static inline uintptr_t lanes_near(uintptr_t x, uintptr_t buf) {
       const T* xb = x + i;                                                    \
       L lane[LANES];                                                          \
       for (int k = 0; k < LANES; k++) lane[k] = IDL;                          \
-      int64_t j = 0;                                                          \
+      /* without prefetching, the block in one stretch: the lane loop is      \
+       * entered once a block, not once every RED_SUB elements (its entry     \
+       * is padded: loops start on 32 bytes, see the top) */                  \
+      int64_t j = 0, sub = pf ? RED_SUB : m;                                  \
       while (j + LANES <= m) {                                                \
-        int64_t je = j + RED_SUB < m ? j + RED_SUB : m;                       \
+        int64_t je = j + sub < m ? j + sub : m;                               \
         if (pf) prefetch_ahead(xb + j, (je - j) * (int64_t)sizeof(T));        \
         for (; j + LANES <= je; j += LANES) {                                 \
           UNROLL for (int k = 0; k < LANES; k++) lane[k] =                    \
