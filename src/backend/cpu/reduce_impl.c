@@ -14,16 +14,9 @@
  * propagate NaN, as NumPy; complex values order lexicographically.
  */
 /* The compiler may assume float operations do not trap (cmx never enables
- * floating-point exceptions), so NaN-aware selects vectorise. Loops start
- * on 32 bytes: the hot loops are 20-odd bytes, and GCC's default (16)
- * let a loop straddle a 32-byte boundary or not depending on where the
- * function fell in the library; sum over axis 2 of (16, 32, 64, 64) f32
- * ran 1.2x slower with identical machine code after an unrelated edit
- * moved its fold by 16 bytes. (The padding runs at each loop entry: the
- * row kernel enters its lane loop once a block.) */
+ * floating-point exceptions), so NaN-aware selects vectorise. */
 #if defined(__GNUC__) && !defined(__clang__)
-#pragma GCC optimize("no-trapping-math", "no-loop-unroll-and-jam", \
-                     "align-loops=32")
+#pragma GCC optimize("no-trapping-math", "no-loop-unroll-and-jam")
 #endif
 #include <complex.h>
 
@@ -102,8 +95,7 @@ static inline uintptr_t lanes_near(uintptr_t x, uintptr_t buf) {
       L lane[LANES];                                                          \
       for (int k = 0; k < LANES; k++) lane[k] = IDL;                          \
       /* without prefetching, the block in one stretch: the lane loop is      \
-       * entered once a block, not once every RED_SUB elements (its entry     \
-       * is padded: loops start on 32 bytes, see the top) */                  \
+       * entered once a block, not once every RED_SUB elements */             \
       int64_t j = 0, sub = pf ? RED_SUB : m;                                  \
       while (j + LANES <= m) {                                                \
         int64_t je = j + sub < m ? j + sub : m;                               \
