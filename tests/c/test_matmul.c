@@ -797,6 +797,49 @@ static void test_shape_op_views(void) {
   }
 }
 
+/* The small kernel reads whole groups of four rows of A in place and
+ * copies only a last partial group: batches of 8x8 (two whole groups) and
+ * 6x8 (one whole, one padded) times the transpose of an 8x8, A plain and
+ * transposed, on small integers (exact), against loops. */
+static void test_small_batched(void) {
+  for (int rows = 6; rows <= 8; rows += 2)
+    for (int ta = 0; ta < 2; ta++) {
+      enum { NB = 33, D = 8 };
+      float av[NB * D * D], bv[NB * D * D], got[NB * D * D];
+      for (int i = 0; i < NB * D * D; i++) {
+        av[i] = (float)((i * 7 + 3) % 11) - 5;
+        bv[i] = (float)((i * 5 + 1) % 13) - 6;
+      }
+      /* A is rows x D: stored as is, or as the transpose of a D x rows */
+      int64_t ash[3] = {NB, ta ? D : rows, ta ? rows : D}, bsh[3] = {NB, D, D};
+      cmx_array a0, b0, a, bt, c = NULL;
+      OK(cmx_array_from_data(&a0, av, ash, 3, CMX_FLOAT32));
+      OK(cmx_array_from_data(&b0, bv, bsh, 3, CMX_FLOAT32));
+      if (ta)
+        OK(cmx_swapaxes(&a, a0, 1, 2, S));
+      else
+        a = a0, a0 = NULL;
+      OK(cmx_swapaxes(&bt, b0, 1, 2, S));
+      OK(cmx_matmul(&c, a, bt, S));
+      OK(cmx_array_copy_to(c, got, sizeof(float) * NB * rows * D));
+      int bad = 0;
+      for (int n = 0; n < NB; n++)
+        for (int i = 0; i < rows; i++)
+          for (int j = 0; j < D; j++) {
+            float want = 0;
+            for (int k = 0; k < D; k++) {
+              float x = ta ? av[n * D * rows + k * rows + i]
+                           : av[n * rows * D + i * D + k];
+              want += x * bv[n * D * D + j * D + k];
+            }
+            bad += got[(n * rows + i) * D + j] != want;
+          }
+      CHECK_MSG(bad == 0, "batched %dx8 (A%s) @ (8x8).T: %d wrong", rows,
+                ta ? ".T" : "", bad);
+      cmx_array_release_all((cmx_array[]){a0, b0, a, bt, c}, 5);
+    }
+}
+
 int main(void) {
   RUN(test_shapes);
   RUN(test_layouts);
@@ -809,5 +852,6 @@ int main(void) {
   RUN(test_errors);
   RUN(test_in_graph);
   RUN(test_shape_op_views);
+  RUN(test_small_batched);
   return test_summary("test_matmul");
 }

@@ -714,6 +714,88 @@ static void test_arg_nan_ties(void) {
   cmx_array_release(a);
 }
 
+/* The column kernels keep their running values in a scratch block placed
+ * relative to the input modulo 4 KB (4K aliasing): columns of a wide slice
+ * starting at many offsets, the widest block (4096 columns) and a narrow
+ * remainder, for the largest lane types (argmax/argmin over float64, mean
+ * of int32 in double lanes) and float32 sums; exact against loops. */
+static void test_col_placement(void) {
+  enum { R = 3, C0 = 5200, W = 4100 };
+  double* vd = malloc(sizeof(double) * R * C0);
+  int32_t* vi = malloc(sizeof(int32_t) * R * C0);
+  float* vf = malloc(sizeof(float) * R * C0);
+  for (int i = 0; i < R * C0; i++) {
+    vi[i] = (int32_t)((i * 37 + 11) % 19) - 9; /* ties along columns */
+    vd[i] = vi[i];
+    vf[i] = (float)vi[i];
+  }
+  int64_t sh[2] = {R, C0};
+  cmx_array ad, ai, af;
+  OK(cmx_array_from_data(&ad, vd, sh, 2, CMX_FLOAT64));
+  OK(cmx_array_from_data(&ai, vi, sh, 2, CMX_INT32));
+  OK(cmx_array_from_data(&af, vf, sh, 2, CMX_FLOAT32));
+  const int64_t offs[] = {0, 1, 3, 16, 255, 256, 511, 512, 700, 1023, 1100};
+  uint32_t* gi = malloc(sizeof(uint32_t) * W);
+  float* gf = malloc(sizeof(float) * W);
+  for (size_t t = 0; t < sizeof offs / sizeof offs[0]; t++) {
+    int64_t st[2] = {0, offs[t]}, sp[2] = {R, offs[t] + W}, one[2] = {1, 1};
+    int ax = 0;
+    cmx_array xd, xi, xf, r;
+    OK(cmx_slice(&xd, ad, st, sp, one, S));
+    OK(cmx_slice(&xi, ai, st, sp, one, S));
+    OK(cmx_slice(&xf, af, st, sp, one, S));
+    bool ok = true;
+    for (int is_max = 0; is_max < 2; is_max++) {
+      OK(is_max ? cmx_argmax(&r, xd, &ax, false, S)
+                : cmx_argmin(&r, xd, &ax, false, S));
+      OK(cmx_array_copy_to(r, gi, sizeof(uint32_t) * W));
+      cmx_array_release(r);
+      for (int c = 0; c < W; c++) {
+        const double* col = vd + offs[t] + c;
+        int best = 0;
+        for (int i = 1; i < R; i++)
+          if (is_max ? col[i * C0] > col[best * C0]
+                     : col[i * C0] < col[best * C0])
+            best = i;
+        ok = ok && gi[c] == (uint32_t)best;
+      }
+    }
+    CHECK_MSG(ok, "argmin/argmax float64 columns at offset %lld",
+              (long long)offs[t]);
+    OK(cmx_mean(&r, xi, &ax, 1, false, S));
+    OK(cmx_array_copy_to(r, gf, sizeof(float) * W));
+    cmx_array_release(r);
+    ok = true;
+    for (int c = 0; c < W; c++) {
+      double sum = 0;
+      for (int i = 0; i < R; i++) sum += vi[i * C0 + offs[t] + c];
+      ok = ok && gf[c] == (float)(sum / R);
+    }
+    CHECK_MSG(ok, "mean int32 columns at offset %lld", (long long)offs[t]);
+    OK(cmx_sum(&r, xf, &ax, 1, false, S));
+    OK(cmx_array_copy_to(r, gf, sizeof(float) * W));
+    cmx_array_release(r);
+    ok = true;
+    for (int c = 0; c < W; c++) {
+      float sum = 0;
+      for (int i = 0; i < R; i++) sum += vf[i * C0 + offs[t] + c];
+      ok = ok && gf[c] == sum;
+    }
+    CHECK_MSG(ok, "sum float32 columns at offset %lld", (long long)offs[t]);
+    cmx_array_release(xd);
+    cmx_array_release(xi);
+    cmx_array_release(xf);
+  }
+  free(gi);
+  free(gf);
+  free(vd);
+  free(vi);
+  free(vf);
+  cmx_array_release(ad);
+  cmx_array_release(ai);
+  cmx_array_release(af);
+}
+
 /* ---------------- NaN, empties, dtypes, errors ---------------- */
 
 static double item(cmx_array a) {
@@ -1059,6 +1141,7 @@ int main(void) {
   RUN(test_large);
   RUN(test_argreduce);
   RUN(test_arg_nan_ties);
+  RUN(test_col_placement);
   RUN(test_nan_and_empty);
   RUN(test_dtypes_and_noop);
   RUN(test_errors);

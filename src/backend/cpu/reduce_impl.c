@@ -46,6 +46,16 @@ static inline void prefetch_ahead(const void* p, int64_t bytes) {
     __builtin_prefetch((const char*)((uintptr_t)p + RED_PF + b), 0, 2);
 }
 
+/* Offset into a scratch buffer (4 KB longer than needed) of lanes that lie
+ * 2 KB from x modulo 4 KB. The column loops store lanes and load the input
+ * in the same loop, and a load at a multiple of 4 KB after a pending store
+ * waits for it (4K aliasing); on the stack, the lanes' distance from the
+ * input would depend on where the stack fell (large inputs start on 2 MB,
+ * so their rows often start on 4 KB). */
+static inline uintptr_t lanes_near(uintptr_t x, uintptr_t buf) {
+  return (x + 2048 - buf) & 4095 & ~(uintptr_t)63;
+}
+
 /* ANYORDER: the lane operation gives the same result in any order
  * (integer lanes: wrapping sums and products, min, max, and, or; float
  * min/max through RED_IMPL_U), so partial results may combine as a tree
@@ -84,9 +94,11 @@ static inline void prefetch_ahead(const void* p, int64_t bytes) {
       const T* xb = x + i;                                                    \
       L lane[LANES];                                                          \
       for (int k = 0; k < LANES; k++) lane[k] = IDL;                          \
-      int64_t j = 0;                                                          \
+      /* without prefetching, the block in one stretch: the lane loop is      \
+       * entered once a block, not once every RED_SUB elements */             \
+      int64_t j = 0, sub = pf ? RED_SUB : m;                                  \
       while (j + LANES <= m) {                                                \
-        int64_t je = j + RED_SUB < m ? j + RED_SUB : m;                       \
+        int64_t je = j + sub < m ? j + sub : m;                               \
         if (pf) prefetch_ahead(xb + j, (je - j) * (int64_t)sizeof(T));        \
         for (; j + LANES <= je; j += LANES) {                                 \
           UNROLL for (int k = 0; k < LANES; k++) lane[k] =                    \
@@ -169,7 +181,11 @@ static inline void prefetch_ahead(const void* p, int64_t bytes) {
   static void NAME##_col(void* accp, const char* const* rows, int nrows,      \
                          int64_t off, int64_t w) {                            \
     A* acc = accp;                                                            \
-    L tmp[CMX__RED_COLW];                                                     \
+    /* the lanes 2 KB from the first row modulo 4 KB, as in fold below */     \
+    char buf[CMX__RED_COLW * sizeof(L) + 4096] __attribute__((aligned(64)));  \
+    L* tmp =                                                                  \
+        (L*)(void*)(buf + lanes_near((uintptr_t)((const T*)rows[0] + off),    \
+                                     (uintptr_t)buf));                        \
     for (int64_t j = 0; j < w; j++) tmp[j] = IDL;                             \
     for (int r = 0; r < nrows; r++) {                                         \
       const T* x = (const T*)rows[r] + off;                                   \
@@ -190,8 +206,7 @@ static inline void prefetch_ahead(const void* p, int64_t bytes) {
      * x, and a load at a multiple of 4 KB after a pending store waits for    \
      * it (4K aliasing: 40% slower depending on where the stack fell) */      \
     char buf[CMX__RED_COLW * sizeof(L) + 4096] __attribute__((aligned(64)));  \
-    uintptr_t d = ((uintptr_t)x + 2048 - (uintptr_t)buf) & 4095 & ~63u;       \
-    L* tmp = (L*)(void*)(buf + d);                                            \
+    L* tmp = (L*)(void*)(buf + lanes_near((uintptr_t)x, (uintptr_t)buf));     \
     for (int64_t j = 0; j < kw; j++) tmp[j] = IDL;                            \
     for (; r + k <= nrows; r += k) {                                          \
       const T* xr = x + r * w;                                                \
