@@ -31,18 +31,6 @@ typedef void (*arg_col_fn)(uint32_t* o, int64_t os, const void* x, int64_t n,
 typedef void (*arg_rows_fn)(uint32_t* o, int64_t os, const void* x, int64_t xs,
                             int64_t nout, int64_t n, int64_t stride);
 
-/* Offset into a scratch buffer (4 KB longer than needed) of lanes that lie
- * 2 KB from x modulo 4 KB. The column scans store running values and load
- * the input in the same loop; a load whose address matches a pending
- * store's in its low 12 bits waits for it (4K aliasing). On the stack the
- * lanes' distance from the input depends on where the stack fell: the
- * input's rows are often 4 KB-aligned (large buffers start on 2 MB), and
- * argmax over the middle axis of (1024, 2, 1024) ran 1.14-1.20x slower
- * once the caller's stack moved. */
-static inline uintptr_t lanes_near(uintptr_t x, uintptr_t buf) {
-  return (x + 2048 - buf) & 4095 & ~(uintptr_t)63;
-}
-
 #define ARG_IMPL(NAME, T, C, LD, BETTER, EQ)                                   \
   static void NAME##_row(uint32_t* o, const void* xp, int64_t n, int64_t st,   \
                          const cmx__red_impl* mm) {                            \
@@ -73,10 +61,11 @@ static inline uintptr_t lanes_near(uintptr_t x, uintptr_t buf) {
   static void NAME##_col(uint32_t* o, int64_t os, const void* xp, int64_t n,   \
                          int64_t st, int64_t w) {                              \
     const T* x = xp;                                                           \
-    /* the running values 2 KB from x modulo 4 KB (see lanes_near) */          \
+    /* the running values 2 KB from x modulo 4 KB (cmx__red_lanes_near) */    \
     char buf[CMX__RED_COLW * (sizeof(C) + sizeof(uint32_t)) + 4096]            \
         __attribute__((aligned(64)));                                          \
-    C* best = (C*)(void*)(buf + lanes_near((uintptr_t)x, (uintptr_t)buf));     \
+    C* best = (C*)(void*)(buf + cmx__red_lanes_near((uintptr_t)x,              \
+                                                    (uintptr_t)buf));          \
     uint32_t* bi =                                                             \
         (uint32_t*)(void*)((char*)best + CMX__RED_COLW * sizeof(C));           \
     for (int64_t j = 0; j < w; j++) {                                          \

@@ -46,16 +46,6 @@ static inline void prefetch_ahead(const void* p, int64_t bytes) {
     __builtin_prefetch((const char*)((uintptr_t)p + RED_PF + b), 0, 2);
 }
 
-/* Offset into a scratch buffer (4 KB longer than needed) of lanes that lie
- * 2 KB from x modulo 4 KB. The column loops store lanes and load the input
- * in the same loop, and a load at a multiple of 4 KB after a pending store
- * waits for it (4K aliasing); on the stack, the lanes' distance from the
- * input would depend on where the stack fell (large inputs start on 2 MB,
- * so their rows often start on 4 KB). */
-static inline uintptr_t lanes_near(uintptr_t x, uintptr_t buf) {
-  return (x + 2048 - buf) & 4095 & ~(uintptr_t)63;
-}
-
 /* ANYORDER: the lane operation gives the same result in any order
  * (integer lanes: wrapping sums and products, min, max, and, or; float
  * min/max through RED_IMPL_U), so partial results may combine as a tree
@@ -183,9 +173,9 @@ static inline uintptr_t lanes_near(uintptr_t x, uintptr_t buf) {
     A* acc = accp;                                                            \
     /* the lanes 2 KB from the first row modulo 4 KB, as in fold below */     \
     char buf[CMX__RED_COLW * sizeof(L) + 4096] __attribute__((aligned(64)));  \
-    L* tmp =                                                                  \
-        (L*)(void*)(buf + lanes_near((uintptr_t)((const T*)rows[0] + off),    \
-                                     (uintptr_t)buf));                        \
+    L* tmp = (L*)(void*)(buf + cmx__red_lanes_near(                           \
+                                   (uintptr_t)((const T*)rows[0] + off),      \
+                                   (uintptr_t)buf));                          \
     for (int64_t j = 0; j < w; j++) tmp[j] = IDL;                             \
     for (int r = 0; r < nrows; r++) {                                         \
       const T* x = (const T*)rows[r] + off;                                   \
@@ -206,7 +196,8 @@ static inline uintptr_t lanes_near(uintptr_t x, uintptr_t buf) {
      * x, and a load at a multiple of 4 KB after a pending store waits for    \
      * it (4K aliasing: 40% slower depending on where the stack fell) */      \
     char buf[CMX__RED_COLW * sizeof(L) + 4096] __attribute__((aligned(64)));  \
-    L* tmp = (L*)(void*)(buf + lanes_near((uintptr_t)x, (uintptr_t)buf));     \
+    L* tmp = (L*)(void*)(buf + cmx__red_lanes_near((uintptr_t)x,              \
+                                                   (uintptr_t)buf));          \
     for (int64_t j = 0; j < kw; j++) tmp[j] = IDL;                            \
     for (; r + k <= nrows; r += k) {                                          \
       const T* xr = x + r * w;                                                \
