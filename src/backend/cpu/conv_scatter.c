@@ -77,40 +77,40 @@ typedef struct {
       for (int64_t k = ka; k < kb; k++, a -= kd2 * O, b += O)    \
         for (int64_t c = 0; c < O; c++) a[c] += b[c];            \
   } while (0)
-/* Also built for AVX2 and AVX-512 (picked at load time): the additions
- * run from L1/L2, where baseline SSE2's 4 floats per instruction, not
- * memory, limit them. Plain additions: the same sums on every build. */
+/* Few output channels (fewer than SC_WIDE_O): a handful of additions a
+ * call, inlined into the loop; a target clone's dispatch and vector
+ * set-up cost more than they save there (the one-channel input gradient
+ * of a 5x5 conv ran 1.3x slower through the clones, the six-channel one
+ * and its conv_transpose 1.1x and 1.26x). */
+#define SC_WIDE_O 16
+static inline void add_taps_narrow(int kind, char* yo, const char* p,
+                                   int64_t ka, int64_t kb, int64_t kd2,
+                                   int64_t O) {
+  if (kind == CMX__CV_F64)
+    ADD_TAPS(double);
+  else
+    ADD_TAPS(float);
+}
+
+/* Wider rows, also built for AVX2 and AVX-512 (picked at load time): the
+ * additions run from L1/L2, where baseline SSE2's 4 floats per
+ * instruction, not memory, limit them. Plain additions: the same sums on
+ * every build. */
 #if defined(__x86_64__) && defined(__GNUC__) && !defined(__clang__)
 #define SC_CLONES \
   __attribute__((target_clones("arch=x86-64-v4", "arch=x86-64-v3", "default")))
 #else
 #define SC_CLONES
 #endif
-SC_CLONES static void add_taps(int kind, char* yo, const char* p, int64_t ka,
-                               int64_t kb, int64_t kd2, int64_t O) {
+SC_CLONES static void add_taps_wide(int kind, char* yo, const char* p,
+                                    int64_t ka, int64_t kb, int64_t kd2,
+                                    int64_t O) {
   if (kind == CMX__CV_F64)
     ADD_TAPS(double);
   else
     ADD_TAPS(float);
 }
 #undef ADD_TAPS
-
-/* One output channel: a handful of additions a call, so no clone (its
- * dispatch and vector set-up cost more than the additions: the one-channel
- * input gradient of a 5x5 conv ran 1.3x slower through add_taps), inlined
- * into the loop instead. */
-static inline void add_taps_one(int kind, char* yo, const char* p, int64_t n,
-                                int64_t kd2) {
-  if (kind == CMX__CV_F64) {
-    double* a = (double*)(void*)yo;
-    const double* b = (const double*)(const void*)p;
-    for (int64_t k = 0; k < n; k++) a[-k * kd2] += b[k];
-  } else {
-    float* a = (float*)(void*)yo;
-    const float* b = (const float*)(const void*)p;
-    for (int64_t k = 0; k < n; k++) a[-k * kd2] += b[k];
-  }
-}
 
 /* Pool task: takes images until none is left. */
 static void sc_task(void* ctx, int64_t b, int64_t e) {
@@ -159,12 +159,12 @@ static void sc_task(void* ctx, int64_t b, int64_t e) {
             int64_t t = (k0 * g->k[1] + k1) * g->k[2];
             int64_t ka = g->ka[i2], kb = g->kb[i2];
             if (ka >= kb) continue;
-            if (O == 1)
-              add_taps_one(j->kind, yn + (orow + g->oa[i2]) * csz,
-                           pr + (t + ka) * csz, kb - ka, g->kd2);
+            char* yo = yn + (orow + g->oa[i2]) * O * csz;
+            const char* po = pr + (t + ka) * O * csz;
+            if (O < SC_WIDE_O)
+              add_taps_narrow(j->kind, yo, po, ka, kb, g->kd2, O);
             else
-              add_taps(j->kind, yn + (orow + g->oa[i2]) * O * csz,
-                       pr + (t + ka) * O * csz, ka, kb, g->kd2, O);
+              add_taps_wide(j->kind, yo, po, ka, kb, g->kd2, O);
           }
         }
       }
