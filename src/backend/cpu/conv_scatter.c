@@ -91,6 +91,7 @@ static inline void add_taps_narrow(int kind, char* yo, const char* p,
   else
     ADD_TAPS(float);
 }
+#undef ADD_TAPS
 
 /* Wider rows, also built for AVX2 and AVX-512 (picked at load time): the
  * additions run from L1/L2, where baseline SSE2's 4 floats per
@@ -105,12 +106,8 @@ static inline void add_taps_narrow(int kind, char* yo, const char* p,
 SC_CLONES static void add_taps_wide(int kind, char* yo, const char* p,
                                     int64_t ka, int64_t kb, int64_t kd2,
                                     int64_t O) {
-  if (kind == CMX__CV_F64)
-    ADD_TAPS(double);
-  else
-    ADD_TAPS(float);
+  add_taps_narrow(kind, yo, p, ka, kb, kd2, O); /* inlined into each clone */
 }
-#undef ADD_TAPS
 
 /* Pool task: takes images until none is left. */
 static void sc_task(void* ctx, int64_t b, int64_t e) {

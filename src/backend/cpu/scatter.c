@@ -111,6 +111,14 @@ typedef void (*upd_idx_fn)(char* o, const int64_t* oo, const char* u,
     return n;                                                               \
   }
 
+/* Index p of a contiguous int32/int64 index array (the fused form's):
+ * the value a bad index's error names. */
+static int64_t fused_index(cmx_array idx, int64_t p) {
+  const void* ix = cmx_kernel_data(idx);
+  return idx->dtype == CMX_INT32 ? (int64_t)((const int32_t*)ix)[p]
+                                 : ((const int64_t*)ix)[p];
+}
+
 #define FMAX(x, y) ((x) != (x) ? (x) : ((y) != (y) || (y) > (x)) ? (y) : (x))
 #define FMIN(x, y) ((x) != (x) ? (x) : ((y) != (y) || (y) < (x)) ? (y) : (x))
 
@@ -350,11 +358,8 @@ CMX__KERNEL(cmx__cpu_scatter) {
                      : c.fn.fused_i64(c.o, axst[0], 0, ix, dim[0], c.u,
                                       ulin_stride, npos);
     if (at == npos) return CMX_OK;
-    /* the bad index at position `at`, recorded as the batches do */
-    if (!cmx__cpu_index_offsets(idx[0], at, 1, dim[0], 1, axst[0], q->axes[0],
-                                true, obase, v, &bad))
-      return cmx__idx_bad_error(&bad, "scatter");
-    return cmx_kernel_error(CMX_ERR_INDEX, "[scatter] bad index");
+    cmx__idx_bad_set(&bad, fused_index(idx[0], at), q->axes[0], dim[0]);
+    return cmx__idx_bad_error(&bad, "scatter");
   }
   c.obase = obase;
   c.ubase = ubase;
@@ -432,10 +437,7 @@ static bool scatter_axis_run(scatter_axis_ctx* c, int64_t l, int64_t rb,
           : c->fn.fused_i64(ob, c->inner, ostep, (const int64_t*)ix + p,
                             c->dim, ub, 1, n);
   if (at == n) return true;
-  int64_t offs[1], tmp[1]; /* records the bad index */
-  if (cmx__cpu_index_offsets(c->idx, p + at, 1, c->dim, 1, 0, c->axis, true,
-                             offs, tmp, &c->bad))
-    cmx__idx_bad_set(&c->bad, 0, c->axis, c->dim); /* (it agrees: unused) */
+  cmx__idx_bad_set(&c->bad, fused_index(c->idx, p + at), c->axis, c->dim);
   return false;
 }
 

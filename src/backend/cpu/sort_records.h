@@ -119,6 +119,34 @@ static inline int cmx__bit_width(uint64_t x) {
     ins_##NAME(a, n);                                                          \
   }                                                                            \
                                                                                \
+  /* Merges the sorted runs of w0 records of a[0, n) pairwise until one is   \
+   * left (t: n records of scratch), the result in a; a merge picks by a      \
+   * select and advances both cursors by the comparison (no branch on the     \
+   * keys), taking the earlier run's record on ties: stable. */               \
+  static void merge_runs_##NAME(R* a, R* t, int64_t n, int64_t w0) {          \
+    R *src = a, *dst = t;                                                      \
+    for (int64_t w = w0; w < n; w *= 2) {                                      \
+      for (int64_t lo = 0; lo < n; lo += 2 * w) {                              \
+        int64_t mid = lo + w < n ? lo + w : n;                                 \
+        int64_t hi = lo + 2 * w < n ? lo + 2 * w : n;                          \
+        int64_t i = lo, j = mid, k = lo;                                       \
+        while (i < mid && j < hi) {                                            \
+          R x = src[i], y = src[j];                                            \
+          bool take = LESS(y, x);                                              \
+          dst[k++] = take ? y : x;                                             \
+          j += take;                                                           \
+          i += !take;                                                          \
+        }                                                                      \
+        while (i < mid) dst[k++] = src[i++];                                   \
+        while (j < hi) dst[k++] = src[j++];                                    \
+      }                                                                        \
+      R* sw = src;                                                             \
+      src = dst;                                                               \
+      dst = sw;                                                                \
+    }                                                                          \
+    if (src != a) memcpy(a, src, sizeof(R) * (size_t)n);                       \
+  }                                                                            \
+                                                                               \
   /* Branch-free sort of a[0, n) for n <= CMX__SORT_QUICK (t: n records of    \
    * scratch): runs of 8 by insertion in which the new record moves down by    \
    * selects (the larger of each pair stays), then merges that pick by a       \
@@ -141,27 +169,7 @@ static inline int cmx__bit_width(uint64_t x) {
         a[b] = x;                                                              \
       }                                                                        \
     }                                                                          \
-    R *src = a, *dst = t;                                                      \
-    for (int64_t w = 8; w < n; w *= 2) {                                       \
-      for (int64_t lo = 0; lo < n; lo += 2 * w) {                              \
-        int64_t mid = lo + w < n ? lo + w : n;                                 \
-        int64_t hi = lo + 2 * w < n ? lo + 2 * w : n;                          \
-        int64_t i = lo, j = mid, k = lo;                                       \
-        while (i < mid && j < hi) {                                            \
-          R x = src[i], y = src[j];                                            \
-          bool take = LESS(y, x);                                              \
-          dst[k++] = take ? y : x;                                             \
-          j += take;                                                           \
-          i += !take;                                                          \
-        }                                                                      \
-        while (i < mid) dst[k++] = src[i++];                                   \
-        while (j < hi) dst[k++] = src[j++];                                    \
-      }                                                                        \
-      R* sw = src;                                                             \
-      src = dst;                                                               \
-      dst = sw;                                                                \
-    }                                                                          \
-    if (src != a) memcpy(a, src, sizeof(R) * (size_t)n);                       \
+    merge_runs_##NAME(a, t, n, 8);                                             \
   }                                                                            \
                                                                                \
   /* LSD radix sort of the low `bits` key bits (n <= CMX__SORT_LSD_MAX);       \
@@ -467,22 +475,7 @@ static inline int cmx__bit_width(uint64_t x) {
   static void msort_##NAME(R* a, R* t, int64_t n) {                            \
     for (int64_t i = 0; i < n; i += CMX__SORT_SMALL)                           \
       ins_##NAME(a + i, n - i < CMX__SORT_SMALL ? n - i : CMX__SORT_SMALL);    \
-    R *src = a, *dst = t;                                                      \
-    for (int64_t w = CMX__SORT_SMALL; w < n; w *= 2) {                         \
-      for (int64_t lo = 0; lo < n; lo += 2 * w) {                              \
-        int64_t mid = lo + w < n ? lo + w : n;                                 \
-        int64_t hi = lo + 2 * w < n ? lo + 2 * w : n;                          \
-        int64_t i = lo, j = mid, k = lo;                                       \
-        while (i < mid && j < hi)                                              \
-          dst[k++] = LESS(src[j], src[i]) ? src[j++] : src[i++];               \
-        while (i < mid) dst[k++] = src[i++];                                   \
-        while (j < hi) dst[k++] = src[j++];                                    \
-      }                                                                        \
-      R* sw = src;                                                             \
-      src = dst;                                                               \
-      dst = sw;                                                                \
-    }                                                                          \
-    if (src != a) memcpy(a, src, sizeof(R) * (size_t)n);                       \
+    merge_runs_##NAME(a, t, n, CMX__SORT_SMALL);                               \
   }                                                                            \
                                                                                \
   static void select_##NAME(R* a, R* t, int64_t n, int64_t kth) {              \
