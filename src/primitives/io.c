@@ -2,6 +2,7 @@
  * file handle of its parameters. */
 #include "primitives/io.h"
 
+#include <errno.h>
 #include <stdatomic.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -39,6 +40,33 @@ void cmx__file_release(cmx__file* f) {
   close(f->fd);
   free(f->path);
   free(f);
+}
+
+cmx_status cmx__load_read(const cmx__load_params* q, void* dst, uint64_t at,
+                          size_t n) {
+  uint8_t* d = dst;
+  uint64_t off = q->offset + at;
+  while (n) {
+    size_t want = n > ((size_t)1 << 30) ? (size_t)1 << 30 : n;
+    ssize_t r = pread(q->file->fd, d, want, (off_t)off);
+    if (r < 0 && errno == EINTR) continue;
+    if (r < 0)
+      return cmx_kernel_error(CMX_ERR_RUNTIME,
+                              "[load] Unable to read from %s: %s",
+                              q->file->path, strerror(errno));
+    if (r == 0)
+      return cmx_kernel_error(
+          CMX_ERR_RUNTIME,
+          "[load] Unable to read from %s: the file ends at byte %llu, before "
+          "the %llu bytes of this array (it is truncated, or changed since it "
+          "was loaded).",
+          q->file->path, (unsigned long long)off,
+          (unsigned long long)(off + n));
+    d += r;
+    off += (uint64_t)r;
+    n -= (size_t)r;
+  }
+  return CMX_OK;
 }
 
 static void load_destroy(void* params) {

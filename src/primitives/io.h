@@ -33,4 +33,11 @@ typedef struct {
   int64_t shape[CMX_MAX_NDIM]; /* the output's (output_shapes) */
 } cmx__load_params;
 
+/* Reads bytes [at, at + n) of a Load's output (the file's bytes from
+ * q->offset + at) into dst, retrying short reads; CMX_ERR_RUNTIME naming
+ * the file when it cannot be read or ends first ("[load] ..."). For the
+ * backends' Load kernels. */
+cmx_status cmx__load_read(const cmx__load_params* q, void* dst, uint64_t at,
+                          size_t n);
+
 #endif

@@ -135,10 +135,11 @@ def test_io_errors(tmp_path):
 
 
 @pytest.mark.parametrize("ext", ["npy", "safetensors", "gguf"])
-def test_load_is_lazy(ext, tmp_path):
+def test_load_is_lazy(ext, tmp_path, device):
     # As MLX: mx.load reads headers; each array reads its bytes when it is
     # evaluated (so bytes changed after loading show, and a file truncated
-    # after loading fails that evaluation, not the load).
+    # after loading fails that evaluation, not the load). On the GPU the
+    # Load kernel reads on the host and copies up.
     path = str(tmp_path / f"w.{ext}")
     a = mx.arange(256, dtype=mx.float32)
     if ext == "npy":
@@ -148,17 +149,31 @@ def test_load_is_lazy(ext, tmp_path):
     else:
         mx.save_gguf(path, {"w": a})
     size = os.path.getsize(path)
-    loaded = mx.load(path)
+    loaded = mx.load(path, stream=device)
     w = loaded if ext == "npy" else loaded["w"]
     with open(path, "r+b") as f:  # the last element's bytes
         f.seek(size - 4 if ext != "gguf" else _gguf_last(path, size))
         f.write(np.float32(-1.0).tobytes())
     assert w[-1].item() == -1.0 and w[0].item() == 0.0
-    again = mx.load(path)
+    again = mx.load(path, stream=device)
     w2 = again if ext == "npy" else again["w"]
     os.truncate(path, size - 512)
     with pytest.raises(RuntimeError, match=r"\[load\] Unable to read from"):
         mx.eval(w2)
+
+
+def test_load_large_on_device(tmp_path, device):
+    # More than one 64 MiB piece of the GPU's Load (read, then copied up):
+    # every byte arrives, in order; used on the device as any array.
+    n = (70 << 20) // 4 + 3
+    want = np.random.default_rng(7).standard_normal(n).astype(np.float32)
+    path = str(tmp_path / "big.npy")
+    np.save(path, want)
+    got = mx.load(path, stream=device)
+    with mx.stream(device):
+        total = mx.sum(got * 2)
+    np.testing.assert_array_equal(np.array(got), want)
+    assert abs(total.item() - 2 * float(want.astype(np.float64).sum())) < 1.0
 
 
 def _gguf_last(path, size):

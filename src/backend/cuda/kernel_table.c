@@ -30,6 +30,7 @@ static const cmx_kernel_fn gpu_kernels[CMX__NUM_PRIMITIVES] = {
     [CMX__P_Partition] = cmx__gpu_sort,
     [CMX__P_ArgPartition] = cmx__gpu_argsort,
     [CMX__P_SearchSorted] = cmx__gpu_searchsorted,
+    [CMX__P_Load] = cmx__gpu_load, /* io.c: read on the host, copied up */
     /* every op of the op table: one kernel family built from its rows */
     CMX__EW_OPS(GPU_EW_ENTRY)
         /* shape */

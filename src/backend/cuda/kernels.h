@@ -13,6 +13,11 @@
 cmx_status cmx__gpu_copy(const cmx_primitive* p, const cmx_array* in, int nin,
                          const cmx_array* out, int nout);
 
+/* ---- file reads (io.c) ---- */
+/* Load: the file's bytes read on the host and copied to the device. */
+cmx_status cmx__gpu_load(const cmx_primitive* p, const cmx_array* in, int nin,
+                         const cmx_array* out, int nout);
+
 /* ---- shape and views (shape.c) ---- */
 /* Reshape and Contiguous: views when the layout allows, else row-major
  * copies on the device. (The pure views use the CPU's view kernels, which
