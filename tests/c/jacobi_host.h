@@ -23,6 +23,7 @@ static long long cmx_la_host_block;
 #define CMX_LA_TID 0
 #define CMX_LA_NT 1
 #define CMX_LA_SYNC() ((void)0)
+#define CMX_GRID_WAIT() ((void)0)
 #define CMX_LA_NAN ((T)NAN)
 #define CMX_LA_BLOCK cmx_la_host_block
 #define CMX_LA_SHARED(sm) unsigned char* sm = cmx_la_host_smem

@@ -11,6 +11,7 @@
  * and on a real GPU, where a compiled MLP step (matmuls through cuBLASLt,
  * captured) replays as a graph across new values and shapes. */
 #include <dlfcn.h>
+#include <math.h>
 
 #include "cmx/compile.h"
 #include "gpu_util.h"
@@ -119,6 +120,51 @@ static void test_replay(void) {
             (unsigned long long)(s3.instantiated - s2.instantiated));
   CHECK(s3.node_updates - s2.node_updates >= 2);
   if (g_fake) CHECK(fake_counter("fake_cuda_graph_launches") >= 4);
+}
+
+/* Programmatic edges (graph.c): on a card that has them, a graph's
+ * kernel nodes after the first hang from the one before by a programmatic
+ * edge, and the results are those without: chains of adds across many
+ * blocks (grid-stride), and doublings whose intermediates are freed and
+ * their memory rewritten by later nodes of the same graph (a kernel that
+ * started early must not overwrite what an earlier one still reads). */
+static bool doubling_ok(int64_t n, int len) {
+  float* ref;
+  cmx_array a = ramp(n, &ref);
+  cmx_array c = doubling(a, len);
+  bool ok = c && cmx_array_eval(c) == CMX_OK;
+  for (int64_t i = 0; i < n; i++) ref[i] = ldexpf(ref[i], len);
+  ok = ok && equal_f32(c, ref, n);
+  cmx_array_release_all((cmx_array[]){a, c}, 2);
+  free(ref);
+  return ok;
+}
+
+static void test_programmatic(void) {
+  cmx__gpu_device* d = cmx__gpu_device_get(0);
+  bool has = !g_fake && d && d->cc_major >= 9 && cmx__cu.cuGraphAddDependencies;
+  cmx__gpu_graphs_set(1, 2);
+  cmx__gpu_graphs_tune(1, -1); /* a graph from the second sight */
+  for (int on = 1; on >= 0; on--) {
+    cmx__gpu_graphs_pdl(on);
+    cmx__gpu_graphs_forget_all();
+    int64_t n = (int64_t)1 << 22;
+    cmx__gpu_graph_stats s0 = gstats();
+    for (int r = 0; r < 4; r++) {
+      CHECK_MSG(chain_ok(n, 24, 0.25f * (float)(r + 1)), "pdl %d run %d", on, r);
+      CHECK_MSG(doubling_ok(n, 30), "pdl %d run %d", on, r);
+    }
+    cmx__gpu_graph_stats s1 = gstats();
+    CHECK(s1.instantiated > s0.instantiated);
+    uint64_t prog = s1.programmatic - s0.programmatic;
+    if (on && has)
+      CHECK_MSG(prog > 0, "no programmatic edges on sm_%d%d", d->cc_major,
+                d->cc_minor);
+    else
+      CHECK(prog == 0);
+  }
+  cmx__gpu_graphs_pdl(-1);
+  cmx__gpu_graphs_tune(0, -1);
 }
 
 /* A new shape is a new graph (seen twice, then kept); the old shape's
@@ -552,6 +598,7 @@ int main(void) {
   if (g_gpu && g_nvrtc && cmx__gpu_graphs_enabled()) {
     CASE(test_replay);
     CASE(test_new_shape);
+    CASE(test_programmatic);
     CASE(test_fallback);
     CASE(test_frees_and_polls);
     CASE(test_peak_in_batch);

@@ -306,6 +306,7 @@ static void emit_contig(cmx__strbuf* b, const cmx__fused_program* prog) {
         "extern \"C\" __global__ void __launch_bounds__(CMX_FK_THREADS)\n"
         "%s(const cmx_fk_ptrs P, long long n, long long nv,\n"
         "    unsigned long long bm) {\n"
+        "  CMX_GRID_WAIT();\n"
         "  cmx_fk_contig<%s>(P, n, nv, bm);\n}\n#endif\n",
         entry[e][0], entry[e][0], entry[e][1]);
   cmx__strbuf_puts(b, "\n");
@@ -338,6 +339,7 @@ static void emit_strided(cmx__strbuf* b, const cmx__fused_program* prog) {
         "#if !defined(CMX_ONLY) || defined(CMX_ONLY_cmx_fk_g%s)\n"
         "extern \"C\" __global__ void cmx_fk_g%s(const cmx_fk_ptrs P, %s n,\n"
         "    const CMX_GRID_CONST cmx_fk_layout L) {\n"
+        "  CMX_GRID_WAIT();\n"
         "  cmx_fk_strided<%s>(P, n, L);\n}\n#endif\n",
         bits[w][0], bits[w][0], bits[w][1], bits[w][1]);
 }
@@ -405,6 +407,7 @@ static fk* family_of(char* src, int variant, int vec, int ndim, int narr) {
                                .kernels = k_kernels,
                                .nvariants = 2,
                                .variant = fk_variant,
+                               .flags = CMX__GPU_GRID_WAITS,
                                .shape = {CMX__GPU_GRID_STRIDE, FK_THREADS, 16}};
     f->next = g_fks.list;
     g_fks.list = f;

@@ -50,6 +50,7 @@ const cmx__gpu_family cmx__gpu_family_conv = {
     .name = "conv",
     .file = "conv",
     .kernels = k_kernels,
+    .flags = CMX__GPU_GRID_WAITS,
     .nvariants = 4,
     .variant = conv_variant,
     .shape = {CMX__GPU_GRID_STRIDE, 256, 16}};

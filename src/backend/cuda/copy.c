@@ -35,6 +35,7 @@ const cmx__gpu_family cmx__gpu_family_copy = {
     .name = "copy",
     .file = "copy",
     .kernels = k_kernels,
+    .flags = CMX__GPU_GRID_WAITS,
     .nvariants = 4,
     .variant = copy_variant,
     .shape = {CMX__GPU_GRID_STRIDE, 256, 16}};

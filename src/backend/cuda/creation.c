@@ -42,6 +42,7 @@ const cmx__gpu_family cmx__gpu_family_creation = {
     .file = "creation",
     .preamble = k_preamble,
     .kernels = k_kernels,
+    .flags = CMX__GPU_GRID_WAITS,
     .nvariants = CMX_NUM_DTYPES,
     .variant = creation_variant,
     .shape = {CMX__GPU_GRID_STRIDE, 256, 16}};

@@ -35,6 +35,7 @@ const cmx__gpu_family cmx__gpu_family_cross_entropy = {
     .file = "cross_entropy",
     .preamble = k_preamble,
     .kernels = k_kernels,
+    .flags = CMX__GPU_GRID_WAITS,
     .nvariants = CMX_NUM_DTYPES,
     .variant = ce_variant,
     .shape = {CMX__GPU_CUSTOM, 256, 0}};

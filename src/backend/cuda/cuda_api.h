@@ -28,6 +28,17 @@ typedef struct CUmemPoolHandle_st* CUmemoryPool;
 typedef struct CUgraph_st* CUgraph;
 typedef struct CUgraphNode_st* CUgraphNode;
 typedef struct CUgraphExec_st* CUgraphExec;
+/* A graph edge's kind (cuda.h's CUgraphEdgeData): from_port 1
+ * (CU_GRAPH_KERNEL_NODE_PORT_PROGRAMMATIC) with type 1
+ * (CU_GRAPH_DEPENDENCY_TYPE_PROGRAMMATIC) lets the downstream kernel start
+ * before the upstream one ends (it waits in the kernel: griddepcontrol). */
+typedef struct CUgraphEdgeData {
+  unsigned char from_port, to_port, type, reserved[5];
+} CUgraphEdgeData;
+enum {
+  CU_GRAPH_KERNEL_NODE_PORT_PROGRAMMATIC = 1,
+  CU_GRAPH_DEPENDENCY_TYPE_PROGRAMMATIC = 1
+};
 typedef struct CUkern_st* CUkernel;
 typedef unsigned long long CUdeviceptr;
 
@@ -159,6 +170,12 @@ typedef struct cmx__cuda_api {
       CUgraphExec e, CUgraphNode n, const CUDA_KERNEL_NODE_PARAMS* p); /* _v2 */
   CUresult (*cuGraphExecChildGraphNodeSetParams)(CUgraphExec e, CUgraphNode n,
                                                  CUgraph child);
+  /* Optional: edges with data (CUDA 12.3): graph.c's programmatic
+   * dependencies between kernel nodes. */
+  CUresult (*cuGraphAddDependencies)(CUgraph g, const CUgraphNode* from,
+                                     const CUgraphNode* to,
+                                     const CUgraphEdgeData* data,
+                                     size_t n); /* _v2 */
   CUresult (*cuStreamBeginCapture)(CUstream s, int mode); /* _v2 */
   CUresult (*cuStreamEndCapture)(CUstream s, CUgraph* g);
 } cmx__cuda_api;

@@ -137,6 +137,7 @@ static const char* resolve_all(void* lib) {
       OPT(cuGraphExecKernelNodeSetParams, "cuGraphExecKernelNodeSetParams_v2"),
       OPT(cuGraphExecChildGraphNodeSetParams,
           "cuGraphExecChildGraphNodeSetParams"),
+      OPT(cuGraphAddDependencies, "cuGraphAddDependencies_v2"),
       OPT(cuStreamBeginCapture, "cuStreamBeginCapture_v2"),
       OPT(cuStreamEndCapture, "cuStreamEndCapture"),
 #undef REQ

@@ -63,6 +63,7 @@ const cmx__gpu_family cmx__gpu_family_fast = {
     .file = "fast",
     .preamble = k_preamble,
     .kernels = k_kernels,
+    .flags = CMX__GPU_GRID_WAITS,
     .nvariants = CMX_NUM_DTYPES,
     .variant = fast_variant,
     .shape = {CMX__GPU_GRID_STRIDE, 256, 16}};

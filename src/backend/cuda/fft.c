@@ -43,6 +43,7 @@ const cmx__gpu_family cmx__gpu_family_fft = {
     .name = "fft",
     .file = "fft",
     .kernels = k_kernels,
+    .flags = CMX__GPU_GRID_WAITS,
     .nvariants = 1,
     .variant = fft_variant,
     .shape = {CMX__GPU_GRID_STRIDE, 256, 8}};

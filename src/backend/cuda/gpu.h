@@ -298,7 +298,12 @@ enum {
    * cooperative_groups.h, CCCL): NVRTC gets the toolkit's include folder
    * and its CCCL folder when they are found, nothing otherwise (extension
    * kernels, cmx/cuda.h). */
-  CMX__GPU_TOOLKIT_HEADERS = 1u << 1
+  CMX__GPU_TOOLKIT_HEADERS = 1u << 1,
+  /* Every kernel of it starts with CMX_GRID_WAIT() (kernels/common.cu), so
+   * a CUDA graph may launch it programmatically after the kernel before it
+   * (graph.c). The built-in and compiled families; never an extension's
+   * kernels, which may read their inputs at once. */
+  CMX__GPU_GRID_WAITS = 1u << 2
 };
 
 #define CMX__GPU_PRELUDE_MAX 1024
@@ -328,7 +333,7 @@ typedef struct cmx__gpu_family {
    * an op without this dtype, say). */
   int nvariants;
   bool (*variant)(int v, cmx__gpu_variant* out);
-  unsigned flags; /* CMX__GPU_NEEDS_CCCL */
+  unsigned flags; /* CMX__GPU_NEEDS_CCCL ... (the enum above) */
   cmx__gpu_shape shape;
 } cmx__gpu_family;
 
@@ -585,6 +590,7 @@ typedef struct cmx__gpu_graph_stats {
   uint64_t captures;       /* library calls captured */
   uint64_t fallbacks;      /* graph errors that fell back to launches */
   uint64_t flushes;        /* non-empty batches issued */
+  uint64_t programmatic;   /* programmatic edges in graphs instantiated */
 } cmx__gpu_graph_stats;
 cmx__gpu_graph_stats cmx__gpu_graph_stats_get(void);
 /* For tests: 1 or 0 forces batching on or off from now on (-1: the
@@ -598,6 +604,10 @@ void cmx__gpu_graphs_fail_next(int n);
  * whether graphable library calls are captured into the batch (1), cut it
  * (0), or follow CMX_CUDA_GRAPH_CAPTURE (-1). */
 void cmx__gpu_graphs_tune(int min_seen, int capture);
+/* For tests and benchmarks: 1 or 0 turns programmatic edges between
+ * waiting kernels on or off in graphs instantiated from now on (batches
+ * made from now on), -1 follows CMX_CUDA_PDL (graph.c). */
+void cmx__gpu_graphs_pdl(int on);
 
 /* ---------------- eval_gpu helpers (launch.c) ---------------- */
 

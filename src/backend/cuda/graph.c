@@ -46,6 +46,20 @@
  * results back, cuFFT, cuDNN, NCCL) always end the batch, since they may
  * synchronise or allocate, which a capture does not allow.
  *
+ * Programmatic edges (CMX_CUDA_PDL=1; off by default, see DEFAULT_PDL;
+ * sm_90 and later): a kernel of a family whose kernels all begin with
+ * CMX_GRID_WAIT() (CMX__GPU_GRID_WAITS: the built-in and compiled ones)
+ * hangs from the kernel node before it by a programmatic edge instead of
+ * a full one. The card then launches it while the one before still runs
+ * (that one lets it: CMX_GRID_WAIT's launch_dependents), and its threads
+ * wait in the kernel until the one before has finished and its writes are
+ * visible: the same order, without the gap between one kernel's end and
+ * the next one's start; before the wait a kernel may only ask for its
+ * constant inputs in L2 (cmx_prefetch_l2). Since every kernel of a chain
+ * waits for the one before it before it ends, a kernel also comes after
+ * everything earlier in the chain. Extension kernels, which may read
+ * their inputs at once, and child graphs keep full edges.
+ *
  * Any graph error (building, instantiating, updating, launching) drops
  * that executable graph and issues the batch plainly: a captured call then
  * runs as its child graph instantiated alone.
@@ -72,6 +86,14 @@
  * at 128, 1.66 at 64; the compiled MLP step the same (228-247 us). */
 #define DEFAULT_LIMIT 64
 #define DEFAULT_ON 1 /* batching without CMX_CUDA_GRAPHS */
+/* Programmatic edges without CMX_CUDA_PDL: off. H200, 2026-11-28, same
+ * runs with CMX_CUDA_PDL 1 against 0: the compiled MLP step of
+ * gpu_graphs_bench 294/322/286 against 271/227/211 us (slower in every
+ * pair), its eager step 760/622 against 475/463 us, 1000 dependent eager
+ * adds 1.47/1.41 against 2.38/2.26 us an add (but 2.34 against 2.16 in a
+ * third pair), SmolLM2 decoding within the runs' noise (600-840 tokens/s
+ * either way: that step waits on the host). */
+#define DEFAULT_PDL 0
 
 enum { N_KERNEL = 0, N_CHILD = 1 };
 
@@ -82,6 +104,7 @@ typedef struct sig {
   CUfunction fn;
   unsigned grid[3], block[3], shared;
   uint16_t nargs, used;
+  bool waits; /* its family's kernels start with CMX_GRID_WAIT() */
 } sig;
 
 /* A batched command: its signature, its arguments' place in the arena
@@ -94,7 +117,7 @@ typedef struct bcmd {
 
 typedef struct gexec {
   uint64_t hash, last_use;
-  int n;
+  int n, nprog; /* nodes; programmatic edges among them */
   sig* sigs;
   CUgraph g;
   CUgraphNode* nodes;
@@ -119,10 +142,11 @@ struct cmx__gpu_batch {
 };
 
 static _Atomic uint64_t st_launches, st_nodes, st_inst, st_reused, st_updates,
-    st_direct, st_captures, st_fallbacks, st_flushes;
+    st_direct, st_captures, st_fallbacks, st_flushes, st_prog;
 static _Atomic int g_force = -1, g_min = 0, g_fail_next = 0;
 static _Atomic int g_env = -1; /* CMX_CUDA_GRAPHS: 0 off, 1 on, -1 unread */
 static _Atomic int g_seen = 0, g_capture = -1; /* cmx__gpu_graphs_tune */
+static _Atomic int g_pdl = -1; /* cmx__gpu_graphs_pdl */
 
 cmx__gpu_graph_stats cmx__gpu_graph_stats_get(void) {
   return (cmx__gpu_graph_stats){
@@ -130,7 +154,7 @@ cmx__gpu_graph_stats cmx__gpu_graph_stats_get(void) {
       atomic_load(&st_inst),     atomic_load(&st_reused),
       atomic_load(&st_updates),  atomic_load(&st_direct),
       atomic_load(&st_captures), atomic_load(&st_fallbacks),
-      atomic_load(&st_flushes)};
+      atomic_load(&st_flushes),  atomic_load(&st_prog)};
 }
 
 void cmx__gpu_graphs_set(int on, int min_nodes) {
@@ -145,6 +169,10 @@ void cmx__gpu_graphs_fail_next(int n) {
 void cmx__gpu_graphs_tune(int min_seen, int capture) {
   atomic_store(&g_seen, min_seen);
   atomic_store(&g_capture, capture);
+}
+
+void cmx__gpu_graphs_pdl(int on) {
+  atomic_store(&g_pdl, on);
 }
 
 static bool driver_has_graphs(void) {
@@ -220,6 +248,28 @@ static bool capture_on(void) {
     atomic_store(&env, e);
   }
   return e == 2;
+}
+
+/* Whether graphs on device dev give a kernel that waits
+ * (CMX__GPU_GRID_WAITS) a programmatic edge from the kernel before it:
+ * CMX_CUDA_PDL (0 off, 1 on; DEFAULT_PDL) or cmx__gpu_graphs_pdl, a
+ * driver with edge data (cuGraphAddDependencies_v2) and a card of compute
+ * capability 9.0 or later (griddepcontrol). */
+static bool pdl_on(int dev) {
+  static _Atomic int env = 0; /* 1 + the variable's 0 or 1; 0: unread */
+  int f = atomic_load(&g_pdl), e = atomic_load(&env);
+  if (f < 0 && !e) {
+    e = 1 + env_int("CMX_CUDA_PDL", DEFAULT_PDL, 0, 1);
+    atomic_store(&env, e);
+  }
+  if (!(f >= 0 ? f == 1 : e == 2) || !cmx__cu.cuGraphAddDependencies)
+    return false;
+  cmx__gpu_device* d = cmx__gpu_device_get(dev);
+  if (!d) {
+    cmx_clear_error();
+    return false;
+  }
+  return d->cc_major >= 9;
 }
 
 int cmx__gpu_batch_limit(void) {
@@ -381,6 +431,8 @@ cmx_status cmx__gpu_batch_add(cmx__gpu_batch* b, const cmx__gpu_cmd* cmd,
   c->s.shared = (unsigned)cmd->cfg.shared;
   c->s.nargs = (uint16_t)a->n;
   c->s.used = (uint16_t)a->used;
+  c->s.waits = cmd->kernel->family &&
+               (cmd->kernel->family->flags & CMX__GPU_GRID_WAITS);
   c->at = at;
   uint16_t* offs = (uint16_t*)(b->arena + at);
   memcpy(offs, a->offset, 2 * (size_t)a->n);
@@ -402,8 +454,9 @@ static uint64_t sig_hash(const cmx__gpu_batch* b) {
   uint64_t h = mix(0x51ed270b27a5f4c3ull, (uint64_t)b->n);
   for (int i = 0; i < b->n; i++) {
     const sig* s = &b->cmds[i].s;
-    h = mix(h, (uint64_t)s->kind | (uint64_t)s->nargs << 8 |
-                   (uint64_t)s->used << 24 | (uint64_t)s->shared << 40);
+    h = mix(h, (uint64_t)s->kind | (uint64_t)s->waits << 4 |
+                   (uint64_t)s->nargs << 8 | (uint64_t)s->used << 24 |
+                   (uint64_t)s->shared << 40);
     h = mix(h, (uint64_t)(uintptr_t)s->fn);
     h = mix(h, (uint64_t)s->grid[0] << 32 | s->block[0]);
     h = mix(h, (uint64_t)s->grid[1] << 48 | (uint64_t)s->grid[2] << 32 |
@@ -413,7 +466,8 @@ static uint64_t sig_hash(const cmx__gpu_batch* b) {
 }
 
 static bool sig_eq(const sig* a, const sig* b) {
-  return a->kind == b->kind && a->fn == b->fn && a->nargs == b->nargs &&
+  return a->kind == b->kind && a->waits == b->waits && a->fn == b->fn &&
+         a->nargs == b->nargs &&
          a->used == b->used && a->shared == b->shared &&
          memcmp(a->grid, b->grid, sizeof a->grid) == 0 &&
          memcmp(a->block, b->block, sizeof a->block) == 0;
@@ -480,6 +534,7 @@ static gexec* instantiate(cmx__gpu_batch* b, uint64_t hash) {
             cmx__cu.cuGraphCreate(&e->g, 0) == CUDA_SUCCESS;
   void* params[CMX__GPU_MAX_ARGS];
   size_t off = 0;
+  bool pdl = ok && pdl_on(b->dev);
   for (int i = 0; ok && i < b->n; i++) {
     const bcmd* c = &b->cmds[i];
     const CUgraphNode* dep = i ? &e->nodes[i - 1] : NULL;
@@ -490,8 +545,18 @@ static gexec* instantiate(cmx__gpu_batch* b, uint64_t hash) {
       r = cmx__cu.cuGraphAddChildGraphNode(&e->nodes[i], e->g, dep, i ? 1 : 0,
                                            c->child);
     } else {
+      /* A kernel that waits in its code may start while the kernel before
+       * it still runs (a programmatic edge); any other gets a full one. */
+      bool prog = pdl && i && c->s.waits && b->cmds[i - 1].s.kind == N_KERNEL;
       CUDA_KERNEL_NODE_PARAMS p = node_params(b, c, params);
-      r = cmx__cu.cuGraphAddKernelNode(&e->nodes[i], e->g, dep, i ? 1 : 0, &p);
+      r = cmx__cu.cuGraphAddKernelNode(&e->nodes[i], e->g, prog ? NULL : dep,
+                                       i && !prog ? 1 : 0, &p);
+      if (r == CUDA_SUCCESS && prog) {
+        CUgraphEdgeData ed = {.from_port = CU_GRAPH_KERNEL_NODE_PORT_PROGRAMMATIC,
+                              .type = CU_GRAPH_DEPENDENCY_TYPE_PROGRAMMATIC};
+        r = cmx__cu.cuGraphAddDependencies(e->g, dep, &e->nodes[i], &ed, 1);
+        if (r == CUDA_SUCCESS) e->nprog++;
+      }
       memcpy(e->args + off, cmd_data(b, c), c->s.used);
       off += c->s.used;
     }
@@ -507,6 +572,7 @@ static gexec* instantiate(cmx__gpu_batch* b, uint64_t hash) {
     return NULL;
   }
   atomic_fetch_add(&st_inst, 1);
+  atomic_fetch_add(&st_prog, (uint64_t)e->nprog);
   return e;
 }
 

@@ -63,6 +63,7 @@ const cmx__gpu_family cmx__gpu_family_linalg = {
     .name = "linalg",
     .file = "linalg",
     .kernels = k_kernels,
+    .flags = CMX__GPU_GRID_WAITS,
     .nvariants = 2,
     .variant = la_variant,
     .shape = {CMX__GPU_GRID_STRIDE, 256, 8}};

@@ -97,6 +97,7 @@ const cmx__gpu_family cmx__gpu_family_quantized = {
     .file = "quantized",
     .preamble = k_preamble,
     .kernels = k_kernels,
+    .flags = CMX__GPU_GRID_WAITS,
     .nvariants = CMX_NUM_DTYPES * 9,
     .variant = q_variant,
     .shape = {CMX__GPU_GRID_STRIDE, 256, 16}};

@@ -24,6 +24,7 @@ const cmx__gpu_family cmx__gpu_family_random = {
     .name = "random",
     .file = "random",
     .kernels = k_kernels,
+    .flags = CMX__GPU_GRID_WAITS,
     .nvariants = 1,
     .variant = random_variant,
     .shape = {CMX__GPU_GRID_STRIDE, 256, 16}};

@@ -288,6 +288,7 @@ const cmx__gpu_family cmx__gpu_family_reduce = {
     .file = "reduce",
     .preamble = k_preamble,
     .kernels = k_kernels,
+    .flags = CMX__GPU_GRID_WAITS,
     .nvariants = K_NUM * CMX_NUM_DTYPES,
     .variant = red_variant,
     .shape = {CMX__GPU_CUSTOM, 256, 0}};

@@ -113,6 +113,7 @@ const cmx__gpu_family cmx__gpu_family_scan = {
     .file = "scan",
     .preamble = k_preamble,
     .kernels = k_kernels,
+    .flags = CMX__GPU_GRID_WAITS,
     .nvariants = 5 * CMX_NUM_DTYPES,
     .variant = scan_variant,
     .shape = {CMX__GPU_GRID_STRIDE, 256, 16}};

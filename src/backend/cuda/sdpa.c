@@ -74,6 +74,7 @@ const cmx__gpu_family cmx__gpu_family_sdpa = {
     .file = "sdpa",
     .preamble = k_preamble,
     .kernels = k_kernels,
+    .flags = CMX__GPU_GRID_WAITS,
     .nvariants = CMX_NUM_DTYPES,
     .variant = sdpa_variant,
     .shape = {CMX__GPU_CUSTOM, 128, 0}};

@@ -33,6 +33,7 @@ const cmx__gpu_family cmx__gpu_family_hadamard = {
     .file = "hadamard",
     .preamble = k_preamble,
     .kernels = k_kernels,
+    .flags = CMX__GPU_GRID_WAITS,
     .nvariants = CMX_NUM_DTYPES,
     .variant = float_variant,
     .shape = {CMX__GPU_CUSTOM, 256, 0}};

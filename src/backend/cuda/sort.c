@@ -91,6 +91,7 @@ const cmx__gpu_family cmx__gpu_family_sort = {
     .name = "sort",
     .file = "sort",
     .kernels = k_kernels,
+    .flags = CMX__GPU_GRID_WAITS,
     .nvariants = CMX_NUM_DTYPES,
     .variant = sort_variant,
     .shape = {CMX__GPU_GRID_STRIDE, 256, 16}};

@@ -19,6 +19,56 @@ typedef long long cmx_i64;
 #define CMX_GRID_CONST
 #endif
 
+// Programmatic dependent launch (sm_90 and later). Every built-in kernel
+// starts with CMX_GRID_WAIT(): in a CUDA graph a kernel may be given a
+// programmatic dependency on the kernel before it (graph.c), so that it is
+// launched while that one still runs; the wait holds its threads until the
+// kernels it depends on have finished and their writes are visible, which
+// makes the early launch exactly as safe as a full dependency (reads and
+// writes all come after it). It then lets the next kernel launch early in
+// turn (launch_dependents; that kernel waits for this one to finish). Both
+// are no-ops in a kernel launched without such a dependency.
+#if defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 900
+#define CMX_GRID_WAIT()                                \
+  do {                                                 \
+    asm volatile("griddepcontrol.wait;" ::: "memory"); \
+    asm volatile("griddepcontrol.launch_dependents;"); \
+  } while (0)
+#else
+#define CMX_GRID_WAIT() \
+  do {                  \
+  } while (0)
+#endif
+
+// Asks for the 128-byte lines of [p, p + bytes) to be brought into L2,
+// the block's threads taking every blockDim.x-th line. Allowed before
+// CMX_GRID_WAIT() (a kernel's constant inputs: weights), since it changes
+// no memory and L2 is where every SM's writes meet: a line still being
+// written by the kernel ahead stays right. Named cmx_*prefetch* as every
+// helper that may run before the wait (test_cuda_kernel_sources.py).
+// CMX_NO_L2_PREFETCH (CMX_CUDA_L2_PREFETCH=0, family.c) leaves them out.
+__device__ __forceinline__ void cmx_prefetch_l2(const void* p,
+                                                long long bytes) {
+#if defined(__CUDA_ARCH__) && !defined(CMX_NO_L2_PREFETCH)
+  const unsigned long long a = (unsigned long long)p & ~127ull;
+  const long long n =
+      (long long)(((unsigned long long)p + bytes - a + 127) >> 7);
+  for (long long i = threadIdx.x; i < n; i += blockDim.x)
+    asm volatile("prefetch.global.L2 [%0];" ::"l"(a + 128 * i));
+#endif
+}
+
+// The same, every line asked by the calling thread alone (one row a
+// thread: a block's threads each taking rows of their own).
+__device__ __forceinline__ void cmx_prefetch_l2_thread(const void* p,
+                                                       long long bytes) {
+#if defined(__CUDA_ARCH__) && !defined(CMX_NO_L2_PREFETCH)
+  const unsigned long long a = (unsigned long long)p & ~127ull;
+  for (unsigned long long l = a; l < (unsigned long long)p + bytes; l += 128)
+    asm volatile("prefetch.global.L2 [%0];" ::"l"(l));
+#endif
+}
+
 // Sixteen bytes of elements, moved with one 128-bit access.
 template <typename T>
 union cmx_pack {

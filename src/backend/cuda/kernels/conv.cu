@@ -23,6 +23,7 @@ struct cmx_conv_geo {
 extern "C" __global__ void cmx_conv_unfold(const T* x, T* u, long long r0,
                                            long long n,
                                            const CMX_GRID_CONST cmx_conv_geo g) {
+  CMX_GRID_WAIT();
   const long long rowlen = (long long)g.groups * g.taps * g.cg;
   const long long nt = cmx_nthreads();
   for (long long i = cmx_tid(); i < n; i += nt) {

@@ -13,6 +13,7 @@ typedef CMX_T T;
 
 #if !defined(CMX_ONLY) || defined(CMX_ONLY_cmx_copy_v)
 extern "C" __global__ void cmx_copy_v(const T* a, T* o, long long n) {
+  CMX_GRID_WAIT();
   constexpr int V = 16 / sizeof(T);
   const long long t0 = cmx_tid(), nt = cmx_nthreads();
   const bool aligned =
@@ -44,6 +45,7 @@ __device__ __forceinline__ void cmx_copy_strided(const T* a, T* o, I n,
 #define CMX_COPY_G(NAME, N, ND, BITS, I)                                \
   extern "C" __global__ void NAME##_g##ND##_##BITS(                     \
       const T* a, T* o, I n, const CMX_GRID_CONST cmx_layout_n<N> L) {  \
+    CMX_GRID_WAIT();                                                    \
     cmx_copy_strided<I, ND, N>(a, o, n, L);                             \
   }
 #if !defined(CMX_ONLY) || defined(CMX_ONLY_cmx_copy_g1_32)
@@ -73,6 +75,7 @@ CMX_COPY_G(cmx_copy, 2, 0, 64, long long)
 
 #if !defined(CMX_ONLY) || defined(CMX_ONLY_cmx_fill_v)
 extern "C" __global__ void cmx_fill_v(const T* a, T* o, long long n) {
+  CMX_GRID_WAIT();
   constexpr int V = 16 / sizeof(T);
   const long long t0 = cmx_tid(), nt = cmx_nthreads();
   const T v = a[0];

@@ -17,6 +17,7 @@ typedef CMX_T T;
 extern "C" __global__ void cmx_range_f(T* o, long long n, double start,
                                        double step, double stop,
                                        int linspace) {
+  CMX_GRID_WAIT();
   const long long nt = cmx_nthreads();
   for (long long i = cmx_tid(); i < n; i += nt) {
     double v = __dadd_rn(start, __dmul_rn((double)i, step));
@@ -32,6 +33,7 @@ extern "C" __global__ void cmx_range_f(T* o, long long n, double start,
 extern "C" __global__ void cmx_range_i(T* o, long long n,
                                        unsigned long long a0,
                                        unsigned long long d) {
+  CMX_GRID_WAIT();
 #if CMX_INT_RANGE
   const long long nt = cmx_nthreads();
   for (long long i = cmx_tid(); i < n; i += nt)
@@ -52,6 +54,7 @@ extern "C" __global__ void cmx_range_i(T* o, long long n,
 #if !defined(CMX_ONLY) || defined(CMX_ONLY_cmx_eye_tri)
 extern "C" __global__ void cmx_eye_tri(T* o, long long n, long long m,
                                        long long k, int tri) {
+  CMX_GRID_WAIT();
   const T one = CMX_FROM_F64(1.0), zero = CMX_FROM_F64(0.0);
   const long long nt = cmx_nthreads();
   for (long long x = cmx_tid(); x < n; x += nt) {
@@ -66,6 +69,7 @@ extern "C" __global__ void cmx_eye_tri(T* o, long long n, long long m,
 #if !defined(CMX_ONLY) || defined(CMX_ONLY_cmx_tri_mask)
 extern "C" __global__ void cmx_tri_mask(T* o, long long n, long long rows,
                                         long long m, long long k, int lower) {
+  CMX_GRID_WAIT();
   const T zero = CMX_FROM_F64(0.0);
   const long long nt = cmx_nthreads();
   for (long long x = cmx_tid(); x < n; x += nt) {

@@ -118,6 +118,7 @@ static __device__ __forceinline__ void cmx_ce_row(
   extern "C" __global__ void NAME(const cmx_ce_t* x, const long long* tg,  \
                                   float* out, long long nrows, long long V, \
                                   cmx_index_error* err, int code, int axis) { \
+    CMX_GRID_WAIT();                                                       \
     cmx_ce_row<VEC>(x, tg, out, nrows, V, err, code, axis);                \
   }
 #if !defined(CMX_ONLY) || defined(CMX_ONLY_cmx_ce_vec)

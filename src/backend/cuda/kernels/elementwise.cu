@@ -119,6 +119,7 @@ __device__ __forceinline__ void cmx_ew_contig(const cmx_t0* a0,
   extern "C" __global__ void cmx_ew_c##MASK(                           \
       const cmx_t0* a0, const cmx_t1* a1, const cmx_t2* a2, cmx_to* o, \
       long long n, cmx_ew_params P) {                                  \
+    CMX_GRID_WAIT();                                                   \
     cmx_ew_contig<MASK>(a0, a1, a2, o, n, P);                          \
   }
 #if !defined(CMX_ONLY) || defined(CMX_ONLY_cmx_ew_c0)
@@ -169,6 +170,7 @@ __device__ __forceinline__ void cmx_ew_strided(const cmx_t0* a0,
   extern "C" __global__ void cmx_ew_g##ND##_##BITS(                         \
       const cmx_t0* a0, const cmx_t1* a1, const cmx_t2* a2, cmx_to* o, I n, \
       cmx_ew_params P, const CMX_GRID_CONST cmx_ew_layout L) {              \
+    CMX_GRID_WAIT();                                                        \
     cmx_ew_strided<I, ND>(a0, a1, a2, o, n, L, P);                          \
   }
 #if !defined(CMX_ONLY) || defined(CMX_ONLY_cmx_ew_g1_32)

@@ -166,6 +166,9 @@ CMX_F_FN void cmx_norm_gen(const cmx_ft* x, const cmx_ft* w, const cmx_ft* b,
                                   const cmx_ft* b, cmx_ft* y,              \
                                   long long nrows, long long D, float eps, \
                                   const CMX_GRID_CONST cmx_fl X) {         \
+    cmx_prefetch_l2(w, w ? D * (long long)sizeof(cmx_ft) : 0);             \
+    cmx_prefetch_l2(b, b ? D * (long long)sizeof(cmx_ft) : 0);             \
+    CMX_GRID_WAIT();                                                       \
     cmx_norm_vec<LN>(x, w, b, y, nrows, D, eps, X);                        \
   }
 #define CMX_NORM_GEN(NAME, LN)                                              \
@@ -173,6 +176,7 @@ CMX_F_FN void cmx_norm_gen(const cmx_ft* x, const cmx_ft* w, const cmx_ft* b,
       const cmx_ft* x, const cmx_ft* w, const cmx_ft* b, cmx_ft* y,         \
       long long nrows, long long D, float eps, long long ls, long long ws,  \
       long long bs, const CMX_GRID_CONST cmx_fl X) {                        \
+    CMX_GRID_WAIT();                                                        \
     cmx_norm_gen<LN>(x, w, b, y, nrows, D, eps, ls, ws, bs, X);             \
   }
 #if !defined(CMX_ONLY) || defined(CMX_ONLY_cmx_norm_vec_rms)
@@ -201,6 +205,7 @@ extern "C" __global__ void cmx_rope(const cmx_ft* x, cmx_ft* y,
                                     int off_vec, long long os, long long fs,
                                     float k, float scale, int traditional,
                                     long long ls, const CMX_GRID_CONST cmx_fl X) {
+  CMX_GRID_WAIT();
   const long long per_row = D - h, n = nrows * per_row;
   for (long long it = cmx_tid(); it < n; it += cmx_nthreads()) {
     const long long r = it / per_row;

@@ -4,6 +4,7 @@
 // p[i] *= s for n floats (the normalisation).
 #if !defined(CMX_ONLY) || defined(CMX_ONLY_cmx_fft_scale)
 extern "C" __global__ void cmx_fft_scale(float* p, long long n, float s) {
+  CMX_GRID_WAIT();
   for (long long i = blockIdx.x * (long long)blockDim.x + threadIdx.x; i < n;
        i += (long long)gridDim.x * blockDim.x)
     p[i] *= s;
@@ -17,6 +18,7 @@ extern "C" __global__ void cmx_fft_scale(float* p, long long n, float s) {
 extern "C" __global__ void cmx_fft_herm(float* p, long long lines,
                                         long long len, long long inner,
                                         int even) {
+  CMX_GRID_WAIT();
   for (long long l = blockIdx.x * (long long)blockDim.x + threadIdx.x;
        l < lines; l += (long long)gridDim.x * blockDim.x) {
     long long base = (l / inner) * len * inner + l % inner;
@@ -32,6 +34,7 @@ extern "C" __global__ void cmx_fft_herm(float* p, long long lines,
 #if !defined(CMX_ONLY) || defined(CMX_ONLY_cmx_fft_one)
 extern "C" __global__ void cmx_fft_one(const float* s, int sw, float* d,
                                        int dw, long long n) {
+  CMX_GRID_WAIT();
   for (long long i = blockIdx.x * (long long)blockDim.x + threadIdx.x; i < n;
        i += (long long)gridDim.x * blockDim.x) {
     float re = s[i * sw], im = sw == 2 ? s[i * sw + 1] : 0.f;

@@ -83,6 +83,7 @@ __device__ __forceinline__ void cmx_gemv_rows_body(
   extern "C" __global__ void NAME(const cmx_gt* A, long long lda,             \
                                   const cmx_gt* x, long long incx, cmx_gt* y, \
                                   long long M, long long K) {                 \
+    CMX_GRID_WAIT();                                                          \
     cmx_gemv_rows_body<VEC>(A, lda, x, incx, y, M, K);                        \
   }
 #if !defined(CMX_ONLY) || defined(CMX_ONLY_cmx_gemv_rows_v)
@@ -170,6 +171,7 @@ __device__ __forceinline__ void cmx_gemv_cols_body(
   extern "C" __global__ void NAME(                                       \
       const cmx_gt* A, long long lda, const cmx_gt* x, long long incx,   \
       cmx_gt* y, cmx_gf* part, long long N, long long K, long long kc) { \
+    CMX_GRID_WAIT();                                                     \
     cmx_gemv_cols_body<VEC>(A, lda, x, incx, y, part, N, K, kc);         \
   }
 #if !defined(CMX_ONLY) || defined(CMX_ONLY_cmx_gemv_cols_v)

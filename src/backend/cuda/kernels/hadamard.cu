@@ -24,6 +24,7 @@ struct cmx_had_m {
 extern "C" __global__ void cmx_hadamard(cmx_ft* o, long long rows, int n,
                                         int m, int transpose, double scale,
                                         const CMX_GRID_CONST cmx_had_m H) {
+  CMX_GRID_WAIT();
   extern __shared__ __align__(16) unsigned char cmx_had_smem[];
   cmx_fc* x = (cmx_fc*)cmx_had_smem;
   const int N = n * m, hn = n / 2, pairs = hn * m;
@@ -76,6 +77,7 @@ extern "C" __global__ void cmx_segmm(const cmx_ft* a, const cmx_ft* b,
                                      long long as_r, long long as_c,
                                      long long bs_r, long long bs_c,
                                      cmx_index_error* err, int code) {
+  CMX_GRID_WAIT();
   __shared__ cmx_fc ta[16][17], tb[16][17];
   const int tx = threadIdx.x, ty = threadIdx.y;
   const int row = blockIdx.y * 16 + ty, col = blockIdx.x * 16 + tx;

@@ -80,6 +80,7 @@ extern "C" __global__ void cmx_idx_offsets(const void* idx, int idt,
                                            int axis,
                                            const CMX_GRID_CONST
                                            cmx_layout_n<2> L) {
+  CMX_GRID_WAIT();
   for (long long i = cmx_tid(); i < n; i += cmx_nthreads()) {
     long long off[1];
     cmx_offsets<long long, 0>(L, i, off);
@@ -117,6 +118,7 @@ __device__ __forceinline__ void cmx_gather_body(const T* a, T* o,
   extern "C" __global__ void cmx_gather_g##ND##_##BITS(                  \
       const T* a, T* o, const long long* offs, long long S, I n,         \
       const CMX_GRID_CONST cmx_layout_n<2> L) {                          \
+    CMX_GRID_WAIT();                                                     \
     cmx_gather_body<I, ND>(a, o, offs, S, n, L);                         \
   }
 #if !defined(CMX_ONLY) || defined(CMX_ONLY_cmx_gather_g1_32)
@@ -143,6 +145,7 @@ extern "C" __global__ void cmx_gather_rows(
     long long dim, long long ext, long long stride, long long S,
     long long npos, cmx_index_error* err, int code, int axis,
     const CMX_GRID_CONST cmx_layout_n<2> L) {
+  CMX_GRID_WAIT();
   const int lane = threadIdx.x & 31;
   const long long wpb = blockDim.x >> 5, nw = (long long)gridDim.x * wpb;
   for (long long p = (long long)blockIdx.x * wpb + (threadIdx.x >> 5);
@@ -192,6 +195,7 @@ __device__ __forceinline__ void cmx_gather_axis_body(
       const T* a, T* o, const void* idx, int idt, long long dim,            \
       long long axis_stride, cmx_index_error* err, int code, int axis, I n, \
       const CMX_GRID_CONST cmx_layout_n<3> L) {                             \
+    CMX_GRID_WAIT();                                                        \
     cmx_gather_axis_body<I>(a, o, idx, idt, dim, axis_stride, err, code,    \
                             axis, n, L);                                    \
   }
@@ -359,6 +363,7 @@ __device__ __forceinline__ void cmx_scatter_body(
       const CMX_GRID_CONST cmx_layout_n<2> LO,                       \
       const CMX_GRID_CONST cmx_layout_n<2> LU, unsigned long long* W, \
       int pass) {                                                    \
+    CMX_GRID_WAIT();                                                 \
     cmx_scatter_body<I>(o, u, offs, S, n, LO, LU, W, pass);          \
   }
 #if !defined(CMX_ONLY) || defined(CMX_ONLY_cmx_scatter_32)
@@ -381,6 +386,7 @@ extern "C" __global__ void cmx_scatter_rows(
     long long ext, long long stride, long long S, long long npos, int vec,
     cmx_index_error* err, int code, int axis,
     const CMX_GRID_CONST cmx_layout_n<2> L) {
+  CMX_GRID_WAIT();
   const int lane = threadIdx.x & 31;
   const long long wpb = blockDim.x >> 5, nw = (long long)gridDim.x * wpb;
   for (long long p = (long long)blockIdx.x * wpb + (threadIdx.x >> 5);
@@ -438,6 +444,7 @@ __device__ __forceinline__ void cmx_scatter_axis_body(
       long long axis_stride, cmx_index_error* err, int code, int axis, I n, \
       const CMX_GRID_CONST cmx_layout_n<4> L, unsigned long long* W,        \
       int pass) {                                                           \
+    CMX_GRID_WAIT();                                                        \
     cmx_scatter_axis_body<I>(o, u, idx, idt, dim, axis_stride, err, code,   \
                              axis, n, L, W, pass);                          \
   }

@@ -14,6 +14,7 @@
 extern "C" __global__ void cmx_la_transpose(const T* s, T* d, long long batch,
                                             long long r, long long c,
                                             long long sstep) {
+  CMX_GRID_WAIT();
   long long per = r * c;
   CMX_LA_LOOP(t, batch * per) {
     long long b = t / per, e = t % per, i = e / c, j = e % c;
@@ -27,6 +28,7 @@ extern "C" __global__ void cmx_la_transpose(const T* s, T* d, long long batch,
 extern "C" __global__ void cmx_la_ptrs(unsigned long long* p,
                                        unsigned long long base, long long step,
                                        long long n) {
+  CMX_GRID_WAIT();
   CMX_LA_LOOP(i, n) p[i] = base + (unsigned long long)(i * step);
 }
 #endif
@@ -36,6 +38,7 @@ extern "C" __global__ void cmx_la_ptrs(unsigned long long* p,
 #if !defined(CMX_ONLY) || defined(CMX_ONLY_cmx_la_tri_zero)
 extern "C" __global__ void cmx_la_tri_zero(T* p, long long batch, long long n,
                                            int upper) {
+  CMX_GRID_WAIT();
   CMX_LA_LOOP(t, batch * n * n) {
     long long e = t % (n * n), i = e / n, j = e % n;
     if (upper ? j > i : j < i) p[t] = (T)0;
@@ -48,6 +51,7 @@ extern "C" __global__ void cmx_la_tri_zero(T* p, long long batch, long long n,
 #if !defined(CMX_ONLY) || defined(CMX_ONLY_cmx_la_eye)
 extern "C" __global__ void cmx_la_eye(T* p, long long batch, long long r,
                                       long long c, int step) {
+  CMX_GRID_WAIT();
   CMX_LA_LOOP(t, batch * r * c) {
     long long e = t % (r * c);
     p[t * step] = e / c == e % c ? (T)1 : (T)0;
@@ -62,6 +66,7 @@ extern "C" __global__ void cmx_la_eye(T* p, long long batch, long long r,
 extern "C" __global__ void cmx_la_ctranspose(const float2* s, float2* d,
                                              long long batch, long long r,
                                              long long c, long long sstep) {
+  CMX_GRID_WAIT();
   long long per = r * c;
   CMX_LA_LOOP(t, batch * per) {
     long long b = t / per, e = t % per, i = e / c, j = e % c;
@@ -75,6 +80,7 @@ extern "C" __global__ void cmx_la_ctranspose(const float2* s, float2* d,
 #if !defined(CMX_ONLY) || defined(CMX_ONLY_cmx_la_nonfinite)
 extern "C" __global__ void cmx_la_nonfinite(const T* p, long long per,
                                             long long total, int* flag) {
+  CMX_GRID_WAIT();
   CMX_LA_LOOP(i, total) if (!isfinite(p[i])) flag[i / per] = 1;
 }
 #endif
@@ -84,6 +90,7 @@ extern "C" __global__ void cmx_la_nonfinite(const T* p, long long per,
 extern "C" __global__ void cmx_la_fill_where(T* p, long long per,
                                              long long total, const int* flag,
                                              T v) {
+  CMX_GRID_WAIT();
   CMX_LA_LOOP(i, total) if (flag[i / per]) p[i] = v;
 }
 #endif
@@ -92,6 +99,7 @@ extern "C" __global__ void cmx_la_fill_where(T* p, long long per,
 #if !defined(CMX_ONLY) || defined(CMX_ONLY_cmx_la_diag_zero)
 extern "C" __global__ void cmx_la_diag_zero(const T* p, long long batch,
                                             long long n, int* info) {
+  CMX_GRID_WAIT();
   CMX_LA_LOOP(t, batch * n) {
     long long b = t / n, i = t % n;
     if (p[b * n * n + i * n + i] == (T)0) info[b] = 1;
@@ -107,6 +115,7 @@ extern "C" __global__ void cmx_la_luf_piv(const long long* ipiv, unsigned* piv,
                                           unsigned* rows, unsigned* perm,
                                           long long batch, long long m,
                                           long long k) {
+  CMX_GRID_WAIT();
   CMX_LA_LOOP(b, batch) {
     unsigned* pm = perm + b * m;
     for (long long i = 0; i < m; i++) pm[i] = (unsigned)i;
@@ -126,6 +135,7 @@ extern "C" __global__ void cmx_la_luf_piv(const long long* ipiv, unsigned* piv,
 #if !defined(CMX_ONLY) || defined(CMX_ONLY_cmx_la_qr_r)
 extern "C" __global__ void cmx_la_qr_r(const T* a, T* r, long long batch,
                                        long long m, long long n, long long k) {
+  CMX_GRID_WAIT();
   CMX_LA_LOOP(t, batch * k * n) {
     long long b = t / (k * n), e = t % (k * n), i = e / n, c = e % n;
     r[t] = c >= i ? a[b * m * n + i + c * m] : (T)0;
@@ -141,6 +151,7 @@ extern "C" __global__ void cmx_la_qr_r(const T* a, T* r, long long batch,
 extern "C" __global__ void cmx_la_eig_pack(const T* w, const T* vr, float* ow,
                                            float* ov, long long batch,
                                            long long n, const int* flag) {
+  CMX_GRID_WAIT();
   CMX_LA_LOOP(t, batch * n) {
     long long b = t / n, c = t % n;
     bool bad = flag[b] != 0;
@@ -175,6 +186,7 @@ extern "C" __global__ void cmx_la_eig_pack(const T* w, const T* vr, float* ow,
 extern "C" __global__ void cmx_la_cov_sqrt(const float* in, float* out,
                                            double* ws, long long batch,
                                            long long n) {
+  CMX_GRID_WAIT();
   CMX_LA_LOOP(b, batch) {
     long long nn = n * n;
     double* w = ws + b * (2 * nn + n);
@@ -376,6 +388,7 @@ CMX_LA_DEV void cmx_la_rank(const T* d, int n, int desc, int* rank) {
 #if !defined(CMX_ONLY) || defined(CMX_ONLY_cmx_la_jacobi_eigh)
 CMX_LA_KERNEL void cmx_la_jacobi_eigh(const T* in, T* w, T* v, long long batch,
                                       int n, int upper, int vectors) {
+  CMX_GRID_WAIT();
   CMX_LA_SHARED(sm);
   long long b = CMX_LA_BLOCK;
   if (b >= batch) return;
@@ -495,6 +508,7 @@ CMX_LA_DEV void cmx_la_put(const T* M, int ldm, int D, const int* rank, int nr,
 
 CMX_LA_KERNEL void cmx_la_jacobi_svd(const T* in, T* s, T* u, T* vt,
                                      long long batch, int m, int n, int uv) {
+  CMX_GRID_WAIT();
   CMX_LA_SHARED(sm);
   long long b = CMX_LA_BLOCK;
   if (b >= batch) return;

@@ -58,6 +58,7 @@ __device__ __forceinline__ void cmx_put_word(unsigned char* blk,
 extern "C" __global__ void cmx_random_bits(
     const unsigned* keys, unsigned char* o, long long total, long long h,
     long long half, long long bpk, const CMX_GRID_CONST cmx_layout_n<2> L) {
+  CMX_GRID_WAIT();
   const bool words = bpk % 4 == 0;
   const long long nt = cmx_nthreads();
   for (long long t = cmx_tid(); t < total; t += nt) {

@@ -400,6 +400,7 @@ CMX_R_FN void cmx_red_row(const cmx_rt* x, cmx_rout* o, cmx_racc* part,
                                   cmx_racc* part, cmx_rparams P,            \
                                   const CMX_GRID_CONST cmx_layout_n<2> K,   \
                                   const CMX_GRID_CONST cmx_layout_n<2> R) { \
+    CMX_GRID_WAIT();                                                        \
     FN(x, o, part, P, K, R);                                                \
   }
 #if !defined(CMX_ONLY) || defined(CMX_ONLY_cmx_red_row_c)
@@ -464,6 +465,7 @@ CMX_RED_K(cmx_red_col_0, cmx_red_col<0>)
 #if !defined(CMX_ONLY) || defined(CMX_ONLY_cmx_red_fin)
 extern "C" __global__ void cmx_red_fin(const cmx_racc* part, cmx_rout* o,
                                        cmx_rparams P) {
+  CMX_GRID_WAIT();
   const long long k = (long long)blockIdx.x * blockDim.y + threadIdx.y;
   if (k >= P.nk) return;  // whole warps leave together
   cmx_racc a = cmx_r_ident();

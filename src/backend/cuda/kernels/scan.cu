@@ -103,6 +103,7 @@ extern "C" __global__ void cmx_scan_col(const cmx_ct* x, cmx_ct* y,
                                         long long outer, long long n,
                                         long long inner, int reverse,
                                         int inclusive) {
+  CMX_GRID_WAIT();
   const long long nt = cmx_nthreads();
   for (long long idx = cmx_tid(); idx < outer * inner; idx += nt) {
     const long long o = idx / inner, c = idx - o * inner;
@@ -158,6 +159,7 @@ extern "C" __global__ void cmx_scan_tile(const cmx_ct* x, cmx_ct* y,
                                          unsigned long long* counter,
                                          int* flags, unsigned* agg,
                                          unsigned* pref) {
+  CMX_GRID_WAIT();
   __shared__ long long s_id;
   __shared__ cmx_ca s_prefix;
   if (threadIdx.x == 0) s_id = (long long)atomicAdd(counter, 1ull);

@@ -130,6 +130,7 @@ CMX_S_FN void cmx_softmax(const cmx_st* x, cmx_st* y, long long nrows,
   extern "C" __global__ void NAME(                                    \
       const cmx_st* x, cmx_st* y, long long nrows, long long len,     \
       const CMX_GRID_CONST cmx_sl K, const CMX_GRID_CONST cmx_sl R) { \
+    CMX_GRID_WAIT();                                                  \
     cmx_softmax<C, REG>(x, y, nrows, len, K, R);                      \
   }
 #if !defined(CMX_ONLY) || defined(CMX_ONLY_cmx_sm_reg_c)

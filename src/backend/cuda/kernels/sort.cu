@@ -108,6 +108,7 @@ CMX_S_FN unsigned cmx_s_idx(cmx_srec r) {
 extern "C" __global__ void cmx_sort_block(const cmx_sk* x, unsigned* yi,
                                           cmx_sk* yv, long long rows, int n,
                                           int P, int rpb) {
+  CMX_GRID_WAIT();
   extern __shared__ unsigned long long cmx_s_smem[];
   cmx_srec* s = (cmx_srec*)cmx_s_smem;
   const int slots = P * rpb, nt = blockDim.x, tid = threadIdx.x;
@@ -237,6 +238,7 @@ CMX_S_FN cmx_sk cmx_s_block_diff(cmx_sk o, cmx_sk a) {
 // CMX_S_TILE 16-bit indices.
 extern "C" __global__ void __launch_bounds__(CMX_S_THREADS)
     cmx_sort_tile(const cmx_sk* x, unsigned* yi, cmx_sk* yv, int n) {
+  CMX_GRID_WAIT();
   extern __shared__ unsigned long long cmx_s_smem[];
   cmx_sk* sk = (cmx_sk*)cmx_s_smem;
   unsigned short* si = (unsigned short*)(sk + CMX_S_TILE);
@@ -325,6 +327,7 @@ CMX_S_FN cmx_sk cmx_s_load(const cmx_sk* x, const cmx_sk* kin, long long at) {
 extern "C" __global__ void __launch_bounds__(CMX_S_THREADS)
     cmx_sort_hist(const cmx_sk* x, const cmx_sk* kin, long long n,
                   long long ntiles, int shift, unsigned* counts) {
+  CMX_GRID_WAIT();
   __shared__ unsigned h[CMX_S_WARPS][256];
   const int tid = threadIdx.x, w = tid >> 5;
   for (int i = tid; i < CMX_S_WARPS * 256; i += CMX_S_THREADS)
@@ -352,6 +355,7 @@ extern "C" __global__ void __launch_bounds__(CMX_S_THREADS)
 // (exclusive, in place); tot[row * 256 + d] gets their sum.
 extern "C" __global__ void __launch_bounds__(CMX_S_THREADS)
     cmx_sort_scan(unsigned* counts, unsigned* tot, long long ntiles) {
+  CMX_GRID_WAIT();
   unsigned* c = counts + (long long)blockIdx.x * ntiles;
   unsigned carry = 0;
   for (long long b = 0; b < ntiles; b += CMX_S_THREADS * 4) {
@@ -390,6 +394,7 @@ extern "C" __global__ void __launch_bounds__(CMX_S_THREADS)
                      cmx_sk* kout, unsigned* iout, const unsigned* counts,
                      const unsigned* tot, long long n, long long ntiles,
                      int shift, int last, unsigned* yi, cmx_sk* yv) {
+  CMX_GRID_WAIT();
   extern __shared__ unsigned long long cmx_s_smem[];
   __shared__ unsigned wc[CMX_S_WARPS][256];
   __shared__ unsigned start[256], lstart[256];
@@ -464,6 +469,7 @@ extern "C" __global__ void cmx_sort_search(const cmx_sk* seq, long long sst,
                                            long long n, const cmx_sk* v,
                                            unsigned* y, long long m,
                                            int right) {
+  CMX_GRID_WAIT();
   const long long nt = cmx_nthreads();
   for (long long i = cmx_tid(); i < m; i += nt) {
     const cmx_sk key = cmx_s_key(v[i]);

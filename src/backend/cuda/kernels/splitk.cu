@@ -8,6 +8,7 @@
 #if !defined(CMX_ONLY) || defined(CMX_ONLY_cmx_splitk_sum)
 extern "C" __global__ void cmx_splitk_sum(const CMX_SK_F* part, CMX_SK_T* y,
                                           long long n, int S) {
+  CMX_GRID_WAIT();
   for (long long i = cmx_tid(); i < n; i += cmx_nthreads()) {
     CMX_SK_F v = 0;
     for (int s = 0; s < S; s++) v += part[(long long)s * n + i];

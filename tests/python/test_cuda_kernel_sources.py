@@ -1,0 +1,44 @@
+"""Every built-in CUDA kernel begins with CMX_GRID_WAIT(), after nothing but
+L2 prefetches of its constant inputs (cmx_*prefetch* helpers; the families are
+flagged CMX__GPU_GRID_WAITS, so graph.c may launch any of them
+programmatically, before the kernel ahead of it has ended: a kernel that
+read or wrote memory before that wait would race with it). Checked on the
+sources, so it holds on machines without a GPU too."""
+
+import pathlib
+import re
+
+ROOT = pathlib.Path(__file__).resolve().parents[2]
+KERNELS = ROOT / "src" / "backend" / "cuda" / "kernels"
+PREFETCH = re.compile(r"cmx_\w*prefetch\w*(<[^;]*?>)?\([^;]*\);")
+
+
+def _bodies(text):
+    """(kernel name, the text after its opening brace) of each __global__."""
+    for m in re.finditer(r"(__global__|CMX_LA_KERNEL)\s[^{;]*?(\w+)\s*\(", text):
+        line = text[text.rfind("\n", 0, m.start()) + 1 : m.start()]
+        if line.lstrip().startswith("#define"):
+            continue
+        brace = text.index("{", m.end())
+        yield m.group(2), text[brace + 1 : brace + 200]
+
+
+def test_every_kernel_waits_first():
+    seen = 0
+    for path in sorted(KERNELS.glob("*.cu")):
+        for name, body in _bodies(path.read_text()):
+            first = body.replace("\\\n", "\n").lstrip()
+            # only L2 prefetches (cmx_*prefetch* helpers) may come first
+            while PREFETCH.match(first):
+                first = first[PREFETCH.match(first).end():].lstrip()
+            assert first.startswith("CMX_GRID_WAIT();"), (
+                f"{path.name}: kernel {name} does not begin with CMX_GRID_WAIT()")
+            seen += 1
+    assert seen >= 60  # the walk found the kernels
+
+
+def test_generated_kernels_wait_first():
+    # compile's fused kernels (compiled.c writes their source)
+    text = (ROOT / "src" / "backend" / "cuda" / "compiled.c").read_text()
+    entries = re.findall(r'__global__ void[^{]*\{\\n"\s*"  CMX_GRID_WAIT\(\);', text)
+    assert len(entries) == 2, "compiled.c's two kernel entries must wait first"
