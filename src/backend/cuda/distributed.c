@@ -2,7 +2,9 @@
  * communication on the task's CUDA stream (NCCL; see
  * src/distributed/nccl.c). Groups whose backend moves host memory only
  * (ring, MPI) run on cpu streams: the op layer sends them there, and a gpu
- * kernel refuses them with a clear error. UNTESTED on GPUs (needs 2). */
+ * kernel refuses them with a clear error. Run on 2 GPUs (H200 x2,
+ * 2026-11-28: scripts/gpu2-check.sh, test_distributed's NCCL cases and
+ * both examples). */
 #include "distributed/distributed.h"
 
 #include "backend/cuda/gpu.h"
