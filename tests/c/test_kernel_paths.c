@@ -741,10 +741,10 @@ typedef struct {
   int axis;
 } arg_case;
 
-/* Short rows (8 side by side), narrow columns of adjacent rows (lanes of
- * rows merged by value, then index), the column case on a transposed
- * input's stride-1 dim (a strided output), with ties, NaN and signed
- * zeros: against the first index of the extremum (NaN first), NumPy's. */
+/* Short rows (8 side by side; rows of 2 apart), narrow columns of adjacent
+ * rows (lanes of rows merged by value, then index), the column case on a
+ * transposed input's stride-1 dim (a strided output), with ties, NaN and
+ * signed zeros: against the first index of the extremum (NaN first). */
 static void test_argreduce_paths(void) {
   const arg_case cases[] = {
       {{5003, 3}, 2, {0, 1}, 1},     {{4099, 2}, 2, {0, 1}, 1},
