@@ -411,6 +411,16 @@ static void test_scatter(void) {
     cparams p = params(2, 1, 4, 4, 1, 1, 1, true);
     check_scatter("scatter tiles", 2, dys, w0s, &p, CMX_FLOAT32, 211);
   }
+  for (int di = 0; di < 2; di++) {
+    /* one output channel (the taps added alone, the one-channel input
+     * gradient of LeNet's first conv), and 16 (the wide additions) */
+    int64_t dys[4] = {3, 7, 6, 6}, w0s[4] = {6, 5, 5, 1},
+            w16[4] = {6, 3, 5, 16};
+    cparams p = params(2, 1, 4, 4, 1, 1, 1, true);
+    check_scatter("scatter one channel", 2, dys, w0s, &p, k_floats[di], 205);
+    cparams q = params(2, 1, 2, 4, 1, 1, 1, true);
+    check_scatter("scatter 16 channels", 2, dys, w16, &q, k_floats[di], 207);
+  }
   {
     /* transposed convolutions: input dilation 2 (stride-2 transpose) */
     int64_t dys[4] = {5, 4, 5, 6}, w0s[4] = {6, 3, 3, 4};

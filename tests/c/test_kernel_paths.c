@@ -741,10 +741,10 @@ typedef struct {
   int axis;
 } arg_case;
 
-/* Short rows (8 side by side), narrow columns of adjacent rows (lanes of
- * rows merged by value, then index), the column case on a transposed
- * input's stride-1 dim (a strided output), with ties, NaN and signed
- * zeros: against the first index of the extremum (NaN first), NumPy's. */
+/* Short rows (8 side by side; rows of 2 apart), narrow columns of adjacent
+ * rows (lanes of rows merged by value, then index), the column case on a
+ * transposed input's stride-1 dim (a strided output), with ties, NaN and
+ * signed zeros: against the first index of the extremum (NaN first). */
 static void test_argreduce_paths(void) {
   const arg_case cases[] = {
       {{5003, 3}, 2, {0, 1}, 1},     {{4099, 2}, 2, {0, 1}, 1},
@@ -752,7 +752,7 @@ static void test_argreduce_paths(void) {
       {{1000, 2}, 2, {0, 1}, 0},     {{1501, 3}, 2, {0, 1}, 0},
       {{41, 15}, 2, {0, 1}, 0},      {{7, 100, 5}, 3, {0, 1, 2}, 1},
       {{3, 5}, 2, {0, 1}, 0},        {{40, 64, 9}, 3, {2, 0, 1}, 1},
-      {{700000, 2}, 2, {0, 1}, 0}};
+      {{700000, 2}, 2, {0, 1}, 0},   {{1003, 1}, 2, {0, 1}, 1}};
   const cmx_dtype dts[] = {CMX_FLOAT32, CMX_INT32, CMX_FLOAT16};
   for (size_t ci = 0; ci < sizeof cases / sizeof cases[0]; ci++) {
     const arg_case* c = &cases[ci];

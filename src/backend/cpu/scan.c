@@ -5,7 +5,12 @@
  * scan along n: inner == 1 scans each row sequentially; otherwise blocks
  * of up to BLOCK adjacent columns are scanned together with one
  * accumulator per column, so the inner loop runs over contiguous memory
- * and vectorises. (outer, block) tasks run on the thread pool.
+ * and vectorises. (outer, block) tasks run on the thread pool. The
+ * block's accumulators lie 2 KB from its rows modulo 4 KB
+ * (cmx__red_lanes_near): each step loads a row and the accumulators and
+ * stores both, and on the stack their distance from the rows depended on
+ * the stack's depth (cummax over axis 0 of (2, 1024, 1024) f32, rows 4 MB
+ * apart, ran 1.07-1.10x slower after unrelated changes moved it).
  *
  * Accumulators: integer sums and products in unsigned arithmetic (wrapping
  * without undefined behaviour, the same bits as two's complement),
@@ -24,6 +29,7 @@
 
 #include "backend/cpu/cpu.h"
 #include "backend/cpu/kernels.h"
+#include "backend/cpu/reduce.h" /* cmx__red_lanes_near */
 
 #define BLOCK 256
 
@@ -124,7 +130,10 @@ typedef void (*multi_fn)(char* p, int64_t nout, int64_t ostride, int64_t n,
           STEP_EXCL(A, OP, LOAD, STORE, acc, *q);                              \
       return;                                                                  \
     }                                                                          \
-    A acc[BLOCK];                                                              \
+    /* the accumulators 2 KB from the rows modulo 4 KB (see the top) */        \
+    char buf[BLOCK * sizeof(A) + 4096] __attribute__((aligned(64)));           \
+    A* acc =                                                                   \
+        (A*)(void*)(buf + cmx__red_lanes_near((uintptr_t)p, (uintptr_t)buf));  \
     for (int64_t j = 0; j < len; j++) acc[j] = IDENT;                          \
     for (int64_t r = 0; r < n; r++) {                                          \
       T* q = p + (reverse ? n - 1 - r : r) * inner;                            \
@@ -248,11 +257,11 @@ FLOAT_OPS(f64, double, double, ID, ID, lae_d)
  * a log-step scan inside the vector (each lane combined with the lanes 1,
  * 2, 4 before it, the identity shifted in), then with the carry (the
  * running value before the vector, in every lane); the next carry is the
- * carry combined with the vector's last lane. The ROWS8 path this replaces for them keeps its 8
- * accumulators in a stack array that GCC pairs into 2-lane SSE operations,
- * each step a store and a reload of the accumulators, and loads row k + 4
- * at the address 4096 bytes after the store to row k of a 1 KB row: it ran
- * at 3-5 cycles per element, and 1.3-2x slower or not depending on where
+ * carry combined with the vector's last lane. The ROWS8 path this replaces for
+ * them keeps its 8 accumulators in a stack array that GCC pairs into 2-lane SSE
+ * operations, each step a store and a reload of the accumulators, and loads row
+ * k + 4 at the address 4096 bytes after the store to row k of a 1 KB row: it
+ * ran at 3-5 cycles per element, and 1.3-2x slower or not depending on where
  * the buffer and the stack fell (bench_sweep's cummin [64x128x256] axis 2:
  * 1.7x slower in one build than in another of the same kernel code).
  *
