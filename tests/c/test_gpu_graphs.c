@@ -151,7 +151,8 @@ static void test_programmatic(void) {
     int64_t n = (int64_t)1 << 22;
     cmx__gpu_graph_stats s0 = gstats();
     for (int r = 0; r < 4; r++) {
-      CHECK_MSG(chain_ok(n, 24, 0.25f * (float)(r + 1)), "pdl %d run %d", on, r);
+      CHECK_MSG(chain_ok(n, 24, 0.25f * (float)(r + 1)), "pdl %d run %d", on,
+                r);
       CHECK_MSG(doubling_ok(n, 30), "pdl %d run %d", on, r);
     }
     cmx__gpu_graph_stats s1 = gstats();

@@ -175,7 +175,7 @@ typedef struct cmx__cuda_api {
   CUresult (*cuGraphAddDependencies)(CUgraph g, const CUgraphNode* from,
                                      const CUgraphNode* to,
                                      const CUgraphEdgeData* data,
-                                     size_t n); /* _v2 */
+                                     size_t n);           /* _v2 */
   CUresult (*cuStreamBeginCapture)(CUstream s, int mode); /* _v2 */
   CUresult (*cuStreamEndCapture)(CUstream s, CUgraph* g);
 } cmx__cuda_api;

@@ -104,7 +104,7 @@ typedef struct sig {
   CUfunction fn;
   unsigned grid[3], block[3], shared;
   uint16_t nargs, used;
-  bool waits; /* its family's kernels start with CMX_GRID_WAIT() */
+  bool waits; /* its family's kernels start with CMX_GRID_WAIT() (fn's) */
 } sig;
 
 /* A batched command: its signature, its arguments' place in the arena
@@ -146,7 +146,7 @@ static _Atomic uint64_t st_launches, st_nodes, st_inst, st_reused, st_updates,
 static _Atomic int g_force = -1, g_min = 0, g_fail_next = 0;
 static _Atomic int g_env = -1; /* CMX_CUDA_GRAPHS: 0 off, 1 on, -1 unread */
 static _Atomic int g_seen = 0, g_capture = -1; /* cmx__gpu_graphs_tune */
-static _Atomic int g_pdl = -1; /* cmx__gpu_graphs_pdl */
+static _Atomic int g_pdl = -1;                 /* cmx__gpu_graphs_pdl */
 
 cmx__gpu_graph_stats cmx__gpu_graph_stats_get(void) {
   return (cmx__gpu_graph_stats){
@@ -431,8 +431,8 @@ cmx_status cmx__gpu_batch_add(cmx__gpu_batch* b, const cmx__gpu_cmd* cmd,
   c->s.shared = (unsigned)cmd->cfg.shared;
   c->s.nargs = (uint16_t)a->n;
   c->s.used = (uint16_t)a->used;
-  c->s.waits = cmd->kernel->family &&
-               (cmd->kernel->family->flags & CMX__GPU_GRID_WAITS);
+  c->s.waits =
+      cmd->kernel->family && (cmd->kernel->family->flags & CMX__GPU_GRID_WAITS);
   c->at = at;
   uint16_t* offs = (uint16_t*)(b->arena + at);
   memcpy(offs, a->offset, 2 * (size_t)a->n);
@@ -454,9 +454,8 @@ static uint64_t sig_hash(const cmx__gpu_batch* b) {
   uint64_t h = mix(0x51ed270b27a5f4c3ull, (uint64_t)b->n);
   for (int i = 0; i < b->n; i++) {
     const sig* s = &b->cmds[i].s;
-    h = mix(h, (uint64_t)s->kind | (uint64_t)s->waits << 4 |
-                   (uint64_t)s->nargs << 8 | (uint64_t)s->used << 24 |
-                   (uint64_t)s->shared << 40);
+    h = mix(h, (uint64_t)s->kind | (uint64_t)s->nargs << 8 |
+                   (uint64_t)s->used << 24 | (uint64_t)s->shared << 40);
     h = mix(h, (uint64_t)(uintptr_t)s->fn);
     h = mix(h, (uint64_t)s->grid[0] << 32 | s->block[0]);
     h = mix(h, (uint64_t)s->grid[1] << 48 | (uint64_t)s->grid[2] << 32 |
@@ -466,8 +465,7 @@ static uint64_t sig_hash(const cmx__gpu_batch* b) {
 }
 
 static bool sig_eq(const sig* a, const sig* b) {
-  return a->kind == b->kind && a->waits == b->waits && a->fn == b->fn &&
-         a->nargs == b->nargs &&
+  return a->kind == b->kind && a->fn == b->fn && a->nargs == b->nargs &&
          a->used == b->used && a->shared == b->shared &&
          memcmp(a->grid, b->grid, sizeof a->grid) == 0 &&
          memcmp(a->block, b->block, sizeof a->block) == 0;
@@ -552,8 +550,9 @@ static gexec* instantiate(cmx__gpu_batch* b, uint64_t hash) {
       r = cmx__cu.cuGraphAddKernelNode(&e->nodes[i], e->g, prog ? NULL : dep,
                                        i && !prog ? 1 : 0, &p);
       if (r == CUDA_SUCCESS && prog) {
-        CUgraphEdgeData ed = {.from_port = CU_GRAPH_KERNEL_NODE_PORT_PROGRAMMATIC,
-                              .type = CU_GRAPH_DEPENDENCY_TYPE_PROGRAMMATIC};
+        CUgraphEdgeData ed = {
+            .from_port = CU_GRAPH_KERNEL_NODE_PORT_PROGRAMMATIC,
+            .type = CU_GRAPH_DEPENDENCY_TYPE_PROGRAMMATIC};
         r = cmx__cu.cuGraphAddDependencies(e->g, dep, &e->nodes[i], &ed, 1);
         if (r == CUDA_SUCCESS) e->nprog++;
       }
