@@ -35,6 +35,13 @@
 /* Rows of at least this many bytes prefetch: smaller ones are likely in
  * cache already, where the hints only cost. */
 #define RED_PF_MIN_BYTES ((int64_t)16 << 20)
+/* The per-call kernels (row, col, fold) start on 64 bytes, so their loops
+ * keep their place in the instruction fetch windows whatever code lies
+ * before them in the library: with the same machine code, any f32 over
+ * the middle axis of (1024, 1024, 2) (fold) ran 1.11-1.17x the tree before
+ * issue 10 in one build and 0.92-0.96x in another, whose only difference
+ * was CUDA code (any_f32_fold at 16 mod 64, then at 0). */
+#define RED_HOT __attribute__((aligned(64)))
 
 /* Hints the `bytes` bytes RED_PF past p into the L2 cache (the addresses
  * may lie past the array: a prefetch never faults). Into L2 (locality 2),
@@ -69,7 +76,7 @@ static inline void prefetch_ahead(const void* p, int64_t bytes) {
     A* acc = accp;                                                            \
     for (int64_t i = 0; i < n; i++) acc[i] = IDA;                             \
   }                                                                           \
-  static void NAME##_row(void* accp, const void* xp, int64_t n) {             \
+  static RED_HOT void NAME##_row(void* accp, const void* xp, int64_t n) {     \
     const T* x = xp;                                                          \
     A tot = *(A*)accp;                                                        \
     if (n < LANES) {                                                          \
@@ -168,8 +175,8 @@ static inline void prefetch_ahead(const void* p, int64_t bytes) {
         NAME##_rows_n(acc, os, x, xs, nout, n);                               \
     }                                                                         \
   }                                                                           \
-  static void NAME##_col(void* accp, const char* const* rows, int nrows,      \
-                         int64_t off, int64_t w) {                            \
+  static RED_HOT void NAME##_col(void* accp, const char* const* rows,         \
+                                 int nrows, int64_t off, int64_t w) {         \
     A* acc = accp;                                                            \
     /* the lanes 2 KB from the first row modulo 4 KB, as in fold below */     \
     char buf[CMX__RED_COLW * sizeof(L) + 4096] __attribute__((aligned(64)));  \
@@ -183,8 +190,8 @@ static inline void prefetch_ahead(const void* p, int64_t bytes) {
     }                                                                         \
     for (int64_t j = 0; j < w; j++) acc[j] = OPA(acc[j], L2A(tmp[j]));        \
   }                                                                           \
-  static void NAME##_fold(void* accp, const void* xp, int64_t nrows,          \
-                          int64_t w) {                                        \
+  static RED_HOT void NAME##_fold(void* accp, const void* xp, int64_t nrows,  \
+                                  int64_t w) {                                \
     A* acc = accp;                                                            \
     const T* x = xp;                                                          \
     /* k rows side by side: no more than there are (a short run folded        \
