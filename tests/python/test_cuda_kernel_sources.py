@@ -1,5 +1,4 @@
-"""Every built-in CUDA kernel begins with CMX_GRID_WAIT(), after nothing but
-L2 prefetches of its constant inputs (cmx_*prefetch* helpers; the families are
+"""Every built-in CUDA kernel begins with CMX_GRID_WAIT() (the families are
 flagged CMX__GPU_GRID_WAITS, so graph.c may launch any of them
 programmatically, before the kernel ahead of it has ended: a kernel that
 read or wrote memory before that wait would race with it). Checked on the
@@ -10,7 +9,6 @@ import re
 
 ROOT = pathlib.Path(__file__).resolve().parents[2]
 KERNELS = ROOT / "src" / "backend" / "cuda" / "kernels"
-PREFETCH = re.compile(r"cmx_\w*prefetch\w*(<[^;]*?>)?\([^;]*\);")
 
 
 def _bodies(text):
@@ -28,9 +26,6 @@ def test_every_kernel_waits_first():
     for path in sorted(KERNELS.glob("*.cu")):
         for name, body in _bodies(path.read_text()):
             first = body.replace("\\\n", "\n").lstrip()
-            # only L2 prefetches (cmx_*prefetch* helpers) may come first
-            while PREFETCH.match(first):
-                first = first[PREFETCH.match(first).end():].lstrip()
             assert first.startswith("CMX_GRID_WAIT();"), (
                 f"{path.name}: kernel {name} does not begin with CMX_GRID_WAIT()")
             seen += 1

@@ -174,15 +174,5 @@ int cmx__gpu_family_options(const cmx__gpu_family* f,
     snprintf(def, size - (size_t)w - 1, "-DCMX_CCCL_VERSION=%ld", version);
     opts[n++] = def;
   }
-  /* CMX_CUDA_L2_PREFETCH=0 compiles the kernels' L2 prefetches out (to
-   * measure them); an option, so it keys the disk cache too. */
-  static _Atomic int no_prefetch = -1;
-  int np = atomic_load(&no_prefetch);
-  if (np < 0) {
-    const char* e = getenv("CMX_CUDA_L2_PREFETCH");
-    np = e && strcmp(e, "0") == 0;
-    atomic_store(&no_prefetch, np);
-  }
-  if (np && n < cap) opts[n++] = "-DCMX_NO_L2_PREFETCH";
   return n;
 }

@@ -54,8 +54,7 @@
  * (that one lets it: CMX_GRID_WAIT's launch_dependents), and its threads
  * wait in the kernel until the one before has finished and its writes are
  * visible: the same order, without the gap between one kernel's end and
- * the next one's start; before the wait a kernel may only ask for its
- * constant inputs in L2 (cmx_prefetch_l2). Since every kernel of a chain
+ * the next one's start. Since every kernel of a chain
  * waits for the one before it before it ends, a kernel also comes after
  * everything earlier in the chain. Extension kernels, which may read
  * their inputs at once, and child graphs keep full edges.

@@ -40,35 +40,6 @@ typedef long long cmx_i64;
   } while (0)
 #endif
 
-// Asks for the 128-byte lines of [p, p + bytes) to be brought into L2,
-// the block's threads taking every blockDim.x-th line. Allowed before
-// CMX_GRID_WAIT() (a kernel's constant inputs: weights), since it changes
-// no memory and L2 is where every SM's writes meet: a line still being
-// written by the kernel ahead stays right. Named cmx_*prefetch* as every
-// helper that may run before the wait (test_cuda_kernel_sources.py).
-// CMX_NO_L2_PREFETCH (CMX_CUDA_L2_PREFETCH=0, family.c) leaves them out.
-__device__ __forceinline__ void cmx_prefetch_l2(const void* p,
-                                                long long bytes) {
-#if defined(__CUDA_ARCH__) && !defined(CMX_NO_L2_PREFETCH)
-  const unsigned long long a = (unsigned long long)p & ~127ull;
-  const long long n =
-      (long long)(((unsigned long long)p + bytes - a + 127) >> 7);
-  for (long long i = threadIdx.x; i < n; i += blockDim.x)
-    asm volatile("prefetch.global.L2 [%0];" ::"l"(a + 128 * i));
-#endif
-}
-
-// The same, every line asked by the calling thread alone (one row a
-// thread: a block's threads each taking rows of their own).
-__device__ __forceinline__ void cmx_prefetch_l2_thread(const void* p,
-                                                       long long bytes) {
-#if defined(__CUDA_ARCH__) && !defined(CMX_NO_L2_PREFETCH)
-  const unsigned long long a = (unsigned long long)p & ~127ull;
-  for (unsigned long long l = a; l < (unsigned long long)p + bytes; l += 128)
-    asm volatile("prefetch.global.L2 [%0];" ::"l"(l));
-#endif
-}
-
 // Sixteen bytes of elements, moved with one 128-bit access.
 template <typename T>
 union cmx_pack {

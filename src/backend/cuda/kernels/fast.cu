@@ -166,8 +166,6 @@ CMX_F_FN void cmx_norm_gen(const cmx_ft* x, const cmx_ft* w, const cmx_ft* b,
                                   const cmx_ft* b, cmx_ft* y,              \
                                   long long nrows, long long D, float eps, \
                                   const CMX_GRID_CONST cmx_fl X) {         \
-    cmx_prefetch_l2(w, w ? D * (long long)sizeof(cmx_ft) : 0);             \
-    cmx_prefetch_l2(b, b ? D * (long long)sizeof(cmx_ft) : 0);             \
     CMX_GRID_WAIT();                                                       \
     cmx_norm_vec<LN>(x, w, b, y, nrows, D, eps, X);                        \
   }

@@ -381,29 +381,6 @@ CMX_Q_FN void cmx_qmv(const cmx_qmm_args& A, int wal, int xvec,
   }
 }
 #endif
-// The block's weight rows, scales and biases asked into L2 (cmx_qmv's
-// rows, from the arguments alone): run before the grid wait, so that in a
-// graph they arrive while the kernel ahead still runs.
-template <int MT, bool F, int RN = 2>
-CMX_Q_FN void cmx_qmv_prefetch(const cmx_qmm_args& A,
-                               const cmx_layout_n<5>& Bt) {
-  const int R = F ? cmx_qmv_rows<MT>::R : RN;
-  const long long mblocks = (A.M + MT - 1) / MT;
-  const long long n0 = blockIdx.x / mblocks * R;
-  long long bo[4];
-  cmx_offsets<long long, 0, 5>(Bt, (long long)blockIdx.y, bo);
-  const long long groups = A.K / A.g;
-#pragma unroll
-  for (int r = 0; r < R; r++) {
-    const long long n = n0 + r < A.N ? n0 + r : A.N - 1;
-    cmx_prefetch_l2(A.w + bo[1] + n * A.wr, A.K / 32 * CMX_Q_B * 4);
-    cmx_prefetch_l2((const char*)A.sc + (bo[2] + n * A.sr) * (A.scode ? 2 : 4),
-                    groups * (A.scode ? 2 : 4));
-    cmx_prefetch_l2((const char*)A.bi + (bo[3] + n * A.br) * (A.bcode ? 2 : 4),
-                    groups * (A.bcode ? 2 : 4));
-  }
-}
-
 // Entry points: cmx_qmv<MT> (R = 2, at most 512 threads, MINB blocks of
 // 512 an SM: 2 for one row of x, at most 64 registers, so a decode grid
 // fits the device in one wave) and cmx_qmv<MT>f (CMX_CUDA_QMV=fast:
@@ -412,7 +389,6 @@ CMX_Q_FN void cmx_qmv_prefetch(const cmx_qmm_args& A,
   extern "C" __global__ void __launch_bounds__(NT, MINB)                   \
       NAME(const CMX_GRID_CONST cmx_qmm_args A, int wal, int xvec,         \
            const CMX_GRID_CONST cmx_layout_n<5> Bt) {                      \
-    cmx_qmv_prefetch<MT, F, RN>(A, Bt);                                     \
     CMX_GRID_WAIT();                                                        \
     cmx_qmv<MT, F, RN>(A, wal, xvec, Bt);                                   \
   }

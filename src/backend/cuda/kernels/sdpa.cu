@@ -444,28 +444,11 @@ CMX_A_FN void cmx_sdpa_dec(const cmx_sdpa_args& a) {
   }
 }
 
-// The keys and values of the block's split asked into L2 (from the
-// arguments alone, before the grid wait: the cache's older rows are
-// there when the kernel ahead, which writes the newest, has finished).
-CMX_A_FN void cmx_sdpa_dec_prefetch(const cmx_sdpa_args& a) {
-  if (a.ks[3] != 1 || a.vs[3] != 1) return;
-  const int b = (int)(blockIdx.x / a.Hk), hk = (int)(blockIdx.x % a.Hk);
-  const int t0 = blockIdx.y * a.per_split;
-  const int t1 = min(a.S, t0 + a.per_split);
-  const cmx_at* kb = a.k + b * a.ks[0] + hk * a.ks[1];
-  const cmx_at* vb = a.v + b * a.vs[0] + hk * a.vs[1];
-  for (int t = t0 + (int)threadIdx.x; t < t1; t += (int)blockDim.x) {
-    cmx_prefetch_l2_thread(kb + t * a.ks[2], a.D * (long long)sizeof(cmx_at));
-    cmx_prefetch_l2_thread(vb + t * a.vs[2], a.Dv * (long long)sizeof(cmx_at));
-  }
-}
-
 // (float32 at D 256: a key would span two warps; the entry traps and
 // sdpa.c never launches it)
 #define CMX_SDPA_DEC(ROWS, D)                                            \
   extern "C" __global__ void __launch_bounds__(128)                     \
       cmx_sdpa_dec_r##ROWS##_d##D(const CMX_GRID_CONST cmx_sdpa_args a) { \
-    cmx_sdpa_dec_prefetch(a);                                            \
     CMX_GRID_WAIT();                                                     \
     if (D / CMX_A_V <= 32)                                               \
       cmx_sdpa_dec<ROWS, (D / CMX_A_V <= 32 ? D : 64)>(a);                \
