@@ -54,11 +54,14 @@ def test_shared_array_across_threads():
 
 def test_gil_released_during_eval():
     # A Python thread keeps running while the main thread evaluates a long
-    # chain: its counter must advance during the evaluation.
+    # chain: its counter must advance during the evaluation. The chain runs
+    # on the CPU stream: the binding releases the GIL the same way for every
+    # device, and on a GPU these 40 adds end sooner than a thread switch.
     n = 2_000_000
-    a = mx.array(np.ones(n, np.float32))
-    for _ in range(40):
-        a = a + 1.0
+    with mx.stream(mx.cpu):
+        a = mx.array(np.ones(n, np.float32))
+        for _ in range(40):
+            a = a + 1.0
     counter = [0]
     stop = threading.Event()
 
@@ -70,7 +73,8 @@ def test_gil_released_during_eval():
     t.start()
     time.sleep(0.01)
     before = counter[0]
-    mx.eval(a)
+    with mx.stream(mx.cpu):
+        mx.eval(a)
     during = counter[0] - before
     stop.set()
     t.join()
