@@ -13,16 +13,26 @@
  * current on the calling thread (and every rank reaches that first
  * collective).
  *
- * Failures never hang forever: the communicator is non-blocking
- * (ncclConfig_t.blocking = 0; CMX_NCCL_BLOCKING=1 makes it blocking), every
- * call that answers ncclInProgress is settled by polling
- * ncclCommGetAsyncError, and after enqueuing a collective the task waits
+ * Failures never hang forever: after enqueuing a collective the task waits
  * for its stream (cuStreamQuery) while polling the communicator's
  * asynchronous error, at most CMX_DISTRIBUTED_TIMEOUT seconds without
  * completion (CMX_NCCL_WAIT=0 leaves the collective in flight, as MLX
  * does, trading the timeout for overlap). An error or a timeout aborts the
- * communicator (ncclCommAbort) and the group is dead: every later call on
- * it fails with the first error.
+ * communicator (ncclCommAbort: it stops the collective's kernels) and the
+ * group is dead: every later call on it fails with the first error.
+ *
+ * The communicator is blocking by default: an enqueue returns once the
+ * collective is on the stream. A non-blocking one (CMX_NCCL_BLOCKING=0,
+ * ncclConfig_t.blocking = 0) answers ncclInProgress and launches from a
+ * helper thread; every such call is settled by polling
+ * ncclCommGetAsyncError. 2x H200 (NVLink), 2026-11-28, all_sum against
+ * torch.distributed in the same run: non-blocking 0.73-0.95x of torch's
+ * busbw from 1 to 128 MiB (15-26 us more an op), blocking 1.06-2.2x (the
+ * data-parallel step and the test suite, killed peers included, the
+ * same). A blocking ncclCommInitRank waits for every rank, so a rank that
+ * never comes would hang the others there: before it the ranks meet on
+ * the host group, whose collectives time out (rank_barrier); past that
+ * meeting every rank is inside the init.
  *
  * dtypes: NCCL reduces int8, uint8, int32, uint32, int64, uint64, float16,
  * float32, float64 and bfloat16; bool max/min reduce as uint8, complex64
@@ -142,7 +152,7 @@ typedef struct nccl_st {
   pthread_mutex_t lock;
   double timeout_s;
   bool wait;     /* wait for each collective (CMX_NCCL_WAIT, default 1) */
-  bool blocking; /* CMX_NCCL_BLOCKING */
+  bool blocking; /* blocking communicator (CMX_NCCL_BLOCKING, default 1) */
   bool dead;     /* aborted: every call fails with why */
   char why[256];
 } nccl_st;
@@ -269,7 +279,7 @@ static nccl_st* st_new(cmx_group* host, const char* op) {
   s->host = host;
   s->timeout_s = e.timeout_s;
   s->wait = env_on("CMX_NCCL_WAIT", true);
-  s->blocking = env_on("CMX_NCCL_BLOCKING", false);
+  s->blocking = env_on("CMX_NCCL_BLOCKING", true);
   pthread_mutex_init(&s->lock, NULL);
   if (host->size > 1 && share_id(s, op) != CMX_OK) {
     cmx_group_release(host);
@@ -299,6 +309,19 @@ void* cmx__nccl_init(int* rank, int* size) {
   return s;
 }
 
+/* Every rank of the host group has reached this point (an all_gather of
+ * one int over it, which fails after the host group's timeout when a rank
+ * never comes). */
+static cmx_status rank_barrier(nccl_st* s, const char* op) {
+  cmx_group* h = s->host;
+  int mine = h->rank;
+  int* all = malloc(sizeof(int) * (size_t)h->size);
+  if (!all) return cmx__error(CMX_ERR_MEMORY, "[%s] out of memory", op);
+  cmx_status st = h->be->all_gather(h->st, op, &mine, all, sizeof mine);
+  free(all);
+  return st;
+}
+
 /* The communicator, made on first use (inside a GPU task); the lock is
  * held by the caller. */
 static cmx_status comm(nccl_st* s, const char* op) {
@@ -315,6 +338,10 @@ static cmx_status comm(nccl_st* s, const char* op) {
     if (rc == NCCL_INVALID_ARGUMENT && !s->comm) /* an NCCL without it */
       rc = N.CommInitRank(&s->comm, s->host->size, s->id, s->host->rank);
   } else {
+    if (s->host->size > 1) {
+      cmx_status st = rank_barrier(s, op);
+      if (st != CMX_OK) return st;
+    }
     rc = N.CommInitRank(&s->comm, s->host->size, s->id, s->host->rank);
   }
   if (rc != NCCL_OK && rc != NCCL_IN_PROGRESS && !s->comm)

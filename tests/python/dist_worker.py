@@ -159,6 +159,26 @@ def silent_peer():
         raise AssertionError("no error")
 
 
+def late_peer():
+    """Rank 1 reaches its first collective past the timeout (2 s): rank 0,
+    which made the group's first collective alone, fails with a timeout
+    instead of waiting in the communicator's creation, and rank 1's late
+    collective fails too (no hang on either side)."""
+    if R == 1:
+        time.sleep(5)
+    t = time.monotonic()
+    try:
+        mx.eval(D.all_sum(mx.ones(8)))
+    except RuntimeError as e:
+        msg = str(e)
+        assert "all_sum" in msg, msg
+        if R == 0:
+            assert "timeout" in msg, msg
+    else:
+        raise AssertionError("a collective with a late peer did not fail")
+    assert time.monotonic() - t < 30, "the failure took too long"
+
+
 def train():
     """Data-parallel steps on 2 processes match one process on the global
     batch: each rank computes both and compares."""
@@ -296,6 +316,6 @@ def over_ssh():
     print(f"rank {R} env {os.environ.get('CMX_TEST_ENV')} {how}", flush=True)
 
 
-{"smoke": smoke, "ssh": over_ssh, "nccl": nccl_extra, "collectives": collectives, "killed": killed_peer, "silent": silent_peer,
+{"smoke": smoke, "ssh": over_ssh, "nccl": nccl_extra, "collectives": collectives, "killed": killed_peer, "silent": silent_peer, "late": late_peer,
  "train": train}[MODE]()
 print(f"rank {R} ok", flush=True)

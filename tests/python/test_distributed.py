@@ -219,6 +219,10 @@ def test_ring_silent_peer_times_out():
     ring(2, "silent", timeout=60, extra={"CMX_DISTRIBUTED_TIMEOUT": "2"})
 
 
+def test_ring_late_peer_times_out():
+    ring(2, "late", timeout=60, extra={"CMX_DISTRIBUTED_TIMEOUT": "2"})
+
+
 def test_ring_data_parallel_training_matches_one_process():
     ring(2, "train", timeout=90)
 
@@ -304,6 +308,13 @@ def test_nccl_killed_peer_fails_every_rank():
                   extra={"CMX_DISTRIBUTED_TIMEOUT": "5"})
     assert "rank 0 ok" in p.stdout, out
     assert p.returncode == 17, out
+
+
+@needs_nccl
+def test_nccl_late_peer_times_out_in_the_first_collective():
+    # the communicator is made at the first GPU collective: a rank that
+    # comes late must fail the others there with the timeout, not hang them
+    nccl(2, "late", timeout=120, extra={"CMX_DISTRIBUTED_TIMEOUT": "2"})
 
 
 @needs_nccl
