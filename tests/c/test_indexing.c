@@ -631,8 +631,9 @@ static void test_scatter_fused(void) {
 
 /* ---------------- one index array, on every device ---------------- */
 
-/* A 3x4 index array of dtype dt holding vals in layout l (contiguous,
- * column-major, every other element). */
+/* A 3x4 index array of dtype dt holding vals in layout l: contiguous or
+ * every other element (positions at one stride: read in place on the
+ * GPU), or column-major (the offsets pass). */
 static cmx_array one_index(const int64_t* vals, cmx_dtype dt, h_layout l) {
   int64_t sh[2] = {3, 4};
   h_tensor t = iu_ints(sh, 2, dt, vals);
@@ -683,11 +684,12 @@ static const char* one_index_error(cmx_array r, const char* what) {
 }
 
 /* Gather and Scatter with one index array, whose GPU kernels read the
- * index in place (no offsets pass): every integer index dtype, negative
- * and repeated indices, contiguous, column-major, strided and 0-d index
- * arrays, slices that are not whole rows (the general kernels, elements
- * of 1 to 16 bytes: a float32 row of 8 moves as two 16-byte vectors),
- * every scatter mode and dtype family. On every device against a model
+ * index in place (no offsets pass) when its positions lie at one stride:
+ * every integer index dtype, negative and repeated indices, contiguous,
+ * strided and 0-d index arrays (column-major ones too, which take the
+ * offsets pass), slices that are not whole rows (the general kernels,
+ * elements of 1 to 16 bytes: a float32 row of 8 moves as two 16-byte
+ * vectors), every scatter mode and dtype family. On every device against a model
  * (values whose sums and products are exact in any order); out-of-range
  * indices fail the eval with the CPU's message on every device, empty
  * updates included, and later work is unaffected. */

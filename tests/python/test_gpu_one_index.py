@@ -1,10 +1,12 @@
 """Gather and scatter with one index array on every device, against NumPy
 and the CPU: the GPU's general kernels read such an index in place (no
-offsets pass; src/backend/cuda/indexing.c). Index arrays of every integer
-dtype, negative and repeated, contiguous, transposed and strided; slices
-that are not whole rows; every scatter mode; dynamic slice and
-slice_update with array starts (wrapped and clamped); empty updates; and
-out-of-range indices, which fail the eval with the CPU's IndexError."""
+offsets pass; src/backend/cuda/indexing.c) when its positions lie at one
+stride. Index arrays of every integer dtype, negative and repeated,
+contiguous, strided and reversed (read in place) and transposed (the
+offsets pass); slices that are not whole rows; every scatter mode; dynamic
+slice and slice_update with array starts (wrapped and clamped); empty
+updates; and out-of-range indices, which fail the eval with the CPU's
+IndexError."""
 
 import numpy as np
 import pytest
@@ -59,6 +61,10 @@ def test_gather_one_index(device, idt, layout):
         np.testing.assert_array_equal(np.array(got), np.take(an, w, axis=axis))
     got = cpu_match(device, lambda: a[:, idx], rtol=0, atol=0)
     np.testing.assert_array_equal(np.array(got), an[:, v])
+    # a reversed index vector (a negative stride)
+    flat = mx.array(v.reshape(-1)).astype(idt)[::-1]
+    got = cpu_match(device, lambda: mx.take(a, flat, axis=1), rtol=0, atol=0)
+    np.testing.assert_array_equal(np.array(got), an[:, v.reshape(-1)[::-1]])
 
 
 @pytest.mark.parametrize("dtype", [mx.int8, mx.float16, mx.bfloat16, mx.int64,

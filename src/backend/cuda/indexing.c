@@ -1,24 +1,17 @@
 /* GPU kernels of Gather, Scatter, GatherAxis and ScatterAxis
  * (kernels/indexing.cu).
  *
- * Gather and Scatter with several index arrays first turn them into one
- * element offset per index position (cmx_idx_offsets, once per index
- * array, any integer dtype and layout), then move one thread per output
- * or update element. With one index array (every dynamic slice and
- * slice_update, take, a[idx]) the moving kernel reads the index itself
- * (the families' inline variants, CMX_IDX_INLINE): one launch instead of
- * two and no scratch buffer. It is taken whatever the index count: each
- * thread loads the index of its position where it would have loaded that
- * position's offset (the same number of loads, of the same cached
- * addresses, and the offsets' writes saved), and adds only the wrap and
- * the index's layout arithmetic, which the offsets pass did too. A Gather whose
- * slices are contiguous rows of 16-byte multiples (an embedding lookup) moves
- * 16-byte vectors. One index array taking whole contiguous rows (an embedding
- * lookup, its gradient's scatter-add) goes to the rows kernels instead: a warp
- * per row reading its index in place, no offsets pass; a scatter-add of
- * float32, float16 or bfloat16 rows adds 16-byte vectors with one reduction
- * instruction each on sm_90 (red.global.add.v4.f32 / .v4.f16x2 / .v4.bf16x2),
- * and 16-bit floats elsewhere use the hardware's scalar reductions where the
+ * Gather and Scatter first turn their index arrays into one element
+ * offset per index position (cmx_idx_offsets, once per index array, any
+ * integer dtype and layout), then move one thread per output or update
+ * element. A Gather whose slices are contiguous rows of 16-byte multiples
+ * (an embedding lookup) moves 16-byte vectors. One index array taking
+ * whole contiguous rows (an embedding lookup, its gradient's scatter-add)
+ * goes to the rows kernels instead: a warp per row reading its index in
+ * place, no offsets pass; a scatter-add of float32, float16 or bfloat16
+ * rows adds 16-byte vectors with one reduction instruction each on sm_90
+ * (red.global.add.v4.f32 / .v4.f16x2 / .v4.bf16x2), and 16-bit floats
+ * elsewhere use the hardware's scalar reductions where the
  * architecture has them (float16 from sm_70, bfloat16 from sm_90) instead
  * of a compare-and-swap loop. Scatter's modes are atomic
  * updates: native atomicAdd for float32, float64, complex64 (per part) and
@@ -28,6 +21,12 @@
  * float32, NaN wins max/min). The output of a scatter starts as the input
  * array (its buffer when it can be donated, else a copy).
  *
+ * With one index array whose positions lie at one stride (every dynamic
+ * slice and slice_update, take and a[idx] with an index vector, any
+ * integer dtype) the general kernels read the index themselves instead of
+ * offsets (the families' inline variants, CMX_IDX_INLINE; `positions`
+ * says why that rule): one launch instead of two, and no scratch buffer.
+ *
  * Differences from the CPU, inherent to a parallel device that does not
  * stop to check:
  *   - an out-of-range index (after wrapping a negative one) is reported
@@ -36,8 +35,8 @@
  *     (a gather yields zeros for that position, a scatter drops it). MLX's
  *     GPU gathers do not check (an out-of-range index reads anywhere);
  *     cmx keeps NumPy's and its CPU's error on both devices, an empty
- *     Gather result included: its indices still go through the offsets
- *     pass (empty_gather_check);
+ *     Gather result or Scatter update included: its indices still go
+ *     through the offsets pass (check_indices);
  *   - float sums of duplicate indices accumulate in some order (integer
  *     results are exact). A plain scatter (mode none) keeps the last
  *     update of each element, as the CPU does, through a winner pass
@@ -277,47 +276,83 @@ static cmx_status index_offsets(const char* op, const char* which, int dev,
   return st;
 }
 
-/* Where the index positions of a Gather's or Scatter's general kernel
- * start (its CMX_POS_PARAMS): with idx (one index array, the inline
- * variant), index x of idx on axis `axis` of size dim, with room for ext,
- * times stride (in the kernel's elements), bad ones reported for op
- * (which: see add_error_args); else the offsets pass's offs (0: none). */
+/* A device scratch buffer of bytes (released by the caller). */
+static cmx_status scratch(size_t bytes, int dev, cmx__buffer** out) {
+  *out = cmx__device_hooks->alloc_device(bytes, dev);
+  return *out ? CMX_OK : cmx_last_status();
+}
+
+/* Where the slices of the index positions of a Gather's or Scatter's
+ * general kernel start: its CMX_POS_PARAMS (kernels/indexing.cu), built
+ * by positions and appended by add_pos_args. */
 typedef struct {
-  cmx_array idx;
+  cmx_array idx; /* non-NULL: the inline variant reads it in place */
+  long long istride, dim, ext, stride;
   const char* which;
   int axis;
-  long long dim, ext, stride;
-  CUdeviceptr offs;
+  CUdeviceptr offs; /* else the offsets pass's offsets (0: none) */
+  cmx__buffer* buf; /* their buffer (released by the caller) */
 } pos_src;
 
-/* Appends ps's kernel arguments (CMX_POS_PARAMS, kernels/indexing.cu). */
+/* The positions of npos index positions of idx[0..nidx) on axes of an
+ * array of dims, with room for ext, at strides / unit (see index_offsets;
+ * bad indices reported for op and which). One index array whose
+ * positions lie at one stride (a contiguous or strided vector, a 0-d
+ * dynamic-slice start, any integer dtype) is read in place by the
+ * kernel: no offsets pass, no scratch buffer. Found once a position, the
+ * index costs a thread no more than the offset it replaces (one cached
+ * load, the wrap, a product), whatever the index count; an index of
+ * several dims that do not merge (a transposed or broadcast one) would
+ * need divisions by its shape in every thread, so the offsets pass does
+ * them once a position instead. */
+static cmx_status positions(const char* op, const char* which, int dev,
+                            const cmx_array* idx, int nidx, const int* axes,
+                            const int64_t* dims, const int64_t* ext,
+                            const int64_t* strides, int64_t unit, int64_t npos,
+                            pos_src* ps) {
+  memset(ps, 0, sizeof *ps);
+  if (nidx == 0) return CMX_OK;
+  cmx__gpu_layout l;
+  layout_of(&l, idx[0]->dims, idx[0]->ndim,
+            (const int64_t* const[]){CMX__STRIDES(idx[0])}, 1);
+  if (nidx == 1 && idx[0]->size == npos && l.ndim <= 1) {
+    *ps = (pos_src){.idx = idx[0],
+                    .istride = l.ndim ? l.strides[1][0] : 0,
+                    .dim = dims[axes[0]],
+                    .ext = ext[axes[0]],
+                    .stride = strides[axes[0]] / unit,
+                    .which = which,
+                    .axis = axes[0]};
+    return CMX_OK;
+  }
+  cmx_status st = scratch((size_t)npos * sizeof(int64_t), dev, &ps->buf);
+  if (st == CMX_OK) {
+    ps->offs = ps->buf->dev;
+    st = index_offsets(op, which, dev, ps->offs, idx, nidx, axes, dims, ext,
+                       strides, unit, npos);
+  }
+  return st;
+}
+
+/* Appends ps's kernel arguments (CMX_POS_PARAMS). */
 static cmx_status add_pos_args(cmx__gpu_args* args, const char* op, int dev,
                                const pos_src* ps) {
   if (!ps->idx) {
     CMX__GPU_ARG(args, ps->offs);
     return CMX_OK;
   }
-  cmx_array x = ps->idx;
   CUdeviceptr pi;
-  cmx_status st = cmx__gpu_ptr(x, dev, &pi);
+  cmx_status st = cmx__gpu_ptr(ps->idx, dev, &pi);
   if (st != CMX_OK) return st;
-  cmx__gpu_layout l;
-  layout_of(&l, x->dims, x->ndim, (const int64_t* const[]){CMX__STRIDES(x)}, 1);
-  int idt = (int)x->dtype;
+  int idt = (int)ps->idx->dtype;
   CMX__GPU_ARG(args, pi);
   CMX__GPU_ARG(args, idt);
+  CMX__GPU_ARG(args, ps->istride);
   CMX__GPU_ARG(args, ps->dim);
   CMX__GPU_ARG(args, ps->ext);
   CMX__GPU_ARG(args, ps->stride);
   add_error_args(args, op, ps->which, ps->axis);
-  cmx__gpu_args_layout(args, &l);
   return CMX_OK;
-}
-
-/* A device scratch buffer of bytes (released by the caller). */
-static cmx_status scratch(size_t bytes, int dev, cmx__buffer** out) {
-  *out = cmx__device_hooks->alloc_device(bytes, dev);
-  return *out ? CMX_OK : cmx_last_status();
 }
 
 /* The output of a scatter: a's values, in a's buffer when it can be
@@ -437,10 +472,14 @@ cmx_status cmx__gpu_gather_blocks(const char* op, const char* which, int dev,
   int64_t S = block / unit, one = 1;
   cmx__gpu_layout l;
   layout_of(&l, &S, 1, (const int64_t* const[]){&one}, 1);
-  pos_src ps = {
-      .idx = idx, .which = which, .dim = nblocks, .ext = 1, .stride = S};
-  return launch_gather(op, dev, src, dst, &ps, S, npos * S, &l,
+  pos_src ps;
+  cmx_status st = positions(op, which, dev, &idx, 1, (const int[]){0}, &nblocks,
+                            &one, &block, unit, npos, &ps);
+  if (st == CMX_OK)
+    st = launch_gather(op, dev, src, dst, &ps, S, npos * S, &l,
                        isz * (size_t)unit);
+  if (ps.buf) cmx__buffer_release(ps.buf);
+  return st;
 }
 
 /* An empty Gather result or Scatter update (a slice or an index position
@@ -511,26 +550,13 @@ cmx_status cmx__gpu_gather(const cmx_primitive* p, const cmx_array* in, int nin,
     if (st == CMX_OK) cmx_kernel_mark_device_written(o);
     return st;
   }
-  cmx__buffer* offs = NULL;
-  pos_src ps = {0};
-  if (nidx == 1 && in[1]->size == npos) {
-    int ax = q->axes[0];
-    ps = (pos_src){.idx = in[1],
-                   .axis = ax,
-                   .dim = a->dims[ax],
-                   .ext = q->slice_sizes[ax],
-                   .stride = ast[ax] / unit};
-  } else if (nidx > 0) {
-    st = scratch((size_t)npos * sizeof(int64_t), dev, &offs);
-    if (st == CMX_OK) ps.offs = offs->dev;
-    if (st == CMX_OK)
-      st = index_offsets("gather", NULL, dev, ps.offs, in + 1, nidx, q->axes,
-                         a->dims, q->slice_sizes, ast, unit, npos);
-  }
+  pos_src ps;
+  st = positions("gather", NULL, dev, in + 1, nidx, q->axes, a->dims,
+                 q->slice_sizes, ast, unit, npos, &ps);
   if (st == CMX_OK)
     st = launch_gather("gather", dev, pa, po, &ps, S / unit, o->size / unit, &l,
                        isz * (size_t)unit);
-  if (offs) cmx__buffer_release(offs);
+  if (ps.buf) cmx__buffer_release(ps.buf);
   if (st == CMX_OK) cmx_kernel_mark_device_written(o);
   return st;
 }
@@ -618,22 +644,9 @@ cmx_status cmx__gpu_scatter(const cmx_primitive* p, const cmx_array* in,
                        q->mode * CMX_NUM_DTYPES + (int)o->dtype, S_ROWS, po, pu,
                        in[1], ax, o->dims[ax], ext[ax], ost[ax], S, &vec);
   }
-  cmx__buffer* offs = NULL;
-  pos_src ps = {0};
-  if (nidx == 1 && in[1]->size == npos) {
-    int ax = q->axes[0];
-    ps = (pos_src){.idx = in[1],
-                   .axis = ax,
-                   .dim = o->dims[ax],
-                   .ext = ext[ax],
-                   .stride = ost[ax]};
-  } else if (nidx > 0) {
-    st = scratch((size_t)npos * sizeof(int64_t), dev, &offs);
-    if (st == CMX_OK) ps.offs = offs->dev;
-    if (st == CMX_OK)
-      st = index_offsets("scatter", NULL, dev, ps.offs, in + 1, nidx, q->axes,
-                         o->dims, ext, ost, 1, npos);
-  }
+  pos_src ps;
+  st = positions("scatter", NULL, dev, in + 1, nidx, q->axes, o->dims, ext, ost,
+                 1, npos, &ps);
   /* One index position (slice_update with an array start: a KV cache's
    * write) writes a window of distinct elements: no two updates meet, so
    * the plain stores need no winner pass (saves a memset and a launch). */
@@ -660,7 +673,7 @@ cmx_status cmx__gpu_scatter(const cmx_primitive* p, const cmx_array* in,
         q->mode * CMX_NUM_DTYPES + (int)o->dtype + (ps.idx ? S_INLINE : 0),
         S_SCATTER + (i32 ? 0 : 1), upd->size, &args, win);
   if (win) cmx__buffer_release(win);
-  if (offs) cmx__buffer_release(offs);
+  if (ps.buf) cmx__buffer_release(ps.buf);
   return st;
 }
 

@@ -73,35 +73,30 @@ __device__ __forceinline__ bool cmx_row_index(const void* idx, int idt,
 // Scatter's general kernels (their parameters CMX_POS_PARAMS, passed on as
 // CMX_POS_SRC to cmx_pos_base). Without CMX_IDX_INLINE: offs[p], the
 // offsets pass's sum over the index arrays (offs NULL: no index array,
-// offset 0). With it, one index array read in place: the index at
-// position p of idx (layout LP over the positions, idx's strides),
-// wrapped by dim with room for ext, times stride; every thread of a
-// position reads it (a cached load: the threads of a slice are
-// neighbours). A bad index gives CMX_BAD_OFFSET; the thread passing
-// report (one a position) records it.
+// offset 0). With it, one index array read in place, whose positions lie
+// at one stride (istride; a contiguous or strided vector, a 0-d start):
+// the index at p * istride of idx, wrapped by dim with room for ext, times
+// stride. Every thread of a position reads it where it would read offs[p]
+// (a cached load: the threads of a slice are neighbours). A bad index
+// gives CMX_BAD_OFFSET; the thread passing report (one a position)
+// records it.
 #ifdef CMX_IDX_INLINE
 struct cmx_pos_src {
   const void* idx;
   int idt;
-  long long dim, ext, stride;
+  long long istride, dim, ext, stride;
   cmx_index_error* err;
   int code, axis;
-  const cmx_layout_n<2>& L;
 };
-#define CMX_POS_PARAMS                                                  \
-  const void *idx, int idt, long long dim, long long ext,               \
-      long long stride, cmx_index_error *err, int code, int axis,       \
-      const CMX_GRID_CONST cmx_layout_n<2> LP
+#define CMX_POS_PARAMS                                                    \
+  const void *idx, int idt, long long istride, long long dim,             \
+      long long ext, long long stride, cmx_index_error *err, int code,    \
+      int axis
 #define CMX_POS_SRC \
-  cmx_pos_src { idx, idt, dim, ext, stride, err, code, axis, LP }
+  cmx_pos_src { idx, idt, istride, dim, ext, stride, err, code, axis }
 __device__ __forceinline__ long long cmx_pos_base(const cmx_pos_src& q,
                                                   long long p, bool report) {
-  // p < the position count: a layout of one dim (a contiguous or strided
-  // index vector) or none (a 0-d index: a dynamic slice's start) needs no
-  // division
-  long long off[1] = {q.L.ndim == 1 ? p * q.L.strides[1][0] : 0};
-  if (q.L.ndim > 1) cmx_offsets<long long, 0>(q.L, p, off);
-  long long x = cmx_load_index(q.idx, q.idt, off[0]);
+  long long x = cmx_load_index(q.idx, q.idt, p * q.istride);
   const long long x0 = x;
   if (cmx_wrap(x, q.dim, q.ext)) return x * q.stride;
   if (report) cmx_report_bad_index(q.err, q.code, q.axis, x0, q.dim);
