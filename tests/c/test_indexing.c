@@ -689,8 +689,8 @@ static const char* one_index_error(cmx_array r, const char* what) {
  * strided and 0-d index arrays (column-major ones too, which take the
  * offsets pass), slices that are not whole rows (the general kernels,
  * elements of 1 to 16 bytes: a float32 row of 8 moves as two 16-byte
- * vectors), every scatter mode and dtype family. On every device against a model
- * (values whose sums and products are exact in any order); out-of-range
+ * vectors), every scatter mode and dtype family. On every device against a
+ * model (values whose sums and products are exact in any order); out-of-range
  * indices fail the eval with the CPU's message on every device, empty
  * updates included, and later work is unaffected. */
 static void test_one_index_devices(void) {
