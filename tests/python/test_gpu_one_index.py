@@ -51,8 +51,9 @@ def test_gather_one_index(device, idt, layout):
     an = np.array(a)
     v = index_values(idt, (3, 4), 5, seed=2)
     idx = index_array(v, idt, layout)
-    # the middle axis (strided slices), the first (rows of 4 floats: one
-    # 16-byte vector each), a[:, idx] through getitem
+    # the middle axis and the last (strided slices), the first (slices of
+    # 20 contiguous floats: five 16-byte vectors each), a[:, idx] through
+    # getitem
     for axis in (1, 0, 2):
         size = a.shape[axis]
         w = index_values(idt, (3, 4), size, seed=3 + axis)
