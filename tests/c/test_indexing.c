@@ -579,8 +579,8 @@ static void test_scatter_fused(void) {
     int mode = modes[v / 4];
     cmx_array a = NULL, idx = NULL, u = NULL, u2 = NULL, upd = NULL, r = NULL;
     cmx_array_from_data(&a, bins, &nb, 1, CMX_FLOAT32);
-    cmx_array_from_data(&idx, wide ? (const void*)i64 : (const void*)i32, &n,
-                        1, wide ? CMX_INT64 : CMX_INT32);
+    cmx_array_from_data(&idx, wide ? (const void*)i64 : (const void*)i32, &n, 1,
+                        wide ? CMX_INT64 : CMX_INT32);
     /* every other element of 2N (stride 2), or the first N */
     cmx_array_from_data(&u, uv, &n2, 1, CMX_FLOAT32);
     int64_t b0 = 0, e0 = strided ? 2 * N : N, st0 = strided ? 2 : 1;
@@ -627,6 +627,224 @@ static void test_scatter_fused(void) {
   free(i64);
   free(uv);
   free(want);
+}
+
+/* ---------------- one index array, on every device ---------------- */
+
+/* A 3x4 index array of dtype dt holding vals in layout l: contiguous or
+ * every other element (positions at one stride: read in place on the
+ * GPU), or column-major (the offsets pass). */
+static cmx_array one_index(const int64_t* vals, cmx_dtype dt, h_layout l) {
+  int64_t sh[2] = {3, 4};
+  h_tensor t = iu_ints(sh, 2, dt, vals);
+  cmx_array r = h_array(&t, l);
+  h_free(&t);
+  return r;
+}
+
+/* Index values of a 3x4 array for axis 1 (size 5) with room for 2: in
+ * [0, 3], negative ones (-5 .. -2) where dt is signed, repeated. */
+static void one_index_vals(cmx_dtype dt, int seed, int64_t* v) {
+  for (int i = 0; i < 12; i++) {
+    v[i] = (i * 7 + seed) % 4;
+    if (cmx_dtype_is_signed(dt) && (i + seed) % 3 == 0) v[i] -= 5;
+  }
+}
+
+/* The values of a with shape (6, 5, 4) (or a's own shape) gathered by
+ * positions x[0..npos) on axis ax with slice sizes sz: the model. */
+static h_tensor one_gather_ref(const h_tensor* a, const int64_t* x,
+                               int64_t npos, int ax, const int64_t* sz) {
+  int nd = a->ndim;
+  int64_t osh[CMX_MAX_NDIM + 1], n = 1, j[CMX_MAX_NDIM], src[CMX_MAX_NDIM];
+  osh[0] = npos;
+  for (int d = 0; d < nd; d++) osh[d + 1] = sz[d], n *= sz[d];
+  h_tensor w = h_alloc(osh, nd + 1, a->dtype);
+  for (int64_t p = 0; p < npos; p++)
+    for (int64_t e = 0; e < n; e++) {
+      su_unravel(e, sz, nd, j);
+      for (int d = 0; d < nd; d++) src[d] = j[d];
+      src[ax] += x[p] < 0 ? x[p] + a->shape[ax] : x[p];
+      int64_t k = su_ravel(src, a->shape, nd);
+      w.re[p * n + e] = a->re[k];
+      if (w.im) w.im[p * n + e] = a->im[k];
+    }
+  return w;
+}
+
+/* Evaluates r on device dev expecting an index error; returns its
+ * message (static storage, overwritten by the next call). */
+static const char* one_index_error(cmx_array r, const char* what) {
+  static char msg[256];
+  cmx_status st = r ? cmx_array_eval(r) : CMX_ERR_VALUE;
+  snprintf(msg, sizeof msg, "%s", cmx_last_error());
+  CHECK_MSG(st == CMX_ERR_INDEX && strstr(msg, "out of bounds"),
+            "%s: eval -> %s '%s'", what, cmx_status_name(st), msg);
+  return msg;
+}
+
+/* Gather and Scatter with one index array, whose GPU kernels read the
+ * index in place (no offsets pass) when its positions lie at one stride:
+ * every integer index dtype, negative and repeated indices, contiguous,
+ * strided and 0-d index arrays (column-major ones too, which take the
+ * offsets pass), slices that are not whole rows (the general kernels,
+ * elements of 1 to 16 bytes: a float32 row of 8 moves as two 16-byte
+ * vectors), every scatter mode and dtype family. On every device against a
+ * model (values whose sums and products are exact in any order); out-of-range
+ * indices fail the eval with the CPU's message on every device, empty
+ * updates included, and later work is unaffected. */
+static void test_one_index_devices(void) {
+  int64_t ash[3] = {6, 5, 4}, sz[3] = {6, 2, 3};
+  static const cmx_dtype gdts[] = {CMX_FLOAT32, CMX_INT8,      CMX_FLOAT16,
+                                   CMX_INT64,   CMX_COMPLEX64, CMX_BOOL,
+                                   CMX_UINT16,  CMX_BFLOAT16};
+  static const cmx_dtype sdts[] = {CMX_INT32,    CMX_FLOAT32,   CMX_FLOAT16,
+                                   CMX_BFLOAT16, CMX_UINT8,     CMX_INT64,
+                                   CMX_FLOAT64,  CMX_COMPLEX64, CMX_BOOL};
+  char cpu_msg[3][256] = {"", "", ""};
+  for (int dv = 0; dv < h_ndevices(); dv++) {
+    cmx_stream s = h_stream(dv);
+    char dn[16], what[160];
+    h_device_name(dv, dn, sizeof dn);
+    /* gathers: each index dtype in each layout */
+    for (int c = 0; c < 3 * IU_NUM_IDX_DTYPES; c++) {
+      cmx_dtype it = IU_IDX_DTYPES[c % IU_NUM_IDX_DTYPES], dt = gdts[c % 8];
+      h_layout l = (h_layout)(c / IU_NUM_IDX_DTYPES);
+      int64_t v[12];
+      one_index_vals(it, c, v);
+      h_tensor x = h_random(ash, 3, dt, -50, 50, (uint64_t)c);
+      h_tensor want = one_gather_ref(&x, v, 12, 1, sz);
+      want.shape[0] = 3, want.shape[1] = 4; /* positions 3x4 */
+      memcpy(want.shape + 2, sz, sizeof sz);
+      want.ndim = 5;
+      cmx_array a = h_array(&x, H_CONTIG), idx = one_index(v, it, l), r = NULL;
+      snprintf(what, sizeof what, "%s gather %s by %s %s", dn,
+               cmx_dtype_name(dt), cmx_dtype_name(it), h_layout_names[l]);
+      OK(cmx_gather(&r, a, &idx, 1, (int[]){1}, 1, sz, 3, s));
+      su_check(r, &want, what);
+      cmx_array_release_all((cmx_array[]){a, idx, r}, 3);
+      h_free(&x);
+      h_free(&want);
+    }
+    /* whole rows of 8 float32 (two 16-byte vectors), a 0-d index */
+    {
+      int64_t rsh[2] = {10, 8}, rsz[2] = {1, 8}, zero = 0, v[12];
+      for (int i = 0; i < 12; i++) v[i] = (i * 7 + 3) % 10 - (i % 3 ? 0 : 10);
+      h_tensor x = h_random(rsh, 2, CMX_FLOAT32, -9, 9, 3);
+      h_tensor want = one_gather_ref(&x, v, 12, 0, rsz);
+      int64_t wsh[4] = {3, 4, 1, 8};
+      memcpy(want.shape, wsh, sizeof wsh);
+      want.ndim = 4;
+      cmx_array a = h_array(&x, H_CONTIG),
+                idx = one_index(v, CMX_INT32, H_STRIDED), r = NULL;
+      OK(cmx_gather(&r, a, &idx, 1, (int[]){0}, 1, rsz, 2, s));
+      snprintf(what, sizeof what, "%s gather vector rows", dn);
+      su_check(r, &want, what);
+      cmx_array_release(r);
+      h_free(&want);
+      int64_t x0 = -3;
+      want = one_gather_ref(&x, &x0, 1, 0, rsz);
+      memcpy(want.shape, rsz, sizeof rsz); /* no position dims */
+      want.ndim = 2;
+      cmx_array i0 = NULL;
+      OK(cmx_array_from_data(&i0, &x0, &zero, 0, CMX_INT64));
+      OK(cmx_gather(&r, a, &i0, 1, (int[]){0}, 1, rsz, 2, s));
+      snprintf(what, sizeof what, "%s gather 0-d index", dn);
+      su_check(r, &want, what);
+      cmx_array_release_all((cmx_array[]){a, idx, r, i0}, 4);
+      h_free(&x);
+      h_free(&want);
+    }
+    /* scatters: every mode and dtype family, 12 and one position */
+    for (int c = 0; c < 2 * IU_NUM_MODES * 9; c++) {
+      int mode = c % IU_NUM_MODES;
+      bool one = c >= IU_NUM_MODES * 9;
+      cmx_dtype dt = sdts[(c / IU_NUM_MODES) % 9],
+                it = IU_IDX_DTYPES[c % IU_NUM_IDX_DTYPES];
+      h_layout l = (h_layout)(c % 3);
+      int64_t v[12], npos = one ? 1 : 12;
+      one_index_vals(it, c, v);
+      bool uns = !cmx_dtype_is_signed(dt) && dt != CMX_BOOL &&
+                 !cmx_dtype_is_inexact(dt);
+      int64_t ush[5] = {3, 4, 6, 2, 3}, ush1[3] = {6, 2, 3};
+      h_tensor x = h_alloc(ash, 3, dt),
+               u = one ? h_alloc(ush1, 3, dt) : h_alloc(ush, 5, dt);
+      uint64_t rng = (uint64_t)c + 1;
+      for (int64_t k = 0; k < x.size + u.size; k++) { /* exact any order */
+        double* pr = k < x.size ? &x.re[k] : &u.re[k - x.size];
+        int64_t r = mode == IU_PROD ? iu_rand(&rng, 1, 2)
+                                    : iu_rand(&rng, uns ? 0 : -9, 9);
+        if (mode == IU_PROD && !uns && iu_rand(&rng, 0, 1)) r = -r;
+        *pr = h_round_to((double)r, dt);
+        double* pi = k < x.size ? (x.im ? &x.im[k] : NULL)
+                                : (u.im ? &u.im[k - x.size] : NULL);
+        if (pi) *pi = mode == IU_PROD ? 0 : (double)iu_rand(&rng, -3, 3);
+      }
+      h_tensor want = iu_copy(&x);
+      int64_t n = 36, j[3], dst[3];
+      for (int64_t p = 0; p < npos; p++)
+        for (int64_t e = 0; e < n; e++) {
+          su_unravel(e, sz, 3, j);
+          memcpy(dst, j, sizeof j);
+          dst[1] += v[p] < 0 ? v[p] + 5 : v[p];
+          int64_t o = su_ravel(dst, ash, 3), k = p * n + e;
+          iu_combine(mode, dt, &want.re[o], want.im ? &want.im[o] : NULL,
+                     u.re[k], u.im ? u.im[k] : 0);
+        }
+      cmx_array a = h_array(&x, H_CONTIG), upd = h_array(&u, H_CONTIG),
+                idx = NULL, r = NULL;
+      if (one)
+        OK(cmx_array_from_data(&idx, v, (int64_t[]){1}, 0, CMX_INT64));
+      else
+        idx = one_index(v, it, l);
+      snprintf(what, sizeof what, "%s %s %s by %s%s", dn, scatter_names[mode],
+               cmx_dtype_name(dt), one ? "a 0-d int64" : cmx_dtype_name(it),
+               one ? "" : h_layout_names[l]);
+      OK(scatter_fns[mode](&r, a, &idx, 1, upd, (int[]){1}, 1, s));
+      h_tensor got = h_read(r);
+      CHECK(iu_close(&got, &want, NULL, 0, what));
+      h_free(&got);
+      cmx_array_release_all((cmx_array[]){a, upd, idx, r}, 4);
+      h_free(&x);
+      h_free(&u);
+      h_free(&want);
+    }
+    /* out of range: a gather, a scatter (winner pass), empty updates */
+    {
+      int64_t v[12], ush[5] = {3, 4, 6, 2, 3}, esh[5] = {3, 4, 0, 2, 3};
+      one_index_vals(CMX_INT16, 0, v);
+      v[7] = 4; /* 4 + 2 > 5 */
+      h_tensor x = h_random(ash, 3, CMX_FLOAT32, -9, 9, 5);
+      cmx_array a = h_array(&x, H_CONTIG),
+                idx = one_index(v, CMX_INT16, H_TRANSPOSED), u = NULL, e = NULL,
+                r[3] = {NULL, NULL, NULL};
+      OK(cmx_ones(&u, ush, 5, CMX_FLOAT32, s));
+      OK(cmx_ones(&e, esh, 5, CMX_FLOAT32, s));
+      OK(cmx_gather(&r[0], a, &idx, 1, (int[]){1}, 1, sz, 3, s));
+      OK(cmx_scatter(&r[1], a, &idx, 1, u, (int[]){1}, 1, s));
+      OK(cmx_scatter_max(&r[2], a, &idx, 1, e, (int[]){1}, 1, s));
+      for (int k = 0; k < 3; k++) {
+        snprintf(what, sizeof what, "%s out of range %d", dn, k);
+        const char* msg = one_index_error(r[k], what);
+        if (dv == 0) snprintf(cpu_msg[k], sizeof cpu_msg[k], "%s", msg);
+        CHECK_MSG(
+            strstr(msg, "Index 4 is out of bounds for axis 1 with size 5") &&
+                strcmp(msg, cpu_msg[k]) == 0,
+            "%s: '%s' (the cpu: '%s')", what, msg, cpu_msg[k]);
+      }
+      /* in range again: empty updates leave the array as it was */
+      cmx_array_release(idx);
+      v[7] = -2;
+      idx = one_index(v, CMX_INT16, H_TRANSPOSED);
+      cmx_array ok = NULL;
+      OK(cmx_scatter_max(&ok, a, &idx, 1, e, (int[]){1}, 1, s));
+      snprintf(what, sizeof what, "%s empty updates", dn);
+      su_check(ok, &x, what);
+      cmx_array_release_all((cmx_array[]){a, idx, u, e, r[0], r[1], r[2], ok},
+                            8);
+      h_free(&x);
+    }
+  }
 }
 
 /* ---------------- take ---------------- */
@@ -1012,6 +1230,7 @@ int main(void) {
   RUN(test_scatter_large);
   RUN(test_scatter_errors);
   RUN(test_scatter_fused);
+  RUN(test_one_index_devices);
   RUN(test_take);
   RUN(test_along_axis);
   RUN(test_along_axis_errors);

@@ -21,6 +21,12 @@
  * float32, NaN wins max/min). The output of a scatter starts as the input
  * array (its buffer when it can be donated, else a copy).
  *
+ * With one index array whose positions lie at one stride (every dynamic
+ * slice and slice_update, take and a[idx] with an index vector, any
+ * integer dtype) the general kernels read the index themselves instead of
+ * offsets (the families' inline variants, CMX_IDX_INLINE; `positions`
+ * says why that rule): one launch instead of two, and no scratch buffer.
+ *
  * Differences from the CPU, inherent to a parallel device that does not
  * stop to check:
  *   - an out-of-range index (after wrapping a negative one) is reported
@@ -29,8 +35,8 @@
  *     (a gather yields zeros for that position, a scatter drops it). MLX's
  *     GPU gathers do not check (an out-of-range index reads anywhere);
  *     cmx keeps NumPy's and its CPU's error on both devices, an empty
- *     Gather result included: its indices still go through the offsets
- *     pass (empty_gather_check);
+ *     Gather result or Scatter update included: its indices still go
+ *     through the offsets pass (check_indices);
  *   - float sums of duplicate indices accumulate in some order (integer
  *     results are exact). A plain scatter (mode none) keeps the last
  *     update of each element, as the CPU does, through a winner pass
@@ -49,8 +55,11 @@ static const char* const k_preamble[] = {"ew_bind", "ew_scalar", NULL};
 
 /* ---------------- families ---------------- */
 
-/* gather: variant v moves elements of 1 << v bytes (v == 4: uint4). */
+/* gather: variant v % G_SIZES moves elements of 1 << v bytes (4: uint4);
+ * v >= G_SIZES: the inline variant (one index array read in place by
+ * cmx_gather_g*; its other kernels are the same). */
 enum { G_OFFSETS, G_GATHER, G_AXIS = 5, G_ROWS = 7 };
+enum { G_SIZES = 5 };
 static const char* const k_gather[] = {
     "cmx_idx_offsets",    "cmx_gather_g1_32", "cmx_gather_g0_32",
     "cmx_gather_g1_64",   "cmx_gather_g0_64", "cmx_gather_axis_32",
@@ -59,8 +68,12 @@ static const char* const k_gather[] = {
 static bool gather_variant(int v, cmx__gpu_variant* out) {
   static const char* const types[] = {"cmx_u8", "cmx_u16", "cmx_u32", "cmx_u64",
                                       "uint4"};
-  snprintf(out->name, sizeof out->name, "gather_%d", 1 << v);
-  snprintf(out->prelude, sizeof out->prelude, "#define CMX_T %s\n", types[v]);
+  bool in = v >= G_SIZES;
+  v %= G_SIZES;
+  snprintf(out->name, sizeof out->name, "gather_%s%d", in ? "inline_" : "",
+           1 << v);
+  snprintf(out->prelude, sizeof out->prelude, "#define CMX_T %s\n%s", types[v],
+           in ? "#define CMX_IDX_INLINE\n" : "");
   out->flags = 0;
   return true;
 }
@@ -70,11 +83,13 @@ const cmx__gpu_family cmx__gpu_family_gather = {
     .file = "indexing",
     .kernels = k_gather,
     .flags = CMX__GPU_GRID_WAITS,
-    .nvariants = 5,
+    .nvariants = 2 * G_SIZES,
     .variant = gather_variant,
     .shape = {CMX__GPU_GRID_STRIDE, 256, 16}};
 
-/* scatter: variant mode * CMX_NUM_DTYPES + dtype. */
+/* scatter: variant mode * CMX_NUM_DTYPES + dtype, plus S_INLINE for the
+ * inline variant (one index array read in place by cmx_scatter_32/64). */
+#define S_INLINE (CMX__SCATTER_NUM_MODES * CMX_NUM_DTYPES)
 enum { S_SCATTER, S_AXIS = 2, S_ROWS = 4 };
 static const char* const k_scatter[] = {
     "cmx_scatter_32",      "cmx_scatter_64",   "cmx_scatter_axis_32",
@@ -145,16 +160,19 @@ static int scatter_ops(int m, cmx_dtype dt, char* buf, size_t size) {
 }
 
 static bool scatter_variant(int v, cmx__gpu_variant* out) {
+  bool in = v >= S_INLINE;
+  v %= S_INLINE;
   int m = v / CMX_NUM_DTYPES;
   cmx_dtype dt = (cmx_dtype)(v % CMX_NUM_DTYPES);
   static const char* const modes[] = {"none", "add", "prod", "max", "min"};
   const char* wide;
-  snprintf(out->name, sizeof out->name, "scatter_%s_%s", modes[m],
-           cmx_dtype_name(dt));
+  snprintf(out->name, sizeof out->name, "scatter_%s%s_%s", in ? "inline_" : "",
+           modes[m], cmx_dtype_name(dt));
   int n = snprintf(out->prelude, sizeof out->prelude,
                    "#define CMX_T %s\n#define CMX_SC_MODE %d\n"
-                   "#define CMX_SC_BYTES %d\n",
-                   storage_type(dt, &wide), m, (int)cmx_dtype_size(dt));
+                   "#define CMX_SC_BYTES %d\n%s",
+                   storage_type(dt, &wide), m, (int)cmx_dtype_size(dt),
+                   in ? "#define CMX_IDX_INLINE\n" : "");
   int k = scatter_ops(m, dt, out->prelude + n, sizeof out->prelude - (size_t)n);
   int red = dt == CMX_FLOAT32    ? 1
             : dt == CMX_FLOAT16  ? 2
@@ -175,7 +193,7 @@ const cmx__gpu_family cmx__gpu_family_scatter = {
     .preamble = k_preamble,
     .kernels = k_scatter,
     .flags = CMX__GPU_GRID_WAITS,
-    .nvariants = CMX__SCATTER_NUM_MODES * CMX_NUM_DTYPES,
+    .nvariants = 2 * S_INLINE,
     .variant = scatter_variant,
     .shape = {CMX__GPU_GRID_STRIDE, 256, 16}};
 
@@ -264,6 +282,79 @@ static cmx_status scratch(size_t bytes, int dev, cmx__buffer** out) {
   return *out ? CMX_OK : cmx_last_status();
 }
 
+/* Where the slices of the index positions of a Gather's or Scatter's
+ * general kernel start: its CMX_POS_PARAMS (kernels/indexing.cu), built
+ * by positions and appended by add_pos_args. */
+typedef struct {
+  cmx_array idx; /* non-NULL: the inline variant reads it in place */
+  long long istride, dim, ext, stride;
+  const char* which;
+  int axis;
+  CUdeviceptr offs; /* else the offsets pass's offsets (0: none) */
+  cmx__buffer* buf; /* their buffer (released by the caller) */
+} pos_src;
+
+/* The positions of npos index positions of idx[0..nidx) on axes of an
+ * array of dims, with room for ext, at strides / unit (see index_offsets;
+ * bad indices reported for op and which). One index array whose
+ * positions lie at one stride (a contiguous or strided vector, a 0-d
+ * dynamic-slice start, any integer dtype) is read in place by the
+ * kernel: no offsets pass, no scratch buffer. Found once a position, the
+ * index costs a thread no more than the offset it replaces (one cached
+ * load, the wrap, a product), whatever the index count; an index of
+ * several dims that do not merge (a transposed or broadcast one) would
+ * need divisions by its shape in every thread, so the offsets pass does
+ * them once a position instead. */
+static cmx_status positions(const char* op, const char* which, int dev,
+                            const cmx_array* idx, int nidx, const int* axes,
+                            const int64_t* dims, const int64_t* ext,
+                            const int64_t* strides, int64_t unit, int64_t npos,
+                            pos_src* ps) {
+  memset(ps, 0, sizeof *ps);
+  if (nidx == 0) return CMX_OK;
+  cmx__gpu_layout l;
+  layout_of(&l, idx[0]->dims, idx[0]->ndim,
+            (const int64_t* const[]){CMX__STRIDES(idx[0])}, 1);
+  if (nidx == 1 && idx[0]->size == npos && l.ndim <= 1) {
+    *ps = (pos_src){.idx = idx[0],
+                    .istride = l.ndim ? l.strides[1][0] : 0,
+                    .dim = dims[axes[0]],
+                    .ext = ext[axes[0]],
+                    .stride = strides[axes[0]] / unit,
+                    .which = which,
+                    .axis = axes[0]};
+    return CMX_OK;
+  }
+  cmx_status st = scratch((size_t)npos * sizeof(int64_t), dev, &ps->buf);
+  if (st == CMX_OK) {
+    ps->offs = ps->buf->dev;
+    st = index_offsets(op, which, dev, ps->offs, idx, nidx, axes, dims, ext,
+                       strides, unit, npos);
+  }
+  return st;
+}
+
+/* Appends ps's kernel arguments (CMX_POS_PARAMS). */
+static cmx_status add_pos_args(cmx__gpu_args* args, const char* op, int dev,
+                               const pos_src* ps) {
+  if (!ps->idx) {
+    CMX__GPU_ARG(args, ps->offs);
+    return CMX_OK;
+  }
+  CUdeviceptr pi;
+  cmx_status st = cmx__gpu_ptr(ps->idx, dev, &pi);
+  if (st != CMX_OK) return st;
+  int idt = (int)ps->idx->dtype;
+  CMX__GPU_ARG(args, pi);
+  CMX__GPU_ARG(args, idt);
+  CMX__GPU_ARG(args, ps->istride);
+  CMX__GPU_ARG(args, ps->dim);
+  CMX__GPU_ARG(args, ps->ext);
+  CMX__GPU_ARG(args, ps->stride);
+  add_error_args(args, op, ps->which, ps->axis);
+  return CMX_OK;
+}
+
 /* The output of a scatter: a's values, in a's buffer when it can be
  * donated, else copied. */
 static cmx_status start_from(cmx_array o, cmx_array a, int dev,
@@ -345,10 +436,10 @@ static int variant_of_size(size_t isz) {
   return isz == 1 ? 0 : isz == 2 ? 1 : isz == 4 ? 2 : isz == 8 ? 3 : 4;
 }
 
-/* o[p * S + s] = a[offs[p] + slice offset s (layout l)] for the n elements
- * of o, elements of isz bytes (16: vectors). */
+/* o[p * S + s] = a[start of position p (ps) + slice offset s (layout l)]
+ * for the n elements of o, elements of isz bytes (16: vectors). */
 static cmx_status launch_gather(const char* op, int dev, CUdeviceptr pa,
-                                CUdeviceptr po, CUdeviceptr poffs, int64_t S,
+                                CUdeviceptr po, const pos_src* ps, int64_t S,
                                 int64_t n, const cmx__gpu_layout* l,
                                 size_t isz) {
   long long S1 = S;
@@ -357,13 +448,15 @@ static cmx_status launch_gather(const char* op, int dev, CUdeviceptr pa,
   cmx__gpu_args_init(&args);
   CMX__GPU_ARG(&args, pa);
   CMX__GPU_ARG(&args, po);
-  CMX__GPU_ARG(&args, poffs);
+  cmx_status st = add_pos_args(&args, op, dev, ps);
+  if (st != CMX_OK) return st;
   CMX__GPU_ARG(&args, S1);
   cmx__gpu_args_count(&args, i32, n);
   cmx__gpu_args_layout(&args, l);
   int kernel = G_GATHER + (i32 ? 0 : 2) + (l->ndim == 1 ? 0 : 1);
-  return launch(op, dev, &cmx__gpu_family_gather, variant_of_size(isz), kernel,
-                n, &args);
+  return launch(op, dev, &cmx__gpu_family_gather,
+                variant_of_size(isz) + (ps->idx ? G_SIZES : 0), kernel, n,
+                &args);
 }
 
 cmx_status cmx__gpu_gather_blocks(const char* op, const char* which, int dev,
@@ -376,35 +469,36 @@ cmx_status cmx__gpu_gather_blocks(const char* op, const char* which, int dev,
   if (isz < 16 && (block * (int64_t)isz) % 16 == 0 && src % 16 == 0 &&
       dst % 16 == 0)
     unit = 16 / (int64_t)isz;
-  cmx__buffer* offs = NULL;
-  cmx_status st = scratch((size_t)npos * sizeof(int64_t), dev, &offs);
+  int64_t S = block / unit, one = 1;
+  cmx__gpu_layout l;
+  layout_of(&l, &S, 1, (const int64_t* const[]){&one}, 1);
+  pos_src ps;
+  cmx_status st = positions(op, which, dev, &idx, 1, (const int[]){0}, &nblocks,
+                            &one, &block, unit, npos, &ps);
   if (st == CMX_OK)
-    st = index_offsets(op, which, dev, offs->dev, &idx, 1, (const int[]){0},
-                       &nblocks, (const int64_t[]){1}, &block, unit, npos);
-  if (st == CMX_OK) {
-    int64_t S = block / unit, one = 1;
-    cmx__gpu_layout l;
-    layout_of(&l, &S, 1, (const int64_t* const[]){&one}, 1);
-    st = launch_gather(op, dev, src, dst, offs->dev, S, npos * S, &l,
+    st = launch_gather(op, dev, src, dst, &ps, S, npos * S, &l,
                        isz * (size_t)unit);
-  }
-  if (offs) cmx__buffer_release(offs);
+  if (ps.buf) cmx__buffer_release(ps.buf);
   return st;
 }
 
-/* An empty Gather result (a slice or an index position count of zero)
- * moves nothing, but its indices must be in range, as on the CPU: the
- * offsets pass checks them into a scratch buffer. */
-static cmx_status empty_gather_check(const cmx__gather_params* q,
-                                     const cmx_array* in, int nin, int dev) {
-  cmx_array a = in[0];
-  int64_t npos = nin > 1 ? in[1]->size : 0;
+/* An empty Gather result or Scatter update (a slice or an index position
+ * count of zero) moves nothing, but its indices idx[0..nidx) (on axes of
+ * an array of dims, with room for ext) must be in range, as on the CPU:
+ * the offsets pass checks them into a scratch buffer; a bad one fails
+ * the eval for op. */
+static cmx_status check_indices(const char* op, int dev, const cmx_array* idx,
+                                int nidx, const int* axes, const int64_t* dims,
+                                const int64_t* ext) {
+  int64_t npos = nidx > 0 ? idx[0]->size : 0;
   if (npos == 0) return CMX_OK;
+  int64_t ones[CMX_MAX_NDIM];
+  for (int d = 0; d < CMX_MAX_NDIM; d++) ones[d] = 1;
   cmx__buffer* offs = NULL;
   cmx_status st = scratch((size_t)npos * sizeof(int64_t), dev, &offs);
   if (st == CMX_OK)
-    st = index_offsets("gather", NULL, dev, offs->dev, in + 1, nin - 1, q->axes,
-                       a->dims, q->slice_sizes, CMX__STRIDES(a), 1, npos);
+    st = index_offsets(op, NULL, dev, offs->dev, idx, nidx, axes, dims, ext,
+                       ones, 1, npos);
   if (offs) cmx__buffer_release(offs);
   return st;
 }
@@ -418,8 +512,10 @@ cmx_status cmx__gpu_gather(const cmx_primitive* p, const cmx_array* in, int nin,
   int nidx = nin - 1;
   cmx_status st = cmx_kernel_alloc(o);
   if (st != CMX_OK) return st;
-  if (o->size == 0) return empty_gather_check(q, in, nin, dev);
-  CUdeviceptr pa, po, poffs = 0;
+  if (o->size == 0)
+    return check_indices("gather", dev, in + 1, nidx, q->axes, a->dims,
+                         q->slice_sizes);
+  CUdeviceptr pa, po;
   st = cmx__gpu_ptr(a, dev, &pa);
   if (st == CMX_OK) st = cmx__gpu_ptr(o, dev, &po);
   if (st != CMX_OK) return st;
@@ -454,18 +550,13 @@ cmx_status cmx__gpu_gather(const cmx_primitive* p, const cmx_array* in, int nin,
     if (st == CMX_OK) cmx_kernel_mark_device_written(o);
     return st;
   }
-  cmx__buffer* offs = NULL;
-  if (nidx > 0) {
-    st = scratch((size_t)npos * sizeof(int64_t), dev, &offs);
-    if (st == CMX_OK) poffs = offs->dev;
-    if (st == CMX_OK)
-      st = index_offsets("gather", NULL, dev, poffs, in + 1, nidx, q->axes,
-                         a->dims, q->slice_sizes, ast, unit, npos);
-  }
+  pos_src ps;
+  st = positions("gather", NULL, dev, in + 1, nidx, q->axes, a->dims,
+                 q->slice_sizes, ast, unit, npos, &ps);
   if (st == CMX_OK)
-    st = launch_gather("gather", dev, pa, po, poffs, S / unit, o->size / unit,
-                       &l, isz * (size_t)unit);
-  if (offs) cmx__buffer_release(offs);
+    st = launch_gather("gather", dev, pa, po, &ps, S / unit, o->size / unit, &l,
+                       isz * (size_t)unit);
+  if (ps.buf) cmx__buffer_release(ps.buf);
   if (st == CMX_OK) cmx_kernel_mark_device_written(o);
   return st;
 }
@@ -523,10 +614,6 @@ cmx_status cmx__gpu_scatter(const cmx_primitive* p, const cmx_array* in,
   cmx_array a = in[0], upd = in[nin - 1], o = out[0];
   int nidx = nin - 2;
   cmx_status st = start_from(o, a, dev, "scatter");
-  if (st != CMX_OK || upd->size == 0) return st;
-  CUdeviceptr po, pu, poffs = 0;
-  st = cmx__gpu_ptr(o, dev, &po);
-  if (st == CMX_OK) st = cmx__gpu_ptr(upd, dev, &pu);
   if (st != CMX_OK) return st;
   int ind = upd->ndim - o->ndim; /* index dims of the updates */
   const int64_t* ost = CMX__STRIDES(o);
@@ -535,6 +622,12 @@ cmx_status cmx__gpu_scatter(const cmx_primitive* p, const cmx_array* in,
     ext[d] = upd->dims[ind + d];
     S *= ext[d];
   }
+  if (upd->size == 0)
+    return check_indices("scatter", dev, in + 1, nidx, q->axes, o->dims, ext);
+  CUdeviceptr po, pu;
+  st = cmx__gpu_ptr(o, dev, &po);
+  if (st == CMX_OK) st = cmx__gpu_ptr(upd, dev, &pu);
+  if (st != CMX_OK) return st;
   int64_t npos = upd->size / S;
   cmx__gpu_layout lo, lu;
   layout_of(&lo, ext, o->ndim, (const int64_t* const[]){ost}, 1);
@@ -551,14 +644,9 @@ cmx_status cmx__gpu_scatter(const cmx_primitive* p, const cmx_array* in,
                        q->mode * CMX_NUM_DTYPES + (int)o->dtype, S_ROWS, po, pu,
                        in[1], ax, o->dims[ax], ext[ax], ost[ax], S, &vec);
   }
-  cmx__buffer* offs = NULL;
-  if (nidx > 0) {
-    st = scratch((size_t)npos * sizeof(int64_t), dev, &offs);
-    if (st == CMX_OK) poffs = offs->dev;
-    if (st == CMX_OK)
-      st = index_offsets("scatter", NULL, dev, poffs, in + 1, nidx, q->axes,
-                         o->dims, ext, ost, 1, npos);
-  }
+  pos_src ps;
+  st = positions("scatter", NULL, dev, in + 1, nidx, q->axes, o->dims, ext, ost,
+                 1, npos, &ps);
   /* One index position (slice_update with an array start: a KV cache's
    * write) writes a window of distinct elements: no two updates meet, so
    * the plain stores need no winner pass (saves a memset and a launch). */
@@ -574,17 +662,18 @@ cmx_status cmx__gpu_scatter(const cmx_primitive* p, const cmx_array* in,
   cmx__gpu_args_init(&args);
   CMX__GPU_ARG(&args, po);
   CMX__GPU_ARG(&args, pu);
-  CMX__GPU_ARG(&args, poffs);
+  if (st == CMX_OK) st = add_pos_args(&args, "scatter", dev, &ps);
   CMX__GPU_ARG(&args, S1);
   cmx__gpu_args_count(&args, i32, upd->size);
   cmx__gpu_args_layout(&args, &lo);
   cmx__gpu_args_layout(&args, &lu);
   if (st == CMX_OK)
-    st =
-        scatter_passes("scatter", dev, q->mode * CMX_NUM_DTYPES + (int)o->dtype,
-                       S_SCATTER + (i32 ? 0 : 1), upd->size, &args, win);
+    st = scatter_passes(
+        "scatter", dev,
+        q->mode * CMX_NUM_DTYPES + (int)o->dtype + (ps.idx ? S_INLINE : 0),
+        S_SCATTER + (i32 ? 0 : 1), upd->size, &args, win);
   if (win) cmx__buffer_release(win);
-  if (offs) cmx__buffer_release(offs);
+  if (ps.buf) cmx__buffer_release(ps.buf);
   return st;
 }
 

@@ -7,6 +7,9 @@
 //            4 min) and CMX_SC_OP(x, y), the combined value of the old
 //            element x and the update y (storage values); Scatter and
 //            ScatterAxis, updates applied with atomics
+//   CMX_IDX_INLINE (either family): Gather's and Scatter's general
+//            kernels read one index array in place instead of the
+//            offsets pass's offsets (cmx_pos_src below)
 // Index arrays are read in their own dtype (idt: cmx_dtype's number) and
 // layout. A negative index is wrapped by its axis's size; an index that
 // is still out of range marks its position bad: a gather writes zeros
@@ -66,6 +69,49 @@ __device__ __forceinline__ bool cmx_row_index(const void* idx, int idt,
   return false;
 }
 
+// Where the slice of index position p starts, for Gather's and
+// Scatter's general kernels (their parameters CMX_POS_PARAMS, passed on as
+// CMX_POS_SRC to cmx_pos_base). Without CMX_IDX_INLINE: offs[p], the
+// offsets pass's sum over the index arrays (offs NULL: no index array,
+// offset 0). With it, one index array read in place, whose positions lie
+// at one stride (istride; a contiguous or strided vector, a 0-d start):
+// the index at p * istride of idx, wrapped by dim with room for ext, times
+// stride. Every thread of a position reads it where it would read offs[p]
+// (a cached load: the threads of a slice are neighbours). A bad index
+// gives CMX_BAD_OFFSET; the thread passing report (one a position)
+// records it.
+#ifdef CMX_IDX_INLINE
+struct cmx_pos_src {
+  const void* idx;
+  int idt;
+  long long istride, dim, ext, stride;
+  cmx_index_error* err;
+  int code, axis;
+};
+#define CMX_POS_PARAMS                                                    \
+  const void *idx, int idt, long long istride, long long dim,             \
+      long long ext, long long stride, cmx_index_error *err, int code,    \
+      int axis
+#define CMX_POS_SRC \
+  cmx_pos_src { idx, idt, istride, dim, ext, stride, err, code, axis }
+__device__ __forceinline__ long long cmx_pos_base(const cmx_pos_src& q,
+                                                  long long p, bool report) {
+  long long x = cmx_load_index(q.idx, q.idt, p * q.istride);
+  const long long x0 = x;
+  if (cmx_wrap(x, q.dim, q.ext)) return x * q.stride;
+  if (report) cmx_report_bad_index(q.err, q.code, q.axis, x0, q.dim);
+  return CMX_BAD_OFFSET;
+}
+#else
+typedef const long long* cmx_pos_src;
+#define CMX_POS_PARAMS const long long* offs
+#define CMX_POS_SRC offs
+__device__ __forceinline__ long long cmx_pos_base(const cmx_pos_src& offs,
+                                                  long long p, bool) {
+  return offs ? offs[p] : 0;
+}
+#endif
+
 #ifndef CMX_SC_MODE
 // ---------------- gather ----------------
 
@@ -94,16 +140,16 @@ extern "C" __global__ void cmx_idx_offsets(const void* idx, int idt,
 }
 #endif
 
-// o[p * S + s] = a[offs[p] + slice offset of s] (slice layout L).
+// o[p * S + s] = a[base of p + slice offset of s] (slice layout L).
 template <typename I, int ND>
 __device__ __forceinline__ void cmx_gather_body(const T* a, T* o,
-                                                const long long* offs,
+                                                const cmx_pos_src& pos,
                                                 long long S, I n,
                                                 const cmx_layout_n<2>& L) {
   const I nt = (I)cmx_nthreads(), s1 = (I)S;
   for (I i = (I)cmx_tid(); i < n; i += nt) {
     I p = i / s1, s = i - p * s1;
-    long long base = offs ? offs[p] : 0;
+    long long base = cmx_pos_base(pos, p, s == 0);
     if (base == CMX_BAD_OFFSET) {
       o[i] = T();
       continue;
@@ -116,10 +162,10 @@ __device__ __forceinline__ void cmx_gather_body(const T* a, T* o,
 
 #define CMX_GATHER(ND, BITS, I)                                          \
   extern "C" __global__ void cmx_gather_g##ND##_##BITS(                  \
-      const T* a, T* o, const long long* offs, long long S, I n,         \
+      const T* a, T* o, CMX_POS_PARAMS, long long S, I n,                \
       const CMX_GRID_CONST cmx_layout_n<2> L) {                          \
     CMX_GRID_WAIT();                                                     \
-    cmx_gather_body<I, ND>(a, o, offs, S, n, L);                         \
+    cmx_gather_body<I, ND>(a, o, CMX_POS_SRC, S, n, L);                  \
   }
 #if !defined(CMX_ONLY) || defined(CMX_ONLY_cmx_gather_g1_32)
 CMX_GATHER(1, 32, int)
@@ -338,16 +384,17 @@ __device__ __forceinline__ void cmx_apply(T* o, long long e, T y,
 }
 
 // Scatter: update i (layout LU over the updates' shape) goes to
-// o[offs[p] + slice offset of s] (LO: the slice's shape, o's strides).
+// o[base of p + slice offset of s] (LO: the slice's shape, o's strides).
+// A bad index is reported in the first pass only.
 template <typename I>
 __device__ __forceinline__ void cmx_scatter_body(
-    T* o, const T* u, const long long* offs, long long S, I n,
+    T* o, const T* u, const cmx_pos_src& pos, long long S, I n,
     const cmx_layout_n<2>& LO, const cmx_layout_n<2>& LU,
     unsigned long long* W, int pass) {
   const I nt = (I)cmx_nthreads(), s1 = (I)S;
   for (I i = (I)cmx_tid(); i < n; i += nt) {
     I p = i / s1, s = i - p * s1;
-    long long base = offs ? offs[p] : 0;
+    long long base = cmx_pos_base(pos, p, s == 0 && pass < 2);
     if (base == CMX_BAD_OFFSET) continue;
     I oo[1], uo[1];
     cmx_offsets<I, 0>(LO, s, oo);
@@ -359,12 +406,12 @@ __device__ __forceinline__ void cmx_scatter_body(
 
 #define CMX_SCATTER(BITS, I)                                         \
   extern "C" __global__ void cmx_scatter_##BITS(                     \
-      T* o, const T* u, const long long* offs, long long S, I n,     \
+      T* o, const T* u, CMX_POS_PARAMS, long long S, I n,            \
       const CMX_GRID_CONST cmx_layout_n<2> LO,                       \
       const CMX_GRID_CONST cmx_layout_n<2> LU, unsigned long long* W, \
       int pass) {                                                    \
     CMX_GRID_WAIT();                                                 \
-    cmx_scatter_body<I>(o, u, offs, S, n, LO, LU, W, pass);          \
+    cmx_scatter_body<I>(o, u, CMX_POS_SRC, S, n, LO, LU, W, pass);   \
   }
 #if !defined(CMX_ONLY) || defined(CMX_ONLY_cmx_scatter_32)
 CMX_SCATTER(32, int)
