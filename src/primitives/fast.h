@@ -75,6 +75,8 @@ typedef struct cmx__fast_params {
  * in float32 over in = {logits, targets}; scope-owned, NULL on error. */
 cmx_array cmx__fast_ce_composite(const cmx_array* in, cmx_stream s);
 
+/* (Not AddRMSNorm, which has two outputs: its composite, cmx__add then
+ * RMSNorm's composite, is built in transforms/rules_fast.c.) */
 cmx_array cmx__fast_composite(const cmx_primitive_vtable* vt,
                               const cmx__fast_params* q, const cmx_array* in,
                               int nin, cmx_stream s);

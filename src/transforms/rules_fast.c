@@ -57,8 +57,7 @@ CMX__RULE_VJP(cmx__vjp_fast) {
   cmx_closure f = {composite_fn, &pl};
   cmx_array* vjps = calloc((size_t)nin, sizeof *vjps);
   if (!vjps) return cmx__error(CMX_ERR_MEMORY, "[fast] out of memory");
-  cmx_status st =
-      cmx_vjp(f, primals, nin, cotangents, nout, NULL, NULL, vjps);
+  cmx_status st = cmx_vjp(f, primals, nin, cotangents, nout, NULL, NULL, vjps);
   if (st == CMX_OK)
     for (int k = 0; k < nargs; k++) out[k] = cmx_array_retain(vjps[argnums[k]]);
   for (int i = 0; i < nin; i++) cmx_array_release(vjps[i]);

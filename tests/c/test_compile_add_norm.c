@@ -298,8 +298,7 @@ static void check_odd(int v, bool shapeless, const cmx_array* in, int nin,
             gp ? count_ops(gp, &cmx__vt_AddRMSNorm) : -1, fused);
   CHECK(ngot == nref);
   for (int i = 0; i < ngot && ngot == nref; i++)
-    CHECK_MSG(same_bits(got[i], ref[i]), "variant %d: output %d differs", v,
-              i);
+    CHECK_MSG(same_bits(got[i], ref[i]), "variant %d: output %d differs", v, i);
   if (traced) cmx__cgraph_free(&g);
   cmx_arrays_free(got, ngot);
   cmx_arrays_free(ref, nref);
@@ -324,9 +323,8 @@ static void test_left_alone(void) {
   setenv("CMX_COMPILE_ADD_RMS_NORM", "0", 1);
   check_odd(2, false, v2, 3, 0);
   unsetenv("CMX_COMPILE_ADD_RMS_NORM");
-  cmx_array_release_all((cmx_array[]){v1[0], v1[1], v2[0], v2[1], v2[2], d[0],
-                                      d[1]},
-                        7);
+  cmx_array_release_all(
+      (cmx_array[]){v1[0], v1[1], v2[0], v2[1], v2[2], d[0], d[1]}, 7);
 }
 
 /* ---------------- equal and hash ---------------- */

@@ -1,4 +1,4 @@
-/* CPU kernels of RMSNorm, LayerNorm and RoPE (contracts in
+/* CPU kernels of RMSNorm, LayerNorm, AddRMSNorm and RoPE (contracts in
  * primitives/fast.h), and the row helpers of backend/cpu/fast.h. Rows are
  * read into float32 buffers (any stride, float16/bfloat16 converted),
  * computed there and stored once; rows are spread over the thread pool. */
@@ -196,10 +196,8 @@ static void add_norm_chunk(void* ctx, int64_t begin, int64_t end) {
   const char *px = cmx__node_ptr(x), *pr = cmx__node_ptr(r);
   char *ph = cmx__node_ptr(j->h), *py = cmx__node_ptr(j->n.o);
   for (int64_t i = begin; i < end; i++) {
-    cmx__fast_load(px + cmx__fast_row_offset(x, i) * (int64_t)es, dt, lx, D,
-                   v);
-    cmx__fast_load(pr + cmx__fast_row_offset(r, i) * (int64_t)es, dt, lr, D,
-                   u);
+    cmx__fast_load(px + cmx__fast_row_offset(x, i) * (int64_t)es, dt, lx, D, v);
+    cmx__fast_load(pr + cmx__fast_row_offset(r, i) * (int64_t)es, dt, lr, D, u);
     for (int64_t k = 0; k < D; k++) v[k] += u[k];
     char* hrow = ph + i * D * (int64_t)es;
     cmx__fast_store(hrow, dt, D, v);
@@ -214,9 +212,8 @@ static void add_norm_chunk(void* ctx, int64_t begin, int64_t end) {
 CMX__KERNEL(cmx__cpu_add_rms_norm) {
   (void)nin, (void)nout;
   const cmx__fast_params* q = cmx_primitive_params(p);
-  add_norm_job j = {.n = {.x = in[0], .o = out[1], .eps = q->eps},
-                    .r = in[1],
-                    .h = out[0]};
+  add_norm_job j = {
+      .n = {.x = in[0], .o = out[1], .eps = q->eps}, .r = in[1], .h = out[0]};
   cmx_dtype dt = j.n.x->dtype;
   if (!cmx__fast_dtype_ok(dt) || j.r->dtype != dt)
     return cmx_kernel_error(CMX_ERR_TYPE, "[add_rms_norm] unsupported dtype %s",

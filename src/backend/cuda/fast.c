@@ -31,10 +31,14 @@ enum {
   K_ADD_VEC_RMS,
   K_ADD_GEN_RMS
 };
-static const char* const k_kernels[] = {
-    "cmx_norm_vec_rms",    "cmx_norm_vec_ln",     "cmx_norm_gen_rms",
-    "cmx_norm_gen_ln",     "cmx_rope",            "cmx_addnorm_vec_rms",
-    "cmx_addnorm_gen_rms", NULL};
+static const char* const k_kernels[] = {"cmx_norm_vec_rms",
+                                        "cmx_norm_vec_ln",
+                                        "cmx_norm_gen_rms",
+                                        "cmx_norm_gen_ln",
+                                        "cmx_rope",
+                                        "cmx_addnorm_vec_rms",
+                                        "cmx_addnorm_gen_rms",
+                                        NULL};
 
 static bool fast_dtype_ok(cmx_dtype dt) {
   return dt == CMX_FLOAT16 || dt == CMX_BFLOAT16 || dt == CMX_FLOAT32;
@@ -223,8 +227,8 @@ cmx_status cmx__gpu_add_rms_norm(const cmx_primitive* p, const cmx_array* in,
   const cmx__gpu_kernel* kn =
       k ? get_kernel(dev, x->dtype, vec ? K_VEC_RMS : K_GEN_RMS) : NULL;
   if (!kn) return cmx_last_status();
-  int maxt = k->max_threads < kn->max_threads ? k->max_threads
-                                              : kn->max_threads;
+  int maxt =
+      k->max_threads < kn->max_threads ? k->max_threads : kn->max_threads;
   cmx__gpu_cfg cfg = norm_cfg(units, maxt, nrows);
   long long lx = CMX__STRIDES(x)[x->ndim - 1];
   long long lr = CMX__STRIDES(r)[r->ndim - 1];
