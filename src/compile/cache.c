@@ -464,6 +464,7 @@ static const struct {
                 {"drop_noops", cmx__pass_drop_noops},
                 {"cse", cmx__pass_cse},
                 {"dce", cmx__pass_dce},
+                {"add_rms_norm", cmx__pass_add_rms_norm},
                 {"fuse", cmx__pass_fuse}};
 
 static cmx_status run_passes(cmx__cgraph* g) {

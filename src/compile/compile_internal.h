@@ -8,7 +8,7 @@
  *    hold data (constants, kept by reference).
  * 2. passes (simplify.c, fuse.c), each named, each followed by a check of
  *    the graph's invariants in debug builds: merge_scalars, drop_noops,
- *    cse, dce, fuse.
+ *    cse, dce, add_rms_norm, fuse.
  * 3. replay (graph.c): each call applies the ops, in order, to the call's
  *    inputs.
  */
@@ -88,6 +88,12 @@ cmx_status cmx__pass_merge_scalars(cmx__cgraph* g);
 cmx_status cmx__pass_drop_noops(cmx__cgraph* g);
 cmx_status cmx__pass_cse(cmx__cgraph* g);
 cmx_status cmx__pass_dce(cmx__cgraph* g);
+
+/* ---- add_rms_norm.c ---- */
+/* Fuses each residual Add feeding an RMSNorm into one AddRMSNorm op (see
+ * the file's comment for the conditions). Leaves the graph alone where in
+ * doubt; fails only when out of memory. */
+cmx_status cmx__pass_add_rms_norm(cmx__cgraph* g);
 
 /* ---- fuse.c ---- */
 cmx_status cmx__pass_fuse(cmx__cgraph* g);

@@ -46,6 +46,8 @@ static void fast_print(const cmx_primitive* p, char* buf, size_t size) {
               .hash = cmx__params_hash_bytes)
 
 FAST_VTABLE(RMSNorm, cmx__shapes_like_input);
+/* AddRMSNorm: h and y, both of x's shape. */
+FAST_VTABLE(AddRMSNorm, cmx__shapes_like_input);
 FAST_VTABLE(LayerNorm, cmx__shapes_like_input);
 FAST_VTABLE(RoPE, cmx__shapes_like_input);
 FAST_VTABLE(ScaledDotProductAttention, sdpa_shapes);

@@ -1,6 +1,7 @@
 /* The fused primitives of mx.fast (ops/fast.c): RMSNorm, LayerNorm, RoPE
  * and ScaledDotProductAttention, shared by the op layer, the vtables, the
- * CPU kernels and the transform rules.
+ * CPU kernels and the transform rules; and AddRMSNorm, which only
+ * compile's add_rms_norm pass makes (compile/add_rms_norm.c).
  *
  * Each is one node with a fused kernel; its transforms (vjp, jvp, vmap) go
  * through its composite form, cmx__fast_composite, built from ordinary ops
@@ -9,6 +10,12 @@
  *
  * Inputs, all of the output's dtype unless said otherwise (the op casts):
  *   RMSNorm:   {x (..., D), [weight (D)]}
+ *   AddRMSNorm: {x (..., D), r (x's shape), [weight (D)]}, two outputs of
+ *               x's shape: h = x + r rounded to the dtype (exactly Add's
+ *               result) and y = RMSNorm(h, weight) computed from that
+ *               rounded h (exactly RMSNorm's result on it). Parameters as
+ *               RMSNorm's (eps, has_weight). The residual add of a
+ *               transformer block and the norm after it in one pass.
  *   LayerNorm: {x (..., D), [weight (D)], [bias (D)]}
  *   RoPE:      {x (B, ..., L, D), offset (int32, 0-d or (B)),
  *               [freqs (dims/2) float32]}: out = x with its first `dims`
@@ -68,6 +75,8 @@ typedef struct cmx__fast_params {
  * in float32 over in = {logits, targets}; scope-owned, NULL on error. */
 cmx_array cmx__fast_ce_composite(const cmx_array* in, cmx_stream s);
 
+/* (Not AddRMSNorm, which has two outputs: its composite, cmx__add then
+ * RMSNorm's composite, is built in transforms/rules_fast.c.) */
 cmx_array cmx__fast_composite(const cmx_primitive_vtable* vt,
                               const cmx__fast_params* q, const cmx_array* in,
                               int nin, cmx_stream s);

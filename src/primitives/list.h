@@ -146,6 +146,7 @@
   X(Hadamard, 0)                                          \
   /* ---- mx.fast (fast.c) ---- */                        \
   X(RMSNorm, 0)                                           \
+  X(AddRMSNorm, 0)                                        \
   X(LayerNorm, 0)                                         \
   X(RoPE, 0)                                              \
   X(ScaledDotProductAttention, 0)                         \

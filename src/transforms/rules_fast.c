@@ -15,36 +15,49 @@ typedef struct {
   const cmx_primitive* p;
 } fast_payload;
 
-/* The closure: the composite of the primitive on the given inputs. */
+/* The closure: the composite of the primitive on the given inputs (one
+ * output; AddRMSNorm's two: h = x + r, as the Add it replaced, and
+ * RMSNorm's composite of h). */
 static cmx_status composite_fn(void* payload, const cmx_array* in, int nin,
                                cmx_array** out, int* nout) {
   const cmx_primitive* p = ((const fast_payload*)payload)->p;
-  cmx_array* res = malloc(sizeof *res);
+  const cmx_primitive_vtable* vt = cmx_primitive_vt(p);
+  cmx_stream s = cmx__rule_stream(p);
+  int n = vt == &cmx__vt_AddRMSNorm ? 2 : 1;
+  cmx_array* res = calloc(2, sizeof *res);
   if (!res) return cmx__error(CMX_ERR_MEMORY, "[fast] out of memory");
   size_t mark = cmx__scope_enter();
-  cmx_array r =
-      cmx_primitive_vt(p) == &cmx__vt_QuantizedMatmul
-          ? cmx__qmm_composite(cmx_primitive_params(p), in, cmx__rule_stream(p))
-          : cmx__fast_composite(cmx_primitive_vt(p), cmx_primitive_params(p),
-                                in, nin, cmx__rule_stream(p));
-  cmx_status st = cmx__scope_exit(mark, r, &res[0]);
-  if (!r || st != CMX_OK) {
+  cmx_array r[2] = {NULL, NULL};
+  if (vt == &cmx__vt_QuantizedMatmul) {
+    r[0] = cmx__qmm_composite(cmx_primitive_params(p), in, s);
+  } else if (vt == &cmx__vt_AddRMSNorm) {
+    /* {x, r, [w]}: the norm reads h in x's place */
+    r[0] = nin >= 2 ? cmx__add(in[0], in[1], s) : NULL;
+    cmx_array nin_[2] = {r[0], nin > 2 ? in[2] : NULL};
+    if (r[0])
+      r[1] = cmx__fast_composite(&cmx__vt_RMSNorm, cmx_primitive_params(p),
+                                 nin_, nin - 1, s);
+  } else {
+    r[0] = cmx__fast_composite(vt, cmx_primitive_params(p), in, nin, s);
+  }
+  cmx_status st = cmx__scope_exit_n(mark, r, res, (size_t)n);
+  if (st != CMX_OK) {
     free(res);
-    return st != CMX_OK ? st : cmx_last_status();
+    return st;
   }
   *out = res;
-  *nout = 1;
+  *nout = n;
   return CMX_OK;
 }
 
 CMX__RULE_VJP(cmx__vjp_fast) {
-  (void)nout, (void)outputs;
+  (void)outputs;
   for (int k = 0; k < nargs; k++) out[k] = NULL;
   fast_payload pl = {p};
   cmx_closure f = {composite_fn, &pl};
   cmx_array* vjps = calloc((size_t)nin, sizeof *vjps);
   if (!vjps) return cmx__error(CMX_ERR_MEMORY, "[fast] out of memory");
-  cmx_status st = cmx_vjp(f, primals, nin, cotangents, 1, NULL, NULL, vjps);
+  cmx_status st = cmx_vjp(f, primals, nin, cotangents, nout, NULL, NULL, vjps);
   if (st == CMX_OK)
     for (int k = 0; k < nargs; k++) out[k] = cmx_array_retain(vjps[argnums[k]]);
   for (int i = 0; i < nin; i++) cmx_array_release(vjps[i]);
@@ -53,7 +66,7 @@ CMX__RULE_VJP(cmx__vjp_fast) {
 }
 
 CMX__RULE_JVP(cmx__jvp_fast) {
-  (void)outputs, (void)nout;
+  (void)outputs;
   fast_payload pl = {p};
   cmx_closure f = {composite_fn, &pl};
   cmx_array* tan = calloc((size_t)nin, sizeof *tan);
@@ -68,8 +81,11 @@ CMX__RULE_JVP(cmx__jvp_fast) {
   int nres = 0;
   if (st == CMX_OK) st = cmx_jvp(f, primals, nin, tan, NULL, &res, &nres);
   if (st == CMX_OK) {
-    out[0] = res[0];
-    for (int i = 1; i < nres; i++) cmx_array_release(res[i]);
+    for (int i = 0; i < nres; i++)
+      if (i < nout)
+        out[i] = res[i];
+      else
+        cmx_array_release(res[i]);
     free(res);
   }
   for (int i = 0; i < nin; i++) cmx_array_release(tan[i]);
@@ -78,20 +94,25 @@ CMX__RULE_JVP(cmx__jvp_fast) {
 }
 
 CMX__RULE_VMAP(cmx__vmap_fast) {
-  (void)outputs, (void)nout;
+  (void)outputs;
   fast_payload pl = {p};
   cmx_closure f = {composite_fn, &pl};
   int* ax = malloc((size_t)nin * sizeof *ax);
   if (!ax) return cmx__error(CMX_ERR_MEMORY, "[fast] out of memory");
   for (int i = 0; i < nin; i++) ax[i] = axes[i] < 0 ? CMX_VMAP_NONE : axes[i];
   cmx_array* res = NULL;
-  int nres = 0, zero = 0;
-  cmx_status st = cmx_vmap(f, inputs, nin, ax, &zero, 1, &res, &nres);
+  int nres = 0, zero[2] = {0, 0};
+  cmx_status st = cmx_vmap(f, inputs, nin, ax, zero, nout, &res, &nres);
   free(ax);
   if (st != CMX_OK) return st;
-  out[0] = res[0];
-  out_axes[0] = 0;
-  for (int i = 1; i < nres; i++) cmx_array_release(res[i]);
+  for (int i = 0; i < nres; i++) {
+    if (i < nout) {
+      out[i] = res[i];
+      out_axes[i] = 0;
+    } else {
+      cmx_array_release(res[i]);
+    }
+  }
   free(res);
   return CMX_OK;
 }

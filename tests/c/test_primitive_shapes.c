@@ -618,6 +618,50 @@ B(b_compiled_fixed) {
   (void)v;
   return b_compiled(o, in, 2);
 }
+/* AddRMSNorm has no op: compile's add_rms_norm pass makes it from
+ * rms_norm(x + r, w) (eps 1e-5, variant 1: 1e-6); the graph is replayed op
+ * by op, as b_compiled's, and y (the second output) returned. */
+static cmx_status add_norm_fn(void* payload, const cmx_array* in, int n,
+                              cmx_array** out, int* nout) {
+  (void)n;
+  cmx_array h = NULL, y = NULL;
+  cmx_status st = cmx_add(&h, in[0], in[1], S);
+  if (st == CMX_OK)
+    st = cmx_fast_rms_norm(&y, h, in[2], *(const float*)payload, S);
+  cmx_array_release(h);
+  if (st != CMX_OK) return st;
+  *out = malloc(sizeof **out);
+  (*out)[0] = y;
+  *nout = 1;
+  return CMX_OK;
+}
+B(b_add_rms_norm) {
+  static const float eps[2] = {1e-5f, 1e-6f};
+  cmx_compiled* cf = NULL;
+  cmx_array* outs = NULL;
+  int nout = 0;
+  cmx_status st =
+      cmx_compile(&cf, (cmx_closure){add_norm_fn, (void*)&eps[v]}, NULL);
+  if (st == CMX_OK) st = cmx_compiled_call(cf, in, 3, &outs, &nout);
+  const cmx__cgraph* g =
+      st == CMX_OK ? cmx__cplan_graph_of(cmx_array_primitive(outs[0])) : NULL;
+  if (g && g->nin == 3 && g->nout == 1) {
+    cmx_array r = NULL;
+    st = cmx__cgraph_replay(g, in, &r);
+    cmx_array_release(outs[0]);
+    outs[0] = st == CMX_OK ? r : NULL;
+  }
+  const cmx_primitive* p = outs && outs[0] ? cmx_array_primitive(outs[0]) : NULL;
+  if (st == CMX_OK && (!p || cmx_primitive_vt(p) != &cmx__vt_AddRMSNorm))
+    st = cmx__error(CMX_ERR_RUNTIME, "add_rms_norm: the pass did not fuse");
+  if (st == CMX_OK)
+    *o = outs[0];
+  else if (outs)
+    cmx_array_release(outs[0]);
+  free(outs);
+  cmx_compiled_release(cf);
+  return st;
+}
 B(b_depends) {
   (void)v;
   cmx_array outs[2] = {0}, dep = NULL;
@@ -732,6 +776,7 @@ static const op_case CASES[] = {
     {"segmented_mm", b_segmented_mm, 3, {{2, 4}, {4, 3}, {3, 2}}, {2, 2, 2}, {F32, F32, U32}, NO_VJP},
     {"hadamard_transform", b_hadamard, 1, {{3, 8}}, {2}, {F32}, VARIANT},
     {"rms_norm", b_rms_norm, 2, {{2, 8}, {8}}, {2, 1}, {F32, F32}, VARIANT},
+    {"add_rms_norm", b_add_rms_norm, 3, {{2, 8}, {2, 8}, {8}}, {2, 2, 1}, {F32, F32, F32}, VARIANT},
     {"layer_norm", b_layer_norm, 3, {{2, 8}, {8}, {8}}, {2, 1, 1}, {F32, F32, F32}, VARIANT},
     {"rope", b_rope, 1, {{2, 3, 8}}, {3}, {F32}, VARIANT},
     {"sdpa", b_sdpa, 3, {{1, 2, 3, 4}, {1, 1, 5, 4}, {1, 1, 5, 4}}, {4, 4, 4}, {F32, F32, F32}, VARIANT},

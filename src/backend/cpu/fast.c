@@ -1,4 +1,4 @@
-/* CPU kernels of RMSNorm, LayerNorm and RoPE (contracts in
+/* CPU kernels of RMSNorm, LayerNorm, AddRMSNorm and RoPE (contracts in
  * primitives/fast.h), and the row helpers of backend/cpu/fast.h. Rows are
  * read into float32 buffers (any stride, float16/bfloat16 converted),
  * computed there and stored once; rows are spread over the thread pool. */
@@ -173,6 +173,63 @@ CMX__KERNEL(cmx__cpu_rms_norm) {
 CMX__KERNEL(cmx__cpu_layer_norm) {
   (void)nin, (void)nout;
   return norm_run(p, in, out, true);
+}
+
+/* AddRMSNorm: per row, h = x + r stored in the dtype (float32 sums
+ * rounded once, as Add's row functions), then that stored h read back and
+ * normed by norm_row, so h and y are bit for bit Add's and RMSNorm's. */
+typedef struct {
+  norm_job n; /* x, w, o (y), D, eps, wf */
+  cmx_array r, h;
+} add_norm_job;
+
+static void add_norm_chunk(void* ctx, int64_t begin, int64_t end) {
+  add_norm_job* j = ctx;
+  cmx_array x = j->n.x, r = j->r;
+  int64_t D = j->n.D, lx = CMX__STRIDES(x)[x->ndim - 1],
+          lr = CMX__STRIDES(r)[r->ndim - 1];
+  cmx_dtype dt = x->dtype;
+  size_t es = cmx_dtype_size(dt);
+  float* v = cmx__fast_buf(2 * (size_t)D, &j->n.failed);
+  if (!v) return;
+  float* u = v + D;
+  const char *px = cmx__node_ptr(x), *pr = cmx__node_ptr(r);
+  char *ph = cmx__node_ptr(j->h), *py = cmx__node_ptr(j->n.o);
+  for (int64_t i = begin; i < end; i++) {
+    cmx__fast_load(px + cmx__fast_row_offset(x, i) * (int64_t)es, dt, lx, D, v);
+    cmx__fast_load(pr + cmx__fast_row_offset(r, i) * (int64_t)es, dt, lr, D, u);
+    for (int64_t k = 0; k < D; k++) v[k] += u[k];
+    char* hrow = ph + i * D * (int64_t)es;
+    cmx__fast_store(hrow, dt, D, v);
+    /* the norm reads the rounded h, as RMSNorm would read Add's output */
+    if (dt != CMX_FLOAT32) cmx__fast_load(hrow, dt, 1, D, v);
+    norm_row(v, D, &j->n);
+    cmx__fast_store(py + i * D * (int64_t)es, dt, D, v);
+  }
+  free(v);
+}
+
+CMX__KERNEL(cmx__cpu_add_rms_norm) {
+  (void)nin, (void)nout;
+  const cmx__fast_params* q = cmx_primitive_params(p);
+  add_norm_job j = {
+      .n = {.x = in[0], .o = out[1], .eps = q->eps}, .r = in[1], .h = out[0]};
+  cmx_dtype dt = j.n.x->dtype;
+  if (!cmx__fast_dtype_ok(dt) || j.r->dtype != dt)
+    return cmx_kernel_error(CMX_ERR_TYPE, "[add_rms_norm] unsupported dtype %s",
+                            cmx_dtype_name(dt));
+  cmx_status st = cmx_kernel_alloc(j.h);
+  if (st == CMX_OK) st = cmx_kernel_alloc(j.n.o);
+  if (st != CMX_OK || j.h->size == 0) return st;
+  j.n.D = j.n.x->dims[j.n.x->ndim - 1];
+  if (q->has_weight && !(j.n.wf = vec_f32(in[2])))
+    return cmx_kernel_error(CMX_ERR_MEMORY, "[add_rms_norm] out of memory");
+  int64_t rows = j.h->size / j.n.D, grain = 16384 / j.n.D + 1;
+  cmx__parallel_for(rows, grain, add_norm_chunk, &j);
+  free(j.n.wf);
+  if (atomic_load(&j.n.failed))
+    return cmx_kernel_error(CMX_ERR_MEMORY, "[add_rms_norm] out of memory");
+  return CMX_OK;
 }
 
 /* ---------------- RoPE ---------------- */

@@ -129,6 +129,7 @@ static const cmx_kernel_fn cpu_kernels[CMX__NUM_PRIMITIVES] = {
     [CMX__P_Hadamard] = cmx__cpu_hadamard,
     /* mx.fast */
     [CMX__P_RMSNorm] = cmx__cpu_rms_norm,
+    [CMX__P_AddRMSNorm] = cmx__cpu_add_rms_norm,
     [CMX__P_LayerNorm] = cmx__cpu_layer_norm,
     [CMX__P_RoPE] = cmx__cpu_rope,
     [CMX__P_ScaledDotProductAttention] = cmx__cpu_sdpa,

@@ -109,6 +109,7 @@ CMX__KERNEL(cmx__cpu_hadamard);
 /* ---- mx.fast (fast.c, fast_sdpa.c) ----
  * Contracts in primitives/fast.h. */
 CMX__KERNEL(cmx__cpu_rms_norm);
+CMX__KERNEL(cmx__cpu_add_rms_norm);
 CMX__KERNEL(cmx__cpu_cross_entropy);
 CMX__KERNEL(cmx__cpu_layer_norm);
 CMX__KERNEL(cmx__cpu_rope);

@@ -1,5 +1,5 @@
-/* GPU kernels of RMSNorm, LayerNorm and RoPE (kernels/fast.cu; contracts
- * in primitives/fast.h): one variant per dtype (float16, bfloat16,
+/* GPU kernels of RMSNorm, LayerNorm, AddRMSNorm and RoPE (kernels/fast.cu;
+ * contracts in primitives/fast.h): one variant per dtype (float16, bfloat16,
  * float32), float32 arithmetic in the CPU kernels' order.
  *
  * Norms: a row is taken by a warp (4 rows a block) when it is at most
@@ -22,10 +22,23 @@
 
 static const char* const k_preamble[] = {"ew_bind", "ew_scalar", NULL};
 
-enum { K_VEC_RMS, K_VEC_LN, K_GEN_RMS, K_GEN_LN, K_ROPE };
-static const char* const k_kernels[] = {"cmx_norm_vec_rms", "cmx_norm_vec_ln",
-                                        "cmx_norm_gen_rms", "cmx_norm_gen_ln",
-                                        "cmx_rope",         NULL};
+enum {
+  K_VEC_RMS,
+  K_VEC_LN,
+  K_GEN_RMS,
+  K_GEN_LN,
+  K_ROPE,
+  K_ADD_VEC_RMS,
+  K_ADD_GEN_RMS
+};
+static const char* const k_kernels[] = {"cmx_norm_vec_rms",
+                                        "cmx_norm_vec_ln",
+                                        "cmx_norm_gen_rms",
+                                        "cmx_norm_gen_ln",
+                                        "cmx_rope",
+                                        "cmx_addnorm_vec_rms",
+                                        "cmx_addnorm_gen_rms",
+                                        NULL};
 
 static bool fast_dtype_ok(cmx_dtype dt) {
   return dt == CMX_FLOAT16 || dt == CMX_BFLOAT16 || dt == CMX_FLOAT32;
@@ -96,6 +109,24 @@ static bool norm_vec_ok(cmx_array x, const cmx__gpu_layout* X, CUdeviceptr px,
   return true;
 }
 
+/* The launch shape of a norm over rows of D units (vectors for the
+ * register kernels, elements else): a warp a row, 4 rows a block, up to
+ * 32 units (8 elements or 4 vectors a thread); else one block a row, a
+ * power of two of threads up to 1024 and max_threads. */
+static cmx__gpu_cfg norm_cfg(int64_t units, int max_threads, long long nrows) {
+  cmx__gpu_cfg cfg = {{1, 1, 1}, {32, 1, 1}, 0};
+  if (units <= 32) {
+    cfg.block[1] = 4;
+  } else {
+    unsigned t = 64;
+    while (t < 1024 && (int64_t)t < units) t *= 2;
+    while ((int)t > max_threads && t > 32) t /= 2;
+    cfg.block[0] = t;
+  }
+  cfg.grid[0] = (unsigned)((nrows + cfg.block[1] - 1) / cfg.block[1]);
+  return cfg;
+}
+
 static cmx_status norm_run(const cmx_primitive* p, const cmx_array* in,
                            const cmx_array* out, bool ln) {
   const cmx__fast_params* q = cmx_primitive_params(p);
@@ -126,16 +157,7 @@ static cmx_status norm_run(const cmx_primitive* p, const cmx_array* in,
   int kernel = vec ? (ln ? K_VEC_LN : K_VEC_RMS) : (ln ? K_GEN_LN : K_GEN_RMS);
   const cmx__gpu_kernel* k = get_kernel(dev, x->dtype, kernel);
   if (!k) return cmx_last_status();
-  cmx__gpu_cfg cfg = {{1, 1, 1}, {32, 1, 1}, 0};
-  if (units <= 32) {
-    cfg.block[1] = 4;
-  } else {
-    unsigned t = 64;
-    while (t < 1024 && (int64_t)t < units) t *= 2;
-    while ((int)t > k->max_threads && t > 32) t /= 2;
-    cfg.block[0] = t;
-  }
-  cfg.grid[0] = (unsigned)((nrows + cfg.block[1] - 1) / cfg.block[1]);
+  cmx__gpu_cfg cfg = norm_cfg(units, k->max_threads, nrows);
   float eps = q->eps;
   long long ls = CMX__STRIDES(x)[x->ndim - 1];
   long long ws = w ? CMX__STRIDES(w)[0] : 0, bs = b ? CMX__STRIDES(b)[0] : 0;
@@ -156,6 +178,87 @@ static cmx_status norm_run(const cmx_primitive* p, const cmx_array* in,
   cmx__gpu_args_layout(&args, &X);
   st = cmx__gpu_launch(op, k, &cfg, &args);
   if (st == CMX_OK) cmx_kernel_mark_device_written(o);
+  return st;
+}
+
+/* AddRMSNorm: the kernel and launch shape RMSNorm would take for the
+ * stored h (contiguous and aligned: the register kernel whenever D and
+ * the weight allow it), so y matches it bit for bit; x and r are read
+ * with 16-byte loads when their rows allow, else element by element. */
+cmx_status cmx__gpu_add_rms_norm(const cmx_primitive* p, const cmx_array* in,
+                                 int nin, const cmx_array* out, int nout) {
+  (void)nin, (void)nout;
+  const cmx__fast_params* q = cmx_primitive_params(p);
+  const char* op = "add_rms_norm";
+  cmx_array x = in[0], r = in[1], w = q->has_weight ? in[2] : NULL;
+  cmx_array h = out[0], o = out[1];
+  if (!fast_dtype_ok(x->dtype) || r->dtype != x->dtype)
+    return cmx_kernel_error(CMX_ERR_TYPE, "[%s] unsupported dtype %s", op,
+                            cmx_dtype_name(x->dtype));
+  int dev = cmx_primitive_stream(p).device.index;
+  cmx_status st = cmx_kernel_alloc(h);
+  if (st == CMX_OK) st = cmx_kernel_alloc(o);
+  if (st != CMX_OK || o->size == 0) return st;
+  CUdeviceptr px = 0, pr = 0, ph = 0, py = 0, pw = 0;
+  st = cmx__gpu_ptr(x, dev, &px);
+  if (st == CMX_OK) st = cmx__gpu_ptr(r, dev, &pr);
+  if (st == CMX_OK) st = cmx__gpu_ptr(h, dev, &ph);
+  if (st == CMX_OK) st = cmx__gpu_ptr(o, dev, &py);
+  if (st == CMX_OK && w) st = cmx__gpu_ptr(w, dev, &pw);
+  if (st != CMX_OK) return st;
+  long long D = x->dims[x->ndim - 1], nrows = o->size / D;
+  /* rows of x and r: row-major index -> each one's element offset */
+  int64_t rm[CMX_MAX_NDIM];
+  cmx__row_major_strides(x->dims, x->ndim - 1, rm);
+  cmx__gpu_layout X;
+  cmx__gpu_layout_from(
+      &X, x->dims, x->ndim - 1,
+      (const int64_t* const[]){rm, CMX__STRIDES(x), CMX__STRIDES(r)}, 3);
+  /* h as RMSNorm would see it: row-major at an aligned fresh buffer */
+  cmx__gpu_layout H;
+  rows_layout(&H, h);
+  bool vec = norm_vec_ok(h, &H, ph, w, pw, NULL, 0, D);
+  int64_t V = 16 / (int64_t)cmx_dtype_size(x->dtype);
+  int64_t units = vec ? (D / V + 3) / 4 : (D + 7) / 8;
+  const cmx__gpu_kernel* k =
+      get_kernel(dev, x->dtype, vec ? K_ADD_VEC_RMS : K_ADD_GEN_RMS);
+  /* RMSNorm's kernel, for its thread limit (a block narrower than it
+   * would take would sum in another order) */
+  const cmx__gpu_kernel* kn =
+      k ? get_kernel(dev, x->dtype, vec ? K_VEC_RMS : K_GEN_RMS) : NULL;
+  if (!kn) return cmx_last_status();
+  int maxt =
+      k->max_threads < kn->max_threads ? k->max_threads : kn->max_threads;
+  cmx__gpu_cfg cfg = norm_cfg(units, maxt, nrows);
+  long long lx = CMX__STRIDES(x)[x->ndim - 1];
+  long long lr = CMX__STRIDES(r)[r->ndim - 1];
+  int packed = lx == 1 && lr == 1 && px % 16 == 0 && pr % 16 == 0;
+  for (int d = 0; packed && d < X.ndim; d++)
+    packed = X.strides[1][d] % V == 0 && X.strides[2][d] % V == 0;
+  float eps = q->eps;
+  long long ws = w ? CMX__STRIDES(w)[0] : 0;
+  cmx__gpu_args args;
+  cmx__gpu_args_init(&args);
+  CMX__GPU_ARG(&args, px);
+  CMX__GPU_ARG(&args, pr);
+  CMX__GPU_ARG(&args, pw);
+  CMX__GPU_ARG(&args, ph);
+  CMX__GPU_ARG(&args, py);
+  CMX__GPU_ARG(&args, nrows);
+  CMX__GPU_ARG(&args, D);
+  CMX__GPU_ARG(&args, eps);
+  CMX__GPU_ARG(&args, lx);
+  CMX__GPU_ARG(&args, lr);
+  if (vec)
+    CMX__GPU_ARG(&args, packed);
+  else
+    CMX__GPU_ARG(&args, ws);
+  cmx__gpu_args_layout(&args, &X);
+  st = cmx__gpu_launch(op, k, &cfg, &args);
+  if (st == CMX_OK) {
+    cmx_kernel_mark_device_written(h);
+    cmx_kernel_mark_device_written(o);
+  }
   return st;
 }
 

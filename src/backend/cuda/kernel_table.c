@@ -81,6 +81,7 @@ static const cmx_kernel_fn gpu_kernels[CMX__NUM_PRIMITIVES] = {
     [CMX__P_CovSqrt] = cmx__gpu_cov_sqrt,
     /* mx.fast (fast.c) */
     [CMX__P_RMSNorm] = cmx__gpu_rms_norm,
+    [CMX__P_AddRMSNorm] = cmx__gpu_add_rms_norm,
     [CMX__P_LayerNorm] = cmx__gpu_layer_norm,
     [CMX__P_RoPE] = cmx__gpu_rope,
     [CMX__P_ScaledDotProductAttention] = cmx__gpu_sdpa, /* sdpa.c */

@@ -178,6 +178,10 @@ cmx_status cmx__gpu_rms_norm(const cmx_primitive* p, const cmx_array* in,
                              int nin, const cmx_array* out, int nout);
 cmx_status cmx__gpu_layer_norm(const cmx_primitive* p, const cmx_array* in,
                                int nin, const cmx_array* out, int nout);
+/* AddRMSNorm (compile's add_rms_norm pass): h = x + r and RMSNorm of h in
+ * one launch, bit for bit the Add and RMSNorm kernels' results. */
+cmx_status cmx__gpu_add_rms_norm(const cmx_primitive* p, const cmx_array* in,
+                                 int nin, const cmx_array* out, int nout);
 cmx_status cmx__gpu_rope(const cmx_primitive* p, const cmx_array* in, int nin,
                          const cmx_array* out, int nout);
 /* ScaledDotProductAttention (sdpa.c): float16, bfloat16, float32, every

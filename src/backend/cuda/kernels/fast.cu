@@ -190,6 +190,136 @@ CMX_NORM_GEN(cmx_norm_gen_rms, false)
 CMX_NORM_GEN(cmx_norm_gen_ln, true)
 #endif
 
+// AddRMSNorm: h = x + r rounded to the storage type (Add's result), then
+// RMSNorm of that rounded h, in one pass; h and y row-major. Row r of x
+// and r starts at the offsets of layout X (arrays 1 and 2: x's and r's
+// strides), elements lx and lr apart. The thread layout, the partition of
+// a row among threads and the sums are the RMSNorm kernels', so y is bit
+// for bit what cmx_norm_*_rms gives on the stored h.
+//   cmx_addnorm_vec: D a multiple of V (weight contiguous and aligned, as
+//        cmx_norm_vec_rms needs for h); packed: x and r rows contiguous and
+//        16-byte aligned (16-byte loads), else element loads.
+//   cmx_addnorm_gen: the rest, as cmx_norm_gen_rms.
+typedef cmx_layout_n<3> cmx_fl3;
+
+CMX_F_FN void cmx_addnorm_vec(const cmx_ft* x, const cmx_ft* rs,
+                              const cmx_ft* w, cmx_ft* h, cmx_ft* y,
+                              long long nrows, long long D, float eps,
+                              long long lx, long long lr, int packed,
+                              const cmx_fl3& X) {
+  const long long r = (long long)blockIdx.x * blockDim.y + threadIdx.y;
+  const bool active = r < nrows;
+  const int t = threadIdx.x, G = blockDim.x;
+  const long long nv = active ? D / CMX_F_V : 0;
+  long long off[2] = {0, 0};
+  if (active) cmx_offsets<long long, 0, 3>(X, r, off);
+  const cmx_ft* xr = x + off[0];
+  const cmx_ft* rr = rs + off[1];
+  const uint4* wr = (const uint4*)w;
+  uint4* hr = (uint4*)(h + r * D);
+  cmx_pack<cmx_ft> pw[CMX_F_NV];
+  float v[CMX_F_NV][CMX_F_V];
+#pragma unroll
+  for (int j = 0; j < CMX_F_NV; j++) {
+    long long i = (long long)j * G + t;
+    pw[j].raw = w && i < nv ? wr[i] : make_uint4(0, 0, 0, 0);
+    cmx_pack<cmx_ft> px, pr, ph;
+    if (i < nv) {
+      if (packed) {
+        px.raw = ((const uint4*)xr)[i];
+        pr.raw = ((const uint4*)rr)[i];
+      } else {
+#pragma unroll
+        for (int e = 0; e < CMX_F_V; e++) {
+          px.e[e] = xr[(i * CMX_F_V + e) * lx];
+          pr.e[e] = rr[(i * CMX_F_V + e) * lr];
+        }
+      }
+#pragma unroll
+      for (int e = 0; e < CMX_F_V; e++) {
+        ph.e[e] = CMX_F_FROMF(CMX_F_TOF(px.e[e]) + CMX_F_TOF(pr.e[e]));
+        v[j][e] = CMX_F_TOF(ph.e[e]);
+      }
+      hr[i] = ph.raw;
+    } else {
+#pragma unroll
+      for (int e = 0; e < CMX_F_V; e++) v[j][e] = 0.0f;
+    }
+  }
+  // cmx_norm_vec<false>'s tail (kept apart so that kernel's code stays
+  // as it was measured), without bias
+  float s = 0;
+#pragma unroll
+  for (int j = 0; j < CMX_F_NV; j++)
+#pragma unroll
+    for (int e = 0; e < CMX_F_V; e++) s += v[j][e] * v[j][e];
+  const float rsq = 1.0f / sqrtf(cmx_f_sum(s) / (float)D + eps);
+  uint4* yr = (uint4*)(y + r * D);
+#pragma unroll
+  for (int j = 0; j < CMX_F_NV; j++) {
+    long long i = (long long)j * G + t;
+    if (i < nv) {
+      cmx_pack<cmx_ft> po;
+#pragma unroll
+      for (int e = 0; e < CMX_F_V; e++)
+        po.e[e] = CMX_F_FROMF(cmx_f_scale(v[j][e], rsq,
+                                          w ? CMX_F_TOF(pw[j].e[e]) : 0.0f,
+                                          0.0f, w != 0, false));
+      yr[i] = po.raw;
+    }
+  }
+}
+
+CMX_F_FN void cmx_addnorm_gen(const cmx_ft* x, const cmx_ft* rs,
+                              const cmx_ft* w, cmx_ft* h, cmx_ft* y,
+                              long long nrows, long long D, float eps,
+                              long long lx, long long lr, long long ws,
+                              const cmx_fl3& X) {
+  const long long r = (long long)blockIdx.x * blockDim.y + threadIdx.y;
+  const bool active = r < nrows;
+  const int t = threadIdx.x, G = blockDim.x;
+  const long long n = active ? D : 0;
+  long long off[2] = {0, 0};
+  if (active) cmx_offsets<long long, 0, 3>(X, r, off);
+  const cmx_ft* xr = x + off[0];
+  const cmx_ft* rr = rs + off[1];
+  cmx_ft* hr = h + r * D;
+  const float m = 0, Df = (float)D;  // cmx_norm_gen<false>'s arithmetic
+  float s = 0;
+  for (long long i = t; i < n; i += G) {
+    const cmx_ft hv = CMX_F_FROMF(CMX_F_TOF(xr[i * lx]) + CMX_F_TOF(rr[i * lr]));
+    hr[i] = hv;
+    float d = CMX_F_TOF(hv) - m;
+    s += d * d;
+  }
+  const float rsq = 1.0f / sqrtf(cmx_f_sum(s) / Df + eps);
+  cmx_ft* yr = y + r * D;
+  // each thread reads back the h elements it wrote itself
+  for (long long i = t; i < n; i += G)
+    yr[i] = CMX_F_FROMF(cmx_f_scale(CMX_F_TOF(hr[i]) - m, rsq,
+                                    w ? CMX_F_TOF(w[i * ws]) : 0.0f, 0.0f,
+                                    w != 0, false));
+}
+
+#if !defined(CMX_ONLY) || defined(CMX_ONLY_cmx_addnorm_vec_rms)
+extern "C" __global__ void cmx_addnorm_vec_rms(
+    const cmx_ft* x, const cmx_ft* r, const cmx_ft* w, cmx_ft* h, cmx_ft* y,
+    long long nrows, long long D, float eps, long long lx, long long lr,
+    int packed, const CMX_GRID_CONST cmx_fl3 X) {
+  CMX_GRID_WAIT();
+  cmx_addnorm_vec(x, r, w, h, y, nrows, D, eps, lx, lr, packed, X);
+}
+#endif
+#if !defined(CMX_ONLY) || defined(CMX_ONLY_cmx_addnorm_gen_rms)
+extern "C" __global__ void cmx_addnorm_gen_rms(
+    const cmx_ft* x, const cmx_ft* r, const cmx_ft* w, cmx_ft* h, cmx_ft* y,
+    long long nrows, long long D, float eps, long long lx, long long lr,
+    long long ws, const CMX_GRID_CONST cmx_fl3 X) {
+  CMX_GRID_WAIT();
+  cmx_addnorm_gen(x, r, w, h, y, nrows, D, eps, lx, lr, ws, X);
+}
+#endif
+
 // RoPE over rows of D features (nrows rows, L positions a batch entry's
 // run of rows cycling, per_b rows a batch entry). off: the int32 offsets
 // (noff_vec: one per batch entry, offset stride os; else off[0]); freqs:
