@@ -309,15 +309,21 @@ void* cmx__nccl_init(int* rank, int* size) {
   return s;
 }
 
-/* Every rank of the host group has reached this point (an all_gather of
- * one int over it, which fails after the host group's timeout when a rank
- * never comes). */
+/* Every rank of the host group has reached this point: two all_gathers
+ * of one int over it, each failing after the host group's timeout when a
+ * rank never comes. Two, because a rank that timed out in the first may
+ * have left its message in the transport: a late rank then completes the
+ * first round from that stale message, but the second round's message
+ * is only sent by ranks that completed the first, so it fails there. */
 static cmx_status rank_barrier(nccl_st* s, const char* op) {
   cmx_group* h = s->host;
-  int mine = h->rank;
   int* all = malloc(sizeof(int) * (size_t)h->size);
   if (!all) return cmx__error(CMX_ERR_MEMORY, "[%s] out of memory", op);
-  cmx_status st = h->be->all_gather(h->st, op, &mine, all, sizeof mine);
+  cmx_status st = CMX_OK;
+  for (int round = 0; round < 2 && st == CMX_OK; round++) {
+    int mine = h->rank;
+    st = h->be->all_gather(h->st, op, &mine, all, sizeof mine);
+  }
   free(all);
   return st;
 }
