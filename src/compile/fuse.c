@@ -6,8 +6,11 @@
  * joins when it is a candidate on the same stream with the region's output
  * shape, and when none of its consumers outside the region leads back into
  * it (the region stays convex, so replacing it by one op keeps the graph
- * acyclic). A joined op used outside the region becomes an extra output;
- * a Broadcast used outside does not join (a view stays a view).
+ * acyclic). "Leads back" is reachability in the graph as fused so far: a
+ * region already replaced is one op, reading all its members' inputs and
+ * writing all their outputs, so reaching one member reaches the consumers
+ * of every member (see leaks). A joined op used outside the region becomes an
+ * extra output; a Broadcast used outside does not join (a view stays a view).
  * Regions of fewer than two computing ops are left alone. 0-d constants
  * are baked into the kernel. A region whose kernel cannot be built (the
  * compiler failed) stays unfused, so compile never fails for want of a
@@ -40,6 +43,16 @@ typedef struct {
   int* stamp;    /* op -> last visit stamp (convexity walks) */
   int stamp_now;
   int* stack;
+  /* The regions replaced by a Compiled op, by region id: their members
+   * (a list through next, from first), lowest and highest member index,
+   * and the walk stamp of the last walk that entered them. */
+  int* first;
+  int* next;
+  int* lo;
+  int* hi;
+  int* rstamp;
+  int* fused; /* the fused region ids, in the order fused (falling hi) */
+  int nfused;
 } fuser;
 
 static int prim_id(const cmx_primitive* p) {
@@ -108,33 +121,60 @@ static int add_inputs(fuser* f, int m, int rid, int nset) {
   return nset;
 }
 
-/* Whether some consumer of op m outside region rid leads back into it
- * (through ops up to index maxi). */
-static bool leaks(fuser* f, int m, int rid, int maxi) {
+/* Marks op c visited by the current walk and pushes it, once. */
+static void visit(fuser* f, int* n, int c) {
+  if (f->stamp[c] == f->stamp_now) return;
+  f->stamp[c] = f->stamp_now;
+  f->stack[(*n)++] = c;
+}
+
+/* The walks' cut for a region grown from seed maxi (members at most
+ * maxi): a bound t >= maxi such that an op after t reaches only ops after
+ * t. Plain edges go to higher indices (the ops are in dependency order),
+ * but a fused region [lo, hi] entered at a member after maxi is left at
+ * any member, down to lo; so t grows over each fused region straddling
+ * it, until every fused region lies wholly at or below t or wholly after
+ * it. Regions were fused with falling hi: one pass in rising hi suffices
+ * (a region skipped while lo > t has hi at most the t that a later one
+ * raises it to). */
+static int walk_bound(const fuser* f, int maxi) {
+  int t = maxi;
+  for (int i = f->nfused; i-- > 0;) {
+    int r = f->fused[i];
+    if (f->lo[r] <= t && f->hi[r] > t) t = f->hi[r];
+  }
+  return t;
+}
+
+/* Whether some consumer of op m outside region rid leads back into it,
+ * in the graph as fused so far (ops after `bound` are not followed: see
+ * walk_bound). A member of a fused region stands for the Compiled op that
+ * replaced it: reaching it reaches every member, whose consumers the walk
+ * then follows (the op-level edges alone miss paths through that op, such
+ * as from a member's input to another member's output; fusing such a
+ * region would close a cycle: the Compiled op would read a value computed
+ * from its own outputs). */
+static bool leaks(fuser* f, int m, int rid, int bound) {
   const cmx__cgraph* g = f->g;
   int v = g->ops[m].out[0];
   int n = 0;
   f->stamp_now++;
-  for (int k = f->cons_off[v]; k < f->cons_off[v + 1]; k++) {
-    int c = f->cons[k];
-    if (f->region[c] != rid && f->stamp[c] != f->stamp_now) {
-      f->stamp[c] = f->stamp_now;
-      f->stack[n++] = c;
-    }
-  }
+  for (int k = f->cons_off[v]; k < f->cons_off[v + 1]; k++)
+    if (f->region[f->cons[k]] != rid) visit(f, &n, f->cons[k]);
   while (n) {
     int c = f->stack[--n];
-    if (c > maxi) continue;
-    if (f->region[c] == rid) return true;
+    int r = f->region[c];
+    if (r == rid) return true;
+    if (c > bound) continue;
+    if (r >= 0 && f->rstamp[r] != f->stamp_now) {
+      /* a fused region's member (other ops are -1 or -2): all members */
+      f->rstamp[r] = f->stamp_now;
+      for (int k = f->first[r]; k >= 0; k = f->next[k]) visit(f, &n, k);
+    }
     for (int j = 0; j < g->ops[c].nout; j++) {
       int w = g->ops[c].out[j];
-      for (int k = f->cons_off[w]; k < f->cons_off[w + 1]; k++) {
-        int d = f->cons[k];
-        if (f->stamp[d] != f->stamp_now) {
-          f->stamp[d] = f->stamp_now;
-          f->stack[n++] = d;
-        }
-      }
+      for (int k = f->cons_off[w]; k < f->cons_off[w + 1]; k++)
+        visit(f, &n, f->cons[k]);
     }
   }
   return false;
@@ -297,7 +337,8 @@ static cmx_status replace(fuser* f, const int* mem, int nm, int rid,
   return CMX_OK;
 }
 
-/* Puts ops in dependency order again (Compiled ops were appended). */
+/* Puts ops in dependency order again (Compiled ops were appended).
+ * Fails (CMX_ERR_RUNTIME) on a cycle, which only a fuse bug makes. */
 static cmx_status toposort(cmx__cgraph* g) {
   int n = g->nops;
   int* order = malloc((size_t)(n + 1) * sizeof *order);
@@ -321,6 +362,17 @@ static cmx_status toposort(cmx__cgraph* g) {
       if (k < g->ops[op].nin) {
         stack[sp - 1]++;
         const cmx__cval* v = &g->vals[g->ops[op].in[k]];
+        if (v->kind == CMX__CV_OP && state[v->index] == 1) {
+          /* an op reading its own output: a region that was not convex.
+           * An error, not a graph that runs on values never computed. */
+          free(order);
+          free(state);
+          free(stack);
+          return cmx__error(CMX_ERR_RUNTIME,
+                            "[compile] internal error: the fuse pass made a "
+                            "cycle (please report it); "
+                            "disabling compile avoids it");
+        }
         if (v->kind == CMX__CV_OP && !state[v->index]) {
           state[v->index] = 1;
           stack[sp++] = v->index;
@@ -364,12 +416,19 @@ cmx_status cmx__pass_fuse(cmx__cgraph* g) {
   f.inset = calloc((size_t)g->nvals + 1, 1);
   f.stamp = calloc((size_t)n, sizeof *f.stamp);
   f.stack = malloc((size_t)(n + 1) * sizeof *f.stack);
+  f.first = malloc((size_t)(n + 1) * sizeof *f.first);
+  f.next = malloc((size_t)(n + 1) * sizeof *f.next);
+  f.lo = malloc((size_t)(n + 1) * sizeof *f.lo);
+  f.hi = malloc((size_t)(n + 1) * sizeof *f.hi);
+  f.rstamp = calloc((size_t)n + 1, sizeof *f.rstamp);
+  f.fused = malloc((size_t)(n + 1) * sizeof *f.fused);
   bool* dead = calloc((size_t)(2 * n + 1), 1);
   int* mem = malloc((size_t)(n + 1) * sizeof *mem);
   int* work = malloc((size_t)(4 * n + 4) * sizeof *work);
   cmx_status st = CMX_OK;
   if (!f.region || !f.cons_off || !f.is_out || !f.inset || !f.stamp ||
-      !f.stack || !dead || !mem || !work)
+      !f.stack || !f.first || !f.next || !f.lo || !f.hi || !f.rstamp ||
+      !f.fused || !dead || !mem || !work)
     st = oom();
   if (st == CMX_OK) {
     for (int i = 0; i < 2 * n + 1; i++) f.region[i] = -1;
@@ -398,6 +457,7 @@ cmx_status cmx__pass_fuse(cmx__cgraph* g) {
     const cmx__cval* shape = &g->vals[g->ops[seed].out[0]];
     int sidx = cmx_primitive_stream(g->ops[seed].prim).index;
     int nm = 0, nw = 0, nset = 0;
+    int bound = walk_bound(&f, seed);
     f.region[seed] = rid;
     mem[nm++] = seed;
     nset = add_inputs(&f, seed, rid, nset);
@@ -410,7 +470,7 @@ cmx_status cmx__pass_fuse(cmx__cgraph* g) {
           cmx_primitive_stream(g->ops[m].prim).index != sidx ||
           !same_shape(&g->vals[g->ops[m].out[0]], shape) ||
           broadcast_shared(&f, m, rid) ||
-          inputs_after(&f, m, rid, nset) > MAX_ARGS || leaks(&f, m, rid, seed))
+          inputs_after(&f, m, rid, nset) > MAX_ARGS || leaks(&f, m, rid, bound))
         continue;
       f.region[m] = rid;
       mem[nm++] = m;
@@ -436,8 +496,18 @@ cmx_status cmx__pass_fuse(cmx__cgraph* g) {
       }
     if (compute >= 2) st = replace(&f, mem, nm, rid, dead);
     bool fused = st == CMX_OK && dead[seed];
-    if (!fused)
+    if (!fused) {
       for (int k = 0; k < nm; k++) f.region[mem[k]] = -2; /* tried */
+    } else {
+      f.first[rid] = -1;
+      for (int k = nm; k-- > 0;) {
+        f.next[mem[k]] = f.first[rid];
+        f.first[rid] = mem[k];
+      }
+      f.lo[rid] = mem[0];
+      f.hi[rid] = mem[nm - 1];
+      f.fused[f.nfused++] = rid;
+    }
     rid++;
   }
   if (st == CMX_OK) st = cmx__cgraph_compact(g, dead);
@@ -449,6 +519,12 @@ cmx_status cmx__pass_fuse(cmx__cgraph* g) {
   free(f.inset);
   free(f.stamp);
   free(f.stack);
+  free(f.first);
+  free(f.next);
+  free(f.lo);
+  free(f.hi);
+  free(f.rstamp);
+  free(f.fused);
   free(dead);
   free(mem);
   free(work);
