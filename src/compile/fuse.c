@@ -146,27 +146,19 @@ static int walk_bound(const fuser* f, int maxi) {
   return t;
 }
 
-/* Whether some consumer of op m outside region rid leads back into it,
- * in the graph as fused so far (ops after `bound` are not followed: see
- * walk_bound). A member of a fused region stands for the Compiled op that
+/* Walks on from the ops on the stack (n of them, stamped): whether one
+ * leads into region rid. Ops after `bound` are not followed. With
+ * `fused`, a member of a fused region stands for the Compiled op that
  * replaced it: reaching it reaches every member, whose consumers the walk
- * then follows (the op-level edges alone miss paths through that op, such
- * as from a member's input to another member's output; fusing such a
- * region would close a cycle: the Compiled op would read a value computed
- * from its own outputs). */
-static bool leaks(fuser* f, int m, int rid, int bound) {
+ * then follows; without, the walk is the op graph's. */
+static bool walk_reaches(fuser* f, int n, int rid, int bound, bool fused) {
   const cmx__cgraph* g = f->g;
-  int v = g->ops[m].out[0];
-  int n = 0;
-  f->stamp_now++;
-  for (int k = f->cons_off[v]; k < f->cons_off[v + 1]; k++)
-    if (f->region[f->cons[k]] != rid) visit(f, &n, f->cons[k]);
   while (n) {
     int c = f->stack[--n];
     int r = f->region[c];
     if (r == rid) return true;
     if (c > bound) continue;
-    if (r >= 0 && f->rstamp[r] != f->stamp_now) {
+    if (fused && r >= 0 && f->rstamp[r] != f->stamp_now) {
       /* a fused region's member (other ops are -1 or -2): all members */
       f->rstamp[r] = f->stamp_now;
       for (int k = f->first[r]; k >= 0; k = f->next[k]) visit(f, &n, k);
@@ -178,6 +170,37 @@ static bool leaks(fuser* f, int m, int rid, int bound) {
     }
   }
   return false;
+}
+
+/* Whether some consumer of op m outside region rid leads back into it:
+ * in the op graph (cut after maxi, the seed: no later op reaches a
+ * member), or with `fused` in the graph as fused so far (cut after
+ * walk_bound's bound). The op-level edges alone miss paths through a
+ * fused region's Compiled op, such as from a member's input to another
+ * member's output; fusing a region that such a path leaves and reenters
+ * would close a cycle: its Compiled op would read a value computed from
+ * its own outputs. */
+static bool leaks(fuser* f, int m, int rid, int bound, bool fused) {
+  int v = f->g->ops[m].out[0];
+  int n = 0;
+  f->stamp_now++;
+  for (int k = f->cons_off[v]; k < f->cons_off[v + 1]; k++)
+    if (f->region[f->cons[k]] != rid) visit(f, &n, f->cons[k]);
+  return walk_reaches(f, n, rid, bound, fused);
+}
+
+/* Whether region rid (members mem) is not convex in the graph as fused
+ * so far: one walk from all its members' outside consumers. */
+static bool region_leaks(fuser* f, const int* mem, int nm, int rid, int bound) {
+  const cmx__cgraph* g = f->g;
+  int n = 0;
+  f->stamp_now++;
+  for (int i = 0; i < nm; i++) {
+    int v = g->ops[mem[i]].out[0];
+    for (int k = f->cons_off[v]; k < f->cons_off[v + 1]; k++)
+      if (f->region[f->cons[k]] != rid) visit(f, &n, f->cons[k]);
+  }
+  return walk_reaches(f, n, rid, bound, true);
 }
 
 /* Whether op m is a Broadcast read outside region rid (a graph output or
@@ -337,6 +360,54 @@ static cmx_status replace(fuser* f, const int* mem, int nm, int rid,
   return CMX_OK;
 }
 
+/* Grows region rid from seed towards the inputs (see the file's comment),
+ * the convexity checked by leaks(bound, fused); writes the members to mem
+ * (work: scratch, 4 n + 4 ints). Returns their count. */
+static int grow(fuser* f, int seed, int rid, int bound, bool fused, int* mem,
+                int* work) {
+  const cmx__cgraph* g = f->g;
+  cmx__fused_step tmp;
+  const cmx__cval* shape = &g->vals[g->ops[seed].out[0]];
+  int sidx = cmx_primitive_stream(g->ops[seed].prim).index;
+  int nm = 0, nw = 0, nset = 0;
+  f->region[seed] = rid;
+  mem[nm++] = seed;
+  nset = add_inputs(f, seed, rid, nset);
+  for (int k = 0; k < g->ops[seed].nin; k++) work[nw++] = g->ops[seed].in[k];
+  while (nw) {
+    const cmx__cval* v = &g->vals[work[--nw]];
+    if (v->kind != CMX__CV_OP) continue;
+    int m = v->index;
+    if (f->region[m] >= 0 || !as_step(f, &g->ops[m], &tmp) ||
+        cmx_primitive_stream(g->ops[m].prim).index != sidx ||
+        !same_shape(&g->vals[g->ops[m].out[0]], shape) ||
+        broadcast_shared(f, m, rid) ||
+        inputs_after(f, m, rid, nset) > MAX_ARGS ||
+        leaks(f, m, rid, bound, fused))
+      continue;
+    f->region[m] = rid;
+    mem[nm++] = m;
+    nset = add_inputs(f, m, rid, nset);
+    for (int k = 0; k < g->ops[m].nin; k++) work[nw++] = g->ops[m].in[k];
+  }
+  for (int k = 0; k < nm; k++) { /* clear the input marks */
+    const cmx__cop* o = &g->ops[mem[k]];
+    f->inset[o->out[0]] = false;
+    for (int j = 0; j < o->nin; j++) f->inset[o->in[j]] = false;
+  }
+  return nm;
+}
+
+/* The computing ops (not Broadcast or Copy) among mem. */
+static int computing(const fuser* f, const int* mem, int nm) {
+  int n = 0;
+  for (int k = 0; k < nm; k++) {
+    int id = prim_id(f->g->ops[mem[k]].prim);
+    n += id != CMX__P_Broadcast && id != CMX__P_Copy;
+  }
+  return n;
+}
+
 /* Puts ops in dependency order again (Compiled ops were appended).
  * Fails (CMX_ERR_RUNTIME) on a cycle, which only a fuse bug makes. */
 static cmx_status toposort(cmx__cgraph* g) {
@@ -454,38 +525,20 @@ cmx_status cmx__pass_fuse(cmx__cgraph* g) {
   for (int seed = n - 1; st == CMX_OK && seed >= 0; seed--) {
     cmx__fused_step tmp;
     if (f.region[seed] >= 0 || !as_step(&f, &g->ops[seed], &tmp)) continue;
-    const cmx__cval* shape = &g->vals[g->ops[seed].out[0]];
-    int sidx = cmx_primitive_stream(g->ops[seed].prim).index;
-    int nm = 0, nw = 0, nset = 0;
-    int bound = walk_bound(&f, seed);
-    f.region[seed] = rid;
-    mem[nm++] = seed;
-    nset = add_inputs(&f, seed, rid, nset);
-    for (int k = 0; k < g->ops[seed].nin; k++) work[nw++] = g->ops[seed].in[k];
-    while (nw) {
-      const cmx__cval* v = &g->vals[work[--nw]];
-      if (v->kind != CMX__CV_OP) continue;
-      int m = v->index;
-      if (f.region[m] >= 0 || !as_step(&f, &g->ops[m], &tmp) ||
-          cmx_primitive_stream(g->ops[m].prim).index != sidx ||
-          !same_shape(&g->vals[g->ops[m].out[0]], shape) ||
-          broadcast_shared(&f, m, rid) ||
-          inputs_after(&f, m, rid, nset) > MAX_ARGS || leaks(&f, m, rid, bound))
-        continue;
-      f.region[m] = rid;
-      mem[nm++] = m;
-      nset = add_inputs(&f, m, rid, nset);
-      for (int k = 0; k < g->ops[m].nin; k++) work[nw++] = g->ops[m].in[k];
-    }
-    for (int k = 0; k < nm; k++) { /* clear the input marks */
-      const cmx__cop* o = &g->ops[mem[k]];
-      f.inset[o->out[0]] = false;
-      for (int j = 0; j < o->nin; j++) f.inset[o->in[j]] = false;
-    }
-    int compute = 0;
-    for (int k = 0; k < nm; k++) {
-      int id = prim_id(g->ops[mem[k]].prim);
-      compute += id != CMX__P_Broadcast && id != CMX__P_Copy;
+    /* Grown checking paths in the op graph (a short walk per candidate,
+     * cut at the seed), then checked once in the graph as fused so far;
+     * where that finds a path through a fused region, grown again
+     * checking each candidate so (walks cut only at walk_bound's bound,
+     * which fused regions spanning forward and backward ops push far). */
+    int nm = grow(&f, seed, rid, seed, false, mem, work);
+    int compute = computing(&f, mem, nm);
+    if (compute >= 2 && f.nfused) {
+      int bound = walk_bound(&f, seed);
+      if (region_leaks(&f, mem, nm, rid, bound)) {
+        for (int k = 0; k < nm; k++) f.region[mem[k]] = -1;
+        nm = grow(&f, seed, rid, bound, true, mem, work);
+        compute = computing(&f, mem, nm);
+      }
     }
     /* Members in graph order. */
     for (int a = 1; a < nm; a++)
