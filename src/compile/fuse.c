@@ -533,8 +533,12 @@ cmx_status cmx__pass_fuse(cmx__cgraph* g) {
     int nm = grow(&f, seed, rid, seed, false, mem, work);
     int compute = computing(&f, mem, nm);
     if (compute >= 2 && f.nfused) {
+      /* Every fused region was seeded after this seed: one lies above
+       * it or straddles it. Only a straddling one leads from ops after
+       * the seed down to the region, so without one (bound == seed) the
+       * op-graph walks were the fused graph's. */
       int bound = walk_bound(&f, seed);
-      if (region_leaks(&f, mem, nm, rid, bound)) {
+      if (bound > seed && region_leaks(&f, mem, nm, rid, bound)) {
         for (int k = 0; k < nm; k++) f.region[mem[k]] = -1;
         nm = grow(&f, seed, rid, bound, true, mem, work);
         compute = computing(&f, mem, nm);
