@@ -9,8 +9,10 @@
  * acyclic). "Leads back" is reachability in the graph as fused so far: a
  * region already replaced is one op, reading all its members' inputs and
  * writing all their outputs, so reaching one member reaches the consumers
- * of every member (see leaks). A joined op used outside the region becomes an
- * extra output; a Broadcast used outside does not join (a view stays a view).
+ * of every member (see leaks). The walks stop past the seed in a
+ * dependency order of that graph, kept as regions fuse (see reorder). A
+ * joined op used outside the region becomes an extra output; a Broadcast
+ * used outside does not join (a view stays a view).
  * Regions of fewer than two computing ops are left alone. 0-d constants
  * are baked into the kernel. A region whose kernel cannot be built (the
  * compiler failed) stays unfused, so compile never fails for want of a
@@ -44,15 +46,17 @@ typedef struct {
   int stamp_now;
   int* stack;
   /* The regions replaced by a Compiled op, by region id: their members
-   * (a list through next, from first), lowest and highest member index,
-   * and the walk stamp of the last walk that entered them. */
+   * (a list through next, from first) and the stamp of the last walk
+   * that entered them. */
   int* first;
   int* next;
-  int* lo;
-  int* hi;
   int* rstamp;
-  int* fused; /* the fused region ids, in the order fused (falling hi) */
-  int nfused;
+  /* A dependency order of the graph as fused so far, over the original
+   * ops: op -> place and place -> op; a fused region's members hold
+   * adjacent places (its Compiled op's). */
+  int* pos;
+  int* at;
+  int* scratch; /* n ints (reorder) */
 } fuser;
 
 static int prim_id(const cmx_primitive* p) {
@@ -128,38 +132,30 @@ static void visit(fuser* f, int* n, int c) {
   f->stack[(*n)++] = c;
 }
 
-/* The walks' cut for a region grown from seed maxi (members at most
- * maxi): a bound t >= maxi such that an op after t reaches only ops after
- * t. Plain edges go to higher indices (the ops are in dependency order),
- * but a fused region [lo, hi] entered at a member after maxi is left at
- * any member, down to lo; so t grows over each fused region straddling
- * it, until every fused region lies wholly at or below t or wholly after
- * it. Regions were fused with falling hi: one pass in rising hi suffices
- * (a region skipped while lo > t has hi at most the t that a later one
- * raises it to). */
-static int walk_bound(const fuser* f, int maxi) {
-  int t = maxi;
-  for (int i = f->nfused; i-- > 0;) {
-    int r = f->fused[i];
-    if (f->lo[r] <= t && f->hi[r] > t) t = f->hi[r];
-  }
-  return t;
-}
-
-/* Walks on from the ops on the stack (n of them, stamped): whether one
- * leads into region rid. Ops after `bound` are not followed. With
- * `fused`, a member of a fused region stands for the Compiled op that
- * replaced it: reaching it reaches every member, whose consumers the walk
- * then follows; without, the walk is the op graph's. */
-static bool walk_reaches(fuser* f, int n, int rid, int bound, bool fused) {
+/* Whether some consumer of op m outside region rid leads back into it,
+ * in the graph as fused so far. A member of a fused region stands for the
+ * Compiled op that replaced it: reaching it reaches every member, whose
+ * consumers the walk then follows (the op-level edges alone miss paths
+ * through that op, such as from a member's input to another member's
+ * output; fusing a region that such a path leaves and reenters would
+ * close a cycle: its Compiled op would read a value computed from its own
+ * outputs). Ops placed after `cut` (the seed's place: every member is
+ * before it) are not followed: they reach only later places. */
+static bool leaks(fuser* f, int m, int rid, int cut) {
   const cmx__cgraph* g = f->g;
+  int v = g->ops[m].out[0];
+  int n = 0;
+  f->stamp_now++;
+  for (int k = f->cons_off[v]; k < f->cons_off[v + 1]; k++)
+    if (f->region[f->cons[k]] != rid) visit(f, &n, f->cons[k]);
   while (n) {
     int c = f->stack[--n];
     int r = f->region[c];
     if (r == rid) return true;
-    if (c > bound) continue;
-    if (fused && r >= 0 && f->rstamp[r] != f->stamp_now) {
-      /* a fused region's member (other ops are -1 or -2): all members */
+    if (f->pos[c] > cut) continue;
+    /* a fused region's member (other ops are -1 or -2): all members (no
+     * fused region's places straddle cut: the seed's is not theirs) */
+    if (r >= 0 && f->rstamp[r] != f->stamp_now) {
       f->rstamp[r] = f->stamp_now;
       for (int k = f->first[r]; k >= 0; k = f->next[k]) visit(f, &n, k);
     }
@@ -172,35 +168,58 @@ static bool walk_reaches(fuser* f, int n, int rid, int bound, bool fused) {
   return false;
 }
 
-/* Whether some consumer of op m outside region rid leads back into it:
- * in the op graph (cut after maxi, the seed: no later op reaches a
- * member), or with `fused` in the graph as fused so far (cut after
- * walk_bound's bound). The op-level edges alone miss paths through a
- * fused region's Compiled op, such as from a member's input to another
- * member's output; fusing a region that such a path leaves and reenters
- * would close a cycle: its Compiled op would read a value computed from
- * its own outputs. */
-static bool leaks(fuser* f, int m, int rid, int bound, bool fused) {
-  int v = f->g->ops[m].out[0];
-  int n = 0;
-  f->stamp_now++;
-  for (int k = f->cons_off[v]; k < f->cons_off[v + 1]; k++)
-    if (f->region[f->cons[k]] != rid) visit(f, &n, f->cons[k]);
-  return walk_reaches(f, n, rid, bound, fused);
-}
-
-/* Whether region rid (members mem) is not convex in the graph as fused
- * so far: one walk from all its members' outside consumers. */
-static bool region_leaks(fuser* f, const int* mem, int nm, int rid, int bound) {
+/* Keeps f->pos a dependency order once region rid (members mem) is one
+ * op. Between its first and last member's places (lo, hi), the ops the
+ * region reaches (in the fused graph) move after it, keeping their
+ * order, the others before it, and the members in between: an op before
+ * the region cannot read one after it (it would be reached), and no op
+ * reached can reach a member (the region is convex). No fused region's
+ * places straddle lo or hi (they are this region's members), and one
+ * inside moves whole (reaching a member reaches all), so fused regions
+ * keep adjacent places. O(hi - lo) and the walk. */
+static void reorder(fuser* f, const int* mem, int nm, int rid) {
   const cmx__cgraph* g = f->g;
+  int lo = f->pos[mem[0]], hi = lo;
+  for (int k = 1; k < nm; k++) {
+    if (f->pos[mem[k]] < lo) lo = f->pos[mem[k]];
+    if (f->pos[mem[k]] > hi) hi = f->pos[mem[k]];
+  }
+  /* the ops reached: stamped by this walk, members excepted */
   int n = 0;
   f->stamp_now++;
+  for (int i = 0; i < nm; i++) f->stamp[mem[i]] = f->stamp_now;
+  f->rstamp[rid] = f->stamp_now;
   for (int i = 0; i < nm; i++) {
     int v = g->ops[mem[i]].out[0];
     for (int k = f->cons_off[v]; k < f->cons_off[v + 1]; k++)
-      if (f->region[f->cons[k]] != rid) visit(f, &n, f->cons[k]);
+      visit(f, &n, f->cons[k]);
   }
-  return walk_reaches(f, n, rid, bound, true);
+  while (n) {
+    int c = f->stack[--n];
+    int r = f->region[c];
+    if (f->pos[c] > hi) continue;
+    if (r >= 0 && f->rstamp[r] != f->stamp_now) {
+      f->rstamp[r] = f->stamp_now;
+      for (int k = f->first[r]; k >= 0; k = f->next[k]) visit(f, &n, k);
+    }
+    for (int j = 0; j < g->ops[c].nout; j++) {
+      int w = g->ops[c].out[j];
+      for (int k = f->cons_off[w]; k < f->cons_off[w + 1]; k++)
+        visit(f, &n, f->cons[k]);
+    }
+  }
+  int k = 0;
+  for (int p = lo; p <= hi; p++) /* neither reached nor a member */
+    if (f->stamp[f->at[p]] != f->stamp_now) f->scratch[k++] = f->at[p];
+  for (int p = lo; p <= hi; p++) /* the members */
+    if (f->region[f->at[p]] == rid) f->scratch[k++] = f->at[p];
+  for (int p = lo; p <= hi; p++) /* reached */
+    if (f->stamp[f->at[p]] == f->stamp_now && f->region[f->at[p]] != rid)
+      f->scratch[k++] = f->at[p];
+  for (int i = 0; i < k; i++) {
+    f->at[lo + i] = f->scratch[i];
+    f->pos[f->scratch[i]] = lo + i;
+  }
 }
 
 /* Whether op m is a Broadcast read outside region rid (a graph output or
@@ -361,10 +380,9 @@ static cmx_status replace(fuser* f, const int* mem, int nm, int rid,
 }
 
 /* Grows region rid from seed towards the inputs (see the file's comment),
- * the convexity checked by leaks(bound, fused); writes the members to mem
+ * the convexity checked by leaks; writes the members to mem
  * (work: scratch, 4 n + 4 ints). Returns their count. */
-static int grow(fuser* f, int seed, int rid, int bound, bool fused, int* mem,
-                int* work) {
+static int grow(fuser* f, int seed, int rid, int* mem, int* work) {
   const cmx__cgraph* g = f->g;
   cmx__fused_step tmp;
   const cmx__cval* shape = &g->vals[g->ops[seed].out[0]];
@@ -383,7 +401,7 @@ static int grow(fuser* f, int seed, int rid, int bound, bool fused, int* mem,
         !same_shape(&g->vals[g->ops[m].out[0]], shape) ||
         broadcast_shared(f, m, rid) ||
         inputs_after(f, m, rid, nset) > MAX_ARGS ||
-        leaks(f, m, rid, bound, fused))
+        leaks(f, m, rid, f->pos[seed]))
       continue;
     f->region[m] = rid;
     mem[nm++] = m;
@@ -489,20 +507,21 @@ cmx_status cmx__pass_fuse(cmx__cgraph* g) {
   f.stack = malloc((size_t)(n + 1) * sizeof *f.stack);
   f.first = malloc((size_t)(n + 1) * sizeof *f.first);
   f.next = malloc((size_t)(n + 1) * sizeof *f.next);
-  f.lo = malloc((size_t)(n + 1) * sizeof *f.lo);
-  f.hi = malloc((size_t)(n + 1) * sizeof *f.hi);
   f.rstamp = calloc((size_t)n + 1, sizeof *f.rstamp);
-  f.fused = malloc((size_t)(n + 1) * sizeof *f.fused);
+  f.pos = malloc((size_t)(n + 1) * sizeof *f.pos);
+  f.at = malloc((size_t)(n + 1) * sizeof *f.at);
+  f.scratch = malloc((size_t)(n + 1) * sizeof *f.scratch);
   bool* dead = calloc((size_t)(2 * n + 1), 1);
   int* mem = malloc((size_t)(n + 1) * sizeof *mem);
   int* work = malloc((size_t)(4 * n + 4) * sizeof *work);
   cmx_status st = CMX_OK;
   if (!f.region || !f.cons_off || !f.is_out || !f.inset || !f.stamp ||
-      !f.stack || !f.first || !f.next || !f.lo || !f.hi || !f.rstamp ||
-      !f.fused || !dead || !mem || !work)
+      !f.stack || !f.first || !f.next || !f.rstamp || !f.pos || !f.at ||
+      !f.scratch || !dead || !mem || !work)
     st = oom();
   if (st == CMX_OK) {
     for (int i = 0; i < 2 * n + 1; i++) f.region[i] = -1;
+    for (int i = 0; i < n; i++) f.pos[i] = f.at[i] = i;
     for (int i = 0; i < n; i++) {
       for (int k = 0; k < g->ops[i].nin; k++) f.cons_off[g->ops[i].in[k] + 1]++;
     }
@@ -525,25 +544,8 @@ cmx_status cmx__pass_fuse(cmx__cgraph* g) {
   for (int seed = n - 1; st == CMX_OK && seed >= 0; seed--) {
     cmx__fused_step tmp;
     if (f.region[seed] >= 0 || !as_step(&f, &g->ops[seed], &tmp)) continue;
-    /* Grown checking paths in the op graph (a short walk per candidate,
-     * cut at the seed), then checked once in the graph as fused so far;
-     * where that finds a path through a fused region, grown again
-     * checking each candidate so (walks cut only at walk_bound's bound,
-     * which fused regions spanning forward and backward ops push far). */
-    int nm = grow(&f, seed, rid, seed, false, mem, work);
+    int nm = grow(&f, seed, rid, mem, work);
     int compute = computing(&f, mem, nm);
-    if (compute >= 2 && f.nfused) {
-      /* Every fused region was seeded after this seed: one lies above
-       * it or straddles it. Only a straddling one leads from ops after
-       * the seed down to the region, so without one (bound == seed) the
-       * op-graph walks were the fused graph's. */
-      int bound = walk_bound(&f, seed);
-      if (bound > seed && region_leaks(&f, mem, nm, rid, bound)) {
-        for (int k = 0; k < nm; k++) f.region[mem[k]] = -1;
-        nm = grow(&f, seed, rid, bound, true, mem, work);
-        compute = computing(&f, mem, nm);
-      }
-    }
     /* Members in graph order. */
     for (int a = 1; a < nm; a++)
       for (int b = a; b > 0 && mem[b] < mem[b - 1]; b--) {
@@ -561,9 +563,7 @@ cmx_status cmx__pass_fuse(cmx__cgraph* g) {
         f.next[mem[k]] = f.first[rid];
         f.first[rid] = mem[k];
       }
-      f.lo[rid] = mem[0];
-      f.hi[rid] = mem[nm - 1];
-      f.fused[f.nfused++] = rid;
+      reorder(&f, mem, nm, rid);
     }
     rid++;
   }
@@ -578,10 +578,10 @@ cmx_status cmx__pass_fuse(cmx__cgraph* g) {
   free(f.stack);
   free(f.first);
   free(f.next);
-  free(f.lo);
-  free(f.hi);
   free(f.rstamp);
-  free(f.fused);
+  free(f.pos);
+  free(f.at);
+  free(f.scratch);
   free(dead);
   free(mem);
   free(work);
