@@ -93,6 +93,12 @@ class _CompiledFunction:
     """A function compiled by :func:`compile` (callable like it)."""
 
     def __init__(self, fun, inputs, outputs, shapeless):
+        # First: update_wrapper copies fun's __dict__ into self's, and a
+        # function wrapping a compiled one (grad(compile(f)): grad's
+        # functools.wraps copied the compiled function's attributes) would
+        # bring that one's _fun and _handle, making this the inner
+        # compiled function (compile(grad(compile(f))) returned f's value).
+        functools.update_wrapper(self, fun)
         self._fun = fun
         self._inputs = inputs
         self._outputs = outputs
@@ -104,7 +110,6 @@ class _CompiledFunction:
         self._handle = _core._compiled(
             lambda xs: ref()._trace(xs), id(fun), shapeless, name
         )
-        functools.update_wrapper(self, fun)
 
     def _trace(self, placeholders):
         """Runs fun on placeholders (the explicit inputs, then the captured

@@ -6,8 +6,13 @@
  * joins when it is a candidate on the same stream with the region's output
  * shape, and when none of its consumers outside the region leads back into
  * it (the region stays convex, so replacing it by one op keeps the graph
- * acyclic). A joined op used outside the region becomes an extra output;
- * a Broadcast used outside does not join (a view stays a view).
+ * acyclic). "Leads back" is reachability in the graph as fused so far: a
+ * region already replaced is one op, reading all its members' inputs and
+ * writing all their outputs, so reaching one member reaches the consumers
+ * of every member (see leaks). The walks stop past the seed in a
+ * dependency order of that graph, kept as regions fuse (see reorder). A
+ * joined op used outside the region becomes an extra output; a Broadcast
+ * used outside does not join (a view stays a view).
  * Regions of fewer than two computing ops are left alone. 0-d constants
  * are baked into the kernel. A region whose kernel cannot be built (the
  * compiler failed) stays unfused, so compile never fails for want of a
@@ -40,6 +45,18 @@ typedef struct {
   int* stamp;    /* op -> last visit stamp (convexity walks) */
   int stamp_now;
   int* stack;
+  /* The regions replaced by a Compiled op, by region id: their members
+   * (a list through next, from first) and the stamp of the last walk
+   * that entered them. */
+  int* first;
+  int* next;
+  int* rstamp;
+  /* A dependency order of the graph as fused so far, over the original
+   * ops: op -> place and place -> op; a fused region's members hold
+   * adjacent places (its Compiled op's). */
+  int* pos;
+  int* at;
+  int* scratch; /* n ints (reorder) */
 } fuser;
 
 static int prim_id(const cmx_primitive* p) {
@@ -108,36 +125,101 @@ static int add_inputs(fuser* f, int m, int rid, int nset) {
   return nset;
 }
 
-/* Whether some consumer of op m outside region rid leads back into it
- * (through ops up to index maxi). */
-static bool leaks(fuser* f, int m, int rid, int maxi) {
+/* Marks op c visited by the current walk and pushes it, once. */
+static void visit(fuser* f, int* n, int c) {
+  if (f->stamp[c] == f->stamp_now) return;
+  f->stamp[c] = f->stamp_now;
+  f->stack[(*n)++] = c;
+}
+
+/* Whether some consumer of op m outside region rid leads back into it,
+ * in the graph as fused so far. A member of a fused region stands for the
+ * Compiled op that replaced it: reaching it reaches every member, whose
+ * consumers the walk then follows (the op-level edges alone miss paths
+ * through that op, such as from a member's input to another member's
+ * output; fusing a region that such a path leaves and reenters would
+ * close a cycle: its Compiled op would read a value computed from its own
+ * outputs). Ops placed after `cut` (the seed's place: every member is
+ * before it) are not followed: they reach only later places. */
+static bool leaks(fuser* f, int m, int rid, int cut) {
   const cmx__cgraph* g = f->g;
   int v = g->ops[m].out[0];
   int n = 0;
   f->stamp_now++;
-  for (int k = f->cons_off[v]; k < f->cons_off[v + 1]; k++) {
-    int c = f->cons[k];
-    if (f->region[c] != rid && f->stamp[c] != f->stamp_now) {
-      f->stamp[c] = f->stamp_now;
-      f->stack[n++] = c;
-    }
-  }
+  for (int k = f->cons_off[v]; k < f->cons_off[v + 1]; k++)
+    if (f->region[f->cons[k]] != rid) visit(f, &n, f->cons[k]);
   while (n) {
     int c = f->stack[--n];
-    if (c > maxi) continue;
-    if (f->region[c] == rid) return true;
+    int r = f->region[c];
+    if (r == rid) return true;
+    if (f->pos[c] > cut) continue;
+    /* a fused region's member (other ops are -1 or -2): all members (no
+     * fused region's places straddle cut: the seed's is not theirs) */
+    if (r >= 0 && f->rstamp[r] != f->stamp_now) {
+      f->rstamp[r] = f->stamp_now;
+      for (int k = f->first[r]; k >= 0; k = f->next[k]) visit(f, &n, k);
+    }
     for (int j = 0; j < g->ops[c].nout; j++) {
       int w = g->ops[c].out[j];
-      for (int k = f->cons_off[w]; k < f->cons_off[w + 1]; k++) {
-        int d = f->cons[k];
-        if (f->stamp[d] != f->stamp_now) {
-          f->stamp[d] = f->stamp_now;
-          f->stack[n++] = d;
-        }
-      }
+      for (int k = f->cons_off[w]; k < f->cons_off[w + 1]; k++)
+        visit(f, &n, f->cons[k]);
     }
   }
   return false;
+}
+
+/* Keeps f->pos a dependency order once region rid (members mem) is one
+ * op. Between its first and last member's places (lo, hi), the ops the
+ * region reaches (in the fused graph) move after it, keeping their
+ * order, the others before it, and the members in between: an op before
+ * the region cannot read one after it (it would be reached), and no op
+ * reached can reach a member (the region is convex). No fused region's
+ * places straddle lo or hi (they are this region's members), and one
+ * inside moves whole (reaching a member reaches all), so fused regions
+ * keep adjacent places. O(hi - lo) and the walk. */
+static void reorder(fuser* f, const int* mem, int nm, int rid) {
+  const cmx__cgraph* g = f->g;
+  int lo = f->pos[mem[0]], hi = lo;
+  for (int k = 1; k < nm; k++) {
+    if (f->pos[mem[k]] < lo) lo = f->pos[mem[k]];
+    if (f->pos[mem[k]] > hi) hi = f->pos[mem[k]];
+  }
+  /* the ops reached: stamped by this walk, members excepted */
+  int n = 0;
+  f->stamp_now++;
+  for (int i = 0; i < nm; i++) f->stamp[mem[i]] = f->stamp_now;
+  f->rstamp[rid] = f->stamp_now;
+  for (int i = 0; i < nm; i++) {
+    int v = g->ops[mem[i]].out[0];
+    for (int k = f->cons_off[v]; k < f->cons_off[v + 1]; k++)
+      visit(f, &n, f->cons[k]);
+  }
+  while (n) {
+    int c = f->stack[--n];
+    int r = f->region[c];
+    if (f->pos[c] > hi) continue;
+    if (r >= 0 && f->rstamp[r] != f->stamp_now) {
+      f->rstamp[r] = f->stamp_now;
+      for (int k = f->first[r]; k >= 0; k = f->next[k]) visit(f, &n, k);
+    }
+    for (int j = 0; j < g->ops[c].nout; j++) {
+      int w = g->ops[c].out[j];
+      for (int k = f->cons_off[w]; k < f->cons_off[w + 1]; k++)
+        visit(f, &n, f->cons[k]);
+    }
+  }
+  int k = 0;
+  for (int p = lo; p <= hi; p++) /* neither reached nor a member */
+    if (f->stamp[f->at[p]] != f->stamp_now) f->scratch[k++] = f->at[p];
+  for (int p = lo; p <= hi; p++) /* the members */
+    if (f->region[f->at[p]] == rid) f->scratch[k++] = f->at[p];
+  for (int p = lo; p <= hi; p++) /* reached */
+    if (f->stamp[f->at[p]] == f->stamp_now && f->region[f->at[p]] != rid)
+      f->scratch[k++] = f->at[p];
+  for (int i = 0; i < k; i++) {
+    f->at[lo + i] = f->scratch[i];
+    f->pos[f->scratch[i]] = lo + i;
+  }
 }
 
 /* Whether op m is a Broadcast read outside region rid (a graph output or
@@ -297,7 +379,55 @@ static cmx_status replace(fuser* f, const int* mem, int nm, int rid,
   return CMX_OK;
 }
 
-/* Puts ops in dependency order again (Compiled ops were appended). */
+/* Grows region rid from seed towards the inputs (see the file's comment),
+ * the convexity checked by leaks; writes the members to mem
+ * (work: scratch, 4 n + 4 ints). Returns their count. */
+static int grow(fuser* f, int seed, int rid, int* mem, int* work) {
+  const cmx__cgraph* g = f->g;
+  cmx__fused_step tmp;
+  const cmx__cval* shape = &g->vals[g->ops[seed].out[0]];
+  int sidx = cmx_primitive_stream(g->ops[seed].prim).index;
+  int nm = 0, nw = 0, nset = 0;
+  f->region[seed] = rid;
+  mem[nm++] = seed;
+  nset = add_inputs(f, seed, rid, nset);
+  for (int k = 0; k < g->ops[seed].nin; k++) work[nw++] = g->ops[seed].in[k];
+  while (nw) {
+    const cmx__cval* v = &g->vals[work[--nw]];
+    if (v->kind != CMX__CV_OP) continue;
+    int m = v->index;
+    if (f->region[m] >= 0 || !as_step(f, &g->ops[m], &tmp) ||
+        cmx_primitive_stream(g->ops[m].prim).index != sidx ||
+        !same_shape(&g->vals[g->ops[m].out[0]], shape) ||
+        broadcast_shared(f, m, rid) ||
+        inputs_after(f, m, rid, nset) > MAX_ARGS ||
+        leaks(f, m, rid, f->pos[seed]))
+      continue;
+    f->region[m] = rid;
+    mem[nm++] = m;
+    nset = add_inputs(f, m, rid, nset);
+    for (int k = 0; k < g->ops[m].nin; k++) work[nw++] = g->ops[m].in[k];
+  }
+  for (int k = 0; k < nm; k++) { /* clear the input marks */
+    const cmx__cop* o = &g->ops[mem[k]];
+    f->inset[o->out[0]] = false;
+    for (int j = 0; j < o->nin; j++) f->inset[o->in[j]] = false;
+  }
+  return nm;
+}
+
+/* The computing ops (not Broadcast or Copy) among mem. */
+static int computing(const fuser* f, const int* mem, int nm) {
+  int n = 0;
+  for (int k = 0; k < nm; k++) {
+    int id = prim_id(f->g->ops[mem[k]].prim);
+    n += id != CMX__P_Broadcast && id != CMX__P_Copy;
+  }
+  return n;
+}
+
+/* Puts ops in dependency order again (Compiled ops were appended).
+ * Fails (CMX_ERR_RUNTIME) on a cycle, which only a fuse bug makes. */
 static cmx_status toposort(cmx__cgraph* g) {
   int n = g->nops;
   int* order = malloc((size_t)(n + 1) * sizeof *order);
@@ -321,6 +451,17 @@ static cmx_status toposort(cmx__cgraph* g) {
       if (k < g->ops[op].nin) {
         stack[sp - 1]++;
         const cmx__cval* v = &g->vals[g->ops[op].in[k]];
+        if (v->kind == CMX__CV_OP && state[v->index] == 1) {
+          /* an op reading its own output: a region that was not convex.
+           * An error, not a graph that runs on values never computed. */
+          free(order);
+          free(state);
+          free(stack);
+          return cmx__error(CMX_ERR_RUNTIME,
+                            "[compile] internal error: the fuse pass made a "
+                            "cycle (please report it); "
+                            "disabling compile avoids it");
+        }
         if (v->kind == CMX__CV_OP && !state[v->index]) {
           state[v->index] = 1;
           stack[sp++] = v->index;
@@ -364,15 +505,23 @@ cmx_status cmx__pass_fuse(cmx__cgraph* g) {
   f.inset = calloc((size_t)g->nvals + 1, 1);
   f.stamp = calloc((size_t)n, sizeof *f.stamp);
   f.stack = malloc((size_t)(n + 1) * sizeof *f.stack);
+  f.first = malloc((size_t)(n + 1) * sizeof *f.first);
+  f.next = malloc((size_t)(n + 1) * sizeof *f.next);
+  f.rstamp = calloc((size_t)n + 1, sizeof *f.rstamp);
+  f.pos = malloc((size_t)(n + 1) * sizeof *f.pos);
+  f.at = malloc((size_t)(n + 1) * sizeof *f.at);
+  f.scratch = malloc((size_t)(n + 1) * sizeof *f.scratch);
   bool* dead = calloc((size_t)(2 * n + 1), 1);
   int* mem = malloc((size_t)(n + 1) * sizeof *mem);
   int* work = malloc((size_t)(4 * n + 4) * sizeof *work);
   cmx_status st = CMX_OK;
   if (!f.region || !f.cons_off || !f.is_out || !f.inset || !f.stamp ||
-      !f.stack || !dead || !mem || !work)
+      !f.stack || !f.first || !f.next || !f.rstamp || !f.pos || !f.at ||
+      !f.scratch || !dead || !mem || !work)
     st = oom();
   if (st == CMX_OK) {
     for (int i = 0; i < 2 * n + 1; i++) f.region[i] = -1;
+    for (int i = 0; i < n; i++) f.pos[i] = f.at[i] = i;
     for (int i = 0; i < n; i++) {
       for (int k = 0; k < g->ops[i].nin; k++) f.cons_off[g->ops[i].in[k] + 1]++;
     }
@@ -395,38 +544,8 @@ cmx_status cmx__pass_fuse(cmx__cgraph* g) {
   for (int seed = n - 1; st == CMX_OK && seed >= 0; seed--) {
     cmx__fused_step tmp;
     if (f.region[seed] >= 0 || !as_step(&f, &g->ops[seed], &tmp)) continue;
-    const cmx__cval* shape = &g->vals[g->ops[seed].out[0]];
-    int sidx = cmx_primitive_stream(g->ops[seed].prim).index;
-    int nm = 0, nw = 0, nset = 0;
-    f.region[seed] = rid;
-    mem[nm++] = seed;
-    nset = add_inputs(&f, seed, rid, nset);
-    for (int k = 0; k < g->ops[seed].nin; k++) work[nw++] = g->ops[seed].in[k];
-    while (nw) {
-      const cmx__cval* v = &g->vals[work[--nw]];
-      if (v->kind != CMX__CV_OP) continue;
-      int m = v->index;
-      if (f.region[m] >= 0 || !as_step(&f, &g->ops[m], &tmp) ||
-          cmx_primitive_stream(g->ops[m].prim).index != sidx ||
-          !same_shape(&g->vals[g->ops[m].out[0]], shape) ||
-          broadcast_shared(&f, m, rid) ||
-          inputs_after(&f, m, rid, nset) > MAX_ARGS || leaks(&f, m, rid, seed))
-        continue;
-      f.region[m] = rid;
-      mem[nm++] = m;
-      nset = add_inputs(&f, m, rid, nset);
-      for (int k = 0; k < g->ops[m].nin; k++) work[nw++] = g->ops[m].in[k];
-    }
-    for (int k = 0; k < nm; k++) { /* clear the input marks */
-      const cmx__cop* o = &g->ops[mem[k]];
-      f.inset[o->out[0]] = false;
-      for (int j = 0; j < o->nin; j++) f.inset[o->in[j]] = false;
-    }
-    int compute = 0;
-    for (int k = 0; k < nm; k++) {
-      int id = prim_id(g->ops[mem[k]].prim);
-      compute += id != CMX__P_Broadcast && id != CMX__P_Copy;
-    }
+    int nm = grow(&f, seed, rid, mem, work);
+    int compute = computing(&f, mem, nm);
     /* Members in graph order. */
     for (int a = 1; a < nm; a++)
       for (int b = a; b > 0 && mem[b] < mem[b - 1]; b--) {
@@ -436,8 +555,16 @@ cmx_status cmx__pass_fuse(cmx__cgraph* g) {
       }
     if (compute >= 2) st = replace(&f, mem, nm, rid, dead);
     bool fused = st == CMX_OK && dead[seed];
-    if (!fused)
+    if (!fused) {
       for (int k = 0; k < nm; k++) f.region[mem[k]] = -2; /* tried */
+    } else {
+      f.first[rid] = -1;
+      for (int k = nm; k-- > 0;) {
+        f.next[mem[k]] = f.first[rid];
+        f.first[rid] = mem[k];
+      }
+      reorder(&f, mem, nm, rid);
+    }
     rid++;
   }
   if (st == CMX_OK) st = cmx__cgraph_compact(g, dead);
@@ -449,6 +576,12 @@ cmx_status cmx__pass_fuse(cmx__cgraph* g) {
   free(f.inset);
   free(f.stamp);
   free(f.stack);
+  free(f.first);
+  free(f.next);
+  free(f.rstamp);
+  free(f.pos);
+  free(f.at);
+  free(f.scratch);
   free(dead);
   free(mem);
   free(work);
