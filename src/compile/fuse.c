@@ -132,6 +132,24 @@ static void visit(fuser* f, int* n, int c) {
   f->stack[(*n)++] = c;
 }
 
+/* One step of a walk over the graph as fused so far from op c: a member
+ * of a fused region (other ops are -1 or -2) stands for its Compiled op,
+ * so the first member reached pushes all the region's members; then the
+ * consumers of c's outputs. */
+static void expand(fuser* f, int* n, int c) {
+  const cmx__cgraph* g = f->g;
+  int r = f->region[c];
+  if (r >= 0 && f->rstamp[r] != f->stamp_now) {
+    f->rstamp[r] = f->stamp_now;
+    for (int k = f->first[r]; k >= 0; k = f->next[k]) visit(f, n, k);
+  }
+  for (int j = 0; j < g->ops[c].nout; j++) {
+    int w = g->ops[c].out[j];
+    for (int k = f->cons_off[w]; k < f->cons_off[w + 1]; k++)
+      visit(f, n, f->cons[k]);
+  }
+}
+
 /* Whether some consumer of op m outside region rid leads back into it,
  * in the graph as fused so far. A member of a fused region stands for the
  * Compiled op that replaced it: reaching it reaches every member, whose
@@ -150,20 +168,9 @@ static bool leaks(fuser* f, int m, int rid, int cut) {
     if (f->region[f->cons[k]] != rid) visit(f, &n, f->cons[k]);
   while (n) {
     int c = f->stack[--n];
-    int r = f->region[c];
-    if (r == rid) return true;
-    if (f->pos[c] > cut) continue;
-    /* a fused region's member (other ops are -1 or -2): all members (no
-     * fused region's places straddle cut: the seed's is not theirs) */
-    if (r >= 0 && f->rstamp[r] != f->stamp_now) {
-      f->rstamp[r] = f->stamp_now;
-      for (int k = f->first[r]; k >= 0; k = f->next[k]) visit(f, &n, k);
-    }
-    for (int j = 0; j < g->ops[c].nout; j++) {
-      int w = g->ops[c].out[j];
-      for (int k = f->cons_off[w]; k < f->cons_off[w + 1]; k++)
-        visit(f, &n, f->cons[k]);
-    }
+    if (f->region[c] == rid) return true;
+    /* (no fused region's places straddle cut: the seed's is not theirs) */
+    if (f->pos[c] <= cut) expand(f, &n, c);
   }
   return false;
 }
@@ -196,17 +203,7 @@ static void reorder(fuser* f, const int* mem, int nm, int rid) {
   }
   while (n) {
     int c = f->stack[--n];
-    int r = f->region[c];
-    if (f->pos[c] > hi) continue;
-    if (r >= 0 && f->rstamp[r] != f->stamp_now) {
-      f->rstamp[r] = f->stamp_now;
-      for (int k = f->first[r]; k >= 0; k = f->next[k]) visit(f, &n, k);
-    }
-    for (int j = 0; j < g->ops[c].nout; j++) {
-      int w = g->ops[c].out[j];
-      for (int k = f->cons_off[w]; k < f->cons_off[w + 1]; k++)
-        visit(f, &n, f->cons[k]);
-    }
+    if (f->pos[c] <= hi) expand(f, &n, c);
   }
   int k = 0;
   for (int p = lo; p <= hi; p++) /* neither reached nor a member */

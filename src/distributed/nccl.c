@@ -23,16 +23,15 @@
  *
  * The communicator is blocking by default: an enqueue returns once the
  * collective is on the stream. A non-blocking one (CMX_NCCL_BLOCKING=0,
- * ncclConfig_t.blocking = 0) answers ncclInProgress and launches from a
- * helper thread; every such call is settled by polling
- * ncclCommGetAsyncError. 2x H200 (NVLink), 2026-11-28, all_sum against
- * torch.distributed in the same run: non-blocking 0.73-0.95x of torch's
- * busbw from 1 to 128 MiB (15-26 us more an op), blocking 1.06-2.2x (the
- * data-parallel step and the test suite, killed peers included, the
- * same). A blocking ncclCommInitRank waits for every rank, so a rank that
- * never comes would hang the others there: before it the ranks meet on
- * the host group, whose collectives time out (rank_barrier); past that
- * meeting every rank is inside the init.
+ * ncclConfig_t.blocking = 0) may answer ncclInProgress; every such call
+ * is settled by polling ncclCommGetAsyncError. 2x H200 (NVLink), 2026-11-28,
+ * all_sum against torch.distributed in the same run: non-blocking 0.73-0.95x of
+ * torch's busbw from 1 to 128 MiB (15-26 us more an op), blocking 1.06-2.2x
+ * (the data-parallel step and the test suite, killed peers included, the same).
+ * A blocking ncclCommInitRank waits for every rank, so a rank that never comes
+ * would hang the others there: before it the ranks meet on the host group,
+ * whose collectives time out (rank_barrier); past that meeting every rank is
+ * inside the init.
  *
  * dtypes: NCCL reduces int8, uint8, int32, uint32, int64, uint64, float16,
  * float32, float64 and bfloat16; bool max/min reduce as uint8, complex64

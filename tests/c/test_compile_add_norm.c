@@ -19,6 +19,7 @@
 #include "devices.h"
 #include "primitives/fast.h"
 #include "primitives/registry.h"
+#include "rand_array.h"
 #include "test.h"
 #include "transforms/transforms_internal.h"
 
@@ -26,24 +27,10 @@ static cmx_stream g_s;
 #define S g_s
 
 static uint64_t g_rng = 0x9e3779b97f4a7c15ull;
-static float frand(void) {
-  g_rng ^= g_rng << 13, g_rng ^= g_rng >> 7, g_rng ^= g_rng << 17;
-  return (float)((g_rng >> 11) * (1.0 / 9007199254740992.0)) * 4.f - 2.f;
-}
 
-/* A random array of the shape in dtype dt (made as float32, converted). */
+/* A random array of the shape in dtype dt on S (rand_array.h). */
 static cmx_array rnd(const int64_t* shape, int nd, cmx_dtype dt) {
-  int64_t n = 1;
-  for (int i = 0; i < nd; i++) n *= shape[i];
-  float* v = malloc((size_t)(n ? n : 1) * sizeof *v);
-  for (int64_t i = 0; i < n; i++) v[i] = frand();
-  cmx_array a = NULL, b = NULL;
-  OK(cmx_array_from_data(&a, v, shape, nd, CMX_FLOAT32));
-  free(v);
-  OK(cmx_astype(&b, a, dt, S));
-  OK(cmx_array_eval(b));
-  cmx_array_release(a);
-  return b;
+  return rand_array(&g_rng, shape, nd, dt, 2.f, S);
 }
 
 /* Whether a and b hold the same bytes (same shape and dtype). */

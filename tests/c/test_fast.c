@@ -21,6 +21,7 @@
 #include "ops/ops_internal.h"
 #include "primitives/fast.h"
 #include "primitives/quantized.h"
+#include "rand_array.h"
 #include "test.h"
 
 /* the device the cases run on (main walks every device) */
@@ -28,24 +29,10 @@ static cmx_stream g_stream;
 #define S g_stream
 
 static uint64_t g_rng = 88172645463325252ull;
-static float frand(void) {
-  g_rng ^= g_rng << 13, g_rng ^= g_rng >> 7, g_rng ^= g_rng << 17;
-  return (float)((g_rng >> 11) * (1.0 / 9007199254740992.0)) * 2.f - 1.f;
-}
 
-/* A random float32 array of the shape, converted to dt. */
+/* A random array of the shape in dtype dt on S (rand_array.h). */
 static cmx_array rnd(const int64_t* shape, int nd, cmx_dtype dt) {
-  int64_t n = 1;
-  for (int i = 0; i < nd; i++) n *= shape[i];
-  float* v = malloc((size_t)(n ? n : 1) * sizeof *v);
-  for (int64_t i = 0; i < n; i++) v[i] = frand();
-  cmx_array a = NULL, b = NULL;
-  OK(cmx_array_from_data(&a, v, shape, nd, CMX_FLOAT32));
-  free(v);
-  if (dt == CMX_FLOAT32) return a;
-  OK(cmx_astype(&b, a, dt, S));
-  cmx_array_release(a);
-  return b;
+  return rand_array(&g_rng, shape, nd, dt, 1.f, S);
 }
 
 /* Largest |a - b| as float32 (both evaluated); -1 on shape mismatch. */

@@ -52,6 +52,40 @@ CMX_F_FN float cmx_f_scale(float v, float r, float w, float b, bool hw,
   return y;
 }
 
+// The vector kernels' sum of squares over a thread's vectors (zeros past
+// the row).
+CMX_F_FN float cmx_norm_vec_sumsq(const float (&v)[CMX_F_NV][CMX_F_V]) {
+  float s = 0;
+#pragma unroll
+  for (int j = 0; j < CMX_F_NV; j++)
+#pragma unroll
+    for (int e = 0; e < CMX_F_V; e++) s += v[j][e] * v[j][e];
+  return s;
+}
+
+// The vector kernels' last step: a thread's vectors j * G + t below nv of
+// the row yr, (v * rs) * w + b as 16-byte packs (pw, pb: the loaded
+// weight and bias packs, used when w, b are not null).
+CMX_F_FN void cmx_norm_vec_put(const float (&v)[CMX_F_NV][CMX_F_V],
+                               const cmx_pack<cmx_ft> (&pw)[CMX_F_NV],
+                               const cmx_pack<cmx_ft> (&pb)[CMX_F_NV],
+                               const cmx_ft* w, const cmx_ft* b, float rs,
+                               uint4* yr, long long nv, int G, int t) {
+#pragma unroll
+  for (int j = 0; j < CMX_F_NV; j++) {
+    long long i = (long long)j * G + t;
+    if (i < nv) {
+      cmx_pack<cmx_ft> po;
+#pragma unroll
+      for (int e = 0; e < CMX_F_V; e++)
+        po.e[e] = CMX_F_FROMF(
+            cmx_f_scale(v[j][e], rs, w ? CMX_F_TOF(pw[j].e[e]) : 0.0f,
+                        b ? CMX_F_TOF(pb[j].e[e]) : 0.0f, w != 0, b != 0));
+      yr[i] = po.raw;
+    }
+  }
+}
+
 template <bool LN>
 CMX_F_FN void cmx_norm_vec(const cmx_ft* x, const cmx_ft* w, const cmx_ft* b,
                            cmx_ft* y, long long nrows, long long D, float eps,
@@ -102,27 +136,10 @@ CMX_F_FN void cmx_norm_vec(const cmx_ft* x, const cmx_ft* w, const cmx_ft* b,
       }
     }
   } else {
-    s = 0;
-#pragma unroll
-    for (int j = 0; j < CMX_F_NV; j++)
-#pragma unroll
-      for (int e = 0; e < CMX_F_V; e++) s += v[j][e] * v[j][e];
+    s = cmx_norm_vec_sumsq(v);
   }
   const float rs = 1.0f / sqrtf(cmx_f_sum(s) / Df + eps);
-  uint4* yr = (uint4*)(y + r * D);
-#pragma unroll
-  for (int j = 0; j < CMX_F_NV; j++) {
-    long long i = (long long)j * G + t;
-    if (i < nv) {
-      cmx_pack<cmx_ft> po;
-#pragma unroll
-      for (int e = 0; e < CMX_F_V; e++)
-        po.e[e] = CMX_F_FROMF(
-            cmx_f_scale(v[j][e], rs, w ? CMX_F_TOF(pw[j].e[e]) : 0.0f,
-                        b ? CMX_F_TOF(pb[j].e[e]) : 0.0f, w != 0, b != 0));
-      yr[i] = po.raw;
-    }
-  }
+  cmx_norm_vec_put(v, pw, pb, w, b, rs, (uint4*)(y + r * D), nv, G, t);
 }
 
 template <bool LN>
@@ -246,28 +263,11 @@ CMX_F_FN void cmx_addnorm_vec(const cmx_ft* x, const cmx_ft* rs,
       for (int e = 0; e < CMX_F_V; e++) v[j][e] = 0.0f;
     }
   }
-  // cmx_norm_vec<false>'s tail (kept apart so that kernel's code stays
-  // as it was measured), without bias
-  float s = 0;
-#pragma unroll
-  for (int j = 0; j < CMX_F_NV; j++)
-#pragma unroll
-    for (int e = 0; e < CMX_F_V; e++) s += v[j][e] * v[j][e];
-  const float rsq = 1.0f / sqrtf(cmx_f_sum(s) / (float)D + eps);
-  uint4* yr = (uint4*)(y + r * D);
-#pragma unroll
-  for (int j = 0; j < CMX_F_NV; j++) {
-    long long i = (long long)j * G + t;
-    if (i < nv) {
-      cmx_pack<cmx_ft> po;
-#pragma unroll
-      for (int e = 0; e < CMX_F_V; e++)
-        po.e[e] = CMX_F_FROMF(cmx_f_scale(v[j][e], rsq,
-                                          w ? CMX_F_TOF(pw[j].e[e]) : 0.0f,
-                                          0.0f, w != 0, false));
-      yr[i] = po.raw;
-    }
-  }
+  // cmx_norm_vec<false>'s tail, without bias
+  const float rsq =
+      1.0f / sqrtf(cmx_f_sum(cmx_norm_vec_sumsq(v)) / (float)D + eps);
+  cmx_norm_vec_put(v, pw, pw, w, (const cmx_ft*)0, rsq, (uint4*)(y + r * D), nv,
+                   G, t);
 }
 
 CMX_F_FN void cmx_addnorm_gen(const cmx_ft* x, const cmx_ft* rs,
