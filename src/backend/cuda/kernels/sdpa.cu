@@ -352,7 +352,8 @@ CMX_A_FN void cmx_sdpa_dec_merge(const cmx_sdpa_args& a, int b, int hk,
   if (threadIdx.x == 0) {
     const unsigned ticket = atomicAdd(a.cnt + blockIdx.x, 1u);
     last = ticket == (unsigned)a.nsplit - 1u;
-    if (last) a.cnt[blockIdx.x] = 0u;  // every ticket drawn: nobody else reads it
+    // every ticket is drawn: no other block of the launch touches it
+    if (last) a.cnt[blockIdx.x] = 0u;
     __threadfence();
   }
   __syncthreads();
