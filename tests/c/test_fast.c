@@ -545,12 +545,12 @@ static void test_sdpa_gpu(void) {
 /* The decode kernel's split records merged in the kernel (the last split
  * block of a (batch, kv head), by a ticket counter) against
  * CMX_CUDA_SDPA_DEC_COMBINE=launch (a cmx_sdpa_combine launch after it):
- * the same bits, both within tolerance of the CPU, one launch against
- * two. Caches of 17, 40, 700 and 1000 keys take 2, 3, 44 and 63 splits of
- * 16 keys on a GPU of 132 multiprocessors (a block row or two: fewer than
- * 8 a multiprocessor), 4096 keys the 64 most; RL (query heads a kv head
- * times rows) 1, 2, 3 and 8 take every ROWS variant, with head dims 64,
- * 128 and 256 (float16/bfloat16) every D variant. */
+ * the same bits, both within tolerance of the CPU, one launch fewer. Caches of
+ * 17, 40, 700 and 1000 keys take 2, 3, 44 and 63 splits of 16 keys on a GPU of
+ * 132 multiprocessors (a block row or two: fewer than 8 a multiprocessor), 4096
+ * keys the 64 most; RL (query heads a kv head times rows) 1, 2, 3 and 8 take
+ * every ROWS variant, with head dims 64, 128 and 256 (float16/bfloat16) every D
+ * variant. */
 static void sdpa_dec_case(const sdpa_case* c) {
   cmx_array q = sdpa_in(c->B, c->H, c->L, c->D, c->dt, 0),
             k = sdpa_in(c->B, c->Hk, c->Sk, c->D, c->dt, 0),
@@ -586,11 +586,11 @@ static void sdpa_dec_case(const sdpa_case* c) {
   double d0 = max_diff(y[0], want), d1 = max_diff(y[1], want);
   double d01 = max_diff(y[0], y[1]);
   CHECK_MSG(d0 >= 0 && d0 <= tol && d1 >= 0 && d1 <= tol && d01 == 0 &&
-                nl[0] == 1 && nl[1] == 2,
+                nl[0] >= 1 && nl[1] == nl[0] + 1,
             "sdpa decode %s, B %lld H %lld Hk %lld L %lld S %lld D %lld, "
             "mask %d, sinks %d: |kernel merge - cpu| %g, |combine launch - "
             "cpu| %g, |merge - combine| %g (want 0), launches %llu and "
-            "%llu (want 1, 2)",
+            "%llu (want n, n + 1)",
             cmx_dtype_name(c->dt), (long long)c->B, (long long)c->H,
             (long long)c->Hk, (long long)c->L, (long long)c->Sk,
             (long long)c->D, c->m, c->sk, d0, d1, d01,
