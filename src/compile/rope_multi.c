@@ -40,7 +40,8 @@ static bool kernel_dtype(cmx_dtype dt) {
  * dtype, a RoPEMulti kernel on its device). */
 static bool candidate(const cmx__cgraph* g, int n) {
   const cmx__cop* op = &g->ops[n];
-  if (cmx_primitive_vt(op->prim) != &cmx__vt_RoPE || op->nout != 1) return false;
+  if (cmx_primitive_vt(op->prim) != &cmx__vt_RoPE || op->nout != 1)
+    return false;
   const cmx__fast_params* q = cmx_primitive_params(op->prim);
   if (op->nin != 2 + (q->has_freqs != 0)) return false;
   cmx_dtype dt = g->vals[op->in[0]].dtype;

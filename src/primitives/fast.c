@@ -24,9 +24,8 @@ static cmx_status sdpa_shapes(const cmx_primitive* p, const cmx_array* in,
 }
 
 /* RoPEMulti: out_i of x_i's shape (the inputs before offset and freqs). */
-static cmx_status rope_multi_shapes(const cmx_primitive* p,
-                                    const cmx_array* in, int nin,
-                                    cmx_shape* out, int nout) {
+static cmx_status rope_multi_shapes(const cmx_primitive* p, const cmx_array* in,
+                                    int nin, cmx_shape* out, int nout) {
   const cmx__fast_params* q = cmx_primitive_params(p);
   if (nout < 2 || nin != nout + 1 + (q->has_freqs != 0))
     return cmx__shape_fail(p, q->has_freqs

@@ -224,15 +224,15 @@ static void apply_multi(const cmx_array* xs, int n, int dims, bool trad,
   }
   in[n] = off;
   in[n + 1] = freqs;
-  OK(cmx_primitive_apply(
-      out, n, cmx_primitive_new(&cmx__vt_RoPEMulti, &q, sizeof q, S), in,
-      n + 1 + (freqs != NULL), shp, nd, dt));
+  OK(cmx_primitive_apply(out, n,
+                         cmx_primitive_new(&cmx__vt_RoPEMulti, &q, sizeof q, S),
+                         in, n + 1 + (freqs != NULL), shp, nd, dt));
 }
 
 /* Checks RoPEMulti on xs against RoPE of each (bit for bit) and, off the
  * CPU, against the CPU's RoPE (near: another cos/sin). */
-static void check_multi(const char* what, const cmx_array* xs, int n,
-                        int dims, bool trad, cmx_array off, cmx_array freqs) {
+static void check_multi(const char* what, const cmx_array* xs, int n, int dims,
+                        bool trad, cmx_array off, cmx_array freqs) {
   cmx_array o[CMX__ROPE_MULTI_MAX] = {NULL};
   apply_multi(xs, n, dims, trad, off, freqs, o);
   OK(cmx_eval(o, (size_t)n));
@@ -279,8 +279,8 @@ static void test_layouts(void) {
               step[4] = {1, 1, 1, 1}, cb[3] = {2, 14, 16},
               cstart[3] = {0, 0, 0}, cstop[3] = {2, 14, 16},
               cstep[3] = {1, 2, 1};
-      cmx_array at0 = rnd(ts, 4, dt), at = NULL, b0 = rnd(bb, 4, dt),
-                bo = NULL, c0 = rnd(cb, 3, dt), cv = NULL;
+      cmx_array at0 = rnd(ts, 4, dt), at = NULL, b0 = rnd(bb, 4, dt), bo = NULL,
+                c0 = rnd(cb, 3, dt), cv = NULL;
       OK(cmx_swapaxes(&at, at0, 2, 3, S));
       OK(cmx_slice(&bo, b0, start, stop, step, S));
       OK(cmx_slice(&cv, c0, cstart, cstop, cstep, S));

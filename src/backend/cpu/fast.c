@@ -369,8 +369,7 @@ static cmx_status rope_run(const cmx__fast_params* q, cmx_array x,
 CMX__KERNEL(cmx__cpu_rope) {
   (void)nin, (void)nout;
   const cmx__fast_params* q = cmx_primitive_params(p);
-  return rope_run(q, in[0], in[1], q->has_freqs ? in[2] : NULL, out[0],
-                  "rope");
+  return rope_run(q, in[0], in[1], q->has_freqs ? in[2] : NULL, out[0], "rope");
 }
 
 /* RoPEMulti: {x_1 .. x_N, offset, [freqs]} -> N outputs, each RoPE's own

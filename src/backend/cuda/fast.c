@@ -34,15 +34,10 @@ enum {
   K_ADD_GEN_RMS,
   K_ROPE_MULTI
 };
-static const char* const k_kernels[] = {"cmx_norm_vec_rms",
-                                        "cmx_norm_vec_ln",
-                                        "cmx_norm_gen_rms",
-                                        "cmx_norm_gen_ln",
-                                        "cmx_rope",
-                                        "cmx_addnorm_vec_rms",
-                                        "cmx_addnorm_gen_rms",
-                                        "cmx_rope_multi",
-                                        NULL};
+static const char* const k_kernels[] = {
+    "cmx_norm_vec_rms",    "cmx_norm_vec_ln", "cmx_norm_gen_rms",
+    "cmx_norm_gen_ln",     "cmx_rope",        "cmx_addnorm_vec_rms",
+    "cmx_addnorm_gen_rms", "cmx_rope_multi",  NULL};
 
 static bool fast_dtype_ok(cmx_dtype dt) {
   return dt == CMX_FLOAT16 || dt == CMX_BFLOAT16 || dt == CMX_FLOAT32;
@@ -389,8 +384,8 @@ cmx_status cmx__gpu_rope_multi(const cmx_primitive* p, const cmx_array* in,
   const cmx__fast_params* q = cmx_primitive_params(p);
   const char* op = "rope_multi";
   if (nout < 1 || nout > RM_MAX || nin != nout + 1 + (q->has_freqs != 0))
-    return cmx_kernel_error(CMX_ERR_VALUE, "[%s] %d inputs for %d outputs",
-                            op, nin, nout);
+    return cmx_kernel_error(CMX_ERR_VALUE, "[%s] %d inputs for %d outputs", op,
+                            nin, nout);
   cmx_array off = in[nout], fr = q->has_freqs ? in[nout + 1] : NULL;
   cmx_dtype dt = in[0]->dtype;
   for (int i = 0; i < nout; i++)
