@@ -9,8 +9,8 @@
  * - the kernel alone (the primitive applied to arrays) equals RoPE on each
  *   input bit for bit for 2, 3 and 4 inputs of different shapes, strided
  *   and offset views, an empty input, rows of more collapsed dims than the
- *   GPU table holds (its per-input fallback); on a GPU also near the CPU's
- *   RoPE;
+ *   GPU table holds (its per-input fallback), prefill-sized inputs; on a
+ *   GPU also near the CPU's RoPE;
  * - the pass leaves alone what it must: other parameters, other offsets,
  *   a RoPE of a RoPE, a member's output read before the later RoPE,
  *   shapeless traces, float64 (no RoPE node), CMX_COMPILE_ROPE_MULTI=0;
@@ -300,6 +300,14 @@ static void test_layouts(void) {
       OK(cmx_transpose(&w, w0, perm, 10, S));
       cmx_array wide[2] = {w, c};
       check_multi("wide", wide, 2, 8, trad, o2, NULL);
+      if (trad) {
+        /* prefill-sized: on a GPU more work than one pass of the grid (its
+         * threads loop across the part boundary); (B) offsets */
+        int64_t qs[4] = {2, 16, 300, 64}, ks[4] = {2, 4, 300, 128};
+        cmx_array big[2] = {rnd(qs, 4, dt), rnd(ks, 4, dt)};
+        check_multi("prefill", big, 2, 64, trad, o2, NULL);
+        cmx_array_release_all(big, 2);
+      }
       cmx_array_release_all((cmx_array[]){a, b, c, d, o0, o2, at0, at, b0, bo,
                                           c0, cv, f0, f, e, w0, w},
                             17);
