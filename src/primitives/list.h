@@ -149,6 +149,7 @@
   X(AddRMSNorm, 0)                                        \
   X(LayerNorm, 0)                                         \
   X(RoPE, 0)                                              \
+  X(RoPEMulti, 0)                                         \
   X(ScaledDotProductAttention, 0)                         \
   X(CrossEntropy, 0)                                      \
   /* ---- quantization (quantized.c) ---- */              \

@@ -17,18 +17,33 @@ typedef struct {
 
 /* The closure: the composite of the primitive on the given inputs (one
  * output; AddRMSNorm's two: h = x + r, as the Add it replaced, and
- * RMSNorm's composite of h). */
+ * RMSNorm's composite of h; RoPEMulti's N: RoPE's composite of each x_i
+ * with the shared offset and freqs). */
 static cmx_status composite_fn(void* payload, const cmx_array* in, int nin,
                                cmx_array** out, int* nout) {
   const cmx_primitive* p = ((const fast_payload*)payload)->p;
   const cmx_primitive_vtable* vt = cmx_primitive_vt(p);
   cmx_stream s = cmx__rule_stream(p);
   int n = vt == &cmx__vt_AddRMSNorm ? 2 : 1;
-  cmx_array* res = calloc(2, sizeof *res);
+  if (vt == &cmx__vt_RoPEMulti) {
+    const cmx__fast_params* q = cmx_primitive_params(p);
+    n = nin - 1 - (q->has_freqs != 0);
+    if (n < 1 || n > CMX__ROPE_MULTI_MAX)
+      return cmx__error(CMX_ERR_VALUE, "[rope_multi] %d inputs", nin);
+  }
+  cmx_array* res = calloc(CMX__ROPE_MULTI_MAX, sizeof *res);
   if (!res) return cmx__error(CMX_ERR_MEMORY, "[fast] out of memory");
   size_t mark = cmx__scope_enter();
-  cmx_array r[2] = {NULL, NULL};
-  if (vt == &cmx__vt_QuantizedMatmul) {
+  cmx_array r[CMX__ROPE_MULTI_MAX] = {NULL};
+  if (vt == &cmx__vt_RoPEMulti) {
+    /* x_i followed by the shared {offset, [freqs]}, as RoPE's inputs */
+    for (int i = 0; i < n; i++) {
+      cmx_array one[3] = {in[i], in[n], nin > n + 1 ? in[n + 1] : NULL};
+      r[i] = cmx__fast_composite(&cmx__vt_RoPE, cmx_primitive_params(p), one,
+                                 nin - n + 1, s);
+      if (!r[i]) break;
+    }
+  } else if (vt == &cmx__vt_QuantizedMatmul) {
     r[0] = cmx__qmm_composite(cmx_primitive_params(p), in, s);
   } else if (vt == &cmx__vt_AddRMSNorm) {
     /* {x, r, [w]}: the norm reads h in x's place */
@@ -101,7 +116,7 @@ CMX__RULE_VMAP(cmx__vmap_fast) {
   if (!ax) return cmx__error(CMX_ERR_MEMORY, "[fast] out of memory");
   for (int i = 0; i < nin; i++) ax[i] = axes[i] < 0 ? CMX_VMAP_NONE : axes[i];
   cmx_array* res = NULL;
-  int nres = 0, zero[2] = {0, 0};
+  int nres = 0, zero[CMX__ROPE_MULTI_MAX] = {0}; /* nout of them */
   cmx_status st = cmx_vmap(f, inputs, nin, ax, zero, nout, &res, &nres);
   free(ax);
   if (st != CMX_OK) return st;

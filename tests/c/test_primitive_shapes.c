@@ -662,6 +662,60 @@ B(b_add_rms_norm) {
   cmx_compiled_release(cf);
   return st;
 }
+/* RoPEMulti has no op: compile's rope_multi pass makes it from two RoPEs
+ * at one offset (the first 4 features of q (2, 3, 8) and k (2, 1, 8);
+ * variant 1: traditional); the graph is replayed op by op, as
+ * b_add_rms_norm's, and q's rotation (the first output) returned. */
+static cmx_status rope_multi_fn(void* payload, const cmx_array* in, int n,
+                                cmx_array** out, int* nout) {
+  (void)n;
+  bool trad = *(const int*)payload;
+  float base = 10000.f;
+  cmx_array a = NULL, b = NULL;
+  cmx_status st = cmx_fast_rope(&a, in[0], 4, trad, &base, 1.0f, 3, NULL,
+                                NULL, S);
+  if (st == CMX_OK)
+    st = cmx_fast_rope(&b, in[1], 4, trad, &base, 1.0f, 3, NULL, NULL, S);
+  if (st != CMX_OK) {
+    cmx_array_release_all((cmx_array[]){a, b}, 2);
+    return st;
+  }
+  *out = malloc(2 * sizeof **out);
+  (*out)[0] = a;
+  (*out)[1] = b;
+  *nout = 2;
+  return CMX_OK;
+}
+B(b_rope_multi) {
+  static const int trad[2] = {0, 1};
+  cmx_compiled* cf = NULL;
+  cmx_array* outs = NULL;
+  int nout = 0;
+  cmx_status st =
+      cmx_compile(&cf, (cmx_closure){rope_multi_fn, (void*)&trad[v]}, NULL);
+  if (st == CMX_OK) st = cmx_compiled_call(cf, in, 2, &outs, &nout);
+  const cmx__cgraph* g =
+      st == CMX_OK ? cmx__cplan_graph_of(cmx_array_primitive(outs[0])) : NULL;
+  if (g && g->nin == 2 && g->nout == 2) {
+    cmx_array r[2] = {NULL, NULL};
+    st = cmx__cgraph_replay(g, in, r);
+    cmx_array_release_all(outs, (size_t)nout);
+    outs[0] = st == CMX_OK ? r[0] : NULL;
+    outs[1] = st == CMX_OK ? r[1] : NULL;
+  }
+  const cmx_primitive* p = outs && outs[0] ? cmx_array_primitive(outs[0]) : NULL;
+  if (st == CMX_OK && (!p || cmx_primitive_vt(p) != &cmx__vt_RoPEMulti))
+    st = cmx__error(CMX_ERR_RUNTIME, "rope_multi: the pass did not fuse");
+  if (st == CMX_OK) {
+    *o = outs[0];
+    cmx_array_release(outs[1]);
+  } else if (outs) {
+    cmx_array_release_all(outs, (size_t)nout);
+  }
+  free(outs);
+  cmx_compiled_release(cf);
+  return st;
+}
 B(b_depends) {
   (void)v;
   cmx_array outs[2] = {0}, dep = NULL;
@@ -779,6 +833,7 @@ static const op_case CASES[] = {
     {"add_rms_norm", b_add_rms_norm, 3, {{2, 8}, {2, 8}, {8}}, {2, 2, 1}, {F32, F32, F32}, VARIANT},
     {"layer_norm", b_layer_norm, 3, {{2, 8}, {8}, {8}}, {2, 1, 1}, {F32, F32, F32}, VARIANT},
     {"rope", b_rope, 1, {{2, 3, 8}}, {3}, {F32}, VARIANT},
+    {"rope_multi", b_rope_multi, 2, {{2, 3, 8}, {2, 1, 8}}, {3, 3}, {F32, F32}, VARIANT},
     {"sdpa", b_sdpa, 3, {{1, 2, 3, 4}, {1, 1, 5, 4}, {1, 1, 5, 4}}, {4, 4, 4}, {F32, F32, F32}, VARIANT},
     {"cross_entropy", b_cross_entropy, 2, {{2, 5}, {2}}, {2, 1}, {F32, I32}, 0},
     {"quantize", b_quantize, 1, {{2, 64}}, {2}, {F32}, VARIANT | NO_VJP},

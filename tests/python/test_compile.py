@@ -872,3 +872,106 @@ def test_compiling_a_transform_of_a_compiled_function():
     got = mx.compile(mx.vmap(cf, in_axes=(0, None)))(xb, w)
     assert got.shape == (2,)
     assert np.allclose(np.array(got), (np.sin(np.array(xb)) * wn).sum(1))
+
+
+# ------------------------------- RoPEs at one offset (rope_multi pass)
+
+def _qk_rope(q, k, offset, freqs=None, traditional=False):
+    """Attention's two RoPEs: q (B, 9, L, 64) fully, k (B, 3, L, 128) on its
+    first 64 features, at one offset: compile makes them one RoPEMulti."""
+    base = None if freqs is not None else 10000.0
+    return (mx.fast.rope(q, 64, traditional=traditional, base=base, scale=1.0,
+                         offset=offset, freqs=freqs),
+            mx.fast.rope(k, 64, traditional=traditional, base=base, scale=1.0,
+                         offset=offset, freqs=freqs))
+
+
+@pytest.mark.parametrize("dtype", ["float32", "float16", "bfloat16"])
+@pytest.mark.parametrize("traditional", [False, True])
+@pytest.mark.parametrize("kind", ["scalar", "vector", "freqs", "strided"])
+def test_compiled_qk_rope_equals_uncompiled(device, dtype, traditional, kind):
+    """Compiled and uncompiled q/k RoPEs are the same bits on each device
+    (one launch computes each element as RoPE's kernel does); on the GPU
+    they also match the CPU's to the dtype's tolerance. Kinds: a 0-d
+    offset, a (B) offset, freqs, q a transposed view."""
+    from conftest import cpu_match
+
+    dt = getattr(mx, dtype)
+    rng = np.random.default_rng(78)
+    B = 2 if kind == "vector" else 1
+    L = 1 if kind == "scalar" else 4
+    qn = rng.standard_normal((B, L, 9, 64) if kind == "strided"
+                             else (B, 9, L, 64)).astype(np.float32)
+    kn = rng.standard_normal((B, 3, L, 128)).astype(np.float32)
+    fr = np.abs(rng.standard_normal(32)).astype(np.float32) + 0.1
+    off = [37, 201][:B] if kind == "vector" else 113
+
+    def run():
+        q, k = mx.array(qn).astype(dt), mx.array(kn).astype(dt)
+        o = mx.array(off, dtype=mx.int32)
+        f = mx.array(fr) if kind == "freqs" else None
+
+        def fn(q, k, o):
+            if kind == "strided":
+                q = q.swapaxes(1, 2)
+            return _qk_rope(q, k, o, f, traditional)
+
+        want = fn(q, k, o)
+        got = mx.compile(fn)(q, k, o)
+        for g, w in zip(got, want):
+            assert g.dtype == dt and g.shape == w.shape
+            assert np.array_equal(np.array(g.astype(mx.float32)),
+                                  np.array(w.astype(mx.float32)))
+        return got
+
+    tol = 1e-4 if dtype == "float32" else 3e-2
+    cpu_match(device, run, rtol=tol, atol=tol)
+
+
+def test_compiled_qk_rope_is_one_op(monkeypatch):
+    """The compiled graph (replayed op by op to see it) holds one RoPEMulti
+    and no RoPE; CMX_COMPILE_ROPE_MULTI=0 keeps the two RoPEs."""
+    monkeypatch.setenv("CMX_COMPILE_OP_BY_OP", "1")
+    rng = np.random.default_rng(1)
+    q = mx.array(rng.standard_normal((1, 9, 1, 64)).astype(np.float32))
+    k = mx.array(rng.standard_normal((1, 3, 1, 128)).astype(np.float32))
+    o = mx.array(5, dtype=mx.int32)
+    for env, multi, single in (("1", 1, 0), ("0", 0, 2)):
+        monkeypatch.setenv("CMX_COMPILE_ROPE_MULTI", env)
+        outs = mx.compile(lambda q, k, o: _qk_rope(q, k, o))(q, k, o)
+        dot = mx._export_to_dot(list(outs))
+        assert dot.count("RoPEMulti") == multi, dot
+        assert dot.count("RoPE(") == single, dot
+
+
+def test_grads_through_compiled_qk_rope(on_device):
+    """Gradients of a compiled function holding two RoPEs at one offset
+    (the fused op's vjp runs through RoPE's composite per input) match the
+    uncompiled function's, and so do the compiled gradient, jvp and vmap."""
+    rng = np.random.default_rng(9)
+    q = mx.array(rng.standard_normal((1, 4, 3, 16)).astype(np.float32))
+    k = mx.array(rng.standard_normal((1, 2, 3, 32)).astype(np.float32))
+    off = mx.array(7, dtype=mx.int32)
+
+    def loss(q, k):
+        rq = mx.fast.rope(q, 16, traditional=False, base=10000.0, scale=1.0,
+                          offset=off)
+        rk = mx.fast.rope(k, 16, traditional=False, base=10000.0, scale=1.0,
+                          offset=off)
+        return (rq * mx.cos(rq)).sum() + (rk * rk).sum() * 0.5
+
+    def close(a, b):
+        assert np.allclose(np.array(a), np.array(b), rtol=1e-5, atol=1e-5)
+
+    want = mx.grad(loss, argnums=(0, 1))(q, k)
+    for g, e in zip(mx.grad(mx.compile(loss), argnums=(0, 1))(q, k), want):
+        close(g, e)
+    for g, e in zip(mx.compile(mx.grad(loss, argnums=(0, 1)))(q, k), want):
+        close(g, e)
+    tq, tk = mx.ones_like(q), mx.ones_like(k)
+    _, jc = mx.jvp(mx.compile(loss), (q, k), (tq, tk))
+    _, je = mx.jvp(loss, (q, k), (tq, tk))
+    close(jc[0], je[0])
+    vm = mx.vmap(mx.compile(loss), in_axes=(0, 0))
+    ve = mx.vmap(loss, in_axes=(0, 0))
+    close(vm(q[None], k[None]), ve(q[None], k[None]))

@@ -132,6 +132,7 @@ static const cmx_kernel_fn cpu_kernels[CMX__NUM_PRIMITIVES] = {
     [CMX__P_AddRMSNorm] = cmx__cpu_add_rms_norm,
     [CMX__P_LayerNorm] = cmx__cpu_layer_norm,
     [CMX__P_RoPE] = cmx__cpu_rope,
+    [CMX__P_RoPEMulti] = cmx__cpu_rope_multi,
     [CMX__P_ScaledDotProductAttention] = cmx__cpu_sdpa,
     [CMX__P_CrossEntropy] = cmx__cpu_cross_entropy, /* fast_ce.c */
     /* quantization */

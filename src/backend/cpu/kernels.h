@@ -113,6 +113,7 @@ CMX__KERNEL(cmx__cpu_add_rms_norm);
 CMX__KERNEL(cmx__cpu_cross_entropy);
 CMX__KERNEL(cmx__cpu_layer_norm);
 CMX__KERNEL(cmx__cpu_rope);
+CMX__KERNEL(cmx__cpu_rope_multi);
 CMX__KERNEL(cmx__cpu_sdpa);
 
 /* ---- quantization (quantized.c) ----

@@ -84,6 +84,7 @@ static const cmx_kernel_fn gpu_kernels[CMX__NUM_PRIMITIVES] = {
     [CMX__P_AddRMSNorm] = cmx__gpu_add_rms_norm,
     [CMX__P_LayerNorm] = cmx__gpu_layer_norm,
     [CMX__P_RoPE] = cmx__gpu_rope,
+    [CMX__P_RoPEMulti] = cmx__gpu_rope_multi,
     [CMX__P_ScaledDotProductAttention] = cmx__gpu_sdpa, /* sdpa.c */
     [CMX__P_CrossEntropy] = cmx__gpu_cross_entropy, /* cross_entropy.c */
     /* quantization (quantized.c) */
