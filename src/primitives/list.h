@@ -156,6 +156,7 @@
   X(Quantize, 0)                                          \
   X(Dequantize, 0)                                        \
   X(QuantizedMatmul, 0)                                   \
+  X(QuantizedMatmulSwiGLU, 0)                             \
   /* ---- depends (depends.c) ---- */                     \
   X(Depends, 0)                                           \
   /* ---- transforms (transforms/custom.c) ---- */        \

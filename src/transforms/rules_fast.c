@@ -15,8 +15,27 @@ typedef struct {
   const cmx_primitive* p;
 } fast_payload;
 
+/* QuantizedMatmulSwiGLU's composite: y = the QuantizedMatmul composite,
+ * then silu(y[..., :n]) * y[..., n:] as nn.silu traces it (a *
+ * sigmoid(a)); scope-owned, NULL on error. */
+static cmx_array qmm_swiglu_composite(const cmx__quant_params* q,
+                                      const cmx_array* in, cmx_stream s) {
+  cmx_array y = cmx__qmm_composite(q, in, s);
+  if (!y) return NULL;
+  int nd = y->ndim;
+  int64_t start[CMX_MAX_NDIM] = {0}, stop[CMX_MAX_NDIM], step[CMX_MAX_NDIM];
+  for (int d = 0; d < nd; d++) stop[d] = y->dims[d], step[d] = 1;
+  int64_t n = y->dims[nd - 1] / 2;
+  stop[nd - 1] = n;
+  cmx_array a = cmx__slice(y, start, stop, step, s);
+  start[nd - 1] = n;
+  stop[nd - 1] = 2 * n;
+  cmx_array b = cmx__slice(y, start, stop, step, s);
+  return cmx__multiply(cmx__multiply(a, cmx__sigmoid(a, s), s), b, s);
+}
+
 /* The closure: the composite of the primitive on the given inputs (one
- * output; AddRMSNorm's two: h = x + r, as the Add it replaced, and
+ * output, QuantizedMatmulSwiGLU's qmm_swiglu_composite; AddRMSNorm's two: h = x + r, as the Add it replaced, and
  * RMSNorm's composite of h; RoPEMulti's N: RoPE's composite of each x_i
  * with the shared offset and freqs). */
 static cmx_status composite_fn(void* payload, const cmx_array* in, int nin,
@@ -45,6 +64,8 @@ static cmx_status composite_fn(void* payload, const cmx_array* in, int nin,
     }
   } else if (vt == &cmx__vt_QuantizedMatmul) {
     r[0] = cmx__qmm_composite(cmx_primitive_params(p), in, s);
+  } else if (vt == &cmx__vt_QuantizedMatmulSwiGLU) {
+    r[0] = qmm_swiglu_composite(cmx_primitive_params(p), in, s);
   } else if (vt == &cmx__vt_AddRMSNorm) {
     /* {x, r, [w]}: the norm reads h in x's place */
     r[0] = nin >= 2 ? cmx__add(in[0], in[1], s) : NULL;

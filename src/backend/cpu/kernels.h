@@ -121,6 +121,7 @@ CMX__KERNEL(cmx__cpu_sdpa);
 CMX__KERNEL(cmx__cpu_quantize);
 CMX__KERNEL(cmx__cpu_dequantize);
 CMX__KERNEL(cmx__cpu_quantized_matmul);
+CMX__KERNEL(cmx__cpu_quantized_matmul_swiglu);
 
 /* ---- compile's fused regions (compiled.c) ---- */
 CMX__KERNEL(cmx__cpu_compiled);

@@ -208,5 +208,12 @@ cmx_status cmx__gpu_dequantize(const cmx_primitive* p, const cmx_array* in,
 cmx_status cmx__gpu_quantized_matmul(const cmx_primitive* p,
                                      const cmx_array* in, int nin,
                                      const cmx_array* out, int nout);
+/* QuantizedMatmulSwiGLU (compile's qmm_swiglu pass; one row of x,
+ * transposed weights): the matrix-vector kernel's sums of rows j and
+ * j + N / 2, then silu-mul, bit for bit QuantizedMatmul then the
+ * elementwise ops. */
+cmx_status cmx__gpu_quantized_matmul_swiglu(const cmx_primitive* p,
+                                            const cmx_array* in, int nin,
+                                            const cmx_array* out, int nout);
 
 #endif
