@@ -975,3 +975,116 @@ def test_grads_through_compiled_qk_rope(on_device):
     vm = mx.vmap(mx.compile(loss), in_axes=(0, 0))
     ve = mx.vmap(loss, in_axes=(0, 0))
     close(vm(q[None], k[None]), ve(q[None], k[None]))
+
+
+# --------------------- quantized gate_up and SwiGLU (qmm_swiglu pass)
+
+def _gate_up_silu(x, wq, s, b, group, bits):
+    """examples/llm's MLP on its fused gate_up projection, before `down`:
+    y = x @ W.T, silu(first half) * second half (nn.silu: x * sigmoid(x))."""
+    import cmx.nn as nn
+
+    y = mx.quantized_matmul(x, wq, s, b, transpose=True, group_size=group,
+                            bits=bits)
+    n = y.shape[-1] // 2
+    return nn.silu(y[..., :n]) * y[..., n:]
+
+
+def _gate_up_inputs(dtype, group, bits, K=576, N=3072, rows=1, seed=79):
+    rng = np.random.default_rng(seed)
+    x = mx.array(rng.standard_normal((1, rows, K)).astype(np.float32)).astype(dtype)
+    w = mx.array((rng.standard_normal((N, K)) * 0.05).astype(np.float32)).astype(dtype)
+    wq, s, b = mx.quantize(w, group_size=group, bits=bits)
+    return x, wq, s, b
+
+
+@pytest.mark.parametrize("dtype", ["float32", "float16", "bfloat16"])
+@pytest.mark.parametrize("bits,group", [(4, 32), (4, 64), (8, 32), (8, 64)])
+@pytest.mark.parametrize("N", [3072, 128])
+def test_compiled_swiglu_equals_uncompiled(device, dtype, bits, group, N,
+                                           monkeypatch):
+    """Compiled (one QuantizedMatmulSwiGLU) and uncompiled (the product,
+    slices, sigmoid and products) are the same bits on each device, and so
+    is the compiled function with CMX_COMPILE_SWIGLU=0; on the GPU they
+    also match the CPU's to the dtype's tolerance. N 3072 is SmolLM2's
+    gate_up; N 128 takes the GPU's other mat-vec kernel."""
+    from conftest import cpu_match
+
+    dt = getattr(mx, dtype)
+
+    def run():
+        x, wq, s, b = _gate_up_inputs(dt, group, bits, K=576 if N > 128 else 64,
+                                      N=N)
+
+        def fn(x, wq, s, b):
+            return _gate_up_silu(x, wq, s, b, group, bits)
+
+        want = fn(x, wq, s, b)
+        got = mx.compile(fn)(x, wq, s, b)
+        monkeypatch.setenv("CMX_COMPILE_SWIGLU", "0")
+        off = mx.compile(lambda *a: fn(*a))(x, wq, s, b)
+        monkeypatch.delenv("CMX_COMPILE_SWIGLU")
+        assert got.dtype == dt and got.shape == (1, 1, N // 2)
+        w32 = np.array(want.astype(mx.float32))
+        assert np.abs(w32).max() > 0
+        assert np.array_equal(np.array(got.astype(mx.float32)), w32)
+        assert np.array_equal(np.array(off.astype(mx.float32)), w32)
+        return got
+
+    tol = 1e-4 if dtype == "float32" else 3e-2
+    cpu_match(device, run, rtol=tol, atol=tol)
+
+
+def test_compiled_swiglu_is_one_op(monkeypatch):
+    """The compiled graph (replayed op by op to see it) holds one
+    QuantizedMatmulSwiGLU and no QuantizedMatmul or Sigmoid;
+    CMX_COMPILE_SWIGLU=0 keeps them; x of 2 rows and a half read elsewhere
+    stay unfused."""
+    monkeypatch.setenv("CMX_COMPILE_OP_BY_OP", "1")
+    x, wq, s, b = _gate_up_inputs(mx.float32, 32, 4, K=64, N=128)
+
+    def fn(x, wq, s, b):
+        return _gate_up_silu(x, wq, s, b, 32, 4)
+
+    def count(f, *a):
+        out = mx.compile(f)(*a)
+        dot = mx._export_to_dot(list(out) if isinstance(out, tuple) else [out])
+        return (dot.count("QuantizedMatmulSwiGLU"), dot.count("QuantizedMatmul("),
+                dot.count("Sigmoid"))
+
+    for env, want in (("1", (1, 0, 0)), ("0", (0, 1, 1))):
+        monkeypatch.setenv("CMX_COMPILE_SWIGLU", env)
+        assert count(lambda *a: fn(*a), x, wq, s, b) == want
+    monkeypatch.delenv("CMX_COMPILE_SWIGLU")
+    x2 = mx.concatenate([x, x], axis=1)  # two rows
+    assert count(lambda *a: fn(*a), x2, wq, s, b) == (0, 1, 1)
+
+    def with_half(x, wq, s, b):  # the first half read elsewhere too
+        y = mx.quantized_matmul(x, wq, s, b, transpose=True, group_size=32, bits=4)
+        a = y[..., :64]
+        return a * mx.sigmoid(a) * y[..., 64:], a
+
+    assert count(with_half, x, wq, s, b) == (0, 1, 1)
+
+
+def test_grads_through_compiled_swiglu(on_device):
+    """Gradients through a compiled function holding the fused op (its vjp
+    runs through the composite) match the uncompiled function's, and so do
+    the compiled gradient, jvp and vmap."""
+    x, wq, s, b = _gate_up_inputs(mx.float32, 32, 4, K=64, N=128, seed=3)
+
+    def loss(x):
+        return (_gate_up_silu(x, wq, s, b, 32, 4) ** 2).sum()
+
+    def close(a, e):
+        assert np.allclose(np.array(a), np.array(e), rtol=1e-4, atol=1e-5)
+
+    want = mx.grad(loss)(x)
+    assert np.abs(np.array(want)).max() > 0
+    close(mx.grad(mx.compile(loss))(x), want)
+    close(mx.compile(mx.grad(loss))(x), want)
+    t = mx.ones_like(x)
+    _, jc = mx.jvp(mx.compile(loss), (x,), (t,))
+    _, je = mx.jvp(loss, (x,), (t,))
+    close(jc[0], je[0])
+    close(mx.vmap(mx.compile(loss))(x[None]), mx.vmap(loss)(x[None]))
