@@ -898,8 +898,13 @@ CMX__KERNEL(cmx__cpu_quantized_matmul_swiglu) {
   for (int64_t r = 0; ok && r < rows; r++) {
     char *a = tmp, *b = tmp + n * (int64_t)es, *s = b + n * (int64_t)es;
     char* dst = (char*)cmx__node_ptr(o) + r * n * (int64_t)es;
-    cmx__fast_store(a, dt, n, y + 2 * n * r);
-    cmx__fast_store(b, dt, n, y + 2 * n * r + n);
+    if (dt == CMX_FLOAT32) { /* y's halves are the rows' operands */
+      a = (char*)(y + 2 * n * r);
+      b = (char*)(y + 2 * n * r + n);
+    } else {
+      cmx__fast_store(a, dt, n, y + 2 * n * r);
+      cmx__fast_store(b, dt, n, y + 2 * n * r + n);
+    }
     const int64_t unit[3] = {1, 1, 1}; /* strides in elements */
     sig((char* const[]){s, a}, unit, n, NULL);   /* s = sigmoid(a) */
     mul((char* const[]){s, a, s}, unit, n, NULL); /* t = a * s */
