@@ -55,8 +55,8 @@ static bool half_desc(const cmx__cval* v, const cmx__cval* y, int64_t n) {
 
 /* Whether Slice op i takes columns [c0, c0 + n) of y's last axis and the
  * other axes whole, steps 1. */
-static bool is_half(const cmx__cgraph* g, int i, const cmx__cval* y,
-                    int64_t c0, int64_t n) {
+static bool is_half(const cmx__cgraph* g, int i, const cmx__cval* y, int64_t c0,
+                    int64_t n) {
   const cmx__slice_params* q = cmx_primitive_params(g->ops[i].prim);
   int nd = y->ndim;
   if (q->ndim != nd) return false;
@@ -90,8 +90,7 @@ static bool fusable_qmm(const cmx__cgraph* g, int i) {
 /* The one op reading value v (uses[v] == 1 and not a graph output: a
  * graph output is a use no op accounts for), or -1. from: the first op
  * that may read it. */
-static int sole_reader(const cmx__cgraph* g, const int* uses, int v,
-                       int from) {
+static int sole_reader(const cmx__cgraph* g, const int* uses, int v, int from) {
   if (uses[v] != 1) return -1;
   for (int i = from; i < g->nops; i++)
     for (int k = 0; k < g->ops[i].nin; k++)
@@ -107,8 +106,7 @@ typedef struct {
 
 /* Whether QuantizedMatmul op i heads a chain the pass fuses (filled in
  * c). */
-static bool find_chain(const cmx__cgraph* g, const int* uses, int i,
-                       chain* c) {
+static bool find_chain(const cmx__cgraph* g, const int* uses, int i, chain* c) {
   if (!fusable_qmm(g, i)) return false;
   cmx_stream s = cmx_primitive_stream(g->ops[i].prim);
   int yv = g->ops[i].out[0];
@@ -213,7 +211,8 @@ cmx_status cmx__pass_qmm_swiglu(cmx__cgraph* g) {
   bool any = false;
   for (int i = 0; i < g->nops; i++) {
     chain c;
-    if (dead[i] || cmx_primitive_vt(g->ops[i].prim) != &cmx__vt_QuantizedMatmul ||
+    if (dead[i] ||
+        cmx_primitive_vt(g->ops[i].prim) != &cmx__vt_QuantizedMatmul ||
         !find_chain(g, uses, i, &c))
       continue;
     if (rewrite(g, &c, dead)) any = true;

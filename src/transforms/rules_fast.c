@@ -35,9 +35,9 @@ static cmx_array qmm_swiglu_composite(const cmx__quant_params* q,
 }
 
 /* The closure: the composite of the primitive on the given inputs (one
- * output, QuantizedMatmulSwiGLU's qmm_swiglu_composite; AddRMSNorm's two: h = x + r, as the Add it replaced, and
- * RMSNorm's composite of h; RoPEMulti's N: RoPE's composite of each x_i
- * with the shared offset and freqs). */
+ * output, QuantizedMatmulSwiGLU's qmm_swiglu_composite; AddRMSNorm's two: h = x
+ * + r, as the Add it replaced, and RMSNorm's composite of h; RoPEMulti's N:
+ * RoPE's composite of each x_i with the shared offset and freqs). */
 static cmx_status composite_fn(void* payload, const cmx_array* in, int nin,
                                cmx_array** out, int* nout) {
   const cmx_primitive* p = ((const fast_payload*)payload)->p;

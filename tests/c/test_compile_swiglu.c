@@ -98,11 +98,11 @@ static const cmx__cgraph* graph_of(cmx_array out) {
 /* What mlp_fn builds (payload). */
 typedef struct {
   int g, bits;
-  bool swap;    /* Multiply(s, a) and Multiply(b, t) */
-  int extra;    /* 0 none; 1 a also returned; 2 t also returned; 3 y also
-                   returned; 4 b also returned */
-  int slices;   /* 0 the halves; 1 y[..., 1:n+1] and y[..., n+1:]; 2
-                   sigmoid of the second half */
+  bool swap;  /* Multiply(s, a) and Multiply(b, t) */
+  int extra;  /* 0 none; 1 a also returned; 2 t also returned; 3 y also
+                 returned; 4 b also returned */
+  int slices; /* 0 the halves; 1 y[..., 1:n+1] and y[..., n+1:]; 2
+                 sigmoid of the second half */
 } mlp_cfg;
 
 /* in = {x (..., 1, K), wq, scales, biases}: y = x @ W.T (N columns);
@@ -118,8 +118,7 @@ static cmx_status mlp_fn(void* payload, const cmx_array* in, int n,
   if (st == CMX_OK) {
     int nd = cmx_array_ndim(y);
     int64_t start[8] = {0}, stop[8], step[8];
-    for (int d = 0; d < nd; d++)
-      stop[d] = cmx_array_shape(y)[d], step[d] = 1;
+    for (int d = 0; d < nd; d++) stop[d] = cmx_array_shape(y)[d], step[d] = 1;
     int64_t N = stop[nd - 1], h = N / 2, off = c->slices == 1 ? 1 : 0;
     stop[nd - 1] = h + off;
     start[nd - 1] = off;
@@ -141,8 +140,11 @@ static cmx_status mlp_fn(void* payload, const cmx_array* in, int n,
     if (st == CMX_OK)
       st = c->swap ? cmx_multiply(&o, b, t, S) : cmx_multiply(&o, t, b, S);
   }
-  cmx_array keep = c->extra == 1 ? a : c->extra == 2 ? t : c->extra == 3 ? y
-                   : c->extra == 4 ? b : NULL;
+  cmx_array keep = c->extra == 1   ? a
+                   : c->extra == 2 ? t
+                   : c->extra == 3 ? y
+                   : c->extra == 4 ? b
+                                   : NULL;
   if (st == CMX_OK) {
     *out = malloc(2 * sizeof **out);
     (*out)[0] = o;
@@ -198,11 +200,11 @@ static void check_mlp(const char* what, const mlp_cfg* cfg, const cmx_array* in,
     const cmx__cgraph* g = ngot ? graph_of(got[0]) : NULL;
     const cmx__cgraph* g0 = noff ? graph_of(off[0]) : NULL;
     int nf = count_ops(g, &cmx__vt_QuantizedMatmulSwiGLU);
-    CHECK_MSG(g && nf == fused &&
-                  count_ops(g, &cmx__vt_QuantizedMatmul) == 1 - fused,
-              "%s %s %s bits %d g %d: %d QuantizedMatmulSwiGLU, expected %d",
-              dev, what, cmx_dtype_name(cmx_array_dtype(in[0])), cfg->bits,
-              cfg->g, g ? nf : -1, fused);
+    CHECK_MSG(
+        g && nf == fused && count_ops(g, &cmx__vt_QuantizedMatmul) == 1 - fused,
+        "%s %s %s bits %d g %d: %d QuantizedMatmulSwiGLU, expected %d", dev,
+        what, cmx_dtype_name(cmx_array_dtype(in[0])), cfg->bits, cfg->g,
+        g ? nf : -1, fused);
     CHECK_MSG(g0 && count_ops(g0, &cmx__vt_QuantizedMatmulSwiGLU) == 0 &&
                   count_ops(g0, &cmx__vt_QuantizedMatmul) == 1,
               "%s %s: CMX_COMPILE_SWIGLU=0 did not keep the pass off (%p "
@@ -218,9 +220,9 @@ static void check_mlp(const char* what, const mlp_cfg* cfg, const cmx_array* in,
               what, cmx_dtype_name(cmx_array_dtype(in[0])), cfg->bits, cfg->g,
               i);
     CHECK_MSG(same_bits(got[i], off[i]),
-              "%s %s %s bits %d g %d: output %d differs from the pass off",
-              dev, what, cmx_dtype_name(cmx_array_dtype(in[0])), cfg->bits,
-              cfg->g, i);
+              "%s %s %s bits %d g %d: output %d differs from the pass off", dev,
+              what, cmx_dtype_name(cmx_array_dtype(in[0])), cfg->bits, cfg->g,
+              i);
   }
   if (ngot) CHECK_MSG(any_nonzero(got[0]), "%s %s: all zeros", dev, what);
   cmx_arrays_free(got, ngot);
@@ -234,8 +236,8 @@ static void test_mlp(void) {
   cmx_dtype dts[3] = {CMX_FLOAT32, CMX_FLOAT16, CMX_BFLOAT16};
   /* {batch, K, N}: SmolLM2's gate_up (x (1, 1, 576), 2 x 1536 rows), a
    * small one, a 2-d x, a batch of 2 */
-  int64_t shapes[4][3] = {{1, 576, 3072}, {1, 64, 128}, {0, 128, 256},
-                          {2, 64, 192}};
+  int64_t shapes[4][3] = {
+      {1, 576, 3072}, {1, 64, 128}, {0, 128, 256}, {2, 64, 192}};
   int gs[2] = {32, 64}, bitss[2] = {4, 8};
   bool gpu = S.device.type == CMX_GPU;
   for (int k = 0; k < 3; k++)
@@ -297,14 +299,16 @@ static void test_primitive(void) {
   cmx_primitive* c =
       cmx_primitive_new(&cmx__vt_QuantizedMatmulSwiGLU, &q, sizeof q, S);
   q.bits = 4;
-  cmx_primitive* m = cmx_primitive_new(&cmx__vt_QuantizedMatmul, &q, sizeof q, S);
+  cmx_primitive* m =
+      cmx_primitive_new(&cmx__vt_QuantizedMatmul, &q, sizeof q, S);
   CHECK(cmx_primitive_equal(a, b) &&
         cmx_primitive_hash(a) == cmx_primitive_hash(b));
   CHECK(!cmx_primitive_equal(a, c) && !cmx_primitive_equal(a, m));
   char desc[96];
   cmx_primitive_describe(a, desc, sizeof desc);
-  CHECK_MSG(!strcmp(desc, "QuantizedMatmulSwiGLU(group_size=32, bits=4, "
-                          "transpose)"),
+  CHECK_MSG(!strcmp(desc,
+                    "QuantizedMatmulSwiGLU(group_size=32, bits=4, "
+                    "transpose)"),
             "%s", desc);
   CHECK(cmx_primitive_has_kernel(&cmx__vt_QuantizedMatmulSwiGLU, CMX_CPU) &&
         cmx_primitive_has_kernel(&cmx__vt_QuantizedMatmulSwiGLU, CMX_GPU));

@@ -825,8 +825,8 @@ static bool qmm_compute(const cmx__quant_params* q, const cmx_array* in,
     j.xsum = j.xp = NULL;
     ok = ok && !atomic_load(&j.failed);
     if (ok && ob)
-      cmx__fast_store((char*)optr + t * j.M * j.N * (int64_t)oes, dt,
-                      j.M * j.N, ob);
+      cmx__fast_store((char*)optr + t * j.M * j.N * (int64_t)oes, dt, j.M * j.N,
+                      ob);
   }
   free(xb);
   free(ob);
@@ -893,8 +893,8 @@ CMX__KERNEL(cmx__cpu_quantized_matmul_swiglu) {
   size_t es = cmx_dtype_size(dt);
   float* y = malloc((size_t)(2 * o->size) * sizeof *y);
   char* tmp = malloc((size_t)(3 * n) * es); /* a, b, then s and t in place */
-  bool ok = y && tmp &&
-            qmm_compute(q, in, nin, dt, dims, nd, 2 * o->size, NULL, y);
+  bool ok =
+      y && tmp && qmm_compute(q, in, nin, dt, dims, nd, 2 * o->size, NULL, y);
   for (int64_t r = 0; ok && r < rows; r++) {
     char *a = tmp, *b = tmp + n * (int64_t)es, *s = b + n * (int64_t)es;
     char* dst = (char*)cmx__node_ptr(o) + r * n * (int64_t)es;
@@ -905,8 +905,8 @@ CMX__KERNEL(cmx__cpu_quantized_matmul_swiglu) {
       cmx__fast_store(a, dt, n, y + 2 * n * r);
       cmx__fast_store(b, dt, n, y + 2 * n * r + n);
     }
-    const int64_t unit[3] = {1, 1, 1}; /* strides in elements */
-    sig((char* const[]){s, a}, unit, n, NULL);   /* s = sigmoid(a) */
+    const int64_t unit[3] = {1, 1, 1};            /* strides in elements */
+    sig((char* const[]){s, a}, unit, n, NULL);    /* s = sigmoid(a) */
     mul((char* const[]){s, a, s}, unit, n, NULL); /* t = a * s */
     mul((char* const[]){dst, s, b}, unit, n, NULL);
   }
