@@ -465,6 +465,8 @@ static const struct {
                 {"cse", cmx__pass_cse},
                 {"dce", cmx__pass_dce},
                 {"add_rms_norm", cmx__pass_add_rms_norm},
+                {"rope_multi", cmx__pass_rope_multi},
+                {"qmm_swiglu", cmx__pass_qmm_swiglu},
                 {"fuse", cmx__pass_fuse}};
 
 static cmx_status run_passes(cmx__cgraph* g) {

@@ -8,7 +8,7 @@
  *    hold data (constants, kept by reference).
  * 2. passes (simplify.c, fuse.c), each named, each followed by a check of
  *    the graph's invariants in debug builds: merge_scalars, drop_noops,
- *    cse, dce, add_rms_norm, fuse.
+ *    cse, dce, add_rms_norm, rope_multi, qmm_swiglu, fuse.
  * 3. replay (graph.c): each call applies the ops, in order, to the call's
  *    inputs.
  */
@@ -94,6 +94,19 @@ cmx_status cmx__pass_dce(cmx__cgraph* g);
  * the file's comment for the conditions). Leaves the graph alone where in
  * doubt; fails only when out of memory. */
 cmx_status cmx__pass_add_rms_norm(cmx__cgraph* g);
+
+/* ---- rope_multi.c ---- */
+/* Groups RoPE ops sharing parameters, offset (and freqs) into RoPEMulti
+ * ops (see the file's comment for the conditions). Leaves the graph alone
+ * where in doubt; fails only when out of memory. */
+cmx_status cmx__pass_rope_multi(cmx__cgraph* g);
+
+/* ---- qmm_swiglu.c ---- */
+/* Fuses each one-row QuantizedMatmul whose two halves feed SwiGLU
+ * (silu(first) * second) into one QuantizedMatmulSwiGLU op (see the
+ * file's comment for the conditions). Leaves the graph alone where in
+ * doubt; fails only when out of memory. */
+cmx_status cmx__pass_qmm_swiglu(cmx__cgraph* g);
 
 /* ---- fuse.c ---- */
 cmx_status cmx__pass_fuse(cmx__cgraph* g);

@@ -23,11 +23,24 @@ static cmx_status sdpa_shapes(const cmx_primitive* p, const cmx_array* in,
   return CMX_OK;
 }
 
+/* RoPEMulti: out_i of x_i's shape (the inputs before offset and freqs). */
+static cmx_status rope_multi_shapes(const cmx_primitive* p, const cmx_array* in,
+                                    int nin, cmx_shape* out, int nout) {
+  const cmx__fast_params* q = cmx_primitive_params(p);
+  if (nout < 2 || nin != nout + 1 + (q->has_freqs != 0))
+    return cmx__shape_fail(p, q->has_freqs
+                                  ? "expects one x per output, offset, freqs"
+                                  : "expects one x per output and offset");
+  for (int i = 0; i < nout; i++) cmx__shape_of(&out[i], in[i]);
+  return CMX_OK;
+}
+
 static void fast_print(const cmx_primitive* p, char* buf, size_t size) {
   const cmx__fast_params* q = cmx_primitive_params(p);
   const char* name = cmx_primitive_vt(p)->name;
-  if (cmx_primitive_vt(p) == &cmx__vt_RoPE)
-    snprintf(buf, size, "RoPE(dims=%d%s, base=%g, scale=%g%s)", q->dims,
+  if (cmx_primitive_vt(p) == &cmx__vt_RoPE ||
+      cmx_primitive_vt(p) == &cmx__vt_RoPEMulti)
+    snprintf(buf, size, "%s(dims=%d%s, base=%g, scale=%g%s)", name, q->dims,
              q->traditional ? ", traditional" : "", q->base, q->scale,
              q->has_freqs ? ", freqs" : "");
   else if (cmx_primitive_vt(p) == &cmx__vt_ScaledDotProductAttention)
@@ -50,6 +63,7 @@ FAST_VTABLE(RMSNorm, cmx__shapes_like_input);
 FAST_VTABLE(AddRMSNorm, cmx__shapes_like_input);
 FAST_VTABLE(LayerNorm, cmx__shapes_like_input);
 FAST_VTABLE(RoPE, cmx__shapes_like_input);
+FAST_VTABLE(RoPEMulti, rope_multi_shapes);
 FAST_VTABLE(ScaledDotProductAttention, sdpa_shapes);
 
 /* CrossEntropy: the targets' shape; its own VJP (softmax - one_hot). */

@@ -23,6 +23,13 @@
  *               (offset[b] + l) * scale * f_i, f_i = base^(-2i/dims) or
  *               1/freqs[i]; pairs (i, i + dims/2), or (2i, 2i+1) when
  *               traditional; the rest passes through.
+ *   RoPEMulti: {x_1 .. x_N, offset, [freqs]}, 2 <= N <=
+ *               CMX__ROPE_MULTI_MAX, N outputs: out_i = RoPE(x_i, offset,
+ *               [freqs]) with the one parameter set (RoPE's), bit for bit
+ *               RoPE's result on each x_i. The x_i share a dtype but not a
+ *               shape (each (B, ..., L_i, D_i), B as offset's when (B)).
+ *               Only compile's rope_multi pass makes it (compile/
+ *               rope_multi.c): attention's q and k roped in one launch.
  *   ScaledDotProductAttention: {q (B, Hq, L, D), k (B, Hk, S, D),
  *               v (B, Hk, S, Dv), [mask (B, Hq, L, S): bool (true keeps)
  *               or additive of the output dtype, broadcast views],
@@ -44,6 +51,9 @@
 #define CMX_PRIMITIVES_FAST_H
 
 #include "cmx/primitive.h"
+
+/* The most inputs RoPEMulti rotates (the GPU kernel's table size). */
+#define CMX__ROPE_MULTI_MAX 4
 
 enum {
   CMX__SDPA_MASK_NONE = 0,
@@ -75,8 +85,9 @@ typedef struct cmx__fast_params {
  * in float32 over in = {logits, targets}; scope-owned, NULL on error. */
 cmx_array cmx__fast_ce_composite(const cmx_array* in, cmx_stream s);
 
-/* (Not AddRMSNorm, which has two outputs: its composite, cmx__add then
- * RMSNorm's composite, is built in transforms/rules_fast.c.) */
+/* (Not AddRMSNorm nor RoPEMulti, which have several outputs: their
+ * composites, built in transforms/rules_fast.c, are cmx__add then RMSNorm's
+ * composite, and RoPE's composite of each x_i.) */
 cmx_array cmx__fast_composite(const cmx_primitive_vtable* vt,
                               const cmx__fast_params* q, const cmx_array* in,
                               int nin, cmx_stream s);

@@ -149,12 +149,14 @@
   X(AddRMSNorm, 0)                                        \
   X(LayerNorm, 0)                                         \
   X(RoPE, 0)                                              \
+  X(RoPEMulti, 0)                                         \
   X(ScaledDotProductAttention, 0)                         \
   X(CrossEntropy, 0)                                      \
   /* ---- quantization (quantized.c) ---- */              \
   X(Quantize, 0)                                          \
   X(Dequantize, 0)                                        \
   X(QuantizedMatmul, 0)                                   \
+  X(QuantizedMatmulSwiGLU, 0)                             \
   /* ---- depends (depends.c) ---- */                     \
   X(Depends, 0)                                           \
   /* ---- transforms (transforms/custom.c) ---- */        \

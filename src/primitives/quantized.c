@@ -47,6 +47,17 @@ static cmx_status qmm_shapes(const cmx_primitive* p, const cmx_array* in,
   return CMX_OK;
 }
 
+/* QuantizedMatmulSwiGLU: QuantizedMatmul's shape with half its columns. */
+static cmx_status qmm_swiglu_shapes(const cmx_primitive* p, const cmx_array* in,
+                                    int nin, cmx_shape* out, int nout) {
+  cmx_status st = qmm_shapes(p, in, nin, out, nout);
+  if (st != CMX_OK) return st;
+  int64_t* n = &out[0].dims[out[0].ndim - 1];
+  if (*n % 2) return cmx__shape_fail(p, "an odd number of columns");
+  *n /= 2;
+  return CMX_OK;
+}
+
 static void quant_print(const cmx_primitive* p, char* buf, size_t size) {
   const cmx__quant_params* q = cmx_primitive_params(p);
   snprintf(buf, size, "%s(group_size=%d, bits=%d%s)", cmx_primitive_vt(p)->name,
@@ -65,3 +76,7 @@ CMX__VTABLE(QuantizedMatmul, .vjp = cmx__vjp_fast, .jvp = cmx__jvp_fast,
             .vmap = cmx__vmap_fast, .print = quant_print,
             .output_shapes = qmm_shapes, .equal = cmx__params_equal_bytes,
             .hash = cmx__params_hash_bytes);
+CMX__VTABLE(QuantizedMatmulSwiGLU, .vjp = cmx__vjp_fast, .jvp = cmx__jvp_fast,
+            .vmap = cmx__vmap_fast, .print = quant_print,
+            .output_shapes = qmm_swiglu_shapes,
+            .equal = cmx__params_equal_bytes, .hash = cmx__params_hash_bytes);

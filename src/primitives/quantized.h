@@ -16,6 +16,14 @@
  *   output's batch shape (broadcast views), x of the output dtype; out
  *   (..., M, N) = x @ W.T (transpose) or x @ W, W = dequantize(...). In
  *   a microscaled mode (CPU only) in = {x, wq, scales}, scales uint8.
+ * QuantizedMatmulSwiGLU (made only by compile's qmm_swiglu pass): the
+ *   inputs and parameters of a QuantizedMatmul (transpose, affine mode),
+ *   x of one row (M = 1); with y = x @ W.T of N = 2n columns, rounded to
+ *   the output dtype, out (..., 1, n) = silu(y[..., :n]) * y[..., n:],
+ *   each step rounded to the output dtype as the ops it replaces round
+ *   (s = sigmoid(a), t = a * s, out = t * b). A primitive of its own, not
+ *   a QuantizedMatmul flag: its output shape and meaning differ, and code
+ *   that reads QuantizedMatmul nodes (rules, kernels) never sees it.
  */
 #ifndef CMX_PRIMITIVES_QUANTIZED_H
 #define CMX_PRIMITIVES_QUANTIZED_H

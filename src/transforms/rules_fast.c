@@ -15,21 +15,57 @@ typedef struct {
   const cmx_primitive* p;
 } fast_payload;
 
+/* QuantizedMatmulSwiGLU's composite: y = the QuantizedMatmul composite,
+ * then silu(y[..., :n]) * y[..., n:] as nn.silu traces it (a *
+ * sigmoid(a)); scope-owned, NULL on error. */
+static cmx_array qmm_swiglu_composite(const cmx__quant_params* q,
+                                      const cmx_array* in, cmx_stream s) {
+  cmx_array y = cmx__qmm_composite(q, in, s);
+  if (!y) return NULL;
+  int nd = y->ndim;
+  int64_t start[CMX_MAX_NDIM] = {0}, stop[CMX_MAX_NDIM], step[CMX_MAX_NDIM];
+  for (int d = 0; d < nd; d++) stop[d] = y->dims[d], step[d] = 1;
+  int64_t n = y->dims[nd - 1] / 2;
+  stop[nd - 1] = n;
+  cmx_array a = cmx__slice(y, start, stop, step, s);
+  start[nd - 1] = n;
+  stop[nd - 1] = 2 * n;
+  cmx_array b = cmx__slice(y, start, stop, step, s);
+  return cmx__multiply(cmx__multiply(a, cmx__sigmoid(a, s), s), b, s);
+}
+
 /* The closure: the composite of the primitive on the given inputs (one
- * output; AddRMSNorm's two: h = x + r, as the Add it replaced, and
- * RMSNorm's composite of h). */
+ * output, QuantizedMatmulSwiGLU's qmm_swiglu_composite; AddRMSNorm's two: h = x
+ * + r, as the Add it replaced, and RMSNorm's composite of h; RoPEMulti's N:
+ * RoPE's composite of each x_i with the shared offset and freqs). */
 static cmx_status composite_fn(void* payload, const cmx_array* in, int nin,
                                cmx_array** out, int* nout) {
   const cmx_primitive* p = ((const fast_payload*)payload)->p;
   const cmx_primitive_vtable* vt = cmx_primitive_vt(p);
   cmx_stream s = cmx__rule_stream(p);
   int n = vt == &cmx__vt_AddRMSNorm ? 2 : 1;
-  cmx_array* res = calloc(2, sizeof *res);
+  if (vt == &cmx__vt_RoPEMulti) {
+    const cmx__fast_params* q = cmx_primitive_params(p);
+    n = nin - 1 - (q->has_freqs != 0);
+    if (n < 1 || n > CMX__ROPE_MULTI_MAX)
+      return cmx__error(CMX_ERR_VALUE, "[rope_multi] %d inputs", nin);
+  }
+  cmx_array* res = calloc(CMX__ROPE_MULTI_MAX, sizeof *res);
   if (!res) return cmx__error(CMX_ERR_MEMORY, "[fast] out of memory");
   size_t mark = cmx__scope_enter();
-  cmx_array r[2] = {NULL, NULL};
-  if (vt == &cmx__vt_QuantizedMatmul) {
+  cmx_array r[CMX__ROPE_MULTI_MAX] = {NULL};
+  if (vt == &cmx__vt_RoPEMulti) {
+    /* x_i followed by the shared {offset, [freqs]}, as RoPE's inputs */
+    for (int i = 0; i < n; i++) {
+      cmx_array one[3] = {in[i], in[n], nin > n + 1 ? in[n + 1] : NULL};
+      r[i] = cmx__fast_composite(&cmx__vt_RoPE, cmx_primitive_params(p), one,
+                                 nin - n + 1, s);
+      if (!r[i]) break;
+    }
+  } else if (vt == &cmx__vt_QuantizedMatmul) {
     r[0] = cmx__qmm_composite(cmx_primitive_params(p), in, s);
+  } else if (vt == &cmx__vt_QuantizedMatmulSwiGLU) {
+    r[0] = qmm_swiglu_composite(cmx_primitive_params(p), in, s);
   } else if (vt == &cmx__vt_AddRMSNorm) {
     /* {x, r, [w]}: the norm reads h in x's place */
     r[0] = nin >= 2 ? cmx__add(in[0], in[1], s) : NULL;
@@ -101,7 +137,7 @@ CMX__RULE_VMAP(cmx__vmap_fast) {
   if (!ax) return cmx__error(CMX_ERR_MEMORY, "[fast] out of memory");
   for (int i = 0; i < nin; i++) ax[i] = axes[i] < 0 ? CMX_VMAP_NONE : axes[i];
   cmx_array* res = NULL;
-  int nres = 0, zero[2] = {0, 0};
+  int nres = 0, zero[CMX__ROPE_MULTI_MAX] = {0}; /* nout of them */
   cmx_status st = cmx_vmap(f, inputs, nin, ax, zero, nout, &res, &nres);
   free(ax);
   if (st != CMX_OK) return st;

@@ -17,6 +17,7 @@
 #include <math.h>
 #include <stdlib.h>
 
+#include "backend/cuda/gpu.h"
 #include "devices.h"
 #include "ops/ops_internal.h"
 #include "primitives/fast.h"
@@ -528,6 +529,143 @@ static void test_sdpa_gpu(void) {
   }
 }
 
+/* The decode kernel's split records merged in the kernel (the last split
+ * block of a (batch, kv head), by a ticket counter) against
+ * CMX_CUDA_SDPA_DEC_COMBINE=launch (a cmx_sdpa_combine launch after it):
+ * the same bits, both within tolerance of the CPU, one launch fewer. Caches of
+ * 17, 40, 700 and 1000 keys take 2, 3, 44 and 63 splits of 16 keys on a GPU of
+ * 132 multiprocessors (a block row or two: fewer than 8 a multiprocessor), 4096
+ * keys the 64 most; RL (query heads a kv head times rows) 1, 2, 3 and 8 take
+ * every ROWS variant, with head dims 64, 128 and 256 (float16/bfloat16) every D
+ * variant. */
+static void sdpa_dec_case(const sdpa_case* c) {
+  cmx_array q = sdpa_in(c->B, c->H, c->L, c->D, c->dt, 0),
+            k = sdpa_in(c->B, c->Hk, c->Sk, c->D, c->dt, 0),
+            v = sdpa_in(c->B, c->Hk, c->Sk, c->Dv, c->dt, 0);
+  int64_t ms[2] = {c->L, c->Sk}, as[4] = {c->B, 1, c->L, c->Sk}, hs[1] = {c->H};
+  cmx_array mask = NULL, r = NULL, zero = NULL, want = NULL, y[2] = {0};
+  cmx_array sinks = c->sk ? rnd(hs, 1, c->dt) : NULL;
+  if (c->m == 2) {
+    r = rnd(ms, 2, CMX_FLOAT32);
+    OK(cmx_array_weak_float(&zero, -0.3));
+    OK(cmx_greater(&mask, r, zero, S));
+  } else if (c->m == 3) {
+    mask = rnd(as, 4, c->dt);
+  }
+  OK(cmx_eval((cmx_array[]){q, k, v}, 3));
+  if (mask) OK(cmx_array_eval(mask));
+  if (sinks) OK(cmx_array_eval(sinks));
+  const char* mode = c->m == 1 ? "causal" : NULL;
+  float scale = 1.0f / sqrtf((float)c->D);
+  uint64_t nl[2];
+  for (int path = 0; path < 2; path++) { /* 0 in the kernel, 1 launch */
+    if (path) setenv("CMX_CUDA_SDPA_DEC_COMBINE", "launch", 1);
+    cmx__gpu_encoder_stats g0 = cmx__gpu_encoder_stats_get();
+    OK(cmx_fast_scaled_dot_product_attention(&y[path], q, k, v, scale, mode,
+                                             mask, sinks, S));
+    OK(cmx_array_eval(y[path]));
+    nl[path] = cmx__gpu_encoder_stats_get().launches - g0.launches;
+    unsetenv("CMX_CUDA_SDPA_DEC_COMBINE");
+  }
+  OK(cmx_fast_scaled_dot_product_attention(&want, q, k, v, scale, mode, mask,
+                                           sinks, h_stream(0)));
+  double tol = c->dt == CMX_FLOAT32 ? 2e-5 : c->dt == CMX_FLOAT16 ? 4e-3 : 2e-2;
+  double d0 = max_diff(y[0], want), d1 = max_diff(y[1], want);
+  double d01 = max_diff(y[0], y[1]);
+  CHECK_MSG(d0 >= 0 && d0 <= tol && d1 >= 0 && d1 <= tol && d01 == 0 &&
+                nl[0] >= 1 && nl[1] == nl[0] + 1,
+            "sdpa decode %s, B %lld H %lld Hk %lld L %lld S %lld D %lld, "
+            "mask %d, sinks %d: |kernel merge - cpu| %g, |combine launch - "
+            "cpu| %g, |merge - combine| %g (want 0), launches %llu and "
+            "%llu (want n, n + 1)",
+            cmx_dtype_name(c->dt), (long long)c->B, (long long)c->H,
+            (long long)c->Hk, (long long)c->L, (long long)c->Sk,
+            (long long)c->D, c->m, c->sk, d0, d1, d01,
+            (unsigned long long)nl[0], (unsigned long long)nl[1]);
+  cmx_array_release(y[0]), cmx_array_release(y[1]), cmx_array_release(want);
+  cmx_array_release(q), cmx_array_release(k), cmx_array_release(v);
+  cmx_array_release(r), cmx_array_release(sinks);
+  cmx_array_release(mask), cmx_array_release(zero);
+}
+
+static void test_sdpa_gpu_dec_merge(void) {
+  cmx_dtype dts[3] = {CMX_FLOAT32, CMX_FLOAT16, CMX_BFLOAT16};
+  static const int64_t SS[5] = {17, 40, 700, 1000, 4096},
+                       DD[3] = {64, 128, 256};
+  /* (R, L): RL 1, 2, 3 and 8 (ROWS 1, 2, 4, 8) */
+  static const int64_t RLs[4][2] = {{1, 1}, {2, 1}, {3, 1}, {4, 2}};
+  int n = 0;
+  for (int t = 0; t < 3; t++)
+    for (int di = 0; di < 3; di++)
+      for (int ri = 0; ri < 4; ri++) {
+        if (dts[t] == CMX_FLOAT32 && DD[di] == 256) continue;
+        const int64_t Hk = 1 + (n % 2), B = 1 + ((n / 2) % 2);
+        sdpa_case c = {B,           Hk * RLs[ri][0], Hk,     RLs[ri][1],
+                       SS[n % 5],   DD[di],          DD[di], dts[t],
+                       (n / 3) % 4, n % 3 == 1,      0};
+        sdpa_dec_case(&c);
+        n++;
+      }
+}
+
+/* Decode steps repeated on one stream (the counters must be back at 0
+ * after each launch: a stale ticket leaves rows unwritten), two attention
+ * calls chained in one evaluation (the second reads the first's output)
+ * and repeated until the stream's batch runs as a replayed CUDA graph with
+ * new arguments, and two streams running decode steps at once (each its
+ * own counters), all against the CPU. */
+static void test_sdpa_gpu_dec_repeat(void) {
+  const int64_t B = 1, H = 9, Hk = 3, Sk = 256, D = 64;
+  cmx_array k = sdpa_in(B, Hk, Sk, D, CMX_FLOAT32, 0),
+            v = sdpa_in(B, Hk, Sk, D, CMX_FLOAT32, 0), two = NULL;
+  OK(cmx_array_weak_float(&two, 2.0));
+  const float scale = 0.125f;
+  for (int it = 0; it < 6; it++) {
+    cmx_array q = sdpa_in(B, H, 1, D, CMX_FLOAT32, 0), q2 = NULL, y1 = NULL,
+              y2 = NULL, w1 = NULL, w2 = NULL, q2c = NULL;
+    OK(cmx_multiply(&q2, q, two, S));
+    OK(cmx_fast_scaled_dot_product_attention(&y1, q2, k, v, scale, NULL, NULL,
+                                             NULL, S));
+    OK(cmx_fast_scaled_dot_product_attention(&y2, y1, k, v, scale, "causal",
+                                             NULL, NULL, S));
+    OK(cmx_eval((cmx_array[]){y1, y2}, 2));
+    OK(cmx_multiply(&q2c, q, two, h_stream(0)));
+    OK(cmx_fast_scaled_dot_product_attention(&w1, q2c, k, v, scale, NULL, NULL,
+                                             NULL, h_stream(0)));
+    OK(cmx_fast_scaled_dot_product_attention(&w2, y1, k, v, scale, "causal",
+                                             NULL, NULL, h_stream(0)));
+    double d1 = max_diff(y1, w1), d2 = max_diff(y2, w2);
+    CHECK_MSG(d1 >= 0 && d1 <= 2e-5 && d2 >= 0 && d2 <= 2e-5,
+              "decode step %d: |gpu - cpu| %g and %g", it, d1, d2);
+    cmx_array_release(q), cmx_array_release(q2), cmx_array_release(q2c);
+    cmx_array_release(y1), cmx_array_release(y2);
+    cmx_array_release(w1), cmx_array_release(w2);
+  }
+  /* two streams of the device at once */
+  cmx_stream s2;
+  OK(cmx_new_stream(&s2, S.device));
+  for (int it = 0; it < 3; it++) {
+    cmx_array qa = sdpa_in(B, H, 1, D, CMX_FLOAT32, 0),
+              qb = sdpa_in(B, H, 1, D, CMX_FLOAT32, 0), ya = NULL, yb = NULL,
+              wa = NULL, wb = NULL;
+    OK(cmx_fast_scaled_dot_product_attention(&ya, qa, k, v, scale, NULL, NULL,
+                                             NULL, S));
+    OK(cmx_fast_scaled_dot_product_attention(&yb, qb, k, v, scale, NULL, NULL,
+                                             NULL, s2));
+    OK(cmx_eval((cmx_array[]){ya, yb}, 2));
+    OK(cmx_fast_scaled_dot_product_attention(&wa, qa, k, v, scale, NULL, NULL,
+                                             NULL, h_stream(0)));
+    OK(cmx_fast_scaled_dot_product_attention(&wb, qb, k, v, scale, NULL, NULL,
+                                             NULL, h_stream(0)));
+    double da = max_diff(ya, wa), db = max_diff(yb, wb);
+    CHECK_MSG(da >= 0 && da <= 2e-5 && db >= 0 && db <= 2e-5,
+              "two streams, step %d: |gpu - cpu| %g and %g", it, da, db);
+    cmx_array_release(qa), cmx_array_release(qb), cmx_array_release(ya);
+    cmx_array_release(yb), cmx_array_release(wa), cmx_array_release(wb);
+  }
+  cmx_array_release(k), cmx_array_release(v), cmx_array_release(two);
+}
+
 int main(void) {
   for (int i = 0; i < h_ndevices(); i++) {
     char name[32];
@@ -540,6 +678,8 @@ int main(void) {
       RUN(test_sdpa);
     else
       RUN(test_sdpa_gpu);
+    if (i > 0) RUN(test_sdpa_gpu_dec_merge);
+    if (i > 0) RUN(test_sdpa_gpu_dec_repeat);
     RUN(test_quantized);
     RUN(test_quant_modes);
     RUN(test_fp8);

@@ -832,6 +832,39 @@ static int child_gpu(void) {
   return 0;
 }
 
+/* QuantizedMatmulSwiGLU's kernels (cmx_qmv1sg, cmx_qmv1sgf) compile for
+ * the GPU's architecture (sm_90 without one) in every float dtype at 4 and
+ * 8 bits (the variant walk above reaches each kernel in a few variants
+ * only), both in one module with nothing else. */
+static void test_compile_qmv_swiglu(void) {
+  const cmx__gpu_family* f = &cmx__gpu_family_quantized;
+  int sg = -1, sgf = -1, nk = cmx__gpu_family_nkernels(f);
+  for (int k = 0; k < nk; k++) {
+    if (!strcmp(f->kernels[k], "cmx_qmv1sg")) sg = k;
+    if (!strcmp(f->kernels[k], "cmx_qmv1sgf")) sgf = k;
+  }
+  CHECK(sg >= 0 && sgf >= 0);
+  if (sg < 0 || sgf < 0) return;
+  cmx_dtype dts[3] = {CMX_FLOAT32, CMX_FLOAT16, CMX_BFLOAT16};
+  int bits[2] = {4, 8};
+  compile_item items[6];
+  memset(items, 0, sizeof items);
+  for (int i = 0; i < 6; i++) {
+    items[i].f = f;
+    items[i].variant = (int)dts[i / 2] * 9 + bits[i % 2]; /* q_variant_of */
+    items[i].kernels[0] = sg;
+    items[i].kernels[1] = sgf;
+    items[i].kernels[2] = sgf;
+  }
+  compile_job job = {.items = items, .begin = 0, .end = 6, .step = 1};
+  compile_slice(&job);
+  for (int i = 0; i < 6; i++) {
+    cmx__gpu_variant var;
+    CHECK(f->variant(items[i].variant, &var));
+    CHECK_MSG(!items[i].failed, "%s: %s", var.name, items[i].msg);
+  }
+}
+
 /* ---------------- main ---------------- */
 
 int main(int argc, char** argv) {
@@ -856,6 +889,7 @@ int main(int argc, char** argv) {
   }
   if (g_nvrtc) {
     CASE(test_compile_all);
+    CASE(test_compile_qmv_swiglu);
     CASE(test_compile_error);
     CASE(test_disk_cache);
   } else {

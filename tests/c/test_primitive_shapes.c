@@ -662,6 +662,116 @@ B(b_add_rms_norm) {
   cmx_compiled_release(cf);
   return st;
 }
+/* RoPEMulti has no op: compile's rope_multi pass makes it from two RoPEs
+ * at one offset (the first 4 features of q (2, 3, 8) and k (2, 1, 8);
+ * variant 1: traditional); the graph is replayed op by op, as
+ * b_add_rms_norm's, and q's rotation (the first output) returned. */
+static cmx_status rope_multi_fn(void* payload, const cmx_array* in, int n,
+                                cmx_array** out, int* nout) {
+  (void)n;
+  bool trad = *(const int*)payload;
+  float base = 10000.f;
+  cmx_array a = NULL, b = NULL;
+  cmx_status st = cmx_fast_rope(&a, in[0], 4, trad, &base, 1.0f, 3, NULL,
+                                NULL, S);
+  if (st == CMX_OK)
+    st = cmx_fast_rope(&b, in[1], 4, trad, &base, 1.0f, 3, NULL, NULL, S);
+  if (st != CMX_OK) {
+    cmx_array_release_all((cmx_array[]){a, b}, 2);
+    return st;
+  }
+  *out = malloc(2 * sizeof **out);
+  (*out)[0] = a;
+  (*out)[1] = b;
+  *nout = 2;
+  return CMX_OK;
+}
+B(b_rope_multi) {
+  static const int trad[2] = {0, 1};
+  cmx_compiled* cf = NULL;
+  cmx_array* outs = NULL;
+  int nout = 0;
+  cmx_status st =
+      cmx_compile(&cf, (cmx_closure){rope_multi_fn, (void*)&trad[v]}, NULL);
+  if (st == CMX_OK) st = cmx_compiled_call(cf, in, 2, &outs, &nout);
+  const cmx__cgraph* g =
+      st == CMX_OK ? cmx__cplan_graph_of(cmx_array_primitive(outs[0])) : NULL;
+  if (g && g->nin == 2 && g->nout == 2) {
+    cmx_array r[2] = {NULL, NULL};
+    st = cmx__cgraph_replay(g, in, r);
+    cmx_array_release_all(outs, (size_t)nout);
+    outs[0] = st == CMX_OK ? r[0] : NULL;
+    outs[1] = st == CMX_OK ? r[1] : NULL;
+  }
+  const cmx_primitive* p = outs && outs[0] ? cmx_array_primitive(outs[0]) : NULL;
+  if (st == CMX_OK && (!p || cmx_primitive_vt(p) != &cmx__vt_RoPEMulti))
+    st = cmx__error(CMX_ERR_RUNTIME, "rope_multi: the pass did not fuse");
+  if (st == CMX_OK) {
+    *o = outs[0];
+    cmx_array_release(outs[1]);
+  } else if (outs) {
+    cmx_array_release_all(outs, (size_t)nout);
+  }
+  free(outs);
+  cmx_compiled_release(cf);
+  return st;
+}
+/* QuantizedMatmulSwiGLU has no op: compile's qmm_swiglu pass makes it
+ * from silu(y[..., :n]) * y[..., n:] with y a quantized product of one
+ * row of x (in[0] (1, 64)) by in[1] (8, 64) quantized (bits 4, variant 1:
+ * 8); the graph is replayed op by op, as b_add_rms_norm's. */
+static cmx_status qmm_swiglu_fn(void* payload, const cmx_array* in, int n,
+                                cmx_array** out, int* nout) {
+  (void)n;
+  int bits = *(const int*)payload;
+  cmx_array q[3] = {0}, y = NULL, a = NULL, b = NULL, sg = NULL, t = NULL,
+            o = NULL;
+  int64_t s0[2] = {0, 0}, s1[2] = {1, 4}, s2[2] = {0, 4}, s3[2] = {1, 8},
+          st1[2] = {1, 1};
+  cmx_status st = cmx_quantize(&q[0], &q[1], &q[2], in[1], 32, bits, NULL, S);
+  if (st == CMX_OK)
+    st = cmx_quantized_matmul(&y, in[0], q[0], q[1], q[2], true, 32, bits,
+                              NULL, S);
+  if (st == CMX_OK) st = cmx_slice(&a, y, s0, s1, st1, S);
+  if (st == CMX_OK) st = cmx_slice(&b, y, s2, s3, st1, S);
+  if (st == CMX_OK) st = cmx_sigmoid(&sg, a, S);
+  if (st == CMX_OK) st = cmx_multiply(&t, a, sg, S);
+  if (st == CMX_OK) st = cmx_multiply(&o, t, b, S);
+  cmx_array_release_all((cmx_array[]){q[0], q[1], q[2], y, a, b, sg, t}, 8);
+  if (st != CMX_OK) return st;
+  *out = malloc(sizeof **out);
+  (*out)[0] = o;
+  *nout = 1;
+  return CMX_OK;
+}
+B(b_qmm_swiglu) {
+  static const int bits[2] = {4, 8};
+  cmx_compiled* cf = NULL;
+  cmx_array* outs = NULL;
+  int nout = 0;
+  cmx_status st =
+      cmx_compile(&cf, (cmx_closure){qmm_swiglu_fn, (void*)&bits[v]}, NULL);
+  if (st == CMX_OK) st = cmx_compiled_call(cf, in, 2, &outs, &nout);
+  const cmx__cgraph* g =
+      st == CMX_OK ? cmx__cplan_graph_of(cmx_array_primitive(outs[0])) : NULL;
+  if (g && g->nin == 2 && g->nout == 1) {
+    cmx_array r = NULL;
+    st = cmx__cgraph_replay(g, in, &r);
+    cmx_array_release(outs[0]);
+    outs[0] = st == CMX_OK ? r : NULL;
+  }
+  const cmx_primitive* p = outs && outs[0] ? cmx_array_primitive(outs[0]) : NULL;
+  if (st == CMX_OK &&
+      (!p || cmx_primitive_vt(p) != &cmx__vt_QuantizedMatmulSwiGLU))
+    st = cmx__error(CMX_ERR_RUNTIME, "qmm_swiglu: the pass did not fuse");
+  if (st == CMX_OK)
+    *o = outs[0];
+  else if (outs)
+    cmx_array_release(outs[0]);
+  free(outs);
+  cmx_compiled_release(cf);
+  return st;
+}
 B(b_depends) {
   (void)v;
   cmx_array outs[2] = {0}, dep = NULL;
@@ -779,11 +889,13 @@ static const op_case CASES[] = {
     {"add_rms_norm", b_add_rms_norm, 3, {{2, 8}, {2, 8}, {8}}, {2, 2, 1}, {F32, F32, F32}, VARIANT},
     {"layer_norm", b_layer_norm, 3, {{2, 8}, {8}, {8}}, {2, 1, 1}, {F32, F32, F32}, VARIANT},
     {"rope", b_rope, 1, {{2, 3, 8}}, {3}, {F32}, VARIANT},
+    {"rope_multi", b_rope_multi, 2, {{2, 3, 8}, {2, 1, 8}}, {3, 3}, {F32, F32}, VARIANT},
     {"sdpa", b_sdpa, 3, {{1, 2, 3, 4}, {1, 1, 5, 4}, {1, 1, 5, 4}}, {4, 4, 4}, {F32, F32, F32}, VARIANT},
     {"cross_entropy", b_cross_entropy, 2, {{2, 5}, {2}}, {2, 1}, {F32, I32}, 0},
     {"quantize", b_quantize, 1, {{2, 64}}, {2}, {F32}, VARIANT | NO_VJP},
     {"dequantize", b_dequantize, 1, {{2, 64}}, {2}, {F32}, VARIANT | NO_VJP},
     {"quantized_matmul", b_quantized_matmul, 2, {{3, 64}, {8, 64}}, {2, 2}, {F32, F32}, VARIANT | NO_VJP},
+    {"qmm_swiglu", b_qmm_swiglu, 2, {{1, 64}, {8, 64}}, {2, 2}, {F32, F32}, VARIANT | NO_VJP},
     {"lu_factor", b_lu_factor, 1, {{3, 3}}, {2}, {F32}, 0},
     {"qr", b_qr, 1, {{4, 3}}, {2}, {F32}, 0},
     {"svd", b_svd, 1, {{3, 3}}, {2}, {F32}, VARIANT},

@@ -872,3 +872,219 @@ def test_compiling_a_transform_of_a_compiled_function():
     got = mx.compile(mx.vmap(cf, in_axes=(0, None)))(xb, w)
     assert got.shape == (2,)
     assert np.allclose(np.array(got), (np.sin(np.array(xb)) * wn).sum(1))
+
+
+# ------------------------------- RoPEs at one offset (rope_multi pass)
+
+def _qk_rope(q, k, offset, freqs=None, traditional=False):
+    """Attention's two RoPEs: q (B, 9, L, 64) fully, k (B, 3, L, 128) on its
+    first 64 features, at one offset: compile makes them one RoPEMulti."""
+    base = None if freqs is not None else 10000.0
+    return (mx.fast.rope(q, 64, traditional=traditional, base=base, scale=1.0,
+                         offset=offset, freqs=freqs),
+            mx.fast.rope(k, 64, traditional=traditional, base=base, scale=1.0,
+                         offset=offset, freqs=freqs))
+
+
+@pytest.mark.parametrize("dtype", ["float32", "float16", "bfloat16"])
+@pytest.mark.parametrize("traditional", [False, True])
+@pytest.mark.parametrize("kind", ["scalar", "vector", "freqs", "strided"])
+def test_compiled_qk_rope_equals_uncompiled(device, dtype, traditional, kind):
+    """Compiled and uncompiled q/k RoPEs are the same bits on each device
+    (one launch computes each element as RoPE's kernel does); on the GPU
+    they also match the CPU's to the dtype's tolerance. Kinds: a 0-d
+    offset, a (B) offset, freqs, q a transposed view."""
+    from conftest import cpu_match
+
+    dt = getattr(mx, dtype)
+    rng = np.random.default_rng(78)
+    B = 2 if kind == "vector" else 1
+    L = 1 if kind == "scalar" else 4
+    qn = rng.standard_normal((B, L, 9, 64) if kind == "strided"
+                             else (B, 9, L, 64)).astype(np.float32)
+    kn = rng.standard_normal((B, 3, L, 128)).astype(np.float32)
+    fr = np.abs(rng.standard_normal(32)).astype(np.float32) + 0.1
+    off = [37, 201][:B] if kind == "vector" else 113
+
+    def run():
+        q, k = mx.array(qn).astype(dt), mx.array(kn).astype(dt)
+        o = mx.array(off, dtype=mx.int32)
+        f = mx.array(fr) if kind == "freqs" else None
+
+        def fn(q, k, o):
+            if kind == "strided":
+                q = q.swapaxes(1, 2)
+            return _qk_rope(q, k, o, f, traditional)
+
+        want = fn(q, k, o)
+        got = mx.compile(fn)(q, k, o)
+        for g, w in zip(got, want):
+            assert g.dtype == dt and g.shape == w.shape
+            assert np.array_equal(np.array(g.astype(mx.float32)),
+                                  np.array(w.astype(mx.float32)))
+        return got
+
+    tol = 1e-4 if dtype == "float32" else 3e-2
+    cpu_match(device, run, rtol=tol, atol=tol)
+
+
+def test_compiled_qk_rope_is_one_op(monkeypatch):
+    """The compiled graph (replayed op by op to see it) holds one RoPEMulti
+    and no RoPE; CMX_COMPILE_ROPE_MULTI=0 keeps the two RoPEs."""
+    monkeypatch.setenv("CMX_COMPILE_OP_BY_OP", "1")
+    rng = np.random.default_rng(1)
+    q = mx.array(rng.standard_normal((1, 9, 1, 64)).astype(np.float32))
+    k = mx.array(rng.standard_normal((1, 3, 1, 128)).astype(np.float32))
+    o = mx.array(5, dtype=mx.int32)
+    for env, multi, single in (("1", 1, 0), ("0", 0, 2)):
+        monkeypatch.setenv("CMX_COMPILE_ROPE_MULTI", env)
+        outs = mx.compile(lambda q, k, o: _qk_rope(q, k, o))(q, k, o)
+        dot = mx._export_to_dot(list(outs))
+        assert dot.count("RoPEMulti") == multi, dot
+        assert dot.count("RoPE(") == single, dot
+
+
+def test_grads_through_compiled_qk_rope(on_device):
+    """Gradients of a compiled function holding two RoPEs at one offset
+    (the fused op's vjp runs through RoPE's composite per input) match the
+    uncompiled function's, and so do the compiled gradient, jvp and vmap."""
+    rng = np.random.default_rng(9)
+    q = mx.array(rng.standard_normal((1, 4, 3, 16)).astype(np.float32))
+    k = mx.array(rng.standard_normal((1, 2, 3, 32)).astype(np.float32))
+    off = mx.array(7, dtype=mx.int32)
+
+    def loss(q, k):
+        rq = mx.fast.rope(q, 16, traditional=False, base=10000.0, scale=1.0,
+                          offset=off)
+        rk = mx.fast.rope(k, 16, traditional=False, base=10000.0, scale=1.0,
+                          offset=off)
+        return (rq * mx.cos(rq)).sum() + (rk * rk).sum() * 0.5
+
+    def close(a, b):
+        assert np.allclose(np.array(a), np.array(b), rtol=1e-5, atol=1e-5)
+
+    want = mx.grad(loss, argnums=(0, 1))(q, k)
+    for g, e in zip(mx.grad(mx.compile(loss), argnums=(0, 1))(q, k), want):
+        close(g, e)
+    for g, e in zip(mx.compile(mx.grad(loss, argnums=(0, 1)))(q, k), want):
+        close(g, e)
+    tq, tk = mx.ones_like(q), mx.ones_like(k)
+    _, jc = mx.jvp(mx.compile(loss), (q, k), (tq, tk))
+    _, je = mx.jvp(loss, (q, k), (tq, tk))
+    close(jc[0], je[0])
+    vm = mx.vmap(mx.compile(loss), in_axes=(0, 0))
+    ve = mx.vmap(loss, in_axes=(0, 0))
+    close(vm(q[None], k[None]), ve(q[None], k[None]))
+
+
+# --------------------- quantized gate_up and SwiGLU (qmm_swiglu pass)
+
+def _gate_up_silu(x, wq, s, b, group, bits):
+    """examples/llm's MLP on its fused gate_up projection, before `down`:
+    y = x @ W.T, silu(first half) * second half (nn.silu: x * sigmoid(x))."""
+    import cmx.nn as nn
+
+    y = mx.quantized_matmul(x, wq, s, b, transpose=True, group_size=group,
+                            bits=bits)
+    n = y.shape[-1] // 2
+    return nn.silu(y[..., :n]) * y[..., n:]
+
+
+def _gate_up_inputs(dtype, group, bits, K=576, N=3072, rows=1, seed=79):
+    rng = np.random.default_rng(seed)
+    x = mx.array(rng.standard_normal((1, rows, K)).astype(np.float32)).astype(dtype)
+    w = mx.array((rng.standard_normal((N, K)) * 0.05).astype(np.float32)).astype(dtype)
+    wq, s, b = mx.quantize(w, group_size=group, bits=bits)
+    return x, wq, s, b
+
+
+@pytest.mark.parametrize("dtype", ["float32", "float16", "bfloat16"])
+@pytest.mark.parametrize("bits,group", [(4, 32), (4, 64), (8, 32), (8, 64)])
+@pytest.mark.parametrize("N", [3072, 128])
+def test_compiled_swiglu_equals_uncompiled(device, dtype, bits, group, N,
+                                           monkeypatch):
+    """Compiled (one QuantizedMatmulSwiGLU) and uncompiled (the product,
+    slices, sigmoid and products) are the same bits on each device, and so
+    is the compiled function with CMX_COMPILE_SWIGLU=0; on the GPU they
+    also match the CPU's to the dtype's tolerance. N 3072 is SmolLM2's
+    gate_up; N 128 takes the GPU's other mat-vec kernel."""
+    from conftest import cpu_match
+
+    dt = getattr(mx, dtype)
+
+    def run():
+        x, wq, s, b = _gate_up_inputs(dt, group, bits, K=576 if N > 128 else 64,
+                                      N=N)
+
+        def fn(x, wq, s, b):
+            return _gate_up_silu(x, wq, s, b, group, bits)
+
+        want = fn(x, wq, s, b)
+        got = mx.compile(fn)(x, wq, s, b)
+        monkeypatch.setenv("CMX_COMPILE_SWIGLU", "0")
+        off = mx.compile(lambda *a: fn(*a))(x, wq, s, b)
+        monkeypatch.delenv("CMX_COMPILE_SWIGLU")
+        assert got.dtype == dt and got.shape == (1, 1, N // 2)
+        w32 = np.array(want.astype(mx.float32))
+        assert np.abs(w32).max() > 0
+        assert np.array_equal(np.array(got.astype(mx.float32)), w32)
+        assert np.array_equal(np.array(off.astype(mx.float32)), w32)
+        return got
+
+    tol = 1e-4 if dtype == "float32" else 3e-2
+    cpu_match(device, run, rtol=tol, atol=tol)
+
+
+def test_compiled_swiglu_is_one_op(monkeypatch):
+    """The compiled graph (replayed op by op to see it) holds one
+    QuantizedMatmulSwiGLU and no QuantizedMatmul or Sigmoid;
+    CMX_COMPILE_SWIGLU=0 keeps them; x of 2 rows and a half read elsewhere
+    stay unfused."""
+    monkeypatch.setenv("CMX_COMPILE_OP_BY_OP", "1")
+    x, wq, s, b = _gate_up_inputs(mx.float32, 32, 4, K=64, N=128)
+
+    def fn(x, wq, s, b):
+        return _gate_up_silu(x, wq, s, b, 32, 4)
+
+    def count(f, *a):
+        out = mx.compile(f)(*a)
+        dot = mx._export_to_dot(list(out) if isinstance(out, tuple) else [out])
+        return (dot.count("QuantizedMatmulSwiGLU"), dot.count("QuantizedMatmul("),
+                dot.count("Sigmoid"))
+
+    for env, want in (("1", (1, 0, 0)), ("0", (0, 1, 1))):
+        monkeypatch.setenv("CMX_COMPILE_SWIGLU", env)
+        assert count(lambda *a: fn(*a), x, wq, s, b) == want
+    monkeypatch.delenv("CMX_COMPILE_SWIGLU")
+    x2 = mx.concatenate([x, x], axis=1)  # two rows
+    assert count(lambda *a: fn(*a), x2, wq, s, b) == (0, 1, 1)
+
+    def with_half(x, wq, s, b):  # the first half read elsewhere too
+        y = mx.quantized_matmul(x, wq, s, b, transpose=True, group_size=32, bits=4)
+        a = y[..., :64]
+        return a * mx.sigmoid(a) * y[..., 64:], a
+
+    assert count(with_half, x, wq, s, b) == (0, 1, 1)
+
+
+def test_grads_through_compiled_swiglu(on_device):
+    """Gradients through a compiled function holding the fused op (its vjp
+    runs through the composite) match the uncompiled function's, and so do
+    the compiled gradient, jvp and vmap."""
+    x, wq, s, b = _gate_up_inputs(mx.float32, 32, 4, K=64, N=128, seed=3)
+
+    def loss(x):
+        return (_gate_up_silu(x, wq, s, b, 32, 4) ** 2).sum()
+
+    def close(a, e):
+        assert np.allclose(np.array(a), np.array(e), rtol=1e-4, atol=1e-5)
+
+    want = mx.grad(loss)(x)
+    assert np.abs(np.array(want)).max() > 0
+    close(mx.grad(mx.compile(loss))(x), want)
+    close(mx.compile(mx.grad(loss))(x), want)
+    t = mx.ones_like(x)
+    _, jc = mx.jvp(mx.compile(loss), (x,), (t,))
+    _, je = mx.jvp(loss, (x,), (t,))
+    close(jc[0], je[0])
+    close(mx.vmap(mx.compile(loss))(x[None]), mx.vmap(loss)(x[None]))

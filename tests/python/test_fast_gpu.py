@@ -349,6 +349,60 @@ def test_sdpa_half_decode(device, dt):
     assert y.dtype == dt
 
 
+@pytest.mark.parametrize("dt,D", [(mx.float32, 64), (mx.float32, 128),
+                                  (mx.float16, 64), (mx.float16, 256),
+                                  (mx.bfloat16, 128)])
+@pytest.mark.parametrize("R,L,S,mask", [(1, 1, 17, None), (2, 1, 40, "causal"),
+                                        (3, 1, 700, "add"), (4, 2, 1000, "bool"),
+                                        (8, 1, 4096, "sinks")])
+def test_sdpa_decode_split_merge(device, dt, D, R, L, S, mask, monkeypatch):
+    """The decode kernel over caches split into 2 to 64 blocks a kv head
+    (16 keys a split at least): the records merged by the kernel's last
+    split block, and by a combine launch (CMX_CUDA_SDPA_DEC_COMBINE=launch,
+    read at each call), give the same bits and match the CPU. RL = R * L
+    1, 2, 3 and 8 take each ROWS variant; B 2, 2 kv heads."""
+    B, Hk = 2, 2
+    H = Hk * R
+    q, k, v = arr(B, H, L, D, dtype=dt), arr(B, Hk, S, D, dtype=dt), arr(B, Hk, S, D, dtype=dt)
+    sinks = arr(H, dtype=dt) if mask == "sinks" else None
+    m = sdpa_mask(mask, B, H, L, S, dt) if mask != "sinks" else None
+    tol = SDPA_TOL[dt]
+
+    def run():
+        y = mx.fast.scaled_dot_product_attention(q, k, v, scale=D ** -0.5, mask=m,
+                                                 sinks=sinks)
+        mx.eval(y)
+        return y
+
+    got = []
+    for knob in (None, "launch"):
+        if knob:
+            monkeypatch.setenv("CMX_CUDA_SDPA_DEC_COMBINE", knob)
+        got.append(cpu_match(device, run, tol, tol))
+        monkeypatch.delenv("CMX_CUDA_SDPA_DEC_COMBINE", raising=False)
+    a, b = (np.array(x.astype(mx.float32)) for x in got)
+    assert np.array_equal(a, b), "in-kernel merge and combine launch differ"
+
+
+def test_sdpa_decode_steps_repeat(device):
+    """SmolLM2's decoding shape (9 query heads on 3 kv heads, 256 keys, 16
+    splits): steps repeated on one stream, two calls chained in each, until
+    the batch replays as a CUDA graph (each launch must leave its split
+    counters at 0, or a later step's rows go unwritten)."""
+    k, v = arr(1, 3, 256, 64), arr(1, 3, 256, 64)
+    for _ in range(6):
+        q = arr(1, 9, 1, 64)
+
+        def run():
+            y1 = mx.fast.scaled_dot_product_attention(q * 2, k, v, scale=0.125)
+            y2 = mx.fast.scaled_dot_product_attention(y1, k, v, scale=0.125,
+                                                      mask="causal")
+            mx.eval(y1, y2)
+            return y1, y2
+
+        cpu_match(device, run, 2e-5, 2e-5)
+
+
 def sdpa_mask(kind, B, H, L, S, dt):
     if kind == "bool":
         return arr(1, H, L, S) > -0.5

@@ -308,11 +308,14 @@ static void rope_chunk(void* ctx, int64_t begin, int64_t end) {
   free(v);
 }
 
-CMX__KERNEL(cmx__cpu_rope) {
-  (void)nin, (void)nout;
-  rope_job j = {.x = in[0], .o = out[0], .q = cmx_primitive_params(p)};
+/* RoPE of x into o (q's parameters, offsets off, freqs or NULL); op
+ * names the primitive in errors. */
+static cmx_status rope_run(const cmx__fast_params* q, cmx_array x,
+                           cmx_array off, cmx_array freqs, cmx_array o,
+                           const char* op) {
+  rope_job j = {.x = x, .o = o, .q = q};
   if (!cmx__fast_dtype_ok(j.x->dtype))
-    return cmx_kernel_error(CMX_ERR_TYPE, "[rope] unsupported dtype %s",
+    return cmx_kernel_error(CMX_ERR_TYPE, "[%s] unsupported dtype %s", op,
                             cmx_dtype_name(j.x->dtype));
   cmx_status st = cmx_kernel_alloc(j.o);
   if (st != CMX_OK || j.o->size == 0) return st;
@@ -321,14 +324,13 @@ CMX__KERNEL(cmx__cpu_rope) {
   j.D = j.x->dims[nd - 1];
   j.h = j.q->dims / 2;
   j.per_b = j.o->size / (j.D * j.x->dims[0]);
-  cmx_array off = in[1];
   int64_t noff = off->size;
   int32_t* offs = malloc((size_t)noff * sizeof *offs);
   float* inv = malloc((size_t)(j.h ? j.h : 1) * sizeof *inv);
   if (!offs || !inv) {
     free(offs);
     free(inv);
-    return cmx_kernel_error(CMX_ERR_MEMORY, "[rope] out of memory");
+    return cmx_kernel_error(CMX_ERR_MEMORY, "[%s] out of memory", op);
   }
   const int32_t* os = cmx__node_ptr(off);
   for (int64_t i = 0; i < noff; i++)
@@ -336,7 +338,7 @@ CMX__KERNEL(cmx__cpu_rope) {
   j.off = offs;
   j.off_vec = off->ndim == 1;
   if (j.q->has_freqs) {
-    cmx__fast_load(cmx__node_ptr(in[2]), CMX_FLOAT32, CMX__STRIDES(in[2])[0],
+    cmx__fast_load(cmx__node_ptr(freqs), CMX_FLOAT32, CMX__STRIDES(freqs)[0],
                    j.h, inv);
     for (int64_t i = 0; i < j.h; i++) inv[i] = 1.0f / inv[i];
   } else {
@@ -360,6 +362,27 @@ CMX__KERNEL(cmx__cpu_rope) {
   free(offs);
   free(inv);
   if (atomic_load(&j.failed))
-    return cmx_kernel_error(CMX_ERR_MEMORY, "[rope] out of memory");
+    return cmx_kernel_error(CMX_ERR_MEMORY, "[%s] out of memory", op);
+  return CMX_OK;
+}
+
+CMX__KERNEL(cmx__cpu_rope) {
+  (void)nin, (void)nout;
+  const cmx__fast_params* q = cmx_primitive_params(p);
+  return rope_run(q, in[0], in[1], q->has_freqs ? in[2] : NULL, out[0], "rope");
+}
+
+/* RoPEMulti: {x_1 .. x_N, offset, [freqs]} -> N outputs, each RoPE's own
+ * code on its x (so bit for bit RoPE's result), one after another. */
+CMX__KERNEL(cmx__cpu_rope_multi) {
+  const cmx__fast_params* q = cmx_primitive_params(p);
+  if (nout < 1 || nin != nout + 1 + (q->has_freqs != 0))
+    return cmx_kernel_error(CMX_ERR_VALUE,
+                            "[rope_multi] %d inputs for %d outputs", nin, nout);
+  cmx_array off = in[nout], fr = q->has_freqs ? in[nout + 1] : NULL;
+  for (int i = 0; i < nout; i++) {
+    cmx_status st = rope_run(q, in[i], off, fr, out[i], "rope_multi");
+    if (st != CMX_OK) return st;
+  }
   return CMX_OK;
 }

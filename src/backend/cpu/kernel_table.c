@@ -132,12 +132,14 @@ static const cmx_kernel_fn cpu_kernels[CMX__NUM_PRIMITIVES] = {
     [CMX__P_AddRMSNorm] = cmx__cpu_add_rms_norm,
     [CMX__P_LayerNorm] = cmx__cpu_layer_norm,
     [CMX__P_RoPE] = cmx__cpu_rope,
+    [CMX__P_RoPEMulti] = cmx__cpu_rope_multi,
     [CMX__P_ScaledDotProductAttention] = cmx__cpu_sdpa,
     [CMX__P_CrossEntropy] = cmx__cpu_cross_entropy, /* fast_ce.c */
     /* quantization */
     [CMX__P_Quantize] = cmx__cpu_quantize,
     [CMX__P_Dequantize] = cmx__cpu_dequantize,
     [CMX__P_QuantizedMatmul] = cmx__cpu_quantized_matmul,
+    [CMX__P_QuantizedMatmulSwiGLU] = cmx__cpu_quantized_matmul_swiglu,
     /* factorizations */
     [CMX__P_LUF] = cmx__cpu_luf,
     [CMX__P_QRF] = cmx__cpu_qrf,

@@ -113,6 +113,7 @@ CMX__KERNEL(cmx__cpu_add_rms_norm);
 CMX__KERNEL(cmx__cpu_cross_entropy);
 CMX__KERNEL(cmx__cpu_layer_norm);
 CMX__KERNEL(cmx__cpu_rope);
+CMX__KERNEL(cmx__cpu_rope_multi);
 CMX__KERNEL(cmx__cpu_sdpa);
 
 /* ---- quantization (quantized.c) ----
@@ -120,6 +121,7 @@ CMX__KERNEL(cmx__cpu_sdpa);
 CMX__KERNEL(cmx__cpu_quantize);
 CMX__KERNEL(cmx__cpu_dequantize);
 CMX__KERNEL(cmx__cpu_quantized_matmul);
+CMX__KERNEL(cmx__cpu_quantized_matmul_swiglu);
 
 /* ---- compile's fused regions (compiled.c) ---- */
 CMX__KERNEL(cmx__cpu_compiled);

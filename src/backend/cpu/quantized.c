@@ -21,9 +21,11 @@
 #include <stdlib.h>
 
 #include "backend/cpu/blas.h"
+#include "backend/cpu/ew_dispatch.h"
 #include "backend/cpu/ew_rows.h" /* CMX__SIMD_CLONES */
 #include "backend/cpu/fast.h"
 #include "backend/cpu/kernels.h"
+#include "primitives/registry.h"
 
 /* ---------------- packing ---------------- */
 
@@ -758,21 +760,16 @@ static void fp_tables(int m, float* lut, float* slut) {
   }
 }
 
-CMX__KERNEL(cmx__cpu_quantized_matmul) {
-  (void)nout;
-  const cmx__quant_params* q = cmx_primitive_params(p);
-  bool fp = q->mode != CMX__QMODE_AFFINE; /* no biases, uint8 scales */
-  cmx_array x = in[0], w = in[1], sc = in[2], bi = fp ? NULL : in[3],
-            o = out[0];
-  if (!cmx__fast_dtype_ok(o->dtype) ||
-      (fp ? sc->dtype != CMX_UINT8 || nin != 3
-          : !cmx__fast_dtype_ok(sc->dtype) || !cmx__fast_dtype_ok(bi->dtype)))
-    return cmx_kernel_error(CMX_ERR_TYPE,
-                            "[quantized_matmul] unsupported dtype %s",
-                            cmx_dtype_name(o->dtype));
-  cmx_status st = cmx_kernel_alloc(o);
-  if (st != CMX_OK || o->size == 0) return st;
-  int nd = o->ndim;
+/* The product of QuantizedMatmul p's inputs (nin), an output of dtype dt
+ * and shape (batch..., M, N) (ndim nd, size elements): into o's storage
+ * when fout is NULL, else as float32 into fout (size floats, row-major).
+ * False when out of memory (nothing reported). */
+static bool qmm_compute(const cmx__quant_params* q, const cmx_array* in,
+                        int nin, cmx_dtype dt, const int64_t* dims, int nd,
+                        int64_t size, void* optr, float* fout) {
+  bool fp = q->mode != CMX__QMODE_AFFINE;
+  cmx_array x = in[0], w = in[1], sc = in[2], bi = fp ? NULL : in[3];
+  (void)nin;
   const int64_t *xs = CMX__STRIDES(x), *ws = CMX__STRIDES(w),
                 *sst = CMX__STRIDES(sc), *bst = CMX__STRIDES(fp ? sc : bi);
   qmm_job j = {.g = q->group_size, .bits = q->bits, .transpose = q->transpose};
@@ -782,8 +779,8 @@ CMX__KERNEL(cmx__cpu_quantized_matmul) {
     j.lut = luts[0];
     j.slut = luts[1];
   }
-  j.M = o->dims[nd - 2];
-  j.N = o->dims[nd - 1];
+  j.M = dims[nd - 2];
+  j.N = dims[nd - 1];
   j.K = x->dims[nd - 1];
   j.R = w->dims[nd - 2];
   j.C = w->dims[nd - 1] * 32 / q->bits;
@@ -794,12 +791,12 @@ CMX__KERNEL(cmx__cpu_quantized_matmul) {
   j.bis = bst[nd - 2];
   j.ss = sst[nd - 1];
   j.bs = bst[nd - 1];
-  int64_t nbatch = o->size / (j.M * j.N);
+  int64_t nbatch = size / (j.M * j.N);
+  bool direct = fout || dt == CMX_FLOAT32; /* float32 results in place */
   float* xb = malloc((size_t)(j.M * j.K) * sizeof *xb);
-  float* ob =
-      o->dtype == CMX_FLOAT32 ? NULL : malloc((size_t)(j.M * j.N) * sizeof *ob);
-  bool ok = xb && (o->dtype == CMX_FLOAT32 || ob);
-  size_t xes = cmx_dtype_size(x->dtype), oes = cmx_dtype_size(o->dtype);
+  float* ob = direct ? NULL : malloc((size_t)(j.M * j.N) * sizeof *ob);
+  bool ok = xb && (direct || ob);
+  size_t xes = cmx_dtype_size(x->dtype), oes = cmx_dtype_size(dt);
   for (int64_t t = 0; ok && t < nbatch; t++) {
     const char* xp =
         (const char*)cmx__node_ptr(x) + batch_offset(x, t) * (int64_t)xes;
@@ -807,7 +804,7 @@ CMX__KERNEL(cmx__cpu_quantized_matmul) {
       cmx__fast_load(xp + m * xs[nd - 2] * (int64_t)xes, x->dtype, xs[nd - 1],
                      j.K, xb + m * j.K);
     j.x = xb;
-    j.out = ob ? ob : (float*)cmx__node_ptr(o) + t * j.M * j.N;
+    j.out = ob ? ob : (fout ? fout : (float*)optr) + t * j.M * j.N;
     j.w = (const uint8_t*)((const uint32_t*)cmx__node_ptr(w) +
                            batch_offset(w, t));
     j.sc = (const char*)cmx__node_ptr(sc) +
@@ -828,12 +825,93 @@ CMX__KERNEL(cmx__cpu_quantized_matmul) {
     j.xsum = j.xp = NULL;
     ok = ok && !atomic_load(&j.failed);
     if (ok && ob)
-      cmx__fast_store((char*)cmx__node_ptr(o) + t * j.M * j.N * (int64_t)oes,
-                      o->dtype, j.M * j.N, ob);
+      cmx__fast_store((char*)optr + t * j.M * j.N * (int64_t)oes, dt, j.M * j.N,
+                      ob);
   }
   free(xb);
   free(ob);
-  if (!ok)
+  return ok;
+}
+
+/* The dtype checks of both kernels; CMX_OK or the kernel error naming
+ * op. */
+static cmx_status qmm_dtypes(const char* op, const cmx__quant_params* q,
+                             const cmx_array* in, int nin, cmx_dtype dt) {
+  bool fp = q->mode != CMX__QMODE_AFFINE; /* no biases, uint8 scales */
+  cmx_array sc = in[2], bi = fp ? NULL : in[3];
+  if (!cmx__fast_dtype_ok(dt) ||
+      (fp ? sc->dtype != CMX_UINT8 || nin != 3
+          : nin != 4 || !cmx__fast_dtype_ok(sc->dtype) ||
+                !cmx__fast_dtype_ok(bi->dtype)))
+    return cmx_kernel_error(CMX_ERR_TYPE, "[%s] unsupported dtype %s", op,
+                            cmx_dtype_name(dt));
+  return CMX_OK;
+}
+
+CMX__KERNEL(cmx__cpu_quantized_matmul) {
+  (void)nout;
+  const cmx__quant_params* q = cmx_primitive_params(p);
+  cmx_array o = out[0];
+  cmx_status st = qmm_dtypes("quantized_matmul", q, in, nin, o->dtype);
+  if (st == CMX_OK) st = cmx_kernel_alloc(o);
+  if (st != CMX_OK || o->size == 0) return st;
+  if (!qmm_compute(q, in, nin, o->dtype, o->dims, o->ndim, o->size,
+                   cmx__node_ptr(o), NULL))
     return cmx_kernel_error(CMX_ERR_MEMORY, "[quantized_matmul] out of memory");
+  return CMX_OK;
+}
+
+/* QuantizedMatmulSwiGLU: y (batch..., M, 2n) as QuantizedMatmul computes
+ * it (the same code, so the same float32 sums), each row rounded to the
+ * output dtype as QuantizedMatmul's output is, then sigmoid, multiply,
+ * multiply through the CPU's elementwise rows of those ops (the ones the
+ * eager ops run), so the result is the unfused one bit for bit. */
+CMX__KERNEL(cmx__cpu_quantized_matmul_swiglu) {
+  (void)nout;
+  const char* op = "quantized_matmul_swiglu";
+  const cmx__quant_params* q = cmx_primitive_params(p);
+  cmx_array o = out[0];
+  cmx_dtype dt = o->dtype;
+  cmx_status st = qmm_dtypes(op, q, in, nin, dt);
+  if (st == CMX_OK && (q->mode != CMX__QMODE_AFFINE || !q->transpose))
+    return cmx_kernel_error(CMX_ERR_VALUE,
+                            "[%s] the kernel takes the affine mode, "
+                            "transposed weights",
+                            op);
+  cmx__row_fn sig = cmx__cpu_ew_row(CMX__P_Sigmoid, dt, false),
+              mul = cmx__cpu_ew_row(CMX__P_Multiply, dt, false);
+  if (st == CMX_OK && (!sig || !mul))
+    return cmx_kernel_error(CMX_ERR_TYPE, "[%s] unsupported dtype %s", op,
+                            cmx_dtype_name(dt));
+  if (st == CMX_OK) st = cmx_kernel_alloc(o);
+  if (st != CMX_OK || o->size == 0) return st;
+  int nd = o->ndim;
+  int64_t dims[CMX_MAX_NDIM];
+  memcpy(dims, o->dims, (size_t)nd * sizeof *dims);
+  int64_t n = dims[nd - 1], rows = o->size / n;
+  dims[nd - 1] = 2 * n;
+  size_t es = cmx_dtype_size(dt);
+  float* y = malloc((size_t)(2 * o->size) * sizeof *y);
+  char* tmp = malloc((size_t)(3 * n) * es); /* a, b, then s and t in place */
+  bool ok =
+      y && tmp && qmm_compute(q, in, nin, dt, dims, nd, 2 * o->size, NULL, y);
+  for (int64_t r = 0; ok && r < rows; r++) {
+    char *a = tmp, *b = tmp + n * (int64_t)es, *s = b + n * (int64_t)es;
+    char* dst = (char*)cmx__node_ptr(o) + r * n * (int64_t)es;
+    if (dt == CMX_FLOAT32) { /* y's halves are the rows' operands */
+      a = (char*)(y + 2 * n * r);
+      b = (char*)(y + 2 * n * r + n);
+    } else {
+      cmx__fast_store(a, dt, n, y + 2 * n * r);
+      cmx__fast_store(b, dt, n, y + 2 * n * r + n);
+    }
+    const int64_t unit[3] = {1, 1, 1};            /* strides in elements */
+    sig((char* const[]){s, a}, unit, n, NULL);    /* s = sigmoid(a) */
+    mul((char* const[]){s, a, s}, unit, n, NULL); /* t = a * s */
+    mul((char* const[]){dst, s, b}, unit, n, NULL);
+  }
+  free(y);
+  free(tmp);
+  if (!ok) return cmx_kernel_error(CMX_ERR_MEMORY, "[%s] out of memory", op);
   return CMX_OK;
 }

@@ -9,11 +9,13 @@
  * (up to 4 vectors a thread: 32768 bfloat16 or 16384 float32 features);
  * other rows go through the strided kernel, which reads x again per pass.
  * RoPE: one thread per rotated pair or passed-through feature, angles
- * computed in the kernel (as the CPU: (pos * scale) * inv_freq). */
+ * computed in the kernel (as the CPU: (pos * scale) * inv_freq);
+ * RoPEMulti the same over several arrays in one launch. */
 #include "primitives/fast.h"
 
 #include <math.h>
 #include <stdio.h>
+#include <string.h>
 
 #include "backend/cuda/gpu.h"
 #include "backend/cuda/kernels.h"
@@ -29,16 +31,13 @@ enum {
   K_GEN_LN,
   K_ROPE,
   K_ADD_VEC_RMS,
-  K_ADD_GEN_RMS
+  K_ADD_GEN_RMS,
+  K_ROPE_MULTI
 };
-static const char* const k_kernels[] = {"cmx_norm_vec_rms",
-                                        "cmx_norm_vec_ln",
-                                        "cmx_norm_gen_rms",
-                                        "cmx_norm_gen_ln",
-                                        "cmx_rope",
-                                        "cmx_addnorm_vec_rms",
-                                        "cmx_addnorm_gen_rms",
-                                        NULL};
+static const char* const k_kernels[] = {
+    "cmx_norm_vec_rms",    "cmx_norm_vec_ln", "cmx_norm_gen_rms",
+    "cmx_norm_gen_ln",     "cmx_rope",        "cmx_addnorm_vec_rms",
+    "cmx_addnorm_gen_rms", "cmx_rope_multi",  NULL};
 
 static bool fast_dtype_ok(cmx_dtype dt) {
   return dt == CMX_FLOAT16 || dt == CMX_BFLOAT16 || dt == CMX_FLOAT32;
@@ -274,6 +273,75 @@ cmx_status cmx__gpu_layer_norm(const cmx_primitive* p, const cmx_array* in,
   return norm_run(p, in, out, true);
 }
 
+/* The RoPE parameters every array of a launch shares (cmx_rope's and
+ * cmx_rope_multi's arguments after the arrays). */
+typedef struct {
+  int h, off_vec, trad;
+  long long os, fs;
+  float k, scale;
+  CUdeviceptr po, pf;
+} rope_common;
+
+static void rope_common_make(rope_common* c, const cmx__fast_params* q,
+                             cmx_array off, cmx_array fr) {
+  c->h = q->dims / 2;
+  c->off_vec = off->ndim == 1;
+  c->trad = q->traditional;
+  c->os = c->off_vec ? CMX__STRIDES(off)[0] : 0;
+  c->fs = fr ? CMX__STRIDES(fr)[0] : 0;
+  c->k = (float)(-2.0 * log((double)q->base) / (double)q->dims);
+  c->scale = q->scale;
+}
+
+/* One cmx_rope launch: x into o (allocated, not empty). */
+static cmx_status rope_launch(int dev, const rope_common* c, cmx_array x,
+                              cmx_array o, const char* op) {
+  CUdeviceptr px = 0, py = 0;
+  cmx_status st = cmx__gpu_ptr(x, dev, &px);
+  if (st == CMX_OK) st = cmx__gpu_ptr(o, dev, &py);
+  if (st != CMX_OK) return st;
+  int nd = x->ndim;
+  long long L = x->dims[nd - 2], D = x->dims[nd - 1];
+  long long nrows = o->size / D, per_b = o->size / (D * x->dims[0]);
+  long long ls = CMX__STRIDES(x)[nd - 1];
+  cmx__gpu_layout X;
+  rows_layout(&X, x);
+  const cmx__gpu_kernel* kk = get_kernel(dev, x->dtype, K_ROPE);
+  if (!kk) return cmx_last_status();
+  cmx__gpu_cfg cfg = cmx__gpu_cfg_for(kk, nrows * (D - c->h));
+  cmx__gpu_args args;
+  cmx__gpu_args_init(&args);
+  CMX__GPU_ARG(&args, px);
+  CMX__GPU_ARG(&args, py);
+  CMX__GPU_ARG(&args, c->po);
+  CMX__GPU_ARG(&args, c->pf);
+  CMX__GPU_ARG(&args, nrows);
+  CMX__GPU_ARG(&args, L);
+  CMX__GPU_ARG(&args, per_b);
+  CMX__GPU_ARG(&args, D);
+  CMX__GPU_ARG(&args, c->h);
+  CMX__GPU_ARG(&args, c->off_vec);
+  CMX__GPU_ARG(&args, c->os);
+  CMX__GPU_ARG(&args, c->fs);
+  CMX__GPU_ARG(&args, c->k);
+  CMX__GPU_ARG(&args, c->scale);
+  CMX__GPU_ARG(&args, c->trad);
+  CMX__GPU_ARG(&args, ls);
+  cmx__gpu_args_layout(&args, &X);
+  st = cmx__gpu_launch(op, kk, &cfg, &args);
+  if (st == CMX_OK) cmx_kernel_mark_device_written(o);
+  return st;
+}
+
+/* The shared inputs' device pointers (offsets, freqs or none). */
+static cmx_status rope_common_ptrs(rope_common* c, int dev, cmx_array off,
+                                   cmx_array fr) {
+  c->po = c->pf = 0;
+  cmx_status st = cmx__gpu_ptr(off, dev, &c->po);
+  if (st == CMX_OK && fr) st = cmx__gpu_ptr(fr, dev, &c->pf);
+  return st;
+}
+
 cmx_status cmx__gpu_rope(const cmx_primitive* p, const cmx_array* in, int nin,
                          const cmx_array* out, int nout) {
   (void)nin, (void)nout;
@@ -286,46 +354,103 @@ cmx_status cmx__gpu_rope(const cmx_primitive* p, const cmx_array* in, int nin,
   int dev = cmx_primitive_stream(p).device.index;
   cmx_status st = cmx_kernel_alloc(o);
   if (st != CMX_OK || o->size == 0) return st;
-  CUdeviceptr px = 0, py = 0, po = 0, pf = 0;
-  st = cmx__gpu_ptr(x, dev, &px);
-  if (st == CMX_OK) st = cmx__gpu_ptr(o, dev, &py);
-  if (st == CMX_OK) st = cmx__gpu_ptr(off, dev, &po);
-  if (st == CMX_OK && fr) st = cmx__gpu_ptr(fr, dev, &pf);
+  rope_common c;
+  rope_common_make(&c, q, off, fr);
+  st = rope_common_ptrs(&c, dev, off, fr);
   if (st != CMX_OK) return st;
-  int nd = x->ndim;
-  long long L = x->dims[nd - 2], D = x->dims[nd - 1];
-  long long nrows = o->size / D, per_b = o->size / (D * x->dims[0]);
-  int h = q->dims / 2, off_vec = off->ndim == 1, trad = q->traditional;
-  long long os = off_vec ? CMX__STRIDES(off)[0] : 0;
-  long long fs = fr ? CMX__STRIDES(fr)[0] : 0;
-  long long ls = CMX__STRIDES(x)[nd - 1];
-  float k = (float)(-2.0 * log((double)q->base) / (double)q->dims);
-  float scale = q->scale;
-  cmx__gpu_layout X;
-  rows_layout(&X, x);
-  const cmx__gpu_kernel* kk = get_kernel(dev, x->dtype, K_ROPE);
+  return rope_launch(dev, &c, x, o, "rope");
+}
+
+/* cmx_rope_multi's table (kernels/fast.cu's cmx_rope_parts, field for
+ * field: every field 8 bytes, so no padding on either side). */
+enum { RM_MAX = 4, RM_ND = 6 };
+_Static_assert(RM_MAX == CMX__ROPE_MULTI_MAX, "cmx_rope_multi's table size");
+typedef struct {
+  CUdeviceptr x, y;
+  long long start, L, per_b, D, ls, nd;
+  long long shape[RM_ND], stride[RM_ND];
+} rope_part;
+typedef struct {
+  rope_part p[RM_MAX];
+  long long n, total;
+} rope_parts;
+
+/* RoPEMulti: {x_1 .. x_N, offset, [freqs]}. One cmx_rope_multi launch
+ * over every non-empty x (cmx_rope's work items, part after part, so each
+ * output is bit for bit cmx_rope's); when an x's rows need more than
+ * RM_ND collapsed dims, cmx_rope per x instead. */
+cmx_status cmx__gpu_rope_multi(const cmx_primitive* p, const cmx_array* in,
+                               int nin, const cmx_array* out, int nout) {
+  const cmx__fast_params* q = cmx_primitive_params(p);
+  const char* op = "rope_multi";
+  if (nout < 1 || nout > RM_MAX || nin != nout + 1 + (q->has_freqs != 0))
+    return cmx_kernel_error(CMX_ERR_VALUE, "[%s] %d inputs for %d outputs", op,
+                            nin, nout);
+  cmx_array off = in[nout], fr = q->has_freqs ? in[nout + 1] : NULL;
+  cmx_dtype dt = in[0]->dtype;
+  for (int i = 0; i < nout; i++)
+    if (!fast_dtype_ok(in[i]->dtype) || in[i]->dtype != dt)
+      return cmx_kernel_error(CMX_ERR_TYPE, "[%s] unsupported dtype %s", op,
+                              cmx_dtype_name(in[i]->dtype));
+  int dev = cmx_primitive_stream(p).device.index;
+  cmx_status st = CMX_OK;
+  for (int i = 0; i < nout && st == CMX_OK; i++) st = cmx_kernel_alloc(out[i]);
+  if (st != CMX_OK) return st;
+  rope_common c;
+  rope_common_make(&c, q, off, fr);
+  st = rope_common_ptrs(&c, dev, off, fr);
+  if (st != CMX_OK) return st;
+  rope_parts P;
+  memset(&P, 0, sizeof P);
+  bool fits = true;
+  for (int i = 0; i < nout && fits; i++) {
+    cmx_array x = in[i], o = out[i];
+    if (o->size == 0) continue;
+    rope_part* e = &P.p[P.n];
+    int nd = x->ndim;
+    e->D = x->dims[nd - 1];
+    e->L = x->dims[nd - 2];
+    e->per_b = o->size / (e->D * x->dims[0]);
+    e->ls = CMX__STRIDES(x)[nd - 1];
+    e->start = P.total;
+    cmx__gpu_layout X;
+    rows_layout(&X, x);
+    fits = X.ndim <= RM_ND;
+    for (int d = 0; fits && d < X.ndim; d++) {
+      e->shape[d] = X.shape[d];
+      e->stride[d] = X.strides[1][d];
+    }
+    e->nd = X.ndim;
+    st = cmx__gpu_ptr(x, dev, &e->x);
+    if (st == CMX_OK) st = cmx__gpu_ptr(o, dev, &e->y);
+    if (st != CMX_OK) return st;
+    P.total += (o->size / e->D) * (e->D - c.h);
+    P.n++;
+  }
+  if (!fits) {
+    for (int i = 0; i < nout && st == CMX_OK; i++)
+      if (out[i]->size) st = rope_launch(dev, &c, in[i], out[i], op);
+    return st;
+  }
+  if (P.n == 0) return CMX_OK;
+  const cmx__gpu_kernel* kk = get_kernel(dev, dt, K_ROPE_MULTI);
   if (!kk) return cmx_last_status();
-  cmx__gpu_cfg cfg = cmx__gpu_cfg_for(kk, nrows * (D - h));
+  cmx__gpu_cfg cfg = cmx__gpu_cfg_for(kk, P.total);
   cmx__gpu_args args;
   cmx__gpu_args_init(&args);
-  CMX__GPU_ARG(&args, px);
-  CMX__GPU_ARG(&args, py);
-  CMX__GPU_ARG(&args, po);
-  CMX__GPU_ARG(&args, pf);
-  CMX__GPU_ARG(&args, nrows);
-  CMX__GPU_ARG(&args, L);
-  CMX__GPU_ARG(&args, per_b);
-  CMX__GPU_ARG(&args, D);
-  CMX__GPU_ARG(&args, h);
-  CMX__GPU_ARG(&args, off_vec);
-  CMX__GPU_ARG(&args, os);
-  CMX__GPU_ARG(&args, fs);
-  CMX__GPU_ARG(&args, k);
-  CMX__GPU_ARG(&args, scale);
-  CMX__GPU_ARG(&args, trad);
-  CMX__GPU_ARG(&args, ls);
-  cmx__gpu_args_layout(&args, &X);
-  st = cmx__gpu_launch("rope", kk, &cfg, &args);
-  if (st == CMX_OK) cmx_kernel_mark_device_written(o);
+  CMX__GPU_ARG(&args, P);
+  CMX__GPU_ARG(&args, c.po);
+  CMX__GPU_ARG(&args, c.pf);
+  CMX__GPU_ARG(&args, c.h);
+  CMX__GPU_ARG(&args, c.off_vec);
+  CMX__GPU_ARG(&args, c.os);
+  CMX__GPU_ARG(&args, c.fs);
+  CMX__GPU_ARG(&args, c.k);
+  CMX__GPU_ARG(&args, c.scale);
+  CMX__GPU_ARG(&args, c.trad);
+  st = cmx__gpu_launch(op, kk, &cfg, &args);
+  if (st == CMX_OK)
+    for (int i = 0; i < nout; i++)
+      if (out[i]->size) cmx_kernel_mark_device_written(out[i]);
   return st;
 }

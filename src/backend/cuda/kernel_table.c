@@ -84,12 +84,14 @@ static const cmx_kernel_fn gpu_kernels[CMX__NUM_PRIMITIVES] = {
     [CMX__P_AddRMSNorm] = cmx__gpu_add_rms_norm,
     [CMX__P_LayerNorm] = cmx__gpu_layer_norm,
     [CMX__P_RoPE] = cmx__gpu_rope,
+    [CMX__P_RoPEMulti] = cmx__gpu_rope_multi,
     [CMX__P_ScaledDotProductAttention] = cmx__gpu_sdpa, /* sdpa.c */
     [CMX__P_CrossEntropy] = cmx__gpu_cross_entropy, /* cross_entropy.c */
     /* quantization (quantized.c) */
     [CMX__P_Quantize] = cmx__gpu_quantize,
     [CMX__P_Dequantize] = cmx__gpu_dequantize,
     [CMX__P_QuantizedMatmul] = cmx__gpu_quantized_matmul,
+    [CMX__P_QuantizedMatmulSwiGLU] = cmx__gpu_quantized_matmul_swiglu,
     /* the views, which run on any device */
     CMX__VIEW_KERNEL_ENTRIES,
 };

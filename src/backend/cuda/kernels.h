@@ -184,6 +184,10 @@ cmx_status cmx__gpu_add_rms_norm(const cmx_primitive* p, const cmx_array* in,
                                  int nin, const cmx_array* out, int nout);
 cmx_status cmx__gpu_rope(const cmx_primitive* p, const cmx_array* in, int nin,
                          const cmx_array* out, int nout);
+/* RoPEMulti (compile's rope_multi pass): the RoPEs of up to 4 arrays in
+ * one launch, bit for bit cmx__gpu_rope's results. */
+cmx_status cmx__gpu_rope_multi(const cmx_primitive* p, const cmx_array* in,
+                               int nin, const cmx_array* out, int nout);
 /* ScaledDotProductAttention (sdpa.c): float16, bfloat16, float32, every
  * mask kind, sinks, grouped-query heads, head dims up to 256. */
 cmx_status cmx__gpu_sdpa(const cmx_primitive* p, const cmx_array* in, int nin,
@@ -204,5 +208,12 @@ cmx_status cmx__gpu_dequantize(const cmx_primitive* p, const cmx_array* in,
 cmx_status cmx__gpu_quantized_matmul(const cmx_primitive* p,
                                      const cmx_array* in, int nin,
                                      const cmx_array* out, int nout);
+/* QuantizedMatmulSwiGLU (compile's qmm_swiglu pass; one row of x,
+ * transposed weights): the matrix-vector kernel's sums of rows j and
+ * j + N / 2, then silu-mul, bit for bit QuantizedMatmul then the
+ * elementwise ops. */
+cmx_status cmx__gpu_quantized_matmul_swiglu(const cmx_primitive* p,
+                                            const cmx_array* in, int nin,
+                                            const cmx_array* out, int nout);
 
 #endif

@@ -44,13 +44,15 @@ enum {
   K_QMM_SUM,
   K_QMV1F, /* CMX_CUDA_QMV=fast: K_QMV1F + log2(MT) */
   K_QMV1R1 = K_QMV1F + 4, /* one row of x, one weight row a block */
+  K_QMV1SG,               /* QuantizedMatmulSwiGLU: rows j and j + N / 2 */
+  K_QMV1SGF,              /* the same with CMX_CUDA_QMV=fast's sums */
 };
 static const char* const k_kernels[] = {
     "cmx_quantize", "cmx_dequantize", "cmx_qmm_t",      "cmx_qmm_n",
     "cmx_qmv1",     "cmx_qmv2",       "cmx_qmv4",       "cmx_qmv8",
     "cmx_qmma_t",   "cmx_qmma_n",     "cmx_splitk_sum", "cmx_qmv1f",
     "cmx_qmv2f",    "cmx_qmv4f",      "cmx_qmv8f",      "cmx_qmv1r1",
-    NULL};
+    "cmx_qmv1sg",   "cmx_qmv1sgf",    NULL};
 
 /* QMV_MAXM: the most rows of x the matrix-vector kernels take (they take
  * any number, in blocks of 8, but past 8 the tensor-core kernel was
@@ -307,8 +309,11 @@ static bool r1_qmv(long long n) {
 }
 
 /* The matrix-vector kernels: ceil(M / MT) blocks of MT rows of x per R
- * weight rows. */
-static cmx_status qmv_launch(const qmm_call* c) {
+ * weight rows. sg (QuantizedMatmulSwiGLU, one row of x): cmx_qmv1sg(f),
+ * N / 2 blocks of the rows j and j + N / 2, with the threads a block the
+ * QuantizedMatmul launch of the same call takes, so each row's sum is
+ * the same float32 sum, bit for bit. */
+static cmx_status qmv_launch(const qmm_call* c, bool sg) {
   const qmm_args* A = &c->A;
   int MT = A->M <= 1 ? 1 : A->M <= 2 ? 2 : A->M <= 4 ? 4 : 8;
   int lg = MT == 1 ? 0 : MT == 2 ? 1 : MT == 4 ? 2 : 3;
@@ -322,10 +327,13 @@ static cmx_status qmv_launch(const qmm_call* c) {
           : MT == 1 ? (c->bits <= 4 ? 8 : 4)
           : MT == 2 ? 4
                     : 2;
+  if (sg) kernel = fast ? K_QMV1SGF : K_QMV1SG;
   const cmx__gpu_kernel* k = get_kernel(c->dev, c->dt, c->bits, kernel);
   if (!k) return cmx_last_status();
   long long mblocks = (A->M + MT - 1) / MT, nblocks = (A->N + R - 1) / R;
   long long blocks = mblocks * nblocks, nch = A->K / 32;
+  /* the threads follow the QuantizedMatmul grid (blocks); the grid: */
+  long long grid = sg ? A->N / 2 : blocks;
   if (blocks > 0x7fffffffLL)
     return cmx_kernel_error(CMX_ERR_VALUE, "[%s] too many output columns",
                             c->op);
@@ -350,7 +358,7 @@ static cmx_status qmv_launch(const qmm_call* c) {
   }
   int xvec = x_vec(c);
   cmx__gpu_cfg cfg = {
-      {(unsigned)blocks, (unsigned)c->nbatch, 1}, {(unsigned)T, 1, 1}, 0};
+      {(unsigned)grid, (unsigned)c->nbatch, 1}, {(unsigned)T, 1, 1}, 0};
   cmx__gpu_args args;
   cmx__gpu_args_init(&args);
   CMX__GPU_ARG(&args, *A);
@@ -524,17 +532,20 @@ static bool unit_last(cmx_array a, int nd) {
   return a->dims[nd - 1] == 1 || CMX__STRIDES(a)[nd - 1] == 1;
 }
 
-cmx_status cmx__gpu_quantized_matmul(const cmx_primitive* p,
-                                     const cmx_array* in, int nin,
-                                     const cmx_array* out, int nout) {
-  (void)nin, (void)nout;
+/* Checks a QuantizedMatmul(SwiGLU) call, allocates its output and fills
+ * c (op names it); sg: the output has half the product's columns (A.N is
+ * the product's). Sets *empty when there is nothing to compute. */
+static cmx_status qmm_setup(const char* op, const cmx_primitive* p,
+                            const cmx_array* in, const cmx_array* out, bool sg,
+                            qmm_call* cp, bool* empty) {
   const cmx__quant_params* q = cmx_primitive_params(p);
+  *empty = false;
   if (q->mode != CMX__QMODE_AFFINE) /* the op composes these on the GPU */
     return cmx_kernel_error(CMX_ERR_VALUE,
-                            "[quantized_matmul] the GPU kernel reads the "
-                            "affine mode only (mode %d)",
-                            q->mode);
-  qmm_call c = {.op = "quantized_matmul",
+                            "[%s] the GPU kernel reads the affine mode only "
+                            "(mode %d)",
+                            op, q->mode);
+  qmm_call c = {.op = op,
                 .bits = q->bits,
                 .transpose = q->transpose,
                 .x = in[0],
@@ -557,14 +568,17 @@ cmx_status cmx__gpu_quantized_matmul(const cmx_primitive* p,
                             c.op);
   c.dev = cmx_primitive_stream(p).device.index;
   cmx_status st = cmx_kernel_alloc(c.o);
-  if (st != CMX_OK || c.o->size == 0) return st;
+  if (st != CMX_OK || c.o->size == 0) {
+    *empty = true;
+    return st;
+  }
   CUdeviceptr pp[5];
   st = ptrs(c.dev, (cmx_array[]){c.x, c.w, c.sc, c.bi, c.o}, 5, pp);
   if (st != CMX_OK) return st;
   qmm_args* A = &c.A;
   *A = (qmm_args){.x = pp[0], .w = pp[1], .sc = pp[2], .bi = pp[3], .y = pp[4]};
   A->M = c.o->dims[nd - 2];
-  A->N = c.o->dims[nd - 1];
+  A->N = c.o->dims[nd - 1] * (sg ? 2 : 1);
   A->K = c.x->dims[nd - 1];
   A->xm = CMX__STRIDES(c.x)[nd - 2];
   A->xk = CMX__STRIDES(c.x)[nd - 1];
@@ -574,7 +588,7 @@ cmx_status cmx__gpu_quantized_matmul(const cmx_primitive* p,
   A->g = q->group_size;
   A->scode = ld_code(c.sc->dtype);
   A->bcode = ld_code(c.bi->dtype);
-  c.nbatch = c.o->size / (A->M * A->N);
+  c.nbatch = c.o->size / (A->M * c.o->dims[nd - 1]);
   if (c.nbatch > 65535)
     return cmx_kernel_error(CMX_ERR_VALUE,
                             "[%s] more than 65535 matrices in one batch", c.op);
@@ -585,6 +599,20 @@ cmx_status cmx__gpu_quantized_matmul(const cmx_primitive* p,
       (const int64_t* const[]){brm, CMX__STRIDES(c.x), CMX__STRIDES(c.w),
                                CMX__STRIDES(c.sc), CMX__STRIDES(c.bi)},
       5);
+  *cp = c;
+  return CMX_OK;
+}
+
+cmx_status cmx__gpu_quantized_matmul(const cmx_primitive* p,
+                                     const cmx_array* in, int nin,
+                                     const cmx_array* out, int nout) {
+  (void)nin, (void)nout;
+  const cmx__quant_params* q = cmx_primitive_params(p);
+  qmm_call c;
+  bool empty;
+  cmx_status st = qmm_setup("quantized_matmul", p, in, out, false, &c, &empty);
+  if (st != CMX_OK || empty) return st;
+  qmm_args* A = &c.A;
   qmm_path path = forced_path();
   const cmx__gpu_device* gd = cmx__gpu_device_get(c.dev);
   /* mma.sync of 16-bit inputs: compute capability 8.0 on */
@@ -592,7 +620,7 @@ cmx_status cmx__gpu_quantized_matmul(const cmx_primitive* p,
   if (path == PATH_TILED)
     st = tiled_launch(&c);
   else if (path == PATH_AUTO && q->transpose && A->M <= QMV_MAXM)
-    st = qmv_launch(&c);
+    st = qmv_launch(&c, false);
   else if (half &&
            (path == PATH_MMA || (path == PATH_AUTO && A->M <= MMA_MAXM)))
     st = mma_launch(&c);
@@ -600,6 +628,27 @@ cmx_status cmx__gpu_quantized_matmul(const cmx_primitive* p,
     if (path == PATH_GEMM || A->M >= GEMM_MINM) st = gemm_path(&c, &done);
     if (st == CMX_OK && !done) st = tiled_launch(&c);
   }
+  if (st == CMX_OK) cmx_kernel_mark_device_written(c.o);
+  return st;
+}
+
+cmx_status cmx__gpu_quantized_matmul_swiglu(const cmx_primitive* p,
+                                            const cmx_array* in, int nin,
+                                            const cmx_array* out, int nout) {
+  (void)nin, (void)nout;
+  const char* op = "quantized_matmul_swiglu";
+  const cmx__quant_params* q = cmx_primitive_params(p);
+  cmx_array o = out[0];
+  if (!q->transpose || o->ndim < 2 || o->dims[o->ndim - 2] != 1)
+    return cmx_kernel_error(CMX_ERR_VALUE,
+                            "[%s] the GPU kernel takes transposed weights "
+                            "and one row of x",
+                            op);
+  qmm_call c;
+  bool empty;
+  cmx_status st = qmm_setup(op, p, in, out, true, &c, &empty);
+  if (st != CMX_OK || empty) return st;
+  st = qmv_launch(&c, true);
   if (st == CMX_OK) cmx_kernel_mark_device_written(c.o);
   return st;
 }

@@ -18,8 +18,13 @@
  *     (float32: 64, 128), at most 8 query rows a kv head, 16-byte aligned key
  *     and value rows: 16-byte loads, several keys a warp at once, the keys
  *     split over about 8 blocks a multiprocessor (at least 16 keys a
- *     split), then cmx_sdpa_combine.
+ *     split), the split records merged by the last split block of each
+ *     (batch, kv head) to finish (a ticket counter: one launch a step
+ *     instead of two; SmolLM2 decoding on an H200 ran 30 decode launches
+ *     of 5.15 us and 30 combines of 2.04 us a token), or with
+ *     CMX_CUDA_SDPA_DEC_COMBINE=launch by cmx_sdpa_combine, as before.
  * CMX_CUDA_SDPA=rows forces the CUDA-core kernel (tests, diagnostics). */
+#include <pthread.h>
 #include <stdatomic.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -80,16 +85,16 @@ const cmx__gpu_family cmx__gpu_family_sdpa = {
     .shape = {CMX__GPU_CUSTOM, 128, 0}};
 
 /* The kernels' argument struct (cmx_sdpa_args in kernels/sdpa.cu: the
- * same fields in the same order; 240 bytes, no padding). */
+ * same fields in the same order; 248 bytes, no padding). */
 typedef struct {
-  CUdeviceptr q, k, v, o, mask, sinks, part;
+  CUdeviceptr q, k, v, o, mask, sinks, part, cnt;
   long long qs[4], ks[4], vs[4], ms[4];
   int B, H, Hk, L, S, D, Dv, R;
   int mask_kind, nsplit, per_split, nchunks;
   float scale;
   int pad_;
 } sdpa_args;
-_Static_assert(sizeof(sdpa_args) == 240, "sdpa_args layout");
+_Static_assert(sizeof(sdpa_args) == 248, "sdpa_args layout");
 
 static void strides_of(long long* dst, cmx_array a) {
   for (int i = 0; i < 4; i++) dst[i] = (long long)CMX__STRIDES(a)[i];
@@ -161,13 +166,81 @@ static int dec_kernel(const sdpa_args* A, cmx_dtype dt) {
   return K_DEC + ri * 3 + di;
 }
 
+/* The decode kernel's split ticket counters (kernels/sdpa.cu,
+ * cmx_sdpa_dec_merge): an array of `n` zeroed 32-bit counters a (device,
+ * CUDA stream), one a (batch, kv head) block row, each put back to 0 by
+ * the launch that used it. A stream's launches run one after another
+ * (batched into a CUDA graph or not, programmatic edges included: the
+ * kernel touches its counters after CMX_GRID_WAIT), so they may share its
+ * array; launches on two streams never do. Per-launch scratch would not
+ * do: fresh memory is not zero, and zeroing it is a memset, which ends a
+ * graph batch. The arrays live as long as the process (a few KB a
+ * stream; a destroyed stream's handle, if the driver reuses it, finds its
+ * counters at 0). 0 when none can be had: the caller falls back to the
+ * combine launch. */
+#define DEC_TABLE 256
+static struct {
+  pthread_mutex_t lock;
+  int n;
+  struct {
+    int dev;
+    CUstream s;
+    CUdeviceptr p;
+    long long n;
+  } e[DEC_TABLE];
+} g_dec_cnt = {.lock = PTHREAD_MUTEX_INITIALIZER};
+
+static CUdeviceptr dec_counters(int dev, long long n) {
+  int sdev = -1;
+  CUstream s = cmx__gpu_current_stream(&sdev);
+  if (!s || sdev != dev || n <= 0) return 0;
+  CUdeviceptr p = 0;
+  pthread_mutex_lock(&g_dec_cnt.lock);
+  for (int i = 0; i < g_dec_cnt.n; i++)
+    if (g_dec_cnt.e[i].dev == dev && g_dec_cnt.e[i].s == s) {
+      p = g_dec_cnt.e[i].n >= n ? g_dec_cnt.e[i].p : 0;
+      pthread_mutex_unlock(&g_dec_cnt.lock);
+      return p;
+    }
+  /* the stream's first split decode: its array, zeroed on the stream
+   * (before anything launched on it later) */
+  if (g_dec_cnt.n < DEC_TABLE &&
+      cmx__cu.cuMemAlloc(&p, (size_t)n * 4) == CUDA_SUCCESS) {
+    if (cmx__cu.cuMemsetD32Async(p, 0, (size_t)n, s) == CUDA_SUCCESS) {
+      g_dec_cnt.e[g_dec_cnt.n].dev = dev;
+      g_dec_cnt.e[g_dec_cnt.n].s = s;
+      g_dec_cnt.e[g_dec_cnt.n].p = p;
+      g_dec_cnt.e[g_dec_cnt.n].n = n;
+      g_dec_cnt.n++;
+    } else {
+      cmx__cu.cuMemFree(p);
+      p = 0;
+    }
+  } else {
+    p = 0;
+  }
+  pthread_mutex_unlock(&g_dec_cnt.lock);
+  return p;
+}
+
+/* Whether the decode splits merge in the decode kernel (the default) or
+ * in a cmx_sdpa_combine launch after it (CMX_CUDA_SDPA_DEC_COMBINE=launch:
+ * the former path, for A/B runs and tests; read at each call). Both give
+ * the same bits. */
+static bool dec_combine_launch(void) {
+  const char* e = getenv("CMX_CUDA_SDPA_DEC_COMBINE");
+  return e && strcmp(e, "launch") == 0;
+}
+
 /* A split-key launch: kernel `kernel` over (blocks, nsplit) blocks of 128
  * threads with `shared` dynamic bytes, the keys split so that about
  * `want` blocks run (at least min_keys keys a split, at most 64 splits),
- * then cmx_sdpa_combine over the splits' records when there are several. */
+ * then cmx_sdpa_combine over the splits' records when there are several,
+ * unless `in_kernel` (the decode kernel) and a counter array is had: the
+ * kernel merges them itself. */
 static cmx_status launch_split(int dev, cmx_dtype dt, sdpa_args* A, int kernel,
                                long long blocks, size_t shared, long long want,
-                               long long min_keys) {
+                               long long min_keys, bool in_kernel) {
   const char* op = "scaled_dot_product_attention";
   long long nsplit = blocks >= want ? 1 : (want + blocks - 1) / blocks;
   long long most = (A->S + min_keys - 1) / min_keys;
@@ -185,6 +258,9 @@ static cmx_status launch_split(int dev, cmx_dtype dt, sdpa_args* A, int kernel,
     part = cmx__device_hooks->alloc_device(bytes, dev);
     if (!part) return cmx_last_status();
     A->part = part->dev;
+    /* blocks < want here: the arrays are sized for want blocks, so every
+     * call of a device gets the same (one a stream) */
+    if (in_kernel && !dec_combine_launch()) A->cnt = dec_counters(dev, want);
   }
   const cmx__gpu_kernel* k =
       cmx__gpu_kernel_get(dev, &cmx__gpu_family_sdpa, (int)dt, kernel);
@@ -197,7 +273,7 @@ static cmx_status launch_split(int dev, cmx_dtype dt, sdpa_args* A, int kernel,
     cmx__gpu_args_add(&args, A, sizeof *A, 8);
     st = cmx__gpu_launch(op, k, &cfg, &args);
   }
-  if (st == CMX_OK && nsplit > 1) {
+  if (st == CMX_OK && nsplit > 1 && !A->cnt) {
     const cmx__gpu_kernel* c =
         cmx__gpu_kernel_get(dev, &cmx__gpu_family_sdpa, (int)dt, K_COMBINE);
     st = c ? CMX_OK : cmx_last_status();
@@ -242,7 +318,7 @@ static cmx_status launch_rows(int dev, cmx_dtype dt, sdpa_args* A,
   size_t shared =
       (size_t)nw * (size_t)rows * (size_t)(2 + 32 * dpl) * sizeof(float);
   return launch_split(dev, dt, A, K_ROWS + ri * 3 + di, base, shared,
-                      4 * sm_count(d), 128);
+                      4 * sm_count(d), 128, false);
 }
 
 /* Keys a decode split takes at least: CMX_CUDA_SDPA_DEC_KEYS (a tuning
@@ -272,7 +348,7 @@ static cmx_status launch_dec(int dev, cmx_dtype dt, sdpa_args* A, int kernel,
                             "[scaled_dot_product_attention] too many heads");
   A->nchunks = 1;
   return launch_split(dev, dt, A, kernel, base, 0, 8 * sm_count(d),
-                      dec_min_keys());
+                      dec_min_keys(), true);
 }
 
 cmx_status cmx__gpu_sdpa(const cmx_primitive* p, const cmx_array* in, int nin,

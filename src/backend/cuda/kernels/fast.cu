@@ -16,7 +16,8 @@
 //   cmx_norm_gen_<rms|ln>: any strides and length; x read two or three
 //        times (L2 serves the repeats).
 // RoPE: one thread per (row, j), j < D - dims/2: j < dims/2 rotates one
-// pair, the rest copy the features past dims.
+// pair, the rest copy the features past dims. RoPEMulti: the same over
+// the concatenated work of up to 4 arrays.
 
 typedef CMX_F_T cmx_ft;
 typedef cmx_layout_n<2> cmx_fl;
@@ -325,6 +326,31 @@ extern "C" __global__ void cmx_addnorm_gen_rms(
 // (noff_vec: one per batch entry, offset stride os; else off[0]); freqs:
 // h float32 frequencies fs apart, or null (inverse frequencies
 // exp(i * k)). x rows at layout X with last stride ls; y row-major.
+//
+// cmx_rope_item: work item j of row r (x row xr, y row yr), the one body
+// of cmx_rope and cmx_rope_multi, so both give the same bits.
+CMX_F_FN void cmx_rope_item(const cmx_ft* xr, cmx_ft* yr, long long r, int j,
+                            long long L, long long per_b, int h,
+                            const int* off, int off_vec, long long os,
+                            const float* freqs, long long fs, float k,
+                            float scale, int traditional, long long ls) {
+  if (j >= h) {  // past the rotated features
+    const long long i = (long long)2 * h + (j - h);
+    yr[i] = xr[i * ls];
+    return;
+  }
+  const long long l = r % L;
+  const long long pos = (long long)off[off_vec ? (r / per_b) * os : 0] + l;
+  const float inv = freqs ? 1.0f / freqs[j * fs] : expf((float)j * k);
+  const float th = ((float)pos * scale) * inv;
+  const float c = cosf(th), s = sinf(th);
+  const long long i1 = traditional ? 2 * j : j;
+  const long long i2 = traditional ? 2 * j + 1 : j + h;
+  const float a = CMX_F_TOF(xr[i1 * ls]), bb = CMX_F_TOF(xr[i2 * ls]);
+  yr[i1] = CMX_F_FROMF(a * c - bb * s);
+  yr[i2] = CMX_F_FROMF(a * s + bb * c);
+}
+
 #if !defined(CMX_ONLY) || defined(CMX_ONLY_cmx_rope)
 extern "C" __global__ void cmx_rope(const cmx_ft* x, cmx_ft* y,
                                     const int* off, const float* freqs,
@@ -340,23 +366,56 @@ extern "C" __global__ void cmx_rope(const cmx_ft* x, cmx_ft* y,
     const int j = (int)(it - r * per_row);
     long long o[1];
     cmx_offsets<long long, 0, 2>(X, r, o);
-    const cmx_ft* xr = x + o[0];
-    cmx_ft* yr = y + r * D;
-    if (j >= h) {  // past the rotated features
-      const long long i = (long long)2 * h + (j - h);
-      yr[i] = xr[i * ls];
-      continue;
+    cmx_rope_item(x + o[0], y + r * D, r, j, L, per_b, h, off, off_vec, os,
+                  freqs, fs, k, scale, traditional, ls);
+  }
+}
+#endif
+
+// RoPEMulti: the RoPEs of up to CMX_RM_MAX arrays with one parameter set
+// and one offset in one launch. Part e's work items (nrows_e * (D_e - h),
+// as cmx_rope's) are items start_e .. start_{e+1} - 1 of the launch; its
+// rows are at x_e + sum_d (row index digit d of shape[0..nd)) * stride[d]
+// (x's collapsed rows layout, at most CMX_RM_ND dims: fast.c launches
+// cmx_rope per part otherwise). Every field is 8 bytes (fast.c's
+// rope_part mirrors it).
+#define CMX_RM_MAX 4
+#define CMX_RM_ND 6
+struct cmx_rope_part {
+  const cmx_ft* x;
+  cmx_ft* y;
+  long long start, L, per_b, D, ls, nd;
+  long long shape[CMX_RM_ND], stride[CMX_RM_ND];
+};
+struct cmx_rope_parts {
+  cmx_rope_part p[CMX_RM_MAX];
+  long long n, total;
+};
+
+#if !defined(CMX_ONLY) || defined(CMX_ONLY_cmx_rope_multi)
+extern "C" __global__ void cmx_rope_multi(const CMX_GRID_CONST cmx_rope_parts P,
+                                          const int* off, const float* freqs,
+                                          int h, int off_vec, long long os,
+                                          long long fs, float k, float scale,
+                                          int traditional) {
+  CMX_GRID_WAIT();
+  for (long long it = cmx_tid(); it < P.total; it += cmx_nthreads()) {
+    int e = 0;
+#pragma unroll
+    for (int i = 1; i < CMX_RM_MAX; i++)
+      if (i < P.n && it >= P.p[i].start) e = i;
+    const cmx_rope_part& q = P.p[e];
+    const long long per_row = q.D - h, w = it - q.start;
+    const long long r = w / per_row;
+    const int j = (int)(w - r * per_row);
+    long long o = 0, rr = r;
+    for (int d = (int)q.nd - 1; d >= 0; d--) {
+      const long long s = q.shape[d], qq = rr / s;
+      o += (rr - qq * s) * q.stride[d];
+      rr = qq;
     }
-    const long long l = r % L;
-    const long long pos = (long long)off[off_vec ? (r / per_b) * os : 0] + l;
-    const float inv = freqs ? 1.0f / freqs[j * fs] : expf((float)j * k);
-    const float th = ((float)pos * scale) * inv;
-    const float c = cosf(th), s = sinf(th);
-    const long long i1 = traditional ? 2 * j : j;
-    const long long i2 = traditional ? 2 * j + 1 : j + h;
-    const float a = CMX_F_TOF(xr[i1 * ls]), bb = CMX_F_TOF(xr[i2 * ls]);
-    yr[i1] = CMX_F_FROMF(a * c - bb * s);
-    yr[i2] = CMX_F_FROMF(a * s + bb * c);
+    cmx_rope_item(q.x + o, q.y + r * q.D, r, j, q.L, q.per_b, h, off, off_vec,
+                  os, freqs, fs, k, scale, traditional, q.ls);
   }
 }
 #endif

@@ -298,25 +298,33 @@ CMX_Q_FN void cmx_qmv_dot_fast(const cmx_qt* p, long long xm, long long xk,
     defined(CMX_ONLY_cmx_qmv2) || defined(CMX_ONLY_cmx_qmv4) ||  \
     defined(CMX_ONLY_cmx_qmv8) || defined(CMX_ONLY_cmx_qmv1f) || \
     defined(CMX_ONLY_cmx_qmv2f) || defined(CMX_ONLY_cmx_qmv4f) || \
-    defined(CMX_ONLY_cmx_qmv8f) || defined(CMX_ONLY_cmx_qmv1r1)
-// RN: the weight rows a block without F (2; 1 for cmx_qmv1r1)
-template <int MT, bool F, int RN = 2>
+    defined(CMX_ONLY_cmx_qmv8f) || defined(CMX_ONLY_cmx_qmv1r1) || \
+    defined(CMX_ONLY_cmx_qmv1sg) || defined(CMX_ONLY_cmx_qmv1sgf)
+// RN: the weight rows a block without F (2; 1 for cmx_qmv1r1). SG
+// (QuantizedMatmulSwiGLU, MT = 1): block nb takes weight rows nb and
+// nb + N / 2 (R = 2), each summed exactly as the other kernels sum a row,
+// rounded to the storage type, and writes one output: silu(a) * b with
+// every step rounded to the storage type as the elementwise kernels of
+// Sigmoid and Multiply round (cmx_ew_sigmoidf, ew_scalar.h); y has N / 2
+// columns.
+template <int MT, bool F, int RN = 2, bool SG = false>
 CMX_Q_FN void cmx_qmv(const cmx_qmm_args& A, int wal, int xvec,
                       const cmx_layout_n<5>& Bt) {
-  const int R = F ? cmx_qmv_rows<MT>::R : RN;
+  const int R = SG ? 2 : F ? cmx_qmv_rows<MT>::R : RN;
   __shared__ float red[32][MT * R];
   const long long mblocks = (A.M + MT - 1) / MT;
   const long long nb = blockIdx.x / mblocks, mb = blockIdx.x - nb * mblocks;
   long long bo[4];
   cmx_offsets<long long, 0, 5>(Bt, (long long)blockIdx.y, bo);
-  const long long m0 = mb * MT, n0 = nb * R;
+  const long long m0 = mb * MT, n0 = SG ? nb : nb * R;
   const int Mh = (int)(A.M - m0 < MT ? A.M - m0 : MT);
   const cmx_qt* x = A.x + bo[0] + m0 * A.xm;
   const uint32_t* wrow[R];
   long long so[R], bio[R];
 #pragma unroll
   for (int r = 0; r < R; r++) {
-    const long long n = n0 + r < A.N ? n0 + r : A.N - 1;
+    const long long nr = SG ? n0 + r * (A.N / 2) : n0 + r;
+    const long long n = nr < A.N ? nr : A.N - 1;
     wrow[r] = A.w + bo[1] + n * A.wr;
     so[r] = bo[2] + n * A.sr;
     bio[r] = bo[3] + n * A.br;
@@ -371,7 +379,19 @@ CMX_Q_FN void cmx_qmv(const cmx_qmm_args& A, int wal, int xvec,
     }
   __syncthreads();
   const int t = threadIdx.x, nw = (int)(blockDim.x >> 5);
-  if (t < MT * R) {
+  if (SG) {
+    if (t == 0 && n0 < A.N / 2) {
+      float v[2] = {0, 0};  // each row's sum in the order of the others
+#pragma unroll
+      for (int r = 0; r < 2; r++)
+        for (int w = 0; w < nw; w++) v[r] += red[w][r];
+      const float a = CMX_Q_TOF(CMX_Q_FROMF(v[0]));
+      const float b = CMX_Q_TOF(CMX_Q_FROMF(v[1]));
+      const float s = CMX_Q_TOF(CMX_Q_FROMF(cmx_ew_sigmoidf(a)));
+      const float p = CMX_Q_TOF(CMX_Q_FROMF(a * s));
+      A.y[(long long)blockIdx.y * (A.N / 2) + n0] = CMX_Q_FROMF(p * b);
+    }
+  } else if (t < MT * R) {
     const int m = t / R, r = t - m * R;
     float v = 0;
     for (int w = 0; w < nw; w++) v += red[w][t];
@@ -403,6 +423,21 @@ CMX_QMV_ENTRY(1, 2, true, cmx_qmv1f, 256)
 // one weight row a block, one row of x (quantized.c: r1_qmv)
 #if !defined(CMX_ONLY) || defined(CMX_ONLY_cmx_qmv1r1)
 CMX_QMV_ENTRY_R(1, 2, false, cmx_qmv1r1, 512, 1)
+#endif
+// QuantizedMatmulSwiGLU (quantized.c: cmx__gpu_quantized_matmul_swiglu):
+// cmx_qmv1's and cmx_qmv1f's sums for the rows j and j + N / 2
+#define CMX_QMV_ENTRY_SG(F, NAME, NT)                                     \
+  extern "C" __global__ void __launch_bounds__(NT, 2)                     \
+      NAME(const CMX_GRID_CONST cmx_qmm_args A, int wal, int xvec,        \
+           const CMX_GRID_CONST cmx_layout_n<5> Bt) {                     \
+    CMX_GRID_WAIT();                                                       \
+    cmx_qmv<1, F, 2, true>(A, wal, xvec, Bt);                              \
+  }
+#if !defined(CMX_ONLY) || defined(CMX_ONLY_cmx_qmv1sg)
+CMX_QMV_ENTRY_SG(false, cmx_qmv1sg, 512)
+#endif
+#if !defined(CMX_ONLY) || defined(CMX_ONLY_cmx_qmv1sgf)
+CMX_QMV_ENTRY_SG(true, cmx_qmv1sgf, 256)
 #endif
 #if !defined(CMX_ONLY) || defined(CMX_ONLY_cmx_qmv2)
 CMX_QMV_ENTRY(2, 1, false, cmx_qmv2, 512)

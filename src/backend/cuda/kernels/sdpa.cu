@@ -43,6 +43,7 @@ struct cmx_sdpa_args {
   const void* mask;     // bool bytes or CMX_A_T values
   const cmx_at* sinks;  // H values, or null
   float* part;          // split records (nsplit > 1)
+  unsigned* cnt;        // decode: a ticket counter a block row, or null
   long long qs[4], ks[4], vs[4], ms[4];
   int B, H, Hk, L, S, D, Dv, R;
   int mask_kind, nsplit, per_split, nchunks;
@@ -249,13 +250,49 @@ CMX_SDPA_ROWS(8, 4)
 CMX_SDPA_ROWS(8, 8)
 #endif
 
-// Merges the nsplit partial records of each output row (a block a row,
-// nsplit <= 64, sdpa.c's cap). The first warp reads the splits' (max,
-// sum) pairs at once (two a lane), reduces them through shuffles and
-// leaves each split's weight exp(max_s - M) in shared memory; then every
-// thread sums its features' records with those weights, its loads
-// independent of each other (a split after another cost a dependent L2
-// round trip each: 16 splits took 3.2 us, 4 took 1.8).
+// Merging the nsplit partial (max, sum, row) records of an output row
+// (nsplit <= 64, sdpa.c's cap), shared by cmx_sdpa_combine and the decode
+// kernel's last split block so that both paths give the same bits. One
+// warp reads the splits' (max, sum) pairs at once (two a lane), reduces
+// them through shuffles and leaves each split's weight exp(max_s - M) in
+// wt and the weighted sum of sums in *sum_l; then each output feature sums
+// its records with those weights, its loads independent of each other (a
+// split after another cost a dependent L2 round trip each: 16 splits took
+// 3.2 us, 4 took 1.8). The loads bypass L1 (__ldcg): in the decode kernel
+// the records were written by other blocks of the same launch.
+CMX_A_FN void cmx_sdpa_merge_weights(const float* pp, int nsplit, int rs,
+                                     int lane, float* wt, float* sum_l) {
+  const bool h0 = lane < nsplit, h1 = lane + 32 < nsplit;
+  const float m0 = h0 ? __ldcg(pp + lane * rs) : -CMX_A_INF;
+  const float m1 = h1 ? __ldcg(pp + (lane + 32) * rs) : -CMX_A_INF;
+  const float l0 = h0 ? __ldcg(pp + lane * rs + 1) : 0.0f;
+  const float l1 = h1 ? __ldcg(pp + (lane + 32) * rs + 1) : 0.0f;
+  float M = fmaxf(m0, m1);
+#pragma unroll
+  for (int d = 16; d > 0; d /= 2)
+    M = fmaxf(M, __shfl_xor_sync(0xffffffffu, M, d));
+  const float e0 = m0 == -CMX_A_INF ? 0.0f : expf(m0 - M);
+  const float e1 = m1 == -CMX_A_INF ? 0.0f : expf(m1 - M);
+  float L = l0 * e0 + l1 * e1;
+#pragma unroll
+  for (int d = 16; d > 0; d /= 2) L += __shfl_xor_sync(0xffffffffu, L, d);
+  if (h0) wt[lane] = e0;
+  if (h1) wt[lane + 32] = e1;
+  if (lane == 0) *sum_l = L;
+}
+
+// Feature d of the merged row: the records' rows weighted by wt, over L.
+CMX_A_FN cmx_at cmx_sdpa_merge_feature(const float* pp, int nsplit, int rs,
+                                       int d, const float* wt, float L) {
+  float O = 0.0f;
+#pragma unroll 8
+  for (int s = 0; s < nsplit; s++) O += __ldcg(pp + s * rs + 2 + d) * wt[s];
+  return CMX_A_FROMF(O / L);
+}
+
+// Merges the records of each output row, a block a row (the split-key
+// launches' second kernel; the decode kernel merges in itself unless
+// sdpa.c asks for this one: CMX_CUDA_SDPA_DEC_COMBINE=launch).
 #if !defined(CMX_ONLY) || defined(CMX_ONLY_cmx_sdpa_combine)
 extern "C" __global__ void cmx_sdpa_combine(const float* part, cmx_at* o,
                                             int nsplit, int Dv) {
@@ -266,33 +303,11 @@ extern "C" __global__ void cmx_sdpa_combine(const float* part, cmx_at* o,
   const int rs = Dv + 2;
   const float* pp = part + row * nsplit * rs;
   const int t = threadIdx.x;
-  if (t < 32) {
-    const bool h0 = t < nsplit, h1 = t + 32 < nsplit;
-    const float m0 = h0 ? pp[t * rs] : -CMX_A_INF;
-    const float m1 = h1 ? pp[(t + 32) * rs] : -CMX_A_INF;
-    const float l0 = h0 ? pp[t * rs + 1] : 0.0f;
-    const float l1 = h1 ? pp[(t + 32) * rs + 1] : 0.0f;
-    float M = fmaxf(m0, m1);
-#pragma unroll
-    for (int d = 16; d > 0; d /= 2)
-      M = fmaxf(M, __shfl_xor_sync(0xffffffffu, M, d));
-    const float e0 = m0 == -CMX_A_INF ? 0.0f : expf(m0 - M);
-    const float e1 = m1 == -CMX_A_INF ? 0.0f : expf(m1 - M);
-    float L = l0 * e0 + l1 * e1;
-#pragma unroll
-    for (int d = 16; d > 0; d /= 2) L += __shfl_xor_sync(0xffffffffu, L, d);
-    if (h0) wt[t] = e0;
-    if (h1) wt[t + 32] = e1;
-    if (t == 0) sum_l = L;
-  }
+  if (t < 32) cmx_sdpa_merge_weights(pp, nsplit, rs, t, wt, &sum_l);
   __syncthreads();
   const float L = sum_l;
-  for (int d = t; d < Dv; d += blockDim.x) {
-    float O = 0.0f;
-#pragma unroll 8
-    for (int s = 0; s < nsplit; s++) O += pp[s * rs + 2 + d] * wt[s];
-    o[row * Dv + d] = CMX_A_FROMF(O / L);
-  }
+  for (int d = t; d < Dv; d += blockDim.x)
+    o[row * Dv + d] = cmx_sdpa_merge_feature(pp, nsplit, rs, d, wt, L);
 }
 #endif
 
@@ -303,10 +318,11 @@ extern "C" __global__ void cmx_sdpa_combine(const float* part, cmx_at* o,
 // block (4 warps) takes the rows and the keys of one split; G = D / V
 // lanes hold a key (V = 16 bytes of features a lane: one 16-byte load of
 // K and one of V), so a warp takes 32 / G keys at once and U of those
-// steps are loaded before any is used. Each key slot keeps its own running max, sum and
-// output rows; the slots of a warp merge through shuffles, the warps
-// through shared memory. One split writes the output, more write the
-// records cmx_sdpa_combine merges.
+// steps are loaded before any is used. Each key slot keeps its own running
+// max, sum and output rows; the slots of a warp merge through shuffles, the
+// warps through shared memory. One split writes the output; more write
+// records that the last split block to finish merges (a.cnt: one launch a
+// step) or, without a.cnt, cmx_sdpa_combine does.
 constexpr int CMX_A_V = 16 / (int)sizeof(cmx_at);  // elements in 16 bytes
 
 CMX_A_FN void cmx_sdpa_unpack(const uint4& raw, float (&f)[CMX_A_V]) {
@@ -314,6 +330,50 @@ CMX_A_FN void cmx_sdpa_unpack(const uint4& raw, float (&f)[CMX_A_V]) {
   u.raw = raw;
 #pragma unroll
   for (int e = 0; e < CMX_A_V; e++) f[e] = CMX_A_TOF(u.e[e]);
+}
+
+// The in-kernel merge of the decode splits (a.cnt set, nsplit > 1): each
+// split block, its records written, takes a ticket from its (batch, kv
+// head)'s counter; the one that draws the last merges the RL rows' records
+// as cmx_sdpa_combine does (the same helpers, so the same bits) and puts
+// the counter back to 0, so the next launch on the stream (sdpa.c keeps a
+// counter array a stream; launches on it run one after another, a graph's
+// replays included) starts from 0. The fences: every thread's records are
+// visible device-wide before its block's ticket (release), and the last
+// block reads them only after its ticket (acquire).
+template <int ROWS, int D>
+CMX_A_FN void cmx_sdpa_dec_merge(const cmx_sdpa_args& a, int b, int hk,
+                                 int RL) {
+  __shared__ float wt[ROWS][64];
+  __shared__ float sum_l[ROWS];
+  __shared__ bool last;
+  __threadfence();
+  __syncthreads();
+  if (threadIdx.x == 0) {
+    const unsigned ticket = atomicAdd(a.cnt + blockIdx.x, 1u);
+    last = ticket == (unsigned)a.nsplit - 1u;
+    // every ticket is drawn: no other block of the launch touches it
+    if (last) a.cnt[blockIdx.x] = 0u;
+    __threadfence();
+  }
+  __syncthreads();
+  if (!last) return;
+  const int lane = threadIdx.x & 31, w = threadIdx.x >> 5, rs = D + 2;
+  // row r's records: query head hk * R + r / L, row r % L
+  for (int r = w; r < RL; r += 4) {
+    const int h = hk * a.R + r / a.L, i = r % a.L;
+    const long long orow = ((long long)b * a.H + h) * a.L + i;
+    cmx_sdpa_merge_weights(a.part + orow * a.nsplit * rs, a.nsplit, rs, lane,
+                           wt[r], &sum_l[r]);
+  }
+  __syncthreads();
+  for (int x = threadIdx.x; x < RL * D; x += 128) {
+    const int r = x / D, d = x % D;
+    const int h = hk * a.R + r / a.L, i = r % a.L;
+    const long long orow = ((long long)b * a.H + h) * a.L + i;
+    a.o[orow * D + d] = cmx_sdpa_merge_feature(
+        a.part + orow * a.nsplit * rs, a.nsplit, rs, d, wt[r], sum_l[r]);
+  }
 }
 
 template <int ROWS, int D>
@@ -442,6 +502,7 @@ CMX_A_FN void cmx_sdpa_dec(const cmx_sdpa_args& a) {
       pp[2 + d] = O;
     }
   }
+  if (a.nsplit > 1 && a.cnt) cmx_sdpa_dec_merge<ROWS, D>(a, b, hk, RL);
 }
 
 // (float32 at D 256: a key would span two warps; the entry traps and
