@@ -121,6 +121,17 @@ if [ "${CMX_GPU_CHECK_CARRIED_BLAS:-0}" = 1 ] || ! have_system_blas; then
   fi
 fi
 
+# The carried pure-Python test references (gguf, for test_llm) whether or
+# not the carried OpenBLAS is used.
+if [ ! -d /tmp/cmx-blas/py ] && [ -f .carry/blas.tar.gz ]; then
+  mkdir -p /tmp/cmx-blas && tar -xzf .carry/blas.tar.gz -C /tmp/cmx-blas ./py
+fi
+case ":${PYTHONPATH:-}:" in
+  *:/tmp/cmx-blas/py:*) ;;
+  *) [ -d /tmp/cmx-blas/py ] &&
+       export PYTHONPATH=${PYTHONPATH:+$PYTHONPATH:}/tmp/cmx-blas/py ;;
+esac
+
 # cJSON (safetensors loading): the system's, else the carried copy.
 if [ ! -f /usr/include/cjson/cJSON.h ] && [ -f .carry/blas.tar.gz ]; then
   # Only cJSON goes on the loader path (not the carried OpenBLAS).

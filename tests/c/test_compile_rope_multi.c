@@ -410,8 +410,15 @@ static void check_odd(int v, bool shapeless, const cmx_array* in, int fused) {
             shapeless ? " shapeless" : "",
             gp ? count_ops(gp, &cmx__vt_RoPEMulti) : -1, fused);
   CHECK(ngot == nref);
+  /* float32 goes through RoPE's kernel either way: bit for bit. float64 is
+   * rope's composite, which compile may fuse into one kernel whose multiply
+   * and add contract to an fma (the GPU's): equal to float64 rounding. */
+  bool exact = cmx_array_dtype(in[0]) != CMX_FLOAT64;
   for (int i = 0; i < ngot && ngot == nref; i++)
-    CHECK_MSG(same_bits(got[i], ref[i]), "variant %d: output %d differs", v, i);
+    CHECK_MSG(
+        exact ? same_bits(got[i], ref[i]) : rel_diff(got[i], ref[i]) < 1e-6,
+        "variant %d%s %s: output %d differs", v, shapeless ? " shapeless" : "",
+        cmx_dtype_name(cmx_array_dtype(in[0])), i);
   if (traced) cmx__cgraph_free(&g);
   cmx_arrays_free(got, ngot);
   cmx_arrays_free(ref, nref);
