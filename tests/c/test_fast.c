@@ -531,7 +531,8 @@ static void test_sdpa_gpu(void) {
 
 /* The decode kernel's split records merged in the kernel (the last split
  * block of a (batch, kv head), by a ticket counter) against
- * CMX_CUDA_SDPA_DEC_COMBINE=launch (a cmx_sdpa_combine launch after it):
+ * a cmx_sdpa_combine launch after it (the default; CMX_CUDA_SDPA_DEC_COMBINE=kernel
+ * takes the former):
  * the same bits, both within tolerance of the CPU, one launch fewer. Caches of
  * 17, 40, 700 and 1000 keys take 2, 3, 44 and 63 splits of 16 keys on a GPU of
  * 132 multiprocessors (a block row or two: fewer than 8 a multiprocessor), 4096
@@ -559,7 +560,7 @@ static void sdpa_dec_case(const sdpa_case* c) {
   float scale = 1.0f / sqrtf((float)c->D);
   uint64_t nl[2];
   for (int path = 0; path < 2; path++) { /* 0 in the kernel, 1 launch */
-    if (path) setenv("CMX_CUDA_SDPA_DEC_COMBINE", "launch", 1);
+    if (!path) setenv("CMX_CUDA_SDPA_DEC_COMBINE", "kernel", 1);
     cmx__gpu_encoder_stats g0 = cmx__gpu_encoder_stats_get();
     OK(cmx_fast_scaled_dot_product_attention(&y[path], q, k, v, scale, mode,
                                              mask, sinks, S));

@@ -485,6 +485,11 @@ static void test_launch_shapes(void) {
     cmx__gpu_kernel k2 = {.family = &per_item, .dev = 0};
     g = cmx__gpu_cfg_for(&k2, 1000000);
     CHECK(g.grid[0] == 3907 && g.block[0] == 256);
+    /* one-shot: the grid covers the work uncapped */
+    g = cmx__gpu_cfg_one_shot(k, (int64_t)1 << 30);
+    CHECK(g.grid[0] == (1u << 23) && g.block[0] == 128);
+    g = cmx__gpu_cfg_one_shot(k, 1000000);
+    CHECK(g.grid[0] == 7813 && g.block[0] == 128);
   }
   /* Outside a GPU task nothing can be encoded. */
   cmx__gpu_args a;

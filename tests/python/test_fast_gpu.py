@@ -358,8 +358,8 @@ def test_sdpa_half_decode(device, dt):
 def test_sdpa_decode_split_merge(device, dt, D, R, L, S, mask, monkeypatch):
     """The decode kernel over caches split into 2 to 64 blocks a kv head
     (16 keys a split at least): the records merged by the kernel's last
-    split block, and by a combine launch (CMX_CUDA_SDPA_DEC_COMBINE=launch,
-    read at each call), give the same bits and match the CPU. RL = R * L
+    split block (CMX_CUDA_SDPA_DEC_COMBINE=kernel, read at each call), and
+    by a combine launch (the default), give the same bits and match the CPU. RL = R * L
     1, 2, 3 and 8 take each ROWS variant; B 2, 2 kv heads."""
     B, Hk = 2, 2
     H = Hk * R
@@ -375,7 +375,7 @@ def test_sdpa_decode_split_merge(device, dt, D, R, L, S, mask, monkeypatch):
         return y
 
     got = []
-    for knob in (None, "launch"):
+    for knob in ("kernel", None):
         if knob:
             monkeypatch.setenv("CMX_CUDA_SDPA_DEC_COMBINE", knob)
         got.append(cpu_match(device, run, tol, tol))
@@ -384,11 +384,15 @@ def test_sdpa_decode_split_merge(device, dt, D, R, L, S, mask, monkeypatch):
     assert np.array_equal(a, b), "in-kernel merge and combine launch differ"
 
 
-def test_sdpa_decode_steps_repeat(device):
+@pytest.mark.parametrize("knob", ["kernel", None])
+def test_sdpa_decode_steps_repeat(device, knob, monkeypatch):
     """SmolLM2's decoding shape (9 query heads on 3 kv heads, 256 keys, 16
     splits): steps repeated on one stream, two calls chained in each, until
-    the batch replays as a CUDA graph (each launch must leave its split
-    counters at 0, or a later step's rows go unwritten)."""
+    the batch replays as a CUDA graph (merged in the kernel, each launch
+    must leave its split counters at 0, or a later step's rows go
+    unwritten; or by the combine launch)."""
+    if knob:
+        monkeypatch.setenv("CMX_CUDA_SDPA_DEC_COMBINE", knob)
     k, v = arr(1, 3, 256, 64), arr(1, 3, 256, 64)
     for _ in range(6):
         q = arr(1, 9, 1, 64)

@@ -699,7 +699,9 @@ cmx_status cmx__gpu_compiled(const cmx_primitive* p, const cmx_array* in,
   const cmx__gpu_kernel* k =
       cmx__gpu_kernel_get(dev, &f->fam, f->variant, kernel);
   if (!k) return cmx_last_status();
-  cmx__gpu_cfg cfg = cmx__gpu_cfg_for(k, work);
+  /* the plain contiguous kernel streams best one trip a thread */
+  cmx__gpu_cfg cfg = kernel == K_CONTIG_NP ? cmx__gpu_cfg_one_shot(k, work)
+                                           : cmx__gpu_cfg_for(k, work);
   if (kernel == K_CONTIG) {
     /* one wave: every block resident from the start, so the pipeline
      * runs unbroken (a later wave would start with its loads exposed) */

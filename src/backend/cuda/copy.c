@@ -80,7 +80,9 @@ cmx_status cmx__gpu_copy_strided(const char* op, int dev, CUdeviceptr dst,
   const cmx__gpu_kernel* k = cmx__gpu_kernel_get(
       dev, &cmx__gpu_family_copy, cmx__gpu_copy_variant(isz), kernel);
   if (!k) return cmx_last_status();
-  cmx__gpu_cfg cfg = cmx__gpu_cfg_for(k, work);
+  /* the contiguous copy streams best one trip a thread (cfg_one_shot) */
+  cmx__gpu_cfg cfg = kernel == K_V ? cmx__gpu_cfg_one_shot(k, work)
+                                   : cmx__gpu_cfg_for(k, work);
   return cmx__gpu_launch(op, k, &cfg, &args);
 }
 

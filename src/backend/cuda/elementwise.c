@@ -166,7 +166,11 @@ static cmx_status run(const char* op, int dev, const cmx__gpu_family* f,
   }
   const cmx__gpu_kernel* k = cmx__gpu_kernel_get(dev, f, var, kernel);
   if (!k) return cmx_last_status();
-  cmx__gpu_cfg cfg = cmx__gpu_cfg_for(k, work);
+  /* contiguous unary/binary/ternary kernels stream best one trip a thread
+   * (cfg_one_shot); conversions measured slower so, and keep the cap */
+  cmx__gpu_cfg cfg = contig && f == &cmx__gpu_family_elementwise
+                         ? cmx__gpu_cfg_one_shot(k, work)
+                         : cmx__gpu_cfg_for(k, work);
   st = cmx__gpu_launch(op, k, &cfg, &args);
   if (st == CMX_OK) cmx_kernel_mark_device_written(out);
   return st;

@@ -16,7 +16,9 @@
  * than its default dynamic shared memory (48 KB less its static shared
  * memory) is opted in with cuFuncSetAttribute up to the device's limit.
  */
+#include <stdatomic.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 
 #include "backend/cuda/gpu.h"
@@ -59,6 +61,19 @@ void cmx__gpu_args_add(cmx__gpu_args* a, const void* value, size_t size,
   a->used = at + size;
 }
 
+/* Whether cmx__gpu_cfg_one_shot leaves the grid uncapped (CMX_CUDA_ONE_SHOT=0:
+ * no, for A/B runs; read once). */
+static bool one_shot_on(void) {
+  static _Atomic int on = -1;
+  int v = atomic_load(&on);
+  if (v < 0) {
+    const char* e = getenv("CMX_CUDA_ONE_SHOT");
+    v = !(e && strcmp(e, "0") == 0);
+    atomic_store(&on, v);
+  }
+  return v;
+}
+
 cmx__gpu_cfg cmx__gpu_cfg_for(const cmx__gpu_kernel* k, int64_t work) {
   const cmx__gpu_shape* sh = &k->family->shape;
   unsigned threads = sh->threads ? sh->threads : 256;
@@ -73,6 +88,16 @@ cmx__gpu_cfg cmx__gpu_cfg_for(const cmx__gpu_kernel* k, int64_t work) {
   if (blocks > 0x7fffffff) blocks = 0x7fffffff; /* issue reports it */
   return (cmx__gpu_cfg){
       .grid = {(unsigned)blocks, 1, 1}, .block = {threads, 1, 1}, .shared = 0};
+}
+
+cmx__gpu_cfg cmx__gpu_cfg_one_shot(const cmx__gpu_kernel* k, int64_t work) {
+  cmx__gpu_cfg c = cmx__gpu_cfg_for(k, work);
+  if (!one_shot_on()) return c;
+  int64_t blocks = (work + c.block[0] - 1) / c.block[0];
+  if (blocks < 1) blocks = 1;
+  if (blocks > 0x7fffffff) blocks = 0x7fffffff; /* the loop covers the rest */
+  c.grid[0] = (unsigned)blocks;
+  return c;
 }
 
 /* ---------------- issuing ---------------- */

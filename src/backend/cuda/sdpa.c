@@ -18,11 +18,13 @@
  *     (float32: 64, 128), at most 8 query rows a kv head, 16-byte aligned key
  *     and value rows: 16-byte loads, several keys a warp at once, the keys
  *     split over about 8 blocks a multiprocessor (at least 16 keys a
- *     split), the split records merged by the last split block of each
- *     (batch, kv head) to finish (a ticket counter: one launch a step
- *     instead of two; SmolLM2 decoding on an H200 ran 30 decode launches
- *     of 5.15 us and 30 combines of 2.04 us a token), or with
- *     CMX_CUDA_SDPA_DEC_COMBINE=launch by cmx_sdpa_combine, as before.
+ *     split), the split records merged by cmx_sdpa_combine after it, or
+ *     with CMX_CUDA_SDPA_DEC_COMBINE=kernel by the last split block of
+ *     each (batch, kv head) to finish (a ticket counter: one launch a step
+ *     instead of two, but the serial merge in that block costs more than
+ *     the launch it saves: SmolLM2 decoding on an H200, 3 interleaved A/B
+ *     pairs, 8.13 us a kernel-merging launch against 5.15 + 2.04 us, 744-799
+ *     tokens/s against 765-841 with the combine launch, the default).
  * CMX_CUDA_SDPA=rows forces the CUDA-core kernel (tests, diagnostics). */
 #include <pthread.h>
 #include <stdatomic.h>
@@ -223,13 +225,13 @@ static CUdeviceptr dec_counters(int dev, long long n) {
   return p;
 }
 
-/* Whether the decode splits merge in the decode kernel (the default) or
- * in a cmx_sdpa_combine launch after it (CMX_CUDA_SDPA_DEC_COMBINE=launch:
- * the former path, for A/B runs and tests; read at each call). Both give
- * the same bits. */
+/* Whether the decode splits merge in a cmx_sdpa_combine launch after the
+ * decode kernel (the default: measured faster) or in the decode kernel
+ * (CMX_CUDA_SDPA_DEC_COMBINE=kernel, for A/B runs and tests; read at each
+ * call). Both give the same bits. */
 static bool dec_combine_launch(void) {
   const char* e = getenv("CMX_CUDA_SDPA_DEC_COMBINE");
-  return e && strcmp(e, "launch") == 0;
+  return !(e && strcmp(e, "kernel") == 0);
 }
 
 /* A split-key launch: kernel `kernel` over (blocks, nsplit) blocks of 128
