@@ -117,13 +117,10 @@ static bool rewrite(cmx__cgraph* g, int a, int n, int at, bool* dead) {
   return true;
 }
 
-static bool pass_off(void) {
-  const char* s = getenv("CMX_COMPILE_ADD_RMS_NORM");
-  return s && !strcmp(s, "0");
-}
-
 cmx_status cmx__pass_add_rms_norm(cmx__cgraph* g) {
-  if (g->shapeless || g->nops < 2 || pass_off()) return CMX_OK;
+  if (g->shapeless || g->nops < 2 ||
+      cmx__pass_switched_off("CMX_COMPILE_ADD_RMS_NORM"))
+    return CMX_OK;
   bool* dead = calloc((size_t)g->nops + 1, 1);
   if (!dead) return CMX_OK; /* the pass is optional: leave the graph */
   bool any = false;

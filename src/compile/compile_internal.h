@@ -82,6 +82,9 @@ cmx_status cmx__cgraph_replay(const cmx__cgraph* g, const cmx_array* inputs,
 /* Checks the graph's invariants; a broken one is a compile bug (aborts
  * naming the pass that broke it). */
 void cmx__cgraph_verify(const cmx__cgraph* g, const char* pass);
+/* Whether an optional pass is switched off by its environment variable
+ * `name` set to "0" (read at each trace). */
+bool cmx__pass_switched_off(const char* name);
 
 /* ---- simplify.c ---- */
 cmx_status cmx__pass_merge_scalars(cmx__cgraph* g);

@@ -403,3 +403,8 @@ cmx_status cmx__cgraph_replay(const cmx__cgraph* g, const cmx_array* inputs,
   free(bop);
   return st;
 }
+
+bool cmx__pass_switched_off(const char* name) {
+  const char* s = getenv(name);
+  return s && !strcmp(s, "0");
+}
