@@ -25,19 +25,9 @@
 #include "primitives/fast.h"
 #include "primitives/registry.h"
 
-static bool same_stream(cmx_stream a, cmx_stream b) {
-  return a.device.type == b.device.type && a.device.index == b.device.index &&
-         a.index == b.index;
-}
-
 static bool same_desc(const cmx__cval* a, const cmx__cval* b) {
   return a->dtype == b->dtype && a->ndim == b->ndim &&
          !memcmp(a->shape, b->shape, (size_t)a->ndim * sizeof(int64_t));
-}
-
-/* The op index defining value v, or -1 for an input or a constant. */
-static int def_op(const cmx__cgraph* g, int v) {
-  return g->vals[v].kind == CMX__CV_OP ? g->vals[v].index : -1;
 }
 
 /* Whether any op strictly between lo and hi reads value v. */
@@ -54,7 +44,7 @@ static int fusable_add(const cmx__cgraph* g, int n) {
   const cmx__fast_params* q = cmx_primitive_params(norm->prim);
   if (norm->nout != 1 || norm->nin != 1 + (q->has_weight != 0)) return -1;
   int xv = norm->in[0];
-  int a = def_op(g, xv);
+  int a = cmx__cgraph_def_op(g, xv);
   if (a < 0) return -1;
   const cmx__cop* add = &g->ops[a];
   if (cmx_primitive_vt(add->prim) != &cmx__vt_Add || add->nin != 2 ||
@@ -70,7 +60,7 @@ static int fusable_add(const cmx__cgraph* g, int n) {
     return -1;
   if (q->has_weight && norm->in[1] == xv) return -1;
   cmx_stream s = cmx_primitive_stream(norm->prim);
-  if (!same_stream(s, cmx_primitive_stream(add->prim)) ||
+  if (!cmx_stream_equal(s, cmx_primitive_stream(add->prim)) ||
       !cmx_primitive_has_kernel(&cmx__vt_AddRMSNorm, s.device.type))
     return -1;
   return a;
@@ -98,19 +88,8 @@ static bool rewrite(cmx__cgraph* g, int a, int n, int at, bool* dead) {
   if (norm->nin > 1) ids[2] = norm->in[1];
   ids[nin] = add->out[0];
   ids[nin + 1] = norm->out[0];
-  cmx__cop* o = &g->ops[at];
+  cmx__cgraph_set_op(g, at, p, ids, nin, 2);
   int other = at == a ? n : a;
-  cmx_primitive_release(o->prim);
-  free(o->in);
-  o->prim = p;
-  o->nin = nin;
-  o->nout = 2;
-  o->in = ids;
-  o->out = ids + nin;
-  for (int k = 0; k < 2; k++) {
-    g->vals[o->out[k]].index = at;
-    g->vals[o->out[k]].out = k;
-  }
   /* the dead op keeps its prim and in/out (compact releases them), but no
    * longer defines a value */
   dead[other] = true;
@@ -134,7 +113,7 @@ cmx_status cmx__pass_add_rms_norm(cmx__cgraph* g) {
     int at = -1;
     if (!read_between(g, hv, a, n))
       at = n;
-    else if (norm->nin == 1 || def_op(g, norm->in[1]) < a)
+    else if (norm->nin == 1 || cmx__cgraph_def_op(g, norm->in[1]) < a)
       at = a;
     if (at >= 0 && rewrite(g, a, n, at, dead)) any = true;
   }

@@ -82,6 +82,14 @@ cmx_status cmx__cgraph_replay(const cmx__cgraph* g, const cmx_array* inputs,
 /* Checks the graph's invariants; a broken one is a compile bug (aborts
  * naming the pass that broke it). */
 void cmx__cgraph_verify(const cmx__cgraph* g, const char* pass);
+/* The op index defining value v, or -1 for an input or a constant. */
+int cmx__cgraph_def_op(const cmx__cgraph* g, int v);
+/* Puts primitive p (owned) at op index `at` in place of the op there,
+ * with ids (malloc'd, owned: nin input value ids, then nout output value
+ * ids) as its inputs and outputs; those outputs are now defined by this
+ * op. Releases the replaced op's primitive and ids. */
+void cmx__cgraph_set_op(cmx__cgraph* g, int at, cmx_primitive* p, int* ids,
+                        int nin, int nout);
 /* Whether an optional pass is switched off by its environment variable
  * `name` set to "0" (read at each trace). */
 bool cmx__pass_switched_off(const char* name);

@@ -408,3 +408,23 @@ bool cmx__pass_switched_off(const char* name) {
   const char* s = getenv(name);
   return s && !strcmp(s, "0");
 }
+
+int cmx__cgraph_def_op(const cmx__cgraph* g, int v) {
+  return g->vals[v].kind == CMX__CV_OP ? g->vals[v].index : -1;
+}
+
+void cmx__cgraph_set_op(cmx__cgraph* g, int at, cmx_primitive* p, int* ids,
+                        int nin, int nout) {
+  cmx__cop* o = &g->ops[at];
+  cmx_primitive_release(o->prim);
+  free(o->in); /* out points into the same array */
+  o->prim = p;
+  o->nin = nin;
+  o->nout = nout;
+  o->in = ids;
+  o->out = ids + nin;
+  for (int k = 0; k < nout; k++) {
+    g->vals[o->out[k]].index = at;
+    g->vals[o->out[k]].out = k;
+  }
+}

@@ -31,11 +31,6 @@
 #include "primitives/registry.h"
 #include "primitives/shape.h"
 
-static bool same_stream(cmx_stream a, cmx_stream b) {
-  return a.device.type == b.device.type && a.device.index == b.device.index &&
-         a.index == b.index;
-}
-
 /* Whether op i is a one-output op of primitive vt with nin inputs, on
  * stream s. */
 static bool is_op(const cmx__cgraph* g, int i, const cmx_primitive_vtable* vt,
@@ -43,7 +38,7 @@ static bool is_op(const cmx__cgraph* g, int i, const cmx_primitive_vtable* vt,
   if (i < 0) return false;
   const cmx__cop* op = &g->ops[i];
   return cmx_primitive_vt(op->prim) == vt && op->nin == nin && op->nout == 1 &&
-         same_stream(cmx_primitive_stream(op->prim), s);
+         cmx_stream_equal(cmx_primitive_stream(op->prim), s);
 }
 
 /* Whether value v has dtype dt and y's shape with n last columns. */
@@ -175,17 +170,9 @@ static bool rewrite(cmx__cgraph* g, const chain* c, bool* dead) {
     cmx__error_reset_pending();
     return false;
   }
-  cmx__cop* o = &g->ops[c->m2];
   memcpy(ids, q->in, (size_t)q->nin * sizeof *ids);
-  ids[q->nin] = o->out[0];
-  cmx_primitive_release(o->prim);
-  free(o->in);
-  o->prim = p;
-  o->nin = q->nin;
-  o->in = ids;
-  o->out = ids + q->nin;
-  g->vals[o->out[0]].index = c->m2;
-  g->vals[o->out[0]].out = 0;
+  ids[q->nin] = g->ops[c->m2].out[0];
+  cmx__cgraph_set_op(g, c->m2, p, ids, q->nin, 1);
   /* the dead ops keep their prims and in/out (compact releases them), but
    * no longer define a value anyone reads */
   int others[5] = {c->qmm, c->sa, c->sb, c->sig, c->m1};

@@ -27,11 +27,6 @@
 #include "primitives/registry.h"
 #include "primitives/shapes.h"
 
-static bool same_stream(cmx_stream a, cmx_stream b) {
-  return a.device.type == b.device.type && a.device.index == b.device.index &&
-         a.index == b.index;
-}
-
 static bool kernel_dtype(cmx_dtype dt) {
   return dt == CMX_FLOAT32 || dt == CMX_FLOAT16 || dt == CMX_BFLOAT16;
 }
@@ -58,8 +53,8 @@ static bool compatible(const cmx__cgraph* g, int a, int b) {
   for (int k = 1; k < x->nin; k++) /* offset, freqs: the same values */
     if (x->in[k] != y->in[k]) return false;
   return g->vals[x->in[0]].dtype == g->vals[y->in[0]].dtype &&
-         same_stream(cmx_primitive_stream(x->prim),
-                     cmx_primitive_stream(y->prim));
+         cmx_stream_equal(cmx_primitive_stream(x->prim),
+                          cmx_primitive_stream(y->prim));
 }
 
 /* Whether live op m reads an output of the group's members. */
@@ -94,17 +89,7 @@ static bool rewrite(cmx__cgraph* g, const int* grp, int n, bool* dead) {
     ids[nin + i] = g->ops[grp[i]].out[0];
   }
   for (int k = 0; k < shared; k++) ids[n + k] = last->in[1 + k];
-  cmx_primitive_release(last->prim);
-  free(last->in);
-  last->prim = p;
-  last->nin = nin;
-  last->nout = n;
-  last->in = ids;
-  last->out = ids + nin;
-  for (int i = 0; i < n; i++) {
-    g->vals[last->out[i]].index = at;
-    g->vals[last->out[i]].out = i;
-  }
+  cmx__cgraph_set_op(g, at, p, ids, nin, n);
   /* the dead ops keep their prims and in/out (compact releases them), but
    * no longer define a value */
   for (int i = 0; i < n - 1; i++) dead[grp[i]] = true;
