@@ -30,14 +30,6 @@ static bool same_desc(const cmx__cval* a, const cmx__cval* b) {
          !memcmp(a->shape, b->shape, (size_t)a->ndim * sizeof(int64_t));
 }
 
-/* Whether any op strictly between lo and hi reads value v. */
-static bool read_between(const cmx__cgraph* g, int v, int lo, int hi) {
-  for (int i = lo + 1; i < hi; i++)
-    for (int k = 0; k < g->ops[i].nin; k++)
-      if (g->ops[i].in[k] == v) return true;
-  return false;
-}
-
 /* The Add op that RMSNorm op n could fuse with, or -1. */
 static int fusable_add(const cmx__cgraph* g, int n) {
   const cmx__cop* norm = &g->ops[n];
@@ -111,7 +103,7 @@ cmx_status cmx__pass_add_rms_norm(cmx__cgraph* g) {
     const cmx__cop* norm = &g->ops[n];
     int hv = g->ops[a].out[0];
     int at = -1;
-    if (!read_between(g, hv, a, n))
+    if (!cmx__cgraph_read_between(g, hv, a, n))
       at = n;
     else if (norm->nin == 1 || cmx__cgraph_def_op(g, norm->in[1]) < a)
       at = a;

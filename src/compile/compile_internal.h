@@ -84,6 +84,8 @@ cmx_status cmx__cgraph_replay(const cmx__cgraph* g, const cmx_array* inputs,
 void cmx__cgraph_verify(const cmx__cgraph* g, const char* pass);
 /* The op index defining value v, or -1 for an input or a constant. */
 int cmx__cgraph_def_op(const cmx__cgraph* g, int v);
+/* Whether any op strictly between op indices lo and hi reads value v. */
+bool cmx__cgraph_read_between(const cmx__cgraph* g, int v, int lo, int hi);
 /* Puts primitive p (owned) at op index `at` in place of the op there,
  * with ids (malloc'd, owned: nin input value ids, then nout output value
  * ids) as its inputs and outputs; those outputs are now defined by this

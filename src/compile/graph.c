@@ -428,3 +428,10 @@ void cmx__cgraph_set_op(cmx__cgraph* g, int at, cmx_primitive* p, int* ids,
     g->vals[o->out[k]].out = k;
   }
 }
+
+bool cmx__cgraph_read_between(const cmx__cgraph* g, int v, int lo, int hi) {
+  for (int i = lo + 1; i < hi; i++)
+    for (int k = 0; k < g->ops[i].nin; k++)
+      if (g->ops[i].in[k] == v) return true;
+  return false;
+}
