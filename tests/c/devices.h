@@ -167,6 +167,23 @@ static inline bool h_nan_at(const void* p, cmx_dtype dt) {
   }
 }
 
+/* Whether arrays a and b hold exactly the same bytes (same dtype, size
+ * and rank; evaluated and copied to the host here). */
+static inline bool h_arrays_same_bytes(cmx_array a, cmx_array b) {
+  if (!a || !b || cmx_array_dtype(a) != cmx_array_dtype(b) ||
+      cmx_array_size(a) != cmx_array_size(b) ||
+      cmx_array_ndim(a) != cmx_array_ndim(b))
+    return false;
+  size_t n = (size_t)cmx_array_size(a) * cmx_dtype_size(cmx_array_dtype(a));
+  char* u = malloc(n + 1);
+  char* v = malloc(n + 1);
+  bool ok = u && v && cmx_array_copy_to(a, u, n) == CMX_OK &&
+            cmx_array_copy_to(b, v, n) == CMX_OK && !memcmp(u, v, n);
+  free(u);
+  free(v);
+  return ok;
+}
+
 /* Bytes of two results agree as the devices must: identical, except that
  * any NaN matches any NaN (payloads may differ) in float dtypes. */
 static inline bool h_same_bits(const void* a, const void* b, int64_t n,

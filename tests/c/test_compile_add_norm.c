@@ -33,22 +33,6 @@ static cmx_array rnd(const int64_t* shape, int nd, cmx_dtype dt) {
   return rand_array(&g_rng, shape, nd, dt, 2.f, S);
 }
 
-/* Whether a and b hold the same bytes (same shape and dtype). */
-static bool same_bits(cmx_array a, cmx_array b) {
-  if (!a || !b || cmx_array_dtype(a) != cmx_array_dtype(b) ||
-      cmx_array_size(a) != cmx_array_size(b) ||
-      cmx_array_ndim(a) != cmx_array_ndim(b))
-    return false;
-  size_t n = (size_t)cmx_array_size(a) * cmx_dtype_size(cmx_array_dtype(a));
-  char* u = malloc(n + 1);
-  char* v = malloc(n + 1);
-  bool ok = cmx_array_copy_to(a, u, n) == CMX_OK &&
-            cmx_array_copy_to(b, v, n) == CMX_OK && !memcmp(u, v, n);
-  free(u);
-  free(v);
-  return ok;
-}
-
 static int count_ops(const cmx__cgraph* g, const cmx_primitive_vtable* vt) {
   int n = 0;
   for (int i = 0; g && i < g->nops; i++)
@@ -135,7 +119,7 @@ static void test_block(void) {
                   "adds",
                   cmx_dtype_name(dts[k]), (long long)B, (long long)D, wt);
         for (int i = 0; i < 3 && ngot == 3 && nref == 3; i++)
-          CHECK_MSG(same_bits(got[i], ref[i]),
+          CHECK_MSG(h_arrays_same_bytes(got[i], ref[i]),
                     "%s (%lld, %lld) weights %d: output %d differs from "
                     "uncompiled",
                     cmx_dtype_name(dts[k]), (long long)B, (long long)D, wt, i);
@@ -171,9 +155,9 @@ static void check_layouts(const char* what, cmx_array x, cmx_array r,
   apply_add_norm(x, r, w, o);
   OK(cmx_add(&h, x, r, S));
   OK(cmx_fast_rms_norm(&y, h, w, 1e-5f, S));
-  CHECK_MSG(same_bits(o[0], h), "%s %s: h differs from Add", what,
+  CHECK_MSG(h_arrays_same_bytes(o[0], h), "%s %s: h differs from Add", what,
             cmx_dtype_name(cmx_array_dtype(x)));
-  CHECK_MSG(same_bits(o[1], y), "%s %s: y differs from RMSNorm", what,
+  CHECK_MSG(h_arrays_same_bytes(o[1], y), "%s %s: y differs from RMSNorm", what,
             cmx_dtype_name(cmx_array_dtype(x)));
   cmx_array_release_all((cmx_array[]){o[0], o[1], h, y}, 4);
 }
@@ -285,7 +269,8 @@ static void check_odd(int v, bool shapeless, const cmx_array* in, int nin,
             gp ? count_ops(gp, &cmx__vt_AddRMSNorm) : -1, fused);
   CHECK(ngot == nref);
   for (int i = 0; i < ngot && ngot == nref; i++)
-    CHECK_MSG(same_bits(got[i], ref[i]), "variant %d: output %d differs", v, i);
+    CHECK_MSG(h_arrays_same_bytes(got[i], ref[i]),
+              "variant %d: output %d differs", v, i);
   if (traced) cmx__cgraph_free(&g);
   cmx_arrays_free(got, ngot);
   cmx_arrays_free(ref, nref);

@@ -62,22 +62,6 @@ static cmx_array offsets(int n, int first) {
   return a;
 }
 
-/* Whether a and b hold the same bytes (same shape and dtype). */
-static bool same_bits(cmx_array a, cmx_array b) {
-  if (!a || !b || cmx_array_dtype(a) != cmx_array_dtype(b) ||
-      cmx_array_size(a) != cmx_array_size(b) ||
-      cmx_array_ndim(a) != cmx_array_ndim(b))
-    return false;
-  size_t n = (size_t)cmx_array_size(a) * cmx_dtype_size(cmx_array_dtype(a));
-  char* u = malloc(n + 1);
-  char* v = malloc(n + 1);
-  bool ok = cmx_array_copy_to(a, u, n) == CMX_OK &&
-            cmx_array_copy_to(b, v, n) == CMX_OK && !memcmp(u, v, n);
-  free(u);
-  free(v);
-  return ok;
-}
-
 /* The largest |a - b| over b's scale (float32 copies of both). */
 static double rel_diff(cmx_array a, cmx_array b) {
   cmx_array fa = NULL, fb = NULL;
@@ -190,7 +174,7 @@ static void test_qk(void) {
                 "%s variant %d: the pass did not fuse q's and k's RoPE",
                 cmx_dtype_name(dts[k]), v);
       for (int i = 0; i < 2 && ngot == 2 && nref == 2; i++)
-        CHECK_MSG(same_bits(got[i], ref[i]),
+        CHECK_MSG(h_arrays_same_bytes(got[i], ref[i]),
                   "%s variant %d: output %d differs from uncompiled",
                   cmx_dtype_name(dts[k]), v, i);
       cmx_arrays_free(got, ngot);
@@ -240,8 +224,9 @@ static void check_multi(const char* what, const cmx_array* xs, int n, int dims,
   for (int i = 0; i < n; i++) {
     cmx_array r = NULL;
     OK(rope(&r, xs[i], dims, trad, off, freqs));
-    CHECK_MSG(same_bits(o[i], r), "%s %s trad %d: output %d differs from RoPE",
-              what, cmx_dtype_name(cmx_array_dtype(xs[i])), trad, i);
+    CHECK_MSG(h_arrays_same_bytes(o[i], r),
+              "%s %s trad %d: output %d differs from RoPE", what,
+              cmx_dtype_name(cmx_array_dtype(xs[i])), trad, i);
     if (S.device.type != CMX_CPU && cmx_array_size(r) > 0) {
       cmx_array c = NULL;
       OK(cmx_fast_rope(&c, xs[i], dims, trad, freqs ? NULL : &BASE, 1.0f, 0,
@@ -415,10 +400,11 @@ static void check_odd(int v, bool shapeless, const cmx_array* in, int fused) {
    * and add contract to an fma (the GPU's): equal to float64 rounding. */
   bool exact = cmx_array_dtype(in[0]) != CMX_FLOAT64;
   for (int i = 0; i < ngot && ngot == nref; i++)
-    CHECK_MSG(
-        exact ? same_bits(got[i], ref[i]) : rel_diff(got[i], ref[i]) < 1e-6,
-        "variant %d%s %s: output %d differs", v, shapeless ? " shapeless" : "",
-        cmx_dtype_name(cmx_array_dtype(in[0])), i);
+    CHECK_MSG(exact ? h_arrays_same_bytes(got[i], ref[i])
+                    : rel_diff(got[i], ref[i]) < 1e-6,
+              "variant %d%s %s: output %d differs", v,
+              shapeless ? " shapeless" : "",
+              cmx_dtype_name(cmx_array_dtype(in[0])), i);
   if (traced) cmx__cgraph_free(&g);
   cmx_arrays_free(got, ngot);
   cmx_arrays_free(ref, nref);

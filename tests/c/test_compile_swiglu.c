@@ -49,22 +49,6 @@ static cmx_array rnd(const int64_t* shape, int nd, cmx_dtype dt, float scale) {
   return b;
 }
 
-/* Whether a and b hold the same bytes (same shape and dtype). */
-static bool same_bits(cmx_array a, cmx_array b) {
-  if (!a || !b || cmx_array_dtype(a) != cmx_array_dtype(b) ||
-      cmx_array_size(a) != cmx_array_size(b) ||
-      cmx_array_ndim(a) != cmx_array_ndim(b))
-    return false;
-  size_t n = (size_t)cmx_array_size(a) * cmx_dtype_size(cmx_array_dtype(a));
-  char* u = malloc(n + 1);
-  char* v = malloc(n + 1);
-  bool ok = cmx_array_copy_to(a, u, n) == CMX_OK &&
-            cmx_array_copy_to(b, v, n) == CMX_OK && !memcmp(u, v, n);
-  free(u);
-  free(v);
-  return ok;
-}
-
 /* Whether any element of a is nonzero (the chain is not trivially 0). */
 static bool any_nonzero(cmx_array a) {
   cmx_array f = NULL;
@@ -215,11 +199,11 @@ static void check_mlp(const char* what, const mlp_cfg* cfg, const cmx_array* in,
   }
   CHECK(ngot == nref && noff == nref);
   for (int i = 0; i < ngot && ngot == nref && noff == nref; i++) {
-    CHECK_MSG(same_bits(got[i], ref[i]),
+    CHECK_MSG(h_arrays_same_bytes(got[i], ref[i]),
               "%s %s %s bits %d g %d: output %d differs from uncompiled", dev,
               what, cmx_dtype_name(cmx_array_dtype(in[0])), cfg->bits, cfg->g,
               i);
-    CHECK_MSG(same_bits(got[i], off[i]),
+    CHECK_MSG(h_arrays_same_bytes(got[i], off[i]),
               "%s %s %s bits %d g %d: output %d differs from the pass off", dev,
               what, cmx_dtype_name(cmx_array_dtype(in[0])), cfg->bits, cfg->g,
               i);

@@ -431,21 +431,31 @@ static cmx_array sdpa_in(int64_t B, int64_t H, int64_t L, int64_t D,
   return t;
 }
 
+/* The case's mask (m: 2 a boolean (L, Sk) one, 3 an additive (B, 1, L,
+ * Sk) one, else none), drawn after the inputs and sinks. */
+static cmx_array sdpa_case_mask(const sdpa_case* c) {
+  int64_t ms[2] = {c->L, c->Sk}, as[4] = {c->B, 1, c->L, c->Sk};
+  cmx_array mask = NULL;
+  if (c->m == 2) {
+    cmx_array r = rnd(ms, 2, CMX_FLOAT32), zero = NULL;
+    OK(cmx_array_weak_float(&zero, -0.3));
+    OK(cmx_greater(&mask, r, zero, S));
+    cmx_array_release(r), cmx_array_release(zero);
+  } else if (c->m == 3) {
+    mask = rnd(as, 4, c->dt);
+  }
+  return mask;
+}
+
 static void sdpa_gpu_case(const sdpa_case* c) {
   static const char* names[4] = {"none", "causal", "bool", "add"};
   cmx_array q = sdpa_in(c->B, c->H, c->L, c->D, c->dt, c->tr),
             k = sdpa_in(c->B, c->Hk, c->Sk, c->D, c->dt, c->tr),
             v = sdpa_in(c->B, c->Hk, c->Sk, c->Dv, c->dt, c->tr);
-  int64_t ms[2] = {c->L, c->Sk}, as[4] = {c->B, 1, c->L, c->Sk}, hs[1] = {c->H};
-  cmx_array mask = NULL, r = NULL, zero = NULL, y = NULL, want = NULL;
+  int64_t hs[1] = {c->H};
+  cmx_array y = NULL, want = NULL;
   cmx_array sinks = c->sk ? rnd(hs, 1, c->dt) : NULL;
-  if (c->m == 2) {
-    r = rnd(ms, 2, CMX_FLOAT32);
-    OK(cmx_array_weak_float(&zero, -0.3));
-    OK(cmx_greater(&mask, r, zero, S));
-  } else if (c->m == 3) {
-    mask = rnd(as, 4, c->dt);
-  }
+  cmx_array mask = sdpa_case_mask(c);
   const char* mode = c->m == 1 ? "causal" : NULL;
   float scale = 1.0f / sqrtf((float)c->D);
   OK(cmx_fast_scaled_dot_product_attention(&y, q, k, v, scale, mode, mask,
@@ -467,8 +477,7 @@ static void sdpa_gpu_case(const sdpa_case* c) {
             (long long)c->D, (long long)c->Dv, names[c->m], c->sk, c->tr, d);
   cmx_array_release(y), cmx_array_release(want);
   cmx_array_release(q), cmx_array_release(k), cmx_array_release(v);
-  cmx_array_release(r), cmx_array_release(sinks);
-  cmx_array_release(mask), cmx_array_release(zero);
+  cmx_array_release(sinks), cmx_array_release(mask);
 }
 
 /* Attention's GPU kernels against the CPU kernel: the CUDA-core kernel
@@ -531,28 +540,21 @@ static void test_sdpa_gpu(void) {
 
 /* The decode kernel's split records merged in the kernel (the last split
  * block of a (batch, kv head), by a ticket counter) against
- * a cmx_sdpa_combine launch after it (the default; CMX_CUDA_SDPA_DEC_COMBINE=kernel
- * takes the former):
- * the same bits, both within tolerance of the CPU, one launch fewer. Caches of
- * 17, 40, 700 and 1000 keys take 2, 3, 44 and 63 splits of 16 keys on a GPU of
- * 132 multiprocessors (a block row or two: fewer than 8 a multiprocessor), 4096
- * keys the 64 most; RL (query heads a kv head times rows) 1, 2, 3 and 8 take
- * every ROWS variant, with head dims 64, 128 and 256 (float16/bfloat16) every D
- * variant. */
+ * a cmx_sdpa_combine launch after it (the default;
+ * CMX_CUDA_SDPA_DEC_COMBINE=kernel takes the former): the same bits, both
+ * within tolerance of the CPU, one launch fewer. Caches of 17, 40, 700 and 1000
+ * keys take 2, 3, 44 and 63 splits of 16 keys on a GPU of 132 multiprocessors
+ * (a block row or two: fewer than 8 a multiprocessor), 4096 keys the 64 most;
+ * RL (query heads a kv head times rows) 1, 2, 3 and 8 take every ROWS variant,
+ * with head dims 64, 128 and 256 (float16/bfloat16) every D variant. */
 static void sdpa_dec_case(const sdpa_case* c) {
   cmx_array q = sdpa_in(c->B, c->H, c->L, c->D, c->dt, 0),
             k = sdpa_in(c->B, c->Hk, c->Sk, c->D, c->dt, 0),
             v = sdpa_in(c->B, c->Hk, c->Sk, c->Dv, c->dt, 0);
-  int64_t ms[2] = {c->L, c->Sk}, as[4] = {c->B, 1, c->L, c->Sk}, hs[1] = {c->H};
-  cmx_array mask = NULL, r = NULL, zero = NULL, want = NULL, y[2] = {0};
+  int64_t hs[1] = {c->H};
+  cmx_array want = NULL, y[2] = {0};
   cmx_array sinks = c->sk ? rnd(hs, 1, c->dt) : NULL;
-  if (c->m == 2) {
-    r = rnd(ms, 2, CMX_FLOAT32);
-    OK(cmx_array_weak_float(&zero, -0.3));
-    OK(cmx_greater(&mask, r, zero, S));
-  } else if (c->m == 3) {
-    mask = rnd(as, 4, c->dt);
-  }
+  cmx_array mask = sdpa_case_mask(c);
   OK(cmx_eval((cmx_array[]){q, k, v}, 3));
   if (mask) OK(cmx_array_eval(mask));
   if (sinks) OK(cmx_array_eval(sinks));
@@ -585,8 +587,7 @@ static void sdpa_dec_case(const sdpa_case* c) {
             (unsigned long long)nl[0], (unsigned long long)nl[1]);
   cmx_array_release(y[0]), cmx_array_release(y[1]), cmx_array_release(want);
   cmx_array_release(q), cmx_array_release(k), cmx_array_release(v);
-  cmx_array_release(r), cmx_array_release(sinks);
-  cmx_array_release(mask), cmx_array_release(zero);
+  cmx_array_release(sinks), cmx_array_release(mask);
 }
 
 static void test_sdpa_gpu_dec_merge(void) {

@@ -74,11 +74,14 @@ static bool one_shot_on(void) {
   return v;
 }
 
-cmx__gpu_cfg cmx__gpu_cfg_for(const cmx__gpu_kernel* k, int64_t work) {
+/* The 1-D launch of `work` items in k's family shape; GRID_STRIDE grids
+ * capped at blocks_per_sm a multiprocessor when `capped`. */
+static cmx__gpu_cfg cfg_1d(const cmx__gpu_kernel* k, int64_t work,
+                           bool capped) {
   const cmx__gpu_shape* sh = &k->family->shape;
   unsigned threads = sh->threads ? sh->threads : 256;
   int64_t blocks = (work + threads - 1) / threads;
-  if (sh->kind == CMX__GPU_GRID_STRIDE) {
+  if (capped && sh->kind == CMX__GPU_GRID_STRIDE) {
     cmx__gpu_device* d = cmx__gpu_device_get(k->dev);
     int64_t cap = (int64_t)(d ? d->sm_count : 1) *
                   (sh->blocks_per_sm ? sh->blocks_per_sm : 16);
@@ -90,14 +93,12 @@ cmx__gpu_cfg cmx__gpu_cfg_for(const cmx__gpu_kernel* k, int64_t work) {
       .grid = {(unsigned)blocks, 1, 1}, .block = {threads, 1, 1}, .shared = 0};
 }
 
+cmx__gpu_cfg cmx__gpu_cfg_for(const cmx__gpu_kernel* k, int64_t work) {
+  return cfg_1d(k, work, true);
+}
+
 cmx__gpu_cfg cmx__gpu_cfg_one_shot(const cmx__gpu_kernel* k, int64_t work) {
-  cmx__gpu_cfg c = cmx__gpu_cfg_for(k, work);
-  if (!one_shot_on()) return c;
-  int64_t blocks = (work + c.block[0] - 1) / c.block[0];
-  if (blocks < 1) blocks = 1;
-  if (blocks > 0x7fffffff) blocks = 0x7fffffff; /* the loop covers the rest */
-  c.grid[0] = (unsigned)blocks;
-  return c;
+  return cfg_1d(k, work, !one_shot_on());
 }
 
 /* ---------------- issuing ---------------- */
