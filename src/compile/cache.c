@@ -467,6 +467,7 @@ static const struct {
                 {"add_rms_norm", cmx__pass_add_rms_norm},
                 {"rope_multi", cmx__pass_rope_multi},
                 {"qmm_swiglu", cmx__pass_qmm_swiglu},
+                {"norm_qmm", cmx__pass_norm_qmm},
                 {"fuse", cmx__pass_fuse}};
 
 static cmx_status run_passes(cmx__cgraph* g) {

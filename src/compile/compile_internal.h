@@ -8,7 +8,7 @@
  *    hold data (constants, kept by reference).
  * 2. passes (simplify.c, fuse.c), each named, each followed by a check of
  *    the graph's invariants in debug builds: merge_scalars, drop_noops,
- *    cse, dce, add_rms_norm, rope_multi, qmm_swiglu, fuse.
+ *    cse, dce, add_rms_norm, rope_multi, qmm_swiglu, norm_qmm, fuse.
  * 3. replay (graph.c): each call applies the ops, in order, to the call's
  *    inputs.
  */
@@ -120,6 +120,14 @@ cmx_status cmx__pass_rope_multi(cmx__cgraph* g);
  * file's comment for the conditions). Leaves the graph alone where in
  * doubt; fails only when out of memory. */
 cmx_status cmx__pass_qmm_swiglu(cmx__cgraph* g);
+
+/* ---- norm_qmm.c ---- */
+/* Fuses each AddRMSNorm whose normed output feeds only a one-row
+ * QuantizedMatmul or QuantizedMatmulSwiGLU into one
+ * AddRMSNormQuantizedMatmul op (see the file's comment for the
+ * conditions). Leaves the graph alone where in doubt; fails only when out
+ * of memory. */
+cmx_status cmx__pass_norm_qmm(cmx__cgraph* g);
 
 /* ---- fuse.c ---- */
 cmx_status cmx__pass_fuse(cmx__cgraph* g);

@@ -157,6 +157,7 @@
   X(Dequantize, 0)                                        \
   X(QuantizedMatmul, 0)                                   \
   X(QuantizedMatmulSwiGLU, 0)                             \
+  X(AddRMSNormQuantizedMatmul, 0)                         \
   /* ---- depends (depends.c) ---- */                     \
   X(Depends, 0)                                           \
   /* ---- transforms (transforms/custom.c) ---- */        \

@@ -24,11 +24,26 @@
  *   (s = sigmoid(a), t = a * s, out = t * b). A primitive of its own, not
  *   a QuantizedMatmul flag: its output shape and meaning differ, and code
  *   that reads QuantizedMatmul nodes (rules, kernels) never sees it.
+ * AddRMSNormQuantizedMatmul (made only by compile's norm_qmm pass):
+ *   AddRMSNorm (primitives/fast.h) whose normed output y feeds one
+ *   one-row QuantizedMatmul (swiglu 0) or QuantizedMatmulSwiGLU (swiglu
+ *   1), as one op. in = {x (..., 1, K), r (x's shape), [weight (K)],
+ *   wq, scales, biases}, x, r, weight and the output of one float dtype;
+ *   out = {h (x's shape), o (..., 1, N or N / 2)}: h = x + r rounded to
+ *   the dtype (AddRMSNorm's h), o = the consumer's result on y =
+ *   RMSNorm(h, weight) rounded to the dtype (AddRMSNorm's y), bit for bit
+ *   what the two ops give on each device. Parameters: the norm's (eps,
+ *   has_weight), the product's (transpose, affine mode) and which
+ *   consumer. One primitive with a flag rather than two: both consumers
+ *   read the same inputs in the same order and give outputs of the same
+ *   form, so one output_shapes, one rule, one kernel entry per backend
+ *   and one pass cover both.
  */
 #ifndef CMX_PRIMITIVES_QUANTIZED_H
 #define CMX_PRIMITIVES_QUANTIZED_H
 
 #include "cmx/primitive.h"
+#include "primitives/fast.h"
 
 /* The quantization modes (ops/quantized_fp.h describes the microscaled
  * ones). */
@@ -45,6 +60,23 @@ typedef struct cmx__quant_params {
   int transpose; /* QuantizedMatmul */
   int mode;      /* cmx__qmode; Quantize and Dequantize: affine only */
 } cmx__quant_params;
+
+/* AddRMSNormQuantizedMatmul's parameters (every field 4 bytes: no
+ * padding, so equality and hashing compare bytes). */
+typedef struct cmx__norm_qmm_params {
+  cmx__fast_params norm; /* eps, has_weight; the rest zero */
+  cmx__quant_params q;   /* transpose, affine mode */
+  int swiglu;            /* 1: the consumer is QuantizedMatmulSwiGLU */
+} cmx__norm_qmm_params;
+
+/* Runs AddRMSNormQuantizedMatmul p as its two ops' kernels on p's device
+ * type (the backend's AddRMSNorm kernel into h and a scratch y, then its
+ * QuantizedMatmul or QuantizedMatmulSwiGLU kernel on y), so the outputs
+ * are the unfused ops' by construction: the CPU's kernel, and the GPU's
+ * where its one-launch kernel does not apply. A kernel (in, out as the
+ * primitive's). */
+cmx_status cmx__norm_qmm_two_step(const cmx_primitive* p, const cmx_array* in,
+                                  int nin, const cmx_array* out, int nout);
 
 /* The composite form of QuantizedMatmul (matmul with the dequantized
  * matrix): the transforms' fallback. Scope-owned result or NULL. */

@@ -34,16 +34,45 @@ static cmx_array qmm_swiglu_composite(const cmx__quant_params* q,
   return cmx__multiply(cmx__multiply(a, cmx__sigmoid(a, s), s), b, s);
 }
 
+/* AddRMSNormQuantizedMatmul's composite: h = x + r (the Add AddRMSNorm
+ * replaced), y = RMSNorm's composite of h, then the consumer's composite
+ * on y; r[0] = h, r[1] = the product. in = {x, r, [w], wq, scales,
+ * biases}. */
+static void norm_qmm_composite(const cmx__norm_qmm_params* q,
+                               const cmx_array* in, int nin, cmx_array* r,
+                               cmx_stream s) {
+  int nw = q->norm.has_weight != 0;
+  if (nin != 5 + nw) {
+    cmx__error(CMX_ERR_VALUE, "[add_rms_norm_quantized_matmul] %d inputs",
+               nin);
+    return;
+  }
+  r[0] = cmx__add(in[0], in[1], s);
+  cmx_array nin_[2] = {r[0], nw ? in[2] : NULL};
+  cmx_array y =
+      r[0] ? cmx__fast_composite(&cmx__vt_RMSNorm, &q->norm, nin_, 1 + nw, s)
+           : NULL;
+  if (!y) return;
+  const cmx_array qin[4] = {y, in[2 + nw], in[3 + nw], in[4 + nw]};
+  r[1] = q->swiglu ? qmm_swiglu_composite(&q->q, qin, s)
+                   : cmx__qmm_composite(&q->q, qin, s);
+}
+
 /* The closure: the composite of the primitive on the given inputs (one
  * output, QuantizedMatmulSwiGLU's qmm_swiglu_composite; AddRMSNorm's two: h = x
- * + r, as the Add it replaced, and RMSNorm's composite of h; RoPEMulti's N:
+ * + r, as the Add it replaced, and RMSNorm's composite of h;
+ * AddRMSNormQuantizedMatmul's two: h and the product on that norm (its
+ * norm_qmm_composite); RoPEMulti's N:
  * RoPE's composite of each x_i with the shared offset and freqs). */
 static cmx_status composite_fn(void* payload, const cmx_array* in, int nin,
                                cmx_array** out, int* nout) {
   const cmx_primitive* p = ((const fast_payload*)payload)->p;
   const cmx_primitive_vtable* vt = cmx_primitive_vt(p);
   cmx_stream s = cmx__rule_stream(p);
-  int n = vt == &cmx__vt_AddRMSNorm ? 2 : 1;
+  int n = vt == &cmx__vt_AddRMSNorm ||
+                  vt == &cmx__vt_AddRMSNormQuantizedMatmul
+              ? 2
+              : 1;
   if (vt == &cmx__vt_RoPEMulti) {
     const cmx__fast_params* q = cmx_primitive_params(p);
     n = nin - 1 - (q->has_freqs != 0);
@@ -66,6 +95,8 @@ static cmx_status composite_fn(void* payload, const cmx_array* in, int nin,
     r[0] = cmx__qmm_composite(cmx_primitive_params(p), in, s);
   } else if (vt == &cmx__vt_QuantizedMatmulSwiGLU) {
     r[0] = qmm_swiglu_composite(cmx_primitive_params(p), in, s);
+  } else if (vt == &cmx__vt_AddRMSNormQuantizedMatmul) {
+    norm_qmm_composite(cmx_primitive_params(p), in, nin, r, s);
   } else if (vt == &cmx__vt_AddRMSNorm) {
     /* {x, r, [w]}: the norm reads h in x's place */
     r[0] = nin >= 2 ? cmx__add(in[0], in[1], s) : NULL;

@@ -865,6 +865,39 @@ static void test_compile_qmv_swiglu(void) {
   }
 }
 
+/* AddRMSNormQuantizedMatmul's kernels (cmx_qmv1n, cmx_qmv1r1n,
+ * cmx_qmv1sgn: the one-row mat-vec kernels with AddRMSNorm's row first)
+ * compile for the GPU's architecture (sm_90 without one) in every float
+ * dtype at 3, 4 and 8 bits, the three in one module with nothing else
+ * (the module holds exactly those three entry points). */
+static void test_compile_qmv_norm(void) {
+  const cmx__gpu_family* f = &cmx__gpu_family_quantized;
+  static const char* const names[3] = {"cmx_qmv1n", "cmx_qmv1r1n",
+                                       "cmx_qmv1sgn"};
+  int ks[3] = {-1, -1, -1}, nk = cmx__gpu_family_nkernels(f);
+  for (int k = 0; k < nk; k++)
+    for (int i = 0; i < 3; i++)
+      if (!strcmp(f->kernels[k], names[i])) ks[i] = k;
+  CHECK(ks[0] >= 0 && ks[1] >= 0 && ks[2] >= 0);
+  if (ks[0] < 0 || ks[1] < 0 || ks[2] < 0) return;
+  cmx_dtype dts[3] = {CMX_FLOAT32, CMX_FLOAT16, CMX_BFLOAT16};
+  int bits[3] = {3, 4, 8};
+  compile_item items[9];
+  memset(items, 0, sizeof items);
+  for (int i = 0; i < 9; i++) {
+    items[i].f = f;
+    items[i].variant = (int)dts[i / 3] * 9 + bits[i % 3]; /* q_variant_of */
+    for (int k = 0; k < 3; k++) items[i].kernels[k] = ks[k];
+  }
+  compile_job job = {.items = items, .begin = 0, .end = 9, .step = 1};
+  compile_slice(&job);
+  for (int i = 0; i < 9; i++) {
+    cmx__gpu_variant var;
+    CHECK(f->variant(items[i].variant, &var));
+    CHECK_MSG(!items[i].failed, "%s: %s", var.name, items[i].msg);
+  }
+}
+
 /* ---------------- main ---------------- */
 
 int main(int argc, char** argv) {
@@ -890,6 +923,7 @@ int main(int argc, char** argv) {
   if (g_nvrtc) {
     CASE(test_compile_all);
     CASE(test_compile_qmv_swiglu);
+    CASE(test_compile_qmv_norm);
     CASE(test_compile_error);
     CASE(test_disk_cache);
   } else {

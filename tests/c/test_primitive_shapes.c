@@ -772,6 +772,58 @@ B(b_qmm_swiglu) {
   cmx_compiled_release(cf);
   return st;
 }
+/* AddRMSNormQuantizedMatmul has no op: compile's norm_qmm pass makes it
+ * from rms_norm(x + r, w) (x (1, 64)) feeding a one-row quantized product
+ * by in[3] (8, 64) quantized (bits 4, variant 1: 8); the graph is replayed
+ * op by op, as b_add_rms_norm's, and the product (its second output)
+ * returned. */
+static cmx_status norm_qmm_fn(void* payload, const cmx_array* in, int n,
+                              cmx_array** out, int* nout) {
+  (void)n;
+  int bits = *(const int*)payload;
+  cmx_array q[3] = {0}, h = NULL, y = NULL, o = NULL;
+  cmx_status st = cmx_add(&h, in[0], in[1], S);
+  if (st == CMX_OK) st = cmx_fast_rms_norm(&y, h, in[2], 1e-5f, S);
+  if (st == CMX_OK)
+    st = cmx_quantize(&q[0], &q[1], &q[2], in[3], 32, bits, NULL, S);
+  if (st == CMX_OK)
+    st = cmx_quantized_matmul(&o, y, q[0], q[1], q[2], true, 32, bits, NULL,
+                              S);
+  cmx_array_release_all((cmx_array[]){q[0], q[1], q[2], h, y}, 5);
+  if (st != CMX_OK) return st;
+  *out = malloc(sizeof **out);
+  (*out)[0] = o;
+  *nout = 1;
+  return CMX_OK;
+}
+B(b_norm_qmm) {
+  static const int bits[2] = {4, 8};
+  cmx_compiled* cf = NULL;
+  cmx_array* outs = NULL;
+  int nout = 0;
+  cmx_status st =
+      cmx_compile(&cf, (cmx_closure){norm_qmm_fn, (void*)&bits[v]}, NULL);
+  if (st == CMX_OK) st = cmx_compiled_call(cf, in, 4, &outs, &nout);
+  const cmx__cgraph* g =
+      st == CMX_OK ? cmx__cplan_graph_of(cmx_array_primitive(outs[0])) : NULL;
+  if (g && g->nin == 4 && g->nout == 1) {
+    cmx_array r = NULL;
+    st = cmx__cgraph_replay(g, in, &r);
+    cmx_array_release(outs[0]);
+    outs[0] = st == CMX_OK ? r : NULL;
+  }
+  const cmx_primitive* p = outs && outs[0] ? cmx_array_primitive(outs[0]) : NULL;
+  if (st == CMX_OK &&
+      (!p || cmx_primitive_vt(p) != &cmx__vt_AddRMSNormQuantizedMatmul))
+    st = cmx__error(CMX_ERR_RUNTIME, "norm_qmm: the pass did not fuse");
+  if (st == CMX_OK)
+    *o = outs[0];
+  else if (outs)
+    cmx_array_release(outs[0]);
+  free(outs);
+  cmx_compiled_release(cf);
+  return st;
+}
 B(b_depends) {
   (void)v;
   cmx_array outs[2] = {0}, dep = NULL;
@@ -896,6 +948,7 @@ static const op_case CASES[] = {
     {"dequantize", b_dequantize, 1, {{2, 64}}, {2}, {F32}, VARIANT | NO_VJP},
     {"quantized_matmul", b_quantized_matmul, 2, {{3, 64}, {8, 64}}, {2, 2}, {F32, F32}, VARIANT | NO_VJP},
     {"qmm_swiglu", b_qmm_swiglu, 2, {{1, 64}, {8, 64}}, {2, 2}, {F32, F32}, VARIANT | NO_VJP},
+    {"norm_qmm", b_norm_qmm, 4, {{1, 64}, {1, 64}, {64}, {8, 64}}, {2, 2, 1, 2}, {F32, F32, F32, F32}, VARIANT | NO_VJP},
     {"lu_factor", b_lu_factor, 1, {{3, 3}}, {2}, {F32}, 0},
     {"qr", b_qr, 1, {{4, 3}}, {2}, {F32}, 0},
     {"svd", b_svd, 1, {{3, 3}}, {2}, {F32}, VARIANT},

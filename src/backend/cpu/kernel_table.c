@@ -140,6 +140,7 @@ static const cmx_kernel_fn cpu_kernels[CMX__NUM_PRIMITIVES] = {
     [CMX__P_Dequantize] = cmx__cpu_dequantize,
     [CMX__P_QuantizedMatmul] = cmx__cpu_quantized_matmul,
     [CMX__P_QuantizedMatmulSwiGLU] = cmx__cpu_quantized_matmul_swiglu,
+    [CMX__P_AddRMSNormQuantizedMatmul] = cmx__cpu_add_rms_norm_qmm,
     /* factorizations */
     [CMX__P_LUF] = cmx__cpu_luf,
     [CMX__P_QRF] = cmx__cpu_qrf,

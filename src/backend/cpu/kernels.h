@@ -122,6 +122,7 @@ CMX__KERNEL(cmx__cpu_quantize);
 CMX__KERNEL(cmx__cpu_dequantize);
 CMX__KERNEL(cmx__cpu_quantized_matmul);
 CMX__KERNEL(cmx__cpu_quantized_matmul_swiglu);
+CMX__KERNEL(cmx__cpu_add_rms_norm_qmm);
 
 /* ---- compile's fused regions (compiled.c) ---- */
 CMX__KERNEL(cmx__cpu_compiled);

@@ -915,3 +915,10 @@ CMX__KERNEL(cmx__cpu_quantized_matmul_swiglu) {
   if (!ok) return cmx_kernel_error(CMX_ERR_MEMORY, "[%s] out of memory", op);
   return CMX_OK;
 }
+
+/* AddRMSNormQuantizedMatmul: AddRMSNorm's CPU kernel into h and a scratch
+ * y, then the consumer's (QuantizedMatmul's or QuantizedMatmulSwiGLU's)
+ * on y: the same functions the two ops run, so the same bits. */
+CMX__KERNEL(cmx__cpu_add_rms_norm_qmm) {
+  return cmx__norm_qmm_two_step(p, in, nin, out, nout);
+}

@@ -92,6 +92,7 @@ static const cmx_kernel_fn gpu_kernels[CMX__NUM_PRIMITIVES] = {
     [CMX__P_Dequantize] = cmx__gpu_dequantize,
     [CMX__P_QuantizedMatmul] = cmx__gpu_quantized_matmul,
     [CMX__P_QuantizedMatmulSwiGLU] = cmx__gpu_quantized_matmul_swiglu,
+    [CMX__P_AddRMSNormQuantizedMatmul] = cmx__gpu_add_rms_norm_qmm,
     /* the views, which run on any device */
     CMX__VIEW_KERNEL_ENTRIES,
 };

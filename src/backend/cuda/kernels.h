@@ -215,5 +215,13 @@ cmx_status cmx__gpu_quantized_matmul(const cmx_primitive* p,
 cmx_status cmx__gpu_quantized_matmul_swiglu(const cmx_primitive* p,
                                             const cmx_array* in, int nin,
                                             const cmx_array* out, int nout);
+/* AddRMSNormQuantizedMatmul (compile's norm_qmm pass): one launch whose
+ * blocks each compute AddRMSNorm's row into shared memory, then the
+ * one-row mat-vec (or SwiGLU mat-vec) on it, bit for bit the AddRMSNorm
+ * and QuantizedMatmul(SwiGLU) kernels' results; where that kernel does not
+ * apply (other shapes, forced paths), the two kernels. */
+cmx_status cmx__gpu_add_rms_norm_qmm(const cmx_primitive* p,
+                                     const cmx_array* in, int nin,
+                                     const cmx_array* out, int nout);
 
 #endif

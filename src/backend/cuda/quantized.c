@@ -14,7 +14,10 @@
  *   - otherwise the tiled kernel (64 x 64 outputs a block; each 32-deep
  *     tile of W dequantized into shared memory, float32), both transposes.
  * Quantize takes a thread per group, Dequantize a thread per value, with
- * the CPU's formulas (quantize bit for bit: same float32 operations). */
+ * the CPU's formulas (quantize bit for bit: same float32 operations).
+ * AddRMSNormQuantizedMatmul runs the one-row matrix-vector kernels with
+ * AddRMSNorm's row computed first in every block (cmx_qmv1n, cmx_qmv1r1n,
+ * cmx_qmv1sgn), else AddRMSNorm's kernel then the product's. */
 #include "primitives/quantized.h"
 
 #include <stdio.h>
@@ -46,13 +49,17 @@ enum {
   K_QMV1R1 = K_QMV1F + 4, /* one row of x, one weight row a block */
   K_QMV1SG,               /* QuantizedMatmulSwiGLU: rows j and j + N / 2 */
   K_QMV1SGF,              /* the same with CMX_CUDA_QMV=fast's sums */
+  K_QMV1N,   /* AddRMSNormQuantizedMatmul: cmx_qmv1 with the norm first */
+  K_QMV1R1N, /* ... cmx_qmv1r1 */
+  K_QMV1SGN, /* ... cmx_qmv1sg */
 };
 static const char* const k_kernels[] = {
     "cmx_quantize", "cmx_dequantize", "cmx_qmm_t",      "cmx_qmm_n",
     "cmx_qmv1",     "cmx_qmv2",       "cmx_qmv4",       "cmx_qmv8",
     "cmx_qmma_t",   "cmx_qmma_n",     "cmx_splitk_sum", "cmx_qmv1f",
     "cmx_qmv2f",    "cmx_qmv4f",      "cmx_qmv8f",      "cmx_qmv1r1",
-    "cmx_qmv1sg",   "cmx_qmv1sgf",    NULL};
+    "cmx_qmv1sg",   "cmx_qmv1sgf",    "cmx_qmv1n",      "cmx_qmv1r1n",
+    "cmx_qmv1sgn",  NULL};
 
 /* QMV_MAXM: the most rows of x the matrix-vector kernels take (they take
  * any number, in blocks of 8, but past 8 the tensor-core kernel was
@@ -308,12 +315,21 @@ static bool r1_qmv(long long n) {
   return n <= QMV_R1_MAXN;
 }
 
+/* A matrix-vector launch: the kernel (K_*), the grid's x size, the
+ * threads a block (they split K: thread t takes chunks t, t + T, ...),
+ * the packed rows' word alignment and whether x takes 16-byte loads. */
+typedef struct {
+  int kernel, wal, xvec;
+  long long grid, T;
+} qmv_plan;
+
 /* The matrix-vector kernels: ceil(M / MT) blocks of MT rows of x per R
  * weight rows. sg (QuantizedMatmulSwiGLU, one row of x): cmx_qmv1sg(f),
  * N / 2 blocks of the rows j and j + N / 2, with the threads a block the
  * QuantizedMatmul launch of the same call takes, so each row's sum is
- * the same float32 sum, bit for bit. */
-static cmx_status qmv_launch(const qmm_call* c, bool sg) {
+ * the same float32 sum, bit for bit. AddRMSNormQuantizedMatmul's launch
+ * takes this plan too (its kernels' sums are these kernels'). */
+static cmx_status qmv_plan_make(const qmm_call* c, bool sg, qmv_plan* pl) {
   const qmm_args* A = &c->A;
   int MT = A->M <= 1 ? 1 : A->M <= 2 ? 2 : A->M <= 4 ? 4 : 8;
   int lg = MT == 1 ? 0 : MT == 2 ? 1 : MT == 4 ? 2 : 3;
@@ -328,8 +344,6 @@ static cmx_status qmv_launch(const qmm_call* c, bool sg) {
           : MT == 2 ? 4
                     : 2;
   if (sg) kernel = fast ? K_QMV1SGF : K_QMV1SG;
-  const cmx__gpu_kernel* k = get_kernel(c->dev, c->dt, c->bits, kernel);
-  if (!k) return cmx_last_status();
   long long mblocks = (A->M + MT - 1) / MT, nblocks = (A->N + R - 1) / R;
   long long blocks = mblocks * nblocks, nch = A->K / 32;
   /* the threads follow the QuantizedMatmul grid (blocks); the grid: */
@@ -356,14 +370,24 @@ static cmx_status qmv_launch(const qmm_call* c, bool sg) {
     if (ok) break;
     wal /= 2;
   }
-  int xvec = x_vec(c);
+  *pl = (qmv_plan){
+      .kernel = kernel, .wal = wal, .xvec = x_vec(c), .grid = grid, .T = T};
+  return CMX_OK;
+}
+
+static cmx_status qmv_launch(const qmm_call* c, bool sg) {
+  qmv_plan pl;
+  cmx_status st = qmv_plan_make(c, sg, &pl);
+  if (st != CMX_OK) return st;
+  const cmx__gpu_kernel* k = get_kernel(c->dev, c->dt, c->bits, pl.kernel);
+  if (!k) return cmx_last_status();
   cmx__gpu_cfg cfg = {
-      {(unsigned)grid, (unsigned)c->nbatch, 1}, {(unsigned)T, 1, 1}, 0};
+      {(unsigned)pl.grid, (unsigned)c->nbatch, 1}, {(unsigned)pl.T, 1, 1}, 0};
   cmx__gpu_args args;
   cmx__gpu_args_init(&args);
-  CMX__GPU_ARG(&args, *A);
-  CMX__GPU_ARG(&args, wal);
-  CMX__GPU_ARG(&args, xvec);
+  CMX__GPU_ARG(&args, c->A);
+  CMX__GPU_ARG(&args, pl.wal);
+  CMX__GPU_ARG(&args, pl.xvec);
   cmx__gpu_args_layout(&args, &c->Bt);
   return cmx__gpu_launch(c->op, k, &cfg, &args);
 }
@@ -532,13 +556,13 @@ static bool unit_last(cmx_array a, int nd) {
   return a->dims[nd - 1] == 1 || CMX__STRIDES(a)[nd - 1] == 1;
 }
 
-/* Checks a QuantizedMatmul(SwiGLU) call, allocates its output and fills
- * c (op names it); sg: the output has half the product's columns (A.N is
- * the product's). Sets *empty when there is nothing to compute. */
-static cmx_status qmm_setup(const char* op, const cmx_primitive* p,
+/* Checks a QuantizedMatmul(SwiGLU) call of parameters q on device dev,
+ * allocates its output and fills c (op names it); sg: the output has half
+ * the product's columns (A.N is the product's). Sets *empty when there is
+ * nothing to compute. */
+static cmx_status qmm_setup(const char* op, const cmx__quant_params* q, int dev,
                             const cmx_array* in, const cmx_array* out, bool sg,
                             qmm_call* cp, bool* empty) {
-  const cmx__quant_params* q = cmx_primitive_params(p);
   *empty = false;
   if (q->mode != CMX__QMODE_AFFINE) /* the op composes these on the GPU */
     return cmx_kernel_error(CMX_ERR_VALUE,
@@ -566,7 +590,7 @@ static cmx_status qmm_setup(const char* op, const cmx_primitive* p,
                             "[%s] the GPU kernel needs row-contiguous packed "
                             "weights, scales and biases",
                             c.op);
-  c.dev = cmx_primitive_stream(p).device.index;
+  c.dev = dev;
   cmx_status st = cmx_kernel_alloc(c.o);
   if (st != CMX_OK || c.o->size == 0) {
     *empty = true;
@@ -610,7 +634,9 @@ cmx_status cmx__gpu_quantized_matmul(const cmx_primitive* p,
   const cmx__quant_params* q = cmx_primitive_params(p);
   qmm_call c;
   bool empty;
-  cmx_status st = qmm_setup("quantized_matmul", p, in, out, false, &c, &empty);
+  int dev = cmx_primitive_stream(p).device.index;
+  cmx_status st =
+      qmm_setup("quantized_matmul", q, dev, in, out, false, &c, &empty);
   if (st != CMX_OK || empty) return st;
   qmm_args* A = &c.A;
   qmm_path path = forced_path();
@@ -646,9 +672,179 @@ cmx_status cmx__gpu_quantized_matmul_swiglu(const cmx_primitive* p,
                             op);
   qmm_call c;
   bool empty;
-  cmx_status st = qmm_setup(op, p, in, out, true, &c, &empty);
+  cmx_status st = qmm_setup(op, q, cmx_primitive_stream(p).device.index, in,
+                            out, true, &c, &empty);
   if (st != CMX_OK || empty) return st;
   st = qmv_launch(&c, true);
   if (st == CMX_OK) cmx_kernel_mark_device_written(c.o);
+  return st;
+}
+
+/* ---------------- AddRMSNormQuantizedMatmul ---------------- */
+
+/* cmx_qn_args in quantized.cu, field for field (pointers, long longs,
+ * then 4-byte fields: no padding). */
+typedef struct {
+  CUdeviceptr x, r, w, h;
+  long long D, lx, lr;
+  float eps;
+  int G, packed, hw;
+} qn_args;
+
+/* The threads a row cmx__gpu_add_rms_norm's register kernel takes for
+ * rows of nv 16-byte vectors: fast.c's norm_cfg (a warp up to 32 units of
+ * 4 vectors a thread, else a power of two of threads 64 .. 1024, at most
+ * the lower thread limit of cmx_addnorm_vec_rms and cmx_norm_vec_rms),
+ * repeated here so that the fused kernel sums in its order. 0 with the
+ * error set when a kernel fails to load. */
+static int addnorm_threads(int dev, cmx_dtype dt, long long nv) {
+  long long units = (nv + 3) / 4;
+  if (units <= 32) return 32;
+  unsigned t = 64;
+  while (t < 1024 && (long long)t < units) t *= 2;
+  int maxt = 1024;
+  const cmx__gpu_family* f = &cmx__gpu_family_fast;
+  for (int k = 0; f->kernels[k]; k++) {
+    if (strcmp(f->kernels[k], "cmx_addnorm_vec_rms") &&
+        strcmp(f->kernels[k], "cmx_norm_vec_rms"))
+      continue;
+    const cmx__gpu_kernel* kk = cmx__gpu_kernel_get(dev, f, (int)dt, k);
+    if (!kk) return 0;
+    if (kk->max_threads < maxt) maxt = kk->max_threads;
+  }
+  while ((int)t > maxt && t > 32) t /= 2;
+  return (int)t;
+}
+
+/* Whether the one-launch kernel gives this call exactly the unfused ops'
+ * results: the product would take the one-row matrix-vector kernels (no
+ * forced path, not CMX_CUDA_QMV=fast, whose sums have no fused kernel),
+ * and AddRMSNorm its register kernel (D a whole number of 16-byte
+ * vectors, at most 4 a thread, weight contiguous; the rest is checked
+ * in cmx__gpu_add_rms_norm_qmm). */
+static bool norm_qmm_fits(const cmx__norm_qmm_params* q, const cmx_array* in,
+                          const cmx_array* out) {
+  int nw = q->norm.has_weight != 0;
+  cmx_array x = in[0], r = in[1], w = nw ? in[2] : NULL, o = out[1];
+  cmx_dtype dt = x->dtype;
+  int nd = x->ndim;
+  if (!q_dtype_ok(dt) || r->dtype != dt || o->dtype != dt ||
+      (w && (w->dtype != dt || w->ndim != 1 || CMX__STRIDES(w)[0] != 1)) ||
+      !q->q.transpose || q->q.mode != CMX__QMODE_AFFINE ||
+      !q_bits_ok(q->q.bits) || fast_qmv() ||
+      (!q->swiglu && forced_path() != PATH_AUTO))
+    return false;
+  long long D = x->dims[nd - 1], V = 16 / (long long)cmx_dtype_size(dt);
+  return nd >= 2 && o->ndim == nd && x->dims[nd - 2] == 1 && D > 0 &&
+         D % 32 == 0 && D % V == 0 && D / V <= 4 * 1024 && x->size > 0 &&
+         o->size > 0;
+}
+
+/* The product's columns (QuantizedMatmulSwiGLU's consumer: both halves):
+ * the packed weights' rows. */
+static long long o_cols(const cmx__norm_qmm_params* q, const cmx_array* in) {
+  cmx_array wq = in[2 + (q->norm.has_weight != 0)];
+  return wq->dims[wq->ndim - 2];
+}
+
+cmx_status cmx__gpu_add_rms_norm_qmm(const cmx_primitive* p,
+                                     const cmx_array* in, int nin,
+                                     const cmx_array* out, int nout) {
+  const char* op = "add_rms_norm_quantized_matmul";
+  const cmx__norm_qmm_params* q = cmx_primitive_params(p);
+  int nw = q->norm.has_weight != 0;
+  if (nin != 5 + nw || nout != 2)
+    return cmx_kernel_error(CMX_ERR_VALUE, "[%s] %d inputs, %d outputs", op,
+                            nin, nout);
+  if (!norm_qmm_fits(q, in, out))
+    return cmx__norm_qmm_two_step(p, in, nin, out, nout);
+  int dev = cmx_primitive_stream(p).device.index;
+  cmx_array x = in[0], r = in[1], w = nw ? in[2] : NULL, h = out[0];
+  cmx_dtype dt = x->dtype;
+  int nd = x->ndim;
+  long long D = x->dims[nd - 1], V = 16 / (long long)cmx_dtype_size(dt);
+  long long nv = D / V;
+  int G = addnorm_threads(dev, dt, nv);
+  if (!G) return cmx_last_status();
+  CUdeviceptr pw = 0;
+  cmx_status st = w ? cmx__gpu_ptr(w, dev, &pw) : CMX_OK;
+  if (st != CMX_OK) return st;
+  /* y as the product's kernel reads it: each 32-value chunk followed by
+   * 16 bytes of padding (the threads reading chunks t, t + 1, ... then
+   * hit distinct banks) */
+  size_t shared = (size_t)(D / 32) * (size_t)(32 + V) * cmx_dtype_size(dt);
+  /* the kernel qmv_plan_make picks for one row of x without
+   * CMX_CUDA_QMV=fast, with the norm first */
+  int kernel = q->swiglu                ? K_QMV1SGN
+               : r1_qmv(o_cols(q, in)) ? K_QMV1R1N
+                                       : K_QMV1N;
+  const cmx__gpu_kernel* k = get_kernel(dev, dt, q->q.bits, kernel);
+  if (!k) return cmx_last_status();
+  /* the unfused register kernel covers 4 * G vectors (beyond: garbage,
+   * which the two-step path reproduces); y must fit in shared memory */
+  if (pw % 16 || 4LL * G < nv ||
+      shared > (size_t)atomic_load(&k->dynamic_shared))
+    return cmx__norm_qmm_two_step(p, in, nin, out, nout);
+  st = cmx_kernel_alloc(h);
+  if (st != CMX_OK) return st;
+  /* the product's call, h standing for y (its shape, dtype and fresh
+   * row-major buffer; the kernel reads y from shared memory instead) */
+  const cmx_array qin[4] = {h, in[2 + nw], in[3 + nw], in[4 + nw]};
+  qmm_call c;
+  bool empty;
+  st = qmm_setup(op, &q->q, dev, qin, &out[1], q->swiglu != 0, &c, &empty);
+  if (st != CMX_OK || empty) return st;
+  qmv_plan pl;
+  st = qmv_plan_make(&c, q->swiglu != 0, &pl);
+  if (st != CMX_OK) return st;
+  int want = pl.kernel == K_QMV1SG   ? K_QMV1SGN
+             : pl.kernel == K_QMV1R1 ? K_QMV1R1N
+             : pl.kernel == K_QMV1   ? K_QMV1N
+                                     : -1;
+  if (want != kernel) /* the choice above is qmv_plan_make's */
+    return cmx_kernel_error(CMX_ERR_RUNTIME,
+                            "[%s] fused kernel %d for mat-vec kernel %d", op,
+                            kernel, pl.kernel);
+  qn_args N = {.D = D,
+               .lx = CMX__STRIDES(x)[nd - 1],
+               .lr = CMX__STRIDES(r)[nd - 1],
+               .eps = q->norm.eps,
+               .G = G,
+               .hw = w != NULL};
+  CUdeviceptr pp[3];
+  st = ptrs(dev, (cmx_array[]){x, r, h}, 3, pp);
+  if (st != CMX_OK) return st;
+  N.x = pp[0];
+  N.r = pp[1];
+  N.h = pp[2];
+  N.w = pw;
+  if (N.h % 16) /* device buffers are whole allocations, 256-byte aligned */
+    return cmx_kernel_error(CMX_ERR_RUNTIME,
+                            "[%s] h's fresh buffer is not 16-byte aligned", op);
+  /* rows of x and r: row-major index (the batch entry) -> offsets */
+  int64_t rm[CMX_MAX_NDIM];
+  cmx__row_major_strides(x->dims, nd - 1, rm);
+  cmx__gpu_layout X;
+  cmx__gpu_layout_from(
+      &X, x->dims, nd - 1,
+      (const int64_t* const[]){rm, CMX__STRIDES(x), CMX__STRIDES(r)}, 3);
+  N.packed = N.lx == 1 && N.lr == 1 && N.x % 16 == 0 && N.r % 16 == 0;
+  for (int d = 0; N.packed && d < X.ndim; d++)
+    N.packed = X.strides[1][d] % V == 0 && X.strides[2][d] % V == 0;
+  cmx__gpu_cfg cfg = {{(unsigned)pl.grid, (unsigned)c.nbatch, 1},
+                      {(unsigned)pl.T, 1, 1},
+                      shared};
+  cmx__gpu_args args;
+  cmx__gpu_args_init(&args);
+  CMX__GPU_ARG(&args, c.A);
+  CMX__GPU_ARG(&args, pl.wal);
+  cmx__gpu_args_layout(&args, &c.Bt);
+  CMX__GPU_ARG(&args, N);
+  cmx__gpu_args_layout(&args, &X);
+  st = cmx__gpu_launch(op, k, &cfg, &args);
+  if (st == CMX_OK) {
+    cmx_kernel_mark_device_written(h);
+    cmx_kernel_mark_device_written(c.o);
+  }
   return st;
 }

@@ -186,7 +186,9 @@ CMX_Q_FN void cmx_q_load_chunk(const uint32_t* p, int wal,
 }
 
 // x's 8 values from p (elements xk apart; xvec: contiguous and 16-byte
-// aligned) as float32.
+// aligned) as float32. SX: p is in shared memory (plain loads; __ldg
+// reads global memory only).
+template <bool SX = false>
 CMX_Q_FN void cmx_q_load_x8(const cmx_qt* p, long long xk, int xvec,
                             float (&v)[8]) {
   if (xvec) {
@@ -194,7 +196,8 @@ CMX_Q_FN void cmx_q_load_x8(const cmx_qt* p, long long xk, int xvec,
 #pragma unroll
     for (int h = 0; h < 8 / V; h++) {
       cmx_pack<cmx_qt> u;
-      u.raw = __ldg((const uint4*)(p + h * V));
+      const uint4* q = (const uint4*)(p + h * V);
+      u.raw = SX ? *q : __ldg(q);
 #pragma unroll
       for (int i = 0; i < V; i++) v[h * V + i] = CMX_Q_TOF(u.e[i]);
     }
@@ -206,7 +209,7 @@ CMX_Q_FN void cmx_q_load_x8(const cmx_qt* p, long long xk, int xvec,
 
 // The chunk's dot products, any bit width: each value unpacked and
 // converted to float32 (cmx_qmv_dot_fast's arguments).
-template <int MT, int R>
+template <int MT, int R, bool SX = false>
 CMX_Q_FN void cmx_qmv_dot(const cmx_qt* p, long long xm, long long xk,
                           int xvec, int Mh, const uint32_t (&wv)[R][CMX_Q_B],
                           float (&d)[MT][R], float (&xs)[MT]) {
@@ -222,7 +225,7 @@ CMX_Q_FN void cmx_qmv_dot(const cmx_qt* p, long long xm, long long xk,
     for (int m = 0; m < MT; m++) {
       if (m < Mh) {
         float xv[8];
-        cmx_q_load_x8(p + m * xm + 8 * j * xk, xk, xvec, xv);
+        cmx_q_load_x8<SX>(p + m * xm + 8 * j * xk, xk, xvec, xv);
         xs[m] += ((xv[0] + xv[1]) + (xv[2] + xv[3])) +
                  ((xv[4] + xv[5]) + (xv[6] + xv[7]));
 #pragma unroll
@@ -246,7 +249,7 @@ CMX_Q_FN void cmx_qmv_dot(const cmx_qt* p, long long xm, long long xk,
 // d[m][r] += q . x, xs[m] += sum(x) for rows m < Mh of x at p (rows xm
 // apart, elements xk apart; xvec: 16-byte loads).
 #if CMX_Q_B == 4 || CMX_Q_B == 8
-template <int MT, int R>
+template <int MT, int R, bool SX = false>
 CMX_Q_FN void cmx_qmv_dot_fast(const cmx_qt* p, long long xm, long long xk,
                                int xvec, int Mh,
                                const uint32_t (&wv)[R][CMX_Q_B],
@@ -261,7 +264,7 @@ CMX_Q_FN void cmx_qmv_dot_fast(const cmx_qt* p, long long xm, long long xk,
 #pragma unroll
       for (int j = 0; j < 4; j++) {
         float t[8];
-        cmx_q_load_x8(p + m * xm + 8 * j * xk, xk, xvec, t);
+        cmx_q_load_x8<SX>(p + m * xm + 8 * j * xk, xk, xvec, t);
 #pragma unroll
         for (int i = 0; i < 8; i++) xv[8 * j + i] = t[i];
       }
@@ -299,26 +302,152 @@ CMX_Q_FN void cmx_qmv_dot_fast(const cmx_qt* p, long long xm, long long xk,
     defined(CMX_ONLY_cmx_qmv8) || defined(CMX_ONLY_cmx_qmv1f) || \
     defined(CMX_ONLY_cmx_qmv2f) || defined(CMX_ONLY_cmx_qmv4f) || \
     defined(CMX_ONLY_cmx_qmv8f) || defined(CMX_ONLY_cmx_qmv1r1) || \
-    defined(CMX_ONLY_cmx_qmv1sg) || defined(CMX_ONLY_cmx_qmv1sgf)
+    defined(CMX_ONLY_cmx_qmv1sg) || defined(CMX_ONLY_cmx_qmv1sgf) || \
+    defined(CMX_ONLY_cmx_qmv1n) || defined(CMX_ONLY_cmx_qmv1r1n) || \
+    defined(CMX_ONLY_cmx_qmv1sgn)
+// AddRMSNormQuantizedMatmul's prologue (quantized.c:
+// cmx__gpu_add_rms_norm_qmm; the product's x is y): row b = blockIdx.y of
+// x and r (layout X: the rows' row-major index -> x's and r's offsets;
+// elements lx and lr apart, or 16-byte packs when packed), D elements; w
+// (hw) the norm's weight, 16-byte aligned; h row-major.
+struct cmx_qn_args {
+  const cmx_qt* x;
+  const cmx_qt* r;
+  const cmx_qt* w;
+  cmx_qt* h;
+  long long D, lx, lr;
+  float eps;
+  int G, packed, hw;
+};
+
+// Element i of y in the prologue's shared buffer: each 32-value chunk is
+// followed by 16 bytes of padding, so the threads reading chunks t, t + 1,
+// ... (16 bytes each) hit distinct banks.
+CMX_Q_FN long long cmx_qn_at(long long i) {
+  return i + (i >> 5) * (16 / (long long)sizeof(cmx_qt));
+}
+
+// Every block computes AddRMSNorm's row b into ys (y rounded to the
+// storage type; block (0, b) also stores h's row b) exactly as
+// cmx_addnorm_vec_rms (fast.c, kernels/fast.cu) computes it at its launch
+// for this row: G threads a row (N.G, the launch fast.c's norm_cfg picks:
+// a power of two, 32 .. 1024), thread u holding the 16-byte vectors
+// j * G + u (j < 4) of h = x + r rounded to the storage type, adding the
+// squares of their elements in that order (float32, fused as there), then
+// cmx_f_sum: the butterfly of each warp and, when G > 32, the butterfly
+// over the warps' sums; rs = 1 / sqrt(sum / D + eps), y = (h * rs) * w.
+// This block's T threads (the mat-vec's, a multiple of 32) play those G
+// threads as virtual threads u = t + k * T (k < ceil(G / T)): as T is a
+// multiple of 32, virtual warp u / 32 lies lane for lane in one physical
+// warp, so the same shuffles add the same values in the same tree, and y
+// is the unfused y, bit for bit. The vectors past D are zeros there
+// (their squares add nothing) and are skipped here.
+CMX_Q_FN void cmx_qn_prologue(const cmx_qn_args& N, const cmx_layout_n<3>& X,
+                              cmx_qt* ys) {
+  __shared__ float part[32];  // the virtual warps' sums
+  const int V = 16 / (int)sizeof(cmx_qt);
+  const long long nv = N.D / V;
+  const int T = (int)blockDim.x, t = (int)threadIdx.x, lane = t & 31;
+  const int G = N.G, S = (G + T - 1) / T;
+  long long off[2];
+  cmx_offsets<long long, 0, 3>(X, (long long)blockIdx.y, off);
+  const cmx_qt* xr = N.x + off[0];
+  const cmx_qt* rr = N.r + off[1];
+  uint4* hr = (uint4*)(N.h + (long long)blockIdx.y * N.D);
+  const bool store_h = blockIdx.x == 0;
+  for (int k = 0; k < S; k++) {
+    const int u = t + k * T;
+    float s = 0;
+    if (u < G) {
+#pragma unroll
+      for (int j = 0; j < 4; j++) {
+        const long long i = (long long)j * G + u;
+        if (i < nv) {
+          cmx_pack<cmx_qt> px, pr, ph;
+          if (N.packed) {
+            px.raw = ((const uint4*)xr)[i];
+            pr.raw = ((const uint4*)rr)[i];
+          } else {
+#pragma unroll
+            for (int e = 0; e < V; e++) {
+              px.e[e] = xr[(i * V + e) * N.lx];
+              pr.e[e] = rr[(i * V + e) * N.lr];
+            }
+          }
+#pragma unroll
+          for (int e = 0; e < V; e++) {
+            ph.e[e] = CMX_Q_FROMF(CMX_Q_TOF(px.e[e]) + CMX_Q_TOF(pr.e[e]));
+            const float v = CMX_Q_TOF(ph.e[e]);
+            s += v * v;
+          }
+          *(uint4*)(ys + cmx_qn_at(i * V)) = ph.raw;
+          if (store_h) hr[i] = ph.raw;
+        }
+      }
+    }
+#pragma unroll
+    for (int d = 16; d > 0; d /= 2) s += __shfl_xor_sync(0xffffffffu, s, d);
+    if (lane == 0 && u < G) part[u >> 5] = s;
+  }
+  __syncthreads();
+  float tot = part[0];
+  if (G > 32) {
+    tot = lane < G / 32 ? part[lane] : 0.0f;
+#pragma unroll
+    for (int d = 16; d > 0; d /= 2) tot += __shfl_xor_sync(0xffffffffu, tot, d);
+  }
+  const float rs = 1.0f / sqrtf(tot / (float)N.D + N.eps);
+  // each thread scales the vectors it stored itself
+  for (int k = 0; k < S; k++) {
+    const int u = t + k * T;
+    if (u >= G) break;
+#pragma unroll
+    for (int j = 0; j < 4; j++) {
+      const long long i = (long long)j * G + u;
+      if (i < nv) {
+        uint4* p = (uint4*)(ys + cmx_qn_at(i * V));
+        cmx_pack<cmx_qt> ph, pw, py;
+        ph.raw = *p;
+        pw.raw = N.hw ? ((const uint4*)N.w)[i] : make_uint4(0, 0, 0, 0);
+#pragma unroll
+        for (int e = 0; e < V; e++) {
+          float y = CMX_Q_TOF(ph.e[e]) * rs;  // fast.cu's cmx_f_scale
+          if (N.hw) y = y * CMX_Q_TOF(pw.e[e]);
+          py.e[e] = CMX_Q_FROMF(y);
+        }
+        *p = py.raw;
+      }
+    }
+  }
+  __syncthreads();
+}
+
 // RN: the weight rows a block without F (2; 1 for cmx_qmv1r1). SG
 // (QuantizedMatmulSwiGLU, MT = 1): block nb takes weight rows nb and
 // nb + N / 2 (R = 2), each summed exactly as the other kernels sum a row,
 // rounded to the storage type, and writes one output: silu(a) * b with
 // every step rounded to the storage type as the elementwise kernels of
 // Sigmoid and Multiply round (cmx_ew_sigmoidf, ew_scalar.h); y has N / 2
-// columns.
-template <int MT, bool F, int RN = 2, bool SG = false>
+// columns. NORM (MT = 1, AddRMSNormQuantizedMatmul): x is y, which
+// cmx_qn_prologue (N, X) computes into dynamic shared memory first; the
+// sums are then those of the kernel without NORM, value for value.
+template <int MT, bool F, int RN = 2, bool SG = false, bool NORM = false>
 CMX_Q_FN void cmx_qmv(const cmx_qmm_args& A, int wal, int xvec,
-                      const cmx_layout_n<5>& Bt) {
+                      const cmx_layout_n<5>& Bt,
+                      const cmx_qn_args* N = nullptr,
+                      const cmx_layout_n<3>* X = nullptr) {
   const int R = SG ? 2 : F ? cmx_qmv_rows<MT>::R : RN;
   __shared__ float red[32][MT * R];
+  extern __shared__ __align__(16) unsigned char cmx_qn_smem[];
+  cmx_qt* ys = (cmx_qt*)cmx_qn_smem;
+  if (NORM) cmx_qn_prologue(*N, *X, ys);
   const long long mblocks = (A.M + MT - 1) / MT;
   const long long nb = blockIdx.x / mblocks, mb = blockIdx.x - nb * mblocks;
   long long bo[4];
   cmx_offsets<long long, 0, 5>(Bt, (long long)blockIdx.y, bo);
   const long long m0 = mb * MT, n0 = SG ? nb : nb * R;
   const int Mh = (int)(A.M - m0 < MT ? A.M - m0 : MT);
-  const cmx_qt* x = A.x + bo[0] + m0 * A.xm;
+  const cmx_qt* x = NORM ? ys : A.x + bo[0] + m0 * A.xm;
   const uint32_t* wrow[R];
   long long so[R], bio[R];
 #pragma unroll
@@ -354,13 +483,16 @@ CMX_Q_FN void cmx_qmv(const cmx_qmm_args& A, int wal, int xvec,
 #pragma unroll
       for (int r = 0; r < R; r++) d[m][r] = 0;
     }
+    // NORM: chunk c of y at its padded place, contiguous, aligned
+    const cmx_qt* xc = NORM ? x + cmx_qn_at(c * 32) : x + c * 32 * A.xk;
+    const long long xm = NORM ? 0 : A.xm, xk = NORM ? 1 : A.xk;
+    const int xv = NORM ? 1 : xvec;
 #if CMX_Q_B == 4 || CMX_Q_B == 8
     if (F)
-      cmx_qmv_dot_fast<MT, R>(x + c * 32 * A.xk, A.xm, A.xk, xvec, Mh, wv, d,
-                              xs);
+      cmx_qmv_dot_fast<MT, R, NORM>(xc, xm, xk, xv, Mh, wv, d, xs);
     else
 #endif
-      cmx_qmv_dot<MT, R>(x + c * 32 * A.xk, A.xm, A.xk, xvec, Mh, wv, d, xs);
+      cmx_qmv_dot<MT, R, NORM>(xc, xm, xk, xv, Mh, wv, d, xs);
 #pragma unroll
     for (int m = 0; m < MT; m++)
 #pragma unroll
@@ -438,6 +570,27 @@ CMX_QMV_ENTRY_SG(false, cmx_qmv1sg, 512)
 #endif
 #if !defined(CMX_ONLY) || defined(CMX_ONLY_cmx_qmv1sgf)
 CMX_QMV_ENTRY_SG(true, cmx_qmv1sgf, 256)
+#endif
+// AddRMSNormQuantizedMatmul (quantized.c: cmx__gpu_add_rms_norm_qmm):
+// cmx_qmv1, cmx_qmv1r1 and cmx_qmv1sg with the norm's prologue (the same
+// launch bounds, so the same threads a block)
+#define CMX_QMV_ENTRY_N(NAME, RN, SG)                                       \
+  extern "C" __global__ void __launch_bounds__(512, 2)                     \
+      NAME(const CMX_GRID_CONST cmx_qmm_args A, int wal,                   \
+           const CMX_GRID_CONST cmx_layout_n<5> Bt,                        \
+           const CMX_GRID_CONST cmx_qn_args N,                             \
+           const CMX_GRID_CONST cmx_layout_n<3> X) {                       \
+    CMX_GRID_WAIT();                                                        \
+    cmx_qmv<1, false, RN, SG, true>(A, wal, 1, Bt, &N, &X);                 \
+  }
+#if !defined(CMX_ONLY) || defined(CMX_ONLY_cmx_qmv1n)
+CMX_QMV_ENTRY_N(cmx_qmv1n, 2, false)
+#endif
+#if !defined(CMX_ONLY) || defined(CMX_ONLY_cmx_qmv1r1n)
+CMX_QMV_ENTRY_N(cmx_qmv1r1n, 1, false)
+#endif
+#if !defined(CMX_ONLY) || defined(CMX_ONLY_cmx_qmv1sgn)
+CMX_QMV_ENTRY_N(cmx_qmv1sgn, 2, true)
 #endif
 #if !defined(CMX_ONLY) || defined(CMX_ONLY_cmx_qmv2)
 CMX_QMV_ENTRY(2, 1, false, cmx_qmv2, 512)

@@ -1,0 +1,175 @@
+/* The norm_qmm pass: an AddRMSNorm whose normed output y feeds one
+ * one-row quantized mat-vec becomes one AddRMSNormQuantizedMatmul op
+ * (primitives/quantized.h) with outputs (h, o): h takes AddRMSNorm's h,
+ * o the mat-vec's output. In a decoding step (examples/llm/model.py) each
+ * layer's input norm feeds the fused qkv projection and its post-attention
+ * norm the MLP's gate_up + SwiGLU: the GPU then runs the add and norm in
+ * the mat-vec's prologue, one launch instead of two.
+ *
+ * An AddRMSNorm op n -> consumer c pair fuses when:
+ * - n's y (output 1) has exactly one use: c's x (input 0), and is no graph
+ *   output; h (output 0) keeps all its uses;
+ * - c is a QuantizedMatmul of transposed weights in the affine mode, bits
+ *   2, 3, 4, 5, 6 or 8, whose output has one row (the mat-vec shape), or a
+ *   QuantizedMatmulSwiGLU (made by the qmm_swiglu pass, which runs first);
+ * - y and c's output share a dtype the kernels take (float16, bfloat16,
+ *   float32; AddRMSNorm's x, r and weight have it too);
+ * - both ops are on one stream, whose device has the fused op's kernel;
+ * - the graph is not shapeless (a later call could change the rows).
+ * The fused op replaces one of the two in place, so the op order stays a
+ * dependency order: c's when no op between n and c reads h, else n's when
+ * c's other inputs (packed weights, scales, biases) are defined before n;
+ * otherwise the pair is left alone. CMX_COMPILE_NORM_QMV=0 turns the pass
+ * off for the traces made while it is set (read at each trace: A/B
+ * comparisons in one process).
+ */
+#include <stdlib.h>
+#include <string.h>
+
+#include "compile/compile_internal.h"
+#include "primitives/fast.h"
+#include "primitives/quantized.h"
+#include "primitives/registry.h"
+
+static bool same_stream(cmx_stream a, cmx_stream b) {
+  return a.device.type == b.device.type && a.device.index == b.device.index &&
+         a.index == b.index;
+}
+
+/* The op index defining value v, or -1 for an input or a constant. */
+static int def_op(const cmx__cgraph* g, int v) {
+  return g->vals[v].kind == CMX__CV_OP ? g->vals[v].index : -1;
+}
+
+/* Whether any op strictly between lo and hi reads value v. */
+static bool read_between(const cmx__cgraph* g, int v, int lo, int hi) {
+  for (int i = lo + 1; i < hi; i++)
+    for (int k = 0; k < g->ops[i].nin; k++)
+      if (g->ops[i].in[k] == v) return true;
+  return false;
+}
+
+/* The one op reading value v (uses[v] == 1 and no graph output), or -1. */
+static int sole_reader(const cmx__cgraph* g, const int* uses, int v, int from) {
+  if (uses[v] != 1) return -1;
+  for (int i = from; i < g->nops; i++)
+    for (int k = 0; k < g->ops[i].nin; k++)
+      if (g->ops[i].in[k] == v) return i;
+  return -1; /* a graph output */
+}
+
+/* Whether op c (reading y as its x) is a one-row mat-vec the fused kernels
+ * take; *swiglu tells which consumer. */
+static bool fusable_consumer(const cmx__cgraph* g, int c, int yv,
+                             bool* swiglu) {
+  const cmx__cop* op = &g->ops[c];
+  const cmx_primitive_vtable* vt = cmx_primitive_vt(op->prim);
+  *swiglu = vt == &cmx__vt_QuantizedMatmulSwiGLU;
+  if (!*swiglu && vt != &cmx__vt_QuantizedMatmul) return false;
+  const cmx__quant_params* q = cmx_primitive_params(op->prim);
+  int b = q->bits;
+  if (op->nin != 4 || op->nout != 1 || op->in[0] != yv || !q->transpose ||
+      q->mode != CMX__QMODE_AFFINE ||
+      !(b == 2 || b == 3 || b == 4 || b == 5 || b == 6 || b == 8))
+    return false;
+  for (int k = 1; k < 4; k++) /* y only as x */
+    if (op->in[k] == yv) return false;
+  const cmx__cval *y = &g->vals[yv], *o = &g->vals[op->out[0]];
+  if (o->dtype != y->dtype || o->ndim < 2 || o->shape[o->ndim - 2] != 1)
+    return false;
+  return y->dtype == CMX_FLOAT32 || y->dtype == CMX_FLOAT16 ||
+         y->dtype == CMX_BFLOAT16;
+}
+
+/* Rewrites op `at` (n or c) as AddRMSNormQuantizedMatmul over {n's inputs,
+ * c's inputs but y} with outputs {h, c's output}; the other op is marked
+ * dead. Returns false (graph unchanged) when out of memory. */
+static bool rewrite(cmx__cgraph* g, int n, int c, int at, bool swiglu,
+                    bool* dead) {
+  const cmx__cop *norm = &g->ops[n], *qmm = &g->ops[c];
+  cmx__norm_qmm_params q;
+  memset(&q, 0, sizeof q);
+  memcpy(&q.norm, cmx_primitive_params(norm->prim), sizeof q.norm);
+  memcpy(&q.q, cmx_primitive_params(qmm->prim), sizeof q.q);
+  q.swiglu = swiglu;
+  cmx_primitive* p =
+      cmx_primitive_new(&cmx__vt_AddRMSNormQuantizedMatmul, &q, sizeof q,
+                        cmx_primitive_stream(qmm->prim));
+  int nin = norm->nin + 3;
+  int* ids = malloc((size_t)(nin + 2) * sizeof *ids);
+  if (!p || !ids) {
+    cmx_primitive_release(p);
+    free(ids);
+    cmx__error_reset_pending();
+    return false;
+  }
+  memcpy(ids, norm->in, (size_t)norm->nin * sizeof *ids);
+  memcpy(ids + norm->nin, qmm->in + 1, 3 * sizeof *ids);
+  ids[nin] = norm->out[0];
+  ids[nin + 1] = qmm->out[0];
+  cmx__cop* o = &g->ops[at];
+  int other = at == n ? c : n;
+  cmx_primitive_release(o->prim);
+  free(o->in);
+  o->prim = p;
+  o->nin = nin;
+  o->nout = 2;
+  o->in = ids;
+  o->out = ids + nin;
+  for (int k = 0; k < 2; k++) {
+    g->vals[o->out[k]].index = at;
+    g->vals[o->out[k]].out = k;
+  }
+  /* the dead op keeps its prim and in/out (compact releases them); y is
+   * no longer read nor defined, so compact drops it */
+  dead[other] = true;
+  return true;
+}
+
+static bool pass_off(void) {
+  const char* s = getenv("CMX_COMPILE_NORM_QMV");
+  return s && !strcmp(s, "0");
+}
+
+cmx_status cmx__pass_norm_qmm(cmx__cgraph* g) {
+  if (g->shapeless || g->nops < 2 || pass_off()) return CMX_OK;
+  bool* dead = calloc((size_t)g->nops + 1, 1);
+  int* uses = malloc((size_t)(g->nvals + 1) * sizeof *uses);
+  if (!dead || !uses) { /* the pass is optional: leave the graph */
+    free(dead);
+    free(uses);
+    return CMX_OK;
+  }
+  cmx__cgraph_count_uses(g, uses);
+  bool any = false;
+  for (int n = 0; n < g->nops; n++) {
+    const cmx__cop* norm = &g->ops[n];
+    if (dead[n] || cmx_primitive_vt(norm->prim) != &cmx__vt_AddRMSNorm ||
+        norm->nout != 2)
+      continue;
+    int hv = norm->out[0], yv = norm->out[1];
+    int c = sole_reader(g, uses, yv, n + 1);
+    bool swiglu = false;
+    if (c < 0 || dead[c] || !fusable_consumer(g, c, yv, &swiglu)) continue;
+    cmx_stream s = cmx_primitive_stream(norm->prim);
+    if (!same_stream(s, cmx_primitive_stream(g->ops[c].prim)) ||
+        !cmx_primitive_has_kernel(&cmx__vt_AddRMSNormQuantizedMatmul,
+                                  s.device.type))
+      continue;
+    int at = -1;
+    if (!read_between(g, hv, n, c)) {
+      at = c;
+    } else {
+      at = n;
+      for (int k = 1; k < 4 && at >= 0; k++)
+        if (def_op(g, g->ops[c].in[k]) >= n) at = -1;
+    }
+    if (at >= 0 && rewrite(g, n, c, at, swiglu, dead)) any = true;
+  }
+  free(uses);
+  /* out of memory here is compile's error like any pass's (the graph is
+   * then freed, not run) */
+  cmx_status st = any ? cmx__cgraph_compact(g, dead) : CMX_OK;
+  free(dead);
+  return st;
+}
