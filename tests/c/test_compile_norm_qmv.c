@@ -11,7 +11,8 @@
  *   (AddRMSNorm then the product's own kernel);
  * - the same for shapes that take the GPU kernel's other launches: K 2560
  *   (96 threads a block playing AddRMSNorm's 128), K 4096 float32 (256 by
- *   128), N 2048 (two weight rows a block), a batch of 2 rows, no norm
+ *   128), N 2048 (two weight rows a block), N 16384 (past the fused
+ *   launch's blocks: two launches), a batch of 2 rows, no norm
  *   weight, a strided r (element loads), h read by an op traced between
  *   the norm and the product (the fused op then takes the norm's place),
  *   and on a GPU CMX_CUDA_QMV=fast and CMX_QMM_PATH=tiled (the two-launch
@@ -283,6 +284,8 @@ static void test_launches(void) {
     layer_cfg c = {.g = 64, .bits = 4, .weight = true};
     run_layer("K 2560", c, 1, 2560, 256, dt, 1);
     run_layer("N 2048", c, 1, 576, 2048, dt, 1);
+    /* 8192 blocks: on a GPU the two launches (NORM_QMV_MAX_BLOCKS) */
+    run_layer("N 16384", c, 1, 576, 16384, dt, 1);
     run_layer("batch 2", c, 2, 576, 192, dt, 1);
     c.swiglu = true;
     run_layer("batch 2", c, 2, 576, 384, dt, 1);

@@ -1088,3 +1088,148 @@ def test_grads_through_compiled_swiglu(on_device):
     _, je = mx.jvp(loss, (x,), (t,))
     close(jc[0], je[0])
     close(mx.vmap(mx.compile(loss))(x[None]), mx.vmap(loss)(x[None]))
+
+
+# ------------- residual add + rms_norm into the next one-row quantized product
+# (norm_qmm pass)
+
+def _norm_qmv_layer(x, r, w, wq, s, b, group, bits, swiglu):
+    """A decoding layer's residual add and norm feeding the next quantized
+    projection: h = x + r, y = rms_norm(h, w); the fused qkv product of y,
+    or (swiglu) examples/llm's MLP gate_up then silu(first half) * second
+    half. Returns (product, h): h keeps its own use."""
+    import cmx.nn as nn
+
+    h = x + r
+    y = mx.fast.rms_norm(h, w, 1e-5)
+    o = mx.quantized_matmul(y, wq, s, b, transpose=True, group_size=group,
+                            bits=bits)
+    if swiglu:
+        n = o.shape[-1] // 2
+        o = nn.silu(o[..., :n]) * o[..., n:]
+    return o, h
+
+
+def _norm_qmv_inputs(dtype, group, bits, D, N, rows=1, seed=80):
+    rng = np.random.default_rng(seed)
+    x, r = (mx.array(rng.standard_normal((1, rows, D)).astype(np.float32)).astype(dtype)
+            for _ in "xr")
+    w = mx.array((1 + 0.1 * rng.standard_normal(D)).astype(np.float32)).astype(dtype)
+    wm = mx.array((rng.standard_normal((N, D)) * 0.05).astype(np.float32)).astype(dtype)
+    wq, s, b = mx.quantize(wm, group_size=group, bits=bits)
+    return x, r, w, wq, s, b
+
+
+@pytest.mark.parametrize("dtype", ["float32", "float16", "bfloat16"])
+@pytest.mark.parametrize("bits,group", [(4, 32), (8, 64)])
+@pytest.mark.parametrize("D,N,swiglu", [(576, 960, False), (576, 3072, True),
+                                        (960, 1600, False), (960, 5120, True)])
+def test_compiled_norm_qmv_equals_uncompiled(device, dtype, bits, group, D, N,
+                                             swiglu, monkeypatch):
+    """Compiled (one AddRMSNormQuantizedMatmul) and uncompiled (add,
+    rms_norm, the product and its SwiGLU) are the same bits on each device,
+    and so is the compiled function with CMX_COMPILE_NORM_QMV=0 (AddRMSNorm
+    then the product's own kernel); on the GPU they also match the CPU's to
+    the dtype's tolerance. SmolLM2-135M's (D 576) and -360M's (D 960) qkv
+    and gate_up shapes."""
+    from conftest import cpu_match
+
+    dt = getattr(mx, dtype)
+
+    def run():
+        args = _norm_qmv_inputs(dt, group, bits, D, N)
+
+        def fn(*a):
+            return _norm_qmv_layer(*a, group, bits, swiglu)
+
+        want = fn(*args)
+        got = mx.compile(fn)(*args)
+        monkeypatch.setenv("CMX_COMPILE_NORM_QMV", "0")
+        off = mx.compile(lambda *a: fn(*a))(*args)
+        monkeypatch.delenv("CMX_COMPILE_NORM_QMV")
+        assert got[0].shape == (1, 1, N // 2 if swiglu else N)
+        for g, w, o in zip(got, want, off):
+            assert g.dtype == dt
+            w32 = np.array(w.astype(mx.float32))
+            assert len(np.unique(w32)) > 2
+            assert np.array_equal(np.array(g.astype(mx.float32)), w32)
+            assert np.array_equal(np.array(o.astype(mx.float32)), w32)
+        return got
+
+    tol = 1e-4 if dtype == "float32" else 3e-2
+    cpu_match(device, run, rtol=tol, atol=tol)
+
+
+def _op_names(out):
+    import re
+
+    dot = mx._export_to_dot(list(out) if isinstance(out, tuple) else [out])
+    return re.findall(r'label="(\w+)', dot)
+
+
+def test_compiled_norm_qmv_is_one_op(monkeypatch):
+    """The compiled graph (replayed op by op to see it) holds one
+    AddRMSNormQuantizedMatmul and no AddRMSNorm or QuantizedMatmul(SwiGLU),
+    for both consumers; CMX_COMPILE_NORM_QMV=0 keeps AddRMSNorm and the
+    product; x of 2 rows and y read elsewhere stay unfused."""
+    monkeypatch.setenv("CMX_COMPILE_OP_BY_OP", "1")
+    names = ("AddRMSNormQuantizedMatmul", "AddRMSNorm", "QuantizedMatmul",
+             "QuantizedMatmulSwiGLU")
+
+    def count(f, *a):
+        ops = _op_names(mx.compile(f)(*a))
+        return tuple(ops.count(n) for n in names)
+
+    for swiglu in (False, True):
+        args = _norm_qmv_inputs(mx.float32, 32, 4, 64, 128)
+
+        def fn(*a):
+            return _norm_qmv_layer(*a, 32, 4, swiglu)
+
+        q = (0, 0, 0, 1) if swiglu else (0, 0, 1, 0)
+        for env, want in (("1", (1, 0, 0, 0)),
+                          ("0", (0, 1) + q[2:])):
+            monkeypatch.setenv("CMX_COMPILE_NORM_QMV", env)
+            assert count(lambda *a: fn(*a), *args) == want, (swiglu, env)
+        monkeypatch.delenv("CMX_COMPILE_NORM_QMV")
+        two = _norm_qmv_inputs(mx.float32, 32, 4, 64, 128, rows=2)
+        assert count(lambda *a: fn(*a), *two) == (0, 1, 1, 0)
+
+    def with_y(x, r, w, wq, s, b):  # the norm's output read elsewhere too
+        y = mx.fast.rms_norm(x + r, w, 1e-5)
+        return mx.quantized_matmul(y, wq, s, b, transpose=True, group_size=32,
+                                   bits=4), y
+
+    assert count(with_y, *args) == (0, 1, 1, 0)
+
+
+@pytest.mark.parametrize("swiglu", [False, True])
+def test_grads_through_compiled_norm_qmv(on_device, swiglu):
+    """Gradients through a compiled function holding the fused op (its vjp
+    runs through the composite: add, rms_norm, the product) match the
+    uncompiled function's, for x, r and the norm's weight; and so do the
+    compiled gradient, jvp and vmap."""
+    x, r, w, wq, s, b = _norm_qmv_inputs(mx.float32, 32, 4, 64, 128, seed=4)
+
+    def loss(x, r, w):
+        o, h = _norm_qmv_layer(x, r, w, wq, s, b, 32, 4, swiglu)
+        return (o * o).sum() + (h * mx.sin(h)).sum()
+
+    def close(a, e):
+        assert np.allclose(np.array(a), np.array(e), rtol=1e-4, atol=1e-5)
+
+    want = mx.grad(loss, argnums=(0, 1, 2))(x, r, w)
+    assert all(np.abs(np.array(g)).max() > 0 for g in want)
+    for g, e in zip(mx.grad(mx.compile(loss), argnums=(0, 1, 2))(x, r, w), want):
+        close(g, e)
+    got = mx.compile(mx.grad(loss, argnums=(0, 1, 2)))(x, r, w)
+    assert len(got) == 3
+    for g, e in zip(got, want):
+        close(g, e)
+    t = mx.ones_like(x)
+    _, jc = mx.jvp(mx.compile(loss), (x, r, w), (t, t, mx.ones_like(w)))
+    _, je = mx.jvp(loss, (x, r, w), (t, t, mx.ones_like(w)))
+    close(jc[0], je[0])
+    vm = mx.vmap(mx.compile(loss), in_axes=(0, 0, None))
+    ve = mx.vmap(loss, in_axes=(0, 0, None))
+    close(vm(x[None], r[None], w), ve(x[None], r[None], w))

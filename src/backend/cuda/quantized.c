@@ -740,6 +740,15 @@ static bool norm_qmm_fits(const cmx__norm_qmm_params* q, const cmx_array* in,
          o->size > 0;
 }
 
+/* The most blocks the fused launch takes (its grid times the batch): each
+ * block repeats the norm's reads and sums (about as many instructions as
+ * a one-row block's share of the product at K 576), which a grid of one
+ * wave hides behind the launch it saves (SmolLM2's qkv: 960 blocks,
+ * gate_up: 1536), and a long grid pays block after block (the tied output
+ * projection: 24576). Past it, the two launches. Not measured: a bound
+ * from counting, between those shapes. */
+enum { NORM_QMV_MAX_BLOCKS = 4096 };
+
 /* The product's columns (QuantizedMatmulSwiGLU's consumer: both halves):
  * the packed weights' rows. */
 static long long o_cols(const cmx__norm_qmm_params* q, const cmx_array* in) {
@@ -775,14 +784,16 @@ cmx_status cmx__gpu_add_rms_norm_qmm(const cmx_primitive* p,
   size_t shared = (size_t)(D / 32) * (size_t)(32 + V) * cmx_dtype_size(dt);
   /* the kernel qmv_plan_make picks for one row of x without
    * CMX_CUDA_QMV=fast, with the norm first */
-  int kernel = q->swiglu                ? K_QMV1SGN
-               : r1_qmv(o_cols(q, in)) ? K_QMV1R1N
-                                       : K_QMV1N;
+  long long ncol = o_cols(q, in);
+  bool r1 = r1_qmv(ncol);
+  int kernel = q->swiglu ? K_QMV1SGN : r1 ? K_QMV1R1N : K_QMV1N;
+  long long blocks = (q->swiglu ? ncol / 2 : r1 ? ncol : (ncol + 1) / 2) *
+                     (x->size / D);
   const cmx__gpu_kernel* k = get_kernel(dev, dt, q->q.bits, kernel);
   if (!k) return cmx_last_status();
   /* the unfused register kernel covers 4 * G vectors (beyond: garbage,
    * which the two-step path reproduces); y must fit in shared memory */
-  if (pw % 16 || 4LL * G < nv ||
+  if (pw % 16 || 4LL * G < nv || blocks > NORM_QMV_MAX_BLOCKS ||
       shared > (size_t)atomic_load(&k->dynamic_shared))
     return cmx__norm_qmm_two_step(p, in, nin, out, nout);
   st = cmx_kernel_alloc(h);
