@@ -37,3 +37,25 @@ def test_generated_kernels_wait_first():
     text = (ROOT / "src" / "backend" / "cuda" / "compiled.c").read_text()
     entries = re.findall(r'__global__ void[^{]*\{\\n"\s*"  CMX_GRID_WAIT\(\);', text)
     assert len(entries) == 2, "compiled.c's two kernel entries must wait first"
+
+
+def test_macro_kernels_wait_first():
+    """Kernels whose entry a macro writes (every family's, quantized.cu's
+    CMX_QMV_ENTRY* among them: the mat-vec kernels and
+    AddRMSNormQuantizedMatmul's cmx_qmv1n / cmx_qmv1r1n / cmx_qmv1sgn) wait
+    first too; the walk above skips #define lines."""
+    seen = set()
+    for path in sorted(KERNELS.glob("*.cu")):
+        text = path.read_text().replace("\\\n", " ")
+        for line in text.splitlines():
+            m = re.match(r"\s*#define\s+(\w+)", line)
+            # a macro standing for the qualifiers (linalg's CMX_LA_KERNEL)
+            # has no body: the walk above checks its uses
+            if not m or "{" not in line.partition("__global__")[2]:
+                continue
+            body = line[line.index("{", line.index("__global__")) + 1:].lstrip()
+            assert body.startswith("CMX_GRID_WAIT();"), (
+                f"{path.name}: the kernels of macro {m.group(1)} do not begin "
+                "with CMX_GRID_WAIT()")
+            seen.add(m.group(1))
+    assert {"CMX_QMV_ENTRY_R", "CMX_QMV_ENTRY_SG", "CMX_QMV_ENTRY_N"} <= seen
