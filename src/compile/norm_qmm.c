@@ -126,13 +126,10 @@ static bool rewrite(cmx__cgraph* g, int n, int c, int at, bool swiglu,
   return true;
 }
 
-static bool pass_off(void) {
-  const char* s = getenv("CMX_COMPILE_NORM_QMV");
-  return s && !strcmp(s, "0");
-}
-
 cmx_status cmx__pass_norm_qmm(cmx__cgraph* g) {
-  if (g->shapeless || g->nops < 2 || pass_off()) return CMX_OK;
+  if (g->shapeless || g->nops < 2 ||
+      cmx__pass_switched_off("CMX_COMPILE_NORM_QMV"))
+    return CMX_OK;
   bool* dead = calloc((size_t)g->nops + 1, 1);
   int* uses = malloc((size_t)(g->nvals + 1) * sizeof *uses);
   if (!dead || !uses) { /* the pass is optional: leave the graph */
