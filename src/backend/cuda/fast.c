@@ -126,6 +126,26 @@ static cmx__gpu_cfg norm_cfg(int64_t units, int max_threads, long long nrows) {
   return cfg;
 }
 
+/* AddRMSNorm's thread limit: its kernel k's and RMSNorm's (vec: the vector
+ * kernels, else the general ones), as a block narrower than RMSNorm would
+ * take would sum in another order. 0 with the error set when RMSNorm's
+ * kernel fails to load. */
+static int add_norm_max_threads(int dev, cmx_dtype dt, const cmx__gpu_kernel* k,
+                                bool vec) {
+  const cmx__gpu_kernel* kn = get_kernel(dev, dt, vec ? K_VEC_RMS : K_GEN_RMS);
+  if (!kn) return 0;
+  return k->max_threads < kn->max_threads ? k->max_threads : kn->max_threads;
+}
+
+int cmx__gpu_addnorm_vec_threads(int dev, cmx_dtype dt, long long D) {
+  const cmx__gpu_kernel* k = get_kernel(dev, dt, K_ADD_VEC_RMS);
+  int maxt = k ? add_norm_max_threads(dev, dt, k, true) : 0;
+  if (!maxt) return 0;
+  long long V = 16 / (long long)cmx_dtype_size(dt);
+  /* the units and launch of cmx__gpu_add_rms_norm's vector path */
+  return (int)norm_cfg((D / V + 3) / 4, maxt, 1).block[0];
+}
+
 static cmx_status norm_run(const cmx_primitive* p, const cmx_array* in,
                            const cmx_array* out, bool ln) {
   const cmx__fast_params* q = cmx_primitive_params(p);
@@ -221,13 +241,8 @@ cmx_status cmx__gpu_add_rms_norm(const cmx_primitive* p, const cmx_array* in,
   int64_t units = vec ? (D / V + 3) / 4 : (D + 7) / 8;
   const cmx__gpu_kernel* k =
       get_kernel(dev, x->dtype, vec ? K_ADD_VEC_RMS : K_ADD_GEN_RMS);
-  /* RMSNorm's kernel, for its thread limit (a block narrower than it
-   * would take would sum in another order) */
-  const cmx__gpu_kernel* kn =
-      k ? get_kernel(dev, x->dtype, vec ? K_VEC_RMS : K_GEN_RMS) : NULL;
-  if (!kn) return cmx_last_status();
-  int maxt =
-      k->max_threads < kn->max_threads ? k->max_threads : kn->max_threads;
+  int maxt = k ? add_norm_max_threads(dev, x->dtype, k, vec) : 0;
+  if (!maxt) return cmx_last_status();
   cmx__gpu_cfg cfg = norm_cfg(units, maxt, nrows);
   long long lx = CMX__STRIDES(x)[x->ndim - 1];
   long long lr = CMX__STRIDES(r)[r->ndim - 1];

@@ -182,6 +182,12 @@ cmx_status cmx__gpu_layer_norm(const cmx_primitive* p, const cmx_array* in,
  * one launch, bit for bit the Add and RMSNorm kernels' results. */
 cmx_status cmx__gpu_add_rms_norm(const cmx_primitive* p, const cmx_array* in,
                                  int nin, const cmx_array* out, int nout);
+/* The threads a row that AddRMSNorm's vector kernel (cmx_addnorm_vec_rms)
+ * takes for rows of D elements of dt on device dev, as the sums' order
+ * depends on it: the fused norm prologue of cmx__gpu_add_rms_norm_qmm
+ * reproduces that order. 0 with the error set when a kernel fails to
+ * load. */
+int cmx__gpu_addnorm_vec_threads(int dev, cmx_dtype dt, long long D);
 cmx_status cmx__gpu_rope(const cmx_primitive* p, const cmx_array* in, int nin,
                          const cmx_array* out, int nout);
 /* RoPEMulti (compile's rope_multi pass): the RoPEs of up to 4 arrays in

@@ -691,31 +691,6 @@ typedef struct {
   int G, packed, hw;
 } qn_args;
 
-/* The threads a row cmx__gpu_add_rms_norm's register kernel takes for
- * rows of nv 16-byte vectors: fast.c's norm_cfg (a warp up to 32 units of
- * 4 vectors a thread, else a power of two of threads 64 .. 1024, at most
- * the lower thread limit of cmx_addnorm_vec_rms and cmx_norm_vec_rms),
- * repeated here so that the fused kernel sums in its order. 0 with the
- * error set when a kernel fails to load. */
-static int addnorm_threads(int dev, cmx_dtype dt, long long nv) {
-  long long units = (nv + 3) / 4;
-  if (units <= 32) return 32;
-  unsigned t = 64;
-  while (t < 1024 && (long long)t < units) t *= 2;
-  int maxt = 1024;
-  const cmx__gpu_family* f = &cmx__gpu_family_fast;
-  for (int k = 0; f->kernels[k]; k++) {
-    if (strcmp(f->kernels[k], "cmx_addnorm_vec_rms") &&
-        strcmp(f->kernels[k], "cmx_norm_vec_rms"))
-      continue;
-    const cmx__gpu_kernel* kk = cmx__gpu_kernel_get(dev, f, (int)dt, k);
-    if (!kk) return 0;
-    if (kk->max_threads < maxt) maxt = kk->max_threads;
-  }
-  while ((int)t > maxt && t > 32) t /= 2;
-  return (int)t;
-}
-
 /* Whether the one-launch kernel gives this call exactly the unfused ops'
  * results: the product would take the one-row matrix-vector kernels (no
  * forced path, not CMX_CUDA_QMV=fast, whose sums have no fused kernel),
@@ -773,7 +748,7 @@ cmx_status cmx__gpu_add_rms_norm_qmm(const cmx_primitive* p,
   int nd = x->ndim;
   long long D = x->dims[nd - 1], V = 16 / (long long)cmx_dtype_size(dt);
   long long nv = D / V;
-  int G = addnorm_threads(dev, dt, nv);
+  int G = cmx__gpu_addnorm_vec_threads(dev, dt, D);
   if (!G) return cmx_last_status();
   CUdeviceptr pw = 0;
   cmx_status st = w ? cmx__gpu_ptr(w, dev, &pw) : CMX_OK;
