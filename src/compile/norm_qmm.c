@@ -31,16 +31,6 @@
 #include "primitives/quantized.h"
 #include "primitives/registry.h"
 
-static bool same_stream(cmx_stream a, cmx_stream b) {
-  return a.device.type == b.device.type && a.device.index == b.device.index &&
-         a.index == b.index;
-}
-
-/* The op index defining value v, or -1 for an input or a constant. */
-static int def_op(const cmx__cgraph* g, int v) {
-  return g->vals[v].kind == CMX__CV_OP ? g->vals[v].index : -1;
-}
-
 /* Whether any op strictly between lo and hi reads value v. */
 static bool read_between(const cmx__cgraph* g, int v, int lo, int hi) {
   for (int i = lo + 1; i < hi; i++)
@@ -107,19 +97,8 @@ static bool rewrite(cmx__cgraph* g, int n, int c, int at, bool swiglu,
   memcpy(ids + norm->nin, qmm->in + 1, 3 * sizeof *ids);
   ids[nin] = norm->out[0];
   ids[nin + 1] = qmm->out[0];
-  cmx__cop* o = &g->ops[at];
+  cmx__cgraph_set_op(g, at, p, ids, nin, 2);
   int other = at == n ? c : n;
-  cmx_primitive_release(o->prim);
-  free(o->in);
-  o->prim = p;
-  o->nin = nin;
-  o->nout = 2;
-  o->in = ids;
-  o->out = ids + nin;
-  for (int k = 0; k < 2; k++) {
-    g->vals[o->out[k]].index = at;
-    g->vals[o->out[k]].out = k;
-  }
   /* the dead op keeps its prim and in/out (compact releases them); y is
    * no longer read nor defined, so compact drops it */
   dead[other] = true;
@@ -149,7 +128,7 @@ cmx_status cmx__pass_norm_qmm(cmx__cgraph* g) {
     bool swiglu = false;
     if (c < 0 || dead[c] || !fusable_consumer(g, c, yv, &swiglu)) continue;
     cmx_stream s = cmx_primitive_stream(norm->prim);
-    if (!same_stream(s, cmx_primitive_stream(g->ops[c].prim)) ||
+    if (!cmx_stream_equal(s, cmx_primitive_stream(g->ops[c].prim)) ||
         !cmx_primitive_has_kernel(&cmx__vt_AddRMSNormQuantizedMatmul,
                                   s.device.type))
       continue;
@@ -159,7 +138,7 @@ cmx_status cmx__pass_norm_qmm(cmx__cgraph* g) {
     } else {
       at = n;
       for (int k = 1; k < 4 && at >= 0; k++)
-        if (def_op(g, g->ops[c].in[k]) >= n) at = -1;
+        if (cmx__cgraph_def_op(g, g->ops[c].in[k]) >= n) at = -1;
     }
     if (at >= 0 && rewrite(g, n, c, at, swiglu, dead)) any = true;
   }
