@@ -31,14 +31,6 @@
 #include "primitives/quantized.h"
 #include "primitives/registry.h"
 
-/* Whether any op strictly between lo and hi reads value v. */
-static bool read_between(const cmx__cgraph* g, int v, int lo, int hi) {
-  for (int i = lo + 1; i < hi; i++)
-    for (int k = 0; k < g->ops[i].nin; k++)
-      if (g->ops[i].in[k] == v) return true;
-  return false;
-}
-
 /* The one op reading value v (uses[v] == 1 and no graph output), or -1. */
 static int sole_reader(const cmx__cgraph* g, const int* uses, int v, int from) {
   if (uses[v] != 1) return -1;
@@ -133,7 +125,7 @@ cmx_status cmx__pass_norm_qmm(cmx__cgraph* g) {
                                   s.device.type))
       continue;
     int at = -1;
-    if (!read_between(g, hv, n, c)) {
+    if (!cmx__cgraph_read_between(g, hv, n, c)) {
       at = c;
     } else {
       at = n;
