@@ -41,22 +41,6 @@ static cmx_array rnd(const int64_t* shape, int nd, cmx_dtype dt, float scale) {
   return rand_array(&g_rng, shape, nd, dt, scale, S);
 }
 
-/* Whether a and b hold the same bytes (same shape and dtype). */
-static bool same_bits(cmx_array a, cmx_array b) {
-  if (!a || !b || cmx_array_dtype(a) != cmx_array_dtype(b) ||
-      cmx_array_size(a) != cmx_array_size(b) ||
-      cmx_array_ndim(a) != cmx_array_ndim(b))
-    return false;
-  size_t n = (size_t)cmx_array_size(a) * cmx_dtype_size(cmx_array_dtype(a));
-  char* u = malloc(n + 1);
-  char* v = malloc(n + 1);
-  bool ok = cmx_array_copy_to(a, u, n) == CMX_OK &&
-            cmx_array_copy_to(b, v, n) == CMX_OK && !memcmp(u, v, n);
-  free(u);
-  free(v);
-  return ok;
-}
-
 /* The number of distinct values among a's elements (as float32): a result
  * of zeros or of one repeated value would make the comparisons weak. */
 static int distinct(cmx_array a) {
@@ -231,9 +215,9 @@ static void check_layer(const char* what, const layer_cfg* cfg,
   CHECK_MSG(ngot == nref && noff == nref, "%s: %d, %d, %d outputs", tag, ngot,
             nref, noff);
   for (int i = 0; i < ngot && ngot == nref && noff == nref; i++) {
-    CHECK_MSG(same_bits(got[i], ref[i]),
+    CHECK_MSG(h_arrays_same_bytes(got[i], ref[i]),
               "%s: output %d differs from uncompiled", tag, i);
-    CHECK_MSG(same_bits(got[i], off[i]),
+    CHECK_MSG(h_arrays_same_bytes(got[i], off[i]),
               "%s: output %d differs from the pass off", tag, i);
     CHECK_MSG(distinct(got[i]) >= 3, "%s: output %d nearly constant", tag, i);
   }
