@@ -95,6 +95,9 @@ void cmx__cgraph_set_op(cmx__cgraph* g, int at, cmx_primitive* p, int* ids,
 /* Whether an optional pass is switched off by its environment variable
  * `name` set to "0" (read at each trace). */
 bool cmx__pass_switched_off(const char* name);
+/* Whether an opt-in pass (off by default) is switched on by its
+ * environment variable `name` set to "1" (read at each trace). */
+bool cmx__pass_switched_on(const char* name);
 
 /* ---- simplify.c ---- */
 cmx_status cmx__pass_merge_scalars(cmx__cgraph* g);

@@ -409,6 +409,11 @@ bool cmx__pass_switched_off(const char* name) {
   return s && !strcmp(s, "0");
 }
 
+bool cmx__pass_switched_on(const char* name) {
+  const char* s = getenv(name);
+  return s && !strcmp(s, "1");
+}
+
 int cmx__cgraph_def_op(const cmx__cgraph* g, int v) {
   return g->vals[v].kind == CMX__CV_OP ? g->vals[v].index : -1;
 }

@@ -19,9 +19,17 @@
  * The fused op replaces one of the two in place, so the op order stays a
  * dependency order: c's when no op between n and c reads h, else n's when
  * c's other inputs (packed weights, scales, biases) are defined before n;
- * otherwise the pair is left alone. CMX_COMPILE_NORM_QMV=0 turns the pass
- * off for the traces made while it is set (read at each trace: A/B
- * comparisons in one process).
+ * otherwise the pair is left alone.
+ *
+ * The pass is opt-in: CMX_COMPILE_NORM_QMV=1 turns it on for the traces
+ * made while it is set (read at each trace: A/B comparisons in one
+ * process). Off by default because it costs more than it saves: on an
+ * H200 (2026-11-28, synthetic SmolLM2-135M, 4 interleaved rounds of 200
+ * tokens) decoding ran 741-777 tokens/s with it against 757-824 without,
+ * and 778-807 against 817-990 with programmatic launches
+ * (CMX_CUDA_PDL=1); the kernels' time a token was 1117 us against 1058.
+ * Each block's prologue (the norm's reduction, then the scaling) is
+ * latency the two-launch form hides in the launch it saves.
  */
 #include <stdlib.h>
 #include <string.h>
@@ -99,7 +107,7 @@ static bool rewrite(cmx__cgraph* g, int n, int c, int at, bool swiglu,
 
 cmx_status cmx__pass_norm_qmm(cmx__cgraph* g) {
   if (g->shapeless || g->nops < 2 ||
-      cmx__pass_switched_off("CMX_COMPILE_NORM_QMV"))
+      !cmx__pass_switched_on("CMX_COMPILE_NORM_QMV"))
     return CMX_OK;
   bool* dead = calloc((size_t)g->nops + 1, 1);
   int* uses = malloc((size_t)(g->nvals + 1) * sizeof *uses);

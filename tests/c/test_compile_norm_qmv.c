@@ -18,7 +18,8 @@
  *   and on a GPU CMX_CUDA_QMV=fast and CMX_QMM_PATH=tiled (the two-launch
  *   path);
  * - the pass stays out where it must: y also a graph output, x of 3 rows,
- *   weights not transposed, shapeless traces, CMX_COMPILE_NORM_QMV=0;
+ *   weights not transposed, shapeless traces, CMX_COMPILE_NORM_QMV=0 or
+ *   unset (the pass is opt-in: the tests set it to 1);
  * - the primitive's output_shapes, equal, hash, description and coverage.
  * Every case runs on each device (devices.h). */
 #include <stdlib.h>
@@ -195,7 +196,7 @@ static void check_layer(const char* what, const layer_cfg* cfg,
   cmx_array* off = NULL;
   int noff = 0;
   OK(cmx_compiled_call(cf0, in, 6, &off, &noff));
-  unsetenv("CMX_COMPILE_NORM_QMV");
+  setenv("CMX_COMPILE_NORM_QMV", "1", 1);
   if (!shapeless) {
     const cmx__cgraph* g = ngot ? graph_of(got[0]) : NULL;
     const cmx__cgraph* g0 = noff ? graph_of(off[0]) : NULL;
@@ -316,7 +317,9 @@ static void test_left_alone(void) {
   check_layer("shapeless", &c, in, 0, true);
   setenv("CMX_COMPILE_NORM_QMV", "0", 1);
   check_layer("switched off", &c, in, 0, false);
-  unsetenv("CMX_COMPILE_NORM_QMV");
+  unsetenv("CMX_COMPILE_NORM_QMV"); /* the default: off (opt-in pass) */
+  check_layer("by default", &c, in, 0, false);
+  setenv("CMX_COMPILE_NORM_QMV", "1", 1);
   check_layer("switched on again", &c, in, 1, false);
   cmx_array_release_all(in, 6);
   /* x of 3 rows: not the mat-vec shape */
@@ -393,6 +396,7 @@ static void test_primitive(void) {
 }
 
 int main(void) {
+  setenv("CMX_COMPILE_NORM_QMV", "1", 1); /* the pass is opt-in */
   for (int dev = 0; dev < h_ndevices(); dev++) {
     g_s = h_stream(dev);
     OK(cmx_set_default_device(h_device(dev)));

@@ -1143,6 +1143,7 @@ def test_compiled_norm_qmv_equals_uncompiled(device, dtype, bits, group, D, N,
             return _norm_qmv_layer(*a, group, bits, swiglu)
 
         want = fn(*args)
+        monkeypatch.setenv("CMX_COMPILE_NORM_QMV", "1")  # opt-in
         got = mx.compile(fn)(*args)
         monkeypatch.setenv("CMX_COMPILE_NORM_QMV", "0")
         off = mx.compile(lambda *a: fn(*a))(*args)
@@ -1171,7 +1172,8 @@ def test_compiled_norm_qmv_is_one_op(monkeypatch):
     """The compiled graph (replayed op by op to see it) holds one
     AddRMSNormQuantizedMatmul and no AddRMSNorm or QuantizedMatmul(SwiGLU),
     for both consumers; CMX_COMPILE_NORM_QMV=0 keeps AddRMSNorm and the
-    product; x of 2 rows and y read elsewhere stay unfused."""
+    product, and so does leaving it unset (the pass is opt-in); x of 2 rows
+    and y read elsewhere stay unfused."""
     monkeypatch.setenv("CMX_COMPILE_OP_BY_OP", "1")
     names = ("AddRMSNormQuantizedMatmul", "AddRMSNorm", "QuantizedMatmul",
              "QuantizedMatmulSwiGLU")
@@ -1188,10 +1190,13 @@ def test_compiled_norm_qmv_is_one_op(monkeypatch):
 
         q = (0, 0, 0, 1) if swiglu else (0, 0, 1, 0)
         for env, want in (("1", (1, 0, 0, 0)),
-                          ("0", (0, 1) + q[2:])):
-            monkeypatch.setenv("CMX_COMPILE_NORM_QMV", env)
+                          ("0", (0, 1) + q[2:]), (None, (0, 1) + q[2:])):
+            if env is None:
+                monkeypatch.delenv("CMX_COMPILE_NORM_QMV")
+            else:
+                monkeypatch.setenv("CMX_COMPILE_NORM_QMV", env)
             assert count(lambda *a: fn(*a), *args) == want, (swiglu, env)
-        monkeypatch.delenv("CMX_COMPILE_NORM_QMV")
+        monkeypatch.setenv("CMX_COMPILE_NORM_QMV", "1")
         two = _norm_qmv_inputs(mx.float32, 32, 4, 64, 128, rows=2)
         assert count(lambda *a: fn(*a), *two) == (0, 1, 1, 0)
 
@@ -1204,11 +1209,12 @@ def test_compiled_norm_qmv_is_one_op(monkeypatch):
 
 
 @pytest.mark.parametrize("swiglu", [False, True])
-def test_grads_through_compiled_norm_qmv(on_device, swiglu):
+def test_grads_through_compiled_norm_qmv(on_device, swiglu, monkeypatch):
     """Gradients through a compiled function holding the fused op (its vjp
     runs through the composite: add, rms_norm, the product) match the
     uncompiled function's, for x, r and the norm's weight; and so do the
     compiled gradient, jvp and vmap."""
+    monkeypatch.setenv("CMX_COMPILE_NORM_QMV", "1")  # opt-in
     x, r, w, wq, s, b = _norm_qmv_inputs(mx.float32, 32, 4, 64, 128, seed=4)
 
     def loss(x, r, w):

@@ -91,7 +91,10 @@
  * pair), its eager step 760/622 against 475/463 us, 1000 dependent eager
  * adds 1.47/1.41 against 2.38/2.26 us an add (but 2.34 against 2.16 in a
  * third pair), SmolLM2 decoding within the runs' noise (600-840 tokens/s
- * either way: that step waits on the host). */
+ * either way). Later (H200, 2026-11-28, with the mat-vec and decode
+ * attention kernels prefetching into L2 before their wait, 4 interleaved
+ * rounds of 200 tokens): decoding 817-990 tokens/s with them against
+ * 757-824 without, so examples/llm/generate.py turns them on. */
 #define DEFAULT_PDL 0
 
 enum { N_KERNEL = 0, N_CHILD = 1 };

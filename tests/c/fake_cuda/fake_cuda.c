@@ -18,7 +18,10 @@
  * float32, float64, integers (wrapping) and bool; cmx_copy_* for
  * 1/2/4/8-byte elements; and the test kernels of test_gpu.c (cmx_test_*).
  * Other kernels fail to load (CUDA_ERROR_NOT_SUPPORTED), so cases needing
- * them are left out of that test's case list.
+ * them are left out of that test's case list; with FAKE_CUDA_NOOP=1 they
+ * load and run as nothing (their outputs keep the allocation pattern), so
+ * that any program runs its host side alone: scripts/host-profile.sh
+ * measures the host's cost of a GPU step that way.
  *
  * Launch limits are the real driver's: at most 1024 threads per block, and
  * more than a kernel's dynamic shared memory limit (48 KB less its static
@@ -561,7 +564,8 @@ enum {
   K_TEST_SUM10,
   K_TEST_ARGS,
   K_TEST_SHARED,
-  K_TEST_BLOCK_SUM
+  K_TEST_BLOCK_SUM,
+  K_NOOP /* FAKE_CUDA_NOOP=1: any other kernel, run as nothing */
 };
 #define MAX_PARAMS 32
 struct fn {
@@ -765,10 +769,18 @@ CUresult cuModuleGetFunction(fn** out, module* m, const char* name) {
   if (!strncmp(name, "cmx_copy_", 9)) f->kind = K_COPY;
   for (size_t i = 0; i < sizeof tests / sizeof tests[0]; i++)
     if (!strcmp(name, tests[i].name)) f->kind = tests[i].kind;
+  const char* noop = getenv("FAKE_CUDA_NOOP");
+  if (f->kind < 0 && noop && *noop == '1') f->kind = K_NOOP;
   CUresult r = f->kind < 0 ? ERR_NOT_SUPPORTED : OK;
   if (r == OK && !parse_entry(f, e, end)) r = ERR_NOT_SUPPORTED;
   if (r == OK && f->kind == K_EW) r = classify_ew(f, name, m->ptx);
   if (r == OK && f->kind == K_COPY) r = classify_copy(f, name, e, end);
+  if (r == ERR_NOT_SUPPORTED && noop && *noop == '1' &&
+      parse_entry(f, e, end)) {
+    f->kind = K_NOOP; /* an emulated family's variant the fake lacks */
+    r = OK;
+  }
+  if (f->kind == K_NOOP) f->nparams = 0; /* its arguments go unread */
   if (r != OK) {
     if (f->kind < 0) fprintf(stderr, "fake cuda: %s: not emulated\n", name);
     free(f);
@@ -824,6 +836,10 @@ CUresult cuLaunchKernel(fn* f, unsigned gx, unsigned gy, unsigned gz,
   o->shared = sh;
   if (s->capture) {
     capture_kernel(s->capture, o);
+    return OK;
+  }
+  if (f->kind == K_NOOP) { /* no effect: nothing to order */
+    free(o);
     return OK;
   }
   enqueue(s, o);
@@ -906,6 +922,7 @@ static void graph_enqueue(const fgraph* g, stream* s) {
       graph_enqueue(g->nodes[i]->child, s);
       continue;
     }
+    if (g->nodes[i]->k->f->kind == K_NOOP) continue; /* no effect */
     op* o = malloc(sizeof(op));
     memcpy(o, g->nodes[i]->k, sizeof(op));
     enqueue(s, o);
@@ -1265,7 +1282,7 @@ static void run_kernel(op* o) {
     run_ew(o);
   else if (o->f->kind == K_COPY)
     run_copy(o);
-  else
+  else if (o->f->kind != K_NOOP)
     run_test(o);
 }
 CUresult cuGetExportTable(const void** table, const void* id) {

@@ -40,6 +40,16 @@ typedef long long cmx_i64;
   } while (0)
 #endif
 
+// Asks L2 to fetch the line holding p (a hint: nothing is read into the
+// thread, and since L2 is where the device's memory is coherent, a value
+// written later by any kernel is what a later load sees). Kernels issue it
+// before CMX_GRID_WAIT() for bytes no kernel of the graph writes before
+// them in practice (weights), so a programmatic launch's wait overlaps
+// their trip from memory.
+static __device__ __forceinline__ void cmx_prefetch_l2(const void* p) {
+  asm volatile("prefetch.global.L2 [%0];" ::"l"(p));
+}
+
 // Sixteen bytes of elements, moved with one 128-bit access.
 template <typename T>
 union cmx_pack {

@@ -431,6 +431,7 @@ CMX_Q_FN void cmx_qn_prologue(const cmx_qn_args& N, const cmx_layout_n<3>& X,
 // columns. NORM (MT = 1, AddRMSNormQuantizedMatmul): x is y, which
 // cmx_qn_prologue (N, X) computes into dynamic shared memory first; the
 // sums are then those of the kernel without NORM, value for value.
+// Its entry points leave CMX_GRID_WAIT() to it (after the prefetch).
 template <int MT, bool F, int RN = 2, bool SG = false, bool NORM = false>
 CMX_Q_FN void cmx_qmv(const cmx_qmm_args& A, int wal, int xvec,
                       const cmx_layout_n<5>& Bt,
@@ -440,7 +441,6 @@ CMX_Q_FN void cmx_qmv(const cmx_qmm_args& A, int wal, int xvec,
   __shared__ float red[32][MT * R];
   extern __shared__ __align__(16) unsigned char cmx_qn_smem[];
   cmx_qt* ys = (cmx_qt*)cmx_qn_smem;
-  if (NORM) cmx_qn_prologue(*N, *X, ys);
   const long long mblocks = (A.M + MT - 1) / MT;
   const long long nb = blockIdx.x / mblocks, mb = blockIdx.x - nb * mblocks;
   long long bo[4];
@@ -458,6 +458,26 @@ CMX_Q_FN void cmx_qmv(const cmx_qmm_args& A, int wal, int xvec,
     so[r] = bo[2] + n * A.sr;
     bio[r] = bo[3] + n * A.br;
   }
+  // The weights' bytes into L2 before the wait: they start coming while a
+  // programmatically dependent launch still waits for the kernel before it
+  // (graph.c), and while NORM's prologue runs. A prefetch only fills the
+  // coherent L2 (never a stale value), so it is safe even if the kernel
+  // being waited for writes them.
+  {
+    const int es = A.scode == 0 ? 4 : 2, eb = A.bcode == 0 ? 4 : 2;
+    const long long nch = A.K / 32;
+    for (long long c = threadIdx.x; c < nch; c += blockDim.x) {
+      const long long grp = c * 32 / A.g;
+#pragma unroll
+      for (int r = 0; r < R; r++) {
+        cmx_prefetch_l2(wrow[r] + c * CMX_Q_B);
+        cmx_prefetch_l2((const char*)A.sc + (so[r] + grp) * es);
+        cmx_prefetch_l2((const char*)A.bi + (bio[r] + grp) * eb);
+      }
+    }
+  }
+  CMX_GRID_WAIT();
+  if (NORM) cmx_qn_prologue(*N, *X, ys);
   float acc[MT][R];
 #pragma unroll
   for (int m = 0; m < MT; m++)
@@ -541,7 +561,6 @@ CMX_Q_FN void cmx_qmv(const cmx_qmm_args& A, int wal, int xvec,
   extern "C" __global__ void __launch_bounds__(NT, MINB)                   \
       NAME(const CMX_GRID_CONST cmx_qmm_args A, int wal, int xvec,         \
            const CMX_GRID_CONST cmx_layout_n<5> Bt) {                      \
-    CMX_GRID_WAIT();                                                        \
     cmx_qmv<MT, F, RN>(A, wal, xvec, Bt);                                   \
   }
 #define CMX_QMV_ENTRY(MT, MINB, F, NAME, NT) \
@@ -562,7 +581,6 @@ CMX_QMV_ENTRY_R(1, 2, false, cmx_qmv1r1, 512, 1)
   extern "C" __global__ void __launch_bounds__(NT, 2)                     \
       NAME(const CMX_GRID_CONST cmx_qmm_args A, int wal, int xvec,        \
            const CMX_GRID_CONST cmx_layout_n<5> Bt) {                     \
-    CMX_GRID_WAIT();                                                       \
     cmx_qmv<1, F, 2, true>(A, wal, xvec, Bt);                              \
   }
 #if !defined(CMX_ONLY) || defined(CMX_ONLY_cmx_qmv1sg)
@@ -580,7 +598,6 @@ CMX_QMV_ENTRY_SG(true, cmx_qmv1sgf, 256)
            const CMX_GRID_CONST cmx_layout_n<5> Bt,                        \
            const CMX_GRID_CONST cmx_qn_args N,                             \
            const CMX_GRID_CONST cmx_layout_n<3> X) {                       \
-    CMX_GRID_WAIT();                                                        \
     cmx_qmv<1, false, RN, SG, true>(A, wal, 1, Bt, &N, &X);                 \
   }
 #if !defined(CMX_ONLY) || defined(CMX_ONLY_cmx_qmv1n)

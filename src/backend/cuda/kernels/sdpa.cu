@@ -376,6 +376,26 @@ CMX_A_FN void cmx_sdpa_dec_merge(const cmx_sdpa_args& a, int b, int hk,
   }
 }
 
+// Before the decode kernel's CMX_GRID_WAIT(): the key and value rows of
+// this block's split into L2 (cmx_prefetch_l2: a hint, safe whoever
+// writes them), so that under a programmatic launch their trip from
+// memory overlaps the wait for the kernel before. Reads only a.
+CMX_A_FN void cmx_sdpa_dec_prefetch(const cmx_sdpa_args& a) {
+  const int b = (int)(blockIdx.x / a.Hk), hk = (int)(blockIdx.x % a.Hk);
+  const int t0 = (int)blockIdx.y * a.per_split;
+  const int n = min(a.S, t0 + a.per_split) - t0;
+  const int kl = (a.D * (int)sizeof(cmx_at) + 127) / 128;  // lines a key
+  const int vl = (a.Dv * (int)sizeof(cmx_at) + 127) / 128;
+  const cmx_at* kb = a.k + b * a.ks[0] + hk * a.ks[1];
+  const cmx_at* vb = a.v + b * a.vs[0] + hk * a.vs[1];
+  for (int x = (int)threadIdx.x; x < n * kl; x += (int)blockDim.x)
+    cmx_prefetch_l2(kb + (long long)(t0 + x / kl) * a.ks[2] +
+                    (x % kl) * (128 / (int)sizeof(cmx_at)));
+  for (int x = (int)threadIdx.x; x < n * vl; x += (int)blockDim.x)
+    cmx_prefetch_l2(vb + (long long)(t0 + x / vl) * a.vs[2] +
+                    (x % vl) * (128 / (int)sizeof(cmx_at)));
+}
+
 template <int ROWS, int D>
 CMX_A_FN void cmx_sdpa_dec(const cmx_sdpa_args& a) {
   constexpr int V = CMX_A_V, G = D / V, KPW = 32 / G, NW = 4, KPB = NW * KPW;
@@ -510,6 +530,7 @@ CMX_A_FN void cmx_sdpa_dec(const cmx_sdpa_args& a) {
 #define CMX_SDPA_DEC(ROWS, D)                                            \
   extern "C" __global__ void __launch_bounds__(128)                     \
       cmx_sdpa_dec_r##ROWS##_d##D(const CMX_GRID_CONST cmx_sdpa_args a) { \
+    cmx_sdpa_dec_prefetch(a);                                            \
     CMX_GRID_WAIT();                                                     \
     if (D / CMX_A_V <= 32)                                               \
       cmx_sdpa_dec<ROWS, (D / CMX_A_V <= 32 ? D : 64)>(a);                \
