@@ -1,8 +1,9 @@
 """scripts/host-profile.sh's ground: the fake CUDA driver's no-op mode
-(FAKE_CUDA_NOOP=1) lets a GPU program that uses kernels the fake cannot
-emulate run to its end (its host side alone), while without the mode the
-same program fails with an error naming the kernel. Runs in a child
-process, since the driver is chosen when cmx first loads it."""
+(FAKE_CUDA_NOOP=1) and the no-op cuBLASLt beside it (fake_cuda/noop) let a
+GPU program that uses kernels the fake cannot emulate, and a matrix
+product, run to its end (its host side alone), while without them the same
+program fails with an error naming the kernel. Runs in a child process,
+since the driver is chosen when cmx first loads it."""
 
 import os
 import pathlib
@@ -19,15 +20,17 @@ PROGRAM = """
 import cmx.core as mx
 mx.set_default_device(mx.gpu)
 x = mx.arange(64, dtype=mx.float32).reshape(8, 8)
-y = mx.fast.rms_norm(mx.exp(x), mx.ones((8,)), 1e-5).sum(axis=1)
+y = mx.fast.rms_norm(mx.exp(x), mx.ones((8,)), 1e-5) @ x
+y = y.sum(axis=1)
 mx.eval(y)
 print("shape", y.shape)
 """
 
 
 def _run(noop):
-    env = dict(os.environ, FAKE_CUDA_DELAY="0",
-               LD_LIBRARY_PATH=f"{FAKE.parent}:{os.environ.get('LD_LIBRARY_PATH', '')}")
+    dirs = [str(FAKE.parent)] + ([str(FAKE.parent / "noop")] if noop else [])
+    env = dict(os.environ, FAKE_CUDA_DELAY="0", LD_LIBRARY_PATH=":".join(
+        dirs + [os.environ.get("LD_LIBRARY_PATH", "")]))
     env.pop("FAKE_CUDA_NOOP", None)
     if noop:
         env["FAKE_CUDA_NOOP"] = "1"
