@@ -145,24 +145,31 @@ static void test_programmatic(void) {
   bool has = !g_fake && d && d->cc_major >= 9 && cmx__cu.cuGraphAddDependencies;
   cmx__gpu_graphs_set(1, 2);
   cmx__gpu_graphs_tune(1, -1); /* a graph from the second sight */
-  for (int on = 1; on >= 0; on--) {
-    cmx__gpu_graphs_pdl(on);
-    cmx__gpu_graphs_forget_all();
-    int64_t n = (int64_t)1 << 22;
-    cmx__gpu_graph_stats s0 = gstats();
-    for (int r = 0; r < 4; r++) {
-      CHECK_MSG(chain_ok(n, 24, 0.25f * (float)(r + 1)), "pdl %d run %d", on,
-                r);
-      CHECK_MSG(doubling_ok(n, 30), "pdl %d run %d", on, r);
+  /* mode 2 (one wave): edges after the small chain's kernels (16 blocks
+   * at most), none after the large one's (a million threads or more, past
+   * any card's one wave) */
+  for (int on = 2; on >= 0; on--) {
+    for (int big = 0; big < 2; big++) {
+      cmx__gpu_graphs_pdl(on);
+      cmx__gpu_graphs_forget_all();
+      int64_t n = (int64_t)1 << (big ? 22 : 12);
+      cmx__gpu_graph_stats s0 = gstats();
+      for (int r = 0; r < 4; r++) {
+        CHECK_MSG(chain_ok(n, 24, 0.25f * (float)(r + 1)),
+                  "pdl %d n %lld run %d", on, (long long)n, r);
+        CHECK_MSG(doubling_ok(n, 30), "pdl %d n %lld run %d", on,
+                  (long long)n, r);
+      }
+      cmx__gpu_graph_stats s1 = gstats();
+      CHECK(s1.instantiated > s0.instantiated);
+      uint64_t prog = s1.programmatic - s0.programmatic;
+      if (has && (on == 1 || (on == 2 && !big)))
+        CHECK_MSG(prog > 0, "pdl %d n %lld: no programmatic edges on sm_%d%d",
+                  on, (long long)n, d->cc_major, d->cc_minor);
+      else
+        CHECK_MSG(prog == 0, "pdl %d n %lld: %llu programmatic edges", on,
+                  (long long)n, (unsigned long long)prog);
     }
-    cmx__gpu_graph_stats s1 = gstats();
-    CHECK(s1.instantiated > s0.instantiated);
-    uint64_t prog = s1.programmatic - s0.programmatic;
-    if (on && has)
-      CHECK_MSG(prog > 0, "no programmatic edges on sm_%d%d", d->cc_major,
-                d->cc_minor);
-    else
-      CHECK(prog == 0);
   }
   cmx__gpu_graphs_pdl(-1);
   cmx__gpu_graphs_tune(0, -1);

@@ -614,7 +614,8 @@ void cmx__gpu_graphs_fail_next(int n);
 void cmx__gpu_graphs_tune(int min_seen, int capture);
 /* For tests and benchmarks: 1 or 0 turns programmatic edges between
  * waiting kernels on or off in graphs instantiated from now on (batches
- * made from now on), -1 follows CMX_CUDA_PDL (graph.c). */
+ * made from now on), 2 keeps them to kernels after one that fits the card
+ * in one wave, -1 follows CMX_CUDA_PDL (graph.c). */
 void cmx__gpu_graphs_pdl(int on);
 
 /* ---------------- eval_gpu helpers (launch.c) ---------------- */

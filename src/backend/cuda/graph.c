@@ -46,7 +46,8 @@
  * results back, cuFFT, cuDNN, NCCL) always end the batch, since they may
  * synchronise or allocate, which a capture does not allow.
  *
- * Programmatic edges (CMX_CUDA_PDL=1; off by default, see DEFAULT_PDL;
+ * Programmatic edges (CMX_CUDA_PDL=1, or 2 for those after a kernel that
+ * fits the card in one wave; off by default, see DEFAULT_PDL;
  * sm_90 and later): a kernel of a family whose kernels all begin with
  * CMX_GRID_WAIT() (CMX__GPU_GRID_WAITS: the built-in and compiled ones)
  * hangs from the kernel node before it by a programmatic edge instead of
@@ -252,26 +253,46 @@ static bool capture_on(void) {
   return e == 2;
 }
 
-/* Whether graphs on device dev give a kernel that waits
- * (CMX__GPU_GRID_WAITS) a programmatic edge from the kernel before it:
- * CMX_CUDA_PDL (0 off, 1 on; DEFAULT_PDL) or cmx__gpu_graphs_pdl, a
- * driver with edge data (cuGraphAddDependencies_v2) and a card of compute
- * capability 9.0 or later (griddepcontrol). */
-static bool pdl_on(int dev) {
-  static _Atomic int env = 0; /* 1 + the variable's 0 or 1; 0: unread */
+/* Programmatic edges on device dev, for graphs instantiated now:
+ * PDL_OFF, PDL_ALL (a kernel that waits, CMX__GPU_GRID_WAITS, hangs from
+ * the kernel before it by a programmatic edge) or PDL_ONE_WAVE (only when
+ * the kernel before fits the card in one wave, see one_wave). From
+ * CMX_CUDA_PDL (0, 1, 2; DEFAULT_PDL) or cmx__gpu_graphs_pdl; off without
+ * a driver with edge data (cuGraphAddDependencies_v2) or below compute
+ * capability 9.0 (griddepcontrol). *sms: the card's multiprocessors. */
+enum { PDL_OFF = 0, PDL_ALL = 1, PDL_ONE_WAVE = 2 };
+static int pdl_mode(int dev, int* sms) {
+  static _Atomic int env = 0; /* 1 + the variable's value; 0: unread */
   int f = atomic_load(&g_pdl), e = atomic_load(&env);
   if (f < 0 && !e) {
-    e = 1 + env_int("CMX_CUDA_PDL", DEFAULT_PDL, 0, 1);
+    e = 1 + env_int("CMX_CUDA_PDL", DEFAULT_PDL, 0, 2);
     atomic_store(&env, e);
   }
-  if (!(f >= 0 ? f == 1 : e == 2) || !cmx__cu.cuGraphAddDependencies)
-    return false;
+  const int mode = f >= 0 ? f : e - 1;
+  if (mode == PDL_OFF || !cmx__cu.cuGraphAddDependencies) return PDL_OFF;
   cmx__gpu_device* d = cmx__gpu_device_get(dev);
   if (!d) {
     cmx_clear_error();
-    return false;
+    return PDL_OFF;
   }
-  return d->cc_major >= 9;
+  *sms = d->sm_count;
+  return d->cc_major >= 9 ? mode : PDL_OFF;
+}
+
+/* Whether kernel node signature s fits a card of sms multiprocessors in
+ * one wave by threads and blocks alone (2048 threads and 32 blocks a
+ * multiprocessor on compute capability 9.x; registers and shared memory
+ * may allow fewer, so this is an upper bound). A kernel launched
+ * programmatically after a one-wave kernel cannot take a multiprocessor
+ * slot that kernel's later blocks would need: there are none. After a
+ * larger kernel its blocks would sit waiting in slots the larger kernel's
+ * later waves want (the reason PDL_ALL slowed the compiled MLP step). */
+static bool one_wave(const sig* s, int sms) {
+  const unsigned long long blocks =
+      (unsigned long long)s->grid[0] * s->grid[1] * s->grid[2];
+  const unsigned long long threads =
+      blocks * s->block[0] * s->block[1] * s->block[2];
+  return blocks <= 32ull * (unsigned)sms && threads <= 2048ull * (unsigned)sms;
 }
 
 int cmx__gpu_batch_limit(void) {
@@ -534,7 +555,8 @@ static gexec* instantiate(cmx__gpu_batch* b, uint64_t hash) {
             cmx__cu.cuGraphCreate(&e->g, 0) == CUDA_SUCCESS;
   void* params[CMX__GPU_MAX_ARGS];
   size_t off = 0;
-  bool pdl = ok && pdl_on(b->dev);
+  int sms = 0;
+  const int pdl = ok ? pdl_mode(b->dev, &sms) : PDL_OFF;
   for (int i = 0; ok && i < b->n; i++) {
     const bcmd* c = &b->cmds[i];
     const CUgraphNode* dep = i ? &e->nodes[i - 1] : NULL;
@@ -547,7 +569,9 @@ static gexec* instantiate(cmx__gpu_batch* b, uint64_t hash) {
     } else {
       /* A kernel that waits in its code may start while the kernel before
        * it still runs (a programmatic edge); any other gets a full one. */
-      bool prog = pdl && i && c->s.waits && b->cmds[i - 1].s.kind == N_KERNEL;
+      bool prog = pdl != PDL_OFF && i && c->s.waits &&
+                  b->cmds[i - 1].s.kind == N_KERNEL &&
+                  (pdl == PDL_ALL || one_wave(&b->cmds[i - 1].s, sms));
       CUDA_KERNEL_NODE_PARAMS p = node_params(b, c, params);
       r = cmx__cu.cuGraphAddKernelNode(&e->nodes[i], e->g, prog ? NULL : dep,
                                        i && !prog ? 1 : 0, &p);
