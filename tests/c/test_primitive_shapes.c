@@ -772,7 +772,8 @@ B(b_qmm_swiglu) {
   cmx_compiled_release(cf);
   return st;
 }
-/* AddRMSNormQuantizedMatmul has no op: compile's norm_qmm pass makes it
+/* AddRMSNormQuantizedMatmul has no op: compile's norm_qmm pass (opt-in:
+ * CMX_COMPILE_NORM_QMV=1 while it traces) makes it
  * from rms_norm(x + r, w) (x (1, 64)) feeding a one-row quantized product
  * by in[3] (8, 64) quantized (bits 4, variant 1: 8); the graph is replayed
  * op by op, as b_add_rms_norm's, and the product (its second output)
@@ -801,9 +802,18 @@ B(b_norm_qmm) {
   cmx_compiled* cf = NULL;
   cmx_array* outs = NULL;
   int nout = 0;
+  /* the pass is opt-in (read at each trace) */
+  const char* was = getenv("CMX_COMPILE_NORM_QMV");
+  char* keep = was ? strdup(was) : NULL;
+  setenv("CMX_COMPILE_NORM_QMV", "1", 1);
   cmx_status st =
       cmx_compile(&cf, (cmx_closure){norm_qmm_fn, (void*)&bits[v]}, NULL);
   if (st == CMX_OK) st = cmx_compiled_call(cf, in, 4, &outs, &nout);
+  if (keep)
+    setenv("CMX_COMPILE_NORM_QMV", keep, 1);
+  else
+    unsetenv("CMX_COMPILE_NORM_QMV");
+  free(keep);
   const cmx__cgraph* g =
       st == CMX_OK ? cmx__cplan_graph_of(cmx_array_primitive(outs[0])) : NULL;
   if (g && g->nin == 4 && g->nout == 1) {
