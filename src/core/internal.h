@@ -85,6 +85,12 @@ typedef struct cmx__buffer {
    * release calls ext_release(ext_ctx). NULL for cmx's own buffers. */
   void (*ext_release)(void* ctx);
   void* ext_ctx;
+  /* The GPU stream whose queued (perhaps still batched) work made dev
+   * current, and that work's batch ticket: readers on other streams, or
+   * on the host, order after it first (the GPU backend's small uploads,
+   * backend/cuda/memory.c). NULL when nothing needs ordering. */
+  void* dev_writer;
+  uint64_t dev_writer_ticket;
 } cmx__buffer;
 
 /* Allocates a host buffer of at least `bytes` (64-byte aligned, from the

@@ -146,6 +146,8 @@ static void buffer_init(cmx__buffer* b, size_t bytes, size_t cap, void* p) {
   b->next_free = NULL;
   b->ext_release = NULL;
   b->ext_ctx = NULL;
+  b->dev_writer = NULL;
+  b->dev_writer_ticket = 0;
 }
 
 cmx__buffer* cmx__buffer_alloc(size_t bytes) {

@@ -25,11 +25,18 @@ static bool copy_variant(int v, cmx__gpu_variant* out) {
   return true;
 }
 
-/* Kernels: contiguous (v), strided source, fill, strided destination. */
-enum { K_V, K_STRIDED, K_FILL = K_STRIDED + CMX__GPU_NUM_STRIDED, K_TO };
+/* Kernels: contiguous (v), strided source, fill, strided destination, one
+ * element put from a launch argument. */
+enum {
+  K_V,
+  K_STRIDED,
+  K_FILL = K_STRIDED + CMX__GPU_NUM_STRIDED,
+  K_TO,
+  K_PUT = K_TO + CMX__GPU_NUM_STRIDED
+};
 static const char* const k_kernels[] = {
     "cmx_copy_v", CMX__GPU_STRIDED_KERNELS("cmx_copy"), "cmx_fill_v",
-    CMX__GPU_STRIDED_KERNELS("cmx_copyto"), NULL};
+    CMX__GPU_STRIDED_KERNELS("cmx_copyto"), "cmx_put_v", NULL};
 
 const cmx__gpu_family cmx__gpu_family_copy = {
     .name = "copy",
@@ -135,4 +142,20 @@ cmx_status cmx__gpu_copy(const cmx_primitive* p, const cmx_array* in, int nin,
     return CMX_OK;
   }
   return cmx__gpu_copy_rowmajor(o, a, dev, name);
+}
+
+cmx_status cmx__gpu_put_value(const char* op, int dev, CUdeviceptr dst,
+                              const void* value, size_t size) {
+  if (size != 1 && size != 2 && size != 4 && size != 8)
+    return cmx__error(CMX_ERR_RUNTIME, "[%s] gpu put of %zu bytes", op, size);
+  const cmx__gpu_kernel* k = cmx__gpu_kernel_get(
+      dev, &cmx__gpu_family_copy, cmx__gpu_copy_variant(size), K_PUT);
+  if (!k) return cmx_last_status();
+  cmx__gpu_args args;
+  cmx__gpu_args_init(&args);
+  CMX__GPU_ARG(&args, dst);
+  /* the value as the kernel's T: its bytes, aligned as T */
+  cmx__gpu_args_add(&args, value, size, size);
+  cmx__gpu_cfg cfg = {.grid = {1, 1, 1}, .block = {32, 1, 1}, .shared = 0};
+  return cmx__gpu_launch(op, k, &cfg, &args);
 }

@@ -32,6 +32,8 @@ cmx__gpu_encoder_stats cmx__gpu_encoder_stats_get(void) {
       atomic_load(&n_recorded), atomic_load(&n_calls)};
 }
 
+bool cmx__gpu_recording(void) { return tl_recorder != NULL; }
+
 const cmx__gpu_recorder* cmx__gpu_recorder_set(const cmx__gpu_recorder* r) {
   const cmx__gpu_recorder* prev = tl_recorder;
   tl_recorder = r;

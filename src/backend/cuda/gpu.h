@@ -189,6 +189,9 @@ typedef struct cmx__gpu_staging_stats {
   uint64_t staged, direct, registered;
 } cmx__gpu_staging_stats;
 cmx__gpu_staging_stats cmx__gpu_staging_stats_get(void);
+/* Small host arrays given their device copy by a launch on the reading
+ * task's stream so far (memory.c), for tests. */
+uint64_t cmx__gpu_small_puts(void);
 
 /* ---------------- the toolkit (toolkit.c) ---------------- */
 
@@ -492,6 +495,8 @@ typedef struct cmx__gpu_recorder {
                        bool* issue);
   void* ctx;
 } cmx__gpu_recorder;
+/* Whether the calling thread has a recorder installed. */
+bool cmx__gpu_recording(void);
 /* Installs r (borrowed; NULL: none) as the calling thread's recorder;
  * returns the one it replaces. */
 const cmx__gpu_recorder* cmx__gpu_recorder_set(const cmx__gpu_recorder* r);
@@ -668,6 +673,11 @@ cmx_status cmx__gpu_alloc_out(cmx_array out, const cmx_array* cands, int n,
 /* The variant of the copy kernels for elements of itemsize bytes
  * (copy.c). */
 int cmx__gpu_copy_variant(size_t itemsize);
+/* Puts the `size` bytes at value (1, 2, 4 or 8) at dst with one launch on
+ * the running GPU task's stream, the value a launch argument (batched like
+ * any launch; value is read now). op names errors. */
+cmx_status cmx__gpu_put_value(const char* op, int dev, CUdeviceptr dst,
+                              const void* value, size_t size);
 /* Copies src (any layout) into dst, a row-major device array of the same
  * size and dtype (its shape may differ: a reshape), on device dev; op names
  * errors (copy.c). */

@@ -11,7 +11,8 @@ cmx_status cmx__gpu_ptr(cmx_array a, int dev, CUdeviceptr* out) {
   if (a->size == 0) return CMX_OK;
   cmx__buffer* b = a->buf;
   if (!b) return cmx__error(CMX_ERR_RUNTIME, "[gpu] array has no data");
-  if (!(b->dev_valid && b->dev_index == dev)) {
+  /* current there and put by nobody still to be waited for: no hook */
+  if (!(b->dev_valid && b->dev_index == dev && !b->dev_writer)) {
     cmx_status st = cmx__device_hooks->to_device(b, dev);
     if (st != CMX_OK) return st;
   }

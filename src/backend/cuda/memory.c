@@ -344,6 +344,8 @@ static void dev_free(int dev, CUdeviceptr p, size_t bytes) {
     free_on(dev, p, bytes, NULL, 0);
 }
 
+static cmx_status order_after_writer(cmx__buffer* b);
+
 static cmx_status to_host_locked(cmx__buffer* b) {
   if (b->host_valid) return CMX_OK;
   cmx_status st = CMX_OK;
@@ -362,6 +364,7 @@ static cmx_status to_host_locked(cmx__buffer* b) {
   }
   if (b->dev_valid && b->size) {
     st = cmx__gpu_ctx_enter(b->dev_index);
+    if (st == CMX_OK) st = order_after_writer(b);
     if (st != CMX_OK) return st;
     cmx__gpu_device* d = cmx__gpu_device_get(b->dev_index);
     st = cmx__gpu_stage_d2h(b->dev_index, b->host, b->dev, b->size,
@@ -379,8 +382,77 @@ static cmx_status hook_to_host(cmx__buffer* b) {
   return st;
 }
 
+/* Small uploads. A host buffer of one 1, 2, 4 or 8-byte element (a
+ * Python scalar, a step's offset) that a GPU task reads gets its device
+ * copy from a launch on that task's stream, the value a launch argument
+ * (cmx__gpu_put_value): batched with the task's kernels, and no host wait.
+ * A copy instead goes through the copy stream, which the host then waits
+ * for (10-20 us; an eager LeNet step makes 53 of them). The put's stream
+ * and batch ticket stay in b->dev_writer(_ticket) for the readers that
+ * are not in that stream's order: order_after_writer. Not while a
+ * recorder takes the thread's commands (it could replay the put). */
+static _Atomic uint64_t g_puts;
+uint64_t cmx__gpu_small_puts(void) {
+  return atomic_load(&g_puts);
+}
+
+static bool small_put(cmx__buffer* b, int dev, cmx_status* st) {
+  int cur_dev = -1;
+  CUstream cur = cmx__gpu_current_stream(&cur_dev);
+  if (!cur || cur_dev != dev || b->dev || !b->host_valid || b->ext_release ||
+      (b->size != 1 && b->size != 2 && b->size != 4 && b->size != 8) ||
+      cmx__gpu_recording())
+    return false;
+  const char* op = cmx__gpu_current_op();
+  CUdeviceptr p;
+  *st = dev_alloc(dev, b->size, cur, op, &p);
+  if (*st != CMX_OK) return true;
+  *st = cmx__gpu_put_value(op, dev, p, b->host, b->size);
+  if (*st != CMX_OK) {
+    dev_free(dev, p, b->size);
+    return true;
+  }
+  b->dev = p;
+  b->dev_index = dev;
+  b->dev_valid = true;
+  b->dev_writer = cur;
+  b->dev_writer_ticket = cmx__gpu_free_ticket(dev, cur);
+  atomic_fetch_add(&g_puts, 1);
+  return true;
+}
+
+/* Makes whoever reads b's device copy now come after the put that made
+ * it (b->dev_writer): nothing on that stream itself; the running task's
+ * stream waits for an event recorded on the writer stream once the put's
+ * batch is issued; the host (no task) waits for the writer stream, after
+ * which nobody needs ordering. Buffer lock held. */
+static cmx_status order_after_writer(cmx__buffer* b) {
+  CUstream w = (CUstream)b->dev_writer;
+  if (!w) return CMX_OK;
+  int cur_dev = -1;
+  CUstream cur = cmx__gpu_current_stream(&cur_dev);
+  if (cur == w) return CMX_OK;
+  cmx_status st = cmx__gpu_ctx_enter(b->dev_index);
+  if (st != CMX_OK) return st;
+  cmx__gpu_issue_ticket(w, b->dev_writer_ticket);
+  CUresult r;
+  if (cur) {
+    CUevent ev = NULL;
+    r = cmx__cu.cuEventCreate(&ev, CU_EVENT_DISABLE_TIMING);
+    if (r == CUDA_SUCCESS) r = cmx__cu.cuEventRecord(ev, w);
+    if (r == CUDA_SUCCESS) r = cmx__cu.cuStreamWaitEvent(cur, ev, 0);
+    if (ev) cmx__cu.cuEventDestroy(ev); /* released once it completes */
+  } else {
+    r = cmx__cu.cuStreamSynchronize(w);
+    if (r == CUDA_SUCCESS) b->dev_writer = NULL;
+  }
+  return r == CUDA_SUCCESS
+             ? CMX_OK
+             : cmx__cu_error(r, "gpu", "ordering after a small upload");
+}
+
 static cmx_status to_device_locked(cmx__buffer* b, int dev) {
-  if (b->dev_valid && b->dev_index == dev) return CMX_OK;
+  if (b->dev_valid && b->dev_index == dev) return order_after_writer(b);
   if (b->ext_release && b->dev_index != dev)
     return cmx__error(CMX_ERR_VALUE,
                       "[%s] data imported on gpu:%d cannot be used on gpu:%d; "
@@ -391,9 +463,11 @@ static cmx_status to_device_locked(cmx__buffer* b, int dev) {
     st = to_host_locked(b);
     if (st != CMX_OK) return st;
   }
+  if (small_put(b, dev, &st)) return st;
   if (b->dev && b->dev_index != dev) {
     dev_free(b->dev_index, b->dev, b->size);
     b->dev = 0;
+    b->dev_writer = NULL;
   }
   b->dev_valid = false;
   st = cmx__gpu_ctx_enter(dev);
@@ -444,6 +518,7 @@ static void hook_free_device(cmx__buffer* b) {
   }
   b->dev = 0;
   b->dev_valid = false;
+  b->dev_writer = NULL;
 }
 
 /* A kernel's output: device memory only, ordered on the running task's

@@ -16,7 +16,8 @@
  * From a kernel's name and its PTX body (element type of its loads, float
  * or integer arithmetic, OR) the fake runs: cmx_binary_* for Add on
  * float32, float64, integers (wrapping) and bool; cmx_copy_* for
- * 1/2/4/8-byte elements; and the test kernels of test_gpu.c (cmx_test_*).
+ * 1/2/4/8-byte elements; cmx_put_v (one element from its argument); and
+ * the test kernels of test_gpu.c (cmx_test_*).
  * Other kernels fail to load (CUDA_ERROR_NOT_SUPPORTED), so cases needing
  * them are left out of that test's case list. With FAKE_CUDA_NOOP=1 every
  * kernel, emulated or not, loads and runs as nothing (outputs keep the
@@ -577,6 +578,7 @@ enum {
   K_TEST_ARGS,
   K_TEST_SHARED,
   K_TEST_BLOCK_SUM,
+  K_PUT, /* cmx_put_v: one element from its launch argument */
   K_NOOP /* FAKE_CUDA_NOOP=1: every kernel, run as nothing */
 };
 #define MAX_PARAMS 32
@@ -779,6 +781,7 @@ CUresult cuModuleGetFunction(fn** out, module* m, const char* name) {
   f->kind = -1;
   if (!strncmp(name, "cmx_ew_", 7)) f->kind = K_EW;
   if (!strncmp(name, "cmx_copy_", 9)) f->kind = K_COPY;
+  if (!strcmp(name, "cmx_put_v")) f->kind = K_PUT;
   for (size_t i = 0; i < sizeof tests / sizeof tests[0]; i++)
     if (!strcmp(name, tests[i].name)) f->kind = tests[i].kind;
   const char* noop = getenv("FAKE_CUDA_NOOP");
@@ -1289,6 +1292,8 @@ static void run_kernel(op* o) {
     run_ew(o);
   else if (o->f->kind == K_COPY)
     run_copy(o);
+  else if (o->f->kind == K_PUT) /* (T* o, T v) */
+    memcpy(param_ptr(o, 0), param(o, 1), o->f->psize[1]);
   else if (o->f->kind != K_NOOP)
     run_test(o);
 }

@@ -73,6 +73,15 @@ CMX_COPY_G(cmx_copy, 2, 3, 64, long long)
 CMX_COPY_G(cmx_copy, 2, 0, 64, long long)
 #endif
 
+// One element put in place, its value a launch argument (memory.c: a
+// small host array's device copy, made on the reading task's stream).
+#if !defined(CMX_ONLY) || defined(CMX_ONLY_cmx_put_v)
+extern "C" __global__ void cmx_put_v(T* o, T v) {
+  CMX_GRID_WAIT();
+  if (threadIdx.x == 0 && blockIdx.x == 0) *o = v;
+}
+#endif
+
 #if !defined(CMX_ONLY) || defined(CMX_ONLY_cmx_fill_v)
 extern "C" __global__ void cmx_fill_v(const T* a, T* o, long long n) {
   CMX_GRID_WAIT();
