@@ -229,7 +229,7 @@ def test_quantized_matmul_dtypes_batches(device, dt, M):
 
 
 @pytest.mark.parametrize("kernel,M", [(k, m) for k in ("", "fast") for m in (1, 2, 5, 8)]
-                         + [("r1", 1), ("r2", 1)])
+                         + [("r1", 1), ("r2", 1), ("w", 1)])
 @pytest.mark.parametrize("bits", BITS)
 @pytest.mark.parametrize("dt", DTYPES)
 def test_qmv_shapes(device, monkeypatch, kernel, bits, dt, M):
@@ -242,7 +242,8 @@ def test_qmv_shapes(device, monkeypatch, kernel, bits, dt, M):
     two weight rows a block (1031). Every GPU kernel: the default,
     CMX_CUDA_QMV=fast (more weight rows a block, no integer conversions
     at 4 and 8 bits) and, for one row of x, CMX_CUDA_QMV=r1 / r2 (one /
-    two weight rows a block at any N)."""
+    two weight rows a block at any N) and w (a warp for each 4 weight rows
+    at any N, where K has at most 32 chunks)."""
     monkeypatch.setenv("CMX_CUDA_QMV", kernel)
     tol = TOL[dt] * 4
     for K, N, g in [(8192, 24, 128), (96, 97, 32), (512, 97, 64), (64, 1031, 32)]:
@@ -257,6 +258,31 @@ def test_qmv_shapes(device, monkeypatch, kernel, bits, dt, M):
                 x, wq, s, b, transpose=True, group_size=g, bits=bits), tol, tol)
             np.testing.assert_allclose(f64(y), qmm_ref(f64(x), wq, s, b, g, bits, True),
                                        tol, tol * K / 64)
+
+
+@pytest.mark.parametrize("dt", DTYPES)
+@pytest.mark.parametrize("bits", [4, 8])
+def test_qmv_warps_bit_exact(device, monkeypatch, dt, bits):
+    """cmx_qmv1w, the default for one row of x from N 16384 where K has
+    at most 32 chunks (an LM head), gives cmx_qmv1's outputs (CMX_CUDA_QMV=
+    r2) bit for bit: K 576, N not a multiple of a block's 32 rows, one row
+    of x and a batch of 3 (x (3, 1, K)); and both match the CPU."""
+    K, N = 576, 16384 + 13
+    w = arr(N, K, scale=0.2)
+    wq, s, b = mx.quantize(w, group_size=32, bits=bits, stream=mx.cpu)
+    s, b = s.astype(dt), b.astype(dt)
+    tol = TOL[dt] * 4
+    for x in (arr(1, K, dtype=dt, scale=0.2), arr(3, 1, K, dtype=dt, scale=0.2)):
+        def run():
+            return mx.quantized_matmul(x, wq, s, b, transpose=True,
+                                       group_size=32, bits=bits)
+        monkeypatch.delenv("CMX_CUDA_QMV", raising=False)
+        got = cpu_match(device, run, tol, tol)
+        monkeypatch.setenv("CMX_CUDA_QMV", "r2")
+        want = cpu_match(device, run, tol, tol)
+        monkeypatch.delenv("CMX_CUDA_QMV")
+        assert got.shape == x.shape[:-1] + (N,)
+        assert np.array_equal(f64(got), f64(want))
 
 
 @pytest.mark.parametrize("path", ["mma", "gemm", "tiled"])

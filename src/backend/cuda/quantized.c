@@ -52,6 +52,7 @@ enum {
   K_QMV1N,   /* AddRMSNormQuantizedMatmul: cmx_qmv1 with the norm first */
   K_QMV1R1N, /* ... cmx_qmv1r1 */
   K_QMV1SGN, /* ... cmx_qmv1sg */
+  K_QMV1W,   /* one row of x, a warp for each 4 weight rows */
 };
 static const char* const k_kernels[] = {
     "cmx_quantize", "cmx_dequantize", "cmx_qmm_t",      "cmx_qmm_n",
@@ -59,7 +60,7 @@ static const char* const k_kernels[] = {
     "cmx_qmma_t",   "cmx_qmma_n",     "cmx_splitk_sum", "cmx_qmv1f",
     "cmx_qmv2f",    "cmx_qmv4f",      "cmx_qmv8f",      "cmx_qmv1r1",
     "cmx_qmv1sg",   "cmx_qmv1sgf",    "cmx_qmv1n",      "cmx_qmv1r1n",
-    "cmx_qmv1sgn",  NULL};
+    "cmx_qmv1sgn",  "cmx_qmv1w",      NULL};
 
 /* QMV_MAXM: the most rows of x the matrix-vector kernels take (they take
  * any number, in blocks of 8, but past 8 the tensor-core kernel was
@@ -308,6 +309,24 @@ static bool fast_qmv(void) {
  * 4.78 against 5.60 and N 49152 27.9 against 42.4 (there the blocks
  * already fill the GPU). CMX_CUDA_QMV=r1 / r2 force one / two rows. */
 enum { QMV_R1_MAXN = 1024 };
+
+/* A warp for each 4 weight rows, 8 warps a block (cmx_qmv1w), for one row
+ * of x when N is at least QMV_W_MINN and K at most 32 chunks (1024
+ * values): cmx_qmv1 would give each block 2 rows and one warp (the
+ * threads split K, and there are too few chunks for more), so the device
+ * holds 32 warps an SM, half its 64, with 18 of 32 lanes busy at K 576.
+ * An LM head is that shape (SmolLM2: K 576, N 49152: cmx_qmv1 took 33 us
+ * on an H200, its bytes 4.4 at the memory's speed). The sums are
+ * cmx_qmv1's, bit for bit. Beyond NORM_QMV_MAX_BLOCKS' 4096 blocks, so
+ * the fused norm kernels never meet it. CMX_CUDA_QMV=r2 keeps cmx_qmv1;
+ * CMX_CUDA_QMV=w takes it whatever N (tests). */
+enum { QMV_W_MINN = 16384, QMV_W_MAXCH = 32, QMV_W_ROWS = 4, QMV_W_WARPS = 8 };
+static bool warps_qmv(long long n, long long nch) {
+  const char* e = getenv("CMX_CUDA_QMV");
+  if (e && (strcmp(e, "r2") == 0 || strcmp(e, "r1") == 0)) return false;
+  if (e && strcmp(e, "w") == 0) return nch <= QMV_W_MAXCH;
+  return n >= QMV_W_MINN && nch <= QMV_W_MAXCH;
+}
 static bool r1_qmv(long long n) {
   const char* e = getenv("CMX_CUDA_QMV");
   if (e && strcmp(e, "r1") == 0) return true;
@@ -369,6 +388,12 @@ static cmx_status qmv_plan_make(const qmm_call* c, bool sg, qmv_plan* pl) {
       ok = ok && aligned((uint64_t)c->Bt.strides[2][d], (uint64_t)wal);
     if (ok) break;
     wal /= 2;
+  }
+  if (!fast && !r1 && !sg && MT == 1 && warps_qmv(A->N, nch)) {
+    const long long rows = (long long)QMV_W_ROWS * QMV_W_WARPS;
+    kernel = K_QMV1W;
+    grid = (A->N + rows - 1) / rows;
+    T = 32 * QMV_W_WARPS;
   }
   *pl = (qmv_plan){
       .kernel = kernel, .wal = wal, .xvec = x_vec(c), .grid = grid, .T = T};
@@ -769,6 +794,7 @@ cmx_status cmx__gpu_add_rms_norm_qmm(const cmx_primitive* p,
   /* the unfused register kernel covers 4 * G vectors (beyond: garbage,
    * which the two-step path reproduces); y must fit in shared memory */
   if (pw % 16 || 4LL * G < nv || blocks > NORM_QMV_MAX_BLOCKS ||
+      (!q->swiglu && !r1 && warps_qmv(ncol, D / 32)) ||
       shared > (size_t)atomic_load(&k->dynamic_shared))
     return cmx__norm_qmm_two_step(p, in, nin, out, nout);
   st = cmx_kernel_alloc(h);

@@ -298,6 +298,7 @@ CMX_Q_FN void cmx_qmv_dot_fast(const cmx_qt* p, long long xm, long long xk,
 #endif
 
 #if !defined(CMX_ONLY) || defined(CMX_ONLY_cmx_qmv1) ||   \
+    defined(CMX_ONLY_cmx_qmv1w) ||                               \
     defined(CMX_ONLY_cmx_qmv2) || defined(CMX_ONLY_cmx_qmv4) ||  \
     defined(CMX_ONLY_cmx_qmv8) || defined(CMX_ONLY_cmx_qmv1f) || \
     defined(CMX_ONLY_cmx_qmv2f) || defined(CMX_ONLY_cmx_qmv4f) || \
@@ -552,6 +553,77 @@ CMX_Q_FN void cmx_qmv(const cmx_qmm_args& A, int wal, int xvec,
           CMX_Q_FROMF(v);
   }
 }
+
+// One row of x, a warp for each R weight rows (cmx_qmv1w; quantized.c:
+// QMV_W_MINN): for many rows of few chunks (an LM head: K 576, 18 chunks,
+// N 49152), where cmx_qmv1's one-warp blocks hold the device to 32 warps
+// an SM. Warp w of block b takes rows (b * warps + w) * R ..., lane l its
+// chunks l, l + 32, ... in cmx_qmv's order, and the same butterfly sums
+// the lanes: each output is cmx_qmv1's at 32 threads, bit for bit.
+template <int R>
+CMX_Q_FN void cmx_qmv_warps(const cmx_qmm_args& A, int wal, int xvec,
+                            const cmx_layout_n<5>& Bt) {
+  const int lane = threadIdx.x & 31;
+  const long long n0 =
+      ((long long)blockIdx.x * (blockDim.x >> 5) + (threadIdx.x >> 5)) * R;
+  long long bo[4];
+  cmx_offsets<long long, 0, 5>(Bt, (long long)blockIdx.y, bo);
+  const uint32_t* wrow[R];
+  long long so[R], bio[R];
+#pragma unroll
+  for (int r = 0; r < R; r++) {
+    const long long n = n0 + r < A.N ? n0 + r : A.N - 1;
+    wrow[r] = A.w + bo[1] + n * A.wr;
+    so[r] = bo[2] + n * A.sr;
+    bio[r] = bo[3] + n * A.br;
+  }
+  const long long nch = A.K / 32;
+  {  // the weights into L2 before the wait, as cmx_qmv
+    const int es = A.scode == 0 ? 4 : 2, eb = A.bcode == 0 ? 4 : 2;
+    for (long long c = lane; c < nch; c += 32) {
+      const long long grp = c * 32 / A.g;
+#pragma unroll
+      for (int r = 0; r < R; r++) {
+        cmx_prefetch_l2(wrow[r] + c * CMX_Q_B);
+        cmx_prefetch_l2((const char*)A.sc + (so[r] + grp) * es);
+        cmx_prefetch_l2((const char*)A.bi + (bio[r] + grp) * eb);
+      }
+    }
+  }
+  CMX_GRID_WAIT();
+  const cmx_qt* x = A.x + bo[0];
+  float acc[R];
+#pragma unroll
+  for (int r = 0; r < R; r++) acc[r] = 0;
+  for (long long c = lane; c < nch; c += 32) {
+    uint32_t wv[R][CMX_Q_B];
+#pragma unroll
+    for (int r = 0; r < R; r++)
+      cmx_q_load_chunk(wrow[r] + c * CMX_Q_B, wal, wv[r]);
+    const long long grp = c * 32 / A.g;
+    float s[R], b[R];
+#pragma unroll
+    for (int r = 0; r < R; r++) {
+      s[r] = cmx_q_ld(A.sc, A.scode, so[r] + grp);
+      b[r] = cmx_q_ld(A.bi, A.bcode, bio[r] + grp);
+    }
+    float d[1][R], xs[1] = {0};
+#pragma unroll
+    for (int r = 0; r < R; r++) d[0][r] = 0;
+    cmx_qmv_dot<1, R>(x + c * 32 * A.xk, A.xm, A.xk, xvec, 1, wv, d, xs);
+#pragma unroll
+    for (int r = 0; r < R; r++) acc[r] += s[r] * d[0][r] + b[r] * xs[0];
+  }
+#pragma unroll
+  for (int r = 0; r < R; r++) {
+    float v = acc[r];
+#pragma unroll
+    for (int o = 16; o > 0; o /= 2) v += __shfl_xor_sync(0xffffffffu, v, o);
+    // cmx_qmv adds the warps' sums to 0: the same value
+    if (lane == 0 && n0 + r < A.N)
+      A.y[(long long)blockIdx.y * A.M * A.N + n0 + r] = CMX_Q_FROMF(0.0f + v);
+  }
+}
 #endif
 // Entry points: cmx_qmv<MT> (R = 2, at most 512 threads, MINB blocks of
 // 512 an SM: 2 for one row of x, at most 64 registers, so a decode grid
@@ -570,6 +642,14 @@ CMX_QMV_ENTRY(1, 2, false, cmx_qmv1, 512)
 #endif
 #if !defined(CMX_ONLY) || defined(CMX_ONLY_cmx_qmv1f)
 CMX_QMV_ENTRY(1, 2, true, cmx_qmv1f, 256)
+#endif
+// a warp for each 4 weight rows, 8 warps a block (quantized.c: QMV_W_MINN)
+#if !defined(CMX_ONLY) || defined(CMX_ONLY_cmx_qmv1w)
+extern "C" __global__ void __launch_bounds__(256)
+    cmx_qmv1w(const CMX_GRID_CONST cmx_qmm_args A, int wal, int xvec,
+              const CMX_GRID_CONST cmx_layout_n<5> Bt) {
+  cmx_qmv_warps<4>(A, wal, xvec, Bt);
+}
 #endif
 // one weight row a block, one row of x (quantized.c: r1_qmv)
 #if !defined(CMX_ONLY) || defined(CMX_ONLY_cmx_qmv1r1)
