@@ -296,9 +296,16 @@ static int x_vec(const qmm_call* c) {
  * 1536, float32 x) it took 9-11 us a call where cmx_qmv1 takes 4-4.8
  * (fewer blocks, each a longer dependent chain). The qmv cases of
  * tests/python/test_fast_gpu.py run both kernels. */
-static bool fast_qmv(void) {
+typedef enum { QMV_AUTO, QMV_FAST, QMV_R1, QMV_R2, QMV_W } qmv_force;
+/* CMX_CUDA_QMV, read once a call (the helpers below take it). */
+static qmv_force qmv_forced(void) {
   const char* e = getenv("CMX_CUDA_QMV");
-  return e && strcmp(e, "fast") == 0;
+  if (!e) return QMV_AUTO;
+  return !strcmp(e, "fast") ? QMV_FAST
+         : !strcmp(e, "r1") ? QMV_R1
+         : !strcmp(e, "r2") ? QMV_R2
+         : !strcmp(e, "w")  ? QMV_W
+                            : QMV_AUTO;
 }
 
 /* One weight row a block for one row of x (cmx_qmv1r1: twice the blocks
@@ -321,17 +328,12 @@ enum { QMV_R1_MAXN = 1024 };
  * the fused norm kernels never meet it. CMX_CUDA_QMV=r2 keeps cmx_qmv1;
  * CMX_CUDA_QMV=w takes it whatever N (tests). */
 enum { QMV_W_MINN = 16384, QMV_W_MAXCH = 32, QMV_W_ROWS = 4, QMV_W_WARPS = 8 };
-static bool warps_qmv(long long n, long long nch) {
-  const char* e = getenv("CMX_CUDA_QMV");
-  if (e && (strcmp(e, "r2") == 0 || strcmp(e, "r1") == 0)) return false;
-  if (e && strcmp(e, "w") == 0) return nch <= QMV_W_MAXCH;
-  return n >= QMV_W_MINN && nch <= QMV_W_MAXCH;
+static bool warps_qmv(qmv_force f, long long n, long long nch) {
+  if (f == QMV_R1 || f == QMV_R2 || f == QMV_FAST) return false;
+  return (f == QMV_W || n >= QMV_W_MINN) && nch <= QMV_W_MAXCH;
 }
-static bool r1_qmv(long long n) {
-  const char* e = getenv("CMX_CUDA_QMV");
-  if (e && strcmp(e, "r1") == 0) return true;
-  if (e && strcmp(e, "r2") == 0) return false;
-  return n <= QMV_R1_MAXN;
+static bool r1_qmv(qmv_force f, long long n) {
+  return f == QMV_R1 || (f != QMV_R2 && f != QMV_W && n <= QMV_R1_MAXN);
 }
 
 /* A matrix-vector launch: the kernel (K_*), the grid's x size, the
@@ -352,8 +354,9 @@ static cmx_status qmv_plan_make(const qmm_call* c, bool sg, qmv_plan* pl) {
   const qmm_args* A = &c->A;
   int MT = A->M <= 1 ? 1 : A->M <= 2 ? 2 : A->M <= 4 ? 4 : 8;
   int lg = MT == 1 ? 0 : MT == 2 ? 1 : MT == 4 ? 2 : 3;
-  bool fast = fast_qmv();
-  bool r1 = !fast && MT == 1 && r1_qmv(A->N);
+  const qmv_force force = qmv_forced();
+  bool fast = force == QMV_FAST;
+  bool r1 = !fast && MT == 1 && r1_qmv(force, A->N);
   int kernel = fast ? K_QMV1F + lg : r1 ? K_QMV1R1 : K_QMV1 + lg;
   /* weight rows a block: 2 (r1: 1), or (fast) cmx_qmv_rows in
    * quantized.cu */
@@ -389,7 +392,7 @@ static cmx_status qmv_plan_make(const qmm_call* c, bool sg, qmv_plan* pl) {
     if (ok) break;
     wal /= 2;
   }
-  if (!fast && !r1 && !sg && MT == 1 && warps_qmv(A->N, nch)) {
+  if (!fast && !r1 && !sg && MT == 1 && warps_qmv(force, A->N, nch)) {
     const long long rows = (long long)QMV_W_ROWS * QMV_W_WARPS;
     kernel = K_QMV1W;
     grid = (A->N + rows - 1) / rows;
@@ -731,7 +734,7 @@ static bool norm_qmm_fits(const cmx__norm_qmm_params* q, const cmx_array* in,
   if (!q_dtype_ok(dt) || r->dtype != dt || o->dtype != dt ||
       (w && (w->dtype != dt || w->ndim != 1 || CMX__STRIDES(w)[0] != 1)) ||
       !q->q.transpose || q->q.mode != CMX__QMODE_AFFINE ||
-      !q_bits_ok(q->q.bits) || fast_qmv() ||
+      !q_bits_ok(q->q.bits) || qmv_forced() == QMV_FAST ||
       (!q->swiglu && forced_path() != PATH_AUTO))
     return false;
   long long D = x->dims[nd - 1], V = 16 / (long long)cmx_dtype_size(dt);
@@ -785,7 +788,8 @@ cmx_status cmx__gpu_add_rms_norm_qmm(const cmx_primitive* p,
   /* the kernel qmv_plan_make picks for one row of x without
    * CMX_CUDA_QMV=fast, with the norm first */
   long long ncol = o_cols(q, in);
-  bool r1 = r1_qmv(ncol);
+  const qmv_force force = qmv_forced();
+  bool r1 = r1_qmv(force, ncol);
   int kernel = q->swiglu ? K_QMV1SGN : r1 ? K_QMV1R1N : K_QMV1N;
   long long blocks = (q->swiglu ? ncol / 2 : r1 ? ncol : (ncol + 1) / 2) *
                      (x->size / D);
@@ -794,7 +798,7 @@ cmx_status cmx__gpu_add_rms_norm_qmm(const cmx_primitive* p,
   /* the unfused register kernel covers 4 * G vectors (beyond: garbage,
    * which the two-step path reproduces); y must fit in shared memory */
   if (pw % 16 || 4LL * G < nv || blocks > NORM_QMV_MAX_BLOCKS ||
-      (!q->swiglu && !r1 && warps_qmv(ncol, D / 32)) ||
+      (!q->swiglu && !r1 && warps_qmv(force, ncol, D / 32)) ||
       shared > (size_t)atomic_load(&k->dynamic_shared))
     return cmx__norm_qmm_two_step(p, in, nin, out, nout);
   st = cmx_kernel_alloc(h);
