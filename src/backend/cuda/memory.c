@@ -412,11 +412,14 @@ static bool small_put(cmx__buffer* b, int dev, cmx_status* st) {
     dev_free(dev, p, b->size);
     return true;
   }
+  /* the writer before dev_valid: a reader that sees the copy valid
+   * without the lock (cmx__gpu_ptr) then sees the writer too */
+  b->dev_writer_ticket = cmx__gpu_free_ticket(dev, cur);
+  b->dev_writer = cur;
   b->dev = p;
   b->dev_index = dev;
+  atomic_thread_fence(memory_order_release);
   b->dev_valid = true;
-  b->dev_writer = cur;
-  b->dev_writer_ticket = cmx__gpu_free_ticket(dev, cur);
   atomic_fetch_add(&g_puts, 1);
   return true;
 }
