@@ -152,8 +152,11 @@ static void test_interrupt_then_recompute(void) {
   OK(cmx_full(&w, sh, 2, c, CMX_FLOAT32, S));
   OK(cmx_ones(&x, sh, 2, CMX_FLOAT32, S));
   OK(cmx_eval((cmx_array[]){w, x}, 2));
-  /* long enough that the check (every ~50 ms) fires three times */
-  cmx_array y = chain(x, w, 4000, &k0, 3990);
+  /* long enough that the check (every ~50 ms) fires three times: 4000
+   * steps were not always (a loaded CI machine once finished them after
+   * two checks); the interrupt at the third check ends the eval early, so
+   * the length costs only the graph's building */
+  cmx_array y = chain(x, w, 16000, &k0, 3990);
   cmx_set_interrupt_check(stop_after_three, NULL);
   FAILS(cmx_array_eval(y), CMX_ERR_INTERRUPTED, "interrupted");
   cmx_set_interrupt_check(NULL, NULL);
