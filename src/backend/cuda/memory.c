@@ -392,6 +392,7 @@ static cmx_status hook_to_host(cmx__buffer* b) {
  * are not in that stream's order: order_after_writer. Not while a
  * recorder takes the thread's commands (it could replay the put). */
 static _Atomic uint64_t g_puts;
+enum { ORDER_DEVICES = 16 }; /* devices with an ordering event */
 uint64_t cmx__gpu_small_puts(void) {
   return atomic_load(&g_puts);
 }
@@ -440,11 +441,21 @@ static cmx_status order_after_writer(cmx__buffer* b) {
   cmx__gpu_issue_ticket(w, b->dev_writer_ticket);
   CUresult r;
   if (cur) {
-    CUevent ev = NULL;
-    r = cmx__cu.cuEventCreate(&ev, CU_EVENT_DISABLE_TIMING);
-    if (r == CUDA_SUCCESS) r = cmx__cu.cuEventRecord(ev, w);
-    if (r == CUDA_SUCCESS) r = cmx__cu.cuStreamWaitEvent(cur, ev, 0);
-    if (ev) cmx__cu.cuEventDestroy(ev); /* released once it completes */
+    /* one event a device, recorded and waited for under a lock: a wait
+     * takes the event's record of the moment, so reuse is safe */
+    static pthread_mutex_t lock = PTHREAD_MUTEX_INITIALIZER;
+    static CUevent evs[ORDER_DEVICES];
+    const int dev = b->dev_index;
+    if (dev < 0 || dev >= ORDER_DEVICES) {
+      r = cmx__cu.cuStreamSynchronize(w); /* beyond the table: wait */
+    } else {
+      pthread_mutex_lock(&lock);
+      r = evs[dev] ? CUDA_SUCCESS
+                   : cmx__cu.cuEventCreate(&evs[dev], CU_EVENT_DISABLE_TIMING);
+      if (r == CUDA_SUCCESS) r = cmx__cu.cuEventRecord(evs[dev], w);
+      if (r == CUDA_SUCCESS) r = cmx__cu.cuStreamWaitEvent(cur, evs[dev], 0);
+      pthread_mutex_unlock(&lock);
+    }
   } else {
     r = cmx__cu.cuStreamSynchronize(w);
     if (r == CUDA_SUCCESS) b->dev_writer = NULL;
