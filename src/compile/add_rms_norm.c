@@ -92,8 +92,8 @@ cmx_status cmx__pass_add_rms_norm(cmx__cgraph* g) {
   if (g->shapeless || g->nops < 2 ||
       cmx__pass_switched_off("CMX_COMPILE_ADD_RMS_NORM"))
     return CMX_OK;
-  bool* dead = calloc((size_t)g->nops + 1, 1);
-  if (!dead) return CMX_OK; /* the pass is optional: leave the graph */
+  bool* dead;
+  if (!cmx__pass_begin(g, &dead, NULL)) return CMX_OK;
   bool any = false;
   for (int n = 0; n < g->nops; n++) {
     if (dead[n] || cmx_primitive_vt(g->ops[n].prim) != &cmx__vt_RMSNorm)
@@ -109,9 +109,5 @@ cmx_status cmx__pass_add_rms_norm(cmx__cgraph* g) {
       at = a;
     if (at >= 0 && rewrite(g, a, n, at, dead)) any = true;
   }
-  /* out of memory here is compile's error like any pass's (the graph is
-   * then freed, not run) */
-  cmx_status st = any ? cmx__cgraph_compact(g, dead) : CMX_OK;
-  free(dead);
-  return st;
+  return cmx__pass_end(g, dead, NULL, any);
 }

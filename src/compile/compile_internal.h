@@ -98,6 +98,15 @@ bool cmx__pass_switched_off(const char* name);
 /* Whether an opt-in pass (off by default) is switched on by its
  * environment variable `name` set to "1" (read at each trace). */
 bool cmx__pass_switched_on(const char* name);
+/* A fusion pass's scratch: *dead, one flag an op (all false), and, when
+ * uses is not NULL, *uses, each value's use count (count_uses). False
+ * (nothing allocated) when memory is short: the pass, being optional,
+ * then leaves the graph alone. */
+bool cmx__pass_begin(const cmx__cgraph* g, bool** dead, int** uses);
+/* Ends a pass begun by cmx__pass_begin: frees uses (NULL is fine), drops
+ * the ops marked dead when any was (compact; its out-of-memory is the
+ * pass's error, as any pass's), and frees dead. */
+cmx_status cmx__pass_end(cmx__cgraph* g, bool* dead, int* uses, bool any);
 
 /* ---- simplify.c ---- */
 cmx_status cmx__pass_merge_scalars(cmx__cgraph* g);

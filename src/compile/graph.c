@@ -414,6 +414,29 @@ bool cmx__pass_switched_on(const char* name) {
   return s && !strcmp(s, "1");
 }
 
+bool cmx__pass_begin(const cmx__cgraph* g, bool** dead, int** uses) {
+  *dead = calloc((size_t)g->nops + 1, 1);
+  int* u = uses ? malloc((size_t)(g->nvals + 1) * sizeof *u) : NULL;
+  if (!*dead || (uses && !u)) {
+    free(*dead);
+    free(u);
+    *dead = NULL;
+    return false;
+  }
+  if (uses) {
+    cmx__cgraph_count_uses(g, u);
+    *uses = u;
+  }
+  return true;
+}
+
+cmx_status cmx__pass_end(cmx__cgraph* g, bool* dead, int* uses, bool any) {
+  free(uses);
+  cmx_status st = any ? cmx__cgraph_compact(g, dead) : CMX_OK;
+  free(dead);
+  return st;
+}
+
 int cmx__cgraph_def_op(const cmx__cgraph* g, int v) {
   return g->vals[v].kind == CMX__CV_OP ? g->vals[v].index : -1;
 }

@@ -109,14 +109,9 @@ cmx_status cmx__pass_norm_qmm(cmx__cgraph* g) {
   if (g->shapeless || g->nops < 2 ||
       !cmx__pass_switched_on("CMX_COMPILE_NORM_QMV"))
     return CMX_OK;
-  bool* dead = calloc((size_t)g->nops + 1, 1);
-  int* uses = malloc((size_t)(g->nvals + 1) * sizeof *uses);
-  if (!dead || !uses) { /* the pass is optional: leave the graph */
-    free(dead);
-    free(uses);
-    return CMX_OK;
-  }
-  cmx__cgraph_count_uses(g, uses);
+  bool* dead;
+  int* uses;
+  if (!cmx__pass_begin(g, &dead, &uses)) return CMX_OK;
   bool any = false;
   for (int n = 0; n < g->nops; n++) {
     const cmx__cop* norm = &g->ops[n];
@@ -142,10 +137,5 @@ cmx_status cmx__pass_norm_qmm(cmx__cgraph* g) {
     }
     if (at >= 0 && rewrite(g, n, c, at, swiglu, dead)) any = true;
   }
-  free(uses);
-  /* out of memory here is compile's error like any pass's (the graph is
-   * then freed, not run) */
-  cmx_status st = any ? cmx__cgraph_compact(g, dead) : CMX_OK;
-  free(dead);
-  return st;
+  return cmx__pass_end(g, dead, uses, any);
 }

@@ -100,8 +100,8 @@ cmx_status cmx__pass_rope_multi(cmx__cgraph* g) {
   if (g->shapeless || g->nops < 2 ||
       cmx__pass_switched_off("CMX_COMPILE_ROPE_MULTI"))
     return CMX_OK;
-  bool* dead = calloc((size_t)g->nops + 1, 1);
-  if (!dead) return CMX_OK; /* the pass is optional: leave the graph */
+  bool* dead;
+  if (!cmx__pass_begin(g, &dead, NULL)) return CMX_OK;
   bool any = false;
   for (int a = 0; a < g->nops; a++) {
     if (dead[a] || !candidate(g, a)) continue;
@@ -113,9 +113,5 @@ cmx_status cmx__pass_rope_multi(cmx__cgraph* g) {
     }
     if (n >= 2 && rewrite(g, grp, n, dead)) any = true;
   }
-  /* out of memory here is compile's error like any pass's (the graph is
-   * then freed, not run) */
-  cmx_status st = any ? cmx__cgraph_compact(g, dead) : CMX_OK;
-  free(dead);
-  return st;
+  return cmx__pass_end(g, dead, NULL, any);
 }

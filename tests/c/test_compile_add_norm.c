@@ -17,6 +17,7 @@
 
 #include "compile/compile_internal.h"
 #include "devices.h"
+#include "compile_util.h"
 #include "primitives/fast.h"
 #include "primitives/registry.h"
 #include "rand_array.h"
@@ -31,13 +32,6 @@ static uint64_t g_rng = 0x9e3779b97f4a7c15ull;
 /* A random array of the shape in dtype dt on S (rand_array.h). */
 static cmx_array rnd(const int64_t* shape, int nd, cmx_dtype dt) {
   return rand_array(&g_rng, shape, nd, dt, 2.f, S);
-}
-
-static int count_ops(const cmx__cgraph* g, const cmx_primitive_vtable* vt) {
-  int n = 0;
-  for (int i = 0; g && i < g->nops; i++)
-    n += cmx_primitive_vt(g->ops[i].prim) == vt;
-  return n;
 }
 
 /* ---------------- the block ---------------- */
@@ -71,13 +65,6 @@ static cmx_status block_fn(void* payload, const cmx_array* in, int n,
   (*out)[2] = h;
   *nout = 3;
   return CMX_OK;
-}
-
-/* The graph a compiled call ran (its outputs' CompiledGraph op), else
- * NULL. */
-static const cmx__cgraph* graph_of(cmx_array out) {
-  const cmx_primitive* p = cmx_array_primitive(out);
-  return p ? cmx__cplan_graph_of(p) : NULL;
 }
 
 static void test_block(void) {

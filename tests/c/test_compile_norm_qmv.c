@@ -26,6 +26,7 @@
 
 #include "compile/compile_internal.h"
 #include "devices.h"
+#include "compile_util.h"
 #include "primitives/quantized.h"
 #include "primitives/registry.h"
 #include "rand_array.h"
@@ -59,20 +60,6 @@ static int distinct(cmx_array a) {
   free(v);
   cmx_array_release(f);
   return d;
-}
-
-static int count_ops(const cmx__cgraph* g, const cmx_primitive_vtable* vt) {
-  int n = 0;
-  for (int i = 0; g && i < g->nops; i++)
-    n += cmx_primitive_vt(g->ops[i].prim) == vt;
-  return n;
-}
-
-/* The graph a compiled call ran (its output's CompiledGraph op), else
- * NULL. */
-static const cmx__cgraph* graph_of(cmx_array out) {
-  const cmx_primitive* p = cmx_array_primitive(out);
-  return p ? cmx__cplan_graph_of(p) : NULL;
 }
 
 /* ---------------- the layer ---------------- */

@@ -23,6 +23,7 @@
 
 #include "compile/compile_internal.h"
 #include "devices.h"
+#include "compile_util.h"
 #include "primitives/fast.h"
 #include "primitives/registry.h"
 #include "test.h"
@@ -81,20 +82,6 @@ static double rel_diff(cmx_array a, cmx_array b) {
   free(v);
   cmx_array_release_all((cmx_array[]){fa, fb}, 2);
   return m;
-}
-
-static int count_ops(const cmx__cgraph* g, const cmx_primitive_vtable* vt) {
-  int n = 0;
-  for (int i = 0; g && i < g->nops; i++)
-    n += cmx_primitive_vt(g->ops[i].prim) == vt;
-  return n;
-}
-
-/* The graph a compiled call ran (its outputs' CompiledGraph op), else
- * NULL. */
-static const cmx__cgraph* graph_of(cmx_array out) {
-  const cmx_primitive* p = cmx_array_primitive(out);
-  return p ? cmx__cplan_graph_of(p) : NULL;
 }
 
 static const float BASE = 10000.f;

@@ -618,6 +618,40 @@ B(b_compiled_fixed) {
   (void)v;
   return b_compiled(o, in, 2);
 }
+/* Compiles fn, calls it on in (nin arrays), and replays the compiled graph
+ * op by op (the call's op runs the whole graph: src/compile/run.c) to get
+ * the op a fusion pass made; *o is its first output (nout outputs, at
+ * most 2; the others released). Fails, naming tag, when that op is not of
+ * vt (the pass did not fuse). */
+static cmx_status fused_by_pass(cmx_closure fn, const cmx_array* in, int nin,
+                                int nout_want, const cmx_primitive_vtable* vt,
+                                const char* tag, cmx_array* o) {
+  cmx_compiled* cf = NULL;
+  cmx_array* outs = NULL;
+  int nout = 0;
+  cmx_status st = cmx_compile(&cf, fn, NULL);
+  if (st == CMX_OK) st = cmx_compiled_call(cf, in, nin, &outs, &nout);
+  const cmx__cgraph* g =
+      st == CMX_OK ? cmx__cplan_graph_of(cmx_array_primitive(outs[0])) : NULL;
+  if (g && g->nin == nin && g->nout == nout_want && nout == nout_want) {
+    cmx_array r[2] = {NULL, NULL};
+    st = cmx__cgraph_replay(g, in, r);
+    cmx_array_release_all(outs, (size_t)nout);
+    for (int i = 0; i < nout; i++) outs[i] = st == CMX_OK ? r[i] : NULL;
+  }
+  const cmx_primitive* p = outs && outs[0] ? cmx_array_primitive(outs[0]) : NULL;
+  if (st == CMX_OK && (!p || cmx_primitive_vt(p) != vt))
+    st = cmx__error(CMX_ERR_RUNTIME, "%s: the pass did not fuse", tag);
+  if (st == CMX_OK) {
+    *o = outs[0];
+    if (nout > 1) cmx_array_release_all(outs + 1, (size_t)nout - 1);
+  } else if (outs) {
+    cmx_array_release_all(outs, (size_t)nout);
+  }
+  free(outs);
+  cmx_compiled_release(cf);
+  return st;
+}
 /* AddRMSNorm has no op: compile's add_rms_norm pass makes it from
  * rms_norm(x + r, w) (eps 1e-5, variant 1: 1e-6); the graph is replayed op
  * by op, as b_compiled's, and y (the second output) returned. */
@@ -637,30 +671,8 @@ static cmx_status add_norm_fn(void* payload, const cmx_array* in, int n,
 }
 B(b_add_rms_norm) {
   static const float eps[2] = {1e-5f, 1e-6f};
-  cmx_compiled* cf = NULL;
-  cmx_array* outs = NULL;
-  int nout = 0;
-  cmx_status st =
-      cmx_compile(&cf, (cmx_closure){add_norm_fn, (void*)&eps[v]}, NULL);
-  if (st == CMX_OK) st = cmx_compiled_call(cf, in, 3, &outs, &nout);
-  const cmx__cgraph* g =
-      st == CMX_OK ? cmx__cplan_graph_of(cmx_array_primitive(outs[0])) : NULL;
-  if (g && g->nin == 3 && g->nout == 1) {
-    cmx_array r = NULL;
-    st = cmx__cgraph_replay(g, in, &r);
-    cmx_array_release(outs[0]);
-    outs[0] = st == CMX_OK ? r : NULL;
-  }
-  const cmx_primitive* p = outs && outs[0] ? cmx_array_primitive(outs[0]) : NULL;
-  if (st == CMX_OK && (!p || cmx_primitive_vt(p) != &cmx__vt_AddRMSNorm))
-    st = cmx__error(CMX_ERR_RUNTIME, "add_rms_norm: the pass did not fuse");
-  if (st == CMX_OK)
-    *o = outs[0];
-  else if (outs)
-    cmx_array_release(outs[0]);
-  free(outs);
-  cmx_compiled_release(cf);
-  return st;
+  return fused_by_pass((cmx_closure){add_norm_fn, (void*)&eps[v]}, in, 3, 1,
+                       &cmx__vt_AddRMSNorm, "add_rms_norm", o);
 }
 /* RoPEMulti has no op: compile's rope_multi pass makes it from two RoPEs
  * at one offset (the first 4 features of q (2, 3, 8) and k (2, 1, 8);
@@ -688,33 +700,8 @@ static cmx_status rope_multi_fn(void* payload, const cmx_array* in, int n,
 }
 B(b_rope_multi) {
   static const int trad[2] = {0, 1};
-  cmx_compiled* cf = NULL;
-  cmx_array* outs = NULL;
-  int nout = 0;
-  cmx_status st =
-      cmx_compile(&cf, (cmx_closure){rope_multi_fn, (void*)&trad[v]}, NULL);
-  if (st == CMX_OK) st = cmx_compiled_call(cf, in, 2, &outs, &nout);
-  const cmx__cgraph* g =
-      st == CMX_OK ? cmx__cplan_graph_of(cmx_array_primitive(outs[0])) : NULL;
-  if (g && g->nin == 2 && g->nout == 2) {
-    cmx_array r[2] = {NULL, NULL};
-    st = cmx__cgraph_replay(g, in, r);
-    cmx_array_release_all(outs, (size_t)nout);
-    outs[0] = st == CMX_OK ? r[0] : NULL;
-    outs[1] = st == CMX_OK ? r[1] : NULL;
-  }
-  const cmx_primitive* p = outs && outs[0] ? cmx_array_primitive(outs[0]) : NULL;
-  if (st == CMX_OK && (!p || cmx_primitive_vt(p) != &cmx__vt_RoPEMulti))
-    st = cmx__error(CMX_ERR_RUNTIME, "rope_multi: the pass did not fuse");
-  if (st == CMX_OK) {
-    *o = outs[0];
-    cmx_array_release(outs[1]);
-  } else if (outs) {
-    cmx_array_release_all(outs, (size_t)nout);
-  }
-  free(outs);
-  cmx_compiled_release(cf);
-  return st;
+  return fused_by_pass((cmx_closure){rope_multi_fn, (void*)&trad[v]}, in, 2, 2,
+                       &cmx__vt_RoPEMulti, "rope_multi", o);
 }
 /* QuantizedMatmulSwiGLU has no op: compile's qmm_swiglu pass makes it
  * from silu(y[..., :n]) * y[..., n:] with y a quantized product of one
@@ -746,31 +733,8 @@ static cmx_status qmm_swiglu_fn(void* payload, const cmx_array* in, int n,
 }
 B(b_qmm_swiglu) {
   static const int bits[2] = {4, 8};
-  cmx_compiled* cf = NULL;
-  cmx_array* outs = NULL;
-  int nout = 0;
-  cmx_status st =
-      cmx_compile(&cf, (cmx_closure){qmm_swiglu_fn, (void*)&bits[v]}, NULL);
-  if (st == CMX_OK) st = cmx_compiled_call(cf, in, 2, &outs, &nout);
-  const cmx__cgraph* g =
-      st == CMX_OK ? cmx__cplan_graph_of(cmx_array_primitive(outs[0])) : NULL;
-  if (g && g->nin == 2 && g->nout == 1) {
-    cmx_array r = NULL;
-    st = cmx__cgraph_replay(g, in, &r);
-    cmx_array_release(outs[0]);
-    outs[0] = st == CMX_OK ? r : NULL;
-  }
-  const cmx_primitive* p = outs && outs[0] ? cmx_array_primitive(outs[0]) : NULL;
-  if (st == CMX_OK &&
-      (!p || cmx_primitive_vt(p) != &cmx__vt_QuantizedMatmulSwiGLU))
-    st = cmx__error(CMX_ERR_RUNTIME, "qmm_swiglu: the pass did not fuse");
-  if (st == CMX_OK)
-    *o = outs[0];
-  else if (outs)
-    cmx_array_release(outs[0]);
-  free(outs);
-  cmx_compiled_release(cf);
-  return st;
+  return fused_by_pass((cmx_closure){qmm_swiglu_fn, (void*)&bits[v]}, in, 2, 1,
+                       &cmx__vt_QuantizedMatmulSwiGLU, "qmm_swiglu", o);
 }
 /* AddRMSNormQuantizedMatmul has no op: compile's norm_qmm pass (opt-in:
  * CMX_COMPILE_NORM_QMV=1 while it traces) makes it
@@ -799,39 +763,18 @@ static cmx_status norm_qmm_fn(void* payload, const cmx_array* in, int n,
 }
 B(b_norm_qmm) {
   static const int bits[2] = {4, 8};
-  cmx_compiled* cf = NULL;
-  cmx_array* outs = NULL;
-  int nout = 0;
   /* the pass is opt-in (read at each trace) */
   const char* was = getenv("CMX_COMPILE_NORM_QMV");
   char* keep = was ? strdup(was) : NULL;
   setenv("CMX_COMPILE_NORM_QMV", "1", 1);
-  cmx_status st =
-      cmx_compile(&cf, (cmx_closure){norm_qmm_fn, (void*)&bits[v]}, NULL);
-  if (st == CMX_OK) st = cmx_compiled_call(cf, in, 4, &outs, &nout);
+  cmx_status st = fused_by_pass(
+      (cmx_closure){norm_qmm_fn, (void*)&bits[v]}, in, 4, 1,
+      &cmx__vt_AddRMSNormQuantizedMatmul, "norm_qmm", o);
   if (keep)
     setenv("CMX_COMPILE_NORM_QMV", keep, 1);
   else
     unsetenv("CMX_COMPILE_NORM_QMV");
   free(keep);
-  const cmx__cgraph* g =
-      st == CMX_OK ? cmx__cplan_graph_of(cmx_array_primitive(outs[0])) : NULL;
-  if (g && g->nin == 4 && g->nout == 1) {
-    cmx_array r = NULL;
-    st = cmx__cgraph_replay(g, in, &r);
-    cmx_array_release(outs[0]);
-    outs[0] = st == CMX_OK ? r : NULL;
-  }
-  const cmx_primitive* p = outs && outs[0] ? cmx_array_primitive(outs[0]) : NULL;
-  if (st == CMX_OK &&
-      (!p || cmx_primitive_vt(p) != &cmx__vt_AddRMSNormQuantizedMatmul))
-    st = cmx__error(CMX_ERR_RUNTIME, "norm_qmm: the pass did not fuse");
-  if (st == CMX_OK)
-    *o = outs[0];
-  else if (outs)
-    cmx_array_release(outs[0]);
-  free(outs);
-  cmx_compiled_release(cf);
   return st;
 }
 B(b_depends) {
