@@ -62,9 +62,13 @@ def cmx_runs(path, ids, tokens, repeats, capacity):
 def llama_runs(path, ids, tokens, repeats, threads):
     import llama_cpp
 
+    # the prompt goes in one token a batch: llama-cpp-python 0.3.36 from
+    # PyPI, built on this VM (a CPU with AMX), crashes (SIGSEGV) decoding a
+    # batch of two tokens or more; only the decoding of single tokens is
+    # timed, so the prompt's batching changes no figure
     llm = llama_cpp.Llama(model_path=path, n_ctx=max(512, len(ids) + tokens + 8),
-                          n_threads=threads, n_threads_batch=threads, n_batch=512,
-                          verbose=False, logits_all=False)
+                          n_threads=threads, n_threads_batch=threads, n_batch=1,
+                          n_ubatch=1, verbose=False, logits_all=False)
     out = []
     for r in range(repeats + 1):
         llm.reset()

@@ -17,6 +17,12 @@ Prints:
     previous token is read, as generate.py does), after a warm-up run of the
     same lengths (traces compiled, GPU kernels built);
   - a synchronous decoding loop's time per token (each step waited for);
+  - when PyTorch is installed (--torch auto, the default), the same model in
+    PyTorch eager (benchmarks/_torch_llama.py: bfloat16, the weights
+    dequantized by cmx, each step queued without a host wait) decoding the
+    same prompt greedily: its tokens/s beside cmx's, and how many of the
+    greedy tokens agree (bfloat16 against cmx's float32 hidden states: the
+    first ones, then they may part);
   - on the GPU, when PyTorch is installed, a profile of --profile-steps
     synchronous steps through torch.profiler (CUPTI records every kernel
     of the process, cmx's too): kernels per token, their summed time per
@@ -202,6 +208,10 @@ def main():
     ap.add_argument("--context", type=int, default=1024, help="KV cache positions")
     ap.add_argument("--profile-steps", type=int, default=16)
     ap.add_argument("--top", type=int, default=12, help="kernels listed")
+    ap.add_argument("--torch", choices=["auto", "off"], default="auto",
+                    help="PyTorch eager beside cmx (auto: when installed)")
+    ap.add_argument("--torch-dtype", default="bfloat16",
+                    help="PyTorch's weights and activations")
     a = ap.parse_args()
     dev = a.device
     if dev == "auto":
@@ -234,11 +244,37 @@ def main():
         print(f"   {label:8s} prompt {p} tokens {p / tp:9.1f} tokens/s | decoding "
               f"{n} tokens {(n - 1) / tg if n > 1 else 0:9.1f} tokens/s")
     assert len(out) == a.tokens
+    cmx_rate = (n - 1) / tg if n > 1 else 0.0
     per = sync_steps(gen, ids, min(32, a.tokens))
     print(f"   synchronous step (each waited for): {per * 1e6:.0f} us/token "
           f"({1 / per:.1f} tokens/s)")
+    if a.torch == "auto":
+        torch_beside(gen, ids, out, cmx_rate, dev, a.torch_dtype)
     if dev == "gpu" and a.profile_steps > 0:
         profile(gen, ids, a.profile_steps, a.top)
+
+
+def torch_beside(gen, ids, out, cmx_rate, dev, dtype):
+    """The same model's greedy decoding in PyTorch eager, after a warm-up
+    of 8 tokens, beside cmx's figure."""
+    try:
+        import torch
+    except ImportError:
+        print("   (PyTorch is not installed: no comparison)")
+        return
+    from _torch_llama import TorchLlama
+
+    device = "cuda" if dev == "gpu" else "cpu"
+    if device == "cuda" and not torch.cuda.is_available():
+        print("   (PyTorch has no CUDA device: no comparison)")
+        return
+    tm = TorchLlama(gen.model, device, dtype)
+    tm.decode(ids, 8)
+    got, rate = tm.decode(ids, len(out))
+    same = next((i for i, (x, y) in enumerate(zip(got, out)) if x != y), len(out))
+    print(f"   torch eager {dtype} on {device}: decoding {len(got)} tokens "
+          f"{rate:9.1f} tokens/s | cmx {cmx_rate / rate:.2f}x torch's speed | "
+          f"greedy tokens agree for the first {same} of {len(out)}")
 
 
 if __name__ == "__main__":
