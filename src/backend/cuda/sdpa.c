@@ -344,6 +344,20 @@ static long long dec_min_keys(void) {
   return k;
 }
 
+/* Whether decode grids are sized by the kernel's occupancy (one wave),
+ * else (CMX_CUDA_SDPA_DEC_WAVE=0, for comparisons) for 8 blocks a
+ * multiprocessor, rounded up. Read once. */
+static bool dec_one_wave(void) {
+  static _Atomic int on = -1;
+  int v = atomic_load(&on);
+  if (v < 0) {
+    const char* e = getenv("CMX_CUDA_SDPA_DEC_WAVE");
+    v = !(e && e[0] == '0' && e[1] == 0);
+    atomic_store(&on, v);
+  }
+  return v != 0;
+}
+
 /* The decode kernel: a block per (batch, kv head) and split, the keys
  * split into as many blocks as the card holds at once (a block keeps 16
  * KB of loads in flight), 8 a multiprocessor at most, at least
@@ -364,8 +378,13 @@ static cmx_status launch_dec(int dev, cmx_dtype dt, sdpa_args* A, int kernel,
   long long per_sm = cmx__gpu_blocks_per_sm(k, 128, 0);
   if (per_sm <= 0 || per_sm > DEC_BLOCKS_PER_SM) per_sm = DEC_BLOCKS_PER_SM;
   long long hold = per_sm * sm_count(d);
-  return launch_split(dev, dt, A, k, base, 0, base >= hold ? 1 : hold / base,
-                      dec_min_keys(), DEC_BLOCKS_PER_SM * sm_count(d));
+  long long splits = base >= hold ? 1 : hold / base;
+  if (!dec_one_wave()) {
+    hold = DEC_BLOCKS_PER_SM * sm_count(d);
+    splits = base >= hold ? 1 : (hold + base - 1) / base;
+  }
+  return launch_split(dev, dt, A, k, base, 0, splits, dec_min_keys(),
+                      DEC_BLOCKS_PER_SM * sm_count(d));
 }
 
 cmx_status cmx__gpu_sdpa(const cmx_primitive* p, const cmx_array* in, int nin,
