@@ -27,20 +27,16 @@ import numpy as np
 
 class TorchLlama:
     def __init__(self, model, device="cuda", dtype="bfloat16"):
-        import torch
-
         import cmx.core as mx
         import cmx.nn as nn
+        import torch
 
-        self.torch, self.device = torch, device
-        self.dtype = getattr(torch, dtype)
         a = model.args
-        self.H, self.Hk, self.D = a.n_heads, a.n_kv_heads, a.head_dim
-        self.eps, self.rope_dims = a.norm_eps, a.rope_dims
+        self._setup(torch, device, dtype, a.n_heads, a.n_kv_heads, a.head_dim,
+                    a.norm_eps, a.rope_dims, a.rope_base, a.context_length)
 
         def t(x):
-            return torch.from_numpy(np.array(x.astype(mx.float32))).to(
-                device=device, dtype=self.dtype)
+            return self._tensor(np.array(x.astype(mx.float32)))
 
         def dense(m):
             if isinstance(m, (nn.QuantizedLinear, nn.QuantizedEmbedding)):
@@ -51,7 +47,6 @@ class TorchLlama:
         self.embedding = dense(model.embedding)
         self.head = dense(model.output) if "output" in model else self.embedding
         self.norm = t(model.norm.weight)
-        self.layers = []
         D, Hk = self.D, self.Hk
         for b in model.layers:
             at, ml = b.attention, b.mlp
@@ -68,13 +63,57 @@ class TorchLlama:
             self.layers.append(dict(
                 n1=t(b.attention_norm.weight), qkv=qkv, wo=dense(at.wo),
                 n2=t(b.mlp_norm.weight), gate_up=gate_up, down=dense(ml.down)))
+
+    @classmethod
+    def random(cls, device="cuda", dtype="bfloat16", vocab=49152, dims=576,
+               layers=30, heads=9, kv_heads=3, hidden=1536, head_dim=64,
+               seed=0):
+        """A model of random weights (SmolLM2-135M's shapes by default),
+        without cmx: PyTorch's speed alone."""
+        import torch
+
+        self = cls.__new__(cls)
+        self._setup(torch, device, dtype, heads, kv_heads, head_dim, 1e-5,
+                    head_dim, 100000.0, 8192)
+        rng = np.random.default_rng(seed)
+
+        def r(*shape):
+            return self._tensor(
+                (rng.standard_normal(shape) * 0.05).astype(np.float32))
+
+        def ones():
+            return self._tensor(np.ones(dims, np.float32))
+
+        D = head_dim
+        self.embedding = r(vocab, dims)
+        self.head, self.norm = self.embedding, ones()
+        for _ in range(layers):
+            self.layers.append(dict(
+                n1=ones(), qkv=r((heads + 2 * kv_heads) * D, dims),
+                wo=r(dims, heads * D), n2=ones(), gate_up=r(2 * hidden, dims),
+                down=r(dims, hidden)))
+        return self
+
+    def _setup(self, torch, device, dtype, heads, kv_heads, head_dim, eps,
+               rope_dims, rope_base, context):
+        self.torch, self.device = torch, device
+        self.dtype = getattr(torch, dtype)
+        if str(device).startswith("cuda"):
+            # cuDNN's attention builds a plan for every new key length (1.5
+            # ms of host time a call, measured on an H200 with torch 2.11):
+            # the flash / memory-efficient kernels take the growing cache
+            torch.backends.cuda.enable_cudnn_sdp(False)
+        self.H, self.Hk, self.D = heads, kv_heads, head_dim
+        self.eps, self.rope_dims, self.context = eps, rope_dims, context
+        self.layers = []
         # RoPE (traditional: adjacent feature pairs) tables by position
-        self.context = a.context_length
-        half = self.rope_dims // 2
-        inv = a.rope_base ** (-np.arange(0, self.rope_dims, 2) / self.rope_dims)
-        ang = np.arange(self.context)[:, None] * inv[None, :half]
+        inv = rope_base ** (-np.arange(0, rope_dims, 2) / rope_dims)
+        ang = np.arange(context)[:, None] * inv[None, :]
         self.cos = torch.tensor(np.cos(ang), dtype=torch.float32, device=device)
         self.sin = torch.tensor(np.sin(ang), dtype=torch.float32, device=device)
+
+    def _tensor(self, a):
+        return self.torch.from_numpy(a).to(device=self.device, dtype=self.dtype)
 
     def _rope(self, x, pos):
         """x (..., D) rotated at position pos (its first rope_dims
@@ -141,3 +180,26 @@ class TorchLlama:
             dt = time.perf_counter() - t0
         got = torch.cat(out).tolist()
         return got, (tokens - 1) / dt if tokens > 1 else 0.0
+
+
+if __name__ == "__main__":
+    # PyTorch alone (no cmx) on a random model of SmolLM2-135M's shapes:
+    #   python benchmarks/_torch_llama.py [cuda|cpu] [dtype] [--profile]
+    import sys
+
+    import torch
+
+    argv = [x for x in sys.argv[1:] if not x.startswith("--")]
+    dev = argv[0] if argv else ("cuda" if torch.cuda.is_available() else "cpu")
+    m = TorchLlama.random(dev, argv[1] if len(argv) > 1 else "bfloat16")
+    ids = list(range(1, 17))
+    m.decode(ids, 8)
+    _, rate = m.decode(ids, 64)
+    print(f"torch eager alone on {dev}: {rate:.1f} tokens/s")
+    if "--profile" in sys.argv:
+        from torch.profiler import ProfilerActivity, profile
+
+        acts = [ProfilerActivity.CPU] + ([ProfilerActivity.CUDA] if dev == "cuda" else [])
+        with profile(activities=acts) as prof:
+            m.decode(ids, 4)
+        print(prof.key_averages().table(sort_by="self_cpu_time_total", row_limit=12))
