@@ -298,7 +298,8 @@ CMX_Q_FN void cmx_qmv_dot_fast(const cmx_qt* p, long long xm, long long xk,
 #endif
 
 #if !defined(CMX_ONLY) || defined(CMX_ONLY_cmx_qmv1) ||   \
-    defined(CMX_ONLY_cmx_qmv1w) ||                               \
+    defined(CMX_ONLY_cmx_qmv1w) || defined(CMX_ONLY_cmx_qmv1w1) || \
+    defined(CMX_ONLY_cmx_qmv1w2) ||                              \
     defined(CMX_ONLY_cmx_qmv2) || defined(CMX_ONLY_cmx_qmv4) ||  \
     defined(CMX_ONLY_cmx_qmv8) || defined(CMX_ONLY_cmx_qmv1f) || \
     defined(CMX_ONLY_cmx_qmv2f) || defined(CMX_ONLY_cmx_qmv4f) || \
@@ -649,6 +650,21 @@ extern "C" __global__ void __launch_bounds__(256)
     cmx_qmv1w(const CMX_GRID_CONST cmx_qmm_args A, int wal, int xvec,
               const CMX_GRID_CONST cmx_layout_n<5> Bt) {
   cmx_qmv_warps<4>(A, wal, xvec, Bt);
+}
+#endif
+// ... for each weight row, for each 2 (CMX_CUDA_QMV=w1, w2)
+#if !defined(CMX_ONLY) || defined(CMX_ONLY_cmx_qmv1w1)
+extern "C" __global__ void __launch_bounds__(256)
+    cmx_qmv1w1(const CMX_GRID_CONST cmx_qmm_args A, int wal, int xvec,
+               const CMX_GRID_CONST cmx_layout_n<5> Bt) {
+  cmx_qmv_warps<1>(A, wal, xvec, Bt);
+}
+#endif
+#if !defined(CMX_ONLY) || defined(CMX_ONLY_cmx_qmv1w2)
+extern "C" __global__ void __launch_bounds__(256)
+    cmx_qmv1w2(const CMX_GRID_CONST cmx_qmm_args A, int wal, int xvec,
+               const CMX_GRID_CONST cmx_layout_n<5> Bt) {
+  cmx_qmv_warps<2>(A, wal, xvec, Bt);
 }
 #endif
 // one weight row a block, one row of x (quantized.c: r1_qmv)
