@@ -114,6 +114,49 @@ static void test_occupancy(void) {
   CHECK(cmx__gpu_occupancy(NULL, 32, 64, 0) == 0);
 }
 
+/* On a real card: cmx__gpu_blocks_per_sm of built-in kernels (their
+ * registers and static shared memory, several block sizes and dynamic
+ * shared sizes) equals the driver's
+ * cuOccupancyMaxActiveBlocksPerMultiprocessor. */
+static void test_occupancy_driver(void) {
+  if (g_fake || !cmx__cu.cuOccupancyMaxActiveBlocksPerMultiprocessor) {
+    printf("occupancy against the driver: not run (%s)\n",
+           g_fake ? "fake driver" : "the driver lacks the call");
+    return;
+  }
+  const cmx__gpu_family* fams[] = {&cmx__gpu_family_sdpa,
+                                   &cmx__gpu_family_copy,
+                                   &cmx__gpu_family_elementwise};
+  int n = 0;
+  for (size_t f = 0; f < sizeof fams / sizeof fams[0]; f++)
+    for (int kn = 0; kn < 4; kn++) {
+      const cmx__gpu_kernel* k = cmx__gpu_kernel_get(0, fams[f], 0, kn);
+      if (!k) { /* fewer kernels, or a variant 0 without this one */
+        cmx_clear_error();
+        continue;
+      }
+      static const int threads[] = {64, 128, 256, 512};
+      static const size_t dyn[] = {0, 8 << 10};
+      for (int t = 0; t < 4; t++)
+        for (int s = 0; s < 2; s++) {
+          if (threads[t] > k->max_threads ||
+              (int)dyn[s] > atomic_load(&k->dynamic_shared))
+            continue;
+          int want = -1;
+          CUresult r = cmx__cu.cuOccupancyMaxActiveBlocksPerMultiprocessor(
+              &want, k->fn, threads[t], dyn[s]);
+          int got = cmx__gpu_blocks_per_sm(k, threads[t], dyn[s]);
+          CHECK_MSG(r == CUDA_SUCCESS && got == want,
+                    "%s: %d threads, %zu dynamic bytes, %d registers, %d "
+                    "static: %d blocks a multiprocessor, the driver %d",
+                    k->name, threads[t], dyn[s], k->regs, k->static_shared,
+                    got, want);
+          n++;
+        }
+    }
+  CHECK_MSG(n >= 8, "only %d kernel shapes compared", n);
+}
+
 /* ---------------- memory ---------------- */
 
 /* The device bytes the driver holds for the process now (the fake's
@@ -600,6 +643,7 @@ int main(void) {
   CASE(test_occupancy);
   if (g_gpu && g_nvrtc) {
     CASE(test_gpu_info);
+    CASE(test_occupancy_driver);
     CASE(test_cache_reuse);
     CASE(test_cache_bounded);
     CASE(test_out_of_memory);

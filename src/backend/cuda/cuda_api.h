@@ -183,6 +183,11 @@ typedef struct cmx__cuda_api {
                                      size_t n);           /* _v2 */
   CUresult (*cuStreamBeginCapture)(CUstream s, int mode); /* _v2 */
   CUresult (*cuStreamEndCapture)(CUstream s, CUgraph* g);
+  /* Optional: the driver's own occupancy figure, which the tests compare
+   * with cmx__gpu_occupancy's. */
+  CUresult (*cuOccupancyMaxActiveBlocksPerMultiprocessor)(int* n, CUfunction f,
+                                                          int threads,
+                                                          size_t dyn_shared);
 } cmx__cuda_api;
 
 /* ---- NVRTC ---- */

@@ -127,6 +127,8 @@ static const char* resolve_all(void* lib) {
       OPT(cuMemFreeHost, "cuMemFreeHost"),
       OPT(cuMemHostRegister, "cuMemHostRegister_v2"),
       OPT(cuMemHostUnregister, "cuMemHostUnregister"),
+      OPT(cuOccupancyMaxActiveBlocksPerMultiprocessor,
+          "cuOccupancyMaxActiveBlocksPerMultiprocessor"),
       OPT(cuGraphCreate, "cuGraphCreate"),
       OPT(cuGraphDestroy, "cuGraphDestroy"),
       OPT(cuGraphAddKernelNode, "cuGraphAddKernelNode_v2"),
