@@ -42,6 +42,15 @@ def test_custom_function():
     assert lines["custom gradient "].strip() == "array([0.731059, 1], dtype=float32)"
 
 
+def test_compile_gelu():
+    out = run("compile_gelu.py", "--shape", "4,64,256", "--iters", "3")
+    assert out.count("Time per iteration") == 2
+    assert "compiled is " in out
+    # the fused kernel computes each element with the same float32 steps
+    assert "max |compiled - plain| = 0\n" in out
+    assert "max |compile(nn.gelu) - plain| = 0\n" in out
+
+
 def test_transformer_lm_learns(tmp_path):
     corpus = tmp_path / "corpus.txt"
     corpus.write_bytes(b"abcabcabcabd " * 400)
