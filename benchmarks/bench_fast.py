@@ -289,6 +289,16 @@ def quant_gpu(reps, report, dev, torch):
     print(f"   bytes {nbytes / 1e6:.2f} MB; copy bandwidth {bw / 1e9:.0f} GB/s; "
           f"floor {floor * 1e6:.2f} us; cmx reaches {floor / t:.2f} of the floor "
           f"(torch: bfloat16 matvec of the dequantized matrix, 4x the bytes)")
+    # the kernel's own time (CUPTI), without the calls' host work, for the
+    # default kernel and the warp kernels (CMX_CUDA_QMV=w, w2, w1)
+    for kernel in ("", "w", "w2", "w1"):
+        os.environ["CMX_CUDA_QMV"] = kernel
+        k, _ = kernel_us(lambda n: mx.eval([mx.quantized_matmul(xq, *ws[i % NW])
+                                            for i in range(n)]), torch)
+        if k:
+            print(f"   qmm (1, 4096) kernel {kernel or 'default':7s} {k:7.2f} us: "
+                  f"{floor / (k * 1e-6):.2f} of the floor")
+    os.environ.pop("CMX_CUDA_QMV")
     # CMX_QMM_PATH: the kernel the shape picks ("") and the others
     for rows, number in [(8, 64), (16, 64), (64, 32), (128, 16), (512, 16)]:
         xm = mx.array(RNG.standard_normal((rows, 4096)).astype(np.float32)).astype(bf)
@@ -319,6 +329,24 @@ def copy_bandwidth(dev, torch):
     return 2 * src.numel() * 4 * 10 / (time.perf_counter() - t0)
 
 
+def kernel_us(run, torch, prefix="cmx_q"):
+    """The mean device time (us) of the kernels named prefix... that
+    run(8) launches, from torch.profiler (CUPTI: every kernel of the
+    process), and their count; (None, 0) when none was recorded."""
+    from torch.profiler import ProfilerActivity, profile
+
+    run(2)
+    with profile(activities=[ProfilerActivity.CUDA]) as prof:
+        run(8)
+    total, count = 0.0, 0
+    for e in prof.key_averages():
+        if e.key.startswith(prefix):
+            t = getattr(e, "device_time_total", None)
+            total += t if t is not None else getattr(e, "cuda_time_total", 0)
+            count += e.count
+    return (total / count if count else None), count
+
+
 def qmv_gpu(reps, report, dev, torch):
     """The matrix-vector kernels (the default and CMX_CUDA_QMV=fast),
     (1, 4096) x (4096, 4096)^T, for 4 and 8 bits, groups 32 / 64 / 128, bfloat16 (and float16, float32 at group
@@ -339,13 +367,17 @@ def qmv_gpu(reps, report, dev, torch):
         mx.eval(x)
         wq, s, b = ws[0]
         nbytes = wq.nbytes + s.nbytes + b.nbytes + x.nbytes + 4096 * x.itemsize
-        for kernel in ("", "fast"):  # CMX_CUDA_QMV
+        for kernel in ("", "fast", "w", "w2", "w1"):  # CMX_CUDA_QMV
             os.environ["CMX_CUDA_QMV"] = kernel
-            t = report(f"qmv {bits}-bit g{g} {dt} {kernel or 'default'}",
-                       lambda i: mx.quantized_matmul(x, *ws[i % NW], group_size=g,
-                                                     bits=bits), None, 64, nbytes)
+            f = (lambda i: mx.quantized_matmul(x, *ws[i % NW], group_size=g,
+                                               bits=bits))
+            t = report(f"qmv {bits}-bit g{g} {dt} {kernel or 'default'}", f, None,
+                       64, nbytes)
+            k, _ = kernel_us(lambda n: mx.eval([f(i) for i in range(n)]), torch)
+            kt = f"; the kernel alone {k:.2f} us: {nbytes / bw / (k * 1e-6):.2f} " \
+                 "of the floor" if k else ""
             print(f"      floor {nbytes / bw * 1e6:.2f} us: {nbytes / bw / t:.2f} "
-                  "of the floor")
+                  f"of the floor (queued calls){kt}")
         os.environ.pop("CMX_CUDA_QMV")
         del ws
 

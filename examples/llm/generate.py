@@ -23,16 +23,6 @@ import time
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 sys.path.insert(0, os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 
-# Decoding launches ~260 small kernels a token from replayed CUDA graphs:
-# programmatic launches (each kernel starts while the one before ends, its
-# weights prefetched into L2 meanwhile) pay there. H200, 2026-11-28,
-# synthetic SmolLM2-135M, 4 interleaved rounds of 200 tokens: 817-990
-# tokens/s with CMX_CUDA_PDL=1 against 757-824 without. cmx leaves them
-# off by default (they slowed a compiled MLP training step), so this
-# program turns them on unless the environment says otherwise; read when
-# the first graph is built.
-os.environ.setdefault("CMX_CUDA_PDL", "1")
-
 import blas_setup  # noqa: E402,F401  (OPENBLAS_CORETYPE, before cmx loads OpenBLAS)
 import cmx.core as mx  # noqa: E402
 from model import attention_mask, from_gguf, split_kv, write_start  # noqa: E402

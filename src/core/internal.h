@@ -93,6 +93,16 @@ typedef struct cmx__buffer {
   uint64_t dev_writer_ticket;
 } cmx__buffer;
 
+/* Whether b's device copy on device dev can be read as it is, without the
+ * backend's to_device hook: current there and put by nobody still to be
+ * waited for (the GPU backend stores dev_writer before dev_valid, so a
+ * reader that sees dev_valid sees the writer too). */
+static inline bool cmx__buffer_dev_ready(const cmx__buffer* b, int dev) {
+  bool valid = b->dev_valid;
+  atomic_thread_fence(memory_order_acquire);
+  return valid && b->dev_index == dev && !b->dev_writer;
+}
+
 /* Allocates a host buffer of at least `bytes` (64-byte aligned, from the
  * cache when possible). NULL with CMX_ERR_MEMORY set on failure or when the
  * memory limit would be exceeded. */

@@ -31,8 +31,7 @@ cmx_status cmx_array_device_data(cmx_array a, cmx_device dev, void** out) {
   if (a->size == 0) return CMX_OK;
   if (!a->buf)
     return cmx__error(CMX_ERR_RUNTIME, "[device_data] array has no data");
-  if (!(a->buf->dev_valid && a->buf->dev_index == dev.index) ||
-      a->buf->dev_writer) {
+  if (!cmx__buffer_dev_ready(a->buf, dev.index)) {
     st = cmx__device_hooks->to_device(a->buf, dev.index);
     if (st != CMX_OK) return st;
   }

@@ -69,7 +69,7 @@ uint64_t cmx_kernel_device_ptr(cmx_array a) {
   if (!a->buf || !cmx__device_hooks) return 0;
   cmx__stream* s = cmx__stream_get(a->stream);
   int dev = s && s->device.type == CMX_GPU ? s->device.index : 0;
-  if ((!a->buf->dev_valid || a->buf->dev_writer) &&
+  if (!cmx__buffer_dev_ready(a->buf, dev) &&
       cmx__device_hooks->to_device(a->buf, dev) != CMX_OK)
     return 0;
   return a->buf->dev +

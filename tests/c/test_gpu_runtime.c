@@ -58,6 +58,12 @@ static void test_gpu_info(void) {
   CHECK(info.compute_major == d->cc_major && info.compute_minor == d->cc_minor);
   CHECK(info.memory_size > 0 && info.free_memory <= info.memory_size);
   if (g_fake) CHECK(info.memory_size == FAKE_TOTAL);
+  /* a multiprocessor's limits (cmx__gpu_occupancy): the driver's, or
+   * the defaults of every card since sm_70 where it cannot say */
+  CHECK_MSG(d->sm_threads >= 1024 && d->sm_regs >= 65536 &&
+                d->sm_blocks >= 16 && d->sm_shared >= 0,
+            "threads %d, registers %d, blocks %d, shared %d a multiprocessor",
+            d->sm_threads, d->sm_regs, d->sm_blocks, d->sm_shared);
   printf("gpu: %s, %s, %d SMs, %zu MiB (%zu MiB free)\n", info.name,
          info.architecture, info.sm_count, info.memory_size >> 20,
          info.free_memory >> 20);
@@ -69,6 +75,86 @@ static void test_gpu_info(void) {
   CHECK(h != NULL);
   OK(cmx_stream_native_handle(cpu(), &h));
   CHECK(h == NULL);
+}
+
+/* Blocks a multiprocessor holds (cmx__gpu_occupancy), on the limits of
+ * an sm_90 multiprocessor (2048 threads, 64K registers, 32 blocks, 228 KB
+ * of shared memory): the figures of NVIDIA's occupancy calculator. No GPU
+ * needed. */
+static void test_occupancy(void) {
+  cmx__gpu_device d = {.cc_major = 9,
+                       .sm_threads = 2048,
+                       .sm_regs = 65536,
+                       .sm_blocks = 32,
+                       .sm_shared = 228 << 10};
+  static const struct {
+    int regs, threads;
+    size_t shared;
+    int want;
+  } c[] = {
+      {80, 128, 2344, 6},        /* the one-row decode attention kernel */
+      {72, 128, 0, 7},           /* 2304 registers a warp: 7 warps a part */
+      {64, 128, 0, 8},           /* registers and threads both at 8 */
+      {32, 256, 0, 8},           /* threads */
+      {255, 128, 0, 2},          /* 8192 registers a warp */
+      {32, 64, 0, 32},           /* the blocks limit */
+      {32, 128, 100 << 10, 2},   /* shared memory, 1 KB reserved a block */
+      {32, 128, 114 << 10, 1},   /* two would need 230 KB */
+      {32, 128, 229 << 10, 0},   /* does not fit */
+      {0, 128, 0, 0},            /* registers unknown */
+      {32, 4096, 0, 0},          /* more threads than a multiprocessor */
+  };
+  for (size_t i = 0; i < sizeof c / sizeof c[0]; i++) {
+    int got = cmx__gpu_occupancy(&d, c[i].regs, c[i].threads, c[i].shared);
+    CHECK_MSG(got == c[i].want, "regs %d threads %d shared %zu: %d, want %d",
+              c[i].regs, c[i].threads, c[i].shared, got, c[i].want);
+  }
+  d.sm_blocks = 16; /* sm_75 */
+  CHECK(cmx__gpu_occupancy(&d, 32, 64, 0) == 16);
+  CHECK(cmx__gpu_occupancy(NULL, 32, 64, 0) == 0);
+}
+
+/* On a real card: cmx__gpu_blocks_per_sm of built-in kernels (their
+ * registers and static shared memory, several block sizes and dynamic
+ * shared sizes) equals the driver's
+ * cuOccupancyMaxActiveBlocksPerMultiprocessor. */
+static void test_occupancy_driver(void) {
+  if (g_fake || !cmx__cu.cuOccupancyMaxActiveBlocksPerMultiprocessor) {
+    printf("occupancy against the driver: not run (%s)\n",
+           g_fake ? "fake driver" : "the driver lacks the call");
+    return;
+  }
+  const cmx__gpu_family* fams[] = {&cmx__gpu_family_sdpa,
+                                   &cmx__gpu_family_copy,
+                                   &cmx__gpu_family_elementwise};
+  int n = 0;
+  for (size_t f = 0; f < sizeof fams / sizeof fams[0]; f++)
+    for (int kn = 0; kn < 4; kn++) {
+      const cmx__gpu_kernel* k = cmx__gpu_kernel_get(0, fams[f], 0, kn);
+      if (!k) { /* fewer kernels, or a variant 0 without this one */
+        cmx_clear_error();
+        continue;
+      }
+      static const int threads[] = {64, 128, 256, 512};
+      static const size_t dyn[] = {0, 8 << 10};
+      for (int t = 0; t < 4; t++)
+        for (int s = 0; s < 2; s++) {
+          if (threads[t] > k->max_threads ||
+              (int)dyn[s] > atomic_load(&k->dynamic_shared))
+            continue;
+          int want = -1;
+          CUresult r = cmx__cu.cuOccupancyMaxActiveBlocksPerMultiprocessor(
+              &want, k->fn, threads[t], dyn[s]);
+          int got = cmx__gpu_blocks_per_sm(k, threads[t], dyn[s]);
+          CHECK_MSG(r == CUDA_SUCCESS && got == want,
+                    "%s: %d threads, %zu dynamic bytes, %d registers, %d "
+                    "static: %d blocks a multiprocessor, the driver %d",
+                    k->name, threads[t], dyn[s], k->regs, k->static_shared,
+                    got, want);
+          n++;
+        }
+    }
+  CHECK_MSG(n >= 8, "only %d kernel shapes compared", n);
 }
 
 /* ---------------- memory ---------------- */
@@ -554,8 +640,10 @@ int main(void) {
   if (!gpu_test_begin("test-gpu-runtime")) return 1;
   g_fake = getenv("CMX_TEST_FAKE_DRIVER") != NULL;
   CASE(test_cpu_info);
+  CASE(test_occupancy);
   if (g_gpu && g_nvrtc) {
     CASE(test_gpu_info);
+    CASE(test_occupancy_driver);
     CASE(test_cache_reuse);
     CASE(test_cache_bounded);
     CASE(test_out_of_memory);

@@ -229,7 +229,7 @@ def test_quantized_matmul_dtypes_batches(device, dt, M):
 
 
 @pytest.mark.parametrize("kernel,M", [(k, m) for k in ("", "fast") for m in (1, 2, 5, 8)]
-                         + [("r1", 1), ("r2", 1), ("w", 1)])
+                         + [("r1", 1), ("r2", 1), ("w", 1), ("w1", 1), ("w2", 1)])
 @pytest.mark.parametrize("bits", BITS)
 @pytest.mark.parametrize("dt", DTYPES)
 def test_qmv_shapes(device, monkeypatch, kernel, bits, dt, M):
@@ -242,8 +242,9 @@ def test_qmv_shapes(device, monkeypatch, kernel, bits, dt, M):
     two weight rows a block (1031). Every GPU kernel: the default,
     CMX_CUDA_QMV=fast (more weight rows a block, no integer conversions
     at 4 and 8 bits) and, for one row of x, CMX_CUDA_QMV=r1 / r2 (one /
-    two weight rows a block at any N) and w (a warp for each 4 weight rows
-    at any N, where K has at most 32 chunks)."""
+    two weight rows a block at any N) and w / w1 / w2 (a warp for each 4 /
+    1 / 2 weight rows at any N and K: at K 8192 each lane takes 8
+    chunks)."""
     monkeypatch.setenv("CMX_CUDA_QMV", kernel)
     tol = TOL[dt] * 4
     for K, N, g in [(8192, 24, 128), (96, 97, 32), (512, 97, 64), (64, 1031, 32)]:

@@ -533,29 +533,12 @@ static bool pipelined(void) {
   return e && e[0] == '1' && e[1] == 0;
 }
 
-/* Blocks of k the whole card holds at once (its multiprocessors times
- * the blocks one holds by k's registers and the threads a multiprocessor
- * runs), or 0 when the driver does not say. */
+/* Blocks of k the whole card holds at once (cmx__gpu_blocks_per_sm
+ * times its multiprocessors), or 0 when the driver does not say. */
 static unsigned resident_blocks(const cmx__gpu_kernel* k) {
-  enum { ATTR_NUM_REGS = 4 }; /* CU_FUNC_ATTRIBUTE_NUM_REGS */
   const cmx__gpu_device* d = cmx__gpu_device_get(k->dev);
-  int regs = 0;
-  if (!d || d->sm_count <= 0 ||
-      cmx__cu.cuFuncGetAttribute(&regs, ATTR_NUM_REGS, k->fn) != CUDA_SUCCESS ||
-      regs <= 0 || regs > 255)
-    return 0;
-  /* registers: 64K a multiprocessor in 4 partitions, 8-register steps */
-  int per_warp = (regs + 7) / 8 * 8 * 32;
-  int warps = 4 * (16384 / per_warp);
-  int cc = d->cc_major * 10 + d->cc_minor;
-  /* threads a multiprocessor runs: 2048 (7.0, 8.0, 9.0, 10.x), 1024
-   * (7.5), else taken as 1536 (8.6, 8.9 and 12.x run that many) */
-  int max_threads = cc == 75                              ? 1024
-                    : (cc >= 86 && cc <= 89) || cc >= 110 ? 1536
-                                                          : 2048;
-  int by_regs = warps * 32 / FK_THREADS, by_threads = max_threads / FK_THREADS;
-  int blocks = by_regs < by_threads ? by_regs : by_threads;
-  return blocks > 0 ? (unsigned)(blocks * d->sm_count) : 0;
+  int per_sm = d ? cmx__gpu_blocks_per_sm(k, FK_THREADS, 0) : 0;
+  return per_sm > 0 ? (unsigned)per_sm * (unsigned)d->sm_count : 0;
 }
 
 /* Outputs: fresh, or an input's buffer of the same size and item size. */

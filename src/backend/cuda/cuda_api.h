@@ -54,9 +54,13 @@ enum {
   CU_DEVICE_ATTRIBUTE_MAX_SHARED_MEMORY_PER_BLOCK = 8,
   CU_DEVICE_ATTRIBUTE_MULTIPROCESSOR_COUNT = 16,
   CU_DEVICE_ATTRIBUTE_L2_CACHE_SIZE = 38,
+  CU_DEVICE_ATTRIBUTE_MAX_THREADS_PER_MULTIPROCESSOR = 39,
   CU_DEVICE_ATTRIBUTE_COMPUTE_CAPABILITY_MAJOR = 75,
   CU_DEVICE_ATTRIBUTE_COMPUTE_CAPABILITY_MINOR = 76,
+  CU_DEVICE_ATTRIBUTE_MAX_SHARED_MEMORY_PER_MULTIPROCESSOR = 81,
+  CU_DEVICE_ATTRIBUTE_MAX_REGISTERS_PER_MULTIPROCESSOR = 82,
   CU_DEVICE_ATTRIBUTE_MAX_SHARED_MEMORY_PER_BLOCK_OPTIN = 97,
+  CU_DEVICE_ATTRIBUTE_MAX_BLOCKS_PER_MULTIPROCESSOR = 106,
   CU_DEVICE_ATTRIBUTE_MEMORY_POOLS_SUPPORTED = 115
 };
 
@@ -64,6 +68,7 @@ enum {
 enum {
   CU_FUNC_ATTRIBUTE_MAX_THREADS_PER_BLOCK = 0,
   CU_FUNC_ATTRIBUTE_SHARED_SIZE_BYTES = 1, /* static shared memory */
+  CU_FUNC_ATTRIBUTE_NUM_REGS = 4,          /* registers a thread */
   CU_FUNC_ATTRIBUTE_MAX_DYNAMIC_SHARED_SIZE_BYTES = 8
 };
 
@@ -178,6 +183,11 @@ typedef struct cmx__cuda_api {
                                      size_t n);           /* _v2 */
   CUresult (*cuStreamBeginCapture)(CUstream s, int mode); /* _v2 */
   CUresult (*cuStreamEndCapture)(CUstream s, CUgraph* g);
+  /* Optional: the driver's own occupancy figure, which the tests compare
+   * with cmx__gpu_occupancy's. */
+  CUresult (*cuOccupancyMaxActiveBlocksPerMultiprocessor)(int* n, CUfunction f,
+                                                          int threads,
+                                                          size_t dyn_shared);
 } cmx__cuda_api;
 
 /* ---- NVRTC ---- */

@@ -127,6 +127,8 @@ static const char* resolve_all(void* lib) {
       OPT(cuMemFreeHost, "cuMemFreeHost"),
       OPT(cuMemHostRegister, "cuMemHostRegister_v2"),
       OPT(cuMemHostUnregister, "cuMemHostUnregister"),
+      OPT(cuOccupancyMaxActiveBlocksPerMultiprocessor,
+          "cuOccupancyMaxActiveBlocksPerMultiprocessor"),
       OPT(cuGraphCreate, "cuGraphCreate"),
       OPT(cuGraphDestroy, "cuGraphDestroy"),
       OPT(cuGraphAddKernelNode, "cuGraphAddKernelNode_v2"),
@@ -197,6 +199,14 @@ static bool describe_devices(void) {
         {CU_DEVICE_ATTRIBUTE_MAX_SHARED_MEMORY_PER_BLOCK_OPTIN, 48 << 10,
          offsetof(cmx__gpu_device, shared_optin)},
         {CU_DEVICE_ATTRIBUTE_L2_CACHE_SIZE, 0, offsetof(cmx__gpu_device, l2)},
+        {CU_DEVICE_ATTRIBUTE_MAX_THREADS_PER_MULTIPROCESSOR, 2048,
+         offsetof(cmx__gpu_device, sm_threads)},
+        {CU_DEVICE_ATTRIBUTE_MAX_REGISTERS_PER_MULTIPROCESSOR, 65536,
+         offsetof(cmx__gpu_device, sm_regs)},
+        {CU_DEVICE_ATTRIBUTE_MAX_BLOCKS_PER_MULTIPROCESSOR, 16,
+         offsetof(cmx__gpu_device, sm_blocks)},
+        {CU_DEVICE_ATTRIBUTE_MAX_SHARED_MEMORY_PER_MULTIPROCESSOR, 0,
+         offsetof(cmx__gpu_device, sm_shared)},
     };
     for (size_t k = 0; k < sizeof limits / sizeof limits[0]; k++) {
       int* v = (int*)((char*)d + limits[k].offset);

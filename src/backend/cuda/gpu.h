@@ -56,6 +56,9 @@ typedef struct cmx__gpu_device {
   int shared_per_block;   /* shared memory bytes a block gets by default */
   int shared_optin;       /* ... and at most, once a kernel opts in */
   int l2;                 /* L2 cache bytes (0: unknown) */
+  /* what one multiprocessor holds at once (cmx__gpu_blocks_per_sm) */
+  int sm_threads, sm_regs, sm_blocks;
+  int sm_shared; /* shared memory bytes (0: unknown) */
   char name[128];
   /* Set up on first use (cmx__gpu_device_get): */
   CUcontext ctx;        /* the primary context */
@@ -393,6 +396,7 @@ typedef struct cmx__gpu_kernel {
   const char* name;           /* its entry point */
   int max_threads;            /* threads per block it can launch with */
   int static_shared;          /* bytes of static shared memory */
+  int regs;                   /* registers a thread (0: unknown) */
   _Atomic int dynamic_shared; /* dynamic shared bytes it may use now */
 } cmx__gpu_kernel;
 
@@ -408,6 +412,17 @@ const cmx__gpu_kernel* cmx__gpu_kernel_get(int dev, const cmx__gpu_family* f,
 const cmx__gpu_kernel* cmx__gpu_kernel_get_image(int dev,
                                                  const cmx__gpu_family* f,
                                                  const void* image);
+/* Blocks of `threads` threads, `regs` registers a thread and `shared`
+ * shared bytes (static and dynamic) that one multiprocessor of d holds at
+ * once, by the registers, threads, blocks and shared memory it has
+ * (module.c); 0 when regs is unknown (0) or a block cannot fit. A grid of
+ * at most that many blocks a multiprocessor runs in one wave. */
+int cmx__gpu_occupancy(const cmx__gpu_device* d, int regs, int threads,
+                       size_t shared);
+/* cmx__gpu_occupancy of kernel k on its device, with `dyn_shared` dynamic
+ * shared bytes besides its static ones. */
+int cmx__gpu_blocks_per_sm(const cmx__gpu_kernel* k, int threads,
+                           size_t dyn_shared);
 /* Drops the in-memory module cache (after synchronising every device), so
  * the next lookups read the disk cache. For tests. */
 void cmx__gpu_module_cache_clear(void);

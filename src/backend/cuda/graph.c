@@ -47,7 +47,8 @@
  * synchronise or allocate, which a capture does not allow.
  *
  * Programmatic edges (CMX_CUDA_PDL=1, or 2 for those after a kernel that
- * fits the card in one wave; off by default, see DEFAULT_PDL;
+ * fits the card in one wave; 0 turns them off; on by default, see
+ * DEFAULT_PDL;
  * sm_90 and later): a kernel of a family whose kernels all begin with
  * CMX_GRID_WAIT() (CMX__GPU_GRID_WAITS: the built-in and compiled ones)
  * hangs from the kernel node before it by a programmatic edge instead of
@@ -86,7 +87,8 @@
  * at 128, 1.66 at 64; the compiled MLP step the same (228-247 us). */
 #define DEFAULT_LIMIT 64
 #define DEFAULT_ON 1 /* batching without CMX_CUDA_GRAPHS */
-/* Programmatic edges without CMX_CUDA_PDL: off. H200, 2026-11-28, same
+/* Programmatic edges without CMX_CUDA_PDL: on (1). First measured (H200,
+ * 2026-11-28, same
  * runs with CMX_CUDA_PDL 1 against 0: the compiled MLP step of
  * gpu_graphs_bench 294/322/286 against 271/227/211 us (slower in every
  * pair), its eager step 760/622 against 475/463 us, 1000 dependent eager
@@ -95,8 +97,13 @@
  * either way). Later (H200, 2026-11-28, with the mat-vec and decode
  * attention kernels prefetching into L2 before their wait, 4 interleaved
  * rounds of 200 tokens): decoding 817-990 tokens/s with them against
- * 757-824 without, so examples/llm/generate.py turns them on. */
-#define DEFAULT_PDL 0
+ * 757-824 without. With small host values put by a launch (memory.c)
+ * they win everywhere (H200, 2026-11-28, gpu_graphs_bench in two rounds,
+ * CMX_CUDA_PDL 1 / 2 / 0): the compiled MLP step 201.6 / 210.7 / 214.2 and
+ * 195.0 / 207.9 / 215.3 us, its eager step 371.6 / 374.0 / 382.0 and
+ * 352.7 / 375.4 / 415.5 us; SmolLM2 decoding (200 tokens, 3 rounds)
+ * 1114 / 933 / 859, 926 / 878 / 907 and 1028 / 1033 / 948 tokens/s. */
+#define DEFAULT_PDL 1
 
 enum { N_KERNEL = 0, N_CHILD = 1 };
 

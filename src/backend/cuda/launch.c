@@ -11,11 +11,7 @@ cmx_status cmx__gpu_ptr(cmx_array a, int dev, CUdeviceptr* out) {
   if (a->size == 0) return CMX_OK;
   cmx__buffer* b = a->buf;
   if (!b) return cmx__error(CMX_ERR_RUNTIME, "[gpu] array has no data");
-  /* current there and put by nobody still to be waited for: no hook
-   * (memory.c's small_put stores the writer before dev_valid) */
-  bool valid = b->dev_valid;
-  atomic_thread_fence(memory_order_acquire);
-  if (!(valid && b->dev_index == dev && !b->dev_writer)) {
+  if (!cmx__buffer_dev_ready(b, dev)) {
     cmx_status st = cmx__device_hooks->to_device(b, dev);
     if (st != CMX_OK) return st;
   }

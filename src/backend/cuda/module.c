@@ -112,12 +112,47 @@ static cmx_status describe(entry* e, CUmodule mod) {
                                  e->k.fn) == CUDA_SUCCESS
           ? v
           : 0;
+  e->k.regs = cmx__cu.cuFuncGetAttribute(&v, CU_FUNC_ATTRIBUTE_NUM_REGS,
+                                         e->k.fn) == CUDA_SUCCESS &&
+                      v > 0 && v <= 255
+                  ? v
+                  : 0;
   if (cmx__cu.cuFuncGetAttribute(
           &v, CU_FUNC_ATTRIBUTE_MAX_DYNAMIC_SHARED_SIZE_BYTES, e->k.fn) !=
       CUDA_SUCCESS)
     v = (48 << 10) - e->k.static_shared;
   atomic_init(&e->k.dynamic_shared, v);
   return CMX_OK;
+}
+
+int cmx__gpu_occupancy(const cmx__gpu_device* d, int regs, int threads,
+                       size_t shared) {
+  if (!d || regs <= 0 || regs > 255 || threads <= 0 ||
+      threads > d->sm_threads || d->sm_regs <= 0)
+    return 0;
+  /* registers: a warp's in steps of 256, a multiprocessor's in 4
+   * partitions that each hold whole warps */
+  int per_warp = (regs * 32 + 255) / 256 * 256;
+  int warps = 4 * (d->sm_regs / 4 / per_warp);
+  int n = warps / ((threads + 31) / 32);
+  if (d->sm_threads / threads < n) n = d->sm_threads / threads;
+  if (d->sm_blocks > 0 && d->sm_blocks < n) n = d->sm_blocks;
+  /* shared memory: the block's, plus the 1 KB the driver reserves for
+   * each block (compute capability 8.0 and later) */
+  if (d->sm_shared > 0 && shared > 0) {
+    size_t per = shared + (d->cc_major >= 8 ? 1024 : 0);
+    if ((size_t)d->sm_shared / per < (size_t)n)
+      n = (int)((size_t)d->sm_shared / per);
+  }
+  return n > 0 ? n : 0;
+}
+
+int cmx__gpu_blocks_per_sm(const cmx__gpu_kernel* k, int threads,
+                           size_t dyn_shared) {
+  const cmx__gpu_device* d = k ? cmx__gpu_device_get(k->dev) : NULL;
+  return d ? cmx__gpu_occupancy(d, k->regs, threads,
+                                (size_t)k->static_shared + dyn_shared)
+           : 0;
 }
 
 /* Makes the entry of kernel k of variant v of f from the loaded module

@@ -53,6 +53,8 @@ enum {
   K_QMV1R1N, /* ... cmx_qmv1r1 */
   K_QMV1SGN, /* ... cmx_qmv1sg */
   K_QMV1W,   /* one row of x, a warp for each 4 weight rows */
+  K_QMV1W1,  /* ... for each weight row (CMX_CUDA_QMV=w1) */
+  K_QMV1W2,  /* ... for each 2 weight rows (CMX_CUDA_QMV=w2) */
 };
 static const char* const k_kernels[] = {
     "cmx_quantize", "cmx_dequantize", "cmx_qmm_t",      "cmx_qmm_n",
@@ -60,7 +62,8 @@ static const char* const k_kernels[] = {
     "cmx_qmma_t",   "cmx_qmma_n",     "cmx_splitk_sum", "cmx_qmv1f",
     "cmx_qmv2f",    "cmx_qmv4f",      "cmx_qmv8f",      "cmx_qmv1r1",
     "cmx_qmv1sg",   "cmx_qmv1sgf",    "cmx_qmv1n",      "cmx_qmv1r1n",
-    "cmx_qmv1sgn",  "cmx_qmv1w",      NULL};
+    "cmx_qmv1sgn",  "cmx_qmv1w",      "cmx_qmv1w1",     "cmx_qmv1w2",
+    NULL};
 
 /* QMV_MAXM: the most rows of x the matrix-vector kernels take (they take
  * any number, in blocks of 8, but past 8 the tensor-core kernel was
@@ -296,7 +299,7 @@ static int x_vec(const qmm_call* c) {
  * 1536, float32 x) it took 9-11 us a call where cmx_qmv1 takes 4-4.8
  * (fewer blocks, each a longer dependent chain). The qmv cases of
  * tests/python/test_fast_gpu.py run both kernels. */
-typedef enum { QMV_AUTO, QMV_FAST, QMV_R1, QMV_R2, QMV_W } qmv_force;
+typedef enum { QMV_AUTO, QMV_FAST, QMV_R1, QMV_R2, QMV_W, QMV_W1, QMV_W2 } qmv_force;
 /* CMX_CUDA_QMV, read once a call (the helpers below take it). */
 static qmv_force qmv_forced(void) {
   const char* e = getenv("CMX_CUDA_QMV");
@@ -305,6 +308,8 @@ static qmv_force qmv_forced(void) {
          : !strcmp(e, "r1") ? QMV_R1
          : !strcmp(e, "r2") ? QMV_R2
          : !strcmp(e, "w")  ? QMV_W
+         : !strcmp(e, "w1") ? QMV_W1
+         : !strcmp(e, "w2") ? QMV_W2
                             : QMV_AUTO;
 }
 
@@ -326,14 +331,18 @@ enum { QMV_R1_MAXN = 1024 };
  * on an H200, its bytes 4.4 at the memory's speed). The sums are
  * cmx_qmv1's, bit for bit. Beyond NORM_QMV_MAX_BLOCKS' 4096 blocks, so
  * the fused norm kernels never meet it. CMX_CUDA_QMV=r2 keeps cmx_qmv1;
- * CMX_CUDA_QMV=w takes it whatever N (tests). */
+ * CMX_CUDA_QMV=w takes it whatever N and K, and w1 / w2 the same kernel
+ * with 1 / 2 weight rows a warp (cmx_qmv1w1, cmx_qmv1w2: more warps for
+ * a long K, where a lane takes several chunks; tests and timings). */
 enum { QMV_W_MINN = 16384, QMV_W_MAXCH = 32, QMV_W_ROWS = 4, QMV_W_WARPS = 8 };
 static bool warps_qmv(qmv_force f, long long n, long long nch) {
+  if (f == QMV_W || f == QMV_W1 || f == QMV_W2) return true;
   if (f == QMV_R1 || f == QMV_R2 || f == QMV_FAST) return false;
-  return (f == QMV_W || n >= QMV_W_MINN) && nch <= QMV_W_MAXCH;
+  return n >= QMV_W_MINN && nch <= QMV_W_MAXCH;
 }
 static bool r1_qmv(qmv_force f, long long n) {
-  return f == QMV_R1 || (f != QMV_R2 && f != QMV_W && n <= QMV_R1_MAXN);
+  return f == QMV_R1 || (f != QMV_R2 && f != QMV_W && f != QMV_W1 &&
+                         f != QMV_W2 && n <= QMV_R1_MAXN);
 }
 
 /* A matrix-vector launch: the kernel (K_*), the grid's x size, the
@@ -393,8 +402,9 @@ static cmx_status qmv_plan_make(const qmm_call* c, bool sg, qmv_plan* pl) {
     wal /= 2;
   }
   if (!fast && !r1 && !sg && MT == 1 && warps_qmv(force, A->N, nch)) {
-    const long long rows = (long long)QMV_W_ROWS * QMV_W_WARPS;
-    kernel = K_QMV1W;
+    const int per_warp = force == QMV_W1 ? 1 : force == QMV_W2 ? 2 : QMV_W_ROWS;
+    const long long rows = (long long)per_warp * QMV_W_WARPS;
+    kernel = per_warp == 1 ? K_QMV1W1 : per_warp == 2 ? K_QMV1W2 : K_QMV1W;
     grid = (A->N + rows - 1) / rows;
     T = 32 * QMV_W_WARPS;
   }

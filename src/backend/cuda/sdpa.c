@@ -181,6 +181,9 @@ static int dec_kernel(const sdpa_args* A, cmx_dtype dt) {
  * counters at 0). 0 when none can be had: the caller falls back to the
  * combine launch. */
 #define DEC_TABLE 256
+/* Decode blocks a multiprocessor at most (launch_dec); the counter
+ * arrays cover that many a multiprocessor. */
+enum { DEC_BLOCKS_PER_SM = 8 };
 static struct {
   pthread_mutex_t lock;
   int n;
@@ -234,17 +237,19 @@ static bool dec_combine_launch(void) {
   return !(e && strcmp(e, "kernel") == 0);
 }
 
-/* A split-key launch: kernel `kernel` over (blocks, nsplit) blocks of 128
- * threads with `shared` dynamic bytes, the keys split so that about
- * `want` blocks run (at least min_keys keys a split, at most 64 splits),
- * then cmx_sdpa_combine over the splits' records when there are several,
- * unless `in_kernel` (the decode kernel) and a counter array is had: the
- * kernel merges them itself. */
-static cmx_status launch_split(int dev, cmx_dtype dt, sdpa_args* A, int kernel,
-                               long long blocks, size_t shared, long long want,
-                               long long min_keys, bool in_kernel) {
+/* A split-key launch: kernel k over (blocks, nsplit) blocks of 128
+ * threads with `shared` dynamic bytes, the keys in `splits` splits or
+ * fewer (at least min_keys keys a split, at most 64 splits), then
+ * cmx_sdpa_combine over the splits' records when there are several,
+ * unless `counters` (the decode kernel: the blocks a device's counter
+ * array covers, more than `blocks` whenever the keys split) and a counter
+ * array is had: the kernel merges them itself. */
+static cmx_status launch_split(int dev, cmx_dtype dt, sdpa_args* A,
+                               const cmx__gpu_kernel* k, long long blocks,
+                               size_t shared, long long splits,
+                               long long min_keys, long long counters) {
   const char* op = "scaled_dot_product_attention";
-  long long nsplit = blocks >= want ? 1 : (want + blocks - 1) / blocks;
+  long long nsplit = splits;
   long long most = (A->S + min_keys - 1) / min_keys;
   if (nsplit > most) nsplit = most;
   if (nsplit > 64) nsplit = 64;
@@ -260,36 +265,32 @@ static cmx_status launch_split(int dev, cmx_dtype dt, sdpa_args* A, int kernel,
     part = cmx__device_hooks->alloc_device(bytes, dev);
     if (!part) return cmx_last_status();
     A->part = part->dev;
-    /* blocks < want here: the arrays are sized for want blocks, so every
-     * call of a device gets the same (one a stream) */
-    if (in_kernel && !dec_combine_launch()) A->cnt = dec_counters(dev, want);
+    /* every call of a device asks for the same size (one array a
+     * stream) */
+    if (counters && !dec_combine_launch())
+      A->cnt = dec_counters(dev, counters);
   }
-  const cmx__gpu_kernel* k =
-      cmx__gpu_kernel_get(dev, &cmx__gpu_family_sdpa, (int)dt, kernel);
-  cmx_status st = k ? CMX_OK : cmx_last_status();
-  if (st == CMX_OK) {
-    cmx__gpu_cfg cfg = {
-        {(unsigned)blocks, (unsigned)nsplit, 1}, {128, 1, 1}, shared};
-    cmx__gpu_args args;
-    cmx__gpu_args_init(&args);
-    cmx__gpu_args_add(&args, A, sizeof *A, 8);
-    st = cmx__gpu_launch(op, k, &cfg, &args);
-  }
+  cmx__gpu_cfg cfg = {
+      {(unsigned)blocks, (unsigned)nsplit, 1}, {128, 1, 1}, shared};
+  cmx__gpu_args args;
+  cmx__gpu_args_init(&args);
+  cmx__gpu_args_add(&args, A, sizeof *A, 8);
+  cmx_status st = cmx__gpu_launch(op, k, &cfg, &args);
   if (st == CMX_OK && nsplit > 1 && !A->cnt) {
     const cmx__gpu_kernel* c =
         cmx__gpu_kernel_get(dev, &cmx__gpu_family_sdpa, (int)dt, K_COMBINE);
     st = c ? CMX_OK : cmx_last_status();
     if (st == CMX_OK) {
-      cmx__gpu_cfg cfg = {{(unsigned)nrows, 1, 1}, {128, 1, 1}, 0};
+      cmx__gpu_cfg ccfg = {{(unsigned)nrows, 1, 1}, {128, 1, 1}, 0};
       CUdeviceptr pp = A->part, po = A->o;
       int ns = A->nsplit, dv = A->Dv;
-      cmx__gpu_args args;
-      cmx__gpu_args_init(&args);
-      CMX__GPU_ARG(&args, pp);
-      CMX__GPU_ARG(&args, po);
-      CMX__GPU_ARG(&args, ns);
-      CMX__GPU_ARG(&args, dv);
-      st = cmx__gpu_launch(op, c, &cfg, &args);
+      cmx__gpu_args cargs;
+      cmx__gpu_args_init(&cargs);
+      CMX__GPU_ARG(&cargs, pp);
+      CMX__GPU_ARG(&cargs, po);
+      CMX__GPU_ARG(&cargs, ns);
+      CMX__GPU_ARG(&cargs, dv);
+      st = cmx__gpu_launch(op, c, &ccfg, &cargs);
     }
   }
   if (part) cmx__buffer_release(part);
@@ -319,8 +320,12 @@ static cmx_status launch_rows(int dev, cmx_dtype dt, sdpa_args* A,
   int nw = 4;
   size_t shared =
       (size_t)nw * (size_t)rows * (size_t)(2 + 32 * dpl) * sizeof(float);
-  return launch_split(dev, dt, A, K_ROWS + ri * 3 + di, base, shared,
-                      4 * sm_count(d), 128, false);
+  long long want = 4 * sm_count(d);
+  const cmx__gpu_kernel* k = cmx__gpu_kernel_get(
+      dev, &cmx__gpu_family_sdpa, (int)dt, K_ROWS + ri * 3 + di);
+  if (!k) return cmx_last_status();
+  return launch_split(dev, dt, A, k, base, shared,
+                      base >= want ? 1 : (want + base - 1) / base, 128, 0);
 }
 
 /* Keys a decode split takes at least: CMX_CUDA_SDPA_DEC_KEYS (a tuning
@@ -339,9 +344,27 @@ static long long dec_min_keys(void) {
   return k;
 }
 
+/* Whether decode grids are sized by the kernel's occupancy (one wave),
+ * else (CMX_CUDA_SDPA_DEC_WAVE=0, for comparisons) for 8 blocks a
+ * multiprocessor, rounded up. Read once. */
+static bool dec_one_wave(void) {
+  static _Atomic int on = -1;
+  int v = atomic_load(&on);
+  if (v < 0) {
+    const char* e = getenv("CMX_CUDA_SDPA_DEC_WAVE");
+    v = !(e && e[0] == '0' && e[1] == 0);
+    atomic_store(&on, v);
+  }
+  return v != 0;
+}
+
 /* The decode kernel: a block per (batch, kv head) and split, the keys
- * split for about 8 blocks a multiprocessor (a block keeps 16 KB of loads
- * in flight), at least dec_min_keys() keys a split. */
+ * split into as many blocks as the card holds at once (a block keeps 16
+ * KB of loads in flight), 8 a multiprocessor at most, at least
+ * dec_min_keys() keys a split. One wave: at 80 registers a thread (the
+ * one-row bfloat16 kernel at head dim 128 on sm_90) a multiprocessor
+ * holds 6 blocks, and 8 a multiprocessor made 1.3 waves, the last a third
+ * full, for B 1-4, 32 heads, 4096 keys. */
 static cmx_status launch_dec(int dev, cmx_dtype dt, sdpa_args* A, int kernel,
                              const cmx__gpu_device* d) {
   long long base = (long long)A->B * A->Hk;
@@ -349,8 +372,19 @@ static cmx_status launch_dec(int dev, cmx_dtype dt, sdpa_args* A, int kernel,
     return cmx_kernel_error(CMX_ERR_VALUE,
                             "[scaled_dot_product_attention] too many heads");
   A->nchunks = 1;
-  return launch_split(dev, dt, A, kernel, base, 0, 8 * sm_count(d),
-                      dec_min_keys(), true);
+  const cmx__gpu_kernel* k =
+      cmx__gpu_kernel_get(dev, &cmx__gpu_family_sdpa, (int)dt, kernel);
+  if (!k) return cmx_last_status();
+  long long per_sm = cmx__gpu_blocks_per_sm(k, 128, 0);
+  if (per_sm <= 0 || per_sm > DEC_BLOCKS_PER_SM) per_sm = DEC_BLOCKS_PER_SM;
+  long long hold = per_sm * sm_count(d);
+  long long splits = base >= hold ? 1 : hold / base;
+  if (!dec_one_wave()) {
+    hold = DEC_BLOCKS_PER_SM * sm_count(d);
+    splits = base >= hold ? 1 : (hold + base - 1) / base;
+  }
+  return launch_split(dev, dt, A, k, base, 0, splits, dec_min_keys(),
+                      DEC_BLOCKS_PER_SM * sm_count(d));
 }
 
 cmx_status cmx__gpu_sdpa(const cmx_primitive* p, const cmx_array* in, int nin,

@@ -298,7 +298,8 @@ CMX_Q_FN void cmx_qmv_dot_fast(const cmx_qt* p, long long xm, long long xk,
 #endif
 
 #if !defined(CMX_ONLY) || defined(CMX_ONLY_cmx_qmv1) ||   \
-    defined(CMX_ONLY_cmx_qmv1w) ||                               \
+    defined(CMX_ONLY_cmx_qmv1w) || defined(CMX_ONLY_cmx_qmv1w1) || \
+    defined(CMX_ONLY_cmx_qmv1w2) ||                              \
     defined(CMX_ONLY_cmx_qmv2) || defined(CMX_ONLY_cmx_qmv4) ||  \
     defined(CMX_ONLY_cmx_qmv8) || defined(CMX_ONLY_cmx_qmv1f) || \
     defined(CMX_ONLY_cmx_qmv2f) || defined(CMX_ONLY_cmx_qmv4f) || \
@@ -423,6 +424,28 @@ CMX_Q_FN void cmx_qn_prologue(const cmx_qn_args& N, const cmx_layout_n<3>& X,
   __syncthreads();
 }
 
+// The packed words, scales and biases of R weight rows (wrow, so, bio as
+// the mat-vec kernels set them) into L2 before CMX_GRID_WAIT(), chunks
+// first, first + step, ...: they start coming while a programmatically
+// dependent launch still waits for the kernel before it (graph.c). A
+// prefetch only fills the coherent L2 (never a stale value), so it is safe
+// even if the kernel being waited for writes them. Reads only A.
+template <int R>
+CMX_Q_FN void cmx_qmv_prefetch(const cmx_qmm_args& A,
+                               const uint32_t* const* wrow,
+                               const long long* so, const long long* bio,
+                               long long first, long long step) {
+  const int es = A.scode == 0 ? 4 : 2, eb = A.bcode == 0 ? 4 : 2;
+  for (long long c = first; c < A.K / 32; c += step) {
+    const long long grp = c * 32 / A.g;
+#pragma unroll
+    for (int r = 0; r < R; r++) {
+      cmx_prefetch_l2(wrow[r] + c * CMX_Q_B);
+      cmx_prefetch_l2((const char*)A.sc + (so[r] + grp) * es);
+      cmx_prefetch_l2((const char*)A.bi + (bio[r] + grp) * eb);
+    }
+  }
+}
 // RN: the weight rows a block without F (2; 1 for cmx_qmv1r1). SG
 // (QuantizedMatmulSwiGLU, MT = 1): block nb takes weight rows nb and
 // nb + N / 2 (R = 2), each summed exactly as the other kernels sum a row,
@@ -459,24 +482,8 @@ CMX_Q_FN void cmx_qmv(const cmx_qmm_args& A, int wal, int xvec,
     so[r] = bo[2] + n * A.sr;
     bio[r] = bo[3] + n * A.br;
   }
-  // The weights' bytes into L2 before the wait: they start coming while a
-  // programmatically dependent launch still waits for the kernel before it
-  // (graph.c), and while NORM's prologue runs. A prefetch only fills the
-  // coherent L2 (never a stale value), so it is safe even if the kernel
-  // being waited for writes them.
-  {
-    const int es = A.scode == 0 ? 4 : 2, eb = A.bcode == 0 ? 4 : 2;
-    const long long nch = A.K / 32;
-    for (long long c = threadIdx.x; c < nch; c += blockDim.x) {
-      const long long grp = c * 32 / A.g;
-#pragma unroll
-      for (int r = 0; r < R; r++) {
-        cmx_prefetch_l2(wrow[r] + c * CMX_Q_B);
-        cmx_prefetch_l2((const char*)A.sc + (so[r] + grp) * es);
-        cmx_prefetch_l2((const char*)A.bi + (bio[r] + grp) * eb);
-      }
-    }
-  }
+  // while NORM's prologue runs too
+  cmx_qmv_prefetch<R>(A, wrow, so, bio, threadIdx.x, blockDim.x);
   CMX_GRID_WAIT();
   if (NORM) cmx_qn_prologue(*N, *X, ys);
   float acc[MT][R];
@@ -578,18 +585,7 @@ CMX_Q_FN void cmx_qmv_warps(const cmx_qmm_args& A, int wal, int xvec,
     bio[r] = bo[3] + n * A.br;
   }
   const long long nch = A.K / 32;
-  {  // the weights into L2 before the wait, as cmx_qmv
-    const int es = A.scode == 0 ? 4 : 2, eb = A.bcode == 0 ? 4 : 2;
-    for (long long c = lane; c < nch; c += 32) {
-      const long long grp = c * 32 / A.g;
-#pragma unroll
-      for (int r = 0; r < R; r++) {
-        cmx_prefetch_l2(wrow[r] + c * CMX_Q_B);
-        cmx_prefetch_l2((const char*)A.sc + (so[r] + grp) * es);
-        cmx_prefetch_l2((const char*)A.bi + (bio[r] + grp) * eb);
-      }
-    }
-  }
+  cmx_qmv_prefetch<R>(A, wrow, so, bio, lane, 32);
   CMX_GRID_WAIT();
   const cmx_qt* x = A.x + bo[0];
   float acc[R];
@@ -649,6 +645,21 @@ extern "C" __global__ void __launch_bounds__(256)
     cmx_qmv1w(const CMX_GRID_CONST cmx_qmm_args A, int wal, int xvec,
               const CMX_GRID_CONST cmx_layout_n<5> Bt) {
   cmx_qmv_warps<4>(A, wal, xvec, Bt);
+}
+#endif
+// ... for each weight row, for each 2 (CMX_CUDA_QMV=w1, w2)
+#if !defined(CMX_ONLY) || defined(CMX_ONLY_cmx_qmv1w1)
+extern "C" __global__ void __launch_bounds__(256)
+    cmx_qmv1w1(const CMX_GRID_CONST cmx_qmm_args A, int wal, int xvec,
+               const CMX_GRID_CONST cmx_layout_n<5> Bt) {
+  cmx_qmv_warps<1>(A, wal, xvec, Bt);
+}
+#endif
+#if !defined(CMX_ONLY) || defined(CMX_ONLY_cmx_qmv1w2)
+extern "C" __global__ void __launch_bounds__(256)
+    cmx_qmv1w2(const CMX_GRID_CONST cmx_qmm_args A, int wal, int xvec,
+               const CMX_GRID_CONST cmx_layout_n<5> Bt) {
+  cmx_qmv_warps<2>(A, wal, xvec, Bt);
 }
 #endif
 // one weight row a block, one row of x (quantized.c: r1_qmv)
