@@ -169,12 +169,13 @@ step coverage 30 '"$BUILD/cmx_coverage"'
 # CTEST_CAP (default 300) limits the step; CTEST_COST names a CTestCostData.txt
 # from an earlier run so ctest starts the longest tests first (cold kernel
 # caches make the GPU tests slow on a fresh machine); CTEST_TIMEOUT (240) is
-# the limit of one test.
+# the limit of one test; CTEST_JOBS (12) the tests at once (NVRTC compiles on
+# the host's cores: 16 on the lent machines).
 export CTEST_TIMEOUT=${CTEST_TIMEOUT:-240}
 if [ -n "${CTEST_COST:-}" ] && [ -f "$CTEST_COST" ]; then
   mkdir -p "$BUILD/Testing/Temporary" && cp "$CTEST_COST" "$BUILD/Testing/Temporary/CTestCostData.txt"
 fi
-step ctest "${CTEST_CAP:-300}" 'cd "$BUILD" && ctest --output-on-failure -j 8 --timeout "${CTEST_TIMEOUT:-240}"'
+step ctest "${CTEST_CAP:-300}" 'cd "$BUILD" && ctest --output-on-failure -j "${CTEST_JOBS:-12}" --timeout "${CTEST_TIMEOUT:-240}"'
 step test_gpu 150 'rc=0; for t in test_gpu test_gpu_layer test_devices; do
   CMX_TEST_REQUIRE_GPU=1 CMX_TEST_COMPILE_ALL=1 "$BUILD/$t" || rc=1; done; exit $rc'
 

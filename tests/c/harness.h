@@ -514,6 +514,43 @@ static inline cmx_dtype h_bool_dtype(cmx_dtype dt) {
   return CMX_BOOL;
 }
 
+/* ---------------- shards ---------------- */
+
+/* Whether this process takes the next group of cases (an (op, dtype) group
+ * of the op tables, a case of test_reduce_gpu): with CMX_TEST_SHARD=i/n
+ * (CMakeLists.txt runs the longest table tests as n processes; on a GPU
+ * each group compiles its own kernels, so n processes compile at once) the
+ * groups are counted in the program's fixed order and this one takes those
+ * whose count is i mod n; without it, every group. */
+static inline int h_shard_of(int* nshards) {
+  static int shard = -1, n = 1;
+  if (shard < 0) {
+    const char* e = getenv("CMX_TEST_SHARD");
+    int i = 0, k = 1;
+    if (e && sscanf(e, "%d/%d", &i, &k) == 2 && k > 0 && i >= 0 && i < k) {
+      shard = i;
+      n = k;
+    } else {
+      shard = 0;
+      n = 1;
+    }
+  }
+  *nshards = n;
+  return shard;
+}
+static inline bool h_shard_take(void) {
+  static int count = 0;
+  int n, i = h_shard_of(&n);
+  return count++ % n == i;
+}
+
+/* Whether this process runs the cases outside the groups (shard 0, or no
+ * CMX_TEST_SHARD): a test's main() guards them with it. */
+static inline bool h_shard_main(void) {
+  int n;
+  return h_shard_of(&n) == 0;
+}
+
 /* Checks a unary op over every standard shape, dtype in `dtypes` and layout
  * with inputs uniform in [lo, hi); the tolerance is h_tol(out) * tol_scale.
  * Returns the number of failing cases. */
@@ -522,6 +559,7 @@ static inline int h_check_unary(const char* name, h_unary_fn fn, h_ref1 ref,
                                 double lo, double hi, double tol_scale) {
   int fails = 0;
   for (int di = 0; dtypes[di] != CMX_NUM_DTYPES; di++) {
+    if (!h_shard_take()) continue;
     cmx_dtype dt = dtypes[di], odt = outdt(dt);
     double rtol = h_tol(odt) * tol_scale;
     for (int si = 0; si < H_NUM_SHAPES; si++) {
@@ -561,6 +599,7 @@ static inline int h_check_binary(const char* name, h_binary_fn fn, h_ref2 ref,
                                  double tol_scale) {
   int fails = 0;
   for (int di = 0; dtypes[di] != CMX_NUM_DTYPES; di++) {
+    if (!h_shard_take()) continue;
     cmx_dtype dt = dtypes[di], odt = outdt(dt);
     double rtol = h_tol(odt) * tol_scale;
     for (int ci = 0; ci < H_NUM_SHAPES + H_NUM_BCAST; ci++) {

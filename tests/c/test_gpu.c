@@ -140,7 +140,7 @@ static void* compile_slice(void* arg) {
   return NULL;
 }
 
-/* Every variant of every registered kernel family compiles (four threads
+/* Every variant of every registered kernel family compiles (a thread a core, 4 to 16
  * at once, which NVRTC allows), walking the registry. A family's first
  * variant compiles whole (every kernel, checked against the family's
  * list, and once as a CUBIN); the others compile three kernels each: the
@@ -189,14 +189,17 @@ static void test_compile_all(void) {
     }
     CHECK_MSG(seen > 0, "family %s has no variant", f->name);
   }
-  compile_job jobs[4];
-  pthread_t th[4];
-  for (int t = 0; t < 4; t++) {
+  /* a thread a core, 4 to 16 */
+  long cores = sysconf(_SC_NPROCESSORS_ONLN);
+  int nth = cores < 4 ? 4 : cores > 16 ? 16 : (int)cores;
+  compile_job jobs[16];
+  pthread_t th[16];
+  for (int t = 0; t < nth; t++) {
     jobs[t] =
-        (compile_job){.items = items, .begin = t, .end = nitems, .step = 4};
+        (compile_job){.items = items, .begin = t, .end = nitems, .step = nth};
     CHECK(pthread_create(&th[t], NULL, compile_slice, &jobs[t]) == 0);
   }
-  for (int t = 0; t < 4; t++) pthread_join(th[t], NULL);
+  for (int t = 0; t < nth; t++) pthread_join(th[t], NULL);
   for (int i = 0; i < nitems; i++) {
     cmx__gpu_variant var;
     items[i].f->variant(items[i].variant, &var);
