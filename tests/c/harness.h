@@ -516,12 +516,10 @@ static inline cmx_dtype h_bool_dtype(cmx_dtype dt) {
 
 /* ---------------- shards ---------------- */
 
-/* Whether this process takes the next group of cases (an (op, dtype) group
- * of the op tables, a case of test_reduce_gpu): with CMX_TEST_SHARD=i/n
- * (CMakeLists.txt runs the longest table tests as n processes; on a GPU
- * each group compiles its own kernels, so n processes compile at once) the
- * groups are counted in the program's fixed order and this one takes those
- * whose count is i mod n; without it, every group. */
+/* This process's shard i of *nshards: CMX_TEST_SHARD=i/n (CMakeLists.txt
+ * runs the longest table tests as n processes; on a GPU each group of
+ * cases compiles its own kernels, so n processes compile at once), else
+ * shard 0 of 1. Read once. */
 static inline int h_shard_of(int* nshards) {
   static int shard = -1, n = 1;
   if (shard < 0) {
@@ -538,6 +536,10 @@ static inline int h_shard_of(int* nshards) {
   *nshards = n;
   return shard;
 }
+/* Whether this process takes the next group of cases (an (op, dtype) group
+ * of the op tables, a case of test_reduce_gpu): the groups are counted in
+ * the program's fixed order and shard i takes those whose count is i mod
+ * n, so every group runs in exactly one shard (every group unsharded). */
 static inline bool h_shard_take(void) {
   static int count = 0;
   int n, i = h_shard_of(&n);
