@@ -639,28 +639,23 @@ CMX_QMV_ENTRY(1, 2, false, cmx_qmv1, 512)
 #if !defined(CMX_ONLY) || defined(CMX_ONLY_cmx_qmv1f)
 CMX_QMV_ENTRY(1, 2, true, cmx_qmv1f, 256)
 #endif
-// a warp for each 4 weight rows, 8 warps a block (quantized.c: QMV_W_MINN)
+// a warp for each R weight rows, 8 warps a block: cmx_qmv1w (R 4;
+// quantized.c: QMV_W_MINN), cmx_qmv1w1 / cmx_qmv1w2 (R 1 / 2:
+// CMX_CUDA_QMV=w1, w2)
+#define CMX_QMV_ENTRY_W(NAME, R)                                         \
+  extern "C" __global__ void __launch_bounds__(256)                      \
+      NAME(const CMX_GRID_CONST cmx_qmm_args A, int wal, int xvec,       \
+           const CMX_GRID_CONST cmx_layout_n<5> Bt) {                    \
+    cmx_qmv_warps<R>(A, wal, xvec, Bt);                                  \
+  }
 #if !defined(CMX_ONLY) || defined(CMX_ONLY_cmx_qmv1w)
-extern "C" __global__ void __launch_bounds__(256)
-    cmx_qmv1w(const CMX_GRID_CONST cmx_qmm_args A, int wal, int xvec,
-              const CMX_GRID_CONST cmx_layout_n<5> Bt) {
-  cmx_qmv_warps<4>(A, wal, xvec, Bt);
-}
+CMX_QMV_ENTRY_W(cmx_qmv1w, 4)
 #endif
-// ... for each weight row, for each 2 (CMX_CUDA_QMV=w1, w2)
 #if !defined(CMX_ONLY) || defined(CMX_ONLY_cmx_qmv1w1)
-extern "C" __global__ void __launch_bounds__(256)
-    cmx_qmv1w1(const CMX_GRID_CONST cmx_qmm_args A, int wal, int xvec,
-               const CMX_GRID_CONST cmx_layout_n<5> Bt) {
-  cmx_qmv_warps<1>(A, wal, xvec, Bt);
-}
+CMX_QMV_ENTRY_W(cmx_qmv1w1, 1)
 #endif
 #if !defined(CMX_ONLY) || defined(CMX_ONLY_cmx_qmv1w2)
-extern "C" __global__ void __launch_bounds__(256)
-    cmx_qmv1w2(const CMX_GRID_CONST cmx_qmm_args A, int wal, int xvec,
-               const CMX_GRID_CONST cmx_layout_n<5> Bt) {
-  cmx_qmv_warps<2>(A, wal, xvec, Bt);
-}
+CMX_QMV_ENTRY_W(cmx_qmv1w2, 2)
 #endif
 // one weight row a block, one row of x (quantized.c: r1_qmv)
 #if !defined(CMX_ONLY) || defined(CMX_ONLY_cmx_qmv1r1)
